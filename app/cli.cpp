@@ -1,0 +1,254 @@
+// The headless subcommands: lesson, run, explain.
+#include "app/commands.h"
+#include "core/closed_form.h"
+#include "core/export.h"
+#include "core/lesson.h"
+#include "core/npy.h"
+#include "core/reference.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace flashstep {
+
+ProblemSpec RunFlags::to_spec() const {
+  ProblemSpec s;
+  const bool have_files = !q.empty() || !k.empty() || !v.empty();
+  if (n_opt->count() && (nq_opt->count() || nk_opt->count()))
+    throw InputError("give either --n or --nq/--nk, not both");
+  if (have_files && (n_opt->count() || nq_opt->count() || nk_opt->count() || d_opt->count()))
+    throw InputError("sizes come from the .npy files: drop --n/--nq/--nk/--d");
+  s.nq = nq_opt->count() ? nq : (n_opt->count() ? n : 64);
+  s.nk = nk_opt->count() ? nk : (n_opt->count() ? n : (nq_opt->count() ? nq : 64));
+  s.d = d;
+  s.M = parse_sram_size(M);
+  if (scale_opt->count()) s.scale = scale;
+  s.br = br;
+  s.bc = bc;
+  s.schedule = parse_schedule(schedule);
+  s.seed = seed;
+  s.pattern = pattern;
+  s.q_path = q;
+  s.k_path = k;
+  s.v_path = v;
+  return s;
+}
+
+void add_run_flags(CLI::App* c, RunFlags& f) {
+  f.n_opt = c->add_option("--n", f.n, "sequence length, Nq = Nk = N (default 64)");
+  f.nq_opt = c->add_option("--nq", f.nq, "number of queries Nq");
+  f.nk_opt = c->add_option("--nk", f.nk, "number of keys/values Nk");
+  f.d_opt = c->add_option("--d", f.d, "head dimension d (default 16)");
+  c->add_option("--M", f.M, "SRAM size: elements (float32 words), or KiB as in 64KiB (default 1024)");
+  c->add_option("--br", f.br, "override the Q block size Br");
+  c->add_option("--bc", f.bc, "override the K/V block size Bc");
+  f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)");
+  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1) or standard (Algorithm 0)");
+  c->add_option("--seed", f.seed, "seed for generated inputs (default 1)");
+  c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
+  c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
+  c->add_option("--k", f.k, "K from a .npy file (Nk x d)");
+  c->add_option("--v", f.v, "V from a .npy file (Nk x d)");
+}
+
+namespace {
+
+std::string vec_text(const Vec& v, int limit = 8) {
+  std::string s = "[";
+  char buf[32];
+  for (int64_t k = 0; k < v.size() && k < limit; ++k) {
+    std::snprintf(buf, sizeof buf, "%s%.6g", k ? ", " : "", v(k));
+    s += buf;
+  }
+  if (v.size() > limit) s += ", ...";
+  return s + "]";
+}
+
+void print_step(const Trace& t, size_t k) {
+  const Step& s = t.steps[k];
+  char ij[32];
+  std::snprintf(ij, sizeof ij, "%s%s", s.i >= 0 ? ("i=" + std::to_string(s.i)).c_str() : "",
+                s.j >= 0 ? ((s.i >= 0 ? " j=" : "j=") + std::to_string(s.j)).c_str() : "");
+  std::printf("%5zu  %-8s %-9s read %8lld B (total %10lld)  write %8lld B (total %10lld)  "
+              "SRAM %7lld B  FLOPs %9lld  %s\n",
+              k, line_label(s.line), ij, (long long)s.hbm_read, (long long)s.hbm_read_total,
+              (long long)s.hbm_write, (long long)s.hbm_write_total, (long long)s.sram_bytes,
+              (long long)s.flops, t.explain(k).c_str());
+  if (s.m_tilde.size())
+    std::printf("         m~_ij = %s  l~_ij = %s\n", vec_text(s.m_tilde).c_str(),
+                vec_text(s.l_tilde).c_str());
+  if (s.m_old.size()) {
+    std::printf("         m_i = %s -> m_i^new = %s\n", vec_text(s.m_old).c_str(),
+                vec_text(s.m_new).c_str());
+    std::printf("         l_i = %s -> l_i^new = %s\n", vec_text(s.l_old).c_str(),
+                vec_text(s.l_new).c_str());
+    std::printf("         e^(m_i - m_i^new) = %s  e^(m~_ij - m_i^new) = %s\n",
+                vec_text(s.alpha).c_str(), vec_text(s.beta).c_str());
+  }
+  if (s.line == Line::A1_L12)
+    for (const HbmWrite& w : s.writes)
+      for (int64_t r = 0; r < w.data.rows() && r < 4; ++r)
+        std::printf("         O[%lld] = %s\n", (long long)(w.row0 + r),
+                    vec_text(w.data.row(r).transpose()).c_str());
+}
+
+std::string bytes_text(int64_t b) {
+  char buf[64];
+  if (b >= (int64_t(1) << 20)) std::snprintf(buf, sizeof buf, "%lld B (%.2f MiB)", (long long)b, b / 1048576.0);
+  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%lld B (%.2f KiB)", (long long)b, b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%lld B", (long long)b);
+  return buf;
+}
+
+// The reference costs Nq*Nk*d multiply-adds in double; skip it beyond this size.
+constexpr double kMaxReferenceWork = 4.0e9;
+
+void print_summary(const Trace& t, bool recorded) {
+  const Problem& p = t.problem;
+  const Tiling& ti = t.tiling;
+  std::printf("schedule   %s (%s)\n", schedule_name(p.schedule),
+              p.schedule == Schedule::fa1 ? "Algorithm 1, FlashAttention" : "Algorithm 0, standard attention");
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu)\n",
+              (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
+              (unsigned long long)p.seed);
+  std::printf("tiling     M = %lld elements (%s), Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld%s\n",
+              (long long)p.M, bytes_text(p.M * p.bytes_per_elem).c_str(), (long long)ti.Br,
+              (long long)ti.Bc, (long long)ti.Tr, (long long)ti.Tc,
+              ti.overridden ? " (overridden)" : " (paper's block sizes)");
+  std::printf("steps      %lld%s\n", (long long)t.totals.steps,
+              recorded ? " (recorded)" : " (fast path, not recorded)");
+  const TrafficForm cf = p.schedule == Schedule::fa1 ? fa1_traffic(p.nq, p.nk, p.d, ti.Tc)
+                                                     : standard_traffic(p.nq, p.nk, p.d);
+  const int64_t bpe = p.bytes_per_elem;
+  std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_read_bytes).c_str(),
+              (long long)(cf.read_elems * bpe), cf.read_elems * bpe == t.totals.hbm_read_bytes ? "equal" : "DIFFERENT");
+  std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_write_bytes).c_str(),
+              (long long)(cf.write_elems * bpe), cf.write_elems * bpe == t.totals.hbm_write_bytes ? "equal" : "DIFFERENT");
+  std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
+              bytes_text(t.totals.peak_sram_bytes).c_str(), bytes_text(t.totals.peak_tile_bytes).c_str(),
+              bytes_text(ti.tile_capacity * bpe).c_str(),
+              p.schedule == Schedule::standard ? " (not enforced for Algorithm 0)"
+              : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
+  std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)t.totals.flops, t.totals.flops / 1e9);
+  if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale);
+    const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
+    std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
+                eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
+  } else {
+    std::printf("vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
+  }
+}
+
+}  // namespace
+
+void add_core_commands(CLI::App& app, const SetAction& set_action) {
+  // flashstep lesson softmax
+  auto* lesson = app.add_subcommand("lesson", "step-by-step lessons");
+  lesson->require_subcommand(1);
+  auto* sm = lesson->add_subcommand("softmax", "online softmax of a vector split into blocks");
+  static std::string values = "1,2,3,4";
+  static size_t block = 2;
+  sm->add_option("--values", values, "comma-separated values (default 1,2,3,4)");
+  sm->add_option("--block", block, "block size (default 2)");
+  sm->callback([&set_action] {
+    set_action([] {
+      std::fputs(format_lesson(run_lesson(parse_values(values), block)).c_str(), stdout);
+      return 0;
+    });
+  });
+
+  // flashstep run
+  static RunFlags rf;
+  static bool steps = false, summary = false;
+  static std::string out_o, out_lse, trace_json, trace_csv, trace_chrome;
+  static int64_t max_trace_mib = 1024;
+  auto* run = app.add_subcommand("run", "run a schedule and print its step log or a summary");
+  add_run_flags(run, rf);
+  auto* so = run->add_flag("--steps", steps, "print every step");
+  run->add_flag("--summary", summary, "print only the summary (default)")->excludes(so);
+  run->add_option("--out-o", out_o, "write O (Nq x d, float32) to a .npy file");
+  run->add_option("--out-lse", out_lse, "write lse = m + log l (Nq, float32) to a .npy file");
+  run->add_option("--trace", trace_json, "write the trace as JSON");
+  run->add_option("--csv", trace_csv, "write the trace as CSV, one row per step");
+  run->add_option("--chrome", trace_chrome, "write a Chrome trace-event file (Perfetto, chrome://tracing)");
+  run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)");
+  run->callback([&set_action] {
+    set_action([] {
+      const Problem p = make_problem(rf.to_spec());
+      const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, rf.br, rf.bc);
+      RunOptions opt;
+      opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
+      opt.max_trace_bytes = size_t(std::max<int64_t>(max_trace_mib, 1)) << 20;
+      const Trace tr = run_problem(p, t, opt);
+      // Serialise everything first, then write: a failure leaves no partial file.
+      if (!trace_json.empty()) write_file_atomic(trace_json, trace_to_json(tr).dump(1) + "\n");
+      if (!trace_csv.empty()) write_file_atomic(trace_csv, trace_to_csv(tr));
+      if (!trace_chrome.empty()) write_file_atomic(trace_chrome, trace_to_chrome(tr).dump() + "\n");
+      if (!out_o.empty()) write_npy(out_o, tr.O);
+      if (!out_lse.empty()) write_npy(out_lse, tr.lse);
+      if (steps)
+        for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
+      print_summary(tr, opt.record);
+      return 0;
+    });
+  });
+
+  // flashstep explain
+  static int64_t en = 1024, ed = 64, enq = 0, enk = 0, ebr = 0, ebc = 0;
+  static std::string eM = "16384";
+  auto* ex = app.add_subcommand("explain", "block sizes and HBM traffic: closed forms, Theorem 2, simulation");
+  ex->add_option("--n", en, "sequence length N (default 1024)");
+  ex->add_option("--nq", enq, "Nq, if different from N");
+  ex->add_option("--nk", enk, "Nk, if different from N");
+  ex->add_option("--d", ed, "head dimension d (default 64)");
+  ex->add_option("--M", eM, "SRAM size in elements or KiB (default 16384)");
+  ex->add_option("--br", ebr, "override Br");
+  ex->add_option("--bc", ebc, "override Bc");
+  ex->callback([&set_action] {
+    set_action([] {
+      const int64_t nq = enq ? enq : en, nk = enk ? enk : en, M = parse_sram_size(eM);
+      const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
+      const TrafficForm fa = fa1_traffic(nq, nk, ed, t.Tc), sa = standard_traffic(nq, nk, ed);
+      std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%lld KiB of float32)\n",
+                  (long long)nq, (long long)nk, (long long)ed, (long long)M, (long long)(M * 4 / 1024));
+      std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n\n",
+                  (long long)t.Bc, (long long)t.Br, t.overridden ? " (overridden)" : "",
+                  (long long)t.Tr, (long long)t.Tc);
+      std::printf("HBM traffic in elements          %18s %18s\n", "Algorithm 1", "standard (Alg 0)");
+      std::printf("  closed form, read              %18lld %18lld\n", (long long)fa.read_elems, (long long)sa.read_elems);
+      std::printf("  closed form, write             %18lld %18lld\n", (long long)fa.write_elems, (long long)sa.write_elems);
+      std::printf("  closed form, total bytes       %18lld %18lld\n",
+                  (long long)(4 * (fa.read_elems + fa.write_elems)), (long long)(4 * (sa.read_elems + sa.write_elems)));
+      std::printf("  Theorem 2 order                %18.4g %18.4g   (N^2 d^2 / M  vs  N d + N^2)\n",
+                  theorem2_flash(nq, nk, ed, M), theorem2_standard(nq, nk, ed));
+      const double work = double(nq) * double(nk) * double(ed);
+      if (work <= 1.5e10) {
+        ProblemSpec s;
+        s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
+        int64_t sim[2][2] = {{0, 0}, {0, 0}};
+        for (int k = 0; k < 2; ++k) {
+          s.schedule = k == 0 ? Schedule::fa1 : Schedule::standard;
+          RunOptions opt;
+          opt.record = false;
+          const Trace tr = run_problem(make_problem(s), t, opt);
+          sim[k][0] = tr.totals.hbm_read_bytes / 4;
+          sim[k][1] = tr.totals.hbm_write_bytes / 4;
+        }
+        std::printf("  simulated, read                %18lld %18lld\n", (long long)sim[0][0], (long long)sim[1][0]);
+        std::printf("  simulated, write               %18lld %18lld\n", (long long)sim[0][1], (long long)sim[1][1]);
+        const bool same = sim[0][0] == fa.read_elems && sim[0][1] == fa.write_elems &&
+                          sim[1][0] == sa.read_elems && sim[1][1] == sa.write_elems;
+        std::printf("  simulated equals closed form   %18s\n", same ? "yes" : "NO");
+      } else {
+        std::printf("  simulated                      skipped (Nq*Nk*d = %.3g is over 1.5e10)\n", work);
+      }
+      std::printf("\nAlgorithm 1 moves %.3gx the bytes of standard attention here.\n",
+                  double(fa.read_elems + fa.write_elems) / double(sa.read_elems + sa.write_elems));
+      return 0;
+    });
+  });
+}
+
+}  // namespace flashstep

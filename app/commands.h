@@ -1,0 +1,40 @@
+// The flashstep program's subcommands. Each part of the project registers its own; a part
+// that is not built (no GUI, no CUDA) registers a stub that says so.
+#pragma once
+#include "core/problem.h"
+#include "core/run.h"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace flashstep {
+
+// The run flags shared by run, verify and gpu (--n, --nq, --nk, --d, --M, --br, --bc, ...).
+struct RunFlags {
+  int64_t n = 0, nq = 0, nk = 0, d = 16;
+  std::string M = "1024";
+  int64_t br = 0, bc = 0;
+  double scale = 0;
+  std::string schedule = "fa1", pattern = "random";
+  uint64_t seed = 1;
+  std::string q, k, v;
+  CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
+              *nk_opt = nullptr;
+  ProblemSpec to_spec() const;  // throws InputError on conflicting flags
+};
+void add_run_flags(CLI::App* cmd, RunFlags& f);
+
+// A subcommand's work: returns the exit code. It may throw InputError, which main() prints
+// as one line ("flashstep: error: ...") with exit code 2.
+using Action = std::function<int()>;
+using SetAction = std::function<void(Action)>;
+void add_core_commands(CLI::App& app, const SetAction& set_action);      // app/cli.cpp
+void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/bench_cpu.cpp
+void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
+void add_gpu_commands(CLI::App& app, const SetAction& set_action);       // gpu/
+// Whether `flashstep` with no arguments should open the window (a display is present and the
+// app was built). Defined next to add_gui_command.
+bool gui_available_for_default();
+int run_gui_default();
+
+}  // namespace flashstep

@@ -1,0 +1,27 @@
+#include "core/closed_form.h"
+
+namespace flashstep {
+
+TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  TrafficForm f;
+  f.read_elems = 2 * nk * d + Tc * nq * (2 * d + 2);
+  f.write_elems = nq * (d + 2) + Tc * nq * (d + 2);
+  return f;
+}
+
+TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
+  TrafficForm f;
+  f.read_elems = (nq * d + nk * d) + nq * nk + (nq * nk + nk * d);
+  f.write_elems = nq * nk + nq * nk + nq * d;
+  return f;
+}
+
+double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M) {
+  return double(nq) * double(nk) * double(d) * double(d) / double(M);
+}
+
+double theorem2_standard(int64_t nq, int64_t nk, int64_t d) {
+  return double(nq + nk) * double(d) + double(nq) * double(nk);
+}
+
+}  // namespace flashstep

@@ -1,0 +1,28 @@
+// Closed forms for the HBM traffic of each schedule, in elements (multiply by the stored
+// type's size for bytes). Derivations are in README.md ("HBM traffic in closed form"); the
+// tests check that the simulator's counts equal these exactly.
+#pragma once
+#include <cstdint>
+
+namespace flashstep {
+
+struct TrafficForm {
+  int64_t read_elems = 0, write_elems = 0;
+};
+
+// Algorithm 1:
+//   L2  writes O, l, m once:                       Nq (d + 2)
+//   L6  reads K_j, V_j once per j:                 2 Nk d
+//   L8  reads Q_i, O_i, l_i, m_i for every (i,j):  Tc Nq (2d + 2)
+//   L12, L13 write O_i, l_i, m_i for every (i,j):  Tc Nq (d + 2)
+TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
+
+// Algorithm 0: L1 reads Q, K and writes S; L2 reads S and writes P; L3 reads P, V, writes O.
+TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
+
+// Theorem 2's orders with unit constants: N^2 d^2 / M and N d + N^2 (N = Nq for the N^2 terms
+// of the rows, Nk for the columns: we use Nq*Nk for N^2).
+double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M);
+double theorem2_standard(int64_t nq, int64_t nk, int64_t d);
+
+}  // namespace flashstep

@@ -1,0 +1,142 @@
+#include "core/export.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace flashstep {
+
+using nlohmann::json;
+
+static json vec_json(const Vec& v) {
+  json a = json::array();
+  for (int64_t k = 0; k < v.size(); ++k) {
+    const float x = v(k);
+    if (std::isfinite(x)) a.push_back(x);
+    else a.push_back(x < 0 ? "-inf" : (x > 0 ? "inf" : "nan"));  // JSON has no infinities
+  }
+  return a;
+}
+
+static json problem_json(const Trace& t) {
+  const Problem& p = t.problem;
+  return {{"nq", p.nq},         {"nk", p.nk},          {"d", p.d},
+          {"M", p.M},           {"Br", t.tiling.Br},   {"Bc", t.tiling.Bc},
+          {"Tr", t.tiling.Tr},  {"Tc", t.tiling.Tc},   {"scale", p.scale},
+          {"schedule", schedule_name(p.schedule)},    {"dtype", p.dtype},
+          {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem}};
+}
+
+json trace_to_json(const Trace& t) {
+  json steps = json::array();
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    const Step& s = t.steps[k];
+    json sram = json::object();
+    for (int sl = 0; sl < kSlots; ++sl)
+      if (s.sram_elems[sl] > 0)
+        sram[slot_name(Slot(sl))] = s.sram_elems[sl] * t.problem.bytes_per_elem;
+    json st = {{"index", k},
+               {"line", line_number(s.line)},
+               {"label", line_label(s.line)},
+               {"i", s.i},
+               {"j", s.j},
+               {"text", t.explain(k)},
+               {"hbm_read_bytes", s.hbm_read},
+               {"hbm_write_bytes", s.hbm_write},
+               {"hbm_read_total", s.hbm_read_total},
+               {"hbm_write_total", s.hbm_write_total},
+               {"flops", s.flops},
+               {"sram_bytes", s.sram_bytes},
+               {"sram", sram}};
+    json values = json::object();
+    if (s.m_tilde.size()) values["m_tilde"] = vec_json(s.m_tilde);
+    if (s.l_tilde.size()) values["l_tilde"] = vec_json(s.l_tilde);
+    if (s.m_old.size()) {
+      values["m_old"] = vec_json(s.m_old);
+      values["l_old"] = vec_json(s.l_old);
+      values["m_new"] = vec_json(s.m_new);
+      values["l_new"] = vec_json(s.l_new);
+      values["alpha"] = vec_json(s.alpha);
+      values["beta"] = vec_json(s.beta);
+    }
+    if (!values.empty()) st["values"] = values;
+    steps.push_back(std::move(st));
+  }
+  const Totals& T = t.totals;
+  json totals = {{"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes},
+                 {"flops", T.flops},                     {"peak_sram_bytes", T.peak_sram_bytes},
+                 {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps}};
+  return {{"problem", problem_json(t)}, {"steps", steps}, {"totals", totals}};
+}
+
+std::string trace_to_csv(const Trace& t) {
+  std::ostringstream os;
+  os << "index,line,label,i,j,hbm_read_bytes,hbm_write_bytes,hbm_read_total,hbm_write_total,"
+        "flops,flops_total,sram_bytes\n";
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    const Step& s = t.steps[k];
+    os << k << ',' << line_number(s.line) << ",\"" << line_label(s.line) << "\"," << s.i << ','
+       << s.j << ',' << s.hbm_read << ',' << s.hbm_write << ',' << s.hbm_read_total << ','
+       << s.hbm_write_total << ',' << s.flops << ',' << s.flops_total << ',' << s.sram_bytes
+       << '\n';
+  }
+  return os.str();
+}
+
+// Chrome trace-event format (opens in Perfetto and chrome://tracing). Time is modelled, not
+// measured: each step lasts HBM bytes / 1.5 TB/s + FLOPs / 19.5 TFLOP/s, the A100 figures the
+// paper's discussion uses, so HBM-bound lines look long and on-chip lines short.
+json trace_to_chrome(const Trace& t) {
+  constexpr double kBytesPerUs = 1.5e6, kFlopsPerUs = 19.5e6;
+  json events = json::array();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1},
+                    {"args", {{"name", std::string("flashstep ") + schedule_name(t.problem.schedule)}}}});
+  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1},
+                    {"args", {{"name", "HBM <-> SRAM"}}}});
+  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2},
+                    {"args", {{"name", "on-chip compute"}}}});
+  double ts = 0;
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    const Step& s = t.steps[k];
+    const double dur = std::max(1e-3, double(s.hbm_read + s.hbm_write) / kBytesPerUs +
+                                          double(s.flops) / kFlopsPerUs);
+    const bool moves = s.hbm_read + s.hbm_write > 0;
+    events.push_back({{"name", line_label(s.line)},
+                      {"cat", moves ? "hbm" : "compute"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", moves ? 1 : 2},
+                      {"ts", ts},
+                      {"dur", dur},
+                      {"args",
+                       {{"i", s.i}, {"j", s.j}, {"text", t.explain(k)},
+                        {"hbm_read_bytes", s.hbm_read}, {"hbm_write_bytes", s.hbm_write},
+                        {"flops", s.flops}}}});
+    events.push_back({{"name", "SRAM bytes"}, {"ph", "C"}, {"pid", 1}, {"ts", ts},
+                      {"args", {{"resident", s.sram_bytes}}}});
+    ts += dur;
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ns"},
+          {"otherData", {{"problem", problem_json(t)}, {"time", "modelled (A100: 1.5 TB/s, 19.5 TFLOP/s)"}}}};
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot write file");
+    out.write(text.data(), std::streamsize(text.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InputError(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(path + ": cannot write file");
+  }
+}
+
+}  // namespace flashstep

@@ -1,0 +1,112 @@
+// The seed chapter's example: softmax([1, 2, 3, 4]) in blocks [1, 2] and [3, 4]. Each block
+// gets its local max and sum; the running statistics are merged with the same rescale the
+// attention schedules use. Done in double so the printed digits are the mathematics.
+#include "core/lesson.h"
+
+#include "core/types.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace flashstep {
+
+std::vector<double> parse_values(const std::string& csv) {
+  std::vector<double> v;
+  std::stringstream ss(csv);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t pos = 0;
+    double x;
+    try {
+      x = std::stod(item, &pos);
+    } catch (const std::exception&) {
+      throw InputError("--values: '" + item + "' is not a number");
+    }
+    if (item.find_first_not_of(" \t", pos) != std::string::npos)
+      throw InputError("--values: '" + item + "' is not a number");
+    if (!std::isfinite(x)) throw InputError("--values: '" + item + "' is not finite");
+    v.push_back(x);
+  }
+  if (v.empty()) throw InputError("--values: give at least one number, e.g. 1,2,3,4");
+  return v;
+}
+
+Lesson run_lesson(const std::vector<double>& values, size_t block) {
+  if (values.empty()) throw InputError("the lesson needs at least one value");
+  if (block == 0) throw InputError("--block must be at least 1");
+  for (double x : values)
+    if (!std::isfinite(x)) throw InputError("the lesson's values must be finite");
+  Lesson L;
+  L.values = values;
+  L.block = block;
+  double m = -INFINITY, l = 0;
+  for (size_t b = 0; b < values.size(); b += block) {
+    LessonBlock B;
+    B.begin = b;
+    B.end = std::min(values.size(), b + block);
+    B.local_max = -INFINITY;
+    for (size_t k = B.begin; k < B.end; ++k) B.local_max = std::max(B.local_max, values[k]);
+    for (size_t k = B.begin; k < B.end; ++k) B.local_sum += std::exp(values[k] - B.local_max);
+    B.m_old = m;
+    B.l_old = l;
+    B.m_new = std::max(m, B.local_max);
+    B.alpha = m == -INFINITY ? 0.0 : std::exp(m - B.m_new);  // no (-inf) - (-inf)
+    B.beta = std::exp(B.local_max - B.m_new);
+    B.l_new = B.alpha * l + B.beta * B.local_sum;
+    m = B.m_new;
+    l = B.l_new;
+    L.blocks.push_back(B);
+  }
+  double dmax = -INFINITY, dsum = 0;
+  for (double x : values) dmax = std::max(dmax, x);
+  for (double x : values) dsum += std::exp(x - dmax);
+  for (double x : values) {
+    L.online.push_back(std::exp(x - m) / l);
+    L.direct.push_back(std::exp(x - dmax) / dsum);
+    L.max_diff = std::max(L.max_diff, std::abs(L.online.back() - L.direct.back()));
+  }
+  return L;
+}
+
+static std::string fmt(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
+std::string format_lesson(const Lesson& L) {
+  std::ostringstream os;
+  os << "Online softmax of [";
+  for (size_t k = 0; k < L.values.size(); ++k) os << (k ? ", " : "") << fmt(L.values[k]);
+  os << "] in blocks of " << L.block << "\n";
+  os << "Running statistics start at m = -inf, l = 0.\n";
+  for (size_t b = 0; b < L.blocks.size(); ++b) {
+    const LessonBlock& B = L.blocks[b];
+    os << "\nBlock " << b + 1 << ": [";
+    for (size_t k = B.begin; k < B.end; ++k) os << (k > B.begin ? ", " : "") << fmt(L.values[k]);
+    os << "]\n";
+    os << "  local max  m~ = " << fmt(B.local_max) << "\n";
+    os << "  local sum  l~ = sum exp(x - m~) = " << fmt(B.local_sum) << "\n";
+    os << "  merge      m_new = max(m, m~) = max(" << fmt(B.m_old) << ", " << fmt(B.local_max)
+       << ") = " << fmt(B.m_new) << "\n";
+    os << "  rescale    e^(m - m_new) = " << fmt(B.alpha) << ",  e^(m~ - m_new) = "
+       << fmt(B.beta) << "\n";
+    os << "  merge      l_new = " << fmt(B.alpha) << " * " << fmt(B.l_old) << " + "
+       << fmt(B.beta) << " * " << fmt(B.local_sum) << " = " << fmt(B.l_new) << "\n";
+  }
+  os << "\nFinal m = " << fmt(L.blocks.back().m_new) << ", l = " << fmt(L.blocks.back().l_new)
+     << "\n";
+  os << "  x          online e^(x-m)/l    direct softmax\n";
+  for (size_t k = 0; k < L.values.size(); ++k) {
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-10s %-19.9g %.9g\n", fmt(L.values[k]).c_str(),
+                  L.online[k], L.direct[k]);
+    os << line;
+  }
+  os << "max |online - direct| = " << fmt(L.max_diff)
+     << (L.max_diff <= 1e-12 ? "  (equal)" : "  (DIFFERENT)") << "\n";
+  return os.str();
+}
+
+}  // namespace flashstep

@@ -1,0 +1,116 @@
+// The simulated memory hierarchy: HBM holds named tensors, SRAM holds named slots.
+//
+// Data moves only through Sram::load (HBM -> SRAM, counted as HBM bytes read) and
+// Hbm::store (SRAM -> HBM, counted as HBM bytes written). The traffic figures in a trace are
+// a consequence of those calls: a schedule that forgets a load has wrong numbers.
+//
+// SRAM accounting rule (documented in README, "How SRAM is counted"):
+//   * The four d-wide tiles Q_i, K_j, V_j, O_i are charged to the SRAM budget M. This is where
+//     the 4 in Bc = ceil(M/4d) comes from: each tile gets a quarter of SRAM. Because the paper
+//     rounds up, the tiles may need up to 4d-4 elements more than M; the budget they are
+//     checked against is therefore M rounded up to whole tile rows, 4d*ceil(M/4d), which
+//     equals M whenever 4d divides M.
+//   * The score tile S_ij / P~_ij (Br x Bc) and the Br-long row statistics (l_i, m_i, m~_ij,
+//     l~_ij, m_i^new, l_i^new) are on-chip scratch: registers on a real GPU. They are
+//     tracked (peak_sram_bytes includes them) but not charged to M. Br <= d keeps the score
+//     tile no larger than one d-wide tile (Br*Bc <= M/4 when 4d divides M).
+//   * Standard attention (Algorithm 0) is not tiled against M; its peak shows how far its
+//     row blocks of S and P overshoot SRAM.
+#pragma once
+#include "core/types.h"
+
+#include <array>
+#include <vector>
+
+namespace flashstep {
+
+enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, count };
+constexpr int kTensors = static_cast<int>(Tensor::count);
+const char* tensor_name(Tensor t);
+
+enum class Slot : uint8_t {
+  Qi, Kj, Vj, Oi,                 // d-wide tiles, charged to M
+  li, mi, Sij, mt, lt, mnew, lnew,  // scratch: S_ij doubles as P~_ij after line 10
+  count
+};
+constexpr int kSlots = static_cast<int>(Slot::count);
+const char* slot_name(Slot s);  // paper notation: "Q_i", "S_ij", "m~_ij", ...
+bool slot_is_tile(Slot s);
+
+struct Traffic {
+  std::array<int64_t, kTensors> read{}, written{};  // bytes
+  int64_t total_read() const;
+  int64_t total_written() const;
+};
+
+// An HBM write as it happened: enough to replay the HBM state at any step.
+struct HbmWrite {
+  Tensor tensor;
+  int64_t row0;
+  Mat data;
+};
+
+class Hbm {
+ public:
+  explicit Hbm(int bytes_per_elem) : bytes_per_elem_(bytes_per_elem) {}
+  // Places an input in HBM (not counted: inputs start in HBM).
+  void put(Tensor t, Mat value) { data_[idx(t)] = std::move(value); }
+  const Mat& get(Tensor t) const { return data_[idx(t)]; }
+  // Alg1 L2-style allocation: a tensor of this shape exists in HBM; contents written by store.
+  void allocate(Tensor t, int64_t rows, int64_t cols) { data_[idx(t)].resize(rows, cols); }
+  // SRAM -> HBM: writes `block` at rows [row0, row0 + block.rows()). Counted.
+  void store(Tensor t, int64_t row0, const Mat& block);
+  // Same, but the block comes as an Eigen expression evaluated on chip.
+  template <typename Expr>
+  void store_expr(Tensor t, int64_t row0, const Expr& block) {
+    Mat& dst = data_[idx(t)];
+    dst.middleRows(row0, block.rows()) = block;
+    traffic_.written[idx(t)] += int64_t(block.size()) * bytes_per_elem_;
+    if (log_) log_write(t, row0, block.rows());
+  }
+  // While set, every store is also appended here (the Recorder uses it to replay HBM state).
+  void set_write_log(std::vector<HbmWrite>* log) { log_ = log; }
+  const Traffic& traffic() const { return traffic_; }
+  Traffic& traffic_mut() { return traffic_; }
+  int bytes_per_elem() const { return bytes_per_elem_; }
+  int64_t footprint_bytes() const;
+
+ private:
+  static int idx(Tensor t) { return static_cast<int>(t); }
+  void log_write(Tensor t, int64_t row0, int64_t rows);
+  std::array<Mat, kTensors> data_;
+  Traffic traffic_;
+  std::vector<HbmWrite>* log_ = nullptr;
+  int bytes_per_elem_;
+};
+
+class Sram {
+ public:
+  // tile_capacity: elements the four d-wide tiles may use together; <= 0 means unlimited.
+  Sram(int64_t tile_capacity, int bytes_per_elem)
+      : tile_capacity_(tile_capacity), bytes_per_elem_(bytes_per_elem) {}
+  // HBM -> SRAM: copies rows [row0, row0+rows) of tensor t into slot s. Counted as HBM read.
+  Mat& load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows);
+  // An on-chip buffer that holds a result (S_ij, m~_ij, O_i^new, ...). Not HBM traffic.
+  Mat& scratch(Slot s, int64_t rows, int64_t cols);
+  Mat& at(Slot s) { return buf_[idx(s)]; }
+  const Mat& at(Slot s) const { return buf_[idx(s)]; }
+  void release(Slot s);
+  int64_t resident_elems(Slot s) const { return elems_[idx(s)]; }
+  const std::array<int64_t, kSlots>& resident() const { return elems_; }
+  int64_t resident_bytes() const;
+  int64_t tile_bytes() const;
+  int64_t peak_bytes() const { return peak_bytes_; }
+  int64_t peak_tile_bytes() const { return peak_tile_bytes_; }
+
+ private:
+  static int idx(Slot s) { return static_cast<int>(s); }
+  void occupy(Slot s, int64_t elems);
+  std::array<Mat, kSlots> buf_;
+  std::array<int64_t, kSlots> elems_{};
+  int64_t tile_capacity_;
+  int bytes_per_elem_;
+  int64_t peak_bytes_ = 0, peak_tile_bytes_ = 0;
+};
+
+}  // namespace flashstep

@@ -1,0 +1,38 @@
+// The online-softmax update, written once. The CPU schedules call these; the CUDA kernels in
+// gpu/ include this header and call the same functions, so the two cannot drift apart.
+#pragma once
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define FS_HD __host__ __device__ __forceinline__
+#else
+#define FS_HD inline
+#endif
+
+namespace flashstep {
+
+// e^(m_from - m_to): the factor that moves a sum taken relative to m_from onto m_to.
+// A row that has seen no (unmasked) score yet has m = -inf and contributes nothing. We don't
+// want (-inf) - (-inf), which is NaN, so that case returns 0 explicitly.
+FS_HD float rescale_factor(float m_from, float m_to) {
+  return m_from == -INFINITY ? 0.0f : expf(m_from - m_to);
+}
+
+// Alg1 L11: m_i^new = max(m_i, m~_ij)
+FS_HD float merged_max(float m_old, float m_tilde) { return fmaxf(m_old, m_tilde); }
+
+// Alg1 L11: l_i^new = e^(m_i - m_i^new) l_i + e^(m~_ij - m_i^new) l~_ij
+FS_HD float merged_sum(float alpha, float l_old, float beta, float l_tilde) {
+  return alpha * l_old + beta * l_tilde;
+}
+
+// Alg1 L12, per element: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j).
+// A row with l_new = 0 (every key so far masked) stays 0 rather than 0/0.
+FS_HD float merged_output(float l_old, float alpha, float o_old, float beta, float pv, float l_new) {
+  return l_new == 0.0f ? 0.0f : (l_old * alpha * o_old + beta * pv) / l_new;
+}
+
+// lse = m + log(l): the natural-log logsumexp of the row; -inf for a fully masked row.
+FS_HD float row_logsumexp(float m, float l) { return l == 0.0f ? -INFINITY : m + logf(l); }
+
+}  // namespace flashstep

@@ -1,0 +1,179 @@
+#include "core/problem.h"
+
+#include "core/npy.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace flashstep {
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::fa1: return "fa1";
+    case Schedule::standard: return "standard";
+  }
+  return "?";
+}
+
+Schedule parse_schedule(const std::string& name) {
+  if (name == "fa1") return Schedule::fa1;
+  if (name == "standard") return Schedule::standard;
+  throw InputError("unknown schedule '" + name + "' (expected fa1 or standard)");
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int64_t bc) {
+  if (d < 1) throw InputError("d must be at least 1 (got d = " + std::to_string(d) + ")");
+  if (nq < 1) throw InputError("Nq must be at least 1 (got " + std::to_string(nq) + ")");
+  if (nk < 1) throw InputError("Nk must be at least 1 (got " + std::to_string(nk) + ")");
+  if (M < 4 * d)
+    throw InputError("M = " + std::to_string(M) + " elements is smaller than 4d = " +
+                     std::to_string(4 * d) +
+                     ": SRAM cannot hold one row each of Q_i, K_j, V_j and O_i");
+  if (br < 0 || bc < 0) throw InputError("block sizes must be positive (got Br = " +
+                                         std::to_string(br) + ", Bc = " + std::to_string(bc) + ")");
+  Tiling t;
+  t.M = M;
+  const int64_t quarter_rows = ceil_div(M, 4 * d);  // ceil(M / 4d)
+  t.Bc = bc > 0 ? bc : quarter_rows;
+  t.Br = br > 0 ? br : std::min(quarter_rows, d);
+  t.overridden = br > 0 || bc > 0;
+  t.tile_capacity = 4 * d * quarter_rows;  // M rounded up to whole tile rows (memory.h)
+  const int64_t need = 2 * (t.Br + t.Bc) * d;
+  if (need > t.tile_capacity) {
+    std::ostringstream os;
+    os << "block sizes Br = " << t.Br << ", Bc = " << t.Bc << " do not fit in SRAM: Q_i, O_i ("
+       << t.Br << " x " << d << " each) and K_j, V_j (" << t.Bc << " x " << d
+       << " each) need 2(Br + Bc)d = " << need << " elements, but M = " << M
+       << " allows " << t.tile_capacity;
+    throw InputError(os.str());
+  }
+  t.Tr = ceil_div(nq, t.Br);
+  t.Tc = ceil_div(nk, t.Bc);
+  return t;
+}
+
+int64_t parse_sram_size(const std::string& text) {
+  size_t pos = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &pos);
+  } catch (const std::exception&) {
+    throw InputError("M must be a number of elements or a size like 64KiB (got '" + text + "')");
+  }
+  std::string unit = text.substr(pos);
+  for (auto& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (unit.empty()) return value;
+  if (unit == "kib" || unit == "k" || unit == "kb") return value * 1024 / 4;  // float32 words
+  throw InputError("M: unknown unit '" + text.substr(pos) + "' (use elements, or KiB)");
+}
+
+const std::vector<std::string>& input_patterns() {
+  static const std::vector<std::string> names = {"random", "uniform", "large", "ramp"};
+  return names;
+}
+
+namespace {
+// splitmix64: a tiny, portable generator, so that a seed gives the same inputs everywhere.
+struct SplitMix64 {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform01() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0,1)
+  double normal() {  // Box-Muller
+    const double u1 = 1.0 - uniform01(), u2 = uniform01();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+}  // namespace
+
+Mat make_input(const std::string& pattern, int64_t rows, int64_t d, uint64_t seed, int which) {
+  Mat m(rows, d);
+  SplitMix64 rng{seed * 0x2545F4914F6CDD1Dull + uint64_t(which + 1) * 0x9E3779B97F4A7C15ull};
+  if (pattern == "random" || pattern == "large") {
+    const double amp = pattern == "large" ? 8.0 : 1.0;
+    for (int64_t k = 0; k < m.size(); ++k) m.data()[k] = float(amp * rng.normal());
+  } else if (pattern == "uniform") {
+    for (int64_t k = 0; k < m.size(); ++k) m.data()[k] = float(2.0 * rng.uniform01() - 1.0);
+  } else if (pattern == "ramp") {  // smooth, seed-independent values that read well on screen
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < d; ++c)
+        m(r, c) = float(std::round(100.0 * std::sin(0.7 * double(r + 1) + 1.3 * double(c + 1) +
+                                                    2.1 * which)) / 100.0);
+  } else {
+    std::string names;
+    for (auto& n : input_patterns()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError("unknown input pattern '" + pattern + "' (expected one of: " + names + ")");
+  }
+  return m;
+}
+
+void check_finite(const Mat& m, const char* name) {
+  for (int64_t r = 0; r < m.rows(); ++r)
+    for (int64_t c = 0; c < m.cols(); ++c)
+      if (!std::isfinite(m(r, c))) {
+        std::ostringstream os;
+        os << "input " << name << " has " << (std::isnan(m(r, c)) ? "NaN" : "Inf") << " at row "
+           << r << ", column " << c;
+        throw InputError(os.str());
+      }
+}
+
+void validate_sizes(const ProblemSpec& s) {
+  // make_tiling checks d, Nq, Nk, M and the overrides and names each.
+  make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
+  if (s.scale && !std::isfinite(*s.scale))
+    throw InputError("scale must be a finite number");
+  const int64_t kMaxDim = int64_t(1) << 28;
+  if (s.nq > kMaxDim || s.nk > kMaxDim || s.d > 65536)
+    throw InputError("sizes too large (Nq, Nk <= 2^28, d <= 65536)");
+}
+
+Problem make_problem(const ProblemSpec& spec) {
+  ProblemSpec s = spec;
+  Problem p;
+  const bool any_file = !s.q_path.empty() || !s.k_path.empty() || !s.v_path.empty();
+  if (any_file) {
+    if (s.q_path.empty() || s.k_path.empty() || s.v_path.empty())
+      throw InputError("give all three of --q, --k and --v, or none");
+    p.Q = read_npy_matrix(s.q_path);
+    p.K = read_npy_matrix(s.k_path);
+    p.V = read_npy_matrix(s.v_path);
+    if (p.K.cols() != p.Q.cols() || p.V.cols() != p.Q.cols() || p.V.rows() != p.K.rows()) {
+      std::ostringstream os;
+      os << "mismatched shapes: Q is " << p.Q.rows() << " x " << p.Q.cols() << ", K is "
+         << p.K.rows() << " x " << p.K.cols() << ", V is " << p.V.rows() << " x " << p.V.cols()
+         << " (need Q: Nq x d, K and V: Nk x d)";
+      throw InputError(os.str());
+    }
+    s.nq = p.Q.rows();
+    s.nk = p.K.rows();
+    s.d = p.Q.cols();
+    p.pattern = "npy";
+  }
+  validate_sizes(s);
+  if (!any_file) {
+    p.Q = make_input(s.pattern, s.nq, s.d, s.seed, 0);
+    p.K = make_input(s.pattern, s.nk, s.d, s.seed, 1);
+    p.V = make_input(s.pattern, s.nk, s.d, s.seed, 2);
+    p.pattern = s.pattern;
+  }
+  check_finite(p.Q, "Q");
+  check_finite(p.K, "K");
+  check_finite(p.V, "V");
+  p.nq = s.nq;
+  p.nk = s.nk;
+  p.d = s.d;
+  p.M = s.M;
+  p.scale = float(s.scale ? *s.scale : 1.0 / std::sqrt(double(s.d)));
+  p.schedule = s.schedule;
+  p.seed = s.seed;
+  return p;
+}
+
+}  // namespace flashstep

@@ -1,0 +1,65 @@
+// Problem and Tiling: what to compute and how it is cut into blocks (paper notation).
+#pragma once
+#include "core/types.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flashstep {
+
+enum class Schedule { fa1, standard };
+const char* schedule_name(Schedule s);
+Schedule parse_schedule(const std::string& name);  // throws InputError
+
+// What the user asked for, before validation. Sizes are signed so that a negative value
+// reaches validation and gets a clear message instead of wrapping around.
+struct ProblemSpec {
+  int64_t nq = 64, nk = 64, d = 16;
+  int64_t M = 1024;                  // SRAM size in elements (float32 words)
+  std::optional<double> scale;       // default 1/sqrt(d)
+  int64_t br = 0, bc = 0;            // 0 = the paper's block size
+  Schedule schedule = Schedule::fa1;
+  uint64_t seed = 1;
+  std::string pattern = "random";    // see input_patterns()
+  std::string q_path, k_path, v_path;  // .npy files; all three or none
+};
+
+struct Tiling {
+  int64_t Br = 0, Bc = 0, Tr = 0, Tc = 0;
+  int64_t M = 0;            // SRAM size in elements, as given
+  int64_t tile_capacity = 0;  // elements available to the four d-wide tiles (see memory.h)
+  bool overridden = false;
+  int64_t rows_in_q_block(int64_t i, int64_t nq) const { return std::min(Br, nq - i * Br); }
+  int64_t rows_in_kv_block(int64_t j, int64_t nk) const { return std::min(Bc, nk - j * Bc); }
+};
+
+struct Problem {
+  int64_t nq = 0, nk = 0, d = 0, M = 0;
+  float scale = 1.0f;  // tau
+  Schedule schedule = Schedule::fa1;
+  uint64_t seed = 1;
+  std::string pattern;  // "npy" when loaded from files
+  std::string dtype = "fp32";
+  int bytes_per_elem = 4;
+  Mat Q, K, V;
+};
+
+// The paper's block sizes: Bc = ceil(M/(4d)), Br = min(ceil(M/(4d)), d); overrides checked.
+Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br = 0, int64_t bc = 0);
+
+// Parses "16384" (elements), "64KiB" / "64k" (KiB of float32) into elements.
+int64_t parse_sram_size(const std::string& text);
+
+const std::vector<std::string>& input_patterns();
+// Deterministic (nrows x d) input for a named pattern; `which` is 0,1,2 for Q,K,V.
+Mat make_input(const std::string& pattern, int64_t rows, int64_t d, uint64_t seed, int which);
+
+// Validates the spec, loads or generates Q, K, V and checks them (shapes, NaN/Inf).
+Problem make_problem(const ProblemSpec& spec);
+// Checks sizes only (no inputs); make_problem calls it first.
+void validate_sizes(const ProblemSpec& spec);
+// Fails with the tensor name and position if any element is NaN or Inf.
+void check_finite(const Mat& m, const char* name);
+
+}  // namespace flashstep

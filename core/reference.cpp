@@ -1,0 +1,57 @@
+// The float64 reference every other path is tested against: softmax(tau Q K^T) V computed
+// directly, row by row, in double precision, with the safe (max-subtracted) softmax.
+#include "core/reference.h"
+
+#include <cmath>
+#include <limits>
+
+namespace flashstep {
+
+Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale) {
+  const MatD q = Q.cast<double>(), k = K.cast<double>(), v = V.cast<double>();
+  Reference ref;
+  ref.O.resize(q.rows(), v.cols());
+  ref.lse.resize(q.rows());
+  Eigen::RowVectorXd s(k.rows());
+  for (int64_t r = 0; r < q.rows(); ++r) {
+    s.noalias() = scale * (q.row(r) * k.transpose());
+    const double mx = s.maxCoeff();
+    const Eigen::RowVectorXd e = (s.array() - mx).exp().matrix();
+    const double l = e.sum();
+    ref.O.row(r).noalias() = (e * v) / l;
+    ref.lse(r) = mx + std::log(l);
+  }
+  return ref;
+}
+
+template <typename X, typename R>
+static ErrorStats compare_impl(const X& x, const R& ref) {
+  ErrorStats e;
+  double ref_max = 0;
+  for (int64_t k = 0; k < ref.size(); ++k) {
+    const double xv = double(x.data()[k]), rv = ref.data()[k];
+    if (std::isinf(rv) && xv == rv) continue;  // -inf lse of a fully masked row, matched
+    const double diff = std::abs(xv - rv);
+    if (std::isnan(diff)) {
+      e.max_abs = e.max_rel = std::numeric_limits<double>::infinity();
+      return e;
+    }
+    e.max_abs = std::max(e.max_abs, diff);
+    if (std::isfinite(rv)) ref_max = std::max(ref_max, std::abs(rv));
+  }
+  e.max_rel = ref_max > 0 ? e.max_abs / ref_max : e.max_abs;
+  return e;
+}
+
+ErrorStats compare(const Mat& x, const MatD& ref) {
+  if (x.rows() != ref.rows() || x.cols() != ref.cols())
+    throw std::invalid_argument("compare: shape mismatch");
+  return compare_impl(x, ref);
+}
+
+ErrorStats compare(const Vec& x, const VecD& ref) {
+  if (x.size() != ref.size()) throw std::invalid_argument("compare: size mismatch");
+  return compare_impl(x, ref);
+}
+
+}  // namespace flashstep

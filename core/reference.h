@@ -1,0 +1,24 @@
+// The float64 reference: softmax(tau Q K^T) V and each row's logsumexp, computed directly in
+// double precision. Every other path in flashstep (CPU schedules, CUDA kernels) is tested
+// against this function; keep it obviously correct rather than fast.
+#pragma once
+#include "core/types.h"
+
+namespace flashstep {
+
+struct Reference {
+  MatD O;
+  VecD lse;
+};
+Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale);
+
+// Error of a float32 result against a float64 one.
+//   max_abs = max |x - ref|;  max_rel = max_abs / max |ref|  (normwise, so tiny entries of ref
+//   do not blow it up). Any NaN in x makes both +inf.
+struct ErrorStats {
+  double max_abs = 0, max_rel = 0;
+};
+ErrorStats compare(const Mat& x, const MatD& ref);
+ErrorStats compare(const Vec& x, const VecD& ref);
+
+}  // namespace flashstep

@@ -1,0 +1,63 @@
+#include "core/run.h"
+
+#include "core/schedules.h"
+
+namespace flashstep {
+
+// Each recorded vector or matrix is a heap block; count a little for the allocator too.
+static constexpr size_t kAllocOverhead = 32;
+
+size_t estimate_trace_bytes(const Problem& p, const Tiling& t) {
+  const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d);
+  const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc), pairs = Tr * Tc;
+  const size_t f = sizeof(float), w = sizeof(HbmWrite) + kAllocOverhead;
+  if (p.schedule == Schedule::standard) {
+    const size_t steps = 3 * Tr;
+    return steps * sizeof(Step) + 2 * nq * nk * f  // S_i, P_i tiles kept for display
+           + (2 * nq * nk + nq * d) * f            // S, P, O writes
+           + 3 * Tr * (w + kAllocOverhead);
+  }
+  const size_t steps = 1 + Tc * (1 + 6 * Tr);
+  return steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
+         + Tc * nq * (d + 2) * f                 // L12, L13 writes
+         + nq * (d + 2) * f                      // L2 writes
+         + 8 * Tc * nq * f                       // L10, L11 statistics
+         + pairs * (3 * w + 10 * kAllocOverhead);
+}
+
+size_t estimate_hbm_bytes(const Problem& p) {
+  const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d), f = size_t(p.bytes_per_elem);
+  size_t bytes = 2 * (nq * d + 2 * nk * d) * f  // inputs, in the Problem and in HBM
+                 + 2 * (nq * d + 2 * nq) * f;   // O, l, m in HBM and in the result
+  if (p.schedule == Schedule::standard) bytes += 2 * nq * nk * f;  // S and P
+  return bytes;
+}
+
+static std::string mib(size_t bytes) {
+  return std::to_string((bytes + (size_t(1) << 20) - 1) >> 20) + " MiB";
+}
+
+Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
+  const size_t hbm = estimate_hbm_bytes(p);
+  if (hbm > opt.max_hbm_bytes)
+    throw InputError("the simulated HBM would need about " + mib(hbm) + " (limit " +
+                     mib(opt.max_hbm_bytes) + "); use smaller sizes" +
+                     (p.schedule == Schedule::standard ? " (standard attention stores S and P)" : ""));
+  if (opt.record) {
+    const size_t est = estimate_trace_bytes(p, t);
+    if (est > opt.max_trace_bytes)
+      throw InputError("a recorded trace of this problem would take about " + mib(est) +
+                       " (limit " + mib(opt.max_trace_bytes) +
+                       "); refusing to record. Drop --steps/--trace/--csv/--chrome to run the "
+                       "unrecorded fast path, or raise --max-trace-mib");
+  }
+  Trace tr;
+  tr.problem = p;
+  tr.tiling = t;
+  if (opt.record) tr.steps.reserve(size_t(1 + t.Tc * (1 + 6 * t.Tr)));
+  if (p.schedule == Schedule::standard) run_standard(tr, opt.record);
+  else run_fa1(tr, opt.record);
+  return tr;
+}
+
+}  // namespace flashstep

@@ -1,0 +1,106 @@
+// Algorithm 0 of Dao et al. 2022 (standard attention): S and P are materialised in HBM.
+// One step per line and Q row block i. K (line 1) and V (line 3) are loaded once and kept on
+// chip, so every matrix crosses between HBM and SRAM exactly once per line, as the paper's
+// Theta(Nd + N^2) count assumes. SRAM capacity is not enforced here: the peak shows how far a
+// row block of S overshoots M.
+#include "core/online_softmax.h"
+#include "core/schedules.h"
+
+#include <optional>
+
+namespace flashstep {
+
+void run_standard(Trace& tr, bool record) {
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  const int64_t nq = p.nq, nk = p.nk, d = p.d;
+
+  Hbm hbm(p.bytes_per_elem);
+  hbm.put(Tensor::Q, p.Q);
+  hbm.put(Tensor::K, p.K);
+  hbm.put(Tensor::V, p.V);
+  hbm.allocate(Tensor::S, nq, nk);
+  hbm.allocate(Tensor::P, nq, nk);
+  hbm.allocate(Tensor::O, nq, d);
+  Sram sram(0, p.bytes_per_elem);  // 0: not limited (see above)
+  std::optional<Recorder> rec;
+  if (record) rec.emplace(tr, hbm, sram);
+  int64_t flops_total = 0;
+  auto begin = [&](Line line, int64_t i) -> Step* {
+    return rec ? &rec->begin(line, i, -1) : nullptr;
+  };
+  auto end = [&](int64_t flops) {
+    flops_total += flops;
+    if (rec) rec->end(flops);
+  };
+
+  // Alg0 L1: load Q, K by blocks, compute S = tau Q K^T, write S to HBM
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
+    Step* s = begin(Line::A0_L1, i);
+    if (i == 0) sram.load(Slot::Kj, hbm, Tensor::K, 0, nk);
+    const Mat& K = sram.at(Slot::Kj);
+    const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
+    Mat& S = sram.scratch(Slot::Sij, br, nk);
+    S.noalias() = Qi * K.transpose();
+    S *= p.scale;
+    hbm.store(Tensor::S, row0, S);
+    if (s) s->tile = S;
+    sram.release(Slot::Qi);
+    sram.release(Slot::Sij);
+    end(2 * br * nk * d + br * nk);
+  }
+  sram.release(Slot::Kj);
+
+  // Alg0 L2: read S, compute P = softmax(S) (safe softmax, row by row), write P to HBM
+  tr.lse.resize(nq);  // a by-product of the row softmax, not part of Algorithm 0's HBM traffic
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
+    Step* s = begin(Line::A0_L2, i);
+    Mat& P = sram.load(Slot::Sij, hbm, Tensor::S, row0, br);
+    for (int64_t r = 0; r < br; ++r) {
+      const float mx = P.row(r).maxCoeff();
+      if (mx == -INFINITY) {  // fully masked row: P = 0 rather than NaN
+        P.row(r).setZero();
+        tr.lse(row0 + r) = -INFINITY;
+        continue;
+      }
+      P.row(r) = (P.row(r).array() - mx).exp().matrix();
+      const float l = P.row(r).sum();
+      P.row(r) /= l;
+      tr.lse(row0 + r) = row_logsumexp(mx, l);
+    }
+    hbm.store(Tensor::P, row0, P);
+    if (s) s->tile = P;
+    sram.release(Slot::Sij);
+    end(5 * br * nk);  // max, subtract, exp, sum, divide per element
+  }
+
+  // Alg0 L3: load P and V by blocks, compute O = P V, write O to HBM
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
+    begin(Line::A0_L3, i);
+    if (i == 0) sram.load(Slot::Vj, hbm, Tensor::V, 0, nk);
+    const Mat& V = sram.at(Slot::Vj);
+    const Mat& P = sram.load(Slot::Sij, hbm, Tensor::P, row0, br);
+    Mat& Oi = sram.scratch(Slot::Oi, br, d);
+    Oi.noalias() = P * V;
+    hbm.store(Tensor::O, row0, Oi);
+    sram.release(Slot::Sij);
+    sram.release(Slot::Oi);
+    end(2 * br * nk * d);
+  }
+  sram.release(Slot::Vj);
+
+  tr.O = hbm.get(Tensor::O);
+  Totals& tot = tr.totals;
+  tot.traffic = hbm.traffic();
+  tot.hbm_read_bytes = tot.traffic.total_read();
+  tot.hbm_write_bytes = tot.traffic.total_written();
+  tot.flops = flops_total;
+  tot.peak_sram_bytes = sram.peak_bytes();
+  tot.peak_tile_bytes = sram.peak_tile_bytes();
+  tot.steps = 3 * t.Tr;
+}
+
+}  // namespace flashstep

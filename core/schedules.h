@@ -1,0 +1,16 @@
+// The schedules: plain loops over Eigen blocks in the paper's notation.
+#pragma once
+#include "core/trace.h"
+
+namespace flashstep {
+
+// Algorithm 1 (FlashAttention forward), in the paper's loop order: outer j over K/V blocks,
+// inner i over Q blocks, with O, l, m living in HBM. Fills trace.O, trace.lse and totals;
+// records every step when `record` is true.
+void run_fa1(Trace& trace, bool record);
+
+// Algorithm 0 (standard attention): S = tau Q K^T written to HBM, read back for
+// P = softmax(S), P written and read back for O = P V; one step per line and Q row block.
+void run_standard(Trace& trace, bool record);
+
+}  // namespace flashstep

@@ -1,0 +1,197 @@
+#include "core/trace.h"
+
+#include <cstdio>
+#include <limits>
+
+namespace flashstep {
+
+int line_number(Line l) {
+  const int n = static_cast<int>(l);
+  return n > 100 ? n - 100 : n;
+}
+
+const char* line_label(Line l) {
+  switch (l) {
+    case Line::A1_L2: return "Alg1 L2";
+    case Line::A1_L6: return "Alg1 L6";
+    case Line::A1_L8: return "Alg1 L8";
+    case Line::A1_L9: return "Alg1 L9";
+    case Line::A1_L10: return "Alg1 L10";
+    case Line::A1_L11: return "Alg1 L11";
+    case Line::A1_L12: return "Alg1 L12";
+    case Line::A1_L13: return "Alg1 L13";
+    case Line::A0_L1: return "Alg0 L1";
+    case Line::A0_L2: return "Alg0 L2";
+    case Line::A0_L3: return "Alg0 L3";
+  }
+  return "?";
+}
+
+const char* line_pseudocode(Line l) {
+  switch (l) {
+    case Line::A1_L2: return "Initialize O = (0), l = (0), m = (-inf) in HBM.";
+    case Line::A1_L6: return "Load K_j, V_j from HBM to on-chip SRAM.";
+    case Line::A1_L8: return "Load Q_i, O_i, l_i, m_i from HBM to on-chip SRAM.";
+    case Line::A1_L9: return "On chip, compute S_ij = tau Q_i K_j^T.";
+    case Line::A1_L10:
+      return "On chip, compute m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), "
+             "l~_ij = rowsum(P~_ij).";
+    case Line::A1_L11:
+      return "On chip, compute m_i^new = max(m_i, m~_ij), "
+             "l_i^new = e^(m_i - m_i^new) l_i + e^(m~_ij - m_i^new) l~_ij.";
+    case Line::A1_L12:
+      return "Write O_i <- diag(l_i^new)^-1 (diag(l_i) e^(m_i - m_i^new) O_i + "
+             "e^(m~_ij - m_i^new) P~_ij V_j) to HBM.";
+    case Line::A1_L13: return "Write l_i <- l_i^new, m_i <- m_i^new to HBM.";
+    case Line::A0_L1: return "Load Q, K by blocks from HBM, compute S = tau Q K^T, write S to HBM.";
+    case Line::A0_L2: return "Read S from HBM, compute P = softmax(S), write P to HBM.";
+    case Line::A0_L3: return "Load P and V by blocks from HBM, compute O = PV, write O to HBM.";
+  }
+  return "?";
+}
+
+std::string Trace::explain(size_t k) const {
+  const Step& s = steps.at(k);
+  const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
+  const int64_t bc = s.j >= 0 ? tiling.rows_in_kv_block(s.j, problem.nk) : 0;
+  const int64_t r0 = s.i >= 0 ? s.i * tiling.Br : 0, c0 = s.j >= 0 ? s.j * tiling.Bc : 0;
+  char buf[512];
+  switch (s.line) {
+    case Line::A1_L2:
+      std::snprintf(buf, sizeof buf,
+                    "Initialise O = 0 (%lld x %lld), l = 0 and m = -inf (%lld each) in HBM.",
+                    (long long)problem.nq, (long long)problem.d, (long long)problem.nq);
+      break;
+    case Line::A1_L6:
+      std::snprintf(buf, sizeof buf,
+                    "Load K_j and V_j (rows %lld-%lld, %lld x %lld each) into SRAM; they stay "
+                    "there for the whole inner loop over i.",
+                    (long long)c0, (long long)(c0 + bc - 1), (long long)bc, (long long)problem.d);
+      break;
+    case Line::A1_L8:
+      std::snprintf(buf, sizeof buf,
+                    "Load Q_i with the running O_i, l_i and m_i (rows %lld-%lld) from HBM into "
+                    "SRAM.",
+                    (long long)r0, (long long)(r0 + br - 1));
+      break;
+    case Line::A1_L9:
+      std::snprintf(buf, sizeof buf,
+                    "Compute the %lld x %lld score tile S_ij = tau Q_i K_j^T on chip; HBM is not "
+                    "touched.",
+                    (long long)br, (long long)bc);
+      break;
+    case Line::A1_L10:
+      std::snprintf(buf, sizeof buf,
+                    "Take each row's max m~_ij, exponentiate P~_ij = exp(S_ij - m~_ij) and sum "
+                    "each row into l~_ij.");
+      break;
+    case Line::A1_L11:
+      std::snprintf(buf, sizeof buf,
+                    "Merge the statistics: m_i^new = max(m_i, m~_ij) and l_i^new rescales both "
+                    "sums onto the new max.");
+      break;
+    case Line::A1_L12:
+      std::snprintf(buf, sizeof buf,
+                    "Rescale the old O_i, add P~_ij V_j, divide by l_i^new and write O_i (rows "
+                    "%lld-%lld) back to HBM.",
+                    (long long)r0, (long long)(r0 + br - 1));
+      break;
+    case Line::A1_L13:
+      std::snprintf(buf, sizeof buf, "Write l_i^new and m_i^new back to HBM as l_i and m_i.");
+      break;
+    case Line::A0_L1:
+      std::snprintf(buf, sizeof buf,
+                    "Load Q_i (rows %lld-%lld)%s, compute S_i = tau Q_i K^T and write it to HBM.",
+                    (long long)r0, (long long)(r0 + br - 1), s.i == 0 ? " and all of K" : "");
+      break;
+    case Line::A0_L2:
+      std::snprintf(buf, sizeof buf,
+                    "Read S_i back from HBM, compute P_i = softmax(S_i) row by row and write it "
+                    "to HBM.");
+      break;
+    case Line::A0_L3:
+      std::snprintf(buf, sizeof buf, "Load P_i%s, compute O_i = P_i V and write it to HBM.",
+                    s.i == 0 ? " and all of V" : "");
+      break;
+  }
+  return buf;
+}
+
+size_t Trace::approx_bytes() const {
+  size_t sum = steps.capacity() * sizeof(Step);
+  for (const Step& s : steps) {
+    sum += sizeof(float) * size_t(s.m_tilde.size() + s.l_tilde.size() + s.m_old.size() +
+                                  s.l_old.size() + s.m_new.size() + s.l_new.size() +
+                                  s.alpha.size() + s.beta.size() + s.tile.size());
+    sum += s.writes.capacity() * sizeof(HbmWrite);
+    for (const HbmWrite& w : s.writes) sum += sizeof(float) * size_t(w.data.size());
+  }
+  return sum;
+}
+
+Step& Recorder::begin(Line line, int64_t i, int64_t j) {
+  Step& s = t_.steps.emplace_back();
+  s.line = line;
+  s.i = int32_t(i);
+  s.j = int32_t(j);
+  read_before_ = hbm_.traffic().total_read();
+  write_before_ = hbm_.traffic().total_written();
+  hbm_.set_write_log(&s.writes);
+  return s;
+}
+
+void Recorder::end(int64_t flops) {
+  Step& s = t_.steps.back();
+  hbm_.set_write_log(nullptr);
+  const Traffic& tr = hbm_.traffic();
+  s.hbm_read_total = tr.total_read();
+  s.hbm_write_total = tr.total_written();
+  s.hbm_read = s.hbm_read_total - read_before_;
+  s.hbm_write = s.hbm_write_total - write_before_;
+  const int64_t before = t_.steps.size() > 1 ? t_.steps[t_.steps.size() - 2].flops_total : 0;
+  s.flops = flops;
+  s.flops_total = before + flops;
+  s.sram_elems = sram_.resident();
+  s.sram_bytes = sram_.resident_bytes();
+  s.tensor_read = tr.read;
+  s.tensor_written = tr.written;
+}
+
+Cursor::Cursor(const Trace& trace) : trace_(trace) { reset(); }
+
+void Cursor::reset() {
+  k_ = 0;
+  has_.fill(false);
+}
+
+void Cursor::apply(const Step& s) {
+  const Problem& p = trace_.problem;
+  for (const HbmWrite& w : s.writes) {
+    const int t = static_cast<int>(w.tensor);
+    if (!has_[t]) {  // first write allocates; unwritten rows read as NaN ("nothing here yet")
+      const int64_t rows = p.nq;
+      const int64_t cols = (w.tensor == Tensor::l || w.tensor == Tensor::m) ? 1
+                           : (w.tensor == Tensor::S || w.tensor == Tensor::P) ? p.nk
+                                                                              : p.d;
+      state_[t].setConstant(rows, cols, std::numeric_limits<float>::quiet_NaN());
+      has_[t] = true;
+    }
+    state_[t].middleRows(w.row0, w.data.rows()) = w.data;
+  }
+}
+
+void Cursor::forward() {
+  if (k_ < size()) apply(trace_.steps[k_++]);
+}
+
+void Cursor::backward() {
+  if (k_ > 0) seek(k_ - 1);
+}
+
+void Cursor::seek(size_t k) {
+  k = std::min(k, size());
+  if (k < k_) reset();
+  while (k_ < k) forward();
+}
+
+}  // namespace flashstep

@@ -1,0 +1,99 @@
+// Trace: one Step per numbered pseudocode line and (i, j), recorded by a schedule.
+// Readers (CLI printer, exporters, the desktop app, the GPU verifier) only read it.
+#pragma once
+#include "core/memory.h"
+#include "core/problem.h"
+
+#include <memory>
+#include <vector>
+
+namespace flashstep {
+
+// Lines of Algorithm 1 (fa1) and Algorithm 0 (standard), numbered as in the paper.
+enum class Line : uint8_t {
+  A1_L2 = 2, A1_L6 = 6, A1_L8 = 8, A1_L9 = 9, A1_L10 = 10, A1_L11 = 11, A1_L12 = 12, A1_L13 = 13,
+  A0_L1 = 101, A0_L2 = 102, A0_L3 = 103,
+};
+int line_number(Line l);            // 2, 6, ... for Algorithm 1; 1, 2, 3 for Algorithm 0
+const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", ...
+const char* line_pseudocode(Line l);  // the paper's line, in plain text
+
+struct Step {
+  Line line;
+  int32_t i = -1, j = -1;  // -1 where the loop variable is not in scope
+  int64_t hbm_read = 0, hbm_write = 0;              // bytes moved by this step
+  int64_t hbm_read_total = 0, hbm_write_total = 0;  // bytes moved up to and including it
+  int64_t flops = 0, flops_total = 0;
+  std::array<int64_t, kSlots> sram_elems{};  // what sits in SRAM after the step
+  int64_t sram_bytes = 0;                    // all resident slots, bytes
+  std::array<int64_t, kTensors> tensor_read{}, tensor_written{};  // cumulative per tensor
+
+  // Values the step produced (empty where the line produces none).
+  Vec m_tilde, l_tilde;          // L10
+  Vec m_old, l_old, m_new, l_new;  // L11
+  Vec alpha, beta;               // L11: e^(m_i - m_i^new), e^(m~_ij - m_i^new)
+  Mat tile;                      // L9: S_ij, L10: P~_ij; Alg0: S_i / P_i row block
+  std::vector<HbmWrite> writes;  // L2, L12, L13 (fa1); L1, L2, L3 (standard)
+};
+
+struct Totals {
+  int64_t hbm_read_bytes = 0, hbm_write_bytes = 0, flops = 0;
+  int64_t peak_sram_bytes = 0, peak_tile_bytes = 0;
+  int64_t steps = 0;
+  Traffic traffic;
+};
+
+struct Trace {
+  Problem problem;  // includes Q, K, V
+  Tiling tiling;
+  std::vector<Step> steps;  // empty for an unrecorded (fast-path) run
+  Totals totals;
+  Mat O;    // final output (from HBM)
+  Vec lse;  // m + log(l) per row (natural log)
+
+  std::string explain(size_t k) const;  // one sentence for step k
+  size_t approx_bytes() const;          // memory the recorded trace takes
+};
+
+// Schedules call begin/end around each pseudocode line. A null Recorder* means "fast path":
+// the schedule still moves data through the memory model, but nothing is recorded.
+class Recorder {
+ public:
+  Recorder(Trace& trace, Hbm& hbm, const Sram& sram) : t_(trace), hbm_(hbm), sram_(sram) {}
+  Step& begin(Line line, int64_t i, int64_t j);
+  void end(int64_t flops);
+
+ private:
+  Trace& t_;
+  Hbm& hbm_;
+  const Sram& sram_;
+  int64_t read_before_ = 0, write_before_ = 0;
+};
+
+// The HBM state (O, l, m for fa1; S, P, O for standard) after a given step, rebuilt by
+// replaying the recorded writes. Moving backward replays from the start, so stepping back and
+// forward always lands on the identical state.
+class Cursor {
+ public:
+  explicit Cursor(const Trace& trace);
+  size_t index() const { return k_; }  // number of steps applied (0 = before the first)
+  size_t size() const { return trace_.steps.size(); }
+  void forward();
+  void backward();
+  void seek(size_t k);
+  void run_to_end() { seek(size()); }
+  const Mat& hbm(Tensor t) const { return state_[static_cast<int>(t)]; }
+  // Whether rows of a tensor have been written yet (before L2, O/l/m do not exist).
+  bool written(Tensor t) const { return has_[static_cast<int>(t)]; }
+  const Step* current() const { return k_ == 0 ? nullptr : &trace_.steps[k_ - 1]; }
+
+ private:
+  void reset();
+  void apply(const Step& s);
+  const Trace& trace_;
+  size_t k_ = 0;
+  std::array<Mat, kTensors> state_;
+  std::array<bool, kTensors> has_{};
+};
+
+}  // namespace flashstep
