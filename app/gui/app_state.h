@@ -1,0 +1,133 @@
+// The desktop app's state, outside every draw function (immediate-mode style): the current
+// run (a recorded Algorithm 1 trace and a Cursor over it), what is derived from the trace once
+// (the S and P~ tiles laid out as Nq x Nk matrices, the step at which each tile appears, the
+// m_i / l_i series per row), the problem editor's fields, the lesson, the compare tab, and the
+// playback controls. Nothing here knows about OpenGL; the actions below are what buttons,
+// keys and the --script option call.
+#pragma once
+#include "app/gui/preset.h"
+#include "core/lesson.h"
+#include "core/reference.h"
+#include "core/trace.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashstep::gui {
+
+// Everything computed from one trace when it is made; read-only afterwards.
+struct RunView {
+  Trace trace;                 // recorded Algorithm 1
+  Totals standard;             // Algorithm 0 on the same inputs (unrecorded run)
+  std::string standard_error;  // why there are no standard totals, if so
+  // S_ij (L9) and P~_ij (L10) tiles placed in Nq x Nk matrices; empty when too large.
+  Mat S, P;
+  // Tr x Tc: the number of applied steps after which tile (i, j) exists (L9 for S, L10 for P~).
+  Mat s_ready, p_ready;
+  std::vector<int64_t> q_first_load, kv_first_load;  // step index of the first L8 / L6 per block
+  std::vector<int64_t> l10_step, l11_step;           // per (i, j) = i * Tc + j; -1 if none
+  Mat m_series, l_series;      // Nq x Tc: m_i^new, l_i^new of each row after L11 of (i, j)
+  float range_qkv = 1, range_o = 1, range_s = 1, range_m = 1, max_l = 1;
+  int64_t step_of(int64_t i, int64_t j, Line line) const;  // first step of (i, j) at a line
+};
+
+// Builds the view (runs Algorithm 1 recorded and Algorithm 0 unrecorded). Throws InputError.
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec);
+
+// The problem editor's fields, edited in place by ImGui widgets.
+enum class Field { none, nq, nk, d, M, M_kib, br, bc, scale, seed, pattern, files };
+struct ProblemForm {
+  int64_t nq = 8, nk = 8, d = 4, M = 64, br = 0, bc = 0;
+  char M_kib[32] = "0.25";  // M in KiB of float32, text so "64KiB" and "0.5" both work
+  bool default_scale = true;
+  double scale = 0.5;
+  int64_t seed = 1;
+  int pattern = 0;          // index into input_patterns()
+  bool use_files = false;
+  char q_path[512] = "", k_path[512] = "", v_path[512] = "";
+  // Validation of the fields as they stand (updated on every edit).
+  std::string error;
+  Field error_field = Field::none;
+  ProblemSpec to_spec() const;      // throws InputError
+  void from_spec(const ProblemSpec& s);
+  void validate();                  // sets error / error_field
+};
+
+struct LessonState {
+  char values[256] = "1, 2, 3, 4";
+  int block = 2;
+  int shown = 0;  // blocks merged so far (0 .. blocks.size())
+  Lesson lesson;
+  std::string error;
+  void recompute();
+};
+
+struct CompareState {
+  char o_path[512] = "", lse_path[512] = "";
+  double tolerance = 1e-5;  // relative (normwise), as core/reference.h defines it
+  bool loaded = false;
+  Mat O, err;               // loaded O and |O - O_trace|
+  Vec lse;
+  ErrorStats o_stats, lse_stats;
+  float log_lo = -9, log_hi = -1;
+  std::string error, message;
+  uint64_t version = 0;     // bumps when err changes (the heatmap re-uploads)
+  bool passed() const { return loaded && o_stats.max_rel <= tolerance && lse_stats.max_rel <= tolerance; }
+};
+
+enum class View { tiles, lesson, compare };
+enum class SpMode { follow, S, P };
+
+struct AppState {
+  std::string asset_dir;
+  std::vector<std::string> preset_names;
+  std::string preset_title;
+
+  std::unique_ptr<RunView> run;
+  std::unique_ptr<Cursor> cursor;
+  uint64_t run_version = 0;    // bumps when a new trace replaces the old one
+  uint64_t cursor_version = 0; // bumps when the cursor moves
+  std::string explanation;     // Trace::explain of the current step (cached on move)
+
+  ProblemForm form;
+  std::string apply_error;     // why the last Apply failed (the old run stays)
+  LessonState lesson;
+  CompareState compare;
+
+  // Controls.
+  bool playing = false;
+  float speed = 4.0f;          // steps per second
+  double play_accum = 0;
+  int jump_i = 0, jump_j = 0;
+  std::string jump_error;
+  int plot_row = 0;
+  bool plot_follow = true;     // plot row follows the current block
+  SpMode sp_mode = SpMode::follow;
+  View view = View::tiles;
+  bool view_changed = false;   // select the tab once after a programmatic change
+
+  // Export.
+  char export_base[512] = "flashstep-trace";
+  std::string export_message;
+  std::string screenshot_request;  // PNG path, written at the end of the next frame
+
+  // Actions.
+  void load_preset(const std::string& name_or_path);  // throws InputError
+  bool apply_form();           // new run from the form; on failure keeps the old one
+  void set_run(std::unique_ptr<RunView> v);
+  void step_forward();
+  void step_back();
+  void seek(size_t k);
+  void run_to_end();
+  void reset();
+  bool jump_to(int64_t i, int64_t j);  // to the L8 load of (i, j)
+  void advance_playback(double dt);
+  void run_script(const std::string& script);  // "step 5; back 2; seek 9; end; home; jump 1 0"
+  void load_compare();
+  void cursor_moved();
+  size_t index() const { return cursor ? cursor->index() : 0; }
+  size_t steps() const { return cursor ? cursor->size() : 0; }
+};
+
+}  // namespace flashstep::gui

@@ -1,0 +1,29 @@
+// Presets: small JSON files in assets/presets/ that name a problem (and, for the lesson, a
+// vector and a block size) plus the view the app opens on.
+//
+//   { "name": "tiny", "title": "...", "view": "tiles" | "lesson" | "compare",
+//     "problem": { "nq", "nk", "d", "M" (elements or "64KiB"), "br", "bc", "scale",
+//                  "seed", "pattern", "q", "k", "v" (.npy paths) },
+//     "lesson": { "values": [1, 2, 3, 4], "block": 2 } }
+#pragma once
+#include "core/problem.h"
+
+#include <string>
+#include <vector>
+
+namespace flashstep::gui {
+
+struct Preset {
+  std::string name, title, view = "tiles", path;
+  ProblemSpec spec;
+  std::vector<double> lesson_values{1, 2, 3, 4};
+  size_t lesson_block = 2;
+};
+
+// "tiny" -> <asset_dir>/presets/tiny.json; a path ending in .json is taken as it is.
+// Throws InputError listing the known presets when there is no such file.
+std::string preset_path(const std::string& name_or_path, const std::string& asset_dir);
+Preset load_preset(const std::string& path);  // throws InputError naming the file and the key
+std::vector<std::string> preset_names(const std::string& asset_dir);
+
+}  // namespace flashstep::gui

@@ -1,0 +1,16 @@
+// Where the app finds its shaders/ and assets/ at run time.
+#pragma once
+#include <string>
+
+namespace flashstep::gui {
+
+// The source tree's folder when it exists (a build run from its tree), else
+// <exe>/../share/flashstep/<name> or <exe dir>/<name>. Returns the first that exists.
+std::string shader_dir();
+std::string asset_dir();
+// A TrueType font from fonts-dejavu-core, or "" (ImGui's built-in font is used then).
+std::string system_font(bool mono);
+// Whole file as text; throws InputError naming the path.
+std::string read_text_file(const std::string& path);
+
+}  // namespace flashstep::gui

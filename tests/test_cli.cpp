@@ -1,0 +1,162 @@
+// The flashstep program as a user runs it: outputs, and one clear error line for bad input.
+#include "core/reference.h"
+#include "test_helpers.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+using namespace flashstep;
+namespace fsys = std::filesystem;
+
+namespace {
+
+const std::string kBin = FLASHSTEP_BIN;
+
+// A .npy file with an arbitrary dtype string and payload (for the bad-file cases).
+void write_raw_npy(const fsys::path& path, const std::string& descr, const std::string& shape,
+                   size_t payload_bytes) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(char(header.size() & 0xff));
+  out.put(char(header.size() >> 8));
+  out << header;
+  std::string payload(payload_bytes, '\0');
+  for (size_t k = 0; k < payload_bytes; ++k) payload[k] = char(k * 37 % 251);
+  out << payload;
+}
+
+struct Failure {
+  std::string args, expect;
+};
+
+}  // namespace
+
+TEST_CASE("bad input gives one clear error line and a non-zero exit and no output file", "[cli][errors]") {
+  const fsys::path dir = fstest::temp_dir();
+  const Mat q = make_input("random", 10, 4, 1, 0), k = make_input("random", 12, 4, 1, 1);
+  write_npy((dir / "q.npy").string(), q);
+  write_npy((dir / "k.npy").string(), k);
+  write_npy((dir / "v.npy").string(), k);
+  write_npy((dir / "k5.npy").string(), make_input("random", 12, 5, 1, 1));
+  write_npy((dir / "v11.npy").string(), make_input("random", 11, 4, 1, 1));
+  Mat qnan = q;
+  qnan(3, 2) = std::nanf("");
+  write_npy((dir / "qnan.npy").string(), qnan);
+  Mat vinf = k;
+  vinf(11, 0) = -INFINITY;
+  write_npy((dir / "vinf.npy").string(), vinf);
+  write_raw_npy(dir / "int.npy", "<i4", "(10, 4)", 160);
+  write_raw_npy(dir / "3d.npy", "<f4", "(2, 10, 4)", 320);
+  write_raw_npy(dir / "trunc.npy", "<f4", "(10, 4)", 100);
+  write_raw_npy(dir / "f64.npy", "<f8", "(10, 4)", 320);  // valid float64 (payload finite? bytes)
+  {
+    std::ofstream junk(dir / "junk.npy");
+    junk << "hello";
+  }
+  const std::string D = dir.string() + "/";
+  const std::string files = " --k " + D + "k.npy --v " + D + "v.npy";
+  const Failure cases[] = {
+      {"run --d 0", "d must be at least 1"},
+      {"run --n 0", "Nq must be at least 1"},
+      {"run --nq 8 --nk 0", "Nk must be at least 1"},
+      {"run --d 64 --M 100", "smaller than 4d = 256"},
+      {"run --n 64 --d 16 --M 1024 --br 64 --bc 64", "Br = 64, Bc = 64 do not fit"},
+      {"run --q " + D + "3d.npy" + files, "expected a 2-D array"},
+      {"run --q " + D + "int.npy" + files, "dtype '<i4' not supported"},
+      {"run --q " + D + "trunc.npy" + files, "truncated"},
+      {"run --q " + D + "junk.npy" + files, "not a .npy file"},
+      {"run --q " + D + "missing.npy" + files, "cannot open"},
+      {"run --q " + D + "q.npy --k " + D + "k5.npy --v " + D + "v.npy", "mismatched shapes"},
+      {"run --q " + D + "q.npy --k " + D + "k.npy --v " + D + "v11.npy", "mismatched shapes"},
+      {"run --q " + D + "qnan.npy" + files, "input Q has NaN at row 3, column 2"},
+      {"run --q " + D + "q.npy --k " + D + "k.npy --v " + D + "vinf.npy", "input V has Inf at row 11, column 0"},
+      {"run --q " + D + "q.npy", "give all three"},
+      {"run --schedule fa9", "unknown schedule 'fa9'"},
+      {"run --pattern zebra", "unknown input pattern 'zebra'"},
+      {"run --M lots", "M must be a number"},
+      {"run --n 1024 --d 64 --M 16384 --steps --max-trace-mib 4", "refusing to record"},
+      {"run --n 200000 --d 64 --M 16384 --trace " + D + "t.json", "refusing to record"},
+      {"run --n 100000 --d 16 --schedule standard", "simulated HBM would need"},
+      {"run --n 8 --d abc", "--d"},
+      {"lesson softmax --values 1,x,3", "'x' is not a number"},
+      {"lesson softmax --block 0", "--block must be at least 1"},
+      {"explain --n 64 --d 32 --M 64", "smaller than 4d"},
+  };
+  for (const Failure& f : cases) {
+    CAPTURE(f.args);
+    const fsys::path out = dir / "out_o.npy";
+    std::string output;
+    const int rc = fstest::run_command(kBin + " " + f.args + " --out-o " + out.string(), output);
+    // (--out-o is not a lesson/explain option; those cases are checked without it below)
+    if (f.args.rfind("run", 0) != 0) fstest::run_command(kBin + " " + f.args, output);
+    CAPTURE(output);
+    CHECK(rc != 0);
+    CHECK(output.find(f.expect) != std::string::npos);
+    CHECK(std::count(output.begin(), output.end(), '\n') == 1);
+    CHECK(output.rfind("flashstep: error: ", 0) == 0);
+    CHECK_FALSE(fsys::exists(out));
+    CHECK_FALSE(fsys::exists(dir / "t.json"));
+  }
+  // A float64 .npy is accepted (random bytes may hold NaN: then the NaN is reported instead).
+  std::string output;
+  const int rc = fstest::run_command(kBin + " run --q " + D + "f64.npy" + files, output);
+  CHECK((rc == 0 || output.find("has NaN") != std::string::npos || output.find("has Inf") != std::string::npos));
+}
+
+TEST_CASE("run writes O and lse that match the float64 reference", "[cli]") {
+  const fsys::path dir = fstest::temp_dir();
+  const std::string D = dir.string() + "/";
+  for (const char* sched : {"fa1", "standard"}) {
+    CAPTURE(sched);
+    std::string output;
+    const int rc = fstest::run_command(kBin + " run --nq 37 --nk 53 --d 12 --M 200 --seed 5 --schedule " +
+                                           sched + " --out-o " + D + "o.npy --out-lse " + D + "lse.npy --trace " +
+                                           D + "t.json --csv " + D + "t.csv --chrome " + D + "c.json",
+                                       output);
+    CAPTURE(output);
+    REQUIRE(rc == 0);
+    CHECK(output.find("(closed form") != std::string::npos);
+    CHECK(output.find("DIFFERENT") == std::string::npos);
+    ProblemSpec s;
+    s.nq = 37; s.nk = 53; s.d = 12; s.M = 200; s.seed = 5;
+    const Problem p = make_problem(s);
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale);
+    const Mat o = read_npy_matrix(D + "o.npy");
+    const NpyArray lse = read_npy(D + "lse.npy");
+    REQUIRE(lse.shape == std::vector<int64_t>{37});
+    CHECK(compare(o, ref.O).max_rel < 1e-5);
+    CHECK(compare(Vec(Eigen::Map<const Vec>(lse.data.data(), 37)), ref.lse).max_rel < 1e-5);
+    for (const char* f : {"t.json", "t.csv", "c.json"}) CHECK(fsys::file_size(dir / f) > 100);
+  }
+}
+
+TEST_CASE("the 1 2 3 4 lesson prints each block statistics and ends at the softmax", "[cli][lesson]") {
+  std::string output;
+  REQUIRE(fstest::run_command(kBin + " lesson softmax", output) == 0);
+  // block [1,2]: max 2, sum 1 + e^-1; block [3,4]: max 4, same sum; rescale e^(2-4)
+  for (const char* want : {"local max  m~ = 2", "l~ = sum exp(x - m~) = 1.36787944", "local max  m~ = 4",
+                           "e^(m - m_new) = 0.135335283", "l_new = 0.135335283 * 1.36787944 + 1 * 1.36787944 = 1.55300179",
+                           "0.0320586033", "0.0871443187", "0.236882818", "0.64391426", "(equal)"})
+    CHECK(output.find(want) != std::string::npos);
+  REQUIRE(fstest::run_command(kBin + " lesson softmax --values 3,-1,10,0.5,7 --block 3", output) == 0);
+  CHECK(output.find("(equal)") != std::string::npos);
+  CHECK(output.find("Block 2: [0.5, 7]") != std::string::npos);
+}
+
+TEST_CASE("run with steps prints the step log of Algorithm 1", "[cli]") {
+  std::string output;
+  REQUIRE(fstest::run_command(kBin + " run --n 8 --d 4 --M 64 --steps", output) == 0);
+  for (const char* want : {"Alg1 L2", "Alg1 L6", "Alg1 L8", "Alg1 L9", "Alg1 L10", "Alg1 L11", "Alg1 L12",
+                           "Alg1 L13", "m~_ij", "e^(m_i - m_i^new)", "steps      27 (recorded)"})
+    CHECK(output.find(want) != std::string::npos);
+}
+
+TEST_CASE("explain prints closed forms that equal the simulation", "[cli]") {
+  std::string output;
+  REQUIRE(fstest::run_command(kBin + " explain --n 300 --d 32 --M 2000", output) == 0);
+  CHECK(output.find("simulated equals closed form                  yes") != std::string::npos);
+  CHECK(output.find("Theorem 2") != std::string::npos);
+}

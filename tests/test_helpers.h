@@ -1,0 +1,46 @@
+// Small helpers shared by the core tests.
+#pragma once
+#include "core/npy.h"
+#include "core/problem.h"
+#include "core/run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fstest {
+
+inline std::string golden(const std::string& name) { return std::string(FLASHSTEP_GOLDEN_DIR) + "/" + name; }
+
+// A fresh temporary directory per call.
+inline std::filesystem::path temp_dir() {
+  static int counter = 0;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("flashstep_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline flashstep::Trace run_spec(const flashstep::ProblemSpec& s, bool record = true) {
+  const flashstep::Problem p = flashstep::make_problem(s);
+  const flashstep::Tiling t = flashstep::make_tiling(p.nq, p.nk, p.d, p.M, s.br, s.bc);
+  flashstep::RunOptions opt;
+  opt.record = record;
+  return flashstep::run_problem(p, t, opt);
+}
+
+// Runs a shell command, returning its exit status; stdout+stderr go to `output`.
+inline int run_command(const std::string& cmd, std::string& output) {
+  output.clear();
+  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
+  const int status = ::pclose(f);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace fstest

@@ -1,0 +1,50 @@
+// The online-softmax lesson and the .npy reader/writer.
+#include "core/lesson.h"
+#include "test_helpers.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+using namespace flashstep;
+
+TEST_CASE("lesson 1 2 3 4 in blocks of 2 gives the seed chapter numbers", "[lesson]") {
+  const Lesson L = run_lesson({1, 2, 3, 4}, 2);
+  REQUIRE(L.blocks.size() == 2);
+  CHECK(L.blocks[0].local_max == 2);
+  CHECK(L.blocks[0].local_sum == Approx(1 + std::exp(-1.0)).epsilon(1e-15));
+  CHECK(L.blocks[1].local_max == 4);
+  CHECK(L.blocks[1].alpha == Approx(std::exp(-2.0)).epsilon(1e-15));
+  CHECK(L.blocks[1].beta == 1);
+  const double total = std::exp(-3.0) + std::exp(-2.0) + std::exp(-1.0) + 1.0;
+  CHECK(L.blocks[1].l_new == Approx(total).epsilon(1e-15));
+  for (int k = 0; k < 4; ++k) CHECK(L.online[k] == Approx(std::exp(k + 1 - 4.0) / total).epsilon(1e-14));
+  CHECK(L.max_diff < 1e-15);
+}
+
+TEST_CASE("lesson with any vector and block size ends equal to the direct softmax", "[lesson]") {
+  const size_t n = GENERATE(1, 2, 5, 13);
+  const size_t block = GENERATE(1, 2, 3, 4, 20);
+  std::vector<double> v;
+  for (size_t k = 0; k < n; ++k) v.push_back(37.0 * std::sin(double(k * k + 3 * n + block)));
+  const Lesson L = run_lesson(v, block);
+  CHECK(L.blocks.size() == (n + block - 1) / block);
+  CHECK(L.max_diff < 1e-14);
+  double sum = 0;
+  for (double x : L.online) sum += x;
+  CHECK(sum == Approx(1.0).epsilon(1e-14));
+}
+
+TEST_CASE("npy round trip with 4-D and float64 files", "[npy]") {
+  const auto dir = fstest::temp_dir();
+  const Mat m = make_input("random", 7, 3, 42, 0);
+  write_npy((dir / "m.npy").string(), m);
+  CHECK(read_npy_matrix((dir / "m.npy").string()) == m);
+  const float* p = m.data();
+  write_npy((dir / "m4.npy").string(), p, {1, 1, 7, 3});
+  CHECK(read_npy_matrix((dir / "m4.npy").string()) == m);
+  write_npy((dir / "bad4.npy").string(), p, {1, 7, 1, 3});
+  CHECK_THROWS_WITH(read_npy_matrix((dir / "bad4.npy").string()), Catch::Contains("expected a 2-D array"));
+  // A golden float64 file reads as float32.
+  const NpyArray g = read_npy(fstest::golden("n64_d16.o.npy"));
+  CHECK(g.shape == std::vector<int64_t>{64, 16});
+}
