@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what flashstep needs on Debian 12 (when missing) and builds it into build/.
+# The CUDA backend is built when nvcc is found (PATH or /usr/local/cuda); otherwise skipped.
+set -euo pipefail
+cd "$(dirname "$0")"
+packages=(cmake g++ make pkg-config libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev
+          libimgui-dev libglfw3-dev libstb-dev xvfb xauth fonts-dejavu-core)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"
