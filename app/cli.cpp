@@ -75,6 +75,12 @@ void print_step(const Trace& t, size_t k) {
               k, line_label(s.line), ij, (long long)s.hbm_read, (long long)s.hbm_read_total,
               (long long)s.hbm_write, (long long)s.hbm_write_total, (long long)s.sram_bytes,
               (long long)s.flops, t.explain(k).c_str());
+  std::string sram;
+  for (int sl = 0; sl < kSlots; ++sl)
+    if (s.sram_elems[sl] > 0)
+      sram += std::string(sram.empty() ? "" : ", ") + slot_name(Slot(sl)) + " " +
+              std::to_string(s.sram_elems[sl] * t.problem.bytes_per_elem) + " B";
+  std::printf("         SRAM holds %s\n", sram.empty() ? "nothing" : sram.c_str());
   if (s.m_tilde.size())
     std::printf("         m~_ij = %s  l~_ij = %s\n", vec_text(s.m_tilde).c_str(),
                 vec_text(s.l_tilde).c_str());
