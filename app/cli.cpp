@@ -32,6 +32,16 @@ ProblemSpec RunFlags::to_spec() const {
   s.q_path = q;
   s.k_path = k;
   s.v_path = v;
+  s.causal = causal;
+  s.kv_len = kv_len;
+  if (!window.empty()) {
+    long long left = 0, right = 0;
+    char extra = 0;
+    if (std::sscanf(window.c_str(), "%lld,%lld%c", &left, &right, &extra) != 2)
+      throw InputError("--window must be LEFT,RIGHT (e.g. 64,0; -1 for no limit), got '" + window + "'");
+    s.window_left = left;
+    s.window_right = right;
+  }
   return s;
 }
 
@@ -44,7 +54,10 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--br", f.br, "override the Q block size Br");
   c->add_option("--bc", f.bc, "override the K/V block size Bc");
   f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)");
-  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1) or standard (Algorithm 0)");
+  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)");
+  c->add_flag("--causal", f.causal, "causal mask (bottom-right aligned when Nq != Nk)");
+  c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
+  c->add_option("--kv-len", f.kv_len, "key padding: only the first KV_LEN keys are valid");
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)");
   c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
   c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
@@ -114,7 +127,10 @@ void print_summary(const Trace& t, bool recorded) {
   const Problem& p = t.problem;
   const Tiling& ti = t.tiling;
   std::printf("schedule   %s (%s)\n", schedule_name(p.schedule),
-              p.schedule == Schedule::fa1 ? "Algorithm 1, FlashAttention" : "Algorithm 0, standard attention");
+              p.schedule == Schedule::fa1   ? "Algorithm 1, FlashAttention"
+              : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
+                                            : "Algorithm 0, standard attention");
+  std::printf("mask       %s\n", p.mask.describe().c_str());
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu)\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed);
@@ -124,13 +140,19 @@ void print_summary(const Trace& t, bool recorded) {
               ti.overridden ? " (overridden)" : " (paper's block sizes)");
   std::printf("steps      %lld%s\n", (long long)t.totals.steps,
               recorded ? " (recorded)" : " (fast path, not recorded)");
-  const TrafficForm cf = p.schedule == Schedule::fa1 ? fa1_traffic(p.nq, p.nk, p.d, ti.Tc)
-                                                     : standard_traffic(p.nq, p.nk, p.d);
+  const TrafficForm cf = p.schedule == Schedule::fa1   ? fa1_traffic(p.nq, p.nk, p.d, ti.Tc)
+                         : p.schedule == Schedule::fa2 ? fa2_traffic(p.nq, p.nk, p.d, ti.Tr)
+                                                       : standard_traffic(p.nq, p.nk, p.d);
   const int64_t bpe = p.bytes_per_elem;
+  // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
+  const bool skips = p.mask.any() && p.schedule != Schedule::standard;
+  auto verdict = [&](int64_t form, int64_t sim) {
+    return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
+  };
   std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_read_bytes).c_str(),
-              (long long)(cf.read_elems * bpe), cf.read_elems * bpe == t.totals.hbm_read_bytes ? "equal" : "DIFFERENT");
+              (long long)(cf.read_elems * bpe), verdict(cf.read_elems * bpe, t.totals.hbm_read_bytes));
   std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_write_bytes).c_str(),
-              (long long)(cf.write_elems * bpe), cf.write_elems * bpe == t.totals.hbm_write_bytes ? "equal" : "DIFFERENT");
+              (long long)(cf.write_elems * bpe), verdict(cf.write_elems * bpe, t.totals.hbm_write_bytes));
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(t.totals.peak_sram_bytes).c_str(), bytes_text(t.totals.peak_tile_bytes).c_str(),
               bytes_text(ti.tile_capacity * bpe).c_str(),
@@ -138,7 +160,7 @@ void print_summary(const Trace& t, bool recorded) {
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)t.totals.flops, t.totals.flops / 1e9);
   if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale);
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask);
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
@@ -216,42 +238,53 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
     set_action([] {
       const int64_t nq = enq ? enq : en, nk = enk ? enk : en, M = parse_sram_size(eM);
       const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
-      const TrafficForm fa = fa1_traffic(nq, nk, ed, t.Tc), sa = standard_traffic(nq, nk, ed);
+      // Columns: Algorithm 1, FlashAttention-2, standard attention (Algorithm 0).
+      const TrafficForm forms[3] = {fa1_traffic(nq, nk, ed, t.Tc), fa2_traffic(nq, nk, ed, t.Tr),
+                                    standard_traffic(nq, nk, ed)};
+      const Schedule scheds[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
       std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%lld KiB of float32)\n",
                   (long long)nq, (long long)nk, (long long)ed, (long long)M, (long long)(M * 4 / 1024));
       std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n\n",
                   (long long)t.Bc, (long long)t.Br, t.overridden ? " (overridden)" : "",
                   (long long)t.Tr, (long long)t.Tc);
-      std::printf("HBM traffic in elements          %18s %18s\n", "Algorithm 1", "standard (Alg 0)");
-      std::printf("  closed form, read              %18lld %18lld\n", (long long)fa.read_elems, (long long)sa.read_elems);
-      std::printf("  closed form, write             %18lld %18lld\n", (long long)fa.write_elems, (long long)sa.write_elems);
-      std::printf("  closed form, total bytes       %18lld %18lld\n",
-                  (long long)(4 * (fa.read_elems + fa.write_elems)), (long long)(4 * (sa.read_elems + sa.write_elems)));
-      std::printf("  Theorem 2 order                %18.4g %18.4g   (N^2 d^2 / M  vs  N d + N^2)\n",
-                  theorem2_flash(nq, nk, ed, M), theorem2_standard(nq, nk, ed));
+      auto row = [](const char* label, const int64_t v[3]) {
+        std::printf("  %-30s %16lld %16lld %16lld\n", label, (long long)v[0], (long long)v[1], (long long)v[2]);
+      };
+      std::printf("HBM traffic in elements          %16s %16s %16s\n", "Algorithm 1", "FA2 order", "standard");
+      int64_t rd[3], wr[3], by[3];
+      for (int k = 0; k < 3; ++k) {
+        rd[k] = forms[k].read_elems;
+        wr[k] = forms[k].write_elems;
+        by[k] = 4 * (rd[k] + wr[k]);
+      }
+      row("closed form, read", rd);
+      row("closed form, write", wr);
+      row("closed form, total bytes", by);
+      std::printf("  %-30s %16.4g %16s %16.4g   (N^2 d^2 / M  vs  N d + N^2)\n", "Theorem 2 order",
+                  theorem2_flash(nq, nk, ed, M), "", theorem2_standard(nq, nk, ed));
       const double work = double(nq) * double(nk) * double(ed);
       if (work <= 1.5e10) {
         ProblemSpec s;
         s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
-        int64_t sim[2][2] = {{0, 0}, {0, 0}};
-        for (int k = 0; k < 2; ++k) {
-          s.schedule = k == 0 ? Schedule::fa1 : Schedule::standard;
+        int64_t srd[3], swr[3];
+        bool same = true;
+        for (int k = 0; k < 3; ++k) {
+          s.schedule = scheds[k];
           RunOptions opt;
           opt.record = false;
           const Trace tr = run_problem(make_problem(s), t, opt);
-          sim[k][0] = tr.totals.hbm_read_bytes / 4;
-          sim[k][1] = tr.totals.hbm_write_bytes / 4;
+          srd[k] = tr.totals.hbm_read_bytes / 4;
+          swr[k] = tr.totals.hbm_write_bytes / 4;
+          same = same && srd[k] == rd[k] && swr[k] == wr[k];
         }
-        std::printf("  simulated, read                %18lld %18lld\n", (long long)sim[0][0], (long long)sim[1][0]);
-        std::printf("  simulated, write               %18lld %18lld\n", (long long)sim[0][1], (long long)sim[1][1]);
-        const bool same = sim[0][0] == fa.read_elems && sim[0][1] == fa.write_elems &&
-                          sim[1][0] == sa.read_elems && sim[1][1] == sa.write_elems;
-        std::printf("  simulated equals closed form   %18s\n", same ? "yes" : "NO");
+        row("simulated, read", srd);
+        row("simulated, write", swr);
+        std::printf("  %-30s %16s\n", "simulated equals closed form", same ? "yes" : "NO");
       } else {
         std::printf("  simulated                      skipped (Nq*Nk*d = %.3g is over 1.5e10)\n", work);
       }
-      std::printf("\nAlgorithm 1 moves %.3gx the bytes of standard attention here.\n",
-                  double(fa.read_elems + fa.write_elems) / double(sa.read_elems + sa.write_elems));
+      std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
+                  double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));
       return 0;
     });
   });

@@ -18,6 +18,9 @@ struct RunFlags {
   std::string schedule = "fa1", pattern = "random";
   uint64_t seed = 1;
   std::string q, k, v;
+  bool causal = false;
+  std::string window;  // "LEFT,RIGHT"
+  int64_t kv_len = -1;
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags

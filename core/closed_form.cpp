@@ -9,6 +9,13 @@ TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
   return f;
 }
 
+TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr) {
+  TrafficForm f;
+  f.read_elems = nq * d + Tr * 2 * nk * d;
+  f.write_elems = nq * d + nq;
+  return f;
+}
+
 TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
   TrafficForm f;
   f.read_elems = (nq * d + nk * d) + nq * nk + (nq * nk + nk * d);

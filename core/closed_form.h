@@ -17,6 +17,10 @@ struct TrafficForm {
 //   L12, L13 write O_i, l_i, m_i for every (i,j):  Tc Nq (d + 2)
 TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
 
+// FlashAttention-2 (no mask): Q read once, K and V once per Q block, O and L written once.
+//   reads = Nq d + Tr 2 Nk d;  writes = Nq d + Nq
+TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr);
+
 // Algorithm 0: L1 reads Q, K and writes S; L2 reads S and writes P; L3 reads P, V, writes O.
 TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
 

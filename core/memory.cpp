@@ -3,13 +3,13 @@
 namespace flashstep {
 
 const char* tensor_name(Tensor t) {
-  static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P"};
+  static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P", "L"};
   return names[static_cast<int>(t)];
 }
 
 const char* slot_name(Slot s) {
   static const char* names[] = {"Q_i",   "K_j",   "V_j",  "O_i",      "l_i",     "m_i",
-                                "S_ij", "m~_ij", "l~_ij", "m_i^new", "l_i^new"};
+                                "S_ij", "m~_ij", "l~_ij", "m_i^new", "l_i^new", "L_i"};
   return names[static_cast<int>(s)];
 }
 

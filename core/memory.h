@@ -24,13 +24,14 @@
 
 namespace flashstep {
 
-enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, count };
+enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, count };  // L: lse (FlashAttention-2)
 constexpr int kTensors = static_cast<int>(Tensor::count);
 const char* tensor_name(Tensor t);
 
 enum class Slot : uint8_t {
   Qi, Kj, Vj, Oi,                 // d-wide tiles, charged to M
   li, mi, Sij, mt, lt, mnew, lnew,  // scratch: S_ij doubles as P~_ij after line 10
+  Li,                               // FlashAttention-2's logsumexp block, on chip
   count
 };
 constexpr int kSlots = static_cast<int>(Slot::count);

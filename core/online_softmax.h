@@ -32,6 +32,10 @@ FS_HD float merged_output(float l_old, float alpha, float o_old, float beta, flo
   return l_new == 0.0f ? 0.0f : (l_old * alpha * o_old + beta * pv) / l_new;
 }
 
+// FlashAttention-2 L12, per element: O_i = diag(l)^-1 O_i, once at the end; 0 for a row that
+// kept no key (l = 0).
+FS_HD float normalised_output(float o, float l) { return l == 0.0f ? 0.0f : o / l; }
+
 // lse = m + log(l): the natural-log logsumexp of the row; -inf for a fully masked row.
 FS_HD float row_logsumexp(float m, float l) { return l == 0.0f ? -INFINITY : m + logf(l); }
 

@@ -11,6 +11,7 @@ const char* schedule_name(Schedule s) {
   switch (s) {
     case Schedule::fa1: return "fa1";
     case Schedule::standard: return "standard";
+    case Schedule::fa2: return "fa2";
   }
   return "?";
 }
@@ -18,7 +19,8 @@ const char* schedule_name(Schedule s) {
 Schedule parse_schedule(const std::string& name) {
   if (name == "fa1") return Schedule::fa1;
   if (name == "standard") return Schedule::standard;
-  throw InputError("unknown schedule '" + name + "' (expected fa1 or standard)");
+  if (name == "fa2") return Schedule::fa2;
+  throw InputError("unknown schedule '" + name + "' (expected fa1, fa2 or standard)");
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -129,6 +131,12 @@ void validate_sizes(const ProblemSpec& s) {
   make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
   if (s.scale && !std::isfinite(*s.scale))
     throw InputError("scale must be a finite number");
+  if (s.window_left < -1 || s.window_right < -1)
+    throw InputError("window sizes must be >= 0, or -1 for no limit (got " +
+                     std::to_string(s.window_left) + "," + std::to_string(s.window_right) + ")");
+  if (s.kv_len < -1 || s.kv_len > s.nk)
+    throw InputError("key length " + std::to_string(s.kv_len) + " is out of range 0.." +
+                     std::to_string(s.nk));
   const int64_t kMaxDim = int64_t(1) << 28;
   if (s.nq > kMaxDim || s.nk > kMaxDim || s.d > 65536)
     throw InputError("sizes too large (Nq, Nk <= 2^28, d <= 65536)");
@@ -173,6 +181,11 @@ Problem make_problem(const ProblemSpec& spec) {
   p.scale = float(s.scale ? *s.scale : 1.0 / std::sqrt(double(s.d)));
   p.schedule = s.schedule;
   p.seed = s.seed;
+  p.mask.causal = s.causal;
+  p.mask.window_left = s.window_left;
+  p.mask.window_right = s.window_right;
+  p.mask.kv_len = s.kv_len;
+  p.mask.offset = s.nk - s.nq;
   return p;
 }
 

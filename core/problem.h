@@ -1,5 +1,6 @@
 // Problem and Tiling: what to compute and how it is cut into blocks (paper notation).
 #pragma once
+#include "core/mask.h"
 #include "core/types.h"
 
 #include <optional>
@@ -8,7 +9,7 @@
 
 namespace flashstep {
 
-enum class Schedule { fa1, standard };
+enum class Schedule { fa1, standard, fa2 };
 const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& name);  // throws InputError
 
@@ -23,6 +24,9 @@ struct ProblemSpec {
   uint64_t seed = 1;
   std::string pattern = "random";    // see input_patterns()
   std::string q_path, k_path, v_path;  // .npy files; all three or none
+  bool causal = false;
+  int64_t window_left = -1, window_right = -1;  // -1: unbounded (see mask.h)
+  int64_t kv_len = -1;                          // -1: no key padding
 };
 
 struct Tiling {
@@ -42,6 +46,7 @@ struct Problem {
   std::string pattern;  // "npy" when loaded from files
   std::string dtype = "fp32";
   int bytes_per_elem = 4;
+  Mask mask;
   Mat Q, K, V;
 };
 

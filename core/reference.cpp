@@ -7,7 +7,8 @@
 
 namespace flashstep {
 
-Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale) {
+Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale,
+                              const Mask& mask) {
   const MatD q = Q.cast<double>(), k = K.cast<double>(), v = V.cast<double>();
   Reference ref;
   ref.O.resize(q.rows(), v.cols());
@@ -15,7 +16,14 @@ Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double s
   Eigen::RowVectorXd s(k.rows());
   for (int64_t r = 0; r < q.rows(); ++r) {
     s.noalias() = scale * (q.row(r) * k.transpose());
+    for (int64_t c = 0; c < k.rows(); ++c)
+      if (!mask.allowed(r, c, k.rows())) s(c) = -std::numeric_limits<double>::infinity();
     const double mx = s.maxCoeff();
+    if (mx == -std::numeric_limits<double>::infinity()) {  // no key kept: O = 0, lse = -inf
+      ref.O.row(r).setZero();
+      ref.lse(r) = mx;
+      continue;
+    }
     const Eigen::RowVectorXd e = (s.array() - mx).exp().matrix();
     const double l = e.sum();
     ref.O.row(r).noalias() = (e * v) / l;

@@ -2,6 +2,7 @@
 // double precision. Every other path in flashstep (CPU schedules, CUDA kernels) is tested
 // against this function; keep it obviously correct rather than fast.
 #pragma once
+#include "core/mask.h"
 #include "core/types.h"
 
 namespace flashstep {
@@ -10,7 +11,9 @@ struct Reference {
   MatD O;
   VecD lse;
 };
-Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale);
+// Masked keys are left out of the softmax; a row that keeps no key gets O = 0, lse = -inf.
+Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale,
+                              const Mask& mask = Mask{});
 
 // Error of a float32 result against a float64 one.
 //   max_abs = max |x - ref|;  max_rel = max_abs / max |ref|  (normwise, so tiny entries of ref

@@ -17,6 +17,13 @@ size_t estimate_trace_bytes(const Problem& p, const Tiling& t) {
            + (2 * nq * nk + nq * d) * f            // S, P, O writes
            + 3 * Tr * (w + kAllocOverhead);
   }
+  if (p.schedule == Schedule::fa2) {
+    const size_t steps = Tr * (6 + 4 * Tc);
+    return steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
+           + nq * (d + 1) * f                      // L14, L15 writes
+           + 5 * Tc * nq * f                       // L9 statistics
+           + pairs * 6 * kAllocOverhead + Tr * 2 * w;
+  }
   const size_t steps = 1 + Tc * (1 + 6 * Tr);
   return steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
          + Tc * nq * (d + 2) * f                 // L12, L13 writes
@@ -55,8 +62,11 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   tr.problem = p;
   tr.tiling = t;
   if (opt.record) tr.steps.reserve(size_t(1 + t.Tc * (1 + 6 * t.Tr)));
-  if (p.schedule == Schedule::standard) run_standard(tr, opt.record);
-  else run_fa1(tr, opt.record);
+  switch (p.schedule) {
+    case Schedule::fa1: run_fa1(tr, opt.record); break;
+    case Schedule::fa2: run_fa2(tr, opt.record); break;
+    case Schedule::standard: run_standard(tr, opt.record); break;
+  }
   return tr;
 }
 

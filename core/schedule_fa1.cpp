@@ -36,8 +36,9 @@ void run_fa1(Trace& tr, bool record) {
   Sram sram(t.tile_capacity, p.bytes_per_elem);
   std::optional<Recorder> rec;
   if (record) rec.emplace(tr, hbm, sram);
-  int64_t flops_total = 0;
+  int64_t flops_total = 0, steps = 0;
   auto begin = [&](Line line, int64_t i, int64_t j) -> Step* {
+    ++steps;
     return rec ? &rec->begin(line, i, j) : nullptr;
   };
   auto end = [&](int64_t flops) {
@@ -57,8 +58,19 @@ void run_fa1(Trace& tr, bool record) {
 
   Mat PV;           // P~_ij V_j, on chip
   Vec alpha, beta;  // e^(m_i - m_i^new), e^(m~_ij - m_i^new), on chip
+  const Mask& mask = p.mask;
   for (int64_t j = 0; j < t.Tc; ++j) {
     const int64_t bc = t.rows_in_kv_block(j, p.nk);
+    // A K/V block that every query block masks entirely is never loaded.
+    bool needed = false;
+    for (int64_t i = 0; i < t.Tr && !needed; ++i)
+      needed = mask.classify(i * t.Br, i * t.Br + t.rows_in_q_block(i, nq), j * t.Bc,
+                             j * t.Bc + bc, p.nk) != Mask::Block::empty;
+    if (!needed) {
+      begin(Line::A1_SKIP, -1, j);
+      end(0);
+      continue;
+    }
     // Alg1 L6: load K_j, V_j from HBM to SRAM
     begin(Line::A1_L6, -1, j);
     const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, j * t.Bc, bc);
@@ -67,6 +79,12 @@ void run_fa1(Trace& tr, bool record) {
 
     for (int64_t i = 0; i < t.Tr; ++i) {
       const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
+      const Mask::Block kind = mask.classify(row0, row0 + br, j * t.Bc, j * t.Bc + bc, p.nk);
+      if (kind == Mask::Block::empty) {  // Algorithm 2: skip a block that is entirely masked
+        begin(Line::A1_SKIP, i, j);
+        end(0);
+        continue;
+      }
       // Alg1 L8: load Q_i, O_i, l_i, m_i from HBM to SRAM
       begin(Line::A1_L8, i, j);
       const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
@@ -80,7 +98,11 @@ void run_fa1(Trace& tr, bool record) {
       Mat& S = sram.scratch(Slot::Sij, br, bc);
       S.noalias() = Qi * Kj.transpose();
       S *= p.scale;
-      if (s) s->tile = S;
+      if (kind == Mask::Block::partial) apply_mask(S, mask, row0, j * t.Bc, p.nk);
+      if (s) {
+        s->tile = S;
+        s->masked = kind == Mask::Block::partial;
+      }
       end(2 * br * bc * d + br * bc);
 
       // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
@@ -154,7 +176,7 @@ void run_fa1(Trace& tr, bool record) {
   tot.flops = flops_total;
   tot.peak_sram_bytes = sram.peak_bytes();
   tot.peak_tile_bytes = sram.peak_tile_bytes();
-  tot.steps = 2 + t.Tc * (1 + 6 * t.Tr) - 1;  // L2, then per j: L6 and 6 lines per i
+  tot.steps = steps;
 }
 
 }  // namespace flashstep

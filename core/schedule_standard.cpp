@@ -44,6 +44,7 @@ void run_standard(Trace& tr, bool record) {
     Mat& S = sram.scratch(Slot::Sij, br, nk);
     S.noalias() = Qi * K.transpose();
     S *= p.scale;
+    if (p.mask.any()) apply_mask(S, p.mask, row0, 0, nk);  // masked scores are -inf in S
     hbm.store(Tensor::S, row0, S);
     if (s) s->tile = S;
     sram.release(Slot::Qi);

@@ -13,4 +13,8 @@ void run_fa1(Trace& trace, bool record);
 // P = softmax(S), P written and read back for O = P V; one step per line and Q row block.
 void run_standard(Trace& trace, bool record);
 
+// FlashAttention-2's forward pass: outer i over Q blocks, inner j over K/V blocks; O_i, l_i,
+// m_i stay on chip; 1/l applied once; only O and the logsumexp L are written.
+void run_fa2(Trace& trace, bool record);
+
 }  // namespace flashstep

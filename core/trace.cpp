@@ -7,7 +7,7 @@ namespace flashstep {
 
 int line_number(Line l) {
   const int n = static_cast<int>(l);
-  return n > 100 ? n - 100 : n;
+  return n > 200 ? n - 200 : n > 100 ? n - 100 : n;
 }
 
 const char* line_label(Line l) {
@@ -23,6 +23,18 @@ const char* line_label(Line l) {
     case Line::A0_L1: return "Alg0 L1";
     case Line::A0_L2: return "Alg0 L2";
     case Line::A0_L3: return "Alg0 L3";
+    case Line::A1_SKIP: return "Alg1 skip";
+    case Line::A2_L4: return "FA2 L4";
+    case Line::A2_L5: return "FA2 L5";
+    case Line::A2_SKIP: return "FA2 skip";
+    case Line::A2_L7: return "FA2 L7";
+    case Line::A2_L8: return "FA2 L8";
+    case Line::A2_L9: return "FA2 L9";
+    case Line::A2_L10: return "FA2 L10";
+    case Line::A2_L12: return "FA2 L12";
+    case Line::A2_L13: return "FA2 L13";
+    case Line::A2_L14: return "FA2 L14";
+    case Line::A2_L15: return "FA2 L15";
   }
   return "?";
 }
@@ -46,6 +58,21 @@ const char* line_pseudocode(Line l) {
     case Line::A0_L1: return "Load Q, K by blocks from HBM, compute S = tau Q K^T, write S to HBM.";
     case Line::A0_L2: return "Read S from HBM, compute P = softmax(S), write P to HBM.";
     case Line::A0_L3: return "Load P and V by blocks from HBM, compute O = PV, write O to HBM.";
+    case Line::A1_SKIP: return "for 1 <= i <= Tr do  (block entirely masked: skipped)";
+    case Line::A2_L4: return "Load Q_i from HBM to on-chip SRAM.";
+    case Line::A2_L5: return "On chip, initialize O_i = (0), l_i = (0), m_i = (-inf).";
+    case Line::A2_SKIP: return "for 1 <= j <= Tc do  (block entirely masked: skipped)";
+    case Line::A2_L7: return "Load K_j, V_j from HBM to on-chip SRAM.";
+    case Line::A2_L8: return "On chip, compute S_ij = tau Q_i K_j^T.";
+    case Line::A2_L9:
+      return "On chip, compute m_i^(j) = max(m_i^(j-1), rowmax(S_ij)), P~_ij = exp(S_ij - m_i^(j)), "
+             "l_i^(j) = e^(m_i^(j-1) - m_i^(j)) l_i^(j-1) + rowsum(P~_ij).";
+    case Line::A2_L10:
+      return "On chip, compute O_i^(j) = diag(e^(m_i^(j-1) - m_i^(j))) O_i^(j-1) + P~_ij V_j.";
+    case Line::A2_L12: return "On chip, compute O_i = diag(l_i^(Tc))^-1 O_i^(Tc).";
+    case Line::A2_L13: return "On chip, compute L_i = m_i^(Tc) + log(l_i^(Tc)).";
+    case Line::A2_L14: return "Write O_i to HBM as the i-th block of O.";
+    case Line::A2_L15: return "Write L_i to HBM as the i-th block of L.";
   }
   return "?";
 }
@@ -113,6 +140,59 @@ std::string Trace::explain(size_t k) const {
       std::snprintf(buf, sizeof buf, "Load P_i%s, compute O_i = P_i V and write it to HBM.",
                     s.i == 0 ? " and all of V" : "");
       break;
+    case Line::A1_SKIP:
+    case Line::A2_SKIP:
+      if (s.i < 0)
+        std::snprintf(buf, sizeof buf,
+                      "Every query block masks K/V block j = %d entirely: K_j and V_j are never "
+                      "loaded.", s.j);
+      else
+        std::snprintf(buf, sizeof buf,
+                      "Block (i = %d, j = %d) is entirely masked: skipped, with no loads and no "
+                      "FLOPs.", s.i, s.j);
+      break;
+    case Line::A2_L4:
+      std::snprintf(buf, sizeof buf,
+                    "Load Q_i (rows %lld-%lld) into SRAM; it stays there for the whole inner loop "
+                    "over j.",
+                    (long long)r0, (long long)(r0 + br - 1));
+      break;
+    case Line::A2_L5:
+      std::snprintf(buf, sizeof buf,
+                    "Start O_i = 0, l_i = 0, m_i = -inf on chip: unlike Algorithm 1 they never "
+                    "travel to HBM and back.");
+      break;
+    case Line::A2_L7:
+      std::snprintf(buf, sizeof buf, "Load K_j and V_j (rows %lld-%lld) into SRAM.", (long long)c0,
+                    (long long)(c0 + bc - 1));
+      break;
+    case Line::A2_L8:
+      std::snprintf(buf, sizeof buf, "Compute the %lld x %lld score tile S_ij = tau Q_i K_j^T on chip%s.",
+                    (long long)br, (long long)bc, s.masked ? ", masking entries element by element" : "");
+      break;
+    case Line::A2_L9:
+      std::snprintf(buf, sizeof buf,
+                    "Update the running max m_i, exponentiate against it and rescale the running "
+                    "sum l_i by e^(m_old - m_new).");
+      break;
+    case Line::A2_L10:
+      std::snprintf(buf, sizeof buf,
+                    "Rescale the unnormalised O_i by e^(m_old - m_new) and add P~_ij V_j; no "
+                    "division yet.");
+      break;
+    case Line::A2_L12:
+      std::snprintf(buf, sizeof buf, "Divide O_i by l_i once, at the end (Algorithm 1 divides at every j).");
+      break;
+    case Line::A2_L13:
+      std::snprintf(buf, sizeof buf, "Compute the logsumexp L_i = m_i + log l_i for the backward pass.");
+      break;
+    case Line::A2_L14:
+      std::snprintf(buf, sizeof buf, "Write O_i (rows %lld-%lld) to HBM: its only write.",
+                    (long long)r0, (long long)(r0 + br - 1));
+      break;
+    case Line::A2_L15:
+      std::snprintf(buf, sizeof buf, "Write L_i to HBM.");
+      break;
   }
   return buf;
 }
@@ -170,7 +250,7 @@ void Cursor::apply(const Step& s) {
     const int t = static_cast<int>(w.tensor);
     if (!has_[t]) {  // first write allocates; unwritten rows read as NaN ("nothing here yet")
       const int64_t rows = p.nq;
-      const int64_t cols = (w.tensor == Tensor::l || w.tensor == Tensor::m) ? 1
+      const int64_t cols = (w.tensor == Tensor::l || w.tensor == Tensor::m || w.tensor == Tensor::L) ? 1
                            : (w.tensor == Tensor::S || w.tensor == Tensor::P) ? p.nk
                                                                               : p.d;
       state_[t].setConstant(rows, cols, std::numeric_limits<float>::quiet_NaN());

@@ -9,12 +9,17 @@
 
 namespace flashstep {
 
-// Lines of Algorithm 1 (fa1) and Algorithm 0 (standard), numbered as in the paper.
+// Lines of Algorithm 1 (fa1), Algorithm 0 (standard) and FlashAttention-2's Algorithm 1
+// (fa2), numbered as in the papers. A1_SKIP / A2_SKIP stand for a loop iteration whose block
+// is entirely masked and is skipped: no loads, no FLOPs (numbered as the loop's own line).
 enum class Line : uint8_t {
-  A1_L2 = 2, A1_L6 = 6, A1_L8 = 8, A1_L9 = 9, A1_L10 = 10, A1_L11 = 11, A1_L12 = 12, A1_L13 = 13,
+  A1_L2 = 2, A1_L6 = 6, A1_SKIP = 7, A1_L8 = 8, A1_L9 = 9, A1_L10 = 10, A1_L11 = 11,
+  A1_L12 = 12, A1_L13 = 13,
   A0_L1 = 101, A0_L2 = 102, A0_L3 = 103,
+  A2_L4 = 204, A2_L5 = 205, A2_SKIP = 206, A2_L7 = 207, A2_L8 = 208, A2_L9 = 209, A2_L10 = 210,
+  A2_L12 = 212, A2_L13 = 213, A2_L14 = 214, A2_L15 = 215,
 };
-int line_number(Line l);            // 2, 6, ... for Algorithm 1; 1, 2, 3 for Algorithm 0
+int line_number(Line l);            // the line's number in its own algorithm
 const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", ...
 const char* line_pseudocode(Line l);  // the paper's line, in plain text
 
@@ -31,8 +36,9 @@ struct Step {
   // Values the step produced (empty where the line produces none).
   Vec m_tilde, l_tilde;          // L10
   Vec m_old, l_old, m_new, l_new;  // L11
-  Vec alpha, beta;               // L11: e^(m_i - m_i^new), e^(m~_ij - m_i^new)
-  Mat tile;                      // L9: S_ij, L10: P~_ij; Alg0: S_i / P_i row block
+  Vec alpha, beta;               // L11: e^(m_i - m_i^new), e^(m~_ij - m_i^new) (fa2 L9: alpha)
+  Mat tile;                      // L9: S_ij, L10: P~_ij; Alg0: S_i / P_i row block; fa2 L8/L9
+  bool masked = false;           // the block was partly masked, element by element
   std::vector<HbmWrite> writes;  // L2, L12, L13 (fa1); L1, L2, L3 (standard)
 };
 

@@ -1,0 +1,149 @@
+// FlashAttention-2's forward pass (Dao 2023, Algorithm 1), one pseudocode line per step.
+// Loop order swapped against Algorithm 1: outer i over Q blocks, inner j over K/V blocks.
+// O_i, l_i and m_i stay on chip for the whole inner loop, O_i is divided by l_i once at the
+// end, and only O and the logsumexp L are written to HBM.
+#include "core/online_softmax.h"
+#include "core/schedules.h"
+
+#include <optional>
+
+namespace flashstep {
+
+void run_fa2(Trace& tr, bool record) {
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  const int64_t nq = p.nq, d = p.d;
+
+  Hbm hbm(p.bytes_per_elem);
+  hbm.put(Tensor::Q, p.Q);
+  hbm.put(Tensor::K, p.K);
+  hbm.put(Tensor::V, p.V);
+  hbm.allocate(Tensor::O, nq, d);
+  hbm.allocate(Tensor::L, nq, 1);
+  Sram sram(t.tile_capacity, p.bytes_per_elem);
+  std::optional<Recorder> rec;
+  if (record) rec.emplace(tr, hbm, sram);
+  int64_t flops_total = 0, steps = 0;
+  auto begin = [&](Line line, int64_t i, int64_t j) -> Step* {
+    ++steps;
+    return rec ? &rec->begin(line, i, j) : nullptr;
+  };
+  auto end = [&](int64_t flops) {
+    flops_total += flops;
+    if (rec) rec->end(flops);
+  };
+
+  const Mask& mask = p.mask;
+  Mat PV;
+  Vec alpha;
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
+    // FA2 L4: load Q_i from HBM to SRAM
+    begin(Line::A2_L4, i, -1);
+    const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
+    end(0);
+
+    // FA2 L5: on chip, O_i = 0, l_i = 0, m_i = -inf
+    begin(Line::A2_L5, i, -1);
+    Mat& Oi = sram.scratch(Slot::Oi, br, d);
+    Mat& li = sram.scratch(Slot::li, br, 1);
+    Mat& mi = sram.scratch(Slot::mi, br, 1);
+    Oi.setZero();
+    li.setZero();
+    mi.setConstant(-INFINITY);
+    end(0);
+
+    for (int64_t j = 0; j < t.Tc; ++j) {
+      const int64_t bc = t.rows_in_kv_block(j, p.nk), col0 = j * t.Bc;
+      const Mask::Block kind = mask.classify(row0, row0 + br, col0, col0 + bc, p.nk);
+      if (kind == Mask::Block::empty) {  // entirely masked: no loads, no FLOPs
+        begin(Line::A2_SKIP, i, j);
+        end(0);
+        continue;
+      }
+      // FA2 L7: load K_j, V_j
+      begin(Line::A2_L7, i, j);
+      const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
+      const Mat& Vj = sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
+      end(0);
+
+      // FA2 L8: S_ij = tau Q_i K_j^T
+      Step* s = begin(Line::A2_L8, i, j);
+      Mat& S = sram.scratch(Slot::Sij, br, bc);
+      S.noalias() = Qi * Kj.transpose();
+      S *= p.scale;
+      if (kind == Mask::Block::partial) apply_mask(S, mask, row0, col0, p.nk);
+      if (s) {
+        s->tile = S;
+        s->masked = kind == Mask::Block::partial;
+      }
+      end(2 * br * bc * d + br * bc);
+
+      // FA2 L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
+      s = begin(Line::A2_L9, i, j);
+      Mat& mt = sram.scratch(Slot::mt, br, 1);    // rowmax(S_ij)
+      Mat& mnew = sram.scratch(Slot::mnew, br, 1);
+      alpha.resize(br);
+      if (s) {
+        s->m_old = mi.col(0);
+        s->l_old = li.col(0);
+      }
+      for (int64_t r = 0; r < br; ++r) {
+        mt(r, 0) = S.row(r).maxCoeff();
+        mnew(r, 0) = merged_max(mi(r, 0), mt(r, 0));
+        alpha(r) = rescale_factor(mi(r, 0), mnew(r, 0));
+        if (mnew(r, 0) == -INFINITY) S.row(r).setZero();  // nothing kept yet: no -inf - -inf
+        else S.row(r) = (S.row(r).array() - mnew(r, 0)).exp().matrix();
+        li(r, 0) = merged_sum(alpha(r), li(r, 0), 1.0f, S.row(r).sum());
+        mi(r, 0) = mnew(r, 0);
+      }
+      if (s) {
+        s->m_tilde = mt.col(0);
+        s->m_new = mi.col(0);
+        s->l_new = li.col(0);
+        s->alpha = alpha;
+        s->tile = S;
+      }
+      end(5 * br * bc + 6 * br);
+
+      // FA2 L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
+      begin(Line::A2_L10, i, j);
+      PV.noalias() = S * Vj;
+      for (int64_t r = 0; r < br; ++r) Oi.row(r) = alpha(r) * Oi.row(r) + PV.row(r);
+      end(2 * br * bc * d + 2 * br * d);
+      for (Slot sl : {Slot::Kj, Slot::Vj, Slot::Sij, Slot::mt, Slot::mnew}) sram.release(sl);
+    }
+
+    // FA2 L12: O_i = diag(l_i)^-1 O_i, once
+    begin(Line::A2_L12, i, -1);
+    for (int64_t r = 0; r < br; ++r)
+      for (int64_t c = 0; c < d; ++c) Oi(r, c) = normalised_output(Oi(r, c), li(r, 0));
+    end(br * d);
+    // FA2 L13: L_i = m_i + log(l_i)
+    begin(Line::A2_L13, i, -1);
+    Mat& Li = sram.scratch(Slot::Li, br, 1);
+    for (int64_t r = 0; r < br; ++r) Li(r, 0) = row_logsumexp(mi(r, 0), li(r, 0));
+    end(2 * br);
+    // FA2 L14, L15: write O_i and L_i to HBM
+    begin(Line::A2_L14, i, -1);
+    hbm.store(Tensor::O, row0, Oi);
+    end(0);
+    begin(Line::A2_L15, i, -1);
+    hbm.store(Tensor::L, row0, Li);
+    end(0);
+    for (Slot sl : {Slot::Qi, Slot::Oi, Slot::li, Slot::mi, Slot::Li}) sram.release(sl);
+  }
+
+  tr.O = hbm.get(Tensor::O);
+  tr.lse = hbm.get(Tensor::L).col(0);
+  Totals& tot = tr.totals;
+  tot.traffic = hbm.traffic();
+  tot.hbm_read_bytes = tot.traffic.total_read();
+  tot.hbm_write_bytes = tot.traffic.total_written();
+  tot.flops = flops_total;
+  tot.peak_sram_bytes = sram.peak_bytes();
+  tot.peak_tile_bytes = sram.peak_tile_bytes();
+  tot.steps = steps;
+}
+
+}  // namespace flashstep
