@@ -2,9 +2,9 @@
 // Loop order as printed: outer j over K/V blocks, inner i over Q blocks; O, l, m live in HBM
 // and make a round trip at every (i, j).
 #include "core/online_softmax.h"
+#include "core/schedule_context.h"
 #include "core/schedules.h"
 
-#include <optional>
 
 namespace flashstep {
 
@@ -29,22 +29,12 @@ void run_fa1(Trace& tr, bool record) {
   const Tiling& t = tr.tiling;
   const int64_t nq = p.nq, d = p.d;
 
-  Hbm hbm(p.bytes_per_elem);
-  hbm.put(Tensor::Q, p.Q);
-  hbm.put(Tensor::K, p.K);
-  hbm.put(Tensor::V, p.V);
-  Sram sram(t.tile_capacity, p.bytes_per_elem);
-  std::optional<Recorder> rec;
-  if (record) rec.emplace(tr, hbm, sram);
-  int64_t flops_total = 0, steps = 0;
-  auto begin = [&](Line line, int64_t i, int64_t j) -> Step* {
-    ++steps;
-    return rec ? &rec->begin(line, i, j) : nullptr;
-  };
-  auto end = [&](int64_t flops) {
-    flops_total += flops;
-    if (rec) rec->end(flops);
-  };
+  ScheduleContext ctx(tr, record, t.tile_capacity);
+  Hbm& hbm = ctx.hbm;
+  Sram& sram = ctx.sram;
+  auto begin = [&](Line line, int64_t i, int64_t j) { return ctx.begin(line, i, j); };
+  auto end = [&](int64_t flops) { ctx.end(flops); };
+
 
   // Alg1 L2: initialise O = 0, l = 0, m = -inf in HBM. These writes are real HBM traffic.
   begin(Line::A1_L2, -1, -1);
@@ -169,14 +159,7 @@ void run_fa1(Trace& tr, bool record) {
   tr.lse.resize(nq);
   for (int64_t r = 0; r < nq; ++r) tr.lse(r) = row_logsumexp(m(r, 0), l(r, 0));
 
-  Totals& tot = tr.totals;
-  tot.traffic = hbm.traffic();
-  tot.hbm_read_bytes = tot.traffic.total_read();
-  tot.hbm_write_bytes = tot.traffic.total_written();
-  tot.flops = flops_total;
-  tot.peak_sram_bytes = sram.peak_bytes();
-  tot.peak_tile_bytes = sram.peak_tile_bytes();
-  tot.steps = steps;
+  ctx.finish();
 }
 
 }  // namespace flashstep

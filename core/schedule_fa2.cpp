@@ -3,9 +3,9 @@
 // O_i, l_i and m_i stay on chip for the whole inner loop, O_i is divided by l_i once at the
 // end, and only O and the logsumexp L are written to HBM.
 #include "core/online_softmax.h"
+#include "core/schedule_context.h"
 #include "core/schedules.h"
 
-#include <optional>
 
 namespace flashstep {
 
@@ -14,24 +14,14 @@ void run_fa2(Trace& tr, bool record) {
   const Tiling& t = tr.tiling;
   const int64_t nq = p.nq, d = p.d;
 
-  Hbm hbm(p.bytes_per_elem);
-  hbm.put(Tensor::Q, p.Q);
-  hbm.put(Tensor::K, p.K);
-  hbm.put(Tensor::V, p.V);
+  ScheduleContext ctx(tr, record, t.tile_capacity);
+  Hbm& hbm = ctx.hbm;
+  Sram& sram = ctx.sram;
   hbm.allocate(Tensor::O, nq, d);
   hbm.allocate(Tensor::L, nq, 1);
-  Sram sram(t.tile_capacity, p.bytes_per_elem);
-  std::optional<Recorder> rec;
-  if (record) rec.emplace(tr, hbm, sram);
-  int64_t flops_total = 0, steps = 0;
-  auto begin = [&](Line line, int64_t i, int64_t j) -> Step* {
-    ++steps;
-    return rec ? &rec->begin(line, i, j) : nullptr;
-  };
-  auto end = [&](int64_t flops) {
-    flops_total += flops;
-    if (rec) rec->end(flops);
-  };
+  auto begin = [&](Line line, int64_t i, int64_t j) { return ctx.begin(line, i, j); };
+  auto end = [&](int64_t flops) { ctx.end(flops); };
+
 
   const Mask& mask = p.mask;
   Mat PV;
@@ -136,14 +126,7 @@ void run_fa2(Trace& tr, bool record) {
 
   tr.O = hbm.get(Tensor::O);
   tr.lse = hbm.get(Tensor::L).col(0);
-  Totals& tot = tr.totals;
-  tot.traffic = hbm.traffic();
-  tot.hbm_read_bytes = tot.traffic.total_read();
-  tot.hbm_write_bytes = tot.traffic.total_written();
-  tot.flops = flops_total;
-  tot.peak_sram_bytes = sram.peak_bytes();
-  tot.peak_tile_bytes = sram.peak_tile_bytes();
-  tot.steps = steps;
+  ctx.finish();
 }
 
 }  // namespace flashstep

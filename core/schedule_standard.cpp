@@ -4,9 +4,9 @@
 // Theta(Nd + N^2) count assumes. SRAM capacity is not enforced here: the peak shows how far a
 // row block of S overshoots M.
 #include "core/online_softmax.h"
+#include "core/schedule_context.h"
 #include "core/schedules.h"
 
-#include <optional>
 
 namespace flashstep {
 
@@ -15,24 +15,15 @@ void run_standard(Trace& tr, bool record) {
   const Tiling& t = tr.tiling;
   const int64_t nq = p.nq, nk = p.nk, d = p.d;
 
-  Hbm hbm(p.bytes_per_elem);
-  hbm.put(Tensor::Q, p.Q);
-  hbm.put(Tensor::K, p.K);
-  hbm.put(Tensor::V, p.V);
+  ScheduleContext ctx(tr, record, 0);  // 0: SRAM not limited (see above)
+  Hbm& hbm = ctx.hbm;
+  Sram& sram = ctx.sram;
   hbm.allocate(Tensor::S, nq, nk);
   hbm.allocate(Tensor::P, nq, nk);
   hbm.allocate(Tensor::O, nq, d);
-  Sram sram(0, p.bytes_per_elem);  // 0: not limited (see above)
-  std::optional<Recorder> rec;
-  if (record) rec.emplace(tr, hbm, sram);
-  int64_t flops_total = 0;
-  auto begin = [&](Line line, int64_t i) -> Step* {
-    return rec ? &rec->begin(line, i, -1) : nullptr;
-  };
-  auto end = [&](int64_t flops) {
-    flops_total += flops;
-    if (rec) rec->end(flops);
-  };
+  auto begin = [&](Line line, int64_t i) { return ctx.begin(line, i, -1); };
+  auto end = [&](int64_t flops) { ctx.end(flops); };
+
 
   // Alg0 L1: load Q, K by blocks, compute S = tau Q K^T, write S to HBM
   for (int64_t i = 0; i < t.Tr; ++i) {
@@ -94,14 +85,7 @@ void run_standard(Trace& tr, bool record) {
   sram.release(Slot::Vj);
 
   tr.O = hbm.get(Tensor::O);
-  Totals& tot = tr.totals;
-  tot.traffic = hbm.traffic();
-  tot.hbm_read_bytes = tot.traffic.total_read();
-  tot.hbm_write_bytes = tot.traffic.total_written();
-  tot.flops = flops_total;
-  tot.peak_sram_bytes = sram.peak_bytes();
-  tot.peak_tile_bytes = sram.peak_tile_bytes();
-  tot.steps = 3 * t.Tr;
+  ctx.finish();
 }
 
 }  // namespace flashstep

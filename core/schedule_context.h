@@ -1,0 +1,52 @@
+// What every schedule sets up the same way: the memory model with Q, K, V in HBM, the
+// optional Recorder, and the step and FLOP counters; finish() copies the totals to the trace.
+#pragma once
+#include "core/trace.h"
+
+#include <optional>
+
+namespace flashstep {
+
+class ScheduleContext {
+ public:
+  // sram_capacity: elements for the d-wide tiles; 0 = not enforced (standard attention).
+  ScheduleContext(Trace& tr, bool record, int64_t sram_capacity)
+      : tr_(tr), hbm(tr.problem.bytes_per_elem), sram(sram_capacity, tr.problem.bytes_per_elem) {
+    hbm.put(Tensor::Q, tr.problem.Q);
+    hbm.put(Tensor::K, tr.problem.K);
+    hbm.put(Tensor::V, tr.problem.V);
+    if (record) rec_.emplace(tr, hbm, sram);
+  }
+  // Around each pseudocode line. begin returns the step to fill, or null on the fast path.
+  Step* begin(Line line, int64_t i, int64_t j) {
+    ++steps_;
+    return rec_ ? &rec_->begin(line, i, j) : nullptr;
+  }
+  void end(int64_t flops) {
+    flops_ += flops;
+    if (rec_) rec_->end(flops);
+  }
+  void finish() {
+    Totals& tot = tr_.totals;
+    tot.traffic = hbm.traffic();
+    tot.hbm_read_bytes = tot.traffic.total_read();
+    tot.hbm_write_bytes = tot.traffic.total_written();
+    tot.flops = flops_;
+    tot.peak_sram_bytes = sram.peak_bytes();
+    tot.peak_tile_bytes = sram.peak_tile_bytes();
+    tot.steps = steps_;
+  }
+
+ private:
+  Trace& tr_;
+
+ public:
+  Hbm hbm;
+  Sram sram;
+
+ private:
+  std::optional<Recorder> rec_;
+  int64_t flops_ = 0, steps_ = 0;
+};
+
+}  // namespace flashstep
