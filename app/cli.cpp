@@ -34,6 +34,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.v_path = v;
   s.causal = causal;
   s.kv_len = kv_len;
+  s.dropout = dropout;
   if (!window.empty()) {
     long long left = 0, right = 0;
     char extra = 0;
@@ -58,6 +59,7 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_flag("--causal", f.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.kv_len, "key padding: only the first KV_LEN keys are valid");
+  c->add_option("--dropout", f.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)");
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)");
   c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
   c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
@@ -130,7 +132,7 @@ void print_summary(const Trace& t, bool recorded) {
               p.schedule == Schedule::fa1   ? "Algorithm 1, FlashAttention"
               : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
                                             : "Algorithm 0, standard attention");
-  std::printf("mask       %s\n", p.mask.describe().c_str());
+  std::printf("mask       %s; dropout p = %g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu)\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed);
@@ -160,7 +162,7 @@ void print_summary(const Trace& t, bool recorded) {
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)t.totals.flops, t.totals.flops / 1e9);
   if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask);
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);

@@ -137,6 +137,8 @@ void validate_sizes(const ProblemSpec& s) {
   if (s.kv_len < -1 || s.kv_len > s.nk)
     throw InputError("key length " + std::to_string(s.kv_len) + " is out of range 0.." +
                      std::to_string(s.nk));
+  if (!(s.dropout >= 0.0 && s.dropout < 1.0))
+    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(s.dropout) + ")");
   const int64_t kMaxDim = int64_t(1) << 28;
   if (s.nq > kMaxDim || s.nk > kMaxDim || s.d > 65536)
     throw InputError("sizes too large (Nq, Nk <= 2^28, d <= 65536)");
@@ -186,6 +188,7 @@ Problem make_problem(const ProblemSpec& spec) {
   p.mask.window_right = s.window_right;
   p.mask.kv_len = s.kv_len;
   p.mask.offset = s.nk - s.nq;
+  p.dropout = float(s.dropout);
   return p;
 }
 

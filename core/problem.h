@@ -27,6 +27,7 @@ struct ProblemSpec {
   bool causal = false;
   int64_t window_left = -1, window_right = -1;  // -1: unbounded (see mask.h)
   int64_t kv_len = -1;                          // -1: no key padding
+  double dropout = 0;                           // probability p in [0, 1)
 };
 
 struct Tiling {
@@ -47,6 +48,7 @@ struct Problem {
   std::string dtype = "fp32";
   int bytes_per_elem = 4;
   Mask mask;
+  float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
   Mat Q, K, V;
 };
 

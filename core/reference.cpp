@@ -2,13 +2,15 @@
 // directly, row by row, in double precision, with the safe (max-subtracted) softmax.
 #include "core/reference.h"
 
+#include "core/philox.h"
+
 #include <cmath>
 #include <limits>
 
 namespace flashstep {
 
 Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale,
-                              const Mask& mask) {
+                              const Mask& mask, float dropout, uint64_t seed) {
   const MatD q = Q.cast<double>(), k = K.cast<double>(), v = V.cast<double>();
   Reference ref;
   ref.O.resize(q.rows(), v.cols());
@@ -24,8 +26,11 @@ Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double s
       ref.lse(r) = mx;
       continue;
     }
-    const Eigen::RowVectorXd e = (s.array() - mx).exp().matrix();
+    Eigen::RowVectorXd e = (s.array() - mx).exp().matrix();
     const double l = e.sum();
+    if (dropout > 0)
+      for (int64_t c = 0; c < e.size(); ++c)
+        e(c) = dropout_keep(seed, 0, 0, uint32_t(r), uint32_t(c), dropout) ? e(c) / (1.0 - dropout) : 0.0;
     ref.O.row(r).noalias() = (e * v) / l;
     ref.lse(r) = mx + std::log(l);
   }

@@ -12,8 +12,10 @@ struct Reference {
   VecD lse;
 };
 // Masked keys are left out of the softmax; a row that keeps no key gets O = 0, lse = -inf.
+// With dropout p > 0, weights are dropped by the same Philox mask the schedules use (keyed by
+// seed) and kept ones scaled by 1/(1-p); lse is unaffected.
 Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale,
-                              const Mask& mask = Mask{});
+                              const Mask& mask = Mask{}, float dropout = 0, uint64_t seed = 0);
 
 // Error of a float32 result against a float64 one.
 //   max_abs = max |x - ref|;  max_rel = max_abs / max |ref|  (normwise, so tiny entries of ref

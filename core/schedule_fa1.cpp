@@ -2,6 +2,7 @@
 // Loop order as printed: outer j over K/V blocks, inner i over Q blocks; O, l, m live in HBM
 // and make a round trip at every (i, j).
 #include "core/online_softmax.h"
+#include "core/philox.h"
 #include "core/schedule_context.h"
 #include "core/schedules.h"
 
@@ -130,7 +131,9 @@ void run_fa1(Trace& tr, bool record) {
       end(8 * br);  // max, 2 subtractions, 2 exps, 2 products, 1 sum per row
 
       // Alg1 L12: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j), write to HBM
-      begin(Line::A1_L12, i, j);
+      s = begin(Line::A1_L12, i, j);
+      if (p.dropout > 0)  // Algorithm 2: dropout on P~_ij inside the update of O_i
+        apply_dropout(S, p.dropout, p.seed, row0, j * t.Bc, s ? &s->dropout_keep : nullptr);
       PV.noalias() = S * Vj;
       for (int64_t r = 0; r < br; ++r)
         for (int64_t c = 0; c < d; ++c)

@@ -3,6 +3,7 @@
 // O_i, l_i and m_i stay on chip for the whole inner loop, O_i is divided by l_i once at the
 // end, and only O and the logsumexp L are written to HBM.
 #include "core/online_softmax.h"
+#include "core/philox.h"
 #include "core/schedule_context.h"
 #include "core/schedules.h"
 
@@ -97,7 +98,9 @@ void run_fa2(Trace& tr, bool record) {
       end(5 * br * bc + 6 * br);
 
       // FA2 L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
-      begin(Line::A2_L10, i, j);
+      s = begin(Line::A2_L10, i, j);
+      if (p.dropout > 0)
+        apply_dropout(S, p.dropout, p.seed, row0, col0, s ? &s->dropout_keep : nullptr);
       PV.noalias() = S * Vj;
       for (int64_t r = 0; r < br; ++r) Oi.row(r) = alpha(r) * Oi.row(r) + PV.row(r);
       end(2 * br * bc * d + 2 * br * d);

@@ -4,6 +4,7 @@
 // Theta(Nd + N^2) count assumes. SRAM capacity is not enforced here: the peak shows how far a
 // row block of S overshoots M.
 #include "core/online_softmax.h"
+#include "core/philox.h"
 #include "core/schedule_context.h"
 #include "core/schedules.h"
 
@@ -71,10 +72,11 @@ void run_standard(Trace& tr, bool record) {
   // Alg0 L3: load P and V by blocks, compute O = P V, write O to HBM
   for (int64_t i = 0; i < t.Tr; ++i) {
     const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
-    begin(Line::A0_L3, i);
+    Step* s = begin(Line::A0_L3, i);
     if (i == 0) sram.load(Slot::Vj, hbm, Tensor::V, 0, nk);
     const Mat& V = sram.at(Slot::Vj);
-    const Mat& P = sram.load(Slot::Sij, hbm, Tensor::P, row0, br);
+    Mat& P = sram.load(Slot::Sij, hbm, Tensor::P, row0, br);
+    if (p.dropout > 0) apply_dropout(P, p.dropout, p.seed, row0, 0, s ? &s->dropout_keep : nullptr);
     Mat& Oi = sram.scratch(Slot::Oi, br, d);
     Oi.noalias() = P * V;
     hbm.store(Tensor::O, row0, Oi);

@@ -39,6 +39,7 @@ struct Step {
   Vec alpha, beta;               // L11: e^(m_i - m_i^new), e^(m~_ij - m_i^new) (fa2 L9: alpha)
   Mat tile;                      // L9: S_ij, L10: P~_ij; Alg0: S_i / P_i row block; fa2 L8/L9
   bool masked = false;           // the block was partly masked, element by element
+  Mat dropout_keep;              // the line that applies dropout: 1 kept, 0 dropped
   std::vector<HbmWrite> writes;  // L2, L12, L13 (fa1); L1, L2, L3 (standard)
 };
 

@@ -78,6 +78,8 @@ TEST_CASE("bad input gives one clear error line and a non-zero exit and no outpu
       {"run --window -2,0", "window sizes must be >= 0, or -1"},
       {"run --window 3", "--window must be LEFT,RIGHT"},
       {"run --n 64 --kv-len 65", "key length 65 is out of range 0..64"},
+      {"run --dropout 1", "dropout probability must be in [0, 1)"},
+      {"run --dropout -0.1", "dropout probability must be in [0, 1)"},
       {"run --pattern zebra", "unknown input pattern 'zebra'"},
       {"run --M lots", "M must be a number"},
       {"run --n 1024 --d 64 --M 16384 --steps --max-trace-mib 4", "refusing to record"},
