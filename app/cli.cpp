@@ -35,6 +35,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.causal = causal;
   s.kv_len = kv_len;
   s.dropout = dropout;
+  s.dtype = parse_dtype(dtype);
   if (!window.empty()) {
     long long left = 0, right = 0;
     char extra = 0;
@@ -59,6 +60,7 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_flag("--causal", f.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.kv_len, "key padding: only the first KV_LEN keys are valid");
+  c->add_option("--dtype", f.dtype, "storage precision of Q, K, V, O in HBM: fp32, fp16 or bf16 (arithmetic is float32)");
   c->add_option("--dropout", f.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)");
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)");
   c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
@@ -94,7 +96,7 @@ void print_step(const Trace& t, size_t k) {
   for (int sl = 0; sl < kSlots; ++sl)
     if (s.sram_elems[sl] > 0)
       sram += std::string(sram.empty() ? "" : ", ") + slot_name(Slot(sl)) + " " +
-              std::to_string(s.sram_elems[sl] * t.problem.bytes_per_elem) + " B";
+              std::to_string(s.sram_elems[sl] * slot_elem_bytes(Slot(sl), t.problem.bytes_per_elem)) + " B";
   std::printf("         SRAM holds %s\n", sram.empty() ? "nothing" : sram.c_str());
   if (s.m_tilde.size())
     std::printf("         m~_ij = %s  l~_ij = %s\n", vec_text(s.m_tilde).c_str(),
@@ -133,9 +135,10 @@ void print_summary(const Trace& t, bool recorded) {
               : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
                                             : "Algorithm 0, standard attention");
   std::printf("mask       %s; dropout p = %g\n", p.mask.describe().c_str(), p.dropout);
-  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu)\n",
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), "
+              "stored as %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
-              (unsigned long long)p.seed);
+              (unsigned long long)p.seed, dtype_name(p.dtype));
   std::printf("tiling     M = %lld elements (%s), Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld%s\n",
               (long long)p.M, bytes_text(p.M * p.bytes_per_elem).c_str(), (long long)ti.Br,
               (long long)ti.Bc, (long long)ti.Tr, (long long)ti.Tc,
@@ -152,9 +155,9 @@ void print_summary(const Trace& t, bool recorded) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
   std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_read_bytes).c_str(),
-              (long long)(cf.read_elems * bpe), verdict(cf.read_elems * bpe, t.totals.hbm_read_bytes));
+              (long long)cf.read_bytes(bpe), verdict(cf.read_bytes(bpe), t.totals.hbm_read_bytes));
   std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_write_bytes).c_str(),
-              (long long)(cf.write_elems * bpe), verdict(cf.write_elems * bpe, t.totals.hbm_write_bytes));
+              (long long)cf.write_bytes(bpe), verdict(cf.write_bytes(bpe), t.totals.hbm_write_bytes));
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(t.totals.peak_sram_bytes).c_str(), bytes_text(t.totals.peak_tile_bytes).c_str(),
               bytes_text(ti.tile_capacity * bpe).c_str(),
@@ -166,6 +169,16 @@ void print_summary(const Trace& t, bool recorded) {
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
+    if (p.dtype != Dtype::fp32 && p.schedule != Schedule::standard) {
+      Problem ps = p;  // standard attention in the same storage precision, for comparison
+      ps.schedule = Schedule::standard;
+      RunOptions opt;
+      opt.record = false;
+      const Trace st = run_problem(ps, t.tiling, opt);
+      const ErrorStats so = compare(st.O, ref.O);
+      std::printf("standard   in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
+                  dtype_name(p.dtype), so.max_abs, so.max_rel, dtype_name(p.dtype));
+    }
   } else {
     std::printf("vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
   }

@@ -22,6 +22,7 @@ struct RunFlags {
   std::string window;  // "LEFT,RIGHT"
   int64_t kv_len = -1;
   double dropout = 0;
+  std::string dtype = "fp32";
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags

@@ -6,6 +6,8 @@ TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
   TrafficForm f;
   f.read_elems = 2 * nk * d + Tc * nq * (2 * d + 2);
   f.write_elems = nq * (d + 2) + Tc * nq * (d + 2);
+  f.read_stat_elems = Tc * nq * 2;
+  f.write_stat_elems = nq * 2 + Tc * nq * 2;
   return f;
 }
 
@@ -13,6 +15,7 @@ TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr) {
   TrafficForm f;
   f.read_elems = nq * d + Tr * 2 * nk * d;
   f.write_elems = nq * d + nq;
+  f.write_stat_elems = nq;
   return f;
 }
 

@@ -8,6 +8,14 @@ namespace flashstep {
 
 struct TrafficForm {
   int64_t read_elems = 0, write_elems = 0;
+  // Of those, the float32 statistics (l, m, L); the rest is in the storage type.
+  int64_t read_stat_elems = 0, write_stat_elems = 0;
+  int64_t read_bytes(int storage_bytes) const {
+    return (read_elems - read_stat_elems) * storage_bytes + 4 * read_stat_elems;
+  }
+  int64_t write_bytes(int storage_bytes) const {
+    return (write_elems - write_stat_elems) * storage_bytes + 4 * write_stat_elems;
+  }
 };
 
 // Algorithm 1:

@@ -24,7 +24,7 @@ static json problem_json(const Trace& t) {
   return {{"nq", p.nq},         {"nk", p.nk},          {"d", p.d},
           {"M", p.M},           {"Br", t.tiling.Br},   {"Bc", t.tiling.Bc},
           {"Tr", t.tiling.Tr},  {"Tc", t.tiling.Tc},   {"scale", p.scale},
-          {"schedule", schedule_name(p.schedule)},    {"dtype", p.dtype},
+          {"schedule", schedule_name(p.schedule)},    {"dtype", dtype_name(p.dtype)},
           {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem}};
 }
 
@@ -35,7 +35,7 @@ json trace_to_json(const Trace& t) {
     json sram = json::object();
     for (int sl = 0; sl < kSlots; ++sl)
       if (s.sram_elems[sl] > 0)
-        sram[slot_name(Slot(sl))] = s.sram_elems[sl] * t.problem.bytes_per_elem;
+        sram[slot_name(Slot(sl))] = s.sram_elems[sl] * slot_elem_bytes(Slot(sl), t.problem.bytes_per_elem);
     json st = {{"index", k},
                {"line", line_number(s.line)},
                {"label", line_label(s.line)},

@@ -1,5 +1,7 @@
 #include "core/memory.h"
 
+#include <cstring>
+
 namespace flashstep {
 
 const char* tensor_name(Tensor t) {
@@ -28,11 +30,9 @@ int64_t Traffic::total_written() const {
   return sum;
 }
 
-void Hbm::store(Tensor t, int64_t row0, const Mat& block) { store_expr(t, row0, block); }
-
 int64_t Hbm::footprint_bytes() const {
   int64_t sum = 0;
-  for (auto& m : data_) sum += int64_t(m.size()) * bytes_per_elem_;
+  for (int k = 0; k < kTensors; ++k) sum += int64_t(data_[k].size()) * bytes(Tensor(k));
   return sum;
 }
 
@@ -40,7 +40,7 @@ Mat& Sram::load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows) {
   const Mat& src = hbm.get(t);
   Mat& dst = buf_[idx(s)];
   dst = src.middleRows(row0, rows);  // no reallocation when the slot keeps its shape
-  hbm.traffic_mut().read[static_cast<int>(t)] += int64_t(dst.size()) * bytes_per_elem_;
+  hbm.traffic_mut().read[static_cast<int>(t)] += int64_t(dst.size()) * hbm.bytes(t);
   occupy(s, dst.size());
   return dst;
 }
@@ -56,22 +56,22 @@ void Sram::release(Slot s) { elems_[idx(s)] = 0; }
 
 int64_t Sram::resident_bytes() const {
   int64_t sum = 0;
-  for (auto e : elems_) sum += e;
-  return sum * bytes_per_elem_;
+  for (int k = 0; k < kSlots; ++k) sum += elems_[k] * slot_bytes(Slot(k));
+  return sum;
 }
 
 int64_t Sram::tile_bytes() const {
   int64_t sum = 0;
   for (int k = 0; k < kSlots; ++k)
-    if (slot_is_tile(Slot(k))) sum += elems_[k];
-  return sum * bytes_per_elem_;
+    if (slot_is_tile(Slot(k))) sum += elems_[k] * slot_bytes(Slot(k));
+  return sum;
 }
 
 void Sram::occupy(Slot s, int64_t elems) {
   elems_[idx(s)] = elems;
   const int64_t tiles = tile_bytes();
   // make_tiling refuses block sizes that do not fit, so this is a bug in a schedule.
-  if (tile_capacity_ > 0 && tiles > tile_capacity_ * bytes_per_elem_)
+  if (tile_capacity_ > 0 && tiles > tile_capacity_ * tile_bytes_per_elem_)
     throw std::logic_error(std::string("SRAM overflow loading ") + slot_name(s));
   peak_tile_bytes_ = std::max(peak_tile_bytes_, tiles);
   peak_bytes_ = std::max(peak_bytes_, resident_bytes());
@@ -83,4 +83,41 @@ namespace flashstep {
 void Hbm::log_write(Tensor t, int64_t row0, int64_t rows) {
   log_->push_back(HbmWrite{t, row0, data_[idx(t)].middleRows(row0, rows)});
 }
+}  // namespace flashstep
+
+namespace flashstep {
+
+const char* dtype_name(Dtype t) {
+  switch (t) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::fp16: return "fp16";
+    case Dtype::bf16: return "bf16";
+  }
+  return "?";
+}
+
+// bf16 keeps float32's top 16 bits; round to nearest, ties to even (inputs are finite).
+static float round_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  bits &= 0xFFFF0000u;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+float round_to(Dtype t, float x) {
+  switch (t) {
+    case Dtype::fp32: return x;
+    case Dtype::fp16: return float(static_cast<_Float16>(x));  // IEEE binary16, nearest-even
+    case Dtype::bf16: return round_bf16(x);
+  }
+  return x;
+}
+
+void round_in_place(Dtype t, float* data, int64_t n) {
+  if (t == Dtype::fp32) return;
+  for (int64_t k = 0; k < n; ++k) data[k] = round_to(t, data[k]);
+}
+
 }  // namespace flashstep

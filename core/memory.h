@@ -37,6 +37,8 @@ enum class Slot : uint8_t {
 constexpr int kSlots = static_cast<int>(Slot::count);
 const char* slot_name(Slot s);  // paper notation: "Q_i", "S_ij", "m~_ij", ...
 bool slot_is_tile(Slot s);
+// Bytes per element of a slot: tiles hold the storage type, scratch is float32.
+inline int slot_elem_bytes(Slot s, int tile_bytes) { return slot_is_tile(s) ? tile_bytes : 4; }
 
 struct Traffic {
   std::array<int64_t, kTensors> read{}, written{};  // bytes
@@ -51,29 +53,40 @@ struct HbmWrite {
   Mat data;
 };
 
+// Whether a tensor is stored in the problem's dtype (Q, K, V, O, S, P) or in float32 (the
+// statistics l, m and the logsumexp L).
+inline bool tensor_uses_dtype(Tensor t) {
+  return !(t == Tensor::l || t == Tensor::m || t == Tensor::L);
+}
+
 class Hbm {
  public:
-  explicit Hbm(int bytes_per_elem) : bytes_per_elem_(bytes_per_elem) {}
-  // Places an input in HBM (not counted: inputs start in HBM).
-  void put(Tensor t, Mat value) { data_[idx(t)] = std::move(value); }
+  explicit Hbm(Dtype dtype = Dtype::fp32) : dtype_(dtype) {}
+  // Places an input in HBM, rounded to the storage type (not counted: inputs start in HBM).
+  void put(Tensor t, Mat value) {
+    if (tensor_uses_dtype(t)) round_in_place(dtype_, value.data(), value.size());
+    data_[idx(t)] = std::move(value);
+  }
   const Mat& get(Tensor t) const { return data_[idx(t)]; }
   // Alg1 L2-style allocation: a tensor of this shape exists in HBM; contents written by store.
   void allocate(Tensor t, int64_t rows, int64_t cols) { data_[idx(t)].resize(rows, cols); }
-  // SRAM -> HBM: writes `block` at rows [row0, row0 + block.rows()). Counted.
-  void store(Tensor t, int64_t row0, const Mat& block);
-  // Same, but the block comes as an Eigen expression evaluated on chip.
+  // SRAM -> HBM: writes `block` at rows [row0, row0 + block.rows()), rounded to the storage
+  // type. Counted.
   template <typename Expr>
-  void store_expr(Tensor t, int64_t row0, const Expr& block) {
-    Mat& dst = data_[idx(t)];
-    dst.middleRows(row0, block.rows()) = block;
-    traffic_.written[idx(t)] += int64_t(block.size()) * bytes_per_elem_;
+  void store(Tensor t, int64_t row0, const Expr& block) {
+    auto dst = data_[idx(t)].middleRows(row0, block.rows());
+    dst = block;
+    if (tensor_uses_dtype(t) && dtype_ != Dtype::fp32)
+      for (int64_t r = 0; r < dst.rows(); ++r) round_in_place(dtype_, &dst(r, 0), dst.cols());
+    traffic_.written[idx(t)] += int64_t(block.size()) * bytes(t);
     if (log_) log_write(t, row0, block.rows());
   }
   // While set, every store is also appended here (the Recorder uses it to replay HBM state).
   void set_write_log(std::vector<HbmWrite>* log) { log_ = log; }
   const Traffic& traffic() const { return traffic_; }
   Traffic& traffic_mut() { return traffic_; }
-  int bytes_per_elem() const { return bytes_per_elem_; }
+  int bytes(Tensor t) const { return tensor_uses_dtype(t) ? dtype_bytes(dtype_) : 4; }
+  Dtype dtype() const { return dtype_; }
   int64_t footprint_bytes() const;
 
  private:
@@ -82,14 +95,16 @@ class Hbm {
   std::array<Mat, kTensors> data_;
   Traffic traffic_;
   std::vector<HbmWrite>* log_ = nullptr;
-  int bytes_per_elem_;
+  Dtype dtype_;
 };
 
 class Sram {
  public:
   // tile_capacity: elements the four d-wide tiles may use together; <= 0 means unlimited.
-  Sram(int64_t tile_capacity, int bytes_per_elem)
-      : tile_capacity_(tile_capacity), bytes_per_elem_(bytes_per_elem) {}
+  // The tiles hold the storage type; scratch (S_ij, statistics) is float32.
+  Sram(int64_t tile_capacity, Dtype dtype = Dtype::fp32)
+      : tile_capacity_(tile_capacity), tile_bytes_per_elem_(dtype_bytes(dtype)) {}
+  int slot_bytes(Slot s) const { return slot_elem_bytes(s, tile_bytes_per_elem_); }
   // HBM -> SRAM: copies rows [row0, row0+rows) of tensor t into slot s. Counted as HBM read.
   Mat& load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows);
   // An on-chip buffer that holds a result (S_ij, m~_ij, O_i^new, ...). Not HBM traffic.
@@ -110,7 +125,7 @@ class Sram {
   std::array<Mat, kSlots> buf_;
   std::array<int64_t, kSlots> elems_{};
   int64_t tile_capacity_;
-  int bytes_per_elem_;
+  int tile_bytes_per_elem_;
   int64_t peak_bytes_ = 0, peak_tile_bytes_ = 0;
 };
 

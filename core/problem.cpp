@@ -189,6 +189,15 @@ Problem make_problem(const ProblemSpec& spec) {
   p.mask.kv_len = s.kv_len;
   p.mask.offset = s.nk - s.nq;
   p.dropout = float(s.dropout);
+  p.dtype = s.dtype;
+  p.bytes_per_elem = dtype_bytes(s.dtype);
+  if (s.dtype == Dtype::fp16)  // the inputs are stored in HBM as fp16: they must fit
+    for (const auto& [m, name] : {std::pair<const Mat*, const char*>{&p.Q, "Q"}, {&p.K, "K"}, {&p.V, "V"}})
+      for (int64_t k = 0; k < m->size(); ++k)
+        if (std::abs(m->data()[k]) > 65504.0f)
+          throw InputError(std::string("input ") + name + " has a value beyond fp16's range (" +
+                           std::to_string(m->data()[k]) + ") at row " + std::to_string(k / m->cols()) +
+                           ", column " + std::to_string(k % m->cols()));
   return p;
 }
 

@@ -28,6 +28,7 @@ struct ProblemSpec {
   int64_t window_left = -1, window_right = -1;  // -1: unbounded (see mask.h)
   int64_t kv_len = -1;                          // -1: no key padding
   double dropout = 0;                           // probability p in [0, 1)
+  Dtype dtype = Dtype::fp32;
 };
 
 struct Tiling {
@@ -45,8 +46,8 @@ struct Problem {
   Schedule schedule = Schedule::fa1;
   uint64_t seed = 1;
   std::string pattern;  // "npy" when loaded from files
-  std::string dtype = "fp32";
-  int bytes_per_elem = 4;
+  Dtype dtype = Dtype::fp32;
+  int bytes_per_elem = 4;  // of the storage type (Q, K, V, O, S, P); statistics are float32
   Mask mask;
   float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
   Mat Q, K, V;

@@ -11,7 +11,7 @@ class ScheduleContext {
  public:
   // sram_capacity: elements for the d-wide tiles; 0 = not enforced (standard attention).
   ScheduleContext(Trace& tr, bool record, int64_t sram_capacity)
-      : tr_(tr), hbm(tr.problem.bytes_per_elem), sram(sram_capacity, tr.problem.bytes_per_elem) {
+      : tr_(tr), hbm(tr.problem.dtype), sram(sram_capacity, tr.problem.dtype) {
     hbm.put(Tensor::Q, tr.problem.Q);
     hbm.put(Tensor::K, tr.problem.K);
     hbm.put(Tensor::V, tr.problem.V);

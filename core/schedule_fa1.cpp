@@ -42,9 +42,9 @@ void run_fa1(Trace& tr, bool record) {
   hbm.allocate(Tensor::O, nq, d);
   hbm.allocate(Tensor::l, nq, 1);
   hbm.allocate(Tensor::m, nq, 1);
-  hbm.store_expr(Tensor::O, 0, Mat::Zero(nq, d));
-  hbm.store_expr(Tensor::l, 0, Mat::Zero(nq, 1));
-  hbm.store_expr(Tensor::m, 0, Mat::Constant(nq, 1, -INFINITY));
+  hbm.store(Tensor::O, 0, Mat::Zero(nq, d));
+  hbm.store(Tensor::l, 0, Mat::Zero(nq, 1));
+  hbm.store(Tensor::m, 0, Mat::Constant(nq, 1, -INFINITY));
   end(0);
 
   Mat PV;           // P~_ij V_j, on chip

@@ -13,10 +13,26 @@ using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 using Vec = Eigen::VectorXf;
 using VecD = Eigen::VectorXd;
 
+// Storage precision of Q, K, V, O (and S, P in standard attention) in HBM. Arithmetic is
+// float32 on chip, as on GPUs; the statistics l, m and the logsumexp L are stored in float32.
+enum class Dtype { fp32, fp16, bf16 };
+const char* dtype_name(Dtype t);
+Dtype parse_dtype(const std::string& name);  // throws InputError
+inline int dtype_bytes(Dtype t) { return t == Dtype::fp32 ? 4 : 2; }
+float round_to(Dtype t, float x);           // x rounded to the nearest value of type t
+void round_in_place(Dtype t, float* data, int64_t n);
+
 // Every problem with what the user gave us (sizes, files, options) is an InputError:
 // the command line prints its message as one line and exits non-zero.
 struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+inline Dtype parse_dtype(const std::string& name) {
+  if (name == "fp32") return Dtype::fp32;
+  if (name == "fp16") return Dtype::fp16;
+  if (name == "bf16") return Dtype::bf16;
+  throw InputError("unknown dtype '" + name + "' (expected fp32, fp16 or bf16)");
+}
 
 }  // namespace flashstep
