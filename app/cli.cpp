@@ -98,18 +98,21 @@ void print_step(const Trace& t, size_t k) {
       sram += std::string(sram.empty() ? "" : ", ") + slot_name(Slot(sl)) + " " +
               std::to_string(s.sram_elems[sl] * slot_elem_bytes(Slot(sl), t.problem.bytes_per_elem)) + " B";
   std::printf("         SRAM holds %s\n", sram.empty() ? "nothing" : sram.c_str());
-  if (s.m_tilde.size())
-    std::printf("         m~_ij = %s  l~_ij = %s\n", vec_text(s.m_tilde).c_str(),
-                vec_text(s.l_tilde).c_str());
+  if (s.m_tilde.size()) std::printf("         m~_ij = rowmax(S_ij) = %s\n", vec_text(s.m_tilde).c_str());
+  if (s.l_tilde.size()) std::printf("         l~_ij = rowsum(P~_ij) = %s\n", vec_text(s.l_tilde).c_str());
   if (s.m_old.size()) {
     std::printf("         m_i = %s -> m_i^new = %s\n", vec_text(s.m_old).c_str(),
                 vec_text(s.m_new).c_str());
     std::printf("         l_i = %s -> l_i^new = %s\n", vec_text(s.l_old).c_str(),
                 vec_text(s.l_new).c_str());
-    std::printf("         e^(m_i - m_i^new) = %s  e^(m~_ij - m_i^new) = %s\n",
-                vec_text(s.alpha).c_str(), vec_text(s.beta).c_str());
+    std::printf("         e^(m_i - m_i^new) = %s\n", vec_text(s.alpha).c_str());
   }
-  if (s.line == Line::A1_L12)
+  if (s.beta.size()) std::printf("         e^(m~_ij - m_i^new) = %s\n", vec_text(s.beta).c_str());
+  if (s.dropout_keep.size())
+    std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
+                (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
+                (long long)s.dropout_keep.size());
+  if (s.line == Line::A1_L12 || s.line == Line::A2_L14)
     for (const HbmWrite& w : s.writes)
       for (int64_t r = 0; r < w.data.rows() && r < 4; ++r)
         std::printf("         O[%lld] = %s\n", (long long)(w.row0 + r),

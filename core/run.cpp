@@ -13,19 +13,20 @@ size_t estimate_trace_bytes(const Problem& p, const Tiling& t) {
   const size_t f = sizeof(float), w = sizeof(HbmWrite) + kAllocOverhead;
   if (p.schedule == Schedule::standard) {
     const size_t steps = 3 * Tr;
-    return steps * sizeof(Step) + 2 * nq * nk * f  // S_i, P_i tiles kept for display
+    return (p.dropout > 0 ? nq * nk * f : 0) + steps * sizeof(Step) + 2 * nq * nk * f  // S_i, P_i tiles kept for display
            + (2 * nq * nk + nq * d) * f            // S, P, O writes
            + 3 * Tr * (w + kAllocOverhead);
   }
   if (p.schedule == Schedule::fa2) {
     const size_t steps = Tr * (6 + 4 * Tc);
-    return steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
+    return (p.dropout > 0 ? nq * nk * f : 0) + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
            + nq * (d + 1) * f                      // L14, L15 writes
            + 5 * Tc * nq * f                       // L9 statistics
            + pairs * 6 * kAllocOverhead + Tr * 2 * w;
   }
+  const size_t dropout_masks = p.dropout > 0 ? nq * nk * f : 0;
   const size_t steps = 1 + Tc * (1 + 6 * Tr);
-  return steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
+  return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
          + Tc * nq * (d + 2) * f                 // L12, L13 writes
          + nq * (d + 2) * f                      // L2 writes
          + 8 * Tc * nq * f                       // L10, L11 statistics
