@@ -1,0 +1,83 @@
+// The CUDA backend's public interface: plain C++ (no CUDA headers), used by the CLI commands
+// (gpu/commands.cpp) and the tests (tests/gpu/). It takes the same Problem sizes and Tiling as
+// the CPU engine and returns outputs plus per-j snapshots that line up with the Trace, so
+// "compare the CPU trace with the GPU" is a plain diff.
+//
+// Tensors are float32, row-major, (B, H, N, d): B * H independent heads of (N x d). l, m and lse
+// are (B, H, Nq). Every problem a user can cause (no GPU, a shape the kernels cannot take,
+// block sizes over the shared-memory limit, not enough device memory) is an InputError with
+// one clear line, raised before any device memory is allocated.
+#pragma once
+#include "core/problem.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flashstep::gpu {
+
+struct Shape {
+  int64_t B = 1, H = 1, nq = 0, nk = 0, d = 0;
+  int64_t heads() const { return B * H; }
+};
+
+// Whether a CUDA device can be used; if not, `why` says why (no driver, no device, ...).
+bool available(std::string* why = nullptr);
+
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0, sm_count = 0;
+  int64_t smem_per_block_optin = 0;  // bytes of shared memory one block may use
+  int64_t free_bytes = 0, total_bytes = 0;
+};
+DeviceInfo device_info();  // throws InputError when no GPU can be used
+
+// fa1 kernel variants (see fa1_forward.cu): 1 = plain, 2 = register-tiled; 0 = automatic.
+// Returns the variant that will run, or throws InputError naming the reason (variant 2 not
+// compiled for these sizes, or the shared memory they need is over the device's limit).
+int resolve_fa1_variant(int requested, const Tiling& t, int64_t d);
+// Shared memory a variant needs per block; -1 where the variant has no kernel for the sizes.
+int64_t fa1_shared_bytes(int variant, const Tiling& t, int64_t d);
+std::string fa1_v2_configs();  // "(Br, Bc, d) = (64, 16, 64), ..."
+
+// Device memory each schedule allocates for a shape (inputs, outputs, S and P for standard).
+int64_t fa1_device_bytes(const Shape& s);
+int64_t standard_device_bytes(const Shape& s);
+
+// The state after the last Q block of a given j (Alg1 L13 for i = Tr - 1), all heads.
+struct Snapshot {
+  int64_t j = 0;
+  std::vector<float> O, l, m;
+};
+
+struct Result {
+  std::vector<float> O, lse;  // (B, H, Nq, d) and (B, H, Nq)
+  std::vector<float> l, m;    // fa1 only: the final row statistics in HBM
+  std::vector<Snapshot> snapshots;
+  int variant = 0;
+  int64_t device_bytes = 0;  // peak device memory the run allocated
+};
+
+struct Fa1Options {
+  int variant = 0;
+  bool snapshots = false;  // copy O, l, m back after every j
+};
+
+// Algorithm 1 on the GPU with the CPU's Br, Bc (t.Br, t.Bc; t.Tr and t.Tc must match the shape).
+// Outputs are poisoned with NaN before the run, so an element no kernel writes stays NaN.
+Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
+                   const Tiling& t, const Fa1Options& opt = {});
+// Algorithm 0 (standard attention): S and P materialised in device memory.
+Result standard_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale);
+
+// Timing on device-generated random inputs (CUDA events, warm-up, median of `reps`).
+struct BenchTiming {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int reps = 0, variant = 0;
+  int64_t peak_bytes = 0;
+};
+BenchTiming bench_fa1(const Shape& s, float scale, const Tiling& t, int variant, int warmup,
+                      int reps, uint64_t seed);
+BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, uint64_t seed);
+
+}  // namespace flashstep::gpu

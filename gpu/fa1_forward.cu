@@ -1,0 +1,412 @@
+// Algorithm 1 of Dao et al. 2022 (FlashAttention forward) on the GPU, in the paper's loop
+// order: the host loops over j (K/V blocks, Alg1 L5); one launch per j updates every Q block i
+// of every head in parallel (Alg1 L7, one thread block per (i, head)). O, l and m live in global
+// memory (HBM) and make a round trip at every (i, j), exactly as the CPU trace counts them.
+// Launch boundaries order the j iterations, so no block ever reads an O_i another block of the
+// same launch writes. The online-softmax update is core/online_softmax.h, shared with the CPU.
+//
+// Variants (choose with --variant; 0 picks 2 when it is compiled for (Br, Bc, d), else 1):
+//   1  fa1_v1_kernel: the schedule written plainly. Any Br, Bc, d that fit in shared memory.
+//      Q_i, K_j, V_j and S_ij (then P~_ij) in shared memory; one thread per element of S_ij,
+//      one thread per row for L10-L11, one thread per element of O_i. Reference for variant 2.
+//   2  fa1_v2_kernel<Br, Bc, d>: the same lines, register-tiled. 256 threads as 16 x 16; each
+//      holds a (Br/16 x Bc/16) piece of S_ij and a (Br/16 x d/16) piece of O_i in registers.
+//      Q_i and K_j are stored transposed so each k step is a few 128-bit shared loads and
+//      (Br/16)(Bc/16) FMAs; row max and sum of L10 are 16-lane shuffles; P~_ij reuses the
+//      shared memory of Q_i and K_j (dead after L9). Compiled for the (Br, Bc, d) in
+//      FS_FA1_V2_CONFIGS below; ragged Nq, Nk are handled by masking (zero rows, -inf columns).
+//   NOTES.md records each variant's time, prediction and outcome.
+#include "core/online_softmax.h"
+#include "gpu/common.cuh"
+#include "gpu/kernels.h"
+
+#include <cmath>
+
+namespace flashstep::gpu {
+
+// ---------------------------------------------------------------------------------------------
+// Alg1 L2: O = 0, l = 0, m = -inf in HBM.
+__global__ void fa1_init_kernel(float* O, float* l, float* m, int64_t o_count, int64_t rows) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < o_count; e += stride) {
+    O[e] = 0.0f;
+    if (e < rows) {
+      l[e] = 0.0f;
+      m[e] = -INFINITY;
+    }
+  }
+}
+
+void fa1_init(const Fa1Params& p) {
+  const int64_t o_count = p.heads * p.nq * p.d, rows = p.heads * p.nq;
+  const int blocks = int(std::min<int64_t>((o_count + 255) / 256, 65536));
+  fa1_init_kernel<<<blocks, 256>>>(p.O, p.l, p.m, o_count, rows);
+  CUDA_CHECK_LAUNCH();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Variant 1: plain.
+static int64_t v1_smem_floats(int Br, int Bc, int d) {
+  return int64_t(Br) * d + int64_t(Bc) * (d + 1) + int64_t(Bc) * d + int64_t(Br) * Bc + 5 * int64_t(Br);
+}
+
+__global__ void fa1_v1_kernel(Fa1Params p, int j) {
+  extern __shared__ float smem[];
+  const int d = p.d, Br = p.Br, Bc = p.Bc;
+  const int kld = d + 1;  // K_j row stride: +1 so threads of one S row hit different banks
+  float* Qi = smem;                 // Br x d
+  float* Kj = Qi + Br * d;          // Bc x (d + 1)
+  float* Vj = Kj + Bc * kld;        // Bc x d
+  float* S = Vj + Bc * d;           // Br x Bc: S_ij, then P~_ij
+  float* m_old = S + Br * Bc;       // Br each: m_i, l_i as loaded, l_i^new, alpha, beta
+  float* l_old = m_old + Br;
+  float* l_new = l_old + Br;
+  float* alpha = l_new + Br;
+  float* beta = alpha + Br;
+
+  const int i = blockIdx.x;
+  const int64_t h = blockIdx.y;
+  const int row0 = i * Br, col0 = j * Bc;
+  const int br = min(Br, p.nq - row0), bc = min(Bc, p.nk - col0);
+  const float* Qg = p.Q + (h * p.nq + row0) * d;
+  const float* Kg = p.K + (h * p.nk + col0) * d;
+  const float* Vg = p.V + (h * p.nk + col0) * d;
+  float* Og = p.O + (h * p.nq + row0) * d;
+  float* lg = p.l + h * p.nq + row0;
+  float* mg = p.m + h * p.nq + row0;
+
+  // Alg1 L6: load K_j, V_j from HBM to SRAM
+  for (int e = threadIdx.x; e < bc * d; e += blockDim.x) {
+    Kj[(e / d) * kld + e % d] = Kg[e];
+    Vj[e] = Vg[e];
+  }
+  // Alg1 L8: load Q_i, l_i, m_i from HBM to SRAM (O_i is read element by element in L12)
+  for (int e = threadIdx.x; e < br * d; e += blockDim.x) Qi[e] = Qg[e];
+  for (int r = threadIdx.x; r < br; r += blockDim.x) {
+    m_old[r] = mg[r];
+    l_old[r] = lg[r];
+  }
+  __syncthreads();
+
+  // Alg1 L9: S_ij = tau Q_i K_j^T
+  for (int e = threadIdx.x; e < br * bc; e += blockDim.x) {
+    const int r = e / bc, c = e % bc;
+    float acc = 0.0f;
+    for (int k = 0; k < d; ++k) acc = fmaf(Qi[r * d + k], Kj[c * kld + k], acc);
+    S[r * Bc + c] = acc * p.scale;
+  }
+  __syncthreads();
+
+  // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
+  // Alg1 L11: m_i^new, l_i^new; Alg1 L13: write them to HBM (L12 uses the on-chip copies).
+  for (int r = threadIdx.x; r < br; r += blockDim.x) {
+    float* Sr = S + r * Bc;
+    float mt = -INFINITY;
+    for (int c = 0; c < bc; ++c) mt = fmaxf(mt, Sr[c]);
+    float lt = 0.0f;
+    for (int c = 0; c < bc; ++c) {
+      // A fully masked row (mt = -inf) would give exp(-inf - (-inf)) = NaN: it gets P~ = 0.
+      Sr[c] = mt == -INFINITY ? 0.0f : expf(Sr[c] - mt);
+      lt += Sr[c];
+    }
+    const float mnew = merged_max(m_old[r], mt);
+    alpha[r] = rescale_factor(m_old[r], mnew);
+    beta[r] = rescale_factor(mt, mnew);
+    l_new[r] = merged_sum(alpha[r], l_old[r], beta[r], lt);
+    lg[r] = l_new[r];
+    mg[r] = mnew;
+  }
+  __syncthreads();
+
+  // Alg1 L12: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j), write to HBM
+  for (int e = threadIdx.x; e < br * d; e += blockDim.x) {
+    const int r = e / d, c = e % d;
+    float pv = 0.0f;
+    for (int k = 0; k < bc; ++k) pv = fmaf(S[r * Bc + k], Vj[k * d + c], pv);
+    Og[e] = merged_output(l_old[r], alpha[r], Og[e], beta[r], pv, l_new[r]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Variant 2: register-tiled.
+template <int BR, int BC, int D>
+struct V2Traits {
+  static_assert(BR % 16 == 0 && BC % 16 == 0 && D % 16 == 0, "16 x 16 threads tile the blocks");
+  static constexpr int kThreads = 256;
+  static constexpr int RM = BR / 16, CM = BC / 16, DM = D / 16;  // per-thread rows / columns
+  static constexpr int QLD = BR + 4, KLD = BC + 4, PLD = BR + 4;  // +4 keeps float4 alignment
+  static constexpr int kQt = D * QLD, kKt = D * KLD, kPt = BC * PLD;
+  // P~_ij overwrites Q_i^T and K_j^T once L9 is done with them.
+  static constexpr int kRegion0 = (kQt + kKt > kPt) ? kQt + kKt : kPt;
+  static constexpr int kFloats = kRegion0 + BC * D;  // + V_j
+  static constexpr int64_t kSmemBytes = int64_t(kFloats) * 4;
+};
+
+// The n-th of the N columns thread tx (of 16) owns. With N a multiple of 4 they come in float4
+// chunks interleaved across the 16 threads (chunk q starts at 64q + 4tx), so one 128-bit load
+// by 16 threads reads 256 contiguous bytes; otherwise thread tx owns tx*N .. tx*N + N-1.
+template <int N>
+__device__ __forceinline__ int owned_col(int tx, int n) {
+  if constexpr (N % 4 == 0) return (n / 4) * 64 + tx * 4 + (n % 4);
+  else return tx * N + n;
+}
+
+template <int N>
+__device__ __forceinline__ void load_owned(float (&dst)[N], const float* row, int tx) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(row + q * 64 + tx * 4);
+      dst[4 * q] = v.x; dst[4 * q + 1] = v.y; dst[4 * q + 2] = v.z; dst[4 * q + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) dst[n] = row[tx * N + n];
+  }
+}
+
+// N contiguous floats (the rows a thread owns; threads with the same ty read the same address).
+template <int N>
+__device__ __forceinline__ void load_contig(float (&dst)[N], const float* p) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < N / 4; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(p + 4 * q);
+      dst[4 * q] = v.x; dst[4 * q + 1] = v.y; dst[4 * q + 2] = v.z; dst[4 * q + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) dst[n] = p[n];
+  }
+}
+
+// Reductions over the 16 threads that share a row group (lanes 0-15 or 16-31 of a warp).
+__device__ __forceinline__ float group16_max(float v) {
+#pragma unroll
+  for (int off = 8; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+__device__ __forceinline__ float group16_sum(float v) {
+#pragma unroll
+  for (int off = 8; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+// Copies a ROWS x D tile from global memory into dst transposed (D x LD), and, if given, a
+// second tile (V_j) untransposed into dst2 (ROWS x D). A warp takes 8 rows x 4 float4 chunks:
+// each row's 64 contiguous bytes keep the global loads whole sectors, and with LD = 4 mod 32
+// the transposed stores spread over 16 banks (2-way) instead of piling onto 2.
+template <int ROWS, int D, int LD>
+__device__ __forceinline__ void load_tile_transposed(float* dst, float* dst2, const float* src,
+                                                     const float* src2, int valid_rows, int tid) {
+  static_assert(D % 16 == 0 && LD % 4 == 0, "float4 chunks, 4 per warp row");
+  for (int e = tid; e < ROWS * D / 4; e += 256) {
+    const int lo = e & 3, rest = e >> 2;
+    const int r = rest % ROWS, k = ((rest / ROWS) * 4 + lo) * 4;
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f), v2 = v;
+    if (r < valid_rows) {
+      v = __ldg(reinterpret_cast<const float4*>(src + r * D + k));
+      if (dst2) v2 = __ldg(reinterpret_cast<const float4*>(src2 + r * D + k));
+    }
+    dst[(k + 0) * LD + r] = v.x;
+    dst[(k + 1) * LD + r] = v.y;
+    dst[(k + 2) * LD + r] = v.z;
+    dst[(k + 3) * LD + r] = v.w;
+    if (dst2) *reinterpret_cast<float4*>(dst2 + r * D + k) = v2;
+  }
+}
+
+template <int BR, int BC, int D>
+__global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
+  using T = V2Traits<BR, BC, D>;
+  constexpr int RM = T::RM, CM = T::CM, DM = T::DM;
+  extern __shared__ float4 smem4[];
+  float* smem = reinterpret_cast<float*>(smem4);
+  float* Qt = smem;             // D x QLD: Q_i transposed
+  float* Kt = smem + T::kQt;    // D x KLD: K_j transposed
+  float* Pt = smem;             // BC x PLD: P~_ij transposed (after L9)
+  float* Vs = smem + T::kRegion0;  // BC x D
+
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int i = blockIdx.x;
+  const int64_t h = blockIdx.y;
+  const int row0 = i * BR, col0 = j * BC;
+  const int br = min(BR, p.nq - row0), bc = min(BC, p.nk - col0);
+  const float* Qg = p.Q + (h * p.nq + row0) * D;
+  const float* Kg = p.K + (h * p.nk + col0) * D;
+  const float* Vg = p.V + (h * p.nk + col0) * D;
+  float* Og = p.O + (h * p.nq + row0) * D;
+  float* lg = p.l + h * p.nq + row0;
+  float* mg = p.m + h * p.nq + row0;
+
+  // Alg1 L6: load K_j (transposed) and V_j from HBM to SRAM; rows past Nk become zeros.
+  load_tile_transposed<BC, D, T::KLD>(Kt, Vs, Kg, Vg, bc, tid);
+  // Alg1 L8: load Q_i (transposed); rows past Nq become zeros and are never written back.
+  load_tile_transposed<BR, D, T::QLD>(Qt, nullptr, Qg, nullptr, br, tid);
+  __syncthreads();
+
+  // Alg1 L9: S_ij = tau Q_i K_j^T, in registers
+  float s[RM][CM];
+#pragma unroll
+  for (int r = 0; r < RM; ++r)
+#pragma unroll
+    for (int c = 0; c < CM; ++c) s[r][c] = 0.0f;
+#pragma unroll 4
+  for (int k = 0; k < D; ++k) {
+    float a[RM], b[CM];
+    load_contig<RM>(a, Qt + k * T::QLD + ty * RM);
+    load_owned<CM>(b, Kt + k * T::KLD, tx);
+#pragma unroll
+    for (int r = 0; r < RM; ++r)
+#pragma unroll
+      for (int c = 0; c < CM; ++c) s[r][c] = fmaf(a[r], b[c], s[r][c]);
+  }
+  // Columns past Nk are masked: -inf scores get zero weight in L10.
+#pragma unroll
+  for (int c = 0; c < CM; ++c) {
+    const bool valid = owned_col<CM>(tx, c) < bc;
+#pragma unroll
+    for (int r = 0; r < RM; ++r) s[r][c] = valid ? s[r][c] * p.scale : -INFINITY;
+  }
+
+  // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
+  // Alg1 L8 (rest) and L11: load l_i, m_i; m_i^new, l_i^new and the two rescale factors.
+  float l_old[RM], m_new[RM], l_new[RM], alpha[RM], beta[RM];
+#pragma unroll
+  for (int r = 0; r < RM; ++r) {
+    float mt = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < CM; ++c) mt = fmaxf(mt, s[r][c]);
+    mt = group16_max(mt);
+    float lt = 0.0f;
+#pragma unroll
+    for (int c = 0; c < CM; ++c) {
+      // A fully masked row (mt = -inf) would give exp(-inf - (-inf)) = NaN: it gets P~ = 0.
+      s[r][c] = mt == -INFINITY ? 0.0f : expf(s[r][c] - mt);
+      lt += s[r][c];
+    }
+    lt = group16_sum(lt);
+    const int row = ty * RM + r;
+    const float mo = row < br ? mg[row] : -INFINITY;
+    l_old[r] = row < br ? lg[row] : 0.0f;
+    m_new[r] = merged_max(mo, mt);
+    alpha[r] = rescale_factor(mo, m_new[r]);
+    beta[r] = rescale_factor(mt, m_new[r]);
+    l_new[r] = merged_sum(alpha[r], l_old[r], beta[r], lt);
+  }
+  __syncthreads();  // every thread is done with Q_i^T and K_j^T: P~_ij takes their place
+#pragma unroll
+  for (int c = 0; c < CM; ++c)
+#pragma unroll
+    for (int r = 0; r < RM; ++r) Pt[owned_col<CM>(tx, c) * T::PLD + ty * RM + r] = s[r][c];
+  __syncthreads();
+
+  // Alg1 L12: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j), write to HBM
+  float acc[RM][DM];
+#pragma unroll
+  for (int r = 0; r < RM; ++r)
+#pragma unroll
+    for (int c = 0; c < DM; ++c) acc[r][c] = 0.0f;
+#pragma unroll 4
+  for (int k = 0; k < BC; ++k) {
+    float a[RM], b[DM];
+    load_contig<RM>(a, Pt + k * T::PLD + ty * RM);
+    load_owned<DM>(b, Vs + k * D, tx);
+#pragma unroll
+    for (int r = 0; r < RM; ++r)
+#pragma unroll
+      for (int c = 0; c < DM; ++c) acc[r][c] = fmaf(a[r], b[c], acc[r][c]);
+  }
+#pragma unroll
+  for (int r = 0; r < RM; ++r) {
+    const int row = ty * RM + r;
+    if (row >= br) continue;
+    float* Orow = Og + int64_t(row) * D;
+    if constexpr (DM % 4 == 0) {
+#pragma unroll
+      for (int q = 0; q < DM / 4; ++q) {
+        float4* o4 = reinterpret_cast<float4*>(Orow + q * 64 + tx * 4);
+        float4 o = *o4;  // O_i from HBM (Alg1 L8), updated and written back at once
+        o.x = merged_output(l_old[r], alpha[r], o.x, beta[r], acc[r][4 * q + 0], l_new[r]);
+        o.y = merged_output(l_old[r], alpha[r], o.y, beta[r], acc[r][4 * q + 1], l_new[r]);
+        o.z = merged_output(l_old[r], alpha[r], o.z, beta[r], acc[r][4 * q + 2], l_new[r]);
+        o.w = merged_output(l_old[r], alpha[r], o.w, beta[r], acc[r][4 * q + 3], l_new[r]);
+        *o4 = o;
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < DM; ++c) {
+        float& o = Orow[owned_col<DM>(tx, c)];
+        o = merged_output(l_old[r], alpha[r], o, beta[r], acc[r][c], l_new[r]);
+      }
+    }
+  }
+  // Alg1 L13: write l_i <- l_i^new, m_i <- m_i^new to HBM (one thread per row)
+  if (tx == 0) {
+#pragma unroll
+    for (int r = 0; r < RM; ++r) {
+      const int row = ty * RM + r;
+      if (row < br) {
+        lg[row] = l_new[r];
+        mg[row] = m_new[r];
+      }
+    }
+  }
+}
+
+// The (Br, Bc, d) variant 2 is compiled for: the paper's blocks at M = 128 KiB for d = 64 and
+// d = 128 (Br = 64, Bc = 128 and 64), and the Bc sweep of bench-gpu.
+#define FS_FA1_V2_CONFIGS(X) \
+  X(64, 16, 64) X(64, 32, 64) X(64, 64, 64) X(64, 128, 64) X(64, 256, 64) \
+  X(64, 32, 128) X(64, 64, 128) X(64, 128, 128)
+
+template <int BR, int BC, int D>
+static void launch_v2(const Fa1Params& p, int j) {
+  using T = V2Traits<BR, BC, D>;
+  static bool attribute_set = false;  // opt in to more than 48 KiB of shared memory, once
+  if (!attribute_set) {
+    CUDA_CHECK(cudaFuncSetAttribute(fa1_v2_kernel<BR, BC, D>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::kSmemBytes)));
+    attribute_set = true;
+  }
+  const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
+  fa1_v2_kernel<BR, BC, D><<<grid, T::kThreads, T::kSmemBytes>>>(p, j);
+  CUDA_CHECK_LAUNCH();
+}
+
+const char* fa1_v2_config_list() {
+#define FS_NAME_CASE(br, bc, dd) "(" #br ", " #bc ", " #dd ") "
+  return FS_FA1_V2_CONFIGS(FS_NAME_CASE);
+#undef FS_NAME_CASE
+}
+
+int64_t fa1_smem_bytes(int variant, int Br, int Bc, int d) {
+  if (variant == 1) return v1_smem_floats(Br, Bc, d) * 4;
+#define FS_SMEM_CASE(br, bc, dd) \
+  if (Br == br && Bc == bc && d == dd) return V2Traits<br, bc, dd>::kSmemBytes;
+  if (variant == 2) { FS_FA1_V2_CONFIGS(FS_SMEM_CASE) }
+#undef FS_SMEM_CASE
+  return -1;
+}
+
+void fa1_launch_j(int variant, const Fa1Params& p, int j) {
+  if (variant == 1) {
+    const int64_t bytes = v1_smem_floats(p.Br, p.Bc, p.d) * 4;
+    static int64_t opted_in = 48 * 1024;
+    if (bytes > opted_in) {
+      CUDA_CHECK(cudaFuncSetAttribute(fa1_v1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+      opted_in = bytes;
+    }
+    const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
+    fa1_v1_kernel<<<grid, 256, size_t(bytes)>>>(p, j);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+#define FS_LAUNCH_CASE(br, bc, dd) \
+  if (p.Br == br && p.Bc == bc && p.d == dd) return launch_v2<br, bc, dd>(p, j);
+  FS_FA1_V2_CONFIGS(FS_LAUNCH_CASE)
+#undef FS_LAUNCH_CASE
+  throw std::runtime_error("fa1 variant 2 has no instantiation for these block sizes");  // checked earlier
+}
+
+}  // namespace flashstep::gpu

@@ -1,0 +1,322 @@
+// GPU backend [gpu]: Algorithm 1 on the GPU against the CPU trace (per j and at the end) and
+// against float64 (our reference and PyTorch's golden files); standard attention against
+// float64; batched heads; every user-caused error is an InputError.
+//
+// Fresh random inputs per test (the seed is printed on failure); the backend poisons every
+// device output with NaN before a run, and the tests require every element to be finite.
+// Without a GPU each test prints "SKIPPED: <reason>" and passes.
+#include "core/npy.h"
+#include "core/reference.h"
+#include "core/run.h"
+#include "gpu/backend.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace flashstep;
+
+namespace {
+
+constexpr double kTiledTol = 5e-6;    // CPU tiled vs GPU tiled, max_rel (see gpu/commands.cpp)
+constexpr double kFloat64Tol = 1e-5;  // either vs float64
+
+#define REQUIRE_GPU_OR_SKIP()                       \
+  do {                                              \
+    std::string why_;                               \
+    if (!gpu::available(&why_)) {                   \
+      WARN("SKIPPED: " << why_);                    \
+      return;                                       \
+    }                                               \
+  } while (0)
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+// The golden files: $FLASHSTEP_GOLDEN_DIR if set (a binary carried to another machine), else
+// the source tree's tests/golden.
+std::string golden(const std::string& file) {
+  const char* env = std::getenv("FLASHSTEP_GOLDEN_DIR");
+  return std::string(env && *env ? env : FLASHSTEP_GOLDEN_DIR) + "/" + file;
+}
+
+Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offset = 0) {
+  REQUIRE(int64_t(v.size()) >= offset + rows * cols);
+  Mat m(rows, cols);
+  std::copy(v.begin() + offset, v.begin() + offset + rows * cols, m.data());
+  return m;
+}
+
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+double rel(const Mat& x, const Mat& ref) { return compare(x, ref.cast<double>().eval()).max_rel; }
+
+struct Case {
+  int64_t nq, nk, d, M, br, bc;
+  int variant;
+};
+
+// M large enough for the overridden blocks: 2(Br + Bc)d <= M.
+int64_t fit_M(int64_t br, int64_t bc, int64_t d) { return 2 * (br + bc) * d; }
+
+void check_against_trace(const Case& c) {
+  const uint64_t seed = fresh_seed();
+  INFO("Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " M " << c.M << " Br " << c.br << " Bc "
+             << c.bc << " variant " << c.variant << " seed " << seed);
+  ProblemSpec s;
+  s.nq = c.nq;
+  s.nk = c.nk;
+  s.d = c.d;
+  s.M = c.M;
+  s.br = c.br;
+  s.bc = c.bc;
+  s.seed = seed;
+  const Problem p = make_problem(s);
+  const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, c.br, c.bc);
+  RunOptions opt;
+  opt.record = true;
+  const Trace tr = run_problem(p, t, opt);
+
+  gpu::Shape sh;
+  sh.nq = p.nq;
+  sh.nk = p.nk;
+  sh.d = p.d;
+  gpu::Fa1Options go;
+  go.variant = c.variant;
+  go.snapshots = true;
+  const gpu::Result g = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, go);
+  REQUIRE(g.variant == c.variant);
+  REQUIRE(int64_t(g.snapshots.size()) == t.Tc);
+
+  // Per j: the GPU state after launch j equals the CPU's HBM state after Alg1 L13 of (Tr-1, j).
+  std::vector<size_t> at(size_t(t.Tc), 0);
+  for (size_t k = 0; k < tr.steps.size(); ++k)
+    if (tr.steps[k].line == Line::A1_L13) at[size_t(tr.steps[k].j)] = k + 1;
+  Cursor cur(tr);
+  for (int64_t j = 0; j < t.Tc; ++j) {
+    INFO("after j = " << j);
+    const gpu::Snapshot& sn = g.snapshots[size_t(j)];
+    REQUIRE(sn.j == j);
+    REQUIRE(all_finite(sn.O));
+    REQUIRE(all_finite(sn.l));
+    REQUIRE(all_finite(sn.m));
+    cur.seek(at[size_t(j)]);
+    CHECK(rel(to_mat(sn.O, p.nq, p.d), cur.hbm(Tensor::O)) <= kTiledTol);
+    CHECK(rel(to_mat(sn.l, p.nq, 1), cur.hbm(Tensor::l)) <= kTiledTol);
+    CHECK(rel(to_mat(sn.m, p.nq, 1), cur.hbm(Tensor::m)) <= kTiledTol);
+  }
+
+  // Final outputs: against the CPU and against float64.
+  REQUIRE(all_finite(g.O));
+  REQUIRE(all_finite(g.lse));
+  CHECK(rel(to_mat(g.O, p.nq, p.d), tr.O) <= kTiledTol);
+  CHECK(rel(to_mat(g.lse, p.nq, 1), Mat(tr.lse)) <= kTiledTol);
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale);
+  CHECK(compare(to_mat(g.O, p.nq, p.d), ref.O).max_rel <= kFloat64Tol);
+  CHECK(compare(Vec(Eigen::Map<const Vec>(g.lse.data(), p.nq)), ref.lse).max_rel <= kFloat64Tol);
+}
+
+}  // namespace
+
+TEST_CASE("GPU Algorithm 1, variant 1 (plain), equals the CPU trace after every j", "[gpu][fa1]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Case c = GENERATE(Case{64, 64, 16, 1024, 0, 0, 1},      // paper blocks: Br = Bc = 16
+                          Case{100, 100, 32, 1024, 0, 0, 1},    // Br = Bc = 8, ragged
+                          Case{77, 130, 40, 2048, 0, 0, 1},     // Bc = Br = 13, Nq != Nk
+                          Case{200, 333, 64, 16384, 64, 64, 1}, // ragged both ways
+                          Case{97, 1025, 128, 0, 64, 64, 1},    // d = 128, ragged Nk
+                          Case{50, 40, 24, 1024, 7, 5, 1});     // odd blocks, Br != Bc
+  Case cc = c;
+  if (cc.M == 0) cc.M = fit_M(cc.br, cc.bc, cc.d);
+  check_against_trace(cc);
+}
+
+TEST_CASE("GPU Algorithm 1, variant 2 (register-tiled), equals the CPU trace after every j", "[gpu][fa1]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Case c = GENERATE(Case{200, 333, 64, 0, 64, 64, 2},     // same case as variant 1
+                          Case{1000, 700, 64, 32768, 0, 0, 2},  // paper blocks at 128 KiB: 64 x 128
+                          Case{300, 513, 128, 32768, 0, 0, 2},  // paper blocks at 128 KiB: 64 x 64
+                          Case{129, 77, 64, 0, 64, 16, 2},      // Bc = 16 (one column per thread)
+                          Case{150, 260, 64, 0, 64, 256, 2},    // Bc = 256
+                          Case{100, 90, 128, 0, 64, 32, 2},     // Bc = 32, d = 128
+                          Case{1, 1, 64, 0, 64, 64, 2});        // one row, one key
+  Case cc = c;
+  if (cc.M == 0) cc.M = fit_M(cc.br, cc.bc, cc.d);
+  check_against_trace(cc);
+}
+
+TEST_CASE("GPU Algorithm 1 and standard attention match PyTorch's golden outputs", "[gpu][golden]") {
+  REQUIRE_GPU_OR_SKIP();
+  struct G {
+    const char* name;
+    double scale;
+  };
+  // The non-causal cases of tests/golden/manifest.json.
+  const G cases[] = {{"n64_d16", 0.25},
+                     {"n100_d32_ragged", 0.17677669529663687},
+                     {"cross_nq77_nk130_d40", 0.15811388300841897},
+                     {"n96_d32_large_logits", 0.17677669529663687}};
+  for (const G& gc : cases) {
+    INFO(gc.name);
+    ProblemSpec s;
+    s.q_path = golden(std::string(gc.name) + ".q.npy");
+    s.k_path = golden(std::string(gc.name) + ".k.npy");
+    s.v_path = golden(std::string(gc.name) + ".v.npy");
+    s.scale = gc.scale;
+    s.M = 1024;
+    const Problem p = make_problem(s);
+    const Mat o = read_npy_matrix(golden(std::string(gc.name) + ".o.npy"));
+    const NpyArray lse_a = read_npy(golden(std::string(gc.name) + ".lse.npy"));
+    const Mat lse = Eigen::Map<const Mat>(lse_a.data.data(), int64_t(lse_a.data.size()), 1);
+    gpu::Shape sh;
+    sh.nq = p.nq;
+    sh.nk = p.nk;
+    sh.d = p.d;
+    for (int64_t bc : {int64_t(0), int64_t(32)}) {  // paper blocks at M = 1024, and Br = Bc = 32
+      INFO("Bc override " << bc);
+      const Tiling t = bc ? make_tiling(p.nq, p.nk, p.d, fit_M(bc, bc, p.d), bc, bc)
+                          : make_tiling(p.nq, p.nk, p.d, p.M);
+      const gpu::Result g = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t);
+      REQUIRE(all_finite(g.O));
+      REQUIRE(all_finite(g.lse));
+      CHECK(rel(to_mat(g.O, p.nq, p.d), o) <= kFloat64Tol);
+      CHECK(rel(to_mat(g.lse, p.nq, 1), lse) <= kFloat64Tol);
+    }
+    const gpu::Result st = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale);
+    REQUIRE(all_finite(st.O));
+    REQUIRE(all_finite(st.lse));
+    CHECK(rel(to_mat(st.O, p.nq, p.d), o) <= kFloat64Tol);
+    CHECK(rel(to_mat(st.lse, p.nq, 1), lse) <= kFloat64Tol);
+  }
+}
+
+TEST_CASE("GPU standard attention matches float64 on ragged shapes", "[gpu][standard]") {
+  REQUIRE_GPU_OR_SKIP();
+  const auto dims = GENERATE(std::vector<int64_t>{200, 333, 40}, std::vector<int64_t>{129, 1000, 64},
+                             std::vector<int64_t>{70, 65, 128});
+  const uint64_t seed = fresh_seed();
+  INFO("Nq " << dims[0] << " Nk " << dims[1] << " d " << dims[2] << " seed " << seed);
+  ProblemSpec s;
+  s.nq = dims[0];
+  s.nk = dims[1];
+  s.d = dims[2];
+  s.M = 4 * s.d;
+  s.seed = seed;
+  const Problem p = make_problem(s);
+  gpu::Shape sh;
+  sh.nq = p.nq;
+  sh.nk = p.nk;
+  sh.d = p.d;
+  const gpu::Result st = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale);
+  REQUIRE(all_finite(st.O));
+  REQUIRE(all_finite(st.lse));
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale);
+  CHECK(compare(to_mat(st.O, p.nq, p.d), ref.O).max_rel <= kFloat64Tol);
+  CHECK(compare(Vec(Eigen::Map<const Vec>(st.lse.data(), p.nq)), ref.lse).max_rel <= kFloat64Tol);
+}
+
+TEST_CASE("GPU batched heads (B, H, N, d): each head equals the CPU on that head", "[gpu][batch]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int variant = GENERATE(1, 2);
+  const uint64_t seed = fresh_seed();
+  INFO("variant " << variant << " seed " << seed);
+  gpu::Shape sh;
+  sh.B = 2;
+  sh.H = 3;
+  sh.nq = 70;
+  sh.nk = 90;
+  sh.d = 64;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const int64_t h = sh.heads();
+  std::vector<float> Q(size_t(h * sh.nq * sh.d)), K(size_t(h * sh.nk * sh.d)), V(K.size());
+  for (auto* v : {&Q, &K, &V})
+    for (float& x : *v) x = nd(rng);
+  const Tiling t = make_tiling(sh.nq, sh.nk, sh.d, fit_M(64, 64, 64), 64, 64);
+  const float scale = 0.125f;
+  gpu::Fa1Options go;
+  go.variant = variant;
+  const gpu::Result g = gpu::fa1_forward(Q.data(), K.data(), V.data(), sh, scale, t, go);
+  const gpu::Result st = gpu::standard_forward(Q.data(), K.data(), V.data(), sh, scale);
+  REQUIRE(all_finite(g.O));
+  REQUIRE(all_finite(g.lse));
+  REQUIRE(all_finite(st.O));
+  for (int64_t head = 0; head < h; ++head) {
+    INFO("head " << head);
+    Problem p;
+    p.nq = sh.nq;
+    p.nk = sh.nk;
+    p.d = sh.d;
+    p.M = t.M;
+    p.scale = scale;
+    p.schedule = Schedule::fa1;
+    p.Q = to_mat(Q, sh.nq, sh.d, head * sh.nq * sh.d);
+    p.K = to_mat(K, sh.nk, sh.d, head * sh.nk * sh.d);
+    p.V = to_mat(V, sh.nk, sh.d, head * sh.nk * sh.d);
+    RunOptions opt;
+    opt.record = false;
+    const Trace tr = run_problem(p, t, opt);
+    CHECK(rel(to_mat(g.O, sh.nq, sh.d, head * sh.nq * sh.d), tr.O) <= kTiledTol);
+    CHECK(rel(to_mat(g.lse, sh.nq, 1, head * sh.nq), Mat(tr.lse)) <= kTiledTol);
+    const Reference ref = reference_attention(p.Q, p.K, p.V, scale);
+    CHECK(compare(to_mat(st.O, sh.nq, sh.d, head * sh.nq * sh.d), ref.O).max_rel <= kFloat64Tol);
+  }
+}
+
+TEST_CASE("GPU bad input: one clear InputError each, before any allocation", "[gpu][errors]") {
+  REQUIRE_GPU_OR_SKIP();
+  std::vector<float> x(64 * 64, 1.0f);
+  gpu::Shape sh;
+  sh.nq = sh.nk = sh.d = 64;
+  SECTION("block sizes over the shared-memory limit") {
+    const Tiling t = make_tiling(64, 64, 64, fit_M(64, 1024, 64), 64, 1024);
+    CHECK_THROWS_WITH(gpu::fa1_forward(x.data(), x.data(), x.data(), sh, 0.125f, t),
+                      Catch::Contains("shared memory"));
+  }
+  SECTION("variant 2 asked for sizes it is not compiled for") {
+    gpu::Fa1Options go;
+    go.variant = 2;
+    const Tiling t = make_tiling(64, 64, 64, 4096, 8, 8);
+    CHECK_THROWS_WITH(gpu::fa1_forward(x.data(), x.data(), x.data(), sh, 0.125f, t, go),
+                      Catch::Contains("compiled only"));
+  }
+  SECTION("not enough device memory") {
+    gpu::Shape big;
+    big.H = 60000;
+    big.nq = big.nk = 16384;
+    big.d = 64;  // S and P alone: 60000 x 16384^2 x 4 B x 2 = 128 TB
+    CHECK_THROWS_WITH(gpu::standard_forward(x.data(), x.data(), x.data(), big, 0.125f),
+                      Catch::Contains("not enough device memory"));
+  }
+  SECTION("too many heads for the grid") {
+    gpu::Shape many = sh;
+    many.B = 1000;
+    many.H = 1000;
+    const Tiling t = make_tiling(64, 64, 64, fit_M(64, 64, 64), 64, 64);
+    CHECK_THROWS_AS(gpu::fa1_forward(x.data(), x.data(), x.data(), many, 0.125f, t), InputError);
+  }
+}
+
+TEST_CASE("Without a GPU the backend says so in one InputError", "[gpu][errors]") {
+  std::string why;
+  if (gpu::available(&why)) {
+    WARN("SKIPPED: a GPU is present, so the no-GPU path cannot be exercised here");
+    return;
+  }
+  std::vector<float> x(16 * 16, 1.0f);
+  gpu::Shape sh;
+  sh.nq = sh.nk = sh.d = 16;
+  const Tiling t = make_tiling(16, 16, 16, 1024);
+  CHECK_THROWS_AS(gpu::fa1_forward(x.data(), x.data(), x.data(), sh, 0.25f, t), InputError);
+  CHECK_THROWS_AS(gpu::device_info(), InputError);
+}
