@@ -177,6 +177,7 @@ Field field_of(const std::string& msg) {
 void ProblemForm::validate() {
   error.clear();
   error_field = Field::none;
+  preview.clear();
   try {
     ProblemSpec s = to_spec();
     if (!use_files) {
@@ -196,6 +197,11 @@ void ProblemForm::validate() {
                       double(est) / 1048576.0, kMaxTraceBytes >> 20);
         throw InputError(buf);
       }
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %lld steps",
+                    (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
+                    (long long)(1 + t.Tc * (1 + 6 * t.Tr)));
+      preview = buf;
     }
   } catch (const InputError& e) {
     error = e.what();
@@ -220,8 +226,187 @@ void LessonState::recompute() {
 // Actions
 
 void AppState::load_preset(const std::string& name) {
-  const Preset p = load_preset_file(name);
-  (void)p;
+  const Preset p = gui::load_preset(preset_path(name, asset_dir));
+  auto v = make_run_view(p.spec);  // throws before anything is replaced
+  form.from_spec(p.spec);
+  set_run(std::move(v));
+  apply_error.clear();
+  preset_name = p.name;
+  preset_title = p.title;
+  std::string vals;
+  char buf[32];
+  for (double x : p.lesson_values) {
+    std::snprintf(buf, sizeof buf, "%s%g", vals.empty() ? "" : ", ", x);
+    vals += buf;
+  }
+  std::snprintf(lesson.values, sizeof lesson.values, "%s", vals.c_str());
+  lesson.block = int(p.lesson_block);
+  lesson.shown = 0;
+  lesson.recompute();
+  view = p.view == "lesson" ? View::lesson : p.view == "compare" ? View::compare : View::tiles;
+  view_changed = true;
+}
+
+bool AppState::apply_form() {
+  try {
+    set_run(make_run_view(form.to_spec()));
+    apply_error.clear();
+    preset_name.clear();
+    preset_title.clear();
+    return true;
+  } catch (const InputError& e) {
+    apply_error = e.what();
+  } catch (const std::bad_alloc&) {
+    apply_error = "out of memory: make the problem smaller";
+  }
+  return false;
+}
+
+void AppState::set_run(std::unique_ptr<RunView> v) {
+  cursor.reset();  // it points into the old trace
+  run = std::move(v);
+  cursor = std::make_unique<Cursor>(run->trace);
+  ++run_version;
+  playing = false;
+  compare.loaded = false;
+  compare.message.clear();
+  jump_i = jump_j = 0;
+  plot_row = 0;
+  cursor_moved();
+}
+
+void AppState::cursor_moved() {
+  ++cursor_version;
+  const size_t k = index();
+  if (k == 0) explanation = "Before the first step: Q, K and V are in HBM; nothing else exists yet.";
+  else explanation = run->trace.explain(k - 1);
+  if (plot_follow && cursor->current() && cursor->current()->i >= 0)
+    plot_row = int(cursor->current()->i * run->trace.tiling.Br);
+}
+
+void AppState::step_forward() {
+  if (cursor && index() < steps()) {
+    cursor->forward();
+    cursor_moved();
+  }
+}
+
+void AppState::step_back() {
+  if (cursor && index() > 0) {
+    cursor->backward();
+    cursor_moved();
+  }
+}
+
+void AppState::seek(size_t k) {
+  if (!cursor) return;
+  k = std::min(k, steps());
+  if (k == index()) return;
+  if (k == index() + 1) cursor->forward();  // the common case while playing: no replay
+  else cursor->seek(k);
+  cursor_moved();
+}
+
+void AppState::run_to_end() {
+  seek(steps());
+  playing = false;
+}
+
+void AppState::reset() {
+  seek(0);
+  playing = false;
+}
+
+bool AppState::jump_to(int64_t i, int64_t j) {
+  jump_error.clear();
+  const Tiling& t = run->trace.tiling;
+  if (i < 0 || i >= t.Tr || j < 0 || j >= t.Tc) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "need 0 <= i < Tr = %lld and 0 <= j < Tc = %lld",
+                  (long long)t.Tr, (long long)t.Tc);
+    jump_error = buf;
+    return false;
+  }
+  const int64_t k = run->step_of(i, j, Line::A1_L8);
+  seek(size_t(k + 1));  // the load of (i, j) applied
+  return true;
+}
+
+void AppState::advance_playback(double dt) {
+  if (!playing) return;
+  play_accum += dt * double(speed);
+  const size_t n = size_t(play_accum);
+  play_accum -= double(n);
+  if (n) seek(index() + n);
+  if (index() >= steps()) playing = false;
+}
+
+void AppState::run_script(const std::string& script) {
+  std::stringstream ss(script);
+  std::string cmd;
+  while (std::getline(ss, cmd, ';')) {
+    std::istringstream cs(cmd);
+    std::string verb;
+    if (!(cs >> verb)) continue;
+    long long a = 1, b = 0;
+    if (verb == "step" || verb == "back") {
+      if (!(cs >> a)) a = 1;
+      if (a < 0) throw InputError("script: '" + verb + "' needs a count >= 0");
+      for (long long n = 0; n < a; ++n) verb == "step" ? step_forward() : step_back();
+    } else if (verb == "seek") {
+      if (!(cs >> a) || a < 0) throw InputError("script: seek needs a step index >= 0");
+      seek(size_t(a));
+    } else if (verb == "end") {
+      run_to_end();
+    } else if (verb == "home" || verb == "reset") {
+      reset();
+    } else if (verb == "jump") {
+      if (!(cs >> a >> b)) throw InputError("script: jump needs i and j");
+      if (!jump_to(a, b)) throw InputError("script: jump " + jump_error);
+    } else {
+      throw InputError("script: unknown action '" + verb +
+                       "' (expected step N, back N, seek K, end, home, jump I J)");
+    }
+  }
+}
+
+void AppState::load_compare() {
+  CompareState& c = compare;
+  c.error.clear();
+  c.message.clear();
+  try {
+    const Trace& tr = run->trace;
+    Mat O = read_npy_matrix(c.o_path);
+    if (O.rows() != tr.O.rows() || O.cols() != tr.O.cols()) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "O in %s is %lld x %lld, the trace's O is %lld x %lld",
+                    c.o_path, (long long)O.rows(), (long long)O.cols(), (long long)tr.O.rows(),
+                    (long long)tr.O.cols());
+      throw InputError(buf);
+    }
+    Vec lse;
+    if (c.lse_path[0]) {
+      const NpyArray a = read_npy(c.lse_path);
+      if (int64_t(a.data.size()) != tr.lse.size())
+        throw InputError(std::string("lse in ") + c.lse_path + " has " +
+                         std::to_string(a.data.size()) + " values, the trace has " +
+                         std::to_string(tr.lse.size()));
+      lse = Eigen::Map<const Vec>(a.data.data(), Eigen::Index(a.data.size()));
+    }
+    c.O = std::move(O);
+    c.lse = std::move(lse);
+    c.err = (c.O - tr.O).cwiseAbs();
+    c.o_stats = flashstep::compare(c.O, tr.O.cast<double>().eval());
+    c.lse_stats = c.lse.size() ? flashstep::compare(c.lse, tr.lse.cast<double>().eval()) : ErrorStats{};
+    const float emax = c.err.size() ? c.err.maxCoeff() : 0.0f;
+    c.log_hi = std::max(-1.0f, std::ceil(std::log10(std::max(emax, 1e-30f))));
+    c.log_lo = c.log_hi - 8;
+    c.loaded = true;
+    if (!c.lse.size()) c.message = "no lse file given: only O is compared";
+    ++c.version;
+  } catch (const InputError& e) {
+    c.error = e.what();  // what was loaded before stays
+  }
 }
 
 }  // namespace flashstep::gui

@@ -49,6 +49,7 @@ struct ProblemForm {
   // Validation of the fields as they stand (updated on every edit).
   std::string error;
   Field error_field = Field::none;
+  std::string preview;              // "Br = 4, Bc = 4, Tr = 2, Tc = 2, 31 steps" when valid
   ProblemSpec to_spec() const;      // throws InputError
   void from_spec(const ProblemSpec& s);
   void validate();                  // sets error / error_field
@@ -82,7 +83,7 @@ enum class SpMode { follow, S, P };
 struct AppState {
   std::string asset_dir;
   std::vector<std::string> preset_names;
-  std::string preset_title;
+  std::string preset_name, preset_title;
 
   std::unique_ptr<RunView> run;
   std::unique_ptr<Cursor> cursor;

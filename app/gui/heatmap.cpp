@@ -1,0 +1,168 @@
+#include "app/gui/heatmap.h"
+
+#include "app/gui/resources.h"
+
+#include <cstdio>
+
+namespace flashstep::gui {
+
+namespace {
+
+// Shader errors go to stderr with the driver's info log, and to the caller.
+void report(std::string* err, const std::string& what, const char* log) {
+  *err = what + ":\n" + log;
+  std::fprintf(stderr, "flashstep: %s\n", err->c_str());
+}
+
+// Compiles one stage; on failure prints the info log (with the file name) and returns 0.
+GLuint compile(GLenum type, const std::string& source, const std::string& path, std::string* err) {
+  GLuint s = glCreateShader(type);
+  const char* src = source.c_str();
+  glShaderSource(s, 1, &src, nullptr);
+  glCompileShader(s);
+  GLint ok = 0;
+  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[4096] = "";
+    glGetShaderInfoLog(s, sizeof log, nullptr, log);
+    report(err, "shader " + path + " failed to compile", log);
+    glDeleteShader(s);
+    return 0;
+  }
+  return s;
+}
+
+void set_filtering(GLint filter) {
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+}
+
+}  // namespace
+
+bool HeatmapShader::init(const std::string& dir, std::string* err) {
+  const std::string vpath = dir + "/heatmap.vert", fpath = dir + "/heatmap.frag";
+  std::string vsrc, fsrc;
+  try {
+    vsrc = read_text_file(vpath);
+    fsrc = read_text_file(fpath);
+  } catch (const std::exception& e) {
+    *err = e.what();
+    return false;
+  }
+  GLuint vs = compile(GL_VERTEX_SHADER, vsrc, vpath, err);
+  if (!vs) return false;
+  GLuint fs = compile(GL_FRAGMENT_SHADER, fsrc, fpath, err);
+  if (!fs) {
+    glDeleteShader(vs);
+    return false;
+  }
+  program_ = glCreateProgram();
+  glAttachShader(program_, vs);
+  glAttachShader(program_, fs);
+  glLinkProgram(program_);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = 0;
+  glGetProgramiv(program_, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log[4096] = "";
+    glGetProgramInfoLog(program_, sizeof log, nullptr, log);
+    report(err, "heatmap shader program failed to link", log);
+    glDeleteProgram(program_);
+    program_ = 0;
+    return false;
+  }
+  loc_data = glGetUniformLocation(program_, "u_data");
+  loc_transpose = glGetUniformLocation(program_, "u_transpose");
+  loc_map = glGetUniformLocation(program_, "u_map");
+  loc_lo = glGetUniformLocation(program_, "u_lo");
+  loc_hi = glGetUniformLocation(program_, "u_hi");
+  loc_empty = glGetUniformLocation(program_, "u_empty");
+  glGenVertexArrays(1, &vao_);  // core profile: a bound VAO is needed even with no attributes
+  return true;
+}
+
+void HeatmapShader::destroy() {
+  if (program_) glDeleteProgram(program_);
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  program_ = vao_ = 0;
+}
+
+void Heatmap::upload(const float* data, int rows, int cols) {
+  if (rows <= 0 || cols <= 0) {
+    rows_ = cols_ = 0;
+    return;
+  }
+  if (!data_tex_) glGenTextures(1, &data_tex_);
+  glBindTexture(GL_TEXTURE_2D, data_tex_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  if (rows != rows_ || cols != cols_) {
+    set_filtering(GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, data);
+    rows_ = rows;
+    cols_ = cols;
+  } else {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_FLOAT, data);
+  }
+  ++uploads;
+  dirty_ = true;
+}
+
+void Heatmap::set_params(const HeatmapParams& p) {
+  if (p == params_) return;
+  params_ = p;
+  dirty_ = true;
+}
+
+void Heatmap::render(const HeatmapShader& shader) {
+  if (!dirty_ || rows_ == 0 || !shader.program()) return;
+  dirty_ = false;
+  const int w = params_.transpose ? rows_ : cols_, h = params_.transpose ? cols_ : rows_;
+  if (!out_tex_) glGenTextures(1, &out_tex_);
+  if (w != out_w_ || h != out_h_) {
+    glBindTexture(GL_TEXTURE_2D, out_tex_);
+    // Linear when shrunk (N = 1024 in a few hundred pixels), nearest when magnified (cells).
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    if (!fbo_) glGenFramebuffers(1, &fbo_);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, out_tex_, 0);
+    out_w_ = w;
+    out_h_ = h;
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glViewport(0, 0, w, h);
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_DEPTH_TEST);
+  glUseProgram(shader.program());
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, data_tex_);
+  glUniform1i(shader.loc_data, 0);
+  glUniform1i(shader.loc_transpose, params_.transpose ? 1 : 0);
+  glUniform1i(shader.loc_map, int(params_.map));
+  glUniform1f(shader.loc_lo, params_.lo);
+  glUniform1f(shader.loc_hi, params_.hi);
+  glUniform1i(shader.loc_empty, params_.empty ? 1 : 0);
+  glBindVertexArray(shader.vao());
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+  glBindVertexArray(0);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  ++renders;
+}
+
+void Heatmap::destroy() {
+  if (fbo_) glDeleteFramebuffers(1, &fbo_);
+  if (out_tex_) glDeleteTextures(1, &out_tex_);
+  if (data_tex_) glDeleteTextures(1, &data_tex_);
+  fbo_ = out_tex_ = data_tex_ = 0;
+  rows_ = cols_ = out_w_ = out_h_ = 0;
+}
+
+}  // namespace flashstep::gui

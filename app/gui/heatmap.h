@@ -1,0 +1,62 @@
+// Heatmaps: a matrix goes to the GPU as an R32F texture; the GLSL colormap in
+// shaders/heatmap.frag paints it into an RGBA texture (one texel per element) that ImGui draws.
+// Data is uploaded only when the caller says it changed, and the colour pass runs only when
+// data or a uniform (colormap, range) changed.
+#pragma once
+#include "app/gui/gl.h"
+#include "core/types.h"
+
+#include <string>
+
+namespace flashstep::gui {
+
+enum class Colormap { diverging = 0, sequential = 1, log_error = 2 };
+
+class HeatmapShader {
+ public:
+  // Compiles shaders/heatmap.{vert,frag}; on failure returns false and puts the info log in err.
+  bool init(const std::string& shader_dir, std::string* err);
+  void destroy();
+  GLuint program() const { return program_; }
+  GLuint vao() const { return vao_; }
+  GLint loc_data = -1, loc_transpose = -1, loc_map = -1, loc_lo = -1, loc_hi = -1, loc_empty = -1;
+
+ private:
+  GLuint program_ = 0, vao_ = 0;
+};
+
+struct HeatmapParams {
+  Colormap map = Colormap::diverging;
+  float lo = -1, hi = 1;
+  bool transpose = false;
+  bool empty = false;
+  bool operator==(const HeatmapParams& o) const {
+    return map == o.map && lo == o.lo && hi == o.hi && transpose == o.transpose && empty == o.empty;
+  }
+};
+
+class Heatmap {
+ public:
+  ~Heatmap() { destroy(); }
+  // Uploads a rows x cols row-major matrix (reallocates only when the shape changes).
+  void upload(const float* data, int rows, int cols);
+  void upload(const Mat& m) { upload(m.data(), int(m.rows()), int(m.cols())); }
+  void upload(const Vec& v) { upload(v.data(), int(v.size()), 1); }
+  void set_params(const HeatmapParams& p);
+  // Re-colours into the output texture if anything changed. Restores framebuffer 0.
+  void render(const HeatmapShader& shader);
+  void destroy();
+  bool valid() const { return out_tex_ != 0 && rows_ > 0; }
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  void* texture() const { return reinterpret_cast<void*>(uintptr_t(out_tex_)); }
+  int uploads = 0, renders = 0;  // counters for the frame-cost checks
+
+ private:
+  GLuint data_tex_ = 0, out_tex_ = 0, fbo_ = 0;
+  int rows_ = 0, cols_ = 0, out_w_ = 0, out_h_ = 0;
+  HeatmapParams params_;
+  bool dirty_ = true;
+};
+
+}  // namespace flashstep::gui

@@ -1,0 +1,1383 @@
+// The desktop app's windows. Index:
+//   [SECTION] Helpers: formatting without allocation, colours, layout
+//   [SECTION] Keys
+//   [SECTION] Heatmap uploads (only when data changes)
+//   [SECTION] Controls panel: step, back, play, scrubber, jump
+//   [SECTION] Algorithm 1 panel: pseudocode, loop variables, explanation
+//   [SECTION] Problem panel: editor, presets, export
+//   [SECTION] Tiles view: Q, K^T, V^T, S / P~, O, l, m as tile grids
+//   [SECTION] Lesson view: online softmax of a vector
+//   [SECTION] Compare view: a loaded O / lse against the CPU trace
+//   [SECTION] Memory panel: HBM traffic, SRAM occupancy, Algorithm 1 vs standard
+//   [SECTION] Online-softmax panel: m_i, l_i, rescale factors, plot over j
+#include "app/gui/panels.h"
+
+#include "core/export.h"
+#include "core/npy.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace flashstep::gui {
+
+// =============================================================================================
+// [SECTION] Helpers
+// =============================================================================================
+
+namespace {
+
+const ImU32 kReadCol = IM_COL32(60, 200, 255, 255);
+const ImU32 kWriteCol = IM_COL32(255, 140, 30, 255);
+const ImU32 kComputeCol = IM_COL32(250, 225, 60, 255);
+const ImU32 kResidentCol = IM_COL32(240, 240, 240, 200);
+const ImU32 kGridCol = IM_COL32(15, 15, 20, 230);
+const ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
+const ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
+const ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
+const ImVec4 kPassText(0.35f, 0.9f, 0.45f, 1.0f);
+
+// "123 B", "1.50 KiB", "3.20 MiB" into buf.
+const char* fmt_bytes(char* buf, size_t n, int64_t b) {
+  if (b >= (int64_t(1) << 20)) std::snprintf(buf, n, "%.2f MiB", double(b) / 1048576.0);
+  else if (b >= 1024) std::snprintf(buf, n, "%.2f KiB", double(b) / 1024.0);
+  else std::snprintf(buf, n, "%lld B", (long long)b);
+  return buf;
+}
+
+const char* fmt_value(char* buf, size_t n, float x, int decimals = 4) {
+  if (std::isnan(x)) std::snprintf(buf, n, "-");
+  else if (std::isinf(x)) std::snprintf(buf, n, x < 0 ? "-inf" : "inf");
+  else std::snprintf(buf, n, "%.*f", decimals, double(x));
+  return buf;
+}
+
+void ErrorText(const std::string& msg) {
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorText);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(msg.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void DimText(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void Swatch(ImU32 col, bool outline, const char* label) {
+  const float h = ImGui::GetTextLineHeight();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (outline) dl->AddRect(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col, 0, 0, 2.5f);
+  else dl->AddRectFilled(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col);
+  ImGui::Dummy(ImVec2(h, h));
+  ImGui::SameLine(0, 4);
+  ImGui::TextUnformatted(label);
+}
+
+void PlaceWindow(ImVec2 pos, ImVec2 size) {
+  ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
+  ImGui::SetNextWindowSize(size, ImGuiCond_Always);
+}
+
+constexpr ImGuiWindowFlags kPanelFlags =
+    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+// Places and opens a panel; returns false (the window already ended) when there is no run.
+bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0) {
+  PlaceWindow(pos, size);
+  ImGui::Begin(title, nullptr, kPanelFlags | extra);
+  if (s.run && s.cursor) return true;
+  ImGui::End();
+  return false;
+}
+
+const Step* current_step(const AppState& s) { return s.cursor ? s.cursor->current() : nullptr; }
+
+// The step before the current one (for "what did this step read": cumulative differences).
+const Step* previous_step(const AppState& s) {
+  const size_t k = s.index();
+  return k >= 2 ? &s.run->trace.steps[k - 2] : nullptr;
+}
+
+bool tensor_read_now(const AppState& s, Tensor t) {
+  const Step* cur = current_step(s);
+  if (!cur) return false;
+  const Step* prev = previous_step(s);
+  const int64_t before = prev ? prev->tensor_read[int(t)] : 0;
+  return cur->tensor_read[int(t)] > before;
+}
+
+}  // namespace
+
+Layout ComputeLayout(ImVec2 d, float controls_h) {
+  Layout l;
+  const float left = std::clamp(d.x * 0.25f, 300.0f, 420.0f);
+  const float right = std::clamp(d.x * 0.26f, 320.0f, 440.0f);
+  const float center = std::max(d.x - left - right, 200.0f);
+  const float body = std::max(d.y - controls_h, 200.0f);
+  l.controls_pos = ImVec2(0, 0);
+  l.controls_size = ImVec2(d.x, controls_h);
+  const float algo_h = std::floor(body * 0.44f);
+  l.algo_pos = ImVec2(0, controls_h);
+  l.algo_size = ImVec2(left, algo_h);
+  l.problem_pos = ImVec2(0, controls_h + algo_h);
+  l.problem_size = ImVec2(left, body - algo_h);
+  l.center_pos = ImVec2(left, controls_h);
+  l.center_size = ImVec2(center, body);
+  const float mem_h = std::floor(body * 0.62f);
+  l.memory_pos = ImVec2(left + center, controls_h);
+  l.memory_size = ImVec2(d.x - left - center, mem_h);
+  l.softmax_pos = ImVec2(left + center, controls_h + mem_h);
+  l.softmax_size = ImVec2(d.x - left - center, body - mem_h);
+  return l;
+}
+
+// =============================================================================================
+// [SECTION] Keys
+// =============================================================================================
+
+void HandleKeys(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput || !s.cursor) return;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.step_forward();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.step_back();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) s.playing = !s.playing;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) s.reset();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) s.run_to_end();
+}
+
+// =============================================================================================
+// [SECTION] Heatmap uploads
+// =============================================================================================
+
+namespace {
+
+// Cumulative bytes written to a tensor up to the current step: equal keys mean equal contents,
+// because HBM contents are a function of the writes replayed so far.
+int64_t written_key(const AppState& s, Tensor t) {
+  const Step* cur = current_step(s);
+  return cur ? cur->tensor_written[int(t)] : 0;
+}
+
+void upload_hbm(const AppState& s, Heatmap& h, Tensor t, int64_t& key) {
+  const int64_t now = written_key(s, t);
+  if (now == key && h.valid()) return;
+  key = now;
+  if (s.cursor->written(t)) h.upload(s.cursor->hbm(t));
+}
+
+}  // namespace
+
+void UpdateHeatmaps(AppState& s, GpuState& g) {
+  if (!s.run || !g.shader.program()) return;
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  if (g.run_seen != s.run_version) {  // a new trace: inputs, score tiles and masks once
+    g.run_seen = s.run_version;
+    g.Q.upload(p.Q);
+    g.K.upload(p.K);
+    g.V.upload(p.V);
+    if (v.S.size()) {
+      g.S.upload(v.S);  // all tiles; those not computed yet are covered when drawn
+      g.P.upload(v.P);
+    }
+    g.o_key = g.l_key = g.m_key = -1;
+    if (!g.legend_div.valid()) {
+      float ramp[128];
+      for (int k = 0; k < 128; ++k) ramp[k] = -1.0f + 2.0f * float(k) / 127.0f;
+      g.legend_div.upload(ramp, 1, 128);
+      for (int k = 0; k < 128; ++k) ramp[k] = float(k) / 127.0f;
+      g.legend_seq.upload(ramp, 1, 128);
+    }
+  }
+  upload_hbm(s, g.O, Tensor::O, g.o_key);
+  upload_hbm(s, g.l, Tensor::l, g.l_key);
+  upload_hbm(s, g.m, Tensor::m, g.m_key);
+  if (g.compare_seen != s.compare.version && s.compare.loaded) {
+    g.compare_seen = s.compare.version;
+    g.err.upload(s.compare.err);
+    float ramp[128];
+    for (int k = 0; k < 128; ++k)
+      ramp[k] = std::pow(10.0f, s.compare.log_lo + (s.compare.log_hi - s.compare.log_lo) * float(k) / 127.0f);
+    g.legend_log.upload(ramp, 1, 128);
+  }
+
+  HeatmapParams hp;
+  hp.map = Colormap::diverging;
+  hp.hi = v.range_qkv;
+  g.Q.set_params(hp);
+  hp.transpose = true;  // K and V are drawn as d x Nk, so block j lines up with S's columns
+  g.K.set_params(hp);
+  g.V.set_params(hp);
+  hp.transpose = false;
+  hp.hi = v.range_s;
+  g.S.set_params(hp);
+  HeatmapParams pp = hp;
+  pp.map = Colormap::sequential;
+  pp.lo = 0;
+  pp.hi = 1;
+  g.P.set_params(pp);
+  HeatmapParams op;
+  op.hi = v.range_o;
+  op.empty = !s.cursor->written(Tensor::O);
+  g.O.set_params(op);
+  op.hi = v.range_m;
+  op.empty = !s.cursor->written(Tensor::m);
+  g.m.set_params(op);
+  HeatmapParams lp;
+  lp.map = Colormap::sequential;
+  lp.lo = 0;
+  lp.hi = v.max_l;
+  lp.empty = !s.cursor->written(Tensor::l);
+  g.l.set_params(lp);
+  HeatmapParams ep;
+  ep.map = Colormap::log_error;
+  ep.lo = s.compare.log_lo;
+  ep.hi = s.compare.log_hi;
+  g.err.set_params(ep);
+  g.legend_log.set_params(ep);
+  HeatmapParams dp;
+  g.legend_div.set_params(dp);
+  HeatmapParams sp;
+  sp.map = Colormap::sequential;
+  sp.lo = 0;
+  sp.hi = 1;
+  g.legend_seq.set_params(sp);
+
+  for (Heatmap* h : {&g.Q, &g.K, &g.V, &g.S, &g.P, &g.O, &g.l, &g.m, &g.err, &g.legend_div,
+                     &g.legend_seq, &g.legend_log})
+    h->render(g.shader);
+}
+
+// =============================================================================================
+// [SECTION] Controls panel
+// =============================================================================================
+
+void DrawControlsPanel(AppState& s, const Layout& l) {
+  if (!BeginPanel("Controls", l.controls_pos, l.controls_size, s, ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) return;
+  if (ImGui::Button("Reset")) s.reset();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to step 0 (Home)");
+  ImGui::SameLine();
+  if (ImGui::Button("< Back")) s.step_back();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("One step back (Left)");
+  ImGui::SameLine();
+  if (ImGui::Button(s.playing ? "Pause" : "Play", ImVec2(ImGui::GetFontSize() * 4, 0))) {
+    if (!s.playing && s.index() >= s.steps()) s.reset();
+    s.playing = !s.playing;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play / pause (Space)");
+  ImGui::SameLine();
+  if (ImGui::Button("Step >")) s.step_forward();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("One step forward (Right)");
+  ImGui::SameLine();
+  if (ImGui::Button("Run to end")) s.run_to_end();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Apply every step (End)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::TextUnformatted("Jump to i");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  ImGui::InputInt("##ji", &s.jump_i);
+  ImGui::SameLine();
+  ImGui::TextUnformatted("j");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  ImGui::InputInt("##jj", &s.jump_j);
+  ImGui::SameLine();
+  if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Go to the load of Q_i (Alg1 L8) in iteration (i, j)");
+  if (!s.jump_error.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
+  }
+
+  // Row 2: the scrubber and where we are.
+  const Step* cur = current_step(s);
+  char where[96];
+  if (!cur) std::snprintf(where, sizeof where, "before the first step");
+  else if (cur->i >= 0)
+    std::snprintf(where, sizeof where, "%s  i = %d, j = %d", line_label(cur->line), cur->i, cur->j);
+  else if (cur->j >= 0) std::snprintf(where, sizeof where, "%s  j = %d", line_label(cur->line), cur->j);
+  else std::snprintf(where, sizeof where, "%s", line_label(cur->line));
+  const float info_w = ImGui::GetFontSize() * 16;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - info_w, 100.0f));
+  int k = int(s.index());
+  char fmt[48];
+  std::snprintf(fmt, sizeof fmt, "step %%d of %zu", s.steps());
+  if (ImGui::SliderInt("##scrub", &k, 0, int(s.steps()), fmt)) s.seek(size_t(k));
+  ImGui::SameLine();
+  ImGui::TextUnformatted(where);
+  ImGui::End();
+}
+
+// =============================================================================================
+// [SECTION] Algorithm 1 panel
+// =============================================================================================
+
+namespace {
+
+struct PseudoLine {
+  int number, indent;
+  const char* text;  // nullptr: the recorded line's text from core (line_pseudocode)
+  Line line;
+};
+
+const PseudoLine kAlgorithm1[] = {
+    {1, 0, "Set block sizes Bc = ceil(M/4d), Br = min(ceil(M/4d), d).", Line::A1_L2},
+    {2, 0, nullptr, Line::A1_L2},
+    {3, 0, "Divide Q into Tr = ceil(Nq/Br) blocks Q_i of Br x d, and K, V into Tc = ceil(Nk/Bc) blocks K_j, V_j of Bc x d.", Line::A1_L2},
+    {4, 0, "Divide O into Tr blocks O_i (Br x d), l and m into Tr blocks l_i, m_i (Br each).", Line::A1_L2},
+    {5, 0, "for 1 <= j <= Tc do", Line::A1_L2},
+    {6, 1, nullptr, Line::A1_L6},
+    {7, 1, "for 1 <= i <= Tr do", Line::A1_L2},
+    {8, 2, nullptr, Line::A1_L8},
+    {9, 2, nullptr, Line::A1_L9},
+    {10, 2, nullptr, Line::A1_L10},
+    {11, 2, nullptr, Line::A1_L11},
+    {12, 2, nullptr, Line::A1_L12},
+    {13, 2, nullptr, Line::A1_L13},
+    {14, 1, "end for", Line::A1_L2},
+    {15, 0, "end for", Line::A1_L2},
+    {16, 0, "Return O.", Line::A1_L2},
+};
+
+}  // namespace
+
+void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
+  if (!BeginPanel("Algorithm 1 (FlashAttention)", l.algo_pos, l.algo_size, s)) return;
+  const Trace& tr = s.run->trace;
+  const Tiling& t = tr.tiling;
+  const Step* cur = current_step(s);
+  const int active = cur ? line_number(cur->line) : 0;
+
+  // Loop variables and the step's sentence first, so they stay visible at 1280 x 720.
+  if (cur && cur->i >= 0)
+    ImGui::Text("j = %d of Tc = %lld,  i = %d of Tr = %lld", cur->j, (long long)t.Tc, cur->i, (long long)t.Tr);
+  else if (cur && cur->j >= 0)
+    ImGui::Text("j = %d of Tc = %lld  (i not in scope)", cur->j, (long long)t.Tc);
+  else
+    ImGui::Text("Tr = %lld, Tc = %lld  (no loop variable in scope)", (long long)t.Tr, (long long)t.Tc);
+  ImGui::SameLine();
+  DimText("(0-based)");
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(s.explanation.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::Separator();
+
+  ImGui::BeginChild("pseudocode", ImVec2(0, 0), false);
+  if (g.mono) ImGui::PushFont(g.mono);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float indent_w = ImGui::GetFontSize() * 1.2f;
+  for (const PseudoLine& pl : kAlgorithm1) {
+    const char* text = pl.text ? pl.text : line_pseudocode(pl.line);
+    const bool on = pl.number == active && !pl.text;
+    dl->ChannelsSplit(2);
+    dl->ChannelsSetCurrent(1);
+    ImGui::BeginGroup();
+    ImGui::Text("%2d", pl.number);
+    ImGui::SameLine(0, ImGui::GetFontSize() * 0.6f + indent_w * float(pl.indent));
+    ImGui::PushTextWrapPos(0.0f);
+    if (on) ImGui::TextUnformatted(text);
+    else {
+      ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+      ImGui::TextUnformatted(text);
+      ImGui::PopStyleColor();
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+    if (on) {
+      dl->ChannelsSetCurrent(0);
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      dl->AddRectFilled(ImVec2(a.x - 4, a.y - 1), ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(), b.y + 1),
+                        IM_COL32(70, 90, 160, 255), 3.0f);
+      if (s.playing || ImGui::IsWindowAppearing()) ImGui::SetScrollHereY(0.5f);
+    }
+    dl->ChannelsMerge();
+  }
+  ImGui::Spacing();
+  ImGui::Text("M = %lld: Br = %lld, Bc = %lld%s, tau = %.4g", (long long)t.M, (long long)t.Br,
+              (long long)t.Bc, t.overridden ? " (overridden)" : "", double(tr.problem.scale));
+  if (g.mono) ImGui::PopFont();
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+// =============================================================================================
+// [SECTION] Problem panel
+// =============================================================================================
+
+namespace {
+
+void FieldError(const ProblemForm& f, Field which) {
+  if (f.error_field == which && !f.error.empty()) {
+    ImGui::Indent();
+    ErrorText(f.error);
+    ImGui::Unindent();
+  }
+}
+
+void DrawProblemTab(AppState& s) {
+  ProblemForm& f = s.form;
+  if (ImGui::BeginCombo("preset", s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str())) {
+    for (const std::string& n : s.preset_names)
+      if (ImGui::Selectable(n.c_str())) {
+        try {
+          s.load_preset(n);
+        } catch (const InputError& e) {
+          s.apply_error = e.what();
+        }
+      }
+    ImGui::EndCombo();
+  }
+  if (!s.preset_title.empty()) DimText(s.preset_title.c_str());
+  bool changed = false;
+  const float w = ImGui::GetFontSize() * 8;
+  ImGui::PushItemWidth(w);
+  if (!f.use_files) {
+    changed |= ImGui::InputScalar("Nq (queries)", ImGuiDataType_S64, &f.nq);
+    FieldError(f, Field::nq);
+    changed |= ImGui::InputScalar("Nk (keys)", ImGuiDataType_S64, &f.nk);
+    FieldError(f, Field::nk);
+    changed |= ImGui::InputScalar("d (head dim)", ImGuiDataType_S64, &f.d);
+    FieldError(f, Field::d);
+  }
+  if (ImGui::InputScalar("M (elements)", ImGuiDataType_S64, &f.M)) {
+    std::snprintf(f.M_kib, sizeof f.M_kib, "%g", double(f.M) * 4.0 / 1024.0);
+    changed = true;
+  }
+  FieldError(f, Field::M);
+  std::string kib_error;
+  if (ImGui::InputText("M (KiB of fp32)", f.M_kib, sizeof f.M_kib)) {
+    char* end = nullptr;
+    const double kib = std::strtod(f.M_kib, &end);
+    while (end && *end == ' ') ++end;
+    const bool unit = end && (std::string(end) == "" || std::string(end) == "KiB" || std::string(end) == "k");
+    const double elems = kib * 256.0;
+    if (end == f.M_kib || !unit || !(kib > 0) || elems > 1e15) {
+      f.error = "M in KiB must be a positive number, as in 64 or 0.25";
+      f.error_field = Field::M_kib;
+    } else if (elems != std::floor(elems)) {
+      f.error = "M in KiB must be a whole number of 4-byte elements (a multiple of 1/256 KiB)";
+      f.error_field = Field::M_kib;
+    } else {
+      f.M = int64_t(elems);
+      changed = true;
+    }
+  }
+  FieldError(f, Field::M_kib);
+  changed |= ImGui::InputScalar("Br (0 = paper)", ImGuiDataType_S64, &f.br);
+  changed |= ImGui::InputScalar("Bc (0 = paper)", ImGuiDataType_S64, &f.bc);
+  FieldError(f, Field::br);
+  changed |= ImGui::Checkbox("tau = 1/sqrt(d)", &f.default_scale);
+  if (!f.default_scale) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    changed |= ImGui::InputDouble("tau", &f.scale, 0, 0, "%.6g");
+  }
+  FieldError(f, Field::scale);
+  changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
+  FieldError(f, Field::seed);
+  changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
+  if (!f.use_files) {
+    const auto& pats = input_patterns();
+    if (ImGui::BeginCombo("pattern", pats[size_t(std::clamp(f.pattern, 0, int(pats.size()) - 1))].c_str())) {
+      for (size_t k = 0; k < pats.size(); ++k)
+        if (ImGui::Selectable(pats[k].c_str(), int(k) == f.pattern)) {
+          f.pattern = int(k);
+          changed = true;
+        }
+      ImGui::EndCombo();
+    }
+    FieldError(f, Field::pattern);
+  } else {
+    ImGui::PopItemWidth();
+    ImGui::PushItemWidth(-ImGui::GetFontSize() * 2);
+    changed |= ImGui::InputText("Q", f.q_path, sizeof f.q_path);
+    changed |= ImGui::InputText("K", f.k_path, sizeof f.k_path);
+    changed |= ImGui::InputText("V", f.v_path, sizeof f.v_path);
+    FieldError(f, Field::files);
+  }
+  ImGui::PopItemWidth();
+  if (changed) f.validate();
+  if (f.error_field == Field::none && !f.error.empty()) ErrorText(f.error);
+  if (!f.preview.empty() && f.error.empty()) DimText(f.preview.c_str());
+
+  const bool ok = f.error.empty();
+  if (!ok) ImGui::BeginDisabled();
+  if (ImGui::Button("Apply (new run)")) s.apply_form();
+  if (!ok) ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Revert fields")) {
+    f.from_spec([&] {
+      ProblemSpec sp;
+      const Problem& p = s.run->trace.problem;
+      sp.nq = p.nq; sp.nk = p.nk; sp.d = p.d; sp.M = p.M;
+      sp.br = s.run->trace.tiling.overridden ? s.run->trace.tiling.Br : 0;
+      sp.bc = s.run->trace.tiling.overridden ? s.run->trace.tiling.Bc : 0;
+      sp.scale = double(p.scale);
+      sp.seed = p.seed;
+      sp.pattern = p.pattern == "npy" ? "random" : p.pattern;
+      return sp;
+    }());
+  }
+  if (!s.apply_error.empty()) {
+    ErrorText("Not applied: " + s.apply_error);
+    DimText("The current run is kept.");
+  }
+}
+
+void DrawExportTab(AppState& s) {
+  DimText("Files are written next to this path, with the format's extension.");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputText("##base", s.export_base, sizeof s.export_base);
+  auto path = [&](const char* ext) { return std::string(s.export_base) + ext; };
+  if (ImGui::Button("PNG screenshot")) s.screenshot_request = path(".png");
+  ImGui::SameLine();
+  try {
+    if (ImGui::Button("Trace JSON")) {
+      write_file_atomic(path(".json"), trace_to_json(s.run->trace).dump(1) + "\n");
+      s.export_message = "wrote " + path(".json");
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("CSV")) {
+      write_file_atomic(path(".csv"), trace_to_csv(s.run->trace));
+      s.export_message = "wrote " + path(".csv");
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Chrome trace")) {
+      write_file_atomic(path(".chrome.json"), trace_to_chrome(s.run->trace).dump() + "\n");
+      s.export_message = "wrote " + path(".chrome.json");
+    }
+  } catch (const InputError& e) {
+    s.export_message = std::string("error: ") + e.what();
+  }
+  if (!s.export_message.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(s.export_message.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  DimText("Chrome traces open in Perfetto (ui.perfetto.dev) or chrome://tracing.");
+}
+
+}  // namespace
+
+void DrawProblemPanel(AppState& s, const Layout& l) {
+  PlaceWindow(l.problem_pos, l.problem_size);
+  ImGui::Begin("Problem", nullptr, kPanelFlags);
+  if (ImGui::BeginTabBar("problem_tabs")) {
+    if (ImGui::BeginTabItem("Problem")) {
+      DrawProblemTab(s);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Export")) {
+      if (s.run) DrawExportTab(s);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::End();
+}
+
+// =============================================================================================
+// [SECTION] Tiles view
+// =============================================================================================
+
+namespace {
+
+enum class MatId { Q, K, V, S, P, O, l, m };
+
+// One matrix on screen. Displayed rows/cols are after the optional transpose.
+struct Grid {
+  MatId id;
+  const char* label;
+  Heatmap* map;
+  ImVec2 p0;
+  float cw = 1, ch = 1;
+  int rows = 0, cols = 0;     // displayed
+  bool transpose = false;
+  int row_block = 0, col_block = 0;  // tile size in displayed rows / cols (0 = no tiling)
+  const Mat* ready = nullptr;        // S / P~: Tr x Tc steps after which each tile exists
+  ImVec2 p1() const { return ImVec2(p0.x + cw * float(cols), p0.y + ch * float(rows)); }
+  ImVec2 at(float r, float c) const { return ImVec2(p0.x + c * cw, p0.y + r * ch); }
+};
+
+// Value of element (r, c) in matrix coordinates; NaN when it does not exist at this step.
+float value_at(const AppState& s, MatId id, int64_t r, int64_t c) {
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  const Tiling& t = v.trace.tiling;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float k = float(s.index());
+  switch (id) {
+    case MatId::Q: return p.Q(r, c);
+    case MatId::K: return p.K(r, c);
+    case MatId::V: return p.V(r, c);
+    case MatId::S: return v.s_ready(r / t.Br, c / t.Bc) <= k ? v.S(r, c) : nan;
+    case MatId::P: return v.p_ready(r / t.Br, c / t.Bc) <= k ? v.P(r, c) : nan;
+    case MatId::O: return s.cursor->written(Tensor::O) ? s.cursor->hbm(Tensor::O)(r, c) : nan;
+    case MatId::l: return s.cursor->written(Tensor::l) ? s.cursor->hbm(Tensor::l)(r, 0) : nan;
+    case MatId::m: return s.cursor->written(Tensor::m) ? s.cursor->hbm(Tensor::m)(r, 0) : nan;
+  }
+  return nan;
+}
+
+// Whether a value is drawn light (so its number is written in dark text).
+bool light_cell(MatId id, float x, const RunView& v) {
+  if (!std::isfinite(x)) return false;
+  switch (id) {
+    case MatId::P: return x > 0.55f;
+    case MatId::l: return x / v.max_l > 0.55f;
+    case MatId::Q: case MatId::K: case MatId::V: return std::abs(x) / v.range_qkv < 0.6f;
+    case MatId::S: return std::abs(x) / v.range_s < 0.6f;
+    case MatId::O: return std::abs(x) / v.range_o < 0.6f;
+    case MatId::m: return std::abs(x) / v.range_m < 0.6f;
+  }
+  return false;
+}
+
+// A band of displayed rows [r0, r1) or columns [c0, c1) of a grid, outlined.
+void outline(ImDrawList* dl, const Grid& g, float r0, float r1, float c0, float c1, ImU32 col, float thick) {
+  const ImVec2 a = g.at(r0, c0), b = g.at(r1, c1);
+  dl->AddRect(ImVec2(a.x - thick * 0.5f, a.y - thick * 0.5f), ImVec2(b.x + thick * 0.5f, b.y + thick * 0.5f),
+              col, 0.0f, 0, thick);
+}
+
+// Outline rows [row0, row0 + rows) in matrix coordinates (columns when transposed).
+void outline_rows(ImDrawList* dl, const Grid& g, int64_t row0, int64_t rows, ImU32 col, float thick) {
+  if (rows <= 0) return;
+  if (g.transpose) outline(dl, g, 0, float(g.rows), float(row0), float(row0 + rows), col, thick);
+  else outline(dl, g, float(row0), float(row0 + rows), 0, float(g.cols), col, thick);
+}
+
+void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_font) {
+  const RunView& v = *s.run;
+  if (g.map->valid()) dl->AddImage(g.map->texture(), g.p0, g.p1());
+  else dl->AddRectFilled(g.p0, g.p1(), IM_COL32(51, 54, 61, 255));
+  if (g.ready) {  // cover the tiles not computed yet (cheaper than recolouring N x N per step)
+    const float k = float(s.index());
+    for (int64_t ti = 0; ti < g.ready->rows(); ++ti)
+      for (int64_t tj = 0; tj < g.ready->cols(); ++tj)
+        if ((*g.ready)(ti, tj) > k) {
+          const float r0 = float(ti * g.row_block), c0 = float(tj * g.col_block);
+          dl->AddRectFilled(g.at(r0, c0), g.at(std::min(r0 + float(g.row_block), float(g.rows)),
+                                               std::min(c0 + float(g.col_block), float(g.cols))),
+                            IM_COL32(51, 54, 61, 255));
+        }
+  }
+  // Tile boundaries.
+  if (g.row_block > 0)
+    for (int r = g.row_block; r < g.rows; r += g.row_block)
+      dl->AddLine(g.at(float(r), 0), g.at(float(r), float(g.cols)), kGridCol, 1.0f);
+  if (g.col_block > 0)
+    for (int c = g.col_block; c < g.cols; c += g.col_block)
+      dl->AddLine(g.at(0, float(c)), g.at(float(g.rows), float(c)), kGridCol, 1.0f);
+  // Numbers in the cells when they fit (the tiny problem).
+  if (cell_font && g.cw >= 30.0f && g.ch >= cell_font->FontSize + 2.0f) {
+    const int decimals = g.cw >= 46.0f ? 3 : g.cw >= 38.0f ? 2 : 1;
+    char buf[24];
+    for (int r = 0; r < g.rows; ++r)
+      for (int c = 0; c < g.cols; ++c) {
+        const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
+        const float x = value_at(s, g.id, mr, mc);
+        if (std::isnan(x)) continue;
+        fmt_value(buf, sizeof buf, x, decimals);
+        const ImVec2 ts = cell_font->CalcTextSizeA(cell_font->FontSize, 1e9f, 0, buf);
+        const ImVec2 a = g.at(float(r), float(c));
+        dl->AddText(cell_font, cell_font->FontSize,
+                    ImVec2(a.x + (g.cw - ts.x) * 0.5f, a.y + (g.ch - ts.y) * 0.5f),
+                    light_cell(g.id, x, v) ? IM_COL32(20, 20, 25, 255) : IM_COL32(250, 250, 250, 255), buf);
+      }
+  }
+  dl->AddRect(ImVec2(g.p0.x - 1, g.p0.y - 1), ImVec2(g.p1().x + 1, g.p1().y + 1), IM_COL32(110, 110, 120, 255));
+}
+
+// Tooltip for the element under the mouse.
+void hover_grid(const AppState& s, const Grid& g) {
+  if (!ImGui::IsWindowHovered()) return;
+  const ImVec2 mp = ImGui::GetIO().MousePos;
+  if (mp.x < g.p0.x || mp.y < g.p0.y || mp.x >= g.p1().x || mp.y >= g.p1().y) return;
+  const int r = std::clamp(int((mp.y - g.p0.y) / g.ch), 0, g.rows - 1);
+  const int c = std::clamp(int((mp.x - g.p0.x) / g.cw), 0, g.cols - 1);
+  const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
+  const Tiling& t = s.run->trace.tiling;
+  const float x = value_at(s, g.id, mr, mc);
+  char val[32];
+  fmt_value(val, sizeof val, x, 6);
+  ImGui::BeginTooltip();
+  switch (g.id) {
+    case MatId::Q:
+      ImGui::Text("Q[%lld, %lld] = %s   (block Q_i, i = %lld)", (long long)mr, (long long)mc, val, (long long)(mr / t.Br));
+      break;
+    case MatId::K:
+    case MatId::V:
+      ImGui::Text("%s[%lld, %lld] = %s   (block %s_j, j = %lld)", g.id == MatId::K ? "K" : "V", (long long)mr,
+                  (long long)mc, val, g.id == MatId::K ? "K" : "V", (long long)(mr / t.Bc));
+      break;
+    case MatId::S:
+    case MatId::P: {
+      const char* name = g.id == MatId::S ? "S" : "P~";
+      if (std::isnan(x))
+        ImGui::Text("%s[%lld, %lld]: tile (i = %lld, j = %lld) not computed yet", name, (long long)mr, (long long)mc,
+                    (long long)(mr / t.Br), (long long)(mc / t.Bc));
+      else
+        ImGui::Text("%s[%lld, %lld] = %s   (tile i = %lld, j = %lld; on chip, never in HBM)", name, (long long)mr,
+                    (long long)mc, val, (long long)(mr / t.Br), (long long)(mc / t.Bc));
+      break;
+    }
+    case MatId::O:
+      ImGui::Text("O[%lld, %lld] = %s in HBM   (block O_i, i = %lld)", (long long)mr, (long long)mc, val,
+                  (long long)(mr / t.Br));
+      break;
+    case MatId::l:
+    case MatId::m:
+      ImGui::Text("%s[%lld] = %s in HBM   (block i = %lld)", g.id == MatId::l ? "l" : "m", (long long)mr, val,
+                  (long long)(mr / t.Br));
+      break;
+  }
+  ImGui::EndTooltip();
+}
+
+void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name) {
+  const ImVec2 ts = ImGui::CalcTextSize(name);
+  dl->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), name);
+  const ImVec2 a(p.x + ts.x + 6, p.y + 2), b(a.x + w, a.y + hgt);
+  if (h.valid()) dl->AddImage(h.texture(), a, b);
+  dl->AddText(ImVec2(a.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), lo);
+  const ImVec2 hs = ImGui::CalcTextSize(hi);
+  dl->AddText(ImVec2(b.x - hs.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), hi);
+}
+
+void DrawTilesView(AppState& s, GpuState& gs) {
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  const Tiling& t = v.trace.tiling;
+  const Step* cur = current_step(s);
+  const float k = float(s.index());
+
+  // S or P~: follow the step (P~ once line 10 of the current tile has run), or fixed.
+  bool show_p = s.sp_mode == SpMode::P;
+  if (s.sp_mode == SpMode::follow && cur)
+    show_p = cur->line == Line::A1_L10 || cur->line == Line::A1_L11 || cur->line == Line::A1_L12 ||
+             cur->line == Line::A1_L13;
+  ImGui::TextUnformatted("Score tile:");
+  ImGui::SameLine();
+  int mode = int(s.sp_mode);
+  ImGui::RadioButton("follow the step", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("S_ij", &mode, 1);
+  ImGui::SameLine();
+  ImGui::RadioButton("P~_ij", &mode, 2);
+  s.sp_mode = SpMode(mode);
+
+  // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
+  // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize("i=00 ").x;
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
+  const float W = avail.x - margin - 4 * gap, H = avail.y - 4 * lab - gap - legend_h;
+  const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
+  float cs = std::min(W / (2 * d + nk + 2), H / (2 * d + nq));
+  float cd = cs, cv = cs;  // cv: width of the l and m columns
+  if (cs < 14) {
+    cv = 14;
+    cs = std::min((W - 2 * cv) / (2 * d + nk), H / (2 * d + nq));
+    cd = cs;
+  }
+  const float dmin = 0.12f * std::min(W, H);
+  if (d * cs < dmin) {
+    cd = dmin / d;
+    cs = std::min((W - 2 * cv - 2 * dmin) / nk, (H - 2 * dmin) / nq);
+  }
+  cs = std::clamp(cs, 0.05f, 64.0f);
+  cd = std::clamp(cd, cs, 64.0f);
+  if (cv < 14) cv = std::max(cs, 14.0f);
+  cv = std::min(cv, 64.0f);
+
+  const float x_q = origin.x + margin, x_s = x_q + d * cd + gap, x_o = x_s + nk * cs + gap;
+  const float x_l = x_o + d * cd + gap, x_m = x_l + cv + gap * 0.5f;
+  const float y_k = origin.y + lab, y_s = y_k + d * cd + 2 * lab, y_v = y_s + nq * cs + gap + lab;
+
+  Grid gq{MatId::Q, "Q", &gs.Q, ImVec2(x_q, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
+  Grid gk{MatId::K, "K^T", &gs.K, ImVec2(x_s, y_k), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
+  Grid gv{MatId::V, "V^T", &gs.V, ImVec2(x_s, y_v), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
+  Grid gsp{show_p ? MatId::P : MatId::S, "", show_p ? &gs.P : &gs.S, ImVec2(x_s, y_s), cs, cs,
+           int(p.nq), int(p.nk), false, int(t.Br), int(t.Bc), show_p ? &v.p_ready : &v.s_ready};
+  Grid go{MatId::O, "O", &gs.O, ImVec2(x_o, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
+  Grid gl{MatId::l, "l", &gs.l, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+  Grid gm{MatId::m, "m", &gs.m, ImVec2(x_m, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(kDimText);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "K^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
+  dl->AddText(ImVec2(x_s, y_k - lab), text, buf);
+  std::snprintf(buf, sizeof buf, "Q (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
+  dl->AddText(ImVec2(x_q, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "Q");
+  // The score label in the longest form that fits above S.
+  std::snprintf(buf, sizeof buf, "%s tiles (%lld x %lld), on chip only",
+                show_p ? "P~_ij = exp(S_ij - m~_ij)" : "S_ij = tau Q_i K_j^T", (long long)p.nq, (long long)p.nk);
+  if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f)
+    std::snprintf(buf, sizeof buf, "%s tiles, on chip", show_p ? "P~_ij" : "S_ij");
+  dl->AddText(ImVec2(x_s, y_s - lab), text, buf);
+  std::snprintf(buf, sizeof buf, "O (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
+  dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
+  dl->AddText(ImVec2(x_l, y_s - lab), text, "l");
+  dl->AddText(ImVec2(x_m, y_s - lab), text, "m");
+  std::snprintf(buf, sizeof buf, "V^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
+  dl->AddText(ImVec2(x_s, y_v - lab), text, buf);
+
+  ImFont* cell_font = gs.mono;
+  for (const Grid* g : {&gq, &gk, &gv, &gsp, &go, &gl, &gm}) draw_grid(dl, s, *g, cell_font);
+  if (!v.S.size()) {
+    dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
+  }
+
+  // Block labels and visited marks: a green dot beside a block already loaded once.
+  const float dot = 3.5f;
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    const float y0 = y_s + float(i * t.Br) * cs, hgt = float(t.rows_in_q_block(i, p.nq)) * cs;
+    if (hgt >= ImGui::GetTextLineHeight()) {
+      std::snprintf(buf, sizeof buf, "i=%lld", (long long)i);
+      dl->AddText(ImVec2(origin.x, y0 + hgt * 0.5f - ImGui::GetTextLineHeight() * 0.5f), dim, buf);
+    }
+    const int64_t first = v.q_first_load[size_t(i)];
+    if (first >= 0 && float(first) < k && hgt >= 2 * dot)
+      dl->AddCircleFilled(ImVec2(x_q - 5, y0 + std::min(hgt * 0.5f, 8.0f)), dot, kVisitedCol);
+  }
+  for (int64_t j = 0; j < t.Tc; ++j) {
+    const float x0 = x_s + float(j * t.Bc) * cs, wid = float(t.rows_in_kv_block(j, p.nk)) * cs;
+    std::snprintf(buf, sizeof buf, "j=%lld", (long long)j);
+    if (wid >= ImGui::CalcTextSize(buf).x + 4)
+      dl->AddText(ImVec2(x0 + wid * 0.5f - ImGui::CalcTextSize(buf).x * 0.5f, y_k + d * cd + 1), dim, buf);
+    const int64_t first = v.kv_first_load[size_t(j)];
+    if (first >= 0 && float(first) < k && wid >= 2 * dot)
+      dl->AddCircleFilled(ImVec2(x0 + std::min(wid * 0.5f, 8.0f), y_k - 5), dot, kVisitedCol);
+  }
+
+  // The current step: SRAM-resident blocks (thin white), reads (blue), writes (orange), the
+  // tile computed on chip (yellow).
+  if (cur) {
+    const auto& se = cur->sram_elems;
+    if (cur->i >= 0 && se[int(Slot::Qi)] > 0) {
+      const int64_t r0 = cur->i * t.Br, rows = t.rows_in_q_block(cur->i, p.nq);
+      outline_rows(dl, gq, r0, rows, kResidentCol, 1.5f);
+      outline_rows(dl, go, r0, rows, kResidentCol, 1.5f);
+    }
+    if (cur->j >= 0 && se[int(Slot::Kj)] > 0) {
+      const int64_t c0 = cur->j * t.Bc, cols = t.rows_in_kv_block(cur->j, p.nk);
+      outline_rows(dl, gk, c0, cols, kResidentCol, 1.5f);
+      outline_rows(dl, gv, c0, cols, kResidentCol, 1.5f);
+    }
+    if (cur->i >= 0) {
+      const int64_t r0 = cur->i * t.Br, rows = t.rows_in_q_block(cur->i, p.nq);
+      if (tensor_read_now(s, Tensor::Q)) outline_rows(dl, gq, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::O)) outline_rows(dl, go, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::l)) outline_rows(dl, gl, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::m)) outline_rows(dl, gm, r0, rows, kReadCol, 3.0f);
+    }
+    if (cur->j >= 0) {
+      const int64_t c0 = cur->j * t.Bc, cols = t.rows_in_kv_block(cur->j, p.nk);
+      if (tensor_read_now(s, Tensor::K)) outline_rows(dl, gk, c0, cols, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::V)) outline_rows(dl, gv, c0, cols, kReadCol, 3.0f);
+    }
+    if (cur->i >= 0 && cur->j >= 0) {
+      const float r0 = float(cur->i * t.Br), c0 = float(cur->j * t.Bc);
+      const float r1 = r0 + float(t.rows_in_q_block(cur->i, p.nq)), c1 = c0 + float(t.rows_in_kv_block(cur->j, p.nk));
+      const bool computing = cur->line == Line::A1_L9 || cur->line == Line::A1_L10;
+      outline(dl, gsp, r0, r1, c0, c1, computing ? kComputeCol : kResidentCol, computing ? 3.0f : 1.5f);
+    }
+    for (const HbmWrite& w : cur->writes) {
+      const Grid* g = w.tensor == Tensor::O ? &go : w.tensor == Tensor::l ? &gl : w.tensor == Tensor::m ? &gm : nullptr;
+      if (g) outline_rows(dl, *g, w.row0, w.data.rows(), kWriteCol, 3.0f);
+    }
+  }
+  for (const Grid* g : {&gq, &gk, &gv, &gsp, &go, &gl, &gm}) hover_grid(s, *g);
+
+  // Legend.
+  const float ly = y_v + d * cd + gap;
+  const float bar_w = std::min(140.0f, avail.x * 0.16f), bar_h = 10;
+  char lo[32], hi[32];
+  std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_qkv));
+  std::snprintf(hi, sizeof hi, "%.2g", double(v.range_qkv));
+  colorbar(dl, gs.legend_div, ImVec2(origin.x, ly), bar_w, bar_h, lo, hi, "Q K V");
+  std::snprintf(lo, sizeof lo, "%.2g", show_p ? 0.0 : -double(v.range_s));
+  std::snprintf(hi, sizeof hi, "%.2g", show_p ? 1.0 : double(v.range_s));
+  const float x2 = origin.x + bar_w + ImGui::CalcTextSize("Q K V").x + 24;
+  colorbar(dl, show_p ? gs.legend_seq : gs.legend_div, ImVec2(x2, ly), bar_w, bar_h, lo, hi, show_p ? "P~" : "S");
+  std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_o));
+  std::snprintf(hi, sizeof hi, "%.2g", double(v.range_o));
+  const float x3 = x2 + bar_w + ImGui::CalcTextSize("P~").x + 24;
+  colorbar(dl, gs.legend_div, ImVec2(x3, ly), bar_w, bar_h, lo, hi, "O");
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, ly + ImGui::GetTextLineHeightWithSpacing() * 1.6f));
+  Swatch(kReadCol, true, "read from HBM");
+  ImGui::SameLine();
+  Swatch(kWriteCol, true, "written to HBM");
+  ImGui::SameLine();
+  Swatch(kComputeCol, true, "computed on chip");
+  ImGui::SameLine();
+  Swatch(kResidentCol, true, "in SRAM");
+  ImGui::SameLine();
+  Swatch(kVisitedCol, false, "loaded before");
+  ImGui::SameLine();
+  Swatch(IM_COL32(51, 54, 61, 255), false, "not there yet");
+  ImGui::SameLine();
+  Swatch(IM_COL32(92, 77, 117, 255), false, "-inf");
+}
+
+// =============================================================================================
+// [SECTION] Lesson view
+// =============================================================================================
+
+void DrawLessonView(AppState& s) {
+  LessonState& ls = s.lesson;
+  DimText("Softmax of a vector computed block by block: each block contributes its own max m~ and "
+          "sum l~, and the running (m, l) is rescaled onto the new max when blocks merge. This is "
+          "what lines 10 and 11 of Algorithm 1 do for every row of S.");
+  bool changed = false;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+  changed |= ImGui::InputText("values", ls.values, sizeof ls.values);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  changed |= ImGui::InputInt("block size", &ls.block);
+  if (changed) ls.recompute();
+  if (!ls.error.empty()) ErrorText(ls.error + "  (showing the last valid lesson)");
+  const Lesson& L = ls.lesson;
+  const int nb = int(L.blocks.size());
+  if (ImGui::Button("Reset##lesson")) ls.shown = 0;
+  ImGui::SameLine();
+  if (ImGui::Button("< Previous block")) ls.shown = std::max(0, ls.shown - 1);
+  ImGui::SameLine();
+  if (ImGui::Button("Next block >")) ls.shown = std::min(nb, ls.shown + 1);
+  ImGui::SameLine();
+  if (ImGui::Button("All blocks")) ls.shown = nb;
+  ImGui::SameLine();
+  ImGui::Text("merged %d of %d blocks", ls.shown, nb);
+
+  if (ls.shown > 0 && ls.shown <= nb) {
+    const LessonBlock& b = L.blocks[size_t(ls.shown - 1)];
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "Block %d (x[%zu..%zu]): local max m~ = %.4g, local sum l~ = sum e^(x - m~) = %.4g. "
+                  "Merge: m = max(%.4g, %.4g) = %.4g;  l = e^(%.4g - %.4g) * %.4g + e^(%.4g - %.4g) * %.4g = %.4g.",
+                  ls.shown, b.begin, b.end - 1, b.local_max, b.local_sum, b.m_old, b.local_max, b.m_new,
+                  b.m_old, b.m_new, b.l_old, b.local_max, b.m_new, b.local_sum, b.l_new);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+  } else {
+    ImGui::TextUnformatted("Start: m = -inf, l = 0 (nothing seen yet).");
+  }
+
+  const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("blocks", 8, tf)) {
+    ImGui::TableSetupColumn("block");
+    ImGui::TableSetupColumn("x");
+    ImGui::TableSetupColumn("m~ (local max)");
+    ImGui::TableSetupColumn("l~ (local sum)");
+    ImGui::TableSetupColumn("m: old -> new");
+    ImGui::TableSetupColumn("l: old -> new");
+    ImGui::TableSetupColumn("e^(m_old - m_new)");
+    ImGui::TableSetupColumn("e^(m~ - m_new)");
+    ImGui::TableHeadersRow();
+    char a[32], b2[32];
+    for (int k = 0; k < std::min(ls.shown, nb); ++k) {
+      const LessonBlock& b = L.blocks[size_t(k)];
+      ImGui::TableNextRow();
+      if (k == ls.shown - 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(70, 90, 160, 255));
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", k + 1);
+      ImGui::TableNextColumn();
+      for (size_t e = b.begin; e < b.end && e < b.begin + 6; ++e) {
+        if (e > b.begin) ImGui::SameLine(0, 4);
+        ImGui::Text("%.3g", L.values[e]);
+      }
+      if (b.end > b.begin + 6) {
+        ImGui::SameLine(0, 4);
+        ImGui::TextUnformatted("...");
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4g", b.local_max);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4g", b.local_sum);
+      ImGui::TableNextColumn();
+      ImGui::Text("%s -> %.4g", fmt_value(a, sizeof a, float(b.m_old), 4), b.m_new);
+      ImGui::TableNextColumn();
+      ImGui::Text("%s -> %.4g", fmt_value(b2, sizeof b2, float(b.l_old), 4), b.l_new);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4g", b.alpha);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4g", b.beta);
+    }
+    ImGui::EndTable();
+  }
+
+  // Softmax so far (online, with the running m and l) beside the direct softmax.
+  ImGui::Spacing();
+  ImGui::TextUnformatted("softmax(x): online with the running (m, l) so far, and direct in one pass");
+  const size_t seen = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].end : 0;
+  const double m_run = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].m_new : 0;
+  const double l_run = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].l_new : 1;
+  if (ImGui::BeginTable("softmax", 4, tf | ImGuiTableFlags_ScrollY,
+                        ImVec2(0, std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 120.0f)))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("k");
+    ImGui::TableSetupColumn("x_k");
+    ImGui::TableSetupColumn("online e^(x_k - m) / l", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("direct softmax", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableHeadersRow();
+    char ov[48], dv[48];
+    for (size_t e = 0; e < L.values.size(); ++e) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu", e);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4g", L.values[e]);
+      ImGui::TableNextColumn();
+      if (e < seen) {
+        const double o = std::exp(L.values[e] - m_run) / l_run;
+        std::snprintf(ov, sizeof ov, "%.6f", o);
+        ImGui::ProgressBar(float(o), ImVec2(-1, 0), ov);
+      } else {
+        ImGui::TextDisabled("not seen yet");
+      }
+      ImGui::TableNextColumn();
+      std::snprintf(dv, sizeof dv, "%.6f", L.direct[e]);
+      ImGui::ProgressBar(float(L.direct[e]), ImVec2(-1, 0), dv);
+    }
+    ImGui::EndTable();
+  }
+  if (ls.shown == nb && nb > 0)
+    ImGui::TextColored(kPassText, "All blocks merged: max |online - direct| = %.3g", L.max_diff);
+  else
+    DimText("Until every block is merged, the online values are relative to the max seen so far.");
+}
+
+// =============================================================================================
+// [SECTION] Compare view
+// =============================================================================================
+
+void DrawCompareView(AppState& s, GpuState& gs) {
+  CompareState& c = s.compare;
+  DimText("Load a result computed elsewhere (for instance the CUDA backend's O and lse as .npy) "
+          "and compare it with this CPU trace's output. Relative error is normwise: "
+          "max |x - ref| / max |ref|.");
+  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
+  ImGui::InputText("O (.npy, Nq x d)", c.o_path, sizeof c.o_path);
+  ImGui::InputText("lse (.npy, Nq)", c.lse_path, sizeof c.lse_path);
+  ImGui::PopItemWidth();
+  if (ImGui::Button("Load and compare")) s.load_compare();
+  ImGui::SameLine();
+  if (ImGui::Button("Save this trace's O and lse to these paths")) {
+    try {
+      if (!c.o_path[0]) std::snprintf(c.o_path, sizeof c.o_path, "flashstep-O.npy");
+      if (!c.lse_path[0]) std::snprintf(c.lse_path, sizeof c.lse_path, "flashstep-lse.npy");
+      write_npy(c.o_path, s.run->trace.O);
+      write_npy(c.lse_path, s.run->trace.lse);
+      c.message = std::string("wrote ") + c.o_path + " and " + c.lse_path;
+      c.error.clear();
+    } catch (const InputError& e) {
+      c.error = e.what();
+    }
+  }
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  ImGui::InputDouble("relative tolerance", &c.tolerance, 0, 0, "%.1e");
+  if (!c.error.empty()) ErrorText(c.error);
+  if (!c.message.empty()) DimText(c.message.c_str());
+  if (!c.loaded) {
+    DimText("Nothing loaded yet.");
+    return;
+  }
+  ImGui::Text("O:   max abs %.3g   max rel %.3g", c.o_stats.max_abs, c.o_stats.max_rel);
+  if (c.lse.size()) ImGui::Text("lse: max abs %.3g   max rel %.3g", c.lse_stats.max_abs, c.lse_stats.max_rel);
+  if (c.passed()) ImGui::TextColored(kPassText, "PASS (max rel <= %.1e)", c.tolerance);
+  else ImGui::TextColored(kErrorText, "FAIL (max rel > %.1e)", c.tolerance);
+
+  // Error heatmap |O - O_trace|, log scale.
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  const int rows = int(c.err.rows()), cols = int(c.err.cols());
+  if (rows == 0 || cols == 0) return;
+  const float cell = std::min({(avail.x - 10) / float(cols), (avail.y - legend_h) / float(rows), 40.0f});
+  const float ch = cell, cw = std::min(std::max(cell, (avail.x * 0.5f) / float(cols)), 40.0f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = origin, p1(origin.x + cw * float(cols), origin.y + ch * float(rows));
+  if (gs.err.valid()) dl->AddImage(gs.err.texture(), p0, p1);
+  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(110, 110, 120, 255));
+  if (ImGui::IsWindowHovered()) {
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (mp.x >= p0.x && mp.y >= p0.y && mp.x < p1.x && mp.y < p1.y) {
+      const int r = std::clamp(int((mp.y - p0.y) / ch), 0, rows - 1), q = std::clamp(int((mp.x - p0.x) / cw), 0, cols - 1);
+      ImGui::SetTooltip("O[%d, %d]: loaded %.8g, trace %.8g, |error| %.3g", r, q, double(c.O(r, q)),
+                        double(s.run->trace.O(r, q)), double(c.err(r, q)));
+    }
+  }
+  char lo[32], hi[32];
+  std::snprintf(lo, sizeof lo, "1e%.0f", double(c.log_lo));
+  std::snprintf(hi, sizeof hi, "1e%.0f", double(c.log_hi));
+  colorbar(dl, gs.legend_log, ImVec2(origin.x, p1.y + 6), 200, 10, lo, hi, "|O - O_trace|");
+  ImGui::Dummy(ImVec2(p1.x - p0.x, p1.y - p0.y + legend_h));
+}
+
+}  // namespace
+
+void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
+  if (!BeginPanel("FlashAttention, tile by tile", l.center_pos, l.center_size, s)) return;
+  if (ImGui::BeginTabBar("views")) {
+    const bool force = s.view_changed;
+    s.view_changed = false;
+    auto tab = [&](const char* name, View v) {
+      const ImGuiTabItemFlags f = force && s.view == v ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(name, nullptr, f);
+      if (open && !force) s.view = v;
+      return open;
+    };
+    if (tab("Tiles", View::tiles)) {
+      DrawTilesView(s, g);
+      ImGui::EndTabItem();
+    }
+    if (tab("Online-softmax lesson", View::lesson)) {
+      DrawLessonView(s);
+      ImGui::EndTabItem();
+    }
+    if (tab("Compare", View::compare)) {
+      DrawCompareView(s, g);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::End();
+}
+
+// =============================================================================================
+// [SECTION] Memory panel
+// =============================================================================================
+
+void DrawMemoryPanel(AppState& s, const Layout& l) {
+  if (!BeginPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size, s)) return;
+  const Trace& tr = s.run->trace;
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  const Step* cur = current_step(s);
+  const int bpe = p.bytes_per_elem;
+  char a[32], b[32], c[80];
+  const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+
+  ImGui::TextUnformatted("HBM: bytes moved so far");
+  if (ImGui::BeginTable("hbm", 4, tf)) {
+    ImGui::TableSetupColumn("tensor");
+    ImGui::TableSetupColumn("shape");
+    ImGui::TableSetupColumn("read");
+    ImGui::TableSetupColumn("written");
+    ImGui::TableHeadersRow();
+    for (Tensor tn : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::l, Tensor::m}) {
+      ImGui::TableNextRow();
+      const int ti = int(tn);
+      const int64_t rd = cur ? cur->tensor_read[ti] : 0, wr = cur ? cur->tensor_written[ti] : 0;
+      const bool r_now = tensor_read_now(s, tn);
+      bool w_now = false;
+      if (cur)
+        for (const HbmWrite& w : cur->writes) w_now |= w.tensor == tn;
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(tensor_name(tn));
+      ImGui::TableNextColumn();
+      const int64_t rows = (tn == Tensor::K || tn == Tensor::V) ? p.nk : p.nq;
+      const int64_t cols = (tn == Tensor::l || tn == Tensor::m) ? 1 : p.d;
+      ImGui::Text("%lld x %lld", (long long)rows, (long long)cols);
+      ImGui::TableNextColumn();
+      if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
+      else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, rd));
+      ImGui::TableNextColumn();
+      if (w_now) ImGui::TextColored(ImColor(kWriteCol), "%s", fmt_bytes(b, sizeof b, wr));
+      else ImGui::TextUnformatted(fmt_bytes(b, sizeof b, wr));
+    }
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("S, P");
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("never");
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("0 B");
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("0 B");
+    ImGui::EndTable();
+  }
+  const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
+  const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
+  std::snprintf(c, sizeof c, "%.0f%% of the run's traffic", total ? 100.0 * double(rd + wr) / double(total) : 0.0);
+  ImGui::Text("so far: read %s, written %s", fmt_bytes(a, sizeof a, rd), fmt_bytes(b, sizeof b, wr));
+  ImGui::ProgressBar(total ? float(double(rd + wr) / double(total)) : 0.0f, ImVec2(-1, 0), c);
+  if (cur) ImGui::Text("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
+  else ImGui::TextUnformatted("this step: -");
+
+  ImGui::Separator();
+  const int64_t cap = t.tile_capacity * bpe;
+  int64_t tiles = 0, scratch = 0;
+  if (cur)
+    for (int k = 0; k < kSlots; ++k) (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * bpe;
+  ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
+  std::snprintf(c, sizeof c, "tiles %s of %s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap));
+  ImGui::ProgressBar(cap ? float(double(tiles) / double(cap)) : 0.0f, ImVec2(-1, 0), c);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Q_i, K_j, V_j and O_i are charged to M (a quarter each: Bc = ceil(M/4d)).\n"
+                      "The budget is M rounded up to whole tile rows, 4d ceil(M/4d) elements.");
+  // Resident slots, tiles (charged to M) then on-chip scratch, as compact wrapped lines.
+  for (int pass = 0; pass < 2; ++pass) {
+    bool any = false;
+    ImGui::TextUnformatted(pass == 0 ? "tiles:" : "scratch:");
+    for (int k = 0; k < kSlots; ++k) {
+      const int64_t e = cur ? cur->sram_elems[size_t(k)] : 0;
+      if (!e || slot_is_tile(Slot(k)) != (pass == 0)) continue;
+      std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * bpe));
+      const float w = ImGui::CalcTextSize(c).x;
+      ImGui::SameLine();
+      if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+      ImGui::TextUnformatted(c);
+      any = true;
+    }
+    if (!any) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("none");
+    }
+  }
+  if (cur && (tiles || scratch))
+    ImGui::TextDisabled("scratch = registers, not charged to M; all: %s", fmt_bytes(b, sizeof b, cur->sram_bytes));
+  ImGui::Separator();
+  ImGui::TextUnformatted("Whole run: Algorithm 1 vs standard attention");
+  const RunView& v = *s.run;
+  if (ImGui::BeginTable("vs", 3, tf)) {
+    ImGui::TableSetupColumn("same inputs");
+    ImGui::TableSetupColumn("Algorithm 1");
+    ImGui::TableSetupColumn("standard (Alg 0)");
+    ImGui::TableHeadersRow();
+    const bool std_ok = v.standard_error.empty();
+    auto row = [&](const char* name, int64_t fa, int64_t st, bool bytes) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      if (bytes) ImGui::TextUnformatted(fmt_bytes(a, sizeof a, fa));
+      else ImGui::Text("%.3g", double(fa));
+      ImGui::TableNextColumn();
+      if (!std_ok) ImGui::TextDisabled("n/a");
+      else if (bytes) ImGui::TextUnformatted(fmt_bytes(b, sizeof b, st));
+      else ImGui::Text("%.3g", double(st));
+    };
+    const Totals& f = tr.totals;
+    const Totals& st = v.standard;
+    row("HBM read", f.hbm_read_bytes, st.hbm_read_bytes, true);
+    row("HBM written", f.hbm_write_bytes, st.hbm_write_bytes, true);
+    row("HBM total", f.hbm_read_bytes + f.hbm_write_bytes, st.hbm_read_bytes + st.hbm_write_bytes, true);
+    row("FLOPs", f.flops, st.flops, false);
+    row("peak on chip", f.peak_sram_bytes, st.peak_sram_bytes, true);
+    ImGui::EndTable();
+    if (std_ok) {
+      const double ratio = double(st.hbm_read_bytes + st.hbm_write_bytes) /
+                           double(std::max<int64_t>(f.hbm_read_bytes + f.hbm_write_bytes, 1));
+      if (ratio >= 1) ImGui::Text("Standard attention moves %.2fx the HBM bytes of Algorithm 1.", ratio);
+      else ImGui::Text("Here Algorithm 1 moves %.2fx the bytes of standard attention:\nN is too small for tiling to pay.", 1.0 / ratio);
+    } else {
+      ErrorText(v.standard_error);
+    }
+  }
+  ImGui::End();
+}
+
+// =============================================================================================
+// [SECTION] Online-softmax panel
+// =============================================================================================
+
+void DrawSoftmaxPanel(AppState& s, const Layout& l) {
+  if (!BeginPanel("Online softmax state", l.softmax_pos, l.softmax_size, s)) return;
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  const Tiling& t = v.trace.tiling;
+  const Step* cur = current_step(s);
+  const int64_t k = int64_t(s.index());
+  char b1[48], b2[32], b3[48];
+
+  if (!cur || cur->i < 0) {
+    ImGui::TextUnformatted("No block i in scope at this line.");
+  } else {
+    const int64_t i = cur->i, j = cur->j, r0 = i * t.Br;
+    const int64_t s10 = v.l10_step[size_t(i * t.Tc + j)], s11 = v.l11_step[size_t(i * t.Tc + j)];
+    const Step* st10 = s10 >= 0 && s10 < k ? &v.trace.steps[size_t(s10)] : nullptr;
+    const Step* st11 = s11 >= 0 && s11 < k ? &v.trace.steps[size_t(s11)] : nullptr;
+    ImGui::Text("Block i = %lld (rows %lld-%lld), j = %lld", (long long)i, (long long)r0,
+                (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1), (long long)j);
+    DimText("rescale factors: a = e^(m_i - m_i^new), b = e^(m~_ij - m_i^new)");
+    if (!st10) DimText("Line 10 of this (i, j) has not run yet.");
+    else if (!st11) DimText("Line 10 done: m~_ij, l~_ij known; line 11 merges them next.");
+    const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                               ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
+    const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * float(t.rows_in_q_block(i, p.nq) + 2),
+                                   ImGui::GetContentRegionAvail().y * 0.45f);
+    if (ImGui::BeginTable("stats", 9, tf, ImVec2(0, table_h))) {
+      ImGui::TableSetupScrollFreeze(1, 1);
+      for (const char* h : {"row", "m_i", "m~_ij", "m_i^new", "l_i", "l~_ij", "l_i^new", "a", "b"})
+        ImGui::TableSetupColumn(h);
+      ImGui::TableHeadersRow();
+      const int64_t rows = t.rows_in_q_block(i, p.nq);
+      for (int64_t r = 0; r < rows; ++r) {
+        ImGui::TableNextRow();
+        if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(70, 90, 160, 255));
+        ImGui::TableNextColumn();
+        ImGui::Text("%lld", (long long)(r0 + r));
+        auto cell = [&](const Step* st, Vec Step::*field) {
+          ImGui::TableNextColumn();
+          if (st && r < (st->*field).size()) ImGui::TextUnformatted(fmt_value(b1, sizeof b1, (st->*field)(r), 4));
+          else ImGui::TextDisabled("-");
+        };
+        cell(st11, &Step::m_old);
+        cell(st10, &Step::m_tilde);
+        cell(st11, &Step::m_new);
+        cell(st11, &Step::l_old);
+        cell(st10, &Step::l_tilde);
+        cell(st11, &Step::l_new);
+        cell(st11, &Step::alpha);
+        cell(st11, &Step::beta);
+      }
+      ImGui::EndTable();
+    }
+  }
+
+  // m_i and l_i of one row after each merge (line 11) over j.
+  ImGui::Checkbox("follow block", &s.plot_follow);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::SliderInt("row", &s.plot_row, 0, int(p.nq) - 1)) s.plot_follow = false;
+  s.plot_row = std::clamp(s.plot_row, 0, int(p.nq) - 1);
+  const int64_t row = s.plot_row, bi = row / t.Br;
+  int done = 0;
+  for (int64_t j = 0; j < t.Tc; ++j) {
+    const int64_t st = v.l11_step[size_t(bi * t.Tc + j)];
+    if (st >= 0 && st < k) done = int(j + 1);
+  }
+  if (done == 0) {
+    ImGui::TextDisabled("Row %lld has not been merged yet (line 11).", (long long)row);
+  } else {
+    const float* ms = &v.m_series(row, 0);
+    const float* lsr = &v.l_series(row, 0);
+    const float w = ImGui::GetContentRegionAvail().x;
+    const float h = std::max((ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2) * 0.5f, 30.0f);
+    std::snprintf(b1, sizeof b1, "m_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, ms[done - 1], 4));
+    ImGui::PlotLines("##m", ms, done, 0, b1, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    std::snprintf(b3, sizeof b3, "l_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, lsr[done - 1], 4));
+    ImGui::PlotLines("##l", lsr, done, 0, b3, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    ImGui::TextDisabled("after each merge, j = 0 .. %d of %lld", done - 1, (long long)t.Tc);
+  }
+  ImGui::End();
+}
+
+}  // namespace flashstep::gui

@@ -1,0 +1,35 @@
+// The windows of the desktop app: one DrawXxxPanel(state) per window, called every frame.
+// GPU-side objects (heatmap textures) live in GpuState; UpdateHeatmaps re-uploads a texture
+// only when its data changed (new run, HBM rows written, compare file loaded).
+#pragma once
+#include "app/gui/app_state.h"
+#include "app/gui/heatmap.h"
+
+#include <imgui.h>
+
+namespace flashstep::gui {
+
+struct GpuState {
+  HeatmapShader shader;
+  Heatmap Q, K, V, S, P, O, l, m, err, legend_div, legend_seq, legend_log;
+  uint64_t run_seen = 0, compare_seen = 0;
+  int64_t o_key = -1, l_key = -1, m_key = -1;  // cumulative bytes written when last uploaded
+  ImFont* mono = nullptr;                       // pseudocode, numbers in cells
+};
+
+struct Layout {
+  ImVec2 controls_pos, controls_size, algo_pos, algo_size, problem_pos, problem_size,
+      center_pos, center_size, memory_pos, memory_size, softmax_pos, softmax_size;
+};
+Layout ComputeLayout(ImVec2 display, float controls_height);
+
+void HandleKeys(AppState& s);
+void UpdateHeatmaps(AppState& s, GpuState& g);
+void DrawControlsPanel(AppState& s, const Layout& l);
+void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l);
+void DrawProblemPanel(AppState& s, const Layout& l);
+void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l);  // tiles, lesson, compare
+void DrawMemoryPanel(AppState& s, const Layout& l);
+void DrawSoftmaxPanel(AppState& s, const Layout& l);
+
+}  // namespace flashstep::gui

@@ -1,0 +1,267 @@
+// The desktop app, end to end: each test runs the real flashstep program in a real window under
+// xvfb-run and checks what it wrote (the PNG, and a JSON dump of its step and HBM state) against
+// the core library run here on the same preset.
+#include "app/gui/preset.h"
+#include "core/npy.h"
+#include "core/run.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+using namespace flashstep;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string out_path(const std::string& name) {
+  fs::create_directories(FLASHSTEP_GUI_TEST_OUT);
+  return std::string(FLASHSTEP_GUI_TEST_OUT) + "/" + name;
+}
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+// Runs a shell command, capturing stdout and stderr together.
+Result sh(const std::string& cmd, const std::string& tag) {
+  const std::string log = out_path(tag + ".log");
+  const int status = std::system((cmd + " > '" + log + "' 2>&1").c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.output = ss.str();
+  return r;
+}
+
+// flashstep gui ... in a fresh Xvfb display.
+Result run_gui(const std::string& args, const std::string& tag) {
+  return sh(std::string(FLASHSTEP_XVFB_RUN) + " -a -s '-screen 0 1600x1000x24' " + FLASHSTEP_BIN +
+                " gui " + args,
+            tag);
+}
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> rgb;
+};
+
+Image load_png(const std::string& path) {
+  Image im;
+  int n = 0;
+  unsigned char* px = stbi_load(path.c_str(), &im.w, &im.h, &n, 3);
+  REQUIRE(px != nullptr);
+  im.rgb.assign(px, px + size_t(im.w) * size_t(im.h) * 3);
+  stbi_image_free(px);
+  return im;
+}
+
+nlohmann::json load_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+Trace preset_trace(const std::string& name) {
+  const gui::Preset p = gui::load_preset(gui::preset_path(name, FLASHSTEP_ASSET_DIR));
+  ProblemSpec spec = p.spec;
+  const Problem prob = make_problem(spec);
+  const Tiling t = make_tiling(prob.nq, prob.nk, prob.d, prob.M, spec.br, spec.bc);
+  RunOptions opt;
+  opt.record = true;
+  return run_problem(prob, t, opt);
+}
+
+float json_float(const nlohmann::json& v) {
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "-inf") return -INFINITY;
+    if (s == "inf") return INFINITY;
+    return NAN;
+  }
+  return float(v.get<double>());
+}
+
+// The app's dumped HBM state equals the Cursor's, element for element (NaN = not written).
+void require_same_hbm(const nlohmann::json& dump, const Cursor& c) {
+  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m}) {
+    const nlohmann::json& d = dump["hbm"][tensor_name(t)];
+    INFO("tensor " << tensor_name(t));
+    REQUIRE(d.is_null() == !c.written(t));
+    if (d.is_null()) continue;
+    const Mat& m = c.hbm(t);
+    REQUIRE(int64_t(d.size()) == m.rows());
+    for (int64_t r = 0; r < m.rows(); ++r)
+      for (int64_t k = 0; k < m.cols(); ++k) {
+        const float x = json_float(d[size_t(r)][size_t(k)]), y = m(r, k);
+        INFO("row " << r << " col " << k);
+        if (std::isnan(y)) REQUIRE(std::isnan(x));
+        else REQUIRE(x == y);
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("screenshot: the PNG exists, has the requested size and is not blank", "[gui]") {
+  const auto [size, w, h] = GENERATE(table<std::string, int, int>({{"1600x1000", 1600, 1000}, {"1280x720", 1280, 720}}));
+  const std::string png = out_path("size-" + size + ".png");
+  fs::remove(png);
+  const Result r = run_gui("--step 5 --size " + size + " --screenshot " + png, "size-" + size);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(fs::exists(png));
+  const Image im = load_png(png);
+  REQUIRE(im.w == w);
+  REQUIRE(im.h == h);
+  // Not blank: many distinct colours (heatmaps, text), not one background.
+  std::set<uint32_t> colours;
+  for (size_t p = 0; p < im.rgb.size(); p += 3 * 7)
+    colours.insert(uint32_t(im.rgb[p]) << 16 | uint32_t(im.rgb[p + 1]) << 8 | im.rgb[p + 2]);
+  REQUIRE(colours.size() > 200);
+}
+
+TEST_CASE("screenshot: step 0 and step K differ", "[gui]") {
+  const std::string a = out_path("step0.png"), b = out_path("step12.png");
+  REQUIRE(run_gui("--step 0 --screenshot " + a, "step0").code == 0);
+  REQUIRE(run_gui("--step 12 --screenshot " + b, "step12").code == 0);
+  const Image ia = load_png(a), ib = load_png(b);
+  REQUIRE(ia.w == ib.w);
+  REQUIRE(ia.h == ib.h);
+  size_t differ = 0;
+  for (size_t p = 0; p < ia.rgb.size(); p += 3)
+    differ += ia.rgb[p] != ib.rgb[p] || ia.rgb[p + 1] != ib.rgb[p + 1] || ia.rgb[p + 2] != ib.rgb[p + 2];
+  REQUIRE(differ > 5000);  // O, l, m written, S tiles computed, counters and highlights moved
+}
+
+TEST_CASE("scripted UI actions land on the same trace index and HBM state as core's Cursor", "[gui]") {
+  // Each case: the app's flags, and the same actions on a Cursor.
+  struct Case {
+    std::string preset, flags;
+    std::vector<std::pair<char, int>> actions;  // 's' forward n, 'b' back n, 'k' seek n
+  };
+  const std::vector<Case> cases = {
+      {"tiny", "--step 9 --back 4", {{'s', 9}, {'b', 4}}},
+      {"tiny", "--script 'step 5; back 2; step 20; back 1'", {{'s', 5}, {'b', 2}, {'s', 20}, {'b', 1}}},
+      {"tiny", "--script 'end; back 3'", {{'k', 1 << 30}, {'b', 3}}},
+      {"tiny", "--step 15 --script 'home; step 2'", {{'s', 15}, {'k', 0}, {'s', 2}}},
+      {"gpt2-medium", "--step 700 --back 7", {{'s', 700}, {'b', 7}}},
+  };
+  const size_t n = GENERATE(range(0, 5));
+  const Case& c = cases[n];
+  INFO(c.preset << " " << c.flags);
+  const std::string tag = "script" + std::to_string(n);
+  const std::string png = out_path(tag + ".png"), dump = out_path(tag + ".json");
+  const Result r = run_gui("--preset " + c.preset + " " + c.flags + " --screenshot " + png + " --dump-state " + dump, tag);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const nlohmann::json d = load_json(dump);
+
+  const Trace tr = preset_trace(c.preset);
+  Cursor cur(tr);
+  for (const auto& [a, k] : c.actions)
+    for (int m = 0; m < (a == 'k' ? 1 : k); ++m) {
+      if (a == 's') cur.forward();
+      else if (a == 'b') cur.backward();
+      else cur.seek(size_t(std::min<int64_t>(k, int64_t(cur.size()))));
+    }
+  REQUIRE(d["steps"].get<size_t>() == cur.size());
+  REQUIRE(d["index"].get<size_t>() == cur.index());
+  const Step* s = cur.current();
+  REQUIRE(d["line"].get<std::string>() == (s ? line_label(s->line) : ""));
+  REQUIRE(d["i"].get<int>() == (s ? s->i : -1));
+  REQUIRE(d["j"].get<int>() == (s ? s->j : -1));
+  REQUIRE(d["hbm_read_total"].get<int64_t>() == (s ? s->hbm_read_total : 0));
+  require_same_hbm(d, cur);
+}
+
+TEST_CASE("jump to (i, j) lands on the load of Q_i in that iteration", "[gui]") {
+  const std::string png = out_path("jump.png"), dump = out_path("jump.json");
+  REQUIRE(run_gui("--script 'jump 1 1' --screenshot " + png + " --dump-state " + dump, "jump").code == 0);
+  const nlohmann::json d = load_json(dump);
+  REQUIRE(d["line"] == "Alg1 L8");
+  REQUIRE(d["i"] == 1);
+  REQUIRE(d["j"] == 1);
+  const Result bad = run_gui("--script 'jump 5 0' --screenshot " + png, "jump-bad");
+  REQUIRE(bad.code == 2);
+  REQUIRE(bad.output.find("0 <= i < Tr") != std::string::npos);
+}
+
+TEST_CASE("lesson and compare views", "[gui]") {
+  SECTION("the lesson preset opens the lesson with the blocks asked for") {
+    const std::string png = out_path("lesson.png"), dump = out_path("lesson.json");
+    REQUIRE(run_gui("--preset lesson --lesson-blocks 2 --screenshot " + png + " --dump-state " + dump, "lesson").code == 0);
+    const nlohmann::json d = load_json(dump);
+    REQUIRE(d["view"] == "lesson");
+    REQUIRE(d["lesson_shown"] == 2);
+  }
+  SECTION("the CPU trace's own O and lse pass; a perturbed O fails") {
+    const Trace tr = preset_trace("tiny");
+    const std::string o = out_path("O.npy"), lse = out_path("lse.npy"), bad = out_path("O-bad.npy");
+    write_npy(o, tr.O);
+    write_npy(lse, tr.lse);
+    Mat perturbed = tr.O;
+    perturbed(3, 1) += 1e-2f;
+    write_npy(bad, perturbed);
+    const std::string png = out_path("compare.png"), dump = out_path("compare.json");
+    REQUIRE(run_gui("--view compare --compare-o " + o + " --compare-lse " + lse + " --screenshot " + png +
+                    " --dump-state " + dump, "compare").code == 0);
+    nlohmann::json d = load_json(dump);
+    REQUIRE(d["compare"]["loaded"] == true);
+    REQUIRE(d["compare"]["passed"] == true);
+    REQUIRE(d["compare"]["o_max_rel"].get<double>() == 0.0);
+    REQUIRE(run_gui("--view compare --compare-o " + bad + " --compare-lse " + lse + " --screenshot " + png +
+                    " --dump-state " + dump, "compare-bad").code == 0);
+    d = load_json(dump);
+    REQUIRE(d["compare"]["passed"] == false);
+    REQUIRE(d["compare"]["o_max_rel"].get<double>() > 1e-5);
+  }
+}
+
+TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
+  const auto [args, expect] = GENERATE(table<std::string, std::string>({
+      {"--preset nope --screenshot x.png", "unknown preset 'nope'"},
+      {"--size 10x10 --screenshot x.png", "--size must be between"},
+      {"--size wide --screenshot x.png", "--size must look like"},
+      {"--script 'fly 3' --screenshot x.png", "unknown action 'fly'"},
+      {"--view matrices --screenshot x.png", "--view must be"},
+  }));
+  const Result r = run_gui(args, "bad");
+  INFO(r.output);
+  REQUIRE(r.code == 2);
+  REQUIRE(r.output.find(expect) != std::string::npos);
+}
+
+TEST_CASE("without a display: one line pointing to the headless subcommands", "[gui]") {
+  const Result plain = sh(std::string("env -u DISPLAY -u WAYLAND_DISPLAY ") + FLASHSTEP_BIN, "nodisplay");
+  REQUIRE(plain.code == 0);
+  REQUIRE(plain.output.find("no display") != std::string::npos);
+  REQUIRE(plain.output.find("flashstep run") != std::string::npos);
+  REQUIRE(plain.output.find("--screenshot") != std::string::npos);
+  REQUIRE(std::count(plain.output.begin(), plain.output.end(), '\n') == 1);
+  const Result g = sh(std::string("env -u DISPLAY -u WAYLAND_DISPLAY ") + FLASHSTEP_BIN + " gui --screenshot x.png", "nodisplay-gui");
+  REQUIRE(g.code == 2);
+  REQUIRE(g.output.find("no display") != std::string::npos);
+}
+
+TEST_CASE("benchmark at N = 1024, d = 64: frame time printed, idle frames allocate nothing", "[gui][bench]") {
+  const Result r = run_gui("--preset gpt2-medium --bench-frames 30", "bench");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.output.find("Nq = 1024, Nk = 1024, d = 64") != std::string::npos);
+  REQUIRE(r.output.find("mean frame time") != std::string::npos);
+  REQUIRE(r.output.find("30 frames; 0 allocations, 0 texture uploads") != std::string::npos);
+}
