@@ -133,7 +133,7 @@ bool available(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     if (why) *why = std::string("no usable CUDA GPU (") + cudaGetErrorString(e) + ")";
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    cudaGetLastError();  // reset the runtime's last-error state so later calls start clean
     return false;
   }
   if (n == 0) {

@@ -272,7 +272,7 @@ struct BenchFlags {
   std::string M = "128KiB";
   int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
   int reps = 20, warmup = 3;
-  int64_t sweep_n = 4096;
+  int64_t sweep_n = 4096, sweep_d = 64;
   bool no_sweep = false, no_standard = false, as_json = false;
   std::string json_file;  // also write the JSON here (the table still prints)
   int variant = 0;
@@ -365,20 +365,20 @@ int run_bench(const BenchFlags& bf) {
   }
 
   if (!bf.no_sweep) {
-    // Figure 2 (middle) of the paper: Bc from 16 up to what shared memory allows, d = 64,
-    // Br = 64, N = sweep_n. M for each point is 4d max(Br, Bc), so the CPU tiling accepts it.
-    const int64_t n = bf.sweep_n, d = 64, br = 64;
+    // Figure 2 (middle) of the paper: Bc from 16 up to what shared memory allows, d = 64
+    // (--sweep-d), Br = 64, N = sweep_n. M for each point is 4d max(Br, Bc), so the CPU tiling accepts it.
+    const int64_t n = bf.sweep_n, d = bf.sweep_d, br = 64;
     const int64_t heads = std::max<int64_t>(1, bf.rows / n);
     gpu::Shape s;
     s.H = std::min<int64_t>(heads, 8);
     s.B = heads / s.H;
     s.nq = s.nk = n;
     s.d = d;
-    const float scale = 0.125f;
+    const float scale = float(1.0 / std::sqrt(double(d)));
     if (!bf.as_json)
       std::printf("\nBc sweep (Figure 2 middle): N = %lld, d = %lld, Br = %lld, B x H = %lld\n"
-                  "%6s %6s %5s | %14s %9s %8s\n", (long long)n, (long long)d, (long long)br,
-                  (long long)s.heads(), "Bc", "Tc", "smem", "HBM GB (sim)", "fa1 ms", "TFLOP/s");
+                  "%6s %6s %5s %2s | %14s %9s %8s\n", (long long)n, (long long)d, (long long)br,
+                  (long long)s.heads(), "Bc", "Tc", "smem", "v", "HBM GB (sim)", "fa1 ms", "TFLOP/s");
     for (int64_t bc = 16; bc <= 1024; bc *= 2) {
       nlohmann::json pt = {{"Bc", bc}, {"Br", br}, {"n", n}, {"d", d}};
       const Tiling t = make_tiling(n, n, d, 4 * d * std::max(br, bc), br, bc);
@@ -393,15 +393,15 @@ int run_bench(const BenchFlags& bf) {
         pt["median_ms"] = b.median_ms;
         pt["tflops"] = flops / (b.median_ms * 1e9);
         if (!bf.as_json)
-          std::printf("%6lld %6lld %4lldK | %14.3f %9.3f %8.2f\n", (long long)bc, (long long)t.Tc,
-                      (long long)(pt["smem_bytes"].get<int64_t>() / 1024), bytes / 1e9, b.median_ms,
+          std::printf("%6lld %6lld %4lldK %2d | %14.3f %9.3f %8.2f\n", (long long)bc, (long long)t.Tc,
+                      (long long)(pt["smem_bytes"].get<int64_t>() / 1024), b.variant, bytes / 1e9, b.median_ms,
                       pt["tflops"].get<double>());
         sweep.push_back(pt);
       } catch (const InputError& e) {
         pt["skipped"] = e.what();
         sweep.push_back(pt);
         if (!bf.as_json)
-          std::printf("%6lld %6lld %5s | %14.3f  stop: %s\n", (long long)bc, (long long)t.Tc, "-",
+          std::printf("%6lld %6lld %5s %2s | %14.3f  stop: %s\n", (long long)bc, (long long)t.Tc, "-", "-",
                       bytes / 1e9, e.what());
         break;  // larger Bc only needs more shared memory
       }
@@ -455,6 +455,7 @@ void add_gpu_commands(CLI::App& app, const SetAction& set_action) {
   b->add_option("--warmup", bf.warmup, "untimed runs first (default 3)");
   b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
+  b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
   b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
   b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");

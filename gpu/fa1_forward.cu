@@ -358,7 +358,7 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
 // d = 128 (Br = 64, Bc = 128 and 64), and the Bc sweep of bench-gpu.
 #define FS_FA1_V2_CONFIGS(X) \
   X(64, 16, 64) X(64, 32, 64) X(64, 64, 64) X(64, 128, 64) X(64, 256, 64) \
-  X(64, 32, 128) X(64, 64, 128) X(64, 128, 128)
+  X(64, 16, 128) X(64, 32, 128) X(64, 64, 128) X(64, 128, 128)
 
 template <int BR, int BC, int D>
 static void launch_v2(const Fa1Params& p, int j) {
