@@ -363,9 +363,20 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "jump") {
       if (!(cs >> a >> b)) throw InputError("script: jump needs i and j");
       if (!jump_to(a, b)) throw InputError("script: jump " + jump_error);
+    } else if (verb == "set") {  // the problem editor, as typed into a field
+      std::string field;
+      if (!(cs >> field >> a)) throw InputError("script: set needs a field and a number");
+      int64_t* slot = field == "nq" ? &form.nq : field == "nk" ? &form.nk : field == "d" ? &form.d
+                    : field == "M" ? &form.M : field == "br" ? &form.br : field == "bc" ? &form.bc
+                    : field == "seed" ? &form.seed : nullptr;
+      if (!slot) throw InputError("script: set knows nq, nk, d, M, br, bc, seed (got '" + field + "')");
+      *slot = a;
+      form.validate();
+    } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
+      if (form.error.empty()) apply_form();
     } else {
       throw InputError("script: unknown action '" + verb +
-                       "' (expected step N, back N, seek K, end, home, jump I J)");
+                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply)");
     }
   }
 }

@@ -124,7 +124,8 @@ struct AppState {
   void reset();
   bool jump_to(int64_t i, int64_t j);  // to the L8 load of (i, j)
   void advance_playback(double dt);
-  void run_script(const std::string& script);  // "step 5; back 2; seek 9; end; home; jump 1 0"
+  // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; apply" (set: nq nk d M br bc seed)
+  void run_script(const std::string& script);
   void load_compare();
   void cursor_moved();
   size_t index() const { return cursor ? cursor->index() : 0; }

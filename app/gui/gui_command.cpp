@@ -151,6 +151,8 @@ void write_state_dump(const AppState& s, const std::string& path) {
     }
     j["hbm"][tensor_name(t)] = std::move(rows);
   }
+  j["form_error"] = s.form.error;
+  j["apply_error"] = s.apply_error;
   j["lesson_shown"] = s.lesson.shown;
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
@@ -344,6 +346,11 @@ int run_app(const GuiOptions& o) {
     std::printf("bench: stepping frames: mean %.2f ms, max %.2f ms over %d frames (one step per "
                 "frame, textures re-uploaded)\n", step_mean, step_max, o.bench_frames);
     const double n = o.bench_frames;
+    int cmds = 0;
+    const ImDrawData* dd = ImGui::GetDrawData();
+    for (int c = 0; c < dd->CmdListsCount; ++c) cmds += dd->CmdLists[c]->CmdBuffer.Size;
+    std::printf("bench: last frame: %d draw lists, %d draw commands, %d vertices, %d indices\n",
+                dd->CmdListsCount, cmds, dd->TotalVtxCount, dd->TotalIdxCount);
     std::printf("bench: split (idle / stepping): UI build + uploads %.2f / %.2f ms, GL draw %.2f / "
                 "%.2f ms, swap %.2f / %.2f ms\n", idle_split.build_ms / n, step_split.build_ms / n,
                 idle_split.render_ms / n, step_split.render_ms / n, idle_split.swap_ms / n,
@@ -387,7 +394,7 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--size", o.size, "window size, default 1600x1000");
   g->add_option("--view", o.view, "open on tiles, lesson or compare");
   g->add_option("--back", o.back, "then step back this many steps")->check(CLI::NonNegativeNumber)->group("");
-  g->add_option("--script", o.script, "UI actions: \"step 5; back 2; seek 9; end; home; jump I J\"")->group("");
+  g->add_option("--script", o.script, "UI actions: \"step 5; back 2; seek 9; end; home; jump I J; set d 8; apply\"")->group("");
   g->add_option("--dump-state", o.dump_state, "with --screenshot: write the app's step and HBM state as JSON")->group("");
   g->add_option("--bench-frames", o.bench_frames, "time this many frames (idle and stepping) and exit")->group("");
   g->add_option("--lesson-blocks", o.lesson_blocks, "blocks merged in the lesson tab")->group("");

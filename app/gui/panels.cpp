@@ -70,8 +70,13 @@ void DimText(const char* text) {
   ImGui::PopStyleColor();
 }
 
-void Swatch(ImU32 col, bool outline, const char* label) {
+// A colour key; `same_line` continues the row when it fits, else starts a new one.
+void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false) {
   const float h = ImGui::GetTextLineHeight();
+  if (same_line) {
+    ImGui::SameLine(0, 12);
+    if (ImGui::GetContentRegionAvail().x < h + 4 + ImGui::CalcTextSize(label).x) ImGui::NewLine();
+  }
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   if (outline) dl->AddRect(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col, 0, 0, 2.5f);
@@ -921,18 +926,12 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   colorbar(dl, gs.legend_div, ImVec2(x3, ly), bar_w, bar_h, lo, hi, "O");
   ImGui::SetCursorScreenPos(ImVec2(origin.x, ly + ImGui::GetTextLineHeightWithSpacing() * 1.6f));
   Swatch(kReadCol, true, "read from HBM");
-  ImGui::SameLine();
-  Swatch(kWriteCol, true, "written to HBM");
-  ImGui::SameLine();
-  Swatch(kComputeCol, true, "computed on chip");
-  ImGui::SameLine();
-  Swatch(kResidentCol, true, "in SRAM");
-  ImGui::SameLine();
-  Swatch(kVisitedCol, false, "loaded before");
-  ImGui::SameLine();
-  Swatch(IM_COL32(51, 54, 61, 255), false, "not there yet");
-  ImGui::SameLine();
-  Swatch(IM_COL32(92, 77, 117, 255), false, "-inf");
+  Swatch(kWriteCol, true, "written to HBM", true);
+  Swatch(kComputeCol, true, "computed on chip", true);
+  Swatch(kResidentCol, true, "in SRAM", true);
+  Swatch(kVisitedCol, false, "loaded before", true);
+  Swatch(IM_COL32(51, 54, 61, 255), false, "not there yet", true);
+  Swatch(IM_COL32(92, 77, 117, 255), false, "-inf", true);
 }
 
 // =============================================================================================
@@ -1028,8 +1027,10 @@ void DrawLessonView(AppState& s) {
   const size_t seen = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].end : 0;
   const double m_run = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].m_new : 0;
   const double l_run = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].l_new : 1;
-  if (ImGui::BeginTable("softmax", 4, tf | ImGuiTableFlags_ScrollY,
-                        ImVec2(0, std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 120.0f)))) {
+  const float row_h = ImGui::GetFrameHeightWithSpacing();
+  const float fit = row_h * float(L.values.size() + 1) + 8;
+  const float room = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 120.0f);
+  if (ImGui::BeginTable("softmax", 4, tf | ImGuiTableFlags_ScrollY, ImVec2(0, std::min(fit, room)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("k");
     ImGui::TableSetupColumn("x_k");

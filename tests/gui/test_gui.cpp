@@ -200,6 +200,30 @@ TEST_CASE("jump to (i, j) lands on the load of Q_i in that iteration", "[gui]") 
   REQUIRE(bad.output.find("0 <= i < Tr") != std::string::npos);
 }
 
+TEST_CASE("problem editor: an invalid value is explained and the current run is kept", "[gui]") {
+  const auto [script, expect_error, expect_steps] = GENERATE(table<std::string, std::string, int>({
+      {"step 7; set d 0; apply", "d must be at least 1", 27},
+      {"step 7; set M 8; apply", "smaller than 4d", 27},
+      {"step 7; set br 9; set bc 9; apply", "do not fit in SRAM", 27},
+      {"step 7; set nq -3; apply", "Nq must be at least 1", 27},
+      {"step 7; set nq 12; apply", "", 1 + 2 * (1 + 6 * 3)},  // valid: a new run, Tr = 3
+  }));
+  INFO(script);
+  const std::string png = out_path("editor.png"), dump = out_path("editor.json");
+  const Result r = run_gui("--script '" + script + "' --screenshot " + png + " --dump-state " + dump, "editor");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const nlohmann::json d = load_json(dump);
+  REQUIRE(d["steps"].get<int>() == expect_steps);
+  if (expect_error.empty()) {
+    REQUIRE(d["form_error"] == "");
+    REQUIRE(d["index"] == 0);  // the new run starts at step 0
+  } else {
+    REQUIRE(d["form_error"].get<std::string>().find(expect_error) != std::string::npos);
+    REQUIRE(d["index"] == 7);  // the old run, where it was
+  }
+}
+
 TEST_CASE("lesson and compare views", "[gui]") {
   SECTION("the lesson preset opens the lesson with the blocks asked for") {
     const std::string png = out_path("lesson.png"), dump = out_path("lesson.json");
