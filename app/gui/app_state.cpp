@@ -17,7 +17,13 @@ constexpr size_t kMaxTraceBytes = size_t(512) << 20;  // the app refuses larger 
 constexpr int64_t kMaxScoreDisplay = int64_t(8) << 20;  // S/P panels up to 8M elements
 constexpr float kNotYet = 1e30f;                       // "tile never appears" in s_ready
 
-float max_abs(const Mat& m) { return m.size() ? std::max(m.cwiseAbs().maxCoeff(), 1e-12f) : 1.0f; }
+// Largest finite |x| (masked scores are -inf), at least a tiny positive number.
+float max_abs(const Mat& m) {
+  float r = 1e-12f;
+  for (int64_t k = 0; k < m.size(); ++k)
+    if (std::isfinite(m.data()[k])) r = std::max(r, std::abs(m.data()[k]));
+  return r;
+}
 
 }  // namespace
 
@@ -102,7 +108,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec_in) {
     for (int64_t c = 0; c < v->m_series.cols(); ++c)
       if (std::isfinite(v->m_series(r, c))) m_abs = std::max(m_abs, std::abs(v->m_series(r, c)));
   v->range_m = m_abs;
-  v->max_l = std::max(v->l_series.size() ? v->l_series.maxCoeff() : 1.0f, 1e-12f);
+  v->max_l = max_abs(v->l_series);
   return v;
 }
 
@@ -119,6 +125,7 @@ ProblemSpec ProblemForm::to_spec() const {
   s.bc = bc;
   if (!default_scale) s.scale = scale;
   s.seed = uint64_t(seed);
+  s.causal = causal;
   if (seed < 0) throw InputError("seed must be non-negative");
   const auto& pats = input_patterns();
   s.pattern = pats.at(size_t(std::clamp(pattern, 0, int(pats.size()) - 1)));
@@ -141,6 +148,7 @@ void ProblemForm::from_spec(const ProblemSpec& s) {
   br = s.br;
   bc = s.bc;
   default_scale = !s.scale.has_value();
+  causal = s.causal;
   scale = s.scale ? *s.scale : 1.0 / std::sqrt(double(std::max<int64_t>(d, 1)));
   seed = int64_t(s.seed);
   const auto& pats = input_patterns();
@@ -198,9 +206,9 @@ void ProblemForm::validate() {
         throw InputError(buf);
       }
       char buf[160];
-      std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %lld steps",
+      std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %s%lld steps",
                     (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
-                    (long long)(1 + t.Tc * (1 + 6 * t.Tr)));
+                    causal ? "up to " : "", (long long)(1 + t.Tc * (1 + 6 * t.Tr)));
       preview = buf;
     }
   } catch (const InputError& e) {
@@ -328,6 +336,10 @@ bool AppState::jump_to(int64_t i, int64_t j) {
     return false;
   }
   const int64_t k = run->step_of(i, j, Line::A1_L8);
+  if (k < 0) {
+    jump_error = "iteration (i, j) is skipped: the mask hides that whole tile";
+    return false;
+  }
   seek(size_t(k + 1));  // the load of (i, j) applied
   return true;
 }

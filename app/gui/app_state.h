@@ -41,6 +41,7 @@ struct ProblemForm {
   int64_t nq = 8, nk = 8, d = 4, M = 64, br = 0, bc = 0;
   char M_kib[32] = "0.25";  // M in KiB of float32, text so "64KiB" and "0.5" both work
   bool default_scale = true;
+  bool causal = false;
   double scale = 0.5;
   int64_t seed = 1;
   int pattern = 0;          // index into input_patterns()

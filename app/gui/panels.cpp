@@ -490,6 +490,7 @@ void DrawProblemTab(AppState& s) {
     changed |= ImGui::InputDouble("tau", &f.scale, 0, 0, "%.6g");
   }
   FieldError(f, Field::scale);
+  changed |= ImGui::Checkbox("causal mask", &f.causal);
   changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
   FieldError(f, Field::seed);
   changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
@@ -532,6 +533,7 @@ void DrawProblemTab(AppState& s) {
       sp.scale = double(p.scale);
       sp.seed = p.seed;
       sp.pattern = p.pattern == "npy" ? "random" : p.pattern;
+      sp.causal = p.mask.causal;
       return sp;
     }());
   }
@@ -1286,8 +1288,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     if (std_ok) {
       const double ratio = double(st.hbm_read_bytes + st.hbm_write_bytes) /
                            double(std::max<int64_t>(f.hbm_read_bytes + f.hbm_write_bytes, 1));
-      if (ratio >= 1) ImGui::Text("Standard attention moves %.2fx the HBM bytes of Algorithm 1.", ratio);
-      else ImGui::Text("Here Algorithm 1 moves %.2fx the bytes of standard attention:\nN is too small for tiling to pay.", 1.0 / ratio);
+      if (ratio >= 1) ImGui::TextWrapped("Standard attention moves %.2fx the HBM bytes of Algorithm 1.", ratio);
+      else ImGui::TextWrapped("Here Algorithm 1 moves %.2fx the bytes of standard attention: N is too small for tiling to pay.", 1.0 / ratio);
     } else {
       ErrorText(v.standard_error);
     }
@@ -1337,7 +1339,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
         ImGui::Text("%lld", (long long)(r0 + r));
         auto cell = [&](const Step* st, Vec Step::*field) {
           ImGui::TableNextColumn();
-          if (st && r < (st->*field).size()) ImGui::TextUnformatted(fmt_value(b1, sizeof b1, (st->*field)(r), 4));
+          if (st && r < (st->*field).size()) {
+            const float x = (st->*field)(r);
+            if (std::isfinite(x)) ImGui::Text("%.4g", double(x));
+            else ImGui::TextUnformatted(fmt_value(b1, sizeof b1, x));
+          }
           else ImGui::TextDisabled("-");
         };
         cell(st11, &Step::m_old);

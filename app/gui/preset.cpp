@@ -63,6 +63,7 @@ Preset load_preset(const std::string& path) {
       key = "q"; if (q.contains(key)) s.q_path = q[key].get<std::string>();
       key = "k"; if (q.contains(key)) s.k_path = q[key].get<std::string>();
       key = "v"; if (q.contains(key)) s.v_path = q[key].get<std::string>();
+      key = "causal"; if (q.contains(key)) s.causal = q[key].get<bool>();
     }
     if (j.contains("lesson")) {
       const auto& l = j["lesson"];

@@ -3,7 +3,7 @@
 //
 //   { "name": "tiny", "title": "...", "view": "tiles" | "lesson" | "compare",
 //     "problem": { "nq", "nk", "d", "M" (elements or "64KiB"), "br", "bc", "scale",
-//                  "seed", "pattern", "q", "k", "v" (.npy paths) },
+//                  "seed", "pattern", "q", "k", "v" (.npy paths), "causal" },
 //     "lesson": { "values": [1, 2, 3, 4], "block": 2 } }
 #pragma once
 #include "core/problem.h"

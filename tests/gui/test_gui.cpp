@@ -159,8 +159,9 @@ TEST_CASE("scripted UI actions land on the same trace index and HBM state as cor
       {"tiny", "--script 'end; back 3'", {{'k', 1 << 30}, {'b', 3}}},
       {"tiny", "--step 15 --script 'home; step 2'", {{'s', 15}, {'k', 0}, {'s', 2}}},
       {"gpt2-medium", "--step 700 --back 7", {{'s', 700}, {'b', 7}}},
+      {"causal", "--step 40 --back 3", {{'s', 40}, {'b', 3}}},
   };
-  const size_t n = GENERATE(range(0, 5));
+  const size_t n = GENERATE(range(0, 6));
   const Case& c = cases[n];
   INFO(c.preset << " " << c.flags);
   const std::string tag = "script" + std::to_string(n);
@@ -198,6 +199,10 @@ TEST_CASE("jump to (i, j) lands on the load of Q_i in that iteration", "[gui]") 
   const Result bad = run_gui("--script 'jump 5 0' --screenshot " + png, "jump-bad");
   REQUIRE(bad.code == 2);
   REQUIRE(bad.output.find("0 <= i < Tr") != std::string::npos);
+  // Causal: tile (0, 2) lies above the diagonal, so Algorithm 1 never visits it.
+  const Result skipped = run_gui("--preset causal --script 'jump 0 2' --screenshot " + png, "jump-skipped");
+  REQUIRE(skipped.code == 2);
+  REQUIRE(skipped.output.find("skipped") != std::string::npos);
 }
 
 TEST_CASE("problem editor: an invalid value is explained and the current run is kept", "[gui]") {
