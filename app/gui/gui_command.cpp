@@ -275,6 +275,8 @@ int run_app(const GuiOptions& o) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_DEPTH_BITS, 0);  // 2-D only: no depth or stencil buffer to clear and store
+  glfwWindowHint(GLFW_STENCIL_BITS, 0);
   glfwWindowHint(GLFW_RESIZABLE, o.screenshot.empty() && o.bench_frames == 0 ? GLFW_TRUE : GLFW_FALSE);
   GLFWwindow* window = glfwCreateWindow(width, height, "flashstep: FlashAttention tile by tile", nullptr, nullptr);
   if (!window) {

@@ -124,8 +124,9 @@ void Heatmap::render(const HeatmapShader& shader) {
   if (!out_tex_) glGenTextures(1, &out_tex_);
   if (w != out_w_ || h != out_h_) {
     glBindTexture(GL_TEXTURE_2D, out_tex_);
-    // Linear when shrunk (N = 1024 in a few hundred pixels), nearest when magnified (cells).
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    // Nearest both ways: cells stay crisp when magnified; when N = 1024 is shrunk into a few
+    // hundred pixels, bilinear without mipmaps would not average the cells anyway.
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
