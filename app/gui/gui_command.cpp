@@ -390,7 +390,7 @@ int run_app(const GuiOptions& o) {
 void add_gui_command(CLI::App& app, const SetAction& set_action) {
   static gui::GuiOptions o;
   auto* g = app.add_subcommand("gui", "the desktop teaching app (Dear ImGui + OpenGL window)");
-  g->add_option("--preset", o.preset, "preset name in assets/presets (tiny, gpt2-medium, lesson) or a .json path");
+  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal) or a .json path");
   g->add_option("--step", o.step, "apply this many steps before showing")->check(CLI::NonNegativeNumber);
   g->add_option("--screenshot", o.screenshot, "render to this PNG and exit (works under xvfb-run)");
   g->add_option("--size", o.size, "window size, default 1600x1000");
@@ -398,7 +398,7 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--back", o.back, "then step back this many steps")->check(CLI::NonNegativeNumber)->group("");
   g->add_option("--script", o.script, "UI actions: \"step 5; back 2; seek 9; end; home; jump I J; set d 8; apply\"")->group("");
   g->add_option("--dump-state", o.dump_state, "with --screenshot: write the app's step and HBM state as JSON")->group("");
-  g->add_option("--bench-frames", o.bench_frames, "time this many frames (idle and stepping) and exit")->group("");
+  g->add_option("--bench-frames", o.bench_frames, "time this many frames (idle, then one step per frame), print the mean frame time and exit");
   g->add_option("--lesson-blocks", o.lesson_blocks, "blocks merged in the lesson tab")->group("");
   g->add_option("--compare-o", o.compare_o, "load this O .npy into the compare tab")->group("");
   g->add_option("--compare-lse", o.compare_lse, "load this lse .npy into the compare tab")->group("");
