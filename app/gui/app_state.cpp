@@ -1,5 +1,6 @@
 #include "app/gui/app_state.h"
 
+#include "core/export.h"
 #include "core/npy.h"
 #include "core/run.h"
 
@@ -384,6 +385,18 @@ void AppState::run_script(const std::string& script) {
       if (!slot) throw InputError("script: set knows nq, nk, d, M, br, bc, seed (got '" + field + "')");
       *slot = a;
       form.validate();
+    } else if (verb == "files") {
+      std::string q, k, v;
+      if (!(cs >> q >> k >> v)) throw InputError("script: files needs three .npy paths (Q K V)");
+      set_files(q, k, v);
+    } else if (verb == "export") {
+      std::string base;
+      if (!(cs >> base)) throw InputError("script: export needs a path without extension");
+      std::snprintf(export_base, sizeof export_base, "%s", base.c_str());
+      for (ExportKind kind : {ExportKind::json, ExportKind::csv, ExportKind::chrome, ExportKind::png}) {
+        export_as(kind);
+        if (export_message.rfind("error", 0) == 0) throw InputError("script: export " + export_message);
+      }
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
       if (form.error.empty()) apply_form();
     } else {
@@ -391,6 +404,40 @@ void AppState::run_script(const std::string& script) {
                        "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply)");
     }
   }
+}
+
+void AppState::export_as(ExportKind kind) {
+  const std::string base = export_base;
+  try {
+    switch (kind) {
+      case ExportKind::png:
+        screenshot_request = base + ".png";  // written after this frame renders
+        export_message = "writing " + screenshot_request;
+        return;
+      case ExportKind::json:
+        write_file_atomic(base + ".json", trace_to_json(run->trace).dump(1) + "\n");
+        export_message = "wrote " + base + ".json";
+        return;
+      case ExportKind::csv:
+        write_file_atomic(base + ".csv", trace_to_csv(run->trace));
+        export_message = "wrote " + base + ".csv";
+        return;
+      case ExportKind::chrome:
+        write_file_atomic(base + ".chrome.json", trace_to_chrome(run->trace).dump() + "\n");
+        export_message = "wrote " + base + ".chrome.json";
+        return;
+    }
+  } catch (const InputError& e) {
+    export_message = std::string("error: ") + e.what();
+  }
+}
+
+void AppState::set_files(const std::string& q, const std::string& k, const std::string& v) {
+  form.use_files = true;
+  std::snprintf(form.q_path, sizeof form.q_path, "%s", q.c_str());
+  std::snprintf(form.k_path, sizeof form.k_path, "%s", k.c_str());
+  std::snprintf(form.v_path, sizeof form.v_path, "%s", v.c_str());
+  form.validate();
 }
 
 void AppState::load_compare() {

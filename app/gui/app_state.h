@@ -79,6 +79,7 @@ struct CompareState {
 };
 
 enum class View { tiles, lesson, compare };
+enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
 
 struct AppState {
@@ -125,9 +126,15 @@ struct AppState {
   void reset();
   bool jump_to(int64_t i, int64_t j);  // to the L8 load of (i, j)
   void advance_playback(double dt);
-  // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; apply" (set: nq nk d M br bc seed)
+  // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
+  //  export out/trace" (set: nq nk d M br bc seed; export writes all four formats)
   void run_script(const std::string& script);
   void load_compare();
+  // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
+  // end of this frame; the outcome goes to export_message.
+  void export_as(ExportKind kind);
+  // Inputs from three .npy files (the editor's file fields), validated as typed.
+  void set_files(const std::string& q, const std::string& k, const std::string& v);
   void cursor_moved();
   size_t index() const { return cursor ? cursor->index() : 0; }
   size_t steps() const { return cursor ? cursor->size() : 0; }

@@ -213,14 +213,13 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std:
   glClearColor(g_clear.x, g_clear.y, g_clear.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  std::string shot = capture;
-  if (shot.empty() && !s.screenshot_request.empty()) shot = s.screenshot_request;
-  if (!shot.empty()) {
+  if (!capture.empty()) write_screenshot(capture, fw, fh);  // throws: the mode's result
+  // The Export tab's PNG (in the screenshot mode, from the settled last frame only).
+  if (!s.screenshot_request.empty() && (!g_offline || !capture.empty())) {
     try {
-      write_screenshot(shot, fw, fh);
-      if (!s.screenshot_request.empty()) s.export_message = "wrote " + shot;
+      write_screenshot(s.screenshot_request, fw, fh);
+      s.export_message = "wrote " + s.screenshot_request;
     } catch (const InputError& e) {
-      if (!capture.empty()) throw;
       s.export_message = std::string("error: ") + e.what();
     }
     s.screenshot_request.clear();

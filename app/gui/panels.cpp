@@ -12,7 +12,6 @@
 //   [SECTION] Online-softmax panel: m_i, l_i, rescale factors, plot over j
 #include "app/gui/panels.h"
 
-#include "core/export.h"
 #include "core/npy.h"
 
 #include <algorithm>
@@ -547,27 +546,13 @@ void DrawExportTab(AppState& s) {
   DimText("Files are written next to this path, with the format's extension.");
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##base", s.export_base, sizeof s.export_base);
-  auto path = [&](const char* ext) { return std::string(s.export_base) + ext; };
-  if (ImGui::Button("PNG screenshot")) s.screenshot_request = path(".png");
+  if (ImGui::Button("PNG screenshot")) s.export_as(ExportKind::png);
   ImGui::SameLine();
-  try {
-    if (ImGui::Button("Trace JSON")) {
-      write_file_atomic(path(".json"), trace_to_json(s.run->trace).dump(1) + "\n");
-      s.export_message = "wrote " + path(".json");
-    }
-    ImGui::SameLine();
-    if (ImGui::Button("CSV")) {
-      write_file_atomic(path(".csv"), trace_to_csv(s.run->trace));
-      s.export_message = "wrote " + path(".csv");
-    }
-    ImGui::SameLine();
-    if (ImGui::Button("Chrome trace")) {
-      write_file_atomic(path(".chrome.json"), trace_to_chrome(s.run->trace).dump() + "\n");
-      s.export_message = "wrote " + path(".chrome.json");
-    }
-  } catch (const InputError& e) {
-    s.export_message = std::string("error: ") + e.what();
-  }
+  if (ImGui::Button("Trace JSON")) s.export_as(ExportKind::json);
+  ImGui::SameLine();
+  if (ImGui::Button("CSV")) s.export_as(ExportKind::csv);
+  ImGui::SameLine();
+  if (ImGui::Button("Chrome trace")) s.export_as(ExportKind::chrome);
   if (!s.export_message.empty()) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(s.export_message.c_str());

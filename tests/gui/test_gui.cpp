@@ -2,6 +2,7 @@
 // xvfb-run and checks what it wrote (the PNG, and a JSON dump of its step and HBM state) against
 // the core library run here on the same preset.
 #include "app/gui/preset.h"
+#include "core/export.h"
 #include "core/npy.h"
 #include "core/run.h"
 
@@ -227,6 +228,64 @@ TEST_CASE("problem editor: an invalid value is explained and the current run is 
     REQUIRE(d["form_error"].get<std::string>().find(expect_error) != std::string::npos);
     REQUIRE(d["index"] == 7);  // the old run, where it was
   }
+}
+
+TEST_CASE("inputs from .npy files through the editor, and a missing file keeps the run", "[gui]") {
+  // Nq = 6, Nk = 10, d = 4: sizes come from the files, M = 64 from the form.
+  const std::string q = out_path("Q.npy"), k = out_path("K.npy"), v = out_path("V.npy");
+  write_npy(q, make_input("random", 6, 4, 7, 0));
+  write_npy(k, make_input("random", 10, 4, 7, 1));
+  write_npy(v, make_input("random", 10, 4, 7, 2));
+  const std::string png = out_path("files.png"), dump = out_path("files.json");
+  Result r = run_gui("--script 'step 3; files " + q + " " + k + " " + v + "; apply; step 20' --screenshot " + png +
+                         " --dump-state " + dump, "files");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  nlohmann::json d = load_json(dump);
+  ProblemSpec spec;
+  spec.M = 64;
+  spec.q_path = q;
+  spec.k_path = k;
+  spec.v_path = v;
+  const Problem p = make_problem(spec);
+  RunOptions opt;
+  const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
+  Cursor cur(tr);
+  cur.seek(20);
+  REQUIRE(d["problem"]["nq"] == 6);
+  REQUIRE(d["problem"]["nk"] == 10);
+  REQUIRE(d["steps"].get<size_t>() == cur.size());
+  REQUIRE(d["index"] == 20);
+  require_same_hbm(d, cur);
+
+  r = run_gui("--script 'step 3; files /nonexistent/q.npy " + k + " " + v + "; apply' --screenshot " + png +
+                  " --dump-state " + dump, "files-missing");
+  REQUIRE(r.code == 0);
+  d = load_json(dump);
+  REQUIRE(d["apply_error"].get<std::string>().find("/nonexistent/q.npy") != std::string::npos);
+  REQUIRE(d["steps"] == 27);  // the tiny run is still there, at its step
+  REQUIRE(d["index"] == 3);
+}
+
+TEST_CASE("export writes the trace as JSON, CSV and Chrome trace, and a PNG", "[gui]") {
+  const std::string base = out_path("export"), png = out_path("export-shot.png");
+  for (const char* ext : {".json", ".csv", ".chrome.json", ".png"}) fs::remove(base + ext);
+  const Result r = run_gui("--script 'step 4; export " + base + "' --screenshot " + png, "export");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const Trace tr = preset_trace("tiny");
+  std::ifstream in(base + ".json");
+  std::stringstream text;
+  text << in.rdbuf();
+  REQUIRE(text.str() == trace_to_json(tr).dump(1) + "\n");
+  std::ifstream csv(base + ".csv");
+  std::stringstream csv_text;
+  csv_text << csv.rdbuf();
+  REQUIRE(csv_text.str() == trace_to_csv(tr));
+  REQUIRE(nlohmann::json::parse(std::ifstream(base + ".chrome.json")) == trace_to_chrome(tr));
+  const Image im = load_png(base + ".png");
+  REQUIRE(im.w == 1600);
+  REQUIRE(im.h == 1000);
 }
 
 TEST_CASE("lesson and compare views", "[gui]") {
