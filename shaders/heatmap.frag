@@ -16,7 +16,7 @@ uniform float u_hi;
 uniform int u_empty;
 out vec4 frag_colour;
 
-const vec3 kEmpty = vec3(0.20, 0.21, 0.24);
+const vec3 kEmpty = vec3(0.06, 0.06, 0.06);  // the panels' background: "not there yet"
 const vec3 kNegInf = vec3(0.36, 0.30, 0.46);  // m = -inf before a row has seen any key
 const vec3 kNaN = vec3(1.0, 0.0, 1.0);
 

@@ -33,6 +33,7 @@ const ImU32 kWriteCol = IM_COL32(255, 140, 30, 255);
 const ImU32 kComputeCol = IM_COL32(250, 225, 60, 255);
 const ImU32 kResidentCol = IM_COL32(240, 240, 240, 200);
 const ImU32 kGridCol = IM_COL32(15, 15, 20, 230);
+const ImU32 kEmptyEdgeCol = IM_COL32(62, 65, 74, 255);  // outline of a tile that is not there yet
 const ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
 const ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
 const ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
@@ -653,17 +654,26 @@ void outline_rows(ImDrawList* dl, const Grid& g, int64_t row0, int64_t rows, ImU
 
 void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_font) {
   const RunView& v = *s.run;
-  if (g.map->valid()) dl->AddImage(g.map->texture(), g.p0, g.p1());
-  else dl->AddRectFilled(g.p0, g.p1(), IM_COL32(51, 54, 61, 255));
-  if (g.ready) {  // cover the tiles not computed yet (cheaper than recolouring N x N per step)
+  if (!g.map->valid()) {
+    dl->AddRect(g.p0, g.p1(), kEmptyEdgeCol);
+  } else if (!g.ready) {
+    dl->AddImage(g.map->texture(), g.p0, g.p1());
+  } else {
+    // S / P~: only the tiles computed so far, each a piece of the texture; the rest stays the
+    // panel's background (no overdraw, which is what a software rasteriser pays for).
     const float k = float(s.index());
     for (int64_t ti = 0; ti < g.ready->rows(); ++ti)
       for (int64_t tj = 0; tj < g.ready->cols(); ++tj)
-        if ((*g.ready)(ti, tj) > k) {
+        if ((*g.ready)(ti, tj) <= k) {
           const float r0 = float(ti * g.row_block), c0 = float(tj * g.col_block);
-          dl->AddRectFilled(g.at(r0, c0), g.at(std::min(r0 + float(g.row_block), float(g.rows)),
-                                               std::min(c0 + float(g.col_block), float(g.cols))),
-                            IM_COL32(51, 54, 61, 255));
+          const float r1 = std::min(r0 + float(g.row_block), float(g.rows));
+          const float c1 = std::min(c0 + float(g.col_block), float(g.cols));
+          dl->AddImage(g.map->texture(), g.at(r0, c0), g.at(r1, c1),
+                       ImVec2(c0 / float(g.cols), r0 / float(g.rows)), ImVec2(c1 / float(g.cols), r1 / float(g.rows)));
+        } else {
+          const float r0 = float(ti * g.row_block), c0 = float(tj * g.col_block);
+          dl->AddRect(g.at(r0, c0), g.at(std::min(r0 + float(g.row_block), float(g.rows)),
+                                         std::min(c0 + float(g.col_block), float(g.cols))), kEmptyEdgeCol);
         }
   }
   // Tile boundaries.
@@ -917,7 +927,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   Swatch(kComputeCol, true, "computed on chip", true);
   Swatch(kResidentCol, true, "in SRAM", true);
   Swatch(kVisitedCol, false, "loaded before", true);
-  Swatch(IM_COL32(51, 54, 61, 255), false, "not there yet", true);
+  Swatch(kEmptyEdgeCol, true, "not there yet", true);
   Swatch(IM_COL32(92, 77, 117, 255), false, "-inf", true);
 }
 
