@@ -191,8 +191,11 @@ void UpdateHeatmaps(AppState& s, GpuState& g) {
     g.K.upload(p.K);
     g.V.upload(p.V);
     if (v.S.size()) {
-      g.S.upload(v.S);  // all tiles; those not computed yet are covered when drawn
+      g.S.upload(v.S);  // all tiles; only those computed so far are drawn
       g.P.upload(v.P);
+    } else {  // too large to show: drop the previous run's textures
+      g.S.destroy();
+      g.P.destroy();
     }
     g.o_key = g.l_key = g.m_key = -1;
     if (!g.legend_div.valid()) {
@@ -615,8 +618,8 @@ float value_at(const AppState& s, MatId id, int64_t r, int64_t c) {
     case MatId::Q: return p.Q(r, c);
     case MatId::K: return p.K(r, c);
     case MatId::V: return p.V(r, c);
-    case MatId::S: return v.s_ready(r / t.Br, c / t.Bc) <= k ? v.S(r, c) : nan;
-    case MatId::P: return v.p_ready(r / t.Br, c / t.Bc) <= k ? v.P(r, c) : nan;
+    case MatId::S: return v.S.size() && v.s_ready(r / t.Br, c / t.Bc) <= k ? v.S(r, c) : nan;
+    case MatId::P: return v.P.size() && v.p_ready(r / t.Br, c / t.Bc) <= k ? v.P(r, c) : nan;
     case MatId::O: return s.cursor->written(Tensor::O) ? s.cursor->hbm(Tensor::O)(r, c) : nan;
     case MatId::l: return s.cursor->written(Tensor::l) ? s.cursor->hbm(Tensor::l)(r, 0) : nan;
     case MatId::m: return s.cursor->written(Tensor::m) ? s.cursor->hbm(Tensor::m)(r, 0) : nan;
@@ -661,26 +664,34 @@ void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_fo
   } else {
     // S / P~: only the tiles computed so far, each a piece of the texture; the rest stays the
     // panel's background (no overdraw, which is what a software rasteriser pays for).
+    // One quad per run of consecutive computed tiles in a tile row (one per row for j-outer).
     const float k = float(s.index());
-    for (int64_t ti = 0; ti < g.ready->rows(); ++ti)
-      for (int64_t tj = 0; tj < g.ready->cols(); ++tj)
-        if ((*g.ready)(ti, tj) <= k) {
-          const float r0 = float(ti * g.row_block), c0 = float(tj * g.col_block);
-          const float r1 = std::min(r0 + float(g.row_block), float(g.rows));
-          const float c1 = std::min(c0 + float(g.col_block), float(g.cols));
+    const Mat& ready = *g.ready;
+    const bool outlines = float(g.row_block) * g.ch >= 5.0f && float(g.col_block) * g.cw >= 5.0f;
+    for (int64_t ti = 0; ti < ready.rows(); ++ti) {
+      const float r0 = float(ti * g.row_block), r1 = std::min(r0 + float(g.row_block), float(g.rows));
+      for (int64_t tj = 0; tj < ready.cols();) {
+        const float c0 = float(tj * g.col_block);
+        if (ready(ti, tj) <= k) {
+          int64_t end = tj;
+          while (end < ready.cols() && ready(ti, end) <= k) ++end;
+          const float c1 = std::min(float(end * g.col_block), float(g.cols));
           dl->AddImage(g.map->texture(), g.at(r0, c0), g.at(r1, c1),
                        ImVec2(c0 / float(g.cols), r0 / float(g.rows)), ImVec2(c1 / float(g.cols), r1 / float(g.rows)));
+          tj = end;
         } else {
-          const float r0 = float(ti * g.row_block), c0 = float(tj * g.col_block);
-          dl->AddRect(g.at(r0, c0), g.at(std::min(r0 + float(g.row_block), float(g.rows)),
-                                         std::min(c0 + float(g.col_block), float(g.cols))), kEmptyEdgeCol);
+          if (outlines)
+            dl->AddRect(g.at(r0, c0), g.at(r1, std::min(c0 + float(g.col_block), float(g.cols))), kEmptyEdgeCol);
+          ++tj;
         }
+      }
+    }
   }
-  // Tile boundaries.
-  if (g.row_block > 0)
+  // Tile boundaries, unless tiles are too thin to see between the lines (N = 3000, Br = 16).
+  if (g.row_block > 0 && float(g.row_block) * g.ch >= 5.0f)
     for (int r = g.row_block; r < g.rows; r += g.row_block)
       dl->AddLine(g.at(float(r), 0), g.at(float(r), float(g.cols)), kGridCol, 1.0f);
-  if (g.col_block > 0)
+  if (g.col_block > 0 && float(g.col_block) * g.cw >= 5.0f)
     for (int c = g.col_block; c < g.cols; c += g.col_block)
       dl->AddLine(g.at(0, float(c)), g.at(float(g.rows), float(c)), kGridCol, 1.0f);
   // Numbers in the cells when they fit (the tiny problem).
