@@ -137,7 +137,7 @@ Layout ComputeLayout(ImVec2 d, float controls_h) {
   l.problem_size = ImVec2(left, body - algo_h);
   l.center_pos = ImVec2(left, controls_h);
   l.center_size = ImVec2(center, body);
-  const float mem_h = std::floor(body * 0.62f);
+  const float mem_h = std::floor(body * 0.65f);
   l.memory_pos = ImVec2(left + center, controls_h);
   l.memory_size = ImVec2(d.x - left - center, mem_h);
   l.softmax_pos = ImVec2(left + center, controls_h + mem_h);
@@ -796,7 +796,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize("i=00 ").x;
+  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize("i=000").x + 12;
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
   const float W = avail.x - margin - 4 * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
