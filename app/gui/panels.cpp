@@ -792,11 +792,13 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   ImGui::RadioButton("P~_ij", &mode, 2);
   s.sp_mode = SpMode(mode);
 
+  char Tr_label[32];  // the widest block label, "i=15" for Tr = 16
+  std::snprintf(Tr_label, sizeof Tr_label, "i=%lld", (long long)(t.Tr - 1));
   // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize("i=000").x + 12;
+  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
   const float W = avail.x - margin - 4 * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
