@@ -46,6 +46,37 @@ void check_memory(int64_t need, const char* what) {
                      " is free on " + info.name);
 }
 
+static_assert(int(Dtype::fp32) == int(Storage::fp32) && int(Dtype::fp16) == int(Storage::fp16) &&
+                  int(Dtype::bf16) == int(Storage::bf16),
+              "kernels.h's Storage follows core/types.h's Dtype");
+
+// Algorithm 2's additions as the kernels take them; kv_lens copied to the device.
+struct DeviceExtras {
+  DeviceBuffer<int64_t> kv_lens;
+  Extras x;
+  DeviceExtras(const Features& f, const Shape& s) {
+    x.mask.causal = f.causal;
+    x.mask.window_left = f.window_left;
+    x.mask.window_right = f.window_right;
+    x.mask.kv_len = f.kv_len;
+    x.mask.offset = s.nk - s.nq;
+    if (!f.kv_lens.empty()) {
+      kv_lens.allocate(int64_t(f.kv_lens.size()));
+      kv_lens.upload(f.kv_lens.data(), kv_lens.size());
+      x.mask.kv_lens = kv_lens.get();
+    }
+    x.dropout = f.dropout;
+    x.seed = f.seed;
+    x.heads_per_batch = s.H;
+  }
+};
+
+void require_fp32(const Features& f, const char* schedule) {
+  if (f.dtype != Dtype::fp32)
+    throw InputError(std::string("--dtype ") + dtype_name(f.dtype) + " on the GPU is implemented for "
+                     "--schedule fa2 only; " + schedule + " runs in float32 (use --dtype fp32)");
+}
+
 struct Fa1Buffers {
   DeviceBuffer<float> Q, K, V, O, l, m;
   Fa1Params params(const Shape& s, const Tiling& t, float scale) const {
@@ -56,6 +87,63 @@ struct Fa1Buffers {
     p.nq = int(s.nq); p.nk = int(s.nk); p.d = int(s.d);
     p.Br = int(t.Br); p.Bc = int(t.Bc); p.Tr = int(t.Tr); p.Tc = int(t.Tc);
     p.scale = scale;
+    return p;
+  }
+};
+
+// A tensor in the storage type on the device (raw bytes; 0xFF.. is NaN in every type).
+struct Stored {
+  DeviceBuffer<uint8_t> bytes;
+  int64_t count = 0;
+  Dtype dtype = Dtype::fp32;
+  void allocate(int64_t n, Dtype t) {
+    count = n;
+    dtype = t;
+    bytes.allocate(n * dtype_bytes(t));
+  }
+  // Float32 host data, rounded to nearest even on the device when the type is 16-bit.
+  void upload(const float* host, DeviceBuffer<float>& staging) {
+    if (dtype == Dtype::fp32) {
+      CUDA_CHECK(cudaMemcpy(bytes.get(), host, size_t(count) * 4, cudaMemcpyHostToDevice));
+      return;
+    }
+    staging.upload(host, count);
+    to_storage(staging.get(), bytes.get(), count, Storage(int(dtype)));
+  }
+  std::vector<float> to_host(DeviceBuffer<float>& staging) const {
+    std::vector<float> h(static_cast<size_t>(count));
+    if (dtype == Dtype::fp32) {
+      CUDA_CHECK(cudaMemcpy(h.data(), bytes.get(), size_t(count) * 4, cudaMemcpyDeviceToHost));
+      return h;
+    }
+    from_storage(bytes.get(), staging.get(), count, Storage(int(dtype)));
+    staging.download(h.data(), count);
+    return h;
+  }
+};
+
+struct Fa2Buffers {
+  Stored Q, K, V, O;
+  DeviceBuffer<float> lse, staging;  // staging: float32 copy for conversion (16-bit types only)
+  Fa2Buffers(const Shape& s, Dtype t) {
+    const int64_t h = s.heads();
+    Q.allocate(h * s.nq * s.d, t);
+    K.allocate(h * s.nk * s.d, t);
+    V.allocate(h * s.nk * s.d, t);
+    O.allocate(h * s.nq * s.d, t);
+    lse.allocate(h * s.nq);
+    if (t != Dtype::fp32) staging.allocate(h * std::max(s.nq, s.nk) * s.d);
+  }
+  Fa2Params params(const Shape& s, const Tiling& t, float scale, const Extras& x) const {
+    Fa2Params p;
+    p.Q = Q.bytes.get(); p.K = K.bytes.get(); p.V = V.bytes.get();
+    p.O = O.bytes.get(); p.lse = lse.get();
+    p.heads = s.heads();
+    p.nq = int(s.nq); p.nk = int(s.nk); p.d = int(s.d);
+    p.Br = int(t.Br); p.Bc = int(t.Bc); p.Tr = int(t.Tr); p.Tc = int(t.Tc);
+    p.scale = scale;
+    p.dtype = Storage(int(Q.dtype));
+    p.x = x;
     return p;
   }
 };
@@ -116,17 +204,85 @@ void run_fa1_launches(const Fa1Params& p, int variant, Result* snap_into, const 
   }
 }
 
-void run_standard_launches(const StandardBuffers& b, const Shape& s, float scale) {
+void run_standard_launches(const StandardBuffers& b, const Shape& s, float scale, const Extras& x) {
   const int64_t h = s.heads();
   // Alg0 L1: S = tau Q K^T, written to HBM
   matmul_batched(b.Q.get(), b.K.get(), b.S.get(), h, int(s.nq), int(s.nk), int(s.d), scale, true);
   // Alg0 L2: P = softmax(S), read S and write P
-  row_softmax(b.S.get(), b.P.get(), b.lse.get(), h * s.nq, int(s.nk));
+  row_softmax(b.S.get(), b.P.get(), b.lse.get(), h * s.nq, int(s.nk), int(s.nq), x);
   // Alg0 L3: O = P V
   matmul_batched(b.P.get(), b.V.get(), b.O.get(), h, int(s.nq), int(s.d), int(s.nk), 1.0f, false);
 }
 
+// A bench result: the timing, and the device memory allocated since `live0` was read.
+BenchTiming timed(BenchTiming bt, const TimingStats& ts, int64_t live0) {
+  bt.median_ms = ts.median_ms;
+  bt.min_ms = ts.min_ms;
+  bt.max_ms = ts.max_ms;
+  bt.reps = ts.reps;
+  bt.peak_bytes = MemoryTracker::get().peak - live0;
+  return bt;
+}
+
+// The shared-memory check of both flash kernels: variant 0 picks 2 where it is compiled.
+int resolve_variant(const char* name, int requested, int64_t smem2, int64_t smem1, const Tiling& t,
+                    int64_t d, const std::string& configs) {
+  if (requested < 0 || requested > 2)
+    throw InputError("--variant must be 0 (automatic), 1 or 2 (got " + std::to_string(requested) + ")");
+  const DeviceInfo info = device_info();
+  const int v = requested == 0 ? (smem2 > 0 ? 2 : 1) : requested;
+  const int64_t need = v == 2 ? smem2 : smem1;
+  std::ostringstream os;
+  if (need < 0) {
+    os << name << " variant 2 is compiled only for (Br, Bc, d) in " << configs << "; got ("
+       << t.Br << ", " << t.Bc << ", " << d << "): use --variant 1 or 0";
+    throw InputError(os.str());
+  }
+  if (need > info.smem_per_block_optin) {
+    os << "block sizes Br = " << t.Br << ", Bc = " << t.Bc << " with d = " << d
+       << " need " << need / 1024.0 << " KiB of shared memory per block in " << name << " variant " << v
+       << ", but " << info.name << " allows " << info.smem_per_block_optin / 1024.0
+       << " KiB: lower --M, --br or --bc";
+    throw InputError(os.str());
+  }
+  return v;
+}
+
 }  // namespace
+
+Features features_of(const Problem& p) {
+  Features f;
+  f.causal = p.mask.causal;
+  f.window_left = p.mask.window_left;
+  f.window_right = p.mask.window_right;
+  f.kv_len = p.mask.kv_len;
+  f.dropout = p.dropout;
+  f.seed = p.seed;
+  f.dtype = p.dtype;
+  return f;
+}
+
+void check_features(const Features& f, const Shape& s) {
+  if (f.window_left < -1 || f.window_right < -1)
+    throw InputError("window sizes must be >= 0, or -1 for no limit (got " + std::to_string(f.window_left) +
+                     "," + std::to_string(f.window_right) + ")");
+  if (f.kv_len < -1 || f.kv_len > s.nk)
+    throw InputError("key length " + std::to_string(f.kv_len) + " is out of range 0.." + std::to_string(s.nk) +
+                     " (or -1 for no padding)");
+  if (!f.kv_lens.empty()) {
+    if (int64_t(f.kv_lens.size()) != s.B)
+      throw InputError("kv_lens needs one valid key length per batch entry: " + std::to_string(s.B) +
+                       " values, got " + std::to_string(f.kv_lens.size()));
+    for (size_t b = 0; b < f.kv_lens.size(); ++b)
+      if (f.kv_lens[b] < 0 || f.kv_lens[b] > s.nk)
+        throw InputError("kv_lens[" + std::to_string(b) + "] = " + std::to_string(f.kv_lens[b]) +
+                         " is out of range 0.." + std::to_string(s.nk));
+  }
+  if (!(f.dropout >= 0.0f && f.dropout < 1.0f))
+    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(f.dropout) + ")");
+  if (f.dtype != Dtype::fp32 && f.dtype != Dtype::fp16 && f.dtype != Dtype::bf16)
+    throw InputError("unknown storage type (expected fp32, fp16 or bf16)");
+}
 
 bool available(std::string* why) {
   int n = 0;
@@ -165,32 +321,35 @@ DeviceInfo device_info() {
 
 std::string fa1_v2_configs() { return fa1_v2_config_list(); }
 
-int64_t fa1_shared_bytes(int variant, const Tiling& t, int64_t d) {
+// Shared bytes from a kernel file's smem function; -1 for sizes no kernel takes.
+static int64_t shared_bytes(int64_t (*smem)(int, int, int, int), int variant, const Tiling& t, int64_t d) {
   if (t.Br > INT_MAX || t.Bc > INT_MAX || d > INT_MAX) return -1;
-  return fa1_smem_bytes(variant, int(t.Br), int(t.Bc), int(d));
+  return smem(variant, int(t.Br), int(t.Bc), int(d));
+}
+
+int64_t fa1_shared_bytes(int variant, const Tiling& t, int64_t d) {
+  return shared_bytes(fa1_smem_bytes, variant, t, d);
 }
 
 int resolve_fa1_variant(int requested, const Tiling& t, int64_t d) {
-  if (requested < 0 || requested > 2)
-    throw InputError("--variant must be 0 (automatic), 1 or 2 (got " + std::to_string(requested) + ")");
-  const DeviceInfo info = device_info();
-  int v = requested;
-  if (v == 0) v = fa1_shared_bytes(2, t, d) > 0 ? 2 : 1;
-  const int64_t need = fa1_shared_bytes(v, t, d);
-  std::ostringstream os;
-  if (need < 0) {
-    os << "fa1 variant 2 is compiled only for (Br, Bc, d) in " << fa1_v2_configs() << "; got ("
-       << t.Br << ", " << t.Bc << ", " << d << "): use --variant 1 or 0";
-    throw InputError(os.str());
-  }
-  if (need > info.smem_per_block_optin) {
-    os << "block sizes Br = " << t.Br << ", Bc = " << t.Bc << " with d = " << d
-       << " need " << need / 1024.0 << " KiB of shared memory per block in fa1 variant " << v
-       << ", but " << info.name << " allows " << info.smem_per_block_optin / 1024.0
-       << " KiB: lower --M, --br or --bc";
-    throw InputError(os.str());
-  }
-  return v;
+  return resolve_variant("fa1", requested, fa1_shared_bytes(2, t, d), fa1_shared_bytes(1, t, d), t, d,
+                         fa1_v2_configs());
+}
+
+std::string fa2_v2_configs() { return fa2_v2_config_list(); }
+
+int64_t fa2_shared_bytes(int variant, const Tiling& t, int64_t d) {
+  return shared_bytes(fa2_smem_bytes, variant, t, d);
+}
+
+int resolve_fa2_variant(int requested, const Tiling& t, int64_t d) {
+  return resolve_variant("fa2", requested, fa2_shared_bytes(2, t, d), fa2_shared_bytes(1, t, d), t, d,
+                         fa2_v2_configs());
+}
+
+int64_t fa2_device_bytes(const Shape& s, Dtype dtype) {
+  const int64_t staging = dtype == Dtype::fp32 ? 0 : 4 * s.heads() * std::max(s.nq, s.nk) * s.d;
+  return dtype_bytes(dtype) * s.heads() * (2 * s.nq * s.d + 2 * s.nk * s.d) + 4 * s.heads() * s.nq + staging;
 }
 
 int64_t fa1_device_bytes(const Shape& s) {
@@ -205,11 +364,14 @@ Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& 
                    const Tiling& t, const Fa1Options& opt) {
   check_shape(s);
   check_tiling(s, t);
+  check_features(opt.features, s);
+  require_fp32(opt.features, "fa1");
   Result r;
   r.variant = resolve_fa1_variant(opt.variant, t, s.d);
   check_memory(fa1_device_bytes(s), "Algorithm 1");
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
+  const DeviceExtras ex(opt.features, s);
   Fa1Buffers b = alloc_fa1(s);
   b.Q.upload(Q, b.Q.size());
   b.K.upload(K, b.K.size());
@@ -217,7 +379,9 @@ Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& 
   b.O.poison();
   b.l.poison();
   b.m.poison();
-  run_fa1_launches(b.params(s, t, scale), r.variant, opt.snapshots ? &r : nullptr, s);
+  Fa1Params params = b.params(s, t, scale);
+  params.x = ex.x;
+  run_fa1_launches(params, r.variant, opt.snapshots ? &r : nullptr, s);
   CUDA_CHECK(cudaDeviceSynchronize());
   r.O = b.O.to_host();
   r.l = b.l.to_host();
@@ -229,12 +393,55 @@ Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& 
   return r;
 }
 
-Result standard_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale) {
+Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
+                   const Tiling& t, const Fa2Options& opt) {
   check_shape(s);
+  check_tiling(s, t);
+  check_features(opt.features, s);
+  Result r;
+  r.variant = resolve_fa2_variant(opt.variant, t, s.d);
+  check_memory(fa2_device_bytes(s, opt.features.dtype), "FlashAttention-2");
+  MemoryTracker::get().reset_peak();
+  const int64_t live0 = MemoryTracker::get().live;
+  const DeviceExtras ex(opt.features, s);
+  Fa2Buffers b(s, opt.features.dtype);
+  b.Q.upload(Q, b.staging);
+  b.K.upload(K, b.staging);
+  b.V.upload(V, b.staging);
+  b.O.bytes.poison();
+  b.lse.poison();
+  fa2_launch(r.variant, b.params(s, t, scale, ex.x));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  r.O = b.O.to_host(b.staging);
+  r.lse = b.lse.to_host();
+  r.device_bytes = MemoryTracker::get().peak - live0;
+  return r;
+}
+
+std::vector<uint8_t> gpu_dropout_mask(int rows, int cols, int row0, int col0, int batch, int head,
+                                      uint64_t seed, float p) {
+  if (rows < 1 || cols < 1 || row0 < 0 || col0 < 0 || batch < 0 || head < 0)
+    throw InputError("dropout mask: rows, cols >= 1 and non-negative offsets");
+  if (!(p >= 0.0f && p < 1.0f))
+    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(p) + ")");
+  device_info();
+  DeviceBuffer<uint8_t> out(int64_t(rows) * cols);
+  out.poison();
+  dropout_mask(out.get(), rows, cols, row0, col0, batch, head, seed, p);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return out.to_host();
+}
+
+Result standard_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
+                        const Features& f) {
+  check_shape(s);
+  check_features(f, s);
+  require_fp32(f, "standard");
   device_info();
   check_memory(standard_device_bytes(s), "standard attention (S and P are B x H x Nq x Nk each)");
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
+  const DeviceExtras ex(f, s);
   StandardBuffers b = alloc_standard(s);
   b.Q.upload(Q, b.Q.size());
   b.K.upload(K, b.K.size());
@@ -243,7 +450,7 @@ Result standard_forward(const float* Q, const float* K, const float* V, const Sh
   b.P.poison();
   b.O.poison();
   b.lse.poison();
-  run_standard_launches(b, s, scale);
+  run_standard_launches(b, s, scale, ex.x);
   CUDA_CHECK(cudaDeviceSynchronize());
   Result r;
   r.O = b.O.to_host();
@@ -267,12 +474,7 @@ BenchTiming bench_fa1(const Shape& s, float scale, const Tiling& t, int variant,
   fill_random(b.V.get(), b.V.size(), seed * 3 + 2);
   const Fa1Params p = b.params(s, t, scale);
   const TimingStats ts = median_ms([&] { run_fa1_launches(p, bt.variant, nullptr, s); }, warmup, reps);
-  bt.median_ms = ts.median_ms;
-  bt.min_ms = ts.min_ms;
-  bt.max_ms = ts.max_ms;
-  bt.reps = ts.reps;
-  bt.peak_bytes = MemoryTracker::get().peak - live0;
-  return bt;
+  return timed(bt, ts, live0);
 }
 
 BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, uint64_t seed) {
@@ -285,14 +487,37 @@ BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, ui
   fill_random(b.Q.get(), b.Q.size(), seed * 3 + 0);
   fill_random(b.K.get(), b.K.size(), seed * 3 + 1);
   fill_random(b.V.get(), b.V.size(), seed * 3 + 2);
-  const TimingStats ts = median_ms([&] { run_standard_launches(b, s, scale); }, warmup, reps);
+  const TimingStats ts = median_ms([&] { run_standard_launches(b, s, scale, Extras{}); }, warmup, reps);
   BenchTiming bt;
-  bt.median_ms = ts.median_ms;
-  bt.min_ms = ts.min_ms;
-  bt.max_ms = ts.max_ms;
-  bt.reps = ts.reps;
-  bt.peak_bytes = MemoryTracker::get().peak - live0;
-  return bt;
+  return timed(bt, ts, live0);
+}
+
+BenchTiming bench_fa2(const Shape& s, float scale, const Tiling& t, int variant, const Features& f,
+                      int warmup, int reps, uint64_t seed) {
+  check_shape(s);
+  check_tiling(s, t);
+  check_features(f, s);
+  BenchTiming bt;
+  bt.variant = resolve_fa2_variant(variant, t, s.d);
+  check_memory(fa2_device_bytes(s, f.dtype), "FlashAttention-2");
+  MemoryTracker::get().reset_peak();
+  const int64_t live0 = MemoryTracker::get().live;
+  const DeviceExtras ex(f, s);
+  Fa2Buffers b(s, f.dtype);
+  {  // random inputs made in float32 on the device, then rounded to the storage type
+    DeviceBuffer<float> tmp(std::max(b.Q.count, b.K.count));
+    Stored* dst[3] = {&b.Q, &b.K, &b.V};
+    for (int w = 0; w < 3; ++w) {
+      fill_random(tmp.get(), dst[w]->count, seed * 3 + uint64_t(w));
+      if (f.dtype == Dtype::fp32)
+        CUDA_CHECK(cudaMemcpy(dst[w]->bytes.get(), tmp.get(), size_t(dst[w]->count) * 4, cudaMemcpyDeviceToDevice));
+      else
+        to_storage(tmp.get(), dst[w]->bytes.get(), dst[w]->count, Storage(int(f.dtype)));
+    }
+  }
+  const Fa2Params p = b.params(s, t, scale, ex.x);
+  const TimingStats ts = median_ms([&] { fa2_launch(bt.variant, p); }, warmup, reps);
+  return timed(bt, ts, live0);
 }
 
 }  // namespace flashstep::gpu

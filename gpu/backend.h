@@ -4,7 +4,8 @@
 // "compare the CPU trace with the GPU" is a plain diff.
 //
 // Tensors are float32, row-major, (B, H, N, d): B * H independent heads of (N x d). l, m and lse
-// are (B, H, Nq). Every problem a user can cause (no GPU, a shape the kernels cannot take,
+// are (B, H, Nq). With Features::dtype fp16 / bf16 the backend stores Q, K, V and O on the
+// device in that type (rounded to nearest even on upload and on store) and hands back float32. Every problem a user can cause (no GPU, a shape the kernels cannot take,
 // block sizes over the shared-memory limit, not enough device memory) is an InputError with
 // one clear line, raised before any device memory is allocated.
 #pragma once
@@ -44,6 +45,25 @@ std::string fa1_v2_configs();  // "(Br, Bc, d) = (64, 16, 64), ..."
 int64_t fa1_device_bytes(const Shape& s);
 int64_t standard_device_bytes(const Shape& s);
 
+// Algorithm 2's additions (issue 5), for every schedule: the mask, dropout and storage type.
+//   causal, window_left/right, kv_len: as core/mask.h (bottom-right alignment, -1 = none)
+//   kv_lens: valid key length per batch entry (B values, each 0..Nk); overrides kv_len
+//   dropout p in [0, 1), Philox keyed by seed and (batch, head, row, column): for B = H = 1
+//     the CPU engine's mask exactly
+//   dtype: storage type of Q, K, V, O (fa2 only; fa1 and standard are float32)
+struct Features {
+  bool causal = false;
+  int64_t window_left = -1, window_right = -1, kv_len = -1;
+  std::vector<int64_t> kv_lens;
+  float dropout = 0.0f;
+  uint64_t seed = 0;
+  Dtype dtype = Dtype::fp32;
+};
+// The features of a CPU problem (its mask, dropout, seed and dtype), so both sides agree.
+Features features_of(const Problem& p);
+// One clear InputError for each value out of range for the shape (checked before any work).
+void check_features(const Features& f, const Shape& s);
+
 // The state after the last Q block of a given j (Alg1 L13 for i = Tr - 1), all heads.
 struct Snapshot {
   int64_t j = 0;
@@ -61,14 +81,35 @@ struct Result {
 struct Fa1Options {
   int variant = 0;
   bool snapshots = false;  // copy O, l, m back after every j
+  Features features;       // float32 only
 };
+
+// FlashAttention-2 kernel variants (see fa2_forward.cu): 1 = plain, 2 = register-tiled.
+struct Fa2Options {
+  int variant = 0;
+  Features features;
+};
+int resolve_fa2_variant(int requested, const Tiling& t, int64_t d);
+int64_t fa2_shared_bytes(int variant, const Tiling& t, int64_t d);
+std::string fa2_v2_configs();
+int64_t fa2_device_bytes(const Shape& s, Dtype dtype);
 
 // Algorithm 1 on the GPU with the CPU's Br, Bc (t.Br, t.Bc; t.Tr and t.Tc must match the shape).
 // Outputs are poisoned with NaN before the run, so an element no kernel writes stays NaN.
 Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
                    const Tiling& t, const Fa1Options& opt = {});
-// Algorithm 0 (standard attention): S and P materialised in device memory.
-Result standard_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale);
+// FlashAttention-2 on the GPU with the CPU's Br, Bc: one launch; O and lse only (no l, m, no
+// per-j snapshots: the per-j state never leaves the chip). Outputs are poisoned with NaN first.
+Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
+                   const Tiling& t, const Fa2Options& opt = {});
+// Algorithm 0 (standard attention): S and P materialised in device memory (float32 only).
+Result standard_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
+                        const Features& f = {});
+
+// The dropout keep mask (1 kept, 0 dropped) the GPU's Philox gives rows [row0, row0 + rows) x
+// columns [col0, col0 + cols) of (batch, head), computed by a kernel: for tests.
+std::vector<uint8_t> gpu_dropout_mask(int rows, int cols, int row0, int col0, int batch, int head,
+                                      uint64_t seed, float p);
 
 // Timing on device-generated random inputs (CUDA events, warm-up, median of `reps`).
 struct BenchTiming {
@@ -79,5 +120,7 @@ struct BenchTiming {
 BenchTiming bench_fa1(const Shape& s, float scale, const Tiling& t, int variant, int warmup,
                       int reps, uint64_t seed);
 BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, uint64_t seed);
+BenchTiming bench_fa2(const Shape& s, float scale, const Tiling& t, int variant, const Features& f,
+                      int warmup, int reps, uint64_t seed);
 
 }  // namespace flashstep::gpu

@@ -38,6 +38,18 @@ namespace flashstep::gpu {
     if (fs_err_ != cudaSuccess) ::flashstep::gpu::cuda_fail(fs_err_, "kernel launch", __FILE__, __LINE__); \
   } while (0)
 
+// Opts a kernel in to `bytes` of dynamic shared memory (past the default 48 KiB) unless it
+// already has that much; `opted` is the caller's per-kernel record (a function-local static).
+template <typename Kernel>
+void opt_in_shared(Kernel kernel, int64_t bytes, int64_t& opted) {
+  if (bytes <= opted) return;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  opted = bytes;
+}
+
+// One (Br, Bc, d) of a kernel's compiled list, as text: "(64, 128, 64) ".
+#define FS_CONFIG_NAME(br, bc, dd) "(" #br ", " #bc ", " #dd ") "
+
 // Live and peak bytes of device memory this process allocated through DeviceBuffer.
 struct MemoryTracker {
   int64_t live = 0, peak = 0;

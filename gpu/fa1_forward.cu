@@ -15,10 +15,16 @@
 //      (Br/16)(Bc/16) FMAs; row max and sum of L10 are 16-lane shuffles; P~_ij reuses the
 //      shared memory of Q_i and K_j (dead after L9). Compiled for the (Br, Bc, d) in
 //      FS_FA1_V2_CONFIGS below; ragged Nq, Nk are handled by masking (zero rows, -inf columns).
+//   Both take Algorithm 2's additions (issue 5): a block (i, j) that the mask removes entirely
+//   returns before loading anything (no loads, no FLOPs; classify_block is core/mask.h's rule),
+//   a partly masked block sets its masked scores to -inf, and with dropout p > 0 the weights
+//   of P~_ij are dropped and rescaled by Philox (core/philox.h) inside the update of O_i, while
+//   l_i sums the undropped weights, as the CPU's Alg1 L12.
 //   NOTES.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
 #include "gpu/kernels.h"
+#include "gpu/register_tile.cuh"
 
 #include <cmath>
 
@@ -68,6 +74,9 @@ __global__ void fa1_v1_kernel(Fa1Params p, int j) {
   const int64_t h = blockIdx.y;
   const int row0 = i * Br, col0 = j * Bc;
   const int br = min(Br, p.nq - row0), bc = min(Bc, p.nk - col0);
+  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+  const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
+  if (kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
   const float* Qg = p.Q + (h * p.nq + row0) * d;
   const float* Kg = p.K + (h * p.nk + col0) * d;
   const float* Vg = p.V + (h * p.nk + col0) * d;
@@ -76,10 +85,7 @@ __global__ void fa1_v1_kernel(Fa1Params p, int j) {
   float* mg = p.m + h * p.nq + row0;
 
   // Alg1 L6: load K_j, V_j from HBM to SRAM
-  for (int e = threadIdx.x; e < bc * d; e += blockDim.x) {
-    Kj[(e / d) * kld + e % d] = Kg[e];
-    Vj[e] = Vg[e];
-  }
+  plain_load_kv<float>(Kj, Vj, Kg, Vg, bc, d, kld);
   // Alg1 L8: load Q_i, l_i, m_i from HBM to SRAM (O_i is read element by element in L12)
   for (int e = threadIdx.x; e < br * d; e += blockDim.x) Qi[e] = Qg[e];
   for (int r = threadIdx.x; r < br; r += blockDim.x) {
@@ -89,12 +95,7 @@ __global__ void fa1_v1_kernel(Fa1Params p, int j) {
   __syncthreads();
 
   // Alg1 L9: S_ij = tau Q_i K_j^T
-  for (int e = threadIdx.x; e < br * bc; e += blockDim.x) {
-    const int r = e / bc, c = e % bc;
-    float acc = 0.0f;
-    for (int k = 0; k < d; ++k) acc = fmaf(Qi[r * d + k], Kj[c * kld + k], acc);
-    S[r * Bc + c] = acc * p.scale;
-  }
+  plain_scores(S, Bc, Qi, Kj, kld, br, bc, d, mask, kind, row0, col0, p.nk, p.scale);
   __syncthreads();
 
   // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
@@ -108,6 +109,8 @@ __global__ void fa1_v1_kernel(Fa1Params p, int j) {
       // A fully masked row (mt = -inf) would give exp(-inf - (-inf)) = NaN: it gets P~ = 0.
       Sr[c] = mt == -INFINITY ? 0.0f : expf(Sr[c] - mt);
       lt += Sr[c];
+      // Algorithm 2: dropout inside the update of O_i (L12); l~_ij keeps the undropped sum.
+      if (p.x.dropout > 0.0f) Sr[c] = dropout_weight(Sr[c], p.x, h, row0 + r, col0 + c);
     }
     const float mnew = merged_max(m_old[r], mt);
     alpha[r] = rescale_factor(m_old[r], mnew);
@@ -142,80 +145,6 @@ struct V2Traits {
   static constexpr int64_t kSmemBytes = int64_t(kFloats) * 4;
 };
 
-// The n-th of the N columns thread tx (of 16) owns. With N a multiple of 4 they come in float4
-// chunks interleaved across the 16 threads (chunk q starts at 64q + 4tx), so one 128-bit load
-// by 16 threads reads 256 contiguous bytes; otherwise thread tx owns tx*N .. tx*N + N-1.
-template <int N>
-__device__ __forceinline__ int owned_col(int tx, int n) {
-  if constexpr (N % 4 == 0) return (n / 4) * 64 + tx * 4 + (n % 4);
-  else return tx * N + n;
-}
-
-template <int N>
-__device__ __forceinline__ void load_owned(float (&dst)[N], const float* row, int tx) {
-  if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int q = 0; q < N / 4; ++q) {
-      const float4 v = *reinterpret_cast<const float4*>(row + q * 64 + tx * 4);
-      dst[4 * q] = v.x; dst[4 * q + 1] = v.y; dst[4 * q + 2] = v.z; dst[4 * q + 3] = v.w;
-    }
-  } else {
-#pragma unroll
-    for (int n = 0; n < N; ++n) dst[n] = row[tx * N + n];
-  }
-}
-
-// N contiguous floats (the rows a thread owns; threads with the same ty read the same address).
-template <int N>
-__device__ __forceinline__ void load_contig(float (&dst)[N], const float* p) {
-  if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int q = 0; q < N / 4; ++q) {
-      const float4 v = *reinterpret_cast<const float4*>(p + 4 * q);
-      dst[4 * q] = v.x; dst[4 * q + 1] = v.y; dst[4 * q + 2] = v.z; dst[4 * q + 3] = v.w;
-    }
-  } else {
-#pragma unroll
-    for (int n = 0; n < N; ++n) dst[n] = p[n];
-  }
-}
-
-// Reductions over the 16 threads that share a row group (lanes 0-15 or 16-31 of a warp).
-__device__ __forceinline__ float group16_max(float v) {
-#pragma unroll
-  for (int off = 8; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-__device__ __forceinline__ float group16_sum(float v) {
-#pragma unroll
-  for (int off = 8; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-
-// Copies a ROWS x D tile from global memory into dst transposed (D x LD), and, if given, a
-// second tile (V_j) untransposed into dst2 (ROWS x D). A warp takes 8 rows x 4 float4 chunks:
-// each row's 64 contiguous bytes keep the global loads whole sectors, and with LD = 4 mod 32
-// the transposed stores spread over 16 banks (2-way) instead of piling onto 2.
-template <int ROWS, int D, int LD>
-__device__ __forceinline__ void load_tile_transposed(float* dst, float* dst2, const float* src,
-                                                     const float* src2, int valid_rows, int tid) {
-  static_assert(D % 16 == 0 && LD % 4 == 0, "float4 chunks, 4 per warp row");
-  for (int e = tid; e < ROWS * D / 4; e += 256) {
-    const int lo = e & 3, rest = e >> 2;
-    const int r = rest % ROWS, k = ((rest / ROWS) * 4 + lo) * 4;
-    float4 v = make_float4(0.f, 0.f, 0.f, 0.f), v2 = v;
-    if (r < valid_rows) {
-      v = __ldg(reinterpret_cast<const float4*>(src + r * D + k));
-      if (dst2) v2 = __ldg(reinterpret_cast<const float4*>(src2 + r * D + k));
-    }
-    dst[(k + 0) * LD + r] = v.x;
-    dst[(k + 1) * LD + r] = v.y;
-    dst[(k + 2) * LD + r] = v.z;
-    dst[(k + 3) * LD + r] = v.w;
-    if (dst2) *reinterpret_cast<float4*>(dst2 + r * D + k) = v2;
-  }
-}
-
 template <int BR, int BC, int D>
 __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   using T = V2Traits<BR, BC, D>;
@@ -232,6 +161,9 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   const int64_t h = blockIdx.y;
   const int row0 = i * BR, col0 = j * BC;
   const int br = min(BR, p.nq - row0), bc = min(BC, p.nk - col0);
+  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+  const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
+  if (kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
   const float* Qg = p.Q + (h * p.nq + row0) * D;
   const float* Kg = p.K + (h * p.nk + col0) * D;
   const float* Vg = p.V + (h * p.nk + col0) * D;
@@ -240,34 +172,17 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   float* mg = p.m + h * p.nq + row0;
 
   // Alg1 L6: load K_j (transposed) and V_j from HBM to SRAM; rows past Nk become zeros.
-  load_tile_transposed<BC, D, T::KLD>(Kt, Vs, Kg, Vg, bc, tid);
+  load_tile_transposed<BC, D, T::KLD, float>(Kt, Vs, Kg, Vg, bc, tid);
   // Alg1 L8: load Q_i (transposed); rows past Nq become zeros and are never written back.
-  load_tile_transposed<BR, D, T::QLD>(Qt, nullptr, Qg, nullptr, br, tid);
+  load_tile_transposed<BR, D, T::QLD, float>(Qt, nullptr, Qg, nullptr, br, tid);
   __syncthreads();
 
   // Alg1 L9: S_ij = tau Q_i K_j^T, in registers
   float s[RM][CM];
-#pragma unroll
-  for (int r = 0; r < RM; ++r)
-#pragma unroll
-    for (int c = 0; c < CM; ++c) s[r][c] = 0.0f;
-#pragma unroll 4
-  for (int k = 0; k < D; ++k) {
-    float a[RM], b[CM];
-    load_contig<RM>(a, Qt + k * T::QLD + ty * RM);
-    load_owned<CM>(b, Kt + k * T::KLD, tx);
-#pragma unroll
-    for (int r = 0; r < RM; ++r)
-#pragma unroll
-      for (int c = 0; c < CM; ++c) s[r][c] = fmaf(a[r], b[c], s[r][c]);
-  }
-  // Columns past Nk are masked: -inf scores get zero weight in L10.
-#pragma unroll
-  for (int c = 0; c < CM; ++c) {
-    const bool valid = owned_col<CM>(tx, c) < bc;
-#pragma unroll
-    for (int r = 0; r < RM; ++r) s[r][c] = valid ? s[r][c] * p.scale : -INFINITY;
-  }
+  tile_product<RM, CM, D, T::QLD, T::KLD>(s, Qt, Kt, ty, tx);
+  // Columns past Nk, and the masked scores of a partly masked block, become -inf: zero
+  // weight in L10.
+  mask_scores<RM, CM>(s, mask, kind, row0 + ty * RM, col0, bc, tx, p.nk, p.scale);
 
   // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
   // Alg1 L8 (rest) and L11: load l_i, m_i; m_i^new, l_i^new and the two rescale factors.
@@ -295,28 +210,14 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
     l_new[r] = merged_sum(alpha[r], l_old[r], beta[r], lt);
   }
   __syncthreads();  // every thread is done with Q_i^T and K_j^T: P~_ij takes their place
-#pragma unroll
-  for (int c = 0; c < CM; ++c)
-#pragma unroll
-    for (int r = 0; r < RM; ++r) Pt[owned_col<CM>(tx, c) * T::PLD + ty * RM + r] = s[r][c];
+  // Algorithm 2: dropout inside the update of O_i (L12); l~_ij keeps the undropped sum.
+  if (p.x.dropout > 0.0f) drop_weights<RM, CM>(s, p.x, h, row0 + ty * RM, col0, tx);
+  store_transposed<RM, CM, T::PLD>(Pt, s, ty, tx);
   __syncthreads();
 
   // Alg1 L12: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j), write to HBM
   float acc[RM][DM];
-#pragma unroll
-  for (int r = 0; r < RM; ++r)
-#pragma unroll
-    for (int c = 0; c < DM; ++c) acc[r][c] = 0.0f;
-#pragma unroll 4
-  for (int k = 0; k < BC; ++k) {
-    float a[RM], b[DM];
-    load_contig<RM>(a, Pt + k * T::PLD + ty * RM);
-    load_owned<DM>(b, Vs + k * D, tx);
-#pragma unroll
-    for (int r = 0; r < RM; ++r)
-#pragma unroll
-      for (int c = 0; c < DM; ++c) acc[r][c] = fmaf(a[r], b[c], acc[r][c]);
-  }
+  tile_product<RM, DM, BC, T::PLD, D>(acc, Pt, Vs, ty, tx);
 #pragma unroll
   for (int r = 0; r < RM; ++r) {
     const int row = ty * RM + r;
@@ -363,21 +264,15 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
 template <int BR, int BC, int D>
 static void launch_v2(const Fa1Params& p, int j) {
   using T = V2Traits<BR, BC, D>;
-  static bool attribute_set = false;  // opt in to more than 48 KiB of shared memory, once
-  if (!attribute_set) {
-    CUDA_CHECK(cudaFuncSetAttribute(fa1_v2_kernel<BR, BC, D>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::kSmemBytes)));
-    attribute_set = true;
-  }
+  static int64_t opted = 48 * 1024;
+  opt_in_shared(fa1_v2_kernel<BR, BC, D>, T::kSmemBytes, opted);
   const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
   fa1_v2_kernel<BR, BC, D><<<grid, T::kThreads, T::kSmemBytes>>>(p, j);
   CUDA_CHECK_LAUNCH();
 }
 
 const char* fa1_v2_config_list() {
-#define FS_NAME_CASE(br, bc, dd) "(" #br ", " #bc ", " #dd ") "
-  return FS_FA1_V2_CONFIGS(FS_NAME_CASE);
-#undef FS_NAME_CASE
+  return FS_FA1_V2_CONFIGS(FS_CONFIG_NAME);
 }
 
 int64_t fa1_smem_bytes(int variant, int Br, int Bc, int d) {
@@ -392,11 +287,8 @@ int64_t fa1_smem_bytes(int variant, int Br, int Bc, int d) {
 void fa1_launch_j(int variant, const Fa1Params& p, int j) {
   if (variant == 1) {
     const int64_t bytes = v1_smem_floats(p.Br, p.Bc, p.d) * 4;
-    static int64_t opted_in = 48 * 1024;
-    if (bytes > opted_in) {
-      CUDA_CHECK(cudaFuncSetAttribute(fa1_v1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-      opted_in = bytes;
-    }
+    static int64_t opted = 48 * 1024;
+    opt_in_shared(fa1_v1_kernel, bytes, opted);
     const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
     fa1_v1_kernel<<<grid, 256, size_t(bytes)>>>(p, j);
     CUDA_CHECK_LAUNCH();

@@ -4,9 +4,24 @@
 // Tensors are float32, row-major, laid out (BH, N, d) with BH = B * H heads; l, m, lse are
 // (BH, N). Every launcher checks its launch (CUDA_CHECK_LAUNCH) and returns without waiting.
 #pragma once
+#include "gpu/device_mask.h"
+
 #include <cstdint>
 
 namespace flashstep::gpu {
+
+// Storage type of Q, K, V, O in global memory; the order of flashstep::Dtype (core/types.h).
+enum class Storage : int { fp32 = 0, fp16 = 1, bf16 = 2 };
+
+// Algorithm 2's additions, the same for every kernel: the mask, dropout with probability p
+// from Philox keyed by `seed` and (batch, head, row, column) (core/philox.h), and the number
+// of heads per batch entry (head h of the flat B x H belongs to batch h / H, head h % H).
+struct Extras {
+  KeyMask mask;
+  float dropout = 0.0f;
+  uint64_t seed = 0;
+  int64_t heads_per_batch = 1;
+};
 
 // Sizes of one launch of Algorithm 1 at a fixed j (see fa1_forward.cu).
 struct Fa1Params {
@@ -16,6 +31,7 @@ struct Fa1Params {
   int nq = 0, nk = 0, d = 0;
   int Br = 0, Bc = 0, Tr = 0, Tc = 0;
   float scale = 1.0f;
+  Extras x;
 };
 
 // fa1_forward.cu
@@ -32,8 +48,35 @@ void fa1_launch_j(int variant, const Fa1Params& p, int j);
 void matmul_batched(const float* A, const float* B, float* C, int64_t batch, int M, int N, int K,
                     float alpha, bool b_transposed);
 
-// row_softmax.cu: P = softmax(S) row by row; lse[row] = rowmax + log(rowsum).
-void row_softmax(const float* S, float* P, float* lse, int64_t rows, int cols);
+// row_softmax.cu: P = softmax(S) row by row; lse[row] = rowmax + log(rowsum). Masked scores
+// get zero weight; with dropout, P holds the dropped and rescaled weights (lse does not).
+// Rows are (heads x nq), so row -> (head, query row) for the mask and the dropout counter.
+void row_softmax(const float* S, float* P, float* lse, int64_t rows, int cols, int nq,
+                 const Extras& x);
+
+// FlashAttention-2 forward (fa2_forward.cu): one launch, one thread block per (i, head).
+struct Fa2Params {
+  const void *Q = nullptr, *K = nullptr, *V = nullptr;  // of the storage type
+  void* O = nullptr;                                    // of the storage type
+  float* lse = nullptr;                                 // float32
+  int64_t heads = 1;
+  int nq = 0, nk = 0, d = 0;
+  int Br = 0, Bc = 0, Tr = 0, Tc = 0;
+  float scale = 1.0f;
+  Storage dtype = Storage::fp32;
+  Extras x;
+};
+// Shared memory (bytes) of a variant for these sizes; -1 if it has no kernel for them.
+int64_t fa2_smem_bytes(int variant, int Br, int Bc, int d);
+void fa2_launch(int variant, const Fa2Params& p);
+const char* fa2_v2_config_list();
+
+// convert.cu: float32 <-> storage type (round to nearest even), and the dropout keep mask of
+// a (rows x cols) tile at (row0, col0) of head `head` of batch entry `batch`, 1 kept, 0 dropped.
+void to_storage(const float* src, void* dst, int64_t n, Storage t);
+void from_storage(const void* src, float* dst, int64_t n, Storage t);
+void dropout_mask(uint8_t* out, int rows, int cols, int row0, int col0, int batch, int head,
+                  uint64_t seed, float p);
 
 // fill.cu: deterministic pseudo-random N(0,1)-like values (never zeros) for benchmarks.
 void fill_random(float* x, int64_t count, uint64_t seed);

@@ -6,9 +6,14 @@
 //      running (max, sum) per thread with the online-softmax update of core/online_softmax.h,
 //      merged across threads the same way; pass 2 reads S again and writes P. (The simulator
 //      counts one read of S and one write of P; the second read mostly hits L1/L2.)
+//      Algorithm 2's additions: masked scores (core/mask.h's rule, via KeyMask) get zero
+//      weight, a row that keeps no key gets P = 0 and lse = -inf; with dropout the written P
+//      holds the dropped and rescaled weights (the CPU drops them as it loads P for Alg0 L3;
+//      O = P V is the same).
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
 #include "gpu/kernels.h"
+#include "gpu/register_tile.cuh"
 
 #include <cmath>
 
@@ -25,12 +30,22 @@ __device__ __forceinline__ void merge_stats(float& m, float& l, float m2, float 
 
 __global__ void __launch_bounds__(256) row_softmax_v1_kernel(const float* __restrict__ S,
                                                              float* __restrict__ P,
-                                                             float* __restrict__ lse, int cols) {
-  const int64_t row = blockIdx.x;
+                                                             float* __restrict__ lse, int cols,
+                                                             int nq, Extras x) {
+  const int64_t row = blockIdx.x, h = row / nq;
+  const int q = int(row % nq);  // the query row within its head
   const float* s = S + row * cols;
   float* out = P + row * cols;
+  // Kept keys of this row: [lo, hi] (all of them without a mask).
+  int64_t lo = 0, hi = cols - 1;
+  if (x.mask.any()) {
+    const KeyMask mk = x.mask.for_batch(h / x.heads_per_batch);
+    lo = mk.lo(q);
+    hi = mk.hi(q, cols);
+  }
   float m = -INFINITY, l = 0.0f;
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) merge_stats(m, l, s[c], 1.0f);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    if (c >= lo && c <= hi) merge_stats(m, l, s[c], 1.0f);
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
     const float m2 = __shfl_xor_sync(0xffffffffu, m, off);
@@ -49,15 +64,19 @@ __global__ void __launch_bounds__(256) row_softmax_v1_kernel(const float* __rest
   for (int w = 1; w < int(blockDim.x / 32); ++w) merge_stats(m, l, wm[w], wl[w]);
   // A fully masked row (m = -inf, l = 0) gets P = 0 rather than exp(-inf - (-inf)) = NaN.
   const float inv_l = l == 0.0f ? 0.0f : 1.0f / l;
-  for (int c = threadIdx.x; c < cols; c += blockDim.x)
-    out[c] = m == -INFINITY ? 0.0f : expf(s[c] - m) * inv_l;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    float w = (m == -INFINITY || c < lo || c > hi) ? 0.0f : expf(s[c] - m) * inv_l;
+    if (x.dropout > 0.0f) w = dropout_weight(w, x, h, q, c);
+    out[c] = w;
+  }
   if (threadIdx.x == 0) lse[row] = row_logsumexp(m, l);
 }
 
 }  // namespace
 
-void row_softmax(const float* S, float* P, float* lse, int64_t rows, int cols) {
-  row_softmax_v1_kernel<<<unsigned(rows), 256>>>(S, P, lse, cols);
+void row_softmax(const float* S, float* P, float* lse, int64_t rows, int cols, int nq,
+                 const Extras& x) {
+  row_softmax_v1_kernel<<<unsigned(rows), 256>>>(S, P, lse, cols, nq, x);
   CUDA_CHECK_LAUNCH();
 }
 

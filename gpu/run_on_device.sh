@@ -21,6 +21,7 @@ note "device: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.
 if [[ $WHAT == all || $WHAT == tests ]]; then
   "$T" "[gpu]" > "$OUT/tests.log" 2>&1
   note "tests [gpu]: rc=$? $(grep -E '^(All tests passed|test cases:)' "$OUT/tests.log" | tail -1)"
+  grep -E 'bit-identical' "$OUT/tests.log" | sed 's/^ *//' | sort -u | tee -a "$S"
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" "[gpu]" > "$OUT/memcheck.log" 2>&1
   note "memcheck [gpu]: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
   timeout 300 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
@@ -31,35 +32,61 @@ fi
 if [[ $WHAT == all || $WHAT == verify ]]; then
   : > "$OUT/verify.log"
   run_verify() {
-    echo "\$ flashstep verify $*" >> "$OUT/verify.log"
-    "$F" verify "$@" >> "$OUT/verify.log" 2>&1
+    "$F" verify "$@" > "$OUT/one.log" 2>&1
     local rc=$?
-    note "verify $*: rc=$rc $(grep -E 'worst over j' "$OUT/verify.log" | tail -1)"
-    grep -E '^(final|           (GPU|CPU))' "$OUT/verify.log" | tail -5 >> "$S"
+    { echo "\$ flashstep verify $*"; cat "$OUT/one.log"; } >> "$OUT/verify.log"
+    note "verify $*: rc=$rc $(grep -E 'worst over j|^flashstep: error' "$OUT/one.log" | tail -1)"
+    grep -E '^(final|           (GPU|CPU|O elements))' "$OUT/one.log" >> "$S"
   }
   run_verify --n 1000 --d 64 --M 128KiB
   run_verify --nq 300 --nk 513 --d 128 --M 128KiB
   run_verify --n 100 --d 32
   run_verify --nq 77 --nk 130 --d 40 --M 2048 --variant 1
   run_verify --n 4096 --d 64 --M 128KiB
+  # issue 5: fa2, masks, dropout, storage precision (fa2 and standard: final state only)
+  run_verify --schedule fa2 --n 1000 --d 64 --M 128KiB
+  run_verify --schedule fa2 --nq 300 --nk 513 --d 128 --M 128KiB
+  run_verify --schedule fa2 --nq 77 --nk 130 --d 40 --M 2048
+  run_verify --schedule fa2 --n 4096 --d 64 --M 128KiB --causal
+  run_verify --schedule fa2 --nq 500 --nk 700 --d 64 --M 128KiB --causal --dropout 0.1 --seed 7
+  run_verify --schedule fa2 --n 1000 --d 64 --M 128KiB --window 128,0 --kv-len 900
+  run_verify --schedule fa2 --n 1000 --d 64 --M 128KiB --dtype fp16 --causal
+  run_verify --schedule fa2 --n 1000 --d 64 --M 128KiB --dtype bf16 --causal
+  run_verify --schedule fa2 --n 1000 --d 128 --M 128KiB --dtype fp16
+  run_verify --nq 700 --nk 500 --d 64 --M 128KiB --causal --dropout 0.2
+  run_verify --n 1000 --d 64 --M 128KiB --window 64,64 --kv-len 800
+  run_verify --schedule standard --nq 300 --nk 400 --d 64 --causal --dropout 0.3 --M 128KiB
   for bad in "verify --n 64 --d 64 --br 64 --bc 1024 --M 200000" \
-             "gpu --n 64 --d 64 --br 8 --bc 8 --M 4096 --variant 2"; do
+             "gpu --n 64 --d 64 --br 8 --bc 8 --M 4096 --variant 2" \
+             "verify --schedule fa1 --n 64 --d 64 --dtype fp16" \
+             "verify --schedule fa2 --n 64 --d 64 --dropout 1" \
+             "verify --schedule fa2 --n 64 --d 64 --window -2,0" \
+             "verify --schedule fa2 --n 64 --d 64 --kv-len 65" \
+             "gpu --schedule fa3 --n 64 --d 64" \
+             "gpu --schedule fa2 --n 64 --d 64 --dtype fp8" \
+             "gpu --schedule fa2 --n 64 --d 64 --kv-lens 3 4"; do
     msg=$("$F" $bad 2>&1)
     note "bad input: flashstep $bad -> rc=$? $msg"
   done
   "$F" gpu --n 256 --d 64 --M 128KiB --out-o /tmp/o.npy --out-lse /tmp/lse.npy >> "$OUT/verify.log" 2>&1
   note "gpu --out-o: rc=$? $(ls -l /tmp/o.npy /tmp/lse.npy | awk '{print $5, $9}' | tr '\n' ' ')"
+  "$F" gpu --schedule fa2 --dtype bf16 --causal --n 256 --d 64 --M 128KiB --out-o /tmp/o2.npy >> "$OUT/verify.log" 2>&1
+  note "gpu --schedule fa2 --dtype bf16 --causal: rc=$? $(ls -l /tmp/o2.npy | awk '{print $5}')"
 fi
 
 if [[ $WHAT == all || $WHAT == bench ]]; then
   timeout ${BENCH_TIMEOUT:-300} "$F" bench-gpu --json-file "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
   note "bench-gpu: rc=$?"
-  # Variant 1 (plain) at the target point, and the Bc sweep at d = 128, for NOTES.md.
-  timeout 120 "$F" bench-gpu --variant 1 --n 4096 --no-sweep > "$OUT/bench_extra.txt" 2>&1
-  note "bench-gpu --variant 1: rc=$?"
-  timeout 120 "$F" bench-gpu --n 4096 --d 128 --no-standard --sweep-d 128 >> "$OUT/bench_extra.txt" 2>&1
-  note "bench-gpu sweep d=128: rc=$?"
+  # fa2 variant 1, causal (block skipping), fp16 and bf16 storage at the target point.
+  : > "$OUT/bench_extra.txt"
+  for extra in "--variant 1 --no-fa1 --no-standard" "--causal --no-fa1 --no-standard" \
+               "--dtype fp16 --no-fa1 --no-standard" "--dtype bf16 --no-fa1 --no-standard"; do
+    echo "\$ bench-gpu --n 4096 --d 64 --no-sweep $extra" >> "$OUT/bench_extra.txt"
+    timeout 120 "$F" bench-gpu --n 4096 --d 64 --no-sweep $extra >> "$OUT/bench_extra.txt" 2>&1
+    note "bench-gpu $extra: rc=$?"
+  done
   cat "$OUT/bench.txt" "$OUT/bench_extra.txt"
 fi
+rm -f "$OUT/one.log"
 echo "==== summary"
 cat "$S"

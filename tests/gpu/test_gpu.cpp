@@ -9,6 +9,7 @@
 #include "core/reference.h"
 #include "core/run.h"
 #include "gpu/backend.h"
+#include "gpu_test_helpers.h"
 
 #include <catch2/catch.hpp>
 
@@ -22,36 +23,7 @@ using namespace flashstep;
 
 namespace {
 
-constexpr double kTiledTol = 5e-6;    // CPU tiled vs GPU tiled, max_rel (see gpu/commands.cpp)
-constexpr double kFloat64Tol = 1e-5;  // either vs float64
-
-#define REQUIRE_GPU_OR_SKIP()                       \
-  do {                                              \
-    std::string why_;                               \
-    if (!gpu::available(&why_)) {                   \
-      WARN("SKIPPED: " << why_);                    \
-      return;                                       \
-    }                                               \
-  } while (0)
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-// The golden files: $FLASHSTEP_GOLDEN_DIR if set (a binary carried to another machine), else
-// the source tree's tests/golden.
-std::string golden(const std::string& file) {
-  const char* env = std::getenv("FLASHSTEP_GOLDEN_DIR");
-  return std::string(env && *env ? env : FLASHSTEP_GOLDEN_DIR) + "/" + file;
-}
-
-Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offset = 0) {
-  REQUIRE(int64_t(v.size()) >= offset + rows * cols);
-  Mat m(rows, cols);
-  std::copy(v.begin() + offset, v.begin() + offset + rows * cols, m.data());
-  return m;
-}
+using namespace gputest;
 
 bool all_finite(const std::vector<float>& v) {
   for (float x : v)
@@ -59,15 +31,10 @@ bool all_finite(const std::vector<float>& v) {
   return true;
 }
 
-double rel(const Mat& x, const Mat& ref) { return compare(x, ref.cast<double>().eval()).max_rel; }
-
 struct Case {
   int64_t nq, nk, d, M, br, bc;
   int variant;
 };
-
-// M large enough for the overridden blocks: 2(Br + Bc)d <= M.
-int64_t fit_M(int64_t br, int64_t bc, int64_t d) { return 2 * (br + bc) * d; }
 
 void check_against_trace(const Case& c) {
   const uint64_t seed = fresh_seed();
@@ -236,12 +203,9 @@ TEST_CASE("GPU batched heads (B, H, N, d): each head equals the CPU on that head
   sh.nq = 70;
   sh.nk = 90;
   sh.d = 64;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
   const int64_t h = sh.heads();
-  std::vector<float> Q(size_t(h * sh.nq * sh.d)), K(size_t(h * sh.nk * sh.d)), V(K.size());
-  for (auto* v : {&Q, &K, &V})
-    for (float& x : *v) x = nd(rng);
+  const RandomQKV in(sh, seed);
+  const std::vector<float>&Q = in.Q, &K = in.K, &V = in.V;
   const Tiling t = make_tiling(sh.nq, sh.nk, sh.d, fit_M(64, 64, 64), 64, 64);
   const float scale = 0.125f;
   gpu::Fa1Options go;
