@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cfloat>
 #include <cstdlib>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -291,79 +292,84 @@ int run_app(const GuiOptions& o) {
   setup_imgui(window, gpu);
   std::string shader_error;
   int rc = 0;
-  if (!gpu.shader.init(shader_dir(), &shader_error)) {
-    rc = 4;  // the info log is printed already
-  } else if (!o.screenshot.empty()) {
-    // A few frames let ImGui settle its layout (window sizes, tab bars) before the capture.
-    FrameClock clock;
-    for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, f == 3 ? o.screenshot : std::string());
-    if (!o.dump_state.empty()) write_state_dump(s, o.dump_state);
-    int fw = 0, fh = 0;
-    glfwGetFramebufferSize(window, &fw, &fh);
-    std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
-  } else if (o.bench_frames > 0) {
-    // Idle frames (nothing changes: no upload, no allocation) and stepping frames (one step per
-    // frame: O, l, m re-uploaded and S/P recoloured), each timed to glFinish.
-    for (int f = 0; f < 10; ++f) frame(window, s, gpu, 0.0, "");
-    auto run_frames = [&](bool stepping, double* mean_ms, double* max_ms, long* allocs, FrameSplit* split) {
-      using clock = std::chrono::steady_clock;
-      double sum = 0, worst = 0;
-      alloc_counter_reset();
-      alloc_counter_enable(!stepping);
-      for (int f = 0; f < o.bench_frames; ++f) {
-        const auto t0 = clock::now();
-        if (stepping) {
-          alloc_counter_enable(false);
-          if (s.index() >= s.steps()) s.seek(0);
-          s.step_forward();
+  std::string failure;  // an error inside the loop: shut down in order first, then report it
+  try {
+    if (!gpu.shader.init(shader_dir(), &shader_error)) {
+      rc = 4;  // the info log is printed already
+    } else if (!o.screenshot.empty()) {
+      // A few frames let ImGui settle its layout (window sizes, tab bars) before the capture.
+      FrameClock clock;
+      for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, f == 3 ? o.screenshot : std::string());
+      if (!o.dump_state.empty()) write_state_dump(s, o.dump_state);
+      int fw = 0, fh = 0;
+      glfwGetFramebufferSize(window, &fw, &fh);
+      std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
+    } else if (o.bench_frames > 0) {
+      // Idle frames (nothing changes: no upload, no allocation) and stepping frames (one step per
+      // frame: O, l, m re-uploaded and S/P recoloured), each timed to glFinish.
+      for (int f = 0; f < 10; ++f) frame(window, s, gpu, 0.0, "");
+      auto run_frames = [&](bool stepping, double* mean_ms, double* max_ms, long* allocs, FrameSplit* split) {
+        using clock = std::chrono::steady_clock;
+        double sum = 0, worst = 0;
+        alloc_counter_reset();
+        alloc_counter_enable(!stepping);
+        for (int f = 0; f < o.bench_frames; ++f) {
+          const auto t0 = clock::now();
+          if (stepping) {
+            alloc_counter_enable(false);
+            if (s.index() >= s.steps()) s.seek(0);
+            s.step_forward();
+          }
+          frame(window, s, gpu, 0.0, "", split);
+          const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+          sum += ms;
+          worst = std::max(worst, ms);
         }
-        frame(window, s, gpu, 0.0, "", split);
-        const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-        sum += ms;
-        worst = std::max(worst, ms);
+        alloc_counter_enable(false);
+        *mean_ms = sum / o.bench_frames;
+        *max_ms = worst;
+        *allocs = alloc_counter_value();
+      };
+      double idle_mean = 0, idle_max = 0, step_mean = 0, step_max = 0;
+      long idle_allocs = 0, step_allocs = 0;
+      s.seek(s.steps() / 2);
+      for (int f = 0; f < 3; ++f) frame(window, s, gpu, 0.0, "");
+      const int uploads_before = gpu.O.uploads;
+      FrameSplit idle_split, step_split;
+      run_frames(false, &idle_mean, &idle_max, &idle_allocs, &idle_split);
+      const int idle_uploads = gpu.O.uploads - uploads_before;
+      run_frames(true, &step_mean, &step_max, &step_allocs, &step_split);
+      const Problem& p = s.run->trace.problem;
+      int fw = 0, fh = 0;
+      glfwGetFramebufferSize(window, &fw, &fh);
+      std::printf("bench: Nq = %lld, Nk = %lld, d = %lld, %zu steps, window %dx%d, renderer %s\n",
+                  (long long)p.nq, (long long)p.nk, (long long)p.d, s.steps(), fw, fh,
+                  reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+      std::printf("bench: idle frames:     mean %.2f ms, max %.2f ms over %d frames; %ld allocations, "
+                  "%d texture uploads\n", idle_mean, idle_max, o.bench_frames, idle_allocs, idle_uploads);
+      std::printf("bench: stepping frames: mean %.2f ms, max %.2f ms over %d frames (one step per "
+                  "frame, textures re-uploaded)\n", step_mean, step_max, o.bench_frames);
+      const double n = o.bench_frames;
+      int cmds = 0;
+      const ImDrawData* dd = ImGui::GetDrawData();
+      for (int c = 0; c < dd->CmdListsCount; ++c) cmds += dd->CmdLists[c]->CmdBuffer.Size;
+      std::printf("bench: last frame: %d draw lists, %d draw commands, %d vertices, %d indices\n",
+                  dd->CmdListsCount, cmds, dd->TotalVtxCount, dd->TotalIdxCount);
+      std::printf("bench: split (idle / stepping): UI build + uploads %.2f / %.2f ms, GL draw %.2f / "
+                  "%.2f ms, swap %.2f / %.2f ms\n", idle_split.build_ms / n, step_split.build_ms / n,
+                  idle_split.render_ms / n, step_split.render_ms / n, idle_split.swap_ms / n,
+                  step_split.swap_ms / n);
+      std::printf("mean frame time %.2f ms (target < 16 ms)\n", std::max(idle_mean, step_mean));
+    } else {
+      FrameClock clock;
+      while (!glfwWindowShouldClose(window)) {
+        // Idle (not playing): sleep until an event, so a still window costs no CPU.
+        if (!s.playing) glfwWaitEventsTimeout(0.5);
+        frame(window, s, gpu, clock.tick(), "");
       }
-      alloc_counter_enable(false);
-      *mean_ms = sum / o.bench_frames;
-      *max_ms = worst;
-      *allocs = alloc_counter_value();
-    };
-    double idle_mean = 0, idle_max = 0, step_mean = 0, step_max = 0;
-    long idle_allocs = 0, step_allocs = 0;
-    s.seek(s.steps() / 2);
-    for (int f = 0; f < 3; ++f) frame(window, s, gpu, 0.0, "");
-    const int uploads_before = gpu.O.uploads;
-    FrameSplit idle_split, step_split;
-    run_frames(false, &idle_mean, &idle_max, &idle_allocs, &idle_split);
-    const int idle_uploads = gpu.O.uploads - uploads_before;
-    run_frames(true, &step_mean, &step_max, &step_allocs, &step_split);
-    const Problem& p = s.run->trace.problem;
-    int fw = 0, fh = 0;
-    glfwGetFramebufferSize(window, &fw, &fh);
-    std::printf("bench: Nq = %lld, Nk = %lld, d = %lld, %zu steps, window %dx%d, renderer %s\n",
-                (long long)p.nq, (long long)p.nk, (long long)p.d, s.steps(), fw, fh,
-                reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
-    std::printf("bench: idle frames:     mean %.2f ms, max %.2f ms over %d frames; %ld allocations, "
-                "%d texture uploads\n", idle_mean, idle_max, o.bench_frames, idle_allocs, idle_uploads);
-    std::printf("bench: stepping frames: mean %.2f ms, max %.2f ms over %d frames (one step per "
-                "frame, textures re-uploaded)\n", step_mean, step_max, o.bench_frames);
-    const double n = o.bench_frames;
-    int cmds = 0;
-    const ImDrawData* dd = ImGui::GetDrawData();
-    for (int c = 0; c < dd->CmdListsCount; ++c) cmds += dd->CmdLists[c]->CmdBuffer.Size;
-    std::printf("bench: last frame: %d draw lists, %d draw commands, %d vertices, %d indices\n",
-                dd->CmdListsCount, cmds, dd->TotalVtxCount, dd->TotalIdxCount);
-    std::printf("bench: split (idle / stepping): UI build + uploads %.2f / %.2f ms, GL draw %.2f / "
-                "%.2f ms, swap %.2f / %.2f ms\n", idle_split.build_ms / n, step_split.build_ms / n,
-                idle_split.render_ms / n, step_split.render_ms / n, idle_split.swap_ms / n,
-                step_split.swap_ms / n);
-    std::printf("mean frame time %.2f ms (target < 16 ms)\n", std::max(idle_mean, step_mean));
-  } else {
-    FrameClock clock;
-    while (!glfwWindowShouldClose(window)) {
-      // Idle (not playing): sleep until an event, so a still window costs no CPU.
-      if (!s.playing) glfwWaitEventsTimeout(0.5);
-      frame(window, s, gpu, clock.tick(), "");
     }
+  } catch (const InputError& e) {
+    failure = e.what();
   }
 
   for (Heatmap* h : {&gpu.Q, &gpu.K, &gpu.V, &gpu.S, &gpu.P, &gpu.O, &gpu.l, &gpu.m, &gpu.err,
@@ -375,6 +381,7 @@ int run_app(const GuiOptions& o) {
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
+  if (!failure.empty()) throw InputError(failure);
   if (rc == 4) throw InputError("the heatmap shaders in " + shader_dir() + " did not compile (log above)");
   return rc;
 }

@@ -6,6 +6,7 @@
 #include "app/gui/gl.h"
 #include "core/types.h"
 
+#include <cstdint>
 #include <string>
 
 namespace flashstep::gui {
