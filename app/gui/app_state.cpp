@@ -385,6 +385,7 @@ void AppState::run_script(const std::string& script) {
                     : field == "seed" ? &form.seed : nullptr;
       if (!slot) throw InputError("script: set knows nq, nk, d, M, br, bc, seed (got '" + field + "')");
       *slot = a;
+      if (slot == &form.M) std::snprintf(form.M_kib, sizeof form.M_kib, "%g", double(a) * 4.0 / 1024.0);
       form.validate();
     } else if (verb == "files") {
       std::string q, k, v;
