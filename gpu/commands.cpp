@@ -22,6 +22,7 @@
 #include "core/reference.h"
 #include "gpu/backend.h"
 #include "gpu/device_mask.h"
+#include "gpu/trace_align.h"
 
 #include <algorithm>
 #include <cmath>
@@ -45,14 +46,6 @@ Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offs
 }
 
 ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
-
-// The CPU's HBM state after the last step of each j (Alg1 L13 for i = Tr - 1).
-std::vector<size_t> steps_after_each_j(const Trace& tr) {
-  std::vector<size_t> at(size_t(tr.tiling.Tc), 0);
-  for (size_t k = 0; k < tr.steps.size(); ++k)
-    if (tr.steps[k].line == Line::A1_L13 && tr.steps[k].j >= 0) at[size_t(tr.steps[k].j)] = k + 1;
-  return at;
-}
 
 const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
 
@@ -210,7 +203,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   bool ok = true;
   double worst[3] = {0, 0, 0};
   if (recorded) {
-    const std::vector<size_t> at = steps_after_each_j(tr);
+    const std::vector<size_t> at = gpu::fa1_steps_after_each_j(tr);
     Cursor c(tr);
     const bool print_all = t.Tc <= 64;
     std::printf("%6s | %10s %10s | %10s %10s | %10s %10s |\n", "j", "O abs", "O rel", "l abs",

@@ -50,6 +50,23 @@ inline Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64
 
 inline double rel(const Mat& x, const Mat& ref) { return compare(x, ref.cast<double>().eval()).max_rel; }
 
+inline bool no_nan(const std::vector<float>& v) {
+  for (float x : v)
+    if (std::isnan(x)) return false;
+  return true;
+}
+
+// lse: rows that are -inf on both sides (every key masked) agree exactly; the rest by max_rel.
+inline double lse_rel(const std::vector<float>& g, const Vec& c, int64_t offset = 0) {
+  Vec a(c.size()), b = c;
+  for (int64_t r = 0; r < c.size(); ++r) {
+    a(r) = g[size_t(offset + r)];
+    if (a(r) == -INFINITY && b(r) == -INFINITY) a(r) = b(r) = 0.0f;
+    if (std::isinf(a(r)) || std::isinf(b(r))) return INFINITY;  // -inf on one side only
+  }
+  return compare(a, b.cast<double>().eval()).max_rel;
+}
+
 // M large enough for the overridden blocks: 2(Br + Bc)d <= M.
 inline int64_t fit_M(int64_t br, int64_t bc, int64_t d) { return 2 * (br + bc) * d; }
 

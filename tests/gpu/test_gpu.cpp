@@ -9,6 +9,7 @@
 #include "core/reference.h"
 #include "core/run.h"
 #include "gpu/backend.h"
+#include "gpu/trace_align.h"
 #include "gpu_test_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -34,6 +35,10 @@ bool all_finite(const std::vector<float>& v) {
 struct Case {
   int64_t nq, nk, d, M, br, bc;
   int variant;
+  // Algorithm 2's additions (issue 5): a mask and dropout, none by default.
+  bool causal = false;
+  int64_t window_left = -1, window_right = -1, kv_len = -1;
+  double dropout = 0;
 };
 
 void check_against_trace(const Case& c) {
@@ -48,6 +53,11 @@ void check_against_trace(const Case& c) {
   s.br = c.br;
   s.bc = c.bc;
   s.seed = seed;
+  s.causal = c.causal;
+  s.window_left = c.window_left;
+  s.window_right = c.window_right;
+  s.kv_len = c.kv_len;
+  s.dropout = c.dropout;
   const Problem p = make_problem(s);
   const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, c.br, c.bc);
   RunOptions opt;
@@ -61,14 +71,13 @@ void check_against_trace(const Case& c) {
   gpu::Fa1Options go;
   go.variant = c.variant;
   go.snapshots = true;
+  go.features = gpu::features_of(p);
   const gpu::Result g = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, go);
   REQUIRE(g.variant == c.variant);
   REQUIRE(int64_t(g.snapshots.size()) == t.Tc);
 
   // Per j: the GPU state after launch j equals the CPU's HBM state after Alg1 L13 of (Tr-1, j).
-  std::vector<size_t> at(size_t(t.Tc), 0);
-  for (size_t k = 0; k < tr.steps.size(); ++k)
-    if (tr.steps[k].line == Line::A1_L13) at[size_t(tr.steps[k].j)] = k + 1;
+  const std::vector<size_t> at = gpu::fa1_steps_after_each_j(tr);
   Cursor cur(tr);
   for (int64_t j = 0; j < t.Tc; ++j) {
     INFO("after j = " << j);
@@ -76,7 +85,7 @@ void check_against_trace(const Case& c) {
     REQUIRE(sn.j == j);
     REQUIRE(all_finite(sn.O));
     REQUIRE(all_finite(sn.l));
-    REQUIRE(all_finite(sn.m));
+    REQUIRE(no_nan(sn.m));  // -inf for a row that has kept no key yet
     cur.seek(at[size_t(j)]);
     CHECK(rel(to_mat(sn.O, p.nq, p.d), cur.hbm(Tensor::O)) <= kTiledTol);
     CHECK(rel(to_mat(sn.l, p.nq, 1), cur.hbm(Tensor::l)) <= kTiledTol);
@@ -85,17 +94,17 @@ void check_against_trace(const Case& c) {
 
   // Final outputs: against the CPU and against float64.
   REQUIRE(all_finite(g.O));
-  REQUIRE(all_finite(g.lse));
+  REQUIRE(no_nan(g.lse));
   CHECK(rel(to_mat(g.O, p.nq, p.d), tr.O) <= kTiledTol);
-  CHECK(rel(to_mat(g.lse, p.nq, 1), Mat(tr.lse)) <= kTiledTol);
-  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale);
+  CHECK(lse_rel(g.lse, tr.lse) <= kTiledTol);
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
   CHECK(compare(to_mat(g.O, p.nq, p.d), ref.O).max_rel <= kFloat64Tol);
-  CHECK(compare(Vec(Eigen::Map<const Vec>(g.lse.data(), p.nq)), ref.lse).max_rel <= kFloat64Tol);
+  CHECK(lse_rel(g.lse, ref.lse.cast<float>()) <= kFloat64Tol);
 }
 
 }  // namespace
 
-TEST_CASE("GPU Algorithm 1, variant 1 (plain), equals the CPU trace after every j", "[gpu][fa1]") {
+TEST_CASE("GPU Algorithm 1 variant 1 (plain) equals the CPU trace after every j", "[gpu][fa1]") {
   REQUIRE_GPU_OR_SKIP();
   const Case c = GENERATE(Case{64, 64, 16, 1024, 0, 0, 1},      // paper blocks: Br = Bc = 16
                           Case{100, 100, 32, 1024, 0, 0, 1},    // Br = Bc = 8, ragged
@@ -108,7 +117,7 @@ TEST_CASE("GPU Algorithm 1, variant 1 (plain), equals the CPU trace after every 
   check_against_trace(cc);
 }
 
-TEST_CASE("GPU Algorithm 1, variant 2 (register-tiled), equals the CPU trace after every j", "[gpu][fa1]") {
+TEST_CASE("GPU Algorithm 1 variant 2 (register-tiled) equals the CPU trace after every j", "[gpu][fa1]") {
   REQUIRE_GPU_OR_SKIP();
   const Case c = GENERATE(Case{200, 333, 64, 0, 64, 64, 2},     // same case as variant 1
                           Case{1000, 700, 64, 32768, 0, 0, 2},  // paper blocks at 128 KiB: 64 x 128
@@ -122,7 +131,19 @@ TEST_CASE("GPU Algorithm 1, variant 2 (register-tiled), equals the CPU trace aft
   check_against_trace(cc);
 }
 
-TEST_CASE("GPU Algorithm 1 and standard attention match PyTorch's golden outputs", "[gpu][golden]") {
+TEST_CASE("GPU Algorithm 1 with masks and dropout equals the CPU trace after every j", "[gpu][fa1][mask]") {
+  REQUIRE_GPU_OR_SKIP();
+  // Block skipping shows up per j: a j every Q block masks leaves HBM unchanged (Alg1 SKIP).
+  Case c = GENERATE(Case{300, 300, 64, 0, 64, 128, 2, true},                   // causal
+                    Case{333, 200, 64, 0, 64, 64, 2, true},                    // causal, empty rows
+                    Case{1000, 1000, 64, 0, 64, 128, 2, false, 64, 64, 800},    // window + padding: j = 7 skipped
+                    Case{200, 333, 64, 0, 64, 128, 2, true, -1, -1, -1, 0.2},  // causal + dropout
+                    Case{77, 130, 40, 0, 9, 11, 1, true, 20, -1, 100, 0.1});   // plain variant, all of it
+  c.M = fit_M(c.br, c.bc, c.d);
+  check_against_trace(c);
+}
+
+TEST_CASE("GPU Algorithm 1 and standard attention match the PyTorch golden outputs", "[gpu][golden]") {
   REQUIRE_GPU_OR_SKIP();
   struct G {
     const char* name;
@@ -192,7 +213,7 @@ TEST_CASE("GPU standard attention matches float64 on ragged shapes", "[gpu][stan
   CHECK(compare(Vec(Eigen::Map<const Vec>(st.lse.data(), p.nq)), ref.lse).max_rel <= kFloat64Tol);
 }
 
-TEST_CASE("GPU batched heads (B, H, N, d): each head equals the CPU on that head", "[gpu][batch]") {
+TEST_CASE("GPU batched heads (B H N d): each head equals the CPU on that head", "[gpu][batch]") {
   REQUIRE_GPU_OR_SKIP();
   const int variant = GENERATE(1, 2);
   const uint64_t seed = fresh_seed();
@@ -237,7 +258,7 @@ TEST_CASE("GPU batched heads (B, H, N, d): each head equals the CPU on that head
   }
 }
 
-TEST_CASE("GPU bad input: one clear InputError each, before any allocation", "[gpu][errors]") {
+TEST_CASE("GPU bad input: one clear InputError each before any allocation", "[gpu][errors]") {
   REQUIRE_GPU_OR_SKIP();
   std::vector<float> x(64 * 64, 1.0f);
   gpu::Shape sh;

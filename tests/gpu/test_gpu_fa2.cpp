@@ -30,23 +30,6 @@ namespace {
 using namespace gputest;
 constexpr double kDropoutTol = 1e-6;  // O with dropout, CPU vs GPU (issue 5)
 
-bool no_nan(const std::vector<float>& v) {
-  for (float x : v)
-    if (std::isnan(x)) return false;
-  return true;
-}
-
-// lse: rows that are -inf on both sides (every key masked) agree exactly; the rest by max_rel.
-double lse_rel(const std::vector<float>& g, const Vec& c, int64_t offset = 0) {
-  Vec a(c.size()), b = c;
-  for (int64_t r = 0; r < c.size(); ++r) {
-    a(r) = g[size_t(offset + r)];
-    if (a(r) == -INFINITY && b(r) == -INFINITY) a(r) = b(r) = 0.0f;
-    if (std::isinf(a(r)) || std::isinf(b(r))) return INFINITY;  // -inf on one side only
-  }
-  return compare(a, b.cast<double>().eval()).max_rel;
-}
-
 // One unit in the last place of x in a 16-bit storage type (fp16 subnormals below 2^-14).
 double ulp_of(Dtype t, double x) {
   int e = 0;

@@ -1,0 +1,26 @@
+// Where the GPU's per-j snapshots of Algorithm 1 line up with the CPU trace: the number of
+// steps to apply (a Cursor position) for the HBM state after each j, used by verify and tests.
+#pragma once
+#include "core/trace.h"
+
+#include <vector>
+
+namespace flashstep::gpu {
+
+// After the last Alg1 L13 of j (i = Tr - 1, or the last Q block the mask did not skip). A j
+// whose blocks are all masked (Alg1 SKIP, no L13) leaves HBM as it was: the position of j - 1,
+// or just after Alg1 L2 for j = 0.
+inline std::vector<size_t> fa1_steps_after_each_j(const Trace& tr) {
+  std::vector<size_t> at(size_t(tr.tiling.Tc), 0);
+  size_t after_init = 0;
+  for (size_t k = 0; k < tr.steps.size(); ++k) {
+    const Step& s = tr.steps[k];
+    if (s.line == Line::A1_L2) after_init = k + 1;
+    if (s.line == Line::A1_L13 && s.j >= 0) at[size_t(s.j)] = k + 1;
+  }
+  for (size_t j = 0; j < at.size(); ++j)
+    if (at[j] == 0) at[j] = j == 0 ? after_init : at[j - 1];
+  return at;
+}
+
+}  // namespace flashstep::gpu
