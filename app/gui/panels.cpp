@@ -54,6 +54,13 @@ const char* fmt_value(char* buf, size_t n, float x, int decimals = 4) {
   return buf;
 }
 
+// Four significant digits, or -inf / inf.
+const char* fmt_g(char* buf, size_t n, double x) {
+  if (std::isinf(x)) std::snprintf(buf, n, x < 0 ? "-inf" : "inf");
+  else std::snprintf(buf, n, "%.4g", x);
+  return buf;
+}
+
 void ErrorText(const std::string& msg) {
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorText);
   ImGui::PushTextWrapPos(0.0f);
@@ -375,8 +382,10 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::Text("j = %d of Tc = %lld  (i not in scope)", cur->j, (long long)t.Tc);
   else
     ImGui::Text("Tr = %lld, Tc = %lld  (no loop variable in scope)", (long long)t.Tr, (long long)t.Tc);
-  ImGui::SameLine();
-  DimText("(0-based)");
+  if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x > ImGui::CalcTextSize("(0-based)").x + 12) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(0-based)");
+  }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(s.explanation.c_str());
   ImGui::PopTextWrapPos();
@@ -989,7 +998,8 @@ void DrawLessonView(AppState& s) {
   }
 
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("blocks", 8, tf)) {
+  if (ImGui::BeginTable("blocks", 8, tf | ImGuiTableFlags_ScrollX,
+                        ImVec2(0, ImGui::GetFrameHeightWithSpacing() * float(std::min(ls.shown, nb) + 1) + 20))) {
     ImGui::TableSetupColumn("block");
     ImGui::TableSetupColumn("x");
     ImGui::TableSetupColumn("m~ (local max)");
@@ -1020,9 +1030,9 @@ void DrawLessonView(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::Text("%.4g", b.local_sum);
       ImGui::TableNextColumn();
-      ImGui::Text("%s -> %.4g", fmt_value(a, sizeof a, float(b.m_old), 4), b.m_new);
+      ImGui::Text("%s -> %.4g", fmt_g(a, sizeof a, b.m_old), b.m_new);
       ImGui::TableNextColumn();
-      ImGui::Text("%s -> %.4g", fmt_value(b2, sizeof b2, float(b.l_old), 4), b.l_new);
+      ImGui::Text("%s -> %.4g", fmt_g(b2, sizeof b2, b.l_old), b.l_new);
       ImGui::TableNextColumn();
       ImGui::Text("%.4g", b.alpha);
       ImGui::TableNextColumn();
