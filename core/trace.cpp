@@ -237,7 +237,14 @@ void Recorder::end(int64_t flops) {
   s.tensor_written = tr.written;
 }
 
-Cursor::Cursor(const Trace& trace) : trace_(trace) { reset(); }
+Cursor::Cursor(const Trace& trace, size_t budget) : trace_(trace) {
+  const Problem& p = trace.problem;
+  size_t state_bytes = sizeof(float) * size_t(p.nq) * size_t(p.d + 3);
+  if (p.schedule == Schedule::standard) state_bytes += 2 * sizeof(float) * size_t(p.nq) * size_t(p.nk);
+  const size_t max_checkpoints = std::max<size_t>(1, budget / state_bytes);
+  spacing_ = std::max<size_t>(64, (trace.steps.size() + max_checkpoints - 1) / max_checkpoints);
+  reset();
+}
 
 void Cursor::reset() {
   k_ = 0;
@@ -261,7 +268,10 @@ void Cursor::apply(const Step& s) {
 }
 
 void Cursor::forward() {
-  if (k_ < size()) apply(trace_.steps[k_++]);
+  if (k_ >= size()) return;
+  apply(trace_.steps[k_++]);
+  if (k_ % spacing_ == 0 && (checkpoints_.empty() || checkpoints_.back().k < k_))
+    checkpoints_.push_back(Checkpoint{k_, state_, has_});
 }
 
 void Cursor::backward() {
@@ -270,7 +280,16 @@ void Cursor::backward() {
 
 void Cursor::seek(size_t k) {
   k = std::min(k, size());
-  if (k < k_) reset();
+  if (k < k_) {
+    reset();
+    for (auto it = checkpoints_.rbegin(); it != checkpoints_.rend(); ++it)
+      if (it->k <= k) {
+        k_ = it->k;
+        state_ = it->state;
+        has_ = it->has;
+        break;
+      }
+  }
   while (k_ < k) forward();
 }
 

@@ -77,12 +77,14 @@ class Recorder {
   int64_t read_before_ = 0, write_before_ = 0;
 };
 
-// The HBM state (O, l, m for fa1; S, P, O for standard) after a given step, rebuilt by
-// replaying the recorded writes. Moving backward replays from the start, so stepping back and
-// forward always lands on the identical state.
+// The HBM state (O, l, m for fa1; O, L for fa2; S, P, O for standard) after a given step,
+// rebuilt by replaying the recorded writes. Moving backward restores the nearest earlier
+// checkpoint (copies of the state taken every `spacing` steps on the way forward, within a
+// memory budget) and replays from there, so stepping back and forward always lands on the
+// identical state and a step back costs at most `spacing` replays.
 class Cursor {
  public:
-  explicit Cursor(const Trace& trace);
+  explicit Cursor(const Trace& trace, size_t checkpoint_budget_bytes = size_t(64) << 20);
   size_t index() const { return k_; }  // number of steps applied (0 = before the first)
   size_t size() const { return trace_.steps.size(); }
   void forward();
@@ -97,10 +99,20 @@ class Cursor {
  private:
   void reset();
   void apply(const Step& s);
+  struct Checkpoint {
+    size_t k;
+    std::array<Mat, kTensors> state;
+    std::array<bool, kTensors> has;
+  };
   const Trace& trace_;
   size_t k_ = 0;
   std::array<Mat, kTensors> state_;
   std::array<bool, kTensors> has_{};
+  std::vector<Checkpoint> checkpoints_;  // sorted by k, one per multiple of spacing_
+  size_t spacing_ = 1;
+
+ public:
+  size_t checkpoint_spacing() const { return spacing_; }
 };
 
 }  // namespace flashstep
