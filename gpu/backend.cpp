@@ -71,25 +71,12 @@ struct DeviceExtras {
   }
 };
 
-void require_fp32(const Features& f, const char* schedule) {
+void require_fp32(const Features& f) {
   if (f.dtype != Dtype::fp32)
     throw InputError(std::string("--dtype ") + dtype_name(f.dtype) + " on the GPU is implemented for "
-                     "--schedule fa2 only; " + schedule + " runs in float32 (use --dtype fp32)");
+                     "--schedule fa1 and fa2; the standard-attention baseline runs in float32 "
+                     "(use --dtype fp32)");
 }
-
-struct Fa1Buffers {
-  DeviceBuffer<float> Q, K, V, O, l, m;
-  Fa1Params params(const Shape& s, const Tiling& t, float scale) const {
-    Fa1Params p;
-    p.Q = Q.get(); p.K = K.get(); p.V = V.get();
-    p.O = O.get(); p.l = l.get(); p.m = m.get();
-    p.heads = s.heads();
-    p.nq = int(s.nq); p.nk = int(s.nk); p.d = int(s.d);
-    p.Br = int(t.Br); p.Bc = int(t.Bc); p.Tr = int(t.Tr); p.Tc = int(t.Tc);
-    p.scale = scale;
-    return p;
-  }
-};
 
 // A tensor in the storage type on the device (raw bytes; 0xFF.. is NaN in every type).
 struct Stored {
@@ -101,14 +88,21 @@ struct Stored {
     dtype = t;
     bytes.allocate(n * dtype_bytes(t));
   }
-  // Float32 host data, rounded to nearest even on the device when the type is 16-bit.
+  // Float32 values already on the device, rounded to nearest even for a 16-bit type.
+  void store_from_device(const float* src) {
+    if (dtype == Dtype::fp32)
+      CUDA_CHECK(cudaMemcpy(bytes.get(), src, size_t(count) * 4, cudaMemcpyDeviceToDevice));
+    else
+      to_storage(src, bytes.get(), count, Storage(int(dtype)));
+  }
+  // Float32 host data, rounded the same way (through `staging` for a 16-bit type).
   void upload(const float* host, DeviceBuffer<float>& staging) {
     if (dtype == Dtype::fp32) {
       CUDA_CHECK(cudaMemcpy(bytes.get(), host, size_t(count) * 4, cudaMemcpyHostToDevice));
       return;
     }
     staging.upload(host, count);
-    to_storage(staging.get(), bytes.get(), count, Storage(int(dtype)));
+    store_from_device(staging.get());
   }
   std::vector<float> to_host(DeviceBuffer<float>& staging) const {
     std::vector<float> h(static_cast<size_t>(count));
@@ -122,43 +116,71 @@ struct Stored {
   }
 };
 
-struct Fa2Buffers {
+// Q, K, V, O of the flash schedules in the storage type, and a float32 staging buffer for the
+// conversions (16-bit types only). Inputs come from the host or, for benchmarks, from
+// fill_random on the device.
+struct FlashBuffers {
   Stored Q, K, V, O;
-  DeviceBuffer<float> lse, staging;  // staging: float32 copy for conversion (16-bit types only)
-  Fa2Buffers(const Shape& s, Dtype t) {
+  DeviceBuffer<float> staging;
+  FlashBuffers(const Shape& s, Dtype t) {
     const int64_t h = s.heads();
     Q.allocate(h * s.nq * s.d, t);
     K.allocate(h * s.nk * s.d, t);
     V.allocate(h * s.nk * s.d, t);
     O.allocate(h * s.nq * s.d, t);
-    lse.allocate(h * s.nq);
     if (t != Dtype::fp32) staging.allocate(h * std::max(s.nq, s.nk) * s.d);
   }
-  Fa2Params params(const Shape& s, const Tiling& t, float scale, const Extras& x) const {
-    Fa2Params p;
-    p.Q = Q.bytes.get(); p.K = K.bytes.get(); p.V = V.bytes.get();
-    p.O = O.bytes.get(); p.lse = lse.get();
+  void upload(const float* q, const float* k, const float* v) {
+    Q.upload(q, staging);
+    K.upload(k, staging);
+    V.upload(v, staging);
+  }
+  // Random inputs made in float32 on the device (in place, or in staging and then rounded).
+  void fill_random_inputs(uint64_t seed) {
+    Stored* dst[3] = {&Q, &K, &V};
+    for (int w = 0; w < 3; ++w) {
+      if (dst[w]->dtype == Dtype::fp32) {
+        fill_random(reinterpret_cast<float*>(dst[w]->bytes.get()), dst[w]->count, seed * 3 + uint64_t(w));
+      } else {
+        fill_random(staging.get(), dst[w]->count, seed * 3 + uint64_t(w));
+        dst[w]->store_from_device(staging.get());
+      }
+    }
+  }
+  template <typename Params>
+  void set(Params& p, const Shape& s, const Tiling& t, float scale, const Extras& x) const {
+    p.Q = Q.bytes.get(); p.K = K.bytes.get(); p.V = V.bytes.get(); p.O = O.bytes.get();
     p.heads = s.heads();
     p.nq = int(s.nq); p.nk = int(s.nk); p.d = int(s.d);
     p.Br = int(t.Br); p.Bc = int(t.Bc); p.Tr = int(t.Tr); p.Tc = int(t.Tc);
     p.scale = scale;
     p.dtype = Storage(int(Q.dtype));
     p.x = x;
+  }
+};
+
+struct Fa1Buffers : FlashBuffers {
+  DeviceBuffer<float> l, m;
+  Fa1Buffers(const Shape& s, Dtype t) : FlashBuffers(s, t), l(s.heads() * s.nq), m(s.heads() * s.nq) {}
+  Fa1Params params(const Shape& s, const Tiling& t, float scale, const Extras& x) const {
+    Fa1Params p;
+    set(p, s, t, scale, x);
+    p.l = l.get();
+    p.m = m.get();
     return p;
   }
 };
 
-Fa1Buffers alloc_fa1(const Shape& s) {
-  Fa1Buffers b;
-  const int64_t h = s.heads();
-  b.Q.allocate(h * s.nq * s.d);
-  b.K.allocate(h * s.nk * s.d);
-  b.V.allocate(h * s.nk * s.d);
-  b.O.allocate(h * s.nq * s.d);
-  b.l.allocate(h * s.nq);
-  b.m.allocate(h * s.nq);
-  return b;
-}
+struct Fa2Buffers : FlashBuffers {
+  DeviceBuffer<float> lse;
+  Fa2Buffers(const Shape& s, Dtype t) : FlashBuffers(s, t), lse(s.heads() * s.nq) {}
+  Fa2Params params(const Shape& s, const Tiling& t, float scale, const Extras& x) const {
+    Fa2Params p;
+    set(p, s, t, scale, x);
+    p.lse = lse.get();
+    return p;
+  }
+};
 
 struct StandardBuffers {
   DeviceBuffer<float> Q, K, V, S, P, O, lse;
@@ -184,21 +206,18 @@ void check_tiling(const Shape& s, const Tiling& t) {
     throw InputError("block sizes too large for the GPU kernels");
 }
 
-// Alg1 L2, then L5: for each j one launch over all (i, head).
-void run_fa1_launches(const Fa1Params& p, int variant, Result* snap_into, const Shape& s) {
+// Alg1 L2, then L5: for each j one launch over all (i, head); with snap_into, O, l, m are
+// copied back (O as float32) after every j.
+void run_fa1_launches(const Fa1Params& p, int variant, Result* snap_into, Fa1Buffers* b = nullptr) {
   fa1_init(p);
   for (int j = 0; j < p.Tc; ++j) {
     fa1_launch_j(variant, p, j);
     if (snap_into) {
       Snapshot sn;
       sn.j = j;
-      const int64_t rows = s.heads() * s.nq;
-      sn.O.resize(size_t(rows * s.d));
-      sn.l.resize(size_t(rows));
-      sn.m.resize(size_t(rows));
-      CUDA_CHECK(cudaMemcpy(sn.O.data(), p.O, sn.O.size() * 4, cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(sn.l.data(), p.l, sn.l.size() * 4, cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(sn.m.data(), p.m, sn.m.size() * 4, cudaMemcpyDeviceToHost));
+      sn.O = b->O.to_host(b->staging);
+      sn.l = b->l.to_host();
+      sn.m = b->m.to_host();
       snap_into->snapshots.push_back(std::move(sn));
     }
   }
@@ -347,14 +366,15 @@ int resolve_fa2_variant(int requested, const Tiling& t, int64_t d) {
                          fa2_v2_configs());
 }
 
-int64_t fa2_device_bytes(const Shape& s, Dtype dtype) {
+// Q, K, V, O in the storage type, float32 statistics per row, the staging buffer (16-bit only).
+static int64_t flash_device_bytes(const Shape& s, Dtype dtype, int stats_per_row) {
   const int64_t staging = dtype == Dtype::fp32 ? 0 : 4 * s.heads() * std::max(s.nq, s.nk) * s.d;
-  return dtype_bytes(dtype) * s.heads() * (2 * s.nq * s.d + 2 * s.nk * s.d) + 4 * s.heads() * s.nq + staging;
+  return dtype_bytes(dtype) * s.heads() * (2 * s.nq * s.d + 2 * s.nk * s.d) +
+         4 * stats_per_row * s.heads() * s.nq + staging;
 }
 
-int64_t fa1_device_bytes(const Shape& s) {
-  return 4 * s.heads() * (2 * s.nq * s.d + 2 * s.nk * s.d + 2 * s.nq);
-}
+int64_t fa2_device_bytes(const Shape& s, Dtype dtype) { return flash_device_bytes(s, dtype, 1); }  // lse
+int64_t fa1_device_bytes(const Shape& s, Dtype dtype) { return flash_device_bytes(s, dtype, 2); }  // l, m
 
 int64_t standard_device_bytes(const Shape& s) {
   return 4 * s.heads() * (2 * s.nq * s.d + 2 * s.nk * s.d + 2 * s.nq * s.nk + s.nq);
@@ -365,25 +385,20 @@ Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& 
   check_shape(s);
   check_tiling(s, t);
   check_features(opt.features, s);
-  require_fp32(opt.features, "fa1");
   Result r;
   r.variant = resolve_fa1_variant(opt.variant, t, s.d);
-  check_memory(fa1_device_bytes(s), "Algorithm 1");
+  check_memory(fa1_device_bytes(s, opt.features.dtype), "Algorithm 1");
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
   const DeviceExtras ex(opt.features, s);
-  Fa1Buffers b = alloc_fa1(s);
-  b.Q.upload(Q, b.Q.size());
-  b.K.upload(K, b.K.size());
-  b.V.upload(V, b.V.size());
-  b.O.poison();
+  Fa1Buffers b(s, opt.features.dtype);
+  b.upload(Q, K, V);
+  b.O.bytes.poison();
   b.l.poison();
   b.m.poison();
-  Fa1Params params = b.params(s, t, scale);
-  params.x = ex.x;
-  run_fa1_launches(params, r.variant, opt.snapshots ? &r : nullptr, s);
+  run_fa1_launches(b.params(s, t, scale, ex.x), r.variant, opt.snapshots ? &r : nullptr, &b);
   CUDA_CHECK(cudaDeviceSynchronize());
-  r.O = b.O.to_host();
+  r.O = b.O.to_host(b.staging);
   r.l = b.l.to_host();
   r.m = b.m.to_host();
   // Alg1 L16: lse = m + log l from the final l and m in HBM, as the CPU schedule does.
@@ -405,9 +420,7 @@ Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& 
   const int64_t live0 = MemoryTracker::get().live;
   const DeviceExtras ex(opt.features, s);
   Fa2Buffers b(s, opt.features.dtype);
-  b.Q.upload(Q, b.staging);
-  b.K.upload(K, b.staging);
-  b.V.upload(V, b.staging);
+  b.upload(Q, K, V);
   b.O.bytes.poison();
   b.lse.poison();
   fa2_launch(r.variant, b.params(s, t, scale, ex.x));
@@ -436,7 +449,7 @@ Result standard_forward(const float* Q, const float* K, const float* V, const Sh
                         const Features& f) {
   check_shape(s);
   check_features(f, s);
-  require_fp32(f, "standard");
+  require_fp32(f);
   device_info();
   check_memory(standard_device_bytes(s), "standard attention (S and P are B x H x Nq x Nk each)");
   MemoryTracker::get().reset_peak();
@@ -465,15 +478,13 @@ BenchTiming bench_fa1(const Shape& s, float scale, const Tiling& t, int variant,
   check_tiling(s, t);
   BenchTiming bt;
   bt.variant = resolve_fa1_variant(variant, t, s.d);
-  check_memory(fa1_device_bytes(s), "Algorithm 1");
+  check_memory(fa1_device_bytes(s, Dtype::fp32), "Algorithm 1");
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
-  Fa1Buffers b = alloc_fa1(s);
-  fill_random(b.Q.get(), b.Q.size(), seed * 3 + 0);
-  fill_random(b.K.get(), b.K.size(), seed * 3 + 1);
-  fill_random(b.V.get(), b.V.size(), seed * 3 + 2);
-  const Fa1Params p = b.params(s, t, scale);
-  const TimingStats ts = median_ms([&] { run_fa1_launches(p, bt.variant, nullptr, s); }, warmup, reps);
+  Fa1Buffers b(s, Dtype::fp32);
+  b.fill_random_inputs(seed);
+  const Fa1Params p = b.params(s, t, scale, Extras{});
+  const TimingStats ts = median_ms([&] { run_fa1_launches(p, bt.variant, nullptr); }, warmup, reps);
   return timed(bt, ts, live0);
 }
 
@@ -504,17 +515,7 @@ BenchTiming bench_fa2(const Shape& s, float scale, const Tiling& t, int variant,
   const int64_t live0 = MemoryTracker::get().live;
   const DeviceExtras ex(f, s);
   Fa2Buffers b(s, f.dtype);
-  {  // random inputs made in float32 on the device, then rounded to the storage type
-    DeviceBuffer<float> tmp(std::max(b.Q.count, b.K.count));
-    Stored* dst[3] = {&b.Q, &b.K, &b.V};
-    for (int w = 0; w < 3; ++w) {
-      fill_random(tmp.get(), dst[w]->count, seed * 3 + uint64_t(w));
-      if (f.dtype == Dtype::fp32)
-        CUDA_CHECK(cudaMemcpy(dst[w]->bytes.get(), tmp.get(), size_t(dst[w]->count) * 4, cudaMemcpyDeviceToDevice));
-      else
-        to_storage(tmp.get(), dst[w]->bytes.get(), dst[w]->count, Storage(int(f.dtype)));
-    }
-  }
+  b.fill_random_inputs(seed);
   const Fa2Params p = b.params(s, t, scale, ex.x);
   const TimingStats ts = median_ms([&] { fa2_launch(bt.variant, p); }, warmup, reps);
   return timed(bt, ts, live0);

@@ -42,7 +42,7 @@ int64_t fa1_shared_bytes(int variant, const Tiling& t, int64_t d);
 std::string fa1_v2_configs();  // "(Br, Bc, d) = (64, 16, 64), ..."
 
 // Device memory each schedule allocates for a shape (inputs, outputs, S and P for standard).
-int64_t fa1_device_bytes(const Shape& s);
+int64_t fa1_device_bytes(const Shape& s, Dtype dtype = Dtype::fp32);
 int64_t standard_device_bytes(const Shape& s);
 
 // Algorithm 2's additions (issue 5), for every schedule: the mask, dropout and storage type.
@@ -50,7 +50,7 @@ int64_t standard_device_bytes(const Shape& s);
 //   kv_lens: valid key length per batch entry (B values, each 0..Nk); overrides kv_len
 //   dropout p in [0, 1), Philox keyed by seed and (batch, head, row, column): for B = H = 1
 //     the CPU engine's mask exactly
-//   dtype: storage type of Q, K, V, O (fa2 only; fa1 and standard are float32)
+//   dtype: storage type of Q, K, V, O (fa1 and fa2; the standard baseline is float32)
 struct Features {
   bool causal = false;
   int64_t window_left = -1, window_right = -1, kv_len = -1;
@@ -81,7 +81,7 @@ struct Result {
 struct Fa1Options {
   int variant = 0;
   bool snapshots = false;  // copy O, l, m back after every j
-  Features features;       // float32 only
+  Features features;
 };
 
 // FlashAttention-2 kernel variants (see fa2_forward.cu): 1 = plain, 2 = register-tiled.

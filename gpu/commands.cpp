@@ -85,7 +85,8 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
   gpu::check_features(f, s);
   const bool fa2 = p.schedule == Schedule::fa2;
   if (!fa2 && p.dtype != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa2 only");
+    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; "
+                     "the standard-attention baseline runs in float32 (use --dtype fp32)");
   const int v = fa2 ? gpu::resolve_fa2_variant(variant, t, p.d) : 0;  // fail fast
   RunOptions opt;
   opt.record = false;
@@ -160,9 +161,6 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, rf.br, rf.bc);
     return run_verify_final(p, t, variant, tiled_tol);
   }
-  if (p.dtype != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa2 only "
-                     "(fa1 runs in float32 there)");
   const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, rf.br, rf.bc);
   gpu::Shape s;
   s.nq = p.nq;
@@ -191,14 +189,18 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
 
   std::printf("verify     Algorithm 1, CPU step engine vs GPU (%s, fa1 variant %d)\n",
               info.name.c_str(), g.variant);
-  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu)\n",
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
-              (unsigned long long)p.seed);
+              (unsigned long long)p.seed, dtype_name(p.dtype));
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M,
               (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
   std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
-  std::printf("tolerance  CPU tiled vs GPU tiled max rel <= %.0e; each vs float64 <= %.0e\n\n",
-              tiled_tol, kFloat64Tol);
+  // fa1 rounds O to the storage type at every j: a one-ulp disagreement at one j carries into
+  // the next update, so 16-bit O gets two ulp.
+  const bool judged = p.dtype == Dtype::fp32;
+  const double o_tol = judged ? tiled_tol : 2 * storage_tol(p.dtype, tiled_tol);
+  std::printf("tolerance  CPU tiled vs GPU tiled max rel <= %.0e (O: %.3g); each vs float64 <= %.0e%s\n\n",
+              tiled_tol, o_tol, kFloat64Tol, judged ? "" : " (fp32 only; reported for 16-bit types)");
 
   bool ok = true;
   double worst[3] = {0, 0, 0};
@@ -217,7 +219,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
       worst[0] = std::max(worst[0], eo.max_rel);
       worst[1] = std::max(worst[1], el.max_rel);
       worst[2] = std::max(worst[2], em.max_rel);
-      const bool jok = eo.max_rel <= tiled_tol && el.max_rel <= tiled_tol && em.max_rel <= tiled_tol;
+      const bool jok = eo.max_rel <= o_tol && el.max_rel <= tiled_tol && em.max_rel <= tiled_tol;
       ok = ok && jok;
       if (print_all || j < 4 || j >= t.Tc - 4 || !jok)
         std::printf("%6lld | %10.3g %10.3g | %10.3g %10.3g | %10.3g %10.3g | %s\n", (long long)j,
@@ -233,7 +235,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   // Final state.
   const ErrorStats fo = diff(to_mat(g.O, p.nq, p.d), tr.O);
   const ErrorStats fl = diff_lse(g.lse, tr.lse);
-  const bool final_ok = fo.max_rel <= tiled_tol && fl.max_rel <= tiled_tol;
+  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
   ok = ok && final_ok;
   std::printf("final      GPU vs CPU tiled:   O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
               fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
@@ -252,17 +254,19 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
     const ErrorStats co = compare(tr.O, ref.O),
                      cl = diff_lse_ref(std::vector<float>(tr.lse.data(), tr.lse.data() + tr.lse.size()), ref.lse);
-    const gpu::Result st = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, go.features);
+    gpu::Features sf = go.features;
+    sf.dtype = Dtype::fp32;  // the standard baseline is float32 on the GPU
+    const gpu::Result st = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, sf);
     const ErrorStats so = compare(to_mat(st.O, p.nq, p.d), ref.O), sl = diff_lse_ref(st.lse, ref.lse);
-    const bool g_ok = go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol;
-    const bool c_ok = co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol;
+    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
+    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
     const bool s_ok = so.max_rel <= kFloat64Tol && sl.max_rel <= kFloat64Tol;
     ok = ok && g_ok && c_ok && s_ok;
     std::printf("           GPU fa1 vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, verdict(g_ok));
+                go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
     std::printf("           CPU fa1 vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, verdict(c_ok));
-    std::printf("           GPU standard vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
+    std::printf("           GPU standard (float32) vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
                 so.max_abs, so.max_rel, sl.max_abs, sl.max_rel, verdict(s_ok));
   } else {
     std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);

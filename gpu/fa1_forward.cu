@@ -20,6 +20,9 @@
 //   a partly masked block sets its masked scores to -inf, and with dropout p > 0 the weights
 //   of P~_ij are dropped and rescaled by Philox (core/philox.h) inside the update of O_i, while
 //   l_i sums the undropped weights, as the CPU's Alg1 L12.
+//   Both are compiled for each storage type ST of Q, K, V, O (float, __half, __nv_bfloat16:
+//   --dtype): tiles are converted to float32 on load, O_i is read, updated in float32 and
+//   rounded to nearest even as it is written back at every (i, j), as the CPU's Hbm does.
 //   NOTES.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
@@ -27,15 +30,17 @@
 #include "gpu/register_tile.cuh"
 
 #include <cmath>
+#include <type_traits>
 
 namespace flashstep::gpu {
 
 // ---------------------------------------------------------------------------------------------
 // Alg1 L2: O = 0, l = 0, m = -inf in HBM.
-__global__ void fa1_init_kernel(float* O, float* l, float* m, int64_t o_count, int64_t rows) {
+template <typename ST>
+__global__ void fa1_init_kernel(ST* O, float* l, float* m, int64_t o_count, int64_t rows) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < o_count; e += stride) {
-    O[e] = 0.0f;
+    O[e] = from_float<ST>(0.0f);
     if (e < rows) {
       l[e] = 0.0f;
       m[e] = -INFINITY;
@@ -46,7 +51,13 @@ __global__ void fa1_init_kernel(float* O, float* l, float* m, int64_t o_count, i
 void fa1_init(const Fa1Params& p) {
   const int64_t o_count = p.heads * p.nq * p.d, rows = p.heads * p.nq;
   const int blocks = int(std::min<int64_t>((o_count + 255) / 256, 65536));
-  fa1_init_kernel<<<blocks, 256>>>(p.O, p.l, p.m, o_count, rows);
+  switch (p.dtype) {
+    case Storage::fp32: fa1_init_kernel<<<blocks, 256>>>(static_cast<float*>(p.O), p.l, p.m, o_count, rows); break;
+    case Storage::fp16: fa1_init_kernel<<<blocks, 256>>>(static_cast<__half*>(p.O), p.l, p.m, o_count, rows); break;
+    case Storage::bf16:
+      fa1_init_kernel<<<blocks, 256>>>(static_cast<__nv_bfloat16*>(p.O), p.l, p.m, o_count, rows);
+      break;
+  }
   CUDA_CHECK_LAUNCH();
 }
 
@@ -56,6 +67,7 @@ static int64_t v1_smem_floats(int Br, int Bc, int d) {
   return int64_t(Br) * d + int64_t(Bc) * (d + 1) + int64_t(Bc) * d + int64_t(Br) * Bc + 5 * int64_t(Br);
 }
 
+template <typename ST>
 __global__ void fa1_v1_kernel(Fa1Params p, int j) {
   extern __shared__ float smem[];
   const int d = p.d, Br = p.Br, Bc = p.Bc;
@@ -77,17 +89,17 @@ __global__ void fa1_v1_kernel(Fa1Params p, int j) {
   const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
   const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
   if (kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
-  const float* Qg = p.Q + (h * p.nq + row0) * d;
-  const float* Kg = p.K + (h * p.nk + col0) * d;
-  const float* Vg = p.V + (h * p.nk + col0) * d;
-  float* Og = p.O + (h * p.nq + row0) * d;
+  const ST* Qg = static_cast<const ST*>(p.Q) + (h * p.nq + row0) * d;
+  const ST* Kg = static_cast<const ST*>(p.K) + (h * p.nk + col0) * d;
+  const ST* Vg = static_cast<const ST*>(p.V) + (h * p.nk + col0) * d;
+  ST* Og = static_cast<ST*>(p.O) + (h * p.nq + row0) * d;
   float* lg = p.l + h * p.nq + row0;
   float* mg = p.m + h * p.nq + row0;
 
   // Alg1 L6: load K_j, V_j from HBM to SRAM
-  plain_load_kv<float>(Kj, Vj, Kg, Vg, bc, d, kld);
+  plain_load_kv<ST>(Kj, Vj, Kg, Vg, bc, d, kld);
   // Alg1 L8: load Q_i, l_i, m_i from HBM to SRAM (O_i is read element by element in L12)
-  for (int e = threadIdx.x; e < br * d; e += blockDim.x) Qi[e] = Qg[e];
+  for (int e = threadIdx.x; e < br * d; e += blockDim.x) Qi[e] = to_float(Qg[e]);
   for (int r = threadIdx.x; r < br; r += blockDim.x) {
     m_old[r] = mg[r];
     l_old[r] = lg[r];
@@ -126,7 +138,7 @@ __global__ void fa1_v1_kernel(Fa1Params p, int j) {
     const int r = e / d, c = e % d;
     float pv = 0.0f;
     for (int k = 0; k < bc; ++k) pv = fmaf(S[r * Bc + k], Vj[k * d + c], pv);
-    Og[e] = merged_output(l_old[r], alpha[r], Og[e], beta[r], pv, l_new[r]);
+    Og[e] = from_float<ST>(merged_output(l_old[r], alpha[r], to_float(Og[e]), beta[r], pv, l_new[r]));
   }
 }
 
@@ -145,7 +157,7 @@ struct V2Traits {
   static constexpr int64_t kSmemBytes = int64_t(kFloats) * 4;
 };
 
-template <int BR, int BC, int D>
+template <int BR, int BC, int D, typename ST>
 __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   using T = V2Traits<BR, BC, D>;
   constexpr int RM = T::RM, CM = T::CM, DM = T::DM;
@@ -164,17 +176,17 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
   const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
   if (kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
-  const float* Qg = p.Q + (h * p.nq + row0) * D;
-  const float* Kg = p.K + (h * p.nk + col0) * D;
-  const float* Vg = p.V + (h * p.nk + col0) * D;
-  float* Og = p.O + (h * p.nq + row0) * D;
+  const ST* Qg = static_cast<const ST*>(p.Q) + (h * p.nq + row0) * D;
+  const ST* Kg = static_cast<const ST*>(p.K) + (h * p.nk + col0) * D;
+  const ST* Vg = static_cast<const ST*>(p.V) + (h * p.nk + col0) * D;
+  ST* Og = static_cast<ST*>(p.O) + (h * p.nq + row0) * D;
   float* lg = p.l + h * p.nq + row0;
   float* mg = p.m + h * p.nq + row0;
 
   // Alg1 L6: load K_j (transposed) and V_j from HBM to SRAM; rows past Nk become zeros.
-  load_tile_transposed<BC, D, T::KLD, float>(Kt, Vs, Kg, Vg, bc, tid);
+  load_tile_transposed<BC, D, T::KLD, ST>(Kt, Vs, Kg, Vg, bc, tid);
   // Alg1 L8: load Q_i (transposed); rows past Nq become zeros and are never written back.
-  load_tile_transposed<BR, D, T::QLD, float>(Qt, nullptr, Qg, nullptr, br, tid);
+  load_tile_transposed<BR, D, T::QLD, ST>(Qt, nullptr, Qg, nullptr, br, tid);
   __syncthreads();
 
   // Alg1 L9: S_ij = tau Q_i K_j^T, in registers
@@ -222,8 +234,8 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   for (int r = 0; r < RM; ++r) {
     const int row = ty * RM + r;
     if (row >= br) continue;
-    float* Orow = Og + int64_t(row) * D;
-    if constexpr (DM % 4 == 0) {
+    ST* Orow = Og + int64_t(row) * D;
+    if constexpr (DM % 4 == 0 && std::is_same_v<ST, float>) {
 #pragma unroll
       for (int q = 0; q < DM / 4; ++q) {
         float4* o4 = reinterpret_cast<float4*>(Orow + q * 64 + tx * 4);
@@ -237,8 +249,8 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
     } else {
 #pragma unroll
       for (int c = 0; c < DM; ++c) {
-        float& o = Orow[owned_col<DM>(tx, c)];
-        o = merged_output(l_old[r], alpha[r], o, beta[r], acc[r][c], l_new[r]);
+        ST& o = Orow[owned_col<DM>(tx, c)];  // read, update in float32, round on the store
+        o = from_float<ST>(merged_output(l_old[r], alpha[r], to_float(o), beta[r], acc[r][c], l_new[r]));
       }
     }
   }
@@ -261,13 +273,32 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   X(64, 16, 64) X(64, 32, 64) X(64, 64, 64) X(64, 128, 64) X(64, 256, 64) \
   X(64, 16, 128) X(64, 32, 128) X(64, 64, 128) X(64, 128, 128)
 
-template <int BR, int BC, int D>
-static void launch_v2(const Fa1Params& p, int j) {
+template <int BR, int BC, int D, typename ST>
+static void launch_v2_typed(const Fa1Params& p, int j) {
   using T = V2Traits<BR, BC, D>;
   static int64_t opted = 48 * 1024;
-  opt_in_shared(fa1_v2_kernel<BR, BC, D>, T::kSmemBytes, opted);
+  opt_in_shared(fa1_v2_kernel<BR, BC, D, ST>, T::kSmemBytes, opted);
   const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
-  fa1_v2_kernel<BR, BC, D><<<grid, T::kThreads, T::kSmemBytes>>>(p, j);
+  fa1_v2_kernel<BR, BC, D, ST><<<grid, T::kThreads, T::kSmemBytes>>>(p, j);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int BR, int BC, int D>
+static void launch_v2(const Fa1Params& p, int j) {
+  switch (p.dtype) {
+    case Storage::fp32: return launch_v2_typed<BR, BC, D, float>(p, j);
+    case Storage::fp16: return launch_v2_typed<BR, BC, D, __half>(p, j);
+    case Storage::bf16: return launch_v2_typed<BR, BC, D, __nv_bfloat16>(p, j);
+  }
+}
+
+template <typename ST>
+static void launch_v1(const Fa1Params& p, int j) {
+  const int64_t bytes = v1_smem_floats(p.Br, p.Bc, p.d) * 4;
+  static int64_t opted = 48 * 1024;  // per storage type: one kernel each
+  opt_in_shared(fa1_v1_kernel<ST>, bytes, opted);
+  const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
+  fa1_v1_kernel<ST><<<grid, 256, size_t(bytes)>>>(p, j);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -286,13 +317,11 @@ int64_t fa1_smem_bytes(int variant, int Br, int Bc, int d) {
 
 void fa1_launch_j(int variant, const Fa1Params& p, int j) {
   if (variant == 1) {
-    const int64_t bytes = v1_smem_floats(p.Br, p.Bc, p.d) * 4;
-    static int64_t opted = 48 * 1024;
-    opt_in_shared(fa1_v1_kernel, bytes, opted);
-    const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
-    fa1_v1_kernel<<<grid, 256, size_t(bytes)>>>(p, j);
-    CUDA_CHECK_LAUNCH();
-    return;
+    switch (p.dtype) {
+      case Storage::fp32: return launch_v1<float>(p, j);
+      case Storage::fp16: return launch_v1<__half>(p, j);
+      case Storage::bf16: return launch_v1<__nv_bfloat16>(p, j);
+    }
   }
 #define FS_LAUNCH_CASE(br, bc, dd) \
   if (p.Br == br && p.Bc == bc && p.d == dd) return launch_v2<br, bc, dd>(p, j);

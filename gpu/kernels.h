@@ -25,8 +25,10 @@ struct Extras {
 
 // Sizes of one launch of Algorithm 1 at a fixed j (see fa1_forward.cu).
 struct Fa1Params {
-  const float *Q = nullptr, *K = nullptr, *V = nullptr;
-  float *O = nullptr, *l = nullptr, *m = nullptr;
+  const void *Q = nullptr, *K = nullptr, *V = nullptr;  // of the storage type
+  void* O = nullptr;                                    // of the storage type
+  float *l = nullptr, *m = nullptr;
+  Storage dtype = Storage::fp32;
   int64_t heads = 1;
   int nq = 0, nk = 0, d = 0;
   int Br = 0, Bc = 0, Tr = 0, Tc = 0;

@@ -54,11 +54,13 @@ if [[ $WHAT == all || $WHAT == verify ]]; then
   run_verify --schedule fa2 --n 1000 --d 64 --M 128KiB --dtype bf16 --causal
   run_verify --schedule fa2 --n 1000 --d 128 --M 128KiB --dtype fp16
   run_verify --nq 700 --nk 500 --d 64 --M 128KiB --causal --dropout 0.2
+  run_verify --nq 300 --nk 513 --d 64 --M 128KiB --causal --dtype fp16
+  run_verify --n 1000 --d 128 --M 128KiB --dtype bf16 --window 200,0
   run_verify --n 1000 --d 64 --M 128KiB --window 64,64 --kv-len 800
   run_verify --schedule standard --nq 300 --nk 400 --d 64 --causal --dropout 0.3 --M 128KiB
   for bad in "verify --n 64 --d 64 --br 64 --bc 1024 --M 200000" \
              "gpu --n 64 --d 64 --br 8 --bc 8 --M 4096 --variant 2" \
-             "verify --schedule fa1 --n 64 --d 64 --dtype fp16" \
+             "verify --schedule standard --n 64 --d 64 --dtype fp16" \
              "verify --schedule fa2 --n 64 --d 64 --dropout 1" \
              "verify --schedule fa2 --n 64 --d 64 --window -2,0" \
              "verify --schedule fa2 --n 64 --d 64 --kv-len 65" \
