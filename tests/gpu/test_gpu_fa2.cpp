@@ -396,7 +396,10 @@ TEST_CASE("GPU fa1 and fa2 with fp16 and bf16 storage equal the CPU engine to an
   const int variant = GENERATE(1, 2);
   const uint64_t seed = fresh_seed();
   INFO(schedule_name(sched) << " " << dtype_name(dt) << " variant " << variant << " seed " << seed);
-  // fa2 rounds O once; fa1 rounds it at every j, so a one-ulp disagreement can carry on.
+  // fa2 rounds O once: one ulp. fa1 rounds O at every j it touches; the update scales an
+  // earlier disagreement by l_i alpha / l_i^new <= 1 and the rounding may add one ulp, so an
+  // element can differ by up to Tc ulps (seen on the H200: one element of 12800 past two).
+  // Normwise (max_rel) both stay within a couple of ulps.
   const int ulps = sched == Schedule::fa2 ? 1 : 2;
   const double ulp = dt == Dtype::fp16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
   for (const MaskCase& m : {MaskCase{200, 333, false, -1, -1, -1}, MaskCase{257, 300, true, -1, -1, -1}}) {
@@ -410,6 +413,7 @@ TEST_CASE("GPU fa1 and fa2 with fp16 and bf16 storage equal the CPU engine to an
     const Trace tr = cpu_run(p, t);
     const gpu::Result g = gpu_run(p, t, variant);
     REQUIRE(no_nan(g.O));
+    const int64_t elem_ulps = sched == Schedule::fa2 ? 1 : t.Tc;
     // Per element: the float32 values before rounding differ by at most the tiled tolerance
     // (normwise, so relative to max |O|: an element with cancellation can differ by more than
     // its own ulp); rounding adds at most one ulp of the element.
@@ -420,7 +424,7 @@ TEST_CASE("GPU fa1 and fa2 with fp16 and bf16 storage equal the CPU engine to an
       not_stored += round_to(dt, a) != a;  // O must have been stored in the storage type
       identical += a == b;
       const double big = std::max(std::abs(double(a)), std::abs(double(b)));
-      beyond_ulp += std::abs(double(a) - double(b)) > ulps * ulp_of(dt, big) + kTiledTol * omax;
+      beyond_ulp += std::abs(double(a) - double(b)) > double(elem_ulps) * ulp_of(dt, big) + kTiledTol * omax;
     }
     CHECK(not_stored == 0);
     CHECK(beyond_ulp == 0);
