@@ -29,6 +29,12 @@ float max_abs(const Mat& m) {
 
 }  // namespace
 
+int schedule_column(Schedule s) {
+  for (int c = 0; c < 3; ++c)
+    if (kSchedules[c] == s) return c;
+  return 0;
+}
+
 int64_t RunView::step_of(int64_t i, int64_t j, Line line) const {
   for (size_t k = 0; k < trace.steps.size(); ++k) {
     const Step& s = trace.steps[k];
@@ -37,27 +43,75 @@ int64_t RunView::step_of(int64_t i, int64_t j, Line line) const {
   return -1;
 }
 
-std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec_in) {
-  ProblemSpec spec = spec_in;
-  spec.schedule = Schedule::fa1;
+namespace {
+
+TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
+  switch (s) {
+    case Schedule::fa1: return fa1_traffic(p.nq, p.nk, p.d, t.Tc);
+    case Schedule::fa2: return fa2_traffic(p.nq, p.nk, p.d, t.Tr);
+    case Schedule::standard: return standard_traffic(p.nq, p.nk, p.d);
+  }
+  return {};
+}
+
+// The float64 reference costs Nq*Nk*d multiply-adds in double; the app skips it beyond this.
+constexpr double kMaxReferenceWork = 4.0e9;
+
+}  // namespace
+
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec) {
   auto v = std::make_unique<RunView>();
+  v->spec = spec;
   const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, spec.br, spec.bc);
   RunOptions opt;
   opt.record = true;
   opt.max_trace_bytes = kMaxTraceBytes;
   v->trace = run_problem(p, t, opt);
-  try {  // Algorithm 0 on the same inputs and blocks, only for its totals
-    Problem ps = p;
-    ps.schedule = Schedule::standard;
-    RunOptions fast;
-    fast.record = false;
-    v->standard = run_problem(ps, t, fast).totals;
-  } catch (const InputError& e) {
-    v->standard_error = e.what();
+
+  // The three schedules on the same inputs and blocks: the shown one is the recorded run, the
+  // other two run unrecorded for their totals and outputs. Then the float64 reference, once.
+  Mat outputs[3];
+  Vec lses[3];
+  for (int c = 0; c < 3; ++c) {
+    ScheduleRun& r = v->runs[c];
+    r.schedule = kSchedules[c];
+    r.form = closed_form(r.schedule, p, t);
+    try {
+      if (r.schedule == p.schedule) {
+        r.totals = v->trace.totals;
+        outputs[c] = v->trace.O;
+        lses[c] = v->trace.lse;
+      } else {
+        Problem ps = p;
+        ps.schedule = r.schedule;
+        RunOptions fast;
+        fast.record = false;
+        Trace other = run_problem(ps, t, fast);
+        r.totals = other.totals;
+        outputs[c] = std::move(other.O);
+        lses[c] = std::move(other.lse);
+      }
+      r.ok = true;
+    } catch (const InputError& e) {
+      r.error = e.what();
+    }
+  }
+  if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    for (int c = 0; c < 3; ++c) {
+      ScheduleRun& r = v->runs[c];
+      if (!r.ok) continue;
+      r.o_err = flashstep::compare(outputs[c], ref.O);
+      r.lse_err = flashstep::compare(lses[c], ref.lse);
+      r.have_error = true;
+    }
+  } else {
+    v->reference_note = "error against float64 skipped: Nq Nk d is over 4e9 multiply-adds";
   }
 
   const Trace& tr = v->trace;
+  const Schedule sched = p.schedule;
   const int64_t Tr = t.Tr, Tc = t.Tc;
   const bool show_scores = p.nq * p.nk <= kMaxScoreDisplay && p.nq <= 8192 && p.nk <= 8192;
   if (show_scores) {
@@ -66,45 +120,104 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec_in) {
   }
   v->s_ready = Mat::Constant(Tr, Tc, kNotYet);
   v->p_ready = Mat::Constant(Tr, Tc, kNotYet);
+  v->skipped = Mat::Zero(Tr, Tc);
+  v->partial = Mat::Zero(Tr, Tc);
+  for (int64_t i = 0; i < Tr; ++i)
+    for (int64_t j = 0; j < Tc; ++j) {
+      const int64_t r0 = i * t.Br, c0 = j * t.Bc;
+      const Mask::Block kind = p.mask.classify(r0, r0 + t.rows_in_q_block(i, p.nq), c0,
+                                               c0 + t.rows_in_kv_block(j, p.nk), p.nk);
+      // Standard attention computes every entry (masked ones as -inf): nothing is skipped.
+      if (kind == Mask::Block::empty && sched != Schedule::standard) {
+        v->skipped(i, j) = 1;
+        ++v->skipped_tiles;
+      } else if (kind != Mask::Block::full) {
+        v->partial(i, j) = 1;
+        ++v->partial_tiles;
+      }
+    }
   v->q_first_load.assign(size_t(Tr), -1);
   v->kv_first_load.assign(size_t(Tc), -1);
-  v->l10_step.assign(size_t(Tr * Tc), -1);
-  v->l11_step.assign(size_t(Tr * Tc), -1);
+  v->tilde_step.assign(size_t(Tr * Tc), -1);
+  v->merge_step.assign(size_t(Tr * Tc), -1);
+  v->keep_step.assign(size_t(Tr * Tc), -1);
   v->m_series = Mat::Constant(p.nq, Tc, -std::numeric_limits<float>::infinity());
   v->l_series = Mat::Zero(p.nq, Tc);
+  auto first = [](std::vector<int64_t>& at, int64_t idx, size_t k) {
+    if (at[size_t(idx)] < 0) at[size_t(idx)] = int64_t(k);
+  };
+  auto place = [&](Mat& dst, const Mat& tile, int64_t r0, int64_t c0) {
+    if (show_scores && tile.size()) dst.block(r0, c0, tile.rows(), tile.cols()) = tile;
+  };
+  auto series = [&](const Step& s, int64_t r0) {
+    for (int64_t r = 0; r < s.m_new.size(); ++r) {
+      v->m_series(r0 + r, s.j) = s.m_new(r);
+      v->l_series(r0 + r, s.j) = s.l_new(r);
+    }
+  };
   for (size_t k = 0; k < tr.steps.size(); ++k) {
     const Step& s = tr.steps[k];
     const int64_t r0 = s.i >= 0 ? s.i * t.Br : 0, c0 = s.j >= 0 ? s.j * t.Bc : 0;
+    const int64_t ij = s.i * Tc + s.j;
     switch (s.line) {
+      // Algorithm 1 (j outer, i inner; O, l, m travel to HBM and back at every (i, j)) and
+      // FlashAttention-2 (i outer, j inner; O_i, l_i, m_i stay on chip) share what they record:
+      // S_ij, then P~_ij with m~_ij, the merged m_i, l_i, and the dropout mask.
       case Line::A1_L6:
-        if (v->kv_first_load[size_t(s.j)] < 0) v->kv_first_load[size_t(s.j)] = int64_t(k);
-        break;
+      case Line::A2_L7: first(v->kv_first_load, s.j, k); break;
       case Line::A1_L8:
-        if (v->q_first_load[size_t(s.i)] < 0) v->q_first_load[size_t(s.i)] = int64_t(k);
-        break;
+      case Line::A2_L4: first(v->q_first_load, s.i, k); break;
       case Line::A1_L9:
+      case Line::A2_L8:
         v->s_ready(s.i, s.j) = float(k + 1);
-        if (show_scores && s.tile.size()) v->S.block(r0, c0, s.tile.rows(), s.tile.cols()) = s.tile;
+        place(v->S, s.tile, r0, c0);
         break;
       case Line::A1_L10:
+      case Line::A2_L9:  // FA2 L9 also merges m_i, l_i
         v->p_ready(s.i, s.j) = float(k + 1);
-        v->l10_step[size_t(s.i * Tc + s.j)] = int64_t(k);
-        if (show_scores && s.tile.size()) v->P.block(r0, c0, s.tile.rows(), s.tile.cols()) = s.tile;
-        break;
+        v->tilde_step[size_t(ij)] = int64_t(k);
+        place(v->P, s.tile, r0, c0);
+        if (s.line == Line::A1_L10) break;
+        [[fallthrough]];
       case Line::A1_L11:
-        v->l11_step[size_t(s.i * Tc + s.j)] = int64_t(k);
-        for (int64_t r = 0; r < s.m_new.size(); ++r) {
-          v->m_series(r0 + r, s.j) = s.m_new(r);
-          v->l_series(r0 + r, s.j) = s.l_new(r);
-        }
+        v->merge_step[size_t(ij)] = int64_t(k);
+        series(s, r0);
+        break;
+      case Line::A1_L12:
+      case Line::A2_L10:
+        if (s.dropout_keep.size()) v->keep_step[size_t(ij)] = int64_t(k);
+        break;
+      // Algorithm 0: whole row blocks of S and P, written to HBM (shown as stored there).
+      case Line::A0_L1:
+        first(v->q_first_load, s.i, k);
+        if (s.i == 0)
+          for (int64_t j = 0; j < Tc; ++j) first(v->kv_first_load, j, k);
+        for (const HbmWrite& w : s.writes)
+          if (w.tensor == Tensor::S) place(v->S, w.data, w.row0, 0);
+        v->s_ready.row(s.i).setConstant(float(k + 1));
+        break;
+      case Line::A0_L2:
+        for (const HbmWrite& w : s.writes)
+          if (w.tensor == Tensor::P) place(v->P, w.data, w.row0, 0);
+        v->p_ready.row(s.i).setConstant(float(k + 1));
+        break;
+      case Line::A0_L3:
+        if (s.dropout_keep.size())
+          for (int64_t j = 0; j < Tc; ++j) v->keep_step[size_t(s.i * Tc + j)] = int64_t(k);
         break;
       default:
         break;
     }
   }
+  // A masked entry's weight is 0; for display it keeps the -inf colour of its score.
+  if (show_scores && p.mask.any())
+    for (int64_t e = 0; e < v->S.size(); ++e)
+      if (v->S.data()[e] == -std::numeric_limits<float>::infinity())
+        v->P.data()[e] = -std::numeric_limits<float>::infinity();
   v->range_qkv = std::max({max_abs(p.Q), max_abs(p.K), max_abs(p.V)});
   v->range_o = max_abs(tr.O);
   v->range_s = show_scores ? max_abs(v->S) : 1.0f;
+  v->range_L = max_abs(Mat(tr.lse));
   float m_abs = 1e-12f;
   for (int64_t r = 0; r < v->m_series.rows(); ++r)
     for (int64_t c = 0; c < v->m_series.cols(); ++c)
@@ -127,7 +240,13 @@ ProblemSpec ProblemForm::to_spec() const {
   s.bc = bc;
   if (!default_scale) s.scale = scale;
   s.seed = uint64_t(seed);
+  s.schedule = schedule;
   s.causal = causal;
+  s.window_left = window_left;
+  s.window_right = window_right;
+  s.kv_len = kv_len;
+  s.dropout = dropout;
+  s.dtype = dtype;
   if (seed < 0) throw InputError("seed must be non-negative");
   const auto& pats = input_patterns();
   s.pattern = pats.at(size_t(std::clamp(pattern, 0, int(pats.size()) - 1)));
@@ -150,7 +269,13 @@ void ProblemForm::from_spec(const ProblemSpec& s) {
   br = s.br;
   bc = s.bc;
   default_scale = !s.scale.has_value();
+  schedule = s.schedule;
   causal = s.causal;
+  window_left = s.window_left;
+  window_right = s.window_right;
+  kv_len = s.kv_len;
+  dropout = s.dropout;
+  dtype = s.dtype;
   scale = s.scale ? *s.scale : 1.0 / std::sqrt(double(std::max<int64_t>(d, 1)));
   seed = int64_t(s.seed);
   const auto& pats = input_patterns();
@@ -179,6 +304,10 @@ Field field_of(const std::string& msg) {
   if (starts("unknown input pattern")) return Field::pattern;
   if (starts("sizes too large") || starts("recording")) return Field::nq;
   if (starts("give all three")) return Field::files;
+  if (starts("window")) return Field::window;
+  if (starts("key length")) return Field::kv_len;
+  if (starts("dropout")) return Field::dropout;
+  if (starts("input ") && msg.find("fp16") != std::string::npos) return Field::dtype;
   return Field::none;
 }
 
@@ -197,6 +326,8 @@ void ProblemForm::validate() {
       sizes.nk = s.nk;
       sizes.d = s.d;
       sizes.M = s.M;
+      sizes.schedule = s.schedule;
+      sizes.dropout = float(s.dropout);
       const Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
       const size_t est = estimate_trace_bytes(sizes, t);
       if (est > kMaxTraceBytes) {
@@ -207,10 +338,15 @@ void ProblemForm::validate() {
                       double(est) / 1048576.0, kMaxTraceBytes >> 20);
         throw InputError(buf);
       }
+      // Steps of an unmasked run (a mask skips some: fewer then).
+      const int64_t steps = s.schedule == Schedule::fa1   ? 1 + t.Tc * (1 + 6 * t.Tr)
+                            : s.schedule == Schedule::fa2 ? t.Tr * (6 + 4 * t.Tc)
+                                                          : 3 * t.Tr;
+      const bool masked = s.causal || s.window_left >= 0 || s.window_right >= 0 || s.kv_len >= 0;
       char buf[160];
       std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %s%lld steps",
                     (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
-                    causal ? "up to " : "", (long long)(1 + t.Tc * (1 + 6 * t.Tr)));
+                    masked && s.schedule != Schedule::standard ? "up to " : "", (long long)steps);
       preview = buf;
     }
   } catch (const InputError& e) {
@@ -243,6 +379,7 @@ void AppState::load_preset(const std::string& name) {
   apply_error.clear();
   preset_name = p.name;
   preset_title = p.title;
+  preset_description = p.description;
   std::string vals;
   char buf[32];
   for (double x : p.lesson_values) {
@@ -263,6 +400,7 @@ bool AppState::apply_form() {
     apply_error.clear();
     preset_name.clear();
     preset_title.clear();
+    preset_description.clear();
     return true;
   } catch (const InputError& e) {
     apply_error = e.what();
@@ -276,6 +414,8 @@ void AppState::set_run(std::unique_ptr<RunView> v) {
   cursor.reset();  // it points into the old trace
   run = std::move(v);
   cursor = std::make_unique<Cursor>(run->trace);
+  const Mask& mask = run->trace.problem.mask;
+  mask_text = mask.any() ? mask.describe() : std::string();
   ++run_version;
   playing = false;
   compare.loaded = false;
@@ -337,7 +477,10 @@ bool AppState::jump_to(int64_t i, int64_t j) {
     jump_error = buf;
     return false;
   }
-  const int64_t k = run->step_of(i, j, Line::A1_L8);
+  const Schedule sched = run->schedule();
+  const int64_t k = sched == Schedule::fa1   ? run->step_of(i, j, Line::A1_L8)
+                    : sched == Schedule::fa2 ? run->step_of(i, j, Line::A2_L7)
+                                             : run->step_of(i, -1, Line::A0_L1);
   if (k < 0) {
     jump_error = "iteration (i, j) is skipped: the mask hides that whole tile";
     return false;
@@ -378,14 +521,37 @@ void AppState::run_script(const std::string& script) {
       if (!(cs >> a >> b)) throw InputError("script: jump needs i and j");
       if (!jump_to(a, b)) throw InputError("script: jump " + jump_error);
     } else if (verb == "set") {  // the problem editor, as typed into a field
-      std::string field;
-      if (!(cs >> field >> a)) throw InputError("script: set needs a field and a number");
+      std::string field, value;
+      if (!(cs >> field >> value)) throw InputError("script: set needs a field and a value");
+      auto number = [&](const std::string& text) {
+        char* end = nullptr;
+        const double x = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end) throw InputError("script: set " + field + " needs a number (got '" + text + "')");
+        return x;
+      };
       int64_t* slot = field == "nq" ? &form.nq : field == "nk" ? &form.nk : field == "d" ? &form.d
                     : field == "M" ? &form.M : field == "br" ? &form.br : field == "bc" ? &form.bc
-                    : field == "seed" ? &form.seed : nullptr;
-      if (!slot) throw InputError("script: set knows nq, nk, d, M, br, bc, seed (got '" + field + "')");
-      *slot = a;
-      if (slot == &form.M) std::snprintf(form.M_kib, sizeof form.M_kib, "%g", double(a) * 4.0 / 1024.0);
+                    : field == "seed" ? &form.seed : field == "kvlen" ? &form.kv_len : nullptr;
+      if (slot) {
+        *slot = int64_t(number(value));
+        if (slot == &form.M) std::snprintf(form.M_kib, sizeof form.M_kib, "%g", double(*slot) * 4.0 / 1024.0);
+      } else if (field == "schedule") {
+        form.schedule = parse_schedule(value);  // the editor's combo offers only valid names
+      } else if (field == "dtype") {
+        form.dtype = parse_dtype(value);
+      } else if (field == "causal") {
+        form.causal = number(value) != 0;
+      } else if (field == "dropout") {
+        form.dropout = number(value);
+      } else if (field == "window") {
+        std::string right;
+        if (!(cs >> right)) throw InputError("script: set window needs LEFT and RIGHT");
+        form.window_left = int64_t(number(value));
+        form.window_right = int64_t(number(right));
+      } else {
+        throw InputError("script: set knows nq, nk, d, M, br, bc, seed, schedule, dtype, causal, window, "
+                         "kvlen, dropout (got '" + field + "')");
+      }
       form.validate();
     } else if (verb == "files") {
       std::string q, k, v;

@@ -1,11 +1,14 @@
 // The desktop app's state, outside every draw function (immediate-mode style): the current
-// run (a recorded Algorithm 1 trace and a Cursor over it), what is derived from the trace once
-// (the S and P~ tiles laid out as Nq x Nk matrices, the step at which each tile appears, the
-// m_i / l_i series per row), the problem editor's fields, the lesson, the compare tab, and the
-// playback controls. Nothing here knows about OpenGL; the actions below are what buttons,
-// keys and the --script option call.
+// run (a recorded trace of the chosen schedule, fa1, fa2 or standard, and a Cursor over it),
+// what is derived from the trace once (the S and P~ tiles laid out as Nq x Nk matrices, the
+// step at which each tile appears, skipped and partly masked tiles, the m_i / l_i series per
+// row, the three schedules' totals and closed forms on the same inputs, the error against
+// float64), the problem editor's fields, the lesson, the compare tab, and the playback
+// controls. Nothing here knows about OpenGL; the actions below are what buttons, keys and the
+// --script option call.
 #pragma once
 #include "app/gui/preset.h"
+#include "core/closed_form.h"
 #include "core/lesson.h"
 #include "core/reference.h"
 #include "core/trace.h"
@@ -16,32 +19,66 @@
 
 namespace flashstep::gui {
 
+// One schedule's whole run on the same inputs, for the memory panel's side-by-side table.
+struct ScheduleRun {
+  Schedule schedule = Schedule::fa1;
+  bool ok = false;
+  std::string error;         // why there is no run (too large for the simulated HBM, ...)
+  Totals totals;
+  TrafficForm form;          // the closed form for the unmasked problem (an upper bound with masks)
+  bool have_error = false;   // error against float64 computed
+  ErrorStats o_err, lse_err;
+};
+
+// The schedules in the order the app shows them.
+constexpr Schedule kSchedules[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
+int schedule_column(Schedule s);  // index into kSchedules
+
 // Everything computed from one trace when it is made; read-only afterwards.
 struct RunView {
-  Trace trace;                 // recorded Algorithm 1
-  Totals standard;             // Algorithm 0 on the same inputs (unrecorded run)
-  std::string standard_error;  // why there are no standard totals, if so
-  // S_ij (L9) and P~_ij (L10) tiles placed in Nq x Nk matrices; empty when too large.
+  ProblemSpec spec;            // what was asked for (Revert fields restores it)
+  Trace trace;                 // recorded run of spec.schedule
+  Schedule schedule() const { return trace.problem.schedule; }
+  // fa1, fa2, standard on the same inputs and blocks (kSchedules order); the shown schedule's
+  // entry is the recorded run's totals.
+  ScheduleRun runs[3];
+  std::string reference_note;  // why there is no float64 comparison, if so
+  // S and P~ tiles placed in Nq x Nk matrices; empty when too large. fa1: S_ij at L9, P~_ij at
+  // L10; fa2: S_ij at L8, P~_ij at L9; standard: the row blocks S_i, P_i written to HBM at L1,
+  // L2. Masked entries are -inf in S and, for display, in P too (their weight is 0).
   Mat S, P;
-  // Tr x Tc: the number of applied steps after which tile (i, j) exists (L9 for S, L10 for P~).
+  // Tr x Tc: the number of applied steps after which tile (i, j) exists.
   Mat s_ready, p_ready;
-  std::vector<int64_t> q_first_load, kv_first_load;  // step index of the first L8 / L6 per block
-  std::vector<int64_t> l10_step, l11_step;           // per (i, j) = i * Tc + j; -1 if none
-  Mat m_series, l_series;      // Nq x Tc: m_i^new, l_i^new of each row after L11 of (i, j)
-  float range_qkv = 1, range_o = 1, range_s = 1, range_m = 1, max_l = 1;
+  Mat skipped;                 // Tr x Tc: 1 where the mask hides the whole tile (fa1, fa2 skip it)
+  Mat partial;                 // Tr x Tc: 1 where the mask hides some entries
+  int64_t skipped_tiles = 0, partial_tiles = 0;
+  std::vector<int64_t> q_first_load, kv_first_load;  // step index of the first load per block
+  // Per (i, j) = i * Tc + j; -1 if none. tilde: the line that produced m~_ij (fa1 L10, fa2 L9);
+  // merge: the line with m_i^new, l_i^new (fa1 L11, fa2 L9); keep: the line that applied
+  // dropout to P~_ij (fa1 L12, fa2 L10, standard L3 for every j of row block i).
+  std::vector<int64_t> tilde_step, merge_step, keep_step;
+  Mat m_series, l_series;      // Nq x Tc: m_i^new, l_i^new of each row after the merge of (i, j)
+  float range_qkv = 1, range_o = 1, range_s = 1, range_m = 1, max_l = 1, range_L = 1;
   int64_t step_of(int64_t i, int64_t j, Line line) const;  // first step of (i, j) at a line
 };
 
-// Builds the view (runs Algorithm 1 recorded and Algorithm 0 unrecorded). Throws InputError.
+// Builds the view (runs the chosen schedule recorded, the other two unrecorded, and the
+// float64 reference once). Throws InputError.
 std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec);
 
 // The problem editor's fields, edited in place by ImGui widgets.
-enum class Field { none, nq, nk, d, M, M_kib, br, bc, scale, seed, pattern, files };
+enum class Field { none, nq, nk, d, M, M_kib, br, bc, scale, seed, pattern, files, window, kv_len,
+                   dropout, dtype };
 struct ProblemForm {
   int64_t nq = 8, nk = 8, d = 4, M = 64, br = 0, bc = 0;
   char M_kib[32] = "0.25";  // M in KiB of float32, text so "64KiB" and "0.5" both work
   bool default_scale = true;
+  Schedule schedule = Schedule::fa1;
   bool causal = false;
+  int64_t window_left = -1, window_right = -1;  // -1: no limit on that side
+  int64_t kv_len = -1;                          // -1: no key padding
+  double dropout = 0;
+  Dtype dtype = Dtype::fp32;
   double scale = 0.5;
   int64_t seed = 1;
   int pattern = 0;          // index into input_patterns()
@@ -85,13 +122,14 @@ enum class SpMode { follow, S, P };
 struct AppState {
   std::string asset_dir;
   std::vector<std::string> preset_names;
-  std::string preset_name, preset_title;
+  std::string preset_name, preset_title, preset_description;
 
   std::unique_ptr<RunView> run;
   std::unique_ptr<Cursor> cursor;
   uint64_t run_version = 0;    // bumps when a new trace replaces the old one
   uint64_t cursor_version = 0; // bumps when the cursor moves
   std::string explanation;     // Trace::explain of the current step (cached on move)
+  std::string mask_text;       // Mask::describe of the run, or "" without a mask (cached)
 
   ProblemForm form;
   std::string apply_error;     // why the last Apply failed (the old run stays)
@@ -124,10 +162,11 @@ struct AppState {
   void seek(size_t k);
   void run_to_end();
   void reset();
-  bool jump_to(int64_t i, int64_t j);  // to the L8 load of (i, j)
+  bool jump_to(int64_t i, int64_t j);  // to the load of (i, j): Alg1 L8, FA2 L7, Alg0 L1 of i
   void advance_playback(double dt);
   // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
-  //  export out/trace" (set: nq nk d M br bc seed; export writes all four formats)
+  //  export out/trace" (set: nq nk d M br bc seed, schedule NAME, dtype NAME, causal 0|1,
+  //  window LEFT RIGHT, kvlen N, dropout P; export writes all four formats)
   void run_script(const std::string& script);
   void load_compare();
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the

@@ -137,8 +137,9 @@ void write_state_dump(const AppState& s, const std::string& path) {
   j["hbm_write_total"] = cur ? cur->hbm_write_total : 0;
   const Problem& p = s.run->trace.problem;
   j["problem"] = {{"nq", p.nq}, {"nk", p.nk}, {"d", p.d}, {"M", p.M}, {"seed", p.seed},
-                  {"pattern", p.pattern}, {"scale", p.scale}};
-  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m}) {
+                  {"pattern", p.pattern}, {"scale", p.scale}, {"schedule", schedule_name(p.schedule)},
+                  {"dtype", dtype_name(p.dtype)}, {"dropout", p.dropout}, {"mask", p.mask.describe()}};
+  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P}) {
     if (!s.cursor->written(t)) {
       j["hbm"][tensor_name(t)] = nullptr;
       continue;
@@ -152,7 +153,22 @@ void write_state_dump(const AppState& s, const std::string& path) {
     }
     j["hbm"][tensor_name(t)] = std::move(rows);
   }
+  // The memory panel's side-by-side table: each schedule's totals and closed form.
+  for (const ScheduleRun& r : s.run->runs) {
+    nlohmann::json e;
+    e["ok"] = r.ok;
+    e["hbm_read"] = r.totals.hbm_read_bytes;
+    e["hbm_write"] = r.totals.hbm_write_bytes;
+    const int bpe = p.bytes_per_elem;
+    e["form_read"] = r.form.read_bytes(bpe);
+    e["form_write"] = r.form.write_bytes(bpe);
+    if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
+    j["runs"][schedule_name(r.schedule)] = std::move(e);
+  }
+  j["skipped_tiles"] = s.run->skipped_tiles;
+  j["partial_tiles"] = s.run->partial_tiles;
   j["form_error"] = s.form.error;
+  j["form_error_field"] = int(s.form.error_field);
   j["apply_error"] = s.apply_error;
   j["lesson_shown"] = s.lesson.shown;
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
@@ -372,7 +388,7 @@ int run_app(const GuiOptions& o) {
     failure = e.what();
   }
 
-  for (Heatmap* h : {&gpu.Q, &gpu.K, &gpu.V, &gpu.S, &gpu.P, &gpu.O, &gpu.l, &gpu.m, &gpu.err,
+  for (Heatmap* h : {&gpu.Q, &gpu.K, &gpu.V, &gpu.S, &gpu.P, &gpu.O, &gpu.l, &gpu.m, &gpu.L, &gpu.err,
                      &gpu.legend_div, &gpu.legend_seq, &gpu.legend_log})
     h->destroy();
   gpu.shader.destroy();
@@ -396,13 +412,13 @@ int run_app(const GuiOptions& o) {
 void add_gui_command(CLI::App& app, const SetAction& set_action) {
   static gui::GuiOptions o;
   auto* g = app.add_subcommand("gui", "the desktop teaching app (Dear ImGui + OpenGL window)");
-  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal) or a .json path");
+  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16) or a .json path");
   g->add_option("--step", o.step, "apply this many steps before showing")->check(CLI::NonNegativeNumber);
   g->add_option("--screenshot", o.screenshot, "render to this PNG and exit (works under xvfb-run)");
   g->add_option("--size", o.size, "window size, default 1600x1000");
   g->add_option("--view", o.view, "open on tiles, lesson or compare");
   g->add_option("--back", o.back, "then step back this many steps")->check(CLI::NonNegativeNumber)->group("");
-  g->add_option("--script", o.script, "UI actions: \"step 5; back 2; seek 9; end; home; jump I J; set d 8; apply\"")->group("");
+  g->add_option("--script", o.script, "UI actions: \"step 5; back 2; seek 9; end; home; jump I J; set d 8; set schedule fa2; apply\"")->group("");
   g->add_option("--dump-state", o.dump_state, "with --screenshot: write the app's step and HBM state as JSON")->group("");
   g->add_option("--bench-frames", o.bench_frames, "time this many frames (idle, then one step per frame), print the mean frame time and exit");
   g->add_option("--lesson-blocks", o.lesson_blocks, "blocks merged in the lesson tab")->group("");

@@ -38,6 +38,7 @@ const ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
 const ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
 const ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
 const ImVec4 kPassText(0.35f, 0.9f, 0.45f, 1.0f);
+const ImVec4 kBoundText(0.95f, 0.75f, 0.3f, 1.0f);  // a closed form that is an upper bound
 
 // "123 B", "1.50 KiB", "3.20 MiB" into buf.
 const char* fmt_bytes(char* buf, size_t n, int64_t b) {
@@ -144,7 +145,7 @@ Layout ComputeLayout(ImVec2 d, float controls_h) {
   l.problem_size = ImVec2(left, body - algo_h);
   l.center_pos = ImVec2(left, controls_h);
   l.center_size = ImVec2(center, body);
-  const float mem_h = std::floor(body * 0.65f);
+  const float mem_h = std::floor(body * 0.72f);
   l.memory_pos = ImVec2(left + center, controls_h);
   l.memory_size = ImVec2(d.x - left - center, mem_h);
   l.softmax_pos = ImVec2(left + center, controls_h + mem_h);
@@ -204,7 +205,7 @@ void UpdateHeatmaps(AppState& s, GpuState& g) {
       g.S.destroy();
       g.P.destroy();
     }
-    g.o_key = g.l_key = g.m_key = -1;
+    g.o_key = g.l_key = g.m_key = g.L_key = -1;
     if (!g.legend_div.valid()) {
       float ramp[128];
       for (int k = 0; k < 128; ++k) ramp[k] = -1.0f + 2.0f * float(k) / 127.0f;
@@ -216,6 +217,7 @@ void UpdateHeatmaps(AppState& s, GpuState& g) {
   upload_hbm(s, g.O, Tensor::O, g.o_key);
   upload_hbm(s, g.l, Tensor::l, g.l_key);
   upload_hbm(s, g.m, Tensor::m, g.m_key);
+  upload_hbm(s, g.L, Tensor::L, g.L_key);
   if (g.compare_seen != s.compare.version && s.compare.loaded) {
     g.compare_seen = s.compare.version;
     g.err.upload(s.compare.err);
@@ -247,6 +249,9 @@ void UpdateHeatmaps(AppState& s, GpuState& g) {
   op.hi = v.range_m;
   op.empty = !s.cursor->written(Tensor::m);
   g.m.set_params(op);
+  op.hi = v.range_L;
+  op.empty = !s.cursor->written(Tensor::L);
+  g.L.set_params(op);
   HeatmapParams lp;
   lp.map = Colormap::sequential;
   lp.lo = 0;
@@ -267,7 +272,7 @@ void UpdateHeatmaps(AppState& s, GpuState& g) {
   sp.hi = 1;
   g.legend_seq.set_params(sp);
 
-  for (Heatmap* h : {&g.Q, &g.K, &g.V, &g.S, &g.P, &g.O, &g.l, &g.m, &g.err, &g.legend_div,
+  for (Heatmap* h : {&g.Q, &g.K, &g.V, &g.S, &g.P, &g.O, &g.l, &g.m, &g.L, &g.err, &g.legend_div,
                      &g.legend_seq, &g.legend_log})
     h->render(g.shader);
 }
@@ -310,7 +315,9 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   ImGui::InputInt("##jj", &s.jump_j);
   ImGui::SameLine();
   if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Go to the load of Q_i (Alg1 L8) in iteration (i, j)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Go to the load of iteration (i, j): Q_i, O_i, l_i, m_i at Alg1 L8; K_j, V_j at "
+                      "FA2 L7; row block i at Alg0 L1");
   if (!s.jump_error.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
@@ -320,8 +327,10 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   const Step* cur = current_step(s);
   char where[96];
   if (!cur) std::snprintf(where, sizeof where, "before the first step");
-  else if (cur->i >= 0)
+  else if (cur->i >= 0 && cur->j >= 0)
     std::snprintf(where, sizeof where, "%s  i = %d, j = %d", line_label(cur->line), cur->i, cur->j);
+  else if (cur->i >= 0)
+    std::snprintf(where, sizeof where, "%s  i = %d", line_label(cur->line), cur->i);
   else if (cur->j >= 0) std::snprintf(where, sizeof where, "%s  j = %d", line_label(cur->line), cur->j);
   else std::snprintf(where, sizeof where, "%s", line_label(cur->line));
   const float info_w = ImGui::GetFontSize() * 16;
@@ -354,7 +363,7 @@ const PseudoLine kAlgorithm1[] = {
     {4, 0, "Divide O into Tr blocks O_i (Br x d), l and m into Tr blocks l_i, m_i (Br each).", Line::A1_L2},
     {5, 0, "for 1 <= j <= Tc do", Line::A1_L2},
     {6, 1, nullptr, Line::A1_L6},
-    {7, 1, "for 1 <= i <= Tr do", Line::A1_L2},
+    {7, 1, "for 1 <= i <= Tr do", Line::A1_SKIP},
     {8, 2, nullptr, Line::A1_L8},
     {9, 2, nullptr, Line::A1_L9},
     {10, 2, nullptr, Line::A1_L10},
@@ -366,17 +375,63 @@ const PseudoLine kAlgorithm1[] = {
     {16, 0, "Return O.", Line::A1_L2},
 };
 
+// FlashAttention-2's forward pass (Dao 2023, Algorithm 1).
+const PseudoLine kFlash2[] = {
+    {1, 0, "Divide Q into Tr = ceil(Nq/Br) blocks Q_i of Br x d, and K, V into Tc = ceil(Nk/Bc) blocks K_j, V_j of Bc x d.", Line::A2_L4},
+    {2, 0, "Divide O into Tr blocks O_i of Br x d, and the logsumexp L into Tr blocks L_i of Br.", Line::A2_L4},
+    {3, 0, "for 1 <= i <= Tr do", Line::A2_L4},
+    {4, 1, nullptr, Line::A2_L4},
+    {5, 1, nullptr, Line::A2_L5},
+    {6, 1, "for 1 <= j <= Tc do", Line::A2_SKIP},
+    {7, 2, nullptr, Line::A2_L7},
+    {8, 2, nullptr, Line::A2_L8},
+    {9, 2, nullptr, Line::A2_L9},
+    {10, 2, nullptr, Line::A2_L10},
+    {11, 1, "end for", Line::A2_L4},
+    {12, 1, nullptr, Line::A2_L12},
+    {13, 1, nullptr, Line::A2_L13},
+    {14, 1, nullptr, Line::A2_L14},
+    {15, 1, nullptr, Line::A2_L15},
+    {16, 0, "end for", Line::A2_L4},
+    {17, 0, "Return the output O and the logsumexp L.", Line::A2_L4},
+};
+
+// Algorithm 0 (standard attention), as in Dao et al. 2022.
+const PseudoLine kAlgorithm0[] = {
+    {0, 0, "Require: matrices Q, K, V in HBM.", Line::A0_L1},
+    {1, 0, nullptr, Line::A0_L1},
+    {2, 0, nullptr, Line::A0_L2},
+    {3, 0, nullptr, Line::A0_L3},
+    {4, 0, "Return O.", Line::A0_L1},
+};
+
+const char* algorithm_title(Schedule s) {
+  switch (s) {
+    case Schedule::fa1: return "Algorithm 1 (FlashAttention)###algorithm";
+    case Schedule::fa2: return "FlashAttention-2 (Dao 2023, Algorithm 1)###algorithm";
+    case Schedule::standard: return "Algorithm 0 (standard attention)###algorithm";
+  }
+  return "###algorithm";
+}
+
 }  // namespace
 
 void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
-  if (!BeginPanel("Algorithm 1 (FlashAttention)", l.algo_pos, l.algo_size, s)) return;
+  const Schedule sched = s.run ? s.run->schedule() : Schedule::fa1;
+  if (!BeginPanel(algorithm_title(sched), l.algo_pos, l.algo_size, s)) return;
   const Trace& tr = s.run->trace;
   const Tiling& t = tr.tiling;
   const Step* cur = current_step(s);
-  const int active = cur ? line_number(cur->line) : 0;
+  const int active = cur ? line_number(cur->line) : -1;
 
   // Loop variables and the step's sentence first, so they stay visible at 1280 x 720.
-  if (cur && cur->i >= 0)
+  if (cur && cur->i >= 0 && sched == Schedule::standard)
+    ImGui::Text("row block i = %d of Tr = %lld", cur->i, (long long)t.Tr);
+  else if (cur && cur->i >= 0 && cur->j < 0)
+    ImGui::Text("i = %d of Tr = %lld  (j not in scope)", cur->i, (long long)t.Tr);
+  else if (cur && cur->i >= 0 && sched == Schedule::fa2)
+    ImGui::Text("i = %d of Tr = %lld,  j = %d of Tc = %lld", cur->i, (long long)t.Tr, cur->j, (long long)t.Tc);
+  else if (cur && cur->i >= 0)
     ImGui::Text("j = %d of Tc = %lld,  i = %d of Tr = %lld", cur->j, (long long)t.Tc, cur->i, (long long)t.Tr);
   else if (cur && cur->j >= 0)
     ImGui::Text("j = %d of Tc = %lld  (i not in scope)", cur->j, (long long)t.Tc);
@@ -395,13 +450,20 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   if (g.mono) ImGui::PushFont(g.mono);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float indent_w = ImGui::GetFontSize() * 1.2f;
-  for (const PseudoLine& pl : kAlgorithm1) {
-    const char* text = pl.text ? pl.text : line_pseudocode(pl.line);
-    const bool on = pl.number == active && !pl.text;
+  const PseudoLine* lines = sched == Schedule::fa2 ? kFlash2 : sched == Schedule::standard ? kAlgorithm0 : kAlgorithm1;
+  const size_t n_lines = sched == Schedule::fa2        ? std::size(kFlash2)
+                         : sched == Schedule::standard ? std::size(kAlgorithm0)
+                                                       : std::size(kAlgorithm1);
+  for (size_t li = 0; li < n_lines; ++li) {
+    const PseudoLine& pl = lines[li];
+    // A skipped block highlights its loop line, with core's text saying it was skipped.
+    const bool on = cur && pl.number == active && (!pl.text || pl.line == cur->line);
+    const char* text = pl.text && !on ? pl.text : line_pseudocode(pl.line);
     dl->ChannelsSplit(2);
     dl->ChannelsSetCurrent(1);
     ImGui::BeginGroup();
-    ImGui::Text("%2d", pl.number);
+    if (pl.number > 0) ImGui::Text("%2d", pl.number);
+    else ImGui::TextUnformatted("  ");
     ImGui::SameLine(0, ImGui::GetFontSize() * 0.6f + indent_w * float(pl.indent));
     ImGui::PushTextWrapPos(0.0f);
     if (on) ImGui::TextUnformatted(text);
@@ -424,6 +486,13 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   ImGui::Spacing();
   ImGui::Text("M = %lld: Br = %lld, Bc = %lld%s, tau = %.4g", (long long)t.M, (long long)t.Br,
               (long long)t.Bc, t.overridden ? " (overridden)" : "", double(tr.problem.scale));
+  const Problem& p = tr.problem;
+  if (p.mask.any() || p.dropout > 0 || p.dtype != Dtype::fp32) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s%s; dropout p = %g; stored as %s", p.mask.any() ? "mask: " : "no mask",
+                        s.mask_text.c_str(), double(p.dropout), dtype_name(p.dtype));
+    ImGui::PopTextWrapPos();
+  }
   if (g.mono) ImGui::PopFont();
   ImGui::EndChild();
   ImGui::End();
@@ -457,13 +526,31 @@ void DrawProblemTab(AppState& s) {
     ImGui::EndCombo();
   }
   if (!s.preset_title.empty()) DimText(s.preset_title.c_str());
+  if (!s.preset_description.empty()) DimText(s.preset_description.c_str());
   bool changed = false;
   const float w = ImGui::GetFontSize() * 8;
   ImGui::PushItemWidth(w);
+  static const char* const kScheduleItems[3] = {"fa1: Algorithm 1 (FlashAttention)", "fa2: FlashAttention-2 order",
+                                                "standard: Algorithm 0"};
+  int sched = schedule_column(f.schedule);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 15);
+  if (ImGui::Combo("schedule", &sched, kScheduleItems, 3)) {
+    f.schedule = kSchedules[std::clamp(sched, 0, 2)];
+    changed = true;
+  }
+  const float half = (w - ImGui::GetStyle().ItemInnerSpacing.x) * 0.5f;
+  // Two numbers on one line under one label (Nq, Nk; Br, Bc; the window).
+  auto pair = [&](const char* id_a, int64_t* a, const char* label_b, int64_t* b) {
+    ImGui::SetNextItemWidth(half);
+    bool c = ImGui::InputScalar(id_a, ImGuiDataType_S64, a);
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::SetNextItemWidth(half);
+    c |= ImGui::InputScalar(label_b, ImGuiDataType_S64, b);
+    return c;
+  };
   if (!f.use_files) {
-    changed |= ImGui::InputScalar("Nq (queries)", ImGuiDataType_S64, &f.nq);
+    changed |= pair("##nq", &f.nq, "Nq, Nk (queries, keys)", &f.nk);
     FieldError(f, Field::nq);
-    changed |= ImGui::InputScalar("Nk (keys)", ImGuiDataType_S64, &f.nk);
     FieldError(f, Field::nk);
     changed |= ImGui::InputScalar("d (head dim)", ImGuiDataType_S64, &f.d);
     FieldError(f, Field::d);
@@ -492,8 +579,7 @@ void DrawProblemTab(AppState& s) {
     }
   }
   FieldError(f, Field::M_kib);
-  changed |= ImGui::InputScalar("Br (0 = paper)", ImGuiDataType_S64, &f.br);
-  changed |= ImGui::InputScalar("Bc (0 = paper)", ImGuiDataType_S64, &f.bc);
+  changed |= pair("##br", &f.br, "Br, Bc (0 = paper)", &f.bc);
   FieldError(f, Field::br);
   changed |= ImGui::Checkbox("tau = 1/sqrt(d)", &f.default_scale);
   if (!f.default_scale) {
@@ -503,6 +589,25 @@ void DrawProblemTab(AppState& s) {
   }
   FieldError(f, Field::scale);
   changed |= ImGui::Checkbox("causal mask", &f.causal);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bottom-right aligned when Nq != Nk: the last query sees the last key");
+  changed |= pair("##wl", &f.window_left, "window L, R (-1 none)", &f.window_right);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Sliding window: row r keeps keys [r + Nk - Nq - LEFT, r + Nk - Nq + RIGHT]; -1 = no limit");
+  FieldError(f, Field::window);
+  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.kv_len);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Key padding: only the first KV_LEN keys are valid (0..Nk; -1 = no padding)");
+  FieldError(f, Field::kv_len);
+  changed |= ImGui::InputDouble("dropout p", &f.dropout, 0, 0, "%.4g");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("P~_ij entries dropped with probability p in [0, 1) (Philox keyed by the seed)");
+  FieldError(f, Field::dropout);
+  static const char* const kDtypeItems[3] = {"fp32", "fp16", "bf16"};
+  int dt = int(f.dtype);
+  if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 3)) {
+    f.dtype = Dtype(std::clamp(dt, 0, 2));
+    changed = true;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32");
+  FieldError(f, Field::dtype);
   changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
   FieldError(f, Field::seed);
   changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
@@ -535,20 +640,7 @@ void DrawProblemTab(AppState& s) {
   if (ImGui::Button("Apply (new run)")) s.apply_form();
   if (!ok) ImGui::EndDisabled();
   ImGui::SameLine();
-  if (ImGui::Button("Revert fields")) {
-    f.from_spec([&] {
-      ProblemSpec sp;
-      const Problem& p = s.run->trace.problem;
-      sp.nq = p.nq; sp.nk = p.nk; sp.d = p.d; sp.M = p.M;
-      sp.br = s.run->trace.tiling.overridden ? s.run->trace.tiling.Br : 0;
-      sp.bc = s.run->trace.tiling.overridden ? s.run->trace.tiling.Bc : 0;
-      sp.scale = double(p.scale);
-      sp.seed = p.seed;
-      sp.pattern = p.pattern == "npy" ? "random" : p.pattern;
-      sp.causal = p.mask.causal;
-      return sp;
-    }());
-  }
+  if (ImGui::Button("Revert fields") && s.run) f.from_spec(s.run->spec);
   if (!s.apply_error.empty()) {
     ErrorText("Not applied: " + s.apply_error);
     DimText("The current run is kept.");
@@ -599,7 +691,13 @@ void DrawProblemPanel(AppState& s, const Layout& l) {
 
 namespace {
 
-enum class MatId { Q, K, V, S, P, O, l, m };
+enum class MatId { Q, K, V, S, P, O, l, m, L };
+
+const ImU32 kSkipFill = IM_COL32(38, 36, 34, 255);     // a tile the mask hides entirely
+const ImU32 kSkipHatch = IM_COL32(110, 100, 88, 255);
+const ImU32 kSkipNowCol = IM_COL32(255, 95, 95, 255);  // the skip step's own outline
+const ImU32 kDropCol = IM_COL32(255, 70, 200, 255);    // an entry of P~ dropped by dropout
+const ImU32 kNegInfCol = IM_COL32(92, 77, 117, 255);   // shaders/heatmap.frag's kNegInf
 
 // One matrix on screen. Displayed rows/cols are after the optional transpose.
 struct Grid {
@@ -612,6 +710,7 @@ struct Grid {
   bool transpose = false;
   int row_block = 0, col_block = 0;  // tile size in displayed rows / cols (0 = no tiling)
   const Mat* ready = nullptr;        // S / P~: Tr x Tc steps after which each tile exists
+  const Mat* skipped = nullptr;      // S / P~: Tr x Tc, 1 where the tile is skipped (masked)
   ImVec2 p1() const { return ImVec2(p0.x + cw * float(cols), p0.y + ch * float(rows)); }
   ImVec2 at(float r, float c) const { return ImVec2(p0.x + c * cw, p0.y + r * ch); }
 };
@@ -632,6 +731,7 @@ float value_at(const AppState& s, MatId id, int64_t r, int64_t c) {
     case MatId::O: return s.cursor->written(Tensor::O) ? s.cursor->hbm(Tensor::O)(r, c) : nan;
     case MatId::l: return s.cursor->written(Tensor::l) ? s.cursor->hbm(Tensor::l)(r, 0) : nan;
     case MatId::m: return s.cursor->written(Tensor::m) ? s.cursor->hbm(Tensor::m)(r, 0) : nan;
+    case MatId::L: return s.cursor->written(Tensor::L) ? s.cursor->hbm(Tensor::L)(r, 0) : nan;
   }
   return nan;
 }
@@ -646,6 +746,7 @@ bool light_cell(MatId id, float x, const RunView& v) {
     case MatId::S: return std::abs(x) / v.range_s < 0.6f;
     case MatId::O: return std::abs(x) / v.range_o < 0.6f;
     case MatId::m: return std::abs(x) / v.range_m < 0.6f;
+    case MatId::L: return std::abs(x) / v.range_L < 0.6f;
   }
   return false;
 }
@@ -662,6 +763,19 @@ void outline_rows(ImDrawList* dl, const Grid& g, int64_t row0, int64_t rows, ImU
   if (rows <= 0) return;
   if (g.transpose) outline(dl, g, 0, float(g.rows), float(row0), float(row0 + rows), col, thick);
   else outline(dl, g, float(row0), float(row0 + rows), 0, float(g.cols), col, thick);
+}
+
+// A skipped tile: a dark fill with diagonal hatching (when the tile is big enough to see it),
+// unlike a tile that is merely not computed yet (an outline on the background).
+void draw_skipped(ImDrawList* dl, ImVec2 a, ImVec2 b) {
+  dl->AddRectFilled(a, b, kSkipFill);
+  if (b.x - a.x < 8 || b.y - a.y < 8) return;
+  const float step = 7.0f;
+  // Lines x + y = c clipped to the rectangle.
+  for (float c = a.x + a.y + step; c < b.x + b.y; c += step) {
+    const float xa = std::max(a.x, c - b.y), xb = std::min(b.x, c - a.y);
+    if (xa < xb) dl->AddLine(ImVec2(xa, c - xa), ImVec2(xb, c - xb), kSkipHatch, 1.0f);
+  }
 }
 
 void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_font) {
@@ -689,8 +803,9 @@ void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_fo
                        ImVec2(c0 / float(g.cols), r0 / float(g.rows)), ImVec2(c1 / float(g.cols), r1 / float(g.rows)));
           tj = end;
         } else {
-          if (outlines)
-            dl->AddRect(g.at(r0, c0), g.at(r1, std::min(c0 + float(g.col_block), float(g.cols))), kEmptyEdgeCol);
+          const ImVec2 a = g.at(r0, c0), b = g.at(r1, std::min(c0 + float(g.col_block), float(g.cols)));
+          if (g.skipped && (*g.skipped)(ti, tj) != 0) draw_skipped(dl, a, b);
+          else if (outlines) dl->AddRect(a, b, kEmptyEdgeCol);
           ++tj;
         }
       }
@@ -712,6 +827,7 @@ void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_fo
         const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
         const float x = value_at(s, g.id, mr, mc);
         if (std::isnan(x)) continue;
+        if (g.id == MatId::P && std::isinf(x)) continue;  // masked: weight 0, drawn in the -inf colour
         fmt_value(buf, sizeof buf, x, decimals);
         const ImVec2 ts = cell_font->CalcTextSizeA(cell_font->FontSize, 1e9f, 0, buf);
         const ImVec2 a = g.at(float(r), float(c));
@@ -723,6 +839,24 @@ void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_fo
   dl->AddRect(ImVec2(g.p0.x - 1, g.p0.y - 1), ImVec2(g.p1().x + 1, g.p1().y + 1), IM_COL32(110, 110, 120, 255));
 }
 
+// The dropped entries of the current P~ tile (1 kept, 0 dropped in `keep`, whose top-left
+// element is (row0, col0)): a dark cell crossed in magenta, or a magenta fill when tiny.
+void draw_dropped(ImDrawList* dl, const Grid& g, const Mat& keep, int64_t row0, int64_t col0) {
+  for (int64_t r = 0; r < keep.rows(); ++r)
+    for (int64_t c = 0; c < keep.cols(); ++c) {
+      if (keep(r, c) != 0) continue;
+      const ImVec2 a = g.at(float(row0 + r), float(col0 + c)), b = g.at(float(row0 + r + 1), float(col0 + c + 1));
+      if (b.x - a.x < 6 || b.y - a.y < 6) {
+        dl->AddRectFilled(a, b, kDropCol);
+        continue;
+      }
+      dl->AddRectFilled(a, b, IM_COL32(18, 18, 22, 235));
+      const float in = std::min(b.x - a.x, b.y - a.y) * 0.2f;
+      dl->AddLine(ImVec2(a.x + in, a.y + in), ImVec2(b.x - in, b.y - in), kDropCol, 2.0f);
+      dl->AddLine(ImVec2(a.x + in, b.y - in), ImVec2(b.x - in, a.y + in), kDropCol, 2.0f);
+    }
+}
+
 // Tooltip for the element under the mouse.
 void hover_grid(const AppState& s, const Grid& g) {
   if (!ImGui::IsWindowHovered()) return;
@@ -732,6 +866,7 @@ void hover_grid(const AppState& s, const Grid& g) {
   const int c = std::clamp(int((mp.x - g.p0.x) / g.cw), 0, g.cols - 1);
   const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
   const Tiling& t = s.run->trace.tiling;
+  const bool standard = s.run->schedule() == Schedule::standard;
   const float x = value_at(s, g.id, mr, mc);
   char val[32];
   fmt_value(val, sizeof val, x, 6);
@@ -747,13 +882,22 @@ void hover_grid(const AppState& s, const Grid& g) {
       break;
     case MatId::S:
     case MatId::P: {
-      const char* name = g.id == MatId::S ? "S" : "P~";
-      if (std::isnan(x))
-        ImGui::Text("%s[%lld, %lld]: tile (i = %lld, j = %lld) not computed yet", name, (long long)mr, (long long)mc,
-                    (long long)(mr / t.Br), (long long)(mc / t.Bc));
+      const char* name = g.id == MatId::S ? "S" : standard ? "P" : "P~";
+      const int64_t ti = mr / t.Br, tj = mc / t.Bc;
+      if (std::isnan(x) && s.run->skipped(ti, tj) != 0)
+        ImGui::Text("tile (i = %lld, j = %lld) is entirely masked: skipped, never loaded or computed",
+                    (long long)ti, (long long)tj);
+      else if (std::isnan(x))
+        ImGui::Text("%s[%lld, %lld]: %s not computed yet", name, (long long)mr, (long long)mc,
+                    standard ? "row block" : "tile");
+      else if (std::isinf(x))
+        ImGui::Text("%s[%lld, %lld]: masked (score -inf, weight 0)", name, (long long)mr, (long long)mc);
+      else if (standard)
+        ImGui::Text("%s[%lld, %lld] = %s in HBM   (row block i = %lld)", name, (long long)mr, (long long)mc, val,
+                    (long long)ti);
       else
         ImGui::Text("%s[%lld, %lld] = %s   (tile i = %lld, j = %lld; on chip, never in HBM)", name, (long long)mr,
-                    (long long)mc, val, (long long)(mr / t.Br), (long long)(mc / t.Bc));
+                    (long long)mc, val, (long long)ti, (long long)tj);
       break;
     }
     case MatId::O:
@@ -762,8 +906,9 @@ void hover_grid(const AppState& s, const Grid& g) {
       break;
     case MatId::l:
     case MatId::m:
-      ImGui::Text("%s[%lld] = %s in HBM   (block i = %lld)", g.id == MatId::l ? "l" : "m", (long long)mr, val,
-                  (long long)(mr / t.Br));
+    case MatId::L:
+      ImGui::Text("%s[%lld] = %s in HBM   (block i = %lld)", g.id == MatId::l ? "l" : g.id == MatId::m ? "m" : "L = lse",
+                  (long long)mr, val, (long long)(mr / t.Br));
       break;
   }
   ImGui::EndTooltip();
@@ -779,49 +924,77 @@ void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const ch
   dl->AddText(ImVec2(b.x - hs.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), hi);
 }
 
+// Whether the score panel shows P~ (else S) when it follows the step.
+bool follow_shows_p(Schedule sched, Line line) {
+  switch (sched) {
+    case Schedule::fa1:
+      return line == Line::A1_L10 || line == Line::A1_L11 || line == Line::A1_L12 || line == Line::A1_L13;
+    case Schedule::fa2: return line == Line::A2_L9 || line == Line::A2_L10;
+    case Schedule::standard: return line == Line::A0_L2 || line == Line::A0_L3;
+  }
+  return false;
+}
+
+const char* schedule_note(Schedule sched) {
+  switch (sched) {
+    case Schedule::fa1:
+      return "Algorithm 1: j outer, i inner. O_i, l_i, m_i are read from HBM and written back at every (i, j).";
+    case Schedule::fa2:
+      return "FlashAttention-2: i outer, j inner. O_i, l_i, m_i stay on chip (white outline) for the whole j "
+             "loop; HBM gets O_i once (L14) and the logsumexp L_i (L15).";
+    case Schedule::standard:
+      return "Algorithm 0: S and P are whole Nq x Nk matrices, written to HBM and read back.";
+  }
+  return "";
+}
+
 void DrawTilesView(AppState& s, GpuState& gs) {
   const RunView& v = *s.run;
   const Problem& p = v.trace.problem;
   const Tiling& t = v.trace.tiling;
+  const Schedule sched = v.schedule();
+  const bool standard = sched == Schedule::standard;
   const Step* cur = current_step(s);
   const float k = float(s.index());
 
-  // S or P~: follow the step (P~ once line 10 of the current tile has run), or fixed.
+  // S or P~: follow the step (P~ once it exists for the current tile), or fixed.
   bool show_p = s.sp_mode == SpMode::P;
-  if (s.sp_mode == SpMode::follow && cur)
-    show_p = cur->line == Line::A1_L10 || cur->line == Line::A1_L11 || cur->line == Line::A1_L12 ||
-             cur->line == Line::A1_L13;
+  if (s.sp_mode == SpMode::follow && cur) show_p = follow_shows_p(sched, cur->line);
   ImGui::TextUnformatted("Score tile:");
   ImGui::SameLine();
   int mode = int(s.sp_mode);
   ImGui::RadioButton("follow the step", &mode, 0);
   ImGui::SameLine();
-  ImGui::RadioButton("S_ij", &mode, 1);
+  ImGui::RadioButton(standard ? "S" : "S_ij", &mode, 1);
   ImGui::SameLine();
-  ImGui::RadioButton("P~_ij", &mode, 2);
+  ImGui::RadioButton(standard ? "P" : "P~_ij", &mode, 2);
   s.sp_mode = SpMode(mode);
+  DimText(schedule_note(sched));
 
   char Tr_label[32];  // the widest block label, "i=15" for Tr = 16
   std::snprintf(Tr_label, sizeof Tr_label, "i=%lld", (long long)(t.Tr - 1));
+  // Statistics columns beside O as they stand in HBM: l and m (fa1), L (fa2), none (standard).
+  const int n_stats = sched == Schedule::fa1 ? 2 : sched == Schedule::fa2 ? 1 : 0;
+  const float ns = float(n_stats);
   // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
-  const float W = avail.x - margin - 4 * gap, H = avail.y - 4 * lab - gap - legend_h;
+  const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
-  float cs = std::min(W / (2 * d + nk + 2), H / (2 * d + nq));
-  float cd = cs, cv = cs;  // cv: width of the l and m columns
+  float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
+  float cd = cs, cv = cs;  // cv: width of the l, m, L columns
   if (cs < 14) {
     cv = 14;
-    cs = std::min((W - 2 * cv) / (2 * d + nk), H / (2 * d + nq));
+    cs = std::min((W - ns * cv) / (2 * d + nk), H / (2 * d + nq));
     cd = cs;
   }
   const float dmin = 0.12f * std::min(W, H);
   if (d * cs < dmin) {
     cd = dmin / d;
-    cs = std::min((W - 2 * cv - 2 * dmin) / nk, (H - 2 * dmin) / nq);
+    cs = std::min((W - ns * cv - 2 * dmin) / nk, (H - 2 * dmin) / nq);
   }
   cs = std::clamp(cs, 0.05f, 64.0f);
   cd = std::clamp(cd, cs, 64.0f);
@@ -832,14 +1005,18 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   const float x_l = x_o + d * cd + gap, x_m = x_l + cv + gap * 0.5f;
   const float y_k = origin.y + lab, y_s = y_k + d * cd + 2 * lab, y_v = y_s + nq * cs + gap + lab;
 
+  const Mat* skipped = v.skipped_tiles ? &v.skipped : nullptr;
   Grid gq{MatId::Q, "Q", &gs.Q, ImVec2(x_q, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
   Grid gk{MatId::K, "K^T", &gs.K, ImVec2(x_s, y_k), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
   Grid gv{MatId::V, "V^T", &gs.V, ImVec2(x_s, y_v), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
   Grid gsp{show_p ? MatId::P : MatId::S, "", show_p ? &gs.P : &gs.S, ImVec2(x_s, y_s), cs, cs,
-           int(p.nq), int(p.nk), false, int(t.Br), int(t.Bc), show_p ? &v.p_ready : &v.s_ready};
+           int(p.nq), int(p.nk), false, int(t.Br), standard ? 0 : int(t.Bc), show_p ? &v.p_ready : &v.s_ready,
+           skipped};
+  if (standard) gsp.col_block = int(t.Bc);  // readiness is per row block; lines still at Bc
   Grid go{MatId::O, "O", &gs.O, ImVec2(x_o, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
   Grid gl{MatId::l, "l", &gs.l, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
   Grid gm{MatId::m, "m", &gs.m, ImVec2(x_m, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+  Grid gL{MatId::L, "L", &gs.L, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(kDimText);
@@ -849,20 +1026,38 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   std::snprintf(buf, sizeof buf, "Q (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
   dl->AddText(ImVec2(x_q, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "Q");
   // The score label in the longest form that fits above S.
-  std::snprintf(buf, sizeof buf, "%s tiles (%lld x %lld), on chip only",
-                show_p ? "P~_ij = exp(S_ij - m~_ij)" : "S_ij = tau Q_i K_j^T", (long long)p.nq, (long long)p.nk);
-  if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f)
-    std::snprintf(buf, sizeof buf, "%s tiles, on chip", show_p ? "P~_ij" : "S_ij");
+  if (standard)
+    std::snprintf(buf, sizeof buf, "%s (%lld x %lld), in HBM", show_p ? "P = softmax(S)" : "S = tau Q K^T",
+                  (long long)p.nq, (long long)p.nk);
+  else
+    std::snprintf(buf, sizeof buf, "%s tiles (%lld x %lld), on chip only",
+                  show_p ? "P~_ij = exp(S_ij - m)" : "S_ij = tau Q_i K_j^T", (long long)p.nq, (long long)p.nk);
+  if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f) {
+    if (standard) std::snprintf(buf, sizeof buf, "%s, HBM", show_p ? "P" : "S");
+    else std::snprintf(buf, sizeof buf, "%s tiles, on chip", show_p ? "P~_ij" : "S_ij");
+  }
   dl->AddText(ImVec2(x_s, y_s - lab), text, buf);
   std::snprintf(buf, sizeof buf, "O (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
   dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
-  dl->AddText(ImVec2(x_l, y_s - lab), text, "l");
-  dl->AddText(ImVec2(x_m, y_s - lab), text, "m");
+  if (sched == Schedule::fa1) {
+    dl->AddText(ImVec2(x_l, y_s - lab), text, "l");
+    dl->AddText(ImVec2(x_m, y_s - lab), text, "m");
+  } else if (sched == Schedule::fa2) {
+    dl->AddText(ImVec2(x_l, y_s - lab), text, "L");
+  }
   std::snprintf(buf, sizeof buf, "V^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
   dl->AddText(ImVec2(x_s, y_v - lab), text, buf);
 
   ImFont* cell_font = gs.mono;
-  for (const Grid* g : {&gq, &gk, &gv, &gsp, &go, &gl, &gm}) draw_grid(dl, s, *g, cell_font);
+  const Grid* grids[8] = {&gq, &gk, &gv, &gsp, &go, nullptr, nullptr, nullptr};
+  if (sched == Schedule::fa1) {
+    grids[5] = &gl;
+    grids[6] = &gm;
+  } else if (sched == Schedule::fa2) {
+    grids[5] = &gL;
+  }
+  for (const Grid* g : grids)
+    if (g) draw_grid(dl, s, *g, cell_font);
   if (!v.S.size()) {
     dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
   }
@@ -890,43 +1085,56 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   }
 
   // The current step: SRAM-resident blocks (thin white), reads (blue), writes (orange), the
-  // tile computed on chip (yellow).
+  // tile computed on chip (yellow), a skipped tile (red).
+  const bool dropout_now = [&] {
+    if (!cur || cur->i < 0 || p.dropout <= 0 || !show_p) return false;
+    const int64_t j = standard ? 0 : cur->j;
+    if (j < 0) return false;
+    const int64_t ks = v.keep_step[size_t(cur->i * t.Tc + j)];
+    return ks >= 0 && float(ks) < k;
+  }();
   if (cur) {
     const auto& se = cur->sram_elems;
-    if (cur->i >= 0 && se[int(Slot::Qi)] > 0) {
-      const int64_t r0 = cur->i * t.Br, rows = t.rows_in_q_block(cur->i, p.nq);
-      outline_rows(dl, gq, r0, rows, kResidentCol, 1.5f);
-      outline_rows(dl, go, r0, rows, kResidentCol, 1.5f);
-    }
-    if (cur->j >= 0 && se[int(Slot::Kj)] > 0) {
-      const int64_t c0 = cur->j * t.Bc, cols = t.rows_in_kv_block(cur->j, p.nk);
-      outline_rows(dl, gk, c0, cols, kResidentCol, 1.5f);
-      outline_rows(dl, gv, c0, cols, kResidentCol, 1.5f);
-    }
+    const int64_t r0 = cur->i >= 0 ? cur->i * t.Br : 0, rows = cur->i >= 0 ? t.rows_in_q_block(cur->i, p.nq) : 0;
+    // K and V blocks: block j, or all of K / V in Algorithm 0 (loaded whole at its first row block).
+    const int64_t c0 = cur->j >= 0 ? cur->j * t.Bc : 0;
+    const int64_t cols = cur->j >= 0 ? t.rows_in_kv_block(cur->j, p.nk) : p.nk;
+    if (cur->i >= 0 && se[int(Slot::Qi)] > 0) outline_rows(dl, gq, r0, rows, kResidentCol, 1.5f);
+    if (cur->i >= 0 && se[int(Slot::Oi)] > 0) outline_rows(dl, go, r0, rows, kResidentCol, 1.5f);
+    if (se[int(Slot::Kj)] > 0) outline_rows(dl, gk, c0, cols, kResidentCol, 1.5f);
+    if (se[int(Slot::Vj)] > 0) outline_rows(dl, gv, c0, cols, kResidentCol, 1.5f);
     if (cur->i >= 0) {
-      const int64_t r0 = cur->i * t.Br, rows = t.rows_in_q_block(cur->i, p.nq);
       if (tensor_read_now(s, Tensor::Q)) outline_rows(dl, gq, r0, rows, kReadCol, 3.0f);
       if (tensor_read_now(s, Tensor::O)) outline_rows(dl, go, r0, rows, kReadCol, 3.0f);
       if (tensor_read_now(s, Tensor::l)) outline_rows(dl, gl, r0, rows, kReadCol, 3.0f);
       if (tensor_read_now(s, Tensor::m)) outline_rows(dl, gm, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::S) || tensor_read_now(s, Tensor::P)) outline_rows(dl, gsp, r0, rows, kReadCol, 3.0f);
     }
-    if (cur->j >= 0) {
-      const int64_t c0 = cur->j * t.Bc, cols = t.rows_in_kv_block(cur->j, p.nk);
-      if (tensor_read_now(s, Tensor::K)) outline_rows(dl, gk, c0, cols, kReadCol, 3.0f);
-      if (tensor_read_now(s, Tensor::V)) outline_rows(dl, gv, c0, cols, kReadCol, 3.0f);
+    if (tensor_read_now(s, Tensor::K)) outline_rows(dl, gk, c0, cols, kReadCol, 3.0f);
+    if (tensor_read_now(s, Tensor::V)) outline_rows(dl, gv, c0, cols, kReadCol, 3.0f);
+    const bool skip = cur->line == Line::A1_SKIP || cur->line == Line::A2_SKIP;
+    if (skip && cur->j >= 0) {  // the skipped tile, or (fa1, i out of scope) the whole column j
+      const float a0 = cur->i >= 0 ? float(r0) : 0, a1 = cur->i >= 0 ? float(r0 + rows) : nq;
+      outline(dl, gsp, a0, a1, float(c0), float(c0 + cols), kSkipNowCol, 3.0f);
+    } else if (!standard && cur->i >= 0 && cur->j >= 0) {
+      const bool computing = cur->line == Line::A1_L9 || cur->line == Line::A1_L10 || cur->line == Line::A2_L8 ||
+                             cur->line == Line::A2_L9 || cur->line == Line::A2_L10;
+      outline(dl, gsp, float(r0), float(r0 + rows), float(c0), float(c0 + cols),
+              computing ? kComputeCol : kResidentCol, computing ? 3.0f : 1.5f);
     }
-    if (cur->i >= 0 && cur->j >= 0) {
-      const float r0 = float(cur->i * t.Br), c0 = float(cur->j * t.Bc);
-      const float r1 = r0 + float(t.rows_in_q_block(cur->i, p.nq)), c1 = c0 + float(t.rows_in_kv_block(cur->j, p.nk));
-      const bool computing = cur->line == Line::A1_L9 || cur->line == Line::A1_L10;
-      outline(dl, gsp, r0, r1, c0, c1, computing ? kComputeCol : kResidentCol, computing ? 3.0f : 1.5f);
+    if (dropout_now) {
+      const int64_t j = standard ? 0 : cur->j;
+      const Mat& keep = v.trace.steps[size_t(v.keep_step[size_t(cur->i * t.Tc + j)])].dropout_keep;
+      draw_dropped(dl, gsp, keep, r0, standard ? 0 : c0);
     }
     for (const HbmWrite& w : cur->writes) {
-      const Grid* g = w.tensor == Tensor::O ? &go : w.tensor == Tensor::l ? &gl : w.tensor == Tensor::m ? &gm : nullptr;
+      const Grid* g = w.tensor == Tensor::O ? &go : w.tensor == Tensor::l ? &gl : w.tensor == Tensor::m ? &gm
+                    : w.tensor == Tensor::L ? &gL : (w.tensor == Tensor::S || w.tensor == Tensor::P) ? &gsp : nullptr;
       if (g) outline_rows(dl, *g, w.row0, w.data.rows(), kWriteCol, 3.0f);
     }
   }
-  for (const Grid* g : {&gq, &gk, &gv, &gsp, &go, &gl, &gm}) hover_grid(s, *g);
+  for (const Grid* g : grids)
+    if (g) hover_grid(s, *g);
 
   // Legend.
   const float ly = y_v + d * cd + gap;
@@ -950,7 +1158,9 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   Swatch(kResidentCol, true, "in SRAM", true);
   Swatch(kVisitedCol, false, "loaded before", true);
   Swatch(kEmptyEdgeCol, true, "not there yet", true);
-  Swatch(IM_COL32(92, 77, 117, 255), false, "-inf", true);
+  Swatch(kNegInfCol, false, p.mask.any() ? "masked (-inf)" : "-inf", true);
+  if (v.skipped_tiles) Swatch(kSkipHatch, false, "skipped tile", true);
+  if (p.dropout > 0) Swatch(kDropCol, false, "dropped (dropout)", true);
 }
 
 // =============================================================================================
@@ -1187,22 +1397,34 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
 
 void DrawMemoryPanel(AppState& s, const Layout& l) {
   if (!BeginPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size, s)) return;
-  const Trace& tr = s.run->trace;
+  const RunView& v = *s.run;
+  const Trace& tr = v.trace;
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
+  const Schedule sched = v.schedule();
   const Step* cur = current_step(s);
   const int bpe = p.bytes_per_elem;
-  char a[32], b[32], c[80];
+  char a[32], b[32], c[128];
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
 
-  ImGui::TextUnformatted("HBM: bytes moved so far");
+  ImGui::Text("HBM: bytes moved so far (%s, %d B per element)", dtype_name(p.dtype), bpe);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) are stored in %s; l, m and L stay float32.",
+                      dtype_name(p.dtype));
   if (ImGui::BeginTable("hbm", 4, tf)) {
     ImGui::TableSetupColumn("tensor");
     ImGui::TableSetupColumn("shape");
     ImGui::TableSetupColumn("read");
     ImGui::TableSetupColumn("written");
     ImGui::TableHeadersRow();
-    for (Tensor tn : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::l, Tensor::m}) {
+    // The tensors this schedule keeps in HBM, then the ones it never stores there.
+    static const Tensor kFa1[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::l, Tensor::m};
+    static const Tensor kFa2[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::L};
+    static const Tensor kStd[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::S, Tensor::P, Tensor::O};
+    const Tensor* list = sched == Schedule::fa1 ? kFa1 : sched == Schedule::fa2 ? kFa2 : kStd;
+    const int n = sched == Schedule::fa1 ? 6 : sched == Schedule::fa2 ? 5 : 6;
+    for (int e = 0; e < n; ++e) {
+      const Tensor tn = list[e];
       ImGui::TableNextRow();
       const int ti = int(tn);
       const int64_t rd = cur ? cur->tensor_read[ti] : 0, wr = cur ? cur->tensor_written[ti] : 0;
@@ -1211,10 +1433,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       if (cur)
         for (const HbmWrite& w : cur->writes) w_now |= w.tensor == tn;
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(tensor_name(tn));
+      ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
       ImGui::TableNextColumn();
       const int64_t rows = (tn == Tensor::K || tn == Tensor::V) ? p.nk : p.nq;
-      const int64_t cols = (tn == Tensor::l || tn == Tensor::m) ? 1 : p.d;
+      const int64_t cols = (tn == Tensor::l || tn == Tensor::m || tn == Tensor::L) ? 1
+                           : (tn == Tensor::S || tn == Tensor::P)                  ? p.nk
+                                                                                   : p.d;
       ImGui::Text("%lld x %lld", (long long)rows, (long long)cols);
       ImGui::TableNextColumn();
       if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
@@ -1223,44 +1447,87 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       if (w_now) ImGui::TextColored(ImColor(kWriteCol), "%s", fmt_bytes(b, sizeof b, wr));
       else ImGui::TextUnformatted(fmt_bytes(b, sizeof b, wr));
     }
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("S, P");
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("never");
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("0 B");
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("0 B");
+    auto never = [&](const char* name, const char* where) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", where);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("0 B");
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("0 B");
+    };
+    if (sched == Schedule::fa2) never("l, m", "on chip");
+    if (sched != Schedule::standard) never("S, P", "on chip");
     ImGui::EndTable();
   }
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
-  std::snprintf(c, sizeof c, "%.0f%% of the run's traffic", total ? 100.0 * double(rd + wr) / double(total) : 0.0);
-  ImGui::Text("so far: read %s, written %s", fmt_bytes(a, sizeof a, rd), fmt_bytes(b, sizeof b, wr));
+  std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),
+                fmt_bytes(b, sizeof b, wr), total ? 100.0 * double(rd + wr) / double(total) : 0.0);
   ImGui::ProgressBar(total ? float(double(rd + wr) / double(total)) : 0.0f, ImVec2(-1, 0), c);
   if (cur) ImGui::Text("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
   else ImGui::TextUnformatted("this step: -");
+
+  // What the loop order does to O, l, m: Algorithm 1's round trips against FA2's one write.
+  const ScheduleRun& r1 = v.runs[schedule_column(Schedule::fa1)];
+  const ScheduleRun& r2 = v.runs[schedule_column(Schedule::fa2)];
+  if (r1.ok && r2.ok && sched != Schedule::standard) {
+    const Traffic& f1 = r1.totals.traffic;
+    const Traffic& f2 = r2.totals.traffic;
+    const int O = int(Tensor::O), lt = int(Tensor::l), mt = int(Tensor::m), Lt = int(Tensor::L);
+    const int64_t olm1 = f1.read[O] + f1.read[lt] + f1.read[mt] + f1.written[O] + f1.written[lt] + f1.written[mt];
+    const int64_t o2 = f2.read[O] + f2.written[O] + f2.read[Lt] + f2.written[Lt];
+    char line[320];
+    if (sched == Schedule::fa2)
+      std::snprintf(line, sizeof line,
+                    "No round trips: O_i, l_i, m_i stay on chip; O and L are written once (%s). "
+                    "Algorithm 1 moves O, l, m to HBM and back at every (i, j): %s.",
+                    fmt_bytes(a, sizeof a, o2), fmt_bytes(b, sizeof b, olm1));
+    else
+      std::snprintf(line, sizeof line,
+                    "O_i, l_i, m_i go to HBM and back at every (i, j): %s over the run. "
+                    "FlashAttention-2 keeps them on chip and writes only O and L once (%s).",
+                    fmt_bytes(a, sizeof a, olm1), fmt_bytes(b, sizeof b, o2));
+    DimText(line);
+  } else if (sched == Schedule::standard) {
+    const Traffic& f0 = tr.totals.traffic;
+    const int S = int(Tensor::S), P = int(Tensor::P);
+    char line[200];
+    std::snprintf(line, sizeof line, "S and P (Nq x Nk each) go to HBM and back: %s of the run's %s.",
+                  fmt_bytes(a, sizeof a, f0.read[S] + f0.written[S] + f0.read[P] + f0.written[P]),
+                  fmt_bytes(b, sizeof b, total));
+    DimText(line);
+  }
 
   ImGui::Separator();
   const int64_t cap = t.tile_capacity * bpe;
   int64_t tiles = 0, scratch = 0;
   if (cur)
-    for (int k = 0; k < kSlots; ++k) (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * bpe;
+    for (int k = 0; k < kSlots; ++k)
+      (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_elem_bytes(Slot(k), bpe);
   ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
-  std::snprintf(c, sizeof c, "tiles %s of %s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap));
-  ImGui::ProgressBar(cap ? float(double(tiles) / double(cap)) : 0.0f, ImVec2(-1, 0), c);
+  if (sched == Schedule::standard)
+    std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in Alg 0", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap));
+  else
+    std::snprintf(c, sizeof c, "tiles %s of %s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap));
+  ImGui::ProgressBar(cap ? std::min(1.0f, float(double(tiles) / double(cap))) : 0.0f, ImVec2(-1, 0), c);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Q_i, K_j, V_j and O_i are charged to M (a quarter each: Bc = ceil(M/4d)).\n"
-                      "The budget is M rounded up to whole tile rows, 4d ceil(M/4d) elements.");
+                      "The budget is M rounded up to whole tile rows, 4d ceil(M/4d) elements.\n"
+                      "Algorithm 0 is not tiled against M: its row blocks of S and P overshoot it.");
   // Resident slots, tiles (charged to M) then on-chip scratch, as compact wrapped lines.
   for (int pass = 0; pass < 2; ++pass) {
     bool any = false;
     ImGui::TextUnformatted(pass == 0 ? "tiles:" : "scratch:");
+    if (pass == 1 && ImGui::IsItemHovered())
+      ImGui::SetTooltip("Scratch = registers on a GPU, not charged to M; all resident now: %s",
+                        fmt_bytes(b, sizeof b, cur ? cur->sram_bytes : 0));
     for (int k = 0; k < kSlots; ++k) {
       const int64_t e = cur ? cur->sram_elems[size_t(k)] : 0;
       if (!e || slot_is_tile(Slot(k)) != (pass == 0)) continue;
-      std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * bpe));
+      std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * slot_elem_bytes(Slot(k), bpe)));
       const float w = ImGui::CalcTextSize(c).x;
       ImGui::SameLine();
       if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
@@ -1272,46 +1539,102 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TextDisabled("none");
     }
   }
-  if (cur && (tiles || scratch))
-    ImGui::TextDisabled("scratch = registers, not charged to M; all: %s", fmt_bytes(b, sizeof b, cur->sram_bytes));
+
+  // The whole run of each schedule on the same inputs, with its closed form.
   ImGui::Separator();
-  ImGui::TextUnformatted("Whole run: Algorithm 1 vs standard attention");
-  const RunView& v = *s.run;
-  if (ImGui::BeginTable("vs", 3, tf)) {
+  ImGui::Text("Whole run: fa1, fa2 and standard (%s)", dtype_name(p.dtype));
+  const int shown = schedule_column(sched);
+  const bool masked = p.mask.any();
+  if (ImGui::BeginTable("vs", 4, tf)) {
     ImGui::TableSetupColumn("same inputs");
-    ImGui::TableSetupColumn("Algorithm 1");
-    ImGui::TableSetupColumn("standard (Alg 0)");
+    ImGui::TableSetupColumn("fa1");
+    ImGui::TableSetupColumn("fa2");
+    ImGui::TableSetupColumn("standard");
     ImGui::TableHeadersRow();
-    const bool std_ok = v.standard_error.empty();
-    auto row = [&](const char* name, int64_t fa, int64_t st, bool bytes) {
+    const ImU32 shown_bg = IM_COL32(45, 60, 105, 255);
+    auto label = [&](const char* name, const char* tip) {
       ImGui::TableNextRow();
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, shown_bg, 1 + shown);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(name);
-      ImGui::TableNextColumn();
-      if (bytes) ImGui::TextUnformatted(fmt_bytes(a, sizeof a, fa));
-      else ImGui::Text("%.3g", double(fa));
-      ImGui::TableNextColumn();
-      if (!std_ok) ImGui::TextDisabled("n/a");
-      else if (bytes) ImGui::TextUnformatted(fmt_bytes(b, sizeof b, st));
-      else ImGui::Text("%.3g", double(st));
+      if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
-    const Totals& f = tr.totals;
-    const Totals& st = v.standard;
-    row("HBM read", f.hbm_read_bytes, st.hbm_read_bytes, true);
-    row("HBM written", f.hbm_write_bytes, st.hbm_write_bytes, true);
-    row("HBM total", f.hbm_read_bytes + f.hbm_write_bytes, st.hbm_read_bytes + st.hbm_write_bytes, true);
-    row("FLOPs", f.flops, st.flops, false);
-    row("peak on chip", f.peak_sram_bytes, st.peak_sram_bytes, true);
-    ImGui::EndTable();
-    if (std_ok) {
-      const double ratio = double(st.hbm_read_bytes + st.hbm_write_bytes) /
-                           double(std::max<int64_t>(f.hbm_read_bytes + f.hbm_write_bytes, 1));
-      if (ratio >= 1) ImGui::TextWrapped("Standard attention moves %.2fx the HBM bytes of Algorithm 1.", ratio);
-      else ImGui::TextWrapped("Here Algorithm 1 moves %.2fx the bytes of standard attention: N is too small for tiling to pay.", 1.0 / ratio);
-    } else {
-      ErrorText(v.standard_error);
+    auto bytes_row = [&](const char* name, int64_t (*get)(const ScheduleRun&)) {
+      label(name, nullptr);
+      for (const ScheduleRun& r : v.runs) {
+        ImGui::TableNextColumn();
+        if (!r.ok) ImGui::TextDisabled("n/a");
+        else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, get(r)));
+      }
+    };
+    // The closed form beside the simulated count: green when equal, amber when a mask makes the
+    // form an upper bound (skipped blocks move nothing), red otherwise.
+    auto form_row = [&](const char* name, bool read) {
+      label(name, "The unmasked closed form (core/closed_form.h) at the stored size.\n"
+                  "Green: the simulation equals it. Amber: less, because masked blocks are skipped.");
+      for (const ScheduleRun& r : v.runs) {
+        ImGui::TableNextColumn();
+        if (!r.ok) {
+          ImGui::TextDisabled("n/a");
+          continue;
+        }
+        const int64_t form = read ? r.form.read_bytes(bpe) : r.form.write_bytes(bpe);
+        const int64_t sim = read ? r.totals.hbm_read_bytes : r.totals.hbm_write_bytes;
+        const ImVec4 col = form == sim ? kPassText : masked && sim < form ? kBoundText : kErrorText;
+        ImGui::TextColored(col, "%s%s", form == sim ? "= " : masked && sim < form ? "<= " : "!= ",
+                           fmt_bytes(a, sizeof a, form));
+      }
+    };
+    bytes_row("HBM read", [](const ScheduleRun& r) { return r.totals.hbm_read_bytes; });
+    form_row("  closed form", true);
+    bytes_row("HBM written", [](const ScheduleRun& r) { return r.totals.hbm_write_bytes; });
+    form_row("  closed form", false);
+    label("FLOPs", nullptr);
+    for (const ScheduleRun& r : v.runs) {
+      ImGui::TableNextColumn();
+      if (r.ok) ImGui::Text("%.3g", double(r.totals.flops));
+      else ImGui::TextDisabled("n/a");
     }
+    bytes_row("peak on chip", [](const ScheduleRun& r) { return r.totals.peak_sram_bytes; });
+    label("O error vs fp64", "max |O - O_ref| / max |O_ref| against the float64 reference on the\n"
+                             "original float32 inputs (same mask and dropout)");
+    for (const ScheduleRun& r : v.runs) {
+      ImGui::TableNextColumn();
+      if (r.have_error) ImGui::TextUnformatted(fmt_g(a, sizeof a, r.o_err.max_rel));
+      else ImGui::TextDisabled("-");
+    }
+    ImGui::EndTable();
   }
+  const ScheduleRun& r0 = v.runs[schedule_column(Schedule::standard)];
+  if (masked && v.skipped_tiles) {
+    std::snprintf(c, sizeof c, "%lld of %lld tiles", (long long)v.skipped_tiles, (long long)(t.Tr * t.Tc));
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "Masked: the closed forms are upper bounds. fa1 and fa2 skip %s (no loads, no "
+                  "FLOPs); standard attention computes every entry.", c);
+    DimText(line);
+  }
+  if (r0.ok && r1.ok && r2.ok) {
+    const double t0 = double(r0.totals.hbm_read_bytes + r0.totals.hbm_write_bytes);
+    const double t1 = double(std::max<int64_t>(r1.totals.hbm_read_bytes + r1.totals.hbm_write_bytes, 1));
+    const double t2 = double(std::max<int64_t>(r2.totals.hbm_read_bytes + r2.totals.hbm_write_bytes, 1));
+    char line[200];
+    std::snprintf(line, sizeof line, "Standard attention moves %.2fx the HBM bytes of fa1 and %.2fx those of fa2.%s",
+                  t0 / t1, t0 / t2, t0 < t1 ? " N is too small here for tiling to pay." : "");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(line);
+    ImGui::PopTextWrapPos();
+  }
+  if (p.dtype != Dtype::fp32) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "In %s every schedule rounds what it stores; standard attention also rounds S and P, "
+                  "which is where its extra error comes from.", dtype_name(p.dtype));
+    DimText(line);
+  }
+  for (const ScheduleRun& r : v.runs)
+    if (!r.ok) ErrorText(r.error);
+  if (!v.reference_note.empty()) DimText(v.reference_note.c_str());
   ImGui::End();
 }
 
@@ -1327,27 +1650,51 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   const Step* cur = current_step(s);
   const int64_t k = int64_t(s.index());
   char b1[48], b2[32], b3[48];
+  const Schedule sched = v.schedule();
+  const bool fa2 = sched == Schedule::fa2;
 
+  if (sched == Schedule::standard) {
+    DimText("Algorithm 0 takes the softmax of whole rows of S at line 2 (max, exp, sum, divide): "
+            "there are no running statistics to merge. Switch the schedule to fa1 or fa2 to see them.");
+    ImGui::End();
+    return;
+  }
   if (!cur || cur->i < 0) {
     ImGui::TextUnformatted("No block i in scope at this line.");
+  } else if (cur->j < 0) {
+    ImGui::Text("Block i = %d: j not in scope.", cur->i);
+    DimText(fa2 ? "After the j loop: O_i is divided by l_i once and L_i = m_i + log l_i; the plot below "
+                  "shows how m_i and l_i got there."
+                : "No block j in scope at this line.");
   } else {
     const int64_t i = cur->i, j = cur->j, r0 = i * t.Br;
-    const int64_t s10 = v.l10_step[size_t(i * t.Tc + j)], s11 = v.l11_step[size_t(i * t.Tc + j)];
+    const int64_t s10 = v.tilde_step[size_t(i * t.Tc + j)], s11 = v.merge_step[size_t(i * t.Tc + j)];
     const Step* st10 = s10 >= 0 && s10 < k ? &v.trace.steps[size_t(s10)] : nullptr;
     const Step* st11 = s11 >= 0 && s11 < k ? &v.trace.steps[size_t(s11)] : nullptr;
     ImGui::Text("Block i = %lld (rows %lld-%lld), j = %lld", (long long)i, (long long)r0,
                 (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1), (long long)j);
-    DimText("rescale factors: a = e^(m_i - m_i^new), b = e^(m~_ij - m_i^new)");
-    if (!st10) DimText("Line 10 of this (i, j) has not run yet.");
-    else if (!st11) DimText("Line 10 done: m~_ij, l~_ij known; line 11 merges them next.");
+    if (fa2) {
+      DimText("a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until L12");
+      if (!st11) DimText(cur->line == Line::A2_SKIP ? "This tile is skipped: m_i and l_i are unchanged."
+                                                    : "Line 9 of this (i, j) has not run yet.");
+    } else {
+      DimText("rescale factors: a = e^(m_i - m_i^new), b = e^(m~_ij - m_i^new)");
+      if (!st10) DimText(cur->line == Line::A1_SKIP ? "This tile is skipped: m_i and l_i are unchanged."
+                                                    : "Line 10 of this (i, j) has not run yet.");
+      else if (!st11) DimText("Line 10 done: m~_ij, l~_ij known; line 11 merges them next.");
+    }
     const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
     const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * float(t.rows_in_q_block(i, p.nq) + 2),
                                    ImGui::GetContentRegionAvail().y * 0.45f);
-    if (ImGui::BeginTable("stats", 9, tf, ImVec2(0, table_h))) {
+    if (ImGui::BeginTable("stats", fa2 ? 7 : 9, tf, ImVec2(0, table_h))) {
       ImGui::TableSetupScrollFreeze(1, 1);
-      for (const char* h : {"row", "m_i", "m~_ij", "m_i^new", "l_i", "l~_ij", "l_i^new", "a", "b"})
-        ImGui::TableSetupColumn(h);
+      if (fa2)
+        for (const char* h : {"row", "m_i^(j-1)", "rowmax S", "m_i^(j)", "l_i^(j-1)", "l_i^(j)", "a"})
+          ImGui::TableSetupColumn(h);
+      else
+        for (const char* h : {"row", "m_i", "m~_ij", "m_i^new", "l_i", "l~_ij", "l_i^new", "a", "b"})
+          ImGui::TableSetupColumn(h);
       ImGui::TableHeadersRow();
       const int64_t rows = t.rows_in_q_block(i, p.nq);
       for (int64_t r = 0; r < rows; ++r) {
@@ -1368,16 +1715,16 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
         cell(st10, &Step::m_tilde);
         cell(st11, &Step::m_new);
         cell(st11, &Step::l_old);
-        cell(st10, &Step::l_tilde);
+        if (!fa2) cell(st10, &Step::l_tilde);
         cell(st11, &Step::l_new);
         cell(st11, &Step::alpha);
-        cell(st11, &Step::beta);
+        if (!fa2) cell(st11, &Step::beta);
       }
       ImGui::EndTable();
     }
   }
 
-  // m_i and l_i of one row after each merge (line 11) over j.
+  // m_i and l_i of one row after each merge (Alg1 L11, FA2 L9) over j.
   ImGui::Checkbox("follow block", &s.plot_follow);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
@@ -1386,11 +1733,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   const int64_t row = s.plot_row, bi = row / t.Br;
   int done = 0;
   for (int64_t j = 0; j < t.Tc; ++j) {
-    const int64_t st = v.l11_step[size_t(bi * t.Tc + j)];
+    const int64_t st = v.merge_step[size_t(bi * t.Tc + j)];
     if (st >= 0 && st < k) done = int(j + 1);
   }
   if (done == 0) {
-    ImGui::TextDisabled("Row %lld has not been merged yet (line 11).", (long long)row);
+    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2 L9" : "Alg1 L11");
   } else {
     const float* ms = &v.m_series(row, 0);
     const float* lsr = &v.l_series(row, 0);

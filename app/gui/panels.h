@@ -11,9 +11,9 @@ namespace flashstep::gui {
 
 struct GpuState {
   HeatmapShader shader;
-  Heatmap Q, K, V, S, P, O, l, m, err, legend_div, legend_seq, legend_log;
+  Heatmap Q, K, V, S, P, O, l, m, L, err, legend_div, legend_seq, legend_log;
   uint64_t run_seen = 0, compare_seen = 0;
-  int64_t o_key = -1, l_key = -1, m_key = -1;  // cumulative bytes written when last uploaded
+  int64_t o_key = -1, l_key = -1, m_key = -1, L_key = -1;  // bytes written when last uploaded
   ImFont* mono = nullptr;                       // pseudocode, numbers in cells
 };
 

@@ -43,6 +43,7 @@ Preset load_preset(const std::string& path) {
   try {
     key = "name"; if (j.contains(key)) p.name = j[key].get<std::string>();
     key = "title"; if (j.contains(key)) p.title = j[key].get<std::string>();
+    key = "description"; if (j.contains(key)) p.description = j[key].get<std::string>();
     key = "view"; if (j.contains(key)) p.view = j[key].get<std::string>();
     if (p.view != "tiles" && p.view != "lesson" && p.view != "compare")
       throw InputError("preset " + path + ": view must be tiles, lesson or compare");
@@ -64,6 +65,17 @@ Preset load_preset(const std::string& path) {
       key = "k"; if (q.contains(key)) s.k_path = q[key].get<std::string>();
       key = "v"; if (q.contains(key)) s.v_path = q[key].get<std::string>();
       key = "causal"; if (q.contains(key)) s.causal = q[key].get<bool>();
+      key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(q[key].get<std::string>());
+      key = "window";
+      if (q.contains(key)) {
+        const auto w = q[key].get<std::vector<int64_t>>();
+        if (w.size() != 2) throw InputError("preset " + path + ": \"window\" must be [LEFT, RIGHT]");
+        s.window_left = w[0];
+        s.window_right = w[1];
+      }
+      key = "kv_len"; if (q.contains(key)) s.kv_len = q[key].get<int64_t>();
+      key = "dropout"; if (q.contains(key)) s.dropout = q[key].get<double>();
+      key = "dtype"; if (q.contains(key)) s.dtype = parse_dtype(q[key].get<std::string>());
     }
     if (j.contains("lesson")) {
       const auto& l = j["lesson"];

@@ -1,9 +1,12 @@
 // Presets: small JSON files in assets/presets/ that name a problem (and, for the lesson, a
 // vector and a block size) plus the view the app opens on.
 //
-//   { "name": "tiny", "title": "...", "view": "tiles" | "lesson" | "compare",
+//   { "name": "tiny", "title": "...", "description": "what to look at",
+//     "view": "tiles" | "lesson" | "compare",
 //     "problem": { "nq", "nk", "d", "M" (elements or "64KiB"), "br", "bc", "scale",
-//                  "seed", "pattern", "q", "k", "v" (.npy paths), "causal" },
+//                  "seed", "pattern", "q", "k", "v" (.npy paths), "schedule" ("fa1" | "fa2" |
+//                  "standard"), "causal", "window" ([LEFT, RIGHT], -1 = no limit),
+//                  "kv_len", "dropout", "dtype" ("fp32" | "fp16" | "bf16") },
 //     "lesson": { "values": [1, 2, 3, 4], "block": 2 } }
 #pragma once
 #include "core/problem.h"
@@ -14,7 +17,7 @@
 namespace flashstep::gui {
 
 struct Preset {
-  std::string name, title, view = "tiles", path;
+  std::string name, title, description, view = "tiles", path;
   ProblemSpec spec;
   std::vector<double> lesson_values{1, 2, 3, 4};
   size_t lesson_block = 2;
