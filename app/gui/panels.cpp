@@ -530,8 +530,8 @@ void DrawProblemTab(AppState& s) {
   bool changed = false;
   const float w = ImGui::GetFontSize() * 8;
   ImGui::PushItemWidth(w);
-  static const char* const kScheduleItems[3] = {"fa1: Algorithm 1 (FlashAttention)", "fa2: FlashAttention-2 order",
-                                                "standard: Algorithm 0"};
+  static const char* const kScheduleItems[3] = {"fa1 (Algorithm 1)", "fa2 (FlashAttention-2)",
+                                                "standard (Algorithm 0)"};
   int sched = schedule_column(f.schedule);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 15);
   if (ImGui::Combo("schedule", &sched, kScheduleItems, 3)) {
@@ -981,7 +981,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 4.2f;  // colour bars, two rows of keys
   const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
   float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
@@ -1146,7 +1146,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   std::snprintf(lo, sizeof lo, "%.2g", show_p ? 0.0 : -double(v.range_s));
   std::snprintf(hi, sizeof hi, "%.2g", show_p ? 1.0 : double(v.range_s));
   const float x2 = origin.x + bar_w + ImGui::CalcTextSize("Q K V").x + 24;
-  colorbar(dl, show_p ? gs.legend_seq : gs.legend_div, ImVec2(x2, ly), bar_w, bar_h, lo, hi, show_p ? "P~" : "S");
+  colorbar(dl, show_p ? gs.legend_seq : gs.legend_div, ImVec2(x2, ly), bar_w, bar_h, lo, hi,
+           show_p ? (standard ? "P" : "P~") : "S");
   std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_o));
   std::snprintf(hi, sizeof hi, "%.2g", double(v.range_o));
   const float x3 = x2 + bar_w + ImGui::CalcTextSize("P~").x + 24;

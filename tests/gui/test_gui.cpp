@@ -4,6 +4,7 @@
 #include "app/gui/preset.h"
 #include "core/export.h"
 #include "core/npy.h"
+#include "core/reference.h"
 #include "core/run.h"
 
 #include <catch2/catch.hpp>
@@ -96,9 +97,10 @@ float json_float(const nlohmann::json& v) {
   return float(v.get<double>());
 }
 
-// The app's dumped HBM state equals the Cursor's, element for element (NaN = not written).
+// The app's dumped HBM state equals the Cursor's, element for element (NaN = not written):
+// O, l, m (fa1), O, L (fa2), S, P, O (standard).
 void require_same_hbm(const nlohmann::json& dump, const Cursor& c) {
-  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m}) {
+  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P}) {
     const nlohmann::json& d = dump["hbm"][tensor_name(t)];
     INFO("tensor " << tensor_name(t));
     REQUIRE(d.is_null() == !c.written(t));
@@ -148,7 +150,7 @@ TEST_CASE("screenshot: step 0 and step K differ", "[gui]") {
   REQUIRE(differ > 5000);  // O, l, m written, S tiles computed, counters and highlights moved
 }
 
-TEST_CASE("scripted UI actions land on the same trace index and HBM state as core's Cursor", "[gui]") {
+TEST_CASE("scripted UI actions land on the same trace index and HBM state as the core Cursor", "[gui]") {
   // Each case: the app's flags, and the same actions on a Cursor.
   struct Case {
     std::string preset, flags;
@@ -161,8 +163,13 @@ TEST_CASE("scripted UI actions land on the same trace index and HBM state as cor
       {"tiny", "--step 15 --script 'home; step 2'", {{'s', 15}, {'k', 0}, {'s', 2}}},
       {"gpt2-medium", "--step 700 --back 7", {{'s', 700}, {'b', 7}}},
       {"causal", "--step 40 --back 3", {{'s', 40}, {'b', 3}}},
+      // FlashAttention-2 order: mid-block, after the first O_i write, and at the end.
+      {"fa1-vs-fa2", "--step 13 --back 2", {{'s', 13}, {'b', 2}}},
+      {"fa1-vs-fa2", "--script 'step 20; back 9; step 3'", {{'s', 20}, {'b', 9}, {'s', 3}}},
+      {"dropout-bf16", "--script 'end; back 4'", {{'k', 1 << 30}, {'b', 4}}},
+      {"dropout-bf16", "--step 22", {{'s', 22}}},
   };
-  const size_t n = GENERATE(range(0, 6));
+  const size_t n = GENERATE(range(0, 10));
   const Case& c = cases[n];
   INFO(c.preset << " " << c.flags);
   const std::string tag = "script" + std::to_string(n);
@@ -187,7 +194,83 @@ TEST_CASE("scripted UI actions land on the same trace index and HBM state as cor
   REQUIRE(d["i"].get<int>() == (s ? s->i : -1));
   REQUIRE(d["j"].get<int>() == (s ? s->j : -1));
   REQUIRE(d["hbm_read_total"].get<int64_t>() == (s ? s->hbm_read_total : 0));
+  REQUIRE(d["hbm_write_total"].get<int64_t>() == (s ? s->hbm_write_total : 0));
+  REQUIRE(d["problem"]["schedule"].get<std::string>() == schedule_name(tr.problem.schedule));
   require_same_hbm(d, cur);
+}
+
+TEST_CASE("screenshots of the fa2 and masked dropout presets are not blank and differ", "[gui]") {
+  const std::string a = out_path("fa2.png"), b = out_path("dropout-bf16.png"), c = out_path("fa2-end.png");
+  REQUIRE(run_gui("--preset fa1-vs-fa2 --step 9 --screenshot " + a, "fa2-shot").code == 0);
+  REQUIRE(run_gui("--preset dropout-bf16 --step 22 --screenshot " + b, "dropout-shot").code == 0);
+  REQUIRE(run_gui("--preset fa1-vs-fa2 --step 28 --screenshot " + c, "fa2-end-shot").code == 0);
+  const Image ia = load_png(a), ib = load_png(b), ic = load_png(c);
+  for (const Image* im : {&ia, &ib, &ic}) {
+    REQUIRE(im->w == 1600);
+    REQUIRE(im->h == 1000);
+    std::set<uint32_t> colours;
+    for (size_t p = 0; p < im->rgb.size(); p += 3 * 7)
+      colours.insert(uint32_t(im->rgb[p]) << 16 | uint32_t(im->rgb[p + 1]) << 8 | im->rgb[p + 2]);
+    REQUIRE(colours.size() > 200);
+  }
+  auto differ = [](const Image& x, const Image& y) {
+    size_t n = 0;
+    for (size_t p = 0; p < x.rgb.size(); p += 3)
+      n += x.rgb[p] != y.rgb[p] || x.rgb[p + 1] != y.rgb[p + 1] || x.rgb[p + 2] != y.rgb[p + 2];
+    return n;
+  };
+  REQUIRE(differ(ia, ib) > 5000);
+  REQUIRE(differ(ia, ic) > 5000);  // O and L written by the end, every tile computed
+  // The dropped entries of the current P~ tile are drawn in their own colour (magenta).
+  auto magenta = [](const Image& im) {
+    size_t n = 0;
+    for (size_t p = 0; p < im.rgb.size(); p += 3) n += im.rgb[p] == 255 && im.rgb[p + 1] == 70 && im.rgb[p + 2] == 200;
+    return n;
+  };
+  // Step 21 is FA2 L9 of the same tile (P~ shown, dropout not applied yet): same legend, no crosses.
+  const std::string before = out_path("dropout-before.png");
+  REQUIRE(run_gui("--preset dropout-bf16 --step 21 --screenshot " + before, "dropout-before").code == 0);
+  const Image id = load_png(before);
+  INFO("magenta pixels: fa2 " << magenta(ia) << ", L9 " << magenta(id) << ", L10 " << magenta(ib));
+  REQUIRE(magenta(ia) == 0);  // no dropout: no legend entry either
+  REQUIRE(magenta(ib) > magenta(id) + 20);
+}
+
+TEST_CASE("the side by side table holds the totals and closed forms of every schedule as core computes them", "[gui]") {
+  const auto [preset, masked] = GENERATE(table<std::string, bool>({{"fa1-vs-fa2", false}, {"dropout-bf16", true}}));
+  INFO(preset);
+  const std::string png = out_path("table.png"), dump = out_path("table.json");
+  const Result r = run_gui("--preset " + preset + " --screenshot " + png + " --dump-state " + dump, "table");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const nlohmann::json d = load_json(dump);
+  const gui::Preset pr = gui::load_preset(gui::preset_path(preset, FLASHSTEP_ASSET_DIR));
+  for (Schedule sc : {Schedule::fa1, Schedule::fa2, Schedule::standard}) {
+    INFO(schedule_name(sc));
+    ProblemSpec spec = pr.spec;
+    spec.schedule = sc;
+    const Problem p = make_problem(spec);
+    RunOptions opt;
+    opt.record = false;
+    const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
+    const nlohmann::json& e = d["runs"][schedule_name(sc)];
+    REQUIRE(e["ok"] == true);
+    REQUIRE(e["hbm_read"].get<int64_t>() == tr.totals.hbm_read_bytes);
+    REQUIRE(e["hbm_write"].get<int64_t>() == tr.totals.hbm_write_bytes);
+    const int64_t form_read = e["form_read"].get<int64_t>(), form_write = e["form_write"].get<int64_t>();
+    if (masked && sc != Schedule::standard) {  // skipped blocks: the form is an upper bound
+      REQUIRE(tr.totals.hbm_read_bytes < form_read);
+      REQUIRE(tr.totals.hbm_write_bytes <= form_write);
+    } else {
+      REQUIRE(tr.totals.hbm_read_bytes == form_read);
+      REQUIRE(tr.totals.hbm_write_bytes == form_write);
+    }
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    REQUIRE(e["o_max_rel"].get<double>() == compare(tr.O, ref.O).max_rel);
+  }
+  // fa2 never reads O back and writes it once; fa1 does both at every (i, j).
+  REQUIRE(d["runs"]["fa2"]["hbm_write"].get<int64_t>() < d["runs"]["fa1"]["hbm_write"].get<int64_t>());
+  REQUIRE(d["skipped_tiles"].get<int>() == (masked ? 3 : 0));
 }
 
 TEST_CASE("jump to (i, j) lands on the load of Q_i in that iteration", "[gui]") {
@@ -213,6 +296,15 @@ TEST_CASE("problem editor: an invalid value is explained and the current run is 
       {"step 7; set br 9; set bc 9; apply", "do not fit in SRAM", 27},
       {"step 7; set nq -3; apply", "Nq must be at least 1", 27},
       {"step 7; set nq 12; apply", "", 1 + 2 * (1 + 6 * 3)},  // valid: a new run, Tr = 3
+      // The fields of masks, dropout and storage precision.
+      {"step 7; set window -2 1; apply", "window sizes must be >= 0", 27},
+      {"step 7; set window 1 -5; apply", "window sizes must be >= 0", 27},
+      {"step 7; set kvlen 9; apply", "key length 9 is out of range", 27},
+      {"step 7; set kvlen -4; apply", "key length -4 is out of range", 27},
+      {"step 7; set dropout 1; apply", "dropout probability must be in [0, 1)", 27},
+      {"step 7; set dropout -0.25; apply", "dropout probability must be in [0, 1)", 27},
+      {"step 7; set schedule fa2; set dropout 0.5; set dtype bf16; apply", "", 2 * (6 + 4 * 2)},
+      {"step 7; set schedule standard; set window 2 0; set kvlen 6; apply", "", 3 * 2},
   }));
   INFO(script);
   const std::string png = out_path("editor.png"), dump = out_path("editor.json");
