@@ -77,6 +77,31 @@ nlohmann::json load_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+// Runs the app with --screenshot and --dump-state and returns the dumped state.
+nlohmann::json run_and_dump(const std::string& args, const std::string& tag) {
+  const std::string png = out_path(tag + ".png"), dump = out_path(tag + ".json");
+  const Result r = run_gui(args + " --screenshot " + png + " --dump-state " + dump, tag);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  return load_json(dump);
+}
+
+// Distinct colours among every 7th pixel: a blank window has one or two.
+size_t distinct_colours(const Image& im) {
+  std::set<uint32_t> colours;
+  for (size_t p = 0; p < im.rgb.size(); p += 3 * 7)
+    colours.insert(uint32_t(im.rgb[p]) << 16 | uint32_t(im.rgb[p + 1]) << 8 | im.rgb[p + 2]);
+  return colours.size();
+}
+
+size_t pixels_differing(const Image& x, const Image& y) {
+  REQUIRE(x.rgb.size() == y.rgb.size());
+  size_t n = 0;
+  for (size_t p = 0; p < x.rgb.size(); p += 3)
+    n += x.rgb[p] != y.rgb[p] || x.rgb[p + 1] != y.rgb[p + 1] || x.rgb[p + 2] != y.rgb[p + 2];
+  return n;
+}
+
 Trace preset_trace(const std::string& name) {
   const gui::Preset p = gui::load_preset(gui::preset_path(name, FLASHSTEP_ASSET_DIR));
   ProblemSpec spec = p.spec;
@@ -131,10 +156,7 @@ TEST_CASE("screenshot: the PNG exists, has the requested size and is not blank",
   REQUIRE(im.w == w);
   REQUIRE(im.h == h);
   // Not blank: many distinct colours (heatmaps, text), not one background.
-  std::set<uint32_t> colours;
-  for (size_t p = 0; p < im.rgb.size(); p += 3 * 7)
-    colours.insert(uint32_t(im.rgb[p]) << 16 | uint32_t(im.rgb[p + 1]) << 8 | im.rgb[p + 2]);
-  REQUIRE(colours.size() > 200);
+  REQUIRE(distinct_colours(im) > 200);
 }
 
 TEST_CASE("screenshot: step 0 and step K differ", "[gui]") {
@@ -144,10 +166,7 @@ TEST_CASE("screenshot: step 0 and step K differ", "[gui]") {
   const Image ia = load_png(a), ib = load_png(b);
   REQUIRE(ia.w == ib.w);
   REQUIRE(ia.h == ib.h);
-  size_t differ = 0;
-  for (size_t p = 0; p < ia.rgb.size(); p += 3)
-    differ += ia.rgb[p] != ib.rgb[p] || ia.rgb[p + 1] != ib.rgb[p + 1] || ia.rgb[p + 2] != ib.rgb[p + 2];
-  REQUIRE(differ > 5000);  // O, l, m written, S tiles computed, counters and highlights moved
+  REQUIRE(pixels_differing(ia, ib) > 5000);  // O, l, m written, S tiles computed, counters and highlights moved
 }
 
 TEST_CASE("scripted UI actions land on the same trace index and HBM state as the core Cursor", "[gui]") {
@@ -208,19 +227,10 @@ TEST_CASE("screenshots of the fa2 and masked dropout presets are not blank and d
   for (const Image* im : {&ia, &ib, &ic}) {
     REQUIRE(im->w == 1600);
     REQUIRE(im->h == 1000);
-    std::set<uint32_t> colours;
-    for (size_t p = 0; p < im->rgb.size(); p += 3 * 7)
-      colours.insert(uint32_t(im->rgb[p]) << 16 | uint32_t(im->rgb[p + 1]) << 8 | im->rgb[p + 2]);
-    REQUIRE(colours.size() > 200);
+    REQUIRE(distinct_colours(*im) > 200);
   }
-  auto differ = [](const Image& x, const Image& y) {
-    size_t n = 0;
-    for (size_t p = 0; p < x.rgb.size(); p += 3)
-      n += x.rgb[p] != y.rgb[p] || x.rgb[p + 1] != y.rgb[p + 1] || x.rgb[p + 2] != y.rgb[p + 2];
-    return n;
-  };
-  REQUIRE(differ(ia, ib) > 5000);
-  REQUIRE(differ(ia, ic) > 5000);  // O and L written by the end, every tile computed
+  REQUIRE(pixels_differing(ia, ib) > 5000);
+  REQUIRE(pixels_differing(ia, ic) > 5000);  // O and L written by the end, every tile computed
   // The dropped entries of the current P~ tile are drawn in their own colour (magenta).
   auto magenta = [](const Image& im) {
     size_t n = 0;
@@ -239,11 +249,7 @@ TEST_CASE("screenshots of the fa2 and masked dropout presets are not blank and d
 TEST_CASE("the side by side table holds the totals and closed forms of every schedule as core computes them", "[gui]") {
   const auto [preset, masked] = GENERATE(table<std::string, bool>({{"fa1-vs-fa2", false}, {"dropout-bf16", true}}));
   INFO(preset);
-  const std::string png = out_path("table.png"), dump = out_path("table.json");
-  const Result r = run_gui("--preset " + preset + " --screenshot " + png + " --dump-state " + dump, "table");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  const nlohmann::json d = load_json(dump);
+  const nlohmann::json d = run_and_dump("--preset " + preset, "table");
   const gui::Preset pr = gui::load_preset(gui::preset_path(preset, FLASHSTEP_ASSET_DIR));
   for (Schedule sc : {Schedule::fa1, Schedule::fa2, Schedule::standard}) {
     INFO(schedule_name(sc));
@@ -307,11 +313,7 @@ TEST_CASE("problem editor: an invalid value is explained and the current run is 
       {"step 7; set schedule standard; set window 2 0; set kvlen 6; apply", "", 3 * 2},
   }));
   INFO(script);
-  const std::string png = out_path("editor.png"), dump = out_path("editor.json");
-  const Result r = run_gui("--script '" + script + "' --screenshot " + png + " --dump-state " + dump, "editor");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  const nlohmann::json d = load_json(dump);
+  const nlohmann::json d = run_and_dump("--script '" + script + "'", "editor");
   REQUIRE(d["steps"].get<int>() == expect_steps);
   if (expect_error.empty()) {
     REQUIRE(d["form_error"] == "");
