@@ -279,7 +279,7 @@ TEST_CASE("the side by side table holds the totals and closed forms of every sch
   REQUIRE(d["skipped_tiles"].get<int>() == (masked ? 3 : 0));
 }
 
-TEST_CASE("jump to (i, j) lands on the load of Q_i in that iteration", "[gui]") {
+TEST_CASE("jump to i j lands on the first load of that iteration", "[gui]") {
   const std::string png = out_path("jump.png"), dump = out_path("jump.json");
   REQUIRE(run_gui("--script 'jump 1 1' --screenshot " + png + " --dump-state " + dump, "jump").code == 0);
   const nlohmann::json d = load_json(dump);
@@ -289,6 +289,11 @@ TEST_CASE("jump to (i, j) lands on the load of Q_i in that iteration", "[gui]") 
   const Result bad = run_gui("--script 'jump 5 0' --screenshot " + png, "jump-bad");
   REQUIRE(bad.code == 2);
   REQUIRE(bad.output.find("0 <= i < Tr") != std::string::npos);
+  // FlashAttention-2: the iteration starts with the load of K_j, V_j (FA2 L7).
+  const nlohmann::json f = run_and_dump("--preset fa1-vs-fa2 --script 'jump 1 1'", "jump-fa2");
+  REQUIRE(f["line"] == "FA2 L7");
+  REQUIRE(f["i"] == 1);
+  REQUIRE(f["j"] == 1);
   // Causal: tile (0, 2) lies above the diagonal, so Algorithm 1 never visits it.
   const Result skipped = run_gui("--preset causal --script 'jump 0 2' --screenshot " + png, "jump-skipped");
   REQUIRE(skipped.code == 2);
