@@ -8,12 +8,15 @@
 //               1 sequential (dark - teal - yellow) over [u_lo, u_hi]: P~, l
 //               2 sequential over log10 |x| in [u_lo, u_hi]: the compare tab's error
 //   u_empty     the whole matrix does not exist yet (O, l, m before Alg1 L2)
+//   u_scale     displayed elements per output texel (x, y): 1 normally; above 1 when the
+//               matrix is coloured at the size it is drawn (each texel takes one element)
 uniform sampler2D u_data;
 uniform int u_transpose;
 uniform int u_map;
 uniform float u_lo;
 uniform float u_hi;
 uniform int u_empty;
+uniform vec2 u_scale;
 out vec4 frag_colour;
 
 const vec3 kEmpty = vec3(0.06, 0.06, 0.06);  // the panels' background: "not there yet"
@@ -34,7 +37,7 @@ vec3 sequential(float t) {  // piecewise linear through four hand-picked colours
 }
 
 void main() {
-  ivec2 px = ivec2(gl_FragCoord.xy);
+  ivec2 px = ivec2(floor(gl_FragCoord.xy * u_scale));  // gl_FragCoord is at texel centres
   ivec2 cell = u_transpose != 0 ? px.yx : px;  // (column, row) of the matrix
   if (u_empty != 0) { frag_colour = vec4(kEmpty, 1.0); return; }
   float x = texelFetch(u_data, cell, 0).r;

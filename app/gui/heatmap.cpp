@@ -2,6 +2,8 @@
 
 #include "app/gui/resources.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace flashstep::gui {
@@ -80,6 +82,7 @@ bool HeatmapShader::init(const std::string& dir, std::string* err) {
   loc_lo = glGetUniformLocation(program_, "u_lo");
   loc_hi = glGetUniformLocation(program_, "u_hi");
   loc_empty = glGetUniformLocation(program_, "u_empty");
+  loc_scale = glGetUniformLocation(program_, "u_scale");
   glGenVertexArrays(1, &vao_);  // core profile: a bound VAO is needed even with no attributes
   return true;
 }
@@ -117,10 +120,20 @@ void Heatmap::set_params(const HeatmapParams& p) {
   dirty_ = true;
 }
 
+void Heatmap::fit_to(float width_px, float height_px) {
+  const int w = std::max(1, int(std::ceil(width_px))), h = std::max(1, int(std::ceil(height_px)));
+  if (w == fit_w_ && h == fit_h_) return;
+  fit_w_ = w;
+  fit_h_ = h;
+  dirty_ = true;  // recoloured at the new size by the next render (at most once per resize)
+}
+
 void Heatmap::render(const HeatmapShader& shader) {
   if (!dirty_ || rows_ == 0 || !shader.program()) return;
   dirty_ = false;
-  const int w = params_.transpose ? rows_ : cols_, h = params_.transpose ? cols_ : rows_;
+  const int full_w = params_.transpose ? rows_ : cols_, full_h = params_.transpose ? cols_ : rows_;
+  const int w = fit_w_ > 0 ? std::min(full_w, fit_w_) : full_w;
+  const int h = fit_h_ > 0 ? std::min(full_h, fit_h_) : full_h;
   if (!out_tex_) glGenTextures(1, &out_tex_);
   if (w != out_w_ || h != out_h_) {
     glBindTexture(GL_TEXTURE_2D, out_tex_);
@@ -151,6 +164,7 @@ void Heatmap::render(const HeatmapShader& shader) {
   glUniform1f(shader.loc_lo, params_.lo);
   glUniform1f(shader.loc_hi, params_.hi);
   glUniform1i(shader.loc_empty, params_.empty ? 1 : 0);
+  glUniform2f(shader.loc_scale, float(full_w) / float(w), float(full_h) / float(h));
   glBindVertexArray(shader.vao());
   glDrawArrays(GL_TRIANGLES, 0, 3);
   glBindVertexArray(0);

@@ -1,7 +1,10 @@
 // Heatmaps: a matrix goes to the GPU as an R32F texture; the GLSL colormap in
 // shaders/heatmap.frag paints it into an RGBA texture (one texel per element) that ImGui draws.
 // Data is uploaded only when the caller says it changed, and the colour pass runs only when
-// data or a uniform (colormap, range) changed.
+// data or a uniform (colormap, range) changed. A matrix shown smaller than one pixel per element
+// (N = 1024 in a few hundred pixels) is coloured into a texture of the displayed size instead:
+// the same nearest pick of one element per pixel, but drawing it then reads a small texture in
+// order rather than a large one scattered, which is most of its cost under a software rasteriser.
 #pragma once
 #include "app/gui/gl.h"
 #include "core/types.h"
@@ -20,7 +23,8 @@ class HeatmapShader {
   void destroy();
   GLuint program() const { return program_; }
   GLuint vao() const { return vao_; }
-  GLint loc_data = -1, loc_transpose = -1, loc_map = -1, loc_lo = -1, loc_hi = -1, loc_empty = -1;
+  GLint loc_data = -1, loc_transpose = -1, loc_map = -1, loc_lo = -1, loc_hi = -1, loc_empty = -1,
+        loc_scale = -1;
 
  private:
   GLuint program_ = 0, vao_ = 0;
@@ -44,6 +48,9 @@ class Heatmap {
   void upload(const Mat& m) { upload(m.data(), int(m.rows()), int(m.cols())); }
   void upload(const Vec& v) { upload(v.data(), int(v.size()), 1); }
   void set_params(const HeatmapParams& p);
+  // The size it is drawn at, in pixels (displayed width x height); the output texture is at
+  // most that large from the next colour pass on. Cheap when unchanged.
+  void fit_to(float width_px, float height_px);
   // Re-colours into the output texture if anything changed. Restores framebuffer 0.
   void render(const HeatmapShader& shader);
   void destroy();
@@ -56,6 +63,7 @@ class Heatmap {
  private:
   GLuint data_tex_ = 0, out_tex_ = 0, fbo_ = 0;
   int rows_ = 0, cols_ = 0, out_w_ = 0, out_h_ = 0;
+  int fit_w_ = 0, fit_h_ = 0;  // 0: the full size (one texel per element)
   HeatmapParams params_;
   bool dirty_ = true;
 };

@@ -780,6 +780,7 @@ void draw_skipped(ImDrawList* dl, ImVec2 a, ImVec2 b) {
 
 void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_font) {
   const RunView& v = *s.run;
+  g.map->fit_to(float(g.cols) * g.cw, float(g.rows) * g.ch);  // colour no finer than drawn
   if (!g.map->valid()) {
     dl->AddRect(g.p0, g.p1(), kEmptyEdgeCol);
   } else if (!g.ready) {
