@@ -5,8 +5,12 @@
 // column; a window (left, right) keeps keys in [r + off - left, r + off + right] (-1 = no limit
 // on that side); key padding masks keys at or beyond kv_len. A query row that keeps no key at
 // all gets O = 0 and lse = -inf.
+//
+// Plain C++ with FS_HD members, so the CUDA kernels classify blocks and mask scores with this
+// same code (gpu/device_mask.h adds per-batch key lengths on top).
 #pragma once
-#include <algorithm>
+#include "core/online_softmax.h"  // FS_HD
+
 #include <cstdint>
 #include <string>
 
@@ -18,38 +22,50 @@ struct Mask {
   int64_t kv_len = -1;                          // -1: no key padding
   int64_t offset = 0;                           // Nk - Nq (bottom-right alignment)
 
-  bool any() const { return causal || window_left >= 0 || window_right >= 0 || kv_len >= 0; }
+  FS_HD bool any() const { return causal || window_left >= 0 || window_right >= 0 || kv_len >= 0; }
 
   // The kept keys of row r form one interval [lo, hi] (empty when lo > hi).
-  int64_t lo(int64_t r) const {
-    return window_left >= 0 ? std::max<int64_t>(0, r + offset - window_left) : 0;
+  FS_HD int64_t lo(int64_t r) const {
+    if (window_left < 0) return 0;
+    const int64_t a = r + offset - window_left;
+    return a > 0 ? a : 0;
   }
-  int64_t hi(int64_t r, int64_t nk) const {
+  FS_HD int64_t hi(int64_t r, int64_t nk) const {
     int64_t h = nk - 1;
-    if (kv_len >= 0) h = std::min(h, kv_len - 1);
-    if (causal) h = std::min(h, r + offset);
-    if (window_right >= 0) h = std::min(h, r + offset + window_right);
+    if (kv_len >= 0 && kv_len - 1 < h) h = kv_len - 1;
+    if (causal && r + offset < h) h = r + offset;
+    if (window_right >= 0 && r + offset + window_right < h) h = r + offset + window_right;
     return h;
   }
-  bool allowed(int64_t r, int64_t c, int64_t nk) const { return c >= lo(r) && c <= hi(r, nk); }
+  FS_HD bool allowed(int64_t r, int64_t c, int64_t nk) const { return c >= lo(r) && c <= hi(r, nk); }
+
+  // One row's part of a block's classification over columns [c0, c1): whether the row keeps
+  // some key of the block, and whether it keeps all of them.
+  FS_HD void classify_row(int64_t r, int64_t c0, int64_t c1, int64_t nk, bool& some, bool& all) const {
+    const int64_t a = lo(r), b = hi(r, nk);
+    some = (a > c0 ? a : c0) <= (b < c1 - 1 ? b : c1 - 1);
+    all = !(a > c0 || b < c1 - 1);
+  }
 
   enum class Block { full, partial, empty };
   // Rows [r0, r1) x columns [c0, c1): entirely kept, partly kept, or entirely masked.
-  Block classify(int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t nk) const {
+  FS_HD Block classify(int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t nk) const {
     if (!any()) return Block::full;
     bool some = false, all = true;
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t a = lo(r), b = hi(r, nk);
-      if (std::max(a, c0) <= std::min(b, c1 - 1)) some = true;
-      if (a > c0 || b < c1 - 1) all = false;
+      bool s, a;
+      classify_row(r, c0, c1, nk, s, a);
+      some = some || s;
+      all = all && a;
     }
     return !some ? Block::empty : all ? Block::full : Block::partial;
   }
-  std::string describe() const;
+  std::string describe() const;  // host only
 };
 
 }  // namespace flashstep
 
+#if !defined(__CUDACC__)
 #include "core/types.h"
 namespace flashstep {
 // Sets the masked entries of the score tile whose top-left element is (row0, col0) to -inf.
@@ -61,3 +77,4 @@ inline void apply_mask(Mat& S, const Mask& mask, int64_t row0, int64_t col0, int
   }
 }
 }  // namespace flashstep
+#endif

@@ -112,8 +112,9 @@ void check_schedule(const ProblemSpec& spec, int64_t br, int64_t bc, int variant
 
 }  // namespace
 
-TEST_CASE("KeyMask classifies every block as core Mask does", "[gpu][mask]") {
-  // No GPU needed: gpu/device_mask.h mirrors core/mask.h for device code; both must agree.
+TEST_CASE("KeyMask of a batch entry classifies as core Mask with that key length", "[gpu][mask]") {
+  // No GPU needed: KeyMask (gpu/device_mask.h) is core/mask.h's Mask plus per-batch key
+  // lengths; the mask of entry b must be exactly the core Mask with kv_len = kv_lens[b].
   const MaskCase cases[] = {{64, 64, true, -1, -1, -1},  {77, 130, true, -1, -1, -1}, {130, 77, true, -1, -1, -1},
                             {100, 100, false, 10, 5, -1}, {90, 120, false, 0, 0, -1},  {50, 70, false, -1, -1, 33},
                             {60, 60, true, 7, -1, 40},    {40, 90, false, 3, -1, 0},   {33, 33, false, -1, 4, -1},
@@ -126,12 +127,17 @@ TEST_CASE("KeyMask classifies every block as core Mask does", "[gpu][mask]") {
     m.window_right = c.wr;
     m.kv_len = c.kv;
     m.offset = c.nk - c.nq;
-    gpu::KeyMask k;
-    k.causal = c.causal;
-    k.window_left = c.wl;
-    k.window_right = c.wr;
-    k.kv_len = c.kv;
-    k.offset = c.nk - c.nq;
+    gpu::KeyMask batched;
+    batched.causal = c.causal;
+    batched.window_left = c.wl;
+    batched.window_right = c.wr;
+    batched.kv_len = -1;
+    batched.offset = c.nk - c.nq;
+    const int64_t lens[2] = {c.nk, c.kv};  // entry 1 carries the case's key length
+    batched.kv_lens = lens;
+    CHECK(batched.any());
+    const gpu::KeyMask k = batched.for_batch(1);
+    CHECK(k.kv_lens == nullptr);
     CHECK(k.any() == m.any());
     for (int64_t br : {1, 7, 16, 64})
       for (int64_t bc : {1, 5, 16, 128})
