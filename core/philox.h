@@ -52,7 +52,7 @@ inline void apply_dropout(Mat& P, float p, uint64_t seed, int64_t row0, int64_t 
   if (keep_out) keep_out->resize(P.rows(), P.cols());
   for (int64_t r = 0; r < P.rows(); ++r)
     for (int64_t c = 0; c < P.cols(); ++c) {
-      const bool keep = dropout_keep(seed, 0, 0, uint32_t(row0 + r), uint32_t(col0 + c), p);
+      const bool keep = dropout_keep(seed, batch, head, uint32_t(row0 + r), uint32_t(col0 + c), p);
       P(r, c) = keep ? P(r, c) * scale : 0.0f;
       if (keep_out) (*keep_out)(r, c) = keep ? 1.0f : 0.0f;
     }
