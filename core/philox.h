@@ -45,9 +45,10 @@ FS_HD bool dropout_keep(uint64_t seed, uint32_t batch, uint32_t head, uint32_t r
 namespace flashstep {
 // Algorithm 2's dropout on a tile of P~ whose top-left element is (row0, col0): dropped
 // entries become 0, kept ones are scaled by 1/(1-p). l is left alone (it sums the undropped
-// weights), exactly as in the paper. Optionally returns the keep mask (1 kept, 0 dropped).
+// weights), exactly as in the paper. Optionally returns the keep mask (1 kept, 0 dropped). The
+// CPU engine runs one head, which is (batch 0, head 0) of the GPU's (B, H) layout.
 inline void apply_dropout(Mat& P, float p, uint64_t seed, int64_t row0, int64_t col0,
-                          Mat* keep_out = nullptr) {
+                          Mat* keep_out = nullptr, uint32_t batch = 0, uint32_t head = 0) {
   const float scale = 1.0f / (1.0f - p);
   if (keep_out) keep_out->resize(P.rows(), P.cols());
   for (int64_t r = 0; r < P.rows(); ++r)
