@@ -982,7 +982,25 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 4.2f;  // colour bars, two rows of keys
+  // The legend: colour bars, then the keys (Swatch below), wrapped into as many rows as they need.
+  const char* keys[11] = {"read from HBM", "written to HBM", "computed on chip", "in SRAM", "loaded before",
+                          "not there yet", p.mask.any() ? "masked (-inf)" : "-inf", nullptr, nullptr, nullptr, nullptr};
+  int n_keys = 7;
+  if (v.skipped_tiles) {
+    keys[n_keys++] = "skipped tile";
+    keys[n_keys++] = "skipped by this step";
+  }
+  if (p.dropout > 0) keys[n_keys++] = "dropped (dropout)";
+  float key_rows = 1, row_w = 0;
+  for (int e = 0; e < n_keys; ++e) {
+    const float kw = ImGui::GetTextLineHeight() + 4 + ImGui::CalcTextSize(keys[e]).x + 12;
+    if (row_w > 0 && row_w + kw > avail.x) {
+      ++key_rows;
+      row_w = 0;
+    }
+    row_w += kw;
+  }
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (2.2f + key_rows);
   const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
   float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
@@ -1154,15 +1172,10 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   const float x3 = x2 + bar_w + ImGui::CalcTextSize("P~").x + 24;
   colorbar(dl, gs.legend_div, ImVec2(x3, ly), bar_w, bar_h, lo, hi, "O");
   ImGui::SetCursorScreenPos(ImVec2(origin.x, ly + ImGui::GetTextLineHeightWithSpacing() * 1.6f));
-  Swatch(kReadCol, true, "read from HBM");
-  Swatch(kWriteCol, true, "written to HBM", true);
-  Swatch(kComputeCol, true, "computed on chip", true);
-  Swatch(kResidentCol, true, "in SRAM", true);
-  Swatch(kVisitedCol, false, "loaded before", true);
-  Swatch(kEmptyEdgeCol, true, "not there yet", true);
-  Swatch(kNegInfCol, false, p.mask.any() ? "masked (-inf)" : "-inf", true);
-  if (v.skipped_tiles) Swatch(kSkipHatch, false, "skipped tile", true);
-  if (p.dropout > 0) Swatch(kDropCol, false, "dropped (dropout)", true);
+  const ImU32 key_cols[11] = {kReadCol, kWriteCol, kComputeCol, kResidentCol, kVisitedCol, kEmptyEdgeCol, kNegInfCol,
+                              v.skipped_tiles ? kSkipHatch : kDropCol, kSkipNowCol, kDropCol, kDropCol};
+  const bool key_outline[11] = {true, true, true, true, false, true, false, false, true, false, false};
+  for (int e = 0; e < n_keys; ++e) Swatch(key_cols[e], key_outline[e], keys[e], e > 0);
 }
 
 // =============================================================================================
@@ -1608,7 +1621,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       else ImGui::TextDisabled("n/a");
     }
     label("O error vs fp64", "max |O - O_ref| / max |O_ref| against the float64 reference on the\n"
-                             "original float32 inputs (same mask and dropout)");
+                             "original float32 inputs (same mask and dropout). In fp16 or bf16 every\n"
+                             "schedule rounds Q, K, V and O on store; standard attention also S and P.");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
       if (r.have_error) ImGui::TextUnformatted(fmt_g(a, sizeof a, r.o_err.max_rel));
@@ -1628,13 +1642,6 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   if (r0.ok && r1.ok && r2.ok &&
       r0.totals.hbm_read_bytes + r0.totals.hbm_write_bytes < r1.totals.hbm_read_bytes + r1.totals.hbm_write_bytes)
     DimText("N is too small here for tiling to pay: standard attention moves fewer bytes than fa1.");
-  if (p.dtype != Dtype::fp32) {
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "In %s every schedule rounds what it stores; standard attention also rounds S and P, "
-                  "which is where its extra error comes from.", dtype_name(p.dtype));
-    DimText(line);
-  }
   for (const ScheduleRun& r : v.runs)
     if (!r.ok) ErrorText(r.error);
   if (!v.reference_note.empty()) DimText(v.reference_note.c_str());
@@ -1739,18 +1746,24 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     const int64_t st = v.merge_step[size_t(bi * t.Tc + j)];
     if (st >= 0 && st < k) done = int(j + 1);
   }
+  // Blocks j before the row's first kept key (skipped, or all masked for this row) leave m at
+  // -inf, which a plot cannot scale: the curves start at the first finite m.
+  int first = 0;
+  while (first < done && !std::isfinite(v.m_series(row, first))) ++first;
   if (done == 0) {
     ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2 L9" : "Alg1 L11");
+  } else if (first == done) {
+    ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
   } else {
-    const float* ms = &v.m_series(row, 0);
-    const float* lsr = &v.l_series(row, 0);
+    const float* ms = &v.m_series(row, first);
+    const float* lsr = &v.l_series(row, first);
     const float w = ImGui::GetContentRegionAvail().x;
     const float h = std::max((ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2) * 0.5f, 30.0f);
-    std::snprintf(b1, sizeof b1, "m_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, ms[done - 1], 4));
-    ImGui::PlotLines("##m", ms, done, 0, b1, FLT_MAX, FLT_MAX, ImVec2(w, h));
-    std::snprintf(b3, sizeof b3, "l_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, lsr[done - 1], 4));
-    ImGui::PlotLines("##l", lsr, done, 0, b3, FLT_MAX, FLT_MAX, ImVec2(w, h));
-    ImGui::TextDisabled("after each merge, j = 0 .. %d of %lld", done - 1, (long long)t.Tc);
+    std::snprintf(b1, sizeof b1, "m_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, ms[done - 1 - first], 4));
+    ImGui::PlotLines("##m", ms, done - first, 0, b1, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    std::snprintf(b3, sizeof b3, "l_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, lsr[done - 1 - first], 4));
+    ImGui::PlotLines("##l", lsr, done - first, 0, b3, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    ImGui::TextDisabled("after each merge, j = %d .. %d of %lld", first, done - 1, (long long)t.Tc);
   }
   ImGui::End();
 }
