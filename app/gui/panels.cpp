@@ -902,8 +902,12 @@ void hover_grid(const AppState& s, const Grid& g) {
       break;
     }
     case MatId::O:
-      ImGui::Text("O[%lld, %lld] = %s in HBM   (block O_i, i = %lld)", (long long)mr, (long long)mc, val,
-                  (long long)(mr / t.Br));
+      if (std::isnan(x))
+        ImGui::Text("O[%lld, %lld]: not in HBM yet%s", (long long)mr, (long long)mc,
+                    s.run->schedule() == Schedule::fa2 ? " (FA2 writes O_i once, at L14; until then it is on chip)" : "");
+      else
+        ImGui::Text("O[%lld, %lld] = %s in HBM   (block O_i, i = %lld)", (long long)mr, (long long)mc, val,
+                    (long long)(mr / t.Br));
       break;
     case MatId::l:
     case MatId::m:

@@ -218,6 +218,31 @@ TEST_CASE("scripted UI actions land on the same trace index and HBM state as the
   require_same_hbm(d, cur);
 }
 
+TEST_CASE("standard attention and a window mask set in the editor match the core Cursor", "[gui]") {
+  // Algorithm 0 keeps S and P in HBM: the dump holds them row block by row block.
+  const auto [schedule, steps] = GENERATE(table<std::string, int>({{"standard", 4}, {"fa2", 19}, {"fa1", 23}}));
+  INFO(schedule);
+  const nlohmann::json d = run_and_dump("--script 'set schedule " + schedule + "; set nq 6; set nk 10; set window 3 1; "
+                                        "set dtype fp16; apply; step " + std::to_string(steps) + "'", "editor-" + schedule);
+  ProblemSpec spec = gui::load_preset(gui::preset_path("tiny", FLASHSTEP_ASSET_DIR)).spec;
+  spec.schedule = parse_schedule(schedule);
+  spec.nq = 6;
+  spec.nk = 10;
+  spec.window_left = 3;
+  spec.window_right = 1;
+  spec.dtype = Dtype::fp16;
+  const Problem p = make_problem(spec);
+  RunOptions opt;
+  const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
+  Cursor cur(tr);
+  cur.seek(size_t(steps));
+  REQUIRE(d["steps"].get<size_t>() == cur.size());
+  REQUIRE(d["index"].get<size_t>() == cur.index());
+  REQUIRE(d["line"].get<std::string>() == line_label(cur.current()->line));
+  REQUIRE(d["problem"]["dtype"] == "fp16");
+  require_same_hbm(d, cur);
+}
+
 TEST_CASE("screenshots of the fa2 and masked dropout presets are not blank and differ", "[gui]") {
   const std::string a = out_path("fa2.png"), b = out_path("dropout-bf16.png"), c = out_path("fa2-end.png");
   REQUIRE(run_gui("--preset fa1-vs-fa2 --step 9 --screenshot " + a, "fa2-shot").code == 0);
