@@ -1054,7 +1054,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
                   (long long)p.nq, (long long)p.nk);
   else
     std::snprintf(buf, sizeof buf, "%s tiles (%lld x %lld), on chip only",
-                  show_p ? "P~_ij = exp(S_ij - m)" : "S_ij = tau Q_i K_j^T", (long long)p.nq, (long long)p.nk);
+                  !show_p ? "S_ij = tau Q_i K_j^T" : sched == Schedule::fa2 ? "P~_ij = exp(S_ij - m_i)" : "P~_ij = exp(S_ij - m~_ij)",
+                  (long long)p.nq, (long long)p.nk);
   if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f) {
     if (standard) std::snprintf(buf, sizeof buf, "%s, HBM", show_p ? "P" : "S");
     else std::snprintf(buf, sizeof buf, "%s tiles, on chip", show_p ? "P~_ij" : "S_ij");
