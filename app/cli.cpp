@@ -127,8 +127,6 @@ std::string bytes_text(int64_t b) {
   return buf;
 }
 
-// The reference costs Nq*Nk*d multiply-adds in double; skip it beyond this size.
-constexpr double kMaxReferenceWork = 4.0e9;
 
 void print_summary(const Trace& t, bool recorded) {
   const Problem& p = t.problem;
@@ -148,9 +146,7 @@ void print_summary(const Trace& t, bool recorded) {
               ti.overridden ? " (overridden)" : " (paper's block sizes)");
   std::printf("steps      %lld%s\n", (long long)t.totals.steps,
               recorded ? " (recorded)" : " (fast path, not recorded)");
-  const TrafficForm cf = p.schedule == Schedule::fa1   ? fa1_traffic(p.nq, p.nk, p.d, ti.Tc)
-                         : p.schedule == Schedule::fa2 ? fa2_traffic(p.nq, p.nk, p.d, ti.Tr)
-                                                       : standard_traffic(p.nq, p.nk, p.d);
+  const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc);
   const int64_t bpe = p.bytes_per_elem;
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
   const bool skips = p.mask.any() && p.schedule != Schedule::standard;
@@ -167,7 +163,7 @@ void print_summary(const Trace& t, bool recorded) {
               p.schedule == Schedule::standard ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)t.totals.flops, t.totals.flops / 1e9);
-  if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
+  if (reference_affordable(p.nq, p.nk, p.d)) {
     const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",

@@ -26,6 +26,15 @@ TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
   return f;
 }
 
+TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc) {
+  switch (s) {
+    case Schedule::fa1: return fa1_traffic(nq, nk, d, Tc);
+    case Schedule::fa2: return fa2_traffic(nq, nk, d, Tr);
+    case Schedule::standard: return standard_traffic(nq, nk, d);
+  }
+  return {};
+}
+
 double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M) {
   return double(nq) * double(nk) * double(d) * double(d) / double(M);
 }

@@ -2,6 +2,8 @@
 // type's size for bytes). Derivations are in README.md ("HBM traffic in closed form"); the
 // tests check that the simulator's counts equal these exactly.
 #pragma once
+#include "core/problem.h"
+
 #include <cstdint>
 
 namespace flashstep {
@@ -31,6 +33,9 @@ TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr);
 
 // Algorithm 0: L1 reads Q, K and writes S; L2 reads S and writes P; L3 reads P, V, writes O.
 TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
+
+// The closed form of the schedule a problem runs (no mask: with one, an upper bound).
+TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc);
 
 // Theorem 2's orders with unit constants: N^2 d^2 / M and N d + N^2 (N = Nq for the N^2 terms
 // of the rows, Nk for the columns: we use Nq*Nk for N^2).

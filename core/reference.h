@@ -7,6 +7,12 @@
 
 namespace flashstep {
 
+// The reference costs Nq*Nk*d multiply-adds in double; callers skip it beyond this (and say so).
+constexpr double kMaxReferenceWork = 4.0e9;
+inline bool reference_affordable(int64_t nq, int64_t nk, int64_t d) {
+  return double(nq) * double(nk) * double(d) <= kMaxReferenceWork;
+}
+
 struct Reference {
   MatD O;
   VecD lse;

@@ -37,7 +37,6 @@ namespace {
 
 constexpr double kTiledTol = 5e-6;
 constexpr double kFloat64Tol = 1e-5;
-constexpr double kMaxReferenceWork = 4.0e9;  // Nq*Nk*d multiply-adds in double
 
 Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offset = 0) {
   Mat m(rows, cols);
@@ -124,7 +123,7 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
   std::printf("final      GPU vs CPU:         O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
               fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
   std::printf("           O elements bit-identical: %lld of %lld\n", (long long)same, (long long)(p.nq * p.d));
-  if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
+  if (reference_affordable(p.nq, p.nk, p.d)) {
     const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
     const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
     Vec clse = tr.lse;
@@ -240,7 +239,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     std::printf("           GPU vs CPU tiled:   l abs %.3g rel %.3g; m abs %.3g rel %.3g  %s\n",
                 el.max_abs, el.max_rel, em.max_abs, em.max_rel, verdict(lm_ok));
   }
-  if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
+  if (reference_affordable(p.nq, p.nk, p.d)) {
     const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
     const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
     const ErrorStats co = compare(tr.O, ref.O),

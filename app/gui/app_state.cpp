@@ -46,16 +46,8 @@ int64_t RunView::step_of(int64_t i, int64_t j, Line line) const {
 namespace {
 
 TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
-  switch (s) {
-    case Schedule::fa1: return fa1_traffic(p.nq, p.nk, p.d, t.Tc);
-    case Schedule::fa2: return fa2_traffic(p.nq, p.nk, p.d, t.Tr);
-    case Schedule::standard: return standard_traffic(p.nq, p.nk, p.d);
-  }
-  return {};
+  return schedule_traffic(s, p.nq, p.nk, p.d, t.Tr, t.Tc);
 }
-
-// The float64 reference costs Nq*Nk*d multiply-adds in double; the app skips it beyond this.
-constexpr double kMaxReferenceWork = 4.0e9;
 
 }  // namespace
 
@@ -97,7 +89,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec) {
       r.error = e.what();
     }
   }
-  if (double(p.nq) * double(p.nk) * double(p.d) <= kMaxReferenceWork) {
+  if (reference_affordable(p.nq, p.nk, p.d)) {
     const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
     for (int c = 0; c < 3; ++c) {
       ScheduleRun& r = v->runs[c];
