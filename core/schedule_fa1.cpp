@@ -87,13 +87,7 @@ void run_fa1(Trace& tr, bool record) {
       // Alg1 L9: S_ij = tau Q_i K_j^T
       Step* s = begin(Line::A1_L9, i, j);
       Mat& S = sram.scratch(Slot::Sij, br, bc);
-      S.noalias() = Qi * Kj.transpose();
-      S *= p.scale;
-      if (kind == Mask::Block::partial) apply_mask(S, mask, row0, j * t.Bc, p.nk);
-      if (s) {
-        s->tile = S;
-        s->masked = kind == Mask::Block::partial;
-      }
+      score_tile(S, Qi, Kj, p, kind, row0, j * t.Bc, s);
       end(2 * br * bc * d + br * bc);
 
       // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)

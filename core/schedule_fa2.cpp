@@ -61,13 +61,7 @@ void run_fa2(Trace& tr, bool record) {
       // FA2 L8: S_ij = tau Q_i K_j^T
       Step* s = begin(Line::A2_L8, i, j);
       Mat& S = sram.scratch(Slot::Sij, br, bc);
-      S.noalias() = Qi * Kj.transpose();
-      S *= p.scale;
-      if (kind == Mask::Block::partial) apply_mask(S, mask, row0, col0, p.nk);
-      if (s) {
-        s->tile = S;
-        s->masked = kind == Mask::Block::partial;
-      }
+      score_tile(S, Qi, Kj, p, kind, row0, col0, s);
       end(2 * br * bc * d + br * bc);
 
       // FA2 L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
