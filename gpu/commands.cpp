@@ -35,6 +35,17 @@ namespace flashstep {
 
 namespace {
 
+// The benchmark's (B, H, N, d): B x H x N = rows (at least one head), up to 8 heads per batch.
+gpu::Shape bench_shape(int64_t n, int64_t d, int64_t rows) {
+  const int64_t heads = std::max<int64_t>(1, rows / n);
+  gpu::Shape s;
+  s.H = std::min<int64_t>(heads, 8);
+  s.B = heads / s.H;
+  s.nq = s.nk = n;
+  s.d = d;
+  return s;
+}
+
 constexpr double kTiledTol = 5e-6;
 constexpr double kFloat64Tol = 1e-5;
 
@@ -458,12 +469,7 @@ int run_bench(const BenchFlags& bf) {
   }
   for (int64_t d : bf.dims) {
     for (int64_t n : bf.sizes) {
-      const int64_t heads = std::max<int64_t>(1, bf.rows / n);
-      gpu::Shape s;
-      s.H = std::min<int64_t>(heads, 8);
-      s.B = heads / s.H;
-      s.nq = s.nk = n;
-      s.d = d;
+      const gpu::Shape s = bench_shape(n, d, bf.rows);
       const float scale = float(1.0 / std::sqrt(double(d)));
       const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d);
       nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"flops", flops}};
@@ -540,12 +546,7 @@ int run_bench(const BenchFlags& bf) {
     // Figure 2 (middle) of the paper: Bc from 16 up to what shared memory allows, d = 64
     // (--sweep-d), Br = 64, N = sweep_n. M for each point is 4d max(Br, Bc), so the CPU tiling accepts it.
     const int64_t n = bf.sweep_n, d = bf.sweep_d, br = 64;
-    const int64_t heads = std::max<int64_t>(1, bf.rows / n);
-    gpu::Shape s;
-    s.H = std::min<int64_t>(heads, 8);
-    s.B = heads / s.H;
-    s.nq = s.nk = n;
-    s.d = d;
+    const gpu::Shape s = bench_shape(n, d, bf.rows);
     const float scale = float(1.0 / std::sqrt(double(d)));
     if (!bf.as_json)
       std::printf("\nBc sweep (Figure 2 middle): N = %lld, d = %lld, Br = %lld, B x H = %lld\n"
