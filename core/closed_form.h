@@ -1,5 +1,5 @@
 // Closed forms for the HBM traffic of each schedule, in elements (multiply by the stored
-// type's size for bytes). Derivations are in README.md ("HBM traffic in closed form"); the
+// type's size for bytes). Derivations are in docs/algorithm.md ("HBM traffic in closed form"); the
 // tests check that the simulator's counts equal these exactly.
 #pragma once
 #include "core/problem.h"

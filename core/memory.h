@@ -4,7 +4,7 @@
 // Hbm::store (SRAM -> HBM, counted as HBM bytes written). The traffic figures in a trace are
 // a consequence of those calls: a schedule that forgets a load has wrong numbers.
 //
-// SRAM accounting rule (documented in README, "How SRAM is counted"):
+// SRAM accounting rule (documented in docs/algorithm.md, "How SRAM is counted"):
 //   * The four d-wide tiles Q_i, K_j, V_j, O_i are charged to the SRAM budget M. This is where
 //     the 4 in Bc = ceil(M/4d) comes from: each tile gets a quarter of SRAM. Because the paper
 //     rounds up, the tiles may need up to 4d-4 elements more than M; the budget they are

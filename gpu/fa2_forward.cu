@@ -22,7 +22,7 @@
 //      loop (no HBM round trip per j, which is FA2's whole point), Q_i^T stays in shared
 //      memory, P~_ij^T takes the place of K_j^T once S_ij is in registers. Compiled for the
 //      (Br, Bc, d) in FS_FA2_V2_CONFIGS below, for each storage type.
-//   NOTES.md records each variant's time, prediction and outcome.
+//   docs/gpu-notes.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
 #include "gpu/kernels.h"
