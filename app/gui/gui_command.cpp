@@ -6,7 +6,7 @@
 //   [SECTION] Display
 //   [SECTION] Window, ImGui and fonts
 //   [SECTION] Screenshot
-//   [SECTION] The frame loop (interactive, screenshot, benchmark)
+//   [SECTION] The frame loop (interactive, screenshot; frame_bench.cpp runs the benchmark)
 //   [SECTION] Subcommand registration
 #include "app/commands.h"
 #include "app/gui/alloc_counter.h"
@@ -38,7 +38,6 @@ namespace {
 // =============================================================================================
 // [SECTION] Display
 // =============================================================================================
-
 
 bool have_display() {
   const char* x = std::getenv("DISPLAY");
