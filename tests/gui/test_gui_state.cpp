@@ -104,6 +104,9 @@ TEST_CASE("scripted UI actions land on the same trace index and HBM state as the
       {"tiny", 0, 0, "end; back 3", {{'k', 1 << 30}, {'b', 3}}},
       {"tiny", 15, 0, "home; step 2", {{'s', 15}, {'k', 0}, {'s', 2}}},
       {"tiny", 0, 0, "seek 17; step; back 5; seek 3", {{'k', 17}, {'s', 1}, {'b', 5}, {'k', 3}}},
+      // Both ends: back stops at step 0, step stops at the last step.
+      {"tiny", 3, 0, "back 5; step 2", {{'s', 3}, {'b', 5}, {'s', 2}}},
+      {"tiny", 0, 0, "end; step 4; back 1", {{'k', 1 << 30}, {'s', 4}, {'b', 1}}},
       {"gpt2-medium", 700, 7, "", {{'s', 700}, {'b', 7}}},
       {"causal", 40, 3, "", {{'s', 40}, {'b', 3}}},
       // FlashAttention-2 order: mid-block, after the first O_i write, and at the end.
@@ -112,7 +115,7 @@ TEST_CASE("scripted UI actions land on the same trace index and HBM state as the
       {"dropout-bf16", 0, 0, "end; back 4", {{'k', 1 << 30}, {'b', 4}}},
       {"dropout-bf16", 22, 0, "", {{'s', 22}}},
   };
-  const size_t n = GENERATE(range(0, 11));
+  const size_t n = GENERATE(range(0, 13));
   const Case& c = cases[n];
   INFO(c.preset << " --step " << c.step << " --back " << c.back << " --script '" << c.script << "'");
   const nlohmann::json d = state_after(options(c.preset, c.step, c.back, c.script));
