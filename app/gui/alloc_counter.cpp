@@ -28,8 +28,10 @@ void counted_free(void* ptr, void*) { std::free(ptr); }
 
 }  // namespace flashstep::gui
 
-// Replaceable global allocation functions. The array forms call these by default; the sized
-// and aligned deletes are left to the library (they pair with malloc/free here).
+// Replaceable global allocation functions. libstdc++'s array and nothrow forms call these, so
+// they are counted too. The sized delete is defined beside the unsized one so that every delete
+// of memory from this operator new ends in free(). The aligned forms are left to the library:
+// its aligned new and aligned delete pair with each other (and are not counted).
 void* operator new(std::size_t size) {
   if (flashstep::gui::g_on.load(std::memory_order_relaxed))
     flashstep::gui::g_count.fetch_add(1, std::memory_order_relaxed);

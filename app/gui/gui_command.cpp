@@ -1,18 +1,21 @@
 // `flashstep gui`: the desktop teaching app, and `flashstep` with no arguments.
 // Straight-line main loop in the style of imgui's example_glfw_opengl3: set up, then each frame
 // poll -> NewFrame -> one DrawXxxPanel(state) per window -> Render -> swap; shut down in reverse.
-// Index:
-//   [SECTION] Options
+// The state the options ask for is made first (app/gui/options.h), without a window; the frame
+// benchmark is in frame_bench.cpp. Index:
+//   [SECTION] Display
 //   [SECTION] Window, ImGui and fonts
-//   [SECTION] Screenshot and state dump
-//   [SECTION] The frame loop (interactive, screenshot, benchmark)
+//   [SECTION] Screenshot
+//   [SECTION] The frame loop (interactive, screenshot; frame_bench.cpp runs the benchmark)
 //   [SECTION] Subcommand registration
 #include "app/commands.h"
 #include "app/gui/alloc_counter.h"
 #include "app/gui/app_state.h"
+#include "app/gui/frame.h"
+#include "app/gui/options.h"
 #include "app/gui/panels.h"
 #include "app/gui/resources.h"
-#include "core/export.h"
+#include "app/gui/state_dump.h"
 
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -20,43 +23,21 @@
 #include <stb_image_write.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cfloat>
 #include <cstdlib>
 #include <string>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace flashstep {
 
 namespace gui {
 
-// =============================================================================================
-// [SECTION] Options
-// =============================================================================================
-
-struct GuiOptions {
-  std::string preset = "tiny";
-  int64_t step = 0, back = 0;
-  std::string script, screenshot, size = "1600x1000", dump_state, view;
-  std::string compare_o, compare_lse;
-  int64_t lesson_blocks = -1;
-  int bench_frames = 0;
-};
-
 namespace {
 
-void parse_size(const std::string& text, int* w, int* h) {
-  int a = 0, b = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X'))
-    throw InputError("--size must look like 1600x1000 (got '" + text + "')");
-  if (a < 320 || b < 240 || a > 8192 || b > 8192)
-    throw InputError("--size must be between 320x240 and 8192x8192 (got '" + text + "')");
-  *w = a;
-  *h = b;
-}
+// =============================================================================================
+// [SECTION] Display
+// =============================================================================================
 
 bool have_display() {
   const char* x = std::getenv("DISPLAY");
@@ -105,7 +86,7 @@ void setup_imgui(GLFWwindow* window, GpuState& gpu) {
 }
 
 // =============================================================================================
-// [SECTION] Screenshot and state dump
+// [SECTION] Screenshot
 // =============================================================================================
 
 // Reads the back buffer just rendered and writes it as PNG (before the swap).
@@ -119,87 +100,14 @@ void write_screenshot(const std::string& path, int w, int h) {
     throw InputError("cannot write the screenshot " + path);
 }
 
-nlohmann::json number_or_text(float x) {
-  if (std::isfinite(x)) return double(x);
-  return std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
-}
-
-// The app's position and HBM state as JSON, for tests that compare it with core's Cursor.
-void write_state_dump(const AppState& s, const std::string& path) {
-  nlohmann::json j;
-  const Step* cur = s.cursor->current();
-  j["index"] = s.index();
-  j["steps"] = s.steps();
-  j["line"] = cur ? line_label(cur->line) : "";
-  j["i"] = cur ? cur->i : -1;
-  j["j"] = cur ? cur->j : -1;
-  j["hbm_read_total"] = cur ? cur->hbm_read_total : 0;
-  j["hbm_write_total"] = cur ? cur->hbm_write_total : 0;
-  const Problem& p = s.run->trace.problem;
-  j["problem"] = {{"nq", p.nq}, {"nk", p.nk}, {"d", p.d}, {"M", p.M}, {"seed", p.seed},
-                  {"pattern", p.pattern}, {"scale", p.scale}, {"schedule", schedule_name(p.schedule)},
-                  {"dtype", dtype_name(p.dtype)}, {"dropout", p.dropout}, {"mask", p.mask.describe()}};
-  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P}) {
-    if (!s.cursor->written(t)) {
-      j["hbm"][tensor_name(t)] = nullptr;
-      continue;
-    }
-    const Mat& m = s.cursor->hbm(t);
-    nlohmann::json rows = nlohmann::json::array();
-    for (int64_t r = 0; r < m.rows(); ++r) {
-      nlohmann::json row = nlohmann::json::array();
-      for (int64_t c = 0; c < m.cols(); ++c) row.push_back(number_or_text(m(r, c)));
-      rows.push_back(std::move(row));
-    }
-    j["hbm"][tensor_name(t)] = std::move(rows);
-  }
-  // The memory panel's side-by-side table: each schedule's totals and closed form.
-  for (const ScheduleRun& r : s.run->runs) {
-    nlohmann::json e;
-    e["ok"] = r.ok;
-    e["hbm_read"] = r.totals.hbm_read_bytes;
-    e["hbm_write"] = r.totals.hbm_write_bytes;
-    const int bpe = p.bytes_per_elem;
-    e["form_read"] = r.form.read_bytes(bpe);
-    e["form_write"] = r.form.write_bytes(bpe);
-    if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
-    j["runs"][schedule_name(r.schedule)] = std::move(e);
-  }
-  j["skipped_tiles"] = s.run->skipped_tiles;
-  j["partial_tiles"] = s.run->partial_tiles;
-  j["form_error"] = s.form.error;
-  j["form_error_field"] = int(s.form.error_field);
-  j["apply_error"] = s.apply_error;
-  j["lesson_shown"] = s.lesson.shown;
-  j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
-                  {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
-  j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare" : "tiles";
-  write_file_atomic(path, j.dump(1) + "\n");
-}
+}  // namespace
 
 // =============================================================================================
 // [SECTION] The frame loop
 // =============================================================================================
 
-struct FrameClock {
-  using clock = std::chrono::steady_clock;
-  clock::time_point last = clock::now();
-  double tick() {
-    const auto now = clock::now();
-    const double dt = std::chrono::duration<double>(now - last).count();
-    last = now;
-    return dt;
-  }
-};
-
-// One frame: returns after the swap. `capture` names a PNG to write from this frame.
-
-struct FrameSplit {
-  double build_ms = 0, render_ms = 0, swap_ms = 0;  // ImGui + uploads, GL draw to glFinish, swap
-};
-
 void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std::string& capture,
-           FrameSplit* split = nullptr) {
+           FrameSplit* split) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   glfwPollEvents();
@@ -253,6 +161,19 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std:
   }
 }
 
+namespace {
+
+struct FrameClock {
+  using clock = std::chrono::steady_clock;
+  clock::time_point last = clock::now();
+  double tick() {
+    const auto now = clock::now();
+    const double dt = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return dt;
+  }
+};
+
 int run_app(const GuiOptions& o) {
   int width = 1600, height = 1000;
   parse_size(o.size, &width, &height);
@@ -262,25 +183,7 @@ int run_app(const GuiOptions& o) {
   }
   // The state first: a bad preset or script fails before a window opens.
   AppState s;
-  s.asset_dir = asset_dir();
-  s.preset_names = preset_names(s.asset_dir);
-  s.load_preset(o.preset);
-  if (!o.view.empty()) {
-    if (o.view != "tiles" && o.view != "lesson" && o.view != "compare")
-      throw InputError("--view must be tiles, lesson or compare");
-    s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare : View::tiles;
-    s.view_changed = true;
-  }
-  for (int64_t n = 0; n < o.step; ++n) s.step_forward();
-  for (int64_t n = 0; n < o.back; ++n) s.step_back();
-  if (!o.script.empty()) s.run_script(o.script);
-  if (o.lesson_blocks >= 0) s.lesson.shown = int(std::min<int64_t>(o.lesson_blocks, int64_t(s.lesson.lesson.blocks.size())));
-  if (!o.compare_o.empty()) {
-    std::snprintf(s.compare.o_path, sizeof s.compare.o_path, "%s", o.compare_o.c_str());
-    std::snprintf(s.compare.lse_path, sizeof s.compare.lse_path, "%s", o.compare_lse.c_str());
-    s.load_compare();
-    if (!s.compare.error.empty()) throw InputError(s.compare.error);
-  }
+  prepare_state(s, o);
 
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
@@ -314,81 +217,13 @@ int run_app(const GuiOptions& o) {
       rc = 4;  // the info log is printed already
     } else if (!o.screenshot.empty()) {
       // A few frames let ImGui settle its layout (window sizes, tab bars) before the capture.
-      FrameClock clock;
       for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, f == 3 ? o.screenshot : std::string());
       if (!o.dump_state.empty()) write_state_dump(s, o.dump_state);
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);
       std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
     } else if (o.bench_frames > 0) {
-      // Idle frames (nothing changes: no upload, no allocation) and stepping frames (one step per
-      // frame: O, l, m re-uploaded and S/P recoloured), each timed to glFinish.
-      for (int f = 0; f < 10; ++f) frame(window, s, gpu, 0.0, "");
-      auto run_frames = [&](bool stepping, double* mean_ms, double* max_ms, long* allocs, FrameSplit* split) {
-        using clock = std::chrono::steady_clock;
-        double sum = 0, worst = 0;
-        alloc_counter_reset();
-        alloc_counter_enable(!stepping);
-        for (int f = 0; f < o.bench_frames; ++f) {
-          const auto t0 = clock::now();
-          if (stepping) {
-            alloc_counter_enable(false);
-            if (s.index() >= s.steps()) s.seek(0);
-            s.step_forward();
-          }
-          frame(window, s, gpu, 0.0, "", split);
-          const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-          sum += ms;
-          worst = std::max(worst, ms);
-        }
-        alloc_counter_enable(false);
-        *mean_ms = sum / o.bench_frames;
-        *max_ms = worst;
-        *allocs = alloc_counter_value();
-      };
-      double idle_mean = 0, idle_max = 0, step_mean = 0, step_max = 0;
-      long idle_allocs = 0, step_allocs = 0;
-      s.seek(s.steps() / 2);
-      for (int f = 0; f < 3; ++f) frame(window, s, gpu, 0.0, "");
-      const int uploads_before = gpu.O.uploads;
-      FrameSplit idle_split, step_split;
-      run_frames(false, &idle_mean, &idle_max, &idle_allocs, &idle_split);
-      const int idle_uploads = gpu.O.uploads - uploads_before;
-      run_frames(true, &step_mean, &step_max, &step_allocs, &step_split);
-      const Problem& p = s.run->trace.problem;
-      int fw = 0, fh = 0;
-      glfwGetFramebufferSize(window, &fw, &fh);
-      std::printf("bench: Nq = %lld, Nk = %lld, d = %lld, %zu steps, window %dx%d, renderer %s\n",
-                  (long long)p.nq, (long long)p.nk, (long long)p.d, s.steps(), fw, fh,
-                  reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
-      std::printf("bench: idle frames:     mean %.2f ms, max %.2f ms over %d frames; %ld allocations, "
-                  "%d texture uploads\n", idle_mean, idle_max, o.bench_frames, idle_allocs, idle_uploads);
-      std::printf("bench: stepping frames: mean %.2f ms, max %.2f ms over %d frames (one step per "
-                  "frame, textures re-uploaded)\n", step_mean, step_max, o.bench_frames);
-      const double n = o.bench_frames;
-      int cmds = 0;
-      const ImDrawData* dd = ImGui::GetDrawData();
-      for (int c = 0; c < dd->CmdListsCount; ++c) cmds += dd->CmdLists[c]->CmdBuffer.Size;
-      std::printf("bench: last frame: %d draw lists, %d draw commands, %d vertices, %d indices\n",
-                  dd->CmdListsCount, cmds, dd->TotalVtxCount, dd->TotalIdxCount);
-      // Pixels the rasteriser fills (triangle areas, before clipping): the software
-      // rasteriser's cost grows with this, not with the number of vertices.
-      double filled = 0;
-      for (int c = 0; c < dd->CmdListsCount; ++c) {
-        const ImDrawList* list = dd->CmdLists[c];
-        for (int k = 0; k + 2 < list->IdxBuffer.Size; k += 3) {
-          const ImVec2 a = list->VtxBuffer[list->IdxBuffer[k]].pos, b = list->VtxBuffer[list->IdxBuffer[k + 1]].pos,
-                       d = list->VtxBuffer[list->IdxBuffer[k + 2]].pos;
-          filled += std::abs((b.x - a.x) * (d.y - a.y) - (d.x - a.x) * (b.y - a.y)) * 0.5;
-        }
-      }
-      std::printf("bench: last frame fills about %.2f Mpixel, %.2fx the window (plus the clear)\n",
-                  filled / 1e6, filled / (double(fw) * double(fh)));
-      std::printf("bench: split (idle / stepping): UI build + uploads %.2f / %.2f ms, GL draw %.2f / "
-                  "%.2f ms, swap %.2f / %.2f ms\n", idle_split.build_ms / n, step_split.build_ms / n,
-                  idle_split.render_ms / n, step_split.render_ms / n, idle_split.swap_ms / n,
-                  step_split.swap_ms / n);
-      std::printf("mean frame time %.2f ms (target < 16 ms)\n", std::max(idle_mean, step_mean));
+      run_frame_bench(window, s, gpu, o.bench_frames);
     } else {
       FrameClock clock;
       while (!glfwWindowShouldClose(window)) {

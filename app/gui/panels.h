@@ -1,4 +1,6 @@
-// The windows of the desktop app: one DrawXxxPanel(state) per window, called every frame.
+// The windows of the desktop app: one DrawXxxPanel(state) per window, called every frame, each
+// in its own file (controls_panel.cpp, pseudocode_panel.cpp, problem_panel.cpp, center_panel.cpp
+// with the tiles, lesson and compare views, memory_panel.cpp, softmax_panel.cpp).
 // GPU-side objects (heatmap textures) live in GpuState; UpdateHeatmaps re-uploads a texture
 // only when its data changed (new run, HBM rows written, compare file loaded).
 #pragma once
@@ -31,5 +33,10 @@ void DrawProblemPanel(AppState& s, const Layout& l);
 void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l);  // tiles, lesson, compare
 void DrawMemoryPanel(AppState& s, const Layout& l);
 void DrawSoftmaxPanel(AppState& s, const Layout& l);
+
+// The centre panel's tabs.
+void DrawTilesView(AppState& s, GpuState& g);
+void DrawLessonView(AppState& s);
+void DrawCompareView(AppState& s, GpuState& g);
 
 }  // namespace flashstep::gui

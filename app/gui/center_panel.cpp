@@ -1,0 +1,35 @@
+// The centre panel: the tiles, lesson and compare views as tabs.
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+
+namespace flashstep::gui {
+
+void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
+  if (!BeginPanel("FlashAttention, tile by tile", l.center_pos, l.center_size, s)) return;
+  if (ImGui::BeginTabBar("views")) {
+    const bool force = s.view_changed;
+    s.view_changed = false;
+    auto tab = [&](const char* name, View v) {
+      const ImGuiTabItemFlags f = force && s.view == v ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(name, nullptr, f);
+      if (open && !force) s.view = v;
+      return open;
+    };
+    if (tab("Tiles", View::tiles)) {
+      DrawTilesView(s, g);
+      ImGui::EndTabItem();
+    }
+    if (tab("Online-softmax lesson", View::lesson)) {
+      DrawLessonView(s);
+      ImGui::EndTabItem();
+    }
+    if (tab("Compare", View::compare)) {
+      DrawCompareView(s, g);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::End();
+}
+
+}  // namespace flashstep::gui

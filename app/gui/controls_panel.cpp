@@ -1,0 +1,107 @@
+// The frame's arrangement and its controls: where each panel goes (ComputeLayout), the keys
+// (Right, Left, Space, Home, End), and the controls panel: step, back, play, scrubber, jump.
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace flashstep::gui {
+
+Layout ComputeLayout(ImVec2 d, float controls_h) {
+  Layout l;
+  const float left = std::clamp(d.x * 0.25f, 300.0f, 420.0f);
+  const float right = std::clamp(d.x * 0.26f, 320.0f, 440.0f);
+  const float center = std::max(d.x - left - right, 200.0f);
+  const float body = std::max(d.y - controls_h, 200.0f);
+  l.controls_pos = ImVec2(0, 0);
+  l.controls_size = ImVec2(d.x, controls_h);
+  const float algo_h = std::floor(body * 0.44f);
+  l.algo_pos = ImVec2(0, controls_h);
+  l.algo_size = ImVec2(left, algo_h);
+  l.problem_pos = ImVec2(0, controls_h + algo_h);
+  l.problem_size = ImVec2(left, body - algo_h);
+  l.center_pos = ImVec2(left, controls_h);
+  l.center_size = ImVec2(center, body);
+  const float mem_h = std::floor(body * 0.72f);
+  l.memory_pos = ImVec2(left + center, controls_h);
+  l.memory_size = ImVec2(d.x - left - center, mem_h);
+  l.softmax_pos = ImVec2(left + center, controls_h + mem_h);
+  l.softmax_size = ImVec2(d.x - left - center, body - mem_h);
+  return l;
+}
+
+void HandleKeys(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput || !s.cursor) return;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.step_forward();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.step_back();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) s.playing = !s.playing;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) s.reset();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) s.run_to_end();
+}
+
+void DrawControlsPanel(AppState& s, const Layout& l) {
+  if (!BeginPanel("Controls", l.controls_pos, l.controls_size, s, ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) return;
+  if (ImGui::Button("Reset")) s.reset();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to step 0 (Home)");
+  ImGui::SameLine();
+  if (ImGui::Button("< Back")) s.step_back();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("One step back (Left)");
+  ImGui::SameLine();
+  if (ImGui::Button(s.playing ? "Pause" : "Play", ImVec2(ImGui::GetFontSize() * 4, 0))) {
+    if (!s.playing && s.index() >= s.steps()) s.reset();
+    s.playing = !s.playing;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play / pause (Space)");
+  ImGui::SameLine();
+  if (ImGui::Button("Step >")) s.step_forward();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("One step forward (Right)");
+  ImGui::SameLine();
+  if (ImGui::Button("Run to end")) s.run_to_end();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Apply every step (End)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::TextUnformatted("Jump to i");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  ImGui::InputInt("##ji", &s.jump_i);
+  ImGui::SameLine();
+  ImGui::TextUnformatted("j");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  ImGui::InputInt("##jj", &s.jump_j);
+  ImGui::SameLine();
+  if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Go to the load of iteration (i, j): Q_i, O_i, l_i, m_i at Alg1 L8; K_j, V_j at "
+                      "FA2 L7; row block i at Alg0 L1");
+  if (!s.jump_error.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
+  }
+
+  // Row 2: the scrubber and where we are.
+  const Step* cur = current_step(s);
+  char where[96];
+  if (!cur) std::snprintf(where, sizeof where, "before the first step");
+  else if (cur->i >= 0 && cur->j >= 0)
+    std::snprintf(where, sizeof where, "%s  i = %d, j = %d", line_label(cur->line), cur->i, cur->j);
+  else if (cur->i >= 0)
+    std::snprintf(where, sizeof where, "%s  i = %d", line_label(cur->line), cur->i);
+  else if (cur->j >= 0) std::snprintf(where, sizeof where, "%s  j = %d", line_label(cur->line), cur->j);
+  else std::snprintf(where, sizeof where, "%s", line_label(cur->line));
+  const float info_w = ImGui::GetFontSize() * 16;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - info_w, 100.0f));
+  int k = int(s.index());
+  char fmt[48];
+  std::snprintf(fmt, sizeof fmt, "step %%d of %zu", s.steps());
+  if (ImGui::SliderInt("##scrub", &k, 0, int(s.steps()), fmt)) s.seek(size_t(k));
+  ImGui::SameLine();
+  ImGui::TextUnformatted(where);
+  ImGui::End();
+}
+
+}  // namespace flashstep::gui

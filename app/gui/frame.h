@@ -1,0 +1,25 @@
+// One frame of the desktop app, shared by the window's loop (gui_command.cpp) and the frame
+// benchmark (frame_bench.cpp).
+#pragma once
+#include "app/gui/app_state.h"
+#include "app/gui/panels.h"
+
+#include <string>
+
+struct GLFWwindow;
+
+namespace flashstep::gui {
+
+struct FrameSplit {
+  double build_ms = 0, render_ms = 0, swap_ms = 0;  // ImGui + uploads, GL draw to glFinish, swap
+};
+
+// One frame: returns after the swap. `capture` names a PNG to write from this frame; `split`,
+// when given, adds this frame's times (with glFinish between the parts).
+void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std::string& capture,
+           FrameSplit* split = nullptr);
+
+// Times `frames` idle frames, then `frames` frames of one step each, and prints the results.
+void run_frame_bench(GLFWwindow* window, AppState& s, GpuState& gpu, int frames);
+
+}  // namespace flashstep::gui

@@ -1,0 +1,43 @@
+#include "app/gui/options.h"
+
+#include "app/gui/resources.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace flashstep::gui {
+
+void parse_size(const std::string& text, int* w, int* h) {
+  int a = 0, b = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X'))
+    throw InputError("--size must look like 1600x1000 (got '" + text + "')");
+  if (a < 320 || b < 240 || a > 8192 || b > 8192)
+    throw InputError("--size must be between 320x240 and 8192x8192 (got '" + text + "')");
+  *w = a;
+  *h = b;
+}
+
+void prepare_state(AppState& s, const GuiOptions& o) {
+  s.asset_dir = asset_dir();
+  s.preset_names = preset_names(s.asset_dir);
+  s.load_preset(o.preset);
+  if (!o.view.empty()) {
+    if (o.view != "tiles" && o.view != "lesson" && o.view != "compare")
+      throw InputError("--view must be tiles, lesson or compare");
+    s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare : View::tiles;
+    s.view_changed = true;
+  }
+  for (int64_t n = 0; n < o.step; ++n) s.step_forward();
+  for (int64_t n = 0; n < o.back; ++n) s.step_back();
+  if (!o.script.empty()) s.run_script(o.script);
+  if (o.lesson_blocks >= 0) s.lesson.shown = int(std::min<int64_t>(o.lesson_blocks, int64_t(s.lesson.lesson.blocks.size())));
+  if (!o.compare_o.empty()) {
+    std::snprintf(s.compare.o_path, sizeof s.compare.o_path, "%s", o.compare_o.c_str());
+    std::snprintf(s.compare.lse_path, sizeof s.compare.lse_path, "%s", o.compare_lse.c_str());
+    s.load_compare();
+    if (!s.compare.error.empty()) throw InputError(s.compare.error);
+  }
+}
+
+}  // namespace flashstep::gui

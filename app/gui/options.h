@@ -1,0 +1,26 @@
+// The `flashstep gui` options, and the app state they ask for. Applying them is what the window
+// does before it opens, and what the in-process tests do without one.
+#pragma once
+#include "app/gui/app_state.h"
+
+#include <cstdint>
+#include <string>
+
+namespace flashstep::gui {
+
+struct GuiOptions {
+  std::string preset = "tiny";
+  int64_t step = 0, back = 0;
+  std::string script, screenshot, size = "1600x1000", dump_state, view;
+  std::string compare_o, compare_lse;
+  int64_t lesson_blocks = -1;
+  int bench_frames = 0;
+};
+
+// "1600x1000" -> 1600, 1000; throws InputError naming --size.
+void parse_size(const std::string& text, int* w, int* h);
+// Loads o.preset from the assets, opens o.view, steps, runs o.script, shows o.lesson_blocks and
+// loads the compare files. Throws InputError (a bad preset, view, script or compare file).
+void prepare_state(AppState& s, const GuiOptions& o);
+
+}  // namespace flashstep::gui

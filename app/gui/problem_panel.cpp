@@ -1,0 +1,197 @@
+// The problem panel: the editor (presets, sizes, M, blocks, masks, dropout, storage type, inputs),
+// validated as typed, and the Export tab.
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace flashstep::gui {
+
+namespace {
+
+void FieldError(const ProblemForm& f, Field which) {
+  if (f.error_field == which && !f.error.empty()) {
+    ImGui::Indent();
+    ErrorText(f.error);
+    ImGui::Unindent();
+  }
+}
+
+void DrawProblemTab(AppState& s) {
+  ProblemForm& f = s.form;
+  if (ImGui::BeginCombo("preset", s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str())) {
+    for (const std::string& n : s.preset_names)
+      if (ImGui::Selectable(n.c_str())) {
+        try {
+          s.load_preset(n);
+        } catch (const InputError& e) {
+          s.apply_error = e.what();
+        }
+      }
+    ImGui::EndCombo();
+  }
+  if (!s.preset_title.empty()) DimText(s.preset_title.c_str());
+  if (!s.preset_description.empty()) DimText(s.preset_description.c_str());
+  bool changed = false;
+  const float w = ImGui::GetFontSize() * 8;
+  ImGui::PushItemWidth(w);
+  static const char* const kScheduleItems[3] = {"fa1 (Algorithm 1)", "fa2 (FlashAttention-2)",
+                                                "standard (Algorithm 0)"};
+  int sched = schedule_column(f.schedule);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 15);
+  if (ImGui::Combo("schedule", &sched, kScheduleItems, 3)) {
+    f.schedule = kSchedules[std::clamp(sched, 0, 2)];
+    changed = true;
+  }
+  const float half = (w - ImGui::GetStyle().ItemInnerSpacing.x) * 0.5f;
+  // Two numbers on one line under one label (Nq, Nk; Br, Bc; the window).
+  auto pair = [&](const char* id_a, int64_t* a, const char* label_b, int64_t* b) {
+    ImGui::SetNextItemWidth(half);
+    bool c = ImGui::InputScalar(id_a, ImGuiDataType_S64, a);
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::SetNextItemWidth(half);
+    c |= ImGui::InputScalar(label_b, ImGuiDataType_S64, b);
+    return c;
+  };
+  if (!f.use_files) {
+    changed |= pair("##nq", &f.nq, "Nq, Nk (queries, keys)", &f.nk);
+    FieldError(f, Field::nq);
+    FieldError(f, Field::nk);
+    changed |= ImGui::InputScalar("d (head dim)", ImGuiDataType_S64, &f.d);
+    FieldError(f, Field::d);
+  }
+  if (ImGui::InputScalar("M (elements)", ImGuiDataType_S64, &f.M)) {
+    std::snprintf(f.M_kib, sizeof f.M_kib, "%g", double(f.M) * 4.0 / 1024.0);
+    changed = true;
+  }
+  FieldError(f, Field::M);
+  std::string kib_error;
+  if (ImGui::InputText("M (KiB of fp32)", f.M_kib, sizeof f.M_kib)) {
+    char* end = nullptr;
+    const double kib = std::strtod(f.M_kib, &end);
+    while (end && *end == ' ') ++end;
+    const bool unit = end && (std::string(end) == "" || std::string(end) == "KiB" || std::string(end) == "k");
+    const double elems = kib * 256.0;
+    if (end == f.M_kib || !unit || !(kib > 0) || elems > 1e15) {
+      f.error = "M in KiB must be a positive number, as in 64 or 0.25";
+      f.error_field = Field::M_kib;
+    } else if (elems != std::floor(elems)) {
+      f.error = "M in KiB must be a whole number of 4-byte elements (a multiple of 1/256 KiB)";
+      f.error_field = Field::M_kib;
+    } else {
+      f.M = int64_t(elems);
+      changed = true;
+    }
+  }
+  FieldError(f, Field::M_kib);
+  changed |= pair("##br", &f.br, "Br, Bc (0 = paper)", &f.bc);
+  FieldError(f, Field::br);
+  changed |= ImGui::Checkbox("tau = 1/sqrt(d)", &f.default_scale);
+  if (!f.default_scale) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    changed |= ImGui::InputDouble("tau", &f.scale, 0, 0, "%.6g");
+  }
+  FieldError(f, Field::scale);
+  changed |= ImGui::Checkbox("causal mask", &f.causal);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bottom-right aligned when Nq != Nk: the last query sees the last key");
+  changed |= pair("##wl", &f.window_left, "window L, R (-1 none)", &f.window_right);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Sliding window: row r keeps keys [r + Nk - Nq - LEFT, r + Nk - Nq + RIGHT]; -1 = no limit");
+  FieldError(f, Field::window);
+  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.kv_len);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Key padding: only the first KV_LEN keys are valid (0..Nk; -1 = no padding)");
+  FieldError(f, Field::kv_len);
+  changed |= ImGui::InputDouble("dropout p", &f.dropout, 0, 0, "%.4g");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("P~_ij entries dropped with probability p in [0, 1) (Philox keyed by the seed)");
+  FieldError(f, Field::dropout);
+  static const char* const kDtypeItems[3] = {"fp32", "fp16", "bf16"};
+  int dt = int(f.dtype);
+  if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 3)) {
+    f.dtype = Dtype(std::clamp(dt, 0, 2));
+    changed = true;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32");
+  FieldError(f, Field::dtype);
+  changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
+  FieldError(f, Field::seed);
+  changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
+  if (!f.use_files) {
+    const auto& pats = input_patterns();
+    if (ImGui::BeginCombo("pattern", pats[size_t(std::clamp(f.pattern, 0, int(pats.size()) - 1))].c_str())) {
+      for (size_t k = 0; k < pats.size(); ++k)
+        if (ImGui::Selectable(pats[k].c_str(), int(k) == f.pattern)) {
+          f.pattern = int(k);
+          changed = true;
+        }
+      ImGui::EndCombo();
+    }
+    FieldError(f, Field::pattern);
+  } else {
+    ImGui::PopItemWidth();
+    ImGui::PushItemWidth(-ImGui::GetFontSize() * 2);
+    changed |= ImGui::InputText("Q", f.q_path, sizeof f.q_path);
+    changed |= ImGui::InputText("K", f.k_path, sizeof f.k_path);
+    changed |= ImGui::InputText("V", f.v_path, sizeof f.v_path);
+    FieldError(f, Field::files);
+  }
+  ImGui::PopItemWidth();
+  if (changed) f.validate();
+  if (f.error_field == Field::none && !f.error.empty()) ErrorText(f.error);
+  if (!f.preview.empty() && f.error.empty()) DimText(f.preview.c_str());
+
+  const bool ok = f.error.empty();
+  if (!ok) ImGui::BeginDisabled();
+  if (ImGui::Button("Apply (new run)")) s.apply_form();
+  if (!ok) ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Revert fields") && s.run) f.from_spec(s.run->spec);
+  if (!s.apply_error.empty()) {
+    ErrorText("Not applied: " + s.apply_error);
+    DimText("The current run is kept.");
+  }
+}
+
+void DrawExportTab(AppState& s) {
+  DimText("Files are written next to this path, with the format's extension.");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputText("##base", s.export_base, sizeof s.export_base);
+  if (ImGui::Button("PNG screenshot")) s.export_as(ExportKind::png);
+  ImGui::SameLine();
+  if (ImGui::Button("Trace JSON")) s.export_as(ExportKind::json);
+  ImGui::SameLine();
+  if (ImGui::Button("CSV")) s.export_as(ExportKind::csv);
+  ImGui::SameLine();
+  if (ImGui::Button("Chrome trace")) s.export_as(ExportKind::chrome);
+  if (!s.export_message.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(s.export_message.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  DimText("Chrome traces open in Perfetto (ui.perfetto.dev) or chrome://tracing.");
+}
+
+}  // namespace
+
+void DrawProblemPanel(AppState& s, const Layout& l) {
+  PlaceWindow(l.problem_pos, l.problem_size);
+  ImGui::Begin("Problem", nullptr, kPanelFlags);
+  if (ImGui::BeginTabBar("problem_tabs")) {
+    if (ImGui::BeginTabItem("Problem")) {
+      DrawProblemTab(s);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Export")) {
+      if (s.run) DrawExportTab(s);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::End();
+}
+
+}  // namespace flashstep::gui

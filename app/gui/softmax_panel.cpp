@@ -1,0 +1,129 @@
+// The online-softmax panel: m_i, l_i and the rescale factors of the current block's rows, and a
+// plot of one row's m_i, l_i after each merge over j.
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+
+namespace flashstep::gui {
+
+void DrawSoftmaxPanel(AppState& s, const Layout& l) {
+  if (!BeginPanel("Online softmax state", l.softmax_pos, l.softmax_size, s)) return;
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  const Tiling& t = v.trace.tiling;
+  const Step* cur = current_step(s);
+  const int64_t k = int64_t(s.index());
+  char b1[48], b2[32], b3[48];
+  const Schedule sched = v.schedule();
+  const bool fa2 = sched == Schedule::fa2;
+
+  if (sched == Schedule::standard) {
+    DimText("Algorithm 0 takes the softmax of whole rows of S at line 2 (max, exp, sum, divide): "
+            "there are no running statistics to merge. Switch the schedule to fa1 or fa2 to see them.");
+    ImGui::End();
+    return;
+  }
+  if (!cur || cur->i < 0) {
+    ImGui::TextUnformatted("No block i in scope at this line.");
+  } else if (cur->j < 0) {
+    ImGui::Text("Block i = %d: j not in scope.", cur->i);
+    DimText(fa2 ? "After the j loop: O_i is divided by l_i once and L_i = m_i + log l_i; the plot below "
+                  "shows how m_i and l_i got there."
+                : "No block j in scope at this line.");
+  } else {
+    const int64_t i = cur->i, j = cur->j, r0 = i * t.Br;
+    const int64_t s10 = v.tilde_step[size_t(i * t.Tc + j)], s11 = v.merge_step[size_t(i * t.Tc + j)];
+    const Step* st10 = s10 >= 0 && s10 < k ? &v.trace.steps[size_t(s10)] : nullptr;
+    const Step* st11 = s11 >= 0 && s11 < k ? &v.trace.steps[size_t(s11)] : nullptr;
+    ImGui::Text("Block i = %lld (rows %lld-%lld), j = %lld", (long long)i, (long long)r0,
+                (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1), (long long)j);
+    if (fa2) {
+      DimText("a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until L12");
+      if (!st11) DimText(cur->line == Line::A2_SKIP ? "This tile is skipped: m_i and l_i are unchanged."
+                                                    : "Line 9 of this (i, j) has not run yet.");
+    } else {
+      DimText("rescale factors: a = e^(m_i - m_i^new), b = e^(m~_ij - m_i^new)");
+      if (!st10) DimText(cur->line == Line::A1_SKIP ? "This tile is skipped: m_i and l_i are unchanged."
+                                                    : "Line 10 of this (i, j) has not run yet.");
+      else if (!st11) DimText("Line 10 done: m~_ij, l~_ij known; line 11 merges them next.");
+    }
+    const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                               ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
+    const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * float(t.rows_in_q_block(i, p.nq) + 2),
+                                   ImGui::GetContentRegionAvail().y * 0.45f);
+    if (ImGui::BeginTable("stats", fa2 ? 7 : 9, tf, ImVec2(0, table_h))) {
+      ImGui::TableSetupScrollFreeze(1, 1);
+      if (fa2)
+        for (const char* h : {"row", "m_i^(j-1)", "rowmax S", "m_i^(j)", "l_i^(j-1)", "l_i^(j)", "a"})
+          ImGui::TableSetupColumn(h);
+      else
+        for (const char* h : {"row", "m_i", "m~_ij", "m_i^new", "l_i", "l~_ij", "l_i^new", "a", "b"})
+          ImGui::TableSetupColumn(h);
+      ImGui::TableHeadersRow();
+      const int64_t rows = t.rows_in_q_block(i, p.nq);
+      for (int64_t r = 0; r < rows; ++r) {
+        ImGui::TableNextRow();
+        if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(70, 90, 160, 255));
+        ImGui::TableNextColumn();
+        ImGui::Text("%lld", (long long)(r0 + r));
+        auto cell = [&](const Step* st, Vec Step::*field) {
+          ImGui::TableNextColumn();
+          if (st && r < (st->*field).size()) {
+            const float x = (st->*field)(r);
+            if (std::isfinite(x)) ImGui::Text("%.4g", double(x));
+            else ImGui::TextUnformatted(fmt_value(b1, sizeof b1, x));
+          }
+          else ImGui::TextDisabled("-");
+        };
+        cell(st11, &Step::m_old);
+        cell(st10, &Step::m_tilde);
+        cell(st11, &Step::m_new);
+        cell(st11, &Step::l_old);
+        if (!fa2) cell(st10, &Step::l_tilde);
+        cell(st11, &Step::l_new);
+        cell(st11, &Step::alpha);
+        if (!fa2) cell(st11, &Step::beta);
+      }
+      ImGui::EndTable();
+    }
+  }
+
+  // m_i and l_i of one row after each merge (Alg1 L11, FA2 L9) over j.
+  ImGui::Checkbox("follow block", &s.plot_follow);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::SliderInt("row", &s.plot_row, 0, int(p.nq) - 1)) s.plot_follow = false;
+  s.plot_row = std::clamp(s.plot_row, 0, int(p.nq) - 1);
+  const int64_t row = s.plot_row, bi = row / t.Br;
+  int done = 0;
+  for (int64_t j = 0; j < t.Tc; ++j) {
+    const int64_t st = v.merge_step[size_t(bi * t.Tc + j)];
+    if (st >= 0 && st < k) done = int(j + 1);
+  }
+  // Blocks j before the row's first kept key (skipped, or all masked for this row) leave m at
+  // -inf, which a plot cannot scale: the curves start at the first finite m.
+  int first = 0;
+  while (first < done && !std::isfinite(v.m_series(row, first))) ++first;
+  if (done == 0) {
+    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2 L9" : "Alg1 L11");
+  } else if (first == done) {
+    ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
+  } else {
+    const float* ms = &v.m_series(row, first);
+    const float* lsr = &v.l_series(row, first);
+    const float w = ImGui::GetContentRegionAvail().x;
+    const float h = std::max((ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2) * 0.5f, 30.0f);
+    std::snprintf(b1, sizeof b1, "m_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, ms[done - 1 - first], 4));
+    ImGui::PlotLines("##m", ms, done - first, 0, b1, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    std::snprintf(b3, sizeof b3, "l_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, lsr[done - 1 - first], 4));
+    ImGui::PlotLines("##l", lsr, done - first, 0, b3, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    ImGui::TextDisabled("after each merge, j = %d .. %d of %lld", first, done - 1, (long long)t.Tc);
+  }
+  ImGui::End();
+}
+
+}  // namespace flashstep::gui

@@ -1,0 +1,74 @@
+#include "app/gui/state_dump.h"
+
+#include "core/export.h"
+
+#include <cmath>
+
+namespace flashstep::gui {
+
+namespace {
+
+nlohmann::json number_or_text(float x) {
+  if (std::isfinite(x)) return double(x);
+  return std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
+}
+
+}  // namespace
+
+nlohmann::json state_to_json(const AppState& s) {
+  nlohmann::json j;
+  const Step* cur = s.cursor->current();
+  j["index"] = s.index();
+  j["steps"] = s.steps();
+  j["line"] = cur ? line_label(cur->line) : "";
+  j["i"] = cur ? cur->i : -1;
+  j["j"] = cur ? cur->j : -1;
+  j["hbm_read_total"] = cur ? cur->hbm_read_total : 0;
+  j["hbm_write_total"] = cur ? cur->hbm_write_total : 0;
+  const Problem& p = s.run->trace.problem;
+  j["problem"] = {{"nq", p.nq}, {"nk", p.nk}, {"d", p.d}, {"M", p.M}, {"seed", p.seed},
+                  {"pattern", p.pattern}, {"scale", p.scale}, {"schedule", schedule_name(p.schedule)},
+                  {"dtype", dtype_name(p.dtype)}, {"dropout", p.dropout}, {"mask", p.mask.describe()}};
+  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P}) {
+    if (!s.cursor->written(t)) {
+      j["hbm"][tensor_name(t)] = nullptr;
+      continue;
+    }
+    const Mat& m = s.cursor->hbm(t);
+    nlohmann::json rows = nlohmann::json::array();
+    for (int64_t r = 0; r < m.rows(); ++r) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int64_t c = 0; c < m.cols(); ++c) row.push_back(number_or_text(m(r, c)));
+      rows.push_back(std::move(row));
+    }
+    j["hbm"][tensor_name(t)] = std::move(rows);
+  }
+  // The memory panel's side-by-side table: each schedule's totals and closed form.
+  for (const ScheduleRun& r : s.run->runs) {
+    nlohmann::json e;
+    e["ok"] = r.ok;
+    e["hbm_read"] = r.totals.hbm_read_bytes;
+    e["hbm_write"] = r.totals.hbm_write_bytes;
+    const int bpe = p.bytes_per_elem;
+    e["form_read"] = r.form.read_bytes(bpe);
+    e["form_write"] = r.form.write_bytes(bpe);
+    if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
+    j["runs"][schedule_name(r.schedule)] = std::move(e);
+  }
+  j["skipped_tiles"] = s.run->skipped_tiles;
+  j["partial_tiles"] = s.run->partial_tiles;
+  j["form_error"] = s.form.error;
+  j["form_error_field"] = int(s.form.error_field);
+  j["apply_error"] = s.apply_error;
+  j["lesson_shown"] = s.lesson.shown;
+  j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
+                  {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
+  j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare" : "tiles";
+  return j;
+}
+
+void write_state_dump(const AppState& s, const std::string& path) {
+  write_file_atomic(path, state_to_json(s).dump(1) + "\n");
+}
+
+}  // namespace flashstep::gui

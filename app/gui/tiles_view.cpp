@@ -1,0 +1,500 @@
+// The tiles view: Q, K^T, V^T, the S / P~ tiles, O and the statistics (l, m for fa1, L for fa2)
+// as tile grids, with the current step's reads, writes, resident blocks, skipped tiles and
+// dropped entries outlined.
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace flashstep::gui {
+
+namespace {
+
+enum class MatId { Q, K, V, S, P, O, l, m, L };
+
+const ImU32 kSkipFill = IM_COL32(38, 36, 34, 255);     // a tile the mask hides entirely
+const ImU32 kSkipHatch = IM_COL32(110, 100, 88, 255);
+const ImU32 kSkipNowCol = IM_COL32(255, 95, 95, 255);  // the skip step's own outline
+const ImU32 kDropCol = IM_COL32(255, 70, 200, 255);    // an entry of P~ dropped by dropout
+const ImU32 kNegInfCol = IM_COL32(92, 77, 117, 255);   // shaders/heatmap.frag's kNegInf
+
+// One matrix on screen. Displayed rows/cols are after the optional transpose.
+struct Grid {
+  MatId id;
+  const char* label;
+  Heatmap* map;
+  ImVec2 p0;
+  float cw = 1, ch = 1;
+  int rows = 0, cols = 0;     // displayed
+  bool transpose = false;
+  int row_block = 0, col_block = 0;  // tile size in displayed rows / cols (0 = no tiling)
+  const Mat* ready = nullptr;        // S / P~: Tr x Tc steps after which each tile exists
+  const Mat* skipped = nullptr;      // S / P~: Tr x Tc, 1 where the tile is skipped (masked)
+  ImVec2 p1() const { return ImVec2(p0.x + cw * float(cols), p0.y + ch * float(rows)); }
+  ImVec2 at(float r, float c) const { return ImVec2(p0.x + c * cw, p0.y + r * ch); }
+};
+
+// Value of element (r, c) in matrix coordinates; NaN when it does not exist at this step.
+float value_at(const AppState& s, MatId id, int64_t r, int64_t c) {
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  const Tiling& t = v.trace.tiling;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float k = float(s.index());
+  switch (id) {
+    case MatId::Q: return p.Q(r, c);
+    case MatId::K: return p.K(r, c);
+    case MatId::V: return p.V(r, c);
+    case MatId::S: return v.S.size() && v.s_ready(r / t.Br, c / t.Bc) <= k ? v.S(r, c) : nan;
+    case MatId::P: return v.P.size() && v.p_ready(r / t.Br, c / t.Bc) <= k ? v.P(r, c) : nan;
+    case MatId::O: return s.cursor->written(Tensor::O) ? s.cursor->hbm(Tensor::O)(r, c) : nan;
+    case MatId::l: return s.cursor->written(Tensor::l) ? s.cursor->hbm(Tensor::l)(r, 0) : nan;
+    case MatId::m: return s.cursor->written(Tensor::m) ? s.cursor->hbm(Tensor::m)(r, 0) : nan;
+    case MatId::L: return s.cursor->written(Tensor::L) ? s.cursor->hbm(Tensor::L)(r, 0) : nan;
+  }
+  return nan;
+}
+
+// Whether a value is drawn light (so its number is written in dark text).
+bool light_cell(MatId id, float x, const RunView& v) {
+  if (!std::isfinite(x)) return false;
+  switch (id) {
+    case MatId::P: return x > 0.55f;
+    case MatId::l: return x / v.max_l > 0.55f;
+    case MatId::Q: case MatId::K: case MatId::V: return std::abs(x) / v.range_qkv < 0.6f;
+    case MatId::S: return std::abs(x) / v.range_s < 0.6f;
+    case MatId::O: return std::abs(x) / v.range_o < 0.6f;
+    case MatId::m: return std::abs(x) / v.range_m < 0.6f;
+    case MatId::L: return std::abs(x) / v.range_L < 0.6f;
+  }
+  return false;
+}
+
+// A band of displayed rows [r0, r1) or columns [c0, c1) of a grid, outlined.
+void outline(ImDrawList* dl, const Grid& g, float r0, float r1, float c0, float c1, ImU32 col, float thick) {
+  const ImVec2 a = g.at(r0, c0), b = g.at(r1, c1);
+  dl->AddRect(ImVec2(a.x - thick * 0.5f, a.y - thick * 0.5f), ImVec2(b.x + thick * 0.5f, b.y + thick * 0.5f),
+              col, 0.0f, 0, thick);
+}
+
+// Outline rows [row0, row0 + rows) in matrix coordinates (columns when transposed).
+void outline_rows(ImDrawList* dl, const Grid& g, int64_t row0, int64_t rows, ImU32 col, float thick) {
+  if (rows <= 0) return;
+  if (g.transpose) outline(dl, g, 0, float(g.rows), float(row0), float(row0 + rows), col, thick);
+  else outline(dl, g, float(row0), float(row0 + rows), 0, float(g.cols), col, thick);
+}
+
+// A skipped tile: a dark fill with diagonal hatching (when the tile is big enough to see it),
+// unlike a tile that is merely not computed yet (an outline on the background).
+void draw_skipped(ImDrawList* dl, ImVec2 a, ImVec2 b) {
+  dl->AddRectFilled(a, b, kSkipFill);
+  if (b.x - a.x < 8 || b.y - a.y < 8) return;
+  const float step = 7.0f;
+  // Lines x + y = c clipped to the rectangle.
+  for (float c = a.x + a.y + step; c < b.x + b.y; c += step) {
+    const float xa = std::max(a.x, c - b.y), xb = std::min(b.x, c - a.y);
+    if (xa < xb) dl->AddLine(ImVec2(xa, c - xa), ImVec2(xb, c - xb), kSkipHatch, 1.0f);
+  }
+}
+
+void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_font) {
+  const RunView& v = *s.run;
+  g.map->fit_to(float(g.cols) * g.cw, float(g.rows) * g.ch);  // colour no finer than drawn
+  if (!g.map->valid()) {
+    dl->AddRect(g.p0, g.p1(), kEmptyEdgeCol);
+  } else if (!g.ready) {
+    dl->AddImage(g.map->texture(), g.p0, g.p1());
+  } else {
+    // S / P~: only the tiles computed so far, each a piece of the texture; the rest stays the
+    // panel's background (no overdraw, which is what a software rasteriser pays for).
+    // One quad per run of consecutive computed tiles in a tile row (one per row for j-outer).
+    const float k = float(s.index());
+    const Mat& ready = *g.ready;
+    const bool outlines = float(g.row_block) * g.ch >= 5.0f && float(g.col_block) * g.cw >= 5.0f;
+    for (int64_t ti = 0; ti < ready.rows(); ++ti) {
+      const float r0 = float(ti * g.row_block), r1 = std::min(r0 + float(g.row_block), float(g.rows));
+      for (int64_t tj = 0; tj < ready.cols();) {
+        const float c0 = float(tj * g.col_block);
+        if (ready(ti, tj) <= k) {
+          int64_t end = tj;
+          while (end < ready.cols() && ready(ti, end) <= k) ++end;
+          const float c1 = std::min(float(end * g.col_block), float(g.cols));
+          dl->AddImage(g.map->texture(), g.at(r0, c0), g.at(r1, c1),
+                       ImVec2(c0 / float(g.cols), r0 / float(g.rows)), ImVec2(c1 / float(g.cols), r1 / float(g.rows)));
+          tj = end;
+        } else {
+          const ImVec2 a = g.at(r0, c0), b = g.at(r1, std::min(c0 + float(g.col_block), float(g.cols)));
+          if (g.skipped && (*g.skipped)(ti, tj) != 0) draw_skipped(dl, a, b);
+          else if (outlines) dl->AddRect(a, b, kEmptyEdgeCol);
+          ++tj;
+        }
+      }
+    }
+  }
+  // Tile boundaries, unless tiles are too thin to see between the lines (N = 3000, Br = 16).
+  if (g.row_block > 0 && float(g.row_block) * g.ch >= 5.0f)
+    for (int r = g.row_block; r < g.rows; r += g.row_block)
+      dl->AddLine(g.at(float(r), 0), g.at(float(r), float(g.cols)), kGridCol, 1.0f);
+  if (g.col_block > 0 && float(g.col_block) * g.cw >= 5.0f)
+    for (int c = g.col_block; c < g.cols; c += g.col_block)
+      dl->AddLine(g.at(0, float(c)), g.at(float(g.rows), float(c)), kGridCol, 1.0f);
+  // Numbers in the cells when they fit (the tiny problem).
+  if (cell_font && g.cw >= 30.0f && g.ch >= cell_font->FontSize + 2.0f) {
+    const int decimals = g.cw >= 46.0f ? 3 : g.cw >= 38.0f ? 2 : 1;
+    char buf[24];
+    for (int r = 0; r < g.rows; ++r)
+      for (int c = 0; c < g.cols; ++c) {
+        const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
+        const float x = value_at(s, g.id, mr, mc);
+        if (std::isnan(x)) continue;
+        if (g.id == MatId::P && std::isinf(x)) continue;  // masked: weight 0, drawn in the -inf colour
+        fmt_value(buf, sizeof buf, x, decimals);
+        const ImVec2 ts = cell_font->CalcTextSizeA(cell_font->FontSize, 1e9f, 0, buf);
+        const ImVec2 a = g.at(float(r), float(c));
+        dl->AddText(cell_font, cell_font->FontSize,
+                    ImVec2(a.x + (g.cw - ts.x) * 0.5f, a.y + (g.ch - ts.y) * 0.5f),
+                    light_cell(g.id, x, v) ? IM_COL32(20, 20, 25, 255) : IM_COL32(250, 250, 250, 255), buf);
+      }
+  }
+  dl->AddRect(ImVec2(g.p0.x - 1, g.p0.y - 1), ImVec2(g.p1().x + 1, g.p1().y + 1), IM_COL32(110, 110, 120, 255));
+}
+
+// The dropped entries of the current P~ tile (1 kept, 0 dropped in `keep`, whose top-left
+// element is (row0, col0)): a dark cell crossed in magenta, or a magenta fill when tiny.
+void draw_dropped(ImDrawList* dl, const Grid& g, const Mat& keep, int64_t row0, int64_t col0) {
+  for (int64_t r = 0; r < keep.rows(); ++r)
+    for (int64_t c = 0; c < keep.cols(); ++c) {
+      if (keep(r, c) != 0) continue;
+      const ImVec2 a = g.at(float(row0 + r), float(col0 + c)), b = g.at(float(row0 + r + 1), float(col0 + c + 1));
+      if (b.x - a.x < 6 || b.y - a.y < 6) {
+        dl->AddRectFilled(a, b, kDropCol);
+        continue;
+      }
+      dl->AddRectFilled(a, b, IM_COL32(18, 18, 22, 235));
+      const float in = std::min(b.x - a.x, b.y - a.y) * 0.2f;
+      dl->AddLine(ImVec2(a.x + in, a.y + in), ImVec2(b.x - in, b.y - in), kDropCol, 2.0f);
+      dl->AddLine(ImVec2(a.x + in, b.y - in), ImVec2(b.x - in, a.y + in), kDropCol, 2.0f);
+    }
+}
+
+// Tooltip for the element under the mouse.
+void hover_grid(const AppState& s, const Grid& g) {
+  if (!ImGui::IsWindowHovered()) return;
+  const ImVec2 mp = ImGui::GetIO().MousePos;
+  if (mp.x < g.p0.x || mp.y < g.p0.y || mp.x >= g.p1().x || mp.y >= g.p1().y) return;
+  const int r = std::clamp(int((mp.y - g.p0.y) / g.ch), 0, g.rows - 1);
+  const int c = std::clamp(int((mp.x - g.p0.x) / g.cw), 0, g.cols - 1);
+  const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
+  const Tiling& t = s.run->trace.tiling;
+  const bool standard = s.run->schedule() == Schedule::standard;
+  const float x = value_at(s, g.id, mr, mc);
+  char val[32];
+  fmt_value(val, sizeof val, x, 6);
+  ImGui::BeginTooltip();
+  switch (g.id) {
+    case MatId::Q:
+      ImGui::Text("Q[%lld, %lld] = %s   (block Q_i, i = %lld)", (long long)mr, (long long)mc, val, (long long)(mr / t.Br));
+      break;
+    case MatId::K:
+    case MatId::V:
+      ImGui::Text("%s[%lld, %lld] = %s   (block %s_j, j = %lld)", g.id == MatId::K ? "K" : "V", (long long)mr,
+                  (long long)mc, val, g.id == MatId::K ? "K" : "V", (long long)(mr / t.Bc));
+      break;
+    case MatId::S:
+    case MatId::P: {
+      const char* name = g.id == MatId::S ? "S" : standard ? "P" : "P~";
+      const int64_t ti = mr / t.Br, tj = mc / t.Bc;
+      if (std::isnan(x) && s.run->skipped(ti, tj) != 0)
+        ImGui::Text("tile (i = %lld, j = %lld) is entirely masked: skipped, never loaded or computed",
+                    (long long)ti, (long long)tj);
+      else if (std::isnan(x))
+        ImGui::Text("%s[%lld, %lld]: %s not computed yet", name, (long long)mr, (long long)mc,
+                    standard ? "row block" : "tile");
+      else if (std::isinf(x))
+        ImGui::Text("%s[%lld, %lld]: masked (score -inf, weight 0)", name, (long long)mr, (long long)mc);
+      else if (standard)
+        ImGui::Text("%s[%lld, %lld] = %s in HBM   (row block i = %lld)", name, (long long)mr, (long long)mc, val,
+                    (long long)ti);
+      else
+        ImGui::Text("%s[%lld, %lld] = %s   (tile i = %lld, j = %lld; on chip, never in HBM)", name, (long long)mr,
+                    (long long)mc, val, (long long)ti, (long long)tj);
+      break;
+    }
+    case MatId::O:
+      if (std::isnan(x))
+        ImGui::Text("O[%lld, %lld]: not in HBM yet%s", (long long)mr, (long long)mc,
+                    s.run->schedule() == Schedule::fa2 ? " (FA2 writes O_i once, at L14; until then it is on chip)" : "");
+      else
+        ImGui::Text("O[%lld, %lld] = %s in HBM   (block O_i, i = %lld)", (long long)mr, (long long)mc, val,
+                    (long long)(mr / t.Br));
+      break;
+    case MatId::l:
+    case MatId::m:
+    case MatId::L:
+      ImGui::Text("%s[%lld] = %s in HBM   (block i = %lld)", g.id == MatId::l ? "l" : g.id == MatId::m ? "m" : "L = lse",
+                  (long long)mr, val, (long long)(mr / t.Br));
+      break;
+  }
+  ImGui::EndTooltip();
+}
+
+// Whether the score panel shows P~ (else S) when it follows the step.
+bool follow_shows_p(Schedule sched, Line line) {
+  switch (sched) {
+    case Schedule::fa1:
+      return line == Line::A1_L10 || line == Line::A1_L11 || line == Line::A1_L12 || line == Line::A1_L13;
+    case Schedule::fa2: return line == Line::A2_L9 || line == Line::A2_L10;
+    case Schedule::standard: return line == Line::A0_L2 || line == Line::A0_L3;
+  }
+  return false;
+}
+
+const char* schedule_note(Schedule sched) {
+  switch (sched) {
+    case Schedule::fa1:
+      return "Algorithm 1: j outer, i inner. O_i, l_i, m_i are read from HBM and written back at every (i, j).";
+    case Schedule::fa2:
+      return "FlashAttention-2: i outer, j inner. O_i, l_i, m_i stay on chip (white outline) for the whole j "
+             "loop; HBM gets O_i once (L14) and the logsumexp L_i (L15).";
+    case Schedule::standard:
+      return "Algorithm 0: S and P are whole Nq x Nk matrices, written to HBM and read back.";
+  }
+  return "";
+}
+
+}  // namespace
+
+void DrawTilesView(AppState& s, GpuState& gs) {
+  const RunView& v = *s.run;
+  const Problem& p = v.trace.problem;
+  const Tiling& t = v.trace.tiling;
+  const Schedule sched = v.schedule();
+  const bool standard = sched == Schedule::standard;
+  const Step* cur = current_step(s);
+  const float k = float(s.index());
+
+  // S or P~: follow the step (P~ once it exists for the current tile), or fixed.
+  bool show_p = s.sp_mode == SpMode::P;
+  if (s.sp_mode == SpMode::follow && cur) show_p = follow_shows_p(sched, cur->line);
+  ImGui::TextUnformatted("Score tile:");
+  ImGui::SameLine();
+  int mode = int(s.sp_mode);
+  ImGui::RadioButton("follow the step", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton(standard ? "S" : "S_ij", &mode, 1);
+  ImGui::SameLine();
+  ImGui::RadioButton(standard ? "P" : "P~_ij", &mode, 2);
+  s.sp_mode = SpMode(mode);
+  DimText(schedule_note(sched));
+
+  char Tr_label[32];  // the widest block label, "i=15" for Tr = 16
+  std::snprintf(Tr_label, sizeof Tr_label, "i=%lld", (long long)(t.Tr - 1));
+  // Statistics columns beside O as they stand in HBM: l and m (fa1), L (fa2), none (standard).
+  const int n_stats = sched == Schedule::fa1 ? 2 : sched == Schedule::fa2 ? 1 : 0;
+  const float ns = float(n_stats);
+  // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
+  // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
+  // The legend: colour bars, then the keys (Swatch below), wrapped into as many rows as they need.
+  const char* keys[11] = {"read from HBM", "written to HBM", "computed on chip", "in SRAM", "loaded before",
+                          "not there yet", p.mask.any() ? "masked (-inf)" : "-inf", nullptr, nullptr, nullptr, nullptr};
+  int n_keys = 7;
+  if (v.skipped_tiles) {
+    keys[n_keys++] = "skipped tile";
+    keys[n_keys++] = "skipped by this step";
+  }
+  if (p.dropout > 0) keys[n_keys++] = "dropped (dropout)";
+  float key_rows = 1, row_w = 0;
+  for (int e = 0; e < n_keys; ++e) {
+    const float kw = ImGui::GetTextLineHeight() + 4 + ImGui::CalcTextSize(keys[e]).x + 12;
+    if (row_w > 0 && row_w + kw > avail.x) {
+      ++key_rows;
+      row_w = 0;
+    }
+    row_w += kw;
+  }
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (2.2f + key_rows);
+  const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
+  const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
+  float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
+  float cd = cs, cv = cs;  // cv: width of the l, m, L columns
+  if (cs < 14) {
+    cv = 14;
+    cs = std::min((W - ns * cv) / (2 * d + nk), H / (2 * d + nq));
+    cd = cs;
+  }
+  const float dmin = 0.12f * std::min(W, H);
+  if (d * cs < dmin) {
+    cd = dmin / d;
+    cs = std::min((W - ns * cv - 2 * dmin) / nk, (H - 2 * dmin) / nq);
+  }
+  cs = std::clamp(cs, 0.05f, 64.0f);
+  cd = std::clamp(cd, cs, 64.0f);
+  if (cv < 14) cv = std::max(cs, 14.0f);
+  cv = std::min(cv, 64.0f);
+
+  const float x_q = origin.x + margin, x_s = x_q + d * cd + gap, x_o = x_s + nk * cs + gap;
+  const float x_l = x_o + d * cd + gap, x_m = x_l + cv + gap * 0.5f;
+  const float y_k = origin.y + lab, y_s = y_k + d * cd + 2 * lab, y_v = y_s + nq * cs + gap + lab;
+
+  const Mat* skipped = v.skipped_tiles ? &v.skipped : nullptr;
+  Grid gq{MatId::Q, "Q", &gs.Q, ImVec2(x_q, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
+  Grid gk{MatId::K, "K^T", &gs.K, ImVec2(x_s, y_k), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
+  Grid gv{MatId::V, "V^T", &gs.V, ImVec2(x_s, y_v), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
+  Grid gsp{show_p ? MatId::P : MatId::S, "", show_p ? &gs.P : &gs.S, ImVec2(x_s, y_s), cs, cs,
+           int(p.nq), int(p.nk), false, int(t.Br), standard ? 0 : int(t.Bc), show_p ? &v.p_ready : &v.s_ready,
+           skipped};
+  if (standard) gsp.col_block = int(t.Bc);  // readiness is per row block; lines still at Bc
+  Grid go{MatId::O, "O", &gs.O, ImVec2(x_o, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
+  Grid gl{MatId::l, "l", &gs.l, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+  Grid gm{MatId::m, "m", &gs.m, ImVec2(x_m, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+  Grid gL{MatId::L, "L", &gs.L, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(kDimText);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "K^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
+  dl->AddText(ImVec2(x_s, y_k - lab), text, buf);
+  std::snprintf(buf, sizeof buf, "Q (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
+  dl->AddText(ImVec2(x_q, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "Q");
+  // The score label in the longest form that fits above S.
+  if (standard)
+    std::snprintf(buf, sizeof buf, "%s (%lld x %lld), in HBM", show_p ? "P = softmax(S)" : "S = tau Q K^T",
+                  (long long)p.nq, (long long)p.nk);
+  else
+    std::snprintf(buf, sizeof buf, "%s tiles (%lld x %lld), on chip only",
+                  !show_p ? "S_ij = tau Q_i K_j^T" : sched == Schedule::fa2 ? "P~_ij = exp(S_ij - m_i)" : "P~_ij = exp(S_ij - m~_ij)",
+                  (long long)p.nq, (long long)p.nk);
+  if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f) {
+    if (standard) std::snprintf(buf, sizeof buf, "%s, HBM", show_p ? "P" : "S");
+    else std::snprintf(buf, sizeof buf, "%s tiles, on chip", show_p ? "P~_ij" : "S_ij");
+  }
+  dl->AddText(ImVec2(x_s, y_s - lab), text, buf);
+  std::snprintf(buf, sizeof buf, "O (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
+  dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
+  if (sched == Schedule::fa1) {
+    dl->AddText(ImVec2(x_l, y_s - lab), text, "l");
+    dl->AddText(ImVec2(x_m, y_s - lab), text, "m");
+  } else if (sched == Schedule::fa2) {
+    dl->AddText(ImVec2(x_l, y_s - lab), text, "L");
+  }
+  std::snprintf(buf, sizeof buf, "V^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
+  dl->AddText(ImVec2(x_s, y_v - lab), text, buf);
+
+  ImFont* cell_font = gs.mono;
+  const Grid* grids[8] = {&gq, &gk, &gv, &gsp, &go, nullptr, nullptr, nullptr};
+  if (sched == Schedule::fa1) {
+    grids[5] = &gl;
+    grids[6] = &gm;
+  } else if (sched == Schedule::fa2) {
+    grids[5] = &gL;
+  }
+  for (const Grid* g : grids)
+    if (g) draw_grid(dl, s, *g, cell_font);
+  if (!v.S.size()) {
+    dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
+  }
+
+  // Block labels and visited marks: a green dot beside a block already loaded once.
+  const float dot = 3.5f;
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    const float y0 = y_s + float(i * t.Br) * cs, hgt = float(t.rows_in_q_block(i, p.nq)) * cs;
+    if (hgt >= ImGui::GetTextLineHeight()) {
+      std::snprintf(buf, sizeof buf, "i=%lld", (long long)i);
+      dl->AddText(ImVec2(origin.x, y0 + hgt * 0.5f - ImGui::GetTextLineHeight() * 0.5f), dim, buf);
+    }
+    const int64_t first = v.q_first_load[size_t(i)];
+    if (first >= 0 && float(first) < k && hgt >= 2 * dot)
+      dl->AddCircleFilled(ImVec2(x_q - 5, y0 + std::min(hgt * 0.5f, 8.0f)), dot, kVisitedCol);
+  }
+  for (int64_t j = 0; j < t.Tc; ++j) {
+    const float x0 = x_s + float(j * t.Bc) * cs, wid = float(t.rows_in_kv_block(j, p.nk)) * cs;
+    std::snprintf(buf, sizeof buf, "j=%lld", (long long)j);
+    if (wid >= ImGui::CalcTextSize(buf).x + 4)
+      dl->AddText(ImVec2(x0 + wid * 0.5f - ImGui::CalcTextSize(buf).x * 0.5f, y_k + d * cd + 1), dim, buf);
+    const int64_t first = v.kv_first_load[size_t(j)];
+    if (first >= 0 && float(first) < k && wid >= 2 * dot)
+      dl->AddCircleFilled(ImVec2(x0 + std::min(wid * 0.5f, 8.0f), y_k - 5), dot, kVisitedCol);
+  }
+
+  // The current step: SRAM-resident blocks (thin white), reads (blue), writes (orange), the
+  // tile computed on chip (yellow), a skipped tile (red).
+  const bool dropout_now = [&] {
+    if (!cur || cur->i < 0 || p.dropout <= 0 || !show_p) return false;
+    const int64_t j = standard ? 0 : cur->j;
+    if (j < 0) return false;
+    const int64_t ks = v.keep_step[size_t(cur->i * t.Tc + j)];
+    return ks >= 0 && float(ks) < k;
+  }();
+  if (cur) {
+    const auto& se = cur->sram_elems;
+    const int64_t r0 = cur->i >= 0 ? cur->i * t.Br : 0, rows = cur->i >= 0 ? t.rows_in_q_block(cur->i, p.nq) : 0;
+    // K and V blocks: block j, or all of K / V in Algorithm 0 (loaded whole at its first row block).
+    const int64_t c0 = cur->j >= 0 ? cur->j * t.Bc : 0;
+    const int64_t cols = cur->j >= 0 ? t.rows_in_kv_block(cur->j, p.nk) : p.nk;
+    if (cur->i >= 0 && se[int(Slot::Qi)] > 0) outline_rows(dl, gq, r0, rows, kResidentCol, 1.5f);
+    if (cur->i >= 0 && se[int(Slot::Oi)] > 0) outline_rows(dl, go, r0, rows, kResidentCol, 1.5f);
+    if (se[int(Slot::Kj)] > 0) outline_rows(dl, gk, c0, cols, kResidentCol, 1.5f);
+    if (se[int(Slot::Vj)] > 0) outline_rows(dl, gv, c0, cols, kResidentCol, 1.5f);
+    if (cur->i >= 0) {
+      if (tensor_read_now(s, Tensor::Q)) outline_rows(dl, gq, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::O)) outline_rows(dl, go, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::l)) outline_rows(dl, gl, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::m)) outline_rows(dl, gm, r0, rows, kReadCol, 3.0f);
+      if (tensor_read_now(s, Tensor::S) || tensor_read_now(s, Tensor::P)) outline_rows(dl, gsp, r0, rows, kReadCol, 3.0f);
+    }
+    if (tensor_read_now(s, Tensor::K)) outline_rows(dl, gk, c0, cols, kReadCol, 3.0f);
+    if (tensor_read_now(s, Tensor::V)) outline_rows(dl, gv, c0, cols, kReadCol, 3.0f);
+    const bool skip = cur->line == Line::A1_SKIP || cur->line == Line::A2_SKIP;
+    if (skip && cur->j >= 0) {  // the skipped tile, or (fa1, i out of scope) the whole column j
+      const float a0 = cur->i >= 0 ? float(r0) : 0, a1 = cur->i >= 0 ? float(r0 + rows) : nq;
+      outline(dl, gsp, a0, a1, float(c0), float(c0 + cols), kSkipNowCol, 3.0f);
+    } else if (!standard && cur->i >= 0 && cur->j >= 0) {
+      const bool computing = cur->line == Line::A1_L9 || cur->line == Line::A1_L10 || cur->line == Line::A2_L8 ||
+                             cur->line == Line::A2_L9 || cur->line == Line::A2_L10;
+      outline(dl, gsp, float(r0), float(r0 + rows), float(c0), float(c0 + cols),
+              computing ? kComputeCol : kResidentCol, computing ? 3.0f : 1.5f);
+    }
+    if (dropout_now) {
+      const int64_t j = standard ? 0 : cur->j;
+      const Mat& keep = v.trace.steps[size_t(v.keep_step[size_t(cur->i * t.Tc + j)])].dropout_keep;
+      draw_dropped(dl, gsp, keep, r0, standard ? 0 : c0);
+    }
+    for (const HbmWrite& w : cur->writes) {
+      const Grid* g = w.tensor == Tensor::O ? &go : w.tensor == Tensor::l ? &gl : w.tensor == Tensor::m ? &gm
+                    : w.tensor == Tensor::L ? &gL : (w.tensor == Tensor::S || w.tensor == Tensor::P) ? &gsp : nullptr;
+      if (g) outline_rows(dl, *g, w.row0, w.data.rows(), kWriteCol, 3.0f);
+    }
+  }
+  for (const Grid* g : grids)
+    if (g) hover_grid(s, *g);
+
+  // Legend.
+  const float ly = y_v + d * cd + gap;
+  const float bar_w = std::min(140.0f, avail.x * 0.16f), bar_h = 10;
+  char lo[32], hi[32];
+  std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_qkv));
+  std::snprintf(hi, sizeof hi, "%.2g", double(v.range_qkv));
+  colorbar(dl, gs.legend_div, ImVec2(origin.x, ly), bar_w, bar_h, lo, hi, "Q K V");
+  std::snprintf(lo, sizeof lo, "%.2g", show_p ? 0.0 : -double(v.range_s));
+  std::snprintf(hi, sizeof hi, "%.2g", show_p ? 1.0 : double(v.range_s));
+  const float x2 = origin.x + bar_w + ImGui::CalcTextSize("Q K V").x + 24;
+  colorbar(dl, show_p ? gs.legend_seq : gs.legend_div, ImVec2(x2, ly), bar_w, bar_h, lo, hi,
+           show_p ? (standard ? "P" : "P~") : "S");
+  std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_o));
+  std::snprintf(hi, sizeof hi, "%.2g", double(v.range_o));
+  const float x3 = x2 + bar_w + ImGui::CalcTextSize("P~").x + 24;
+  colorbar(dl, gs.legend_div, ImVec2(x3, ly), bar_w, bar_h, lo, hi, "O");
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, ly + ImGui::GetTextLineHeightWithSpacing() * 1.6f));
+  const ImU32 key_cols[11] = {kReadCol, kWriteCol, kComputeCol, kResidentCol, kVisitedCol, kEmptyEdgeCol, kNegInfCol,
+                              v.skipped_tiles ? kSkipHatch : kDropCol, kSkipNowCol, kDropCol, kDropCol};
+  const bool key_outline[11] = {true, true, true, true, false, true, false, false, true, false, false};
+  for (int e = 0; e < n_keys; ++e) Swatch(key_cols[e], key_outline[e], keys[e], e > 0);
+}
+
+}  // namespace flashstep::gui

@@ -1,0 +1,102 @@
+#include "app/gui/widgets.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace flashstep::gui {
+
+// "123 B", "1.50 KiB", "3.20 MiB" into buf.
+const char* fmt_bytes(char* buf, size_t n, int64_t b) {
+  if (b >= (int64_t(1) << 20)) std::snprintf(buf, n, "%.2f MiB", double(b) / 1048576.0);
+  else if (b >= 1024) std::snprintf(buf, n, "%.2f KiB", double(b) / 1024.0);
+  else std::snprintf(buf, n, "%lld B", (long long)b);
+  return buf;
+}
+
+const char* fmt_value(char* buf, size_t n, float x, int decimals) {
+  if (std::isnan(x)) std::snprintf(buf, n, "-");
+  else if (std::isinf(x)) std::snprintf(buf, n, x < 0 ? "-inf" : "inf");
+  else std::snprintf(buf, n, "%.*f", decimals, double(x));
+  return buf;
+}
+
+// Four significant digits, or -inf / inf.
+const char* fmt_g(char* buf, size_t n, double x) {
+  if (std::isinf(x)) std::snprintf(buf, n, x < 0 ? "-inf" : "inf");
+  else std::snprintf(buf, n, "%.4g", x);
+  return buf;
+}
+
+void ErrorText(const std::string& msg) {
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorText);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(msg.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void DimText(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+// A colour key; `same_line` continues the row when it fits, else starts a new one.
+void Swatch(ImU32 col, bool outline, const char* label, bool same_line) {
+  const float h = ImGui::GetTextLineHeight();
+  if (same_line) {
+    ImGui::SameLine(0, 12);
+    if (ImGui::GetContentRegionAvail().x < h + 4 + ImGui::CalcTextSize(label).x) ImGui::NewLine();
+  }
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (outline) dl->AddRect(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col, 0, 0, 2.5f);
+  else dl->AddRectFilled(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col);
+  ImGui::Dummy(ImVec2(h, h));
+  ImGui::SameLine(0, 4);
+  ImGui::TextUnformatted(label);
+}
+
+void PlaceWindow(ImVec2 pos, ImVec2 size) {
+  ImGui::SetNextWindowPos(pos, ImGuiCond_Always);
+  ImGui::SetNextWindowSize(size, ImGuiCond_Always);
+}
+
+// Places and opens a panel; returns false (the window already ended) when there is no run.
+bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra) {
+  PlaceWindow(pos, size);
+  ImGui::Begin(title, nullptr, kPanelFlags | extra);
+  if (s.run && s.cursor) return true;
+  ImGui::End();
+  return false;
+}
+
+const Step* current_step(const AppState& s) { return s.cursor ? s.cursor->current() : nullptr; }
+
+// The step before the current one (for "what did this step read": cumulative differences).
+const Step* previous_step(const AppState& s) {
+  const size_t k = s.index();
+  return k >= 2 ? &s.run->trace.steps[k - 2] : nullptr;
+}
+
+bool tensor_read_now(const AppState& s, Tensor t) {
+  const Step* cur = current_step(s);
+  if (!cur) return false;
+  const Step* prev = previous_step(s);
+  const int64_t before = prev ? prev->tensor_read[int(t)] : 0;
+  return cur->tensor_read[int(t)] > before;
+}
+
+void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name) {
+  const ImVec2 ts = ImGui::CalcTextSize(name);
+  dl->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), name);
+  const ImVec2 a(p.x + ts.x + 6, p.y + 2), b(a.x + w, a.y + hgt);
+  if (h.valid()) dl->AddImage(h.texture(), a, b);
+  dl->AddText(ImVec2(a.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), lo);
+  const ImVec2 hs = ImGui::CalcTextSize(hi);
+  dl->AddText(ImVec2(b.x - hs.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), hi);
+}
+
+}  // namespace flashstep::gui

@@ -1,0 +1,46 @@
+// What the panels share: the colours of the legend (read, written, computed, resident), text
+// helpers that format into a caller's buffer (an idle frame allocates nothing), panel placement,
+// and the current step's reads.
+#pragma once
+#include "app/gui/app_state.h"
+#include "app/gui/heatmap.h"
+
+#include <imgui.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace flashstep::gui {
+
+inline constexpr ImU32 kReadCol = IM_COL32(60, 200, 255, 255);
+inline constexpr ImU32 kWriteCol = IM_COL32(255, 140, 30, 255);
+inline constexpr ImU32 kComputeCol = IM_COL32(250, 225, 60, 255);
+inline constexpr ImU32 kResidentCol = IM_COL32(240, 240, 240, 200);
+inline constexpr ImU32 kGridCol = IM_COL32(15, 15, 20, 230);
+inline constexpr ImU32 kEmptyEdgeCol = IM_COL32(62, 65, 74, 255);  // outline of a tile that is not there yet
+inline constexpr ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
+inline const ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
+inline const ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
+inline const ImVec4 kPassText(0.35f, 0.9f, 0.45f, 1.0f);
+inline const ImVec4 kBoundText(0.95f, 0.75f, 0.3f, 1.0f);  // a closed form that is an upper bound
+
+inline constexpr ImGuiWindowFlags kPanelFlags =
+    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+const char* fmt_bytes(char* buf, size_t n, int64_t b);
+const char* fmt_value(char* buf, size_t n, float x, int decimals = 4);  // "-" for NaN (not there)
+const char* fmt_g(char* buf, size_t n, double x);
+void ErrorText(const std::string& msg);
+void DimText(const char* text);
+void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
+void PlaceWindow(ImVec2 pos, ImVec2 size);
+bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);
+const Step* current_step(const AppState& s);
+const Step* previous_step(const AppState& s);
+bool tensor_read_now(const AppState& s, Tensor t);  // the current step read some of t from HBM
+// A colour bar with its name before it and its range under it.
+void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name);
+
+}  // namespace flashstep::gui

@@ -1,0 +1,360 @@
+// The desktop app's behaviour, in-process and without a display: each test makes the app's state
+// as `flashstep gui` does before it opens a window (the same options: preset, steps, script,
+// lesson blocks, compare files), takes its --dump-state JSON, and checks it against the core
+// library run here on the same inputs. What needs a window (screenshots, the frame benchmark,
+// the no-display message) is in test_gui.cpp.
+#include "app/gui/options.h"
+#include "app/gui/preset.h"
+#include "app/gui/state_dump.h"
+#include "core/export.h"
+#include "core/npy.h"
+#include "core/reference.h"
+#include "core/run.h"
+#include "gui_test_helpers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace flashstep;
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+gui::GuiOptions options(const std::string& preset, int64_t step, int64_t back, const std::string& script) {
+  gui::GuiOptions o;
+  o.preset = preset;
+  o.step = step;
+  o.back = back;
+  o.script = script;
+  return o;
+}
+
+// The app's state after the options, as --dump-state writes it.
+nlohmann::json state_after(const gui::GuiOptions& o) {
+  gui::AppState s;
+  gui::prepare_state(s, o);
+  return gui::state_to_json(s);
+}
+
+nlohmann::json state_after(const std::string& script) { return state_after(options("tiny", 0, 0, script)); }
+
+Trace preset_trace(const std::string& name) {
+  const gui::Preset p = gui::load_preset(gui::preset_path(name, FLASHSTEP_ASSET_DIR));
+  ProblemSpec spec = p.spec;
+  const Problem prob = make_problem(spec);
+  const Tiling t = make_tiling(prob.nq, prob.nk, prob.d, prob.M, spec.br, spec.bc);
+  RunOptions opt;
+  opt.record = true;
+  return run_problem(prob, t, opt);
+}
+
+float json_float(const nlohmann::json& v) {
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "-inf") return -INFINITY;
+    if (s == "inf") return INFINITY;
+    return NAN;
+  }
+  return float(v.get<double>());
+}
+
+// The app's dumped HBM state equals the Cursor's, element for element (NaN = not written):
+// O, l, m (fa1), O, L (fa2), S, P, O (standard).
+void require_same_hbm(const nlohmann::json& dump, const Cursor& c) {
+  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P}) {
+    const nlohmann::json& d = dump["hbm"][tensor_name(t)];
+    INFO("tensor " << tensor_name(t));
+    REQUIRE(d.is_null() == !c.written(t));
+    if (d.is_null()) continue;
+    const Mat& m = c.hbm(t);
+    REQUIRE(int64_t(d.size()) == m.rows());
+    for (int64_t r = 0; r < m.rows(); ++r)
+      for (int64_t k = 0; k < m.cols(); ++k) {
+        const float x = json_float(d[size_t(r)][size_t(k)]), y = m(r, k);
+        INFO("row " << r << " col " << k);
+        if (std::isnan(y)) REQUIRE(std::isnan(x));
+        else REQUIRE(x == y);
+      }
+  }
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("scripted UI actions land on the same trace index and HBM state as the core Cursor", "[gui]") {
+  // Each case: the app's options (--step, --back, --script), and the same actions on a Cursor.
+  struct Case {
+    std::string preset;
+    int64_t step, back;
+    std::string script;
+    std::vector<std::pair<char, int>> actions;  // 's' forward n, 'b' back n, 'k' seek n
+  };
+  const std::vector<Case> cases = {
+      {"tiny", 9, 4, "", {{'s', 9}, {'b', 4}}},
+      {"tiny", 0, 0, "step 5; back 2; step 20; back 1", {{'s', 5}, {'b', 2}, {'s', 20}, {'b', 1}}},
+      {"tiny", 0, 0, "end; back 3", {{'k', 1 << 30}, {'b', 3}}},
+      {"tiny", 15, 0, "home; step 2", {{'s', 15}, {'k', 0}, {'s', 2}}},
+      {"tiny", 0, 0, "seek 17; step; back 5; seek 3", {{'k', 17}, {'s', 1}, {'b', 5}, {'k', 3}}},
+      // Both ends: back stops at step 0, step stops at the last step.
+      {"tiny", 3, 0, "back 5; step 2", {{'s', 3}, {'b', 5}, {'s', 2}}},
+      {"tiny", 0, 0, "end; step 4; back 1", {{'k', 1 << 30}, {'s', 4}, {'b', 1}}},
+      {"gpt2-medium", 700, 7, "", {{'s', 700}, {'b', 7}}},
+      {"causal", 40, 3, "", {{'s', 40}, {'b', 3}}},
+      // FlashAttention-2 order: mid-block, after the first O_i write, and at the end.
+      {"fa1-vs-fa2", 13, 2, "", {{'s', 13}, {'b', 2}}},
+      {"fa1-vs-fa2", 0, 0, "step 20; back 9; step 3", {{'s', 20}, {'b', 9}, {'s', 3}}},
+      {"dropout-bf16", 0, 0, "end; back 4", {{'k', 1 << 30}, {'b', 4}}},
+      {"dropout-bf16", 22, 0, "", {{'s', 22}}},
+  };
+  const size_t n = GENERATE(range(0, 13));
+  const Case& c = cases[n];
+  INFO(c.preset << " --step " << c.step << " --back " << c.back << " --script '" << c.script << "'");
+  const nlohmann::json d = state_after(options(c.preset, c.step, c.back, c.script));
+
+  const Trace tr = preset_trace(c.preset);
+  Cursor cur(tr);
+  for (const auto& [a, k] : c.actions)
+    for (int m = 0; m < (a == 'k' ? 1 : k); ++m) {
+      if (a == 's') cur.forward();
+      else if (a == 'b') cur.backward();
+      else cur.seek(size_t(std::min<int64_t>(k, int64_t(cur.size()))));
+    }
+  REQUIRE(d["steps"].get<size_t>() == cur.size());
+  REQUIRE(d["index"].get<size_t>() == cur.index());
+  const Step* s = cur.current();
+  REQUIRE(d["line"].get<std::string>() == (s ? line_label(s->line) : ""));
+  REQUIRE(d["i"].get<int>() == (s ? s->i : -1));
+  REQUIRE(d["j"].get<int>() == (s ? s->j : -1));
+  REQUIRE(d["hbm_read_total"].get<int64_t>() == (s ? s->hbm_read_total : 0));
+  REQUIRE(d["hbm_write_total"].get<int64_t>() == (s ? s->hbm_write_total : 0));
+  REQUIRE(d["problem"]["schedule"].get<std::string>() == schedule_name(tr.problem.schedule));
+  require_same_hbm(d, cur);
+}
+
+TEST_CASE("playback advances speed x dt steps, carries the fraction and stops at the end", "[gui]") {
+  gui::AppState s;
+  gui::prepare_state(s, options("tiny", 0, 0, ""));
+  s.playing = true;
+  s.speed = 4.0f;
+  s.advance_playback(0.3);  // 1.2 steps: one now, 0.2 carried
+  REQUIRE(s.index() == 1);
+  s.advance_playback(0.2);  // 0.2 + 0.8
+  REQUIRE(s.index() == 2);
+  s.advance_playback(100.0);
+  REQUIRE(s.index() == s.steps());
+  REQUIRE_FALSE(s.playing);
+  s.advance_playback(1.0);  // paused: nothing moves
+  s.step_back();
+  REQUIRE(s.index() == s.steps() - 1);
+}
+
+TEST_CASE("standard attention and a window mask set in the editor match the core Cursor", "[gui]") {
+  // Algorithm 0 keeps S and P in HBM: the dump holds them row block by row block.
+  const auto [schedule, steps] = GENERATE(table<std::string, int>({{"standard", 4}, {"fa2", 19}, {"fa1", 23}}));
+  INFO(schedule);
+  const nlohmann::json d = state_after("set schedule " + schedule + "; set nq 6; set nk 10; set window 3 1; "
+                                       "set dtype fp16; apply; step " + std::to_string(steps));
+  ProblemSpec spec = gui::load_preset(gui::preset_path("tiny", FLASHSTEP_ASSET_DIR)).spec;
+  spec.schedule = parse_schedule(schedule);
+  spec.nq = 6;
+  spec.nk = 10;
+  spec.window_left = 3;
+  spec.window_right = 1;
+  spec.dtype = Dtype::fp16;
+  const Problem p = make_problem(spec);
+  RunOptions opt;
+  const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
+  Cursor cur(tr);
+  cur.seek(size_t(steps));
+  REQUIRE(d["steps"].get<size_t>() == cur.size());
+  REQUIRE(d["index"].get<size_t>() == cur.index());
+  REQUIRE(d["line"].get<std::string>() == line_label(cur.current()->line));
+  REQUIRE(d["problem"]["dtype"] == "fp16");
+  require_same_hbm(d, cur);
+}
+
+TEST_CASE("the side by side table holds the totals and closed forms of every schedule as core computes them", "[gui]") {
+  const auto [preset, masked] = GENERATE(table<std::string, bool>({{"fa1-vs-fa2", false}, {"dropout-bf16", true}}));
+  INFO(preset);
+  const nlohmann::json d = state_after(options(preset, 0, 0, ""));
+  const gui::Preset pr = gui::load_preset(gui::preset_path(preset, FLASHSTEP_ASSET_DIR));
+  for (Schedule sc : {Schedule::fa1, Schedule::fa2, Schedule::standard}) {
+    INFO(schedule_name(sc));
+    ProblemSpec spec = pr.spec;
+    spec.schedule = sc;
+    const Problem p = make_problem(spec);
+    RunOptions opt;
+    opt.record = false;
+    const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
+    const nlohmann::json& e = d["runs"][schedule_name(sc)];
+    REQUIRE(e["ok"] == true);
+    REQUIRE(e["hbm_read"].get<int64_t>() == tr.totals.hbm_read_bytes);
+    REQUIRE(e["hbm_write"].get<int64_t>() == tr.totals.hbm_write_bytes);
+    const int64_t form_read = e["form_read"].get<int64_t>(), form_write = e["form_write"].get<int64_t>();
+    if (masked && sc != Schedule::standard) {  // skipped blocks: the form is an upper bound
+      REQUIRE(tr.totals.hbm_read_bytes < form_read);
+      REQUIRE(tr.totals.hbm_write_bytes <= form_write);
+    } else {
+      REQUIRE(tr.totals.hbm_read_bytes == form_read);
+      REQUIRE(tr.totals.hbm_write_bytes == form_write);
+    }
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    REQUIRE(e["o_max_rel"].get<double>() == compare(tr.O, ref.O).max_rel);
+  }
+  // fa2 never reads O back and writes it once; fa1 does both at every (i, j).
+  REQUIRE(d["runs"]["fa2"]["hbm_write"].get<int64_t>() < d["runs"]["fa1"]["hbm_write"].get<int64_t>());
+  REQUIRE(d["skipped_tiles"].get<int>() == (masked ? 3 : 0));
+}
+
+TEST_CASE("jump to i j lands on the first load of that iteration", "[gui]") {
+  const nlohmann::json d = state_after("jump 1 1");
+  REQUIRE(d["line"] == "Alg1 L8");
+  REQUIRE(d["i"] == 1);
+  REQUIRE(d["j"] == 1);
+  REQUIRE_THROWS_WITH(state_after("jump 5 0"), Contains("0 <= i < Tr"));
+  // FlashAttention-2: the iteration starts with the load of K_j, V_j (FA2 L7).
+  const nlohmann::json f = state_after(options("fa1-vs-fa2", 0, 0, "jump 1 1"));
+  REQUIRE(f["line"] == "FA2 L7");
+  REQUIRE(f["i"] == 1);
+  REQUIRE(f["j"] == 1);
+  // Causal: tile (0, 2) lies above the diagonal, so Algorithm 1 never visits it.
+  REQUIRE_THROWS_WITH(state_after(options("causal", 0, 0, "jump 0 2")), Contains("skipped"));
+}
+
+TEST_CASE("problem editor: an invalid value is explained and the current run is kept", "[gui]") {
+  const auto [script, expect_error, expect_steps] = GENERATE(table<std::string, std::string, int>({
+      {"step 7; set d 0; apply", "d must be at least 1", 27},
+      {"step 7; set M 8; apply", "smaller than 4d", 27},
+      {"step 7; set br 9; set bc 9; apply", "do not fit in SRAM", 27},
+      {"step 7; set nq -3; apply", "Nq must be at least 1", 27},
+      {"step 7; set nq 12; apply", "", 1 + 2 * (1 + 6 * 3)},  // valid: a new run, Tr = 3
+      // The fields of masks, dropout and storage precision.
+      {"step 7; set window -2 1; apply", "window sizes must be >= 0", 27},
+      {"step 7; set window 1 -5; apply", "window sizes must be >= 0", 27},
+      {"step 7; set kvlen 9; apply", "key length 9 is out of range", 27},
+      {"step 7; set kvlen -4; apply", "key length -4 is out of range", 27},
+      {"step 7; set dropout 1; apply", "dropout probability must be in [0, 1)", 27},
+      {"step 7; set dropout -0.25; apply", "dropout probability must be in [0, 1)", 27},
+      {"step 7; set schedule fa2; set dropout 0.5; set dtype bf16; apply", "", 2 * (6 + 4 * 2)},
+      {"step 7; set schedule standard; set window 2 0; set kvlen 6; apply", "", 3 * 2},
+  }));
+  INFO(script);
+  const nlohmann::json d = state_after(script);
+  REQUIRE(d["steps"].get<int>() == expect_steps);
+  if (expect_error.empty()) {
+    REQUIRE(d["form_error"] == "");
+    REQUIRE(d["index"] == 0);  // the new run starts at step 0
+  } else {
+    REQUIRE(d["form_error"].get<std::string>().find(expect_error) != std::string::npos);
+    REQUIRE(d["index"] == 7);  // the old run, where it was
+  }
+}
+
+TEST_CASE("inputs from .npy files through the editor, and a missing file keeps the run", "[gui]") {
+  // Nq = 6, Nk = 10, d = 4: sizes come from the files, M = 64 from the form.
+  const std::string q = out_path("Q.npy"), k = out_path("K.npy"), v = out_path("V.npy");
+  write_npy(q, make_input("random", 6, 4, 7, 0));
+  write_npy(k, make_input("random", 10, 4, 7, 1));
+  write_npy(v, make_input("random", 10, 4, 7, 2));
+  nlohmann::json d = state_after("step 3; files " + q + " " + k + " " + v + "; apply; step 20");
+  ProblemSpec spec;
+  spec.M = 64;
+  spec.q_path = q;
+  spec.k_path = k;
+  spec.v_path = v;
+  const Problem p = make_problem(spec);
+  RunOptions opt;
+  const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
+  Cursor cur(tr);
+  cur.seek(20);
+  REQUIRE(d["problem"]["nq"] == 6);
+  REQUIRE(d["problem"]["nk"] == 10);
+  REQUIRE(d["steps"].get<size_t>() == cur.size());
+  REQUIRE(d["index"] == 20);
+  require_same_hbm(d, cur);
+
+  d = state_after("step 3; files /nonexistent/q.npy " + k + " " + v + "; apply");
+  REQUIRE(d["apply_error"].get<std::string>().find("/nonexistent/q.npy") != std::string::npos);
+  REQUIRE(d["steps"] == 27);  // the tiny run is still there, at its step
+  REQUIRE(d["index"] == 3);
+}
+
+TEST_CASE("export writes the trace as JSON, CSV and Chrome trace, and asks the window for a PNG", "[gui]") {
+  const std::string base = out_path("export");
+  for (const char* ext : {".json", ".csv", ".chrome.json", ".png"}) fs::remove(base + ext);
+  gui::AppState s;
+  gui::prepare_state(s, options("tiny", 0, 0, "step 4; export " + base));
+  const Trace tr = preset_trace("tiny");
+  REQUIRE(read_all(base + ".json") == trace_to_json(tr).dump(1) + "\n");
+  REQUIRE(read_all(base + ".csv") == trace_to_csv(tr));
+  REQUIRE(nlohmann::json::parse(std::ifstream(base + ".chrome.json")) == trace_to_chrome(tr));
+  // The PNG is the window's to write, at the end of the next frame (test_gui.cpp checks it).
+  REQUIRE(s.screenshot_request == base + ".png");
+  REQUIRE_FALSE(fs::exists(base + ".png"));
+  // A folder that does not exist: the message says so and nothing is thrown.
+  std::snprintf(s.export_base, sizeof s.export_base, "%s", "/nonexistent/dir/trace");
+  s.export_as(gui::ExportKind::csv);
+  REQUIRE(s.export_message.rfind("error:", 0) == 0);
+  REQUIRE_THROWS_WITH(state_after("export /nonexistent/dir/trace"), Contains("script: export error"));
+}
+
+TEST_CASE("lesson and compare views", "[gui]") {
+  SECTION("the lesson preset opens the lesson with the blocks asked for") {
+    gui::GuiOptions o = options("lesson", 0, 0, "");
+    o.lesson_blocks = 2;
+    const nlohmann::json d = state_after(o);
+    REQUIRE(d["view"] == "lesson");
+    REQUIRE(d["lesson_shown"] == 2);
+  }
+  SECTION("the CPU trace's own O and lse pass; a perturbed O fails") {
+    const Trace tr = preset_trace("tiny");
+    const std::string o = out_path("O.npy"), lse = out_path("lse.npy"), bad = out_path("O-bad.npy");
+    write_npy(o, tr.O);
+    write_npy(lse, tr.lse);
+    Mat perturbed = tr.O;
+    perturbed(3, 1) += 1e-2f;
+    write_npy(bad, perturbed);
+    gui::GuiOptions opt = options("tiny", 0, 0, "");
+    opt.view = "compare";
+    opt.compare_o = o;
+    opt.compare_lse = lse;
+    nlohmann::json d = state_after(opt);
+    REQUIRE(d["view"] == "compare");
+    REQUIRE(d["compare"]["loaded"] == true);
+    REQUIRE(d["compare"]["passed"] == true);
+    REQUIRE(d["compare"]["o_max_rel"].get<double>() == 0.0);
+    opt.compare_o = bad;
+    d = state_after(opt);
+    REQUIRE(d["compare"]["passed"] == false);
+    REQUIRE(d["compare"]["o_max_rel"].get<double>() > 1e-5);
+  }
+}
+
+TEST_CASE("bad options fail with one clear message before any window", "[gui]") {
+  const auto [preset, view, script, expect] = GENERATE(table<std::string, std::string, std::string, std::string>({
+      {"nope", "", "", "unknown preset 'nope'"},
+      {"tiny", "", "fly 3", "unknown action 'fly'"},
+      {"tiny", "matrices", "", "--view must be"},
+      {"tiny", "", "seek -2", "seek needs a step index >= 0"},
+      {"tiny", "", "set colour 3", "set knows nq"},
+  }));
+  gui::GuiOptions o = options(preset, 0, 0, script);
+  o.view = view;
+  gui::AppState s;
+  REQUIRE_THROWS_WITH(gui::prepare_state(s, o), Contains(expect));
+  int w = 0, h = 0;
+  REQUIRE_THROWS_WITH(gui::parse_size("10x10", &w, &h), Contains("--size must be between"));
+  REQUIRE_THROWS_WITH(gui::parse_size("wide", &w, &h), Contains("--size must look like"));
+  gui::parse_size("1280x720", &w, &h);
+  REQUIRE(w == 1280);
+  REQUIRE(h == 720);
+}
