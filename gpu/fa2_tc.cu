@@ -33,6 +33,19 @@
 //   4  32 rows per warp (MT = 2, 4 warps, Br = 128): every K_j / V_j fragment read from shared
 //      memory feeds two MMAs instead of one (half the ldmatrix traffic per FLOP); at d = 128
 //      Q_i is re-read from shared memory (ldmatrix) instead of held, to fit registers.
+//   5  FA2's own tiling for d = 128 (4 warps x 32 rows, Bc = 64, Q_i re-read from shared
+//      memory, its k loop not unrolled); d = 64: v4 with Q_i re-read and registers capped for
+//      three blocks per SM.
+//   6  d = 64: Br = 256 (8 warps x 32 rows); d = 128: v3 with Q_i re-read from shared memory
+//      and registers capped for two blocks per SM.
+//   7  one barrier per j instead of two (v4 for d = 64, v3 for d = 128): the refill of the
+//      buffer block j - 1 used is issued after the barrier that starts block j.
+//   8  d = 64: v7 with three K/V buffers; d = 128: v2 with one barrier per j.
+//   9  v7, and diag(e^(m_i - m_ij)) O_i skipped when no row max of the warp moved (a warp
+//      vote; alpha = 1 exactly then, so the result is the same): after the first few blocks
+//      the row max rarely moves, and at d = 128 that rescale is a quarter of the non-MMA
+//      instructions.
+//   10 v9 with three K/V buffers.
 // docs/tensor-cores.md records each variant's prediction and measured outcome.
 #include "gpu/common.cuh"
 #include "gpu/tc_launch.h"
@@ -126,10 +139,16 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const T* base, int row0,
 
 // ---- the kernel -------------------------------------------------------------------------------
 
-template <int D_, int WARPS_, int MT_, int BC_, int STAGES_, bool QREG_>
+template <int D_, int WARPS_, int MT_, int BC_, int STAGES_, bool QREG_, int MINB_ = 1,
+          bool ONEBAR_ = false, bool LAZY_ = false>
 struct Config {
   static constexpr int D = D_, WARPS = WARPS_, MT = MT_, BC = BC_, STAGES = STAGES_;
   static constexpr bool QREG = QREG_;  // Q_i fragments held in registers for the whole loop
+  static constexpr int MINB = MINB_;   // blocks per SM the register allocation must allow
+  // One barrier per j instead of two: the refill of the buffer block j - 1 used is issued
+  // after the barrier that starts block j, which every warp passes only once done with j - 1.
+  static constexpr bool ONEBAR = ONEBAR_ && STAGES_ >= 2;
+  static constexpr bool LAZY = LAZY_;  // rescale O_i only when some row max of the warp moved
   static constexpr int THREADS = 32 * WARPS, BR = 16 * MT * WARPS, CH = D / 8;
   static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV;
@@ -146,7 +165,7 @@ struct RowLimit {
 };
 
 template <typename T, class C>
-__global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
+__global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcParams p) {
   constexpr int D = C::D, MT = C::MT, BC = C::BC, BR = C::BR, CH = C::CH, NT = BC / 8, DT = D / 8;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sQ = smem_addr(smem), sKV = sQ + uint32_t(C::SMEM_Q);
@@ -224,10 +243,17 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
   // Alg1 L6: for 1 <= j <= Tc (only the blocks some row keeps).
   for (int j = 0; j < n_blocks; ++j) {
     // Alg1 L7: load K_j, V_j from HBM to SRAM: issue block j + STAGES - 1, wait for block j.
-    if (j + C::STAGES - 1 < n_blocks) load_kv(j + C::STAGES - 1);
-    cp_async_commit();
-    cp_async_wait<C::STAGES - 1>();
-    __syncthreads();
+    if constexpr (C::ONEBAR) {
+      cp_async_wait<C::STAGES - 2>();
+      __syncthreads();
+      if (j + C::STAGES - 1 < n_blocks) load_kv(j + C::STAGES - 1);
+      cp_async_commit();
+    } else {
+      if (j + C::STAGES - 1 < n_blocks) load_kv(j + C::STAGES - 1);
+      cp_async_commit();
+      cp_async_wait<C::STAGES - 1>();
+      __syncthreads();
+    }
     const int col0 = j * BC;
     if (warp_live && col0 <= warp_hi_max) {  // else every row of this warp masks the whole block
       const uint32_t sK = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV), sV = sK + uint32_t(C::SMEM_KV);
@@ -240,8 +266,7 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
         for (int n = 0; n < NT; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e) s[mt][n][e] = 0.0f;
-#pragma unroll
-      for (int kd = 0; kd < D / 16; ++kd) {
+      auto s_step = [&](int kd) {
         uint32_t qa[C::QREG ? 1 : MT][4];
         if constexpr (!C::QREG) {
 #pragma unroll
@@ -264,6 +289,15 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
             }
           }
         }
+      };
+      if constexpr (C::QREG) {
+#pragma unroll
+        for (int kd = 0; kd < D / 16; ++kd) s_step(kd);
+      } else {
+        // Not unrolled: nothing is indexed by kd, and it keeps ptxas from hoisting every k
+        // step's fragments at once (which spilled at 32 rows per warp, d = 128).
+#pragma unroll 1
+        for (int kd = 0; kd < D / 16; ++kd) s_step(kd);
       }
 
       // Algorithm 2: scores of masked keys (and of padding columns past Nk) are -inf.
@@ -282,6 +316,7 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
       uint32_t pa[MT][BC / 16][4];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
+        float alphas[2];
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           float mx = -INFINITY;
@@ -293,6 +328,7 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
           // A row with nothing kept so far has m_new = -inf: subtract 0 so exp2 gives 0, not NaN.
           const float m_use = m_new == -INFINITY ? 0.0f : m_new;
           const float alpha = fast_exp2(m_i[mt][hr] - m_use);
+          alphas[hr] = alpha;
           float rowsum = 0.0f;
 #pragma unroll
           for (int n = 0; n < NT; ++n)
@@ -305,12 +341,14 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
           // Each lane keeps its partial row sum; the quad's sum is taken once, after L11.
           l_i[mt][hr] = alpha * l_i[mt][hr] + rowsum;
           m_i[mt][hr] = m_new;
-          // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i.
+        }
+        // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i. With LAZY, skipped when no row max
+        // of the warp moved (alpha = 1 exactly): after the first blocks that is most j.
+        if (!C::LAZY || __any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
 #pragma unroll
-          for (int n = 0; n < DT; ++n) {
-            o[mt][n][2 * hr] *= alpha;
-            o[mt][n][2 * hr + 1] *= alpha;
-          }
+          for (int n = 0; n < DT; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[mt][n][e] *= alphas[e / 2];
         }
         // P~_ij rounded to the input type, straight into A fragments: column tiles 2kk, 2kk+1
         // of the accumulator are (k 0-7, k 8-15) of k-step kk, rows g and g + 8.
@@ -339,7 +377,7 @@ __global__ void __launch_bounds__(C::THREADS) fa2_tc_kernel(const TcParams p) {
           }
         }
     }
-    __syncthreads();  // every warp is done with this buffer before it is refilled
+    if constexpr (!C::ONEBAR) __syncthreads();  // every warp is done with this buffer before it is refilled
   }
   cp_async_wait<0>();
 
@@ -403,11 +441,23 @@ const Entry kLadder[] = {
     entry<3, Config<128, 8, 1, 64, 2, true>>("Br 128 (8 warps), Bc 64"),
     entry<4, Config<64, 4, 2, 64, 2, true>>("32 rows per warp (4 warps), Bc 64"),
     entry<4, Config<128, 4, 2, 32, 2, false>>("32 rows per warp (4 warps), Bc 32, Q from smem"),
+    entry<5, Config<64, 4, 2, 64, 2, false, 3>>("v4, Q from smem, registers for 3 blocks/SM"),
+    entry<5, Config<128, 4, 2, 64, 2, false>>("32 rows per warp (4 warps), Bc 64, Q from smem"),
+    entry<6, Config<64, 8, 2, 64, 2, true>>("Br 256: 8 warps x 32 rows, Bc 64"),
+    entry<6, Config<128, 8, 1, 64, 2, false, 2>>("v3, Q from smem, registers for 2 blocks/SM"),
+    entry<7, Config<64, 4, 2, 64, 2, true, 1, true>>("v4 with one barrier per j"),
+    entry<7, Config<128, 8, 1, 64, 2, true, 1, true>>("v3 with one barrier per j"),
+    entry<8, Config<64, 4, 2, 64, 3, true, 1, true>>("v7 with three K/V buffers"),
+    entry<8, Config<128, 4, 1, 64, 2, true, 1, true>>("v2 with one barrier per j"),
+    entry<9, Config<64, 4, 2, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
+    entry<9, Config<128, 8, 1, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
+    entry<10, Config<64, 4, 2, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
+    entry<10, Config<128, 8, 1, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
 };
 
 }  // namespace
 
-int fa2_tc_variant_count() { return 4; }
+int fa2_tc_variant_count() { return 10; }
 
 TcVariantInfo fa2_tc_variant(int variant, int d) {
   TcVariantInfo info;

@@ -11,7 +11,7 @@
 // Also a bound derived for the flash kernel alone: with unit roundoff u of the type (bf16
 // 2^-8, fp16 2^-11), rounding P~ costs at most u sum p|v| / l <= u max|V| per element and
 // rounding O once at most u |O| <= u max|V|, so |O - O_ref| <= 2 u max|V| (float32 scores,
-// statistics and exp2 add far less). lse (float32 throughout) within 2e-5 of max |lse_ref|,
+// statistics and exp2 add far less). lse (float32 throughout) within 2e-5 max(1, max|lse_ref|),
 // and rows that keep no key have lse = -inf and O = 0 exactly.
 #pragma once
 #include "gpu/tensor_core.h"

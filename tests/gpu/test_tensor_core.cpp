@@ -137,14 +137,16 @@ TEST_CASE("tensor cores: 16-bit inputs give the same bits as float32 inputs roun
 
 TEST_CASE("tensor cores: small shapes for the sanitizers", "[gpu][tc][small]") {
   REQUIRE_GPU_OR_SKIP();
-  for (int64_t d : {64, 128})
-    for (bool causal : {false, true}) {
-      TcOptions o;
-      o.causal = causal;
-      o.kv_lens = {70, 0};
-      const uint64_t seed = gputest::fresh_seed();
-      const TcAccuracy a = tc_accuracy(make_shape(2, 1, 130, 77, d), o, seed);
-      INFO("d=" << d << " seed " << seed << ": " << a.describe());
-      CHECK(a.ok());
-    }
+  for (int v = 1; v <= tc_variant_count(); ++v)
+    for (int64_t d : {64, 128})
+      for (bool causal : {false, true}) {
+        TcOptions o;
+        o.variant = v;
+        o.causal = causal;
+        o.kv_lens = {70, 0};
+        const uint64_t seed = gputest::fresh_seed();
+        const TcAccuracy a = tc_accuracy(make_shape(2, 1, 130, 77, d), o, seed);
+        INFO("v" << v << " d=" << d << " seed " << seed << ": " << a.describe());
+        CHECK(a.ok());
+      }
 }
