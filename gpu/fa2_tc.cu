@@ -1,0 +1,478 @@
+// FlashAttention-2 forward on tensor cores (issue 10): bf16 / fp16 inputs, float32 accumulators
+// and statistics, O rounded once at the end, lse float32 (natural log). d = 64 and 128.
+//
+// One thread block per (Q block i, head); each warp owns 16 x MT rows of Q_i for the whole
+// loop over j (FA2's split of Q_i across warps: no warp needs another's statistics, so there
+// is no shared-memory exchange in the inner loop). Per j:
+//   S_ij = Q_i K_j^T          mma.sync m16n8k16 (A = Q_i fragments, B = K_j through ldmatrix)
+//   online softmax (L9)       in the S registers: each thread holds 2 rows x 2 columns of
+//                             each 8-column tile, row max and row sum are quad shuffles;
+//                             exp2 with tau log2(e) folded into one FFMA per score
+//   O_i += P~_ij V_j (L10)    the S accumulator layout of two 8-column tiles *is* the A
+//                             fragment layout of one k16 step: P~ is rounded to the input type
+//                             in registers (no shared-memory round trip); V_j through
+//                             ldmatrix.trans
+// K_j and V_j arrive by cp.async (16 bytes per thread, bypassing L1 and registers) into a
+// swizzled layout: 16-byte chunk c of row r lives at chunk c ^ (r mod 8), so the 8 rows an
+// ldmatrix phase reads (one chunk column) fall in 8 different groups of 4 banks: no conflicts,
+// without padding.
+//
+// Masks: causal (bottom-right: row r keeps keys <= r + Nk - Nq) and key padding (keys >=
+// kv_len, per batch entry). The loop over j stops after the last block any row of Q_i keeps
+// (block skipping); blocks every row keeps fully take no per-element mask; a row that keeps
+// no key ends with l = 0: O = 0, lse = -inf. Causal grids run the longest Q blocks first.
+// Out-of-range rows of Q, K, V are zero-filled by cp.async (src-size 0), so masked columns
+// multiply zeros, never garbage.
+//
+// The ladder (each variant keeps what the previous one did unless it says otherwise):
+//   1  plain: 4 warps x 16 rows (Br = 64), Bc = 64, one K/V buffer: load K_j, V_j, wait,
+//      compute (no overlap of loads with math). Q_i kept in registers as A fragments.
+//   2  two K/V buffers: K_{j+1}, V_{j+1} are in flight while S_ij, P~_ij V_j are computed.
+//   3  Br = 128 (8 warps x 16 rows): K_j, V_j are loaded once for twice the rows; d = 64 also
+//      Bc = 128 (half the iterations, each with twice the independent MMAs).
+//   4  32 rows per warp (MT = 2, 4 warps, Br = 128): every K_j / V_j fragment read from shared
+//      memory feeds two MMAs instead of one (half the ldmatrix traffic per FLOP); at d = 128
+//      Q_i is re-read from shared memory (ldmatrix) instead of held, to fit registers.
+//   5  FA2's own tiling for d = 128 (4 warps x 32 rows, Bc = 64, Q_i re-read from shared
+//      memory, its k loop not unrolled); d = 64: v4 with Q_i re-read and registers capped for
+//      three blocks per SM.
+//   6  d = 64: Br = 256 (8 warps x 32 rows); d = 128: v3 with Q_i re-read from shared memory
+//      and registers capped for two blocks per SM.
+//   7  one barrier per j instead of two (v4 for d = 64, v3 for d = 128): the refill of the
+//      buffer block j - 1 used is issued after the barrier that starts block j.
+//   8  d = 64: v7 with three K/V buffers; d = 128: v2 with one barrier per j.
+//   9  v7, and diag(e^(m_i - m_ij)) O_i skipped when no row max of the warp moved (a warp
+//      vote; alpha = 1 exactly then, so the result is the same): after the first few blocks
+//      the row max rarely moves, and at d = 128 that rescale is a quarter of the non-MMA
+//      instructions.
+//   10 v9 with three K/V buffers.
+// docs/tensor-cores.md records each variant's prediction and measured outcome.
+#include "gpu/common.cuh"
+#include "gpu/tc_launch.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace flashstep::gpu::tc {
+
+namespace {
+
+// ---- PTX wrappers -----------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return uint32_t(__cvta_generic_to_shared(p));
+}
+// 16 bytes global -> shared; src_bytes = 0 reads nothing and writes zeros.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+// D (16x8 f32) += A (16x16) B (16x8), A row-major, B column-major, 16-bit inputs.
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma16816<__half>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats rounded to nearest even into one register of two 16-bit values (lo first).
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// 2^x by the special-function unit (ex2.approx: about 2 ulp; 2^-inf = +0).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// ---- tiles in shared memory -------------------------------------------------------------------
+
+// Byte offset of 16-byte chunk `c` of row `r` in a tile whose rows hold CH chunks (CH >= 8).
+template <int CH>
+__device__ __forceinline__ uint32_t swz(int r, int c) {
+  return uint32_t((r * CH + (c ^ (r & 7))) * 16);
+}
+
+// ROWS x D tile of a (n x D) row-major tensor starting at row `row0`; rows >= n are zeros.
+template <int ROWS, int D, int THREADS, typename T>
+__device__ __forceinline__ void load_tile(uint32_t dst, const T* base, int row0, int n, int tid) {
+  constexpr int CH = D / 8;
+  static_assert((ROWS * CH) % THREADS == 0, "whole chunks per thread");
+#pragma unroll
+  for (int k = 0; k < ROWS * CH / THREADS; ++k) {
+    const int e = tid + k * THREADS, r = e / CH, c = e % CH;
+    const bool ok = row0 + r < n;
+    cp_async16(dst + swz<CH>(r, c), base + (ok ? int64_t(row0 + r) * D + c * 8 : 0), ok ? 16 : 0);
+  }
+}
+
+// ---- the kernel -------------------------------------------------------------------------------
+
+template <int D_, int WARPS_, int MT_, int BC_, int STAGES_, bool QREG_, int MINB_ = 1,
+          bool ONEBAR_ = false, bool LAZY_ = false>
+struct Config {
+  static constexpr int D = D_, WARPS = WARPS_, MT = MT_, BC = BC_, STAGES = STAGES_;
+  static constexpr bool QREG = QREG_;  // Q_i fragments held in registers for the whole loop
+  static constexpr int MINB = MINB_;   // blocks per SM the register allocation must allow
+  // One barrier per j instead of two: the refill of the buffer block j - 1 used is issued
+  // after the barrier that starts block j, which every warp passes only once done with j - 1.
+  static constexpr bool ONEBAR = ONEBAR_ && STAGES_ >= 2;
+  static constexpr bool LAZY = LAZY_;  // rescale O_i only when some row max of the warp moved
+  static constexpr int THREADS = 32 * WARPS, BR = 16 * MT * WARPS, CH = D / 8;
+  static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
+  static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV;
+};
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// The last key column row r keeps (bottom-right causal, key padding); -1 when none.
+struct RowLimit {
+  int kv, off;
+  bool causal;
+  __device__ int hi(int r) const { return causal ? min(kv - 1, r + off) : kv - 1; }
+};
+
+template <typename T, class C>
+__global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcParams p) {
+  constexpr int D = C::D, MT = C::MT, BC = C::BC, BR = C::BR, CH = C::CH, NT = BC / 8, DT = D / 8;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sQ = smem_addr(smem), sKV = sQ + uint32_t(C::SMEM_Q);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+
+  const int Tr = (p.nq + BR - 1) / BR;
+  const int i = p.mask.causal ? Tr - 1 - int(blockIdx.x) : int(blockIdx.x);  // longest first
+  const int64_t h = blockIdx.y;
+  const T* Qh = static_cast<const T*>(p.Q) + h * p.nq * D;
+  const T* Kh = static_cast<const T*>(p.K) + h * p.nk * D;
+  const T* Vh = static_cast<const T*>(p.V) + h * p.nk * D;
+  const int row0 = i * BR;
+
+  RowLimit lim{p.nk, p.nk - p.nq, p.mask.causal};
+  if (p.mask.kv_lens) lim.kv = min(lim.kv, p.mask.kv_lens[h / p.mask.heads_per_batch]);
+  else if (p.mask.kv_len >= 0) lim.kv = min(lim.kv, p.mask.kv_len);
+  // Algorithm 2's block skipping: blocks past the last key any row of Q_i keeps are never loaded.
+  const int last_hi = lim.hi(min(row0 + BR, p.nq) - 1);
+  const int n_blocks = last_hi < 0 ? 0 : last_hi / BC + 1;
+  // This warp's rows: the first keeps the fewest keys (hi grows with r); rows >= nq are padding.
+  const int wrow0 = row0 + warp * 16 * MT;
+  const bool warp_live = wrow0 < p.nq;
+  const int warp_hi_min = lim.hi(min(wrow0, p.nq - 1));
+  const int warp_hi_max = lim.hi(min(wrow0 + 16 * MT - 1, p.nq - 1));
+  int row_hi[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) row_hi[mt][hr] = lim.hi(wrow0 + mt * 16 + g + 8 * hr);
+
+  auto load_kv = [&](int j) {
+    const uint32_t buf = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV);
+    load_tile<BC, D, C::THREADS>(buf, Kh, j * BC, p.nk, tid);
+    load_tile<BC, D, C::THREADS>(buf + uint32_t(C::SMEM_KV), Vh, j * BC, p.nk, tid);
+  };
+
+  // Alg1 L4: load Q_i from HBM to SRAM (one cp.async group), then the first STAGES - 1 K_j, V_j.
+  load_tile<BR, D, C::THREADS>(sQ, Qh, row0, p.nq, tid);
+  cp_async_commit();
+#pragma unroll
+  for (int s = 0; s < C::STAGES - 1; ++s) {
+    if (s < n_blocks) load_kv(s);
+    cp_async_commit();  // empty groups keep the count uniform
+  }
+  cp_async_wait<C::STAGES - 1>();  // Q_i has landed
+  __syncthreads();
+
+  // The A fragments of this warp's rows of Q_i (ldmatrix.x4: lanes 0-15 address rows 0-15 at
+  // column 0 of the k16 step, lanes 16-31 the same rows at column 8).
+  auto q_frag = [&](uint32_t (&a)[4], int mt, int kd) {
+    ldmatrix_x4(a, sQ + swz<CH>(warp * 16 * MT + mt * 16 + lane % 16, kd * 2 + lane / 16));
+  };
+  uint32_t qf[C::QREG ? MT : 1][C::QREG ? D / 16 : 1][4];
+  if constexpr (C::QREG) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int kd = 0; kd < D / 16; ++kd) q_frag(qf[mt][kd], mt, kd);
+  }
+
+  // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
+  float o[MT][DT][4];
+  float m_i[MT][2], l_i[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int n = 0; n < DT; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][n][e] = 0.0f;
+    m_i[mt][0] = m_i[mt][1] = -INFINITY;
+    l_i[mt][0] = l_i[mt][1] = 0.0f;
+  }
+  const float scale_log2 = p.scale * kLog2e;
+
+  // Alg1 L6: for 1 <= j <= Tc (only the blocks some row keeps).
+  for (int j = 0; j < n_blocks; ++j) {
+    // Alg1 L7: load K_j, V_j from HBM to SRAM: issue block j + STAGES - 1, wait for block j.
+    if constexpr (C::ONEBAR) {
+      cp_async_wait<C::STAGES - 2>();
+      __syncthreads();
+      if (j + C::STAGES - 1 < n_blocks) load_kv(j + C::STAGES - 1);
+      cp_async_commit();
+    } else {
+      if (j + C::STAGES - 1 < n_blocks) load_kv(j + C::STAGES - 1);
+      cp_async_commit();
+      cp_async_wait<C::STAGES - 1>();
+      __syncthreads();
+    }
+    const int col0 = j * BC;
+    if (warp_live && col0 <= warp_hi_max) {  // else every row of this warp masks the whole block
+      const uint32_t sK = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV), sV = sK + uint32_t(C::SMEM_KV);
+
+      // Alg1 L8: on chip, S_ij = Q_i K_j^T (float32 accumulators).
+      float s[MT][NT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int n = 0; n < NT; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mt][n][e] = 0.0f;
+      auto s_step = [&](int kd) {
+        uint32_t qa[C::QREG ? 1 : MT][4];
+        if constexpr (!C::QREG) {
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) q_frag(qa[mt], mt, kd);
+        }
+#pragma unroll
+        for (int np = 0; np < NT / 2; ++np) {
+          // Keys np*16 + 0..15 at d columns kd*16 + 0..15: matrices (keys 0-7, cols 0-7),
+          // (0-7, 8-15), (8-15, 0-7), (8-15, 8-15) = B fragments of column tiles 2np, 2np+1.
+          uint32_t b[4];
+          ldmatrix_x4(b, sK + swz<CH>(np * 16 + (lane / 16) * 8 + lane % 8, kd * 2 + (lane / 8) % 2));
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            if constexpr (C::QREG) {
+              mma16816<T>(s[mt][2 * np], qf[mt][kd], b[0], b[1]);
+              mma16816<T>(s[mt][2 * np + 1], qf[mt][kd], b[2], b[3]);
+            } else {
+              mma16816<T>(s[mt][2 * np], qa[mt], b[0], b[1]);
+              mma16816<T>(s[mt][2 * np + 1], qa[mt], b[2], b[3]);
+            }
+          }
+        }
+      };
+      if constexpr (C::QREG) {
+#pragma unroll
+        for (int kd = 0; kd < D / 16; ++kd) s_step(kd);
+      } else {
+        // Not unrolled: nothing is indexed by kd, and it keeps ptxas from hoisting every k
+        // step's fragments at once (which spilled at 32 rows per warp, d = 128).
+#pragma unroll 1
+        for (int kd = 0; kd < D / 16; ++kd) s_step(kd);
+      }
+
+      // Algorithm 2: scores of masked keys (and of padding columns past Nk) are -inf.
+      if (col0 + BC - 1 > warp_hi_min) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int n = 0; n < NT; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              if (col0 + n * 8 + 2 * t4 + (e & 1) > row_hi[mt][e / 2]) s[mt][n][e] = -INFINITY;
+      }
+
+      // Alg1 L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
+      // l_ij = e^(m_i - m_ij) l_i + rowsum(P~_ij); each row lives in one quad of lanes.
+      uint32_t pa[MT][BC / 16][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        float alphas[2];
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          float mx = -INFINITY;
+#pragma unroll
+          for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[mt][n][2 * hr], s[mt][n][2 * hr + 1]));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+          const float m_new = fmaxf(m_i[mt][hr], mx * scale_log2);
+          // A row with nothing kept so far has m_new = -inf: subtract 0 so exp2 gives 0, not NaN.
+          const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+          const float alpha = fast_exp2(m_i[mt][hr] - m_use);
+          alphas[hr] = alpha;
+          float rowsum = 0.0f;
+#pragma unroll
+          for (int n = 0; n < NT; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float& x = s[mt][n][2 * hr + e];
+              x = fast_exp2(fmaf(x, scale_log2, -m_use));
+              rowsum += x;
+            }
+          // Each lane keeps its partial row sum; the quad's sum is taken once, after L11.
+          l_i[mt][hr] = alpha * l_i[mt][hr] + rowsum;
+          m_i[mt][hr] = m_new;
+        }
+        // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i. With LAZY, skipped when no row max
+        // of the warp moved (alpha = 1 exactly): after the first blocks that is most j.
+        if (!C::LAZY || __any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
+#pragma unroll
+          for (int n = 0; n < DT; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[mt][n][e] *= alphas[e / 2];
+        }
+        // P~_ij rounded to the input type, straight into A fragments: column tiles 2kk, 2kk+1
+        // of the accumulator are (k 0-7, k 8-15) of k-step kk, rows g and g + 8.
+#pragma unroll
+        for (int kk = 0; kk < BC / 16; ++kk) {
+          pa[mt][kk][0] = pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          pa[mt][kk][1] = pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          pa[mt][kk][2] = pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          pa[mt][kk][3] = pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
+      }
+
+      // Alg1 L10, second half: O_i += P~_ij V_j. V_j is (key x d) row-major, the B operand
+      // wants (k = key) x (n = d) column-major: ldmatrix.trans of keys kk*16 + 0..15 at
+      // columns dp*16 + 0..15 gives the B fragments of d tiles 2dp and 2dp+1.
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk)
+#pragma unroll
+        for (int dp = 0; dp < D / 16; ++dp) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, sV + swz<CH>(kk * 16 + lane % 16, dp * 2 + lane / 16));
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<T>(o[mt][2 * dp], pa[mt][kk], b[0], b[1]);
+            mma16816<T>(o[mt][2 * dp + 1], pa[mt][kk], b[2], b[3]);
+          }
+        }
+    }
+    if constexpr (!C::ONEBAR) __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  cp_async_wait<0>();
+
+  // Alg1 L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write O_i and L_i.
+  T* Oh = static_cast<T*>(p.O) + h * p.nq * D;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float l = l_i[mt][hr];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const int r = wrow0 + mt * 16 + g + 8 * hr;
+      if (r >= p.nq) continue;
+      const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row that keeps no key: O = 0
+      uint32_t* out = reinterpret_cast<uint32_t*>(Oh + int64_t(r) * D + 2 * t4);
+#pragma unroll
+      for (int n = 0; n < DT; ++n)
+        out[n * 4] = pack2<T>(o[mt][n][2 * hr] * inv, o[mt][n][2 * hr + 1] * inv);
+      if (t4 == 0)
+        p.lse[h * p.nq + r] = l > 0.0f ? (m_i[mt][hr] + __log2f(l)) * kLn2 : -INFINITY;
+    }
+}
+
+// ---- the ladder -------------------------------------------------------------------------------
+
+struct Entry {
+  int variant, d;
+  const char* what;
+  int Br, Bc, warps, stages;
+  int64_t smem;
+  void (*launch)(const TcParams&);
+};
+
+template <class C>
+void launch_config(const TcParams& p) {
+  static int64_t opted_bf16 = 0, opted_fp16 = 0;
+  const dim3 grid(unsigned((p.nq + C::BR - 1) / C::BR), unsigned(p.heads));
+  if (p.elem == Elem::bf16) {
+    opt_in_shared(fa2_tc_kernel<__nv_bfloat16, C>, C::SMEM, opted_bf16);
+    fa2_tc_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p);
+  } else {
+    opt_in_shared(fa2_tc_kernel<__half, C>, C::SMEM, opted_fp16);
+    fa2_tc_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int V, class C>
+constexpr Entry entry(const char* what) {
+  return Entry{V, C::D, what, C::BR, C::BC, C::WARPS, C::STAGES, C::SMEM, &launch_config<C>};
+}
+
+//                        D, warps, MT, Bc, stages, Q in registers
+const Entry kLadder[] = {
+    entry<1, Config<64, 4, 1, 64, 1, true>>("plain: Br 64, Bc 64, one K/V buffer"),
+    entry<1, Config<128, 4, 1, 64, 1, true>>("plain: Br 64, Bc 64, one K/V buffer"),
+    entry<2, Config<64, 4, 1, 64, 2, true>>("+ double-buffered cp.async K/V"),
+    entry<2, Config<128, 4, 1, 64, 2, true>>("+ double-buffered cp.async K/V"),
+    entry<3, Config<64, 8, 1, 128, 2, true>>("Br 128 (8 warps), Bc 128"),
+    entry<3, Config<128, 8, 1, 64, 2, true>>("Br 128 (8 warps), Bc 64"),
+    entry<4, Config<64, 4, 2, 64, 2, true>>("32 rows per warp (4 warps), Bc 64"),
+    entry<4, Config<128, 4, 2, 32, 2, false>>("32 rows per warp (4 warps), Bc 32, Q from smem"),
+    entry<5, Config<64, 4, 2, 64, 2, false, 3>>("v4, Q from smem, registers for 3 blocks/SM"),
+    entry<5, Config<128, 4, 2, 64, 2, false>>("32 rows per warp (4 warps), Bc 64, Q from smem"),
+    entry<6, Config<64, 8, 2, 64, 2, true>>("Br 256: 8 warps x 32 rows, Bc 64"),
+    entry<6, Config<128, 8, 1, 64, 2, false, 2>>("v3, Q from smem, registers for 2 blocks/SM"),
+    entry<7, Config<64, 4, 2, 64, 2, true, 1, true>>("v4 with one barrier per j"),
+    entry<7, Config<128, 8, 1, 64, 2, true, 1, true>>("v3 with one barrier per j"),
+    entry<8, Config<64, 4, 2, 64, 3, true, 1, true>>("v7 with three K/V buffers"),
+    entry<8, Config<128, 4, 1, 64, 2, true, 1, true>>("v2 with one barrier per j"),
+    entry<9, Config<64, 4, 2, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
+    entry<9, Config<128, 8, 1, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
+    entry<10, Config<64, 4, 2, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
+    entry<10, Config<128, 8, 1, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
+};
+
+}  // namespace
+
+int fa2_tc_variant_count() { return 10; }
+
+TcVariantInfo fa2_tc_variant(int variant, int d) {
+  TcVariantInfo info;
+  info.variant = variant;
+  for (const Entry& e : kLadder)
+    if (e.variant == variant && e.d == d)
+      return TcVariantInfo{variant, e.what, e.Br, e.Bc, e.warps, e.stages, e.smem, true};
+  return info;
+}
+
+void fa2_tc_launch(int variant, const TcParams& p) {
+  for (const Entry& e : kLadder)
+    if (e.variant == variant && e.d == p.d) return e.launch(p);
+  throw std::runtime_error("fa2_tc_launch: no kernel for variant " + std::to_string(variant) +
+                           ", d = " + std::to_string(p.d));
+}
+
+}  // namespace flashstep::gpu::tc

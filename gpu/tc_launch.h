@@ -1,0 +1,48 @@
+// Launchers of the tensor-core kernels (gpu/fa2_tc.cu, gpu/standard_tc.cu) for the host code in
+// gpu/tensor_core.cpp. Plain types only: the C++ compiler sees no device code.
+//
+// Q, K, V, O live in device memory as 16-bit bf16 or fp16 values, (heads, N, d) row-major;
+// lse is float32 (heads, Nq). Launchers check the launch and return without waiting.
+#pragma once
+#include <cstdint>
+
+namespace flashstep::gpu::tc {
+
+enum class Elem : int { fp16 = 1, bf16 = 2 };  // the order of flashstep::Dtype
+
+// The mask of issue 10's kernels: causal (bottom-right, as core/mask.h) and key padding.
+struct TcMask {
+  bool causal = false;
+  int kv_len = -1;                // one valid key length for every head; -1: none
+  const int* kv_lens = nullptr;   // device array, one per batch entry; overrides kv_len
+  int heads_per_batch = 1;        // head h of the flat B x H belongs to batch h / H
+};
+
+struct TcParams {
+  const void *Q = nullptr, *K = nullptr, *V = nullptr;
+  void* O = nullptr;
+  float* lse = nullptr;
+  int heads = 1, nq = 0, nk = 0, d = 0;
+  float scale = 1.0f;  // tau; the kernels fold log2(e) into it
+  Elem elem = Elem::bf16;
+  TcMask mask;
+};
+
+// fa2_tc.cu: the variants of the ladder (1 .. fa2_tc_variant_count()).
+struct TcVariantInfo {
+  int variant = 0;
+  const char* what = "";
+  int Br = 0, Bc = 0, warps = 0, stages = 0;
+  int64_t smem_bytes = 0;
+  bool compiled = false;  // false: no kernel for this d
+};
+int fa2_tc_variant_count();
+TcVariantInfo fa2_tc_variant(int variant, int d);
+void fa2_tc_launch(int variant, const TcParams& p);
+
+// standard_tc.cu: P = softmax(S) row by row in the 16-bit type (masked scores get weight 0),
+// lse float32; S and P are (heads * nq) x nk.
+void softmax_rows_tc(const void* S, void* P, float* lse, int64_t rows, int nq, int nk,
+                     Elem elem, const TcMask& mask);
+
+}  // namespace flashstep::gpu::tc
