@@ -37,6 +37,8 @@ Mat make_grad_output(const Problem& p, const std::string& pattern);
 // A user's dO: Nq x d, finite, and within fp16's range when stored as fp16 (InputError).
 void check_grad_output(const Problem& p, const Mat& dO);
 
+// The most steps the backward records (fewer when masked blocks are skipped).
+size_t backward_step_bound(const Problem& p, const Tiling& t);
 // Bytes the backward adds to a recorded trace and to the simulated HBM (estimates).
 size_t estimate_backward_trace_bytes(const Problem& p, const Tiling& t);
 size_t estimate_backward_hbm_bytes(const Problem& p);

@@ -64,7 +64,13 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   Trace tr;
   tr.problem = p;
   tr.tiling = t;
-  if (opt.record) tr.steps.reserve(size_t(1 + t.Tc * (1 + 6 * t.Tr)));
+  if (opt.record) {  // the step counts estimate_trace_bytes assumes, so the estimate holds
+    const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc);
+    const size_t forward = p.schedule == Schedule::standard ? 3 * Tr
+                           : p.schedule == Schedule::fa2    ? Tr * (6 + 4 * Tc)
+                                                            : 1 + Tc * (1 + 6 * Tr);
+    tr.steps.reserve(forward + (opt.dO ? backward_step_bound(p, t) : 0));
+  }
   tr.keep_hbm = opt.dO != nullptr;
   switch (p.schedule) {
     case Schedule::fa1: run_fa1(tr, opt.record); break;

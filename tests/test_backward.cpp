@@ -365,3 +365,19 @@ TEST_CASE("the backward steps carry the paper's labels and the JSON trace its ph
     CHECK(ph.at("backward").at("flops").get<int64_t>() > ph.at("forward").at("flops").get<int64_t>());
   }
 }
+
+TEST_CASE("the recorded trace stays within the size estimated before the run", "[backward][memory]") {
+  struct Size { int64_t nq, nk, d, M; double dropout; bool causal; };
+  const Size sizes[] = {{64, 64, 16, 1024, 0, false}, {130, 77, 8, 100, 0.2, true}, {33, 200, 24, 1000, 0.1, false}};
+  for (const Size& z : sizes)
+    for (Schedule schedule : kSchedules) {
+      CAPTURE(z.nq, z.nk, z.d, z.M, z.dropout, schedule_name(schedule));
+      ProblemSpec s;
+      s.nq = z.nq; s.nk = z.nk; s.d = z.d; s.M = z.M; s.dropout = z.dropout; s.causal = z.causal;
+      s.schedule = schedule;
+      const Trace t = run_bwd(s, true);
+      const size_t est = estimate_trace_bytes(t.problem, t.tiling) + estimate_backward_trace_bytes(t.problem, t.tiling);
+      CHECK(t.approx_bytes() <= est);
+      CHECK(t.approx_bytes() * 4 >= est);  // and not wildly above it
+    }
+}
