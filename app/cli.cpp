@@ -1,4 +1,5 @@
 // The headless subcommands: lesson, run, explain.
+#include "app/cli_backward.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
 #include "core/export.h"
@@ -108,6 +109,7 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         e^(m_i - m_i^new) = %s\n", vec_text(s.alpha).c_str());
   }
   if (s.beta.size()) std::printf("         e^(m~_ij - m_i^new) = %s\n", vec_text(s.beta).c_str());
+  if (s.D_i.size()) std::printf("         D_i = rowsum(dO_i o O_i) = %s\n", vec_text(s.D_i).c_str());
   if (s.dropout_keep.size())
     std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
                 (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
@@ -144,7 +146,8 @@ void print_summary(const Trace& t, bool recorded) {
               (long long)p.M, bytes_text(p.M * p.bytes_per_elem).c_str(), (long long)ti.Br,
               (long long)ti.Bc, (long long)ti.Tr, (long long)ti.Tc,
               ti.overridden ? " (overridden)" : " (paper's block sizes)");
-  std::printf("steps      %lld%s\n", (long long)t.totals.steps,
+  const Totals& F = t.has_backward ? t.forward_totals : t.totals;  // the forward alone
+  std::printf("steps      %lld%s\n", (long long)F.steps,
               recorded ? " (recorded)" : " (fast path, not recorded)");
   const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc);
   const int64_t bpe = p.bytes_per_elem;
@@ -153,16 +156,16 @@ void print_summary(const Trace& t, bool recorded) {
   auto verdict = [&](int64_t form, int64_t sim) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
-  std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_read_bytes).c_str(),
-              (long long)cf.read_bytes(bpe), verdict(cf.read_bytes(bpe), t.totals.hbm_read_bytes));
-  std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(t.totals.hbm_write_bytes).c_str(),
-              (long long)cf.write_bytes(bpe), verdict(cf.write_bytes(bpe), t.totals.hbm_write_bytes));
+  std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_read_bytes).c_str(),
+              (long long)cf.read_bytes(bpe), verdict(cf.read_bytes(bpe), F.hbm_read_bytes));
+  std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_write_bytes).c_str(),
+              (long long)cf.write_bytes(bpe), verdict(cf.write_bytes(bpe), F.hbm_write_bytes));
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
-              bytes_text(t.totals.peak_sram_bytes).c_str(), bytes_text(t.totals.peak_tile_bytes).c_str(),
+              bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),
               bytes_text(ti.tile_capacity * bpe).c_str(),
               p.schedule == Schedule::standard ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
-  std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)t.totals.flops, t.totals.flops / 1e9);
+  std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)F.flops, F.flops / 1e9);
   if (reference_affordable(p.nq, p.nk, p.d)) {
     const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
@@ -181,6 +184,7 @@ void print_summary(const Trace& t, bool recorded) {
   } else {
     std::printf("vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
   }
+  if (t.has_backward) print_backward_summary(t);
 }
 
 }  // namespace
@@ -215,6 +219,8 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   run->add_option("--trace", trace_json, "write the trace as JSON");
   run->add_option("--csv", trace_csv, "write the trace as CSV, one row per step");
   run->add_option("--chrome", trace_chrome, "write a Chrome trace-event file (Perfetto, chrome://tracing)");
+  static BackwardFlags bf;
+  add_backward_flags(run, bf);
   run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)");
   run->callback([&set_action] {
     set_action([] {
@@ -223,6 +229,11 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       RunOptions opt;
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
       opt.max_trace_bytes = size_t(std::max<int64_t>(max_trace_mib, 1)) << 20;
+      Mat dO;
+      if (bf.backward) {
+        dO = backward_grad_output(bf, p, rf.pattern);
+        opt.dO = &dO;
+      }
       const Trace tr = run_problem(p, t, opt);
       // Serialise everything first, then write: a failure leaves no partial file.
       if (!trace_json.empty()) write_file_atomic(trace_json, trace_to_json(tr).dump(1) + "\n");
@@ -230,6 +241,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       if (!trace_chrome.empty()) write_file_atomic(trace_chrome, trace_to_chrome(tr).dump() + "\n");
       if (!out_o.empty()) write_npy(out_o, tr.O);
       if (!out_lse.empty()) write_npy(out_lse, tr.lse);
+      write_backward_outputs(bf, tr);
       if (steps)
         for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
       print_summary(tr, opt.record);
@@ -299,6 +311,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       }
       std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
                   double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));
+      print_explain_backward(nq, nk, ed, M, t);
       return 0;
     });
   });

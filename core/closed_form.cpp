@@ -35,6 +35,42 @@ TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int6
   return {};
 }
 
+TrafficForm fa1_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  TrafficForm f;
+  f.read_elems = 2 * nk * d + Tc * nq * (4 * d + 2);
+  f.write_elems = (nq + 2 * nk) * d + Tc * nq * d + 2 * nk * d;
+  f.read_stat_elems = Tc * nq * (d + 2);   // dQ_i, l_i, m_i
+  f.write_stat_elems = nq * d + Tc * nq * d;  // dQ
+  return f;
+}
+
+TrafficForm fa2_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  TrafficForm f;
+  f.read_elems = 2 * nq * d + 2 * nk * d + Tc * nq * (2 * d + 2) + Tc * nq * d;
+  f.write_elems = nq * d + nq + Tc * nq * d + 2 * nk * d;
+  f.read_stat_elems = Tc * nq * 2 + Tc * nq * d;  // L_i, D_i; dQ_i
+  f.write_stat_elems = nq * d + nq + Tc * nq * d;  // dQ, D
+  return f;
+}
+
+TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d) {
+  TrafficForm f;
+  f.read_elems = 5 * nq * nk + 3 * nq * d + 2 * nk * d;
+  f.write_elems = 2 * nq * nk + nq * d + 2 * nk * d;
+  f.write_stat_elems = nq * d;  // dQ
+  return f;
+}
+
+TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,
+                                      int64_t Tc) {
+  switch (s) {
+    case Schedule::fa1: return fa1_backward_traffic(nq, nk, d, Tc);
+    case Schedule::fa2: return fa2_backward_traffic(nq, nk, d, Tc);
+    case Schedule::standard: return standard_backward_traffic(nq, nk, d);
+  }
+  return {};
+}
+
 double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M) {
   return double(nq) * double(nk) * double(d) * double(d) / double(M);
 }

@@ -10,7 +10,8 @@ namespace flashstep {
 
 struct TrafficForm {
   int64_t read_elems = 0, write_elems = 0;
-  // Of those, the float32 statistics (l, m, L); the rest is in the storage type.
+  // Of those, the elements kept in float32 whatever the storage type: the statistics l, m,
+  // L, D and the backward's dQ; the rest is in the storage type.
   int64_t read_stat_elems = 0, write_stat_elems = 0;
   int64_t read_bytes(int storage_bytes) const {
     return (read_elems - read_stat_elems) * storage_bytes + 4 * read_stat_elems;
@@ -37,9 +38,28 @@ TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
 // The closed form of the schedule a problem runs (no mask: with one, an upper bound).
 TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc);
 
+// The backward passes (derived in docs/backward.md; no mask: with one, an upper bound).
+// Algorithm 4 (fa1):
+//   reads  = 2 Nk d [L7] + Tc Nq (4d + 2) [L10: Q_i, O_i, dO_i, dQ_i, l_i, m_i per (i, j)]
+//   writes = (Nq + 2 Nk) d [L5] + Tc Nq d [L21] + 2 Nk d [L24]
+TrafficForm fa1_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
+// FlashAttention-2's Algorithm 2 (fa2):
+//   reads  = 2 Nq d [L4: O, dO] + 2 Nk d [L6] + Tc Nq (2d + 2) [L9: Q_i, dO_i, L_i, D_i]
+//            + Tc Nq d [L15: dQ_i]
+//   writes = Nq d [L3: dQ = 0] + Nq [L4: D] + Tc Nq d [L15: dQ_i] + 2 Nk d [L18]
+TrafficForm fa2_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
+// Algorithm 3 (standard):
+//   reads  = 5 Nq Nk + 3 Nq d + 2 Nk d;  writes = 2 Nq Nk + Nq d + 2 Nk d
+TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d);
+TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,
+                                      int64_t Tc);
+
 // Theorem 2's orders with unit constants: N^2 d^2 / M and N d + N^2 (N = Nq for the N^2 terms
 // of the rows, Nk for the columns: we use Nq*Nk for N^2).
 double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M);
 double theorem2_standard(int64_t nq, int64_t nk, int64_t d);
+// Theorem 5 (the backward) has the same orders: Theta(N^2 d^2 / M) against Theta(N d + N^2).
+inline double theorem5_flash(int64_t nq, int64_t nk, int64_t d, int64_t M) { return theorem2_flash(nq, nk, d, M); }
+inline double theorem5_standard(int64_t nq, int64_t nk, int64_t d) { return theorem2_standard(nq, nk, d); }
 
 }  // namespace flashstep

@@ -25,7 +25,25 @@ static json problem_json(const Trace& t) {
           {"M", p.M},           {"Br", t.tiling.Br},   {"Bc", t.tiling.Bc},
           {"Tr", t.tiling.Tr},  {"Tc", t.tiling.Tc},   {"scale", p.scale},
           {"schedule", schedule_name(p.schedule)},    {"dtype", dtype_name(p.dtype)},
-          {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem}};
+          {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem},
+          {"backward", t.has_backward}};
+}
+
+static json totals_json(const Totals& T) {
+  return {{"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes},
+          {"flops", T.flops},                     {"peak_sram_bytes", T.peak_sram_bytes},
+          {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps}};
+}
+
+// Each pass's own totals; the backward's steps start at first_step.
+static json phases_json(const Trace& t) {
+  json ph = {{"forward", totals_json(t.has_backward ? t.forward_totals : t.totals)}};
+  ph["forward"]["first_step"] = 0;
+  if (t.has_backward) {
+    ph["backward"] = totals_json(t.backward_totals);
+    ph["backward"]["first_step"] = t.backward_first_step;
+  }
+  return ph;
 }
 
 json trace_to_json(const Trace& t) {
@@ -60,14 +78,12 @@ json trace_to_json(const Trace& t) {
       values["alpha"] = vec_json(s.alpha);
       values["beta"] = vec_json(s.beta);
     }
+    if (s.D_i.size()) values["D_i"] = vec_json(s.D_i);
     if (!values.empty()) st["values"] = values;
     steps.push_back(std::move(st));
   }
-  const Totals& T = t.totals;
-  json totals = {{"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes},
-                 {"flops", T.flops},                     {"peak_sram_bytes", T.peak_sram_bytes},
-                 {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps}};
-  return {{"problem", problem_json(t)}, {"steps", steps}, {"totals", totals}};
+  return {{"problem", problem_json(t)}, {"steps", steps}, {"totals", totals_json(t.totals)},
+          {"phases", phases_json(t)}};
 }
 
 std::string trace_to_csv(const Trace& t) {
@@ -118,7 +134,8 @@ json trace_to_chrome(const Trace& t) {
     ts += dur;
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"},
-          {"otherData", {{"problem", problem_json(t)}, {"time", "modelled (A100: 1.5 TB/s, 19.5 TFLOP/s)"}}}};
+          {"otherData", {{"problem", problem_json(t)}, {"phases", phases_json(t)},
+                         {"time", "modelled (A100: 1.5 TB/s, 19.5 TFLOP/s)"}}}};
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {

@@ -5,18 +5,22 @@
 namespace flashstep {
 
 const char* tensor_name(Tensor t) {
-  static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P", "L"};
+  static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P", "L",
+                                "dO", "dQ", "dK", "dV", "D", "dP", "dS"};
   return names[static_cast<int>(t)];
 }
 
 const char* slot_name(Slot s) {
   static const char* names[] = {"Q_i",   "K_j",   "V_j",  "O_i",      "l_i",     "m_i",
-                                "S_ij", "m~_ij", "l~_ij", "m_i^new", "l_i^new", "L_i"};
+                                "S_ij", "m~_ij", "l~_ij", "m_i^new", "l_i^new", "L_i",
+                                "dO_i", "dQ_i",  "dK~_j", "dV~_j",   "P_ij",    "P^dropped_ij", "dP_ij",
+                                "dS_ij", "D_i"};
   return names[static_cast<int>(s)];
 }
 
 bool slot_is_tile(Slot s) {
-  return s == Slot::Qi || s == Slot::Kj || s == Slot::Vj || s == Slot::Oi;
+  return s == Slot::Qi || s == Slot::Kj || s == Slot::Vj || s == Slot::Oi || s == Slot::dOi ||
+         s == Slot::dQi || s == Slot::dKj || s == Slot::dVj;
 }
 
 int64_t Traffic::total_read() const {
@@ -67,11 +71,19 @@ int64_t Sram::tile_bytes() const {
   return sum;
 }
 
+int64_t Sram::tile_elems() const {
+  int64_t sum = 0;
+  for (int k = 0; k < kSlots; ++k)
+    if (slot_is_tile(Slot(k))) sum += elems_[k];
+  return sum;
+}
+
 void Sram::occupy(Slot s, int64_t elems) {
   elems_[idx(s)] = elems;
   const int64_t tiles = tile_bytes();
-  // make_tiling refuses block sizes that do not fit, so this is a bug in a schedule.
-  if (tile_capacity_ > 0 && tiles > tile_capacity_ * tile_bytes_per_elem_)
+  // make_tiling refuses block sizes that do not fit, so this is a bug in a schedule. The
+  // budget is in elements, as M is (the backward's float32 dQ_i counts as one element).
+  if (tile_capacity_ > 0 && tile_elems() > tile_capacity_)
     throw std::logic_error(std::string("SRAM overflow loading ") + slot_name(s));
   peak_tile_bytes_ = std::max(peak_tile_bytes_, tiles);
   peak_bytes_ = std::max(peak_bytes_, resident_bytes());

@@ -24,7 +24,9 @@
 
 namespace flashstep {
 
-enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, count };  // L: lse (FlashAttention-2)
+// L: lse (FlashAttention-2). The backward pass adds dO (its input), the gradients dQ, dK, dV,
+// D = rowsum(dO o O) (FA2's backward) and standard attention's dP and dS.
+enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, count };
 constexpr int kTensors = static_cast<int>(Tensor::count);
 const char* tensor_name(Tensor t);
 
@@ -32,13 +34,18 @@ enum class Slot : uint8_t {
   Qi, Kj, Vj, Oi,                 // d-wide tiles, charged to M
   li, mi, Sij, mt, lt, mnew, lnew,  // scratch: S_ij doubles as P~_ij after line 10
   Li,                               // FlashAttention-2's logsumexp block, on chip
+  dOi, dQi, dKj, dVj,               // backward d-wide tiles (dK~_j, dV~_j), charged to 2M
+  Pij, Pdij, dPij, dSij, Di,        // backward scratch (Pdij: P_ij^dropped)
   count
 };
 constexpr int kSlots = static_cast<int>(Slot::count);
 const char* slot_name(Slot s);  // paper notation: "Q_i", "S_ij", "m~_ij", ...
 bool slot_is_tile(Slot s);
-// Bytes per element of a slot: tiles hold the storage type, scratch is float32.
-inline int slot_elem_bytes(Slot s, int tile_bytes) { return slot_is_tile(s) ? tile_bytes : 4; }
+// Bytes per element of a slot: tiles hold the storage type (dQ_i, like dQ in HBM, float32),
+// scratch is float32.
+inline int slot_elem_bytes(Slot s, int tile_bytes) {
+  return slot_is_tile(s) && s != Slot::dQi ? tile_bytes : 4;
+}
 
 struct Traffic {
   std::array<int64_t, kTensors> read{}, written{};  // bytes
@@ -53,10 +60,21 @@ struct HbmWrite {
   Mat data;
 };
 
-// Whether a tensor is stored in the problem's dtype (Q, K, V, O, S, P) or in float32 (the
-// statistics l, m and the logsumexp L).
+// Whether a tensor is stored in the problem's dtype (Q, K, V, O, S, P, dO, dK, dV, dP, dS) or
+// in float32: the statistics l, m, L, D, and dQ, which the backward accumulates over every
+// K/V block (FlashAttention keeps it in a float32 buffer for the same reason: Tc roundings
+// to fp16 would swamp the gradient).
 inline bool tensor_uses_dtype(Tensor t) {
-  return !(t == Tensor::l || t == Tensor::m || t == Tensor::L);
+  return !(t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::dQ);
+}
+// Rows and columns of a tensor in HBM.
+inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk) {
+  return (t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV) ? nk : nq;
+}
+inline int64_t tensor_cols(Tensor t, int64_t nk, int64_t d) {
+  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D) return 1;
+  if (t == Tensor::S || t == Tensor::P || t == Tensor::dP || t == Tensor::dS) return nk;
+  return d;
 }
 
 class Hbm {
@@ -116,6 +134,7 @@ class Sram {
   const std::array<int64_t, kSlots>& resident() const { return elems_; }
   int64_t resident_bytes() const;
   int64_t tile_bytes() const;
+  int64_t tile_elems() const;
   int64_t peak_bytes() const { return peak_bytes_; }
   int64_t peak_tile_bytes() const { return peak_tile_bytes_; }
 

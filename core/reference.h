@@ -23,6 +23,18 @@ struct Reference {
 Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale,
                               const Mask& mask = Mask{}, float dropout = 0, uint64_t seed = 0);
 
+// The float64 backward (reference_backward.cpp): the gradients of the loss L with respect to
+// Q, K and V given dO = dL/dO, from the definition, row by row: P = softmax(tau q K^T) over the
+// kept keys, Z the same Philox dropout mask as the forward, dV += (P o Z)^T dO, dP = (dO V^T) o Z,
+// dS = P o (dP - rowsum(P o dP)), dQ = tau dS K, dK += tau dS^T q. A row that keeps no key has
+// P = 0 and so gets (and gives) zero gradient.
+struct ReferenceGrad {
+  MatD dQ, dK, dV;
+};
+ReferenceGrad reference_backward(const Mat& Q, const Mat& K, const Mat& V, const Mat& dO,
+                                 double scale, const Mask& mask = Mask{}, float dropout = 0,
+                                 uint64_t seed = 0);
+
 // Error of a float32 result against a float64 one.
 //   max_abs = max |x - ref|;  max_rel = max_abs / max |ref|  (normwise, so tiny entries of ref
 //   do not blow it up). Any NaN in x makes both +inf.

@@ -1,5 +1,6 @@
 #include "core/run.h"
 
+#include "core/backward.h"
 #include "core/schedules.h"
 
 namespace flashstep {
@@ -46,13 +47,14 @@ static std::string mib(size_t bytes) {
 }
 
 Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
-  const size_t hbm = estimate_hbm_bytes(p);
+  if (opt.dO) check_grad_output(p, *opt.dO);  // before any work
+  const size_t hbm = estimate_hbm_bytes(p) + (opt.dO ? estimate_backward_hbm_bytes(p) : 0);
   if (hbm > opt.max_hbm_bytes)
     throw InputError("the simulated HBM would need about " + mib(hbm) + " (limit " +
                      mib(opt.max_hbm_bytes) + "); use smaller sizes" +
                      (p.schedule == Schedule::standard ? " (standard attention stores S and P)" : ""));
   if (opt.record) {
-    const size_t est = estimate_trace_bytes(p, t);
+    const size_t est = estimate_trace_bytes(p, t) + (opt.dO ? estimate_backward_trace_bytes(p, t) : 0);
     if (est > opt.max_trace_bytes)
       throw InputError("a recorded trace of this problem would take about " + mib(est) +
                        " (limit " + mib(opt.max_trace_bytes) +
@@ -62,12 +64,20 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   Trace tr;
   tr.problem = p;
   tr.tiling = t;
-  if (opt.record) tr.steps.reserve(size_t(1 + t.Tc * (1 + 6 * t.Tr)));
+  if (opt.record) {  // the step counts estimate_trace_bytes assumes, so the estimate holds
+    const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc);
+    const size_t forward = p.schedule == Schedule::standard ? 3 * Tr
+                           : p.schedule == Schedule::fa2    ? Tr * (6 + 4 * Tc)
+                                                            : 1 + Tc * (1 + 6 * Tr);
+    tr.steps.reserve(forward + (opt.dO ? backward_step_bound(p, t) : 0));
+  }
+  tr.keep_hbm = opt.dO != nullptr;
   switch (p.schedule) {
     case Schedule::fa1: run_fa1(tr, opt.record); break;
     case Schedule::fa2: run_fa2(tr, opt.record); break;
     case Schedule::standard: run_standard(tr, opt.record); break;
   }
+  if (opt.dO) run_backward(tr, *opt.dO, opt.record);
   return tr;
 }
 

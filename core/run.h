@@ -13,6 +13,7 @@ struct RunOptions {
   bool record = true;
   size_t max_trace_bytes = size_t(1) << 30;  // 1 GiB
   size_t max_hbm_bytes = size_t(8) << 30;    // 8 GiB
+  const Mat* dO = nullptr;  // when set, the backward pass follows on the same trace (backward.h)
 };
 
 // Runs p with tiling t. If recording was asked for but the estimate exceeds the limit,

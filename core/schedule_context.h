@@ -17,6 +17,14 @@ class ScheduleContext {
     hbm.put(Tensor::V, tr.problem.V);
     if (record) rec_.emplace(tr, hbm, sram);
   }
+  // The backward pass: continues on the HBM the forward left (Trace::hbm_after), so the
+  // traffic, FLOP and step counts run on from the forward's. sram_capacity: elements for the
+  // backward's d-wide tiles (twice the forward's; see backward.h), 0 = not enforced.
+  ScheduleContext(Trace& tr, bool record, int64_t sram_capacity, Hbm&& forward_hbm)
+      : tr_(tr), hbm(std::move(forward_hbm)), sram(sram_capacity, tr.problem.dtype),
+        flops_(tr.totals.flops), steps_(tr.totals.steps) {
+    if (record) rec_.emplace(tr, hbm, sram);
+  }
   // Around each pseudocode line. begin returns the step to fill, or null on the fast path.
   Step* begin(Line line, int64_t i, int64_t j) {
     ++steps_;
@@ -32,9 +40,10 @@ class ScheduleContext {
     tot.hbm_read_bytes = tot.traffic.total_read();
     tot.hbm_write_bytes = tot.traffic.total_written();
     tot.flops = flops_;
-    tot.peak_sram_bytes = sram.peak_bytes();
-    tot.peak_tile_bytes = sram.peak_tile_bytes();
+    tot.peak_sram_bytes = std::max(tot.peak_sram_bytes, sram.peak_bytes());
+    tot.peak_tile_bytes = std::max(tot.peak_tile_bytes, sram.peak_tile_bytes());
     tot.steps = steps_;
+    if (tr_.keep_hbm) tr_.hbm_after = std::make_shared<Hbm>(std::move(hbm));
   }
 
  private:

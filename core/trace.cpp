@@ -7,10 +7,11 @@ namespace flashstep {
 
 int line_number(Line l) {
   const int n = static_cast<int>(l);
-  return n > 200 ? n - 200 : n > 100 ? n - 100 : n;
+  return n > 100 ? n % 100 : n;
 }
 
 const char* line_label(Line l) {
+  if (is_backward_line(l)) return backward_line_label(l);
   switch (l) {
     case Line::A1_L2: return "Alg1 L2";
     case Line::A1_L6: return "Alg1 L6";
@@ -35,11 +36,13 @@ const char* line_label(Line l) {
     case Line::A2_L13: return "FA2 L13";
     case Line::A2_L14: return "FA2 L14";
     case Line::A2_L15: return "FA2 L15";
+    default: break;  // backward lines: handled above
   }
   return "?";
 }
 
 const char* line_pseudocode(Line l) {
+  if (is_backward_line(l)) return backward_line_pseudocode(l);
   switch (l) {
     case Line::A1_L2: return "Initialize O = (0), l = (0), m = (-inf) in HBM.";
     case Line::A1_L6: return "Load K_j, V_j from HBM to on-chip SRAM.";
@@ -73,12 +76,14 @@ const char* line_pseudocode(Line l) {
     case Line::A2_L13: return "On chip, compute L_i = m_i^(Tc) + log(l_i^(Tc)).";
     case Line::A2_L14: return "Write O_i to HBM as the i-th block of O.";
     case Line::A2_L15: return "Write L_i to HBM as the i-th block of L.";
+    default: break;  // backward lines: handled above
   }
   return "?";
 }
 
 std::string Trace::explain(size_t k) const {
   const Step& s = steps.at(k);
+  if (is_backward_line(s.line)) return explain_backward(k);
   const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
   const int64_t bc = s.j >= 0 ? tiling.rows_in_kv_block(s.j, problem.nk) : 0;
   const int64_t r0 = s.i >= 0 ? s.i * tiling.Br : 0, c0 = s.j >= 0 ? s.j * tiling.Bc : 0;
@@ -193,6 +198,9 @@ std::string Trace::explain(size_t k) const {
     case Line::A2_L15:
       std::snprintf(buf, sizeof buf, "Write L_i to HBM.");
       break;
+    default:  // backward lines: handled above
+      buf[0] = 0;
+      break;
   }
   return buf;
 }
@@ -202,7 +210,8 @@ size_t Trace::approx_bytes() const {
   for (const Step& s : steps) {
     sum += sizeof(float) * size_t(s.m_tilde.size() + s.l_tilde.size() + s.m_old.size() +
                                   s.l_old.size() + s.m_new.size() + s.l_new.size() +
-                                  s.alpha.size() + s.beta.size() + s.tile.size());
+                                  s.alpha.size() + s.beta.size() + s.tile.size() +
+                                  s.D_i.size() + s.dropout_keep.size());
     sum += s.writes.capacity() * sizeof(HbmWrite);
     for (const HbmWrite& w : s.writes) sum += sizeof(float) * size_t(w.data.size());
   }
@@ -241,6 +250,8 @@ Cursor::Cursor(const Trace& trace, size_t budget) : trace_(trace) {
   const Problem& p = trace.problem;
   size_t state_bytes = sizeof(float) * size_t(p.nq) * size_t(p.d + 3);
   if (p.schedule == Schedule::standard) state_bytes += 2 * sizeof(float) * size_t(p.nq) * size_t(p.nk);
+  if (trace.has_backward)  // dQ, dK, dV, D; dP and dS for standard attention
+    state_bytes = 2 * state_bytes + sizeof(float) * size_t(p.nk) * size_t(2 * p.d);
   const size_t max_checkpoints = std::max<size_t>(1, budget / state_bytes);
   spacing_ = std::max<size_t>(64, (trace.steps.size() + max_checkpoints - 1) / max_checkpoints);
   reset();
@@ -256,11 +267,8 @@ void Cursor::apply(const Step& s) {
   for (const HbmWrite& w : s.writes) {
     const int t = static_cast<int>(w.tensor);
     if (!has_[t]) {  // first write allocates; unwritten rows read as NaN ("nothing here yet")
-      const int64_t rows = p.nq;
-      const int64_t cols = (w.tensor == Tensor::l || w.tensor == Tensor::m || w.tensor == Tensor::L) ? 1
-                           : (w.tensor == Tensor::S || w.tensor == Tensor::P) ? p.nk
-                                                                              : p.d;
-      state_[t].setConstant(rows, cols, std::numeric_limits<float>::quiet_NaN());
+      state_[t].setConstant(tensor_rows(w.tensor, p.nq, p.nk), tensor_cols(w.tensor, p.nk, p.d),
+                            std::numeric_limits<float>::quiet_NaN());
       has_[t] = true;
     }
     state_[t].middleRows(w.row0, w.data.rows()) = w.data;
