@@ -1,9 +1,16 @@
-// Trace exporters. JSON schema (documented in README, "Trace formats"):
-//   { "problem": {nq, nk, d, M, Br, Bc, Tr, Tc, scale, schedule, dtype, seed, pattern},
+// Trace exporters. JSON schema (trace_to_json; README, "Trace formats"):
+//   { "problem": {nq, nk, d, M, Br, Bc, Tr, Tc, scale, schedule, dtype, seed, pattern,
+//                 bytes_per_elem},
 //     "steps": [ {index, line, label, i, j, text, hbm_read_bytes, hbm_write_bytes,
 //                 hbm_read_total, hbm_write_total, flops, sram_bytes, sram: {slot: bytes},
 //                 values: {m_tilde, l_tilde, m_old, l_old, m_new, l_new, alpha, beta}} ],
-//     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, steps} }
+//     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, peak_tile_bytes,
+//                steps} }
+//   line is the number within its algorithm and label names the algorithm ("Alg1 L9",
+//   "FA2fwd L8"; core/trace.h); i or j is -1 where the step has none. values appears only on
+//   steps that compute row statistics, each key only when recorded (m_old .. alpha together;
+//   beta is empty for fa2); its numbers are per row of the block, with "-inf", "inf" and "nan"
+//   as strings (JSON has no infinities).
 #pragma once
 #include "core/trace.h"
 

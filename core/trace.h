@@ -12,6 +12,11 @@ namespace flashstep {
 // Lines of Algorithm 1 (fa1), Algorithm 0 (standard) and FlashAttention-2's Algorithm 1
 // (fa2), numbered as in the papers. A1_SKIP / A2_SKIP stand for a loop iteration whose block
 // is entirely masked and is skipped: no loads, no FLOPs (numbered as the loop's own line).
+// Labels: "Alg1 L9" and "Alg0 L2" are Algorithms 1 and 0 of the FlashAttention paper (Dao et
+// al. 2022); "FA2fwd L8" is line 8 of the FlashAttention-2 paper's forward pass (Dao 2023,
+// its Algorithm 1). The A2_ names mean that forward pass, never the FlashAttention paper's
+// Algorithm 2 (Algorithm 1 with mask and dropout, whose additions run inside Alg1's and
+// FA2fwd's own lines).
 enum class Line : uint8_t {
   A1_L2 = 2, A1_L6 = 6, A1_SKIP = 7, A1_L8 = 8, A1_L9 = 9, A1_L10 = 10, A1_L11 = 11,
   A1_L12 = 12, A1_L13 = 13,
@@ -20,7 +25,7 @@ enum class Line : uint8_t {
   A2_L12 = 212, A2_L13 = 213, A2_L14 = 214, A2_L15 = 215,
 };
 int line_number(Line l);            // the line's number in its own algorithm
-const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", ...
+const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", "FA2fwd L8", ...
 const char* line_pseudocode(Line l);  // the paper's line, in plain text
 
 struct Step {

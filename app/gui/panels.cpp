@@ -317,7 +317,7 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Go to the load of iteration (i, j): Q_i, O_i, l_i, m_i at Alg1 L8; K_j, V_j at "
-                      "FA2 L7; row block i at Alg0 L1");
+                      "FA2fwd L7; row block i at Alg0 L1");
   if (!s.jump_error.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
@@ -588,22 +588,22 @@ void DrawProblemTab(AppState& s) {
     changed |= ImGui::InputDouble("tau", &f.scale, 0, 0, "%.6g");
   }
   FieldError(f, Field::scale);
-  changed |= ImGui::Checkbox("causal mask", &f.causal);
+  changed |= ImGui::Checkbox("causal mask", &f.options.mask.causal);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bottom-right aligned when Nq != Nk: the last query sees the last key");
-  changed |= pair("##wl", &f.window_left, "window L, R (-1 none)", &f.window_right);
+  changed |= pair("##wl", &f.options.mask.window_left, "window L, R (-1 none)", &f.options.mask.window_right);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Sliding window: row r keeps keys [r + Nk - Nq - LEFT, r + Nk - Nq + RIGHT]; -1 = no limit");
   FieldError(f, Field::window);
-  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.kv_len);
+  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.options.mask.kv_len);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Key padding: only the first KV_LEN keys are valid (0..Nk; -1 = no padding)");
   FieldError(f, Field::kv_len);
-  changed |= ImGui::InputDouble("dropout p", &f.dropout, 0, 0, "%.4g");
+  changed |= ImGui::InputDouble("dropout p", &f.options.dropout, 0, 0, "%.4g");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("P~_ij entries dropped with probability p in [0, 1) (Philox keyed by the seed)");
   FieldError(f, Field::dropout);
   static const char* const kDtypeItems[3] = {"fp32", "fp16", "bf16"};
-  int dt = int(f.dtype);
+  int dt = int(f.options.dtype);
   if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 3)) {
-    f.dtype = Dtype(std::clamp(dt, 0, 2));
+    f.options.dtype = Dtype(std::clamp(dt, 0, 2));
     changed = true;
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32");
@@ -1756,7 +1756,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   int first = 0;
   while (first < done && !std::isfinite(v.m_series(row, first))) ++first;
   if (done == 0) {
-    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2 L9" : "Alg1 L11");
+    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2fwd L9" : "Alg1 L11");
   } else if (first == done) {
     ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
   } else {
