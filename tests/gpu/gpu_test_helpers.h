@@ -65,6 +65,9 @@ inline double lse_rel(const std::vector<float>& g, const Vec& c, int64_t offset 
   return compare(a, c.cast<double>().eval()).max_rel;
 }
 
+// M large enough for the overridden blocks: 2(Br + Bc)d <= M.
+inline int64_t fit_M(int64_t br, int64_t bc, int64_t d) { return 2 * (br + bc) * d; }
+
 inline bool all_finite(const std::vector<float>& v) {
   for (float x : v)
     if (!std::isfinite(x)) return false;
@@ -142,9 +145,6 @@ inline void check_schedule(const ProblemSpec& spec, int64_t br, int64_t bc, int 
   const Tiling t = make_tiling(p);
   check_final(gpu_run(p, t, variant), p, cpu_run(p, t), tol);
 }
-
-// M large enough for the overridden blocks: 2(Br + Bc)d <= M.
-inline int64_t fit_M(int64_t br, int64_t bc, int64_t d) { return 2 * (br + bc) * d; }
 
 // N(0, 1) values for Q, K, V of a batched shape (heads x rows x d), from one seed.
 struct RandomQKV {

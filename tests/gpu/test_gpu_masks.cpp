@@ -17,25 +17,18 @@ using namespace gputest;
 TEST_CASE("KeyMask of a batch entry classifies as core Mask with that key length", "[gpu][mask]") {
   // No GPU needed: KeyMask (gpu/device_mask.h) is core/mask.h's Mask plus per-batch key
   // lengths; the mask of entry b must be exactly the core Mask with kv_len = kv_lens[b].
-  const MaskCase cases[] = {{64, 64, true, -1, -1, -1},  {77, 130, true, -1, -1, -1}, {130, 77, true, -1, -1, -1},
-                            {100, 100, false, 10, 5, -1}, {90, 120, false, 0, 0, -1},  {50, 70, false, -1, -1, 33},
-                            {60, 60, true, 7, -1, 40},    {40, 90, false, 3, -1, 0},   {33, 33, false, -1, 4, -1},
-                            {1, 1, true, -1, -1, -1},     {200, 50, true, 20, 3, 45}};
+  const MaskCase cases[] = {{64, 64, {true, -1, -1, -1}},  {77, 130, {true, -1, -1, -1}}, {130, 77, {true, -1, -1, -1}},
+                            {100, 100, {false, 10, 5, -1}}, {90, 120, {false, 0, 0, -1}},  {50, 70, {false, -1, -1, 33}},
+                            {60, 60, {true, 7, -1, 40}},    {40, 90, {false, 3, -1, 0}},   {33, 33, {false, -1, 4, -1}},
+                            {1, 1, {true, -1, -1, -1}},     {200, 50, {true, 20, 3, 45}}};
   int64_t blocks = 0;
   for (const MaskCase& c : cases) {
-    Mask m;
-    m.mask.causal = c.causal;
-    m.window_left = c.wl;
-    m.window_right = c.wr;
-    m.mask.kv_len_len = c.kv;
+    Mask m = c.mask;
     m.offset = c.nk - c.nq;
     gpu::KeyMask batched;
-    batched.causal = c.causal;
-    batched.window_left = c.wl;
-    batched.window_right = c.wr;
+    static_cast<Mask&>(batched) = m;
     batched.kv_len = -1;
-    batched.offset = c.nk - c.nq;
-    const int64_t lens[2] = {c.nk, c.kv};  // entry 1 carries the case's key length
+    const int64_t lens[2] = {c.nk, c.mask.kv_len};  // entry 1 carries the case's key length
     batched.kv_lens = lens;
     CHECK(batched.any());
     const gpu::KeyMask k = batched.for_batch(1);
@@ -46,7 +39,7 @@ TEST_CASE("KeyMask of a batch entry classifies as core Mask with that key length
         for (int64_t r0 = 0; r0 < c.nq; r0 += br)
           for (int64_t c0 = 0; c0 < c.nk; c0 += bc) {
             const int64_t r1 = std::min(c.nq, r0 + br), c1 = std::min(c.nk, c0 + bc);
-            CAPTURE(c.nq, c.nk, c.causal, c.wl, c.wr, c.kv, r0, r1, c0, c1);
+            CAPTURE(c.nq, c.nk, m.describe(), r0, r1, c0, c1);
             REQUIRE(int(k.classify(r0, r1, c0, c1, c.nk)) == int(m.classify(r0, r1, c0, c1, c.nk)));
             ++blocks;
           }
