@@ -33,17 +33,15 @@ ProblemSpec RunFlags::to_spec() const {
   s.q_path = q;
   s.k_path = k;
   s.v_path = v;
-  s.causal = causal;
-  s.kv_len = kv_len;
-  s.dropout = dropout;
-  s.dtype = parse_dtype(dtype);
+  s.options = options;
+  s.options.dtype = parse_dtype(dtype);
   if (!window.empty()) {
     long long left = 0, right = 0;
     char extra = 0;
     if (std::sscanf(window.c_str(), "%lld,%lld%c", &left, &right, &extra) != 2)
       throw InputError("--window must be LEFT,RIGHT (e.g. 64,0; -1 for no limit), got '" + window + "'");
-    s.window_left = left;
-    s.window_right = right;
+    s.options.mask.window_left = left;
+    s.options.mask.window_right = right;
   }
   return s;
 }
@@ -58,11 +56,11 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--bc", f.bc, "override the K/V block size Bc");
   f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)");
   c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)");
-  c->add_flag("--causal", f.causal, "causal mask (bottom-right aligned when Nq != Nk)");
+  c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
-  c->add_option("--kv-len", f.kv_len, "key padding: only the first KV_LEN keys are valid");
+  c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid");
   c->add_option("--dtype", f.dtype, "storage precision of Q, K, V, O in HBM: fp32, fp16 or bf16 (arithmetic is float32)");
-  c->add_option("--dropout", f.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)");
+  c->add_option("--dropout", f.options.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)");
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)");
   c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
   c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
@@ -71,6 +69,10 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
 }
 
 namespace {
+
+// explain simulates the three schedules unrecorded up to this much work (Nq Nk d): a few
+// seconds. The float64 reference has its own, smaller limit (kMaxReferenceWork).
+constexpr double kMaxExplainWork = 1.5e10;
 
 std::string vec_text(const Vec& v, int limit = 8) {
   std::string s = "[";
@@ -88,7 +90,7 @@ void print_step(const Trace& t, size_t k) {
   char ij[32];
   std::snprintf(ij, sizeof ij, "%s%s", s.i >= 0 ? ("i=" + std::to_string(s.i)).c_str() : "",
                 s.j >= 0 ? ((s.i >= 0 ? " j=" : "j=") + std::to_string(s.j)).c_str() : "");
-  std::printf("%5zu  %-8s %-9s read %8lld B (total %10lld)  write %8lld B (total %10lld)  "
+  std::printf("%5zu  %-11s %-9s read %8lld B (total %10lld)  write %8lld B (total %10lld)  "
               "SRAM %7lld B  FLOPs %9lld  %s\n",
               k, line_label(s.line), ij, (long long)s.hbm_read, (long long)s.hbm_read_total,
               (long long)s.hbm_write, (long long)s.hbm_write_total, (long long)s.sram_bytes,
@@ -224,17 +226,16 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)");
   run->callback([&set_action] {
     set_action([] {
-      const Problem p = make_problem(rf.to_spec());
-      const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, rf.br, rf.bc);
       RunOptions opt;
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
       opt.max_trace_bytes = size_t(std::max<int64_t>(max_trace_mib, 1)) << 20;
+      const Problem p = make_problem(rf.to_spec());
       Mat dO;
-      if (bf.backward) {
+      if (bf.backward) {  // dO from --do or the seed, checked against p's shape
         dO = backward_grad_output(bf, p, rf.pattern);
         opt.dO = &dO;
       }
-      const Trace tr = run_problem(p, t, opt);
+      const Trace tr = run_problem(p, make_tiling(p), opt);
       // Serialise everything first, then write: a failure leaves no partial file.
       if (!trace_json.empty()) write_file_atomic(trace_json, trace_to_json(tr).dump(1) + "\n");
       if (!trace_csv.empty()) write_file_atomic(trace_csv, trace_to_csv(tr));
@@ -289,7 +290,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       std::printf("  %-30s %16.4g %16s %16.4g   (N^2 d^2 / M  vs  N d + N^2)\n", "Theorem 2 order",
                   theorem2_flash(nq, nk, ed, M), "", theorem2_standard(nq, nk, ed));
       const double work = double(nq) * double(nk) * double(ed);
-      if (work <= 1.5e10) {
+      if (work <= kMaxExplainWork) {
         ProblemSpec s;
         s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
         int64_t srd[3], swr[3];
@@ -298,7 +299,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
           s.schedule = scheds[k];
           RunOptions opt;
           opt.record = false;
-          const Trace tr = run_problem(make_problem(s), t, opt);
+          const Trace tr = run_spec(s, opt);
           srd[k] = tr.totals.hbm_read_bytes / 4;
           swr[k] = tr.totals.hbm_write_bytes / 4;
           same = same && srd[k] == rd[k] && swr[k] == wr[k];
@@ -307,7 +308,8 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         row("simulated, write", swr);
         std::printf("  %-30s %16s\n", "simulated equals closed form", same ? "yes" : "NO");
       } else {
-        std::printf("  simulated                      skipped (Nq*Nk*d = %.3g is over 1.5e10)\n", work);
+        std::printf("  simulated                      skipped (Nq*Nk*d = %.3g is over %.2g)\n", work,
+                    kMaxExplainWork);
       }
       std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
                   double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));

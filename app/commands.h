@@ -18,10 +18,8 @@ struct RunFlags {
   std::string schedule = "fa1", pattern = "random";
   uint64_t seed = 1;
   std::string q, k, v;
-  bool causal = false;
-  std::string window;  // "LEFT,RIGHT"
-  int64_t kv_len = -1;
-  double dropout = 0;
+  AttentionOptions options;  // --causal, --kv-len, --dropout bind to it directly
+  std::string window;        // "LEFT,RIGHT", parsed into options.mask by to_spec
   std::string dtype = "fp32";
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
@@ -36,7 +34,11 @@ using SetAction = std::function<void(Action)>;
 void add_core_commands(CLI::App& app, const SetAction& set_action);      // app/cli.cpp
 void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/bench_cpu.cpp
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
-void add_gpu_commands(CLI::App& app, const SetAction& set_action);       // gpu/
+// The GPU subcommands (verify, gpu, bench-gpu) on top of gpu/backend.h; app/gpu_stub.cpp
+// registers all three when the build has no CUDA backend.
+void add_verify_command(CLI::App& app, const SetAction& set_action);     // app/cmd_verify.cpp
+void add_gpu_run_command(CLI::App& app, const SetAction& set_action);    // app/cmd_gpu_run.cpp
+void add_bench_gpu_command(CLI::App& app, const SetAction& set_action);  // app/cmd_bench_gpu.cpp
 // Whether `flashstep` with no arguments should open the window (a display is present and the
 // app was built). Defined next to add_gui_command.
 bool gui_available_for_default();

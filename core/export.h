@@ -1,4 +1,4 @@
-// Trace exporters. JSON schema (documented in README, "Trace formats"):
+// Trace exporters. JSON schema (trace_to_json; docs/trace-formats.md):
 //   { "problem": {nq, nk, d, M, Br, Bc, Tr, Tc, scale, schedule, dtype, seed, pattern,
 //                 bytes_per_elem, backward},
 //     "steps": [ {index, line, label, i, j, text, hbm_read_bytes, hbm_write_bytes,
@@ -7,8 +7,12 @@
 //     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, peak_tile_bytes,
 //                steps}  (the whole run: forward, then backward when problem.backward),
 //     "phases": {"forward": {same fields, first_step}, "backward": {..., first_step}} }
-//   Backward steps' values may hold D_i; their labels are "Alg4 Ln", "FA2b Ln", "Alg3 Ln".
-//   The Chrome trace's otherData carries the same phases.
+//   line is the number within its algorithm and label names the algorithm ("Alg1 L9",
+//   "FA2fwd L8", "Alg4 L16", "FA2b L9", "Alg3 L2"; core/trace.h); i or j is -1 where the step
+//   has none. values appears only on steps that compute row statistics (backward steps may
+//   hold D_i), each key only when recorded (m_old .. alpha together; beta is empty for fa2);
+//   its numbers are per row of the block, with "-inf", "inf" and "nan" as strings (JSON has
+//   no infinities). The Chrome trace's otherData carries the same phases.
 #pragma once
 #include "core/trace.h"
 

@@ -1,8 +1,10 @@
 // The seed chapter's example: softmax([1, 2, 3, 4]) in blocks [1, 2] and [3, 4]. Each block
-// gets its local max and sum; the running statistics are merged with the same rescale the
-// attention schedules use. Done in double so the printed digits are the mathematics.
+// gets its local max and sum; the running statistics are merged by the schedules' own update
+// (core/online_softmax.h: softmax_weight, merged_max, rescale_factor, merged_sum), run in
+// double so the printed digits are the mathematics.
 #include "core/lesson.h"
 
+#include "core/online_softmax.h"
 #include "core/types.h"
 
 #include <cmath>
@@ -46,14 +48,15 @@ Lesson run_lesson(const std::vector<double>& values, size_t block) {
     B.begin = b;
     B.end = std::min(values.size(), b + block);
     B.local_max = -INFINITY;
-    for (size_t k = B.begin; k < B.end; ++k) B.local_max = std::max(B.local_max, values[k]);
-    for (size_t k = B.begin; k < B.end; ++k) B.local_sum += std::exp(values[k] - B.local_max);
+    for (size_t k = B.begin; k < B.end; ++k) B.local_max = merged_max(B.local_max, values[k]);
+    for (size_t k = B.begin; k < B.end; ++k) B.local_sum += softmax_weight(values[k], B.local_max);
+    // Alg1 L11 in double: the merge the schedules run, one block at a time.
     B.m_old = m;
     B.l_old = l;
-    B.m_new = std::max(m, B.local_max);
-    B.alpha = m == -INFINITY ? 0.0 : std::exp(m - B.m_new);  // no (-inf) - (-inf)
-    B.beta = std::exp(B.local_max - B.m_new);
-    B.l_new = B.alpha * l + B.beta * B.local_sum;
+    B.m_new = merged_max(m, B.local_max);
+    B.alpha = rescale_factor(m, B.m_new);  // 0 for the first block (m = -inf)
+    B.beta = rescale_factor(B.local_max, B.m_new);
+    B.l_new = merged_sum(B.alpha, l, B.beta, B.local_sum);
     m = B.m_new;
     l = B.l_new;
     L.blocks.push_back(B);
@@ -62,7 +65,7 @@ Lesson run_lesson(const std::vector<double>& values, size_t block) {
   for (double x : values) dmax = std::max(dmax, x);
   for (double x : values) dsum += std::exp(x - dmax);
   for (double x : values) {
-    L.online.push_back(std::exp(x - m) / l);
+    L.online.push_back(softmax_weight(x, m) / l);
     L.direct.push_back(std::exp(x - dmax) / dsum);
     L.max_diff = std::max(L.max_diff, std::abs(L.online.back() - L.direct.back()));
   }

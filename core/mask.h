@@ -9,7 +9,7 @@
 // Plain C++ with FS_HD members, so the CUDA kernels classify blocks and mask scores with this
 // same code (gpu/device_mask.h adds per-batch key lengths on top).
 #pragma once
-#include "core/online_softmax.h"  // FS_HD
+#include "core/host_device.h"
 
 #include <cstdint>
 #include <string>
@@ -67,6 +67,8 @@ struct Mask {
 
 #if !defined(__CUDACC__)
 #include "core/types.h"
+
+#include <cmath>
 namespace flashstep {
 // Sets the masked entries of the score tile whose top-left element is (row0, col0) to -inf.
 inline void apply_mask(Mat& S, const Mask& mask, int64_t row0, int64_t col0, int64_t nk) {

@@ -1,28 +1,44 @@
 // The online-softmax update, written once. The CPU schedules call these; the CUDA kernels in
 // gpu/ include this header and call the same functions, so the two cannot drift apart.
+// The statistics' helpers are templates so that the lesson (core/lesson.cpp) runs the same
+// update in double; the schedules and kernels use float.
 #pragma once
+#include "core/host_device.h"
+
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define FS_HD __host__ __device__ __forceinline__
-#else
-#define FS_HD inline
-#endif
-
 namespace flashstep {
+
+FS_HD float exp_of(float x) { return expf(x); }
+FS_HD double exp_of(double x) { return exp(x); }
+FS_HD float max_of(float a, float b) { return fmaxf(a, b); }
+FS_HD double max_of(double a, double b) { return fmax(a, b); }
 
 // e^(m_from - m_to): the factor that moves a sum taken relative to m_from onto m_to.
 // A row that has seen no (unmasked) score yet has m = -inf and contributes nothing. We don't
 // want (-inf) - (-inf), which is NaN, so that case returns 0 explicitly.
-FS_HD float rescale_factor(float m_from, float m_to) {
-  return m_from == -INFINITY ? 0.0f : expf(m_from - m_to);
+template <typename T>
+FS_HD T rescale_factor(T m_from, T m_to) {
+  return m_from == -INFINITY ? T(0) : exp_of(m_from - m_to);
+}
+
+// Alg1 L10 / FA2fwd L9 / Alg0 L2, per element: the weight P~ = e^(s - m) of score s against
+// the row max m. A row that has kept no score has m = -inf: its weights are 0, not
+// e^(-inf - (-inf)) = NaN.
+template <typename T>
+FS_HD T softmax_weight(T s, T m) {
+  return m == -INFINITY ? T(0) : exp_of(s - m);
 }
 
 // Alg1 L11: m_i^new = max(m_i, m~_ij)
-FS_HD float merged_max(float m_old, float m_tilde) { return fmaxf(m_old, m_tilde); }
+template <typename T>
+FS_HD T merged_max(T m_old, T m_tilde) {
+  return max_of(m_old, m_tilde);
+}
 
 // Alg1 L11: l_i^new = e^(m_i - m_i^new) l_i + e^(m~_ij - m_i^new) l~_ij
-FS_HD float merged_sum(float alpha, float l_old, float beta, float l_tilde) {
+template <typename T>
+FS_HD T merged_sum(T alpha, T l_old, T beta, T l_tilde) {
   return alpha * l_old + beta * l_tilde;
 }
 
@@ -32,8 +48,12 @@ FS_HD float merged_output(float l_old, float alpha, float o_old, float beta, flo
   return l_new == 0.0f ? 0.0f : (l_old * alpha * o_old + beta * pv) / l_new;
 }
 
-// FlashAttention-2 L12, per element: O_i = diag(l)^-1 O_i, once at the end; 0 for a row that
-// kept no key (l = 0).
+// FA2fwd L10, per element: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j, not yet normalised
+// (the division by l_i waits for FA2fwd L12).
+FS_HD float accumulated_output(float alpha, float o_old, float pv) { return alpha * o_old + pv; }
+
+// FA2fwd L12, per element: O_i = diag(l)^-1 O_i, once at the end; 0 for a row that kept no key
+// (l = 0).
 FS_HD float normalised_output(float o, float l) { return l == 0.0f ? 0.0f : o / l; }
 
 // lse = m + log(l): the natural-log logsumexp of the row; -inf for a fully masked row.

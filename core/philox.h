@@ -3,7 +3,7 @@
 // for any element without sharing state. Keyed by the seed; the counter is
 // (column, row, head, batch). Marked FS_HD so gpu/ can include this header unchanged.
 #pragma once
-#include "core/online_softmax.h"  // FS_HD
+#include "core/host_device.h"
 
 #include <cstdint>
 

@@ -126,19 +126,24 @@ void check_finite(const Mat& m, const char* name) {
       }
 }
 
+void validate_options(const AttentionOptions& o, int64_t nk) {
+  const Mask& m = o.mask;
+  if (m.window_left < -1 || m.window_right < -1)
+    throw InputError("window sizes must be >= 0, or -1 for no limit (got " +
+                     std::to_string(m.window_left) + "," + std::to_string(m.window_right) + ")");
+  if (m.kv_len < -1 || m.kv_len > nk)
+    throw InputError("key length " + std::to_string(m.kv_len) + " is out of range 0.." +
+                     std::to_string(nk) + " (or -1 for no padding)");
+  if (!(o.dropout >= 0.0 && o.dropout < 1.0))
+    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(o.dropout) + ")");
+}
+
 void validate_sizes(const ProblemSpec& s) {
   // make_tiling checks d, Nq, Nk, M and the overrides and names each.
   make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
   if (s.scale && !std::isfinite(*s.scale))
     throw InputError("scale must be a finite number");
-  if (s.window_left < -1 || s.window_right < -1)
-    throw InputError("window sizes must be >= 0, or -1 for no limit (got " +
-                     std::to_string(s.window_left) + "," + std::to_string(s.window_right) + ")");
-  if (s.kv_len < -1 || s.kv_len > s.nk)
-    throw InputError("key length " + std::to_string(s.kv_len) + " is out of range 0.." +
-                     std::to_string(s.nk));
-  if (!(s.dropout >= 0.0 && s.dropout < 1.0))
-    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(s.dropout) + ")");
+  validate_options(s.options, s.nk);
   const int64_t kMaxDim = int64_t(1) << 28;
   if (s.nq > kMaxDim || s.nk > kMaxDim || s.d > 65536)
     throw InputError("sizes too large (Nq, Nk <= 2^28, d <= 65536)");
@@ -183,15 +188,14 @@ Problem make_problem(const ProblemSpec& spec) {
   p.scale = float(s.scale ? *s.scale : 1.0 / std::sqrt(double(s.d)));
   p.schedule = s.schedule;
   p.seed = s.seed;
-  p.mask.causal = s.causal;
-  p.mask.window_left = s.window_left;
-  p.mask.window_right = s.window_right;
-  p.mask.kv_len = s.kv_len;
+  p.br = s.br;
+  p.bc = s.bc;
+  p.mask = s.options.mask;
   p.mask.offset = s.nk - s.nq;
-  p.dropout = float(s.dropout);
-  p.dtype = s.dtype;
-  p.bytes_per_elem = dtype_bytes(s.dtype);
-  if (s.dtype == Dtype::fp16)  // the inputs are stored in HBM as fp16: they must fit
+  p.dropout = float(s.options.dropout);
+  p.dtype = s.options.dtype;
+  p.bytes_per_elem = dtype_bytes(p.dtype);
+  if (p.dtype == Dtype::fp16)  // the inputs are stored in HBM as fp16: they must fit
     for (const auto& [m, name] : {std::pair<const Mat*, const char*>{&p.Q, "Q"}, {&p.K, "K"}, {&p.V, "V"}})
       for (int64_t k = 0; k < m->size(); ++k)
         if (std::abs(m->data()[k]) > 65504.0f)

@@ -13,6 +13,17 @@ enum class Schedule { fa1, standard, fa2 };
 const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& name);  // throws InputError
 
+// Algorithm 2's additions and the storage type, as one value: the CLI flags, the app's editor
+// and presets fill it, ProblemSpec carries it, gpu::Features extends it, and validate_options
+// is the one place its values are checked.
+struct AttentionOptions {
+  Mask mask;                  // Mask::offset is set from Nq, Nk when the problem is made
+  double dropout = 0;         // probability p in [0, 1)
+  Dtype dtype = Dtype::fp32;  // storage type of Q, K, V, O in HBM
+};
+// One InputError for the first value out of range (window sizes, key length against Nk, dropout).
+void validate_options(const AttentionOptions& o, int64_t nk);
+
 // What the user asked for, before validation. Sizes are signed so that a negative value
 // reaches validation and gets a clear message instead of wrapping around.
 struct ProblemSpec {
@@ -24,11 +35,7 @@ struct ProblemSpec {
   uint64_t seed = 1;
   std::string pattern = "random";    // see input_patterns()
   std::string q_path, k_path, v_path;  // .npy files; all three or none
-  bool causal = false;
-  int64_t window_left = -1, window_right = -1;  // -1: unbounded (see mask.h)
-  int64_t kv_len = -1;                          // -1: no key padding
-  double dropout = 0;                           // probability p in [0, 1)
-  Dtype dtype = Dtype::fp32;
+  AttentionOptions options;           // mask, dropout, dtype
 };
 
 struct Tiling {
@@ -50,11 +57,15 @@ struct Problem {
   int bytes_per_elem = 4;  // of the storage type (Q, K, V, O, S, P); statistics are float32
   Mask mask;
   float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
+  int64_t br = 0, bc = 0;  // block sizes asked for (0 = the paper's); make_tiling(p) uses them
   Mat Q, K, V;
+  AttentionOptions options() const { return {mask, dropout, dtype}; }
 };
 
 // The paper's block sizes: Bc = ceil(M/(4d)), Br = min(ceil(M/(4d)), d); overrides checked.
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br = 0, int64_t bc = 0);
+// The tiling of a problem: its sizes, M and the block sizes its spec asked for.
+inline Tiling make_tiling(const Problem& p) { return make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc); }
 
 // Parses "16384" (elements), "64KiB" / "64k" (KiB of float32) into elements.
 int64_t parse_sram_size(const std::string& text);

@@ -8,25 +8,33 @@ namespace flashstep {
 // Each recorded vector or matrix is a heap block; count a little for the allocator too.
 static constexpr size_t kAllocOverhead = 32;
 
+int64_t schedule_steps(Schedule s, const Tiling& t) {
+  switch (s) {
+    case Schedule::fa1: return 1 + t.Tc * (1 + 6 * t.Tr);
+    case Schedule::fa2: return t.Tr * (6 + 4 * t.Tc);
+    case Schedule::standard: return 3 * t.Tr;
+  }
+  return 0;
+}
+
 size_t estimate_trace_bytes(const Problem& p, const Tiling& t) {
   const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d);
   const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc), pairs = Tr * Tc;
   const size_t f = sizeof(float), w = sizeof(HbmWrite) + kAllocOverhead;
+  const size_t steps = size_t(schedule_steps(p.schedule, t));
+  // The dropout keep mask of every P~ tile (Alg1 L12, FA2fwd L10, Alg0 L3): Nq x Nk in all.
+  const size_t dropout_masks = p.dropout > 0 ? nq * nk * f : 0;
   if (p.schedule == Schedule::standard) {
-    const size_t steps = 3 * Tr;
-    return (p.dropout > 0 ? nq * nk * f : 0) + steps * sizeof(Step) + 2 * nq * nk * f  // S_i, P_i tiles kept for display
+    return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_i, P_i tiles kept for display
            + (2 * nq * nk + nq * d) * f            // S, P, O writes
            + 3 * Tr * (w + kAllocOverhead);
   }
   if (p.schedule == Schedule::fa2) {
-    const size_t steps = Tr * (6 + 4 * Tc);
-    return (p.dropout > 0 ? nq * nk * f : 0) + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
+    return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
            + nq * (d + 1) * f                      // L14, L15 writes
            + 5 * Tc * nq * f                       // L9 statistics
            + pairs * 6 * kAllocOverhead + Tr * 2 * w;
   }
-  const size_t dropout_masks = p.dropout > 0 ? nq * nk * f : 0;
-  const size_t steps = 1 + Tc * (1 + 6 * Tr);
   return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
          + Tc * nq * (d + 2) * f                 // L12, L13 writes
          + nq * (d + 2) * f                      // L2 writes
@@ -64,13 +72,8 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   Trace tr;
   tr.problem = p;
   tr.tiling = t;
-  if (opt.record) {  // the step counts estimate_trace_bytes assumes, so the estimate holds
-    const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc);
-    const size_t forward = p.schedule == Schedule::standard ? 3 * Tr
-                           : p.schedule == Schedule::fa2    ? Tr * (6 + 4 * Tc)
-                                                            : 1 + Tc * (1 + 6 * Tr);
-    tr.steps.reserve(forward + (opt.dO ? backward_step_bound(p, t) : 0));
-  }
+  if (opt.record)  // the step counts estimate_trace_bytes assumes, so the estimate holds
+    tr.steps.reserve(size_t(schedule_steps(p.schedule, t)) + (opt.dO ? backward_step_bound(p, t) : 0));
   tr.keep_hbm = opt.dO != nullptr;
   switch (p.schedule) {
     case Schedule::fa1: run_fa1(tr, opt.record); break;
@@ -79,6 +82,11 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   }
   if (opt.dO) run_backward(tr, *opt.dO, opt.record);
   return tr;
+}
+
+Trace run_spec(const ProblemSpec& spec, const RunOptions& opt) {
+  const Problem p = make_problem(spec);
+  return run_problem(p, make_tiling(p), opt);
 }
 
 }  // namespace flashstep

@@ -4,6 +4,10 @@
 
 namespace flashstep {
 
+// Steps of an unmasked run of schedule s (a mask skips blocks, each one step instead of
+// several: then at most this many). fa1 1 + Tc (1 + 6 Tr), fa2 Tr (6 + 4 Tc), standard 3 Tr.
+int64_t schedule_steps(Schedule s, const Tiling& t);
+
 // Estimated bytes of a recorded trace (steps, tiles, HBM writes), computed before running.
 size_t estimate_trace_bytes(const Problem& p, const Tiling& t);
 // Estimated bytes of the simulated HBM (inputs, outputs, S and P for standard attention).
@@ -19,5 +23,9 @@ struct RunOptions {
 // Runs p with tiling t. If recording was asked for but the estimate exceeds the limit,
 // throws InputError with the estimate. Throws InputError if the simulated HBM would not fit.
 Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt);
+
+// The sequence every caller repeats: make_problem(spec), its tiling (make_tiling(p), with the
+// spec's Br, Bc), run_problem. The returned trace holds the problem and the tiling too.
+Trace run_spec(const ProblemSpec& spec, const RunOptions& opt);
 
 }  // namespace flashstep

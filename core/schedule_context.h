@@ -58,7 +58,7 @@ class ScheduleContext {
   int64_t flops_ = 0, steps_ = 0;
 };
 
-// Alg1 L9 / FA2 L8: S_ij = tau Q_i K_j^T into S (already sized Br x Bc); in a partly masked
+// Alg1 L9 / FA2fwd L8: S_ij = tau Q_i K_j^T into S (already sized Br x Bc); in a partly masked
 // block the masked entries become -inf. Records the tile on the step when recording.
 inline void score_tile(Mat& S, const Mat& Qi, const Mat& Kj, const Problem& p, Mask::Block kind,
                        int64_t row0, int64_t col0, Step* step) {

@@ -10,17 +10,13 @@
 namespace flashstep {
 
 // Alg1 L10 for one tile, in place: S_ij becomes P~_ij; returns m~_ij and l~_ij.
-// A row whose scores are all -inf (fully masked) would give exp(-inf - (-inf)) = NaN, so it
-// gets P~ = 0, l~ = 0 and keeps m~ = -inf, which rescale_factor turns into a zero weight.
+// A row whose scores are all -inf (fully masked) keeps m~ = -inf and gets P~ = 0, l~ = 0
+// (softmax_weight), which rescale_factor then turns into a zero weight.
 static void tile_softmax_stats(Mat& S, Mat& m_tilde, Mat& l_tilde) {
   for (int64_t r = 0; r < S.rows(); ++r) {
     const float mx = S.row(r).maxCoeff();
     m_tilde(r, 0) = mx;
-    if (mx == -INFINITY) {
-      S.row(r).setZero();
-    } else {
-      S.row(r) = (S.row(r).array() - mx).exp().matrix();
-    }
+    S.row(r) = S.row(r).unaryExpr([mx](float s) { return softmax_weight(s, mx); });
     l_tilde(r, 0) = S.row(r).sum();
   }
 }

@@ -29,12 +29,12 @@ void run_fa2(Trace& tr, bool record) {
   Vec alpha;
   for (int64_t i = 0; i < t.Tr; ++i) {
     const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
-    // FA2 L4: load Q_i from HBM to SRAM
+    // FA2fwd L4: load Q_i from HBM to SRAM
     begin(Line::A2_L4, i, -1);
     const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
     end(0);
 
-    // FA2 L5: on chip, O_i = 0, l_i = 0, m_i = -inf
+    // FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf
     begin(Line::A2_L5, i, -1);
     Mat& Oi = sram.scratch(Slot::Oi, br, d);
     Mat& li = sram.scratch(Slot::li, br, 1);
@@ -52,19 +52,19 @@ void run_fa2(Trace& tr, bool record) {
         end(0);
         continue;
       }
-      // FA2 L7: load K_j, V_j
+      // FA2fwd L7: load K_j, V_j
       begin(Line::A2_L7, i, j);
       const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
       const Mat& Vj = sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
       end(0);
 
-      // FA2 L8: S_ij = tau Q_i K_j^T
+      // FA2fwd L8: S_ij = tau Q_i K_j^T
       Step* s = begin(Line::A2_L8, i, j);
       Mat& S = sram.scratch(Slot::Sij, br, bc);
       score_tile(S, Qi, Kj, p, kind, row0, col0, s);
       end(2 * br * bc * d + br * bc);
 
-      // FA2 L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
+      // FA2fwd L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
       s = begin(Line::A2_L9, i, j);
       Mat& mt = sram.scratch(Slot::mt, br, 1);    // rowmax(S_ij)
       Mat& mnew = sram.scratch(Slot::mnew, br, 1);
@@ -77,8 +77,8 @@ void run_fa2(Trace& tr, bool record) {
         mt(r, 0) = S.row(r).maxCoeff();
         mnew(r, 0) = merged_max(mi(r, 0), mt(r, 0));
         alpha(r) = rescale_factor(mi(r, 0), mnew(r, 0));
-        if (mnew(r, 0) == -INFINITY) S.row(r).setZero();  // nothing kept yet: no -inf - -inf
-        else S.row(r) = (S.row(r).array() - mnew(r, 0)).exp().matrix();
+        const float m_new = mnew(r, 0);  // -inf while nothing is kept: weights 0
+        S.row(r) = S.row(r).unaryExpr([m_new](float x) { return softmax_weight(x, m_new); });
         li(r, 0) = merged_sum(alpha(r), li(r, 0), 1.0f, S.row(r).sum());
         mi(r, 0) = mnew(r, 0);
       }
@@ -91,27 +91,28 @@ void run_fa2(Trace& tr, bool record) {
       }
       end(5 * br * bc + 6 * br);
 
-      // FA2 L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
+      // FA2fwd L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
       s = begin(Line::A2_L10, i, j);
       if (p.dropout > 0)
         apply_dropout(S, p.dropout, p.seed, row0, col0, s ? &s->dropout_keep : nullptr);
       PV.noalias() = S * Vj;
-      for (int64_t r = 0; r < br; ++r) Oi.row(r) = alpha(r) * Oi.row(r) + PV.row(r);
+      for (int64_t r = 0; r < br; ++r)
+        for (int64_t c = 0; c < d; ++c) Oi(r, c) = accumulated_output(alpha(r), Oi(r, c), PV(r, c));
       end(2 * br * bc * d + 2 * br * d);
       for (Slot sl : {Slot::Kj, Slot::Vj, Slot::Sij, Slot::mt, Slot::mnew}) sram.release(sl);
     }
 
-    // FA2 L12: O_i = diag(l_i)^-1 O_i, once
+    // FA2fwd L12: O_i = diag(l_i)^-1 O_i, once
     begin(Line::A2_L12, i, -1);
     for (int64_t r = 0; r < br; ++r)
       for (int64_t c = 0; c < d; ++c) Oi(r, c) = normalised_output(Oi(r, c), li(r, 0));
     end(br * d);
-    // FA2 L13: L_i = m_i + log(l_i)
+    // FA2fwd L13: L_i = m_i + log(l_i)
     begin(Line::A2_L13, i, -1);
     Mat& Li = sram.scratch(Slot::Li, br, 1);
     for (int64_t r = 0; r < br; ++r) Li(r, 0) = row_logsumexp(mi(r, 0), li(r, 0));
     end(2 * br);
-    // FA2 L14, L15: write O_i and L_i to HBM
+    // FA2fwd L14, L15: write O_i and L_i to HBM
     begin(Line::A2_L14, i, -1);
     hbm.store(Tensor::O, row0, Oi);
     end(0);

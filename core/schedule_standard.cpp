@@ -52,15 +52,11 @@ void run_standard(Trace& tr, bool record) {
     Step* s = begin(Line::A0_L2, i);
     Mat& P = sram.load(Slot::Sij, hbm, Tensor::S, row0, br);
     for (int64_t r = 0; r < br; ++r) {
+      // A fully masked row (max -inf) gets P = 0 and lse = -inf, not NaN.
       const float mx = P.row(r).maxCoeff();
-      if (mx == -INFINITY) {  // fully masked row: P = 0 rather than NaN
-        P.row(r).setZero();
-        tr.lse(row0 + r) = -INFINITY;
-        continue;
-      }
-      P.row(r) = (P.row(r).array() - mx).exp().matrix();
+      P.row(r) = P.row(r).unaryExpr([mx](float s) { return softmax_weight(s, mx); });
       const float l = P.row(r).sum();
-      P.row(r) /= l;
+      P.row(r) = P.row(r).unaryExpr([l](float w) { return normalised_output(w, l); });
       tr.lse(row0 + r) = row_logsumexp(mx, l);
     }
     hbm.store(Tensor::P, row0, P);

@@ -25,17 +25,17 @@ const char* line_label(Line l) {
     case Line::A0_L2: return "Alg0 L2";
     case Line::A0_L3: return "Alg0 L3";
     case Line::A1_SKIP: return "Alg1 skip";
-    case Line::A2_L4: return "FA2 L4";
-    case Line::A2_L5: return "FA2 L5";
-    case Line::A2_SKIP: return "FA2 skip";
-    case Line::A2_L7: return "FA2 L7";
-    case Line::A2_L8: return "FA2 L8";
-    case Line::A2_L9: return "FA2 L9";
-    case Line::A2_L10: return "FA2 L10";
-    case Line::A2_L12: return "FA2 L12";
-    case Line::A2_L13: return "FA2 L13";
-    case Line::A2_L14: return "FA2 L14";
-    case Line::A2_L15: return "FA2 L15";
+    case Line::A2_L4: return "FA2fwd L4";
+    case Line::A2_L5: return "FA2fwd L5";
+    case Line::A2_SKIP: return "FA2fwd skip";
+    case Line::A2_L7: return "FA2fwd L7";
+    case Line::A2_L8: return "FA2fwd L8";
+    case Line::A2_L9: return "FA2fwd L9";
+    case Line::A2_L10: return "FA2fwd L10";
+    case Line::A2_L12: return "FA2fwd L12";
+    case Line::A2_L13: return "FA2fwd L13";
+    case Line::A2_L14: return "FA2fwd L14";
+    case Line::A2_L15: return "FA2fwd L15";
     default: break;  // backward lines: handled above
   }
   return "?";

@@ -12,6 +12,12 @@ namespace flashstep {
 // Lines of Algorithm 1 (fa1), Algorithm 0 (standard) and FlashAttention-2's Algorithm 1
 // (fa2), numbered as in the papers. A1_SKIP / A2_SKIP stand for a loop iteration whose block
 // is entirely masked and is skipped: no loads, no FLOPs (numbered as the loop's own line).
+// Labels: "Alg1 L9" and "Alg0 L2" are Algorithms 1 and 0 of the FlashAttention paper (Dao et
+// al. 2022); "FA2fwd L8" is line 8 of the FlashAttention-2 paper's forward pass (Dao 2023,
+// its Algorithm 1). The A2_ names mean that forward pass, never the FlashAttention paper's
+// Algorithm 2 (Algorithm 1 with mask and dropout, whose additions run inside Alg1's and
+// FA2fwd's own lines).
+
 // The backward passes: A3_* Algorithm 3 (standard), A4_* Algorithm 4 (fa1; A4_L14 stands for
 // lines 14-15), B2_* FlashAttention-2's Algorithm 2 (fa2, labelled "FA2b"); see
 // trace_backward.cpp.
@@ -33,7 +39,7 @@ inline bool is_backward_line(Line l) { return static_cast<int>(l) > 300; }
 int line_number(Line l);            // the line's number in its own algorithm
 const char* backward_line_label(Line l);       // trace_backward.cpp
 const char* backward_line_pseudocode(Line l);
-const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", ...
+const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", "FA2fwd L8", "Alg4 L16", ...
 const char* line_pseudocode(Line l);  // the paper's line, in plain text
 
 struct Step {

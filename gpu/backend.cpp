@@ -55,17 +55,14 @@ struct DeviceExtras {
   DeviceBuffer<int64_t> kv_lens;
   Extras x;
   DeviceExtras(const Features& f, const Shape& s) {
-    x.mask.causal = f.causal;
-    x.mask.window_left = f.window_left;
-    x.mask.window_right = f.window_right;
-    x.mask.kv_len = f.kv_len;
+    static_cast<Mask&>(x.mask) = f.mask;
     x.mask.offset = s.nk - s.nq;
     if (!f.kv_lens.empty()) {
       kv_lens.allocate(int64_t(f.kv_lens.size()));
       kv_lens.upload(f.kv_lens.data(), kv_lens.size());
       x.mask.kv_lens = kv_lens.get();
     }
-    x.dropout = f.dropout;
+    x.dropout = float(f.dropout);
     x.seed = f.seed;
     x.heads_per_batch = s.H;
   }
@@ -162,6 +159,11 @@ struct FlashBuffers {
 struct Fa1Buffers : FlashBuffers {
   DeviceBuffer<float> l, m;
   Fa1Buffers(const Shape& s, Dtype t) : FlashBuffers(s, t), l(s.heads() * s.nq), m(s.heads() * s.nq) {}
+  void poison_outputs() {
+    O.bytes.poison();
+    l.poison();
+    m.poison();
+  }
   Fa1Params params(const Shape& s, const Tiling& t, float scale, const Extras& x) const {
     Fa1Params p;
     set(p, s, t, scale, x);
@@ -174,6 +176,10 @@ struct Fa1Buffers : FlashBuffers {
 struct Fa2Buffers : FlashBuffers {
   DeviceBuffer<float> lse;
   Fa2Buffers(const Shape& s, Dtype t) : FlashBuffers(s, t), lse(s.heads() * s.nq) {}
+  void poison_outputs() {
+    O.bytes.poison();
+    lse.poison();
+  }
   Fa2Params params(const Shape& s, const Tiling& t, float scale, const Extras& x) const {
     Fa2Params p;
     set(p, s, t, scale, x);
@@ -199,11 +205,49 @@ StandardBuffers alloc_standard(const Shape& s) {
   return b;
 }
 
+// The peak device memory allocated from construction on (Result::device_bytes, bench peaks).
+struct PeakSince {
+  int64_t live0;
+  PeakSince() {
+    MemoryTracker::get().reset_peak();
+    live0 = MemoryTracker::get().live;
+  }
+  int64_t bytes() const { return MemoryTracker::get().peak - live0; }
+};
+
+// What fa1_forward and fa2_forward do once every check has passed: the features on the device,
+// the buffers with the inputs uploaded and the outputs poisoned (NaN), and the peak memory count.
+template <typename Buffers>
+struct FlashRun {
+  PeakSince peak;  // first: counts every allocation below
+  DeviceExtras ex;
+  Buffers b;
+  FlashRun(const float* Q, const float* K, const float* V, const Shape& s, const Features& f)
+      : ex(f, s), b(s, f.dtype) {
+    b.upload(Q, K, V);
+    b.poison_outputs();
+  }
+};
+
 void check_tiling(const Shape& s, const Tiling& t) {
   if (t.Br < 1 || t.Bc < 1 || t.Tr != (s.nq + t.Br - 1) / t.Br || t.Tc != (s.nk + t.Bc - 1) / t.Bc)
     throw InputError("the tiling does not match the shape (Tr = ceil(Nq/Br), Tc = ceil(Nk/Bc))");
   if (t.Tr > INT_MAX || t.Br > INT_MAX || t.Bc > INT_MAX)
     throw InputError("block sizes too large for the GPU kernels");
+}
+
+// The checks of every flash run (fa1, fa2), in this order and before any device memory is
+// touched: shape, tiling, features, the variant (compiled sizes, the device's shared memory),
+// the device memory (device_bytes for the storage type). Returns the variant that will run.
+int check_flash(const Shape& s, const Tiling& t, const Features& f, int variant,
+                int (*resolve)(int, const Tiling&, int64_t), int64_t (*device_bytes)(const Shape&, Dtype),
+                const char* what) {
+  check_shape(s);
+  check_tiling(s, t);
+  check_features(f, s);
+  const int v = resolve(variant, t, s.d);
+  check_memory(device_bytes(s, f.dtype), what);
+  return v;
 }
 
 // Alg1 L2, then L5: for each j one launch over all (i, head); with snap_into, O, l, m are
@@ -233,13 +277,13 @@ void run_standard_launches(const StandardBuffers& b, const Shape& s, float scale
   matmul_batched(b.P.get(), b.V.get(), b.O.get(), h, int(s.nq), int(s.d), int(s.nk), 1.0f, false);
 }
 
-// A bench result: the timing, and the device memory allocated since `live0` was read.
-BenchTiming timed(BenchTiming bt, const TimingStats& ts, int64_t live0) {
+// A bench result: the timing, and the device memory allocated since `peak` was made.
+BenchTiming timed(BenchTiming bt, const TimingStats& ts, const PeakSince& peak) {
   bt.median_ms = ts.median_ms;
   bt.min_ms = ts.min_ms;
   bt.max_ms = ts.max_ms;
   bt.reps = ts.reps;
-  bt.peak_bytes = MemoryTracker::get().peak - live0;
+  bt.peak_bytes = peak.bytes();
   return bt;
 }
 
@@ -269,25 +313,16 @@ int resolve_variant(const char* name, int requested, int64_t smem2, int64_t smem
 
 }  // namespace
 
-Features features_of(const Problem& p) {
+Features features_of(const AttentionOptions& o, uint64_t seed, std::vector<int64_t> kv_lens) {
   Features f;
-  f.causal = p.mask.causal;
-  f.window_left = p.mask.window_left;
-  f.window_right = p.mask.window_right;
-  f.kv_len = p.mask.kv_len;
-  f.dropout = p.dropout;
-  f.seed = p.seed;
-  f.dtype = p.dtype;
+  static_cast<AttentionOptions&>(f) = o;
+  f.seed = seed;
+  f.kv_lens = std::move(kv_lens);
   return f;
 }
 
 void check_features(const Features& f, const Shape& s) {
-  if (f.window_left < -1 || f.window_right < -1)
-    throw InputError("window sizes must be >= 0, or -1 for no limit (got " + std::to_string(f.window_left) +
-                     "," + std::to_string(f.window_right) + ")");
-  if (f.kv_len < -1 || f.kv_len > s.nk)
-    throw InputError("key length " + std::to_string(f.kv_len) + " is out of range 0.." + std::to_string(s.nk) +
-                     " (or -1 for no padding)");
+  validate_options(f, s.nk);
   if (!f.kv_lens.empty()) {
     if (int64_t(f.kv_lens.size()) != s.B)
       throw InputError("kv_lens needs one valid key length per batch entry: " + std::to_string(s.B) +
@@ -297,10 +332,6 @@ void check_features(const Features& f, const Shape& s) {
         throw InputError("kv_lens[" + std::to_string(b) + "] = " + std::to_string(f.kv_lens[b]) +
                          " is out of range 0.." + std::to_string(s.nk));
   }
-  if (!(f.dropout >= 0.0f && f.dropout < 1.0f))
-    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(f.dropout) + ")");
-  if (f.dtype != Dtype::fp32 && f.dtype != Dtype::fp16 && f.dtype != Dtype::bf16)
-    throw InputError("unknown storage type (expected fp32, fp16 or bf16)");
 }
 
 bool available(std::string* why) {
@@ -382,21 +413,11 @@ int64_t standard_device_bytes(const Shape& s) {
 
 Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
                    const Tiling& t, const Fa1Options& opt) {
-  check_shape(s);
-  check_tiling(s, t);
-  check_features(opt.features, s);
   Result r;
-  r.variant = resolve_fa1_variant(opt.variant, t, s.d);
-  check_memory(fa1_device_bytes(s, opt.features.dtype), "Algorithm 1");
-  MemoryTracker::get().reset_peak();
-  const int64_t live0 = MemoryTracker::get().live;
-  const DeviceExtras ex(opt.features, s);
-  Fa1Buffers b(s, opt.features.dtype);
-  b.upload(Q, K, V);
-  b.O.bytes.poison();
-  b.l.poison();
-  b.m.poison();
-  run_fa1_launches(b.params(s, t, scale, ex.x), r.variant, opt.snapshots ? &r : nullptr, &b);
+  r.variant = check_flash(s, t, opt.features, opt.variant, resolve_fa1_variant, fa1_device_bytes, "Algorithm 1");
+  FlashRun<Fa1Buffers> run(Q, K, V, s, opt.features);
+  Fa1Buffers& b = run.b;
+  run_fa1_launches(b.params(s, t, scale, run.ex.x), r.variant, opt.snapshots ? &r : nullptr, &b);
   CUDA_CHECK(cudaDeviceSynchronize());
   r.O = b.O.to_host(b.staging);
   r.l = b.l.to_host();
@@ -404,30 +425,21 @@ Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& 
   // Alg1 L16: lse = m + log l from the final l and m in HBM, as the CPU schedule does.
   r.lse.resize(r.l.size());
   for (size_t k = 0; k < r.l.size(); ++k) r.lse[k] = row_logsumexp(r.m[k], r.l[k]);
-  r.device_bytes = MemoryTracker::get().peak - live0;
+  r.device_bytes = run.peak.bytes();
   return r;
 }
 
 Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
                    const Tiling& t, const Fa2Options& opt) {
-  check_shape(s);
-  check_tiling(s, t);
-  check_features(opt.features, s);
   Result r;
-  r.variant = resolve_fa2_variant(opt.variant, t, s.d);
-  check_memory(fa2_device_bytes(s, opt.features.dtype), "FlashAttention-2");
-  MemoryTracker::get().reset_peak();
-  const int64_t live0 = MemoryTracker::get().live;
-  const DeviceExtras ex(opt.features, s);
-  Fa2Buffers b(s, opt.features.dtype);
-  b.upload(Q, K, V);
-  b.O.bytes.poison();
-  b.lse.poison();
-  fa2_launch(r.variant, b.params(s, t, scale, ex.x));
+  r.variant = check_flash(s, t, opt.features, opt.variant, resolve_fa2_variant, fa2_device_bytes,
+                          "FlashAttention-2");
+  FlashRun<Fa2Buffers> run(Q, K, V, s, opt.features);
+  fa2_launch(r.variant, run.b.params(s, t, scale, run.ex.x));
   CUDA_CHECK(cudaDeviceSynchronize());
-  r.O = b.O.to_host(b.staging);
-  r.lse = b.lse.to_host();
-  r.device_bytes = MemoryTracker::get().peak - live0;
+  r.O = run.b.O.to_host(run.b.staging);
+  r.lse = run.b.lse.to_host();
+  r.device_bytes = run.peak.bytes();
   return r;
 }
 
@@ -435,8 +447,9 @@ std::vector<uint8_t> gpu_dropout_mask(int rows, int cols, int row0, int col0, in
                                       uint64_t seed, float p) {
   if (rows < 1 || cols < 1 || row0 < 0 || col0 < 0 || batch < 0 || head < 0)
     throw InputError("dropout mask: rows, cols >= 1 and non-negative offsets");
-  if (!(p >= 0.0f && p < 1.0f))
-    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(p) + ")");
+  AttentionOptions o;
+  o.dropout = p;
+  validate_options(o, 0);
   device_info();
   DeviceBuffer<uint8_t> out(int64_t(rows) * cols);
   out.poison();
@@ -452,8 +465,7 @@ Result standard_forward(const float* Q, const float* K, const float* V, const Sh
   require_fp32(f);
   device_info();
   check_memory(standard_device_bytes(s), "standard attention (S and P are B x H x Nq x Nk each)");
-  MemoryTracker::get().reset_peak();
-  const int64_t live0 = MemoryTracker::get().live;
+  const PeakSince peak;
   const DeviceExtras ex(f, s);
   StandardBuffers b = alloc_standard(s);
   b.Q.upload(Q, b.Q.size());
@@ -468,57 +480,47 @@ Result standard_forward(const float* Q, const float* K, const float* V, const Sh
   Result r;
   r.O = b.O.to_host();
   r.lse = b.lse.to_host();
-  r.device_bytes = MemoryTracker::get().peak - live0;
+  r.device_bytes = peak.bytes();
   return r;
 }
 
 BenchTiming bench_fa1(const Shape& s, float scale, const Tiling& t, int variant, int warmup,
                       int reps, uint64_t seed) {
-  check_shape(s);
-  check_tiling(s, t);
   BenchTiming bt;
-  bt.variant = resolve_fa1_variant(variant, t, s.d);
-  check_memory(fa1_device_bytes(s, Dtype::fp32), "Algorithm 1");
-  MemoryTracker::get().reset_peak();
-  const int64_t live0 = MemoryTracker::get().live;
+  bt.variant = check_flash(s, t, Features{}, variant, resolve_fa1_variant, fa1_device_bytes, "Algorithm 1");
+  const PeakSince peak;
   Fa1Buffers b(s, Dtype::fp32);
   b.fill_random_inputs(seed);
   const Fa1Params p = b.params(s, t, scale, Extras{});
   const TimingStats ts = median_ms([&] { run_fa1_launches(p, bt.variant, nullptr); }, warmup, reps);
-  return timed(bt, ts, live0);
+  return timed(bt, ts, peak);
 }
 
 BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, uint64_t seed) {
   check_shape(s);
   device_info();
   check_memory(standard_device_bytes(s), "standard attention (S and P are B x H x Nq x Nk each)");
-  MemoryTracker::get().reset_peak();
-  const int64_t live0 = MemoryTracker::get().live;
+  const PeakSince peak;
   StandardBuffers b = alloc_standard(s);
   fill_random(b.Q.get(), b.Q.size(), seed * 3 + 0);
   fill_random(b.K.get(), b.K.size(), seed * 3 + 1);
   fill_random(b.V.get(), b.V.size(), seed * 3 + 2);
   const TimingStats ts = median_ms([&] { run_standard_launches(b, s, scale, Extras{}); }, warmup, reps);
   BenchTiming bt;
-  return timed(bt, ts, live0);
+  return timed(bt, ts, peak);
 }
 
 BenchTiming bench_fa2(const Shape& s, float scale, const Tiling& t, int variant, const Features& f,
                       int warmup, int reps, uint64_t seed) {
-  check_shape(s);
-  check_tiling(s, t);
-  check_features(f, s);
   BenchTiming bt;
-  bt.variant = resolve_fa2_variant(variant, t, s.d);
-  check_memory(fa2_device_bytes(s, f.dtype), "FlashAttention-2");
-  MemoryTracker::get().reset_peak();
-  const int64_t live0 = MemoryTracker::get().live;
+  bt.variant = check_flash(s, t, f, variant, resolve_fa2_variant, fa2_device_bytes, "FlashAttention-2");
+  const PeakSince peak;
   const DeviceExtras ex(f, s);
   Fa2Buffers b(s, f.dtype);
   b.fill_random_inputs(seed);
   const Fa2Params p = b.params(s, t, scale, ex.x);
   const TimingStats ts = median_ms([&] { fa2_launch(bt.variant, p); }, warmup, reps);
-  return timed(bt, ts, live0);
+  return timed(bt, ts, peak);
 }
 
 }  // namespace flashstep::gpu

@@ -1,11 +1,12 @@
-// The CUDA backend's public interface: plain C++ (no CUDA headers), used by the CLI commands
-// (gpu/commands.cpp) and the tests (tests/gpu/). It takes the same Problem sizes and Tiling as
+// The CUDA backend's public interface: plain C++ (no CUDA headers), used by the GPU subcommands
+// (app/cmd_*.cpp) and the tests (tests/gpu/). It takes the same Problem sizes and Tiling as
 // the CPU engine and returns outputs plus per-j snapshots that line up with the Trace, so
 // "compare the CPU trace with the GPU" is a plain diff.
 //
-// Tensors are float32, row-major, (B, H, N, d): B * H independent heads of (N x d). l, m and lse
-// are (B, H, Nq). With Features::dtype fp16 / bf16 the backend stores Q, K, V and O on the
-// device in that type (rounded to nearest even on upload and on store) and hands back float32. Every problem a user can cause (no GPU, a shape the kernels cannot take,
+// Tensors cross this interface as float32, row-major, (B, H, N, d): B * H independent heads of
+// (N x d). l, m and lse are (B, H, Nq). With Features::dtype fp16 / bf16 the backend stores Q,
+// K, V and O on the device in that type (rounded to nearest even on upload and on store) and
+// hands back float32. Every problem a user can cause (no GPU, a shape the kernels cannot take,
 // block sizes over the shared-memory limit, not enough device memory) is an InputError with
 // one clear line, raised before any device memory is allocated.
 #pragma once
@@ -45,23 +46,21 @@ std::string fa1_v2_configs();  // "(Br, Bc, d) = (64, 16, 64), ..."
 int64_t fa1_device_bytes(const Shape& s, Dtype dtype = Dtype::fp32);
 int64_t standard_device_bytes(const Shape& s);
 
-// Algorithm 2's additions (issue 5), for every schedule: the mask, dropout and storage type.
-//   causal, window_left/right, kv_len: as core/mask.h (bottom-right alignment, -1 = none)
-//   kv_lens: valid key length per batch entry (B values, each 0..Nk); overrides kv_len
-//   dropout p in [0, 1), Philox keyed by seed and (batch, head, row, column): for B = H = 1
-//     the CPU engine's mask exactly
+// Algorithm 2's additions and the storage type, for every schedule: core's AttentionOptions
+// (mask with core/mask.h's rule, dropout p, dtype; Mask::offset is set here from the shape)
+// plus what the GPU adds:
+//   kv_lens: valid key length per batch entry (B values, each 0..Nk); overrides mask.kv_len
+//   seed: Philox's key; the counter is (batch, head, row, column), so for B = H = 1 the
+//     dropout mask is the CPU engine's exactly
 //   dtype: storage type of Q, K, V, O (fa1 and fa2; the standard baseline is float32)
-struct Features {
-  bool causal = false;
-  int64_t window_left = -1, window_right = -1, kv_len = -1;
+struct Features : AttentionOptions {
   std::vector<int64_t> kv_lens;
-  float dropout = 0.0f;
   uint64_t seed = 0;
-  Dtype dtype = Dtype::fp32;
 };
-// The features of a CPU problem (its mask, dropout, seed and dtype), so both sides agree.
-Features features_of(const Problem& p);
-// One clear InputError for each value out of range for the shape (checked before any work).
+// The one way to build Features: a problem's options and seed (and kv_lens, if any).
+Features features_of(const AttentionOptions& o, uint64_t seed, std::vector<int64_t> kv_lens = {});
+// Validates f for the shape: core's validate_options, then the GPU's own (kv_lens), each
+// value out of range one clear InputError, checked before any work.
 void check_features(const Features& f, const Shape& s);
 
 // The state after the last Q block of a given j (Alg1 L13 for i = Tr - 1), all heads.

@@ -5,7 +5,7 @@
 //   DeviceBuffer<T>         cudaMalloc'd array; the MemoryTracker records live and peak bytes
 //   median_ms(fn, w, r)     CUDA events around each of r runs after w warm-up runs; the median
 //
-// Host-only code (backend.cpp, commands.cpp) includes this header too: it needs the CUDA
+// Host-only code (backend.cpp) includes this header too: it needs the CUDA
 // runtime API but no device code.
 #pragma once
 #include <cuda_runtime.h>

@@ -26,6 +26,7 @@
 //   docs/gpu-notes.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
+#include "gpu/flash_block.cuh"
 #include "gpu/kernels.h"
 #include "gpu/register_tile.cuh"
 
@@ -51,108 +52,106 @@ __global__ void fa1_init_kernel(ST* O, float* l, float* m, int64_t o_count, int6
 void fa1_init(const Fa1Params& p) {
   const int64_t o_count = p.heads * p.nq * p.d, rows = p.heads * p.nq;
   const int blocks = int(std::min<int64_t>((o_count + 255) / 256, 65536));
-  switch (p.dtype) {
-    case Storage::fp32: fa1_init_kernel<<<blocks, 256>>>(static_cast<float*>(p.O), p.l, p.m, o_count, rows); break;
-    case Storage::fp16: fa1_init_kernel<<<blocks, 256>>>(static_cast<__half*>(p.O), p.l, p.m, o_count, rows); break;
-    case Storage::bf16:
-      fa1_init_kernel<<<blocks, 256>>>(static_cast<__nv_bfloat16*>(p.O), p.l, p.m, o_count, rows);
-      break;
-  }
+  with_storage(p.dtype, [&](auto st) {
+    fa1_init_kernel<<<blocks, 256>>>(static_cast<decltype(st)*>(p.O), p.l, p.m, o_count, rows);
+  });
   CUDA_CHECK_LAUNCH();
 }
 
 // ---------------------------------------------------------------------------------------------
+// Thread block (i, h) of launch j: its Q block (QBlock), K/V block j with the block's class
+// under the mask (Algorithm 2; every thread computes it, classify_block synchronises), and the
+// head's l_i, m_i in HBM.
+template <typename ST>
+struct Fa1Block : QBlock<ST> {
+  int col0, bc, kind;
+  const ST *Kj, *Vj;
+  float *l, *m;
+  __device__ Fa1Block(const Fa1Params& p, int Br, int Bc, int j)
+      : QBlock<ST>(p, Br),
+        col0(j * Bc),
+        bc(min(Bc, p.nk - col0)),
+        kind(classify_block(this->mask, this->row0, this->br, col0, bc, p.nk)),
+        Kj(this->K + int64_t(col0) * p.d),
+        Vj(this->V + int64_t(col0) * p.d),
+        l(p.l + this->h * p.nq + this->row0),
+        m(p.m + this->h * p.nq + this->row0) {}
+};
+
+// ---------------------------------------------------------------------------------------------
 // Variant 1: plain.
 static int64_t v1_smem_floats(int Br, int Bc, int d) {
-  return int64_t(Br) * d + int64_t(Bc) * (d + 1) + int64_t(Bc) * d + int64_t(Br) * Bc + 5 * int64_t(Br);
+  return PlainTiles::floats(Br, Bc, d) + 5 * int64_t(Br);  // + m_i, l_i, l_i^new, alpha, beta
 }
 
 template <typename ST>
 __global__ void fa1_v1_kernel(Fa1Params p, int j) {
   extern __shared__ float smem[];
   const int d = p.d, Br = p.Br, Bc = p.Bc;
-  const int kld = d + 1;  // K_j row stride: +1 so threads of one S row hit different banks
-  float* Qi = smem;                 // Br x d
-  float* Kj = Qi + Br * d;          // Bc x (d + 1)
-  float* Vj = Kj + Bc * kld;        // Bc x d
-  float* S = Vj + Bc * d;           // Br x Bc: S_ij, then P~_ij
-  float* m_old = S + Br * Bc;       // Br each: m_i, l_i as loaded, l_i^new, alpha, beta
+  const PlainTiles tiles(smem, Br, Bc, d);
+  float *Qi = tiles.Qi, *Kj = tiles.Kj, *Vj = tiles.Vj, *S = tiles.S;
+  const int kld = tiles.kld;
+  float* m_old = tiles.rest;  // Br each: m_i, l_i as loaded, l_i^new, alpha, beta
   float* l_old = m_old + Br;
   float* l_new = l_old + Br;
   float* alpha = l_new + Br;
   float* beta = alpha + Br;
 
-  const int i = blockIdx.x;
-  const int64_t h = blockIdx.y;
-  const int row0 = i * Br, col0 = j * Bc;
-  const int br = min(Br, p.nq - row0), bc = min(Bc, p.nk - col0);
-  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
-  const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
-  if (kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
-  const ST* Qg = static_cast<const ST*>(p.Q) + (h * p.nq + row0) * d;
-  const ST* Kg = static_cast<const ST*>(p.K) + (h * p.nk + col0) * d;
-  const ST* Vg = static_cast<const ST*>(p.V) + (h * p.nk + col0) * d;
-  ST* Og = static_cast<ST*>(p.O) + (h * p.nq + row0) * d;
-  float* lg = p.l + h * p.nq + row0;
-  float* mg = p.m + h * p.nq + row0;
+  const Fa1Block<ST> b(p, Br, Bc, j);
+  if (b.kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
 
   // Alg1 L6: load K_j, V_j from HBM to SRAM
-  plain_load_kv<ST>(Kj, Vj, Kg, Vg, bc, d, kld);
+  plain_load_kv<ST>(Kj, Vj, b.Kj, b.Vj, b.bc, d, kld);
   // Alg1 L8: load Q_i, l_i, m_i from HBM to SRAM (O_i is read element by element in L12)
-  for (int e = threadIdx.x; e < br * d; e += blockDim.x) Qi[e] = to_float(Qg[e]);
-  for (int r = threadIdx.x; r < br; r += blockDim.x) {
-    m_old[r] = mg[r];
-    l_old[r] = lg[r];
+  for (int e = threadIdx.x; e < b.br * d; e += blockDim.x) Qi[e] = to_float(b.Q[e]);
+  for (int r = threadIdx.x; r < b.br; r += blockDim.x) {
+    m_old[r] = b.m[r];
+    l_old[r] = b.l[r];
   }
   __syncthreads();
 
   // Alg1 L9: S_ij = tau Q_i K_j^T
-  plain_scores(S, Bc, Qi, Kj, kld, br, bc, d, mask, kind, row0, col0, p.nk, p.scale);
+  plain_scores(S, Bc, Qi, Kj, kld, b.br, b.bc, d, b.mask, b.kind, b.row0, b.col0, p.nk, p.scale);
   __syncthreads();
 
   // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
   // Alg1 L11: m_i^new, l_i^new; Alg1 L13: write them to HBM (L12 uses the on-chip copies).
-  for (int r = threadIdx.x; r < br; r += blockDim.x) {
+  for (int r = threadIdx.x; r < b.br; r += blockDim.x) {
     float* Sr = S + r * Bc;
     float mt = -INFINITY;
-    for (int c = 0; c < bc; ++c) mt = fmaxf(mt, Sr[c]);
+    for (int c = 0; c < b.bc; ++c) mt = fmaxf(mt, Sr[c]);
     float lt = 0.0f;
-    for (int c = 0; c < bc; ++c) {
-      // A fully masked row (mt = -inf) would give exp(-inf - (-inf)) = NaN: it gets P~ = 0.
-      Sr[c] = mt == -INFINITY ? 0.0f : expf(Sr[c] - mt);
+    for (int c = 0; c < b.bc; ++c) {
+      Sr[c] = softmax_weight(Sr[c], mt);  // 0 in a fully masked row (mt = -inf)
       lt += Sr[c];
       // Algorithm 2: dropout inside the update of O_i (L12); l~_ij keeps the undropped sum.
-      if (p.x.dropout > 0.0f) Sr[c] = dropout_weight(Sr[c], p.x, h, row0 + r, col0 + c);
+      if (p.x.dropout > 0.0f) Sr[c] = dropout_weight(Sr[c], p.x, b.h, b.row0 + r, b.col0 + c);
     }
     const float mnew = merged_max(m_old[r], mt);
     alpha[r] = rescale_factor(m_old[r], mnew);
     beta[r] = rescale_factor(mt, mnew);
     l_new[r] = merged_sum(alpha[r], l_old[r], beta[r], lt);
-    lg[r] = l_new[r];
-    mg[r] = mnew;
+    b.l[r] = l_new[r];
+    b.m[r] = mnew;
   }
   __syncthreads();
 
   // Alg1 L12: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j), write to HBM
-  for (int e = threadIdx.x; e < br * d; e += blockDim.x) {
+  for (int e = threadIdx.x; e < b.br * d; e += blockDim.x) {
     const int r = e / d, c = e % d;
     float pv = 0.0f;
-    for (int k = 0; k < bc; ++k) pv = fmaf(S[r * Bc + k], Vj[k * d + c], pv);
-    Og[e] = from_float<ST>(merged_output(l_old[r], alpha[r], to_float(Og[e]), beta[r], pv, l_new[r]));
+    for (int k = 0; k < b.bc; ++k) pv = fmaf(S[r * Bc + k], Vj[k * d + c], pv);
+    b.O[e] = from_float<ST>(merged_output(l_old[r], alpha[r], to_float(b.O[e]), beta[r], pv, l_new[r]));
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Variant 2: register-tiled.
 template <int BR, int BC, int D>
-struct V2Traits {
-  static_assert(BR % 16 == 0 && BC % 16 == 0 && D % 16 == 0, "16 x 16 threads tile the blocks");
-  static constexpr int kThreads = 256;
-  static constexpr int RM = BR / 16, CM = BC / 16, DM = D / 16;  // per-thread rows / columns
-  static constexpr int QLD = BR + 4, KLD = BC + 4, PLD = BR + 4;  // +4 keeps float4 alignment
-  static constexpr int kQt = D * QLD, kKt = D * KLD, kPt = BC * PLD;
+struct V2Traits : RegisterTiling<BR, BC, D> {
+  using G = RegisterTiling<BR, BC, D>;
   // P~_ij overwrites Q_i^T and K_j^T once L9 is done with them.
-  static constexpr int kRegion0 = (kQt + kKt > kPt) ? kQt + kKt : kPt;
+  static constexpr int kRegion0 = (G::kQt + G::kKt > G::kPt) ? G::kQt + G::kKt : G::kPt;
   static constexpr int kFloats = kRegion0 + BC * D;  // + V_j
   static constexpr int64_t kSmemBytes = int64_t(kFloats) * 4;
 };
@@ -169,24 +168,13 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   float* Vs = smem + T::kRegion0;  // BC x D
 
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  const int i = blockIdx.x;
-  const int64_t h = blockIdx.y;
-  const int row0 = i * BR, col0 = j * BC;
-  const int br = min(BR, p.nq - row0), bc = min(BC, p.nk - col0);
-  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
-  const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
-  if (kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
-  const ST* Qg = static_cast<const ST*>(p.Q) + (h * p.nq + row0) * D;
-  const ST* Kg = static_cast<const ST*>(p.K) + (h * p.nk + col0) * D;
-  const ST* Vg = static_cast<const ST*>(p.V) + (h * p.nk + col0) * D;
-  ST* Og = static_cast<ST*>(p.O) + (h * p.nq + row0) * D;
-  float* lg = p.l + h * p.nq + row0;
-  float* mg = p.m + h * p.nq + row0;
+  const Fa1Block<ST> b(p, BR, BC, j);
+  if (b.kind == KeyMask::empty) return;  // Algorithm 2: entirely masked, no loads, no FLOPs
 
   // Alg1 L6: load K_j (transposed) and V_j from HBM to SRAM; rows past Nk become zeros.
-  load_tile_transposed<BC, D, T::KLD, ST>(Kt, Vs, Kg, Vg, bc, tid);
+  load_tile_transposed<BC, D, T::KLD, ST>(Kt, Vs, b.Kj, b.Vj, b.bc, tid);
   // Alg1 L8: load Q_i (transposed); rows past Nq become zeros and are never written back.
-  load_tile_transposed<BR, D, T::QLD, ST>(Qt, nullptr, Qg, nullptr, br, tid);
+  load_tile_transposed<BR, D, T::QLD, ST>(Qt, nullptr, b.Q, nullptr, b.br, tid);
   __syncthreads();
 
   // Alg1 L9: S_ij = tau Q_i K_j^T, in registers
@@ -194,28 +182,24 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   tile_product<RM, CM, D, T::QLD, T::KLD>(s, Qt, Kt, ty, tx);
   // Columns past Nk, and the masked scores of a partly masked block, become -inf: zero
   // weight in L10.
-  mask_scores<RM, CM>(s, mask, kind, row0 + ty * RM, col0, bc, tx, p.nk, p.scale);
+  mask_scores<RM, CM>(s, b.mask, b.kind, b.row0 + ty * RM, b.col0, b.bc, tx, p.nk, p.scale);
 
   // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
   // Alg1 L8 (rest) and L11: load l_i, m_i; m_i^new, l_i^new and the two rescale factors.
   float l_old[RM], m_new[RM], l_new[RM], alpha[RM], beta[RM];
 #pragma unroll
   for (int r = 0; r < RM; ++r) {
-    float mt = -INFINITY;
-#pragma unroll
-    for (int c = 0; c < CM; ++c) mt = fmaxf(mt, s[r][c]);
-    mt = group16_max(mt);
+    const float mt = tile_row_max<CM>(s[r]);
     float lt = 0.0f;
 #pragma unroll
     for (int c = 0; c < CM; ++c) {
-      // A fully masked row (mt = -inf) would give exp(-inf - (-inf)) = NaN: it gets P~ = 0.
-      s[r][c] = mt == -INFINITY ? 0.0f : expf(s[r][c] - mt);
+      s[r][c] = softmax_weight(s[r][c], mt);  // 0 in a fully masked row (mt = -inf)
       lt += s[r][c];
     }
     lt = group16_sum(lt);
     const int row = ty * RM + r;
-    const float mo = row < br ? mg[row] : -INFINITY;
-    l_old[r] = row < br ? lg[row] : 0.0f;
+    const float mo = row < b.br ? b.m[row] : -INFINITY;
+    l_old[r] = row < b.br ? b.l[row] : 0.0f;
     m_new[r] = merged_max(mo, mt);
     alpha[r] = rescale_factor(mo, m_new[r]);
     beta[r] = rescale_factor(mt, m_new[r]);
@@ -223,7 +207,7 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   }
   __syncthreads();  // every thread is done with Q_i^T and K_j^T: P~_ij takes their place
   // Algorithm 2: dropout inside the update of O_i (L12); l~_ij keeps the undropped sum.
-  if (p.x.dropout > 0.0f) drop_weights<RM, CM>(s, p.x, h, row0 + ty * RM, col0, tx);
+  if (p.x.dropout > 0.0f) drop_weights<RM, CM>(s, p.x, b.h, b.row0 + ty * RM, b.col0, tx);
   store_transposed<RM, CM, T::PLD>(Pt, s, ty, tx);
   __syncthreads();
 
@@ -233,8 +217,8 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
 #pragma unroll
   for (int r = 0; r < RM; ++r) {
     const int row = ty * RM + r;
-    if (row >= br) continue;
-    ST* Orow = Og + int64_t(row) * D;
+    if (row >= b.br) continue;
+    ST* Orow = b.O + int64_t(row) * D;
     if constexpr (DM % 4 == 0 && std::is_same_v<ST, float>) {
 #pragma unroll
       for (int q = 0; q < DM / 4; ++q) {
@@ -259,9 +243,9 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
 #pragma unroll
     for (int r = 0; r < RM; ++r) {
       const int row = ty * RM + r;
-      if (row < br) {
-        lg[row] = l_new[r];
-        mg[row] = m_new[r];
+      if (row < b.br) {
+        b.l[row] = l_new[r];
+        b.m[row] = m_new[r];
       }
     }
   }
@@ -273,61 +257,36 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
   X(64, 16, 64) X(64, 32, 64) X(64, 64, 64) X(64, 128, 64) X(64, 256, 64) \
   X(64, 16, 128) X(64, 32, 128) X(64, 64, 128) X(64, 128, 128)
 
-template <int BR, int BC, int D, typename ST>
-static void launch_v2_typed(const Fa1Params& p, int j) {
-  using T = V2Traits<BR, BC, D>;
-  static int64_t opted = 48 * 1024;
-  opt_in_shared(fa1_v2_kernel<BR, BC, D, ST>, T::kSmemBytes, opted);
-  const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
-  fa1_v2_kernel<BR, BC, D, ST><<<grid, T::kThreads, T::kSmemBytes>>>(p, j);
-  CUDA_CHECK_LAUNCH();
-}
-
 template <int BR, int BC, int D>
 static void launch_v2(const Fa1Params& p, int j) {
-  switch (p.dtype) {
-    case Storage::fp32: return launch_v2_typed<BR, BC, D, float>(p, j);
-    case Storage::fp16: return launch_v2_typed<BR, BC, D, __half>(p, j);
-    case Storage::bf16: return launch_v2_typed<BR, BC, D, __nv_bfloat16>(p, j);
-  }
+  using T = V2Traits<BR, BC, D>;
+  with_storage(p.dtype, [&](auto st) {
+    static int64_t opted = 48 * 1024;  // one per kernel: per (BR, BC, D) and storage type
+    launch_per_q_block(fa1_v2_kernel<BR, BC, D, decltype(st)>, p, T::kThreads, T::kSmemBytes, opted, j);
+  });
 }
 
-template <typename ST>
 static void launch_v1(const Fa1Params& p, int j) {
-  const int64_t bytes = v1_smem_floats(p.Br, p.Bc, p.d) * 4;
-  static int64_t opted = 48 * 1024;  // per storage type: one kernel each
-  opt_in_shared(fa1_v1_kernel<ST>, bytes, opted);
-  const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
-  fa1_v1_kernel<ST><<<grid, 256, size_t(bytes)>>>(p, j);
-  CUDA_CHECK_LAUNCH();
+  with_storage(p.dtype, [&](auto st) {
+    static int64_t opted = 48 * 1024;  // one per kernel: per storage type
+    launch_per_q_block(fa1_v1_kernel<decltype(st)>, p, 256, v1_smem_floats(p.Br, p.Bc, p.d) * 4, opted, j);
+  });
 }
 
-const char* fa1_v2_config_list() {
-  return FS_FA1_V2_CONFIGS(FS_CONFIG_NAME);
+static int64_t v1_smem_bytes(int Br, int Bc, int d) { return v1_smem_floats(Br, Bc, d) * 4; }
+
+static Variants<Fa1Params, int>::V2 v2_instance(int Br, int Bc, int d) {
+#define FS_V2_CASE(br, bc, dd) \
+  if (Br == br && Bc == bc && d == dd) return {V2Traits<br, bc, dd>::kSmemBytes, launch_v2<br, bc, dd>};
+  FS_FA1_V2_CONFIGS(FS_V2_CASE)
+#undef FS_V2_CASE
+  return {};
 }
 
-int64_t fa1_smem_bytes(int variant, int Br, int Bc, int d) {
-  if (variant == 1) return v1_smem_floats(Br, Bc, d) * 4;
-#define FS_SMEM_CASE(br, bc, dd) \
-  if (Br == br && Bc == bc && d == dd) return V2Traits<br, bc, dd>::kSmemBytes;
-  if (variant == 2) { FS_FA1_V2_CONFIGS(FS_SMEM_CASE) }
-#undef FS_SMEM_CASE
-  return -1;
-}
+static const Variants<Fa1Params, int> kFa1 = {v1_smem_bytes, launch_v1, v2_instance, "fa1"};
 
-void fa1_launch_j(int variant, const Fa1Params& p, int j) {
-  if (variant == 1) {
-    switch (p.dtype) {
-      case Storage::fp32: return launch_v1<float>(p, j);
-      case Storage::fp16: return launch_v1<__half>(p, j);
-      case Storage::bf16: return launch_v1<__nv_bfloat16>(p, j);
-    }
-  }
-#define FS_LAUNCH_CASE(br, bc, dd) \
-  if (p.Br == br && p.Bc == bc && p.d == dd) return launch_v2<br, bc, dd>(p, j);
-  FS_FA1_V2_CONFIGS(FS_LAUNCH_CASE)
-#undef FS_LAUNCH_CASE
-  throw std::runtime_error("fa1 variant 2 has no instantiation for these block sizes");  // checked earlier
-}
+const char* fa1_v2_config_list() { return FS_FA1_V2_CONFIGS(FS_CONFIG_NAME); }
+int64_t fa1_smem_bytes(int variant, int Br, int Bc, int d) { return kFa1.smem_bytes(variant, Br, Bc, d); }
+void fa1_launch_j(int variant, const Fa1Params& p, int j) { kFa1.launch(variant, p, j); }
 
 }  // namespace flashstep::gpu

@@ -8,7 +8,7 @@
 // skipped (no loads of K_j, V_j, no FLOPs; classify_block is core/mask.h's rule); a partly
 // masked one sets its masked scores to -inf; dropout drops and rescales the weights of P~_ij by
 // Philox (core/philox.h, keyed by seed and (batch, head, row, column)) just before P~_ij V_j,
-// while l_i sums the undropped weights, as the CPU's FA2 L10. A row that keeps no key ends with
+// while l_i sums the undropped weights, as the CPU's FA2fwd L10. A row that keeps no key ends with
 // l = 0: O = 0 and L = -inf (normalised_output, row_logsumexp).
 // Q, K, V, O are stored as T (float, __half, __nv_bfloat16: --dtype); tiles are converted to
 // float32 on load, arithmetic is float32, O is rounded to nearest even on store.
@@ -25,6 +25,7 @@
 //   docs/gpu-notes.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
+#include "gpu/flash_block.cuh"
 #include "gpu/kernels.h"
 #include "gpu/register_tile.cuh"
 
@@ -35,40 +36,29 @@ namespace flashstep::gpu {
 // ---------------------------------------------------------------------------------------------
 // Variant 1: plain.
 static int64_t fa2_v1_smem_floats(int Br, int Bc, int d) {
-  // Q_i, K_j (+1 padded rows), V_j, S_ij, O_i, and m_i, l_i, alpha per row.
-  return int64_t(Br) * d + int64_t(Bc) * (d + 1) + int64_t(Bc) * d + int64_t(Br) * Bc +
-         int64_t(Br) * d + 3 * int64_t(Br);
+  return PlainTiles::floats(Br, Bc, d) + int64_t(Br) * d + 3 * int64_t(Br);  // + O_i; m_i, l_i, alpha
 }
 
 template <typename T>
 __global__ void fa2_v1_kernel(Fa2Params p) {
   extern __shared__ float smem[];
   const int d = p.d, Br = p.Br, Bc = p.Bc;
-  const int kld = d + 1;  // K_j row stride: +1 so threads of one S row hit different banks
-  float* Qi = smem;            // Br x d
-  float* Kj = Qi + Br * d;     // Bc x (d + 1)
-  float* Vj = Kj + Bc * kld;   // Bc x d
-  float* S = Vj + Bc * d;      // Br x Bc: S_ij, then P~_ij
-  float* Oi = S + Br * Bc;     // Br x d, unnormalised until FA2 L12
+  const PlainTiles tiles(smem, Br, Bc, d);
+  float *Qi = tiles.Qi, *Kj = tiles.Kj, *Vj = tiles.Vj, *S = tiles.S;
+  const int kld = tiles.kld;
+  float* Oi = tiles.rest;      // Br x d, unnormalised until FA2fwd L12
   float* mi = Oi + Br * d;     // Br each
   float* li = mi + Br;
   float* alpha = li + Br;
 
-  const int i = blockIdx.x;
-  const int64_t h = blockIdx.y;
-  const int row0 = i * Br, br = min(Br, p.nq - row0);
-  const T* Qg = static_cast<const T*>(p.Q) + (h * p.nq + row0) * d;
-  const T* Kh = static_cast<const T*>(p.K) + h * p.nk * d;
-  const T* Vh = static_cast<const T*>(p.V) + h * p.nk * d;
-  T* Og = static_cast<T*>(p.O) + (h * p.nq + row0) * d;
-  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+  const QBlock<T> q(p, Br);  // Q block i = blockIdx.x of head h = blockIdx.y
 
-  // FA2 L4: load Q_i from HBM to SRAM. FA2 L5: on chip, O_i = 0, l_i = 0, m_i = -inf.
-  for (int e = threadIdx.x; e < br * d; e += blockDim.x) {
-    Qi[e] = to_float(Qg[e]);
+  // FA2fwd L4: load Q_i from HBM to SRAM. FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf.
+  for (int e = threadIdx.x; e < q.br * d; e += blockDim.x) {
+    Qi[e] = to_float(q.Q[e]);
     Oi[e] = 0.0f;
   }
-  for (int r = threadIdx.x; r < br; r += blockDim.x) {
+  for (int r = threadIdx.x; r < q.br; r += blockDim.x) {
     mi[r] = -INFINITY;
     li[r] = 0.0f;
   }
@@ -76,18 +66,18 @@ __global__ void fa2_v1_kernel(Fa2Params p) {
   for (int j = 0; j < p.Tc; ++j) {
     const int col0 = j * Bc, bc = min(Bc, p.nk - col0);
     __syncthreads();  // the previous j is done with K_j, V_j and P~_ij (and L4/L5 are done)
-    const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
+    const int kind = classify_block(q.mask, q.row0, q.br, col0, bc, p.nk);
     if (kind == KeyMask::empty) continue;  // Algorithm 2: entirely masked, no loads, no FLOPs
-    // FA2 L7: load K_j, V_j from HBM to SRAM
-    plain_load_kv<T>(Kj, Vj, Kh + int64_t(col0) * d, Vh + int64_t(col0) * d, bc, d, kld);
+    // FA2fwd L7: load K_j, V_j from HBM to SRAM
+    plain_load_kv<T>(Kj, Vj, q.K + int64_t(col0) * d, q.V + int64_t(col0) * d, bc, d, kld);
     __syncthreads();
 
-    // FA2 L8: S_ij = tau Q_i K_j^T, masked entries -inf
-    plain_scores(S, Bc, Qi, Kj, kld, br, bc, d, mask, kind, row0, col0, p.nk, p.scale);
+    // FA2fwd L8: S_ij = tau Q_i K_j^T, masked entries -inf
+    plain_scores(S, Bc, Qi, Kj, kld, q.br, bc, d, q.mask, kind, q.row0, col0, p.nk, p.scale);
     __syncthreads();
 
-    // FA2 L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
-    for (int r = threadIdx.x; r < br; r += blockDim.x) {
+    // FA2fwd L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
+    for (int r = threadIdx.x; r < q.br; r += blockDim.x) {
       float* Sr = S + r * Bc;
       float mt = -INFINITY;
       for (int c = 0; c < bc; ++c) mt = fmaxf(mt, Sr[c]);
@@ -95,46 +85,41 @@ __global__ void fa2_v1_kernel(Fa2Params p) {
       alpha[r] = rescale_factor(mi[r], mnew);
       float lt = 0.0f;
       for (int c = 0; c < bc; ++c) {
-        // Nothing kept yet (m_new = -inf) would give exp(-inf - (-inf)) = NaN: P~ = 0.
-        Sr[c] = mnew == -INFINITY ? 0.0f : expf(Sr[c] - mnew);
+        Sr[c] = softmax_weight(Sr[c], mnew);  // 0 while nothing is kept (m_new = -inf)
         lt += Sr[c];
-        // Algorithm 2: dropout just before P~_ij V_j (FA2 L10); l_i sums the undropped weights.
-        if (p.x.dropout > 0.0f) Sr[c] = dropout_weight(Sr[c], p.x, h, row0 + r, col0 + c);
+        // Algorithm 2: dropout just before P~_ij V_j (FA2fwd L10); l_i sums the undropped weights.
+        if (p.x.dropout > 0.0f) Sr[c] = dropout_weight(Sr[c], p.x, q.h, q.row0 + r, col0 + c);
       }
       li[r] = merged_sum(alpha[r], li[r], 1.0f, lt);
       mi[r] = mnew;
     }
     __syncthreads();
 
-    // FA2 L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
-    for (int e = threadIdx.x; e < br * d; e += blockDim.x) {
+    // FA2fwd L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
+    for (int e = threadIdx.x; e < q.br * d; e += blockDim.x) {
       const int r = e / d, c = e % d;
       float pv = 0.0f;
       for (int k = 0; k < bc; ++k) pv = fmaf(S[r * Bc + k], Vj[k * d + c], pv);
-      Oi[e] = alpha[r] * Oi[e] + pv;
+      Oi[e] = accumulated_output(alpha[r], Oi[e], pv);
     }
   }
   __syncthreads();
 
-  // FA2 L12: O_i = diag(l_i)^-1 O_i, once; FA2 L14: write O_i to HBM (rounded to T)
-  for (int e = threadIdx.x; e < br * d; e += blockDim.x)
-    Og[e] = from_float<T>(normalised_output(Oi[e], li[e / d]));
-  // FA2 L13, L15: L_i = m_i + log(l_i), written to HBM
-  for (int r = threadIdx.x; r < br; r += blockDim.x)
-    p.lse[h * p.nq + row0 + r] = row_logsumexp(mi[r], li[r]);
+  // FA2fwd L12: O_i = diag(l_i)^-1 O_i, once; FA2fwd L14: write O_i to HBM (rounded to T)
+  for (int e = threadIdx.x; e < q.br * d; e += blockDim.x)
+    q.O[e] = from_float<T>(normalised_output(Oi[e], li[e / d]));
+  // FA2fwd L13, L15: L_i = m_i + log(l_i), written to HBM
+  for (int r = threadIdx.x; r < q.br; r += blockDim.x)
+    p.lse[q.h * p.nq + q.row0 + r] = row_logsumexp(mi[r], li[r]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Variant 2: register-tiled.
 template <int BR, int BC, int D>
-struct Fa2V2Traits {
-  static_assert(BR % 16 == 0 && BC % 16 == 0 && D % 16 == 0, "16 x 16 threads tile the blocks");
-  static constexpr int kThreads = 256;
-  static constexpr int RM = BR / 16, CM = BC / 16, DM = D / 16;  // per-thread rows / columns
-  static constexpr int QLD = BR + 4, KLD = BC + 4, PLD = BR + 4;  // +4 keeps float4 alignment
-  static constexpr int kQt = D * QLD, kKt = D * KLD, kPt = BC * PLD;
-  static constexpr int kRegion1 = kKt > kPt ? kKt : kPt;  // K_j^T, then P~_ij^T
-  static constexpr int kFloats = kQt + kRegion1 + BC * D;  // + V_j
+struct Fa2V2Traits : RegisterTiling<BR, BC, D> {
+  using G = RegisterTiling<BR, BC, D>;
+  static constexpr int kRegion1 = G::kKt > G::kPt ? G::kKt : G::kPt;  // K_j^T, then P~_ij^T
+  static constexpr int kFloats = G::kQt + kRegion1 + BC * D;      // + V_j
   static constexpr int64_t kSmemBytes = int64_t(kFloats) * 4;
 };
 
@@ -146,22 +131,15 @@ __global__ void __launch_bounds__(256) fa2_v2_kernel(Fa2Params p) {
   float* smem = reinterpret_cast<float*>(smem4);
   float* Qt = smem;                        // D x QLD: Q_i transposed, for the whole loop
   float* Kt = smem + Tr::kQt;              // D x KLD: K_j transposed
-  float* Pt = Kt;                          // BC x PLD: P~_ij transposed (after FA2 L8)
+  float* Pt = Kt;                          // BC x PLD: P~_ij transposed (after FA2fwd L8)
   float* Vs = smem + Tr::kQt + Tr::kRegion1;  // BC x D
 
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  const int i = blockIdx.x;
-  const int64_t h = blockIdx.y;
-  const int row0 = i * BR, br = min(BR, p.nq - row0);
-  const T* Qg = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D;
-  const T* Kh = static_cast<const T*>(p.K) + h * p.nk * D;
-  const T* Vh = static_cast<const T*>(p.V) + h * p.nk * D;
-  T* Og = static_cast<T*>(p.O) + (h * p.nq + row0) * D;
-  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+  const QBlock<T> q(p, BR);  // Q block i = blockIdx.x of head h = blockIdx.y
 
-  // FA2 L4: load Q_i (transposed) from HBM to SRAM; rows past Nq become zeros, never written.
-  load_tile_transposed<BR, D, Tr::QLD, T>(Qt, nullptr, Qg, nullptr, br, tid);
-  // FA2 L5: on chip (registers), O_i = 0, l_i = 0, m_i = -inf
+  // FA2fwd L4: load Q_i (transposed) from HBM to SRAM; rows past Nq become zeros, never written.
+  load_tile_transposed<BR, D, Tr::QLD, T>(Qt, nullptr, q.Q, nullptr, q.br, tid);
+  // FA2fwd L5: on chip (registers), O_i = 0, l_i = 0, m_i = -inf
   float o[RM][DM], l[RM], m[RM];
 #pragma unroll
   for (int r = 0; r < RM; ++r) {
@@ -174,63 +152,59 @@ __global__ void __launch_bounds__(256) fa2_v2_kernel(Fa2Params p) {
   for (int j = 0; j < p.Tc; ++j) {
     const int col0 = j * BC, bc = min(BC, p.nk - col0);
     __syncthreads();  // the previous j is done with P~_ij^T and V_j
-    const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
+    const int kind = classify_block(q.mask, q.row0, q.br, col0, bc, p.nk);
     if (kind == KeyMask::empty) continue;  // Algorithm 2: entirely masked, no loads, no FLOPs
-    // FA2 L7: load K_j (transposed) and V_j from HBM to SRAM; rows past Nk become zeros.
-    load_tile_transposed<BC, D, Tr::KLD, T>(Kt, Vs, Kh + int64_t(col0) * D, Vh + int64_t(col0) * D,
+    // FA2fwd L7: load K_j (transposed) and V_j from HBM to SRAM; rows past Nk become zeros.
+    load_tile_transposed<BC, D, Tr::KLD, T>(Kt, Vs, q.K + int64_t(col0) * D, q.V + int64_t(col0) * D,
                                             bc, tid);
     __syncthreads();
 
-    // FA2 L8: S_ij = tau Q_i K_j^T in registers; masked entries and columns past Nk -inf
+    // FA2fwd L8: S_ij = tau Q_i K_j^T in registers; masked entries and columns past Nk -inf
     float s[RM][CM];
     tile_product<RM, CM, D, Tr::QLD, Tr::KLD>(s, Qt, Kt, ty, tx);
-    mask_scores<RM, CM>(s, mask, kind, row0 + ty * RM, col0, bc, tx, p.nk, p.scale);
+    mask_scores<RM, CM>(s, q.mask, kind, q.row0 + ty * RM, col0, bc, tx, p.nk, p.scale);
 
-    // FA2 L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
+    // FA2fwd L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
     float alpha[RM];
 #pragma unroll
     for (int r = 0; r < RM; ++r) {
-      float mt = -INFINITY;
-#pragma unroll
-      for (int c = 0; c < CM; ++c) mt = fmaxf(mt, s[r][c]);
-      mt = group16_max(mt);
+      const float mt = tile_row_max<CM>(s[r]);
       const float mnew = merged_max(m[r], mt);
       alpha[r] = rescale_factor(m[r], mnew);
       float lt = 0.0f;
 #pragma unroll
       for (int c = 0; c < CM; ++c) {
-        // Nothing kept yet (m_new = -inf) would give exp(-inf - (-inf)) = NaN: P~ = 0.
-        s[r][c] = mnew == -INFINITY ? 0.0f : expf(s[r][c] - mnew);
+        s[r][c] = softmax_weight(s[r][c], mnew);  // 0 while nothing is kept (m_new = -inf)
         lt += s[r][c];
       }
       l[r] = merged_sum(alpha[r], l[r], 1.0f, group16_sum(lt));
       m[r] = mnew;
     }
-    // Algorithm 2: dropout just before P~_ij V_j (FA2 L10); l_i keeps the undropped sum.
-    if (p.x.dropout > 0.0f) drop_weights<RM, CM>(s, p.x, h, row0 + ty * RM, col0, tx);
+    // Algorithm 2: dropout just before P~_ij V_j (FA2fwd L10); l_i keeps the undropped sum.
+    if (p.x.dropout > 0.0f) drop_weights<RM, CM>(s, p.x, q.h, q.row0 + ty * RM, col0, tx);
     __syncthreads();  // every thread is done with K_j^T: P~_ij^T takes its place
     store_transposed<RM, CM, Tr::PLD>(Pt, s, ty, tx);
     __syncthreads();
 
-    // FA2 L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
+    // FA2fwd L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
     float pv[RM][DM];
     tile_product<RM, DM, BC, Tr::PLD, D>(pv, Pt, Vs, ty, tx);
 #pragma unroll
     for (int r = 0; r < RM; ++r)
 #pragma unroll
-      for (int c = 0; c < DM; ++c) o[r][c] = alpha[r] * o[r][c] + pv[r][c];
+      for (int c = 0; c < DM; ++c) o[r][c] = accumulated_output(alpha[r], o[r][c], pv[r][c]);
   }
 
-  // FA2 L12: O_i = diag(l_i)^-1 O_i, once; FA2 L14: write O_i to HBM (rounded to T).
-  // FA2 L13, L15: L_i = m_i + log(l_i) to HBM (one thread per row).
+  // FA2fwd L12: O_i = diag(l_i)^-1 O_i, once; FA2fwd L14: write O_i to HBM (rounded to T).
+  // FA2fwd L13, L15: L_i = m_i + log(l_i) to HBM (one thread per row).
 #pragma unroll
   for (int r = 0; r < RM; ++r) {
     const int row = ty * RM + r;
-    if (row >= br) continue;
-    T* Orow = Og + int64_t(row) * D;
+    if (row >= q.br) continue;
+    T* Orow = q.O + int64_t(row) * D;
 #pragma unroll
     for (int c = 0; c < DM; ++c) Orow[owned_col<DM>(tx, c)] = from_float<T>(normalised_output(o[r][c], l[r]));
-    if (tx == 0) p.lse[h * p.nq + row0 + row] = row_logsumexp(m[r], l[r]);
+    if (tx == 0) p.lse[q.h * p.nq + q.row0 + row] = row_logsumexp(m[r], l[r]);
   }
 }
 
@@ -238,61 +212,36 @@ __global__ void __launch_bounds__(256) fa2_v2_kernel(Fa2Params p) {
 // Br = 64, Bc = 128; d = 128: Br = Bc = 64) and two alternatives at d = 64 for the block sweep.
 #define FS_FA2_V2_CONFIGS(X) X(64, 128, 64) X(64, 64, 64) X(128, 64, 64) X(64, 64, 128)
 
-template <int BR, int BC, int D, typename T>
-static void launch_fa2_v2_typed(const Fa2Params& p) {
-  using Tr = Fa2V2Traits<BR, BC, D>;
-  static int64_t opted = 48 * 1024;
-  opt_in_shared(fa2_v2_kernel<BR, BC, D, T>, Tr::kSmemBytes, opted);
-  const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
-  fa2_v2_kernel<BR, BC, D, T><<<grid, Tr::kThreads, Tr::kSmemBytes>>>(p);
-  CUDA_CHECK_LAUNCH();
-}
-
 template <int BR, int BC, int D>
 static void launch_fa2_v2(const Fa2Params& p) {
-  switch (p.dtype) {
-    case Storage::fp32: return launch_fa2_v2_typed<BR, BC, D, float>(p);
-    case Storage::fp16: return launch_fa2_v2_typed<BR, BC, D, __half>(p);
-    case Storage::bf16: return launch_fa2_v2_typed<BR, BC, D, __nv_bfloat16>(p);
-  }
+  using Tr = Fa2V2Traits<BR, BC, D>;
+  with_storage(p.dtype, [&](auto st) {
+    static int64_t opted = 48 * 1024;  // one per kernel: per (BR, BC, D) and storage type
+    launch_per_q_block(fa2_v2_kernel<BR, BC, D, decltype(st)>, p, Tr::kThreads, Tr::kSmemBytes, opted);
+  });
 }
 
-template <typename T>
 static void launch_fa2_v1(const Fa2Params& p) {
-  const int64_t bytes = fa2_v1_smem_floats(p.Br, p.Bc, p.d) * 4;
-  static int64_t opted = 48 * 1024;  // per storage type: one kernel each
-  opt_in_shared(fa2_v1_kernel<T>, bytes, opted);
-  const dim3 grid(unsigned(p.Tr), unsigned(p.heads));
-  fa2_v1_kernel<T><<<grid, 256, size_t(bytes)>>>(p);
-  CUDA_CHECK_LAUNCH();
+  with_storage(p.dtype, [&](auto st) {
+    static int64_t opted = 48 * 1024;  // one per kernel: per storage type
+    launch_per_q_block(fa2_v1_kernel<decltype(st)>, p, 256, fa2_v1_smem_floats(p.Br, p.Bc, p.d) * 4, opted);
+  });
 }
 
-const char* fa2_v2_config_list() {
-  return FS_FA2_V2_CONFIGS(FS_CONFIG_NAME);
+static int64_t v1_smem_bytes(int Br, int Bc, int d) { return fa2_v1_smem_floats(Br, Bc, d) * 4; }
+
+static Variants<Fa2Params>::V2 v2_instance(int Br, int Bc, int d) {
+#define FS_V2_CASE(br, bc, dd) \
+  if (Br == br && Bc == bc && d == dd) return {Fa2V2Traits<br, bc, dd>::kSmemBytes, launch_fa2_v2<br, bc, dd>};
+  FS_FA2_V2_CONFIGS(FS_V2_CASE)
+#undef FS_V2_CASE
+  return {};
 }
 
-int64_t fa2_smem_bytes(int variant, int Br, int Bc, int d) {
-  if (variant == 1) return fa2_v1_smem_floats(Br, Bc, d) * 4;
-#define FS_SMEM_CASE(br, bc, dd) \
-  if (Br == br && Bc == bc && d == dd) return Fa2V2Traits<br, bc, dd>::kSmemBytes;
-  if (variant == 2) { FS_FA2_V2_CONFIGS(FS_SMEM_CASE) }
-#undef FS_SMEM_CASE
-  return -1;
-}
+static const Variants<Fa2Params> kFa2 = {v1_smem_bytes, launch_fa2_v1, v2_instance, "fa2"};
 
-void fa2_launch(int variant, const Fa2Params& p) {
-  if (variant == 1) {
-    switch (p.dtype) {
-      case Storage::fp32: return launch_fa2_v1<float>(p);
-      case Storage::fp16: return launch_fa2_v1<__half>(p);
-      case Storage::bf16: return launch_fa2_v1<__nv_bfloat16>(p);
-    }
-  }
-#define FS_LAUNCH_CASE(br, bc, dd) \
-  if (p.Br == br && p.Bc == bc && p.d == dd) return launch_fa2_v2<br, bc, dd>(p);
-  FS_FA2_V2_CONFIGS(FS_LAUNCH_CASE)
-#undef FS_LAUNCH_CASE
-  throw std::runtime_error("fa2 variant 2 has no instantiation for these block sizes");  // checked earlier
-}
+const char* fa2_v2_config_list() { return FS_FA2_V2_CONFIGS(FS_CONFIG_NAME); }
+int64_t fa2_smem_bytes(int variant, int Br, int Bc, int d) { return kFa2.smem_bytes(variant, Br, Bc, d); }
+void fa2_launch(int variant, const Fa2Params& p) { kFa2.launch(variant, p); }
 
 }  // namespace flashstep::gpu

@@ -1,8 +1,10 @@
 // Host-side launchers of the kernels in gpu/*.cu. Plain types only, so host code compiled by
 // the C++ compiler (backend.cpp) can call them without seeing device code or Eigen seeing nvcc.
 //
-// Tensors are float32, row-major, laid out (BH, N, d) with BH = B * H heads; l, m, lse are
-// (BH, N). Every launcher checks its launch (CUDA_CHECK_LAUNCH) and returns without waiting.
+// Tensors are row-major, laid out (BH, N, d) with BH = B * H heads. Q, K, V, O of the flash
+// kernels are of the storage type (Storage: float32, fp16 or bf16; void pointers below); S, P of
+// the standard baseline, l, m and lse ((BH, N)) are float32. Every launcher checks its launch
+// (CUDA_CHECK_LAUNCH) and returns without waiting.
 #pragma once
 #include "gpu/device_mask.h"
 

@@ -11,6 +11,19 @@
 
 namespace flashstep::gpu {
 
+// The geometry of variant 2 (fa1, fa2): 256 threads as 16 x 16 over a BR x BC tile of S_ij and
+// a BR x D tile of O_i, each thread holding RM x CM and RM x DM of them in registers; Q_i^T,
+// K_j^T and P~_ij^T in shared memory with row strides QLD, KLD, PLD (+4 keeps float4
+// alignment) and sizes kQt, kKt, kPt floats.
+template <int BR, int BC, int D>
+struct RegisterTiling {
+  static_assert(BR % 16 == 0 && BC % 16 == 0 && D % 16 == 0, "16 x 16 threads tile the blocks");
+  static constexpr int kThreads = 256;
+  static constexpr int RM = BR / 16, CM = BC / 16, DM = D / 16;
+  static constexpr int QLD = BR + 4, KLD = BC + 4, PLD = BR + 4;
+  static constexpr int kQt = D * QLD, kKt = D * KLD, kPt = BC * PLD;
+};
+
 // The n-th of the N columns thread tx (of 16) owns. With N a multiple of 4 they come in float4
 // chunks interleaved across the 16 threads (chunk q starts at 64q + 4tx), so one 128-bit load
 // by 16 threads reads 256 contiguous bytes; otherwise thread tx owns tx*N .. tx*N + N-1.
@@ -61,6 +74,15 @@ __device__ __forceinline__ float group16_sum(float v) {
   return v;
 }
 
+// rowmax of one row of a register tile: the thread's CM columns, then its row group's 16.
+template <int CM>
+__device__ __forceinline__ float tile_row_max(const float (&row)[CM]) {
+  float m = -INFINITY;
+#pragma unroll
+  for (int c = 0; c < CM; ++c) m = fmaxf(m, row[c]);
+  return group16_max(m);
+}
+
 // Copies a ROWS x D tile from global memory into dst transposed (D x LD), and, if given, a
 // second tile (V_j) untransposed into dst2 (ROWS x D). A warp takes 8 rows x 4 float4 chunks:
 // each row's 64 contiguous bytes keep the global loads whole sectors, and with LD = 4 mod 32
@@ -88,7 +110,7 @@ __device__ __forceinline__ void load_tile_transposed(float* dst, float* dst2, co
 
 // acc = A^T B for the thread's rows ty*RM.. and owned columns: A is K x LDA (a transposed
 // tile in shared memory), B is K x LDB; K steps of one contiguous RM-load, one owned CM-load
-// and RM x CM FMAs (Alg1 L9 / FA2 L8 with A = Q_i^T, B = K_j^T; Alg1 L12 / FA2 L10 with
+// and RM x CM FMAs (Alg1 L9 / FA2fwd L8 with A = Q_i^T, B = K_j^T; Alg1 L12 / FA2fwd L10 with
 // A = P~_ij^T, B = V_j).
 template <int RM, int CM, int K, int LDA, int LDB>
 __device__ __forceinline__ void tile_product(float (&acc)[RM][CM], const float* A, const float* B, int ty,

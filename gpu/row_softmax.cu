@@ -62,11 +62,11 @@ __global__ void __launch_bounds__(256) row_softmax_v1_kernel(const float* __rest
   m = wm[0];
   l = wl[0];
   for (int w = 1; w < int(blockDim.x / 32); ++w) merge_stats(m, l, wm[w], wl[w]);
-  // A fully masked row (m = -inf, l = 0) gets P = 0 rather than exp(-inf - (-inf)) = NaN.
+  // A fully masked row (m = -inf, l = 0) gets P = 0 (softmax_weight), not NaN.
   const float inv_l = l == 0.0f ? 0.0f : 1.0f / l;
   // P[c]: zero where masked. With dropout, a separate loop (one uniform branch per row): kept
   // inside the softmax loop, Philox's state made ptxas spill.
-  auto weight = [&](int c) { return (m == -INFINITY || c < lo || c > hi) ? 0.0f : expf(s[c] - m) * inv_l; };
+  auto weight = [&](int c) { return (c < lo || c > hi) ? 0.0f : softmax_weight(s[c], m) * inv_l; };
   if (x.dropout > 0.0f) {
     for (int c = threadIdx.x; c < cols; c += blockDim.x) out[c] = dropout_weight(weight(c), x, h, q, c);
   } else {

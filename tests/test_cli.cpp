@@ -35,7 +35,8 @@ struct Failure {
 }  // namespace
 
 TEST_CASE("bad input gives one clear error line and a non-zero exit and no output file", "[cli][errors]") {
-  const fsys::path dir = fstest::temp_dir();
+  const fstest::TempDir tmp;
+  const fsys::path& dir = tmp.path;
   const Mat q = make_input("random", 10, 4, 1, 0), k = make_input("random", 12, 4, 1, 1);
   write_npy((dir / "q.npy").string(), q);
   write_npy((dir / "k.npy").string(), k);
@@ -113,7 +114,8 @@ TEST_CASE("bad input gives one clear error line and a non-zero exit and no outpu
 }
 
 TEST_CASE("run writes O and lse that match the float64 reference", "[cli]") {
-  const fsys::path dir = fstest::temp_dir();
+  const fstest::TempDir tmp;
+  const fsys::path& dir = tmp.path;
   const std::string D = dir.string() + "/";
   for (const char* sched : {"fa1", "standard"}) {
     CAPTURE(sched);

@@ -22,7 +22,8 @@ std::string line_with(const std::string& text, const std::string& start) {
 }  // namespace
 
 TEST_CASE("run --backward: bad dO and misplaced flags give one error line and no output", "[cli][backward][errors]") {
-  const fsys::path dir = fstest::temp_dir();
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
   const std::string D = dir.string() + "/";
   write_npy(D + "do.npy", make_input("random", 10, 4, 2, 3));
   write_npy(D + "do_shape.npy", make_input("random", 10, 3, 2, 3));
@@ -61,10 +62,11 @@ TEST_CASE("run --backward: bad dO and misplaced flags give one error line and no
 }
 
 TEST_CASE("run --backward writes dQ, dK, dV that match the float64 reference", "[cli][backward]") {
-  const fsys::path dir = fstest::temp_dir();
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
   const std::string D = dir.string() + "/";
   ProblemSpec s;
-  s.nq = 37; s.nk = 53; s.d = 12; s.M = 200; s.seed = 5; s.causal = true;
+  s.nq = 37; s.nk = 53; s.d = 12; s.M = 200; s.seed = 5; s.options.mask.causal = true;
   const Problem p = make_problem(s);
   const Mat dO = make_input("uniform", 37, 12, 99, 0);
   write_npy(D + "do.npy", dO);

@@ -14,21 +14,39 @@ namespace fstest {
 
 inline std::string golden(const std::string& name) { return std::string(FLASHSTEP_GOLDEN_DIR) + "/" + name; }
 
-// A fresh temporary directory per call.
-inline std::filesystem::path temp_dir() {
-  static int counter = 0;
-  auto dir = std::filesystem::temp_directory_path() /
-             ("flashstep_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::filesystem::create_directories(dir);
-  return dir;
+// A fresh temporary directory, removed with all it holds when the test that made it ends.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("flashstep_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;  // never throw from a destructor; a leftover folder is harmless
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// A spec reading a golden case's Q, K, V (tests/golden/NAME.{q,k,v}.npy) with scale tau.
+inline flashstep::ProblemSpec golden_spec(const std::string& name, double scale) {
+  flashstep::ProblemSpec s;
+  s.q_path = fstest::golden(name + ".q.npy");
+  s.k_path = fstest::golden(name + ".k.npy");
+  s.v_path = fstest::golden(name + ".v.npy");
+  s.scale = scale;
+  s.d = flashstep::read_npy_matrix(s.q_path).cols();
+  return s;
 }
 
+// core's run_spec with recording on or off.
 inline flashstep::Trace run_spec(const flashstep::ProblemSpec& s, bool record = true) {
-  const flashstep::Problem p = flashstep::make_problem(s);
-  const flashstep::Tiling t = flashstep::make_tiling(p.nq, p.nk, p.d, p.M, s.br, s.bc);
   flashstep::RunOptions opt;
   opt.record = record;
-  return flashstep::run_problem(p, t, opt);
+  return flashstep::run_spec(s, opt);
 }
 
 // Runs a shell command, returning its exit status; stdout+stderr go to `output`.

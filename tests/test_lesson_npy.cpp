@@ -35,7 +35,8 @@ TEST_CASE("lesson with any vector and block size ends equal to the direct softma
 }
 
 TEST_CASE("npy round trip with 4-D and float64 files", "[npy]") {
-  const auto dir = fstest::temp_dir();
+  const fstest::TempDir tmp;
+  const auto& dir = tmp.path;
   const Mat m = make_input("random", 7, 3, 42, 0);
   write_npy((dir / "m.npy").string(), m);
   CHECK(read_npy_matrix((dir / "m.npy").string()) == m);

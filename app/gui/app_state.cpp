@@ -54,12 +54,12 @@ TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
 std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec) {
   auto v = std::make_unique<RunView>();
   v->spec = spec;
-  const Problem p = make_problem(spec);
-  const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, spec.br, spec.bc);
   RunOptions opt;
   opt.record = true;
   opt.max_trace_bytes = kMaxTraceBytes;
-  v->trace = run_problem(p, t, opt);
+  v->trace = run_spec(spec, opt);
+  const Problem& p = v->trace.problem;
+  const Tiling& t = v->trace.tiling;
 
   // The three schedules on the same inputs and blocks: the shown one is the recorded run, the
   // other two run unrecorded for their totals and outputs. Then the float64 reference, once.
@@ -99,7 +99,10 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec) {
       r.have_error = true;
     }
   } else {
-    v->reference_note = "error against float64 skipped: Nq Nk d is over 4e9 multiply-adds";
+    char note[96];
+    std::snprintf(note, sizeof note, "error against float64 skipped: Nq Nk d is over %.0e multiply-adds",
+                  kMaxReferenceWork);
+    v->reference_note = note;
   }
 
   const Trace& tr = v->trace;
@@ -233,12 +236,7 @@ ProblemSpec ProblemForm::to_spec() const {
   if (!default_scale) s.scale = scale;
   s.seed = uint64_t(seed);
   s.schedule = schedule;
-  s.causal = causal;
-  s.window_left = window_left;
-  s.window_right = window_right;
-  s.kv_len = kv_len;
-  s.dropout = dropout;
-  s.dtype = dtype;
+  s.options = options;
   if (seed < 0) throw InputError("seed must be non-negative");
   const auto& pats = input_patterns();
   s.pattern = pats.at(size_t(std::clamp(pattern, 0, int(pats.size()) - 1)));
@@ -262,12 +260,7 @@ void ProblemForm::from_spec(const ProblemSpec& s) {
   bc = s.bc;
   default_scale = !s.scale.has_value();
   schedule = s.schedule;
-  causal = s.causal;
-  window_left = s.window_left;
-  window_right = s.window_right;
-  kv_len = s.kv_len;
-  dropout = s.dropout;
-  dtype = s.dtype;
+  options = s.options;
   scale = s.scale ? *s.scale : 1.0 / std::sqrt(double(std::max<int64_t>(d, 1)));
   seed = int64_t(s.seed);
   const auto& pats = input_patterns();
@@ -319,7 +312,7 @@ void ProblemForm::validate() {
       sizes.d = s.d;
       sizes.M = s.M;
       sizes.schedule = s.schedule;
-      sizes.dropout = float(s.dropout);
+      sizes.dropout = float(s.options.dropout);
       const Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
       const size_t est = estimate_trace_bytes(sizes, t);
       if (est > kMaxTraceBytes) {
@@ -331,10 +324,8 @@ void ProblemForm::validate() {
         throw InputError(buf);
       }
       // Steps of an unmasked run (a mask skips some: fewer then).
-      const int64_t steps = s.schedule == Schedule::fa1   ? 1 + t.Tc * (1 + 6 * t.Tr)
-                            : s.schedule == Schedule::fa2 ? t.Tr * (6 + 4 * t.Tc)
-                                                          : 3 * t.Tr;
-      const bool masked = s.causal || s.window_left >= 0 || s.window_right >= 0 || s.kv_len >= 0;
+      const int64_t steps = schedule_steps(s.schedule, t);
+      const bool masked = s.options.mask.any();
       char buf[160];
       std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %s%lld steps",
                     (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
@@ -523,23 +514,23 @@ void AppState::run_script(const std::string& script) {
       };
       int64_t* slot = field == "nq" ? &form.nq : field == "nk" ? &form.nk : field == "d" ? &form.d
                     : field == "M" ? &form.M : field == "br" ? &form.br : field == "bc" ? &form.bc
-                    : field == "seed" ? &form.seed : field == "kvlen" ? &form.kv_len : nullptr;
+                    : field == "seed" ? &form.seed : field == "kvlen" ? &form.options.mask.kv_len : nullptr;
       if (slot) {
         *slot = int64_t(number(value));
         if (slot == &form.M) std::snprintf(form.M_kib, sizeof form.M_kib, "%g", double(*slot) * 4.0 / 1024.0);
       } else if (field == "schedule") {
         form.schedule = parse_schedule(value);  // the editor's combo offers only valid names
       } else if (field == "dtype") {
-        form.dtype = parse_dtype(value);
+        form.options.dtype = parse_dtype(value);
       } else if (field == "causal") {
-        form.causal = number(value) != 0;
+        form.options.mask.causal = number(value) != 0;
       } else if (field == "dropout") {
-        form.dropout = number(value);
+        form.options.dropout = number(value);
       } else if (field == "window") {
         std::string right;
         if (!(cs >> right)) throw InputError("script: set window needs LEFT and RIGHT");
-        form.window_left = int64_t(number(value));
-        form.window_right = int64_t(number(right));
+        form.options.mask.window_left = int64_t(number(value));
+        form.options.mask.window_right = int64_t(number(right));
       } else {
         throw InputError("script: set knows nq, nk, d, M, br, bc, seed, schedule, dtype, causal, window, "
                          "kvlen, dropout (got '" + field + "')");

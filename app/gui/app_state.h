@@ -74,11 +74,7 @@ struct ProblemForm {
   char M_kib[32] = "0.25";  // M in KiB of float32, text so "64KiB" and "0.5" both work
   bool default_scale = true;
   Schedule schedule = Schedule::fa1;
-  bool causal = false;
-  int64_t window_left = -1, window_right = -1;  // -1: no limit on that side
-  int64_t kv_len = -1;                          // -1: no key padding
-  double dropout = 0;
-  Dtype dtype = Dtype::fp32;
+  AttentionOptions options;  // mask (window -1: no limit; key length -1: all), dropout, dtype
   double scale = 0.5;
   int64_t seed = 1;
   int pattern = 0;          // index into input_patterns()

@@ -77,7 +77,7 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Go to the load of iteration (i, j): Q_i, O_i, l_i, m_i at Alg1 L8; K_j, V_j at "
-                      "FA2 L7; row block i at Alg0 L1");
+                      "FA2fwd L7; row block i at Alg0 L1");
   if (!s.jump_error.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());

@@ -64,18 +64,18 @@ Preset load_preset(const std::string& path) {
       key = "q"; if (q.contains(key)) s.q_path = q[key].get<std::string>();
       key = "k"; if (q.contains(key)) s.k_path = q[key].get<std::string>();
       key = "v"; if (q.contains(key)) s.v_path = q[key].get<std::string>();
-      key = "causal"; if (q.contains(key)) s.causal = q[key].get<bool>();
+      key = "causal"; if (q.contains(key)) s.options.mask.causal = q[key].get<bool>();
       key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(q[key].get<std::string>());
       key = "window";
       if (q.contains(key)) {
         const auto w = q[key].get<std::vector<int64_t>>();
         if (w.size() != 2) throw InputError("preset " + path + ": \"window\" must be [LEFT, RIGHT]");
-        s.window_left = w[0];
-        s.window_right = w[1];
+        s.options.mask.window_left = w[0];
+        s.options.mask.window_right = w[1];
       }
-      key = "kv_len"; if (q.contains(key)) s.kv_len = q[key].get<int64_t>();
-      key = "dropout"; if (q.contains(key)) s.dropout = q[key].get<double>();
-      key = "dtype"; if (q.contains(key)) s.dtype = parse_dtype(q[key].get<std::string>());
+      key = "kv_len"; if (q.contains(key)) s.options.mask.kv_len = q[key].get<int64_t>();
+      key = "dropout"; if (q.contains(key)) s.options.dropout = q[key].get<double>();
+      key = "dtype"; if (q.contains(key)) s.options.dtype = parse_dtype(q[key].get<std::string>());
     }
     if (j.contains("lesson")) {
       const auto& l = j["lesson"];

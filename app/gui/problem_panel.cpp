@@ -97,22 +97,22 @@ void DrawProblemTab(AppState& s) {
     changed |= ImGui::InputDouble("tau", &f.scale, 0, 0, "%.6g");
   }
   FieldError(f, Field::scale);
-  changed |= ImGui::Checkbox("causal mask", &f.causal);
+  changed |= ImGui::Checkbox("causal mask", &f.options.mask.causal);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bottom-right aligned when Nq != Nk: the last query sees the last key");
-  changed |= pair("##wl", &f.window_left, "window L, R (-1 none)", &f.window_right);
+  changed |= pair("##wl", &f.options.mask.window_left, "window L, R (-1 none)", &f.options.mask.window_right);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Sliding window: row r keeps keys [r + Nk - Nq - LEFT, r + Nk - Nq + RIGHT]; -1 = no limit");
   FieldError(f, Field::window);
-  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.kv_len);
+  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.options.mask.kv_len);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Key padding: only the first KV_LEN keys are valid (0..Nk; -1 = no padding)");
   FieldError(f, Field::kv_len);
-  changed |= ImGui::InputDouble("dropout p", &f.dropout, 0, 0, "%.4g");
+  changed |= ImGui::InputDouble("dropout p", &f.options.dropout, 0, 0, "%.4g");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("P~_ij entries dropped with probability p in [0, 1) (Philox keyed by the seed)");
   FieldError(f, Field::dropout);
   static const char* const kDtypeItems[3] = {"fp32", "fp16", "bf16"};
-  int dt = int(f.dtype);
+  int dt = int(f.options.dtype);
   if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 3)) {
-    f.dtype = Dtype(std::clamp(dt, 0, 2));
+    f.options.dtype = Dtype(std::clamp(dt, 0, 2));
     changed = true;
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32");

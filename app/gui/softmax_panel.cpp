@@ -109,7 +109,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   int first = 0;
   while (first < done && !std::isfinite(v.m_series(row, first))) ++first;
   if (done == 0) {
-    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2 L9" : "Alg1 L11");
+    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2fwd L9" : "Alg1 L11");
   } else if (first == done) {
     ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
   } else {

@@ -1,7 +1,8 @@
 // Shared by the [gpu] test files: skipping without a GPU, fresh seeds, golden files, float
-// comparisons and the tolerances of gpu/commands.cpp.
+// comparisons, the tolerances of app/cmd_verify.cpp, and running one problem on both sides.
 #pragma once
 #include "core/reference.h"
+#include "core/run.h"
 #include "gpu/backend.h"
 
 #include <catch2/catch.hpp>
@@ -16,10 +17,11 @@ namespace gputest {
 
 using namespace flashstep;
 
-constexpr double kTiledTol = 5e-6;    // CPU tiled vs GPU tiled, max_rel (see gpu/commands.cpp)
+constexpr double kTiledTol = 5e-6;    // CPU tiled vs GPU tiled, max_rel (see app/cmd_verify.cpp)
 constexpr double kFloat64Tol = 1e-5;  // either vs float64
 
-// Catch2 v2 has no SKIP: the test prints why and passes.
+// Catch2 v2 has no SKIP: the test prints "SKIPPED: <why>" and returns; ctest reports it as
+// skipped (SKIP_REGULAR_EXPRESSION in tests/gpu/CMakeLists.txt).
 #define REQUIRE_GPU_OR_SKIP()                       \
   do {                                              \
     std::string why_;                               \
@@ -65,6 +67,84 @@ inline double lse_rel(const std::vector<float>& g, const Vec& c, int64_t offset 
 
 // M large enough for the overridden blocks: 2(Br + Bc)d <= M.
 inline int64_t fit_M(int64_t br, int64_t bc, int64_t d) { return 2 * (br + bc) * d; }
+
+inline bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+// The GPU's final O and lse against the CPU engine's (O to o_tol, lse to kTiledTol) and against
+// float64 (kFloat64Tol); no output may be NaN (the backend poisons outputs before a run).
+inline void check_final(const gpu::Result& g, const Problem& p, const Trace& tr, double o_tol = kTiledTol) {
+  REQUIRE(no_nan(g.O));
+  REQUIRE(no_nan(g.lse));
+  CHECK(rel(to_mat(g.O, p.nq, p.d), tr.O) <= o_tol);
+  CHECK(lse_rel(g.lse, tr.lse) <= kTiledTol);
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+  CHECK(compare(to_mat(g.O, p.nq, p.d), ref.O).max_rel <= kFloat64Tol);
+  CHECK(lse_rel(g.lse, ref.lse.cast<float>()) <= kFloat64Tol);
+}
+
+inline gpu::Shape shape_of(const Problem& p) {
+  gpu::Shape s;
+  s.nq = p.nq;
+  s.nk = p.nk;
+  s.d = p.d;
+  return s;
+}
+
+// The CPU engine's final O and lse for a problem.
+inline Trace cpu_run(const Problem& p, const Tiling& t, bool record = false) {
+  RunOptions opt;
+  opt.record = record;
+  return run_problem(p, t, opt);
+}
+
+// The GPU's result for the problem's schedule, features and tiling.
+inline gpu::Result gpu_run(const Problem& p, const Tiling& t, int variant) {
+  const gpu::Features f = gpu::features_of(p.options(), p.seed);
+  if (p.schedule == Schedule::fa2) {
+    gpu::Fa2Options o;
+    o.variant = variant;
+    o.features = f;
+    return gpu::fa2_forward(p.Q.data(), p.K.data(), p.V.data(), shape_of(p), p.scale, t, o);
+  }
+  if (p.schedule == Schedule::fa1) {
+    gpu::Fa1Options o;
+    o.variant = variant;
+    o.features = f;
+    return gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), shape_of(p), p.scale, t, o);
+  }
+  return gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), shape_of(p), p.scale, f);
+}
+
+// A mask case: sizes and core's Mask (offset is set by make_problem).
+struct MaskCase {
+  int64_t nq, nk;
+  Mask mask;
+};
+
+inline ProblemSpec spec_of(const MaskCase& c, int64_t d, uint64_t seed) {
+  ProblemSpec s;
+  s.nq = c.nq;
+  s.nk = c.nk;
+  s.d = d;
+  s.seed = seed;
+  s.options.mask = c.mask;
+  return s;
+}
+
+// GPU against the CPU engine (final O, lse to `tol`) and against float64 (1e-5).
+inline void check_schedule(const ProblemSpec& spec, int64_t br, int64_t bc, int variant, double tol = kTiledTol) {
+  ProblemSpec s = spec;
+  s.M = fit_M(br, bc, s.d);
+  s.br = br;
+  s.bc = bc;
+  const Problem p = make_problem(s);
+  const Tiling t = make_tiling(p);
+  check_final(gpu_run(p, t, variant), p, cpu_run(p, t), tol);
+}
 
 // N(0, 1) values for Q, K, V of a batched shape (heads x rows x d), from one seed.
 struct RandomQKV {

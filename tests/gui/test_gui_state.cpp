@@ -42,12 +42,9 @@ nlohmann::json state_after(const std::string& script) { return state_after(optio
 
 Trace preset_trace(const std::string& name) {
   const gui::Preset p = gui::load_preset(gui::preset_path(name, FLASHSTEP_ASSET_DIR));
-  ProblemSpec spec = p.spec;
-  const Problem prob = make_problem(spec);
-  const Tiling t = make_tiling(prob.nq, prob.nk, prob.d, prob.M, spec.br, spec.bc);
   RunOptions opt;
   opt.record = true;
-  return run_problem(prob, t, opt);
+  return run_spec(p.spec, opt);
 }
 
 float json_float(const nlohmann::json& v) {
@@ -167,9 +164,9 @@ TEST_CASE("standard attention and a window mask set in the editor match the core
   spec.schedule = parse_schedule(schedule);
   spec.nq = 6;
   spec.nk = 10;
-  spec.window_left = 3;
-  spec.window_right = 1;
-  spec.dtype = Dtype::fp16;
+  spec.options.mask.window_left = 3;
+  spec.options.mask.window_right = 1;
+  spec.options.dtype = Dtype::fp16;
   const Problem p = make_problem(spec);
   RunOptions opt;
   const Trace tr = run_problem(p, make_tiling(p.nq, p.nk, p.d, p.M), opt);
@@ -223,7 +220,7 @@ TEST_CASE("jump to i j lands on the first load of that iteration", "[gui]") {
   REQUIRE_THROWS_WITH(state_after("jump 5 0"), Contains("0 <= i < Tr"));
   // FlashAttention-2: the iteration starts with the load of K_j, V_j (FA2 L7).
   const nlohmann::json f = state_after(options("fa1-vs-fa2", 0, 0, "jump 1 1"));
-  REQUIRE(f["line"] == "FA2 L7");
+  REQUIRE(f["line"] == "FA2fwd L7");
   REQUIRE(f["i"] == 1);
   REQUIRE(f["j"] == 1);
   // Causal: tile (0, 2) lies above the diagonal, so Algorithm 1 never visits it.

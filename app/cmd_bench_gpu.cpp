@@ -1,0 +1,253 @@
+// flashstep bench-gpu: Algorithm 1, FlashAttention-2 and standard attention timed on the GPU,
+// and the Bc sweep of the paper's Figure 2 (middle).
+#include "app/commands.h"
+#include "core/closed_form.h"
+#include "core/export.h"
+#include "gpu/backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace flashstep {
+
+namespace {
+
+// The benchmark's (B, H, N, d): B x H x N = rows (at least one head), up to 8 heads per batch.
+gpu::Shape bench_shape(int64_t n, int64_t d, int64_t rows) {
+  const int64_t heads = std::max<int64_t>(1, rows / n);
+  gpu::Shape s;
+  s.H = std::min<int64_t>(heads, 8);
+  s.B = heads / s.H;
+  s.nq = s.nk = n;
+  s.d = d;
+  return s;
+}
+
+// flashstep bench-gpu
+struct BenchFlags {
+  std::vector<int64_t> sizes = {1024, 2048, 4096, 8192, 16384};
+  std::vector<int64_t> dims = {64, 128};
+  std::string M = "128KiB";
+  int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
+  int reps = 20, warmup = 3;
+  int64_t sweep_n = 4096, sweep_d = 64;
+  bool no_sweep = false, no_standard = false, no_fa1 = false, as_json = false;
+  bool causal = false;          // fa2 with a causal mask (fully masked blocks skipped)
+  std::string dtype = "fp32";   // fa2's storage type
+  std::string json_file;  // also write the JSON here (the table still prints)
+  int variant = 0;
+};
+
+int64_t fa1_bytes_predicted(int64_t heads, int64_t n, int64_t d, int64_t Tc) {
+  const TrafficForm f = fa1_traffic(n, n, d, Tc);
+  return 4 * heads * (f.read_elems + f.write_elems);
+}
+int64_t standard_bytes_predicted(int64_t heads, int64_t n, int64_t d) {
+  const TrafficForm f = standard_traffic(n, n, d);
+  return 4 * heads * (f.read_elems + f.write_elems);
+}
+
+// Fraction of the N x N scores a mask keeps (for FLOP counts of masked runs).
+double kept_fraction(const gpu::Features& f, int64_t n) {
+  const Mask& m = f.mask;  // Nq = Nk: offset 0
+  double kept = 0;
+  for (int64_t r = 0; r < n; ++r) kept += double(std::max<int64_t>(0, m.hi(r, n) - m.lo(r) + 1));
+  return kept / (double(n) * double(n));
+}
+
+int run_bench(const BenchFlags& bf) {
+  if (bf.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
+  if (bf.warmup < 1) throw InputError("--warmup must be at least 1");
+  gpu::Features f2;  // fa2's options
+  f2.mask.causal = bf.causal;
+  f2.dtype = parse_dtype(bf.dtype);
+  const gpu::DeviceInfo info = gpu::device_info();
+  const int64_t M = parse_sram_size(bf.M);
+  nlohmann::json rows = nlohmann::json::array(), sweep = nlohmann::json::array();
+  if (!bf.as_json) {
+    std::printf("bench-gpu on %s (%d SMs, %.0f GiB), float32, CUDA events, %d warm-up runs, median of %d\n",
+                info.name.c_str(), info.sm_count, info.total_bytes / 1073741824.0, bf.warmup, bf.reps);
+    std::printf("TFLOP/s = 4 B H N^2 d / time; GB/s = HBM bytes the simulator predicts / time; "
+                "peak = device memory allocated\n");
+    std::printf("fa2: %s storage, %s; its TFLOP/s count the kept scores only\n\n", bf.dtype.c_str(),
+                bf.causal ? "causal (fully masked blocks skipped)" : "no mask");
+    std::printf("%6s %4s %4s %3s %4s %4s %2s | %9s %8s %9s %9s | %9s %8s %9s %9s | %7s | %9s %8s %2s %9s\n",
+                "N", "d", "B", "H", "Br", "Bc", "v", "fa1 ms", "TFLOP/s", "GB/s", "peak MiB", "std ms",
+                "TFLOP/s", "GB/s", "peak MiB", "std/fa1", "fa2 ms", "TFLOP/s", "v", "peak MiB");
+  }
+  for (int64_t d : bf.dims) {
+    for (int64_t n : bf.sizes) {
+      const gpu::Shape s = bench_shape(n, d, bf.rows);
+      const float scale = float(1.0 / std::sqrt(double(d)));
+      const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d);
+      nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"flops", flops}};
+      double fa1_ms = 0, std_ms = 0;
+      if (bf.no_fa1) row["fa1"] = {{"skipped", "--no-fa1"}};
+      else try {
+        const Tiling t = make_tiling(n, n, d, M);
+        const gpu::BenchTiming b = gpu::bench_fa1(s, scale, t, bf.variant, bf.warmup, bf.reps, 7);
+        const int64_t bytes = fa1_bytes_predicted(s.heads(), n, d, t.Tc);
+        fa1_ms = b.median_ms;
+        row["fa1"] = {{"Br", t.Br}, {"Bc", t.Bc}, {"variant", b.variant}, {"median_ms", b.median_ms},
+                      {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps},
+                      {"tflops", flops / (b.median_ms * 1e9)}, {"hbm_bytes_predicted", bytes},
+                      {"gbps", bytes / (b.median_ms * 1e6)}, {"peak_bytes", b.peak_bytes}};
+      } catch (const InputError& e) {
+        row["fa1"] = {{"skipped", e.what()}};
+      }
+      if (!bf.no_standard) {
+        try {
+          const gpu::BenchTiming b = gpu::bench_standard(s, scale, bf.warmup, bf.reps, 7);
+          const int64_t bytes = standard_bytes_predicted(s.heads(), n, d);
+          std_ms = b.median_ms;
+          row["standard"] = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms},
+                             {"reps", b.reps}, {"tflops", flops / (b.median_ms * 1e9)},
+                             {"hbm_bytes_predicted", bytes}, {"gbps", bytes / (b.median_ms * 1e6)},
+                             {"peak_bytes", b.peak_bytes}};
+        } catch (const InputError& e) {
+          row["standard"] = {{"skipped", e.what()}};
+        }
+      }
+      if (fa1_ms > 0 && std_ms > 0) row["standard_over_fa1"] = std_ms / fa1_ms;
+      try {
+        const Tiling t = make_tiling(n, n, d, M);
+        const gpu::BenchTiming b = gpu::bench_fa2(s, scale, t, bf.variant, f2, bf.warmup, bf.reps, 7);
+        const double kept = flops * kept_fraction(f2, n);
+        row["fa2"] = {{"Br", t.Br}, {"Bc", t.Bc}, {"variant", b.variant}, {"median_ms", b.median_ms},
+                      {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps}, {"dtype", bf.dtype},
+                      {"causal", bf.causal}, {"tflops", kept / (b.median_ms * 1e9)}, {"peak_bytes", b.peak_bytes}};
+      } catch (const InputError& e) {
+        row["fa2"] = {{"skipped", e.what()}};
+      }
+      rows.push_back(row);
+      if (!bf.as_json) {
+        std::printf("%6lld %4lld %4lld %3lld", (long long)n, (long long)d, (long long)s.B, (long long)s.H);
+        const auto& f = row["fa1"];
+        if (f.contains("skipped")) std::printf(" | fa1 skipped: %s", f["skipped"].get<std::string>().c_str());
+        else
+          std::printf(" %4lld %4lld %2d | %9.3f %8.2f %9.0f %9.1f", (long long)f["Br"].get<int64_t>(),
+                      (long long)f["Bc"].get<int64_t>(), f["variant"].get<int>(), f["median_ms"].get<double>(),
+                      f["tflops"].get<double>(), f["gbps"].get<double>(),
+                      f["peak_bytes"].get<int64_t>() / 1048576.0);
+        if (row.contains("standard")) {
+          const auto& st = row["standard"];
+          if (st.contains("skipped")) std::printf(" | std skipped: %s", st["skipped"].get<std::string>().c_str());
+          else
+            std::printf(" | %9.3f %8.2f %9.0f %9.1f", st["median_ms"].get<double>(), st["tflops"].get<double>(),
+                        st["gbps"].get<double>(), st["peak_bytes"].get<int64_t>() / 1048576.0);
+        }
+        std::printf(" | %7s", row.contains("standard_over_fa1")
+                                   ? std::to_string(row["standard_over_fa1"].get<double>()).substr(0, 5).c_str()
+                                   : "-");
+        const auto& f2r = row["fa2"];
+        if (f2r.contains("skipped")) std::printf(" | fa2 skipped: %s", f2r["skipped"].get<std::string>().c_str());
+        else
+          std::printf(" | %9.3f %8.2f %2d %9.1f", f2r["median_ms"].get<double>(), f2r["tflops"].get<double>(),
+                      f2r["variant"].get<int>(), f2r["peak_bytes"].get<int64_t>() / 1048576.0);
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+  }
+
+  if (!bf.no_sweep) {
+    // Figure 2 (middle) of the paper: Bc from 16 up to what shared memory allows, d = 64
+    // (--sweep-d), Br = 64, N = sweep_n. M for each point is 4d max(Br, Bc), so the CPU tiling accepts it.
+    const int64_t n = bf.sweep_n, d = bf.sweep_d, br = 64;
+    const gpu::Shape s = bench_shape(n, d, bf.rows);
+    const float scale = float(1.0 / std::sqrt(double(d)));
+    if (!bf.as_json)
+      std::printf("\nBc sweep (Figure 2 middle): N = %lld, d = %lld, Br = %lld, B x H = %lld\n"
+                  "%6s %6s %5s %2s | %14s %9s %8s\n", (long long)n, (long long)d, (long long)br,
+                  (long long)s.heads(), "Bc", "Tc", "smem", "v", "HBM GB (sim)", "fa1 ms", "TFLOP/s");
+    for (int64_t bc = 16; bc <= 1024; bc *= 2) {
+      nlohmann::json pt = {{"Bc", bc}, {"Br", br}, {"n", n}, {"d", d}};
+      const Tiling t = make_tiling(n, n, d, 4 * d * std::max(br, bc), br, bc);
+      const double bytes = double(fa1_bytes_predicted(s.heads(), n, d, t.Tc));
+      pt["hbm_bytes_predicted"] = bytes;
+      pt["Tc"] = t.Tc;
+      try {
+        const gpu::BenchTiming b = gpu::bench_fa1(s, scale, t, 0, bf.warmup, bf.reps, 11);
+        const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d);
+        pt["variant"] = b.variant;
+        pt["smem_bytes"] = gpu::fa1_shared_bytes(b.variant, t, d);
+        pt["median_ms"] = b.median_ms;
+        pt["tflops"] = flops / (b.median_ms * 1e9);
+        if (!bf.as_json)
+          std::printf("%6lld %6lld %4lldK %2d | %14.3f %9.3f %8.2f\n", (long long)bc, (long long)t.Tc,
+                      (long long)(pt["smem_bytes"].get<int64_t>() / 1024), b.variant, bytes / 1e9, b.median_ms,
+                      pt["tflops"].get<double>());
+        sweep.push_back(pt);
+      } catch (const InputError& e) {
+        pt["skipped"] = e.what();
+        sweep.push_back(pt);
+        if (!bf.as_json)
+          std::printf("%6lld %6lld %5s %2s | %14.3f  stop: %s\n", (long long)bc, (long long)t.Tc, "-", "-",
+                      bytes / 1e9, e.what());
+        break;  // larger Bc only needs more shared memory
+      }
+    }
+    // fa2 variant 2 at each block size it is compiled for at this d (the sweep's N and B x H).
+    if (!bf.as_json)
+      std::printf("\nfa2 blocks: N = %lld, d = %lld, B x H = %lld, %s\n%5s %5s | %9s %8s\n", (long long)n,
+                  (long long)d, (long long)s.heads(), bf.dtype.c_str(), "Br", "Bc", "fa2 ms", "TFLOP/s");
+    for (const auto& [br2, bc2] : {std::pair<int64_t, int64_t>{64, 128}, {64, 64}, {128, 64}}) {
+      const Tiling t = make_tiling(n, n, d, 4 * d * std::max(br2, bc2), br2, bc2);
+      nlohmann::json pt = {{"schedule", "fa2"}, {"Br", br2}, {"Bc", bc2}, {"n", n}, {"d", d}};
+      try {
+        const gpu::BenchTiming b = gpu::bench_fa2(s, scale, t, 2, f2, bf.warmup, bf.reps, 11);
+        const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d) * kept_fraction(f2, n);
+        pt["median_ms"] = b.median_ms;
+        pt["tflops"] = flops / (b.median_ms * 1e9);
+        if (!bf.as_json)
+          std::printf("%5lld %5lld | %9.3f %8.2f\n", (long long)br2, (long long)bc2, b.median_ms,
+                      pt["tflops"].get<double>());
+      } catch (const InputError& e) {
+        pt["skipped"] = e.what();
+        if (!bf.as_json) std::printf("%5lld %5lld | skipped: %s\n", (long long)br2, (long long)bc2, e.what());
+      }
+      sweep.push_back(pt);
+    }
+  }
+  if (bf.as_json || !bf.json_file.empty()) {
+    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count},
+                                {"dtype", "float32"}, {"warmup", bf.warmup}, {"reps", bf.reps},
+                                {"rows", rows}, {"sweep", sweep}};
+    if (bf.as_json) std::printf("%s\n", out.dump(1).c_str());
+    if (!bf.json_file.empty()) write_file_atomic(bf.json_file, out.dump(1) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
+
+  // flashstep bench-gpu
+  static BenchFlags bf;
+  auto* b = app.add_subcommand("bench-gpu", "Algorithm 1, FlashAttention-2 and standard attention on the GPU, "
+                                            "and the Bc sweep of the paper's Figure 2 (middle)");
+  b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
+  b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
+  b->add_option("--M", bf.M, "SRAM size that sets Br, Bc by the paper's formulas (default 128KiB)");
+  b->add_option("--rows", bf.rows, "B x H x N: batch x heads fill the GPU with this many rows (default 131072)");
+  b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
+  b->add_option("--warmup", bf.warmup, "untimed runs first (default 3)");
+  b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
+  b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
+  b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
+  b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
+  b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
+  b->add_flag("--no-fa1", bf.no_fa1, "skip Algorithm 1");
+  b->add_flag("--causal", bf.causal, "fa2 with a causal mask (fully masked blocks skipped)");
+  b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
+  b->add_flag("--json", bf.as_json, "print JSON instead of tables");
+  b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
+  b->callback([&set_action] { set_action([] { return run_bench(bf); }); });
+}
+
+}  // namespace flashstep

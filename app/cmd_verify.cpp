@@ -1,0 +1,277 @@
+// flashstep verify: the CPU engine and the GPU on the same inputs; O, l, m compared after
+// every j (fa1) and O, lse at the end (fa2, standard).
+//
+//
+// Tolerance rule (verify):
+//   tiled float32 on the CPU vs tiled float32 on the GPU: max_rel <= 5e-6 for O, l and m, at
+//     every j and at the end. Same algorithm, same blocks, same update functions; only the
+//     summation order inside a dot product and the exp implementation differ (a few ulp).
+//     fa1 is compared after every j (snapshots); fa2 and standard at the end only (O and lse):
+//     fa2's per-j state never leaves the chip, so there is nothing in HBM to compare per j.
+//   each of them vs the float64 reference: max_rel <= 1e-5 for O and lse (masks and dropout
+//     included: the reference takes the same mask and Philox mask).
+//   --dtype fp16 / bf16 (fa2): both sides round the same inputs the same way and compute in
+//     float32, so O differs only where the float32 values fall on different sides of a
+//     rounding boundary: at most one ulp of the stored type, max_rel <= 2^-10 (fp16) or 2^-7
+//     (bf16); lse is float32 and keeps 5e-6. Against float64 the error is the storage
+//     type's, reported but not judged.
+//   max_rel = max|x - ref| / max|ref| (core/reference.h).
+#include "app/commands.h"
+#include "app/commands.h"
+#include "core/export.h"
+#include "core/reference.h"
+#include "gpu/backend.h"
+#include "gpu/trace_align.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace flashstep {
+
+namespace {
+
+constexpr double kTiledTol = 5e-6;
+constexpr double kFloat64Tol = 1e-5;
+
+Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offset = 0) {
+  Mat m(rows, cols);
+  std::copy(v.begin() + offset, v.begin() + offset + rows * cols, m.data());
+  return m;
+}
+
+ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
+
+const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
+
+// One ulp of the storage type relative to the value (fp32: the tiled tolerance).
+double storage_tol(Dtype t, double tiled_tol) {
+  switch (t) {
+    case Dtype::fp16: return std::ldexp(1.0, -10);
+    case Dtype::bf16: return std::ldexp(1.0, -7);
+    default: return tiled_tol;
+  }
+}
+
+Vec to_vec(const std::vector<float>& v, int64_t n) { return Eigen::Map<const Vec>(v.data(), n); }
+
+// lse as a vector (compare() counts -inf on both sides, a fully masked row, as agreement).
+ErrorStats diff_lse(const std::vector<float>& gpu, const Vec& cpu) {
+  return compare(to_vec(gpu, cpu.size()), cpu.cast<double>().eval());
+}
+ErrorStats diff_lse_ref(const std::vector<float>& gpu, const VecD& ref) { return compare(to_vec(gpu, ref.size()), ref); }
+
+// verify for fa2 and standard: the final O and lse of the CPU engine and the GPU.
+int run_verify_final(const Problem& p, const Tiling& t, int variant, double tiled_tol) {
+  gpu::Shape s;
+  s.nq = p.nq;
+  s.nk = p.nk;
+  s.d = p.d;
+  const gpu::Features f = gpu::features_of(p.options(), p.seed);
+  gpu::check_features(f, s);
+  const bool fa2 = p.schedule == Schedule::fa2;
+  if (!fa2 && p.dtype != Dtype::fp32)
+    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; "
+                     "the standard-attention baseline runs in float32 (use --dtype fp32)");
+  const int v = fa2 ? gpu::resolve_fa2_variant(variant, t, p.d) : 0;  // fail fast
+  RunOptions opt;
+  opt.record = false;
+  const Trace tr = run_problem(p, t, opt);
+  gpu::Result g;
+  if (fa2) {
+    gpu::Fa2Options go;
+    go.variant = v;
+    go.features = f;
+    g = gpu::fa2_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
+  } else {
+    g = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, f);
+  }
+  const gpu::DeviceInfo info = gpu::device_info();
+  const double o_tol = storage_tol(p.dtype, tiled_tol);
+  std::printf("verify     %s, CPU engine vs GPU (%s%s), final state\n",
+              fa2 ? "FlashAttention-2" : "standard attention", info.name.c_str(),
+              fa2 ? (", fa2 variant " + std::to_string(g.variant)).c_str() : "");
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
+              (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
+              (unsigned long long)p.seed, dtype_name(p.dtype));
+  std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
+  if (fa2)
+    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M,
+                (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
+  std::printf("note       %s\n", fa2 ? "fa2 keeps O_i, l_i, m_i on chip for the whole inner loop: there is "
+                                       "no per-j state in HBM, so only the final O and lse are compared"
+                                     : "standard attention has no tiles: final O and lse compared");
+  std::printf("tolerance  CPU vs GPU: O max rel <= %.3g%s, lse <= %.0e; each vs float64 <= %.0e%s\n\n",
+              o_tol, p.dtype == Dtype::fp32 ? "" : " (one ulp of the storage type)", tiled_tol,
+              kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported for 16-bit types)");
+  bool ok = true;
+  for (float x : g.O)
+    if (std::isnan(x)) ok = false;
+  for (float x : g.lse)
+    if (std::isnan(x)) ok = false;
+  if (!ok) std::printf("GPU output has NaN elements (unwritten, or a masked row gone wrong)\n");
+  const ErrorStats fo = diff(to_mat(g.O, p.nq, p.d), tr.O);
+  const ErrorStats fl = diff_lse(g.lse, tr.lse);
+  int64_t same = 0;
+  for (int64_t k = 0; k < p.nq * p.d; ++k) same += g.O[size_t(k)] == tr.O.data()[k];
+  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
+  ok = ok && final_ok;
+  std::printf("final      GPU vs CPU:         O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+              fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
+  std::printf("           O elements bit-identical: %lld of %lld\n", (long long)same, (long long)(p.nq * p.d));
+  if (reference_affordable(p.nq, p.nk, p.d)) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
+    Vec clse = tr.lse;
+    const ErrorStats co = compare(tr.O, ref.O),
+                     cl = diff_lse_ref(std::vector<float>(clse.data(), clse.data() + clse.size()), ref.lse);
+    const bool judged = p.dtype == Dtype::fp32;
+    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
+    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
+    ok = ok && g_ok && c_ok;
+    std::printf("           GPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
+    std::printf("           CPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
+  } else {
+    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
+  }
+  std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
+  return ok ? 0 : 1;
+}
+
+int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
+  const Problem p = make_problem(rf.to_spec());
+  const Tiling t = make_tiling(p);
+  if (p.schedule != Schedule::fa1) return run_verify_final(p, t, variant, tiled_tol);
+  gpu::Shape s;
+  s.nq = p.nq;
+  s.nk = p.nk;
+  s.d = p.d;
+  const int v = gpu::resolve_fa1_variant(variant, t, p.d);  // fail fast, before the CPU run
+
+  RunOptions opt;
+  opt.record = true;
+  Trace tr;
+  bool recorded = true;
+  try {
+    tr = run_problem(p, t, opt);
+  } catch (const InputError& e) {  // the trace would be too large: compare final state only
+    recorded = false;
+    opt.record = false;
+    tr = run_problem(p, t, opt);
+    std::printf("note: %s; comparing the final state only\n", e.what());
+  }
+  gpu::Fa1Options go;
+  go.variant = v;
+  go.snapshots = recorded;
+  go.features = gpu::features_of(p.options(), p.seed);
+  const gpu::Result g = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
+  const gpu::DeviceInfo info = gpu::device_info();
+
+  std::printf("verify     Algorithm 1, CPU step engine vs GPU (%s, fa1 variant %d)\n",
+              info.name.c_str(), g.variant);
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
+              (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
+              (unsigned long long)p.seed, dtype_name(p.dtype));
+  std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M,
+              (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
+  std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
+  // fa1 rounds O to the storage type at every j: a one-ulp disagreement at one j carries into
+  // the next update, so 16-bit O gets two ulp.
+  const bool judged = p.dtype == Dtype::fp32;
+  const double o_tol = judged ? tiled_tol : 2 * storage_tol(p.dtype, tiled_tol);
+  std::printf("tolerance  CPU tiled vs GPU tiled max rel <= %.0e (O: %.3g); each vs float64 <= %.0e%s\n\n",
+              tiled_tol, o_tol, kFloat64Tol, judged ? "" : " (fp32 only; reported for 16-bit types)");
+
+  bool ok = true;
+  double worst[3] = {0, 0, 0};
+  if (recorded) {
+    const std::vector<size_t> at = gpu::fa1_steps_after_each_j(tr);
+    Cursor c(tr);
+    const bool print_all = t.Tc <= 64;
+    std::printf("%6s | %10s %10s | %10s %10s | %10s %10s |\n", "j", "O abs", "O rel", "l abs",
+                "l rel", "m abs", "m rel");
+    for (int64_t j = 0; j < t.Tc; ++j) {
+      c.seek(at[size_t(j)]);
+      const gpu::Snapshot& sn = g.snapshots[size_t(j)];
+      const ErrorStats eo = diff(to_mat(sn.O, p.nq, p.d), c.hbm(Tensor::O));
+      const ErrorStats el = diff(to_mat(sn.l, p.nq, 1), c.hbm(Tensor::l));
+      const ErrorStats em = diff(to_mat(sn.m, p.nq, 1), c.hbm(Tensor::m));
+      worst[0] = std::max(worst[0], eo.max_rel);
+      worst[1] = std::max(worst[1], el.max_rel);
+      worst[2] = std::max(worst[2], em.max_rel);
+      const bool jok = eo.max_rel <= o_tol && el.max_rel <= tiled_tol && em.max_rel <= tiled_tol;
+      ok = ok && jok;
+      if (print_all || j < 4 || j >= t.Tc - 4 || !jok)
+        std::printf("%6lld | %10.3g %10.3g | %10.3g %10.3g | %10.3g %10.3g | %s\n", (long long)j,
+                    eo.max_abs, eo.max_rel, el.max_abs, el.max_rel, em.max_abs, em.max_rel,
+                    verdict(jok));
+      else if (j == 4)
+        std::printf("%6s | (rows for j = 4 .. %lld not printed; each within tolerance unless listed)\n",
+                    "...", (long long)(t.Tc - 5));
+    }
+    std::printf("worst over j: O rel %.3g, l rel %.3g, m rel %.3g\n\n", worst[0], worst[1], worst[2]);
+  }
+
+  // Final state.
+  const ErrorStats fo = diff(to_mat(g.O, p.nq, p.d), tr.O);
+  const ErrorStats fl = diff_lse(g.lse, tr.lse);
+  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
+  ok = ok && final_ok;
+  std::printf("final      GPU vs CPU tiled:   O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+              fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
+  if (recorded) {
+    Cursor c(tr);
+    c.run_to_end();
+    const ErrorStats el = diff(to_mat(g.l, p.nq, 1), c.hbm(Tensor::l));
+    const ErrorStats em = diff(to_mat(g.m, p.nq, 1), c.hbm(Tensor::m));
+    const bool lm_ok = el.max_rel <= tiled_tol && em.max_rel <= tiled_tol;
+    ok = ok && lm_ok;
+    std::printf("           GPU vs CPU tiled:   l abs %.3g rel %.3g; m abs %.3g rel %.3g  %s\n",
+                el.max_abs, el.max_rel, em.max_abs, em.max_rel, verdict(lm_ok));
+  }
+  if (reference_affordable(p.nq, p.nk, p.d)) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
+    const ErrorStats co = compare(tr.O, ref.O),
+                     cl = diff_lse_ref(std::vector<float>(tr.lse.data(), tr.lse.data() + tr.lse.size()), ref.lse);
+    gpu::Features sf = go.features;
+    sf.dtype = Dtype::fp32;  // the standard baseline is float32 on the GPU
+    const gpu::Result st = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, sf);
+    const ErrorStats so = compare(to_mat(st.O, p.nq, p.d), ref.O), sl = diff_lse_ref(st.lse, ref.lse);
+    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
+    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
+    const bool s_ok = so.max_rel <= kFloat64Tol && sl.max_rel <= kFloat64Tol;
+    ok = ok && g_ok && c_ok && s_ok;
+    std::printf("           GPU fa1 vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
+    std::printf("           CPU fa1 vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
+    std::printf("           GPU standard (float32) vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                so.max_abs, so.max_rel, sl.max_abs, sl.max_rel, verdict(s_ok));
+  } else {
+    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
+  }
+  std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, const SetAction& set_action) {
+  // flashstep verify
+  static RunFlags vf;
+  static int v_variant = 0;
+  static double v_tol = kTiledTol;
+  auto* verify = app.add_subcommand("verify", "run the CPU engine and the GPU on the same inputs; "
+                                              "compare O, l, m after every j (fa1) and O, lse at the end");
+  add_run_flags(verify, vf);
+  verify->add_option("--variant", v_variant, "fa1/fa2 kernel variant: 0 automatic (default), 1 plain, 2 register-tiled");
+  verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
+  verify->callback([&set_action] { set_action([] { return run_verify(vf, v_variant, v_tol); }); });
+}
+
+}  // namespace flashstep
