@@ -1,9 +1,18 @@
 // Trace exporters. JSON schema (documented in README, "Trace formats"):
 //   { "problem": {nq, nk, d, M, Br, Bc, Tr, Tc, scale, schedule, dtype, seed, pattern},
 //     "steps": [ {index, line, label, i, j, text, hbm_read_bytes, hbm_write_bytes,
-//                 hbm_read_total, hbm_write_total, flops, sram_bytes, sram: {slot: bytes},
+//                 hbm_read_total, hbm_write_total, dram_read_bytes, dram_write_bytes,
+//                 dram_read_total, dram_write_total, flops, sram_bytes, sram: {slot: bytes},
 //                 values: {m_tilde, l_tilde, m_old, l_old, m_new, l_new, alpha, beta}} ],
-//     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, steps} }
+//     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, peak_tile_bytes,
+//                steps, dram_read_bytes, dram_write_bytes,
+//                l2: {bytes, gpu, heads, line_bytes, blocks_per_sm, slots, hit_bytes,
+//                     final_writeback_bytes, all_heads_dram_read_bytes,
+//                     all_heads_dram_write_bytes}  (only with --l2/--gpu)} }
+//   dram_*: bytes between the L2 and DRAM of the head the trace shows (docs/l2-model.md);
+//   equal to hbm_* without an L2 model. With one, totals.dram_write_bytes includes
+//   l2.final_writeback_bytes, which no step carries. CSV: the step columns, then
+//   dram_read_bytes, dram_write_bytes.
 #pragma once
 #include "core/trace.h"
 

@@ -24,6 +24,8 @@
 
 namespace flashstep {
 
+struct AccessLog;  // l2_cache.h
+
 enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, count };  // L: lse (FlashAttention-2)
 constexpr int kTensors = static_cast<int>(Tensor::count);
 const char* tensor_name(Tensor t);
@@ -80,7 +82,11 @@ class Hbm {
       for (int64_t r = 0; r < dst.rows(); ++r) round_in_place(dtype_, &dst(r, 0), dst.cols());
     traffic_.written[idx(t)] += int64_t(block.size()) * bytes(t);
     if (log_) log_write(t, row0, block.rows());
+    if (access_log_) log_access(t, true, row0, block.rows());
   }
+  // While set, every load and store is also appended here, for the L2 model (l2_cache.h).
+  void set_access_log(AccessLog* log) { access_log_ = log; }
+  void log_access(Tensor t, bool store, int64_t row0, int64_t rows);
   // While set, every store is also appended here (the Recorder uses it to replay HBM state).
   void set_write_log(std::vector<HbmWrite>* log) { log_ = log; }
   const Traffic& traffic() const { return traffic_; }
@@ -95,6 +101,7 @@ class Hbm {
   std::array<Mat, kTensors> data_;
   Traffic traffic_;
   std::vector<HbmWrite>* log_ = nullptr;
+  AccessLog* access_log_ = nullptr;
   Dtype dtype_;
 };
 

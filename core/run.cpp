@@ -62,6 +62,10 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   Trace tr;
   tr.problem = p;
   tr.tiling = t;
+  if (opt.l2) {
+    tr.totals.l2.enabled = true;
+    tr.totals.l2.config = *opt.l2;
+  }
   if (opt.record) tr.steps.reserve(size_t(1 + t.Tc * (1 + 6 * t.Tr)));
   switch (p.schedule) {
     case Schedule::fa1: run_fa1(tr, opt.record); break;

@@ -2,6 +2,8 @@
 #pragma once
 #include "core/trace.h"
 
+#include <optional>
+
 namespace flashstep {
 
 // Estimated bytes of a recorded trace (steps, tiles, HBM writes), computed before running.
@@ -13,6 +15,7 @@ struct RunOptions {
   bool record = true;
   size_t max_trace_bytes = size_t(1) << 30;  // 1 GiB
   size_t max_hbm_bytes = size_t(8) << 30;    // 8 GiB
+  std::optional<L2Config> l2;                 // the L2 model (l2_cache.h); none: DRAM = HBM
 };
 
 // Runs p with tiling t. If recording was asked for but the estimate exceeds the limit,

@@ -16,10 +16,12 @@ class ScheduleContext {
     hbm.put(Tensor::K, tr.problem.K);
     hbm.put(Tensor::V, tr.problem.V);
     if (record) rec_.emplace(tr, hbm, sram);
+    if (tr.totals.l2.enabled) hbm.set_access_log(&access_log_);
   }
   // Around each pseudocode line. begin returns the step to fill, or null on the fast path.
   Step* begin(Line line, int64_t i, int64_t j) {
     ++steps_;
+    if (tr_.totals.l2.enabled) access_log_.begin_step(line, i, j);
     return rec_ ? &rec_->begin(line, i, j) : nullptr;
   }
   void end(int64_t flops) {
@@ -35,6 +37,9 @@ class ScheduleContext {
     tot.peak_sram_bytes = sram.peak_bytes();
     tot.peak_tile_bytes = sram.peak_tile_bytes();
     tot.steps = steps_;
+    tot.dram_read_bytes = tot.hbm_read_bytes;
+    tot.dram_write_bytes = tot.hbm_write_bytes;
+    if (tot.l2.enabled) apply_l2_model(tr_, access_log_);
   }
 
  private:
@@ -46,6 +51,7 @@ class ScheduleContext {
 
  private:
   std::optional<Recorder> rec_;
+  AccessLog access_log_;  // filled only with the L2 model on
   int64_t flops_ = 0, steps_ = 0;
 };
 
