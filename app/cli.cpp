@@ -157,6 +157,10 @@ void print_dram_summary(const Trace& t) {
                 (long long)c.heads, 1e-9 * double(T.l2.all_heads_read_bytes),
                 1e-9 * double(T.l2.all_heads_write_bytes), 1e-9 * double(T.hbm_read_bytes * c.heads),
                 1e-9 * double(T.hbm_write_bytes * c.heads));
+  if (c.ncu)
+    std::printf("as ncu     DRAM read %.4g GB, write %.4g GB, all heads (L2 flushed and emptied "
+                "before each kernel; write-backs between kernels not counted)\n",
+                1e-9 * double(T.l2.ncu_read_bytes), 1e-9 * double(T.l2.ncu_write_bytes));
 }
 
 void print_summary(const Trace& t, bool recorded) {
@@ -253,6 +257,8 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   run->add_option("--l2", l2_size, "L2 cache between HBM and SRAM in bytes, or KiB/MiB (e.g. 50MiB): adds DRAM bytes (docs/l2-model.md)");
   run->add_option("--gpu", l2_gpu, "GPU whose SMs and shared memory set the L2 model's concurrency: h200 or a100 (alone: its L2 size)");
   auto* heads_opt = run->add_option("--heads", l2_heads, "heads (B x H) the GPU runs together, sharing the L2 (default 1)");
+  static bool l2_ncu = false;
+  run->add_flag("--ncu", l2_ncu, "with the L2 model, also count DRAM bytes as Nsight Compute does (L2 flushed before each kernel)");
   run->callback([&set_action, heads_opt] {
     set_action([heads_opt] {
       const Problem p = make_problem(rf.to_spec());
@@ -260,7 +266,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       RunOptions opt;
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
       opt.max_trace_bytes = size_t(std::max<int64_t>(max_trace_mib, 1)) << 20;
-      opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0);
+      opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
       const Trace tr = run_problem(p, t, opt);
       // Serialise everything first, then write: a failure leaves no partial file.
       if (!trace_json.empty()) write_file_atomic(trace_json, trace_to_json(tr).dump(1) + "\n");

@@ -83,6 +83,10 @@ json trace_to_json(const Trace& t) {
                     {"final_writeback_bytes", T.l2.final_writeback_bytes},
                     {"all_heads_dram_read_bytes", T.l2.all_heads_read_bytes},
                     {"all_heads_dram_write_bytes", T.l2.all_heads_write_bytes}};
+  if (T.l2.enabled && T.l2.config.ncu) {
+    totals["l2"]["ncu_dram_read_bytes"] = T.l2.ncu_read_bytes;
+    totals["l2"]["ncu_dram_write_bytes"] = T.l2.ncu_write_bytes;
+  }
   return {{"problem", problem_json(t)}, {"steps", steps}, {"totals", totals}};
 }
 

@@ -8,7 +8,8 @@
 //                steps, dram_read_bytes, dram_write_bytes,
 //                l2: {bytes, gpu, heads, line_bytes, blocks_per_sm, slots, hit_bytes,
 //                     final_writeback_bytes, all_heads_dram_read_bytes,
-//                     all_heads_dram_write_bytes}  (only with --l2/--gpu)} }
+//                     all_heads_dram_write_bytes, ncu_dram_read_bytes, ncu_dram_write_bytes
+//                     (these two with --ncu)}  (l2 only with --l2/--gpu)} }
 //   dram_*: bytes between the L2 and DRAM of the head the trace shows (docs/l2-model.md);
 //   equal to hbm_* without an L2 model. With one, totals.dram_write_bytes includes
 //   l2.final_writeback_bytes, which no step carries. CSV: the step columns, then

@@ -50,12 +50,15 @@ int64_t parse_byte_size(const std::string& text, const std::string& flag) {
 }
 
 std::optional<L2Config> l2_config_from_flags(const std::string& l2, const std::string& gpu,
-                                             int64_t heads, bool heads_given) {
+                                             int64_t heads, bool heads_given, bool ncu) {
   if (l2.empty() && gpu.empty()) {
-    if (heads_given) throw InputError("--heads is for the L2 model: give --l2 SIZE or --gpu NAME too");
+    if (heads_given || ncu)
+      throw InputError(std::string(heads_given ? "--heads" : "--ncu") +
+                       " is for the L2 model: give --l2 SIZE or --gpu NAME too");
     return std::nullopt;
   }
   L2Config c;
+  c.ncu = ncu;
   if (!gpu.empty()) c.gpu = gpu;
   const GpuSpec& g = find_gpu(c.gpu);
   c.bytes = l2.empty() ? g.l2_bytes : parse_byte_size(l2, "--l2");
@@ -183,10 +186,15 @@ class LruL2 {
     e.valid.add(m);
     e.dirty.add(m);
   }
-  // At the end: every line still dirty is written back once.
-  Written flush() const {
+  // Every line still dirty is written back once; with `invalidate`, the cache is emptied.
+  Written flush(bool invalidate) {
     Written w;
     for (int32_t n = head_; n >= 0; n = nodes_[n].next) w.add(nodes_[n].line, nodes_[n].dirty.count());
+    if (invalidate) {
+      nodes_.clear();
+      where_.clear();
+      head_ = tail_ = -1;
+    }
     return w;
   }
 
@@ -243,7 +251,7 @@ class LruL2 {
 }  // namespace
 
 L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int64_t Tr,
-                   int64_t Tc, int64_t heads, int64_t slots) {
+                   int64_t Tc, int64_t heads, int64_t slots, bool flush_per_kernel) {
   constexpr int64_t kLine = L2Config::kLineBytes;
   L2Replay r;
   r.step_read.assign(log.steps.size(), 0);
@@ -268,7 +276,14 @@ L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int
 
   const int64_t lines = capacity_bytes / kLine;
   LruL2 cache(lines);
+  int64_t kernel = order.empty() ? 0 : order.front().key.kernel;
   for (const Issue& is : order) {
+    if (flush_per_kernel && is.key.kernel != kernel) {
+      const int64_t flushed = cache.flush(true).all;
+      r.outside_kernels_write += flushed;
+      r.all_write += flushed;
+      kernel = is.key.kernel;
+    }
     const MemAccess& a = log.accesses[is.access];
     const bool head0 = is.head == 0;
     int64_t read = 0;
@@ -293,9 +308,10 @@ L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int
     if (head0) r.step_read[a.step] += read;
     r.step_write[a.step] += written.head0;  // head 0's lines, evicted by whichever head
   }
-  const LruL2::Written flushed = cache.flush();
+  const LruL2::Written flushed = cache.flush(false);
   r.final_writeback = flushed.head0;
   r.all_write += flushed.all;
+  r.outside_kernels_write += flushed.all;
   for (size_t k = 0; k < r.step_read.size(); ++k) {
     r.read += r.step_read[k];
     r.write += r.step_write[k];
@@ -311,7 +327,13 @@ void apply_l2_model(Trace& tr, const AccessLog& log) {
   const int64_t tile_bytes = (2 * t.Br + 2 * t.Bc) * p.d * p.bytes_per_elem;  // Q_i, K_j, V_j, O_i
   l2.plan = plan_l2(l2.config, tile_bytes);
   const L2Replay r = replay_l2(log, l2.config.bytes, p.schedule, t.Tr, t.Tc, l2.config.heads,
-                               l2.plan.slots);
+                               l2.plan.slots, false);
+  if (l2.config.ncu) {
+    const L2Replay n = replay_l2(log, l2.config.bytes, p.schedule, t.Tr, t.Tc, l2.config.heads,
+                                 l2.plan.slots, true);
+    l2.ncu_read_bytes = n.all_read;
+    l2.ncu_write_bytes = n.all_write - n.outside_kernels_write;
+  }
   l2.hit_bytes = r.hit;
   l2.all_heads_read_bytes = r.all_read;
   l2.all_heads_write_bytes = r.all_write;

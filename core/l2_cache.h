@@ -48,14 +48,15 @@ struct L2Config {
   int64_t bytes = 0;   // the whole L2, shared by every head
   std::string gpu = "h200";
   int64_t heads = 1;   // heads (B x H) the GPU runs in the same kernels, sharing the L2
+  bool ncu = false;    // also replay as Nsight Compute measures (L2Totals::ncu_*)
   static constexpr int kLineBytes = 128;  // an NVIDIA L2 line (4 sectors of 32 B)
   static constexpr int64_t kMaxHeads = 4096;  // head numbers fit the top 12 bits of an address
 };
 
-// The command line's --l2 SIZE, --gpu NAME, --heads H (empty strings: not given). No L2 model
+// The command line's --l2 SIZE, --gpu NAME, --heads H, --ncu (empty strings: not given). No L2 model
 // unless --l2 or --gpu is given; --gpu alone takes that GPU's L2 size. Throws InputError.
 std::optional<L2Config> l2_config_from_flags(const std::string& l2, const std::string& gpu,
-                                             int64_t heads, bool heads_given);
+                                             int64_t heads, bool heads_given, bool ncu = false);
 
 // What the GPU's concurrency comes to for one problem (fa1, fa2; standard streams).
 struct L2Plan {
@@ -73,6 +74,10 @@ struct L2Totals {
   int64_t hit_bytes = 0;              // head 0's load bytes served by the L2
   int64_t final_writeback_bytes = 0;  // head 0's dirty bytes written back at the end
   int64_t all_heads_read_bytes = 0, all_heads_write_bytes = 0;  // DRAM, every head
+  // With config.ncu, every head's DRAM bytes as Nsight Compute counts them: its default cache
+  // control flushes and invalidates the L2 before each kernel, and the write-backs between
+  // kernels (dirty lines a kernel leaves behind) belong to no kernel.
+  int64_t ncu_read_bytes = 0, ncu_write_bytes = 0;
 };
 
 // One load (HBM -> SRAM) or store (SRAM -> HBM): a contiguous byte range of a tensor.
@@ -102,15 +107,18 @@ struct L2Replay {
   std::vector<int64_t> step_read, step_write;
   int64_t read = 0, write = 0, hit = 0, final_writeback = 0;
   int64_t all_read = 0, all_write = 0;
+  int64_t outside_kernels_write = 0;  // every head: flushes between kernels and at the end
 };
 
 // Replays the log of one head, for `heads` heads with their own copies of every tensor,
 // through one LRU of `capacity_bytes` (rounded down to whole lines), in the order a GPU with
 // `slots` blocks in flight would issue it. A load's missed bytes count to the head that
 // loads; a write-back counts to the head whose line it is, at the step (of whichever head)
-// that evicted it. Deterministic: the same log gives the same numbers.
+// that evicted it. With flush_per_kernel, the L2 is written back and emptied between kernels
+// (fa1: Alg1 L2 and each j; standard: each pass), as Nsight Compute does before each kernel.
+// Deterministic: the same log gives the same numbers.
 L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int64_t Tr,
-                   int64_t Tc, int64_t heads, int64_t slots);
+                   int64_t Tc, int64_t heads, int64_t slots, bool flush_per_kernel = false);
 
 // Plans the concurrency for the trace's problem (tr.totals.l2.config), replays the log and
 // fills the steps' and the totals' DRAM bytes and tr.totals.l2. Schedules call it through

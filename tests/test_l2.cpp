@@ -157,6 +157,34 @@ TEST_CASE("fa2 with every Q block in flight: an L2 of one K_j and V_j serves all
   CHECK(small.totals.dram_read_bytes == small.totals.hbm_read_bytes);
 }
 
+TEST_CASE("as Nsight Compute counts: the L2 is emptied before each kernel, dirty lines left behind are not counted", "[l2]") {
+  // With an L2 larger than everything, nothing is evicted inside a kernel: no write counts.
+  // fa2 is one kernel, so it still reads each input byte once; Algorithm 1's launches (one per
+  // j) and standard attention's passes start cold, so every load they make reads DRAM.
+  const Schedule sched = GENERATE(Schedule::fa1, Schedule::fa2, Schedule::standard);
+  const int64_t heads = GENERATE(1, 3);
+  ProblemSpec s = spec_case(GENERATE(0, 1), sched, 90);
+  CAPTURE(schedule_name(sched), heads);
+  L2Config c = l2_of(int64_t(1) << 36, heads);
+  c.ncu = true;
+  const Trace tr = run_l2(s, c, false);
+  const Problem& p = tr.problem;
+  CHECK(tr.totals.l2.ncu_write_bytes == 0);
+  if (sched == Schedule::fa2)
+    CHECK(tr.totals.l2.ncu_read_bytes == heads * (p.nq + 2 * p.nk) * p.d * p.bytes_per_elem);
+  else
+    CHECK(tr.totals.l2.ncu_read_bytes == heads * tr.totals.hbm_read_bytes);
+  // The hardware's own count is unchanged by asking for the ncu view.
+  const Trace plain = run_l2(s, l2_of(int64_t(1) << 36, heads), false);
+  CHECK(tr.totals.l2.all_heads_read_bytes == plain.totals.l2.all_heads_read_bytes);
+  CHECK(tr.totals.l2.all_heads_write_bytes == plain.totals.l2.all_heads_write_bytes);
+  // With no L2 at all, ncu sees the paper's counts.
+  c.bytes = 0;
+  const Trace none = run_l2(s, c, false);
+  CHECK(none.totals.l2.ncu_read_bytes == heads * none.totals.hbm_read_bytes);
+  CHECK(none.totals.l2.ncu_write_bytes == heads * none.totals.hbm_write_bytes);
+}
+
 TEST_CASE("the L2 model is deterministic and leaves the paper's counts alone", "[l2]") {
   const Schedule sched = GENERATE(Schedule::fa1, Schedule::fa2, Schedule::standard);
   const ProblemSpec s = spec_case(2, sched, 5);
@@ -243,6 +271,7 @@ TEST_CASE("L2 model flags --l2 --gpu --heads: sizes, and one error line for bad 
       {"--l2 1MiB --gpu v100", "unknown GPU 'v100'"},
       {"--gpu h200 --heads 0", "--heads must be between 1"},
       {"--heads 4", "--heads is for the L2 model"},
+      {"--ncu", "--ncu is for the L2 model"},
   };
   for (const auto& [args, expect] : cases) {
     std::string output;
