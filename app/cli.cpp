@@ -98,7 +98,7 @@ void print_step(const Trace& t, size_t k) {
       sram += std::string(sram.empty() ? "" : ", ") + slot_name(Slot(sl)) + " " +
               std::to_string(s.sram_elems[sl] * slot_elem_bytes(Slot(sl), t.problem.bytes_per_elem)) + " B";
   std::printf("         SRAM holds %s\n", sram.empty() ? "nothing" : sram.c_str());
-  if (t.totals.l2.enabled)
+  if (t.totals.l2.enabled && (s.hbm_read || s.hbm_write || s.dram_read || s.dram_write))
     std::printf("         DRAM read %lld B (total %lld), write %lld B (total %lld) through the L2\n",
                 (long long)s.dram_read, (long long)s.dram_read_total, (long long)s.dram_write,
                 (long long)s.dram_write_total);

@@ -326,6 +326,15 @@ void apply_l2_model(Trace& tr, const AccessLog& log) {
   L2Totals& l2 = tr.totals.l2;
   const int64_t tile_bytes = (2 * t.Br + 2 * t.Bc) * p.d * p.bytes_per_elem;  // Q_i, K_j, V_j, O_i
   l2.plan = plan_l2(l2.config, tile_bytes);
+  // The replay holds every (head, access) pair (48 bytes each) and touches every line each
+  // head moves: refuse sizes that would take gigabytes or hours rather than thrash.
+  const double issues = double(l2.config.heads) * double(log.accesses.size());
+  const double line_ops = double(l2.config.heads) *
+                          double(tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes) / L2Config::kLineBytes;
+  if (issues > double(int64_t(1) << 25) || line_ops > double(int64_t(1) << 31))
+    throw InputError("the L2 model would replay " + std::to_string(int64_t(issues)) + " accesses over " +
+                     std::to_string(int64_t(line_ops)) + " cache lines (limits 2^25 and 2^31); use " +
+                     "fewer --heads or a smaller problem");
   const L2Replay r = replay_l2(log, l2.config.bytes, p.schedule, t.Tr, t.Tc, l2.config.heads,
                                l2.plan.slots, false);
   if (l2.config.ncu) {

@@ -272,6 +272,7 @@ TEST_CASE("L2 model flags --l2 --gpu --heads: sizes, and one error line for bad 
       {"--gpu h200 --heads 0", "--heads must be between 1"},
       {"--heads 4", "--heads is for the L2 model"},
       {"--ncu", "--ncu is for the L2 model"},
+      {"--gpu h200 --heads 4096 --M 64", "the L2 model would replay"},
   };
   for (const auto& [args, expect] : cases) {
     std::string output;
