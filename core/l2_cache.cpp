@@ -3,9 +3,9 @@
 #include "core/trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <limits>
 #include <unordered_map>
 
 namespace flashstep {
@@ -14,9 +14,10 @@ namespace flashstep {
 // GPUs and sizes
 
 // NVIDIA's published figures (CUDA C++ Programming Guide, compute capabilities 8.0 and 9.0;
-// the H100/H200 and A100 data sheets): the L2 is what the devices report as l2CacheSize (the
-// H200's die has 60 MB of L2, 50 MiB of it enabled), shared memory per SM is what a block can
-// be given in all, and the driver reserves 1 KiB of it per resident block.
+// the H100/H200 and A100 data sheets): the L2 size enabled on the chip (the H200's die has
+// 60 MB of L2, 50 MiB of it enabled; cudaGetDeviceProperties' l2CacheSize on the machine is
+// the check), the shared memory per SM that resident blocks can share, and the 1 KiB the
+// driver reserves of it per resident block.
 static const GpuSpec kGpus[] = {
     {"h200", 132, int64_t(50) << 20, 228 << 10, 1 << 10, 32},
     {"a100", 108, int64_t(40) << 20, 164 << 10, 1 << 10, 32},
@@ -30,10 +31,8 @@ const GpuSpec& find_gpu(const std::string& name) {
 
 int64_t parse_byte_size(const std::string& text, const std::string& flag) {
   const std::string bad = flag + " must be a size in bytes, or with KiB, MiB or GiB (e.g. 50MiB), got '" + text + "'";
-  if (text.empty() || text[0] == '-' || text[0] == '+') {
-    if (!text.empty() && text[0] == '-') throw InputError(flag + " must not be negative, got '" + text + "'");
-    throw InputError(bad);
-  }
+  if (!text.empty() && text[0] == '-') throw InputError(flag + " must not be negative, got '" + text + "'");
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) throw InputError(bad);
   char* end = nullptr;
   errno = 0;
   const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
