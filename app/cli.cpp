@@ -101,6 +101,10 @@ void print_step(const Trace& t, size_t k) {
       sram += std::string(sram.empty() ? "" : ", ") + slot_name(Slot(sl)) + " " +
               std::to_string(s.sram_elems[sl] * slot_elem_bytes(Slot(sl), t.problem.bytes_per_elem)) + " B";
   std::printf("         SRAM holds %s\n", sram.empty() ? "nothing" : sram.c_str());
+  if (t.totals.l2.enabled && (s.hbm_read || s.hbm_write || s.dram_read || s.dram_write))
+    std::printf("         DRAM read %lld B (total %lld), write %lld B (total %lld) through the L2\n",
+                (long long)s.dram_read, (long long)s.dram_read_total, (long long)s.dram_write,
+                (long long)s.dram_write_total);
   if (s.m_tilde.size()) std::printf("         m~_ij = rowmax(S_ij) = %s\n", vec_text(s.m_tilde).c_str());
   if (s.l_tilde.size()) std::printf("         l~_ij = rowsum(P~_ij) = %s\n", vec_text(s.l_tilde).c_str());
   if (s.m_old.size()) {
@@ -131,6 +135,37 @@ std::string bytes_text(int64_t b) {
   return buf;
 }
 
+// The L2 model's lines of the summary (docs/l2-model.md): DRAM bytes beside the HBM bytes.
+void print_dram_summary(const Trace& t) {
+  const Totals& T = t.totals;
+  if (!T.l2.enabled) {
+    std::printf("DRAM       = HBM bytes (no L2 modelled; --l2 SIZE or --gpu h200 adds one)\n");
+    return;
+  }
+  const L2Config& c = T.l2.config;
+  const L2Plan& pl = T.l2.plan;
+  const GpuSpec& g = find_gpu(c.gpu);
+  std::printf("L2 model   %s L2, %s (%lld SMs), %lld-byte LRU lines, shared by %lld head%s",
+              bytes_text(c.bytes).c_str(), g.name, (long long)g.sms, (long long)L2Config::kLineBytes,
+              (long long)c.heads, c.heads > 1 ? "s" : "");
+  if (t.problem.schedule != Schedule::standard)
+    std::printf("; %lld blocks per SM: %lld in flight", (long long)pl.blocks_per_sm, (long long)pl.slots);
+  std::printf("\n");
+  const double hit = T.hbm_read_bytes > 0 ? 100.0 * double(T.l2.hit_bytes) / double(T.hbm_read_bytes) : 0;
+  std::printf("DRAM read  %s  (head 0; L2 hit rate %.1f%% of the HBM bytes read)\n",
+              bytes_text(T.dram_read_bytes).c_str(), hit);
+  std::printf("DRAM write %s  (head 0; %s of it written back from L2 at the end)\n",
+              bytes_text(T.dram_write_bytes).c_str(), bytes_text(T.l2.final_writeback_bytes).c_str());
+  if (c.heads > 1)
+    std::printf("%lld heads  DRAM read %.4g GB, write %.4g GB; HBM read %.4g GB, write %.4g GB\n",
+                (long long)c.heads, 1e-9 * double(T.l2.all_heads_read_bytes),
+                1e-9 * double(T.l2.all_heads_write_bytes), 1e-9 * double(T.hbm_read_bytes * c.heads),
+                1e-9 * double(T.hbm_write_bytes * c.heads));
+  if (c.ncu)
+    std::printf("as ncu     DRAM read %.4g GB, write %.4g GB, all heads (L2 flushed and emptied "
+                "before each kernel; write-backs between kernels not counted)\n",
+                1e-9 * double(T.l2.ncu_read_bytes), 1e-9 * double(T.l2.ncu_write_bytes));
+}
 
 void print_summary(const Trace& t, bool recorded) {
   const Problem& p = t.problem;
@@ -162,6 +197,7 @@ void print_summary(const Trace& t, bool recorded) {
               (long long)cf.read_bytes(bpe), verdict(cf.read_bytes(bpe), F.hbm_read_bytes));
   std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_write_bytes).c_str(),
               (long long)cf.write_bytes(bpe), verdict(cf.write_bytes(bpe), F.hbm_write_bytes));
+  print_dram_summary(t);
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),
               bytes_text(ti.tile_capacity * bpe).c_str(),
@@ -224,11 +260,19 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   static BackwardFlags bf;
   add_backward_flags(run, bf);
   run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)");
-  run->callback([&set_action] {
-    set_action([] {
+  static std::string l2_size, l2_gpu;
+  static int64_t l2_heads = 1;
+  run->add_option("--l2", l2_size, "L2 cache between HBM and SRAM in bytes, or KiB/MiB (e.g. 50MiB): adds DRAM bytes (docs/l2-model.md)");
+  run->add_option("--gpu", l2_gpu, "GPU whose SMs and shared memory set the L2 model's concurrency: h200 or a100 (alone: its L2 size)");
+  auto* heads_opt = run->add_option("--heads", l2_heads, "heads (B x H) the GPU runs together, sharing the L2 (default 1)");
+  static bool l2_ncu = false;
+  run->add_flag("--ncu", l2_ncu, "with the L2 model, also count DRAM bytes as Nsight Compute does (L2 flushed before each kernel)");
+  run->callback([&set_action, heads_opt] {
+    set_action([heads_opt] {
       RunOptions opt;
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
       opt.max_trace_bytes = size_t(std::max<int64_t>(max_trace_mib, 1)) << 20;
+      opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
       const Problem p = make_problem(rf.to_spec());
       Mat dO;
       if (bf.backward) {  // dO from --do or the seed, checked against p's shape

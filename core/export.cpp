@@ -30,9 +30,26 @@ static json problem_json(const Trace& t) {
 }
 
 static json totals_json(const Totals& T) {
-  return {{"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes},
-          {"flops", T.flops},                     {"peak_sram_bytes", T.peak_sram_bytes},
-          {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps}};
+  json totals = {{"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes},
+                 {"flops", T.flops},                     {"peak_sram_bytes", T.peak_sram_bytes},
+                 {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps},
+                 {"dram_read_bytes", T.dram_read_bytes}, {"dram_write_bytes", T.dram_write_bytes}};
+  if (T.l2.enabled)
+    totals["l2"] = {{"bytes", T.l2.config.bytes},
+                    {"gpu", T.l2.config.gpu},
+                    {"heads", T.l2.config.heads},
+                    {"line_bytes", L2Config::kLineBytes},
+                    {"blocks_per_sm", T.l2.plan.blocks_per_sm},
+                    {"slots", T.l2.plan.slots},
+                    {"hit_bytes", T.l2.hit_bytes},
+                    {"final_writeback_bytes", T.l2.final_writeback_bytes},
+                    {"all_heads_dram_read_bytes", T.l2.all_heads_read_bytes},
+                    {"all_heads_dram_write_bytes", T.l2.all_heads_write_bytes}};
+  if (T.l2.enabled && T.l2.config.ncu) {
+    totals["l2"]["ncu_dram_read_bytes"] = T.l2.ncu_read_bytes;
+    totals["l2"]["ncu_dram_write_bytes"] = T.l2.ncu_write_bytes;
+  }
+  return totals;
 }
 
 // Each pass's own totals; the backward's steps start at first_step.
@@ -64,6 +81,10 @@ json trace_to_json(const Trace& t) {
                {"hbm_write_bytes", s.hbm_write},
                {"hbm_read_total", s.hbm_read_total},
                {"hbm_write_total", s.hbm_write_total},
+               {"dram_read_bytes", s.dram_read},
+               {"dram_write_bytes", s.dram_write},
+               {"dram_read_total", s.dram_read_total},
+               {"dram_write_total", s.dram_write_total},
                {"flops", s.flops},
                {"sram_bytes", s.sram_bytes},
                {"sram", sram}};
@@ -89,13 +110,13 @@ json trace_to_json(const Trace& t) {
 std::string trace_to_csv(const Trace& t) {
   std::ostringstream os;
   os << "index,line,label,i,j,hbm_read_bytes,hbm_write_bytes,hbm_read_total,hbm_write_total,"
-        "flops,flops_total,sram_bytes\n";
+        "flops,flops_total,sram_bytes,dram_read_bytes,dram_write_bytes\n";
   for (size_t k = 0; k < t.steps.size(); ++k) {
     const Step& s = t.steps[k];
     os << k << ',' << line_number(s.line) << ",\"" << line_label(s.line) << "\"," << s.i << ','
        << s.j << ',' << s.hbm_read << ',' << s.hbm_write << ',' << s.hbm_read_total << ','
        << s.hbm_write_total << ',' << s.flops << ',' << s.flops_total << ',' << s.sram_bytes
-       << '\n';
+       << ',' << s.dram_read << ',' << s.dram_write << '\n';
   }
   return os.str();
 }

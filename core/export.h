@@ -2,11 +2,22 @@
 //   { "problem": {nq, nk, d, M, Br, Bc, Tr, Tc, scale, schedule, dtype, seed, pattern,
 //                 bytes_per_elem, backward},
 //     "steps": [ {index, line, label, i, j, text, hbm_read_bytes, hbm_write_bytes,
-//                 hbm_read_total, hbm_write_total, flops, sram_bytes, sram: {slot: bytes},
+//                 hbm_read_total, hbm_write_total, dram_read_bytes, dram_write_bytes,
+//                 dram_read_total, dram_write_total, flops, sram_bytes, sram: {slot: bytes},
 //                 values: {m_tilde, l_tilde, m_old, l_old, m_new, l_new, alpha, beta}} ],
 //     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, peak_tile_bytes,
-//                steps}  (the whole run: forward, then backward when problem.backward),
+//                steps, dram_read_bytes, dram_write_bytes,
+//                l2: {bytes, gpu, heads, line_bytes, blocks_per_sm, slots, hit_bytes,
+//                     final_writeback_bytes, all_heads_dram_read_bytes,
+//                     all_heads_dram_write_bytes, ncu_dram_read_bytes, ncu_dram_write_bytes
+//                     (these two with --ncu)}  (l2 only with --l2/--gpu)}
+//                (the whole run: forward, then backward when problem.backward),
 //     "phases": {"forward": {same fields, first_step}, "backward": {..., first_step}} }
+//   dram_*: bytes between the L2 and DRAM of the head the trace shows (docs/l2-model.md);
+//   equal to hbm_* without an L2 model. With one, totals.dram_write_bytes includes
+//   l2.final_writeback_bytes, which no step carries. The L2 model covers the forward pass only
+//   (--l2 with --backward is refused). CSV: the step columns, then dram_read_bytes,
+//   dram_write_bytes.
 //   line is the number within its algorithm and label names the algorithm ("Alg1 L9",
 //   "FA2fwd L8", "Alg4 L16", "FA2b L9", "Alg3 L2"; core/trace.h); i or j is -1 where the step
 //   has none. values appears only on steps that compute row statistics (backward steps may

@@ -1,5 +1,7 @@
 #include "core/memory.h"
 
+#include "core/l2_cache.h"
+
 #include <cstring>
 
 namespace flashstep {
@@ -40,11 +42,18 @@ int64_t Hbm::footprint_bytes() const {
   return sum;
 }
 
+void Hbm::log_access(Tensor t, bool store, int64_t row0, int64_t rows) {
+  if (!access_log_) return;
+  const int64_t row_bytes = int64_t(data_[idx(t)].cols()) * bytes(t);
+  access_log_->add(t, store, row0 * row_bytes, rows * row_bytes);
+}
+
 Mat& Sram::load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows) {
   const Mat& src = hbm.get(t);
   Mat& dst = buf_[idx(s)];
   dst = src.middleRows(row0, rows);  // no reallocation when the slot keeps its shape
   hbm.traffic_mut().read[static_cast<int>(t)] += int64_t(dst.size()) * hbm.bytes(t);
+  hbm.log_access(t, false, row0, rows);
   occupy(s, dst.size());
   return dst;
 }

@@ -24,6 +24,8 @@
 
 namespace flashstep {
 
+struct AccessLog;  // l2_cache.h
+
 // L: lse (FlashAttention-2). The backward pass adds dO (its input), the gradients dQ, dK, dV,
 // D = rowsum(dO o O) (FA2's backward) and standard attention's dP and dS.
 enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, count };
@@ -98,7 +100,11 @@ class Hbm {
       for (int64_t r = 0; r < dst.rows(); ++r) round_in_place(dtype_, &dst(r, 0), dst.cols());
     traffic_.written[idx(t)] += int64_t(block.size()) * bytes(t);
     if (log_) log_write(t, row0, block.rows());
+    if (access_log_) log_access(t, true, row0, block.rows());
   }
+  // While set, every load and store is also appended here, for the L2 model (l2_cache.h).
+  void set_access_log(AccessLog* log) { access_log_ = log; }
+  void log_access(Tensor t, bool store, int64_t row0, int64_t rows);
   // While set, every store is also appended here (the Recorder uses it to replay HBM state).
   void set_write_log(std::vector<HbmWrite>* log) { log_ = log; }
   const Traffic& traffic() const { return traffic_; }
@@ -113,6 +119,7 @@ class Hbm {
   std::array<Mat, kTensors> data_;
   Traffic traffic_;
   std::vector<HbmWrite>* log_ = nullptr;
+  AccessLog* access_log_ = nullptr;
   Dtype dtype_;
 };
 

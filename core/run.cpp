@@ -56,6 +56,8 @@ static std::string mib(size_t bytes) {
 
 Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   if (opt.dO) check_grad_output(p, *opt.dO);  // before any work
+  if (opt.dO && opt.l2)  // the model replays one pass's accesses; the backward's are not modelled
+    throw InputError("the L2 model (--l2, --gpu) covers the forward pass only; drop --backward or the L2 flags");
   const size_t hbm = estimate_hbm_bytes(p) + (opt.dO ? estimate_backward_hbm_bytes(p) : 0);
   if (hbm > opt.max_hbm_bytes)
     throw InputError("the simulated HBM would need about " + mib(hbm) + " (limit " +
@@ -72,6 +74,10 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   Trace tr;
   tr.problem = p;
   tr.tiling = t;
+  if (opt.l2) {
+    tr.totals.l2.enabled = true;
+    tr.totals.l2.config = *opt.l2;
+  }
   if (opt.record)  // the step counts estimate_trace_bytes assumes, so the estimate holds
     tr.steps.reserve(size_t(schedule_steps(p.schedule, t)) + (opt.dO ? backward_step_bound(p, t) : 0));
   tr.keep_hbm = opt.dO != nullptr;

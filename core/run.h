@@ -2,6 +2,8 @@
 #pragma once
 #include "core/trace.h"
 
+#include <optional>
+
 namespace flashstep {
 
 // Steps of an unmasked run of schedule s (a mask skips blocks, each one step instead of
@@ -18,6 +20,7 @@ struct RunOptions {
   size_t max_trace_bytes = size_t(1) << 30;  // 1 GiB
   size_t max_hbm_bytes = size_t(8) << 30;    // 8 GiB
   const Mat* dO = nullptr;  // when set, the backward pass follows on the same trace (backward.h)
+  std::optional<L2Config> l2;                 // the L2 model (l2_cache.h); none: DRAM = HBM
 };
 
 // Runs p with tiling t. If recording was asked for but the estimate exceeds the limit,

@@ -16,6 +16,7 @@ class ScheduleContext {
     hbm.put(Tensor::K, tr.problem.K);
     hbm.put(Tensor::V, tr.problem.V);
     if (record) rec_.emplace(tr, hbm, sram);
+    if (tr.totals.l2.enabled) hbm.set_access_log(&access_log_);
   }
   // The backward pass: continues on the HBM the forward left (Trace::hbm_after), so the
   // traffic, FLOP and step counts run on from the forward's. sram_capacity: elements for the
@@ -28,6 +29,7 @@ class ScheduleContext {
   // Around each pseudocode line. begin returns the step to fill, or null on the fast path.
   Step* begin(Line line, int64_t i, int64_t j) {
     ++steps_;
+    if (tr_.totals.l2.enabled) access_log_.begin_step(line, i, j);
     return rec_ ? &rec_->begin(line, i, j) : nullptr;
   }
   void end(int64_t flops) {
@@ -43,6 +45,9 @@ class ScheduleContext {
     tot.peak_sram_bytes = std::max(tot.peak_sram_bytes, sram.peak_bytes());
     tot.peak_tile_bytes = std::max(tot.peak_tile_bytes, sram.peak_tile_bytes());
     tot.steps = steps_;
+    tot.dram_read_bytes = tot.hbm_read_bytes;
+    tot.dram_write_bytes = tot.hbm_write_bytes;
+    if (tot.l2.enabled) apply_l2_model(tr_, access_log_);
     if (tr_.keep_hbm) tr_.hbm_after = std::make_shared<Hbm>(std::move(hbm));
   }
 
@@ -55,6 +60,7 @@ class ScheduleContext {
 
  private:
   std::optional<Recorder> rec_;
+  AccessLog access_log_;  // filled only with the L2 model on
   int64_t flops_ = 0, steps_ = 0;
 };
 

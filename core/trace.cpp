@@ -237,6 +237,10 @@ void Recorder::end(int64_t flops) {
   s.hbm_write_total = tr.total_written();
   s.hbm_read = s.hbm_read_total - read_before_;
   s.hbm_write = s.hbm_write_total - write_before_;
+  s.dram_read = s.hbm_read;  // the L2 model, when on, replaces these at the end of the run
+  s.dram_write = s.hbm_write;
+  s.dram_read_total = s.hbm_read_total;
+  s.dram_write_total = s.hbm_write_total;
   const int64_t before = t_.steps.size() > 1 ? t_.steps[t_.steps.size() - 2].flops_total : 0;
   s.flops = flops;
   s.flops_total = before + flops;

@@ -1,6 +1,7 @@
 // Trace: one Step per numbered pseudocode line and (i, j), recorded by a schedule.
 // Readers (CLI printer, exporters, the desktop app, the GPU verifier) only read it.
 #pragma once
+#include "core/l2_cache.h"
 #include "core/memory.h"
 #include "core/problem.h"
 
@@ -47,6 +48,8 @@ struct Step {
   int32_t i = -1, j = -1;  // -1 where the loop variable is not in scope
   int64_t hbm_read = 0, hbm_write = 0;              // bytes moved by this step
   int64_t hbm_read_total = 0, hbm_write_total = 0;  // bytes moved up to and including it
+  // Between L2 and DRAM (l2_cache.h): equal to the HBM bytes without an L2 model.
+  int64_t dram_read = 0, dram_write = 0, dram_read_total = 0, dram_write_total = 0;
   int64_t flops = 0, flops_total = 0;
   std::array<int64_t, kSlots> sram_elems{};  // what sits in SRAM after the step
   int64_t sram_bytes = 0;                    // all resident slots, bytes
@@ -70,6 +73,10 @@ struct Totals {
   int64_t peak_sram_bytes = 0, peak_tile_bytes = 0;
   int64_t steps = 0;
   Traffic traffic;
+  // Between L2 and DRAM; equal to hbm_*_bytes without an L2 model. With one, dram_write_bytes
+  // includes l2.final_writeback_bytes, which no step carries.
+  int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  L2Totals l2;  // l2.enabled before the run asks the schedule for the L2 model
 };
 
 struct Trace {
