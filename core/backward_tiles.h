@@ -78,14 +78,6 @@ inline bool skip_empty_block(ScheduleContext& ctx, Mask::Block kind, Line skip, 
   return true;
 }
 
-// Alg4 L13, per element: P_ij = diag(l_i)^-1 exp(S_ij - m_i). A row that kept no key has
-// l_i = 0 and m_i = -inf: its P is 0 (zero gradient), not exp(-inf - (-inf)) / 0 = NaN.
-FS_HD float recomputed_prob(float s, float m, float l) {
-  return l == 0.0f ? 0.0f : expf(s - m) / l;
-}
-// FA2b L11, per element: P_ij = exp(S_ij - L_i); L_i = -inf for a row that kept no key.
-FS_HD float recomputed_prob_lse(float s, float L) { return L == -INFINITY ? 0.0f : expf(s - L); }
-
 // Alg4 L14-15 / FA2b L12: P^dropped_ij = P_ij o Z_ij. Z_ij is the forward's draw: Philox keyed
 // by the seed with the counter (column, row), so the same element gets the same decision
 // whichever pass, loop order or block size asks for it. `keep` returns Z's pattern.

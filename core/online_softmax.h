@@ -59,4 +59,14 @@ FS_HD float normalised_output(float o, float l) { return l == 0.0f ? 0.0f : o / 
 // lse = m + log(l): the natural-log logsumexp of the row; -inf for a fully masked row.
 FS_HD float row_logsumexp(float m, float l) { return l == 0.0f ? -INFINITY : m + logf(l); }
 
+// The backward pass recomputes P from the forward's statistics (backward_fa1.cpp, fa2.cpp and
+// the CUDA backward kernels).
+// Alg4 L13, per element: P_ij = diag(l_i)^-1 exp(S_ij - m_i). A row that kept no key has
+// l_i = 0 and m_i = -inf: its P is 0 (zero gradient), not exp(-inf - (-inf)) / 0 = NaN.
+FS_HD float recomputed_prob(float s, float m, float l) {
+  return l == 0.0f ? 0.0f : expf(s - m) / l;
+}
+// FA2b L11, per element: P_ij = exp(S_ij - L_i); L_i = -inf for a row that kept no key.
+FS_HD float recomputed_prob_lse(float s, float L) { return L == -INFINITY ? 0.0f : expf(s - L); }
+
 }  // namespace flashstep

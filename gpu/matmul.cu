@@ -8,8 +8,10 @@
 //      the fa1-vs-standard comparison isolates the HBM traffic of S and P rather than
 //      comparing two levels of kernel tuning. BM = BN = 128 for S = tau Q K^T; BN = 64 for
 //      O = P V when d <= 64. Edges (Nq, Nk, d not multiples of the tile) are zero-padded.
+//      A_T: A is stored K x M and read transposed (the backward's dV = P^T dO, dK = dS^T Q).
 // No tensor cores and no TF32: plain float32 FMAs, like every other kernel here.
 #include "gpu/common.cuh"
+#include "gpu/backward_kernels.h"
 #include "gpu/kernels.h"
 
 namespace flashstep::gpu {
@@ -24,7 +26,7 @@ __device__ __forceinline__ int owned_col_mm(int tx, int n) {
   else return tx * N + n;
 }
 
-template <int BM, int BN, bool B_T>
+template <int BM, int BN, bool A_T, bool B_T>
 __global__ void __launch_bounds__(256) matmul_v1_kernel(const float* __restrict__ A,
                                                         const float* __restrict__ B,
                                                         float* __restrict__ C, int M, int N,
@@ -37,7 +39,7 @@ __global__ void __launch_bounds__(256) matmul_v1_kernel(const float* __restrict_
 
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
   const int64_t b = blockIdx.z;
-  A += b * int64_t(M) * K;
+  A += b * int64_t(M) * K;  // M x K, or K x M when A_T
   B += b * int64_t(N) * K;
   C += b * int64_t(M) * N;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
@@ -50,8 +52,13 @@ __global__ void __launch_bounds__(256) matmul_v1_kernel(const float* __restrict_
 
   for (int k0 = 0; k0 < K; k0 += kBK) {
     for (int e = tid; e < BM * kBK; e += 256) {
-      const int m = e / kBK, k = e % kBK;
-      As[k * ALD + m] = (m0 + m < M && k0 + k < K) ? A[int64_t(m0 + m) * K + k0 + k] : 0.0f;
+      if constexpr (A_T) {  // A is K x M: consecutive threads read consecutive m
+        const int k = e / BM, m = e % BM;
+        As[k * ALD + m] = (m0 + m < M && k0 + k < K) ? A[int64_t(k0 + k) * M + m0 + m] : 0.0f;
+      } else {
+        const int m = e / kBK, k = e % kBK;
+        As[k * ALD + m] = (m0 + m < M && k0 + k < K) ? A[int64_t(m0 + m) * K + k0 + k] : 0.0f;
+      }
     }
     for (int e = tid; e < BN * kBK; e += 256) {
       if constexpr (B_T) {  // B is N x K
@@ -95,11 +102,11 @@ __global__ void __launch_bounds__(256) matmul_v1_kernel(const float* __restrict_
   }
 }
 
-template <int BM, int BN, bool B_T>
+template <int BM, int BN, bool B_T, bool A_T = false>
 void launch(const float* A, const float* B, float* C, int64_t batch, int M, int N, int K,
             float alpha) {
   const dim3 grid(unsigned((N + BN - 1) / BN), unsigned((M + BM - 1) / BM), unsigned(batch));
-  matmul_v1_kernel<BM, BN, B_T><<<grid, 256>>>(A, B, C, M, N, K, alpha);
+  matmul_v1_kernel<BM, BN, A_T, B_T><<<grid, 256>>>(A, B, C, M, N, K, alpha);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -114,6 +121,12 @@ void matmul_batched(const float* A, const float* B, float* C, int64_t batch, int
     if (b_transposed) launch<128, 128, true>(A, B, C, batch, M, N, K, alpha);
     else launch<128, 128, false>(A, B, C, batch, M, N, K, alpha);
   }
+}
+
+void matmul_batched_at(const float* A, const float* B, float* C, int64_t batch, int M, int N, int K,
+                       float alpha) {
+  if (N <= 64) launch<128, 64, false, true>(A, B, C, batch, M, N, K, alpha);
+  else launch<128, 128, false, true>(A, B, C, batch, M, N, K, alpha);
 }
 
 }  // namespace flashstep::gpu

@@ -23,4 +23,14 @@ inline std::vector<size_t> fa1_steps_after_each_j(const Trace& tr) {
   return at;
 }
 
+// The backward's counterpart for Algorithm 4 (gpu/backward.h's per-j snapshots): after the last
+// step of K/V block j, which is Alg4 L24 (dK_j, dV_j written; every dQ_i update of j done) or
+// the Alg4 skip of a j no query keeps a key of (HBM unchanged since j - 1).
+inline std::vector<size_t> fa1_backward_steps_after_each_j(const Trace& tr) {
+  std::vector<size_t> at(size_t(tr.tiling.Tc), 0);
+  for (size_t k = tr.backward_first_step; k < tr.steps.size(); ++k)
+    if (tr.steps[k].j >= 0) at[size_t(tr.steps[k].j)] = k + 1;
+  return at;
+}
+
 }  // namespace flashstep::gpu
