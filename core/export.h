@@ -5,6 +5,7 @@
 //                 values: {m_tilde, l_tilde, m_old, l_old, m_new, l_new, alpha, beta}} ],
 //     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, steps} }
 #pragma once
+#include "core/output_files.h"  // write_file_atomic
 #include "core/trace.h"
 
 #include <nlohmann/json.hpp>
@@ -15,9 +16,5 @@ namespace flashstep {
 nlohmann::json trace_to_json(const Trace& t);
 std::string trace_to_csv(const Trace& t);
 nlohmann::json trace_to_chrome(const Trace& t);
-
-// Writes text to path atomically (temp file + rename), so a failure never leaves a partial
-// file behind. Throws InputError naming the path on failure.
-void write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace flashstep

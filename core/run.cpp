@@ -1,5 +1,7 @@
 #include "core/run.h"
 
+#include "core/checked.h"
+#include "core/progress.h"
 #include "core/schedules.h"
 
 namespace flashstep {
@@ -46,6 +48,8 @@ static std::string mib(size_t bytes) {
 }
 
 Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
+  // The estimates below count bytes per block pair in size_t: keep Tr * Tc far from overflow.
+  checked::fits_int64(double(t.Tr) * double(t.Tc) * 4096.0, "the trace estimate (Tr * Tc block pairs)");
   const size_t hbm = estimate_hbm_bytes(p);
   if (hbm > opt.max_hbm_bytes)
     throw InputError("the simulated HBM would need about " + mib(hbm) + " (limit " +
@@ -63,11 +67,14 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   tr.problem = p;
   tr.tiling = t;
   if (opt.record) tr.steps.reserve(size_t(1 + t.Tc * (1 + 6 * t.Tr)));
+  // The schedules tick once per block pair (standard attention: per row block, 3 passes).
+  progress::begin(p.schedule == Schedule::standard ? 3 * t.Tr : t.Tr * t.Tc);
   switch (p.schedule) {
     case Schedule::fa1: run_fa1(tr, opt.record); break;
     case Schedule::fa2: run_fa2(tr, opt.record); break;
     case Schedule::standard: run_standard(tr, opt.record); break;
   }
+  progress::end();
   return tr;
 }
 
