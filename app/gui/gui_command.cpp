@@ -115,8 +115,11 @@ void write_screenshot(const std::string& path, int w, int h) {
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
   stbi_flip_vertically_on_write(1);  // OpenGL's rows start at the bottom
-  if (!stbi_write_png(path.c_str(), w, h, 3, px.data(), w * 3))
-    throw InputError("cannot write the screenshot " + path);
+  std::string png;  // encoded in memory, then written safely (core/output_files.h)
+  auto append = [](void* to, void* data, int n) { static_cast<std::string*>(to)->append(static_cast<const char*>(data), size_t(n)); };
+  if (!stbi_write_png_to_func(append, &png, w, h, 3, px.data(), w * 3))
+    throw InputError("cannot encode the screenshot " + path);
+  write_file_atomic(path, png);
 }
 
 nlohmann::json number_or_text(float x) {
@@ -271,8 +274,9 @@ int run_app(const GuiOptions& o) {
     s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare : View::tiles;
     s.view_changed = true;
   }
-  for (int64_t n = 0; n < o.step; ++n) s.step_forward();
-  for (int64_t n = 0; n < o.back; ++n) s.step_back();
+  const int64_t len = int64_t(s.steps());  // beyond the trace's length, steps do nothing more
+  for (int64_t n = 0; n < std::min(o.step, len); ++n) s.step_forward();
+  for (int64_t n = 0; n < std::min(o.back, len); ++n) s.step_back();
   if (!o.script.empty()) s.run_script(o.script);
   if (o.lesson_blocks >= 0) s.lesson.shown = int(std::min<int64_t>(o.lesson_blocks, int64_t(s.lesson.lesson.blocks.size())));
   if (!o.compare_o.empty()) {
