@@ -17,5 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (m.size() == 0) __builtin_trap();  // an empty matrix must have been refused
   } catch (const flashstep::InputError&) {
   }
+  std::remove(path.c_str());
   return 0;
 }
