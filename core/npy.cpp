@@ -185,8 +185,8 @@ NpyArray read_npy(const std::string& path) {
   if (fortran) throw InputError(path + ": Fortran-order arrays are not supported (save with C order)");
 
   size_t count = 1;
-  for (int64_t n : a.shape) count = checked::mul(count, size_t(n), "the .npy element count");
-  const size_t need = checked::mul(count, item, "the .npy data size in bytes"), have = size - offset;
+  for (int64_t n : a.shape) count = checked::mul(count, size_t(n), (path + ": the .npy element count").c_str());
+  const size_t need = checked::mul(count, item, (path + ": the .npy data size in bytes").c_str()), have = size - offset;
   if (have < need)
     throw InputError(path + ": truncated: shape needs " + std::to_string(need) +
                      " bytes of data, file has " + std::to_string(have));
