@@ -1,17 +1,39 @@
 // The headless subcommands: lesson, run, explain.
 #include "app/cli_backward.h"
 #include "app/commands.h"
+#include "core/checked.h"
 #include "core/closed_form.h"
 #include "core/export.h"
 #include "core/lesson.h"
 #include "core/npy.h"
+#include "core/progress.h"
 #include "core/reference.h"
+#include "core/work.h"
 
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <unistd.h>
 
 namespace flashstep {
+
+// Strict text checks that run before CLI11 converts a flag's text: otherwise "-1" for an
+// unsigned flag wraps around, and "" or "1e999" for a number becomes 0 or inf silently.
+template <class Parse>
+static CLI::Validator strict(const char* what, Parse parse) {
+  return CLI::Validator(
+      [what, parse](std::string& text) {
+        try {
+          parse(text, what);
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "", what);
+}
+static CLI::Validator whole_number(const char* what) { return strict(what, checked::parse_int); }
+static CLI::Validator real_number(const char* what) { return strict(what, checked::parse_double); }
 
 ProblemSpec RunFlags::to_spec() const {
   ProblemSpec s;
@@ -47,21 +69,23 @@ ProblemSpec RunFlags::to_spec() const {
 }
 
 void add_run_flags(CLI::App* c, RunFlags& f) {
-  f.n_opt = c->add_option("--n", f.n, "sequence length, Nq = Nk = N (default 64)");
-  f.nq_opt = c->add_option("--nq", f.nq, "number of queries Nq");
-  f.nk_opt = c->add_option("--nk", f.nk, "number of keys/values Nk");
-  f.d_opt = c->add_option("--d", f.d, "head dimension d (default 16)");
+  f.n_opt = c->add_option("--n", f.n, "sequence length, Nq = Nk = N (default 64)")->check(whole_number("N"));
+  f.nq_opt = c->add_option("--nq", f.nq, "number of queries Nq")->check(whole_number("Nq"));
+  f.nk_opt = c->add_option("--nk", f.nk, "number of keys/values Nk")->check(whole_number("Nk"));
+  f.d_opt = c->add_option("--d", f.d, "head dimension d (default 16)")->check(whole_number("d"));
   c->add_option("--M", f.M, "SRAM size: elements (float32 words), or KiB as in 64KiB (default 1024)");
-  c->add_option("--br", f.br, "override the Q block size Br");
-  c->add_option("--bc", f.bc, "override the K/V block size Bc");
-  f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)");
+  c->add_option("--br", f.br, "override the Q block size Br")->check(whole_number("Br"));
+  c->add_option("--bc", f.bc, "override the K/V block size Bc")->check(whole_number("Bc"));
+  f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)")
+                    ->check(real_number("scale"));
   c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)");
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
-  c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid");
+  c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
   c->add_option("--dtype", f.dtype, "storage precision of Q, K, V, O in HBM: fp32, fp16 or bf16 (arithmetic is float32)");
-  c->add_option("--dropout", f.options.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)");
-  c->add_option("--seed", f.seed, "seed for generated inputs (default 1)");
+  c->add_option("--dropout", f.options.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)")
+      ->check(real_number("dropout"));
+  c->add_option("--seed", f.seed, "seed for generated inputs (default 1)")->check(strict("seed", checked::parse_uint));
   c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
   c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
   c->add_option("--k", f.k, "K from a .npy file (Nk x d)");
@@ -73,6 +97,21 @@ namespace {
 // explain simulates the three schedules unrecorded up to this much work (Nq Nk d): a few
 // seconds. The float64 reference has its own, smaller limit (kMaxReferenceWork).
 constexpr double kMaxExplainWork = 1.5e10;
+// A progress bar with an ETA on stderr (progress.h calls it only for runs over about 2 s).
+void progress_bar(double fraction, double elapsed_s, bool done) {
+  if (done) {
+    std::fputs("\r\033[K", stderr);  // erase the bar
+    return;
+  }
+  const int width = 30, filled = int(fraction * width);
+  const double eta = fraction > 0 ? elapsed_s * (1 - fraction) / fraction : 0;
+  std::fprintf(stderr, "\r[%-*s] %3.0f%%  %.0f s elapsed, about %.0f s left ", width,
+               std::string(size_t(filled), '#').c_str(), 100 * fraction, elapsed_s, eta);
+}
+
+void show_progress_on_terminal() {
+  if (::isatty(STDERR_FILENO)) progress::set_sink(progress_bar);
+}
 
 std::string vec_text(const Vec& v, int limit = 8) {
   std::string s = "[";
@@ -174,7 +213,7 @@ void print_summary(const Trace& t, bool recorded) {
               p.schedule == Schedule::fa1   ? "Algorithm 1, FlashAttention"
               : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
                                             : "Algorithm 0, standard attention");
-  std::printf("mask       %s; dropout p = %g\n", p.mask.describe().c_str(), p.dropout);
+  std::printf("mask       %s; dropout p = %.9g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), "
               "stored as %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
@@ -235,7 +274,12 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   static std::string values = "1,2,3,4";
   static size_t block = 2;
   sm->add_option("--values", values, "comma-separated values (default 1,2,3,4)");
-  sm->add_option("--block", block, "block size (default 2)");
+  sm->add_option("--block", block, "block size (default 2)")
+      ->check(strict("--block", [](const std::string& text, const char* what) {
+        const int64_t b = checked::parse_int(text, what);
+        if (b < 1) throw InputError("--block must be at least 1");
+        checked::in_range(b, 1, int64_t(kMaxLessonBlock), what);
+      }));
   sm->callback([&set_action] {
     set_action([] {
       std::fputs(format_lesson(run_lesson(parse_values(values), block)).c_str(), stdout);
@@ -248,6 +292,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   static bool steps = false, summary = false;
   static std::string out_o, out_lse, trace_json, trace_csv, trace_chrome;
   static int64_t max_trace_mib = 1024;
+  static double max_gflop = kDefaultMaxGflop;
   auto* run = app.add_subcommand("run", "run a schedule and print its step log or a summary");
   add_run_flags(run, rf);
   auto* so = run->add_flag("--steps", steps, "print every step");
@@ -259,7 +304,10 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   run->add_option("--chrome", trace_chrome, "write a Chrome trace-event file (Perfetto, chrome://tracing)");
   static BackwardFlags bf;
   add_backward_flags(run, bf);
-  run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)");
+  run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)")
+      ->check(whole_number("--max-trace-mib"));
+  run->add_option("--max-gflop", max_gflop, "refuse a run estimated at more simulated work than this (default 1000)")
+      ->check(real_number("--max-gflop"));
   static std::string l2_size, l2_gpu;
   static int64_t l2_heads = 1;
   run->add_option("--l2", l2_size, "L2 cache between HBM and SRAM in bytes, or KiB/MiB (e.g. 50MiB): adds DRAM bytes (docs/l2-model.md)");
@@ -269,24 +317,58 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   run->add_flag("--ncu", l2_ncu, "with the L2 model, also count DRAM bytes as Nsight Compute does (L2 flushed before each kernel)");
   run->callback([&set_action, heads_opt] {
     set_action([heads_opt] {
+      checked::in_range(max_trace_mib, 1, kMaxTraceMib, "--max-trace-mib");
+      if (!(max_gflop > 0 && max_gflop <= kMaxWorkGflop))
+        throw InputError("--max-gflop must be in (0, 1e9] (got " + std::to_string(max_gflop) + ")");
+      const ProblemSpec spec = rf.to_spec();
+      const WorkLimits limits{max_gflop};
+      // The backward does about 2.5 times the forward's FLOPs over the same blocks twice more.
+      const auto work = [](WorkEstimate w) {
+        if (bf.backward) w.gflop *= 3.5, w.block_pairs *= 3;
+        return w;
+      };
+      if (spec.q_path.empty()) {  // generated inputs: refuse before generating them
+        validate_sizes(spec);
+        const Tiling t0 = make_tiling(spec.nq, spec.nk, spec.d, spec.M, spec.br, spec.bc);
+        check_work(work(estimate_work(spec.nq, spec.nk, spec.d, t0, spec.schedule,
+                                      dtype_bytes(spec.options.dtype))), limits);
+      }
       RunOptions opt;
-      opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
-      opt.max_trace_bytes = size_t(std::max<int64_t>(max_trace_mib, 1)) << 20;
       opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
-      const Problem p = make_problem(rf.to_spec());
+      // The output targets are checked before the work, so a bad path fails at once.
+      OutputFiles out;
+      const std::pair<const std::string*, const char*> targets[] = {
+          {&trace_json, "--trace"}, {&trace_csv, "--csv"},   {&trace_chrome, "--chrome"},
+          {&out_o, "--out-o"},      {&out_lse, "--out-lse"}, {&bf.out_dq, "--out-dq"},
+          {&bf.out_dk, "--out-dk"}, {&bf.out_dv, "--out-dv"}};
+      for (const auto& [path, flag] : targets)
+        if (!path->empty()) out.add(*path, flag);
+      out.add_input(spec.q_path, "--q");
+      out.add_input(spec.k_path, "--k");
+      out.add_input(spec.v_path, "--v");
+      out.add_input(bf.do_path, "--do");
+      out.check();
+      const Problem p = make_problem(spec);
+      const Tiling t = make_tiling(p);
+      check_work(work(estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem)), limits);
+      opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
+      opt.max_trace_bytes = size_t(max_trace_mib) << 20;
       Mat dO;
       if (bf.backward) {  // dO from --do or the seed, checked against p's shape
         dO = backward_grad_output(bf, p, rf.pattern);
         opt.dO = &dO;
       }
-      const Trace tr = run_problem(p, make_tiling(p), opt);
-      // Serialise everything first, then write: a failure leaves no partial file.
-      if (!trace_json.empty()) write_file_atomic(trace_json, trace_to_json(tr).dump(1) + "\n");
-      if (!trace_csv.empty()) write_file_atomic(trace_csv, trace_to_csv(tr));
-      if (!trace_chrome.empty()) write_file_atomic(trace_chrome, trace_to_chrome(tr).dump() + "\n");
-      if (!out_o.empty()) write_npy(out_o, tr.O);
-      if (!out_lse.empty()) write_npy(out_lse, tr.lse);
-      write_backward_outputs(bf, tr);
+      show_progress_on_terminal();
+      const Trace tr = run_problem(p, t, opt);
+      check_result_finite(tr);
+      // Serialise everything, then write all or nothing (output_files.h).
+      if (!trace_json.empty()) out.bytes(trace_json) = trace_to_json(tr).dump(1) + "\n";
+      if (!trace_csv.empty()) out.bytes(trace_csv) = trace_to_csv(tr);
+      if (!trace_chrome.empty()) out.bytes(trace_chrome) = trace_to_chrome(tr).dump() + "\n";
+      if (!out_o.empty()) out.bytes(out_o) = npy_bytes(tr.O.data(), {int64_t(tr.O.rows()), int64_t(tr.O.cols())});
+      if (!out_lse.empty()) out.bytes(out_lse) = npy_bytes(tr.lse.data(), {int64_t(tr.lse.size())});
+      add_backward_outputs(bf, tr, out);
+      out.commit();
       if (steps)
         for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
       print_summary(tr, opt.record);
@@ -298,16 +380,16 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   static int64_t en = 1024, ed = 64, enq = 0, enk = 0, ebr = 0, ebc = 0;
   static std::string eM = "16384";
   auto* ex = app.add_subcommand("explain", "block sizes and HBM traffic: closed forms, Theorem 2, simulation");
-  ex->add_option("--n", en, "sequence length N (default 1024)");
-  ex->add_option("--nq", enq, "Nq, if different from N");
-  ex->add_option("--nk", enk, "Nk, if different from N");
-  ex->add_option("--d", ed, "head dimension d (default 64)");
+  ex->add_option("--n", en, "sequence length N (default 1024)")->check(whole_number("N"));
+  static CLI::Option* enq_opt = ex->add_option("--nq", enq, "Nq, if different from N")->check(whole_number("Nq"));
+  static CLI::Option* enk_opt = ex->add_option("--nk", enk, "Nk, if different from N")->check(whole_number("Nk"));
+  ex->add_option("--d", ed, "head dimension d (default 64)")->check(whole_number("d"));
   ex->add_option("--M", eM, "SRAM size in elements or KiB (default 16384)");
-  ex->add_option("--br", ebr, "override Br");
-  ex->add_option("--bc", ebc, "override Bc");
+  ex->add_option("--br", ebr, "override Br")->check(whole_number("Br"));
+  ex->add_option("--bc", ebc, "override Bc")->check(whole_number("Bc"));
   ex->callback([&set_action] {
     set_action([] {
-      const int64_t nq = enq ? enq : en, nk = enk ? enk : en, M = parse_sram_size(eM);
+      const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
       const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
       // Columns: Algorithm 1, FlashAttention-2, standard attention (Algorithm 0).
       const TrafficForm forms[3] = {fa1_traffic(nq, nk, ed, t.Tc), fa2_traffic(nq, nk, ed, t.Tr),
@@ -333,8 +415,9 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       row("closed form, total bytes", by);
       std::printf("  %-30s %16.4g %16s %16.4g   (N^2 d^2 / M  vs  N d + N^2)\n", "Theorem 2 order",
                   theorem2_flash(nq, nk, ed, M), "", theorem2_standard(nq, nk, ed));
-      const double work = double(nq) * double(nk) * double(ed);
-      if (work <= kMaxExplainWork) {
+      // The simulation is bounded: Tr Tc block pairs each cost the simulator a fixed overhead.
+      const double work = double(nq) * double(nk) * double(ed), pairs = double(t.Tr) * double(t.Tc);
+      if (work <= kMaxExplainWork && pairs <= 1e6) {
         ProblemSpec s;
         s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
         int64_t srd[3], swr[3];
@@ -352,8 +435,8 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         row("simulated, write", swr);
         std::printf("  %-30s %16s\n", "simulated equals closed form", same ? "yes" : "NO");
       } else {
-        std::printf("  simulated                      skipped (Nq*Nk*d = %.3g is over %.2g)\n", work,
-                    kMaxExplainWork);
+        std::printf("  simulated                      skipped (Nq*Nk*d = %.3g, Tr*Tc = %.3g: over %.2g or 1e6)\n",
+                    work, pairs, kMaxExplainWork);
       }
       std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
                   double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));

@@ -27,10 +27,17 @@ Mat backward_grad_output(const BackwardFlags& f, const Problem& p, const std::st
   return dO;
 }
 
-void write_backward_outputs(const BackwardFlags& f, const Trace& t) {
-  if (!f.out_dq.empty()) write_npy(f.out_dq, t.dQ);
-  if (!f.out_dk.empty()) write_npy(f.out_dk, t.dK);
-  if (!f.out_dv.empty()) write_npy(f.out_dv, t.dV);
+void add_backward_outputs(const BackwardFlags& f, const Trace& t, OutputFiles& out) {
+  if (!f.backward) return;
+  const std::pair<const Mat*, const char*> grads[] = {{&t.dQ, "dQ"}, {&t.dK, "dK"}, {&t.dV, "dV"}};
+  for (const auto& [g, name] : grads)
+    if (!g->allFinite())
+      throw InputError(std::string("the gradient ") + name + " overflows float32: the inputs or dO "
+                       "are too large for this problem");
+  const std::pair<const std::string*, const Mat*> outs[] = {
+      {&f.out_dq, &t.dQ}, {&f.out_dk, &t.dK}, {&f.out_dv, &t.dV}};
+  for (const auto& [path, g] : outs)
+    if (!path->empty()) out.bytes(*path) = npy_bytes(g->data(), {int64_t(g->rows()), int64_t(g->cols())});
 }
 
 static const char* backward_name(Schedule s) {

@@ -1,6 +1,7 @@
 // The backward pass on the command line: `run --backward [--do F] [--out-dq/-dk/-dv F]` and
 // the backward rows of `explain`. Kept apart from cli.cpp so the forward's printer stays short.
 #pragma once
+#include "core/output_files.h"
 #include "core/trace.h"
 
 #include <CLI/CLI.hpp>
@@ -16,8 +17,9 @@ struct BackwardFlags {
 void add_backward_flags(CLI::App* run, BackwardFlags& f);
 // dO from --do (Nq x d, float32 or float64; checked) or generated from the seed.
 Mat backward_grad_output(const BackwardFlags& f, const Problem& p, const std::string& pattern);
-// Writes the gradients asked for (.npy, float32).
-void write_backward_outputs(const BackwardFlags& f, const Trace& t);
+// Checks the gradients are finite (an InputError naming the tensor otherwise) and plans the
+// ones asked for (.npy, float32) into `out`, which the caller commits with the run's others.
+void add_backward_outputs(const BackwardFlags& f, const Trace& t, OutputFiles& out);
 // The backward's traffic against its closed form, FLOPs, peak SRAM, errors against float64.
 void print_backward_summary(const Trace& t);
 // explain: the backward closed forms, Theorem 5's order and (when affordable) the simulation.

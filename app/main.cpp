@@ -2,8 +2,22 @@
 // main() only dispatches; each subcommand lives with the part of the project it belongs to.
 #include "app/commands.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+
+// Standard output may fail (a full disk, /dev/full, a closed pipe): that is an error too, not
+// exit code 0 with the output lost.
+static int flush_stdout(int rc) {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "flashstep: error: writing standard output failed: %s\n",
+                 errno ? std::strerror(errno) : "write error");
+    return rc != 0 ? rc : 2;
+  }
+  return rc;
+}
 
 int main(int argc, char** argv) {
   using namespace flashstep;
@@ -21,9 +35,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return flush_stdout(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return flush_stdout(app.exit(e));
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "flashstep: error: %s\n", e.what());
     return 2;
@@ -32,9 +46,9 @@ int main(int argc, char** argv) {
     if (!action) {
       if (argc == 1 && gui_available_for_default()) return run_gui_default();
       std::fputs(app.help().c_str(), stdout);
-      return argc == 1 ? 0 : 2;
+      return flush_stdout(argc == 1 ? 0 : 2);
     }
-    return action();
+    return flush_stdout(action());
   } catch (const InputError& e) {
     std::fprintf(stderr, "flashstep: error: %s\n", e.what());
     return 2;

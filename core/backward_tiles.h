@@ -3,6 +3,7 @@
 // to core/ (the backward_*.cpp files); the public entry points are in backward.h.
 #pragma once
 #include "core/backward.h"
+#include "core/online_softmax.h"
 #include "core/philox.h"
 #include "core/schedule_context.h"
 

@@ -1,8 +1,15 @@
 #include "core/closed_form.h"
 
+#include "core/checked.h"
+
 namespace flashstep {
 
+// Each form is first estimated in doubles, in bytes: Nq, Nk, d and Tc are each within their
+// limits, but their product need not be, and then the caller gets an InputError.
+using checked::fits_int64;
+
 TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  fits_int64(2.0 * double(nk) * double(d) + double(Tc) * double(nq) * (2.0 * double(d) + 2.0) * 4.0, "Algorithm 1's HBM traffic");
   TrafficForm f;
   f.read_elems = 2 * nk * d + Tc * nq * (2 * d + 2);
   f.write_elems = nq * (d + 2) + Tc * nq * (d + 2);
@@ -12,6 +19,7 @@ TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
 }
 
 TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr) {
+  fits_int64((double(nq) * double(d) + double(Tr) * 2.0 * double(nk) * double(d)) * 4.0, "FlashAttention-2's HBM traffic");
   TrafficForm f;
   f.read_elems = nq * d + Tr * 2 * nk * d;
   f.write_elems = nq * d + nq;
@@ -20,6 +28,7 @@ TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr) {
 }
 
 TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
+  fits_int64((double(nq + nk) * double(d) + 3.0 * double(nq) * double(nk)) * 4.0, "standard attention's HBM traffic");
   TrafficForm f;
   f.read_elems = (nq * d + nk * d) + nq * nk + (nq * nk + nk * d);
   f.write_elems = nq * nk + nq * nk + nq * d;

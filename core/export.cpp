@@ -1,9 +1,6 @@
 #include "core/export.h"
 
-#include <cstdio>
-#include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace flashstep {
 
@@ -157,24 +154,6 @@ json trace_to_chrome(const Trace& t) {
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"},
           {"otherData", {{"problem", problem_json(t)}, {"phases", phases_json(t)},
                          {"time", "modelled (A100: 1.5 TB/s, 19.5 TFLOP/s)"}}}};
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write file");
-    out.write(text.data(), std::streamsize(text.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InputError(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot write file");
-  }
 }
 
 }  // namespace flashstep

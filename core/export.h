@@ -25,6 +25,7 @@
 //   its numbers are per row of the block, with "-inf", "inf" and "nan" as strings (JSON has
 //   no infinities). The Chrome trace's otherData carries the same phases.
 #pragma once
+#include "core/output_files.h"  // write_file_atomic
 #include "core/trace.h"
 
 #include <nlohmann/json.hpp>
@@ -35,9 +36,5 @@ namespace flashstep {
 nlohmann::json trace_to_json(const Trace& t);
 std::string trace_to_csv(const Trace& t);
 nlohmann::json trace_to_chrome(const Trace& t);
-
-// Writes text to path atomically (temp file + rename), so a failure never leaves a partial
-// file behind. Throws InputError naming the path on failure.
-void write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace flashstep

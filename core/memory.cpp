@@ -2,6 +2,8 @@
 
 #include "core/l2_cache.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace flashstep {
@@ -127,10 +129,22 @@ static float round_bf16(float x) {
   return x;
 }
 
+// IEEE binary16, round to nearest even, without _Float16 (clang 14 has none on x86-64): the
+// quantum is 2^(e-10) for |x| in [2^e, 2^(e+1)), and 2^-24 below fp16's normal range; scaling by
+// a power of two is exact in double, and rint rounds to nearest even.
+static float round_fp16(float x) {
+  if (!std::isfinite(x)) return x;
+  int e = 0;
+  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e)
+  const double q = std::ldexp(1.0, std::max(e - 11, -24));
+  const double r = std::rint(double(x) / q) * q;
+  return std::fabs(r) > 65504.0 ? std::copysign(INFINITY, x) : float(r);
+}
+
 float round_to(Dtype t, float x) {
   switch (t) {
     case Dtype::fp32: return x;
-    case Dtype::fp16: return float(static_cast<_Float16>(x));  // IEEE binary16, nearest-even
+    case Dtype::fp16: return round_fp16(x);
     case Dtype::bf16: return round_bf16(x);
   }
   return x;

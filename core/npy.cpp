@@ -1,98 +1,203 @@
 // NumPy's .npy format: magic "\x93NUMPY", version, header length, a Python-dict header
 // ({'descr': '<f4', 'fortran_order': False, 'shape': (R, C), }), then the raw data.
+// The header is parsed strictly (NumPy writes exactly this literal), and the file's size is
+// compared with what the shape needs before anything is allocated.
 #include "core/npy.h"
 
-#include "core/export.h"
+#include "core/checked.h"
+#include "core/output_files.h"
 
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace flashstep {
 
-static std::string header_value(const std::string& header, const std::string& key,
-                                const std::string& path) {
-  const size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) throw InputError(path + ": .npy header has no '" + key + "'");
-  const size_t colon = header.find(':', k);
-  if (colon == std::string::npos) throw InputError(path + ": malformed .npy header");
-  size_t start = header.find_first_not_of(" ", colon + 1);
-  size_t stop;
-  if (header[start] == '(') {
-    stop = header.find(')', start);
-    if (stop == std::string::npos) throw InputError(path + ": malformed .npy shape");
-    return header.substr(start + 1, stop - start - 1);
+namespace {
+
+// A Python dict literal with exactly the keys 'descr' (a string), 'fortran_order' (True or
+// False) and 'shape' (a tuple of non-negative decimal integers), as NumPy writes it.
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& path) : s_(text), path_(path) {}
+
+  void parse(std::string& descr, bool& fortran, std::vector<int64_t>& shape) {
+    bool have_descr = false, have_order = false, have_shape = false;
+    expect('{');
+    for (;;) {
+      skip_ws();
+      if (peek() == '}') break;
+      const std::string key = string_literal();
+      expect(':');
+      if (key == "descr" && !have_descr) {
+        descr = string_literal();
+        have_descr = true;
+      } else if (key == "fortran_order" && !have_order) {
+        fortran = boolean();
+        have_order = true;
+      } else if (key == "shape" && !have_shape) {
+        shape = tuple();
+        have_shape = true;
+      } else {
+        fail("unexpected or repeated key '" + key + "' (need exactly 'descr', 'fortran_order', 'shape')");
+      }
+      skip_ws();
+      if (peek() == ',') ++pos_;
+      else if (peek() != '}') fail("expected ',' or '}'");
+    }
+    ++pos_;  // '}'
+    skip_ws();
+    if (pos_ != s_.size()) fail("text after the header's closing '}'");
+    if (!have_descr || !have_order || !have_shape)
+      fail(std::string("missing '") + (!have_descr ? "descr" : !have_order ? "fortran_order" : "shape") + "'");
   }
-  stop = header.find_first_of(",}", start);
-  std::string v = header.substr(start, stop - start);
-  while (!v.empty() && (v.back() == ' ')) v.pop_back();
-  if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"')) v = v.substr(1, v.size() - 2);
-  return v;
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw InputError(path_ + ": malformed .npy header at byte " + std::to_string(pos_) + ": " + why);
+  }
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void skip_ws() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string string_literal() {
+    skip_ws();
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') fail("expected a quoted string");
+    const size_t end = s_.find(quote, pos_ + 1);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string v = s_.substr(pos_ + 1, end - pos_ - 1);
+    if (v.find('\\') != std::string::npos) fail("escapes are not supported in strings");
+    pos_ = end + 1;
+    return v;
+  }
+  bool boolean() {
+    skip_ws();
+    for (const char* word : {"True", "False"})
+      if (s_.compare(pos_, std::strlen(word), word) == 0) {
+        pos_ += std::strlen(word);
+        return word[0] == 'T';
+      }
+    fail("fortran_order must be True or False");
+  }
+  int64_t integer() {
+    skip_ws();
+    const size_t start = pos_;
+    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+    if (pos_ == start) fail("a dimension must be a non-negative decimal integer");
+    const std::string digits = s_.substr(start, pos_ - start);
+    if (digits.size() > 19) fail("dimension " + digits + " is too large");
+    try {
+      return checked::parse_int(digits, "a .npy dimension");
+    } catch (const InputError&) {
+      fail("dimension " + digits + " is too large");
+    }
+  }
+  std::vector<int64_t> tuple() {
+    std::vector<int64_t> dims;
+    expect('(');
+    skip_ws();
+    while (peek() != ')') {
+      if (int64_t(dims.size()) == kMaxNpyDims) fail("more than " + std::to_string(kMaxNpyDims) + " dimensions");
+      dims.push_back(integer());
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        skip_ws();
+      } else if (peek() != ')') {
+        fail("expected ',' or ')' in the shape");
+      }
+    }
+    ++pos_;
+    return dims;
+  }
+
+  const std::string& s_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+// Reads exactly n bytes at the file's current offset.
+void read_exact(int fd, char* dst, size_t n, const std::string& path) {
+  while (n > 0) {
+    const ssize_t got = ::read(fd, dst, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw InputError(path + ": read failed" + (got < 0 ? std::string(": ") + std::strerror(errno) : ""));
+    dst += got;
+    n -= size_t(got);
+  }
 }
 
+struct Fd {
+  int fd;
+  ~Fd() { ::close(fd); }
+};
+
+}  // namespace
+
 NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    throw InputError(path + ": not a .npy file (bad magic)");
-  const int major = static_cast<unsigned char>(bytes[6]);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open file: " + std::strerror(errno));
+  Fd guard{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw InputError(path + ": cannot stat file");
+  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (" + file_kind(st.st_mode) + ")");
+  const size_t size = size_t(st.st_size);
+  char pre[12];
+  if (size < 10) throw InputError(path + ": not a .npy file (bad magic)");
+  read_exact(fd, pre, 10, path);
+  if (std::memcmp(pre, "\x93NUMPY", 6) != 0) throw InputError(path + ": not a .npy file (bad magic)");
+  const int major = static_cast<unsigned char>(pre[6]);
   size_t header_len, offset;
   if (major == 1) {
-    header_len = size_t(static_cast<unsigned char>(bytes[8])) |
-                 size_t(static_cast<unsigned char>(bytes[9])) << 8;
+    header_len = size_t(static_cast<unsigned char>(pre[8])) | size_t(static_cast<unsigned char>(pre[9])) << 8;
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) throw InputError(path + ": truncated .npy header");
+    if (size < 12) throw InputError(path + ": truncated .npy header");
+    read_exact(fd, pre + 10, 2, path);
     header_len = 0;
-    for (int b = 0; b < 4; ++b) header_len |= size_t(static_cast<unsigned char>(bytes[8 + b])) << (8 * b);
+    for (int b = 0; b < 4; ++b) header_len |= size_t(static_cast<unsigned char>(pre[8 + b])) << (8 * b);
     offset = 12;
   } else {
     throw InputError(path + ": unsupported .npy version " + std::to_string(major));
   }
-  if (bytes.size() < offset + header_len) throw InputError(path + ": truncated .npy header");
-  const std::string header = bytes.substr(offset, header_len);
+  if (size - offset < header_len) throw InputError(path + ": truncated .npy header");
+  std::string header(header_len, '\0');
+  read_exact(fd, header.data(), header_len, path);
   offset += header_len;
 
-  const std::string descr = header_value(header, "descr", path);
+  std::string descr;
+  bool fortran = false;
+  NpyArray a;
+  HeaderParser(header, path).parse(descr, fortran, a.shape);
   size_t item;
   if (descr == "<f4" || descr == "=f4") item = 4;
   else if (descr == "<f8" || descr == "=f8") item = 8;
   else throw InputError(path + ": dtype '" + descr + "' not supported (need float32 or float64, little-endian)");
-  if (header_value(header, "fortran_order", path) != "False")
-    throw InputError(path + ": Fortran-order arrays are not supported (save with C order)");
+  if (fortran) throw InputError(path + ": Fortran-order arrays are not supported (save with C order)");
 
-  NpyArray a;
-  std::stringstream shape(header_value(header, "shape", path));
-  std::string dim;
   size_t count = 1;
-  while (std::getline(shape, dim, ',')) {
-    if (dim.find_first_not_of(" ") == std::string::npos) continue;
-    long long n = 0;
-    try {
-      n = std::stoll(dim);
-    } catch (const std::exception&) {
-      throw InputError(path + ": malformed .npy shape");
-    }
-    if (n < 0) throw InputError(path + ": negative dimension in .npy shape");
-    a.shape.push_back(n);
-    count *= size_t(n);
-  }
-  const size_t need = count * item, have = bytes.size() - offset;
+  for (int64_t n : a.shape) count = checked::mul(count, size_t(n), (path + ": the .npy element count").c_str());
+  const size_t need = checked::mul(count, item, (path + ": the .npy data size in bytes").c_str()), have = size - offset;
   if (have < need)
     throw InputError(path + ": truncated: shape needs " + std::to_string(need) +
                      " bytes of data, file has " + std::to_string(have));
   a.data.resize(count);
-  const char* p = bytes.data() + offset;
+  if (count == 0) return a;  // nothing to copy (and data() may be null)
   if (item == 4) {
-    std::memcpy(a.data.data(), p, need);
+    read_exact(fd, reinterpret_cast<char*>(a.data.data()), need, path);
   } else {
-    for (size_t k = 0; k < count; ++k) {
-      double v;
-      std::memcpy(&v, p + 8 * k, 8);
-      a.data[k] = float(v);
-    }
+    std::vector<double> wide(count);
+    read_exact(fd, reinterpret_cast<char*>(wide.data()), need, path);
+    for (size_t k = 0; k < count; ++k) a.data[k] = float(wide[k]);
   }
   return a;
 }
@@ -112,12 +217,12 @@ Mat read_npy_matrix(const std::string& path) {
   return m;
 }
 
-void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+std::string npy_bytes(const float* data, const std::vector<int64_t>& shape) {
   std::string dims;
   size_t count = 1;
   for (auto n : shape) {
     dims += std::to_string(n) + ",";
-    count *= size_t(n);
+    count = checked::mul(count, size_t(n), "the .npy element count");
   }
   if (shape.size() > 1) dims.pop_back();
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
@@ -128,8 +233,12 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
   out += char(header.size() & 0xff);
   out += char(header.size() >> 8);
   out += header;
-  out.append(reinterpret_cast<const char*>(data), count * sizeof(float));
-  write_file_atomic(path, out);
+  if (count > 0) out.append(reinterpret_cast<const char*>(data), count * sizeof(float));
+  return out;
+}
+
+void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+  write_file_atomic(path, npy_bytes(data, shape));
 }
 
 void write_npy(const std::string& path, const Mat& m) {

@@ -1,8 +1,10 @@
 #include "core/problem.h"
 
+#include "core/checked.h"
 #include "core/npy.h"
 
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 namespace flashstep {
@@ -23,12 +25,17 @@ Schedule parse_schedule(const std::string& name) {
   throw InputError("unknown schedule '" + name + "' (expected fa1, fa2 or standard)");
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int64_t bc) {
   if (d < 1) throw InputError("d must be at least 1 (got d = " + std::to_string(d) + ")");
   if (nq < 1) throw InputError("Nq must be at least 1 (got " + std::to_string(nq) + ")");
   if (nk < 1) throw InputError("Nk must be at least 1 (got " + std::to_string(nk) + ")");
+  // The limits first, so that the arithmetic below cannot overflow (docs/limits.md).
+  checked::in_range(d, 1, kMaxHeadDim, "d");
+  checked::in_range(nq, 1, kMaxSeq, "Nq");
+  checked::in_range(nk, 1, kMaxSeq, "Nk");
+  checked::in_range(M, 0, kMaxSram, "M (SRAM elements)");
+  checked::in_range(br, 0, kMaxSeq, "Br");
+  checked::in_range(bc, 0, kMaxSeq, "Bc");
   if (M < 4 * d)
     throw InputError("M = " + std::to_string(M) + " elements is smaller than 4d = " +
                      std::to_string(4 * d) +
@@ -37,12 +44,12 @@ Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int
                                          std::to_string(br) + ", Bc = " + std::to_string(bc) + ")");
   Tiling t;
   t.M = M;
-  const int64_t quarter_rows = ceil_div(M, 4 * d);  // ceil(M / 4d)
+  const int64_t quarter_rows = checked::ceil_div(M, 4 * d, "ceil(M / 4d)");
   t.Bc = bc > 0 ? bc : quarter_rows;
   t.Br = br > 0 ? br : std::min(quarter_rows, d);
   t.overridden = br > 0 || bc > 0;
-  t.tile_capacity = 4 * d * quarter_rows;  // M rounded up to whole tile rows (memory.h)
-  const int64_t need = 2 * (t.Br + t.Bc) * d;
+  t.tile_capacity = checked::mul(4 * d, quarter_rows, "4d * ceil(M / 4d)");  // M rounded up to whole tile rows (memory.h)
+  const int64_t need = checked::mul(2 * (t.Br + t.Bc), d, "2(Br + Bc)d");
   if (need > t.tile_capacity) {
     std::ostringstream os;
     os << "block sizes Br = " << t.Br << ", Bc = " << t.Bc << " do not fit in SRAM: Q_i, O_i ("
@@ -51,8 +58,8 @@ Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int
        << " allows " << t.tile_capacity;
     throw InputError(os.str());
   }
-  t.Tr = ceil_div(nq, t.Br);
-  t.Tc = ceil_div(nk, t.Bc);
+  t.Tr = checked::ceil_div(nq, t.Br, "Tr");
+  t.Tc = checked::ceil_div(nk, t.Bc, "Tc");
   return t;
 }
 
@@ -67,7 +74,8 @@ int64_t parse_sram_size(const std::string& text) {
   std::string unit = text.substr(pos);
   for (auto& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (unit.empty()) return value;
-  if (unit == "kib" || unit == "k" || unit == "kb") return value * 1024 / 4;  // float32 words
+  if (unit == "kib" || unit == "k" || unit == "kb")  // float32 words
+    return checked::mul(checked::in_range(value, 0, kMaxSram / 256, "M in KiB"), 256, "M");
   throw InputError("M: unknown unit '" + text.substr(pos) + "' (use elements, or KiB)");
 }
 
@@ -131,22 +139,25 @@ void validate_options(const AttentionOptions& o, int64_t nk) {
   if (m.window_left < -1 || m.window_right < -1)
     throw InputError("window sizes must be >= 0, or -1 for no limit (got " +
                      std::to_string(m.window_left) + "," + std::to_string(m.window_right) + ")");
+  checked::in_range(m.window_left, -1, kMaxSeq, "window LEFT");
+  checked::in_range(m.window_right, -1, kMaxSeq, "window RIGHT");
   if (m.kv_len < -1 || m.kv_len > nk)
     throw InputError("key length " + std::to_string(m.kv_len) + " is out of range 0.." +
                      std::to_string(nk) + " (or -1 for no padding)");
-  if (!(o.dropout >= 0.0 && o.dropout < 1.0))
-    throw InputError("dropout probability must be in [0, 1) (got " + std::to_string(o.dropout) + ")");
+  // Checked as the float the schedules use: 0.99999999 rounds to 1.0f and would drop everything.
+  if (!(o.dropout >= 0.0 && o.dropout < 1.0 && float(o.dropout) < 1.0f)) {
+    std::ostringstream os;
+    os << "dropout probability must be in [0, 1) as a float32 (got " << std::setprecision(9)
+       << o.dropout << (o.dropout < 1.0 ? ", which rounds to 1" : "") << ")";
+    throw InputError(os.str());
+  }
 }
 
 void validate_sizes(const ProblemSpec& s) {
   // make_tiling checks d, Nq, Nk, M and the overrides and names each.
   make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
-  if (s.scale && !std::isfinite(*s.scale))
-    throw InputError("scale must be a finite number");
+  if (s.scale) checked::to_float(*s.scale, "scale");
   validate_options(s.options, s.nk);
-  const int64_t kMaxDim = int64_t(1) << 28;
-  if (s.nq > kMaxDim || s.nk > kMaxDim || s.d > 65536)
-    throw InputError("sizes too large (Nq, Nk <= 2^28, d <= 65536)");
 }
 
 Problem make_problem(const ProblemSpec& spec) {

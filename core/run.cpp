@@ -1,6 +1,8 @@
 #include "core/run.h"
 
 #include "core/backward.h"
+#include "core/checked.h"
+#include "core/progress.h"
 #include "core/schedules.h"
 
 namespace flashstep {
@@ -55,6 +57,8 @@ static std::string mib(size_t bytes) {
 }
 
 Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
+  // The estimates below count bytes per block pair in size_t: keep Tr * Tc far from overflow.
+  checked::fits_int64(double(t.Tr) * double(t.Tc) * 4096.0, "the trace estimate (Tr * Tc block pairs)");
   if (opt.dO) check_grad_output(p, *opt.dO);  // before any work
   if (opt.dO && opt.l2)  // the model replays one pass's accesses; the backward's are not modelled
     throw InputError("the L2 model (--l2, --gpu) covers the forward pass only; drop --backward or the L2 flags");
@@ -81,12 +85,15 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   if (opt.record)  // the step counts estimate_trace_bytes assumes, so the estimate holds
     tr.steps.reserve(size_t(schedule_steps(p.schedule, t)) + (opt.dO ? backward_step_bound(p, t) : 0));
   tr.keep_hbm = opt.dO != nullptr;
+  // The schedules tick once per block pair (standard attention: per row block, 3 passes).
+  progress::begin(p.schedule == Schedule::standard ? 3 * t.Tr : t.Tr * t.Tc);
   switch (p.schedule) {
     case Schedule::fa1: run_fa1(tr, opt.record); break;
     case Schedule::fa2: run_fa2(tr, opt.record); break;
     case Schedule::standard: run_standard(tr, opt.record); break;
   }
   if (opt.dO) run_backward(tr, *opt.dO, opt.record);
+  progress::end();
   return tr;
 }
 

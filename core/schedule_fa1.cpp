@@ -4,6 +4,7 @@
 #include "core/online_softmax.h"
 #include "core/philox.h"
 #include "core/schedule_context.h"
+#include "core/progress.h"
 #include "core/schedules.h"
 
 
@@ -65,6 +66,7 @@ void run_fa1(Trace& tr, bool record) {
     end(0);
 
     for (int64_t i = 0; i < t.Tr; ++i) {
+      progress::tick();
       const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
       const Mask::Block kind = mask.classify(row0, row0 + br, j * t.Bc, j * t.Bc + bc, p.nk);
       if (kind == Mask::Block::empty) {  // Algorithm 2: skip a block that is entirely masked

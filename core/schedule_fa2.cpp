@@ -5,6 +5,7 @@
 #include "core/online_softmax.h"
 #include "core/philox.h"
 #include "core/schedule_context.h"
+#include "core/progress.h"
 #include "core/schedules.h"
 
 
@@ -45,6 +46,7 @@ void run_fa2(Trace& tr, bool record) {
     end(0);
 
     for (int64_t j = 0; j < t.Tc; ++j) {
+      progress::tick();
       const int64_t bc = t.rows_in_kv_block(j, p.nk), col0 = j * t.Bc;
       const Mask::Block kind = mask.classify(row0, row0 + br, col0, col0 + bc, p.nk);
       if (kind == Mask::Block::empty) {  // entirely masked: no loads, no FLOPs

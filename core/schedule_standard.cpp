@@ -6,6 +6,7 @@
 #include "core/online_softmax.h"
 #include "core/philox.h"
 #include "core/schedule_context.h"
+#include "core/progress.h"
 #include "core/schedules.h"
 
 
@@ -28,6 +29,7 @@ void run_standard(Trace& tr, bool record) {
 
   // Alg0 L1: load Q, K by blocks, compute S = tau Q K^T, write S to HBM
   for (int64_t i = 0; i < t.Tr; ++i) {
+    progress::tick();
     const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
     Step* s = begin(Line::A0_L1, i);
     if (i == 0) sram.load(Slot::Kj, hbm, Tensor::K, 0, nk);
@@ -48,6 +50,7 @@ void run_standard(Trace& tr, bool record) {
   // Alg0 L2: read S, compute P = softmax(S) (safe softmax, row by row), write P to HBM
   tr.lse.resize(nq);  // a by-product of the row softmax, not part of Algorithm 0's HBM traffic
   for (int64_t i = 0; i < t.Tr; ++i) {
+    progress::tick();
     const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
     Step* s = begin(Line::A0_L2, i);
     Mat& P = sram.load(Slot::Sij, hbm, Tensor::S, row0, br);
@@ -67,6 +70,7 @@ void run_standard(Trace& tr, bool record) {
 
   // Alg0 L3: load P and V by blocks, compute O = P V, write O to HBM
   for (int64_t i = 0; i < t.Tr; ++i) {
+    progress::tick();
     const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
     Step* s = begin(Line::A0_L3, i);
     if (i == 0) sram.load(Slot::Vj, hbm, Tensor::V, 0, nk);

@@ -15,17 +15,9 @@ const std::string kBin = FLASHSTEP_BIN;
 // A .npy file with an arbitrary dtype string and payload (for the bad-file cases).
 void write_raw_npy(const fsys::path& path, const std::string& descr, const std::string& shape,
                    size_t payload_bytes) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(char(header.size() & 0xff));
-  out.put(char(header.size() >> 8));
-  out << header;
   std::string payload(payload_bytes, '\0');
   for (size_t k = 0; k < payload_bytes; ++k) payload[k] = char(k * 37 % 251);
-  out << payload;
+  fstest::write_npy_text(path, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }", payload);
 }
 
 struct Failure {
@@ -85,7 +77,7 @@ TEST_CASE("bad input gives one clear error line and a non-zero exit and no outpu
       {"run --pattern zebra", "unknown input pattern 'zebra'"},
       {"run --M lots", "M must be a number"},
       {"run --n 1024 --d 64 --M 16384 --steps --max-trace-mib 4", "refusing to record"},
-      {"run --n 200000 --d 64 --M 16384 --trace " + D + "t.json", "refusing to record"},
+      {"run --n 20000 --d 64 --M 16384 --trace " + D + "t.json", "refusing to record"},
       {"run --n 100000 --d 16 --schedule standard", "simulated HBM would need"},
       {"run --n 8 --d abc", "--d"},
       {"lesson softmax --values 1,x,3", "'x' is not a number"},

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +48,19 @@ inline flashstep::Trace run_spec(const flashstep::ProblemSpec& s, bool record = 
   flashstep::RunOptions opt;
   opt.record = record;
   return flashstep::run_spec(s, opt);
+}
+
+// A .npy file with the given header text (padded as NumPy pads it) and payload, for the
+// bad-file cases.
+inline void write_npy_text(const std::filesystem::path& path, const std::string& header_text, const std::string& payload) {
+  std::string header = header_text;
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(char(header.size() & 0xff));
+  out.put(char(header.size() >> 8));
+  out << header << payload;
 }
 
 // Runs a shell command, returning its exit status; stdout+stderr go to `output`.

@@ -492,6 +492,7 @@ void AppState::run_script(const std::string& script) {
     if (verb == "step" || verb == "back") {
       if (!(cs >> a)) a = 1;
       if (a < 0) throw InputError("script: '" + verb + "' needs a count >= 0");
+      a = std::min(a, (long long)steps());  // more steps than the trace has do nothing more
       for (long long n = 0; n < a; ++n) verb == "step" ? step_forward() : step_back();
     } else if (verb == "seek") {
       if (!(cs >> a) || a < 0) throw InputError("script: seek needs a step index >= 0");

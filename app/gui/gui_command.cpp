@@ -16,6 +16,7 @@
 #include "app/gui/panels.h"
 #include "app/gui/resources.h"
 #include "app/gui/state_dump.h"
+#include "core/output_files.h"
 
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -96,8 +97,11 @@ void write_screenshot(const std::string& path, int w, int h) {
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
   stbi_flip_vertically_on_write(1);  // OpenGL's rows start at the bottom
-  if (!stbi_write_png(path.c_str(), w, h, 3, px.data(), w * 3))
-    throw InputError("cannot write the screenshot " + path);
+  std::string png;  // encoded in memory, then written safely (core/output_files.h)
+  auto append = [](void* to, void* data, int n) { static_cast<std::string*>(to)->append(static_cast<const char*>(data), size_t(n)); };
+  if (!stbi_write_png_to_func(append, &png, w, h, 3, px.data(), w * 3))
+    throw InputError("cannot encode the screenshot " + path);
+  write_file_atomic(path, png);
 }
 
 }  // namespace

@@ -28,8 +28,9 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare : View::tiles;
     s.view_changed = true;
   }
-  for (int64_t n = 0; n < o.step; ++n) s.step_forward();
-  for (int64_t n = 0; n < o.back; ++n) s.step_back();
+  const int64_t len = int64_t(s.steps());  // beyond the trace's length, steps do nothing more
+  for (int64_t n = 0; n < std::min(o.step, len); ++n) s.step_forward();
+  for (int64_t n = 0; n < std::min(o.back, len); ++n) s.step_back();
   if (!o.script.empty()) s.run_script(o.script);
   if (o.lesson_blocks >= 0) s.lesson.shown = int(std::min<int64_t>(o.lesson_blocks, int64_t(s.lesson.lesson.blocks.size())));
   if (!o.compare_o.empty()) {

@@ -1,5 +1,7 @@
 #include "app/gui/preset.h"
 
+#include "core/checked.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -27,12 +29,27 @@ std::string preset_path(const std::string& name, const std::string& asset_dir) {
   throw InputError("unknown preset '" + name + "' (known: " + (known.empty() ? "none found in " + asset_dir : known) + ")");
 }
 
+// A JSON number that must be a whole number in [lo, hi] (1e300, 2.5 and 2^64 are errors, not
+// wrapped integers); the ranges of the sizes themselves are checked by validate_sizes.
+static int64_t whole(const nlohmann::json& v, const std::string& what, int64_t lo = INT64_MIN,
+                     int64_t hi = INT64_MAX) {
+  if (!v.is_number()) throw InputError(what + " must be a number, not " + v.type_name());
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+    throw InputError(what + " must be a whole number in " + std::to_string(lo) + ".." + std::to_string(hi));
+  if (v.is_number_integer()) return checked::in_range(v.get<int64_t>(), lo, hi, what.c_str());
+  return checked::to_int(v.get<double>(), lo, hi, what.c_str());
+}
+
 Preset load_preset(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError("cannot open preset " + path);
+  return parse_preset(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), path);
+}
+
+Preset parse_preset(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw InputError("preset " + path + " is not valid JSON: " + e.what());
   }
@@ -40,6 +57,7 @@ Preset load_preset(const std::string& path) {
   p.path = path;
   p.name = fs::path(path).stem().string();
   const char* key = "";
+  const std::string where = "preset " + path + ": ";
   try {
     key = "name"; if (j.contains(key)) p.name = j[key].get<std::string>();
     key = "title"; if (j.contains(key)) p.title = j[key].get<std::string>();
@@ -50,16 +68,21 @@ Preset load_preset(const std::string& path) {
     if (j.contains("problem")) {
       const auto& q = j["problem"];
       ProblemSpec& s = p.spec;
-      key = "nq"; if (q.contains(key)) s.nq = q[key].get<int64_t>();
-      key = "nk"; if (q.contains(key)) s.nk = q[key].get<int64_t>();
-      key = "d"; if (q.contains(key)) s.d = q[key].get<int64_t>();
+      key = "nq"; if (q.contains(key)) s.nq = whole(q[key], where + key);
+      key = "nk"; if (q.contains(key)) s.nk = whole(q[key], where + key);
+      key = "d"; if (q.contains(key)) s.d = whole(q[key], where + key);
       key = "M";
       if (q.contains(key))
-        s.M = q[key].is_string() ? parse_sram_size(q[key].get<std::string>()) : q[key].get<int64_t>();
-      key = "br"; if (q.contains(key)) s.br = q[key].get<int64_t>();
-      key = "bc"; if (q.contains(key)) s.bc = q[key].get<int64_t>();
+        s.M = q[key].is_string() ? parse_sram_size(q[key].get<std::string>()) : whole(q[key], where + key);
+      key = "br"; if (q.contains(key)) s.br = whole(q[key], where + key);
+      key = "bc"; if (q.contains(key)) s.bc = whole(q[key], where + key);
       key = "scale"; if (q.contains(key)) s.scale = q[key].get<double>();
-      key = "seed"; if (q.contains(key)) s.seed = q[key].get<uint64_t>();
+      key = "seed";
+      if (q.contains(key)) {  // 0..2^64-1: a negative seed or a fraction is an error, not wrapped
+        if (!q[key].is_number_unsigned() && !(q[key].is_number_integer() && q[key].get<int64_t>() >= 0))
+          throw InputError(where + "seed must be a whole number in 0..18446744073709551615");
+        s.seed = q[key].get<uint64_t>();
+      }
       key = "pattern"; if (q.contains(key)) s.pattern = q[key].get<std::string>();
       key = "q"; if (q.contains(key)) s.q_path = q[key].get<std::string>();
       key = "k"; if (q.contains(key)) s.k_path = q[key].get<std::string>();
@@ -68,19 +91,19 @@ Preset load_preset(const std::string& path) {
       key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(q[key].get<std::string>());
       key = "window";
       if (q.contains(key)) {
-        const auto w = q[key].get<std::vector<int64_t>>();
-        if (w.size() != 2) throw InputError("preset " + path + ": \"window\" must be [LEFT, RIGHT]");
-        s.options.mask.window_left = w[0];
-        s.options.mask.window_right = w[1];
+        const auto& w = q[key];
+        if (!w.is_array() || w.size() != 2) throw InputError("preset " + path + ": \"window\" must be [LEFT, RIGHT]");
+        s.options.mask.window_left = whole(w[0], where + "window LEFT");
+        s.options.mask.window_right = whole(w[1], where + "window RIGHT");
       }
-      key = "kv_len"; if (q.contains(key)) s.options.mask.kv_len = q[key].get<int64_t>();
+      key = "kv_len"; if (q.contains(key)) s.options.mask.kv_len = whole(q[key], where + key);
       key = "dropout"; if (q.contains(key)) s.options.dropout = q[key].get<double>();
       key = "dtype"; if (q.contains(key)) s.options.dtype = parse_dtype(q[key].get<std::string>());
     }
     if (j.contains("lesson")) {
       const auto& l = j["lesson"];
       key = "values"; if (l.contains(key)) p.lesson_values = l[key].get<std::vector<double>>();
-      key = "block"; if (l.contains(key)) p.lesson_block = l[key].get<size_t>();
+      key = "block"; if (l.contains(key)) p.lesson_block = size_t(whole(l[key], where + "lesson block", 1, int64_t(kMaxLessonBlock)));
     }
   } catch (const nlohmann::json::exception& e) {
     throw InputError("preset " + path + ": bad value for \"" + key + "\" (" + e.what() + ")");

@@ -27,6 +27,8 @@ struct Preset {
 // Throws InputError listing the known presets when there is no such file.
 std::string preset_path(const std::string& name_or_path, const std::string& asset_dir);
 Preset load_preset(const std::string& path);  // throws InputError naming the file and the key
+// The same from the file's text (the fuzz target feeds this); `path` is for messages.
+Preset parse_preset(const std::string& text, const std::string& path);
 std::vector<std::string> preset_names(const std::string& asset_dir);
 
 }  // namespace flashstep::gui

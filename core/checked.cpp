@@ -1,0 +1,107 @@
+#include "core/checked.h"
+
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <type_traits>
+
+namespace flashstep::checked {
+
+// a op b for op in {'*', '+'}, or an InputError naming the quantity.
+template <class T>
+static T arith(T a, T b, char op, const char* what) {
+  T r;
+  if (op == '*' ? __builtin_mul_overflow(a, b, &r) : __builtin_add_overflow(a, b, &r)) {
+    std::ostringstream os;
+    os << what << " overflows: " << a << ' ' << op << ' ' << b << " is beyond "
+       << (std::is_signed<T>::value ? "2^63" : "2^64") << " (see docs/limits.md)";
+    throw InputError(os.str());
+  }
+  return r;
+}
+
+int64_t mul(int64_t a, int64_t b, const char* what) { return arith(a, b, '*', what); }
+int64_t add(int64_t a, int64_t b, const char* what) { return arith(a, b, '+', what); }
+size_t mul(size_t a, size_t b, const char* what) { return arith(a, b, '*', what); }
+size_t add(size_t a, size_t b, const char* what) { return arith(a, b, '+', what); }
+
+int64_t ceil_div(int64_t a, int64_t b, const char* what) {
+  if (a < 0 || b < 1)
+    throw InputError(std::string(what) + ": ceil(" + std::to_string(a) + " / " + std::to_string(b) +
+                     ") needs a >= 0 and b >= 1");
+  return a / b + (a % b != 0);
+}
+
+void fits_int64(double estimate, const char* what) {
+  if (!(estimate < 9.2e18)) {
+    std::ostringstream os;
+    os << what << " overflows int64 (about " << estimate << "; see docs/limits.md)";
+    throw InputError(os.str());
+  }
+}
+
+int64_t in_range(int64_t x, int64_t lo, int64_t hi, const char* what) {
+  if (x < lo || x > hi)
+    throw InputError(std::string(what) + " must be in " + std::to_string(lo) + ".." +
+                     std::to_string(hi) + " (got " + std::to_string(x) + ")");
+  return x;
+}
+
+int64_t to_int(double x, int64_t lo, int64_t hi, const char* what) {
+  // Compare as doubles first: converting an out-of-range double to int64 is undefined (and
+  // double(INT64_MAX) is 2^63, itself out of range, hence the strict upper bound).
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0) || x != std::trunc(x) ||
+      int64_t(x) < lo || int64_t(x) > hi) {
+    std::ostringstream os;
+    os << what << " must be a whole number in " << lo << ".." << hi << " (got " << x << ")";
+    throw InputError(os.str());
+  }
+  return int64_t(x);
+}
+
+float to_float(double x, const char* what) {
+  if (!std::isfinite(x) || std::fabs(x) > double(FLT_MAX)) {
+    std::ostringstream os;
+    os << what << " must be a finite float32 number, |x| <= 3.4e38 (got " << x << ")";
+    throw InputError(os.str());
+  }
+  return float(x);
+}
+
+static void need_digits(const std::string& text, const char* what, bool allow_sign) {
+  const size_t start = allow_sign && !text.empty() && text[0] == '-' ? 1 : 0;
+  if (text.size() == start || text.find_first_not_of("0123456789", start) != std::string::npos)
+    throw InputError(std::string(what) + " must be a " + (allow_sign ? "" : "non-negative ") +
+                     "whole number (got '" + text + "')");
+}
+
+int64_t parse_int(const std::string& text, const char* what) {
+  need_digits(text, what, true);
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) throw InputError(std::string(what) + " is out of range (got '" + text + "')");
+  return v;
+}
+
+uint64_t parse_uint(const std::string& text, const char* what) {
+  need_digits(text, what, false);
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE)
+    throw InputError(std::string(what) + " is out of range 0..18446744073709551615 (got '" + text + "')");
+  return v;
+}
+
+double parse_double(const std::string& text, const char* what) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                       ? 0.0 : std::strtod(text.c_str(), &end);
+  if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    throw InputError(std::string(what) + " must be a finite number (got '" + text + "')");
+  return v;
+}
+
+}  // namespace flashstep::checked

@@ -1,0 +1,60 @@
+// Writing a run's output files safely, all or nothing.
+//
+// Each output is staged in memory, then commit():
+//   1. checks every target before writing anything: an existing target must be a regular file
+//      (a device, FIFO or directory is refused); a symlink is followed and its target written
+//      (the link itself stays); no two outputs, and no output and an input, may be one file
+//      (compared by device and inode, or by the real path of a file not yet there);
+//   2. writes each output to a fresh temporary made with mkstemp (O_EXCL: a planted file or
+//      symlink cannot be followed) in the target's own folder, and fsyncs it;
+//   3. renames every temporary over its target only when all were written, with SIGINT and
+//      SIGTERM held back meanwhile.
+// On any error, and on SIGINT/SIGTERM while temporaries exist, the temporaries are removed, so a
+// failed or interrupted run leaves no file behind.
+#pragma once
+#include "core/types.h"
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace flashstep {
+
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+  ~OutputFiles();  // removes any temporaries left
+
+  // Plans an output; `what` names the flag in messages (e.g. "--out-o").
+  void add(const std::string& path, const std::string& what = "output");
+  // The bytes to write to a planned output (filled once the run has produced them).
+  std::string& bytes(const std::string& path);
+  // Files the run read: no output may name one of them.
+  void add_input(const std::string& path, const std::string& what = "input");
+  // Step 1 only, so that a bad target fails before a long run; commit() checks again.
+  void check();
+  // Checks, writes and renames (see above). Throws InputError naming the path on failure.
+  void commit();
+
+ private:
+  struct Out {
+    std::string path, what, bytes, target, temp;
+    mode_t mode = 0;
+  };
+  struct In {
+    std::string path, what;
+  };
+  std::vector<Out> outs_;
+  std::vector<In> ins_;
+  void remove_temporaries();
+};
+
+// One file, atomically (an OutputFiles of one).
+void write_file_atomic(const std::string& path, const std::string& text);
+
+// "a directory", "a FIFO", "a character device", ... for messages.
+std::string file_kind(mode_t mode);
+
+}  // namespace flashstep
