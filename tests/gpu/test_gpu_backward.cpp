@@ -38,10 +38,6 @@ using namespace gputest;
 constexpr double kGradFloat64Tol = 1e-5;  // either engine against float64
 constexpr double kGradTiledTol = 2e-5;    // GPU against CPU: both within 1e-5 of float64
 
-bool all_finite(const std::vector<float>& v) {
-  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-}
-
 // The size of one term of dQ's (dK's) sum over keys (queries): tau |dP| max|K| (max|Q|), with
 // |dP| <= d max|dO| max|V|.
 struct TermScale {
