@@ -1,5 +1,6 @@
 // flashstep bench-gpu: Algorithm 1, FlashAttention-2 and standard attention timed on the GPU,
 // and the Bc sweep of the paper's Figure 2 (middle).
+#include "app/cmd_backward_gpu.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
 #include "core/export.h"
@@ -40,6 +41,7 @@ struct BenchFlags {
   std::string dtype = "fp32";   // fa2's storage type
   std::string json_file;  // also write the JSON here (the table still prints)
   int variant = 0;
+  bool backward = false;  // forward + backward instead (app/cmd_backward_gpu.cpp)
 };
 
 int64_t fa1_bytes_predicted(int64_t heads, int64_t n, int64_t d, int64_t Tc) {
@@ -247,7 +249,15 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");
   b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
-  b->callback([&set_action] { set_action([] { return run_bench(bf); }); });
+  b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
+  b->callback([&set_action] {
+    set_action([] {
+      if (!bf.backward) return run_bench(bf);
+      return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
+                                 bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,
+                                 [](int64_t n, int64_t d) { return bench_shape(n, d, bf.rows); }});
+    });
+  });
 }
 
 }  // namespace flashstep

@@ -1,5 +1,6 @@
 // flashstep gpu: run a schedule on the GPU and write O and lse as .npy; inputs from the run
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
+#include "app/cmd_backward_gpu.h"
 #include "app/commands.h"
 #include "core/npy.h"
 #include "gpu/backend.h"
@@ -85,8 +86,11 @@ Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
 }
 
 int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std::string& out_lse,
-            const std::vector<int64_t>& kv_lens) {
+            const std::vector<int64_t>& kv_lens, const BackwardFlags& bwd) {
   const Inputs in = load_inputs(rf, kv_lens);
+  if (bwd.backward)
+    return run_gpu_backward(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features}, variant,
+                            out_o, out_lse);
   const Schedule sched = parse_schedule(rf.schedule);
   const gpu::Shape& s = in.s;
   gpu::Result r;
@@ -139,6 +143,7 @@ void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
   static int g_variant = 0;
   static std::string out_o, out_lse;
   static std::vector<int64_t> kv_lens;
+  static BackwardFlags bwd;
   auto* g = app.add_subcommand("gpu", "run a schedule on the GPU and write O and lse as .npy "
                                       "(inputs 2-D (N, d) or 4-D (B, H, N, d))");
   add_run_flags(g, gf);
@@ -146,7 +151,8 @@ void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--kv-lens", kv_lens, "valid key length per batch entry (B values, 4-D inputs): key padding");
   g->add_option("--out-o", out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
   g->add_option("--out-lse", out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");
-  g->callback([&set_action] { set_action([] { return run_gpu(gf, g_variant, out_o, out_lse, kv_lens); }); });
+  add_backward_flags(g, bwd);  // --backward, --do, --out-dq/-dk/-dv: app/cmd_backward_gpu.cpp
+  g->callback([&set_action] { set_action([] { return run_gpu(gf, g_variant, out_o, out_lse, kv_lens, bwd); }); });
 }
 
 }  // namespace flashstep

@@ -16,7 +16,7 @@
 //     (bf16); lse is float32 and keeps 5e-6. Against float64 the error is the storage
 //     type's, reported but not judged.
 //   max_rel = max|x - ref| / max|ref| (core/reference.h).
-#include "app/commands.h"
+#include "app/cmd_backward_gpu.h"
 #include "app/commands.h"
 #include "core/export.h"
 #include "core/reference.h"
@@ -266,12 +266,16 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   static RunFlags vf;
   static int v_variant = 0;
   static double v_tol = kTiledTol;
+  static BackwardFlags v_bwd;
   auto* verify = app.add_subcommand("verify", "run the CPU engine and the GPU on the same inputs; "
                                               "compare O, l, m after every j (fa1) and O, lse at the end");
   add_run_flags(verify, vf);
   verify->add_option("--variant", v_variant, "fa1/fa2 kernel variant: 0 automatic (default), 1 plain, 2 register-tiled");
   verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
-  verify->callback([&set_action] { set_action([] { return run_verify(vf, v_variant, v_tol); }); });
+  add_verify_backward_flags(verify, v_bwd);  // app/cmd_backward_gpu.cpp
+  verify->callback([&set_action] {
+    set_action([] { return v_bwd.backward ? run_verify_backward(vf, v_bwd, v_variant) : run_verify(vf, v_variant, v_tol); });
+  });
 }
 
 }  // namespace flashstep

@@ -3,7 +3,9 @@
 # binary, verify on several shapes, bench-gpu. Run from the repo root on the GPU machine with
 # build-gpu carried (built on the CPU machine: static CUDA runtime, Catch2 v2 compiled in).
 # Logs go to $OUT; a short summary prints last.
-#   usage: gpu/run_on_device.sh [all|tests|verify|bench]   (default all)
+#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd]   (default all; all excludes bwd)
+# bwd: the backward's commands (issue 9): verify --backward on several shapes, gpu --backward
+# with outputs, bad input, bench-gpu --backward.
 set -u
 OUT=${OUT:-/tmp/flashstep-device}
 mkdir -p "$OUT"
@@ -88,6 +90,44 @@ if [[ $WHAT == all || $WHAT == bench ]]; then
     note "bench-gpu $extra: rc=$?"
   done
   cat "$OUT/bench.txt" "$OUT/bench_extra.txt"
+fi
+if [[ $WHAT == bwd ]]; then  # not in all: a device call of its own
+  : > "$OUT/bwd_verify.log"
+  run_bwd() {
+    "$F" verify --backward "$@" > "$OUT/one.log" 2>&1
+    local rc=$?
+    { echo "\$ flashstep verify --backward $*"; cat "$OUT/one.log"; } >> "$OUT/bwd_verify.log"
+    note "verify --backward $*: rc=$rc $(grep -E '^(PASS|FAIL|flashstep: error)' "$OUT/one.log" | tail -1)"
+    grep -E '^(worst over j|final|           (GPU|CPU) vs)' "$OUT/one.log" >> "$S"
+  }
+  for sch in fa1 fa2 standard; do
+    run_bwd --schedule $sch --n 1000 --d 64 --M 128KiB                   # ragged: 1000 = 15 x 64 + 40
+    run_bwd --schedule $sch --nq 300 --nk 513 --d 128 --M 128KiB         # Nq != Nk, d = 128
+    run_bwd --schedule $sch --nq 700 --nk 500 --d 64 --M 128KiB --causal  # rows that see no key
+    run_bwd --schedule $sch --n 1000 --d 64 --M 128KiB --window 128,0 --kv-len 900
+    run_bwd --schedule $sch --nq 500 --nk 700 --d 64 --M 128KiB --causal --dropout 0.1 --seed 7
+    run_bwd --schedule $sch --nq 77 --nk 130 --d 40 --M 2048 --variant 1
+  done
+  run_bwd --schedule fa1 --n 4096 --d 64 --M 128KiB
+  run_bwd --schedule fa2 --n 2048 --d 32 --M 128KiB --causal
+  for bad in "gpu --n 64 --d 64 --do /tmp/x.npy" \
+             "gpu --n 64 --d 64 --backward --dtype fp16" \
+             "verify --backward --schedule fa2 --n 64 --d 64 --dtype bf16" \
+             "bench-gpu --backward --dtype fp16" \
+             "verify --backward --n 64 --d 64 --br 8 --bc 8 --M 4096 --variant 2"; do
+    msg=$("$F" $bad 2>&1)
+    note "bad input: flashstep $bad -> rc=$? $msg"
+  done
+  for sch in fa1 fa2 standard; do
+    rm -f /tmp/bwd_*.npy
+    "$F" gpu --backward --schedule $sch --nq 300 --nk 513 --d 64 --M 128KiB --causal --out-o /tmp/bwd_o.npy \
+      --out-dq /tmp/bwd_dq.npy --out-dk /tmp/bwd_dk.npy --out-dv /tmp/bwd_dv.npy >> "$OUT/bwd_verify.log" 2>&1
+    note "gpu --backward --schedule $sch (300 x 513, d 64, causal): rc=$? $(ls -l /tmp/bwd_*.npy | awk '{print $9 ":" $5}' | tr '\n' ' ')"
+  done
+  timeout ${BENCH_TIMEOUT:-400} "$F" bench-gpu --backward --json-file "$OUT/bench_backward.json" \
+    > "$OUT/bench_backward.txt" 2>&1
+  note "bench-gpu --backward: rc=$?"
+  cat "$OUT/bench_backward.txt"
 fi
 rm -f "$OUT/one.log"
 echo "==== summary"

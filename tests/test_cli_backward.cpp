@@ -1,6 +1,7 @@
 // `flashstep run --backward` and `explain` as a user runs them: the contract's spellings, the
 // gradients written, and one clear error line for bad input.
 #include "core/backward.h"
+#include "core/output_files.h"
 #include "core/reference.h"
 #include "test_helpers.h"
 
@@ -123,4 +124,98 @@ TEST_CASE("explain adds the backward closed forms, equal to the simulation, and 
   CHECK(line_with(output, "  simulated equals closed form").find("yes") != std::string::npos);
   CHECK(output.find("Theorem 5 order") != std::string::npos);
   CHECK(output.find("Algorithm 3") != std::string::npos);
+}
+
+// The GPU backward's commands (app/cmd_backward_gpu.cpp). Every input check runs before the
+// first call that needs a GPU, so without one these still give their own error line; a build
+// without CUDA has the commands as stubs that say so instead (FLASHSTEP_BIN_HAS_CUDA).
+namespace {
+bool is_gpu_missing(const std::string& output) {
+  return output.find("CUDA GPU") != std::string::npos || output.find("no GPU backend") != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("gpu/verify/bench-gpu --backward: bad input gives its error line before any GPU is needed",
+          "[cli][backward][errors]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  const std::string D = dir.string() + "/";
+  write_npy(D + "do.npy", make_input("random", 10, 4, 2, 3));
+  write_npy(D + "do_shape.npy", make_input("random", 10, 3, 2, 3));
+  Mat bad = make_input("random", 10, 4, 2, 3);
+  bad(4, 1) = std::nanf("");
+  write_npy(D + "do_nan.npy", bad);
+  // 4-D inputs (B, H, N, d) = (2, 3, 10, 4) and (2, 3, 12, 4)
+  const Mat q = make_input("random", 60, 4, 1, 0), kv = make_input("random", 72, 4, 1, 1);
+  write_file_atomic(D + "q4.npy", npy_bytes(q.data(), {2, 3, 10, 4}));
+  write_file_atomic(D + "k4.npy", npy_bytes(kv.data(), {2, 3, 12, 4}));
+  write_file_atomic(D + "v4.npy", npy_bytes(kv.data(), {2, 3, 12, 4}));
+  const std::string gpu = "gpu --nq 10 --nk 12 --d 4 --M 64 ", ver = "verify --nq 10 --nk 12 --d 4 --M 64 ";
+  const std::string out = " --out-dq " + D + "dq.npy";
+  const std::string files4 = "gpu --q " + D + "q4.npy --k " + D + "k4.npy --v " + D + "v4.npy --M 64 ";
+  const std::pair<std::string, std::string> cases[] = {
+      {gpu + "--do " + D + "do.npy" + out, "--do requires --backward"},
+      {gpu + "--out-dk " + D + "dk.npy" + out, "requires --backward"},
+      {ver + "--do " + D + "do.npy", "--do requires --backward"},
+      {gpu + "--backward --do " + D + "do_shape.npy" + out, "dO is 10 x 3 but must be Nq x d = 10 x 4"},
+      {ver + "--backward --do " + D + "do_shape.npy", "dO is 10 x 3 but must be Nq x d = 10 x 4"},
+      {gpu + "--backward --do " + D + "do_nan.npy" + out, "input dO has NaN at row 4, column 1"},
+      {ver + "--backward --schedule fa2 --do " + D + "do_nan.npy", "input dO has NaN at row 4, column 1"},
+      {files4 + "--backward --do " + D + "do.npy" + out, "dO has shape (10, 4) but must be (B, H, Nq, d) = (2, 3, 10, 4)"},
+      {gpu + "--backward --dtype fp16" + out, "the GPU backward runs in float32 only: --dtype fp16"},
+      {ver + "--backward --schedule fa2 --dtype bf16", "the GPU backward runs in float32 only: --dtype bf16"},
+      {"bench-gpu --backward --dtype fp16", "the GPU backward runs in float32 only"},
+      {"bench-gpu --backward --causal", "bench-gpu --backward times unmasked attention"},
+      {gpu + "--backward --do " + D + "do.npy --out-dq " + D + "do.npy", "refusing to overwrite an input"},
+      {gpu + "--backward --out-dk " + D + "dq.npy" + out, "name the same file"},
+  };
+  for (const auto& [args, expect] : cases) {
+    CAPTURE(args);
+    std::string output;
+    const int rc = fstest::run_command(kBin + " " + args, output);
+    CAPTURE(output);
+    CHECK(rc == 2);
+    CHECK(output.find(FLASHSTEP_BIN_HAS_CUDA ? expect : "this build has no GPU backend") != std::string::npos);
+    CHECK(std::count(output.begin(), output.end(), '\n') == 1);
+    CHECK(output.rfind("flashstep: error: ", 0) == 0);
+    for (const char* f : {"dq.npy", "dk.npy"}) CHECK_FALSE(fsys::exists(dir / f));
+  }
+}
+
+TEST_CASE("gpu and verify --backward: gradients from the GPU, or one line saying there is none", "[cli][backward]") {
+  const fstest::TempDir tmp;
+  const std::string D = tmp.path.string() + "/";
+  ProblemSpec s;
+  s.nq = 37; s.nk = 53; s.d = 16; s.M = 512; s.seed = 5; s.options.mask.causal = true;
+  const Problem p = make_problem(s);
+  const ReferenceGrad ref = reference_backward(p.Q, p.K, p.V, make_grad_output(p, "random"), p.scale, p.mask);
+  for (const char* sched : {"fa1", "fa2", "standard"}) {
+    CAPTURE(sched);
+    const std::string flags = " --nq 37 --nk 53 --d 16 --M 512 --seed 5 --causal --schedule " + std::string(sched);
+    std::string output;
+    int rc = fstest::run_command(kBin + " verify --backward" + flags, output);
+    CAPTURE(output);
+    if (rc == 2) {  // no GPU here: the one error line, nothing else
+      CHECK(is_gpu_missing(output));
+      CHECK(std::count(output.begin(), output.end(), '\n') == 1);
+    } else {
+      CHECK(rc == 0);
+      CHECK(output.find("\nPASS\n") != std::string::npos);
+      CHECK(line_with(output, "final      GPU vs CPU").find("ok") != std::string::npos);
+      if (std::string(sched) == "fa1") CHECK(output.find("worst over j") != std::string::npos);
+    }
+    rc = fstest::run_command(kBin + " gpu --backward" + flags + " --out-dq " + D + "dq.npy --out-dk " + D +
+                                 "dk.npy --out-dv " + D + "dv.npy --out-o " + D + "o.npy",
+                             output);
+    if (rc == 2) {
+      CHECK(is_gpu_missing(output));
+      for (const char* f : {"dq.npy", "dk.npy", "dv.npy", "o.npy"}) CHECK_FALSE(fsys::exists(D + f));
+    } else {
+      REQUIRE(rc == 0);
+      CHECK(compare(read_npy_matrix(D + "dq.npy"), ref.dQ).max_rel < 2e-5);
+      CHECK(compare(read_npy_matrix(D + "dk.npy"), ref.dK).max_rel < 2e-5);
+      CHECK(compare(read_npy_matrix(D + "dv.npy"), ref.dV).max_rel < 2e-5);
+      CHECK(compare(read_npy_matrix(D + "o.npy"), reference_attention(p.Q, p.K, p.V, p.scale, p.mask).O).max_rel < 1e-5);
+    }
+  }
 }
