@@ -16,7 +16,7 @@
 //     (bf16); lse is float32 and keeps 5e-6. Against float64 the error is the storage
 //     type's, reported but not judged.
 //   max_rel = max|x - ref| / max|ref| (core/reference.h).
-#include "app/commands.h"
+#include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
 #include "core/reference.h"
@@ -143,7 +143,9 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
 }
 
 int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
-  const Problem p = make_problem(rf.to_spec());
+  const ProblemSpec spec = rf.to_spec();
+  reject_p_dtype_on_float32_kernels(spec);
+  const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p);
   if (p.schedule != Schedule::fa1) return run_verify_final(p, t, variant, tiled_tol);
   gpu::Shape s;
@@ -271,7 +273,12 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   add_run_flags(verify, vf);
   verify->add_option("--variant", v_variant, "fa1/fa2 kernel variant: 0 automatic (default), 1 plain, 2 register-tiled");
   verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
-  verify->callback([&set_action] { set_action([] { return run_verify(vf, v_variant, v_tol); }); });
+  static bool v_tc = false;  // issue 10: app/cmd_tensor_cores.cpp
+  verify->add_flag("--tensor-cores", v_tc, "the bf16/fp16 tensor-core FlashAttention-2 kernel vs the CPU engine "
+                                          "emulating its rounding (--schedule fa2 --dtype bf16 --p-dtype bf16)");
+  verify->callback([&set_action] {
+    set_action([] { return v_tc ? run_verify_tensor_cores(vf, v_variant) : run_verify(vf, v_variant, v_tol); });
+  });
 }
 
 }  // namespace flashstep
