@@ -5,13 +5,14 @@
 # Logs go to $OUT; a short summary prints last.
 #   usage: gpu/run_on_device.sh [all|tests|verify|bench|tc]   (default all; tc: the tensor-core
 #   path through the CLI, verify --tensor-cores and bench-gpu --tensor-cores, docs/tensor-cores.md)
-#   libcublas.so.13 (tc) is found under the CUDA toolkit; LD_LIBRARY_PATH is extended for it.
 set -u
 OUT=${OUT:-/tmp/flashstep-device}
 mkdir -p "$OUT"
 WHAT=${1:-all}
 B=build-gpu
 export FLASHSTEP_GOLDEN_DIR=$PWD/tests/golden
+# flashstep links cuBLAS dynamically (the tensor-core path): the device has it with its toolkit.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 T=$B/tests/gpu/flashstep_gpu_tests
 F=$B/app/flashstep
 S=$OUT/summary.txt
@@ -92,7 +93,6 @@ if [[ $WHAT == all || $WHAT == bench ]]; then
   cat "$OUT/bench.txt" "$OUT/bench_extra.txt"
 fi
 if [[ $WHAT == tc ]]; then
-  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
   : > "$OUT/tc_verify.log"
   tc_verify() {
     "$F" verify --schedule fa2 --tensor-cores "$@" > "$OUT/one.log" 2>&1
