@@ -57,6 +57,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.v_path = v;
   s.options = options;
   s.options.dtype = parse_dtype(dtype);
+  s.options.p_dtype = parse_dtype(p_dtype);
   if (!window.empty()) {
     long long left = 0, right = 0;
     char extra = 0;
@@ -83,6 +84,7 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
   c->add_option("--dtype", f.dtype, "storage precision of Q, K, V, O in HBM: fp32, fp16 or bf16 (arithmetic is float32)");
+  c->add_option("--p-dtype", f.p_dtype, "round P~ to fp16 or bf16 before the P V product, as a tensor-core kernel does (default fp32: not rounded)");
   c->add_option("--dropout", f.options.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)")
       ->check(real_number("dropout"));
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)")->check(strict("seed", checked::parse_uint));
@@ -215,9 +217,12 @@ void print_summary(const Trace& t, bool recorded) {
                                             : "Algorithm 0, standard attention");
   std::printf("mask       %s; dropout p = %.9g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), "
-              "stored as %s\n",
+              "stored as %s%s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
-              (unsigned long long)p.seed, dtype_name(p.dtype));
+              (unsigned long long)p.seed, dtype_name(p.dtype),
+              p.p_dtype == Dtype::fp32 ? ""
+              : p.p_dtype == Dtype::bf16 ? "; P~ rounded to bf16 before P V"
+                                         : "; P~ rounded to fp16 before P V");
   std::printf("tiling     M = %lld elements (%s), Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld%s\n",
               (long long)p.M, bytes_text(p.M * p.bytes_per_elem).c_str(), (long long)ti.Br,
               (long long)ti.Bc, (long long)ti.Tr, (long long)ti.Tc,

@@ -1,6 +1,7 @@
 // flashstep bench-gpu: Algorithm 1, FlashAttention-2 and standard attention timed on the GPU,
 // and the Bc sweep of the paper's Figure 2 (middle).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
 #include "core/export.h"
@@ -246,12 +247,19 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
   b->add_flag("--no-fa1", bf.no_fa1, "skip Algorithm 1");
   b->add_flag("--causal", bf.causal, "fa2 with a causal mask (fully masked blocks skipped)");
-  b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
+  auto* dtype_opt = b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");
   b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
   b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
-  b->callback([&set_action] {
-    set_action([] {
+  static bool tc = false;  // issue 10: app/cmd_tensor_cores.cpp
+  b->add_flag("--tensor-cores", tc, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
+                                    "standard attention, N = 1024, 4096, 16384, d = 64, 128");
+  b->callback([&set_action, dtype_opt] {
+    set_action([dtype_opt] {
+      if (tc && bf.backward) throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
+      if (tc)
+        return run_bench_tensor_cores({dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup,
+                                       bf.reps, bf.as_json, bf.json_file});
       if (!bf.backward) return run_bench(bf);
       return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
                                  bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,

@@ -1,6 +1,7 @@
 // flashstep gpu: run a schedule on the GPU and write O and lse as .npy; inputs from the run
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/npy.h"
 #include "gpu/backend.h"
@@ -44,6 +45,7 @@ void shape_of(const NpyArray& a, const char* name, int64_t& B, int64_t& H, int64
 
 Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
   ProblemSpec spec = rf.to_spec();
+  reject_p_dtype_on_float32_kernels(spec);
   Inputs in;
   if (!kv_lens.empty() && spec.options.mask.kv_len >= 0)
     throw InputError("give --kv-len (one length) or --kv-lens (one per batch entry), not both");

@@ -17,6 +17,7 @@
 //     type's, reported but not judged.
 //   max_rel = max|x - ref| / max|ref| (core/reference.h).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
 #include "core/reference.h"
@@ -143,7 +144,9 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
 }
 
 int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
-  const Problem p = make_problem(rf.to_spec());
+  const ProblemSpec spec = rf.to_spec();
+  reject_p_dtype_on_float32_kernels(spec);
+  const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p);
   if (p.schedule != Schedule::fa1) return run_verify_final(p, t, variant, tiled_tol);
   gpu::Shape s;
@@ -273,8 +276,15 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   verify->add_option("--variant", v_variant, "fa1/fa2 kernel variant: 0 automatic (default), 1 plain, 2 register-tiled");
   verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   add_verify_backward_flags(verify, v_bwd);  // app/cmd_backward_gpu.cpp
+  static bool v_tc = false;  // issue 10: app/cmd_tensor_cores.cpp
+  verify->add_flag("--tensor-cores", v_tc, "the bf16/fp16 tensor-core FlashAttention-2 kernel vs the CPU engine "
+                                          "emulating its rounding (--schedule fa2 --dtype bf16 --p-dtype bf16)");
   verify->callback([&set_action] {
-    set_action([] { return v_bwd.backward ? run_verify_backward(vf, v_bwd, v_variant) : run_verify(vf, v_variant, v_tol); });
+    set_action([] {
+      if (v_tc && v_bwd.backward) throw InputError("--tensor-cores verifies the forward only: drop --backward or --tensor-cores");
+      if (v_tc) return run_verify_tensor_cores(vf, v_variant);
+      return v_bwd.backward ? run_verify_backward(vf, v_bwd, v_variant) : run_verify(vf, v_variant, v_tol);
+    });
   });
 }
 

@@ -21,6 +21,7 @@ struct RunFlags {
   AttentionOptions options;  // --causal, --kv-len, --dropout bind to it directly
   std::string window;        // "LEFT,RIGHT", parsed into options.mask by to_spec
   std::string dtype = "fp32";
+  std::string p_dtype = "fp32";  // --p-dtype, parsed into options.p_dtype by to_spec
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags

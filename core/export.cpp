@@ -22,6 +22,7 @@ static json problem_json(const Trace& t) {
           {"M", p.M},           {"Br", t.tiling.Br},   {"Bc", t.tiling.Bc},
           {"Tr", t.tiling.Tr},  {"Tc", t.tiling.Tc},   {"scale", p.scale},
           {"schedule", schedule_name(p.schedule)},    {"dtype", dtype_name(p.dtype)},
+          {"p_dtype", dtype_name(p.p_dtype)},
           {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem},
           {"backward", t.has_backward}};
 }

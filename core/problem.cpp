@@ -151,6 +151,11 @@ void validate_options(const AttentionOptions& o, int64_t nk) {
        << o.dropout << (o.dropout < 1.0 ? ", which rounds to 1" : "") << ")";
     throw InputError(os.str());
   }
+  // A kernel that rounds P~ to 16 bits for the tensor cores takes 16-bit Q, K, V: P~ rounded
+  // next to float32 V and O would emulate no kernel.
+  if (o.p_dtype != Dtype::fp32 && o.dtype == Dtype::fp32)
+    throw InputError(std::string("--p-dtype ") + dtype_name(o.p_dtype) +
+                     " emulates a tensor-core kernel, which takes 16-bit inputs: add --dtype bf16 or fp16");
 }
 
 void validate_sizes(const ProblemSpec& s) {
@@ -158,6 +163,9 @@ void validate_sizes(const ProblemSpec& s) {
   make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
   if (s.scale) checked::to_float(*s.scale, "scale");
   validate_options(s.options, s.nk);
+  if (s.options.p_dtype != Dtype::fp32 && s.schedule == Schedule::standard)
+    throw InputError("--p-dtype is for the tiled schedules (fa1, fa2): standard attention already "
+                     "stores P in the --dtype type");
 }
 
 Problem make_problem(const ProblemSpec& spec) {
@@ -205,6 +213,7 @@ Problem make_problem(const ProblemSpec& spec) {
   p.mask.offset = s.nk - s.nq;
   p.dropout = float(s.options.dropout);
   p.dtype = s.options.dtype;
+  p.p_dtype = s.options.p_dtype;
   p.bytes_per_elem = dtype_bytes(p.dtype);
   if (p.dtype == Dtype::fp16)  // the inputs are stored in HBM as fp16: they must fit
     for (const auto& [m, name] : {std::pair<const Mat*, const char*>{&p.Q, "Q"}, {&p.K, "K"}, {&p.V, "V"}})

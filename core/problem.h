@@ -20,8 +20,12 @@ struct AttentionOptions {
   Mask mask;                  // Mask::offset is set from Nq, Nk when the problem is made
   double dropout = 0;         // probability p in [0, 1)
   Dtype dtype = Dtype::fp32;  // storage type of Q, K, V, O in HBM
+  // Type P~_ij is rounded to before the P~_ij V_j product (FA2fwd L10, Alg1 L12), as a
+  // tensor-core kernel does in registers; fp32 = not rounded. Needs 16-bit storage.
+  Dtype p_dtype = Dtype::fp32;
 };
-// One InputError for the first value out of range (window sizes, key length against Nk, dropout).
+// One InputError for the first value out of range (window sizes, key length against Nk, dropout,
+// --p-dtype without 16-bit storage).
 void validate_options(const AttentionOptions& o, int64_t nk);
 
 // What the user asked for, before validation. Sizes are signed so that a negative value
@@ -54,12 +58,13 @@ struct Problem {
   uint64_t seed = 1;
   std::string pattern;  // "npy" when loaded from files
   Dtype dtype = Dtype::fp32;
+  Dtype p_dtype = Dtype::fp32;  // AttentionOptions::p_dtype
   int bytes_per_elem = 4;  // of the storage type (Q, K, V, O, S, P); statistics are float32
   Mask mask;
   float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
   int64_t br = 0, bc = 0;  // block sizes asked for (0 = the paper's); make_tiling(p) uses them
   Mat Q, K, V;
-  AttentionOptions options() const { return {mask, dropout, dtype}; }
+  AttentionOptions options() const { return {mask, dropout, dtype, p_dtype}; }
 };
 
 // The paper's block sizes: Bc = ceil(M/(4d)), Br = min(ceil(M/(4d)), d); overrides checked.

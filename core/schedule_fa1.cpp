@@ -126,6 +126,7 @@ void run_fa1(Trace& tr, bool record) {
       s = begin(Line::A1_L12, i, j);
       if (p.dropout > 0)  // Algorithm 2: dropout on P~_ij inside the update of O_i
         apply_dropout(S, p.dropout, p.seed, row0, j * t.Bc, s ? &s->dropout_keep : nullptr);
+      round_in_place(p.p_dtype, S.data(), S.size());  // --p-dtype: P~_ij as the tensor cores take it
       PV.noalias() = S * Vj;
       for (int64_t r = 0; r < br; ++r)
         for (int64_t c = 0; c < d; ++c)

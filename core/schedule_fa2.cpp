@@ -97,6 +97,9 @@ void run_fa2(Trace& tr, bool record) {
       s = begin(Line::A2_L10, i, j);
       if (p.dropout > 0)
         apply_dropout(S, p.dropout, p.seed, row0, col0, s ? &s->dropout_keep : nullptr);
+      // P~_ij rounded to --p-dtype for the product, as a tensor-core kernel does in registers
+      // (l_i above was summed from the float32 P~, as there too).
+      round_in_place(p.p_dtype, S.data(), S.size());
       PV.noalias() = S * Vj;
       for (int64_t r = 0; r < br; ++r)
         for (int64_t c = 0; c < d; ++c) Oi(r, c) = accumulated_output(alpha(r), Oi(r, c), PV(r, c));

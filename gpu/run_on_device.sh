@@ -3,15 +3,18 @@
 # binary, verify on several shapes, bench-gpu. Run from the repo root on the GPU machine with
 # build-gpu carried (built on the CPU machine: static CUDA runtime, Catch2 v2 compiled in).
 # Logs go to $OUT; a short summary prints last.
-#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd]   (default all; all excludes bwd)
+#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd|tc]   (default all; all excludes bwd and tc)
 # bwd: the backward's commands (issue 9): verify --backward on several shapes, gpu --backward
-# with outputs, bad input, bench-gpu --backward.
+# with outputs, bad input, bench-gpu --backward. tc: the tensor-core path through the CLI,
+# verify --tensor-cores and bench-gpu --tensor-cores (docs/tensor-cores.md).
 set -u
 OUT=${OUT:-/tmp/flashstep-device}
 mkdir -p "$OUT"
 WHAT=${1:-all}
 B=build-gpu
 export FLASHSTEP_GOLDEN_DIR=$PWD/tests/golden
+# flashstep links cuBLAS dynamically (the tensor-core path): the device has it with its toolkit.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 T=$B/tests/gpu/flashstep_gpu_tests
 F=$B/app/flashstep
 S=$OUT/summary.txt
@@ -128,6 +131,42 @@ if [[ $WHAT == bwd ]]; then  # not in all: a device call of its own
     > "$OUT/bench_backward.txt" 2>&1
   note "bench-gpu --backward: rc=$?"
   cat "$OUT/bench_backward.txt"
+fi
+
+if [[ $WHAT == tc ]]; then
+  : > "$OUT/tc_verify.log"
+  tc_verify() {
+    "$F" verify --schedule fa2 --tensor-cores "$@" > "$OUT/one.log" 2>&1
+    local rc=$?
+    { echo "\$ flashstep verify --schedule fa2 --tensor-cores $*"; cat "$OUT/one.log"; } >> "$OUT/tc_verify.log"
+    note "verify --tensor-cores $*: rc=$rc $(grep -E '^(PASS|FAIL|flashstep: error)' "$OUT/one.log" | tail -1)"
+    grep -E '^           (vs float64, O|O elements)|^final' "$OUT/one.log" >> "$S"
+  }
+  for t in bf16 fp16; do
+    tc_verify --dtype $t --p-dtype $t --n 1000 --d 64
+    tc_verify --dtype $t --p-dtype $t --nq 300 --nk 517 --d 128
+    tc_verify --dtype $t --p-dtype $t --nq 517 --nk 300 --d 64 --causal
+    tc_verify --dtype $t --p-dtype $t --nq 300 --nk 517 --d 128 --causal --kv-len 400
+    tc_verify --dtype $t --p-dtype $t --n 17 --d 64
+    tc_verify --dtype $t --p-dtype $t --nq 1 --nk 3 --d 128
+    tc_verify --dtype $t --p-dtype $t --n 2048 --d 128 --causal --pattern large
+    tc_verify --dtype $t --p-dtype $t --nq 333 --nk 333 --d 64 --kv-len 250 --variant 1
+  done
+  for bad in "verify --schedule fa2 --dtype fp32 --tensor-cores --n 64 --d 64" \
+             "verify --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores --n 64 --d 96" \
+             "verify --schedule fa1 --dtype bf16 --p-dtype bf16 --tensor-cores --n 64 --d 64" \
+             "bench-gpu --tensor-cores --dtype fp32"; do
+    msg=$("$F" $bad 2>&1)
+    note "bad input: flashstep $bad -> rc=$? $msg"
+  done
+  : > "$OUT/tc_bench.txt"
+  for extra in "--dtype bf16" "--dtype bf16 --causal" "--dtype fp16" "--dtype fp16 --causal"; do
+    name=$(echo "$extra" | tr -d ' -')
+    echo "\$ flashstep bench-gpu --tensor-cores $extra --json-file tc_bench_$name.json" >> "$OUT/tc_bench.txt"
+    timeout 150 "$F" bench-gpu --tensor-cores $extra --json-file "$OUT/tc_bench_$name.json" >> "$OUT/tc_bench.txt" 2>&1
+    note "bench-gpu --tensor-cores $extra: rc=$?"
+  done
+  cat "$OUT/tc_bench.txt"
 fi
 rm -f "$OUT/one.log"
 echo "==== summary"

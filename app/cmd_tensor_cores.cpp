@@ -1,0 +1,225 @@
+// verify --tensor-cores and bench-gpu --tensor-cores (issue 10).
+//
+// Tolerance rule (derived in docs/tensor-cores.md, "Verified against the CPU emulation"):
+//   GPU kernel vs CPU engine with --p-dtype = --dtype, on the kernel's own Br, Bc: both round
+//   the same inputs, keep S, m, l in float32, round P~_ij once before P V and O once at the end.
+//   Rounding P~ costs each side at most u sum_j p_j |v_j| / l <= u max|V|, rounding O at most
+//   u |O| <= u max|V| (u = 2^-8 bf16, 2^-11 fp16), so |O_gpu - O_cpu| <= 4 u max|V|: two ulps
+//   of the largest |V| in the 16-bit type. lse (float32 throughout): max |lse_gpu - lse_cpu| <=
+//   1e-5 max(1, max|lse|).
+//   Against float64 (inputs rounded first, so the reference sees what the kernels see):
+//   FlashAttention's rule, max|O_flash - O_64| <= 2 max|O_standard - O_64| + 1e-6 max|V|, with
+//   standard attention on tensor cores in the same precision on the same inputs.
+#include "app/cmd_tensor_cores.h"
+
+#include "core/closed_form.h"
+#include "core/output_files.h"
+#include "core/reference.h"
+#include "gpu/tensor_core.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace flashstep {
+
+namespace {
+
+double unit_roundoff(Dtype t) { return t == Dtype::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
+
+Mat rows_of(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  return Eigen::Map<const Mat>(v.data(), rows, cols);
+}
+Vec vec_of(const std::vector<float>& v) { return Eigen::Map<const Vec>(v.data(), int64_t(v.size())); }
+
+bool has_nan(const std::vector<float>& v) {
+  return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
+}
+
+void check_head_dim(int64_t d) {
+  if (d != 64 && d != 128)
+    throw InputError("--tensor-cores supports d = 64 and d = 128 (got d = " + std::to_string(d) + ")");
+}
+
+}  // namespace
+
+void check_tensor_core_spec(const ProblemSpec& s) {
+  if (s.schedule != Schedule::fa2)
+    throw InputError(std::string("--tensor-cores runs FlashAttention-2: use --schedule fa2 (got ") +
+                     schedule_name(s.schedule) + ")");
+  const AttentionOptions& o = s.options;
+  if (o.dtype == Dtype::fp32)
+    throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
+  if (o.p_dtype != o.dtype)
+    throw InputError(std::string("--tensor-cores rounds P~ to the input type: add --p-dtype ") +
+                     dtype_name(o.dtype) + " so the CPU engine does the same arithmetic");
+  if (s.q_path.empty()) check_head_dim(s.d);  // from the files: checked once they are read
+  if (o.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");
+  if (o.mask.window_left >= 0 || o.mask.window_right >= 0)
+    throw InputError("--tensor-cores: the tensor-core kernels have no sliding window (causal and --kv-len only)");
+}
+
+void reject_p_dtype_on_float32_kernels(const ProblemSpec& spec) {
+  if (spec.options.p_dtype != Dtype::fp32)
+    throw InputError("--p-dtype on the GPU needs --tensor-cores (the float32 CUDA-core kernels do not round P~)");
+}
+
+int run_verify_tensor_cores(const RunFlags& rf, int variant) {
+  ProblemSpec spec = rf.to_spec();
+  check_tensor_core_spec(spec);
+  validate_sizes(spec);
+  Problem p = make_problem(spec);
+  check_head_dim(p.d);
+  // The inputs as both sides store them, so the float64 reference sees what the kernels see.
+  for (Mat* m : {&p.Q, &p.K, &p.V}) round_in_place(p.dtype, m->data(), m->size());
+
+  const gpu::Shape s = gpu::make_shape(1, 1, p.nq, p.nk, p.d);
+  gpu::TcOptions o;
+  o.dtype = p.dtype;
+  o.variant = variant;
+  o.causal = p.mask.causal;
+  o.kv_len = p.mask.kv_len;
+  gpu::check_tc_request(s, p.scale, o);  // the GPU's own checks (device, shared memory)
+  const gpu::TcVariant kv = gpu::tc_variant(variant ? variant : gpu::tc_default_variant(p.d), p.d);
+  // The CPU engine on the kernel's blocks: the same running maxima, so the same P~ to round.
+  p.br = kv.Br;
+  p.bc = kv.Bc;
+  p.M = 4 * p.d * std::max<int64_t>(kv.Br, kv.Bc);
+  const Tiling t = make_tiling(p);
+  RunOptions opt;
+  opt.record = false;
+  const Trace cpu = run_problem(p, t, opt);
+  const gpu::TcResult g = gpu::fa2_tc_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, o);
+  const gpu::TcResult st = gpu::standard_tc_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, o);
+  const gpu::DeviceInfo info = gpu::device_info();
+
+  const double u = unit_roundoff(p.dtype), max_v = p.V.cwiseAbs().maxCoeff();
+  const double o_bound = 4 * u * max_v;
+  std::printf("verify     FlashAttention-2 on tensor cores (%s, variant %d: %s) vs the CPU engine "
+              "emulating its rounding\n", info.name.c_str(), g.variant, kv.what.c_str());
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s, "
+              "P~ rounded to %s\n", (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale,
+              p.pattern.c_str(), (unsigned long long)p.seed, dtype_name(p.dtype), dtype_name(p.p_dtype));
+  std::printf("options    mask %s\n", p.mask.describe().c_str());
+  std::printf("tiling     the kernel's: Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld (CPU engine run on "
+              "the same blocks; --M/--br/--bc ignored)\n", (long long)t.Br, (long long)t.Bc,
+              (long long)t.Tr, (long long)t.Tc);
+  std::printf("tolerance  GPU vs CPU: O max abs <= 4 u max|V| = %.3g (u = %.3g, max|V| = %.3g), "
+              "lse max abs <= 1e-5 max(1, max|lse|);\n           vs float64: flash error <= 2 x "
+              "standard's (same precision, same inputs) + 1e-6 max|V|\n\n", o_bound, u, max_v);
+
+  bool ok = true;
+  if (has_nan(g.O) || has_nan(g.lse) || has_nan(st.O) || has_nan(st.lse)) {
+    std::printf("GPU output has NaN elements (unwritten, or a masked row gone wrong)\n");
+    ok = false;
+  }
+  const Vec cpu_lse = cpu.lse;
+  const ErrorStats eo = compare(rows_of(g.O, p.nq, p.d), cpu.O.cast<double>().eval());
+  const ErrorStats el = compare(vec_of(g.lse), cpu_lse.cast<double>().eval());
+  double lse_scale = 1;
+  for (int64_t r = 0; r < cpu_lse.size(); ++r)
+    if (std::isfinite(cpu_lse(r))) lse_scale = std::max(lse_scale, double(std::abs(cpu_lse(r))));
+  const bool cpu_ok = eo.max_abs <= o_bound && el.max_abs <= 1e-5 * lse_scale;
+  ok = ok && cpu_ok;
+  int64_t same = 0;
+  for (int64_t k = 0; k < p.nq * p.d; ++k) same += g.O[size_t(k)] == cpu.O.data()[k];
+  std::printf("final      GPU vs CPU emulation: O abs %.3g (%.2f of the bound); lse abs %.3g (%.3g of "
+              "max(1,|lse|))  %s\n", eo.max_abs, o_bound > 0 ? eo.max_abs / o_bound : 0.0, el.max_abs,
+              el.max_abs / lse_scale, cpu_ok ? "ok" : "OVER");
+  std::printf("           O elements bit-identical: %lld of %lld\n", (long long)same, (long long)(p.nq * p.d));
+  if (reference_affordable(p.nq, p.nk, p.d)) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, 0, p.seed);
+    const ErrorStats fo = compare(rows_of(g.O, p.nq, p.d), ref.O), so = compare(rows_of(st.O, p.nq, p.d), ref.O);
+    const ErrorStats co = compare(cpu.O, ref.O);
+    const ErrorStats fl = compare(vec_of(g.lse), ref.lse), sl = compare(vec_of(st.lse), ref.lse);
+    const double allowed = 2 * so.max_abs + 1e-6 * max_v;
+    const bool rule_ok = fo.max_abs <= allowed && co.max_abs <= allowed;
+    ok = ok && rule_ok;
+    std::printf("           vs float64, O max abs: GPU flash %.3g, CPU emulation %.3g, GPU standard "
+                "(cuBLAS, S and P in %s) %.3g; flash / standard = %.2f (rule: <= 2)  %s\n",
+                fo.max_abs, co.max_abs, dtype_name(p.dtype), so.max_abs,
+                so.max_abs > 0 ? fo.max_abs / so.max_abs : 0.0, rule_ok ? "ok" : "OVER");
+    std::printf("           vs float64, lse max abs: GPU flash %.3g, GPU standard %.3g (reported)\n",
+                fl.max_abs, sl.max_abs);
+  } else {
+    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
+  }
+  std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
+  return ok ? 0 : 1;
+}
+
+int run_bench_tensor_cores(const TcBenchRequest& r) {
+  const Dtype dtype = parse_dtype(r.dtype);
+  if (dtype == Dtype::fp32)
+    throw InputError("--tensor-cores takes bf16 or fp16 inputs: use --dtype bf16 or --dtype fp16");
+  if (r.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
+  if (r.warmup < 1) throw InputError("--warmup must be at least 1");
+  if (r.rows < 1) throw InputError("--rows must be at least 1");
+  const gpu::DeviceInfo info = gpu::device_info();
+  const int64_t H = 8;
+  nlohmann::json rows = nlohmann::json::array();
+  if (!r.as_json) {
+    std::printf("bench-gpu --tensor-cores on %s (%d SMs), %s, %s, CUDA events, %d warm-up runs, median of %d\n",
+                info.name.c_str(), info.sm_count, r.dtype.c_str(), r.causal ? "causal" : "no mask",
+                r.warmup, r.reps);
+    std::printf("TFLOP/s = 4 B H N^2 d / time (causal: the kept N(N+1)/2 scores, for both); GB/s = HBM "
+                "bytes the simulator's closed form predicts / time%s\n\n",
+                r.causal ? " (unmasked form: an upper bound with causal block skipping)" : "");
+    std::printf("%6s %4s %4s %3s %4s %4s %2s | %9s %8s %12s %8s %9s | %9s %8s %12s %8s %9s | %6s\n", "N", "d",
+                "B", "H", "Br", "Bc", "v", "fa2 ms", "TFLOP/s", "HBM bytes", "GB/s", "peak MiB", "std ms",
+                "TFLOP/s", "HBM bytes", "GB/s", "peak MiB", "speed-up");
+  }
+  for (int64_t d : {64, 128})
+    for (int64_t n : {1024, 4096, 16384}) {
+      const gpu::Shape s = gpu::make_shape(std::max<int64_t>(1, r.rows / (n * H)), H, n, n, d);
+      const float scale = float(1.0 / std::sqrt(double(d)));
+      const double pairs = r.causal ? double(n) * double(n + 1) / 2 : double(n) * double(n);
+      const double flops = 4.0 * double(s.heads()) * pairs * double(d);
+      gpu::TcOptions o;
+      o.dtype = dtype;
+      o.causal = r.causal;
+      const gpu::BenchTiming f = gpu::bench_fa2_tc(s, scale, o, r.warmup, r.reps, 42);
+      const gpu::BenchTiming b = gpu::bench_standard_tc(s, scale, o, r.warmup, r.reps, 42);
+      const gpu::TcVariant v = gpu::tc_variant(f.variant ? f.variant : gpu::tc_default_variant(d), d);
+      const int64_t Tr = (n + v.Br - 1) / v.Br;
+      auto bytes = [&](const TrafficForm& tf) { return s.heads() * (tf.read_bytes(2) + tf.write_bytes(2)); };
+      const int64_t fa2_bytes = bytes(fa2_traffic(n, n, d, Tr)), std_bytes = bytes(standard_traffic(n, n, d));
+      auto entry = [&](const gpu::BenchTiming& t, int64_t hbm) {
+        return nlohmann::json{{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
+                              {"reps", t.reps}, {"tflops", flops / (t.median_ms * 1e9)},
+                              {"hbm_bytes_predicted", hbm}, {"gbps", double(hbm) / (t.median_ms * 1e6)},
+                              {"peak_bytes", t.peak_bytes}};
+      };
+      nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"flops", flops},
+                            {"fa2_tc", entry(f, fa2_bytes)}, {"standard_tc", entry(b, std_bytes)},
+                            {"speedup_over_standard", b.median_ms / f.median_ms}};
+      row["fa2_tc"]["variant"] = f.variant;
+      row["fa2_tc"]["Br"] = v.Br;
+      row["fa2_tc"]["Bc"] = v.Bc;
+      rows.push_back(row);
+      if (!r.as_json) {
+        std::printf("%6lld %4lld %4lld %3lld %4d %4d %2d", (long long)n, (long long)d, (long long)s.B,
+                    (long long)s.H, v.Br, v.Bc, f.variant);
+        for (const char* k : {"fa2_tc", "standard_tc"}) {
+          const auto& e = row[k];
+          std::printf(" | %9.3f %8.1f %12lld %8.0f %9.1f", e["median_ms"].get<double>(), e["tflops"].get<double>(),
+                      (long long)e["hbm_bytes_predicted"].get<int64_t>(), e["gbps"].get<double>(),
+                      e["peak_bytes"].get<int64_t>() / 1048576.0);
+        }
+        std::printf(" | %5.2fx\n", b.median_ms / f.median_ms);
+        std::fflush(stdout);
+      }
+    }
+  if (!r.as_json) std::printf("\n(the Bc sweep of Figure 2 at full speed is not in --tensor-cores: see docs/tensor-cores.md)\n");
+  if (r.as_json || !r.json_file.empty()) {
+    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"dtype", r.dtype},
+                                {"tensor_cores", true}, {"causal", r.causal}, {"warmup", r.warmup},
+                                {"reps", r.reps}, {"rows", rows}};
+    if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
+    if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace flashstep

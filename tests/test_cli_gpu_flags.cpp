@@ -1,0 +1,113 @@
+// --p-dtype and --tensor-cores as a user types them (issue 10), run through the real binary.
+// Requests the tensor-core kernels cannot take are refused before any GPU is looked for, so
+// these run on a machine without a GPU. A build without CUDA has verify and bench-gpu as stubs
+// that refuse everything with "this build has no GPU backend": that answer is accepted there,
+// and only there (it must be the one line, exit 2, as every other refusal).
+#include "test_helpers.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+const std::string kBin = FLASHSTEP_BIN;
+
+struct Answer {
+  int rc;
+  std::string out;
+};
+Answer run_flashstep(const std::string& args) {
+  Answer a;
+  a.rc = fstest::run_command(kBin + " " + args, a.out);
+  return a;
+}
+
+bool one_error_line(const std::string& out) {
+  return out.rfind("flashstep: error: ", 0) == 0 && out.find('\n') == out.size() - 1;
+}
+bool no_gpu_backend(const std::string& out) { return out.find("this build has no GPU backend") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("run --p-dtype shows the rounding and refuses what emulates no kernel", "[cli][p_dtype]") {
+  Answer a = run_flashstep("run --schedule fa2 --dtype bf16 --p-dtype bf16 --nq 40 --nk 57 --d 16 --causal");
+  CHECK(a.rc == 0);
+  CHECK(a.out.find("stored as bf16; P~ rounded to bf16 before P V") != std::string::npos);
+  a = run_flashstep("run --schedule fa1 --dtype fp16 --p-dtype fp16 --n 33 --d 8");
+  CHECK(a.rc == 0);
+  CHECK(a.out.find("P~ rounded to fp16") != std::string::npos);
+  const fstest::TempDir tmp;
+  const std::string json = (tmp.path / "t.json").string();
+  a = run_flashstep("run --schedule fa2 --dtype bf16 --p-dtype bf16 --n 20 --d 8 --trace " + json);
+  REQUIRE(a.rc == 0);
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"p_dtype\": \"bf16\"") != std::string::npos);
+
+  struct Bad {
+    const char* args;
+    const char* expect;
+  };
+  const Bad bad[] = {
+      {"run --schedule fa2 --p-dtype bf16 --n 20 --d 8", "16-bit inputs"},
+      {"run --schedule standard --dtype bf16 --p-dtype bf16 --n 20 --d 8", "standard attention already"},
+      {"run --schedule fa2 --dtype bf16 --p-dtype fp8 --n 20 --d 8", "unknown dtype 'fp8'"},
+  };
+  for (const Bad& b : bad) {
+    CAPTURE(b.args);
+    a = run_flashstep(b.args);
+    CAPTURE(a.out);
+    CHECK(a.rc == 2);
+    CHECK(one_error_line(a.out));
+    CHECK(a.out.find(b.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before looking for a GPU", "[cli][tensor_cores]") {
+  struct Bad {
+    std::string args, expect;
+  };
+  const std::string ok = " --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores";
+  const Bad bad[] = {
+      {"verify --schedule fa2 --dtype fp32 --tensor-cores --n 64 --d 64", "takes bf16 or fp16 inputs"},
+      {"verify --schedule fa2 --tensor-cores --n 64 --d 64", "takes bf16 or fp16 inputs"},
+      {"verify" + ok + " --n 64 --d 32", "d = 64 and d = 128 (got d = 32)"},
+      {"verify" + ok + " --n 64 --d 96", "d = 64 and d = 128 (got d = 96)"},
+      {"verify --schedule fa1 --dtype bf16 --p-dtype bf16 --tensor-cores --n 64 --d 64", "use --schedule fa2 (got fa1)"},
+      {"verify --schedule standard --dtype bf16 --tensor-cores --n 64 --d 64", "use --schedule fa2 (got standard)"},
+      {"verify --schedule fa2 --dtype bf16 --tensor-cores --n 64 --d 64", "add --p-dtype bf16"},
+      {"verify --schedule fa2 --dtype fp16 --p-dtype bf16 --tensor-cores --n 64 --d 64", "add --p-dtype fp16"},
+      {"verify" + ok + " --n 64 --d 64 --dropout 0.1", "no dropout"},
+      {"verify" + ok + " --n 64 --d 64 --window 8,0", "no sliding window"},
+      {"verify" + ok + " --n 64 --d 64 --kv-len 65", "key length 65 is out of range"},
+      {"verify --schedule fa2 --dtype bf16 --p-dtype bf16 --n 64 --d 64", "needs --tensor-cores"},
+      {"gpu --schedule fa2 --dtype bf16 --p-dtype bf16 --n 64 --d 64", "needs --tensor-cores"},
+      {"bench-gpu --tensor-cores --dtype fp32", "takes bf16 or fp16 inputs"},
+      {"bench-gpu --tensor-cores --dtype fp8", "unknown dtype 'fp8'"},
+      {"bench-gpu --tensor-cores --reps 3", "--reps must be at least 20"},
+  };
+  int stub_answers = 0;
+  for (const Bad& b : bad) {
+    CAPTURE(b.args);
+    const Answer a = run_flashstep(b.args);
+    CAPTURE(a.out);
+    CHECK(a.rc == 2);
+    CHECK(one_error_line(a.out));
+    if (no_gpu_backend(a.out)) ++stub_answers;
+    else CHECK(a.out.find(b.expect) != std::string::npos);
+  }
+  // Either every command is the no-CUDA stub, or none is.
+  CHECK((stub_answers == 0 || stub_answers == int(std::size(bad))));
+}
+
+TEST_CASE("verify --tensor-cores on a good request: PASS on a GPU, one error line without one", "[cli][tensor_cores]") {
+  const Answer a = run_flashstep("verify --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores --nq 77 --nk 130 --d 64 --causal");
+  CAPTURE(a.out);
+  if (a.rc == 0) {
+    CHECK(a.out.find("PASS") != std::string::npos);
+  } else {  // no CUDA in this build, or no usable GPU on this machine: said in one line
+    CHECK(a.rc == 2);
+    CHECK(one_error_line(a.out));
+  }
+}
