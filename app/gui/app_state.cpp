@@ -345,14 +345,15 @@ void ProblemForm::validate() {
                       double(est) / 1048576.0, kMaxTraceBytes >> 20);
         throw InputError(buf);
       }
-      // Steps of an unmasked run (a mask skips some: fewer then).
+      // Steps of an unmasked run (a mask skips some: fewer then). The backward's bound counts
+      // the lines that only a mask or dropout adds (Alg4 L12, L14-15, L18), hence "up to".
       int64_t steps = schedule_steps(s.schedule, t);
       if (backward) steps += int64_t(backward_step_bound(sizes, t));
       const bool masked = s.options.mask.any();
       char buf[160];
       std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %s%lld steps",
                     (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
-                    masked && s.schedule != Schedule::standard ? "up to " : "", (long long)steps);
+                    (masked && s.schedule != Schedule::standard) || backward ? "up to " : "", (long long)steps);
       preview = buf;
     }
   } catch (const InputError& e) {
