@@ -1,5 +1,6 @@
 #include "app/gui/app_state.h"
 
+#include "core/backward.h"
 #include "core/export.h"
 #include "core/npy.h"
 #include "core/run.h"
@@ -29,6 +30,11 @@ float max_abs(const Mat& m) {
 
 }  // namespace
 
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bpe) {
+  return r.form.read_bytes(bpe) + r.form.write_bytes(bpe) + r.backward_form.read_bytes(bpe) +
+         r.backward_form.write_bytes(bpe);
+}
+
 int schedule_column(Schedule s) {
   for (int c = 0; c < 3; ++c)
     if (kSchedules[c] == s) return c;
@@ -51,13 +57,23 @@ TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
 
 }  // namespace
 
-std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec) {
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward) {
   auto v = std::make_unique<RunView>();
   v->spec = spec;
+  v->backward = backward;
   RunOptions opt;
   opt.record = true;
   opt.max_trace_bytes = kMaxTraceBytes;
-  v->trace = run_spec(spec, opt);
+  Mat dO;  // as `flashstep run --backward` makes it: the inputs' pattern, "random" for files
+  {
+    const Problem made = make_problem(spec);
+    const Tiling tiling = make_tiling(made);
+    if (backward) {
+      dO = make_grad_output(made, spec.q_path.empty() ? spec.pattern : "random");
+      opt.dO = &dO;
+    }
+    v->trace = run_problem(made, tiling, opt);
+  }
   const Problem& p = v->trace.problem;
   const Tiling& t = v->trace.tiling;
 
@@ -69,20 +85,25 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec) {
     ScheduleRun& r = v->runs[c];
     r.schedule = kSchedules[c];
     r.form = closed_form(r.schedule, p, t);
+    r.backward_form = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
     try {
+      auto keep = [&](Trace& tr) {
+        r.totals = tr.totals;
+        r.forward_totals = tr.has_backward ? tr.forward_totals : tr.totals;
+        r.backward_totals = tr.backward_totals;
+        outputs[c] = tr.O;
+        lses[c] = tr.lse;
+      };
       if (r.schedule == p.schedule) {
-        r.totals = v->trace.totals;
-        outputs[c] = v->trace.O;
-        lses[c] = v->trace.lse;
+        keep(v->trace);
       } else {
         Problem ps = p;
         ps.schedule = r.schedule;
         RunOptions fast;
         fast.record = false;
+        fast.dO = opt.dO;
         Trace other = run_problem(ps, t, fast);
-        r.totals = other.totals;
-        outputs[c] = std::move(other.O);
-        lses[c] = std::move(other.lse);
+        keep(other);
       }
       r.ok = true;
     } catch (const InputError& e) {
@@ -268,6 +289,7 @@ void ProblemForm::from_spec(const ProblemSpec& s) {
   for (size_t k = 0; k < pats.size(); ++k)
     if (pats[k] == s.pattern) pattern = int(k);
   use_files = !s.q_path.empty();
+  backward = false;  // not part of a ProblemSpec: the caller sets it after
   std::snprintf(q_path, sizeof q_path, "%s", s.q_path.c_str());
   std::snprintf(k_path, sizeof k_path, "%s", s.k_path.c_str());
   std::snprintf(v_path, sizeof v_path, "%s", s.v_path.c_str());
@@ -314,7 +336,7 @@ void ProblemForm::validate() {
       sizes.schedule = s.schedule;
       sizes.dropout = float(s.options.dropout);
       const Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
-      const size_t est = estimate_trace_bytes(sizes, t);
+      const size_t est = estimate_trace_bytes(sizes, t) + (backward ? estimate_backward_trace_bytes(sizes, t) : 0);
       if (est > kMaxTraceBytes) {
         char buf[160];
         std::snprintf(buf, sizeof buf,
@@ -323,13 +345,15 @@ void ProblemForm::validate() {
                       double(est) / 1048576.0, kMaxTraceBytes >> 20);
         throw InputError(buf);
       }
-      // Steps of an unmasked run (a mask skips some: fewer then).
-      const int64_t steps = schedule_steps(s.schedule, t);
+      // Steps of an unmasked run (a mask skips some: fewer then). The backward's bound counts
+      // the lines that only a mask or dropout adds (Alg4 L12, L14-15, L18), hence "up to".
+      int64_t steps = schedule_steps(s.schedule, t);
+      if (backward) steps += int64_t(backward_step_bound(sizes, t));
       const bool masked = s.options.mask.any();
       char buf[160];
       std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %s%lld steps",
                     (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
-                    masked && s.schedule != Schedule::standard ? "up to " : "", (long long)steps);
+                    (masked && s.schedule != Schedule::standard) || backward ? "up to " : "", (long long)steps);
       preview = buf;
     }
   } catch (const InputError& e) {
@@ -356,9 +380,13 @@ void LessonState::recompute() {
 
 void AppState::load_preset(const std::string& name) {
   const Preset p = gui::load_preset(preset_path(name, asset_dir));
-  auto v = make_run_view(p.spec);  // throws before anything is replaced
+  auto v = make_run_view(p.spec, p.backward);  // throws before anything is replaced
   form.from_spec(p.spec);
+  form.backward = p.backward;
+  form.validate();
   set_run(std::move(v));
+  if (p.start_backward) seek(run->trace.backward_first_step + 1);
+  else if (p.start_step > 0) seek(size_t(p.start_step));
   apply_error.clear();
   preset_name = p.name;
   preset_title = p.title;
@@ -379,7 +407,7 @@ void AppState::load_preset(const std::string& name) {
 
 bool AppState::apply_form() {
   try {
-    set_run(make_run_view(form.to_spec()));
+    set_run(make_run_view(form.to_spec(), form.backward));
     apply_error.clear();
     preset_name.clear();
     preset_title.clear();
@@ -525,6 +553,8 @@ void AppState::run_script(const std::string& script) {
         form.options.dtype = parse_dtype(value);
       } else if (field == "causal") {
         form.options.mask.causal = number(value) != 0;
+      } else if (field == "backward") {
+        form.backward = number(value) != 0;
       } else if (field == "dropout") {
         form.options.dropout = number(value);
       } else if (field == "window") {
@@ -534,7 +564,7 @@ void AppState::run_script(const std::string& script) {
         form.options.mask.window_right = int64_t(number(right));
       } else {
         throw InputError("script: set knows nq, nk, d, M, br, bc, seed, schedule, dtype, causal, window, "
-                         "kvlen, dropout (got '" + field + "')");
+                         "kvlen, dropout, backward (got '" + field + "')");
       }
       form.validate();
     } else if (verb == "files") {

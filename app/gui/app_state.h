@@ -24,11 +24,18 @@ struct ScheduleRun {
   Schedule schedule = Schedule::fa1;
   bool ok = false;
   std::string error;         // why there is no run (too large for the simulated HBM, ...)
-  Totals totals;
+  Totals totals;             // the whole run (forward + backward when the backward ran)
   TrafficForm form;          // the closed form for the unmasked problem (an upper bound with masks)
+  // With the backward (RunView::backward): each pass alone, and the backward's closed form.
+  Totals forward_totals, backward_totals;
+  TrafficForm backward_form;
   bool have_error = false;   // error against float64 computed
   ErrorStats o_err, lse_err;
 };
+
+// Forward + backward HBM bytes read and written from the closed forms (the paper's Figure 2,
+// left): the memory panel's row, shown whether or not the backward ran.
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bytes_per_elem);
 
 // The schedules in the order the app shows them.
 constexpr Schedule kSchedules[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
@@ -37,6 +44,7 @@ int schedule_column(Schedule s);  // index into kSchedules
 // Everything computed from one trace when it is made; read-only afterwards.
 struct RunView {
   ProblemSpec spec;            // what was asked for (Revert fields restores it)
+  bool backward = false;       // the backward pass follows (dO from the seed, as `run --backward`)
   Trace trace;                 // recorded run of spec.schedule
   Schedule schedule() const { return trace.problem.schedule; }
   // fa1, fa2, standard on the same inputs and blocks (kSchedules order); the shown schedule's
@@ -63,8 +71,9 @@ struct RunView {
 };
 
 // Builds the view (runs the chosen schedule recorded, the other two unrecorded, and the
-// float64 reference once). Throws InputError.
-std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec);
+// float64 reference once). With `backward`, every run adds its backward pass on dO generated
+// from the seed (make_grad_output). Throws InputError.
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward = false);
 
 // The problem editor's fields, edited in place by ImGui widgets.
 enum class Field { none, nq, nk, d, M, M_kib, br, bc, scale, seed, pattern, files, window, kv_len,
@@ -79,6 +88,7 @@ struct ProblemForm {
   int64_t seed = 1;
   int pattern = 0;          // index into input_patterns()
   bool use_files = false;
+  bool backward = false;    // the "backward" checkbox: run the backward pass after the forward
   char q_path[512] = "", k_path[512] = "", v_path[512] = "";
   // Validation of the fields as they stand (updated on every edit).
   std::string error;
@@ -162,7 +172,7 @@ struct AppState {
   void advance_playback(double dt);
   // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
   //  export out/trace" (set: nq nk d M br bc seed, schedule NAME, dtype NAME, causal 0|1,
-  //  window LEFT RIGHT, kvlen N, dropout P; export writes all four formats)
+  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats)
   void run_script(const std::string& script);
   void load_compare();
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the

@@ -264,7 +264,8 @@ int run_app(const GuiOptions& o) {
 void add_gui_command(CLI::App& app, const SetAction& set_action) {
   static gui::GuiOptions o;
   auto* g = app.add_subcommand("gui", "the desktop teaching app (Dear ImGui + OpenGL window)");
-  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16) or a .json path");
+  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16, backward) or a .json path");
+  g->add_flag("--backward", o.backward, "add the backward pass to the preset's problem and open at its first step");
   g->add_option("--step", o.step, "apply this many steps before showing")->check(CLI::NonNegativeNumber);
   g->add_option("--screenshot", o.screenshot, "render to this PNG and exit (works under xvfb-run)");
   g->add_option("--size", o.size, "window size, default 1600x1000");

@@ -2,6 +2,7 @@
 // of every schedule (fa1, fa2, standard) on the same inputs beside its closed form.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
+#include "core/backward.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -34,10 +35,16 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     static const Tensor kFa1[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::l, Tensor::m};
     static const Tensor kFa2[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::L};
     static const Tensor kStd[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::S, Tensor::P, Tensor::O};
+    // The backward's tensors follow when it ran: dO, the gradients, D (fa2), dP, dS (standard).
+    static const Tensor kBwdFa1[] = {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV};
+    static const Tensor kBwdFa2[] = {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::D};
+    static const Tensor kBwdStd[] = {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::dP, Tensor::dS};
     const Tensor* list = sched == Schedule::fa1 ? kFa1 : sched == Schedule::fa2 ? kFa2 : kStd;
     const int n = sched == Schedule::fa1 ? 6 : sched == Schedule::fa2 ? 5 : 6;
-    for (int e = 0; e < n; ++e) {
-      const Tensor tn = list[e];
+    const Tensor* blist = sched == Schedule::fa1 ? kBwdFa1 : sched == Schedule::fa2 ? kBwdFa2 : kBwdStd;
+    const int nb = v.backward ? (sched == Schedule::fa1 ? 4 : sched == Schedule::fa2 ? 5 : 6) : 0;
+    for (int e = 0; e < n + nb; ++e) {
+      const Tensor tn = e < n ? list[e] : blist[e - n];
       ImGui::TableNextRow();
       const int ti = int(tn);
       const int64_t rd = cur ? cur->tensor_read[ti] : 0, wr = cur ? cur->tensor_written[ti] : 0;
@@ -48,10 +55,10 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
       ImGui::TableNextColumn();
-      const int64_t rows = (tn == Tensor::K || tn == Tensor::V) ? p.nk : p.nq;
-      const int64_t cols = (tn == Tensor::l || tn == Tensor::m || tn == Tensor::L) ? 1
-                           : (tn == Tensor::S || tn == Tensor::P)                  ? p.nk
-                                                                                   : p.d;
+      const int64_t rows = (tn == Tensor::K || tn == Tensor::V || tn == Tensor::dK || tn == Tensor::dV) ? p.nk : p.nq;
+      const int64_t cols = (tn == Tensor::l || tn == Tensor::m || tn == Tensor::L || tn == Tensor::D) ? 1
+                           : (tn == Tensor::S || tn == Tensor::P || tn == Tensor::dP || tn == Tensor::dS) ? p.nk
+                                                                                                          : p.d;
       ImGui::Text("%lld x %lld", (long long)rows, (long long)cols);
       ImGui::TableNextColumn();
       if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
@@ -82,13 +89,25 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   ImGui::ProgressBar(total ? float(double(rd + wr) / double(total)) : 0.0f, ImVec2(-1, 0), c);
   if (cur) ImGui::Text("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
   else ImGui::TextUnformatted("this step: -");
+  if (tr.has_backward) {  // the two passes apart (Trace phases): so far, of each pass's whole
+    const Totals& F = tr.forward_totals;
+    const Totals& B = tr.backward_totals;
+    const int64_t frd = std::min(rd, F.hbm_read_bytes), fwr = std::min(wr, F.hbm_write_bytes);
+    char f1[32], f2[32], f3[32], f4[32];
+    ImGui::Text("forward:  read %s of %s, written %s of %s", fmt_bytes(a, sizeof a, frd),
+                fmt_bytes(f1, sizeof f1, F.hbm_read_bytes), fmt_bytes(b, sizeof b, fwr),
+                fmt_bytes(f2, sizeof f2, F.hbm_write_bytes));
+    ImGui::Text("backward: read %s of %s, written %s of %s", fmt_bytes(f3, sizeof f3, rd - frd),
+                fmt_bytes(a, sizeof a, B.hbm_read_bytes), fmt_bytes(f4, sizeof f4, wr - fwr),
+                fmt_bytes(b, sizeof b, B.hbm_write_bytes));
+  }
 
   // What the loop order does to O, l, m: Algorithm 1's round trips against FA2's one write.
   const ScheduleRun& r1 = v.runs[schedule_column(Schedule::fa1)];
   const ScheduleRun& r2 = v.runs[schedule_column(Schedule::fa2)];
   if (r1.ok && r2.ok && sched != Schedule::standard) {
-    const Traffic& f1 = r1.totals.traffic;
-    const Traffic& f2 = r2.totals.traffic;
+    const Traffic& f1 = r1.forward_totals.traffic;  // the forward alone
+    const Traffic& f2 = r2.forward_totals.traffic;
     const int O = int(Tensor::O), lt = int(Tensor::l), mt = int(Tensor::m), Lt = int(Tensor::L);
     const int64_t olm1 = f1.read[O] + f1.read[lt] + f1.read[mt] + f1.written[O] + f1.written[lt] + f1.written[mt];
     const int64_t o2 = f2.read[O] + f2.written[O] + f2.read[Lt] + f2.written[Lt];
@@ -105,31 +124,38 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
                     fmt_bytes(a, sizeof a, olm1), fmt_bytes(b, sizeof b, o2));
     DimText(line);
   } else if (sched == Schedule::standard) {
-    const Traffic& f0 = tr.totals.traffic;
+    const Totals& F = v.runs[schedule_column(sched)].forward_totals;  // the forward alone
+    const Traffic& f0 = F.traffic;
     const int S = int(Tensor::S), P = int(Tensor::P);
     char line[200];
-    std::snprintf(line, sizeof line, "S and P (Nq x Nk each) go to HBM and back: %s of the run's %s.",
+    std::snprintf(line, sizeof line, "S and P (Nq x Nk each) go to HBM and back: %s of the forward's %s.",
                   fmt_bytes(a, sizeof a, f0.read[S] + f0.written[S] + f0.read[P] + f0.written[P]),
-                  fmt_bytes(b, sizeof b, total));
+                  fmt_bytes(b, sizeof b, F.hbm_read_bytes + F.hbm_write_bytes));
     DimText(line);
   }
 
   ImGui::Separator();
-  const int64_t cap = t.tile_capacity * bpe;
+  // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).
+  const bool bwd = cur && is_backward_line(cur->line) && sched != Schedule::standard;
+  const int64_t cap = (bwd ? backward_tile_capacity(t) : t.tile_capacity) * bpe;
   int64_t tiles = 0, scratch = 0;
   if (cur)
     for (int k = 0; k < kSlots; ++k)
       (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_elem_bytes(Slot(k), bpe);
   ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
   if (sched == Schedule::standard)
-    std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in Alg 0", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap));
+    std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in Alg %d", fmt_bytes(a, sizeof a, tiles),
+                  fmt_bytes(b, sizeof b, cap), cur && is_backward_line(cur->line) ? 3 : 0);
   else
-    std::snprintf(c, sizeof c, "tiles %s of %s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap));
+    std::snprintf(c, sizeof c, "tiles %s of %s%s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap),
+                  bwd ? " (backward: 2M)" : "");
   ImGui::ProgressBar(cap ? std::min(1.0f, float(double(tiles) / double(cap))) : 0.0f, ImVec2(-1, 0), c);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Q_i, K_j, V_j and O_i are charged to M (a quarter each: Bc = ceil(M/4d)).\n"
                       "The budget is M rounded up to whole tile rows, 4d ceil(M/4d) elements.\n"
-                      "Algorithm 0 is not tiled against M: its row blocks of S and P overshoot it.");
+                      "Algorithm 0 is not tiled against M: its row blocks of S and P overshoot it.\n"
+                      "The backward holds eight d-wide tiles (K_j, V_j, dK~_j, dV~_j, Q_i, O_i, dO_i,\n"
+                      "dQ_i) at the same Br, Bc: twice the budget (docs/backward.md).");
   // Resident slots, tiles (charged to M) then on-chip scratch, as compact wrapped lines.
   for (int pass = 0; pass < 2; ++pass) {
     bool any = false;
@@ -182,7 +208,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     };
     // The closed form beside the simulated count: green when equal, amber when a mask makes the
     // form an upper bound (skipped blocks move nothing), red otherwise.
-    auto form_row = [&](const char* name, bool read) {
+    auto form_row = [&](const char* name, bool read, bool bwd) {
       label(name, "The unmasked closed form (core/closed_form.h) at the stored size.\n"
                   "Green: the simulation equals it. Amber: less, because masked blocks are skipped.");
       for (const ScheduleRun& r : v.runs) {
@@ -191,17 +217,36 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
           ImGui::TextDisabled("n/a");
           continue;
         }
-        const int64_t form = read ? r.form.read_bytes(bpe) : r.form.write_bytes(bpe);
-        const int64_t sim = read ? r.totals.hbm_read_bytes : r.totals.hbm_write_bytes;
+        const TrafficForm& f = bwd ? r.backward_form : r.form;
+        const Totals& tt = bwd ? r.backward_totals : r.forward_totals;
+        const int64_t form = read ? f.read_bytes(bpe) : f.write_bytes(bpe);
+        const int64_t sim = read ? tt.hbm_read_bytes : tt.hbm_write_bytes;
         const ImVec4 col = form == sim ? kPassText : masked && sim < form ? kBoundText : kErrorText;
         ImGui::TextColored(col, "%s%s", form == sim ? "= " : masked && sim < form ? "<= " : "!= ",
                            fmt_bytes(a, sizeof a, form));
       }
     };
-    bytes_row("HBM read", [](const ScheduleRun& r) { return r.totals.hbm_read_bytes; });
-    form_row("  closed form", true);
-    bytes_row("HBM written", [](const ScheduleRun& r) { return r.totals.hbm_write_bytes; });
-    form_row("  closed form", false);
+    const char* fwd = v.backward ? "forward read" : "HBM read";
+    bytes_row(fwd, [](const ScheduleRun& r) { return r.forward_totals.hbm_read_bytes; });
+    form_row("  closed form", true, false);
+    bytes_row(v.backward ? "forward written" : "HBM written", [](const ScheduleRun& r) { return r.forward_totals.hbm_write_bytes; });
+    form_row("  closed form", false, false);
+    if (v.backward) {
+      bytes_row("backward read", [](const ScheduleRun& r) { return r.backward_totals.hbm_read_bytes; });
+      form_row("  closed form", true, true);
+      bytes_row("backward written", [](const ScheduleRun& r) { return r.backward_totals.hbm_write_bytes; });
+      form_row("  closed form", false, true);
+      bytes_row("fwd + bwd R+W", [](const ScheduleRun& r) { return r.totals.hbm_read_bytes + r.totals.hbm_write_bytes; });
+    }
+    // The paper's Figure 2 (left): forward + backward HBM reads and writes, from the closed
+    // forms, so the row is there also when the backward did not run (the gpt2-medium preset).
+    label("fwd + bwd, closed", "Forward + backward HBM bytes read and written, from the closed forms\n"
+                               "(core/closed_form.h; unmasked), as in the paper's Figure 2 (left),\n"
+                               "for one head: 40.3 GB against 4.4 GB there for the whole batch.");
+    for (const ScheduleRun& r : v.runs) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(fmt_bytes(a, sizeof a, fwd_bwd_form_bytes(r, bpe)));
+    }
     label("FLOPs", nullptr);
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();

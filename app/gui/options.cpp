@@ -22,6 +22,17 @@ void prepare_state(AppState& s, const GuiOptions& o) {
   s.asset_dir = asset_dir();
   s.preset_names = preset_names(s.asset_dir);
   s.load_preset(o.preset);
+  if (o.backward && !s.run->backward) {  // the editor's checkbox, then Apply
+    const std::string name = s.preset_name, title = s.preset_title, description = s.preset_description;
+    s.form.backward = true;
+    s.form.validate();
+    if (!s.form.error.empty()) throw InputError("--backward: " + s.form.error);
+    if (!s.apply_form()) throw InputError("--backward: " + s.apply_error);
+    s.preset_name = name;  // the preset, with the backward added
+    s.preset_title = title;
+    s.preset_description = description;
+    s.seek(s.run->trace.backward_first_step + 1);
+  }
   if (!o.view.empty()) {
     if (o.view != "tiles" && o.view != "lesson" && o.view != "compare")
       throw InputError("--view must be tiles, lesson or compare");

@@ -15,6 +15,7 @@ struct GuiOptions {
   std::string compare_o, compare_lse;
   int64_t lesson_blocks = -1;
   int bench_frames = 0;
+  bool backward = false;  // add the backward pass to the preset's problem (opens at its first step)
 };
 
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.

@@ -36,6 +36,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l);
 
 // The centre panel's tabs.
 void DrawTilesView(AppState& s, GpuState& g);
+void DrawBackwardView(AppState& s, GpuState& g);  // the tiles view from the backward's first step on
 void DrawLessonView(AppState& s);
 void DrawCompareView(AppState& s, GpuState& g);
 

@@ -65,6 +65,12 @@ Preset parse_preset(const std::string& text, const std::string& path) {
     key = "view"; if (j.contains(key)) p.view = j[key].get<std::string>();
     if (p.view != "tiles" && p.view != "lesson" && p.view != "compare")
       throw InputError("preset " + path + ": view must be tiles, lesson or compare");
+    key = "start";
+    if (j.contains(key)) {
+      if (j[key].is_string() && j[key].get<std::string>() == "backward") p.start_backward = true;
+      else if (j[key].is_number()) p.start_step = whole(j[key], where + key, 0);
+      else throw InputError(where + "start must be \"backward\" or a step count >= 0");
+    }
     if (j.contains("problem")) {
       const auto& q = j["problem"];
       ProblemSpec& s = p.spec;
@@ -99,6 +105,7 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "kv_len"; if (q.contains(key)) s.options.mask.kv_len = whole(q[key], where + key);
       key = "dropout"; if (q.contains(key)) s.options.dropout = q[key].get<double>();
       key = "dtype"; if (q.contains(key)) s.options.dtype = parse_dtype(q[key].get<std::string>());
+      key = "backward"; if (q.contains(key)) p.backward = q[key].get<bool>();
     }
     if (j.contains("lesson")) {
       const auto& l = j["lesson"];
@@ -108,6 +115,8 @@ Preset parse_preset(const std::string& text, const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError("preset " + path + ": bad value for \"" + key + "\" (" + e.what() + ")");
   }
+  if (p.start_backward && !p.backward)
+    throw InputError(where + "start \"backward\" needs \"backward\": true in \"problem\"");
   return p;
 }
 

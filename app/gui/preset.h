@@ -3,10 +3,12 @@
 //
 //   { "name": "tiny", "title": "...", "description": "what to look at",
 //     "view": "tiles" | "lesson" | "compare",
+//     "start": "backward" (the first backward step applied) | K (K steps applied; default 0),
 //     "problem": { "nq", "nk", "d", "M" (elements or "64KiB"), "br", "bc", "scale",
 //                  "seed", "pattern", "q", "k", "v" (.npy paths), "schedule" ("fa1" | "fa2" |
 //                  "standard"), "causal", "window" ([LEFT, RIGHT], -1 = no limit),
-//                  "kv_len", "dropout", "dtype" ("fp32" | "fp16" | "bf16") },
+//                  "kv_len", "dropout", "dtype" ("fp32" | "fp16" | "bf16"),
+//                  "backward" (true: the backward pass follows, dO from the seed) },
 //     "lesson": { "values": [1, 2, 3, 4], "block": 2 } }
 #pragma once
 #include "core/problem.h"
@@ -19,6 +21,9 @@ namespace flashstep::gui {
 struct Preset {
   std::string name, title, description, view = "tiles", path;
   ProblemSpec spec;
+  bool backward = false;
+  bool start_backward = false;  // open at the first backward step (needs "backward")
+  int64_t start_step = 0;       // else open with this many steps applied
   std::vector<double> lesson_values{1, 2, 3, 4};
   size_t lesson_block = 2;
 };

@@ -117,6 +117,9 @@ void DrawProblemTab(AppState& s) {
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32");
   FieldError(f, Field::dtype);
+  changed |= ImGui::Checkbox("backward pass", &f.backward);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Then run the schedule's backward (Algorithm 4, FA2's Algorithm 2, Algorithm 3) on dO from the seed");
   changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
   FieldError(f, Field::seed);
   changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
@@ -149,7 +152,11 @@ void DrawProblemTab(AppState& s) {
   if (ImGui::Button("Apply (new run)")) s.apply_form();
   if (!ok) ImGui::EndDisabled();
   ImGui::SameLine();
-  if (ImGui::Button("Revert fields") && s.run) f.from_spec(s.run->spec);
+  if (ImGui::Button("Revert fields") && s.run) {
+    f.from_spec(s.run->spec);
+    f.backward = s.run->backward;
+    f.validate();
+  }
   if (!s.apply_error.empty()) {
     ErrorText("Not applied: " + s.apply_error);
     DimText("The current run is kept.");

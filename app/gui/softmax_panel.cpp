@@ -27,6 +27,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     ImGui::End();
     return;
   }
+  if (cur && is_backward_line(cur->line))
+    DimText(fa2 ? "Backward: nothing is merged; P_ij = exp(S_ij - L_i) from the forward's L. Below: the "
+                  "forward's merges of this block."
+                : "Backward: nothing is merged; P_ij is recomputed from the l_i, m_i the forward left in "
+                  "HBM. Below: the forward's merges of this block.");
   if (!cur || cur->i < 0) {
     ImGui::TextUnformatted("No block i in scope at this line.");
   } else if (cur->j < 0) {

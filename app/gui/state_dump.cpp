@@ -29,7 +29,12 @@ nlohmann::json state_to_json(const AppState& s) {
   j["problem"] = {{"nq", p.nq}, {"nk", p.nk}, {"d", p.d}, {"M", p.M}, {"seed", p.seed},
                   {"pattern", p.pattern}, {"scale", p.scale}, {"schedule", schedule_name(p.schedule)},
                   {"dtype", dtype_name(p.dtype)}, {"dropout", p.dropout}, {"mask", p.mask.describe()}};
-  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P}) {
+  // The backward's HBM (dQ, dK, dV; D for fa2; dP, dS for standard) when it ran.
+  const Trace& tr = s.run->trace;
+  j["backward"] = {{"ran", tr.has_backward}, {"first_step", tr.backward_first_step},
+                   {"in_backward", tr.has_backward && s.index() > tr.backward_first_step}};
+  for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P, Tensor::dQ, Tensor::dK,
+                   Tensor::dV, Tensor::D, Tensor::dP, Tensor::dS}) {
     if (!s.cursor->written(t)) {
       j["hbm"][tensor_name(t)] = nullptr;
       continue;
@@ -52,6 +57,11 @@ nlohmann::json state_to_json(const AppState& s) {
     const int bpe = p.bytes_per_elem;
     e["form_read"] = r.form.read_bytes(bpe);
     e["form_write"] = r.form.write_bytes(bpe);
+    e["forward"] = {{"hbm_read", r.forward_totals.hbm_read_bytes}, {"hbm_write", r.forward_totals.hbm_write_bytes}};
+    if (s.run->backward)
+      e["backward"] = {{"hbm_read", r.backward_totals.hbm_read_bytes}, {"hbm_write", r.backward_totals.hbm_write_bytes},
+                       {"form_read", r.backward_form.read_bytes(bpe)}, {"form_write", r.backward_form.write_bytes(bpe)}};
+    e["fwd_bwd_form_bytes"] = fwd_bwd_form_bytes(r, bpe);
     if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
     j["runs"][schedule_name(r.schedule)] = std::move(e);
   }

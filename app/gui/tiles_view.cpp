@@ -1,6 +1,7 @@
 // The tiles view: Q, K^T, V^T, the S / P~ tiles, O and the statistics (l, m for fa1, L for fa2)
 // as tile grids, with the current step's reads, writes, resident blocks, skipped tiles and
 // dropped entries outlined.
+#include "app/gui/backward_state.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -268,6 +269,7 @@ const char* schedule_note(Schedule sched) {
 }  // namespace
 
 void DrawTilesView(AppState& s, GpuState& gs) {
+  if (in_backward(s.run->trace, s.index())) return DrawBackwardView(s, gs);
   const RunView& v = *s.run;
   const Problem& p = v.trace.problem;
   const Tiling& t = v.trace.tiling;

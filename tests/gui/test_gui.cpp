@@ -131,6 +131,41 @@ TEST_CASE("screenshots of the fa2 and masked dropout presets are not blank and d
   REQUIRE(magenta(ib) > magenta(id) + 20);
 }
 
+TEST_CASE("screenshots of the backward: the preset opens on it, later steps and fa2 differ", "[gui][backward]") {
+  const std::string a = out_path("bwd-open.png"), b = out_path("bwd-later.png"), c = out_path("bwd-fa2.png");
+  const std::string da = out_path("bwd-open.json"), db = out_path("bwd-later.json");
+  const std::string fwd = out_path("bwd-forward.png");
+  REQUIRE(run_gui("--preset backward --screenshot " + a + " --dump-state " + da, "bwd-open").code == 0);
+  REQUIRE(run_gui("--preset backward --step 30 --screenshot " + b + " --dump-state " + db, "bwd-later").code == 0);
+  REQUIRE(run_gui("--preset fa1-vs-fa2 --backward --step 12 --screenshot " + c, "bwd-fa2").code == 0);
+  REQUIRE(run_gui("--preset backward --script 'seek 20' --screenshot " + fwd, "bwd-forward").code == 0);
+  const nlohmann::json ja = load_json(da), jb = load_json(db);
+  REQUIRE(ja["backward"]["in_backward"].get<bool>());
+  REQUIRE(ja["line"].get<std::string>() == "Alg4 L5");
+  REQUIRE(jb["index"].get<size_t>() == ja["index"].get<size_t>() + 30);
+  REQUIRE(jb["line"].get<std::string>().rfind("Alg4", 0) == 0);
+  const Image ia = load_png(a), ib = load_png(b), ic = load_png(c), iff = load_png(fwd);
+  for (const Image* im : {&ia, &ib, &ic}) {
+    REQUIRE(im->w == 1600);
+    REQUIRE(im->h == 1000);
+    REQUIRE(distinct_colours(*im) > 200);
+  }
+  // The backward view's colour key (its largest positive value's colour) is drawn only there.
+  auto key_red = [](const Image& im) {
+    size_t n = 0;
+    for (size_t p = 0; p < im.rgb.size(); p += 3) n += im.rgb[p] == 240 && im.rgb[p + 1] == 100 && im.rgb[p + 2] == 58;
+    return n;
+  };
+  INFO("key pixels: open " << key_red(ia) << ", later " << key_red(ib) << ", fa2 " << key_red(ic) << ", forward "
+                           << key_red(iff));
+  REQUIRE(key_red(ia) > 50);
+  REQUIRE(key_red(ib) > key_red(ia));  // dQ, dK, dV and the chip's tiles have values by then
+  REQUIRE(key_red(ic) > 50);
+  REQUIRE(key_red(iff) == 0);
+  REQUIRE(pixels_differing(ia, ib) > 5000);
+  REQUIRE(pixels_differing(ia, iff) > 5000);
+}
+
 TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
   // The messages of every bad option are tested in-process; here, what the program does with one.
   const auto [args, expect] = GENERATE(table<std::string, std::string>({
@@ -194,8 +229,9 @@ TEST_CASE("benchmark at N = 1024, d = 64: frame time printed, idle frames alloca
   REQUIRE(r.output.find("30 frames; 0 allocations, 0 texture uploads") != std::string::npos);
 }
 
-TEST_CASE("idle frames of the fa2 and standard views with masks and dropout allocate nothing", "[gui]") {
+TEST_CASE("idle frames of the fa2, standard and backward views with masks and dropout allocate nothing", "[gui]") {
   const std::string args = GENERATE(std::string("--preset dropout-bf16"), std::string("--preset fa1-vs-fa2"),
+                                    std::string("--preset backward --step 18"), std::string("--preset fa1-vs-fa2 --backward"),
                                     std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"));
   const Result r = run_gui(args + " --bench-frames 10", "bench-views");
   INFO(r.output);

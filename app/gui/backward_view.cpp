@@ -1,0 +1,319 @@
+// The tiles view during the backward pass: Q, K, V, O, dO and the statistics as they stand in
+// HBM, the gradients dQ, dK, dV in HBM (filled in as the steps write them), and what is on chip
+// for the current (i, j): P_ij, dP_ij, dS_ij, D_i and the accumulators dV~_j, dK~_j (standard
+// attention: P, dP, dS in HBM). Drawn cell by cell (no textures): the matrices are small, and a
+// large one is sampled to at most kMaxCells rows and columns.
+#include "app/gui/backward_state.h"
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace flashstep::gui {
+
+namespace {
+
+constexpr int64_t kMaxCells = 96;  // displayed rows / columns per matrix at most
+
+// Where a box's values come from: a matrix, a column vector, or nothing yet.
+struct Src {
+  const Mat* m = nullptr;
+  const Vec* v = nullptr;
+  int64_t rows() const { return m ? m->rows() : v ? v->size() : 0; }
+  int64_t cols() const { return m ? m->cols() : v ? 1 : 0; }
+  float at(int64_t r, int64_t c) const { return m ? (*m)(r, c) : (*v)(r); }
+};
+
+struct Box {
+  const char* name = "";   // paper notation: "dQ", "dV~_j", ...
+  const char* where = "";  // "HBM" or "on chip"
+  Src src;
+  int64_t rows = 0, cols = 0;  // of the whole matrix, even when not there yet
+  int64_t block_rows = 0;      // row tiling (Br or Bc) for the block lines; 0 none
+  ImVec2 p0;
+  float cw = 1, ch = 1;
+  int64_t sr = 1, sc = 1;      // sampling strides
+  bool now = false;            // produced by the current step (outlined yellow)
+  int64_t shown_rows() const { return (rows + sr - 1) / sr; }
+  int64_t shown_cols() const { return (cols + sc - 1) / sc; }
+  ImVec2 p1() const { return ImVec2(p0.x + cw * float(shown_cols()), p0.y + ch * float(shown_rows())); }
+  float y_of(int64_t r) const { return p0.y + ch * float(std::min(rows, r) + sr - 1) / float(sr); }
+};
+
+Box box(const char* name, const char* where, Src src, int64_t rows, int64_t cols, int64_t block_rows) {
+  Box b;
+  b.name = name;
+  b.where = where;
+  b.src = src;
+  b.rows = rows;
+  b.cols = cols;
+  b.block_rows = block_rows;
+  b.sr = (rows + kMaxCells - 1) / kMaxCells;
+  b.sc = (cols + kMaxCells - 1) / kMaxCells;
+  return b;
+}
+
+float range_of(const Src& s) {
+  float r = 1e-12f;
+  for (int64_t i = 0; i < s.rows(); ++i)
+    for (int64_t j = 0; j < s.cols(); ++j) {
+      const float x = s.at(i, j);
+      if (std::isfinite(x)) r = std::max(r, std::abs(x));
+    }
+  return r;
+}
+
+// Diverging colours on the dark background: blue below 0, red above, dark at 0.
+ImU32 colour(float x, float range) {
+  const float t = std::clamp(x / range, -1.0f, 1.0f);
+  const float a = std::abs(t);
+  const float r = t > 0 ? 40 + a * 200 : 40 + a * 30, g = t > 0 ? 40 + a * 60 : 40 + a * 110,
+              b = t > 0 ? 48 + a * 10 : 48 + a * 200;
+  return IM_COL32(int(r), int(g), int(b), 255);
+}
+
+void draw_box(ImDrawList* dl, const Box& b, ImFont* font) {
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  char label[64];
+  std::snprintf(label, sizeof label, "%s, %s", b.name, b.where);
+  const float lw = ImGui::CalcTextSize(label).x, bw = b.p1().x - b.p0.x;
+  dl->AddText(ImVec2(b.p0.x, b.p0.y - ImGui::GetTextLineHeight() - 3), text, lw <= bw + 8 ? label : b.name);
+  if (!b.src.m && !b.src.v) {
+    dl->AddRect(b.p0, b.p1(), kEmptyEdgeCol);  // not there yet
+    return;
+  }
+  const float range = range_of(b.src);
+  const bool numbers = font && b.cw >= 34.0f && b.ch >= font->FontSize + 2.0f && b.sr == 1 && b.sc == 1;
+  char buf[24];
+  for (int64_t r = 0; r < b.shown_rows(); ++r)
+    for (int64_t c = 0; c < b.shown_cols(); ++c) {
+      const float x = b.src.at(r * b.sr, c * b.sc);
+      const ImVec2 a(b.p0.x + float(c) * b.cw, b.p0.y + float(r) * b.ch), e(a.x + b.cw, a.y + b.ch);
+      if (std::isnan(x)) continue;  // a row not written yet
+      dl->AddRectFilled(a, e, colour(x, range));
+      if (!numbers) continue;
+      fmt_value(buf, sizeof buf, x, b.cw >= 44.0f ? 3 : 2);
+      const ImVec2 ts = font->CalcTextSizeA(font->FontSize, 1e9f, 0, buf);
+      dl->AddText(font, font->FontSize, ImVec2(a.x + (b.cw - ts.x) * 0.5f, a.y + (b.ch - ts.y) * 0.5f),
+                  IM_COL32(250, 250, 250, 255), buf);
+    }
+  if (b.block_rows > 0 && float(b.block_rows) * b.ch / float(b.sr) >= 5.0f)
+    for (int64_t r = b.block_rows; r < b.rows; r += b.block_rows)
+      dl->AddLine(ImVec2(b.p0.x, b.y_of(r)), ImVec2(b.p1().x, b.y_of(r)), kGridCol, 1.0f);
+  dl->AddRect(ImVec2(b.p0.x - 1, b.p0.y - 1), ImVec2(b.p1().x + 1, b.p1().y + 1), IM_COL32(110, 110, 120, 255));
+  if (b.now) dl->AddRect(ImVec2(b.p0.x - 2, b.p0.y - 2), ImVec2(b.p1().x + 2, b.p1().y + 2), kComputeCol, 0, 0, 3.0f);
+}
+
+void outline_rows(ImDrawList* dl, const Box& b, int64_t r0, int64_t n, ImU32 col, float thick) {
+  if (n <= 0) return;
+  dl->AddRect(ImVec2(b.p0.x - thick * 0.5f, b.y_of(r0) - thick * 0.5f),
+              ImVec2(b.p1().x + thick * 0.5f, b.y_of(r0 + n) + thick * 0.5f), col, 0, 0, thick);
+}
+
+void hover(const AppState& s, const Box& b) {
+  if (!ImGui::IsWindowHovered() || (!b.src.m && !b.src.v)) return;
+  const ImVec2 mp = ImGui::GetIO().MousePos, e = b.p1();
+  if (mp.x < b.p0.x || mp.y < b.p0.y || mp.x >= e.x || mp.y >= e.y) return;
+  const int64_t r = std::min(b.rows - 1, int64_t((mp.y - b.p0.y) / b.ch) * b.sr);
+  const int64_t c = std::min(b.cols - 1, int64_t((mp.x - b.p0.x) / b.cw) * b.sc);
+  char val[32];
+  fmt_value(val, sizeof val, b.src.at(r, c), 6);
+  const Step* cur = current_step(s);
+  ImGui::BeginTooltip();
+  if (std::strcmp(b.where, "HBM") == 0)
+    ImGui::Text("%s[%lld, %lld] = %s in HBM%s", b.name, (long long)r, (long long)c, val,
+                std::isnan(b.src.at(r, c)) ? " (not written yet)" : "");
+  else
+    ImGui::Text("%s[%lld, %lld] = %s on chip, tile (i = %d, j = %d); row and column within the tile",
+                b.name, (long long)r, (long long)c, val, cur ? cur->i : -1, cur ? cur->j : -1);
+  ImGui::EndTooltip();
+}
+
+const char* backward_note(Schedule sched) {
+  switch (sched) {
+    case Schedule::fa1:
+      return "Algorithm 4: j outer, i inner. P_ij is recomputed from l_i, m_i; dK~_j, dV~_j grow on chip "
+             "and are written once (L24); dQ_i goes to HBM and back at every (i, j) (L10, L21).";
+    case Schedule::fa2:
+      return "FlashAttention-2's backward: D = rowsum(dO o O) first (L4, in HBM); then j outer, i inner, "
+             "P_ij = exp(S_ij - L_i); dQ_i is read, updated and written at every (i, j) (L15).";
+    case Schedule::standard:
+      return "Algorithm 3: P (from the forward), dP and dS are whole Nq x Nk matrices in HBM.";
+  }
+  return "";
+}
+
+}  // namespace
+
+void DrawBackwardView(AppState& s, GpuState& gs) {
+  const RunView& v = *s.run;
+  const Trace& tr = v.trace;
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  const Schedule sched = v.schedule();
+  const Cursor& cu = *s.cursor;
+  const Step* cur = current_step(s);
+  const BackwardChip chip = backward_chip(tr, s.index());
+  DimText(backward_note(sched));
+
+  auto hbm = [&](Tensor x) { return cu.written(x) ? Src{&cu.hbm(x)} : Src{}; };
+  auto tile = [](const Step* st) { return st && st->tile.size() ? Src{&st->tile} : Src{}; };
+  const int64_t Br = t.Br, Bc = t.Bc;
+  // Row 1 (HBM): the forward's inputs and outputs with dO; row 2: the gradients in HBM, then
+  // the chip (standard attention: P, dP, dS in HBM).
+  Box row1[7] = {box("Q", "HBM", Src{&p.Q}, p.nq, p.d, Br), box("K", "HBM", Src{&p.K}, p.nk, p.d, Bc),
+                 box("V", "HBM", Src{&p.V}, p.nk, p.d, Bc), box("O", "HBM", hbm(Tensor::O), p.nq, p.d, Br),
+                 box("dO", "HBM", Src{&tr.dO}, p.nq, p.d, Br), Box{}, Box{}};
+  int n1 = 5;
+  if (sched == Schedule::fa1) {
+    row1[n1++] = box("l", "HBM", hbm(Tensor::l), p.nq, 1, Br);
+    row1[n1++] = box("m", "HBM", hbm(Tensor::m), p.nq, 1, Br);
+  } else if (sched == Schedule::fa2) {
+    row1[n1++] = box("L", "HBM", hbm(Tensor::L), p.nq, 1, Br);
+    row1[n1++] = box("D", "HBM", hbm(Tensor::D), p.nq, 1, Br);
+  }
+  Box row2[10] = {box("dQ", "HBM", hbm(Tensor::dQ), p.nq, p.d, Br), box("dK", "HBM", hbm(Tensor::dK), p.nk, p.d, Bc),
+                  box("dV", "HBM", hbm(Tensor::dV), p.nk, p.d, Bc)};
+  int n2 = 3;
+  const int first_chip = n2;
+  const int64_t bi = cur && cur->i >= 0 ? t.rows_in_q_block(cur->i, p.nq) : Br;
+  const int64_t bj = cur && cur->j >= 0 ? t.rows_in_kv_block(cur->j, p.nk) : Bc;
+  if (sched == Schedule::standard) {
+    row2[n2++] = box("P", "HBM", hbm(Tensor::P), p.nq, p.nk, Br);
+    row2[n2++] = box("dP", "HBM", hbm(Tensor::dP), p.nq, p.nk, Br);
+    row2[n2++] = box("dS", "HBM", hbm(Tensor::dS), p.nq, p.nk, Br);
+    row2[n2++] = box("D_i", "on chip", chip.D ? Src{nullptr, &chip.D->D_i} : Src{}, bi, 1, 0);
+  } else {
+    const Step* P = chip.Pd ? chip.Pd : chip.P;
+    row2[n2++] = box(chip.Pd ? "P_ij^dropped" : "P_ij", "on chip", tile(P), bi, bj, 0);
+    row2[n2++] = box("dP_ij", "on chip", tile(chip.dP), bi, bj, 0);
+    row2[n2++] = box("dS_ij", "on chip", tile(chip.dS), bi, bj, 0);
+    row2[n2++] = box("D_i", "on chip", chip.D ? Src{nullptr, &chip.D->D_i} : Src{}, bi, 1, 0);
+    row2[n2++] = box("dV~_j", "on chip", tile(chip.dV), bj, p.d, 0);
+    row2[n2++] = box("dK~_j", "on chip", tile(chip.dK), bj, p.d, 0);
+    row2[first_chip].now = P && P == cur;
+    row2[first_chip + 1].now = chip.dP && chip.dP == cur;
+    row2[first_chip + 2].now = chip.dS && chip.dS == cur;
+    row2[first_chip + 4].now = chip.dV && chip.dV == cur;
+    row2[first_chip + 5].now = chip.dK && chip.dK == cur;
+  }
+  row2[first_chip + 3].now = chip.D && chip.D == cur;
+
+  // Geometry: one column width and one row height for every box, to fit both rows.
+  const ImVec2 origin = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+  const float lab = ImGui::GetTextLineHeight() + 6, gap = 12;
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
+  auto units = [](const Box* bs, int n, float* hu) {
+    float w = 0;
+    for (int e = 0; e < n; ++e) {
+      w += float(bs[e].shown_cols());
+      *hu = std::max(*hu, float(bs[e].shown_rows()));
+    }
+    return w;
+  };
+  float hu1 = 1, hu2 = 1;
+  const float wu1 = units(row1, n1, &hu1), wu2 = units(row2, n2, &hu2);
+  const float cw = std::clamp(std::min((avail.x - gap * float(n1)) / wu1, (avail.x - gap * float(n2 + 1)) / wu2), 1.0f, 56.0f);
+  const float ch = std::clamp((avail.y - 4 * lab - gap - legend_h) / (hu1 + hu2), 1.0f, 32.0f);
+  float x = origin.x + 2;
+  const float y1 = origin.y + 2 * lab, y2 = y1 + hu1 * ch + gap + 2 * lab;
+  for (int e = 0; e < n1; ++e) {
+    row1[e].p0 = ImVec2(x, y1);
+    row1[e].cw = cw;
+    row1[e].ch = ch;
+    x = row1[e].p1().x + gap;
+  }
+  x = origin.x + 2;
+  for (int e = 0; e < n2; ++e) {
+    if (e == first_chip) x += gap;  // HBM | chip
+    row2[e].p0 = ImVec2(x, y2);
+    row2[e].cw = cw;
+    row2[e].ch = ch;
+    x = row2[e].p1().x + gap;
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 dim = ImGui::GetColorU32(kDimText);
+  char buf[128];
+  dl->AddText(ImVec2(origin.x, y1 - 2 * lab + 2), dim, "HBM at this step: the inputs, O, dO and the statistics");
+  if (sched == Schedule::standard)
+    std::snprintf(buf, sizeof buf, "HBM: the gradients, P, dP, dS  |  on chip: D_i of row block i = %d", cur ? cur->i : -1);
+  else if (cur && cur->i >= 0)
+    std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip for (i = %d, j = %d)", cur->i, cur->j);
+  else if (cur && cur->j >= 0)
+    std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip for j = %d (i not in scope)", cur->j);
+  else
+    std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip (no loop variable in scope)");
+  dl->AddText(ImVec2(origin.x, y2 - 2 * lab + 2), dim, buf);
+  for (int e = 0; e < n1; ++e) draw_box(dl, row1[e], gs.mono);
+  for (int e = 0; e < n2; ++e) draw_box(dl, row2[e], gs.mono);
+
+  // The current step: blocks in SRAM (white), read from HBM (blue), written to HBM (orange).
+  const bool standard = sched == Schedule::standard;
+  auto find = [&](Tensor x) -> const Box* {
+    switch (x) {
+      case Tensor::Q: return &row1[0];
+      case Tensor::K: return &row1[1];
+      case Tensor::V: return &row1[2];
+      case Tensor::O: return &row1[3];
+      case Tensor::dO: return &row1[4];
+      case Tensor::l: case Tensor::L: return n1 > 5 ? &row1[5] : nullptr;
+      case Tensor::m: case Tensor::D: return n1 > 6 ? &row1[6] : nullptr;
+      case Tensor::dQ: return &row2[0];
+      case Tensor::dK: return &row2[1];
+      case Tensor::dV: return &row2[2];
+      case Tensor::P: return standard ? &row2[first_chip] : nullptr;
+      case Tensor::dP: return standard ? &row2[first_chip + 1] : nullptr;
+      case Tensor::dS: return standard ? &row2[first_chip + 2] : nullptr;
+      default: return nullptr;
+    }
+  };
+  if (cur) {
+    const auto& se = cur->sram_elems;
+    const int64_t r0 = cur->i >= 0 ? cur->i * Br : 0, c0 = cur->j >= 0 ? cur->j * Bc : 0;
+    auto resident = [&](Slot sl, Tensor x, int64_t row0, int64_t n) {
+      const Box* b = find(x);
+      if (b && se[int(sl)] > 0 && n > 0) outline_rows(dl, *b, row0, n, kResidentCol, 1.5f);
+    };
+    if (cur->i >= 0) {
+      resident(Slot::Qi, Tensor::Q, r0, bi);
+      resident(Slot::Oi, Tensor::O, r0, bi);
+      resident(Slot::dOi, Tensor::dO, r0, bi);
+      resident(Slot::dQi, Tensor::dQ, r0, bi);
+    }
+    if (cur->j >= 0) {
+      resident(Slot::Kj, Tensor::K, c0, bj);
+      resident(Slot::Vj, Tensor::V, c0, bj);
+    }
+    for (Tensor x : {Tensor::Q, Tensor::O, Tensor::dO, Tensor::dQ, Tensor::l, Tensor::m, Tensor::L, Tensor::D,
+                     Tensor::P, Tensor::dP, Tensor::dS, Tensor::K, Tensor::V}) {
+      const Box* b = find(x);
+      if (!b || !tensor_read_now(s, x)) continue;
+      const bool kv = x == Tensor::K || x == Tensor::V;
+      if (kv && cur->j >= 0) outline_rows(dl, *b, c0, bj, kReadCol, 3.0f);
+      else if (!kv && cur->i >= 0) outline_rows(dl, *b, r0, bi, kReadCol, 3.0f);
+      else outline_rows(dl, *b, 0, b->rows, kReadCol, 3.0f);  // read whole (Algorithm 3, FA2b L4)
+    }
+    for (const HbmWrite& w : cur->writes)
+      if (const Box* b = find(w.tensor)) outline_rows(dl, *b, w.row0, w.data.rows(), kWriteCol, 3.0f);
+  }
+  for (int e = 0; e < n1; ++e) hover(s, row1[e]);
+  for (int e = 0; e < n2; ++e) hover(s, row2[e]);
+
+  // Legend.
+  const float ly = y2 + hu2 * ch + gap;
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, ly));
+  Swatch(kReadCol, true, "read from HBM");
+  Swatch(kWriteCol, true, "written to HBM", true);
+  Swatch(kComputeCol, true, "computed by this step", true);
+  Swatch(kResidentCol, true, "in SRAM", true);
+  Swatch(kEmptyEdgeCol, true, "not there yet", true);
+  Swatch(colour(-1, 1), false, "< 0", true);
+  Swatch(colour(1, 1), false, "> 0 (each matrix to its own largest |x|)", true);
+}
+
+}  // namespace flashstep::gui
