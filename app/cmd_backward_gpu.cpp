@@ -326,7 +326,17 @@ int run_bench_backward(const BackwardBenchFlags& bf) {
       nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"backward_flops", flops_bwd}};
       for (Schedule sched : scheds) {
         try {
-          const Tiling t = make_tiling(n, n, d, bf.M);
+          Tiling t = make_tiling(n, n, d, bf.M);
+          if (bf.variant == 0) {
+            // The paper's Br, Bc from M may have no register-tiled backward kernel (variant 2 is
+            // compiled for a few (Br, Bc, d) only): then time the one compiled for this d.
+            try {
+              gpu::resolve_backward_variant(2, t, d);
+            } catch (const InputError&) {
+              const int64_t b = d >= 128 ? 32 : 64;
+              t = make_tiling(n, n, d, bf.M, b, b);
+            }
+          }
           gpu::BackwardOptions o;
           o.variant = bf.variant;
           const gpu::BackwardTiming b = gpu::bench_backward(sched, s, scale, t, o, bf.warmup, bf.reps, 7);
