@@ -200,8 +200,8 @@ TEST_CASE("issue 11.3: outputs are checked, written all or nothing, never replac
     CHECK(output.find("flashstep: error: writing standard output failed") != std::string::npos);
   }
   SECTION("an interrupted run leaves no file") {
-    // Long enough (a few seconds) to be interrupted during the run.
-    const int rc = fstest::run_command("timeout -s INT 1 " + kBin + " run --n 6000 --d 64 --M 16384 --out-o " + D +
+    // Long enough (tens of seconds) to be interrupted during the run, however fast the machine.
+    const int rc = fstest::run_command("timeout -s INT 1 " + kBin + " run --n 12000 --d 64 --M 16384 --out-o " + D +
                                            "o.npy --out-lse " + D + "lse.npy", output);
     CAPTURE(output);
     CHECK(rc == 124);  // timeout's code: the program was still running and got SIGINT
