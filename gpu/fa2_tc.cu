@@ -50,7 +50,7 @@
 //      longest Q block is scheduled before any head's second longest, so the short blocks fill
 //      the tail (v1-v10 go longest-first within one head only). Non-causal: v7 / v9.
 //   12 d = 64: v2 (4 warps x 16 rows, Br = 64: twice the Q blocks to balance causal work,
-//      161 registers: three blocks per SM) with one barrier per j and v11's grid; d = 128:
+//      166 registers: three blocks per SM) with one barrier per j and v11's grid; d = 128:
 //      4 warps x 32 rows with Bc = 32 (each ldmatrix of K_j, V_j
 //      feeds 4 MMAs; the S registers are half v5's), Q_i from shared memory, three K/V
 //      buffers, one barrier per j, lazy rescale, v11's grid.
