@@ -383,7 +383,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
 
   // flashstep explain
   static int64_t en = 1024, ed = 64, enq = 0, enk = 0, ebr = 0, ebc = 0;
-  static std::string eM = "16384";
+  static std::string eM = "16384", edtype = "fp32", ep_dtype = "fp32";
   auto* ex = app.add_subcommand("explain", "block sizes and HBM traffic: closed forms, Theorem 2, simulation");
   ex->add_option("--n", en, "sequence length N (default 1024)")->check(whole_number("N"));
   static CLI::Option* enq_opt = ex->add_option("--nq", enq, "Nq, if different from N")->check(whole_number("Nq"));
@@ -392,9 +392,17 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   ex->add_option("--M", eM, "SRAM size in elements or KiB (default 16384)");
   ex->add_option("--br", ebr, "override Br")->check(whole_number("Br"));
   ex->add_option("--bc", ebc, "override Bc")->check(whole_number("Bc"));
+  ex->add_option("--dtype", edtype, "storage type of Q, K, V, O, S, P: fp32 (default), fp16, bf16");
+  ex->add_option("--p-dtype", ep_dtype, "P~ rounded to fp16 or bf16 before P V, as a tensor-core kernel does "
+                                        "(default fp32; needs a 16-bit --dtype)");
   ex->callback([&set_action] {
     set_action([] {
       const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
+      AttentionOptions precision;
+      precision.dtype = parse_dtype(edtype);
+      precision.p_dtype = parse_dtype(ep_dtype);
+      validate_options(precision, 0);
+      const int eb = dtype_bytes(precision.dtype);
       const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
       // Columns: Algorithm 1, FlashAttention-2, standard attention (Algorithm 0).
       const TrafficForm forms[3] = {fa1_traffic(nq, nk, ed, t.Tc), fa2_traffic(nq, nk, ed, t.Tr),
@@ -402,9 +410,14 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       const Schedule scheds[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
       std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%lld KiB of float32)\n",
                   (long long)nq, (long long)nk, (long long)ed, (long long)M, (long long)(M * 4 / 1024));
-      std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n\n",
+      std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n",
                   (long long)t.Bc, (long long)t.Br, t.overridden ? " (overridden)" : "",
                   (long long)t.Tr, (long long)t.Tc);
+      // p_dtype is a rounding point inside the chip: it changes the arithmetic, not the traffic.
+      std::printf("precision: dtype %s (%d bytes per stored element; l, m, L in float32), p_dtype %s (%s)\n\n",
+                  dtype_name(precision.dtype), eb, dtype_name(precision.p_dtype),
+                  precision.p_dtype == Dtype::fp32 ? "P~_ij not rounded"
+                                                   : "P~_ij rounded on chip before P~_ij V_j: no change in HBM bytes");
       auto row = [](const char* label, const int64_t v[3]) {
         std::printf("  %-30s %16lld %16lld %16lld\n", label, (long long)v[0], (long long)v[1], (long long)v[2]);
       };
@@ -413,7 +426,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       for (int k = 0; k < 3; ++k) {
         rd[k] = forms[k].read_elems;
         wr[k] = forms[k].write_elems;
-        by[k] = 4 * (rd[k] + wr[k]);
+        by[k] = forms[k].read_bytes(eb) + forms[k].write_bytes(eb);
       }
       row("closed form, read", rd);
       row("closed form, write", wr);
@@ -425,19 +438,29 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       if (work <= kMaxExplainWork && pairs <= 1e6) {
         ProblemSpec s;
         s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
-        int64_t srd[3], swr[3];
+        s.options.dtype = precision.dtype;
+        s.options.p_dtype = precision.p_dtype;
+        int64_t srd[3], swr[3], sby[3];
         bool same = true;
         for (int k = 0; k < 3; ++k) {
           s.schedule = scheds[k];
+          // Standard attention rounds P when it stores it (--dtype); P~ rounding is the tiled schedules'.
+          s.options.p_dtype = scheds[k] == Schedule::standard ? Dtype::fp32 : precision.p_dtype;
           RunOptions opt;
           opt.record = false;
           const Trace tr = run_spec(s, opt);
-          srd[k] = tr.totals.hbm_read_bytes / 4;
+          srd[k] = tr.totals.hbm_read_bytes / 4;  // elements, where every element is float32
           swr[k] = tr.totals.hbm_write_bytes / 4;
-          same = same && srd[k] == rd[k] && swr[k] == wr[k];
+          sby[k] = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
+          same = same && tr.totals.hbm_read_bytes == forms[k].read_bytes(eb) &&
+                 tr.totals.hbm_write_bytes == forms[k].write_bytes(eb);
         }
-        row("simulated, read", srd);
-        row("simulated, write", swr);
+        if (eb == 4) {
+          row("simulated, read", srd);
+          row("simulated, write", swr);
+        } else {
+          row("simulated, total bytes", sby);
+        }
         std::printf("  %-30s %16s\n", "simulated equals closed form", same ? "yes" : "NO");
       } else {
         std::printf("  simulated                      skipped (Nq*Nk*d = %.3g, Tr*Tc = %.3g: over %.2g or 1e6)\n",
@@ -445,6 +468,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       }
       std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
                   double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));
+      if (eb != 4) std::printf("\n(the backward below counts float32 storage, as its GPU kernels use)\n");
       print_explain_backward(nq, nk, ed, M, t);
       return 0;
     });

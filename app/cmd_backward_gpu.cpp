@@ -328,14 +328,14 @@ int run_bench_backward(const BackwardBenchFlags& bf) {
         try {
           Tiling t = make_tiling(n, n, d, bf.M);
           if (bf.variant == 0) {
-            // The paper's Br, Bc from M may have no register-tiled backward kernel (variant 2 is
-            // compiled for a few (Br, Bc, d) only): then time the one compiled for this d.
-            try {
-              gpu::resolve_backward_variant(2, t, d);
-            } catch (const InputError&) {
-              const int64_t b = d >= 128 ? 32 : 64;
-              t = make_tiling(n, n, d, bf.M, b, b);
-            }
+            // The paper's Br, Bc from M may have no register-tiled backward kernel (variants 2
+            // and 3 are compiled for a few (Br, Bc, d) only): then time 64 x 64 where one is
+            // compiled for this d, else 32 x 32.
+            auto tiled = [d](const Tiling& x) {
+              return gpu::backward_shared_bytes(3, x, d) > 0 || gpu::backward_shared_bytes(2, x, d) > 0;
+            };
+            if (!tiled(t)) t = make_tiling(n, n, d, bf.M, 64, 64);
+            if (!tiled(t)) t = make_tiling(n, n, d, bf.M, 32, 32);
           }
           gpu::BackwardOptions o;
           o.variant = bf.variant;

@@ -253,13 +253,14 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
   static bool tc = false;  // issue 10: app/cmd_tensor_cores.cpp
   b->add_flag("--tensor-cores", tc, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
-                                    "standard attention, N = 1024, 4096, 16384, d = 64, 128");
+                                    "standard attention, N = 1024, 4096, 16384, d = 64, 128, then the Bc sweep "
+                                    "(Br 128, Bc 16-128; --sweep-d 64 or 128)");
   b->callback([&set_action, dtype_opt] {
     set_action([dtype_opt] {
       if (tc && bf.backward) throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
       if (tc)
         return run_bench_tensor_cores({dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup,
-                                       bf.reps, bf.as_json, bf.json_file});
+                                       bf.reps, bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep});
       if (!bf.backward) return run_bench(bf);
       return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
                                  bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,

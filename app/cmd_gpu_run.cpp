@@ -149,7 +149,7 @@ void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
   auto* g = app.add_subcommand("gpu", "run a schedule on the GPU and write O and lse as .npy "
                                       "(inputs 2-D (N, d) or 4-D (B, H, N, d))");
   add_run_flags(g, gf);
-  g->add_option("--variant", g_variant, "fa1/fa2 kernel variant: 0 automatic (default), 1 plain, 2 register-tiled");
+  g->add_option("--variant", g_variant, kFloat32VariantHelp);
   g->add_option("--kv-lens", kv_lens, "valid key length per batch entry (B values, 4-D inputs): key padding");
   g->add_option("--out-o", out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
   g->add_option("--out-lse", out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");

@@ -149,6 +149,45 @@ int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   return ok ? 0 : 1;
 }
 
+// Figure 2 (middle) at full speed: one kernel family (gpu::tc_bc_sweep_variants(): Br = 128,
+// Bc = 16 .. 128) at N = sweep_n, d = sweep_d. In FlashAttention-2's loop order K_j and V_j are
+// read once per Q block, so the HBM bytes depend on Br, not Bc: the same prediction for every
+// point, and what moves the time is on chip (MMAs per barrier, registers).
+static nlohmann::json bc_sweep(const TcBenchRequest& r, Dtype dtype, int64_t H) {
+  const int64_t n = r.sweep_n, d = r.sweep_d;
+  const gpu::Shape s = gpu::make_shape(std::max<int64_t>(1, r.rows / (n * H)), H, n, n, d);
+  const float scale = float(1.0 / std::sqrt(double(d)));
+  const double pairs = r.causal ? double(n) * double(n + 1) / 2 : double(n) * double(n);
+  const double flops = 4.0 * double(s.heads()) * pairs * double(d);
+  if (!r.as_json)
+    std::printf("\nBc sweep (Figure 2 middle) on tensor cores: N = %lld, d = %lld, B x H = %lld, %s%s\n"
+                "%5s %5s %4s %7s | %14s %9s %8s %8s\n", (long long)n, (long long)d, (long long)s.heads(),
+                r.dtype.c_str(), r.causal ? ", causal" : "", "Br", "Bc", "v", "smem", "HBM GB (sim)", "ms",
+                "TFLOP/s", "GB/s");
+  nlohmann::json sweep = nlohmann::json::array();
+  for (int v : gpu::tc_bc_sweep_variants()) {
+    const gpu::TcVariant kv = gpu::tc_variant(v, d);
+    const TrafficForm tf = fa2_traffic(n, n, d, (n + kv.Br - 1) / kv.Br);
+    const int64_t hbm = s.heads() * (tf.read_bytes(2) + tf.write_bytes(2));
+    gpu::TcOptions o;
+    o.dtype = dtype;
+    o.causal = r.causal;
+    o.variant = v;
+    const gpu::BenchTiming t = gpu::bench_fa2_tc(s, scale, o, r.warmup, r.reps, 42);
+    const nlohmann::json pt = {{"variant", v}, {"Br", kv.Br}, {"Bc", kv.Bc}, {"n", n}, {"d", d},
+                               {"smem_bytes", kv.smem_bytes}, {"hbm_bytes_predicted", hbm},
+                               {"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
+                               {"tflops", flops / (t.median_ms * 1e9)}, {"gbps", double(hbm) / (t.median_ms * 1e6)}};
+    sweep.push_back(pt);
+    if (!r.as_json) {
+      std::printf("%5d %5d %4d %6.1fK | %14.3f %9.3f %8.1f %8.0f\n", kv.Br, kv.Bc, v, kv.smem_bytes / 1024.0,
+                  double(hbm) / 1e9, t.median_ms, pt["tflops"].get<double>(), pt["gbps"].get<double>());
+      std::fflush(stdout);
+    }
+  }
+  return sweep;
+}
+
 int run_bench_tensor_cores(const TcBenchRequest& r) {
   const Dtype dtype = parse_dtype(r.dtype);
   if (dtype == Dtype::fp32)
@@ -156,6 +195,11 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
   if (r.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
   if (r.warmup < 1) throw InputError("--warmup must be at least 1");
   if (r.rows < 1) throw InputError("--rows must be at least 1");
+  if (!r.no_sweep) {
+    if (r.sweep_d != 64 && r.sweep_d != 128)
+      throw InputError("--sweep-d with --tensor-cores must be 64 or 128 (got " + std::to_string(r.sweep_d) + ")");
+    if (r.sweep_n < 1) throw InputError("--sweep-n must be at least 1");
+  }
   const gpu::DeviceInfo info = gpu::device_info();
   const int64_t H = 8;
   nlohmann::json rows = nlohmann::json::array();
@@ -211,11 +255,12 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
         std::fflush(stdout);
       }
     }
-  if (!r.as_json) std::printf("\n(the Bc sweep of Figure 2 at full speed is not in --tensor-cores: see docs/tensor-cores.md)\n");
+  const nlohmann::json sweep = r.no_sweep ? nlohmann::json::array() : bc_sweep(r, dtype, H);
   if (r.as_json || !r.json_file.empty()) {
-    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"dtype", r.dtype},
-                                {"tensor_cores", true}, {"causal", r.causal}, {"warmup", r.warmup},
-                                {"reps", r.reps}, {"rows", rows}};
+    nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"dtype", r.dtype},
+                          {"tensor_cores", true}, {"causal", r.causal}, {"warmup", r.warmup},
+                          {"reps", r.reps}, {"rows", rows}};
+    if (!r.no_sweep) out["sweep"] = sweep;
     if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
     if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
   }

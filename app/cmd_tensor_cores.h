@@ -25,8 +25,10 @@ struct TcBenchRequest {
   int warmup = 3, reps = 20;
   bool as_json = false;
   std::string json_file;
+  int64_t sweep_n = 4096, sweep_d = 64;  // the Bc sweep (Figure 2 middle) at full speed
+  bool no_sweep = false;
 };
-// bench-gpu --tensor-cores.
+// bench-gpu --tensor-cores: the table, then the Bc sweep (JSON key "sweep").
 int run_bench_tensor_cores(const TcBenchRequest& r);
 
 }  // namespace flashstep

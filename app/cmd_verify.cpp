@@ -273,7 +273,9 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   auto* verify = app.add_subcommand("verify", "run the CPU engine and the GPU on the same inputs; "
                                               "compare O, l, m after every j (fa1) and O, lse at the end");
   add_run_flags(verify, vf);
-  verify->add_option("--variant", v_variant, "fa1/fa2 kernel variant: 0 automatic (default), 1 plain, 2 register-tiled");
+  verify->add_option("--variant", v_variant,
+                     std::string(kFloat32VariantHelp) +
+                         "; with --tensor-cores: 1-12 (the ladder of docs/tensor-cores.md), 101-104 the Bc sweep");
   verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   add_verify_backward_flags(verify, v_bwd);  // app/cmd_backward_gpu.cpp
   static bool v_tc = false;  // issue 10: app/cmd_tensor_cores.cpp

@@ -37,6 +37,11 @@ void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
 // The GPU subcommands (verify, gpu, bench-gpu) on top of gpu/backend.h; app/gpu_stub.cpp
 // registers all three when the build has no CUDA backend.
+// Help of verify's and gpu's --variant: the float32 kernels' variants (gpu/backend.h,
+// gpu/backward_tile.cuh); verify adds the tensor-core ladder's (gpu/fa2_tc.cu).
+inline const char* const kFloat32VariantHelp =
+    "kernel variant, 0 automatic (default). Float32 forward (fa1, fa2): 1 plain, 2 register-tiled; "
+    "with --backward: 1 plain, 2 register-tiled, 3 register-tiled in less shared memory";
 void add_verify_command(CLI::App& app, const SetAction& set_action);     // app/cmd_verify.cpp
 void add_gpu_run_command(CLI::App& app, const SetAction& set_action);    // app/cmd_gpu_run.cpp
 void add_bench_gpu_command(CLI::App& app, const SetAction& set_action);  // app/cmd_bench_gpu.cpp

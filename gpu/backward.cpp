@@ -237,17 +237,20 @@ int64_t backward_shared_bytes(int variant, const Tiling& t, int64_t d) {
 }
 
 std::string backward_v2_configs() { return bwd_v2_config_list(); }
+std::string backward_v3_configs() { return bwd_v3_config_list(); }
 
 int resolve_backward_variant(int requested, const Tiling& t, int64_t d) {
-  if (requested < 0 || requested > 2)
-    throw InputError("backward --variant must be 0 (automatic), 1 or 2 (got " + std::to_string(requested) + ")");
-  const int64_t smem2 = backward_shared_bytes(2, t, d);
-  const int v = requested == 0 ? (smem2 > 0 ? 2 : 1) : requested;
+  if (requested < 0 || requested > 3)
+    throw InputError("backward --variant must be 0 (automatic), 1, 2 or 3 (got " + std::to_string(requested) + ")");
+  // Automatic: the leanest register-tiled kernel compiled for these sizes, else the plain one.
+  int v = requested;
+  if (v == 0) v = backward_shared_bytes(3, t, d) > 0 ? 3 : backward_shared_bytes(2, t, d) > 0 ? 2 : 1;
   const int64_t need = backward_shared_bytes(v, t, d);
   std::ostringstream os;
   if (need < 0) {
-    os << "backward variant 2 is compiled only for (Br, Bc, d) in " << backward_v2_configs() << "; got ("
-       << t.Br << ", " << t.Bc << ", " << d << "): use --variant 1 or 0";
+    os << "backward variant " << v << " is compiled only for (Br, Bc, d) in "
+       << (v == 2 ? backward_v2_configs() : backward_v3_configs()) << "; got (" << t.Br << ", " << t.Bc << ", " << d
+       << "): use --variant 1 or 0";
     throw InputError(os.str());
   }
   const DeviceInfo info = device_info();

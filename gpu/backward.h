@@ -23,7 +23,7 @@
 namespace flashstep::gpu {
 
 struct BackwardOptions {
-  int variant = 0;          // backward kernels (fa1, fa2): 0 automatic, 1 plain, 2 register-tiled
+  int variant = 0;          // backward kernels (fa1, fa2): 0 automatic, 1 plain, 2 register-tiled, 3 lean
   int forward_variant = 0;  // the forward's kernel variant (gpu/backend.h), 0 automatic
   bool snapshots = false;   // fa1 only: one launch per j, dQ, dK, dV copied back after each
   Features features;
@@ -47,6 +47,7 @@ struct BackwardResult {
 int resolve_backward_variant(int requested, const Tiling& t, int64_t d);
 int64_t backward_shared_bytes(int variant, const Tiling& t, int64_t d);
 std::string backward_v2_configs();
+std::string backward_v3_configs();
 // Device memory each schedule's forward + backward allocates.
 int64_t backward_device_bytes(Schedule schedule, const Shape& s);
 

@@ -26,9 +26,11 @@ struct BwdParams {
 };
 
 // Shared memory (bytes) a backward variant needs; -1 where it has no kernel for the sizes.
-//   1: plain, any Br, Bc, d;  2: register-tiled, compiled for FS_BWD_V2_CONFIGS.
+//   1: plain, any Br, Bc, d;  2: register-tiled, compiled for FS_BWD_V2_CONFIGS;
+//   3: register-tiled in less shared memory, compiled for FS_BWD_V3_CONFIGS.
 int64_t bwd_smem_bytes(int variant, int Br, int Bc, int d);
 const char* bwd_v2_config_list();
+const char* bwd_v3_config_list();
 
 // fa1_backward.cu: Alg4 L6-L23 for K/V blocks j0 .. j0 + count - 1 of every head.
 void fa1_backward_launch(int variant, const BwdParams& p, int j0, int count);

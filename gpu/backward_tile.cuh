@@ -17,7 +17,7 @@
 // (dropout_weight: keyed by seed and (batch, head, row, column)), applied to P_ij for dV
 // (Alg4 L14-15) and to dP_ij (Alg4 L18).
 //
-// Variants (0 picks 2 when compiled for (Br, Bc, d), else 1):
+// Variants (0 picks 3 when compiled for (Br, Bc, d), else 2 when compiled, else 1):
 //   1  bwd_v1_kernel<FA1>: the lines written plainly for any Br, Bc, d that fit in shared
 //      memory: one thread per element of S_ij (and P_ij, dP_ij, dS_ij), of dK~_j / dV~_j, of
 //      dQ_i's update. The reference for variant 2.
@@ -27,6 +27,9 @@
 //      memory row-major for dV~_j += P^T dO_i and dK~_j += dS^T Q_i (thread rows = key rows),
 //      dS_ij^T for dQ_i += dS K_j (thread rows = query rows). dK~_j, dV~_j stay in registers
 //      for the whole loop over i.
+//   3  bwd_v3_kernel<Br, Bc, d, FA1>: variant 2 in less shared memory (no transposed copies
+//      of Q_i, dO_i, dS_ij; S_ij, dP_ij and dQ_i's update read row-major A operands, four k at
+//      a time; no padding): 113 KiB at (64, 64, 64), so two blocks run per SM.
 #pragma once
 #include "core/online_softmax.h"
 #include "gpu/backward_kernels.h"
@@ -201,11 +204,15 @@ __device__ __forceinline__ void tile_product_add(float (&acc)[RM][CM], const flo
     for (int c = 0; c < CM; ++c) acc[r][c] += t[r][c];
 }
 
-// dQ_i += v for the thread's rows (< br) and owned columns: float32 atomic adds in HBM
+// dQ_i += scale v for the thread's rows (< br) and owned columns: float32 atomic adds in HBM
 // (128-bit red.global.add.v4.f32 on sm_90 where the columns come in float4 chunks).
 template <int RM, int DM>
-__device__ __forceinline__ void atomic_add_rows(float* dQ, const float (&v)[RM][DM], int D, int br, int ty,
-                                                int tx) {
+__device__ __forceinline__ void atomic_add_rows(float* dQ, float (&v)[RM][DM], float scale, int D, int br,
+                                                int ty, int tx) {
+#pragma unroll
+  for (int r = 0; r < RM; ++r)
+#pragma unroll
+    for (int c = 0; c < DM; ++c) v[r][c] *= scale;
 #pragma unroll
   for (int r = 0; r < RM; ++r) {
     const int row = ty * RM + r;
@@ -222,6 +229,82 @@ __device__ __forceinline__ void atomic_add_rows(float* dQ, const float (&v)[RM][
     {
 #pragma unroll
       for (int c = 0; c < DM; ++c) atomicAdd(out + owned_col<DM>(tx, c), v[r][c]);
+    }
+  }
+}
+
+// Alg4 L7 / FA2b L6: load K_j (transposed, with row stride LD, and as is) and V_j
+// (transposed); rows past Nk 0. Alg4 L8 / FA2b L7: dK~_j = dV~_j = 0 in registers.
+template <int BC, int D, int LD, int CM, int DM>
+__device__ __forceinline__ void load_kv_zero_grads(float* Kt, float* Vt, float* Ks, float (&dk)[CM][DM],
+                                                   float (&dv)[CM][DM], const BwdParams& p, int64_t h, int col0,
+                                                   int bc, int tid) {
+  const float* Kg = p.K + (h * p.nk + col0) * D;
+  load_tile_transposed<BC, D, LD, float>(Kt, Ks, Kg, Kg, bc, tid);
+  load_tile_transposed<BC, D, LD, float>(Vt, nullptr, p.V + (h * p.nk + col0) * D, nullptr, bc, tid);
+#pragma unroll
+  for (int r = 0; r < CM; ++r)
+#pragma unroll
+    for (int c = 0; c < DM; ++c) dk[r][c] = dv[r][c] = 0.0f;
+}
+
+// Alg4 L10 / FA2b L9: the row statistics of Q_i into shared memory, one row per thread.
+template <bool FA1, int BR, int D>
+__device__ __forceinline__ void load_row_stats(const BwdParams& p, float* st0, float* st1, float* Di, int64_t h,
+                                               int row0, int br, int tid) {
+  for (int r = tid; r < BR; r += 256) {
+    const int64_t row = h * p.nq + row0 + r;
+    if constexpr (FA1) {  // a row past Nq gets l = 0, so P = 0
+      st0[r] = r < br ? p.m[row] : -INFINITY;
+      st1[r] = r < br ? p.l[row] : 0.0f;
+      // Alg4 L19: D_i = rowsum(dO_i o O_i), recomputed at every (i, j) as printed
+      float acc = 0.0f;
+      for (int k = 0; r < br && k < D; ++k) acc = fmaf(p.dO[row * D + k], p.O[row * D + k], acc);
+      Di[r] = acc;
+    } else {  // a row past Nq gets L = -inf, so P = 0
+      st0[r] = r < br ? p.lse[row] : -INFINITY;
+      Di[r] = r < br ? p.D[row] : 0.0f;
+    }
+  }
+}
+
+// From the thread's scores s = S_ij and dp = dP^dropped_ij: s becomes P^dropped_ij, dp dS_ij.
+template <bool FA1, int RM, int CM>
+__device__ __forceinline__ void grad_scores(float (&s)[RM][CM], float (&dp)[RM][CM], const BwdParams& p,
+                                            const float* st0, const float* st1, const float* Di, int64_t h,
+                                            int row0, int col0, int ty, int tx) {
+#pragma unroll
+  for (int r = 0; r < RM; ++r) {
+    const int row = ty * RM + r;
+#pragma unroll
+    for (int c = 0; c < CM; ++c) {
+      // Alg4 L13 / FA2b L11: P_ij (0 for a row that kept no key)
+      const float P = FA1 ? recomputed_prob(s[r][c], st0[row], st1[row]) : recomputed_prob_lse(s[r][c], st0[row]);
+      // Alg4 L14-15, L18: P^dropped = P o Z, dP = dP^dropped o Z (the forward's draw)
+      const float z = dropout_factor(p.x, h, row0 + row, col0 + owned_col<CM>(tx, c));
+      s[r][c] = P * z;
+      // Alg4 L20 / FA2b L14: dS_ij = P_ij o (dP_ij - D_i)
+      dp[r][c] = P * (dp[r][c] * z - Di[row]);
+    }
+  }
+}
+
+// Alg4 L24 / FA2b L18: dK_j = tau dK~_j, dV_j = dV~_j from the thread's key rows ty*CM.. (< bc).
+template <int CM, int DM>
+__device__ __forceinline__ void write_key_rows(const BwdParams& p, const float (&dk)[CM][DM],
+                                               const float (&dv)[CM][DM], int64_t h, int col0, int bc, int ty,
+                                               int tx) {
+  const int D = DM * 16;
+#pragma unroll
+  for (int r = 0; r < CM; ++r) {
+    const int row = ty * CM + r;
+    if (row >= bc) continue;
+    float* dKg = p.dK + (h * p.nk + col0 + row) * D;
+    float* dVg = p.dV + (h * p.nk + col0 + row) * D;
+#pragma unroll
+    for (int c = 0; c < DM; ++c) {
+      dKg[owned_col<DM>(tx, c)] = p.scale * dk[r][c];
+      dVg[owned_col<DM>(tx, c)] = dv[r][c];
     }
   }
 }
@@ -251,16 +334,9 @@ __global__ void __launch_bounds__(256) bwd_v2_kernel(BwdParams p, int j0) {
   const int col0 = j * BC, bc = min(BC, p.nk - col0);
   const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
 
-  // Alg4 L7 / FA2b L6: load K_j (transposed and as is) and V_j (transposed); rows past Nk 0.
-  load_tile_transposed<BC, D, T::KLD, float>(Kt, Ks, p.K + (h * p.nk + col0) * D, p.K + (h * p.nk + col0) * D, bc,
-                                      tid);
-  load_tile_transposed<BC, D, T::KLD, float>(Vt, nullptr, p.V + (h * p.nk + col0) * D, nullptr, bc, tid);
-  // Alg4 L8 / FA2b L7: dK~_j = dV~_j = 0 on chip (registers; thread rows = key rows ty*CM..)
+  // Alg4 L7-L8 / FA2b L6-L7: K_j, V_j on chip; dK~_j = dV~_j = 0 (thread rows = key rows ty*CM..)
   float dk[CM][DM], dv[CM][DM];
-#pragma unroll
-  for (int r = 0; r < CM; ++r)
-#pragma unroll
-    for (int c = 0; c < DM; ++c) dk[r][c] = dv[r][c] = 0.0f;
+  load_kv_zero_grads<BC, D, T::KLD>(Kt, Vt, Ks, dk, dv, p, h, col0, bc, tid);
 
   for (int i = 0; i < p.Tr; ++i) {
     const int row0 = i * BR, br = min(BR, p.nq - row0);
@@ -271,20 +347,7 @@ __global__ void __launch_bounds__(256) bwd_v2_kernel(BwdParams p, int j0) {
     const int64_t qoff = (h * p.nq + row0) * D;
     load_tile_transposed<BR, D, T::QLD>(Qt, Qs, p.Q + qoff, p.Q + qoff, br, tid);
     load_tile_transposed<BR, D, T::QLD>(dOt, dOs, p.dO + qoff, p.dO + qoff, br, tid);
-    for (int r = tid; r < BR; r += T::kThreads) {
-      const int64_t row = h * p.nq + row0 + r;
-      if constexpr (FA1) {  // a row past Nq gets l = 0, so P = 0
-        st0[r] = r < br ? p.m[row] : -INFINITY;
-        st1[r] = r < br ? p.l[row] : 0.0f;
-        // Alg4 L19: D_i = rowsum(dO_i o O_i), recomputed at every (i, j) as printed
-        float acc = 0.0f;
-        for (int k = 0; r < br && k < D; ++k) acc = fmaf(p.dO[row * D + k], p.O[row * D + k], acc);
-        Di[r] = acc;
-      } else {  // a row past Nq gets L = -inf, so P = 0
-        st0[r] = r < br ? p.lse[row] : -INFINITY;
-        Di[r] = r < br ? p.D[row] : 0.0f;
-      }
-    }
+    load_row_stats<FA1, BR, D>(p, st0, st1, Di, h, row0, br, tid);
     __syncthreads();
 
     // Alg4 L11-12 / FA2b L10: S_ij = tau Q_i K_j^T in registers, masked entries -inf
@@ -293,20 +356,7 @@ __global__ void __launch_bounds__(256) bwd_v2_kernel(BwdParams p, int j0) {
     mask_scores<RM, CM>(s, mask, kind, row0 + ty * RM, col0, bc, tx, p.nk, p.scale);
     // Alg4 L17 / FA2b L13: dP_ij^dropped = dO_i V_j^T in registers
     tile_product<RM, CM, D, T::QLD, T::KLD>(dp, dOt, Vt, ty, tx);
-#pragma unroll
-    for (int r = 0; r < RM; ++r) {
-      const int row = ty * RM + r;
-#pragma unroll
-      for (int c = 0; c < CM; ++c) {
-        // Alg4 L13 / FA2b L11: P_ij (0 for a row that kept no key)
-        const float P = FA1 ? recomputed_prob(s[r][c], st0[row], st1[row]) : recomputed_prob_lse(s[r][c], st0[row]);
-        // Alg4 L14-15, L18: P^dropped = P o Z, dP = dP^dropped o Z (the forward's draw)
-        const float z = dropout_factor(p.x, h, row0 + row, col0 + owned_col<CM>(tx, c));
-        s[r][c] = P * z;
-        // Alg4 L20 / FA2b L14: dS_ij = P_ij o (dP_ij - D_i)
-        dp[r][c] = P * (dp[r][c] * z - Di[row]);
-      }
-    }
+    grad_scores<FA1, RM, CM>(s, dp, p, st0, st1, Di, h, row0, col0, ty, tx);
     store_rows<RM, CM, T::PLD>(Pd, s, ty, tx);
     store_rows<RM, CM, T::PLD>(dS, dp, ty, tx);
     store_transposed<RM, CM, T::SLD>(dSt, dp, ty, tx);
@@ -319,30 +369,144 @@ __global__ void __launch_bounds__(256) bwd_v2_kernel(BwdParams p, int j0) {
     // Alg4 L21 / FA2b L15: dQ_i += tau dS_ij K_j, an atomic add into HBM
     float dq[RM][DM];
     tile_product<RM, DM, BC, T::SLD, D>(dq, dSt, Ks, ty, tx);
-#pragma unroll
-    for (int r = 0; r < RM; ++r)
-#pragma unroll
-      for (int c = 0; c < DM; ++c) dq[r][c] *= p.scale;
-    atomic_add_rows<RM, DM>(p.dQ + qoff, dq, D, br, ty, tx);
+    atomic_add_rows<RM, DM>(p.dQ + qoff, dq, p.scale, D, br, ty, tx);
   }
 
   // Alg4 L24 / FA2b L18: write dK_j = tau dK~_j, dV_j = dV~_j to HBM (rows < bc)
-#pragma unroll
-  for (int r = 0; r < CM; ++r) {
-    const int row = ty * CM + r;
-    if (row >= bc) continue;
-    float* dKg = p.dK + (h * p.nk + col0 + row) * D;
-    float* dVg = p.dV + (h * p.nk + col0 + row) * D;
-#pragma unroll
-    for (int c = 0; c < DM; ++c) {
-      dKg[owned_col<DM>(tx, c)] = p.scale * dk[r][c];
-      dVg[owned_col<DM>(tx, c)] = dv[r][c];
-    }
-  }
+  write_key_rows<CM, DM>(p, dk, dv, h, col0, bc, ty, tx);
 }
 
 // The (Br, Bc, d) variant 2 is compiled for (shared memory 167.8 KiB, 109.8 KiB, 133.9 KiB).
 #define FS_BWD_V2_CONFIGS(X) X(64, 64, 64) X(64, 64, 32) X(32, 32, 128)
+
+// ---------------------------------------------------------------------------------------------
+// Variant 3: variant 2's threads and register tiles, with shared memory cut from 168 to 113 KiB
+// at (64, 64, 64) so that two blocks share an SM (one block's loads and barriers then overlap
+// the other's arithmetic). What goes: the transposed copies of Q_i and dO_i and the transposed
+// dS_ij. S_ij, dP_ij and dQ_i's update read their A operand row-major instead, four k at a time
+// (tile_product_rows: one float4 per row per 4 k), and no tile is padded (the transposed
+// stores of K_j^T and V_j^T, once per j, take the bank conflicts).
+template <int BR, int BC, int D>
+struct BwdV3Traits {
+  static_assert(BR % 16 == 0 && BC % 16 == 0 && D % 16 == 0, "16 x 16 threads tile the blocks");
+  static constexpr int kThreads = 256;
+  static constexpr int RM = BR / 16, CM = BC / 16, DM = D / 16;
+  static constexpr int kFloats = 2 * D * BC + BC * D  // K_j^T, V_j^T, K_j
+                                 + 2 * BR * D          // Q_i, dO_i
+                                 + 2 * BR * BC         // P^dropped_ij, dS_ij
+                                 + 3 * BR;             // row statistics and D_i
+  static constexpr int64_t kSmemBytes = int64_t(kFloats) * 4;
+  // Two blocks per SM when both fit in its 228 KiB (1 KiB reserved per block): then the
+  // registers are capped at 128 per thread.
+  static constexpr int kMinBlocks = 2 * (kSmemBytes + 1024) <= 228 * 1024 ? 2 : 1;
+};
+
+// acc = A B for the thread's rows ty*RM.. and owned columns: A row-major (rows x LDA, read as
+// float4 along k), B is K x LDB (row k holds the owned columns).
+template <int RM, int CM, int K, int LDA, int LDB>
+__device__ __forceinline__ void tile_product_rows(float (&acc)[RM][CM], const float* A, const float* B, int ty,
+                                                  int tx) {
+  static_assert(K % 4 == 0 && LDA % 4 == 0, "float4 along k");
+#pragma unroll
+  for (int r = 0; r < RM; ++r)
+#pragma unroll
+    for (int c = 0; c < CM; ++c) acc[r][c] = 0.0f;
+#pragma unroll 2
+  for (int k = 0; k < K; k += 4) {
+    float a[RM][4];
+#pragma unroll
+    for (int r = 0; r < RM; ++r) {
+      const float4 v = *reinterpret_cast<const float4*>(A + (ty * RM + r) * LDA + k);
+      a[r][0] = v.x; a[r][1] = v.y; a[r][2] = v.z; a[r][3] = v.w;
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      float b[CM];
+      load_owned<CM>(b, B + (k + kk) * LDB, tx);
+#pragma unroll
+      for (int r = 0; r < RM; ++r)
+#pragma unroll
+        for (int c = 0; c < CM; ++c) acc[r][c] = fmaf(a[r][kk], b[c], acc[r][c]);
+    }
+  }
+}
+
+// ROWS x D row-major tile from global memory (float4 copies); rows >= valid_rows are 0.
+template <int ROWS, int D>
+__device__ __forceinline__ void load_tile_rows(float* dst, const float* src, int valid_rows, int tid) {
+  for (int e = tid; e < ROWS * D / 4; e += 256) {
+    const int r = e / (D / 4);
+    const float4 v = r < valid_rows ? reinterpret_cast<const float4*>(src)[e] : make_float4(0.f, 0.f, 0.f, 0.f);
+    reinterpret_cast<float4*>(dst)[e] = v;
+  }
+}
+
+template <int BR, int BC, int D, bool FA1>
+__global__ void __launch_bounds__(256, BwdV3Traits<BR, BC, D>::kMinBlocks) bwd_v3_kernel(BwdParams p, int j0) {
+  using T = BwdV3Traits<BR, BC, D>;
+  constexpr int RM = T::RM, CM = T::CM, DM = T::DM;
+  extern __shared__ float4 smem4[];
+  float* Kt = reinterpret_cast<float*>(smem4);  // D x BC: K_j^T
+  float* Vt = Kt + D * BC;                      // D x BC: V_j^T
+  float* Ks = Vt + D * BC;                      // BC x D: K_j
+  float* Qs = Ks + BC * D;                      // BR x D: Q_i
+  float* dOs = Qs + BR * D;                     // BR x D: dO_i
+  float* Pd = dOs + BR * D;                     // BR x BC: P^dropped_ij
+  float* dS = Pd + BR * BC;                     // BR x BC: dS_ij
+  float* st0 = dS + BR * BC;                    // per row: m_i (FA1) or L_i (FA2)
+  float* st1 = st0 + BR;                        // per row: l_i (FA1)
+  float* Di = st1 + BR;                         // per row: D_i
+
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int j = j0 + blockIdx.x;
+  const int64_t h = blockIdx.y;
+  const int col0 = j * BC, bc = min(BC, p.nk - col0);
+  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+
+  // Alg4 L7-L8 / FA2b L6-L7: K_j, V_j on chip; dK~_j = dV~_j = 0 (thread rows = key rows ty*CM..)
+  float dk[CM][DM], dv[CM][DM];
+  load_kv_zero_grads<BC, D, BC>(Kt, Vt, Ks, dk, dv, p, h, col0, bc, tid);
+
+  for (int i = 0; i < p.Tr; ++i) {
+    const int row0 = i * BR, br = min(BR, p.nq - row0);
+    __syncthreads();  // the previous i is done with the i tiles (and L7 is done)
+    const int kind = classify_block(mask, row0, br, col0, bc, p.nk);
+    if (kind == KeyMask::empty) continue;  // P_ij = 0: no loads, no FLOPs
+    // Alg4 L10 / FA2b L9: load Q_i, dO_i (rows past Nq 0) and the row statistics
+    const int64_t qoff = (h * p.nq + row0) * D;
+    load_tile_rows<BR, D>(Qs, p.Q + qoff, br, tid);
+    load_tile_rows<BR, D>(dOs, p.dO + qoff, br, tid);
+    load_row_stats<FA1, BR, D>(p, st0, st1, Di, h, row0, br, tid);
+    __syncthreads();
+
+    // Alg4 L11-12 / FA2b L10: S_ij = tau Q_i K_j^T in registers, masked entries -inf
+    float s[RM][CM], dp[RM][CM];
+    tile_product_rows<RM, CM, D, D, BC>(s, Qs, Kt, ty, tx);
+    mask_scores<RM, CM>(s, mask, kind, row0 + ty * RM, col0, bc, tx, p.nk, p.scale);
+    // Alg4 L17 / FA2b L13: dP_ij^dropped = dO_i V_j^T in registers
+    tile_product_rows<RM, CM, D, D, BC>(dp, dOs, Vt, ty, tx);
+    grad_scores<FA1, RM, CM>(s, dp, p, st0, st1, Di, h, row0, col0, ty, tx);
+    store_rows<RM, CM, BC>(Pd, s, ty, tx);
+    store_rows<RM, CM, BC>(dS, dp, ty, tx);
+    __syncthreads();
+
+    // Alg4 L16 / FA2b L12: dV~_j += (P^dropped_ij)^T dO_i
+    tile_product_add<CM, DM, BR, BC, D>(dv, Pd, dOs, ty, tx);
+    // Alg4 L22 / FA2b L16: dK~_j += dS_ij^T Q_i (tau applied once, at L24)
+    tile_product_add<CM, DM, BR, BC, D>(dk, dS, Qs, ty, tx);
+    // Alg4 L21 / FA2b L15: dQ_i += tau dS_ij K_j, an atomic add into HBM
+    float dq[RM][DM];
+    tile_product_rows<RM, DM, BC, BC, D>(dq, dS, Ks, ty, tx);
+    atomic_add_rows<RM, DM>(p.dQ + qoff, dq, p.scale, D, br, ty, tx);
+  }
+
+  // Alg4 L24 / FA2b L18: write dK_j = tau dK~_j, dV_j = dV~_j to HBM (rows < bc)
+  write_key_rows<CM, DM>(p, dk, dv, h, col0, bc, ty, tx);
+}
+
+// The (Br, Bc, d) variant 3 is compiled for (shared memory 112.8 KiB: two blocks per SM;
+// 192.8, 177.5 and 192.8 KiB: one).
+#define FS_BWD_V3_CONFIGS(X) X(64, 64, 64) X(64, 128, 64) X(128, 64, 64) X(64, 64, 128)
 
 // One launch of a variant over K/V blocks j0 .. j0 + count - 1 of every head.
 template <bool FA1>
@@ -365,9 +529,21 @@ void bwd_launch(int variant, const BwdParams& p, int j0, int count) {
     CUDA_CHECK_LAUNCH();                                                                 \
     return;                                                                              \
   }
-  FS_BWD_V2_CONFIGS(FS_BWD_LAUNCH_CASE)
+  if (variant == 2) { FS_BWD_V2_CONFIGS(FS_BWD_LAUNCH_CASE) }
 #undef FS_BWD_LAUNCH_CASE
-  throw std::runtime_error("backward variant 2 has no instantiation for these block sizes");  // checked earlier
+#define FS_BWD_V3_LAUNCH_CASE(br, bc, dd)                                                \
+  if (p.Br == br && p.Bc == bc && p.d == dd) {                                           \
+    using Tr = BwdV3Traits<br, bc, dd>;                                                  \
+    static int64_t opted = 48 * 1024;                                                    \
+    opt_in_shared(bwd_v3_kernel<br, bc, dd, FA1>, Tr::kSmemBytes, opted);                \
+    bwd_v3_kernel<br, bc, dd, FA1><<<grid, Tr::kThreads, size_t(Tr::kSmemBytes)>>>(p, j0); \
+    CUDA_CHECK_LAUNCH();                                                                 \
+    return;                                                                              \
+  }
+  if (variant == 3) { FS_BWD_V3_CONFIGS(FS_BWD_V3_LAUNCH_CASE) }
+#undef FS_BWD_V3_LAUNCH_CASE
+  throw std::runtime_error("backward variant " + std::to_string(variant) +
+                           " has no instantiation for these block sizes");  // checked earlier
 }
 
 }  // namespace flashstep::gpu

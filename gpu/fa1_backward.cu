@@ -13,10 +13,15 @@ int64_t bwd_smem_bytes(int variant, int Br, int Bc, int d) {
   if (Br == br && Bc == bc && d == dd) return BwdV2Traits<br, bc, dd>::kSmemBytes;
   if (variant == 2) { FS_BWD_V2_CONFIGS(FS_SMEM_CASE) }
 #undef FS_SMEM_CASE
+#define FS_SMEM_CASE(br, bc, dd) \
+  if (Br == br && Bc == bc && d == dd) return BwdV3Traits<br, bc, dd>::kSmemBytes;
+  if (variant == 3) { FS_BWD_V3_CONFIGS(FS_SMEM_CASE) }
+#undef FS_SMEM_CASE
   return -1;
 }
 
 const char* bwd_v2_config_list() { return FS_BWD_V2_CONFIGS(FS_CONFIG_NAME); }
+const char* bwd_v3_config_list() { return FS_BWD_V3_CONFIGS(FS_CONFIG_NAME); }
 
 void fa1_backward_launch(int variant, const BwdParams& p, int j0, int count) {
   bwd_launch<true>(variant, p, j0, count);

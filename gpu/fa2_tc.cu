@@ -46,6 +46,17 @@
 //      the row max rarely moves, and at d = 128 that rescale is a quarter of the non-MMA
 //      instructions.
 //   10 v9 with three K/V buffers.
+//   11 v7 (d = 64) / v9 (d = 128) with the causal grid laid out (head, Q block): every head's
+//      longest Q block is scheduled before any head's second longest, so the short blocks fill
+//      the tail (v1-v10 go longest-first within one head only). Non-causal: v7 / v9.
+//   12 d = 64: v2 (4 warps x 16 rows, Br = 64: twice the Q blocks to balance causal work,
+//      166 registers: three blocks per SM) with one barrier per j and v11's grid; d = 128:
+//      4 warps x 32 rows with Bc = 32 (each ldmatrix of K_j, V_j
+//      feeds 4 MMAs; the S registers are half v5's), Q_i from shared memory, three K/V
+//      buffers, one barrier per j, lazy rescale, v11's grid.
+//   101-104  the Bc sweep (Figure 2 middle at full speed): Bc = 16, 32, 64, 128 with Br = 128
+//      as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j. Not rungs
+//      of the ladder (variant 0 never picks them); bench-gpu --tensor-cores times them.
 // docs/tensor-cores.md records each variant's prediction and measured outcome.
 #include "gpu/common.cuh"
 #include "gpu/tc_launch.h"
@@ -127,11 +138,11 @@ __device__ __forceinline__ uint32_t swz(int r, int c) {
 // ROWS x D tile of a (n x D) row-major tensor starting at row `row0`; rows >= n are zeros.
 template <int ROWS, int D, int THREADS, typename T>
 __device__ __forceinline__ void load_tile(uint32_t dst, const T* base, int row0, int n, int tid) {
-  constexpr int CH = D / 8;
-  static_assert((ROWS * CH) % THREADS == 0, "whole chunks per thread");
+  constexpr int CH = D / 8, PER_THREAD = (ROWS * CH + THREADS - 1) / THREADS;
 #pragma unroll
-  for (int k = 0; k < ROWS * CH / THREADS; ++k) {
+  for (int k = 0; k < PER_THREAD; ++k) {
     const int e = tid + k * THREADS, r = e / CH, c = e % CH;
+    if ((ROWS * CH) % THREADS != 0 && e >= ROWS * CH) break;  // small tiles (the Bc sweep's Bc = 16)
     const bool ok = row0 + r < n;
     cp_async16(dst + swz<CH>(r, c), base + (ok ? int64_t(row0 + r) * D + c * 8 : 0), ok ? 16 : 0);
   }
@@ -140,7 +151,7 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const T* base, int row0,
 // ---- the kernel -------------------------------------------------------------------------------
 
 template <int D_, int WARPS_, int MT_, int BC_, int STAGES_, bool QREG_, int MINB_ = 1,
-          bool ONEBAR_ = false, bool LAZY_ = false>
+          bool ONEBAR_ = false, bool LAZY_ = false, bool LPT_ = false>
 struct Config {
   static constexpr int D = D_, WARPS = WARPS_, MT = MT_, BC = BC_, STAGES = STAGES_;
   static constexpr bool QREG = QREG_;  // Q_i fragments held in registers for the whole loop
@@ -149,6 +160,9 @@ struct Config {
   // after the barrier that starts block j, which every warp passes only once done with j - 1.
   static constexpr bool ONEBAR = ONEBAR_ && STAGES_ >= 2;
   static constexpr bool LAZY = LAZY_;  // rescale O_i only when some row max of the warp moved
+  // Causal grids as (head, Q block): the block scheduler hands out every head's longest Q block
+  // before any head's second longest (longest processing time first over the whole grid).
+  static constexpr bool LPT = LPT_;
   static constexpr int THREADS = 32 * WARPS, BR = 16 * MT * WARPS, CH = D / 8;
   static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV;
@@ -172,8 +186,10 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
 
   const int Tr = (p.nq + BR - 1) / BR;
-  const int i = p.mask.causal ? Tr - 1 - int(blockIdx.x) : int(blockIdx.x);  // longest first
-  const int64_t h = blockIdx.y;
+  const bool by_head = C::LPT && p.mask.causal;  // grid (heads, Tr): see Config::LPT
+  const int bi = by_head ? int(blockIdx.y) : int(blockIdx.x);
+  const int i = p.mask.causal ? Tr - 1 - bi : bi;  // longest first
+  const int64_t h = by_head ? blockIdx.x : blockIdx.y;
   const T* Qh = static_cast<const T*>(p.Q) + h * p.nq * D;
   const T* Kh = static_cast<const T*>(p.K) + h * p.nk * D;
   const T* Vh = static_cast<const T*>(p.V) + h * p.nk * D;
@@ -415,7 +431,8 @@ struct Entry {
 template <class C>
 void launch_config(const TcParams& p) {
   static int64_t opted_bf16 = 0, opted_fp16 = 0;
-  const dim3 grid(unsigned((p.nq + C::BR - 1) / C::BR), unsigned(p.heads));
+  const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
+  const dim3 grid = C::LPT && p.mask.causal ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
   if (p.elem == Elem::bf16) {
     opt_in_shared(fa2_tc_kernel<__nv_bfloat16, C>, C::SMEM, opted_bf16);
     fa2_tc_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p);
@@ -453,11 +470,25 @@ const Entry kLadder[] = {
     entry<9, Config<128, 8, 1, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
     entry<10, Config<64, 4, 2, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
     entry<10, Config<128, 8, 1, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
+    entry<11, Config<64, 4, 2, 64, 2, true, 1, true, false, true>>("v7, causal grid longest-first over all heads"),
+    entry<11, Config<128, 8, 1, 64, 2, true, 1, true, true, true>>("v9, causal grid longest-first over all heads"),
+    entry<12, Config<64, 4, 1, 64, 2, true, 1, true, false, true>>("v2 with one barrier per j and v11's order (Br 64)"),
+    entry<12, Config<128, 4, 2, 32, 3, false, 1, true, true, true>>("32 rows per warp, Bc 32, Q from smem, 3 K/V buffers, v11's order"),
+    // The Bc sweep (Figure 2 middle at full speed; not rungs of the ladder): one kernel family,
+    // Br = 128 as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j.
+    entry<101, Config<64, 8, 1, 16, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 16"),
+    entry<101, Config<128, 8, 1, 16, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 16"),
+    entry<102, Config<64, 8, 1, 32, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 32"),
+    entry<102, Config<128, 8, 1, 32, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 32"),
+    entry<103, Config<64, 8, 1, 64, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 64"),
+    entry<103, Config<128, 8, 1, 64, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 64"),
+    entry<104, Config<64, 8, 1, 128, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 128"),
+    entry<104, Config<128, 8, 1, 128, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 128"),
 };
 
 }  // namespace
 
-int fa2_tc_variant_count() { return 10; }
+int fa2_tc_variant_count() { return 12; }
 
 TcVariantInfo fa2_tc_variant(int variant, int d) {
   TcVariantInfo info;

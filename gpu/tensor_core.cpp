@@ -211,8 +211,11 @@ BenchTiming bench_path(bool standard, const Shape& s, float scale, const TcOptio
 
 int tc_variant_count() { return tc::fa2_tc_variant_count(); }
 
-// The fastest measured on the H200 (docs/tensor-cores.md): v7 at d = 64, v9 at d = 128.
-int tc_default_variant(int64_t d) { return d == 64 ? 7 : 9; }
+std::vector<int> tc_bc_sweep_variants() { return {101, 102, 103, 104}; }
+
+// The fastest measured on the H200 (docs/tensor-cores.md): v11, which is v7 at d = 64 and v9 at
+// d = 128 with the causal grid ordered longest-first over all heads.
+int tc_default_variant(int64_t) { return 11; }
 
 TcVariant tc_variant(int variant, int64_t d) {
   const tc::TcVariantInfo i = tc::fa2_tc_variant(variant, int(d));
@@ -232,6 +235,8 @@ void check_tc_request(const Shape& s, float scale, const TcOptions& o) {
   if (s.B < 1 || s.H < 1 || s.nq < 1 || s.nk < 1)
     throw InputError("B, H, Nq and Nk must be at least 1");
   if (s.heads() > 65535) throw InputError("B x H must be at most 65535 (the grid's second dimension)");
+  if (o.causal && (s.nq + 63) / 64 > 65535)  // causal grids of v11, v12 are (heads, Q blocks)
+    throw InputError("causal tensor-core attention takes Nq <= 65535 x 64 (Q blocks are the grid's second dimension)");
   if (s.nq > INT_MAX / 2 || s.nk > INT_MAX / 2 || s.heads() * s.nq > INT_MAX)
     throw InputError("sizes too large for the tensor-core kernels (Nq, Nk < 2^30, B x H x Nq < 2^31)");
   if (!(scale > 0.0f) || !std::isfinite(scale))

@@ -42,6 +42,9 @@ struct TcOptions {
 };
 
 // Variants of the FlashAttention-2 tensor-core ladder, and the one variant 0 picks.
+// The Bc sweep's kernels (Figure 2 middle on tensor cores): variants 101-104, Bc = 16 .. 128
+// at Br = 128; run and checked like the ladder's variants, never picked automatically.
+std::vector<int> tc_bc_sweep_variants();
 int tc_variant_count();
 int tc_default_variant(int64_t d);
 struct TcVariant {

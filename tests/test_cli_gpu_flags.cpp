@@ -86,6 +86,9 @@ TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before lookin
       {"bench-gpu --tensor-cores --dtype fp32", "takes bf16 or fp16 inputs"},
       {"bench-gpu --tensor-cores --dtype fp8", "unknown dtype 'fp8'"},
       {"bench-gpu --tensor-cores --reps 3", "--reps must be at least 20"},
+      {"bench-gpu --tensor-cores --sweep-d 96", "--sweep-d with --tensor-cores must be 64 or 128 (got 96)"},
+      {"bench-gpu --tensor-cores --dtype fp16 --sweep-d 32", "must be 64 or 128 (got 32)"},
+      {"bench-gpu --tensor-cores --sweep-n 0", "--sweep-n must be at least 1"},
   };
   int stub_answers = 0;
   for (const Bad& b : bad) {
@@ -110,4 +113,44 @@ TEST_CASE("verify --tensor-cores on a good request: PASS on a GPU, one error lin
     CHECK(a.rc == 2);
     CHECK(one_error_line(a.out));
   }
+}
+
+TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor_cores]") {
+  const Answer a = run_flashstep("verify --help");
+  CAPTURE(a.out);
+  CHECK(a.rc == 0);
+  if (a.out.find("needs the CUDA backend; not in this build") != std::string::npos) return;  // the stub
+  for (const char* want : {"1 plain", "2 register-tiled", "3 register-tiled in less shared memory",
+                           "--tensor-cores: 1-12", "101-104 the Bc sweep"})
+    CHECK(a.out.find(want) != std::string::npos);
+}
+
+TEST_CASE("explain shows the storage dtype and p_dtype, and counts bytes in the storage type", "[cli][tensor_cores]") {
+  const Answer a = run_flashstep("explain --n 300 --d 32 --M 2000 --dtype bf16 --p-dtype bf16");
+  CAPTURE(a.out);
+  REQUIRE(a.rc == 0);
+  CHECK(a.out.find("precision: dtype bf16 (2 bytes per stored element") != std::string::npos);
+  CHECK(a.out.find("p_dtype bf16 (P~_ij rounded on chip") != std::string::npos);
+  const size_t at = a.out.find("simulated equals closed form");
+  REQUIRE(at != std::string::npos);
+  CHECK(a.out.substr(at, a.out.find('\n', at) - at).find("yes") != std::string::npos);
+  // The float32 default says so too, and a 16-bit run moves fewer bytes than it.
+  const Answer f = run_flashstep("explain --n 300 --d 32 --M 2000");
+  REQUIRE(f.rc == 0);
+  CHECK(f.out.find("precision: dtype fp32 (4 bytes per stored element; l, m, L in float32), p_dtype fp32") !=
+        std::string::npos);
+  auto total_bytes = [](const std::string& out) {
+    const size_t k = out.find("closed form, total bytes");
+    return out.substr(k, out.find('\n', k) - k);
+  };
+  CHECK(total_bytes(a.out) != total_bytes(f.out));
+  // p_dtype without 16-bit storage emulates no kernel: one error line, exit 2.
+  const Answer bad = run_flashstep("explain --n 300 --d 32 --M 2000 --p-dtype bf16");
+  CAPTURE(bad.out);
+  CHECK(bad.rc == 2);
+  CHECK(one_error_line(bad.out));
+  CHECK(bad.out.find("add --dtype bf16 or fp16") != std::string::npos);
+  const Answer bad2 = run_flashstep("explain --n 300 --d 32 --dtype fp8");
+  CHECK(bad2.rc == 2);
+  CHECK(bad2.out.find("unknown dtype 'fp8'") != std::string::npos);
 }

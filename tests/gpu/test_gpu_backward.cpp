@@ -24,6 +24,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -207,6 +208,11 @@ const Case kCases[] = {
     {200, 333, 64, 64, 64, 1},                                // plain variant on variant 2's case
     {90, 100, 128, 32, 32, 1, true},                          // plain variant, d = 128
     {64, 200, 32, 16, 48, 1, false, 0, 0, 150},               // plain, window of one key + padding
+    {200, 333, 64, 64, 64, 3},                                // lean variant, ragged, Nq < Nk
+    {333, 200, 64, 64, 64, 3, true, -1, -1, -1, 0.1},         // lean, causal + dropout, empty rows
+    {150, 397, 64, 64, 128, 3, false, 30, 7, 350},            // lean Bc 128, window + padding
+    {261, 140, 64, 128, 64, 3, true},                         // lean Br 128, causal, Nq > Nk
+    {100, 130, 128, 64, 64, 3, false, -1, -1, 100, 0.2},      // lean d = 128, padding, dropout
 };
 
 }  // namespace
@@ -223,7 +229,8 @@ TEST_CASE("GPU Algorithm 4 backward: dQ, dK, dV after every j equal the CPU trac
                           Case{333, 200, 64, 64, 64, 2, true},                // causal: j blocks skipped
                           Case{1000, 1000, 64, 64, 64, 2, false, 64, 64, 800},  // window + padding
                           Case{100, 130, 128, 32, 32, 2, true, -1, -1, -1, 0.2},
-                          Case{77, 130, 40, 9, 11, 1, true, 20, -1, 100, 0.1});  // plain
+                          Case{77, 130, 40, 9, 11, 1, true, 20, -1, 100, 0.1},  // plain
+                          Case{300, 230, 64, 64, 64, 3, true, -1, -1, 200, 0.1});  // lean
   check_backward(c, Schedule::fa1, true);
 }
 
@@ -325,6 +332,12 @@ TEST_CASE("GPU backward, small cases for compute-sanitizer", "[gpu][backward][sa
   check_backward(Case{37, 53, 24, 8, 13, 1, true, -1, -1, -1, 0.2}, Schedule::fa1, false);
   check_backward(Case{37, 53, 24, 8, 13, 1, true, -1, -1, -1, 0.2}, Schedule::fa2, false);
   check_backward(Case{37, 53, 24, 8, 13, 0, true, -1, -1, -1, 0.2}, Schedule::standard, false);
+  // Variant 3 in each compiled shape (the lean shared-memory layout).
+  check_backward(Case{70, 90, 64, 64, 64, 3, true, -1, -1, 80, 0.1}, Schedule::fa1, false);
+  check_backward(Case{70, 90, 64, 64, 64, 3, true, -1, -1, 80, 0.1}, Schedule::fa2, false);
+  check_backward(Case{70, 150, 64, 64, 128, 3, false, 9, 3}, Schedule::fa2, false);
+  check_backward(Case{150, 70, 64, 128, 64, 3, true}, Schedule::fa2, false);
+  check_backward(Case{40, 90, 128, 64, 64, 3, true, -1, -1, 80}, Schedule::fa2, false);
 }
 
 TEST_CASE("GPU backward bad input: one clear InputError each", "[gpu][backward][errors]") {
@@ -375,19 +388,36 @@ TEST_CASE("GPU backward: the worst errors seen", "[gpu][backward]") {
   SUCCEED();
 }
 
-// Not run by default: `flashstep_gpu_tests "[.backward_bench]"`.
-TEST_CASE("GPU backward benchmark at N = 4096, d = 64, B x H = 32", "[.backward_bench]") {
+// Not run by default: `flashstep_gpu_tests "[.backward_bench]"`. A sweep of the backward kernels
+// (schedule, d, Br x Bc, variant) at N = 4096, B x H = 32, beside standard attention.
+TEST_CASE("GPU backward benchmark at N = 4096, d = 64 and 128, B x H = 32", "[.backward_bench]") {
   REQUIRE_GPU_OR_SKIP();
-  const gpu::Shape sh = gpu::make_shape(4, 8, 4096, 4096, 64);
-  const Tiling t = make_tiling(sh.nq, sh.nk, sh.d, fit_M(64, 64, 64), 64, 64);
-  const double fwd_flops = 4.0 * double(sh.heads()) * double(sh.nq) * double(sh.nk) * double(sh.d);
-  for (Schedule sc : {Schedule::fa2, Schedule::fa1, Schedule::standard}) {
-    const gpu::BackwardTiming bt = gpu::bench_backward(sc, sh, 0.125f, t, gpu::BackwardOptions{}, 3, 20, 7);
-    std::printf("%-8s Br x Bc 64 x 64, bwd variant %d: forward %.3f ms (%.1f TFLOP/s), backward %.3f ms "
-                "(%.1f TFLOP/s at 2.5 x 4BHN^2d), forward + backward %.3f ms (%.1f TFLOP/s), peak %.1f MiB\n",
-                schedule_name(sc), bt.backward.variant, bt.forward.median_ms, fwd_flops / bt.forward.median_ms / 1e9,
-                bt.backward.median_ms, 2.5 * fwd_flops / bt.backward.median_ms / 1e9, bt.total.median_ms,
-                3.5 * fwd_flops / bt.total.median_ms / 1e9, double(bt.total.peak_bytes) / (1 << 20));
+  struct Config {
+    Schedule schedule;
+    int64_t d, br, bc;
+    int variant;
+  };
+  const Config configs[] = {
+      {Schedule::standard, 64, 64, 64, 0},  {Schedule::fa2, 64, 64, 64, 2},   {Schedule::fa2, 64, 64, 64, 3},
+      {Schedule::fa2, 64, 64, 128, 3},      {Schedule::fa2, 64, 128, 64, 3},  {Schedule::fa1, 64, 64, 64, 2},
+      {Schedule::fa1, 64, 64, 64, 3},       {Schedule::standard, 128, 64, 64, 0}, {Schedule::fa2, 128, 32, 32, 2},
+      {Schedule::fa2, 128, 64, 64, 3},      {Schedule::fa1, 128, 64, 64, 3},
+  };
+  std::printf("%-8s %4s %4s %4s %2s | %9s %9s %9s | %8s | %9s\n", "schedule", "d", "Br", "Bc", "v", "fwd ms",
+              "bwd ms", "total ms", "bwd TF/s", "peak MiB");
+  for (const Config& c : configs) {
+    const gpu::Shape sh = gpu::make_shape(4, 8, 4096, 4096, c.d);
+    const Tiling t = make_tiling(sh.nq, sh.nk, sh.d, fit_M(c.br, c.bc, c.d), c.br, c.bc);
+    const double fwd_flops = 4.0 * double(sh.heads()) * double(sh.nq) * double(sh.nk) * double(sh.d);
+    gpu::BackwardOptions o;
+    o.variant = c.variant;
+    const float scale = float(1.0 / std::sqrt(double(c.d)));
+    const gpu::BackwardTiming bt = gpu::bench_backward(c.schedule, sh, scale, t, o, 3, 20, 7);
+    std::printf("%-8s %4lld %4lld %4lld %2d | %9.3f %9.3f %9.3f | %8.2f | %9.1f\n", schedule_name(c.schedule),
+                (long long)c.d, (long long)t.Br, (long long)t.Bc, bt.backward.variant, bt.forward.median_ms,
+                bt.backward.median_ms, bt.total.median_ms, 2.5 * fwd_flops / bt.backward.median_ms / 1e9,
+                double(bt.total.peak_bytes) / (1 << 20));
+    std::fflush(stdout);
   }
   SUCCEED();
 }

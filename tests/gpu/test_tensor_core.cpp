@@ -20,12 +20,20 @@ using namespace flashstep::gpu;
 
 namespace {
 
+// The ladder's variants and the Bc sweep's kernels.
+std::vector<int> every_variant() {
+  std::vector<int> v;
+  for (int k = 1; k <= tc_variant_count(); ++k) v.push_back(k);
+  for (int k : tc_bc_sweep_variants()) v.push_back(k);
+  return v;
+}
+
 // Every variant, both types, both d, one shape and mask: each within the rule.
 void check_all(int64_t B, int64_t H, int64_t nq, int64_t nk, bool causal,
                const std::vector<int64_t>& kv_lens = {}, int64_t kv_len = -1) {
   for (Dtype t : {Dtype::bf16, Dtype::fp16})
     for (int64_t d : {64, 128})
-      for (int v = 1; v <= tc_variant_count(); ++v) {
+      for (int v : every_variant()) {
         TcOptions o;
         o.dtype = t;
         o.variant = v;
@@ -66,7 +74,7 @@ TEST_CASE("tensor cores: bad requests give one clear InputError", "[tc]") {
   REQUIRE_THROWS_AS(tc_variant(1, 32), InputError);
 }
 
-TEST_CASE("tensor cores: ragged shapes, Nq != Nk, tiny N, within the rule", "[gpu][tc]") {
+TEST_CASE("tensor cores: ragged shapes, Nq != Nk, tiny N, within the rule", "[gpu][tc][ragged]") {
   REQUIRE_GPU_OR_SKIP();
   check_all(2, 3, 300, 517, false);
   check_all(1, 2, 517, 300, false);
@@ -77,7 +85,7 @@ TEST_CASE("tensor cores: ragged shapes, Nq != Nk, tiny N, within the rule", "[gp
   check_all(1, 2, 256, 256, false);  // exact multiples of every Br and Bc
 }
 
-TEST_CASE("tensor cores: causal (bottom-right) with block skipping, within the rule", "[gpu][tc]") {
+TEST_CASE("tensor cores: causal (bottom-right) with block skipping, within the rule", "[gpu][tc][causal]") {
   REQUIRE_GPU_OR_SKIP();
   check_all(1, 2, 1000, 1000, true);
   check_all(2, 1, 517, 300, true);  // Nq > Nk: the first 217 rows keep no key (O = 0, lse = -inf)
@@ -87,7 +95,7 @@ TEST_CASE("tensor cores: causal (bottom-right) with block skipping, within the r
   check_all(1, 1, 17, 17, true);
 }
 
-TEST_CASE("tensor cores: key padding, one length and per batch entry, within the rule", "[gpu][tc]") {
+TEST_CASE("tensor cores: key padding, one length and per batch entry, within the rule", "[gpu][tc][padding]") {
   REQUIRE_GPU_OR_SKIP();
   check_all(1, 2, 200, 333, false, {}, 250);
   check_all(3, 2, 150, 400, false, {400, 1, 0});  // all keys, one key, none
@@ -137,7 +145,7 @@ TEST_CASE("tensor cores: 16-bit inputs give the same bits as float32 inputs roun
 
 TEST_CASE("tensor cores: small shapes for the sanitizers", "[gpu][tc][small]") {
   REQUIRE_GPU_OR_SKIP();
-  for (int v = 1; v <= tc_variant_count(); ++v)
+  for (int v : every_variant())
     for (int64_t d : {64, 128})
       for (bool causal : {false, true}) {
         TcOptions o;
