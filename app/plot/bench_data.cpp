@@ -157,12 +157,6 @@ void parse_run(const Fields& run, int index, BenchData& out) {
 
 }  // namespace
 
-std::vector<int64_t> BenchData::dims() const {
-  std::set<int64_t> d;
-  for (const Timing& t : timings) d.insert(t.d);
-  return {d.begin(), d.end()};
-}
-
 BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
   BenchData out;
   out.name = name;
@@ -189,6 +183,9 @@ BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
     if (!seen.insert({t.series, t.n, t.d}).second)
       throw InputError(name + ": " + t.series + " at N = " + std::to_string(t.n) + ", d = " + std::to_string(t.d) +
                        " appears twice (" + out.sources[size_t(t.run)] + "): keep one run per configuration");
+  std::set<int64_t> dims;
+  for (const Timing& t : out.timings) dims.insert(t.d);
+  out.dims.assign(dims.begin(), dims.end());
   std::set<int64_t> bcs;
   for (const SweepPoint& p : out.sweep)
     if (!bcs.insert(p.Bc).second)

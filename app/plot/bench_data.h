@@ -40,7 +40,7 @@ struct BenchData {
   std::vector<Timing> timings;      // timed entries only; skipped ones are counted in `skipped`
   int skipped = 0;
   std::vector<SweepPoint> sweep;
-  std::vector<int64_t> dims() const;  // the head dimensions with timings, ascending
+  std::vector<int64_t> dims;        // the head dimensions with timings, ascending
 };
 
 // Throws InputError naming the file and the field (rows[3].fa1.tflops) that is wrong.

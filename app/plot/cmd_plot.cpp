@@ -41,7 +41,7 @@ int run_plot(const PlotFlags& o) {
   files.check();
 
   const plot::BenchData b = plot::load_bench(o.bench);
-  const std::vector<int64_t> dims = b.dims();
+  const std::vector<int64_t>& dims = b.dims;
   int64_t d = o.d;
   if (d == 0) d = dims.empty() ? 0 : dims.front();
   else if (std::find(dims.begin(), dims.end(), d) == dims.end()) {

@@ -113,7 +113,7 @@ Figure against_n_figure(const BenchData& b, FigureKind kind, int64_t d) {
   }
   f.x = make_axis("sequence length N", xs, true);
   f.y = make_axis(tflops ? "TFLOP/s" : "peak device memory (MiB)", ys, false);
-  for (int64_t other : b.dims())
+  for (int64_t other : b.dims)
     if (other != d) f.notes.push_back(d_text(other) + " is measured too (the view's d selector, or plot --d)");
   if (b.skipped > 0)
     f.notes.push_back(std::to_string(b.skipped) + " entries of the file were skipped by bench-gpu (no time)");
