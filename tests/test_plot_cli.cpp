@@ -1,0 +1,88 @@
+// `flashstep plot` as a user runs it: PNGs of the documented size that are pictures (not blank,
+// different per figure and per file), and one clear error line with no file for bad input.
+#include "test_helpers.h"
+#include "tests/png_helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace fstest;
+namespace fsys = std::filesystem;
+
+namespace {
+
+const std::string kBin = FLASHSTEP_BIN;
+const std::string kBench = FLASHSTEP_BENCH_FILE;
+const std::string kResults = FLASHSTEP_RESULTS_DIR;
+
+Image plot(const std::string& args, const fsys::path& out) {
+  std::string output;
+  const int rc = run_command(kBin + " plot " + args + " --out " + out.string(), output);
+  INFO(output);
+  REQUIRE(rc == 0);
+  REQUIRE(output.find("wrote " + out.string()) == 0);
+  return load_png(out.string());
+}
+
+}  // namespace
+
+TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they differ", "[plot][cli]") {
+  TempDir dir;
+  const Image bc = plot("--bench " + kBench + " --figure bc", dir.path / "bc.png");
+  const Image tf = plot("--bench " + kBench + " --figure tflops", dir.path / "tflops.png");
+  const Image mem = plot("--bench " + kBench + " --figure memory", dir.path / "memory.png");
+  const Image tf128 = plot("--bench " + kBench + " --figure tflops --d 128", dir.path / "tflops128.png");
+  const Image single = plot("--bench " + kResults + "/h200_bench.json --figure tflops", dir.path / "single.png");
+  for (const Image* im : {&bc, &tf, &mem, &tf128, &single}) {
+    REQUIRE(im->w == 1200);  // docs/cli.md: 1200 x 700 per figure
+    REQUIRE(im->h == 700);
+    REQUIRE(distinct_colours(*im) > 50);  // text, bars, lines: anti-aliased shades of several colours
+  }
+  const size_t area = 1200 * 700;
+  for (const auto& [x, y] : {std::pair{&bc, &tf}, {&tf, &mem}, {&bc, &mem}, {&tf, &tf128}, {&tf, &single}})
+    REQUIRE(pixels_differing(*x, *y) > area / 50);
+}
+
+TEST_CASE("plot: all stacks the figures the file has; --size sets the image", "[plot][cli]") {
+  TempDir dir;
+  const Image all = plot("--bench " + kBench, dir.path / "all.png");
+  REQUIRE(all.w == 1200);
+  REQUIRE(all.h == 3 * 700);
+  // A --tensor-cores run has no Bc sweep: `all` draws its two figures.
+  const Image tc = plot("--bench " + kResults + "/h200_tc_bench_bf16.json --figure all", dir.path / "tc.png");
+  REQUIRE(tc.h == 2 * 700);
+  const Image small = plot("--bench " + kBench + " --figure memory --size 640x400", dir.path / "small.png");
+  REQUIRE(small.w == 640);
+  REQUIRE(small.h == 400);
+  REQUIRE(distinct_colours(small) > 50);
+}
+
+TEST_CASE("plot: bad input is one clear line, exit 2 and no file", "[plot][cli][errors]") {
+  TempDir dir;
+  const std::string txt = kResults + "/h200_bench.txt", tc = kResults + "/h200_tc_bench_bf16.json";
+  const auto [args, expect] = GENERATE_REF(table<std::string, std::string>({
+      {"--bench " + dir.path.string() + "/none.json", "cannot read"},
+      {"--bench " + txt, "is not JSON"},
+      {"--bench " + kResults + "/h200_issue12_dram.json", "is not a bench-gpu JSON file"},
+      {"--bench " + kBench + " --figure pie", "unknown figure 'pie'"},
+      {"--bench " + kBench + " --d 96", "--d 96: " + kBench + " has timings at d = 64, 128"},
+      {"--bench " + kBench + " --size 10x10", "--size must be between"},
+      {"--bench " + kBench + " --size big", "--size must look like"},
+      {"--bench " + tc + " --figure bc", "has no Bc sweep"},
+      {"--bench " + kBench + " --figure bc --out " + kBench, "--out"},
+      {"--bench " + kBench + " --out " + dir.path.string() + "/no/such/dir/x.png", "x.png"},
+      {"--figure bc", "--bench is required"},
+  }));
+  const fsys::path out = dir.path / "out.png";
+  std::string output;
+  const bool own_out = args.find("--out") == std::string::npos;
+  const int rc = run_command(kBin + " plot " + args + (own_out ? " --out " + out.string() : ""), output);
+  INFO(args << "\n" << output);
+  REQUIRE(rc == 2);
+  REQUIRE(output.rfind("flashstep: error: ", 0) == 0);
+  REQUIRE(output.find(expect) != std::string::npos);
+  REQUIRE(std::count(output.begin(), output.end(), '\n') == 1);
+  REQUIRE_FALSE(fsys::exists(out));
+  REQUIRE_FALSE(fsys::exists(dir.path / "no"));
+}
