@@ -3,6 +3,7 @@
 #include "core/types.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -194,6 +195,9 @@ BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
 }
 
 BenchData load_bench(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path + " is not a regular file");
   std::ifstream in(path);
   if (!in) throw InputError("cannot read " + path);
   std::ostringstream text;
