@@ -61,15 +61,15 @@ void polyline(ImDrawList* dl, const ImVec2* p, int n, ImU32 c, float thick, bool
 }
 
 // The legend's sample of a series: a filled square for bars, a line with its marker otherwise.
-void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, ImU32 c) {
+void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, ImU32 c, float lw, float mr) {
   const float cy = p.y + h * 0.5f;
   if (s.bars) {
     dl->AddRectFilled(ImVec2(p.x + w * 0.25f, p.y + h * 0.15f), ImVec2(p.x + w * 0.75f, p.y + h * 0.85f), c);
     return;
   }
   const ImVec2 line[2] = {ImVec2(p.x, cy), ImVec2(p.x + w, cy)};
-  polyline(dl, line, 2, c, 2.0f, s.dashed);
-  dl->AddCircleFilled(ImVec2(p.x + w * 0.5f, cy), 3.5f, c);
+  polyline(dl, line, 2, c, lw, s.dashed);
+  dl->AddCircleFilled(ImVec2(p.x + w * 0.5f, cy), mr, c);
 }
 
 }  // namespace
@@ -94,6 +94,7 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
                 float size, ImVec2 mouse, char* hover, size_t hover_n) {
   const Painter pt{dl, font, size};
   const float F = size, width = p1.x - p0.x;
+  const float lw = std::max(1.5f, 0.125f * F), mr = std::max(2.5f, 0.22f * F);  // lines and markers scale with the text
   dl->PushClipRect(p0, p1, true);
   dl->AddRectFilled(p0, p1, st.background);
 
@@ -193,8 +194,8 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
         }
       }
       if (!s.bars) {
-        polyline(dl, pts, n, c, 2.2f, s.dashed);
-        for (int k = 0; k < n; ++k) dl->AddCircleFilled(pts[k], 3.8f, c);
+        polyline(dl, pts, n, c, lw, s.dashed);
+        for (int k = 0; k < n; ++k) dl->AddCircleFilled(pts[k], mr, c);
       }
     }
   dl->AddRect(a0, a1, st.frame);
@@ -203,7 +204,7 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   const float lx = a1.x + right_ticks + 0.6f * F, line_h = 1.35f * F;
   for (size_t k = 0; k < f.series.size(); ++k) {
     const float ly = a0.y + float(k) * line_h;
-    legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], st.palette[f.series[k].colour % 8]);
+    legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], st.palette[f.series[k].colour % 8], lw, mr);
     pt.text(ImVec2(lx + 2.4f * F, ly), st.text, f.series[k].label.c_str());
   }
 
@@ -216,7 +217,7 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
 
   const bool hit = hs != nullptr && hover && hover_n > 0;
   if (hit) {
-    dl->AddCircle(hp, 7.0f, st.text, 0, 1.5f);
+    dl->AddCircle(hp, 2 * mr, st.text, 0, 1.5f);
     const Axis& ya = hs->right ? f.y2 : f.y;
     std::snprintf(hover, hover_n, "%s\n%s = %.6g\n%s = %.4g", hs->label.c_str(), f.x.label.c_str(), hs->x[hk],
                   ya.label.c_str(), hs->y[hk]);

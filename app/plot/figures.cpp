@@ -113,6 +113,16 @@ Figure against_n_figure(const BenchData& b, FigureKind kind, int64_t d) {
   }
   f.x = make_axis("sequence length N", xs, true);
   f.y = make_axis(tflops ? "TFLOP/s" : "peak device memory (MiB)", ys, false);
+  // Equal series draw on top of each other (fa1 and fa2 allocate the same): say which is hidden.
+  std::string hidden;
+  for (size_t i = 0; i < f.series.size(); ++i)
+    for (size_t j = i + 1; j < f.series.size(); ++j) {
+      const Series &p = f.series[i], &q = f.series[j];
+      bool same = p.x == q.x;
+      for (size_t k = 0; same && k < p.y.size(); ++k) same = std::fabs(p.y[k] - q.y[k]) <= 0.01 * std::fabs(q.y[k]);
+      if (same) hidden += (hidden.empty() ? "" : "; ") + p.label + " under " + q.label;
+    }
+  if (!hidden.empty()) f.notes.push_back("Hidden under a later line (equal within 1%): " + hidden);
   for (int64_t other : b.dims)
     if (other != d) f.notes.push_back(d_text(other) + " is measured too (the view's d selector, or plot --d)");
   if (b.skipped > 0)
