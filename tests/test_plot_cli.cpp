@@ -44,7 +44,7 @@ TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they
     REQUIRE(pixels_differing(*x, *y) > area / 50);
 }
 
-TEST_CASE("plot: all stacks the figures the file has; --size sets the image", "[plot][cli]") {
+TEST_CASE("plot: all stacks the figures the file has, and --size sets the image", "[plot][cli]") {
   TempDir dir;
   const Image all = plot("--bench " + kBench, dir.path / "all.png");
   REQUIRE(all.w == 1200);
