@@ -1,11 +1,15 @@
 // `flashstep plot` as a user runs it: PNGs of the documented size that are pictures (not blank,
-// different per figure and per file), and one clear error line with no file for bad input.
+// different per figure and per file), and one clear error line with no file for bad input; and
+// the figures' hover text in a headless ImGui context.
+#include "app/plot/draw_figure.h"
 #include "test_helpers.h"
 #include "tests/png_helpers.h"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cfloat>
+#include <cstdio>
 
 using namespace fstest;
 namespace fsys = std::filesystem;
@@ -85,4 +89,47 @@ TEST_CASE("plot: bad input is one clear line, exit 2 and no file", "[plot][cli][
   REQUIRE(std::count(output.begin(), output.end(), '\n') == 1);
   REQUIRE_FALSE(fsys::exists(out));
   REQUIRE_FALSE(fsys::exists(dir.path / "no"));
+}
+
+TEST_CASE("the point under the mouse is named with its series and the file's values", "[plot]") {
+  const flashstep::plot::BenchData b = flashstep::plot::load_bench(kBench);
+  ImGuiContext* ctx = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1200, 700);
+  io.DeltaTime = 1.0f / 60;
+  unsigned char* px = nullptr;
+  int tw = 0, th = 0;
+  io.Fonts->GetTexDataAsAlpha8(&px, &tw, &th);
+  ImGui::NewFrame();
+  const ImVec2 p0(0, 0), p1(1200, 700);
+  char hover[256];
+  for (flashstep::plot::FigureKind kind : flashstep::plot::kFigureKinds) {
+    const flashstep::plot::Figure f = flashstep::plot::make_figure(b, kind, 128);
+    const flashstep::plot::FigureLayout lay = flashstep::plot::layout_figure(f, p0, p1, ImGui::GetFont(), 15);
+    REQUIRE(lay.fits);
+    ImDrawList* dl = ImGui::GetBackgroundDrawList();
+    REQUIRE_FALSE(flashstep::plot::DrawFigure(dl, p0, p1, f, flashstep::plot::light_figure_style(), ImGui::GetFont(), 15,
+                                               ImVec2(-FLT_MAX, -FLT_MAX), hover, sizeof hover));
+    for (const flashstep::plot::Series& s : f.series)
+      for (size_t k = 0; k < s.x.size(); ++k) {
+        // At a bar's foot (a line's marker may sit on its top), or on a line's marker: a series
+        // drawn over an equal one may answer instead.
+        ImVec2 at = lay.point(f, s, k);
+        if (s.bars) at.y = lay.a1.y - 2;
+        REQUIRE(flashstep::plot::DrawFigure(dl, p0, p1, f, flashstep::plot::light_figure_style(), ImGui::GetFont(), 15,
+                                            at, hover, sizeof hover));
+        char x[64], y[64];
+        std::snprintf(x, sizeof x, "= %.6g\n", s.x[k]);
+        std::snprintf(y, sizeof y, "= %.4g", s.y[k]);
+        const std::string text = hover;
+        INFO(text << " at " << s.label << " point " << k);
+        REQUIRE(text.find(x) != std::string::npos);
+        const bool same_series = text.rfind(s.label + "\n", 0) == 0;
+        if (same_series) REQUIRE(text.find(y) != std::string::npos);
+        else REQUIRE(kind == flashstep::plot::FigureKind::memory);  // equal lines (the figure's note names them)
+      }
+  }
+  ImGui::EndFrame();
+  ImGui::DestroyContext(ctx);
 }

@@ -74,6 +74,33 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
 
 }  // namespace
 
+FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size) {
+  const Painter pt{nullptr, font, size};
+  const float F = size, wrap = p1.x - p0.x - 1.2f * F;
+  FigureLayout l;
+  l.subtitle_y = p0.y + 0.4f * F + pt.text_size(f.title.c_str(), wrap).y + 0.15f * F;
+  l.text_y = l.subtitle_y + (f.subtitle.empty() ? 0 : pt.text_size(f.subtitle.c_str(), wrap).y);
+  // Margins: tick labels, the axis labels above the y axes, the legend to the right, notes below.
+  float legend_w = 0;
+  for (const Series& s : f.series) legend_w = std::max(legend_w, pt.text_size(s.label.c_str()).x);
+  legend_w += 3.2f * F;
+  const float left = p0.x + 0.6f * F + widest_tick(pt, f.y) + 0.5f * F;
+  l.right_ticks = f.has_y2 ? widest_tick(pt, f.y2) + 0.9f * F : 0.4f * F;
+  const float right = p1.x - legend_w - l.right_ticks - 0.4f * F;
+  float notes_h = 0;
+  for (const std::string& n : f.notes) notes_h += pt.text_size(n.c_str(), wrap).y;
+  const float top = l.text_y + 1.9f * F, bottom = p1.y - notes_h - 3.4f * F;
+  l.fits = right - left >= 4 * F && bottom - top >= 3 * F;
+  l.a0 = ImVec2(std::floor(left), std::floor(top));
+  l.a1 = ImVec2(std::floor(right), std::floor(bottom));
+  return l;
+}
+
+ImVec2 FigureLayout::point(const Figure& f, const Series& s, size_t k) const {
+  const Axis& ya = s.right ? f.y2 : f.y;
+  return ImVec2(a0.x + float(f.x.fraction(s.x[k])) * (a1.x - a0.x), a1.y - float(ya.fraction(s.y[k])) * (a1.y - a0.y));
+}
+
 FigureStyle light_figure_style() {
   FigureStyle s{IM_COL32(255, 255, 255, 255), IM_COL32(250, 250, 252, 255), IM_COL32(90, 90, 100, 255),
                 IM_COL32(222, 224, 230, 255), IM_COL32(25, 25, 30, 255),   IM_COL32(95, 98, 110, 255),
@@ -99,38 +126,17 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   dl->AddRectFilled(p0, p1, st.background);
 
   // Title and subtitle, wrapped to the width.
-  float y = p0.y + 0.4f * F;
+  const FigureLayout lay = layout_figure(f, p0, p1, font, size);
   const float wrap = width - 1.2f * F;
-  pt.text(ImVec2(p0.x + 0.6f * F, y), st.text, f.title.c_str(), wrap);
-  y += pt.text_size(f.title.c_str(), wrap).y + 0.15f * F;
-  if (!f.subtitle.empty()) {
-    pt.text(ImVec2(p0.x + 0.6f * F, y), st.dim, f.subtitle.c_str(), wrap);
-    y += pt.text_size(f.subtitle.c_str(), wrap).y;
-  }
-  if (!f.empty.empty()) {
-    pt.text(ImVec2(p0.x + 0.6f * F, y + 2 * F), st.dim, f.empty.c_str(), wrap);
+  pt.text(ImVec2(p0.x + 0.6f * F, p0.y + 0.4f * F), st.text, f.title.c_str(), wrap);
+  if (!f.subtitle.empty()) pt.text(ImVec2(p0.x + 0.6f * F, lay.subtitle_y), st.dim, f.subtitle.c_str(), wrap);
+  if (!f.empty.empty() || !lay.fits) {  // nothing to draw, or too small to read: say so rather than scribble
+    pt.text(ImVec2(p0.x + 0.6f * F, lay.text_y + F), st.dim, f.empty.empty() ? "(too small: enlarge the window)" : f.empty.c_str(), wrap);
     dl->PopClipRect();
     return false;
   }
-
-  // Margins: tick labels, the axis labels above the y axes, the legend to the right, notes below.
-  float legend_w = 0;
-  for (const Series& s : f.series) legend_w = std::max(legend_w, pt.text_size(s.label.c_str()).x);
-  legend_w += 3.2f * F;
-  const float left = p0.x + 0.6f * F + widest_tick(pt, f.y) + 0.5f * F;
-  const float right_ticks = f.has_y2 ? widest_tick(pt, f.y2) + 0.9f * F : 0.4f * F;
-  const float right = p1.x - legend_w - right_ticks - 0.4f * F;
-  float notes_h = 0;
-  for (const std::string& n : f.notes) notes_h += pt.text_size(n.c_str(), wrap).y;
-  const float top = y + 1.9f * F;
-  const float bottom = p1.y - notes_h - 3.0f * F - 0.4f * F;
-  if (right - left < 4 * F || bottom - top < 3 * F) {  // too small to read: say so rather than scribble
-    pt.text(ImVec2(p0.x + 0.6f * F, y + F), st.dim, "(too small: enlarge the window)");
-    dl->PopClipRect();
-    return false;
-  }
-  const ImVec2 a0(std::floor(left), std::floor(top)), a1(std::floor(right), std::floor(bottom));
-  const float aw = a1.x - a0.x, ah = a1.y - a0.y;
+  const ImVec2 a0 = lay.a0, a1 = lay.a1;
+  const float aw = a1.x - a0.x, ah = a1.y - a0.y, right_ticks = lay.right_ticks;
   auto X = [&](double v) { return a0.x + float(f.x.fraction(v)) * aw; };
   auto Y = [&](const Axis& a, double v) { return a1.y - float(a.fraction(v)) * ah; };
 
@@ -171,10 +177,9 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   for (int pass = 0; pass < 2; ++pass)
     for (const Series& s : f.series) {
       if (s.bars != (pass == 0)) continue;
-      const Axis& ya = s.right ? f.y2 : f.y;
       const ImU32 c = st.palette[s.colour % 8];
       const int n = int(std::min<size_t>(s.x.size(), 64));
-      for (int k = 0; k < n; ++k) pts[k] = ImVec2(X(s.x[size_t(k)]), Y(ya, s.y[size_t(k)]));
+      for (int k = 0; k < n; ++k) pts[k] = lay.point(f, s, size_t(k));
       for (int k = 0; k < n; ++k) {
         if (s.bars) {
           const float hw = 0.28f * octave;
