@@ -131,7 +131,8 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   pt.text(ImVec2(p0.x + 0.6f * F, p0.y + 0.4f * F), st.text, f.title.c_str(), wrap);
   if (!f.subtitle.empty()) pt.text(ImVec2(p0.x + 0.6f * F, lay.subtitle_y), st.dim, f.subtitle.c_str(), wrap);
   if (!f.empty.empty() || !lay.fits) {  // nothing to draw, or too small to read: say so rather than scribble
-    pt.text(ImVec2(p0.x + 0.6f * F, lay.text_y + F), st.dim, f.empty.empty() ? "(too small: enlarge the window)" : f.empty.c_str(), wrap);
+    const char* why = f.empty.empty() ? "(too small: enlarge the window)" : f.empty.c_str();
+    pt.text(ImVec2(p0.x + 0.6f * F, lay.text_y + F), st.dim, why, wrap);
     dl->PopClipRect();
     return false;
   }

@@ -32,7 +32,8 @@ Figure block_size_figure(const BenchData& b) {
   f.kind = FigureKind::bc;
   f.title = "Block size: HBM traffic and runtime of Algorithm 1 (the paper's Figure 2, middle)";
   if (b.sweep.empty()) {
-    f.empty = b.name + " has no Bc sweep (bench-gpu --json without --no-sweep and --tensor-cores records one)";
+    f.empty = b.name + " has no Bc sweep (bench-gpu --json records one unless --no-sweep, --tensor-cores "
+                       "or --backward)";
     return f;
   }
   const SweepPoint& first = b.sweep.front();
