@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
 
 using namespace fstest;
 namespace fsys = std::filesystem;
@@ -132,4 +135,24 @@ TEST_CASE("the point under the mouse is named with its series and the file's val
   }
   ImGui::EndFrame();
   ImGui::DestroyContext(ctx);
+}
+
+TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is drawn whole", "[plot][cli]") {
+  TempDir dir;
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<double> tflops(5, 400), peak(1e7, 1e10);
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t n = 100; n < 100 + 150 * 37; n += 37)  // 150 points: several polyline pieces
+    rows.push_back({{"n", n}, {"d", 80}, {"fa1", {{"median_ms", 1.5}, {"tflops", tflops(rng)},
+                                                   {"peak_bytes", int64_t(peak(rng))}}}});
+  const nlohmann::json file = {{"device", "test"}, {"dtype", "float32"}, {"rows", rows}};
+  const std::string path = (dir.path / "long.json").string();
+  std::ofstream(path) << file.dump();
+  const Image im = plot("--bench " + path + " --figure tflops", dir.path / "long.png");
+  REQUIRE(distinct_colours(im) > 50);
+  const flashstep::plot::Figure f = flashstep::plot::make_figure(flashstep::plot::load_bench(path),
+                                                                 flashstep::plot::FigureKind::tflops, 80);
+  REQUIRE(f.series.size() == 1);
+  REQUIRE(f.series[0].x.size() == 150);
+  REQUIRE(f.y.log);  // 5 to 400 TFLOP/s
 }

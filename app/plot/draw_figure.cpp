@@ -170,7 +170,8 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
 
   // The data: bars first, lines over them.
   const float octave = f.x.log ? aw / float(std::log2(f.x.hi / f.x.lo)) : aw / 10;
-  ImVec2 pts[64];
+  constexpr size_t kChunk = 64;  // a polyline is drawn in pieces of this many points (no allocation)
+  ImVec2 pts[kChunk];
   float best = 0.8f * F;  // hover: the nearest point within this many pixels
   const Series* hs = nullptr;
   size_t hk = 0;
@@ -179,30 +180,34 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
     for (const Series& s : f.series) {
       if (s.bars != (pass == 0)) continue;
       const ImU32 c = st.palette[s.colour % 8];
-      const int n = int(std::min<size_t>(s.x.size(), 64));
-      for (int k = 0; k < n; ++k) pts[k] = lay.point(f, s, size_t(k));
-      for (int k = 0; k < n; ++k) {
+      const size_t n = s.x.size();
+      for (size_t k = 0; k < n; ++k) {
+        const ImVec2 q = lay.point(f, s, k);
         if (s.bars) {
           const float hw = 0.28f * octave;
-          dl->AddRectFilled(ImVec2(pts[k].x - hw, pts[k].y), ImVec2(pts[k].x + hw, a1.y), with_alpha(c, 215));
-          if (mouse.x >= pts[k].x - hw && mouse.x <= pts[k].x + hw && mouse.y >= pts[k].y && mouse.y <= a1.y && !hs) {
+          dl->AddRectFilled(ImVec2(q.x - hw, q.y), ImVec2(q.x + hw, a1.y), with_alpha(c, 215));
+          if (!hs && mouse.x >= q.x - hw && mouse.x <= q.x + hw && mouse.y >= q.y && mouse.y <= a1.y) {
             hs = &s;
-            hk = size_t(k);
-            hp = pts[k];
+            hk = k;
+            hp = q;
           }
+          continue;
         }
-        const float dx = mouse.x - pts[k].x, dy = mouse.y - pts[k].y, dist = std::sqrt(dx * dx + dy * dy);
-        if (!s.bars && dist < best) {
+        const float dx = mouse.x - q.x, dy = mouse.y - q.y, dist = std::sqrt(dx * dx + dy * dy);
+        if (dist < best) {  // lines are drawn over bars, so they answer first
           best = dist;
           hs = &s;
-          hk = size_t(k);
-          hp = pts[k];
+          hk = k;
+          hp = q;
         }
       }
-      if (!s.bars) {
-        polyline(dl, pts, n, c, lw, s.dashed);
-        for (int k = 0; k < n; ++k) dl->AddCircleFilled(pts[k], mr, c);
+      if (s.bars) continue;
+      for (size_t start = 0; start + 1 < n; start += kChunk - 1) {  // consecutive pieces share a point
+        const size_t m = std::min(kChunk, n - start);
+        for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
+        polyline(dl, pts, int(m), c, lw, s.dashed);
       }
+      for (size_t k = 0; k < n; ++k) dl->AddCircleFilled(lay.point(f, s, k), mr, c);
     }
   dl->AddRect(a0, a1, st.frame);
 
