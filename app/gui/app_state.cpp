@@ -401,7 +401,8 @@ void AppState::load_preset(const std::string& name) {
   lesson.block = int(p.lesson_block);
   lesson.shown = 0;
   lesson.recompute();
-  view = p.view == "lesson" ? View::lesson : p.view == "compare" ? View::compare : View::tiles;
+  view = p.view == "lesson" ? View::lesson : p.view == "compare" ? View::compare
+       : p.view == "bench" ? View::bench : View::tiles;
   view_changed = true;
 }
 

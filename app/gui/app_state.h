@@ -7,6 +7,7 @@
 // controls. Nothing here knows about OpenGL; the actions below are what buttons, keys and the
 // --script option call.
 #pragma once
+#include "app/gui/bench_state.h"
 #include "app/gui/preset.h"
 #include "core/closed_form.h"
 #include "core/lesson.h"
@@ -121,7 +122,7 @@ struct CompareState {
   bool passed() const { return loaded && o_stats.max_rel <= tolerance && lse_stats.max_rel <= tolerance; }
 };
 
-enum class View { tiles, lesson, compare };
+enum class View { tiles, lesson, compare, bench };
 enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
 
@@ -141,6 +142,7 @@ struct AppState {
   std::string apply_error;     // why the last Apply failed (the old run stays)
   LessonState lesson;
   CompareState compare;
+  BenchState bench;           // the Bench view (app/gui/bench_state.h)
 
   // Controls.
   bool playing = false;

@@ -1,4 +1,4 @@
-// The centre panel: the tiles, lesson and compare views as tabs.
+// The centre panel: the tiles, lesson, compare and bench views as tabs.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -25,6 +25,10 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
     }
     if (tab("Compare", View::compare)) {
       DrawCompareView(s, g);
+      ImGui::EndTabItem();
+    }
+    if (tab("Bench", View::bench)) {
+      DrawBenchView(s);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

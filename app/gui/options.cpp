@@ -18,6 +18,16 @@ void parse_size(const std::string& text, int* w, int* h) {
   *h = b;
 }
 
+// The file named by --bench must load; the shipped H200 file opens when none is named.
+static void prepare_bench(AppState& s, const GuiOptions& o) {
+  if (!o.bench_figure.empty()) s.bench.figure = plot::parse_figure(o.bench_figure);
+  if (!o.bench.empty()) {
+    if (!s.bench.load(o.bench)) throw InputError("--bench: " + s.bench.error);
+  } else {
+    s.bench.load(s.asset_dir + "/bench/h200.json");
+  }
+}
+
 void prepare_state(AppState& s, const GuiOptions& o) {
   s.asset_dir = asset_dir();
   s.preset_names = preset_names(s.asset_dir);
@@ -34,11 +44,13 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.seek(s.run->trace.backward_first_step + 1);
   }
   if (!o.view.empty()) {
-    if (o.view != "tiles" && o.view != "lesson" && o.view != "compare")
-      throw InputError("--view must be tiles, lesson or compare");
-    s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare : View::tiles;
+    if (o.view != "tiles" && o.view != "lesson" && o.view != "compare" && o.view != "bench")
+      throw InputError("--view must be tiles, lesson, compare or bench");
+    s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare
+           : o.view == "bench" ? View::bench : View::tiles;
     s.view_changed = true;
   }
+  prepare_bench(s, o);
   const int64_t len = int64_t(s.steps());  // beyond the trace's length, steps do nothing more
   for (int64_t n = 0; n < std::min(o.step, len); ++n) s.step_forward();
   for (int64_t n = 0; n < std::min(o.back, len); ++n) s.step_back();

@@ -13,6 +13,7 @@ struct GuiOptions {
   int64_t step = 0, back = 0;
   std::string script, screenshot, size = "1600x1000", dump_state, view;
   std::string compare_o, compare_lse;
+  std::string bench, bench_figure;  // the Bench view: a bench JSON (default assets/bench/h200.json), a figure
   int64_t lesson_blocks = -1;
   int bench_frames = 0;
   bool backward = false;  // add the backward pass to the preset's problem (opens at its first step)

@@ -63,8 +63,8 @@ Preset parse_preset(const std::string& text, const std::string& path) {
     key = "title"; if (j.contains(key)) p.title = j[key].get<std::string>();
     key = "description"; if (j.contains(key)) p.description = j[key].get<std::string>();
     key = "view"; if (j.contains(key)) p.view = j[key].get<std::string>();
-    if (p.view != "tiles" && p.view != "lesson" && p.view != "compare")
-      throw InputError("preset " + path + ": view must be tiles, lesson or compare");
+    if (p.view != "tiles" && p.view != "lesson" && p.view != "compare" && p.view != "bench")
+      throw InputError("preset " + path + ": view must be tiles, lesson, compare or bench");
     key = "start";
     if (j.contains(key)) {
       if (j[key].is_string() && j[key].get<std::string>() == "backward") p.start_backward = true;

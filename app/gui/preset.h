@@ -2,7 +2,7 @@
 // vector and a block size) plus the view the app opens on.
 //
 //   { "name": "tiny", "title": "...", "description": "what to look at",
-//     "view": "tiles" | "lesson" | "compare",
+//     "view": "tiles" | "lesson" | "compare" | "bench",
 //     "start": "backward" (the first backward step applied) | K (K steps applied; default 0),
 //     "problem": { "nq", "nk", "d", "M" (elements or "64KiB"), "br", "bc", "scale",
 //                  "seed", "pattern", "q", "k", "v" (.npy paths), "schedule" ("fa1" | "fa2" |

@@ -13,6 +13,16 @@ nlohmann::json number_or_text(float x) {
   return std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
 }
 
+// The Bench view: the file, the figure shown and its series, as the model built them.
+nlohmann::json bench_to_json(const BenchState& b) {
+  nlohmann::json series = nlohmann::json::array();
+  for (const plot::Series& x : b.shown.series)
+    series.push_back({{"label", x.label}, {"x", x.x}, {"y", x.y}, {"right", x.right}, {"bars", x.bars}});
+  return {{"path", b.path}, {"loaded", b.loaded}, {"error", b.error}, {"figure", plot::figure_name(b.figure)},
+          {"d", b.d}, {"title", b.shown.title}, {"empty", b.shown.empty}, {"series", series},
+          {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}};
+}
+
 }  // namespace
 
 nlohmann::json state_to_json(const AppState& s) {
@@ -73,7 +83,9 @@ nlohmann::json state_to_json(const AppState& s) {
   j["lesson_shown"] = s.lesson.shown;
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
-  j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare" : "tiles";
+  j["bench"] = bench_to_json(s.bench);
+  j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
+            : s.view == View::bench ? "bench" : "tiles";
   return j;
 }
 

@@ -5,8 +5,7 @@
 #include "core/npy.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
-
-#include <stb_image.h>
+#include "tests/png_helpers.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include <sys/wait.h>
 
 using namespace flashstep;
+using namespace fstest;
 namespace fs = std::filesystem;
 
 namespace {
@@ -43,37 +43,6 @@ Result run_gui(const std::string& args, const std::string& tag) {
   return sh(std::string(FLASHSTEP_XVFB_RUN) + " -a -s '-screen 0 1600x1000x24' " + FLASHSTEP_BIN +
                 " gui " + args,
             tag);
-}
-
-struct Image {
-  int w = 0, h = 0;
-  std::vector<unsigned char> rgb;
-};
-
-Image load_png(const std::string& path) {
-  Image im;
-  int n = 0;
-  unsigned char* px = stbi_load(path.c_str(), &im.w, &im.h, &n, 3);
-  REQUIRE(px != nullptr);
-  im.rgb.assign(px, px + size_t(im.w) * size_t(im.h) * 3);
-  stbi_image_free(px);
-  return im;
-}
-
-// Distinct colours among every 7th pixel: a blank window has one or two.
-size_t distinct_colours(const Image& im) {
-  std::set<uint32_t> colours;
-  for (size_t p = 0; p < im.rgb.size(); p += 3 * 7)
-    colours.insert(uint32_t(im.rgb[p]) << 16 | uint32_t(im.rgb[p + 1]) << 8 | im.rgb[p + 2]);
-  return colours.size();
-}
-
-size_t pixels_differing(const Image& x, const Image& y) {
-  REQUIRE(x.rgb.size() == y.rgb.size());
-  size_t n = 0;
-  for (size_t p = 0; p < x.rgb.size(); p += 3)
-    n += x.rgb[p] != y.rgb[p] || x.rgb[p + 1] != y.rgb[p + 1] || x.rgb[p + 2] != y.rgb[p + 2];
-  return n;
 }
 
 }  // namespace
@@ -232,9 +201,69 @@ TEST_CASE("benchmark at N = 1024, d = 64: frame time printed, idle frames alloca
 TEST_CASE("idle frames of the fa2, standard and backward views with masks and dropout allocate nothing", "[gui]") {
   const std::string args = GENERATE(std::string("--preset dropout-bf16"), std::string("--preset fa1-vs-fa2"),
                                     std::string("--preset backward --step 18"), std::string("--preset fa1-vs-fa2 --backward"),
-                                    std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"));
+                                    std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"),
+                                    std::string("--view bench --bench-figure tflops"));
   const Result r = run_gui(args + " --bench-frames 10", "bench-views");
   INFO(r.output);
   REQUIRE(r.code == 0);
   REQUIRE(r.output.find("10 frames; 0 allocations, 0 texture uploads") != std::string::npos);
+}
+
+TEST_CASE("the bench view: not blank, changes with the figure and the file, and shows the file's values", "[gui][plot]") {
+  const std::string src = FLASHSTEP_SOURCE_DIR;
+  const std::string single = src + "/gpu/results/h200_bench.json";
+  struct Shot {
+    std::string args, tag;
+  };
+  const Shot shots[] = {{"", "bench-bc"}, {"--bench-figure tflops", "bench-tflops"},
+                        {"--bench-figure memory", "bench-memory"}, {"--bench-figure tflops --bench " + single, "bench-single"}};
+  std::vector<Image> images;
+  for (const Shot& s : shots) {
+    const Result r = run_gui("--view bench " + s.args + " --screenshot " + out_path(s.tag + ".png") + " --dump-state " +
+                             out_path(s.tag + ".json"), s.tag);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    images.push_back(load_png(out_path(s.tag + ".png")));
+    REQUIRE(distinct_colours(images.back()) > 200);
+  }
+  // The figure area is about a third of the window: a changed figure changes a good part of it.
+  const size_t area = size_t(images[0].w) * size_t(images[0].h);
+  REQUIRE(pixels_differing(images[0], images[1]) > area / 50);
+  REQUIRE(pixels_differing(images[1], images[2]) > area / 50);
+  REQUIRE(pixels_differing(images[1], images[3]) > area / 50);
+
+  // The state behind the pictures: the shipped file opened by default, its Bc sweep point for point.
+  const nlohmann::json bc = load_json(out_path("bench-bc.json"))["bench"];
+  REQUIRE(bc["loaded"] == true);
+  REQUIRE(bc["figure"] == "bc");
+  REQUIRE(bc["path"].get<std::string>().find("assets/bench/h200.json") != std::string::npos);
+  const nlohmann::json file = load_json(src + "/assets/bench/h200.json");
+  std::vector<double> bcs, gb;
+  for (const auto& p : file["runs"][0]["sweep"])
+    if (!p.contains("schedule")) {
+      bcs.push_back(p["Bc"].get<double>());
+      gb.push_back(p["hbm_bytes_predicted"].get<double>() / 1e9);
+    }
+  REQUIRE(bc["series"][0]["x"].get<std::vector<double>>() == bcs);
+  REQUIRE(bc["series"][0]["y"].get<std::vector<double>>() == gb);
+  const nlohmann::json one = load_json(out_path("bench-single.json"))["bench"];
+  REQUIRE(one["series"].size() == 2);  // fa1 and standard, fp32
+  std::vector<double> fa1;
+  const nlohmann::json single_file = load_json(single);
+  for (const auto& row : single_file["rows"])
+    if (row["d"] == 64) fa1.push_back(row["fa1"]["tflops"].get<double>());
+  REQUIRE(one["series"][0]["label"] == "fa1 fp32");
+  REQUIRE(one["series"][0]["y"].get<std::vector<double>>() == fa1);
+}
+
+TEST_CASE("the bench view: a bad --bench file is one line and no window", "[gui][plot]") {
+  fs::remove(out_path("bench-bad.png"));
+  const Result r = run_gui("--view bench --bench " + std::string(FLASHSTEP_SOURCE_DIR) +
+                           "/assets/presets/tiny.json --screenshot " + out_path("bench-bad.png"), "bench-bad");
+  INFO(r.output);
+  REQUIRE(r.code == 2);
+  REQUIRE(r.output.find("flashstep: error: --bench: ") == 0);
+  REQUIRE(r.output.find("is not a bench-gpu JSON file") != std::string::npos);
+  REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  REQUIRE_FALSE(fs::exists(out_path("bench-bad.png")));
 }

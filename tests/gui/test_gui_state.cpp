@@ -5,9 +5,11 @@
 // the no-display message) is in test_gui.cpp.
 #include "app/gui/options.h"
 #include "app/gui/preset.h"
+#include "app/gui/resources.h"
 #include "app/gui/state_dump.h"
 #include "core/export.h"
 #include "core/npy.h"
+#include "core/output_files.h"
 #include "core/reference.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
@@ -354,4 +356,60 @@ TEST_CASE("bad options fail with one clear message before any window", "[gui]") 
   gui::parse_size("1280x720", &w, &h);
   REQUIRE(w == 1280);
   REQUIRE(h == 720);
+}
+
+TEST_CASE("the bench view: the shipped file by default, a named file and figure, bad ones refused", "[gui][plot]") {
+  const std::string results = std::string(FLASHSTEP_ASSET_DIR) + "/../gpu/results/";
+  gui::GuiOptions o = options("tiny", 0, 0, "");
+  o.view = "bench";
+  {
+    gui::AppState s;
+    gui::prepare_state(s, o);
+    REQUIRE(s.view == gui::View::bench);
+    REQUIRE(s.bench.loaded);
+    REQUIRE(std::string(s.bench.path).find("assets/bench/h200.json") != std::string::npos);
+    REQUIRE(s.bench.figure == plot::FigureKind::bc);
+    REQUIRE(s.bench.shown.series.size() == 2);  // HBM bars and runtime
+    s.bench.select(plot::FigureKind::tflops, 128);
+    REQUIRE(s.bench.d == 128);
+    REQUIRE(s.bench.shown.kind == plot::FigureKind::tflops);
+    s.bench.select(plot::FigureKind::memory, 96);  // not in the file: its smallest d
+    REQUIRE(s.bench.d == 64);
+    // A bad file keeps the one shown and says why.
+    const size_t shown = s.bench.shown.series.size();
+    REQUIRE_FALSE(s.bench.load(results + "h200_bench.txt"));
+    REQUIRE_THAT(s.bench.error, Contains("is not JSON"));
+    REQUIRE(s.bench.loaded);
+    REQUIRE(s.bench.shown.series.size() == shown);
+    REQUIRE(std::string(s.bench.path).find("h200.json") != std::string::npos);
+  }
+  {
+    o.bench = results + "h200_tc_bench_bf16.json";
+    o.bench_figure = "memory";
+    gui::AppState s;
+    gui::prepare_state(s, o);
+    REQUIRE(s.bench.figure == plot::FigureKind::memory);
+    REQUIRE(s.bench.shown.series.size() == 2);
+    REQUIRE(s.bench.shown.series[0].label == "fa2 TC bf16");
+    REQUIRE(s.bench.shown.series[1].label == "standard TC bf16");
+    const nlohmann::json d = gui::state_to_json(s)["bench"];
+    REQUIRE(d["figure"] == "memory");
+    REQUIRE(d["y_log"] == true);
+  }
+  o.bench_figure = "pie";
+  gui::AppState bad_figure;
+  REQUIRE_THROWS_WITH(gui::prepare_state(bad_figure, o), Contains("unknown figure 'pie'"));
+  o.bench_figure.clear();
+  o.bench = results + "h200_issue12_dram.json";
+  gui::AppState bad_file;
+  REQUIRE_THROWS_WITH(gui::prepare_state(bad_file, o), Contains("--bench: ") && Contains("is not a bench-gpu JSON file"));
+
+  // A preset can open on the view.
+  nlohmann::json preset = nlohmann::json::parse(gui::read_text_file(std::string(FLASHSTEP_ASSET_DIR) + "/presets/tiny.json"));
+  preset["view"] = "bench";
+  const std::string path = out_path("bench-preset.json");
+  write_file_atomic(path, preset.dump());
+  gui::AppState s;
+  s.load_preset(path);
+  REQUIRE(s.view == gui::View::bench);
 }

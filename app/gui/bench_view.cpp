@@ -1,0 +1,48 @@
+// The Bench view: a bench-gpu --json file drawn as the paper's Figure 2 (middle), TFLOP/s and
+// peak memory against N (app/plot/draw_figure.h, the same drawing `flashstep plot` writes).
+#include "app/gui/panels.h"
+#include "app/gui/widgets.h"
+#include "app/plot/draw_figure.h"
+
+#include <cstdio>
+
+namespace flashstep::gui {
+
+void DrawBenchView(AppState& s) {
+  BenchState& b = s.bench;
+  DimText("Timings from flashstep bench-gpu --json (or several runs combined, like assets/bench/h200.json). "
+          "flashstep plot --bench FILE --out fig.png draws the same figures for slides.");
+  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
+  const bool enter = ImGui::InputText("bench JSON", b.path, sizeof b.path, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::PopItemWidth();
+  ImGui::SameLine();
+  if (ImGui::Button("Load") || enter) b.load(b.path);
+  if (!b.error.empty()) ErrorText(b.error);
+  if (!b.loaded) {
+    DimText("Nothing loaded yet.");
+    return;
+  }
+  static const char* const kNames[3] = {"Bc sweep (Figure 2, middle)", "TFLOP/s against N", "peak memory against N"};
+  for (int k = 0; k < 3; ++k) {
+    if (k > 0) ImGui::SameLine();
+    if (ImGui::RadioButton(kNames[k], b.figure == plot::kFigureKinds[k])) b.select(plot::kFigureKinds[k], b.d);
+  }
+  if (b.figure != plot::FigureKind::bc) {
+    for (int64_t d : b.data.dims) {
+      char label[32];
+      std::snprintf(label, sizeof label, "d = %lld", (long long)d);
+      ImGui::SameLine();
+      if (ImGui::RadioButton(label, b.d == d)) b.select(b.figure, d);
+    }
+  }
+  const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+  if (avail.x < 50 || avail.y < 50) return;
+  const ImVec2 p1(p0.x + avail.x, p0.y + avail.y);
+  const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
+  if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, b.shown, plot::dark_figure_style(), ImGui::GetFont(),
+                       ImGui::GetFontSize(), mouse, b.hover, sizeof b.hover))
+    ImGui::SetTooltip("%s", b.hover);
+  ImGui::Dummy(avail);
+}
+
+}  // namespace flashstep::gui

@@ -1,0 +1,214 @@
+#include "app/plot/bench_data.h"
+
+#include "core/types.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace flashstep::plot {
+
+namespace {
+
+// Reads one JSON object's fields; every failure names the file and the field's path.
+struct Fields {
+  const nlohmann::json& obj;
+  std::string where;  // "runs[1].rows[3].fa1"
+  const std::string& name;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw InputError(name + ": " + (where.empty() ? key : where + "." + key) + " " + what);
+  }
+  const nlohmann::json& at(const std::string& key) const {
+    if (!obj.contains(key)) fail(key, "is missing");
+    return obj[key];
+  }
+  double positive(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    // A NaN cannot come from JSON text, but an infinite or negative time is not a measurement.
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e300)
+      fail(key, "must be a positive number");
+    return v.get<double>();
+  }
+  int64_t count(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0) fail(key, "must be a positive integer");
+    return v.get<int64_t>();
+  }
+  std::string text(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_string()) fail(key, "must be a string");
+    return v.get<std::string>();
+  }
+  bool flag(const std::string& key) const {  // absent means false
+    if (!obj.contains(key)) return false;
+    if (!obj[key].is_boolean()) fail(key, "must be true or false");
+    return obj[key].get<bool>();
+  }
+  const nlohmann::json& array(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_array()) fail(key, "must be an array");
+    return v;
+  }
+  Fields object(const nlohmann::json& v, const std::string& sub) const {
+    const std::string path = where.empty() ? sub : where + "." + sub;
+    if (!v.is_object()) throw InputError(name + ": " + path + " must be an object");
+    return Fields{v, path, name};
+  }
+};
+
+std::string precision_name(const std::string& dtype) {
+  if (dtype == "float32" || dtype == "fp32") return "fp32";
+  if (dtype == "fp16" || dtype == "bf16") return dtype;
+  return "";
+}
+
+std::string series_label(const Timing& t) {
+  std::string s = t.schedule + (t.tensor_cores ? " TC " : " ") + t.precision;
+  if (t.causal) s += ", causal";
+  if (t.backward) s += ", backward";
+  return s;
+}
+
+// The entries a run's rows carry, by kind of run.
+struct Entry {
+  const char* key;
+  const char* schedule;
+};
+constexpr Entry kForward[] = {{"fa1", "fa1"}, {"standard", "standard"}, {"fa2", "fa2"}};
+constexpr Entry kTensorCores[] = {{"fa2_tc", "fa2"}, {"standard_tc", "standard"}};
+
+void parse_run(const Fields& run, int index, BenchData& out) {
+  const bool tc = run.flag("tensor_cores"), backward = run.flag("backward");
+  if (tc && backward) run.fail("backward", "and tensor_cores cannot both be true");
+  const std::string device = run.text("device");
+  if (out.device.empty()) out.device = device;
+  else if (out.device.find(device) == std::string::npos) out.device += " / " + device;
+  const std::string run_precision = precision_name(run.text("dtype"));
+  if (run_precision.empty()) run.fail("dtype", "must be float32, fp32, fp16 or bf16");
+  const bool run_causal = run.flag("causal");
+  out.sources.push_back(run.obj.contains("source") ? run.text("source") : "run " + std::to_string(index + 1));
+
+  const nlohmann::json& rows = run.array("rows");
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Fields row = run.object(rows[r], "rows[" + std::to_string(r) + "]");
+    const int64_t n = row.count("n"), d = row.count("d");
+    int entries = 0;
+    const Entry* begin = tc ? std::begin(kTensorCores) : std::begin(kForward);
+    const Entry* end = tc ? std::end(kTensorCores) : std::end(kForward);
+    for (const Entry* e = begin; e != end; ++e) {
+      if (!row.obj.contains(e->key)) continue;
+      ++entries;
+      const Fields f = row.object(row.obj[e->key], e->key);
+      if (f.obj.contains("skipped")) {
+        f.text("skipped");
+        ++out.skipped;
+        continue;
+      }
+      Timing t;
+      t.schedule = e->schedule;
+      t.tensor_cores = tc;
+      t.backward = backward;
+      t.n = n;
+      t.d = d;
+      t.run = index;
+      t.precision = run_precision;
+      t.causal = run_causal;
+      if (!tc && !backward && t.schedule == "fa2") {  // fa2 carries its own storage type and mask
+        t.precision = precision_name(f.text("dtype"));
+        if (t.precision.empty()) f.fail("dtype", "must be fp32, fp16 or bf16");
+        t.causal = f.flag("causal");
+      }
+      t.median_ms = f.positive(backward ? "backward_ms" : "median_ms");
+      t.tflops = f.positive(backward ? "backward_tflops" : "tflops");
+      t.peak_bytes = f.count("peak_bytes");
+      t.series = series_label(t);
+      out.timings.push_back(t);
+    }
+    if (entries == 0)
+      throw InputError(out.name + ": " + row.where + " has none of " +
+                       (tc ? "fa2_tc, standard_tc" : "fa1, fa2, standard"));
+  }
+
+  if (!run.obj.contains("sweep")) return;
+  const nlohmann::json& sweep = run.array("sweep");
+  for (size_t k = 0; k < sweep.size(); ++k) {
+    const Fields p = run.object(sweep[k], "sweep[" + std::to_string(k) + "]");
+    if (p.obj.contains("schedule")) continue;  // fa2 at a few (Br, Bc): not part of Figure 2
+    SweepPoint s;
+    s.Bc = p.count("Bc");
+    s.Br = p.count("Br");
+    s.n = p.count("n");
+    s.d = p.count("d");
+    s.Tc = p.count("Tc");
+    s.hbm_bytes = p.positive("hbm_bytes_predicted");
+    if (p.obj.contains("skipped")) {
+      s.skipped = p.text("skipped");
+    } else {
+      s.timed = true;
+      s.median_ms = p.positive("median_ms");
+      s.tflops = p.positive("tflops");
+    }
+    out.sweep.push_back(s);
+  }
+}
+
+}  // namespace
+
+BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
+  BenchData out;
+  out.name = name;
+  if (!j.is_object()) throw InputError(name + " is not a bench-gpu JSON file: the top level must be an object");
+  const Fields top{j, "", name};
+  if (j.contains("runs")) {  // several runs combined
+    if (!j.contains("flashstep_bench") || j["flashstep_bench"] != 1)
+      top.fail("flashstep_bench", "must be 1 in a combined file (the format's version)");
+    const nlohmann::json& runs = top.array("runs");
+    if (runs.empty()) top.fail("runs", "is empty");
+    for (size_t r = 0; r < runs.size(); ++r)
+      parse_run(top.object(runs[r], "runs[" + std::to_string(r) + "]"), int(r), out);
+  } else if (j.contains("rows")) {
+    parse_run(top, 0, out);
+  } else {
+    throw InputError(name + " is not a bench-gpu JSON file: it has neither \"rows\" (flashstep bench-gpu "
+                            "--json) nor \"runs\" (several of them combined)");
+  }
+  if (out.timings.empty() && out.sweep.empty()) throw InputError(name + " has no timed point");
+
+  // Two runs of one configuration would put two values at one point: keep one run per configuration.
+  std::set<std::tuple<std::string, int64_t, int64_t>> seen;
+  for (const Timing& t : out.timings)
+    if (!seen.insert({t.series, t.n, t.d}).second)
+      throw InputError(name + ": " + t.series + " at N = " + std::to_string(t.n) + ", d = " + std::to_string(t.d) +
+                       " appears twice (" + out.sources[size_t(t.run)] + "): keep one run per configuration");
+  std::set<int64_t> dims;
+  for (const Timing& t : out.timings) dims.insert(t.d);
+  out.dims.assign(dims.begin(), dims.end());
+  std::set<int64_t> bcs;
+  for (const SweepPoint& p : out.sweep)
+    if (!bcs.insert(p.Bc).second)
+      throw InputError(name + ": the Bc sweep has Bc = " + std::to_string(p.Bc) + " twice: keep one sweep");
+  return out;
+}
+
+BenchData load_bench(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path + " is not a regular file");
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + " is not JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  return parse_bench(j, path);
+}
+
+}  // namespace flashstep::plot

@@ -1,0 +1,50 @@
+// A benchmark file read into plain records: what `flashstep bench-gpu --json` wrote (one run:
+// the forward table with the Bc sweep, --tensor-cores, or --backward), or several such runs
+// combined as {"flashstep_bench": 1, "runs": [run, ...]} (assets/bench/h200.json). Nothing here
+// knows about drawing; app/plot/figures.h turns these records into figures.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flashstep::plot {
+
+// One schedule timed at one (N, d) by one run.
+struct Timing {
+  std::string series;     // "fa2 TC bf16, causal": schedule, tensor cores, precision, mask, pass
+  std::string schedule;   // fa1, fa2, standard
+  std::string precision;  // fp32, fp16, bf16
+  bool tensor_cores = false, causal = false, backward = false;
+  int64_t n = 0, d = 0;
+  double median_ms = 0;   // backward runs: the backward pass alone
+  double tflops = 0;      // the file's TFLOP/s (backward runs: the backward's)
+  int64_t peak_bytes = 0; // device memory allocated
+  int run = 0;            // index of the run in the file
+};
+
+// Algorithm 1 at one block size of the Bc sweep (the paper's Figure 2, middle).
+struct SweepPoint {
+  int64_t Bc = 0, Br = 0, n = 0, d = 0, Tc = 0;
+  double hbm_bytes = 0;     // the simulator's prediction, there even when the point was not timed
+  bool timed = false;
+  double median_ms = 0, tflops = 0;
+  std::string skipped;      // why it was not timed (shared memory too small)
+};
+
+struct BenchData {
+  std::string name;                 // the file, for messages
+  std::string device;               // "NVIDIA H200"
+  std::vector<std::string> sources; // per run: its "source" field, or "run K"
+  std::vector<Timing> timings;      // timed entries only; skipped ones are counted in `skipped`
+  int skipped = 0;
+  std::vector<SweepPoint> sweep;
+  std::vector<int64_t> dims;        // the head dimensions with timings, ascending
+};
+
+// Throws InputError naming the file and the field (rows[3].fa1.tflops) that is wrong.
+BenchData parse_bench(const nlohmann::json& j, const std::string& name);
+BenchData load_bench(const std::string& path);
+
+}  // namespace flashstep::plot

@@ -1,0 +1,240 @@
+#include "app/plot/draw_figure.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace flashstep::plot {
+
+namespace {
+
+// Tableau's ten colours, the eight that stay apart on white and on dark grey.
+constexpr ImU32 kPalette[8] = {IM_COL32(78, 121, 167, 255),  IM_COL32(242, 142, 43, 255),
+                               IM_COL32(225, 87, 89, 255),   IM_COL32(89, 161, 79, 255),
+                               IM_COL32(176, 122, 161, 255), IM_COL32(118, 183, 178, 255),
+                               IM_COL32(156, 117, 95, 255),  IM_COL32(237, 201, 72, 255)};
+
+ImU32 with_alpha(ImU32 c, int a) { return (c & ~IM_COL32_A_MASK) | (ImU32(a) << IM_COL32_A_SHIFT); }
+
+struct Painter {
+  ImDrawList* dl;
+  ImFont* font;
+  float size;
+  ImVec2 text_size(const char* s, float wrap = 0) const { return font->CalcTextSizeA(size, FLT_MAX, wrap, s); }
+  void text(ImVec2 p, ImU32 c, const char* s, float wrap = 0) const { dl->AddText(font, size, p, c, s, nullptr, wrap); }
+  // Anchored text: ax, ay in 0..1 say which point of its box sits at p (0.5, 0: centred above).
+  void text_at(ImVec2 p, float ax, float ay, ImU32 c, const char* s) const {
+    const ImVec2 t = text_size(s);
+    text(ImVec2(std::floor(p.x - t.x * ax), std::floor(p.y - t.y * ay)), c, s);
+  }
+};
+
+float widest_tick(const Painter& pt, const Axis& a) {
+  float w = 0;
+  for (const Tick& t : a.ticks) w = std::max(w, pt.text_size(t.label.c_str()).x);
+  return w;
+}
+
+// A polyline, solid or dashed (dash and gap in pixels, carried across the corners).
+void polyline(ImDrawList* dl, const ImVec2* p, int n, ImU32 c, float thick, bool dashed) {
+  if (!dashed) {
+    dl->AddPolyline(p, n, c, 0, thick);
+    return;
+  }
+  const float dash = 4 * thick, gap = 2.5f * thick;
+  float phase = 0;  // distance into the current dash + gap period
+  for (int k = 0; k + 1 < n; ++k) {
+    const float dx = p[k + 1].x - p[k].x, dy = p[k + 1].y - p[k].y, len = std::sqrt(dx * dx + dy * dy);
+    float s = 0;
+    while (s < len) {
+      const bool on = phase < dash;
+      const float step = std::min(len - s, on ? dash - phase : dash + gap - phase);
+      if (on) {
+        const ImVec2 a(p[k].x + dx * s / len, p[k].y + dy * s / len);
+        const ImVec2 b(p[k].x + dx * (s + step) / len, p[k].y + dy * (s + step) / len);
+        dl->AddLine(a, b, c, thick);
+      }
+      s += step;
+      phase = std::fmod(phase + step, dash + gap);
+    }
+  }
+}
+
+// The legend's sample of a series: a filled square for bars, a line with its marker otherwise.
+void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, ImU32 c, float lw, float mr) {
+  const float cy = p.y + h * 0.5f;
+  if (s.bars) {
+    dl->AddRectFilled(ImVec2(p.x + w * 0.25f, p.y + h * 0.15f), ImVec2(p.x + w * 0.75f, p.y + h * 0.85f), c);
+    return;
+  }
+  const ImVec2 line[2] = {ImVec2(p.x, cy), ImVec2(p.x + w, cy)};
+  polyline(dl, line, 2, c, lw, s.dashed);
+  dl->AddCircleFilled(ImVec2(p.x + w * 0.5f, cy), mr, c);
+}
+
+}  // namespace
+
+FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size) {
+  const Painter pt{nullptr, font, size};
+  const float F = size, wrap = p1.x - p0.x - 1.2f * F;
+  FigureLayout l;
+  l.subtitle_y = p0.y + 0.4f * F + pt.text_size(f.title.c_str(), wrap).y + 0.15f * F;
+  l.text_y = l.subtitle_y + (f.subtitle.empty() ? 0 : pt.text_size(f.subtitle.c_str(), wrap).y);
+  // Margins: tick labels, the axis labels above the y axes, the legend to the right, notes below.
+  float legend_w = 0;
+  for (const Series& s : f.series) legend_w = std::max(legend_w, pt.text_size(s.label.c_str()).x);
+  legend_w += 3.2f * F;
+  const float left = p0.x + 0.6f * F + widest_tick(pt, f.y) + 0.5f * F;
+  l.right_ticks = f.has_y2 ? widest_tick(pt, f.y2) + 0.9f * F : 0.4f * F;
+  const float right = p1.x - legend_w - l.right_ticks - 0.4f * F;
+  float notes_h = 0;
+  for (const std::string& n : f.notes) notes_h += pt.text_size(n.c_str(), wrap).y;
+  const float top = l.text_y + 1.9f * F, bottom = p1.y - notes_h - 3.4f * F;
+  l.fits = right - left >= 4 * F && bottom - top >= 3 * F;
+  l.a0 = ImVec2(std::floor(left), std::floor(top));
+  l.a1 = ImVec2(std::floor(right), std::floor(bottom));
+  return l;
+}
+
+ImVec2 FigureLayout::point(const Figure& f, const Series& s, size_t k) const {
+  const Axis& ya = s.right ? f.y2 : f.y;
+  return ImVec2(a0.x + float(f.x.fraction(s.x[k])) * (a1.x - a0.x), a1.y - float(ya.fraction(s.y[k])) * (a1.y - a0.y));
+}
+
+FigureStyle light_figure_style() {
+  FigureStyle s{IM_COL32(255, 255, 255, 255), IM_COL32(250, 250, 252, 255), IM_COL32(90, 90, 100, 255),
+                IM_COL32(222, 224, 230, 255), IM_COL32(25, 25, 30, 255),   IM_COL32(95, 98, 110, 255),
+                {}};
+  std::copy(std::begin(kPalette), std::end(kPalette), s.palette);
+  return s;
+}
+
+FigureStyle dark_figure_style() {
+  FigureStyle s{IM_COL32(15, 15, 15, 255),    IM_COL32(24, 25, 30, 255),    IM_COL32(120, 122, 135, 255),
+                IM_COL32(48, 50, 58, 255),    IM_COL32(235, 235, 240, 255), IM_COL32(165, 170, 185, 255),
+                {}};
+  std::copy(std::begin(kPalette), std::end(kPalette), s.palette);
+  return s;
+}
+
+bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const FigureStyle& st, ImFont* font,
+                float size, ImVec2 mouse, char* hover, size_t hover_n) {
+  const Painter pt{dl, font, size};
+  const float F = size, width = p1.x - p0.x;
+  const float lw = std::max(1.5f, 0.125f * F), mr = std::max(2.5f, 0.22f * F);  // lines and markers scale with the text
+  dl->PushClipRect(p0, p1, true);
+  dl->AddRectFilled(p0, p1, st.background);
+
+  // Title and subtitle, wrapped to the width.
+  const FigureLayout lay = layout_figure(f, p0, p1, font, size);
+  const float wrap = width - 1.2f * F;
+  pt.text(ImVec2(p0.x + 0.6f * F, p0.y + 0.4f * F), st.text, f.title.c_str(), wrap);
+  if (!f.subtitle.empty()) pt.text(ImVec2(p0.x + 0.6f * F, lay.subtitle_y), st.dim, f.subtitle.c_str(), wrap);
+  if (!f.empty.empty() || !lay.fits) {  // nothing to draw, or too small to read: say so rather than scribble
+    const char* why = f.empty.empty() ? "(too small: enlarge the window)" : f.empty.c_str();
+    pt.text(ImVec2(p0.x + 0.6f * F, lay.text_y + F), st.dim, why, wrap);
+    dl->PopClipRect();
+    return false;
+  }
+  const ImVec2 a0 = lay.a0, a1 = lay.a1;
+  const float aw = a1.x - a0.x, ah = a1.y - a0.y, right_ticks = lay.right_ticks;
+  auto X = [&](double v) { return a0.x + float(f.x.fraction(v)) * aw; };
+  auto Y = [&](const Axis& a, double v) { return a1.y - float(a.fraction(v)) * ah; };
+
+  dl->AddRectFilled(a0, a1, st.plot_background);
+  for (const Tick& t : f.y.ticks) {
+    const float ty = std::round(Y(f.y, t.value));
+    dl->AddLine(ImVec2(a0.x, ty), ImVec2(a1.x, ty), st.grid);
+    dl->AddLine(ImVec2(a0.x - 0.3f * F, ty), ImVec2(a0.x, ty), st.frame);
+    pt.text_at(ImVec2(a0.x - 0.45f * F, ty), 1.0f, 0.5f, st.text, t.label.c_str());
+  }
+  for (const Tick& t : f.x.ticks) {
+    const float tx = std::round(X(t.value));
+    dl->AddLine(ImVec2(tx, a0.y), ImVec2(tx, a1.y), st.grid);
+    dl->AddLine(ImVec2(tx, a1.y), ImVec2(tx, a1.y + 0.3f * F), st.frame);
+    pt.text_at(ImVec2(tx, a1.y + 0.4f * F), 0.5f, 0.0f, st.text, t.label.c_str());
+  }
+  if (f.has_y2)
+    for (const Tick& t : f.y2.ticks) {
+      const float ty = std::round(Y(f.y2, t.value));
+      dl->AddLine(ImVec2(a1.x, ty), ImVec2(a1.x + 0.3f * F, ty), st.frame);
+      pt.text_at(ImVec2(a1.x + 0.45f * F, ty), 0.0f, 0.5f, st.text, t.label.c_str());
+    }
+  // With two y axes, each axis' label takes its series' colour.
+  const ImU32 y_col = f.has_y2 ? st.palette[f.series[0].colour % 8] : st.text;
+  pt.text_at(ImVec2(p0.x + 0.6f * F, a0.y - 0.5f * F), 0.0f, 1.0f, y_col, f.y.label.c_str());
+  if (f.has_y2)
+    pt.text_at(ImVec2(a1.x + right_ticks, a0.y - 0.5f * F), 1.0f, 1.0f, st.palette[f.series[1].colour % 8],
+               f.y2.label.c_str());
+  pt.text_at(ImVec2((a0.x + a1.x) * 0.5f, a1.y + 1.6f * F), 0.5f, 0.0f, st.text, f.x.label.c_str());
+
+  // The data: bars first, lines over them.
+  const float octave = f.x.log ? aw / float(std::log2(f.x.hi / f.x.lo)) : aw / 10;
+  constexpr size_t kChunk = 64;  // a polyline is drawn in pieces of this many points (no allocation)
+  ImVec2 pts[kChunk];
+  float best = 0.8f * F;  // hover: the nearest point within this many pixels
+  const Series* hs = nullptr;
+  size_t hk = 0;
+  ImVec2 hp;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const Series& s : f.series) {
+      if (s.bars != (pass == 0)) continue;
+      const ImU32 c = st.palette[s.colour % 8];
+      const size_t n = s.x.size();
+      for (size_t k = 0; k < n; ++k) {
+        const ImVec2 q = lay.point(f, s, k);
+        if (s.bars) {
+          const float hw = 0.28f * octave;
+          dl->AddRectFilled(ImVec2(q.x - hw, q.y), ImVec2(q.x + hw, a1.y), with_alpha(c, 215));
+          if (!hs && mouse.x >= q.x - hw && mouse.x <= q.x + hw && mouse.y >= q.y && mouse.y <= a1.y) {
+            hs = &s;
+            hk = k;
+            hp = q;
+          }
+          continue;
+        }
+        const float dx = mouse.x - q.x, dy = mouse.y - q.y, dist = std::sqrt(dx * dx + dy * dy);
+        if (dist < best) {  // lines are drawn over bars, so they answer first
+          best = dist;
+          hs = &s;
+          hk = k;
+          hp = q;
+        }
+      }
+      if (s.bars) continue;
+      for (size_t start = 0; start + 1 < n; start += kChunk - 1) {  // consecutive pieces share a point
+        const size_t m = std::min(kChunk, n - start);
+        for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
+        polyline(dl, pts, int(m), c, lw, s.dashed);
+      }
+      for (size_t k = 0; k < n; ++k) dl->AddCircleFilled(lay.point(f, s, k), mr, c);
+    }
+  dl->AddRect(a0, a1, st.frame);
+
+  // Legend, right of the right-hand axis.
+  const float lx = a1.x + right_ticks + 0.6f * F, line_h = 1.35f * F;
+  for (size_t k = 0; k < f.series.size(); ++k) {
+    const float ly = a0.y + float(k) * line_h;
+    legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], st.palette[f.series[k].colour % 8], lw, mr);
+    pt.text(ImVec2(lx + 2.4f * F, ly), st.text, f.series[k].label.c_str());
+  }
+
+  // Notes under the x axis' label.
+  float ny = a1.y + 3.0f * F;
+  for (const std::string& n : f.notes) {
+    pt.text(ImVec2(p0.x + 0.6f * F, ny), st.dim, n.c_str(), wrap);
+    ny += pt.text_size(n.c_str(), wrap).y;
+  }
+
+  const bool hit = hs != nullptr && hover && hover_n > 0;
+  if (hit) {
+    dl->AddCircle(hp, 2 * mr, st.text, 0, 1.5f);
+    const Axis& ya = hs->right ? f.y2 : f.y;
+    std::snprintf(hover, hover_n, "%s\n%s = %.6g\n%s = %.4g", hs->label.c_str(), f.x.label.c_str(), hs->x[hk],
+                  ya.label.c_str(), hs->y[hk]);
+  }
+  dl->PopClipRect();
+  return hit;
+}
+
+}  // namespace flashstep::plot

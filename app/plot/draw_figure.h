@@ -1,0 +1,37 @@
+// Draws a Figure (app/plot/figures.h) into an ImGui draw list: title, axes with ticks and
+// labels, grid, bars and lines, a legend, notes, and the point under the mouse. The app's Bench
+// view draws into its window; `flashstep plot` into a headless ImGui context that
+// app/plot/raster.h rasterises on the CPU. Needs only ImGui's core (no window, no OpenGL), and
+// allocates nothing, so an idle frame of the app stays allocation-free.
+#pragma once
+#include "app/plot/figures.h"
+
+#include <imgui.h>
+
+#include <cstddef>
+
+namespace flashstep::plot {
+
+struct FigureStyle {
+  ImU32 background, plot_background, frame, grid, text, dim;
+  ImU32 palette[8];
+};
+FigureStyle light_figure_style();  // slides and README figures
+FigureStyle dark_figure_style();   // the app's dark panels
+
+// Where DrawFigure puts the plot in [p0, p1] (the hover test finds the points with it).
+struct FigureLayout {
+  float subtitle_y = 0, text_y = 0;  // the subtitle's top; the first line under it
+  ImVec2 a0, a1;                     // the plot area
+  float right_ticks = 0;             // width of the right-hand axis' labels
+  bool fits = false;                 // room for a readable plot
+  ImVec2 point(const Figure& f, const Series& s, size_t k) const;  // series s, point k, in pixels
+};
+FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size);
+
+// Draws f in [p0, p1] with `font` at `size` pixels. When `mouse` is over a point, writes its
+// series and values to hover (a tooltip's text) and returns true.
+bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const FigureStyle& st, ImFont* font,
+                float size, ImVec2 mouse, char* hover, size_t hover_n);
+
+}  // namespace flashstep::plot

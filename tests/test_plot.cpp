@@ -1,0 +1,238 @@
+// The benchmark figures' model (app/plot): the shipped H200 file read back point for point
+// against its JSON, the axes on random data, and every class of bad file.
+#include "app/plot/figures.h"
+#include "core/types.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace flashstep;
+using namespace flashstep::plot;
+
+namespace {
+
+const std::string kBench = FLASHSTEP_BENCH_FILE;
+const std::string kResults = FLASHSTEP_RESULTS_DIR;
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+// The raw file's values, keyed by the label the figure must give them, read without the model:
+// label -> N -> value, for one d and one figure.
+using Expected = std::map<std::string, std::map<double, double>>;
+Expected expected_series(const nlohmann::json& file, int64_t d, bool tflops) {
+  Expected e;
+  for (const auto& run : file["runs"]) {
+    const bool tc = run.value("tensor_cores", false), bwd = run.value("backward", false);
+    const std::string run_prec = run["dtype"] == "float32" ? "fp32" : run["dtype"].get<std::string>();
+    for (const auto& row : run["rows"]) {
+      if (row["d"] != d) continue;
+      for (const auto& [key, v] : row.items()) {
+        if (!v.is_object() || v.contains("skipped")) continue;
+        std::string sched = key.substr(0, key.find('_'));
+        std::string prec = run_prec;
+        bool causal = run.value("causal", false);
+        if (key == "fa2" && !bwd) {
+          prec = v["dtype"];
+          causal = v["causal"];
+        }
+        const std::string label = sched + (tc ? " TC " : " ") + prec + (causal ? ", causal" : "") + (bwd ? ", backward" : "");
+        e[label][row["n"].get<double>()] =
+            tflops ? v[bwd ? "backward_tflops" : "tflops"].get<double>() : v["peak_bytes"].get<double>() / 1048576.0;
+      }
+    }
+  }
+  return e;
+}
+
+Expected figure_series(const Figure& f) {
+  Expected got;
+  for (const Series& s : f.series) {
+    REQUIRE(s.x.size() == s.y.size());
+    REQUIRE(std::is_sorted(s.x.begin(), s.x.end()));
+    for (size_t k = 0; k < s.x.size(); ++k) got[s.label][s.x[k]] = s.y[k];
+  }
+  return got;
+}
+
+void require_axis_holds(const Axis& a, const std::vector<double>& values) {
+  REQUIRE(a.lo < a.hi);
+  REQUIRE(a.ticks.size() >= 2);
+  for (double v : values) {
+    REQUIRE(a.fraction(v) >= 0);
+    REQUIRE(a.fraction(v) <= 1);
+  }
+  for (size_t k = 0; k < a.ticks.size(); ++k) {
+    REQUIRE(a.ticks[k].value >= a.lo * (1 - 1e-12));
+    REQUIRE(a.ticks[k].value <= a.hi * (1 + 1e-12));
+    REQUIRE_FALSE(a.ticks[k].label.empty());
+    if (k > 0) REQUIRE(a.ticks[k].value > a.ticks[k - 1].value);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("plot model: the shipped file's Bc sweep is Figure 2 (middle), value for value", "[plot]") {
+  const nlohmann::json raw = read_json(kBench);
+  const BenchData b = load_bench(kBench);
+  REQUIRE(b.device == "NVIDIA H200");
+  REQUIRE(b.sources.size() == raw["runs"].size());
+  const Figure f = make_figure(b, FigureKind::bc, 64);
+  REQUIRE(f.empty.empty());
+  REQUIRE(f.has_y2);
+  REQUIRE(f.series.size() == 2);
+  const Series &hbm = f.series[0], &ms = f.series[1];
+  REQUIRE(hbm.bars);
+  REQUIRE(ms.right);
+  std::vector<double> bcs, gb, timed_bc, timed_ms;
+  for (const auto& p : raw["runs"][0]["sweep"]) {
+    if (p.contains("schedule")) continue;  // fa2's block sizes are not Figure 2
+    bcs.push_back(p["Bc"].get<double>());
+    gb.push_back(p["hbm_bytes_predicted"].get<double>() / 1e9);
+    if (!p.contains("skipped")) {
+      timed_bc.push_back(p["Bc"].get<double>());
+      timed_ms.push_back(p["median_ms"].get<double>());
+    }
+  }
+  REQUIRE(bcs == std::vector<double>{16, 32, 64, 128, 256, 512});
+  REQUIRE(hbm.x == bcs);
+  REQUIRE(hbm.y == gb);
+  REQUIRE(ms.x == timed_bc);
+  REQUIRE(ms.y == timed_ms);
+  REQUIRE(timed_bc.size() == 5);  // Bc = 512 needs more shared memory than the H200 has
+  REQUIRE(f.notes.size() == 1);
+  REQUIRE(f.notes[0].find("Bc = 512 not timed") != std::string::npos);
+  // HBM bytes fall as 1/Bc over a decade and more: a log axis; Bc is a log2 axis with a tick per point.
+  REQUIRE(f.y.log);
+  REQUIRE(f.x.log);
+  REQUIRE(f.x.ticks.size() == 6);
+  REQUIRE_FALSE(f.y2.log);
+  require_axis_holds(f.x, hbm.x);
+  require_axis_holds(f.y, hbm.y);
+  require_axis_holds(f.y2, ms.y);
+}
+
+TEST_CASE("plot model: one series per schedule, precision, mask and pass, with the file's values", "[plot]") {
+  const nlohmann::json raw = read_json(kBench);
+  const BenchData b = load_bench(kBench);
+  REQUIRE(b.dims == std::vector<int64_t>{64, 128});
+  const int64_t d = GENERATE(64, 128);
+  const FigureKind kind = GENERATE(FigureKind::tflops, FigureKind::memory);
+  const Figure f = make_figure(b, kind, d);
+  REQUIRE(f.empty.empty());
+  const Expected want = expected_series(raw, d, kind == FigureKind::tflops);
+  REQUIRE(figure_series(f) == want);
+  std::set<std::string> labels;
+  for (const Series& s : f.series) {
+    labels.insert(s.label);
+    REQUIRE(s.dashed == (s.label.find("causal") != std::string::npos));
+  }
+  REQUIRE(labels == std::set<std::string>{"fa1 fp32", "standard fp32", "fa2 fp32", "fa2 TC bf16", "standard TC bf16",
+                                          "fa2 TC bf16, causal", "standard TC bf16, causal", "fa1 fp32, backward",
+                                          "fa2 fp32, backward", "standard fp32, backward"});
+  // A causal series wears its unmasked sibling's colour, dashed; the others differ.
+  std::map<std::string, int> colour;
+  for (const Series& s : f.series) colour[s.label] = s.colour;
+  REQUIRE(colour["fa2 TC bf16, causal"] == colour["fa2 TC bf16"]);
+  REQUIRE(colour["fa2 TC bf16"] != colour["fa2 fp32"]);
+  REQUIRE(f.y.log);  // 12 to 343 TFLOP/s, 96 MiB to 17 GB: decades
+  std::vector<double> ys;
+  for (const Series& s : f.series) ys.insert(ys.end(), s.y.begin(), s.y.end());
+  require_axis_holds(f.y, ys);
+  REQUIRE(std::count_if(f.notes.begin(), f.notes.end(),
+                        [](const std::string& n) { return n.find("is measured too") != std::string::npos; }) == 1);
+  // fa1 and fa2 allocate the same (within 1%): the note names the line drawn over the other.
+  const bool hidden = std::any_of(f.notes.begin(), f.notes.end(),
+                                  [](const std::string& n) { return n.find("fa1 fp32 under fa2 fp32") != std::string::npos; });
+  REQUIRE(hidden == (kind == FigureKind::memory));
+}
+
+TEST_CASE("plot model: single bench-gpu files load as they are", "[plot]") {
+  const BenchData fwd = load_bench(kResults + "/h200_bench.json");
+  REQUIRE(fwd.sweep.size() == 6);
+  const Figure t = make_figure(fwd, FigureKind::tflops, 128);
+  REQUIRE(t.series.size() == 2);
+  REQUIRE(t.series[0].label == "fa1 fp32");
+  REQUIRE(t.series[0].x == std::vector<double>{1024, 2048, 4096, 8192, 16384});
+  const BenchData tc = load_bench(kResults + "/h200_tc_bench_bf16_causal.json");
+  REQUIRE(tc.sweep.empty());
+  const Figure bc = make_figure(tc, FigureKind::bc, 64);
+  REQUIRE(bc.empty.find("has no Bc sweep") != std::string::npos);
+  REQUIRE(make_figure(tc, FigureKind::tflops, 64).series.size() == 2);
+  REQUIRE(make_figure(tc, FigureKind::memory, 32).empty.find("no timing at d = 32") != std::string::npos);
+}
+
+TEST_CASE("plot model: axes hold fresh random data, log where it spans decades", "[plot]") {
+  std::mt19937_64 rng(GENERATE(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u));
+  std::uniform_real_distribution<double> expo(-4, 6), spread(0, 3);
+  const double base = std::pow(10.0, expo(rng)), width = std::pow(10.0, spread(rng));
+  std::uniform_real_distribution<double> u(base, base * width);
+  std::vector<double> v(1 + rng() % 12);
+  for (double& x : v) x = u(rng);
+  const Axis a = make_axis("value", v, false);
+  const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+  INFO("min " << *mn << " max " << *mx);
+  REQUIRE(a.log == (*mx / *mn >= 10));
+  if (!a.log) REQUIRE(a.lo == 0);
+  if (*mx > *mn) require_axis_holds(a, v);
+  std::vector<double> pow2;
+  for (int k = int(rng() % 4); k < 6 + int(rng() % 10); ++k) pow2.push_back(std::ldexp(1.0, k));
+  const Axis x = make_axis("N", pow2, true);
+  REQUIRE(x.log);
+  require_axis_holds(x, pow2);
+  REQUIRE(x.ticks.size() <= 9);
+}
+
+TEST_CASE("plot model: a bad or foreign file is one clear error naming the field", "[plot][errors]") {
+  const nlohmann::json good = read_json(kBench);
+  using Edit = void (*)(nlohmann::json&);
+  const auto [edit, expect] = GENERATE(table<Edit, std::string>({
+      {[](nlohmann::json& j) { j["runs"][0]["rows"][2]["fa1"].erase("tflops"); }, "runs[0].rows[2].fa1.tflops is missing"},
+      {[](nlohmann::json& j) { j["runs"][1]["rows"][0]["n"] = "big"; }, "runs[1].rows[0].n must be a positive integer"},
+      {[](nlohmann::json& j) { j["runs"][0]["rows"][0]["d"] = -64; }, "runs[0].rows[0].d must be a positive integer"},
+      {[](nlohmann::json& j) { j["runs"][0]["rows"][0]["fa2"]["dtype"] = "fp8"; }, "runs[0].rows[0].fa2.dtype must be fp32, fp16 or bf16"},
+      {[](nlohmann::json& j) { j["runs"][2]["rows"][1]["fa2_tc"]["median_ms"] = -1.5; }, "runs[2].rows[1].fa2_tc.median_ms must be a positive number"},
+      {[](nlohmann::json& j) { j["runs"][3]["rows"][0]["fa1"].erase("backward_tflops"); }, "runs[3].rows[0].fa1.backward_tflops is missing"},
+      {[](nlohmann::json& j) { j["runs"][0]["rows"][3] = {{"n", 8}, {"d", 64}}; }, "runs[0].rows[3] has none of fa1, fa2, standard"},
+      {[](nlohmann::json& j) { j["runs"][0]["rows"][3]["fa1"] = 7; }, "runs[0].rows[3].fa1 must be an object"},
+      {[](nlohmann::json& j) { j["runs"][0]["sweep"][0].erase("hbm_bytes_predicted"); }, "runs[0].sweep[0].hbm_bytes_predicted is missing"},
+      {[](nlohmann::json& j) { j["runs"][0]["rows"] = 3; }, "runs[0].rows must be an array"},
+      {[](nlohmann::json& j) { j["runs"][0].erase("device"); }, "runs[0].device is missing"},
+      {[](nlohmann::json& j) { j["runs"][1]["dtype"] = "int8"; }, "runs[1].dtype must be float32, fp32, fp16 or bf16"},
+      {[](nlohmann::json& j) { j["runs"] = nlohmann::json::array(); }, "runs is empty"},
+      {[](nlohmann::json& j) { j.erase("flashstep_bench"); }, "flashstep_bench must be 1"},
+      {[](nlohmann::json& j) { j["runs"].push_back(j["runs"][1]); }, "appears twice"},
+      {[](nlohmann::json& j) { j = j["runs"][0]["rows"]; }, "the top level must be an object"},
+      {[](nlohmann::json& j) { j = {{"gpu", "h200"}, {"points", nlohmann::json::array()}}; }, "is not a bench-gpu JSON file"},
+  }));
+  nlohmann::json j = good;
+  edit(j);
+  try {
+    parse_bench(j, "f.json");
+    FAIL("accepted: " << expect);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    REQUIRE(msg.rfind("f.json", 0) == 0);
+    REQUIRE(msg.find(expect) != std::string::npos);
+    REQUIRE(msg.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("plot model: files that are not bench JSON at all", "[plot][errors]") {
+  REQUIRE_THROWS_WITH(load_bench(kResults + "/h200_bench.txt"), Catch::Contains("is not JSON"));
+  REQUIRE_THROWS_WITH(load_bench(kResults + "/h200_issue12_dram.json"), Catch::Contains("is not a bench-gpu JSON file"));
+  REQUIRE_THROWS_WITH(load_bench(kResults + "/no-such.json"), Catch::Contains("cannot read"));
+  REQUIRE_THROWS_WITH(load_bench(kResults), Catch::Contains("is not a regular file"));
+  REQUIRE_THROWS_WITH(parse_figure("pie"), Catch::Contains("unknown figure 'pie'"));
+}

@@ -1,0 +1,158 @@
+// `flashstep plot` as a user runs it: PNGs of the documented size that are pictures (not blank,
+// different per figure and per file), and one clear error line with no file for bad input; and
+// the figures' hover text in a headless ImGui context.
+#include "app/plot/draw_figure.h"
+#include "test_helpers.h"
+#include "tests/png_helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+using namespace fstest;
+namespace fsys = std::filesystem;
+
+namespace {
+
+const std::string kBin = FLASHSTEP_BIN;
+const std::string kBench = FLASHSTEP_BENCH_FILE;
+const std::string kResults = FLASHSTEP_RESULTS_DIR;
+
+Image plot(const std::string& args, const fsys::path& out) {
+  std::string output;
+  const int rc = run_command(kBin + " plot " + args + " --out " + out.string(), output);
+  INFO(output);
+  REQUIRE(rc == 0);
+  REQUIRE(output.find("wrote " + out.string()) == 0);
+  return load_png(out.string());
+}
+
+}  // namespace
+
+TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they differ", "[plot][cli]") {
+  TempDir dir;
+  const Image bc = plot("--bench " + kBench + " --figure bc", dir.path / "bc.png");
+  const Image tf = plot("--bench " + kBench + " --figure tflops", dir.path / "tflops.png");
+  const Image mem = plot("--bench " + kBench + " --figure memory", dir.path / "memory.png");
+  const Image tf128 = plot("--bench " + kBench + " --figure tflops --d 128", dir.path / "tflops128.png");
+  const Image single = plot("--bench " + kResults + "/h200_bench.json --figure tflops", dir.path / "single.png");
+  for (const Image* im : {&bc, &tf, &mem, &tf128, &single}) {
+    REQUIRE(im->w == 1200);  // docs/cli.md: 1200 x 700 per figure
+    REQUIRE(im->h == 700);
+    REQUIRE(distinct_colours(*im) > 50);  // text, bars, lines: anti-aliased shades of several colours
+  }
+  const size_t area = 1200 * 700;
+  for (const auto& [x, y] : {std::pair{&bc, &tf}, {&tf, &mem}, {&bc, &mem}, {&tf, &tf128}, {&tf, &single}})
+    REQUIRE(pixels_differing(*x, *y) > area / 50);
+}
+
+TEST_CASE("plot: all stacks the figures the file has, and --size sets the image", "[plot][cli]") {
+  TempDir dir;
+  const Image all = plot("--bench " + kBench, dir.path / "all.png");
+  REQUIRE(all.w == 1200);
+  REQUIRE(all.h == 3 * 700);
+  // A --tensor-cores run has no Bc sweep: `all` draws its two figures.
+  const Image tc = plot("--bench " + kResults + "/h200_tc_bench_bf16.json --figure all", dir.path / "tc.png");
+  REQUIRE(tc.h == 2 * 700);
+  const Image small = plot("--bench " + kBench + " --figure memory --size 640x400", dir.path / "small.png");
+  REQUIRE(small.w == 640);
+  REQUIRE(small.h == 400);
+  REQUIRE(distinct_colours(small) > 50);
+}
+
+TEST_CASE("plot: bad input is one clear line, exit 2 and no file", "[plot][cli][errors]") {
+  TempDir dir;
+  const std::string txt = kResults + "/h200_bench.txt", tc = kResults + "/h200_tc_bench_bf16.json";
+  const auto [args, expect] = GENERATE_REF(table<std::string, std::string>({
+      {"--bench " + dir.path.string() + "/none.json", "cannot read"},
+      {"--bench " + txt, "is not JSON"},
+      {"--bench " + kResults + "/h200_issue12_dram.json", "is not a bench-gpu JSON file"},
+      {"--bench " + kBench + " --figure pie", "unknown figure 'pie'"},
+      {"--bench " + kBench + " --d 96", "--d 96: " + kBench + " has timings at d = 64, 128"},
+      {"--bench " + kBench + " --size 10x10", "--size must be between"},
+      {"--bench " + kBench + " --size big", "--size must look like"},
+      {"--bench " + tc + " --figure bc", "has no Bc sweep"},
+      {"--bench " + kBench + " --figure bc --out " + kBench, "--out"},
+      {"--bench " + kBench + " --out " + dir.path.string() + "/no/such/dir/x.png", "x.png"},
+      {"--figure bc", "--bench is required"},
+  }));
+  const fsys::path out = dir.path / "out.png";
+  std::string output;
+  const bool own_out = args.find("--out") == std::string::npos;
+  const int rc = run_command(kBin + " plot " + args + (own_out ? " --out " + out.string() : ""), output);
+  INFO(args << "\n" << output);
+  REQUIRE(rc == 2);
+  REQUIRE(output.rfind("flashstep: error: ", 0) == 0);
+  REQUIRE(output.find(expect) != std::string::npos);
+  REQUIRE(std::count(output.begin(), output.end(), '\n') == 1);
+  REQUIRE_FALSE(fsys::exists(out));
+  REQUIRE_FALSE(fsys::exists(dir.path / "no"));
+}
+
+TEST_CASE("the point under the mouse is named with its series and the file's values", "[plot]") {
+  const flashstep::plot::BenchData b = flashstep::plot::load_bench(kBench);
+  ImGuiContext* ctx = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1200, 700);
+  io.DeltaTime = 1.0f / 60;
+  unsigned char* px = nullptr;
+  int tw = 0, th = 0;
+  io.Fonts->GetTexDataAsAlpha8(&px, &tw, &th);
+  ImGui::NewFrame();
+  const ImVec2 p0(0, 0), p1(1200, 700);
+  char hover[256];
+  for (flashstep::plot::FigureKind kind : flashstep::plot::kFigureKinds) {
+    const flashstep::plot::Figure f = flashstep::plot::make_figure(b, kind, 128);
+    const flashstep::plot::FigureLayout lay = flashstep::plot::layout_figure(f, p0, p1, ImGui::GetFont(), 15);
+    REQUIRE(lay.fits);
+    ImDrawList* dl = ImGui::GetBackgroundDrawList();
+    REQUIRE_FALSE(flashstep::plot::DrawFigure(dl, p0, p1, f, flashstep::plot::light_figure_style(), ImGui::GetFont(), 15,
+                                               ImVec2(-FLT_MAX, -FLT_MAX), hover, sizeof hover));
+    for (const flashstep::plot::Series& s : f.series)
+      for (size_t k = 0; k < s.x.size(); ++k) {
+        // At a bar's foot (a line's marker may sit on its top), or on a line's marker: a series
+        // drawn over an equal one may answer instead.
+        ImVec2 at = lay.point(f, s, k);
+        if (s.bars) at.y = lay.a1.y - 2;
+        REQUIRE(flashstep::plot::DrawFigure(dl, p0, p1, f, flashstep::plot::light_figure_style(), ImGui::GetFont(), 15,
+                                            at, hover, sizeof hover));
+        char x[64], y[64];
+        std::snprintf(x, sizeof x, "= %.6g\n", s.x[k]);
+        std::snprintf(y, sizeof y, "= %.4g", s.y[k]);
+        const std::string text = hover;
+        INFO(text << " at " << s.label << " point " << k);
+        REQUIRE(text.find(x) != std::string::npos);
+        const bool same_series = text.rfind(s.label + "\n", 0) == 0;
+        if (same_series) REQUIRE(text.find(y) != std::string::npos);
+        else REQUIRE(kind == flashstep::plot::FigureKind::memory);  // equal lines (the figure's note names them)
+      }
+  }
+  ImGui::EndFrame();
+  ImGui::DestroyContext(ctx);
+}
+
+TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is drawn whole", "[plot][cli]") {
+  TempDir dir;
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<double> tflops(5, 400), peak(1e7, 1e10);
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t n = 100; n < 100 + 150 * 37; n += 37)  // 150 points: several polyline pieces
+    rows.push_back({{"n", n}, {"d", 80}, {"fa1", {{"median_ms", 1.5}, {"tflops", tflops(rng)},
+                                                   {"peak_bytes", int64_t(peak(rng))}}}});
+  const nlohmann::json file = {{"device", "test"}, {"dtype", "float32"}, {"rows", rows}};
+  const std::string path = (dir.path / "long.json").string();
+  std::ofstream(path) << file.dump();
+  const Image im = plot("--bench " + path + " --figure tflops", dir.path / "long.png");
+  REQUIRE(distinct_colours(im) > 50);
+  const flashstep::plot::Figure f = flashstep::plot::make_figure(flashstep::plot::load_bench(path),
+                                                                 flashstep::plot::FigureKind::tflops, 80);
+  REQUIRE(f.series.size() == 1);
+  REQUIRE(f.series[0].x.size() == 150);
+  REQUIRE(f.y.log);  // 5 to 400 TFLOP/s
+}
