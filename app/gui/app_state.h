@@ -8,6 +8,7 @@
 // --script option call.
 #pragma once
 #include "app/gui/preset.h"
+#include "app/gui/settings.h"
 #include "core/closed_form.h"
 #include "core/lesson.h"
 #include "core/reference.h"
@@ -141,6 +142,7 @@ struct AppState {
   std::string apply_error;     // why the last Apply failed (the old run stays)
   LessonState lesson;
   CompareState compare;
+  DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
 
   // Controls.
   bool playing = false;
@@ -172,7 +174,8 @@ struct AppState {
   void advance_playback(double dt);
   // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
   //  export out/trace" (set: nq nk d M br bc seed, schedule NAME, dtype NAME, causal 0|1,
-  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats)
+  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats;
+  //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default)
   void run_script(const std::string& script);
   void load_compare();
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
