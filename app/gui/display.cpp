@@ -87,6 +87,9 @@ void DrawDisplayMenu(AppState& s) {
     ImGui::OpenPopup("Display");
     ds.menu_open = false;
   }
+  // Centred: F2 opens it wherever the pointer is (or is not, in a screenshot).
+  const ImVec2 screen = ImGui::GetIO().DisplaySize;
+  ImGui::SetNextWindowPos(ImVec2(screen.x * 0.5f, screen.y * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   if (!ImGui::BeginPopup("Display")) return;
   DisplaySettings next = ds.now;
   int theme = next.theme == Theme::light ? 1 : 0;

@@ -155,9 +155,10 @@ void DisplayState::run_command(const std::string& command) {
   else if (verb == "show") next.hidden &= ~parse_panels(arg);
   else if (verb == "presentation") next = presentation_settings();
   else if (verb == "default") next = DisplaySettings{};
+  else if (verb == "menu") menu_open = true;  // opens the Display menu (for screenshots of it)
   else
     throw InputError("script: display knows theme dark|light, font-scale X, hide PANELS, show PANELS, "
-                     "presentation, default (got '" + verb + "')");
+                     "presentation, default, menu (got '" + verb + "')");
   change(next);
 }
 

@@ -69,7 +69,7 @@ struct DisplayState {
   // The Display menu (and --script "display ..."): applies `next` and remembers it.
   void change(const DisplaySettings& next);
   // "theme light" | "font-scale 1.5" | "hide memory,softmax" | "show memory" | "presentation" |
-  // "default": the script's `display` verb. Throws InputError.
+  // "default" | "menu" (opens it): the script's `display` verb. Throws InputError.
   void run_command(const std::string& command);
 };
 
