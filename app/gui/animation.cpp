@@ -138,13 +138,13 @@ std::string AnimationPlan::frame_path(int64_t step) const {
 AnimationPlan plan_animation(const AnimationRequest& r, size_t steps) {
   AnimationPlan p;
   if (!r.wanted()) {
-    if (r.from >= 0 || r.to >= 0) throw InputError("--from and --to need --frames DIR, --gif FILE or --video FILE");
+    if (r.from != r.kUnset || r.to != r.kUnset) throw InputError("--from and --to need --frames DIR, --gif FILE or --video FILE");
     return p;
   }
   const int64_t n = int64_t(steps);
-  p.from = r.from < 0 ? 0 : r.from;
-  p.to = r.to < 0 ? n : r.to;
-  if (p.from > p.to || p.to > n)
+  p.from = r.from == r.kUnset ? 0 : r.from;
+  p.to = r.to == r.kUnset ? n : r.to;
+  if (p.from < 0 || p.from > p.to || p.to > n)
     throw InputError("--from K --to L needs 0 <= K <= L <= " + std::to_string(n) + " (the trace's steps; got K = " +
                      std::to_string(p.from) + ", L = " + std::to_string(p.to) + ")");
   if (!(r.fps >= 0.5 && r.fps <= 60)) throw InputError("--fps must be from 0.5 to 60");

@@ -6,14 +6,16 @@
 // The window's part (rendering each step) is frames_export.cpp.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace flashstep::gui {
 
 struct AnimationRequest {
+  static constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
   std::string frames_dir, gif, video;
-  int64_t from = -1, to = -1;  // -1: not given (0 and the last step)
+  int64_t from = kUnset, to = kUnset;  // not given: 0 and the last step
   double fps = 4;
   bool wanted() const { return !frames_dir.empty() || !gif.empty() || !video.empty(); }
 };

@@ -287,8 +287,8 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--hide", o.hide, "panels to hide: controls, algorithm, problem, memory, softmax (comma-separated), or none");
   g->add_option("--settings", o.settings, "the display settings file (default $FLASHSTEP_SETTINGS, else ~/.config/flashstep/settings.json)");
   g->add_option("--frames", o.animation.frames_dir, "write one PNG per step --from K to --to L into this new folder and exit");
-  g->add_option("--from", o.animation.from, "first step of --frames/--gif/--video (default 0)")->check(CLI::NonNegativeNumber);
-  g->add_option("--to", o.animation.to, "last step of --frames/--gif/--video (default the last)")->check(CLI::NonNegativeNumber);
+  g->add_option("--from", o.animation.from, "first step of --frames/--gif/--video (default 0)");
+  g->add_option("--to", o.animation.to, "last step of --frames/--gif/--video (default the last)");
   g->add_option("--gif", o.animation.gif, "make an animated GIF of the steps (ImageMagick or ffmpeg, found on PATH)");
   g->add_option("--video", o.animation.video, "make a video (.mp4, .webm, .mkv, .mov) of the steps with ffmpeg");
   g->add_option("--fps", o.animation.fps, "steps per second in --gif/--video (default 4)");

@@ -197,13 +197,13 @@ TEST_CASE("animation export: the range, the folder and the tools are checked bef
   CHECK(fs::path(p.frame_path(7)).filename() == "step-00007.png");
   REQUIRE_FALSE(fs::exists(p.staging));  // nothing is made by the check
   gui::AnimationRequest all = r;
-  all.from = all.to = -1;
+  all.from = all.to = gui::AnimationRequest::kUnset;
   const gui::AnimationPlan whole = plan(all);
   CHECK(whole.from == 0);
   CHECK(whole.to == 27);
 
   const std::string range = "--from K --to L needs 0 <= K <= L <= 27";
-  for (auto [from, to] : {std::pair<int64_t, int64_t>{7, 3}, {0, 28}, {28, -1}}) {
+  for (auto [from, to] : {std::pair<int64_t, int64_t>{7, 3}, {0, 28}, {-1, 5}, {0, -2}, {28, gui::AnimationRequest::kUnset}}) {
     gui::AnimationRequest b = r;
     b.from = from;
     b.to = to;
