@@ -8,6 +8,7 @@
 //               1 sequential (dark - teal - yellow) over [u_lo, u_hi]: P~, l
 //               2 sequential over log10 |x| in [u_lo, u_hi]: the compare tab's error
 //   u_empty     the whole matrix does not exist yet (O, l, m before Alg1 L2)
+//   u_empty_colour  "not there yet": the panels' background of the theme (dark or light)
 //   u_scale     displayed elements per output texel (x, y): 1 normally; above 1 when the
 //               matrix is coloured at the size it is drawn (each texel takes one element)
 uniform sampler2D u_data;
@@ -16,10 +17,10 @@ uniform int u_map;
 uniform float u_lo;
 uniform float u_hi;
 uniform int u_empty;
+uniform vec3 u_empty_colour;
 uniform vec2 u_scale;
 out vec4 frag_colour;
 
-const vec3 kEmpty = vec3(0.06, 0.06, 0.06);  // the panels' background: "not there yet"
 const vec3 kNegInf = vec3(0.36, 0.30, 0.46);  // m = -inf before a row has seen any key
 const vec3 kNaN = vec3(1.0, 0.0, 1.0);
 
@@ -39,10 +40,10 @@ vec3 sequential(float t) {  // piecewise linear through four hand-picked colours
 void main() {
   ivec2 px = ivec2(floor(gl_FragCoord.xy * u_scale));  // gl_FragCoord is at texel centres
   ivec2 cell = u_transpose != 0 ? px.yx : px;  // (column, row) of the matrix
-  if (u_empty != 0) { frag_colour = vec4(kEmpty, 1.0); return; }
+  if (u_empty != 0) { frag_colour = vec4(u_empty_colour, 1.0); return; }
   float x = texelFetch(u_data, cell, 0).r;
   vec3 c;
-  if (isnan(x)) c = u_map == 2 ? kNaN : kEmpty;  // NaN in HBM = a row not written yet
+  if (isnan(x)) c = u_map == 2 ? kNaN : u_empty_colour;  // NaN in HBM = a row not written yet
   else if (isinf(x)) c = x < 0.0 ? kNegInf : vec3(1.0);
   else if (u_map == 0) c = diverging(clamp(0.5 + 0.5 * x / max(u_hi, 1e-30), 0.0, 1.0));
   else if (u_map == 1) c = sequential(clamp((x - u_lo) / max(u_hi - u_lo, 1e-30), 0.0, 1.0));

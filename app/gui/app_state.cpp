@@ -533,6 +533,10 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "jump") {
       if (!(cs >> a >> b)) throw InputError("script: jump needs i and j");
       if (!jump_to(a, b)) throw InputError("script: jump " + jump_error);
+    } else if (verb == "display") {  // the Display menu: "display theme light", "display hide memory"
+      std::string rest;
+      std::getline(cs, rest);
+      display.run_command(rest);
     } else if (verb == "set") {  // the problem editor, as typed into a field
       std::string field, value;
       if (!(cs >> field >> value)) throw InputError("script: set needs a field and a value");
@@ -584,7 +588,7 @@ void AppState::run_script(const std::string& script) {
       if (form.error.empty()) apply_form();
     } else {
       throw InputError("script: unknown action '" + verb +
-                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply)");
+                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, display WHAT)");
     }
   }
 }

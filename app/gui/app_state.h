@@ -9,6 +9,7 @@
 #pragma once
 #include "app/gui/bench_state.h"
 #include "app/gui/preset.h"
+#include "app/gui/settings.h"
 #include "core/closed_form.h"
 #include "core/lesson.h"
 #include "core/reference.h"
@@ -143,6 +144,7 @@ struct AppState {
   LessonState lesson;
   CompareState compare;
   BenchState bench;           // the Bench view (app/gui/bench_state.h)
+  DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
 
   // Controls.
   bool playing = false;
@@ -174,7 +176,8 @@ struct AppState {
   void advance_playback(double dt);
   // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
   //  export out/trace" (set: nq nk d M br bc seed, schedule NAME, dtype NAME, causal 0|1,
-  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats)
+  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats;
+  //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default)
   void run_script(const std::string& script);
   void load_compare();
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the

@@ -87,7 +87,8 @@ void draw_box(ImDrawList* dl, const Box& b, ImFont* font) {
     return;
   }
   const float range = range_of(b.src);
-  const bool numbers = font && b.cw >= 34.0f && b.ch >= font->FontSize + 2.0f && b.sr == 1 && b.sc == 1;
+  const float px = font ? cell_text_px(font, b.cw, b.ch, 34.0f) : 0.0f, em = px / 13.0f;
+  const bool numbers = px > 0 && b.sr == 1 && b.sc == 1;
   char buf[24];
   for (int64_t r = 0; r < b.shown_rows(); ++r)
     for (int64_t c = 0; c < b.shown_cols(); ++c) {
@@ -96,9 +97,9 @@ void draw_box(ImDrawList* dl, const Box& b, ImFont* font) {
       if (std::isnan(x)) continue;  // a row not written yet
       dl->AddRectFilled(a, e, colour(x, range));
       if (!numbers) continue;
-      fmt_value(buf, sizeof buf, x, b.cw >= 44.0f ? 3 : 2);
-      const ImVec2 ts = font->CalcTextSizeA(font->FontSize, 1e9f, 0, buf);
-      dl->AddText(font, font->FontSize, ImVec2(a.x + (b.cw - ts.x) * 0.5f, a.y + (b.ch - ts.y) * 0.5f),
+      fmt_value(buf, sizeof buf, x, b.cw >= 44.0f * em ? 3 : 2);
+      const ImVec2 ts = font->CalcTextSizeA(px, 1e9f, 0, buf);
+      dl->AddText(font, px, ImVec2(a.x + (b.cw - ts.x) * 0.5f, a.y + (b.ch - ts.y) * 0.5f),
                   IM_COL32(250, 250, 250, 255), buf);
     }
   if (b.block_rows > 0 && float(b.block_rows) * b.ch / float(b.sr) >= 5.0f)
@@ -217,7 +218,19 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   };
   float hu1 = 1, hu2 = 1;
   const float wu1 = units(row1, n1, &hu1), wu2 = units(row2, n2, &hu2);
-  const float cw = std::clamp(std::min((avail.x - gap * float(n1)) / wu1, (avail.x - gap * float(n2 + 1)) / wu2), 1.0f, 56.0f);
+  auto fit_cw = [&](float extra1, float extra2) {
+    return std::clamp(std::min((avail.x - gap * float(n1) - extra1) / wu1, (avail.x - gap * float(n2 + 1) - extra2) / wu2),
+                      1.0f, 56.0f);
+  };
+  // A name wider than its box (D_i at a large font scale) pushes the next box over: the
+  // columns narrow by what those names take beyond their boxes.
+  auto overhang = [](const Box* bs, int n, float w) {
+    float x = 0;
+    for (int e = 0; e < n; ++e) x += std::max(0.0f, ImGui::CalcTextSize(bs[e].name).x - float(bs[e].shown_cols()) * w);
+    return x;
+  };
+  float cw = fit_cw(0, 0);
+  cw = fit_cw(overhang(row1, n1, cw), overhang(row2, n2, cw));
   const float ch = std::clamp((avail.y - 4 * lab - gap - legend_h) / (hu1 + hu2), 1.0f, 32.0f);
   float x = origin.x + 2;
   const float y1 = origin.y + 2 * lab, y2 = y1 + hu1 * ch + gap + 2 * lab;
@@ -225,7 +238,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
     row1[e].p0 = ImVec2(x, y1);
     row1[e].cw = cw;
     row1[e].ch = ch;
-    x = row1[e].p1().x + gap;
+    x = std::max(row1[e].p1().x, x + ImGui::CalcTextSize(row1[e].name).x) + gap;
   }
   x = origin.x + 2;
   for (int e = 0; e < n2; ++e) {
@@ -233,13 +246,17 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
     row2[e].p0 = ImVec2(x, y2);
     row2[e].cw = cw;
     row2[e].ch = ch;
-    x = row2[e].p1().x + gap;
+    x = std::max(row2[e].p1().x, x + ImGui::CalcTextSize(row2[e].name).x) + gap;
   }
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 dim = ImGui::GetColorU32(kDimText);
   char buf[128];
-  dl->AddText(ImVec2(origin.x, y1 - 2 * lab + 2), dim, "HBM at this step: the inputs, O, dO and the statistics");
+  auto fitting = [&](const char* text, const char* shorter) {  // large text: the short form
+    return ImGui::CalcTextSize(text).x <= avail.x ? text : shorter;
+  };
+  dl->AddText(ImVec2(origin.x, y1 - 2 * lab + 2), dim,
+              fitting("HBM at this step: the inputs, O, dO and the statistics", "HBM at this step"));
   if (sched == Schedule::standard)
     std::snprintf(buf, sizeof buf, "HBM: the gradients, P, dP, dS  |  on chip: D_i of row block i = %d", cur ? cur->i : -1);
   else if (cur && cur->i >= 0)
@@ -248,7 +265,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
     std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip for j = %d (i not in scope)", cur->j);
   else
     std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip (no loop variable in scope)");
-  dl->AddText(ImVec2(origin.x, y2 - 2 * lab + 2), dim, buf);
+  dl->AddText(ImVec2(origin.x, y2 - 2 * lab + 2), dim, fitting(buf, "HBM: the gradients | on chip"));
   for (int e = 0; e < n1; ++e) draw_box(dl, row1[e], gs.mono);
   for (int e = 0; e < n2; ++e) draw_box(dl, row2[e], gs.mono);
 

@@ -1,35 +1,57 @@
 // The frame's arrangement and its controls: where each panel goes (ComputeLayout), the keys
-// (Right, Left, Space, Home, End), and the controls panel: step, back, play, scrubber, jump.
+// (Right, Left, Space, Home, End; F2 the Display menu), and the controls panel: step, back, play,
+// scrubber, jump, Display.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
+
+#include <GLFW/glfw3.h>  // imgui 1.86 names no F keys: the GLFW backend indexes keys by GLFW code
 
 #include <algorithm>
 #include <cstdio>
 
 namespace flashstep::gui {
 
-Layout ComputeLayout(ImVec2 d, float controls_h) {
+Layout ComputeLayout(ImVec2 d, float controls_h, const DisplaySettings& ds) {
   Layout l;
-  const float left = std::clamp(d.x * 0.25f, 300.0f, 420.0f);
-  const float right = std::clamp(d.x * 0.26f, 320.0f, 440.0f);
+  // Half the font scale's growth: the side panels wrap and scroll, the tiles need the width.
+  const float fs = 1.0f + 0.5f * (ds.font_scale - 1.0f);
+  const bool any_left = ds.shows(kPanelAlgorithm) || ds.shows(kPanelProblem);
+  const bool any_right = ds.shows(kPanelMemory) || ds.shows(kPanelSoftmax);
+  float left = any_left ? std::clamp(d.x * 0.25f, 300.0f * fs, 420.0f * fs) : 0.0f;
+  float right = any_right ? std::clamp(d.x * 0.26f, 320.0f * fs, 440.0f * fs) : 0.0f;
+  // Large text widens the side columns, but the tiles keep at least 40% of the window.
+  const float sides = left + right, most = d.x * 0.6f;
+  if (sides > most) {
+    left *= most / sides;
+    right *= most / sides;
+  }
+  left = std::floor(left);
+  right = std::floor(right);
   const float center = std::max(d.x - left - right, 200.0f);
   const float body = std::max(d.y - controls_h, 200.0f);
   l.controls_pos = ImVec2(0, 0);
   l.controls_size = ImVec2(d.x, controls_h);
-  const float algo_h = std::floor(body * 0.44f);
+  // A column's one shown panel takes its whole height.
+  // With larger text the pseudocode needs more lines to show the current one in context.
+  const float algo_share = std::min(0.44f + 0.16f * (ds.font_scale - 1.0f), 0.62f);
+  const float algo_h = !ds.shows(kPanelProblem) ? body : !ds.shows(kPanelAlgorithm) ? 0.0f : std::floor(body * algo_share);
   l.algo_pos = ImVec2(0, controls_h);
   l.algo_size = ImVec2(left, algo_h);
   l.problem_pos = ImVec2(0, controls_h + algo_h);
   l.problem_size = ImVec2(left, body - algo_h);
   l.center_pos = ImVec2(left, controls_h);
   l.center_size = ImVec2(center, body);
-  const float mem_h = std::floor(body * 0.72f);
+  const float mem_h = !ds.shows(kPanelSoftmax) ? body : !ds.shows(kPanelMemory) ? 0.0f : std::floor(body * 0.72f);
   l.memory_pos = ImVec2(left + center, controls_h);
   l.memory_size = ImVec2(d.x - left - center, mem_h);
   l.softmax_pos = ImVec2(left + center, controls_h + mem_h);
   l.softmax_size = ImVec2(d.x - left - center, body - mem_h);
   return l;
 }
+
+// The buttons, speed, jump and Display take about 62 font heights: at large font scales they
+// wrap onto a second row (the jump and Display), and the scrubber moves to a third.
+int ControlsRows(float width) { return width >= ImGui::GetFontSize() * 62.0f ? 2 : 3; }
 
 void HandleKeys(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
@@ -39,6 +61,7 @@ void HandleKeys(AppState& s) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) s.playing = !s.playing;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) s.reset();
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) s.run_to_end();
+  if (ImGui::IsKeyPressed(GLFW_KEY_F2, false)) s.display.menu_open = true;
 }
 
 void DrawControlsPanel(AppState& s, const Layout& l) {
@@ -63,7 +86,7 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  if (ControlsRows(l.controls_size.x) == 2) ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   ImGui::TextUnformatted("Jump to i");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
@@ -82,6 +105,9 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
     ImGui::SameLine();
     ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
   }
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  if (ImGui::Button("Display")) s.display.menu_open = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Theme, text size and panels for a projector (F2)");
 
   // Row 2: the scrubber and where we are.
   const Step* cur = current_step(s);

@@ -1,6 +1,7 @@
 // One frame of the desktop app, shared by the window's loop (gui_command.cpp) and the frame
 // benchmark (frame_bench.cpp).
 #pragma once
+#include "app/gui/animation.h"
 #include "app/gui/app_state.h"
 #include "app/gui/panels.h"
 
@@ -21,5 +22,9 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std:
 
 // Times `frames` idle frames, then `frames` frames of one step each, and prints the results.
 void run_frame_bench(GLFWwindow* window, AppState& s, GpuState& gpu, int frames);
+
+// frames_export.cpp: renders each step of the plan to a PNG, then makes its GIF or video and
+// moves the frames to their folder (app/gui/animation.h); on failure nothing is left half-made.
+void run_animation(GLFWwindow* window, AppState& s, GpuState& gpu, const AnimationPlan& plan);
 
 }  // namespace flashstep::gui

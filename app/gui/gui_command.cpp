@@ -51,8 +51,9 @@ const char* kNoDisplay =
     "explain, lesson softmax; see flashstep --help) or render the app to a PNG with "
     "xvfb-run flashstep gui --screenshot out.png";
 
-ImVec4 g_clear(0.06f, 0.06f, 0.06f, 1.0f);  // the panels' background (see setup_imgui)
-bool g_offline = false;  // screenshot and benchmark: ignore the pointer (Xvfb puts it mid-screen)
+ImVec4 g_clear(0.06f, 0.06f, 0.06f, 1.0f);  // the panels' background (see ApplyDisplay)
+bool g_offline = false;  // screenshot, frames and benchmark: ignore the pointer (Xvfb puts it mid-screen)
+uint64_t g_display_seen = 0;  // the DisplayState::version whose style and fonts are built
 
 // =============================================================================================
 // [SECTION] Window, ImGui and fonts
@@ -60,28 +61,14 @@ bool g_offline = false;  // screenshot and benchmark: ignore the pointer (Xvfb p
 
 void glfw_error(int code, const char* text) { std::fprintf(stderr, "flashstep: GLFW error %d: %s\n", code, text); }
 
-void setup_imgui(GLFWwindow* window, GpuState& gpu) {
+void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
   IMGUI_CHECKVERSION();
   ImGui::SetAllocatorFunctions(&counted_malloc, &counted_free, nullptr);
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;  // the layout is computed, nothing to remember
-  ImGui::StyleColorsDark();
-  ImGuiStyle& st = ImGui::GetStyle();
-  st.WindowRounding = 0;
-  st.FrameRounding = 3;
-  st.WindowPadding = ImVec2(8, 6);
-  st.ItemSpacing = ImVec2(7, 5);
-  // The panels tile the whole window, so their background is the glClear colour: a fully
-  // transparent WindowBg is skipped by ImGui, which saves a full-screen blended pass (the
-  // largest cost of a frame under Mesa's software rasteriser).
-  const ImVec4 bg = st.Colors[ImGuiCol_WindowBg];
-  g_clear = ImVec4(bg.x, bg.y, bg.z, 1.0f);
-  st.Colors[ImGuiCol_WindowBg].w = 0.0f;
-  const std::string sans = system_font(false), mono = system_font(true);
-  if (!sans.empty()) io.Fonts->AddFontFromFileTTF(sans.c_str(), 15.0f);
-  else io.Fonts->AddFontDefault();
-  if (!mono.empty()) gpu.mono = io.Fonts->AddFontFromFileTTF(mono.c_str(), 13.0f);
+  io.IniFilename = nullptr;  // the layout is computed; display settings: app/gui/settings.h
+  g_clear = ApplyDisplay(s, gpu, false);  // the font texture is made by the first NewFrame
+  g_display_seen = s.display.version;
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 }
@@ -115,24 +102,34 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std:
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   glfwPollEvents();
+  if (s.display.version != g_display_seen) {  // the Display menu changed: restyle, rebuild fonts
+    g_clear = ApplyDisplay(s, gpu, true);
+    g_display_seen = s.display.version;
+  }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (g_offline) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no stray hover
   ImGui::NewFrame();
+  const ImVec2 sample = ImGui::CalcTextSize("Step >");  // for --dump-state: the text's size as drawn
+  s.display.sample_w = sample.x;
+  s.display.sample_h = sample.y;
   HandleKeys(s);
   s.advance_playback(dt);
   UpdateHeatmaps(s, gpu);
 
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const ImGuiStyle& st = ImGui::GetStyle();
-  const float controls_h = ImGui::GetFrameHeightWithSpacing() * 2 + st.WindowPadding.y * 2;
-  const Layout layout = ComputeLayout(display, controls_h);
-  DrawControlsPanel(s, layout);
-  DrawAlgorithmPanel(s, gpu, layout);
-  DrawProblemPanel(s, layout);
+  const DisplaySettings& shown = s.display.now;
+  const float controls_h =
+      shown.shows(kPanelControls) ? ImGui::GetFrameHeightWithSpacing() * float(ControlsRows(display.x)) + st.WindowPadding.y * 2 : 0.0f;
+  const Layout layout = ComputeLayout(display, controls_h, shown);
+  if (shown.shows(kPanelControls)) DrawControlsPanel(s, layout);
+  if (shown.shows(kPanelAlgorithm)) DrawAlgorithmPanel(s, gpu, layout);
+  if (shown.shows(kPanelProblem)) DrawProblemPanel(s, layout);
   DrawCenterPanel(s, gpu, layout);
-  DrawMemoryPanel(s, layout);
-  DrawSoftmaxPanel(s, layout);
+  if (shown.shows(kPanelMemory)) DrawMemoryPanel(s, layout);
+  if (shown.shows(kPanelSoftmax)) DrawSoftmaxPanel(s, layout);
+  DrawDisplayMenu(s);
 
   ImGui::Render();
   const auto t1 = clock::now();
@@ -185,9 +182,13 @@ int run_app(const GuiOptions& o) {
     std::fprintf(stderr, "%s\n", kNoDisplay);
     return 2;
   }
-  // The state first: a bad preset or script fails before a window opens.
+  // The state first: a bad preset, script, display flag or frame range fails before a window opens.
   AppState s;
   prepare_state(s, o);
+  const bool animating = o.animation.wanted();
+  if (animating && (!o.screenshot.empty() || o.bench_frames > 0))
+    throw InputError("--frames, --gif and --video cannot be combined with --screenshot or --bench-frames");
+  const AnimationPlan plan = plan_animation(o.animation, s.steps());
 
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
@@ -200,19 +201,19 @@ int run_app(const GuiOptions& o) {
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_DEPTH_BITS, 0);  // 2-D only: no depth or stencil buffer to clear and store
   glfwWindowHint(GLFW_STENCIL_BITS, 0);
-  glfwWindowHint(GLFW_RESIZABLE, o.screenshot.empty() && o.bench_frames == 0 ? GLFW_TRUE : GLFW_FALSE);
+  const bool offline = !o.screenshot.empty() || o.bench_frames > 0 || animating;
+  glfwWindowHint(GLFW_RESIZABLE, offline ? GLFW_FALSE : GLFW_TRUE);
   GLFWwindow* window = glfwCreateWindow(width, height, "flashstep: FlashAttention tile by tile", nullptr, nullptr);
   if (!window) {
     glfwTerminate();
     throw InputError("could not open an OpenGL 3.3 window on this display");
   }
   glfwMakeContextCurrent(window);
-  const bool offline = !o.screenshot.empty() || o.bench_frames > 0;
   glfwSwapInterval(offline ? 0 : 1);
   g_offline = offline;
 
   GpuState gpu;
-  setup_imgui(window, gpu);
+  setup_imgui(window, s, gpu);
   std::string shader_error;
   int rc = 0;
   std::string failure;  // an error inside the loop: shut down in order first, then report it
@@ -228,6 +229,8 @@ int run_app(const GuiOptions& o) {
       std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
     } else if (o.bench_frames > 0) {
       run_frame_bench(window, s, gpu, o.bench_frames);
+    } else if (animating) {
+      run_animation(window, s, gpu, plan);
     } else {
       FrameClock clock;
       while (!glfwWindowShouldClose(window)) {
@@ -279,6 +282,18 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--lesson-blocks", o.lesson_blocks, "blocks merged in the lesson tab")->group("");
   g->add_option("--compare-o", o.compare_o, "load this O .npy into the compare tab")->group("");
   g->add_option("--compare-lse", o.compare_lse, "load this lse .npy into the compare tab")->group("");
+  // The classroom: display settings (app/gui/settings.h) and animation export (app/gui/animation.h).
+  g->add_flag("--presentation", o.presentation, "for a projector: light theme, text 1.5x, the problem editor hidden");
+  g->add_option("--theme", o.theme, "dark or light (this run; the Display menu remembers a choice)");
+  g->add_option("--font-scale", o.font_scale, "text size for the whole UI, 0.75 to 2.5 (fonts rebuilt at that size)");
+  g->add_option("--hide", o.hide, "panels to hide: controls, algorithm, problem, memory, softmax (comma-separated), or none");
+  g->add_option("--settings", o.settings, "the display settings file (default $FLASHSTEP_SETTINGS, else ~/.config/flashstep/settings.json)");
+  g->add_option("--frames", o.animation.frames_dir, "write one PNG per step --from K to --to L into this new folder and exit");
+  g->add_option("--from", o.animation.from, "first step of --frames/--gif/--video (default 0)");
+  g->add_option("--to", o.animation.to, "last step of --frames/--gif/--video (default the last)");
+  g->add_option("--gif", o.animation.gif, "make an animated GIF of the steps (ImageMagick or ffmpeg, found on PATH)");
+  g->add_option("--video", o.animation.video, "make a video (.mp4, .webm, .mkv, .mov) of the steps with ffmpeg");
+  g->add_option("--fps", o.animation.fps, "steps per second in --gif/--video (default 4)");
   g->callback([&set_action] { set_action([] { return gui::run_app(o); }); });
 }
 

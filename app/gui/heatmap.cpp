@@ -83,6 +83,7 @@ bool HeatmapShader::init(const std::string& dir, std::string* err) {
   loc_hi = glGetUniformLocation(program_, "u_hi");
   loc_empty = glGetUniformLocation(program_, "u_empty");
   loc_scale = glGetUniformLocation(program_, "u_scale");
+  loc_empty_colour = glGetUniformLocation(program_, "u_empty_colour");
   glGenVertexArrays(1, &vao_);  // core profile: a bound VAO is needed even with no attributes
   return true;
 }
@@ -128,9 +129,18 @@ void Heatmap::fit_to(float width_px, float height_px) {
   dirty_ = true;  // recoloured at the new size by the next render (at most once per resize)
 }
 
+void HeatmapShader::set_empty_colour(float r, float g, float b) {
+  if (empty_colour[0] == r && empty_colour[1] == g && empty_colour[2] == b) return;
+  empty_colour[0] = r;
+  empty_colour[1] = g;
+  empty_colour[2] = b;
+  ++colour_version;
+}
+
 void Heatmap::render(const HeatmapShader& shader) {
-  if (!dirty_ || rows_ == 0 || !shader.program()) return;
+  if ((!dirty_ && colour_seen_ == shader.colour_version) || rows_ == 0 || !shader.program()) return;
   dirty_ = false;
+  colour_seen_ = shader.colour_version;
   const int full_w = params_.transpose ? rows_ : cols_, full_h = params_.transpose ? cols_ : rows_;
   const int w = fit_w_ > 0 ? std::min(full_w, fit_w_) : full_w;
   const int h = fit_h_ > 0 ? std::min(full_h, fit_h_) : full_h;
@@ -165,6 +175,7 @@ void Heatmap::render(const HeatmapShader& shader) {
   glUniform1f(shader.loc_hi, params_.hi);
   glUniform1i(shader.loc_empty, params_.empty ? 1 : 0);
   glUniform2f(shader.loc_scale, float(full_w) / float(w), float(full_h) / float(h));
+  glUniform3f(shader.loc_empty_colour, shader.empty_colour[0], shader.empty_colour[1], shader.empty_colour[2]);
   glBindVertexArray(shader.vao());
   glDrawArrays(GL_TRIANGLES, 0, 3);
   glBindVertexArray(0);

@@ -24,7 +24,12 @@ class HeatmapShader {
   GLuint program() const { return program_; }
   GLuint vao() const { return vao_; }
   GLint loc_data = -1, loc_transpose = -1, loc_map = -1, loc_lo = -1, loc_hi = -1, loc_empty = -1,
-        loc_scale = -1;
+        loc_scale = -1, loc_empty_colour = -1;
+  // "Not there yet" (unwritten HBM rows): the theme's background. Heatmaps re-colour when the
+  // version moves (set_empty_colour).
+  void set_empty_colour(float r, float g, float b);
+  float empty_colour[3] = {0.06f, 0.06f, 0.06f};
+  uint64_t colour_version = 0;
 
  private:
   GLuint program_ = 0, vao_ = 0;
@@ -66,6 +71,7 @@ class Heatmap {
   int fit_w_ = 0, fit_h_ = 0;  // 0: the full size (one texel per element)
   HeatmapParams params_;
   bool dirty_ = true;
+  uint64_t colour_seen_ = 0;  // the shader's colour_version of the last colour pass
 };
 
 }  // namespace flashstep::gui

@@ -65,7 +65,7 @@ void DrawLessonView(AppState& s) {
     for (int k = 0; k < std::min(ls.shown, nb); ++k) {
       const LessonBlock& b = L.blocks[size_t(k)];
       ImGui::TableNextRow();
-      if (k == ls.shown - 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(70, 90, 160, 255));
+      if (k == ls.shown - 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
       ImGui::TableNextColumn();
       ImGui::Text("%d", k + 1);
       ImGui::TableNextColumn();

@@ -21,7 +21,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   char a[32], b[32], c[128];
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
 
-  ImGui::Text("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
+  ImGui::TextWrapped("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) are stored in %s; l, m and L stay float32.",
                       dtype_name(p.dtype));
@@ -86,18 +86,18 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),
                 fmt_bytes(b, sizeof b, wr), total ? 100.0 * double(rd + wr) / double(total) : 0.0);
-  ImGui::ProgressBar(total ? float(double(rd + wr) / double(total)) : 0.0f, ImVec2(-1, 0), c);
-  if (cur) ImGui::Text("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
+  LabelledBar(total ? float(double(rd + wr) / double(total)) : 0.0f, c);
+  if (cur) ImGui::TextWrapped("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
   else ImGui::TextUnformatted("this step: -");
   if (tr.has_backward) {  // the two passes apart (Trace phases): so far, of each pass's whole
     const Totals& F = tr.forward_totals;
     const Totals& B = tr.backward_totals;
     const int64_t frd = std::min(rd, F.hbm_read_bytes), fwr = std::min(wr, F.hbm_write_bytes);
     char f1[32], f2[32], f3[32], f4[32];
-    ImGui::Text("forward:  read %s of %s, written %s of %s", fmt_bytes(a, sizeof a, frd),
+    ImGui::TextWrapped("forward:  read %s of %s, written %s of %s", fmt_bytes(a, sizeof a, frd),
                 fmt_bytes(f1, sizeof f1, F.hbm_read_bytes), fmt_bytes(b, sizeof b, fwr),
                 fmt_bytes(f2, sizeof f2, F.hbm_write_bytes));
-    ImGui::Text("backward: read %s of %s, written %s of %s", fmt_bytes(f3, sizeof f3, rd - frd),
+    ImGui::TextWrapped("backward: read %s of %s, written %s of %s", fmt_bytes(f3, sizeof f3, rd - frd),
                 fmt_bytes(a, sizeof a, B.hbm_read_bytes), fmt_bytes(f4, sizeof f4, wr - fwr),
                 fmt_bytes(b, sizeof b, B.hbm_write_bytes));
   }
@@ -149,7 +149,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   else
     std::snprintf(c, sizeof c, "tiles %s of %s%s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap),
                   bwd ? " (backward: 2M)" : "");
-  ImGui::ProgressBar(cap ? std::min(1.0f, float(double(tiles) / double(cap))) : 0.0f, ImVec2(-1, 0), c);
+  LabelledBar(cap ? std::min(1.0f, float(double(tiles) / double(cap))) : 0.0f, c);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Q_i, K_j, V_j and O_i are charged to M (a quarter each: Bc = ceil(M/4d)).\n"
                       "The budget is M rounded up to whole tile rows, 4d ceil(M/4d) elements.\n"
@@ -190,7 +190,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     ImGui::TableSetupColumn("fa2");
     ImGui::TableSetupColumn("standard");
     ImGui::TableHeadersRow();
-    const ImU32 shown_bg = IM_COL32(45, 60, 105, 255);
+    const ImU32 shown_bg = kShownCol;
     auto label = [&](const char* name, const char* tip) {
       ImGui::TableNextRow();
       ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, shown_bg, 1 + shown);

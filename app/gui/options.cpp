@@ -28,7 +28,17 @@ static void prepare_bench(AppState& s, const GuiOptions& o) {
   }
 }
 
+void prepare_display(DisplayState& d, const GuiOptions& o) {
+  d.path = settings_path(o.settings);
+  d.now = load_settings(d.path);
+  if (o.presentation) d.now = presentation_settings();
+  if (!o.theme.empty()) d.now.theme = parse_theme(o.theme);
+  if (!o.font_scale.empty()) d.now.font_scale = parse_font_scale(o.font_scale);
+  if (!o.hide.empty()) d.now.hidden = parse_panels(o.hide);
+}
+
 void prepare_state(AppState& s, const GuiOptions& o) {
+  prepare_display(s.display, o);  // a bad flag fails before the preset's run is made
   s.asset_dir = asset_dir();
   s.preset_names = preset_names(s.asset_dir);
   s.load_preset(o.preset);

@@ -1,6 +1,7 @@
 // The `flashstep gui` options, and the app state they ask for. Applying them is what the window
 // does before it opens, and what the in-process tests do without one.
 #pragma once
+#include "app/gui/animation.h"
 #include "app/gui/app_state.h"
 
 #include <cstdint>
@@ -17,12 +18,19 @@ struct GuiOptions {
   int64_t lesson_blocks = -1;
   int bench_frames = 0;
   bool backward = false;  // add the backward pass to the preset's problem (opens at its first step)
+  // Display (app/gui/settings.h): for this run, over the remembered settings; not saved.
+  std::string theme, font_scale, hide, settings;
+  bool presentation = false;
+  AnimationRequest animation;  // --frames, --gif, --video, --from, --to, --fps
 };
 
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.
 void parse_size(const std::string& text, int* w, int* h);
 // Loads o.preset from the assets, opens o.view, steps, runs o.script, shows o.lesson_blocks and
-// loads the compare files. Throws InputError (a bad preset, view, script or compare file).
+// loads the compare files; the display settings: the remembered ones, then the flags (the
+// script's `display` actions change and remember them). Throws InputError (a bad preset, view,
+// script, compare file, display flag or settings file).
 void prepare_state(AppState& s, const GuiOptions& o);
+void prepare_display(DisplayState& d, const GuiOptions& o);  // the display part of it
 
 }  // namespace flashstep::gui

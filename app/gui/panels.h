@@ -23,7 +23,10 @@ struct Layout {
   ImVec2 controls_pos, controls_size, algo_pos, algo_size, problem_pos, problem_size,
       center_pos, center_size, memory_pos, memory_size, softmax_pos, softmax_size;
 };
-Layout ComputeLayout(ImVec2 display, float controls_height);
+// Hidden panels give their space to the rest of their column, or to the centre panel when the
+// whole column is hidden; the side columns widen with the font scale.
+Layout ComputeLayout(ImVec2 display, float controls_height, const DisplaySettings& d = DisplaySettings{});
+int ControlsRows(float width);  // rows of the controls panel at the current font size
 
 void HandleKeys(AppState& s);
 void UpdateHeatmaps(AppState& s, GpuState& g);
@@ -33,6 +36,11 @@ void DrawProblemPanel(AppState& s, const Layout& l);
 void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l);  // tiles, lesson, compare
 void DrawMemoryPanel(AppState& s, const Layout& l);
 void DrawSoftmaxPanel(AppState& s, const Layout& l);
+// display.cpp: applies s.display.now (style, panel colours, fonts rebuilt at the font scale;
+// `backend_ready`: the GL font texture exists and is rebuilt) and returns the clear colour;
+// the Display menu (theme, text size, panels), opened by the controls' button or F2.
+ImVec4 ApplyDisplay(AppState& s, GpuState& g, bool backend_ready);
+void DrawDisplayMenu(AppState& s);
 
 // The centre panel's tabs.
 void DrawTilesView(AppState& s, GpuState& g);

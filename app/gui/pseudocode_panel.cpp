@@ -218,7 +218,7 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
       dl->ChannelsSetCurrent(0);
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
       dl->AddRectFilled(ImVec2(a.x - 4, a.y - 1), ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(), b.y + 1),
-                        IM_COL32(70, 90, 160, 255), 3.0f);
+                        kHighlightCol, 3.0f);
       if (s.playing || ImGui::IsWindowAppearing()) ImGui::SetScrollHereY(0.5f);
     }
     dl->ChannelsMerge();

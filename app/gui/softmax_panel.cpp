@@ -72,7 +72,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
       const int64_t rows = t.rows_in_q_block(i, p.nq);
       for (int64_t r = 0; r < rows; ++r) {
         ImGui::TableNextRow();
-        if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(70, 90, 160, 255));
+        if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
         ImGui::TableNextColumn();
         ImGui::Text("%lld", (long long)(r0 + r));
         auto cell = [&](const Step* st, Vec Step::*field) {

@@ -84,6 +84,12 @@ nlohmann::json state_to_json(const AppState& s) {
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
   j["bench"] = bench_to_json(s.bench);
+  // The display settings in force and what the window measured with them (0 without a window).
+  const DisplayState& ds = s.display;
+  j["display"] = {{"theme", theme_name(ds.now.theme)}, {"font_scale", ds.now.font_scale},
+                  {"hidden", panel_list(ds.now.hidden)}, {"settings_path", ds.path},
+                  {"font_px", ds.font_px}, {"font_file", ds.font_file},
+                  {"sample_text", {{"text", "Step >"}, {"w", ds.sample_w}, {"h", ds.sample_h}}}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : "tiles";
   return j;

@@ -16,8 +16,6 @@ namespace {
 
 enum class MatId { Q, K, V, S, P, O, l, m, L };
 
-const ImU32 kSkipFill = IM_COL32(38, 36, 34, 255);     // a tile the mask hides entirely
-const ImU32 kSkipHatch = IM_COL32(110, 100, 88, 255);
 const ImU32 kSkipNowCol = IM_COL32(255, 95, 95, 255);  // the skip step's own outline
 const ImU32 kDropCol = IM_COL32(255, 70, 200, 255);    // an entry of P~ dropped by dropout
 const ImU32 kNegInfCol = IM_COL32(92, 77, 117, 255);   // shaders/heatmap.frag's kNegInf
@@ -143,8 +141,9 @@ void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_fo
     for (int c = g.col_block; c < g.cols; c += g.col_block)
       dl->AddLine(g.at(0, float(c)), g.at(float(g.rows), float(c)), kGridCol, 1.0f);
   // Numbers in the cells when they fit (the tiny problem).
-  if (cell_font && g.cw >= 30.0f && g.ch >= cell_font->FontSize + 2.0f) {
-    const int decimals = g.cw >= 46.0f ? 3 : g.cw >= 38.0f ? 2 : 1;
+  const float px = cell_font ? cell_text_px(cell_font, g.cw, g.ch, 30.0f) : 0.0f, em = px / 13.0f;
+  if (px > 0) {
+    const int decimals = g.cw >= 46.0f * em ? 3 : g.cw >= 38.0f * em ? 2 : 1;
     char buf[24];
     for (int r = 0; r < g.rows; ++r)
       for (int c = 0; c < g.cols; ++c) {
@@ -153,9 +152,9 @@ void draw_grid(ImDrawList* dl, const AppState& s, const Grid& g, ImFont* cell_fo
         if (std::isnan(x)) continue;
         if (g.id == MatId::P && std::isinf(x)) continue;  // masked: weight 0, drawn in the -inf colour
         fmt_value(buf, sizeof buf, x, decimals);
-        const ImVec2 ts = cell_font->CalcTextSizeA(cell_font->FontSize, 1e9f, 0, buf);
+        const ImVec2 ts = cell_font->CalcTextSizeA(px, 1e9f, 0, buf);
         const ImVec2 a = g.at(float(r), float(c));
-        dl->AddText(cell_font, cell_font->FontSize,
+        dl->AddText(cell_font, px,
                     ImVec2(a.x + (g.cw - ts.x) * 0.5f, a.y + (g.ch - ts.y) * 0.5f),
                     light_cell(g.id, x, v) ? IM_COL32(20, 20, 25, 255) : IM_COL32(250, 250, 250, 255), buf);
       }
@@ -320,7 +319,35 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     }
     row_w += kw;
   }
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (2.2f + key_rows);
+  // The colour bars: Q K V, then S or P~, then O, as many to a row as fit (large text wraps them).
+  struct Bar {
+    Heatmap* map;
+    const char* name;
+    char lo[32], hi[32];
+    float bar_w, w;  // the bar, and the whole entry with its name and gap
+  };
+  const float em = ImGui::GetFontSize() / 15.0f;
+  Bar bars[3] = {{&gs.legend_div, "Q K V", {}, {}, 0, 0},
+                 {show_p ? &gs.legend_seq : &gs.legend_div, show_p ? (standard ? "P" : "P~") : "S", {}, {}, 0, 0},
+                 {&gs.legend_div, "O", {}, {}, 0, 0}};
+  const double ranges[3][2] = {{-double(v.range_qkv), double(v.range_qkv)},
+                               {show_p ? 0.0 : -double(v.range_s), show_p ? 1.0 : double(v.range_s)},
+                               {-double(v.range_o), double(v.range_o)}};
+  float bar_rows = 1, bar_row_w = 0;
+  for (int e = 0; e < 3; ++e) {
+    Bar& b = bars[e];
+    std::snprintf(b.lo, sizeof b.lo, "%.2g", ranges[e][0]);
+    std::snprintf(b.hi, sizeof b.hi, "%.2g", ranges[e][1]);
+    const float ends = ImGui::CalcTextSize(b.lo).x + ImGui::CalcTextSize(b.hi).x + 8 * em;  // labels must not meet
+    b.bar_w = std::max(std::min(140.0f * em, avail.x * 0.16f), ends);
+    b.w = ImGui::CalcTextSize(b.name).x + 6 + b.bar_w + 18 * em;
+    if (bar_row_w > 0 && bar_row_w + b.w > avail.x) {
+      ++bar_rows;
+      bar_row_w = 0;
+    }
+    bar_row_w += b.w;
+  }
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (1.6f * bar_rows + 0.6f + key_rows);
   const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
   float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
@@ -376,6 +403,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     if (standard) std::snprintf(buf, sizeof buf, "%s, HBM", show_p ? "P" : "S");
     else std::snprintf(buf, sizeof buf, "%s tiles, on chip", show_p ? "P~_ij" : "S_ij");
   }
+  if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f)  // large text: the name alone
+    std::snprintf(buf, sizeof buf, "%s", standard ? (show_p ? "P" : "S") : show_p ? "P~_ij" : "S_ij");
   dl->AddText(ImVec2(x_s, y_s - lab), text, buf);
   std::snprintf(buf, sizeof buf, "O (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
   dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
@@ -478,21 +507,17 @@ void DrawTilesView(AppState& s, GpuState& gs) {
 
   // Legend.
   const float ly = y_v + d * cd + gap;
-  const float bar_w = std::min(140.0f, avail.x * 0.16f), bar_h = 10;
-  char lo[32], hi[32];
-  std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_qkv));
-  std::snprintf(hi, sizeof hi, "%.2g", double(v.range_qkv));
-  colorbar(dl, gs.legend_div, ImVec2(origin.x, ly), bar_w, bar_h, lo, hi, "Q K V");
-  std::snprintf(lo, sizeof lo, "%.2g", show_p ? 0.0 : -double(v.range_s));
-  std::snprintf(hi, sizeof hi, "%.2g", show_p ? 1.0 : double(v.range_s));
-  const float x2 = origin.x + bar_w + ImGui::CalcTextSize("Q K V").x + 24;
-  colorbar(dl, show_p ? gs.legend_seq : gs.legend_div, ImVec2(x2, ly), bar_w, bar_h, lo, hi,
-           show_p ? (standard ? "P" : "P~") : "S");
-  std::snprintf(lo, sizeof lo, "%.2g", -double(v.range_o));
-  std::snprintf(hi, sizeof hi, "%.2g", double(v.range_o));
-  const float x3 = x2 + bar_w + ImGui::CalcTextSize("P~").x + 24;
-  colorbar(dl, gs.legend_div, ImVec2(x3, ly), bar_w, bar_h, lo, hi, "O");
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, ly + ImGui::GetTextLineHeightWithSpacing() * 1.6f));
+  const float bar_h = std::round(10 * em), bar_line = ImGui::GetTextLineHeightWithSpacing() * 1.6f;
+  float bx = origin.x, by = ly;
+  for (Bar& b : bars) {
+    if (bx > origin.x && bx - origin.x + b.w > avail.x) {
+      bx = origin.x;
+      by += bar_line;
+    }
+    colorbar(dl, *b.map, ImVec2(bx, by), b.bar_w, bar_h, b.lo, b.hi, b.name);
+    bx += b.w;
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, by + bar_line));
   const ImU32 key_cols[11] = {kReadCol, kWriteCol, kComputeCol, kResidentCol, kVisitedCol, kEmptyEdgeCol, kNegInfCol,
                               v.skipped_tiles ? kSkipHatch : kDropCol, kSkipNowCol, kDropCol, kDropCol};
   const bool key_outline[11] = {true, true, true, true, false, true, false, false, true, false, false};

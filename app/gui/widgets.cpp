@@ -35,6 +35,15 @@ void ErrorText(const std::string& msg) {
   ImGui::PopStyleColor();
 }
 
+void LabelledBar(float fraction, const char* text) {
+  if (ImGui::CalcTextSize(text).x + ImGui::GetStyle().FramePadding.x * 2 <= ImGui::GetContentRegionAvail().x) {
+    ImGui::ProgressBar(fraction, ImVec2(-1, 0), text);
+    return;
+  }
+  ImGui::TextWrapped("%s", text);
+  ImGui::ProgressBar(fraction, ImVec2(-1, 0), "");
+}
+
 void DimText(const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
   ImGui::PushTextWrapPos(0.0f);

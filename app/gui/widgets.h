@@ -7,32 +7,49 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace flashstep::gui {
 
-inline constexpr ImU32 kReadCol = IM_COL32(60, 200, 255, 255);
-inline constexpr ImU32 kWriteCol = IM_COL32(255, 140, 30, 255);
-inline constexpr ImU32 kComputeCol = IM_COL32(250, 225, 60, 255);
-inline constexpr ImU32 kResidentCol = IM_COL32(240, 240, 240, 200);
-inline constexpr ImU32 kGridCol = IM_COL32(15, 15, 20, 230);
-inline constexpr ImU32 kEmptyEdgeCol = IM_COL32(62, 65, 74, 255);  // outline of a tile that is not there yet
-inline constexpr ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
-inline const ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
-inline const ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
-inline const ImVec4 kPassText(0.35f, 0.9f, 0.45f, 1.0f);
-inline const ImVec4 kBoundText(0.95f, 0.75f, 0.3f, 1.0f);  // a closed form that is an upper bound
+// The colours depend on the theme (dark, or light for a projector): ApplyDisplay (display.cpp)
+// sets them between frames when the theme changes; within a frame they are constants.
+inline ImU32 kReadCol = IM_COL32(60, 200, 255, 255);
+inline ImU32 kWriteCol = IM_COL32(255, 140, 30, 255);
+inline ImU32 kComputeCol = IM_COL32(250, 225, 60, 255);
+inline ImU32 kResidentCol = IM_COL32(240, 240, 240, 200);
+inline ImU32 kGridCol = IM_COL32(15, 15, 20, 230);
+inline ImU32 kEmptyEdgeCol = IM_COL32(62, 65, 74, 255);  // outline of a tile that is not there yet
+inline ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
+inline ImU32 kHighlightCol = IM_COL32(70, 90, 160, 255);  // the current pseudocode line, table row
+inline ImU32 kShownCol = IM_COL32(45, 60, 105, 255);      // the shown schedule's column
+inline ImU32 kSkipFill = IM_COL32(38, 36, 34, 255);       // a tile the mask hides entirely
+inline ImU32 kSkipHatch = IM_COL32(110, 100, 88, 255);
+inline ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
+inline ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
+inline ImVec4 kPassText(0.35f, 0.9f, 0.45f, 1.0f);
+inline ImVec4 kBoundText(0.95f, 0.75f, 0.3f, 1.0f);  // a closed form that is an upper bound
 
 inline constexpr ImGuiWindowFlags kPanelFlags =
     ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
 
+// The size to draw a heatmap cell's number at: the cell font's own size when the cell is wide
+// enough, else smaller, down to the 13 px it has at font scale 1; a cell of `cw` pixels holds
+// `min_w` pixels of text at 13 px. Returns 0 when not even 13 px fits (no numbers).
+inline float cell_text_px(const ImFont* f, float cw, float ch, float min_w) {
+  const float px = std::min(f->FontSize, 13.0f * cw / min_w);
+  return px >= 13.0f && ch >= px + 2.0f ? px : 0.0f;
+}
+
 const char* fmt_bytes(char* buf, size_t n, int64_t b);
 const char* fmt_value(char* buf, size_t n, float x, int decimals = 4);  // "-" for NaN (not there)
 const char* fmt_g(char* buf, size_t n, double x);
 void ErrorText(const std::string& msg);
+// A full-width progress bar with `text` on it, or above it when the text is wider (large fonts).
+void LabelledBar(float fraction, const char* text);
 void DimText(const char* text);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);

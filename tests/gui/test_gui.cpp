@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -140,6 +141,8 @@ TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
   const auto [args, expect] = GENERATE(table<std::string, std::string>({
       {"--preset nope --screenshot x.png", "flashstep: error: unknown preset 'nope'"},
       {"--size wide --screenshot x.png", "flashstep: error: --size must look like"},
+      {"--presentation --font-scale 3 --screenshot x.png", "flashstep: error: --font-scale must be a number from 0.75 to 2.5"},
+      {"--frames f --to 3 --screenshot x.png", "flashstep: error: --frames, --gif and --video cannot be combined"},
   }));
   const Result r = run_gui(args, "bad");
   INFO(r.output);
@@ -201,6 +204,7 @@ TEST_CASE("benchmark at N = 1024, d = 64: frame time printed, idle frames alloca
 TEST_CASE("idle frames of the fa2, standard and backward views with masks and dropout allocate nothing", "[gui]") {
   const std::string args = GENERATE(std::string("--preset dropout-bf16"), std::string("--preset fa1-vs-fa2"),
                                     std::string("--preset backward --step 18"), std::string("--preset fa1-vs-fa2 --backward"),
+                                    std::string("--preset fa1-vs-fa2 --presentation --font-scale 2"),
                                     std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"),
                                     std::string("--view bench --bench-figure tflops"));
   const Result r = run_gui(args + " --bench-frames 10", "bench-views");
@@ -266,4 +270,120 @@ TEST_CASE("the bench view: a bad --bench file is one line and no window", "[gui]
   REQUIRE(r.output.find("is not a bench-gpu JSON file") != std::string::npos);
   REQUIRE(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   REQUIRE_FALSE(fs::exists(out_path("bench-bad.png")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The classroom: presentation mode and animation export (their checks are in test_gui_present.cpp).
+
+namespace {
+
+double mean_luminance(const Image& im) {
+  double sum = 0;
+  for (size_t p = 0; p < im.rgb.size(); p += 3)
+    sum += 0.2126 * im.rgb[p] + 0.7152 * im.rgb[p + 1] + 0.0722 * im.rgb[p + 2];
+  return sum / 255.0 / double(im.rgb.size() / 3);
+}
+
+bool have_program(const std::string& check, const std::string& tag) { return sh(check, tag).code == 0; }
+
+}  // namespace
+
+TEST_CASE("presentation mode: the screenshot is light and its text larger than the default", "[gui][present]") {
+  const std::string dark = out_path("present-dark.png"), pres = out_path("present-on.png");
+  const std::string jd = out_path("present-dark.json"), jp = out_path("present-on.json");
+  REQUIRE(run_gui("--step 19 --screenshot " + dark + " --dump-state " + jd, "present-dark").code == 0);
+  REQUIRE(run_gui("--step 19 --presentation --screenshot " + pres + " --dump-state " + jp, "present-on").code == 0);
+  const Image id = load_png(dark), ip = load_png(pres);
+  REQUIRE(distinct_colours(ip) > 200);
+  const double ld = mean_luminance(id), lp = mean_luminance(ip);
+  INFO("mean luminance: default " << ld << ", presentation " << lp);
+  REQUIRE(lp > 0.7);
+  REQUIRE(lp > ld + 0.4);
+  // The text as the window measured it with the fonts it built (--dump-state): the sans font
+  // rebuilt at 1.5 x 15 px, and a sample string drawn that much larger.
+  const nlohmann::json d = load_json(jd)["display"], p = load_json(jp)["display"];
+  REQUIRE(p["theme"] == "light");
+  REQUIRE(p["hidden"] == "problem");
+  REQUIRE(d["font_px"].get<double>() == 15.0);
+  REQUIRE(p["font_px"].get<double>() == 23.0);
+  const double dh = d["sample_text"]["h"].get<double>(), ph = p["sample_text"]["h"].get<double>();
+  const double dw = d["sample_text"]["w"].get<double>(), pw = p["sample_text"]["w"].get<double>();
+  INFO("'Step >' measures " << dw << " x " << dh << " by default, " << pw << " x " << ph << " in presentation");
+  REQUIRE(ph >= 1.4 * dh);
+  REQUIRE(pw >= 1.4 * dw);
+}
+
+TEST_CASE("frames: one PNG per step from K to L, each different, and a bad range writes nothing", "[gui][present]") {
+  const std::string dir = out_path("frames"), bad = out_path("frames-bad");
+  fs::remove_all(dir);
+  fs::remove_all(bad);
+  const Result r = run_gui("--preset tiny --size 800x500 --frames " + dir + " --from 3 --to 7", "frames");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  REQUIRE(names == std::vector<std::string>{"step-00003.png", "step-00004.png", "step-00005.png", "step-00006.png",
+                                            "step-00007.png"});
+  std::vector<Image> frames;
+  for (const std::string& n : names) {
+    frames.push_back(load_png(dir + "/" + n));
+    REQUIRE(frames.back().w == 800);
+    REQUIRE(frames.back().h == 500);
+  }
+  for (size_t a = 0; a < frames.size(); ++a)
+    for (size_t b = a + 1; b < frames.size(); ++b) {
+      INFO("frames " << names[a] << " and " << names[b]);
+      REQUIRE(pixels_differing(frames[a], frames[b]) > 300);  // the scrubber, the line, the tiles
+    }
+  const Result e = run_gui("--preset tiny --frames " + bad + " --from 7 --to 3", "frames-bad");
+  REQUIRE(e.code == 2);
+  REQUIRE(e.output.find("flashstep: error: --from K --to L needs 0 <= K <= L <= 27") != std::string::npos);
+  REQUIRE(std::count(e.output.begin(), e.output.end(), '\n') == 1);
+  REQUIRE_FALSE(fs::exists(bad));
+  for (const auto& f : fs::directory_iterator(FLASHSTEP_GUI_TEST_OUT))  // no staging folder left
+    REQUIRE(f.path().filename().string().find(".partial-") == std::string::npos);
+}
+
+TEST_CASE("GIF and video: made by ImageMagick or ffmpeg when installed, else one clear line", "[gui][present]") {
+  const std::string gif = out_path("steps.gif"), mp4 = out_path("steps.mp4");
+  fs::remove(gif);
+  fs::remove(mp4);
+  const bool ffmpeg = have_program("command -v ffmpeg", "which-ffmpeg");
+  const bool imagemagick = have_program("convert -version | grep -q 'Version: ImageMagick'", "which-im");
+  const std::string range = "--preset tiny --size 640x400 --from 0 --to 4 --fps 5 ";
+  const Result g = run_gui(range + "--gif " + gif, "gif");
+  INFO(g.output);
+  if (ffmpeg || imagemagick) {
+    REQUIRE(g.code == 0);
+    std::ifstream in(gif, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int* delays = nullptr;
+    int w = 0, h = 0, frames = 0, comp = 0;
+    unsigned char* px = stbi_load_gif_from_memory(reinterpret_cast<const unsigned char*>(bytes.data()),
+                                                  int(bytes.size()), &delays, &w, &h, &frames, &comp, 3);
+    REQUIRE(px != nullptr);
+    stbi_image_free(px);
+    stbi_image_free(delays);
+    REQUIRE(frames == 5);
+    REQUIRE(w == 640);
+    REQUIRE(h == 400);
+  } else {
+    REQUIRE(g.code == 2);
+    REQUIRE(g.output.find("flashstep: error: --gif needs ImageMagick (convert) or ffmpeg") != std::string::npos);
+    REQUIRE_FALSE(fs::exists(gif));
+  }
+  const Result v = run_gui(range + "--video " + mp4, "video");
+  INFO(v.output);
+  if (ffmpeg) {
+    REQUIRE(v.code == 0);
+    std::ifstream in(mp4, std::ios::binary);
+    char head[8] = {};
+    in.read(head, 8);
+    REQUIRE(std::string(head + 4, 4) == "ftyp");  // an MP4 container
+  } else {
+    REQUIRE(v.code == 2);
+    REQUIRE(v.output.find("flashstep: error: --video needs ffmpeg") != std::string::npos);
+    REQUIRE_FALSE(fs::exists(mp4));
+  }
 }

@@ -1,0 +1,165 @@
+#include "app/gui/settings.h"
+
+#include "core/output_files.h"
+#include "core/types.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace flashstep::gui {
+
+namespace fs = std::filesystem;
+
+DisplaySettings presentation_settings() {
+  DisplaySettings d;
+  d.theme = Theme::light;
+  d.font_scale = kPresentationFontScale;
+  d.hidden = kPanelProblem;  // the editor is for preparing a lecture, not for giving it
+  return d;
+}
+
+Theme parse_theme(const std::string& name) {
+  if (name == "dark") return Theme::dark;
+  if (name == "light") return Theme::light;
+  throw InputError("--theme must be dark or light (got '" + name + "')");
+}
+
+float parse_font_scale(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  char range[64];
+  std::snprintf(range, sizeof range, "from %.2g to %.2g", double(kMinFontScale), double(kMaxFontScale));
+  if (text.empty() || end == text.c_str() || *end || !std::isfinite(x) || x < kMinFontScale || x > kMaxFontScale)
+    throw InputError("--font-scale must be a number " + std::string(range) + " (got '" + text + "')");
+  return float(x);
+}
+
+const char* panel_name(PanelBit p) {
+  switch (p) {
+    case kPanelControls: return "controls";
+    case kPanelAlgorithm: return "algorithm";
+    case kPanelProblem: return "problem";
+    case kPanelMemory: return "memory";
+    case kPanelSoftmax: return "softmax";
+  }
+  return "";
+}
+
+unsigned parse_panels(const std::string& list) {
+  unsigned set = 0;
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (name.empty() || name == "none") continue;
+    unsigned bit = 0;
+    for (PanelBit p : kPanels)
+      if (name == panel_name(p)) bit = p;
+    if (!bit)
+      throw InputError("--hide takes panels from controls, algorithm, problem, memory, softmax, or none (got '" + name + "')");
+    set |= bit;
+  }
+  return set;
+}
+
+const char* theme_name(Theme t) { return t == Theme::light ? "light" : "dark"; }
+
+std::string panel_list(unsigned panels) {
+  std::string out;
+  for (PanelBit p : kPanels)
+    if (panels & p) out += (out.empty() ? "" : ",") + std::string(panel_name(p));
+  return out;
+}
+
+std::string settings_path(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  if (!env("FLASHSTEP_SETTINGS").empty()) return env("FLASHSTEP_SETTINGS");
+  if (!env("XDG_CONFIG_HOME").empty()) return env("XDG_CONFIG_HOME") + "/flashstep/settings.json";
+  if (!env("HOME").empty()) return env("HOME") + "/.config/flashstep/settings.json";
+  return "";
+}
+
+DisplaySettings load_settings(const std::string& path) {
+  DisplaySettings d;
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return d;
+  const std::string fix = " (fix or delete it, or pass --settings another.json)";
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read the settings file " + path + fix);
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.is_object()) throw InputError("not a JSON object");
+    if (j.contains("theme")) d.theme = parse_theme(j.at("theme").get<std::string>());
+    if (j.contains("font_scale")) {
+      const double x = j.at("font_scale").get<double>();
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", x);
+      d.font_scale = parse_font_scale(text);
+    }
+    if (j.contains("hidden")) {
+      for (const auto& name : j.at("hidden")) d.hidden |= parse_panels(name.get<std::string>());
+    }
+  } catch (const std::exception& e) {  // nlohmann's parse and type errors, and ours
+    throw InputError("the settings file " + path + " is not valid: " + e.what() + fix);
+  }
+  return d;
+}
+
+void save_settings(const DisplaySettings& d, const std::string& path) {
+  nlohmann::json j;
+  j["theme"] = theme_name(d.theme);
+  j["font_scale"] = double(d.font_scale);
+  nlohmann::json hidden = nlohmann::json::array();
+  for (PanelBit p : kPanels)
+    if (d.hidden & p) hidden.push_back(panel_name(p));
+  j["hidden"] = hidden;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);  // ~/.config/flashstep on first use
+  write_file_atomic(path, j.dump(1) + "\n");
+}
+
+void DisplayState::change(const DisplaySettings& next) {
+  if (next == now) return;
+  now = next;
+  ++version;
+  if (path.empty()) {
+    message = "not remembered: no settings file (set HOME, FLASHSTEP_SETTINGS or --settings)";
+    return;
+  }
+  try {
+    save_settings(now, path);
+    message = "remembered in " + path;
+  } catch (const InputError& e) {
+    message = std::string("not remembered: ") + e.what();
+  }
+}
+
+void DisplayState::run_command(const std::string& command) {
+  std::istringstream cs(command);
+  std::string verb, arg;
+  cs >> verb >> arg;
+  DisplaySettings next = now;
+  if (verb == "theme") next.theme = parse_theme(arg);
+  else if (verb == "font-scale") next.font_scale = parse_font_scale(arg);
+  else if (verb == "hide") next.hidden |= parse_panels(arg);
+  else if (verb == "show") next.hidden &= ~parse_panels(arg);
+  else if (verb == "presentation") next = presentation_settings();
+  else if (verb == "default") next = DisplaySettings{};
+  else if (verb == "menu") menu_open = true;  // opens the Display menu (for screenshots of it)
+  else
+    throw InputError("script: display knows theme dark|light, font-scale X, hide PANELS, show PANELS, "
+                     "presentation, default, menu (got '" + verb + "')");
+  change(next);
+}
+
+}  // namespace flashstep::gui
