@@ -207,7 +207,8 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   // Geometry: one column width and one row height for every box, to fit both rows.
   const ImVec2 origin = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   const float lab = ImGui::GetTextLineHeight() + 6, gap = 12;
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
+  const bool legend = s.display.now.shows(kPanelLegend);
+  const float legend_h = legend ? ImGui::GetTextLineHeightWithSpacing() * 3.2f : 0.0f;
   auto units = [](const Box* bs, int n, float* hu) {
     float w = 0;
     for (int e = 0; e < n; ++e) {
@@ -324,6 +325,10 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   // Legend.
   const float ly = y2 + hu2 * ch + gap;
   ImGui::SetCursorScreenPos(ImVec2(origin.x, ly));
+  if (!legend) {
+    ImGui::Dummy(ImVec2(0, 0));
+    return;
+  }
   Swatch(kReadCol, true, "read from HBM");
   Swatch(kWriteCol, true, "written to HBM", true);
   Swatch(kComputeCol, true, "computed by this step", true);

@@ -286,7 +286,7 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_flag("--presentation", o.presentation, "for a projector: light theme, text 1.5x, the problem editor hidden");
   g->add_option("--theme", o.theme, "dark or light (this run; the Display menu remembers a choice)");
   g->add_option("--font-scale", o.font_scale, "text size for the whole UI, 0.75 to 2.5 (fonts rebuilt at that size)");
-  g->add_option("--hide", o.hide, "panels to hide: controls, algorithm, problem, memory, softmax (comma-separated), or none");
+  g->add_option("--hide", o.hide, "panels to hide: controls, algorithm, problem, memory, softmax, legend (comma-separated), or none");
   g->add_option("--settings", o.settings, "the display settings file (default $FLASHSTEP_SETTINGS, else ~/.config/flashstep/settings.json)");
   g->add_option("--frames", o.animation.frames_dir, "write one PNG per step --from K to --to L into this new folder and exit");
   g->add_option("--from", o.animation.from, "first step of --frames/--gif/--video (default 0)");

@@ -47,6 +47,7 @@ const char* panel_name(PanelBit p) {
     case kPanelProblem: return "problem";
     case kPanelMemory: return "memory";
     case kPanelSoftmax: return "softmax";
+    case kPanelLegend: return "legend";
   }
   return "";
 }
@@ -61,7 +62,7 @@ unsigned parse_panels(const std::string& list) {
     for (PanelBit p : kPanels)
       if (name == panel_name(p)) bit = p;
     if (!bit)
-      throw InputError("--hide takes panels from controls, algorithm, problem, memory, softmax, or none (got '" + name + "')");
+      throw InputError("--hide takes panels from controls, algorithm, problem, memory, softmax, legend, or none (got '" + name + "')");
     set |= bit;
   }
   return set;

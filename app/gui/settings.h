@@ -13,15 +13,18 @@ namespace flashstep::gui {
 
 enum class Theme { dark, light };
 
-// The panels that can be hidden (the centre panel, with the tiles, always stays).
+// The panels that can be hidden (the centre panel, with the tiles, always stays), and the tiles
+// view's legend (its height goes to the matrices: on a 720p projector with large text, the
+// colour keys take more lines than the tiles).
 enum PanelBit : unsigned {
   kPanelControls = 1u << 0,
   kPanelAlgorithm = 1u << 1,
   kPanelProblem = 1u << 2,
   kPanelMemory = 1u << 3,
   kPanelSoftmax = 1u << 4,
+  kPanelLegend = 1u << 5,
 };
-inline constexpr unsigned kAllPanels = 0x1f;
+inline constexpr unsigned kAllPanels = 0x3f;
 inline constexpr float kMinFontScale = 0.75f, kMaxFontScale = 2.5f;
 inline constexpr float kPresentationFontScale = 1.5f;
 
@@ -46,7 +49,8 @@ unsigned parse_panels(const std::string& list);      // "memory,softmax" -> Pane
 const char* theme_name(Theme t);
 std::string panel_list(unsigned panels);             // "algorithm,memory" in a fixed order
 const char* panel_name(PanelBit p);
-inline constexpr PanelBit kPanels[5] = {kPanelControls, kPanelAlgorithm, kPanelProblem, kPanelMemory, kPanelSoftmax};
+inline constexpr PanelBit kPanels[6] = {kPanelControls, kPanelAlgorithm, kPanelProblem, kPanelMemory, kPanelSoftmax,
+                                        kPanelLegend};
 
 // The file the Display menu writes: `flag` when given, else the environment's (see above).
 std::string settings_path(const std::string& flag);

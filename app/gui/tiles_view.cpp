@@ -347,7 +347,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     }
     bar_row_w += b.w;
   }
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * (1.6f * bar_rows + 0.6f + key_rows);
+  const bool legend = s.display.now.shows(kPanelLegend);
+  const float legend_h = legend ? ImGui::GetTextLineHeightWithSpacing() * (1.6f * bar_rows + 0.6f + key_rows) : 0.0f;
   const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
   float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
@@ -507,6 +508,11 @@ void DrawTilesView(AppState& s, GpuState& gs) {
 
   // Legend.
   const float ly = y_v + d * cd + gap;
+  if (!legend) {
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, ly));
+    ImGui::Dummy(ImVec2(0, 0));
+    return;
+  }
   const float bar_h = std::round(10 * em), bar_line = ImGui::GetTextLineHeightWithSpacing() * 1.6f;
   float bx = origin.x, by = ly;
   for (Bar& b : bars) {

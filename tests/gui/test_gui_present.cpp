@@ -72,7 +72,7 @@ TEST_CASE("display flags: each bad value gets one clear message naming the flag"
   CHECK(gui::parse_theme("dark") == gui::Theme::dark);
   REQUIRE_THROWS_WITH(gui::parse_theme("Light"), "--theme must be dark or light (got 'Light')");
   CHECK(gui::parse_panels("memory,softmax") == (gui::kPanelMemory | gui::kPanelSoftmax));
-  CHECK(gui::parse_panels("controls,algorithm,problem,memory,softmax") == gui::kAllPanels);
+  CHECK(gui::parse_panels("controls,algorithm,problem,memory,softmax,legend") == gui::kAllPanels);
   CHECK(gui::parse_panels("none") == 0u);
   CHECK(gui::panel_list(gui::kPanelAlgorithm | gui::kPanelSoftmax) == "algorithm,softmax");
   REQUIRE_THROWS_WITH(gui::parse_panels("memory,tiles"), Contains("--hide takes panels from") && Contains("(got 'tiles')"));
