@@ -13,6 +13,7 @@ struct GuiOptions {
   int64_t step = 0, back = 0;
   std::string script, screenshot, size = "1600x1000", dump_state, view;
   std::string compare_o, compare_lse;
+  std::string dram;  // a measurement JSON (gpu/ncu_dram.sh) for the memory panel
   int64_t lesson_blocks = -1;
   int bench_frames = 0;
   bool backward = false;  // add the backward pass to the preset's problem (opens at its first step)
@@ -21,7 +22,8 @@ struct GuiOptions {
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.
 void parse_size(const std::string& text, int* w, int* h);
 // Loads o.preset from the assets, opens o.view, steps, runs o.script, shows o.lesson_blocks and
-// loads the compare files. Throws InputError (a bad preset, view, script or compare file).
+// loads the compare files and the measurement. Throws InputError (a bad preset, view, script,
+// compare or measurement file).
 void prepare_state(AppState& s, const GuiOptions& o);
 
 }  // namespace flashstep::gui
