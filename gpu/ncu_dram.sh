@@ -19,7 +19,12 @@
 #             random inputs): FlashAttention-2 (fa2_tc, the default variant: Br 128, Bc 64) and
 #             standard attention through cuBLAS (standard_tc: S and P stored in bf16). The model
 #             runs fa2 on the kernel's Br, Bc (--br 128 --bc 64 --M 192KiB) and standard, --dtype bf16.
-# Default: what the first measurement left out (N = 16384 in float32, bf16 on tensor cores).
+#   diag:N:d  fa1 (sampled as above) and fa2 in float32 with L2 metrics beside the DRAM ones, for
+#             the write discrepancy (docs/l2-model.md): sectors that came over the fabric between
+#             the two L2 partitions (lts__t_sectors_srcunit_ltcfabric.sum) and all L2 read and
+#             write sectors (lts__t_sectors_op_{read,write}.sum); no model run.
+# Default: what the first measurement left out (N = 16384 in float32, bf16 on tensor cores), then
+# the diagnostics at N = 4096, d = 64 (last: the first to be skipped when time runs out).
 # SHAPES="N:d ..." (the old spelling) means fp32:N:d for each.
 #
 # The model runs (CPU) start first, in parallel, each under MODEL_TIMEOUT seconds; the ncu runs
@@ -45,8 +50,9 @@ MODEL_TIMEOUT=${MODEL_TIMEOUT:-400}
 NCU_TIMEOUT=${NCU_TIMEOUT:-120}
 BUDGET=${BUDGET:-330}
 if [ -n "${SHAPES:-}" ]; then POINTS=""; for s in $SHAPES; do POINTS="$POINTS fp32:$s"; done; fi
-POINTS=${POINTS:-"fp32:16384:64 fp32:16384:128 tc:4096:64 tc:4096:128 tc:16384:64 tc:16384:128"}
+POINTS=${POINTS:-"fp32:16384:64 fp32:16384:128 tc:4096:64 tc:4096:128 tc:16384:64 tc:16384:128 diag:4096:64"}
 METRICS=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+DIAG_METRICS=$METRICS,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum
 # flashstep and flashstep_tc_bench link cuBLAS dynamically: the device has it with its toolkit.
 lib=$(find /usr/local /opt /usr/lib -name 'libcublasLt.so.13*' 2>/dev/null | head -1)
 [ -n "$lib" ] && export LD_LIBRARY_PATH=$(dirname "$lib"):${LD_LIBRARY_PATH:-}
@@ -81,38 +87,49 @@ for p in $POINTS; do
     model "stdtc_${n}_${d}" --schedule standard --dtype bf16 --n "$n" --d "$d" --M "$M"
     echo "fa2tc_${n}_${d} tc fa2 fa2_tc $n $d bf16 $(elements 192KiB) $OUT/ncu_tc_n${n}_d${d}.csv $WORK/model_fa2tc_${n}_${d}.txt" >> "$MANIFEST"
     echo "stdtc_${n}_${d} tc standard standard_tc $n $d bf16 $(elements "$M") $OUT/ncu_tc_n${n}_d${d}.csv $WORK/model_stdtc_${n}_${d}.txt" >> "$MANIFEST"
+  elif [ "$kind" = diag ]; then
+    for s in fa1 fa2; do
+      echo "diag_${s}_${n}_${d} diag $s $s $n $d fp32 $(elements "$M") $OUT/ncu_diag_${s}_n${n}_d${d}.csv -" >> "$MANIFEST"
+    done
   else
     log "FAIL point $p: kind must be fp32 or tc"
   fi
 done
 
 # The measurements, one at a time.
-ncu_run() {  # csv, then the command
-  local csv=$1; shift
+ncu_run() {  # metrics, csv, then the command
+  local metrics=$1 csv=$2; shift 2
   if [ $(( $(date +%s) - t0 )) -gt "$BUDGET" ]; then log "SKIP (over BUDGET=$BUDGET s): $(basename "$csv")"; return; fi
-  timeout "$NCU_TIMEOUT" ncu --clock-control none --csv --metrics "$METRICS" "$@" > "$csv" 2> "${csv%.csv}.err"
+  timeout "$NCU_TIMEOUT" ncu --clock-control none --csv --metrics "$metrics" "$@" > "$csv" 2> "${csv%.csv}.err"
   local rc=$?
   if [ $rc -ne 0 ]; then log "FAIL rc=$rc: ncu $* ($(tail -1 "${csv%.csv}.err"))"; else log "ok: $(basename "$csv")"; fi
 }
-for p in $POINTS; do
-  IFS=: read -r kind n d <<< "$p"
-  if [ "$kind" = fp32 ]; then
-    if ! python3 - "$WORK" "$n" "$d" "$H" <<'EOF'
+inputs() {  # N d: float32 .npy inputs (1, H, N, d) in $WORK
+  python3 - "$WORK" "$1" "$2" "$H" <<'EOF'
 import sys, numpy as np
 work, n, d, h = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rng = np.random.default_rng(n * 1000 + d)
 for name in "qkv":  # fresh random inputs, never zeros
     np.save(f"{work}/{name}.npy", rng.standard_normal((1, h, n, d), dtype=np.float32))
 EOF
-    then log "FAIL inputs for $p"; continue; fi
-    for s in standard fa1 fa2; do
-      filter=()
-      [ "$s" = fa1 ] && [ "$FA1_SAMPLE" -gt 0 ] && filter=(-k regex:fa1 -c $((FA1_SAMPLE + 1)))
-      ncu_run "$OUT/ncu_${s}_n${n}_d${d}.csv" ${filter[@]+"${filter[@]}"} "$F" gpu --schedule "$s" \
-        --q "$WORK/q.npy" --k "$WORK/k.npy" --v "$WORK/v.npy" --M "$M"
-    done
+}
+gpu_run() {  # metrics csv schedule: ncu over `flashstep gpu` on the inputs in $WORK
+  local filter=()
+  [ "$3" = fa1 ] && [ "$FA1_SAMPLE" -gt 0 ] && filter=(-k regex:fa1 -c $((FA1_SAMPLE + 1)))
+  ncu_run "$1" "$2" ${filter[@]+"${filter[@]}"} "$F" gpu --schedule "$3" \
+    --q "$WORK/q.npy" --k "$WORK/k.npy" --v "$WORK/v.npy" --M "$M"
+}
+for p in $POINTS; do
+  IFS=: read -r kind n d <<< "$p"
+  if [ "$kind" = fp32 ] || [ "$kind" = diag ]; then
+    if ! inputs "$n" "$d"; then log "FAIL inputs for $p"; continue; fi
+    if [ "$kind" = fp32 ]; then
+      for s in standard fa1 fa2; do gpu_run "$METRICS" "$OUT/ncu_${s}_n${n}_d${d}.csv" "$s"; done
+    else
+      for s in fa1 fa2; do gpu_run "$DIAG_METRICS" "$OUT/ncu_diag_${s}_n${n}_d${d}.csv" "$s"; done
+    fi
   elif [ "$kind" = tc ]; then
-    ncu_run "$OUT/ncu_tc_n${n}_d${d}.csv" "$TCB" --no-verify --dtypes bf16 --ds "$d" --ns "$n" \
+    ncu_run "$METRICS" "$OUT/ncu_tc_n${n}_d${d}.csv" "$TCB" --no-verify --dtypes bf16 --ds "$d" --ns "$n" \
       --rows $((H * n)) --H "$H" --reps 1 --warmup 0 --variants 0
   fi
 done
@@ -141,10 +158,11 @@ def kernels(path):
     for r in csv.DictReader(lines):
         if skip.search(r["Kernel Name"]):
             continue
-        k = ks.setdefault(int(r["ID"]), [r["Kernel Name"], 0.0, 0.0, 0.0])
+        k = ks.setdefault(int(r["ID"]), [r["Kernel Name"], 0.0, 0.0, 0.0, {}])
         v = float(r["Metric Value"].replace(",", "")) * units.get(r["Metric Unit"], 1)
         col = {"dram__bytes_read.sum": 1, "dram__bytes_write.sum": 2, "gpu__time_duration.sum": 3}.get(r["Metric Name"])
         if col: k[col] += v
+        else: k[4][r["Metric Name"]] = k[4].get(r["Metric Name"], 0.0) + v  # diag: L2 sectors
     if not ks:
         raise RuntimeError(f"no attention kernel in {path}")
     return [tuple(ks[i]) for i in sorted(ks)]
@@ -192,10 +210,21 @@ def model(path):
         "ncu_dram_write_bytes": gb(text, r"as ncu\s+DRAM read [\d.e+-]+ GB, write ([\d.e+-]+) GB"),
     }
 
-points = []
+points, diags = [], []
 for line in open(manifest):
     tag, kind, sched, kernel, n, d, dtype, m_elems, path, model_path = line.split()
     n, d, m_elems = int(n), int(d), int(m_elems)
+    if kind == "diag":  # sums over the profiled kernels (fa1: sampled, not scaled)
+        try:
+            ks = kernels(path)
+            sums = {"dram_read_bytes": sum(k[1] for k in ks), "dram_write_bytes": sum(k[2] for k in ks)}
+            for k in ks:
+                for name, v in k[4].items(): sums[name] = sums.get(name, 0.0) + v
+            diags.append({"schedule": sched, "n": n, "d": d, "heads": heads, "kernels_profiled": len(ks), "sums": sums})
+        except Exception as e:
+            diags.append({"schedule": sched, "n": n, "d": d, "error": str(e)})
+            log(f"FAIL diagnostics {tag}: {e}")
+        continue
     p = {"schedule": sched, "kernel": kernel, "n": n, "d": d, "heads": heads, "dtype": dtype, "M": m_elems}
     try:
         p["simulated"] = model(model_path)
@@ -210,7 +239,7 @@ for line in open(manifest):
         log(f"FAIL measurement {tag}: {e}")
     points.append(p)
 json.dump({"gpu": "h200", "method": "ncu --clock-control none, dram__bytes_{read,write}.sum, "
-           "attention kernels only", "points": points}, open(out, "w"), indent=1)
+           "attention kernels only", "points": points, "diagnostics": diags}, open(out, "w"), indent=1)
 
 rows = [f"{'schedule':9} {'kernel':11} {'dtype':5} {'N':>6} {'d':>4} {'kern':>4} | {'read meas':>10} {'model':>10} "
         f"{'HBM':>10} {'m/meas':>6} | {'write meas':>10} {'model':>10} {'HBM':>10} {'m/meas':>6} | ms"]
@@ -228,6 +257,16 @@ for p in points:
                 f"{r(s.get('ncu_dram_write_bytes'), m['dram_write_bytes'])} | {m['kernel_ms']:.3f}"
                 + (f" (fa1: {p['sampled_launches']} of {p['launches']} launches measured)" if "sampled_launches" in p else ""))
 rows.append("GB = 1e9 B, every head; model = the L2 model counted as ncu counts (--ncu); m/meas = model / measured")
+for g in diags:  # 32-byte sectors, over the profiled kernels
+    if "error" in g:
+        rows.append(f"diag {g['schedule']} N={g['n']} d={g['d']}: failed: {g['error'][:80]}")
+        continue
+    u = g["sums"]
+    sec = lambda name: f"{u[name] * 32 / 1e9:.4f} GB" if name in u else "?"
+    rows.append(f"diag {g['schedule']} N={g['n']} d={g['d']} ({g['kernels_profiled']} kernels): DRAM read "
+                f"{u['dram_read_bytes'] / 1e9:.4f} GB, write {u['dram_write_bytes'] / 1e9:.4f} GB; L2 sectors "
+                f"read {sec('lts__t_sectors_op_read.sum')}, write {sec('lts__t_sectors_op_write.sum')}, "
+                f"over the partition fabric {sec('lts__t_sectors_srcunit_ltcfabric.sum')}")
 open(table_path, "w").write("\n".join(rows) + "\n")
 EOF
 log "done ($(( $(date +%s) - t0 )) s)"
