@@ -166,11 +166,22 @@ TEST_CASE("screenshots of the backward: the preset opens on it, later steps and 
   REQUIRE(pixels_differing(ia, iff) > 5000);
 }
 
+TEST_CASE("the L2 preset with a measurement renders, and its memory panel differs from the run without the model", "[gui][l2]") {
+  const std::string a = out_path("l2.png"), b = out_path("l2-off.png");
+  const std::string dram = std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/h200_issue12_dram.json";
+  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --step 300 --dram " + dram + " --screenshot " + a, "l2-shot").code == 0);
+  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --script \"set l2 off; apply; seek 300\" --screenshot " + b, "l2-off-shot").code == 0);
+  const Image ia = load_png(a), ib = load_png(b);
+  REQUIRE(distinct_colours(ia) > 200);
+  REQUIRE(pixels_differing(ia, ib) > 2000);  // the DRAM lines, the L2 bar and the table's rows
+}
+
 TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
   // The messages of every bad option are tested in-process; here, what the program does with one.
   const auto [args, expect] = GENERATE(table<std::string, std::string>({
       {"--preset nope --screenshot x.png", "flashstep: error: unknown preset 'nope'"},
       {"--size wide --screenshot x.png", "flashstep: error: --size must look like"},
+      {"--dram no-such.json --screenshot x.png", "flashstep: error: --dram: measurement file no-such.json: no such file"},
   }));
   const Result r = run_gui(args, "bad");
   INFO(r.output);
