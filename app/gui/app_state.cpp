@@ -355,6 +355,14 @@ void ProblemForm::validate() {
                       double(est) / 1048576.0, kMaxTraceBytes >> 20);
         throw InputError(buf);
       }
+      if (const std::optional<L2Config> l2c = l2_config()) {
+        try {
+          check_l2_cost(s, t, *l2c);
+        } catch (const InputError&) {
+          error_field = Field::l2;
+          throw;
+        }
+      }
       // Steps of an unmasked run (a mask skips some: fewer then). The backward's bound counts
       // the lines that only a mask or dropout adds (Alg4 L12, L14-15, L18), hence "up to".
       int64_t steps = schedule_steps(s.schedule, t);

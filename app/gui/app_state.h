@@ -141,6 +141,12 @@ struct DramState {
   std::string error;
 };
 
+// The L2 model replays every head's accesses for each of the three schedules, about one cache
+// operation per 128 bytes moved: the app refuses more than kMaxL2LineOps of them (a few
+// seconds; `flashstep run` takes up to 2^31 for one schedule). Throws InputError.
+constexpr double kMaxL2LineOps = double(int64_t(1) << 25);
+void check_l2_cost(const ProblemSpec& s, const Tiling& t, const L2Config& l2);
+
 // The GPUs the editor offers for the L2 model (core/l2_cache.cpp knows their figures).
 constexpr const char* kGpuNames[2] = {"h200", "a100"};
 

@@ -241,6 +241,8 @@ TEST_CASE("the editor and presets take the L2 settings as run's flags, and refus
       {"set l2 -5", "--l2 must not be negative"},
       {"set l2 1MiB; set heads 0", "--heads must be between 1"},
       {"set l2 gpu; set backward 1", "the L2 model covers the forward pass only"},
+      // What would keep the window busy for long (3 schedules x 64 heads at N = 2048).
+      {"set nq 2048; set nk 2048; set d 64; set M 32768; set l2 gpu; set heads 64", "the L2 model would replay about"},
   };
   for (const auto& [script, expect] : bad) {
     INFO(script);
