@@ -108,7 +108,7 @@ const DramPoint* find_dram_point(const DramMeasurements& m, Schedule s, const Pr
   if (m.gpu != l2.gpu || p.nq != p.nk) return nullptr;
   for (const DramPoint& pt : m.points)
     if (pt.schedule == schedule_name(s) && pt.n == p.nq && pt.d == p.d && pt.heads == l2.heads &&
-        pt.dtype == p.dtype && pt.M == p.M)
+        pt.dtype == p.dtype && (pt.M == p.M || s == Schedule::standard))  // Algorithm 0 has no tiles
       return &pt;
   return nullptr;
 }

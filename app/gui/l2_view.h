@@ -43,7 +43,7 @@ DramMeasurements load_dram_measurements(const std::string& path);
 DramMeasurements parse_dram_measurements(const std::string& text, const std::string& path);
 
 // The point measured for this problem, schedule and L2 configuration (same GPU and heads), or
-// null.
+// null. M is compared for fa1 and fa2 only: standard attention's kernels have no tiles.
 const DramPoint* find_dram_point(const DramMeasurements& m, Schedule s, const Problem& p,
                                  const L2Config& l2);
 

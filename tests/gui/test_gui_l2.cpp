@@ -170,6 +170,14 @@ TEST_CASE("measured rows: the loaded JSON's bytes for the matching problem, sche
     if (other == "set d 16; apply") REQUIRE(d["runs"]["standard"]["measured"]["dram_read"].get<double>() == 2.0);
     else REQUIRE_FALSE(d["runs"]["standard"].contains("measured"));
   }
+  // Another M: the tiled schedules' points no longer match; standard attention has no tiles.
+  {
+    const nlohmann::json d = state_after("tiny", problem + "; set d 16; set M 512; apply", path);
+    REQUIRE(d["runs"]["standard"]["measured"]["dram_read"].get<double>() == 2.0);
+    const nlohmann::json e = state_after("tiny", problem + "; set M 512; apply", path);
+    REQUIRE_FALSE(e["runs"]["fa1"].contains("measured"));
+    REQUIRE_FALSE(e["runs"]["fa2"].contains("measured"));
+  }
   // The issue's measurement file parses, and its N = 1024, d = 64 points match that problem.
   const gui::DramMeasurements m = gui::load_dram_measurements(std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/h200_issue12_dram.json");
   REQUIRE(m.points.size() == 9);
