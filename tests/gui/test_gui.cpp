@@ -240,10 +240,12 @@ TEST_CASE("benchmark at N = 1024, d = 64: frame time printed, idle frames alloca
   REQUIRE(r.output.find("30 frames; 0 allocations, 0 texture uploads") != std::string::npos);
 }
 
-TEST_CASE("idle frames of the fa2, standard and backward views with masks and dropout allocate nothing", "[gui]") {
+TEST_CASE("idle frames of the fa2, standard, backward and L2 views with masks and dropout allocate nothing", "[gui]") {
   const std::string args = GENERATE(std::string("--preset dropout-bf16"), std::string("--preset fa1-vs-fa2"),
                                     std::string("--preset backward --step 18"), std::string("--preset fa1-vs-fa2 --backward"),
-                                    std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"));
+                                    std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"),
+                                    std::string("--preset l2-fa1-vs-fa2 --step 100 --dram " FLASHSTEP_SOURCE_DIR
+                                                "/gpu/results/h200_issue12_dram.json"));
   const Result r = run_gui(args + " --bench-frames 10", "bench-views");
   INFO(r.output);
   REQUIRE(r.code == 0);
