@@ -97,6 +97,11 @@ json trace_to_json(const Trace& t) {
       values["alpha"] = vec_json(s.alpha);
       values["beta"] = vec_json(s.beta);
     }
+    if (t.totals.l2.enabled) {
+      st["l2_hit_total"] = s.l2_hit_total;
+      st["l2_lines"] = s.l2_lines;
+      st["l2_dirty_lines"] = s.l2_dirty_lines;
+    }
     if (s.D_i.size()) values["D_i"] = vec_json(s.D_i);
     if (!values.empty()) st["values"] = values;
     steps.push_back(std::move(st));
@@ -147,9 +152,19 @@ json trace_to_chrome(const Trace& t) {
                       {"args",
                        {{"i", s.i}, {"j", s.j}, {"text", t.explain(k)},
                         {"hbm_read_bytes", s.hbm_read}, {"hbm_write_bytes", s.hbm_write},
+                        {"dram_read_bytes", s.dram_read}, {"dram_write_bytes", s.dram_write},
                         {"flops", s.flops}}}});
     events.push_back({{"name", "SRAM bytes"}, {"ph", "C"}, {"pid", 1}, {"ts", ts},
                       {"args", {{"resident", s.sram_bytes}}}});
+    // Counter tracks: the paper's HBM bytes so far beside the DRAM bytes (equal without an L2
+    // model), and with one, the L2's occupancy.
+    events.push_back({{"name", "bytes read so far"}, {"ph", "C"}, {"pid", 1}, {"ts", ts},
+                      {"args", {{"hbm", s.hbm_read_total}, {"dram", s.dram_read_total}}}});
+    events.push_back({{"name", "bytes written so far"}, {"ph", "C"}, {"pid", 1}, {"ts", ts},
+                      {"args", {{"hbm", s.hbm_write_total}, {"dram", s.dram_write_total}}}});
+    if (t.totals.l2.enabled)
+      events.push_back({{"name", "L2 lines"}, {"ph", "C"}, {"pid", 1}, {"ts", ts},
+                        {"args", {{"held", s.l2_lines}, {"dirty", s.l2_dirty_lines}}}});
     ts += dur;
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"},

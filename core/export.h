@@ -4,6 +4,7 @@
 //     "steps": [ {index, line, label, i, j, text, hbm_read_bytes, hbm_write_bytes,
 //                 hbm_read_total, hbm_write_total, dram_read_bytes, dram_write_bytes,
 //                 dram_read_total, dram_write_total, flops, sram_bytes, sram: {slot: bytes},
+//                 l2_hit_total, l2_lines, l2_dirty_lines (these three with --l2/--gpu),
 //                 values: {m_tilde, l_tilde, m_old, l_old, m_new, l_new, alpha, beta}} ],
 //     "totals": {hbm_read_bytes, hbm_write_bytes, flops, peak_sram_bytes, peak_tile_bytes,
 //                steps, dram_read_bytes, dram_write_bytes,
@@ -23,7 +24,10 @@
 //   has none. values appears only on steps that compute row statistics (backward steps may
 //   hold D_i), each key only when recorded (m_old .. alpha together; beta is empty for fa2);
 //   its numbers are per row of the block, with "-inf", "inf" and "nan" as strings (JSON has
-//   no infinities). The Chrome trace's otherData carries the same phases.
+//   no infinities). The Chrome trace's otherData carries the same phases; each step's args
+//   carry dram_read_bytes and dram_write_bytes beside the HBM ones, and counter tracks give
+//   the HBM and DRAM bytes read and written so far ("bytes read so far": {hbm, dram}) and,
+//   with the L2 model, its occupancy ("L2 lines": {held, dirty}).
 #pragma once
 #include "core/output_files.h"  // write_file_atomic
 #include "core/trace.h"

@@ -183,8 +183,11 @@ class LruL2 {
   void store(uint64_t line, const ByteMask& m, Written& written) {
     Entry& e = touch(line, written);
     e.valid.add(m);
+    if (!e.dirty.count()) ++dirty_lines_;
     e.dirty.add(m);
   }
+  int64_t lines() const { return int64_t(where_.size()); }
+  int64_t dirty_lines() const { return dirty_lines_; }
   // Every line still dirty is written back once; with `invalidate`, the cache is emptied.
   Written flush(bool invalidate) {
     Written w;
@@ -193,6 +196,7 @@ class LruL2 {
       nodes_.clear();
       where_.clear();
       head_ = tail_ = -1;
+      dirty_lines_ = 0;
     }
     return w;
   }
@@ -215,6 +219,7 @@ class LruL2 {
       if (int64_t(where_.size()) == capacity_) {
         n = tail_;
         written.add(nodes_[n].line, nodes_[n].dirty.count());
+        if (nodes_[n].dirty.count()) --dirty_lines_;
         where_.erase(nodes_[n].line);
         unlink(n);
       } else {
@@ -245,6 +250,7 @@ class LruL2 {
   std::vector<Entry> nodes_;
   std::unordered_map<uint64_t, int32_t> where_;
   int32_t head_ = -1, tail_ = -1;
+  int64_t dirty_lines_ = 0;
 };
 
 }  // namespace
@@ -255,6 +261,9 @@ L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int
   L2Replay r;
   r.step_read.assign(log.steps.size(), 0);
   r.step_write.assign(log.steps.size(), 0);
+  r.step_hit.assign(log.steps.size(), 0);
+  r.step_lines.assign(log.steps.size(), -1);
+  r.step_dirty_lines.assign(log.steps.size(), -1);
   slots = std::max<int64_t>(slots, 1);
 
   // Every (head, access) pair, sorted into the GPU's order; ties keep program order.
@@ -285,7 +294,7 @@ L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int
     }
     const MemAccess& a = log.accesses[is.access];
     const bool head0 = is.head == 0;
-    int64_t read = 0;
+    int64_t read = 0, hit = 0;
     LruL2::Written written;
     if (lines == 0) {  // nothing can be held: every byte goes to DRAM as it is moved
       (a.store ? written.all : read) += a.bytes;
@@ -298,13 +307,19 @@ L2Replay replay_l2(const AccessLog& log, int64_t capacity_bytes, Schedule s, int
         const int64_t hi = std::min(kLine, a.offset + a.bytes - line * kLine);
         const ByteMask m = ByteMask::range(int(lo), int(hi));
         if (a.store) cache.store(base + uint64_t(line), m, written);
-        else read += cache.load(base + uint64_t(line), m, written, head0 ? &r.hit : nullptr);
+        else read += cache.load(base + uint64_t(line), m, written, &hit);
         pos = (line + 1) * kLine;
       }
     }
     r.all_read += read;
     r.all_write += written.all;
-    if (head0) r.step_read[a.step] += read;
+    if (head0) {
+      r.step_read[a.step] += read;
+      r.step_hit[a.step] += hit;
+      r.hit += hit;
+      r.step_lines[a.step] = lines ? cache.lines() : 0;
+      r.step_dirty_lines[a.step] = lines ? cache.dirty_lines() : 0;
+    }
     r.step_write[a.step] += written.head0;  // head 0's lines, evicted by whichever head
   }
   const LruL2::Written flushed = cache.flush(false);
@@ -350,13 +365,20 @@ void apply_l2_model(Trace& tr, const AccessLog& log) {
   tr.totals.dram_write_bytes = r.write;
   if (tr.steps.empty()) return;  // fast path: totals only
   if (tr.steps.size() != log.steps.size()) throw std::logic_error("L2 model: steps and log differ");
-  int64_t read = 0, write = 0;
+  int64_t read = 0, write = 0, hit = 0, held = 0, dirty = 0;
   for (size_t k = 0; k < tr.steps.size(); ++k) {
     Step& s = tr.steps[k];
     s.dram_read = r.step_read[k];
     s.dram_write = r.step_write[k];
     s.dram_read_total = read += s.dram_read;
     s.dram_write_total = write += s.dram_write;
+    s.l2_hit_total = hit += r.step_hit[k];
+    if (r.step_lines[k] >= 0) {
+      held = r.step_lines[k];
+      dirty = r.step_dirty_lines[k];
+    }
+    s.l2_lines = held;
+    s.l2_dirty_lines = dirty;
   }
 }
 

@@ -105,6 +105,10 @@ struct AccessLog {
 // DRAM bytes of head 0 per step (indexed like AccessLog::steps) and in all, and of every head.
 struct L2Replay {
   std::vector<int64_t> step_read, step_write;
+  // Head 0's load bytes the L2 served at each step, and the L2's occupancy (lines held, of
+  // them dirty; every head's) right after the step's last access; -1 for a step that moves
+  // nothing.
+  std::vector<int64_t> step_hit, step_lines, step_dirty_lines;
   int64_t read = 0, write = 0, hit = 0, final_writeback = 0;
   int64_t all_read = 0, all_write = 0;
   int64_t outside_kernels_write = 0;  // every head: flushes between kernels and at the end

@@ -50,6 +50,11 @@ struct Step {
   int64_t hbm_read_total = 0, hbm_write_total = 0;  // bytes moved up to and including it
   // Between L2 and DRAM (l2_cache.h): equal to the HBM bytes without an L2 model.
   int64_t dram_read = 0, dram_write = 0, dram_read_total = 0, dram_write_total = 0;
+  // With the L2 model: head 0's load bytes served by the L2 up to and including this step, and
+  // the L2's lines (every head's) held and dirty when the step's last access is replayed (a
+  // step that moves nothing repeats the previous step's). The replay runs in the GPU's order,
+  // so the occupancy is where the L2 stands when this step happens on the GPU.
+  int64_t l2_hit_total = 0, l2_lines = 0, l2_dirty_lines = 0;
   int64_t flops = 0, flops_total = 0;
   std::array<int64_t, kSlots> sram_elems{};  // what sits in SRAM after the step
   int64_t sram_bytes = 0;                    // all resident slots, bytes

@@ -32,7 +32,8 @@ if [ -x $B/app/flashstep_tc_bench ]; then
   note "tc bench: rc=$? ($(( $(date +%s) - t0 )) s)"
   tail -12 "$OUT/tc_bench.txt" | tee -a "$S"
 fi
-SHAPES=${SHAPES:-"1024:64 4096:64 4096:128"} FLASHSTEP=$B/app/flashstep timeout 200 gpu/ncu_dram.sh "$OUT/dram.json" \
+SHAPES=${SHAPES:-"1024:64 4096:64 4096:128"} FA1_SAMPLE=0 BUDGET=150 MODEL_TIMEOUT=190 FLASHSTEP=$B/app/flashstep \
+  timeout 200 gpu/ncu_dram.sh "$OUT/dram.json" \
   > "$OUT/dram.txt" 2>&1
 note "ncu dram: rc=$? ($(( $(date +%s) - t0 )) s)"
 cat "$OUT/dram.txt" | tail -12 | tee -a "$S"

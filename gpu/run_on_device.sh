@@ -3,10 +3,11 @@
 # binary, verify on several shapes, bench-gpu. Run from the repo root on the GPU machine with
 # build-gpu carried (built on the CPU machine: static CUDA runtime, Catch2 v2 compiled in).
 # Logs go to $OUT; a short summary prints last.
-#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd|tc]   (default all; all excludes bwd and tc)
+#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd|tc|dram]   (default all; all excludes bwd, tc, dram)
 # bwd: the backward's commands (issue 9): verify --backward on several shapes, gpu --backward
 # with outputs, bad input, bench-gpu --backward. tc: the tensor-core path through the CLI,
-# verify --tensor-cores and bench-gpu --tensor-cores (docs/tensor-cores.md).
+# verify --tensor-cores and bench-gpu --tensor-cores (docs/tensor-cores.md). dram: gpu/ncu_dram.sh
+# (issue 12's DRAM measurement beside the L2 model; its comparison table prints last).
 set -u
 OUT=${OUT:-/tmp/flashstep-device}
 mkdir -p "$OUT"
@@ -169,5 +170,9 @@ if [[ $WHAT == tc ]]; then
   cat "$OUT/tc_bench.txt"
 fi
 rm -f "$OUT/one.log"
+if [[ $WHAT == dram ]]; then  # a device call of its own (about 7.5 minutes at most); its table last
+  FLASHSTEP=$F TC_BENCH=$B/app/flashstep_tc_bench OUT=$OUT gpu/ncu_dram.sh "$OUT/dram.json"
+  exit $?
+fi
 echo "==== summary"
 cat "$S"

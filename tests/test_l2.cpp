@@ -290,3 +290,77 @@ TEST_CASE("L2 model flags --l2 --gpu --heads: sizes, and one error line for bad 
   CHECK(output.find("L2 hit rate") != std::string::npos);
   CHECK(output.find("8 heads  DRAM read") != std::string::npos);
 }
+
+TEST_CASE("each step's L2 state: hits so far are the HBM bytes read less the DRAM bytes, lines within the L2", "[l2]") {
+  const Schedule sched = GENERATE(Schedule::fa1, Schedule::fa2, Schedule::standard);
+  const int k = GENERATE(0, 1, 2, 3);
+  const int64_t heads = GENERATE(1, 5);
+  const ProblemSpec s = spec_case(k, sched, 130 + uint64_t(k));
+  CAPTURE(schedule_name(sched), k, heads);
+  for (int64_t bytes : {int64_t(0), int64_t(3000), int64_t(20000), int64_t(1) << 36}) {
+    CAPTURE(bytes);
+    const Trace tr = run_l2(s, l2_of(bytes, heads), true);
+    const int64_t capacity = bytes / L2Config::kLineBytes;
+    int64_t most = 0, most_dirty = 0;
+    for (const Step& st : tr.steps) {
+      // A load either hits the L2 or reads DRAM: head 0's hits are its reads less its misses.
+      REQUIRE(st.l2_hit_total == st.hbm_read_total - st.dram_read_total);
+      REQUIRE(st.l2_lines <= capacity);
+      REQUIRE(st.l2_dirty_lines <= st.l2_lines);
+      REQUIRE(st.l2_dirty_lines >= 0);
+      most = std::max(most, st.l2_lines);
+      most_dirty = std::max(most_dirty, st.l2_dirty_lines);
+    }
+    CHECK(tr.steps.back().l2_hit_total == tr.totals.l2.hit_bytes);
+    if (bytes == 0) CHECK(most == 0);
+    if (bytes == 3000) CHECK(most == capacity);  // a small L2 fills up
+    if (bytes == (int64_t(1) << 36) && heads == 1) {
+      // Nothing is evicted: at its fullest, the L2 holds every line of every tensor (each
+      // tensor starts on a line), and the dirty ones are the outputs'.
+      const Problem& p = tr.problem;
+      auto lines = [&](int64_t rows, int64_t cols, int64_t e) { return (rows * cols * e + 127) / 128; };
+      const int64_t e = p.bytes_per_elem;
+      const int64_t in = lines(p.nq, p.d, e) + 2 * lines(p.nk, p.d, e);
+      const int64_t out = sched == Schedule::fa1   ? lines(p.nq, p.d, e) + 2 * lines(p.nq, 1, 4)
+                          : sched == Schedule::fa2 ? lines(p.nq, p.d, e) + lines(p.nq, 1, 4)
+                                                   : lines(p.nq, p.d, e) + 2 * lines(p.nq, p.nk, e);
+      CHECK(most == in + out);
+      CHECK(most_dirty == out);
+    }
+  }
+}
+
+TEST_CASE("the Chrome trace carries the DRAM bytes beside the HBM bytes", "[l2][export]") {
+  const Schedule sched = GENERATE(Schedule::fa1, Schedule::fa2, Schedule::standard);
+  const bool with_l2 = GENERATE(false, true);
+  const ProblemSpec s = spec_case(0, sched, 150);
+  CAPTURE(schedule_name(sched), with_l2);
+  const Trace tr = run_l2(s, with_l2 ? std::optional(l2_of(1 << 20, 3)) : std::nullopt, true);
+  const nlohmann::json c = trace_to_chrome(tr);
+  size_t step = 0;
+  nlohmann::json last_read, last_written;
+  int64_t l2_counters = 0;
+  for (const nlohmann::json& e : c["traceEvents"]) {
+    if (e["ph"] == "X") {
+      const Step& st = tr.steps[step++];
+      REQUIRE(e["args"]["hbm_read_bytes"] == st.hbm_read);
+      REQUIRE(e["args"]["dram_read_bytes"] == st.dram_read);
+      REQUIRE(e["args"]["dram_write_bytes"] == st.dram_write);
+    } else if (e["name"] == "bytes read so far") {
+      last_read = e["args"];
+    } else if (e["name"] == "bytes written so far") {
+      last_written = e["args"];
+    } else if (e["name"] == "L2 lines") {
+      REQUIRE(e["args"]["held"] == tr.steps[step - 1].l2_lines);
+      ++l2_counters;
+    }
+  }
+  CHECK(step == tr.steps.size());
+  CHECK(l2_counters == (with_l2 ? int64_t(tr.steps.size()) : 0));
+  CHECK(last_read["hbm"] == tr.totals.hbm_read_bytes);
+  CHECK(last_read["dram"] == tr.totals.dram_read_bytes);
+  CHECK(last_written["hbm"] == tr.totals.hbm_write_bytes);
+  // The final write-back belongs to no step.
+  CHECK(last_written["dram"] == tr.totals.dram_write_bytes - tr.totals.l2.final_writeback_bytes);
+  if (with_l2) CHECK(tr.totals.dram_read_bytes < tr.totals.hbm_read_bytes);
+}

@@ -57,12 +57,15 @@ TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
 
 }  // namespace
 
-std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward) {
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
+                                       const std::optional<L2Config>& l2) {
   auto v = std::make_unique<RunView>();
   v->spec = spec;
   v->backward = backward;
+  v->l2 = l2;
   RunOptions opt;
   opt.record = true;
+  opt.l2 = l2;
   opt.max_trace_bytes = kMaxTraceBytes;
   Mat dO;  // as `flashstep run --backward` makes it: the inputs' pattern, "random" for files
   {
@@ -102,6 +105,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward) {
         RunOptions fast;
         fast.record = false;
         fast.dO = opt.dO;
+        fast.l2 = l2;
         Trace other = run_problem(ps, t, fast);
         keep(other);
       }
@@ -325,6 +329,12 @@ void ProblemForm::validate() {
   error_field = Field::none;
   preview.clear();
   try {
+    try {
+      if (l2_config() && backward) throw InputError("the L2 model covers the forward pass only: untick it or the backward pass");
+    } catch (const InputError& e) {
+      error_field = Field::l2;
+      throw;
+    }
     ProblemSpec s = to_spec();
     if (!use_files) {
       validate_sizes(s);
@@ -345,6 +355,14 @@ void ProblemForm::validate() {
                       double(est) / 1048576.0, kMaxTraceBytes >> 20);
         throw InputError(buf);
       }
+      if (const std::optional<L2Config> l2c = l2_config()) {
+        try {
+          check_l2_cost(s, t, *l2c);
+        } catch (const InputError&) {
+          error_field = Field::l2;
+          throw;
+        }
+      }
       // Steps of an unmasked run (a mask skips some: fewer then). The backward's bound counts
       // the lines that only a mask or dropout adds (Alg4 L12, L14-15, L18), hence "up to".
       int64_t steps = schedule_steps(s.schedule, t);
@@ -358,7 +376,7 @@ void ProblemForm::validate() {
     }
   } catch (const InputError& e) {
     error = e.what();
-    error_field = field_of(error);
+    if (error_field == Field::none) error_field = field_of(error);
   }
 }
 
@@ -380,9 +398,10 @@ void LessonState::recompute() {
 
 void AppState::load_preset(const std::string& name) {
   const Preset p = gui::load_preset(preset_path(name, asset_dir));
-  auto v = make_run_view(p.spec, p.backward);  // throws before anything is replaced
+  auto v = make_run_view(p.spec, p.backward, p.l2);  // throws before anything is replaced
   form.from_spec(p.spec);
   form.backward = p.backward;
+  form.set_l2(p.l2);
   form.validate();
   set_run(std::move(v));
   if (p.start_backward) seek(run->trace.backward_first_step + 1);
@@ -408,7 +427,7 @@ void AppState::load_preset(const std::string& name) {
 
 bool AppState::apply_form() {
   try {
-    set_run(make_run_view(form.to_spec(), form.backward));
+    set_run(make_run_view(form.to_spec(), form.backward, form.l2_config()));
     apply_error.clear();
     preset_name.clear();
     preset_title.clear();
@@ -562,6 +581,17 @@ void AppState::run_script(const std::string& script) {
         form.backward = number(value) != 0;
       } else if (field == "dropout") {
         form.options.dropout = number(value);
+      } else if (field == "l2") {  // a size, "gpu" (the GPU's own size) or "off"
+        form.l2 = value != "off";
+        std::snprintf(form.l2_size, sizeof form.l2_size, "%s", value == "gpu" || value == "off" ? "" : value.c_str());
+      } else if (field == "gpu") {
+        const auto* at = std::find(std::begin(kGpuNames), std::end(kGpuNames), value);
+        if (at == std::end(kGpuNames)) throw InputError("script: set gpu knows h200, a100 (got '" + value + "')");
+        form.gpu = int(at - std::begin(kGpuNames));
+      } else if (field == "heads") {
+        form.heads = int64_t(number(value));
+      } else if (field == "ncu") {
+        form.ncu = number(value) != 0;
       } else if (field == "window") {
         std::string right;
         if (!(cs >> right)) throw InputError("script: set window needs LEFT and RIGHT");
@@ -569,7 +599,7 @@ void AppState::run_script(const std::string& script) {
         form.options.mask.window_right = int64_t(number(right));
       } else {
         throw InputError("script: set knows nq, nk, d, M, br, bc, seed, schedule, dtype, causal, window, "
-                         "kvlen, dropout, backward (got '" + field + "')");
+                         "kvlen, dropout, backward, l2, gpu, heads, ncu (got '" + field + "')");
       }
       form.validate();
     } else if (verb == "files") {
@@ -584,11 +614,17 @@ void AppState::run_script(const std::string& script) {
         export_as(kind);
         if (export_message.rfind("error", 0) == 0) throw InputError("script: export " + export_message);
       }
+    } else if (verb == "dram") {
+      std::string path;
+      if (!(cs >> path)) throw InputError("script: dram needs a measurement .json path");
+      std::snprintf(dram.path, sizeof dram.path, "%s", path.c_str());
+      load_dram();
+      if (!dram.error.empty()) throw InputError("script: dram " + dram.error);
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
       if (form.error.empty()) apply_form();
     } else {
       throw InputError("script: unknown action '" + verb +
-                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, display WHAT)");
+                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, display WHAT, export BASE, dram FILE)");
     }
   }
 }

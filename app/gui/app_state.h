@@ -8,6 +8,7 @@
 // --script option call.
 #pragma once
 #include "app/gui/bench_state.h"
+#include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
 #include "app/gui/settings.h"
 #include "core/closed_form.h"
@@ -47,6 +48,7 @@ int schedule_column(Schedule s);  // index into kSchedules
 struct RunView {
   ProblemSpec spec;            // what was asked for (Revert fields restores it)
   bool backward = false;       // the backward pass follows (dO from the seed, as `run --backward`)
+  std::optional<L2Config> l2;  // the L2 model, for every schedule's run (as `run --l2/--gpu`)
   Trace trace;                 // recorded run of spec.schedule
   Schedule schedule() const { return trace.problem.schedule; }
   // fa1, fa2, standard on the same inputs and blocks (kSchedules order); the shown schedule's
@@ -74,12 +76,14 @@ struct RunView {
 
 // Builds the view (runs the chosen schedule recorded, the other two unrecorded, and the
 // float64 reference once). With `backward`, every run adds its backward pass on dO generated
-// from the seed (make_grad_output). Throws InputError.
-std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward = false);
+// from the seed (make_grad_output); with `l2`, every run goes through the L2 model. Throws
+// InputError.
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward = false,
+                                       const std::optional<L2Config>& l2 = std::nullopt);
 
 // The problem editor's fields, edited in place by ImGui widgets.
 enum class Field { none, nq, nk, d, M, M_kib, br, bc, scale, seed, pattern, files, window, kv_len,
-                   dropout, dtype };
+                   dropout, dtype, l2 };
 struct ProblemForm {
   int64_t nq = 8, nk = 8, d = 4, M = 64, br = 0, bc = 0;
   char M_kib[32] = "0.25";  // M in KiB of float32, text so "64KiB" and "0.5" both work
@@ -92,6 +96,14 @@ struct ProblemForm {
   bool use_files = false;
   bool backward = false;    // the "backward" checkbox: run the backward pass after the forward
   char q_path[512] = "", k_path[512] = "", v_path[512] = "";
+  // The L2 model, as `run`'s flags: --l2 SIZE (empty: the GPU's), --gpu, --heads, --ncu.
+  bool l2 = false;
+  int gpu = 0;              // index into kGpuNames
+  char l2_size[32] = "";
+  int64_t heads = 1;
+  bool ncu = false;
+  std::optional<L2Config> l2_config() const;  // none when the box is off; throws InputError
+  void set_l2(const std::optional<L2Config>& c);
   // Validation of the fields as they stand (updated on every edit).
   std::string error;
   Field error_field = Field::none;
@@ -123,6 +135,23 @@ struct CompareState {
   bool passed() const { return loaded && o_stats.max_rel <= tolerance && lse_stats.max_rel <= tolerance; }
 };
 
+// The measured DRAM bytes (gpu/ncu_dram.sh's JSON) the memory panel shows beside the model.
+struct DramState {
+  char path[512] = "";
+  bool loaded = false;
+  DramMeasurements data;
+  std::string error;
+};
+
+// The L2 model replays every head's accesses for each of the three schedules, about one cache
+// operation per 128 bytes moved: the app refuses more than kMaxL2LineOps of them (a few
+// seconds; `flashstep run` takes up to 2^31 for one schedule). Throws InputError.
+constexpr double kMaxL2LineOps = double(int64_t(1) << 25);
+void check_l2_cost(const ProblemSpec& s, const Tiling& t, const L2Config& l2);
+
+// The GPUs the editor offers for the L2 model (core/l2_cache.cpp knows their figures).
+constexpr const char* kGpuNames[2] = {"h200", "a100"};
+
 enum class View { tiles, lesson, compare, bench };
 enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
@@ -145,6 +174,7 @@ struct AppState {
   CompareState compare;
   BenchState bench;           // the Bench view (app/gui/bench_state.h)
   DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
+  DramState dram;
 
   // Controls.
   bool playing = false;
@@ -175,11 +205,13 @@ struct AppState {
   bool jump_to(int64_t i, int64_t j);  // to the load of (i, j): Alg1 L8, FA2 L7, Alg0 L1 of i
   void advance_playback(double dt);
   // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
-  //  export out/trace" (set: nq nk d M br bc seed, schedule NAME, dtype NAME, causal 0|1,
-  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats;
+  //  export out/trace; dram m.json" (set: nq nk d M br bc seed, schedule NAME, dtype NAME,
+  //  causal 0|1, window LEFT RIGHT, kvlen N, dropout P, backward 0|1, l2 SIZE|gpu|off, gpu
+  //  NAME, heads H, ncu 0|1; export writes all four formats; dram loads a measurement;
   //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default)
   void run_script(const std::string& script);
   void load_compare();
+  void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
   // end of this frame; the outcome goes to export_message.
   void export_as(ExportKind kind);

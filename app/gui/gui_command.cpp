@@ -267,7 +267,7 @@ int run_app(const GuiOptions& o) {
 void add_gui_command(CLI::App& app, const SetAction& set_action) {
   static gui::GuiOptions o;
   auto* g = app.add_subcommand("gui", "the desktop teaching app (Dear ImGui + OpenGL window)");
-  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16, backward) or a .json path");
+  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16, backward, l2-fa1-vs-fa2) or a .json path");
   g->add_flag("--backward", o.backward, "add the backward pass to the preset's problem and open at its first step");
   g->add_option("--step", o.step, "apply this many steps before showing")->check(CLI::NonNegativeNumber);
   g->add_option("--screenshot", o.screenshot, "render to this PNG and exit (works under xvfb-run)");
@@ -294,6 +294,7 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--gif", o.animation.gif, "make an animated GIF of the steps (ImageMagick or ffmpeg, found on PATH)");
   g->add_option("--video", o.animation.video, "make a video (.mp4, .webm, .mkv, .mov) of the steps with ffmpeg");
   g->add_option("--fps", o.animation.fps, "steps per second in --gif/--video (default 4)");
+  g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON gpu/ncu_dram.sh writes) for the memory panel, beside the L2 model");
   g->callback([&set_action] { set_action([] { return gui::run_app(o); }); });
 }
 

@@ -1,5 +1,6 @@
-// The memory panel: HBM bytes per tensor so far, SRAM occupancy at this step, and the whole run
-// of every schedule (fa1, fa2, standard) on the same inputs beside its closed form.
+// The memory panel: HBM bytes per tensor so far, the DRAM bytes and the L2 at this step (with the
+// L2 model), SRAM occupancy at this step, and the whole run of every schedule (fa1, fa2,
+// standard) on the same inputs beside its closed form, its DRAM bytes and a measurement's.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 #include "core/backward.h"
@@ -8,6 +9,43 @@
 #include <cstdio>
 
 namespace flashstep::gui {
+
+namespace {
+
+// The L2 model at this step (l2_view.h): DRAM bytes beside the HBM bytes above, the L2's
+// occupancy and hit rate.
+void DrawL2Step(const Trace& tr, const Step* cur) {
+  char a[32], b[32], d[32], c[200];
+  const L2Totals& l2 = tr.totals.l2;
+  if (!l2.enabled) {
+    DimText("DRAM = HBM here: no L2 model (tick \"L2 model\" in the Problem panel).");
+    return;
+  }
+  const L2StepView v = l2_step_view(tr, cur);
+  ImGui::Text("DRAM so far: read %s, written %s (through the L2)", fmt_bytes(a, sizeof a, v.dram_read_total),
+              fmt_bytes(b, sizeof b, v.dram_write_total));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Head 0's bytes between the L2 and DRAM, with %lld heads sharing a %s %s L2 and\n"
+                      "%lld blocks in flight (docs/l2-model.md). A load reads DRAM only for bytes not in\n"
+                      "the L2; a store dirties L2 lines, written back when evicted or at the end\n"
+                      "(%lld B at the end, in no step).",
+                      (long long)l2.config.heads, fmt_bytes(a, sizeof a, l2.config.bytes), l2.config.gpu.c_str(),
+                      (long long)l2.plan.slots, (long long)l2.final_writeback_bytes);
+  if (cur) ImGui::Text("this step: DRAM read %s, written %s", fmt_bytes(a, sizeof a, v.dram_read), fmt_bytes(b, sizeof b, v.dram_write));
+  const int64_t line = L2Config::kLineBytes;
+  std::snprintf(c, sizeof c, "L2: %s of %s held, %s dirty", fmt_bytes(a, sizeof a, v.lines * line),
+                fmt_bytes(b, sizeof b, v.capacity_lines * line), fmt_bytes(d, sizeof d, v.dirty_lines * line));
+  ImGui::ProgressBar(v.capacity_lines ? float(double(v.lines) / double(v.capacity_lines)) : 0.0f, ImVec2(-1, 0), c);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Every head's lines (%lld B each) when this step happens in the GPU's order:\n"
+                      "%lld of %lld lines held, %lld dirty.", (long long)line, (long long)v.lines,
+                      (long long)v.capacity_lines, (long long)v.dirty_lines);
+  ImGui::Text("L2 hit rate so far: %.1f%% of the HBM reads (%s)", 100.0 * v.hit_rate, fmt_bytes(a, sizeof a, v.hit_total));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Head 0's bytes loaded so far that the L2 served, over its HBM bytes read so far");
+}
+
+}  // namespace
 
 void DrawMemoryPanel(AppState& s, const Layout& l) {
   if (!BeginPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size, s)) return;
@@ -101,6 +139,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
                 fmt_bytes(a, sizeof a, B.hbm_read_bytes), fmt_bytes(f4, sizeof f4, wr - fwr),
                 fmt_bytes(b, sizeof b, B.hbm_write_bytes));
   }
+  DrawL2Step(tr, cur);
 
   // What the loop order does to O, l, m: Algorithm 1's round trips against FA2's one write.
   const ScheduleRun& r1 = v.runs[schedule_column(Schedule::fa1)];
@@ -238,6 +277,41 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       form_row("  closed form", false, true);
       bytes_row("fwd + bwd R+W", [](const ScheduleRun& r) { return r.totals.hbm_read_bytes + r.totals.hbm_write_bytes; });
     }
+    if (v.l2) {  // the L2 model's DRAM bytes, and a measurement's (l2_view.h)
+      const DramMeasurements* m = s.dram.loaded ? &s.dram.data : nullptr;
+      DramColumn cols[3];
+      for (int k = 0; k < 3; ++k) cols[k] = dram_column(v.runs[k].totals, v.runs[k].schedule, p, m);
+      auto dram_row = [&](const char* name, const char* tip, auto get) {
+        label(name, tip);
+        for (int k = 0; k < 3; ++k) {
+          ImGui::TableNextColumn();
+          const int64_t x = v.runs[k].ok ? get(cols[k]) : -1;
+          if (x < 0) ImGui::TextDisabled(v.runs[k].ok ? "-" : "n/a");
+          else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, x));
+        }
+      };
+      const int64_t H = v.l2->heads;
+      dram_row("DRAM read", "Between the L2 and DRAM, with the L2 model (head 0)", [](const DramColumn& d) { return d.read; });
+      dram_row("DRAM written", "Including the dirty lines written back at the end", [](const DramColumn& d) { return d.write; });
+      if (H > 1) {
+        std::snprintf(c, sizeof c, "%lld heads: read", (long long)H);
+        dram_row(c, "Every head's DRAM bytes: the figure to compare with a measurement", [](const DramColumn& d) { return d.all_heads_read; });
+        std::snprintf(c, sizeof c, "%lld heads: written", (long long)H);
+        dram_row(c, nullptr, [](const DramColumn& d) { return d.all_heads_write; });
+      }
+      if (v.l2->ncu) {
+        const char* tip = "Every head, counted as Nsight Compute does: the L2 emptied before each kernel,\n"
+                          "dirty lines a kernel leaves behind not counted (docs/l2-model.md)";
+        dram_row("as ncu: read", tip, [](const DramColumn& d) { return d.ncu_read; });
+        dram_row("as ncu: written", tip, [](const DramColumn& d) { return d.ncu_write; });
+      }
+      if (m) {
+        const char* tip = "Measured with Nsight Compute (the loaded file), every head; '-': no point for this\n"
+                          "problem (Nq = Nk, d, M, dtype), heads and GPU in the file";
+        dram_row("measured read", tip, [](const DramColumn& d) { return d.measured ? int64_t(d.measured->read_bytes) : -1; });
+        dram_row("measured written", tip, [](const DramColumn& d) { return d.measured ? int64_t(d.measured->write_bytes) : -1; });
+      }
+    }
     // The paper's Figure 2 (left): forward + backward HBM reads and writes, from the closed
     // forms, so the row is there also when the backward did not run (the gpt2-medium preset).
     label("fwd + bwd, closed", "Forward + backward HBM bytes read and written, from the closed forms\n"
@@ -288,6 +362,21 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   for (const ScheduleRun& r : v.runs)
     if (!r.ok) ErrorText(r.error);
   if (!v.reference_note.empty()) DimText(v.reference_note.c_str());
+
+  // A measurement to set beside the model: the JSON gpu/ncu_dram.sh writes.
+  ImGui::Separator();
+  ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 9);
+  ImGui::InputText("##dram", s.dram.path, sizeof s.dram.path);
+  ImGui::SameLine();
+  if (ImGui::Button("Load measured")) s.load_dram();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Nsight Compute's DRAM bytes, as gpu/ncu_dram.sh writes them (flashstep gui --dram F.json)");
+  if (!s.dram.error.empty()) ErrorText(s.dram.error);
+  else if (s.dram.loaded) {
+    std::snprintf(c, sizeof c, "%zu measured points (%s)%s", s.dram.data.points.size(), s.dram.data.gpu.c_str(),
+                  v.l2 ? "" : "; the rows need the L2 model on (heads, GPU)");
+    DimText(c);
+  }
   ImGui::End();
 }
 

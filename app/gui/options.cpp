@@ -61,6 +61,11 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.view_changed = true;
   }
   prepare_bench(s, o);
+  if (!o.dram.empty()) {
+    std::snprintf(s.dram.path, sizeof s.dram.path, "%s", o.dram.c_str());
+    s.load_dram();
+    if (!s.dram.error.empty()) throw InputError("--dram: " + s.dram.error);
+  }
   const int64_t len = int64_t(s.steps());  // beyond the trace's length, steps do nothing more
   for (int64_t n = 0; n < std::min(o.step, len); ++n) s.step_forward();
   for (int64_t n = 0; n < std::min(o.back, len); ++n) s.step_back();

@@ -106,6 +106,19 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "dropout"; if (q.contains(key)) s.options.dropout = q[key].get<double>();
       key = "dtype"; if (q.contains(key)) s.options.dtype = parse_dtype(q[key].get<std::string>());
       key = "backward"; if (q.contains(key)) p.backward = q[key].get<bool>();
+      std::string l2_size, gpu;  // checked as `run --l2 --gpu --heads --ncu` checks them
+      int64_t heads = 1;
+      bool ncu = false;
+      key = "l2";
+      if (q.contains(key)) l2_size = q[key].is_number() ? std::to_string(whole(q[key], where + key, 0)) : q[key].get<std::string>();
+      key = "gpu"; if (q.contains(key)) gpu = q[key].get<std::string>();
+      key = "heads"; if (q.contains(key)) heads = whole(q[key], where + key);
+      key = "ncu"; if (q.contains(key)) ncu = q[key].get<bool>();
+      try {
+        p.l2 = l2_config_from_flags(l2_size, gpu, heads, q.contains("heads"), ncu);
+      } catch (const InputError& e) {
+        throw InputError(where + e.what());
+      }
     }
     if (j.contains("lesson")) {
       const auto& l = j["lesson"];
@@ -115,6 +128,8 @@ Preset parse_preset(const std::string& text, const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError("preset " + path + ": bad value for \"" + key + "\" (" + e.what() + ")");
   }
+  if (p.backward && p.l2)
+    throw InputError(where + "the L2 model (\"l2\", \"gpu\") covers the forward pass only: not with \"backward\"");
   if (p.start_backward && !p.backward)
     throw InputError(where + "start \"backward\" needs \"backward\": true in \"problem\"");
   return p;

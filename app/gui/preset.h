@@ -8,9 +8,12 @@
 //                  "seed", "pattern", "q", "k", "v" (.npy paths), "schedule" ("fa1" | "fa2" |
 //                  "standard"), "causal", "window" ([LEFT, RIGHT], -1 = no limit),
 //                  "kv_len", "dropout", "dtype" ("fp32" | "fp16" | "bf16"),
-//                  "backward" (true: the backward pass follows, dO from the seed) },
+//                  "backward" (true: the backward pass follows, dO from the seed),
+//                  the L2 model as `run`'s flags: "l2" (size: "50MiB", bytes), "gpu"
+//                  ("h200" | "a100"; alone: its L2 size), "heads", "ncu" (true) },
 //     "lesson": { "values": [1, 2, 3, 4], "block": 2 } }
 #pragma once
+#include "core/l2_cache.h"
 #include "core/problem.h"
 
 #include <string>
@@ -22,6 +25,7 @@ struct Preset {
   std::string name, title, description, view = "tiles", path;
   ProblemSpec spec;
   bool backward = false;
+  std::optional<L2Config> l2;   // "l2", "gpu", "heads", "ncu"
   bool start_backward = false;  // open at the first backward step (needs "backward")
   int64_t start_step = 0;       // else open with this many steps applied
   std::vector<double> lesson_values{1, 2, 3, 4};

@@ -21,6 +21,33 @@ void FieldError(const ProblemForm& f, Field which) {
   }
 }
 
+// The L2 model's fields, as `run --l2 SIZE --gpu NAME --heads H --ncu`.
+bool DrawL2Fields(ProblemForm& f) {
+  bool changed = ImGui::Checkbox("L2 model (DRAM bytes)", &f.l2);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("An LRU L2 between HBM and SRAM, with the GPU's blocks in flight: the memory panel\n"
+                      "adds the DRAM bytes beside the paper's HBM bytes (docs/l2-model.md). Forward only.");
+  if (!f.l2) return changed;
+  ImGui::Indent();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  if (ImGui::Combo("GPU", &f.gpu, kGpuNames, 2)) changed = true;
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  changed |= ImGui::InputText("L2 size", f.l2_size, sizeof f.l2_size);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bytes, or with KiB / MiB / GiB; empty: the GPU's own (h200 50MiB, a100 40MiB)");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  changed |= ImGui::InputScalar("heads", ImGuiDataType_S64, &f.heads);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Heads (B x H) the GPU runs in the same kernels: they share the L2");
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("as ncu", &f.ncu);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Also count as Nsight Compute does: the L2 emptied before each kernel,\n"
+                      "write-backs between kernels not counted (compare with a measurement)");
+  FieldError(f, Field::l2);
+  ImGui::Unindent();
+  return changed;
+}
+
 void DrawProblemTab(AppState& s) {
   ProblemForm& f = s.form;
   if (ImGui::BeginCombo("preset", s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str())) {
@@ -120,6 +147,7 @@ void DrawProblemTab(AppState& s) {
   changed |= ImGui::Checkbox("backward pass", &f.backward);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Then run the schedule's backward (Algorithm 4, FA2's Algorithm 2, Algorithm 3) on dO from the seed");
+  changed |= DrawL2Fields(f);
   changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
   FieldError(f, Field::seed);
   changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
@@ -155,6 +183,7 @@ void DrawProblemTab(AppState& s) {
   if (ImGui::Button("Revert fields") && s.run) {
     f.from_spec(s.run->spec);
     f.backward = s.run->backward;
+    f.set_l2(s.run->l2);
     f.validate();
   }
   if (!s.apply_error.empty()) {

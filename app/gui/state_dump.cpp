@@ -73,8 +73,31 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"form_read", r.backward_form.read_bytes(bpe)}, {"form_write", r.backward_form.write_bytes(bpe)}};
     e["fwd_bwd_form_bytes"] = fwd_bwd_form_bytes(r, bpe);
     if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
+    // The table's DRAM rows, as the panel draws them (l2_view.h).
+    const DramColumn dc = dram_column(r.totals, r.schedule, p, s.dram.loaded ? &s.dram.data : nullptr);
+    e["dram_read"] = dc.read;
+    e["dram_write"] = dc.write;
+    if (dc.model)
+      e["l2"] = {{"all_heads_dram_read", dc.all_heads_read}, {"all_heads_dram_write", dc.all_heads_write}};
+    if (dc.ncu) e["l2"]["ncu_dram_read"] = dc.ncu_read, e["l2"]["ncu_dram_write"] = dc.ncu_write;
+    if (dc.measured)
+      e["measured"] = {{"dram_read", dc.measured->read_bytes}, {"dram_write", dc.measured->write_bytes},
+                       {"kernel_ms", dc.measured->kernel_ms}};
     j["runs"][schedule_name(r.schedule)] = std::move(e);
   }
+  // The memory panel's L2 lines at the current step.
+  if (tr.totals.l2.enabled) {
+    const L2StepView l2 = l2_step_view(tr, cur);
+    j["l2"] = {{"gpu", tr.totals.l2.config.gpu}, {"bytes", tr.totals.l2.config.bytes},
+               {"heads", tr.totals.l2.config.heads}, {"ncu", tr.totals.l2.config.ncu},
+               {"dram_read_total", l2.dram_read_total}, {"dram_write_total", l2.dram_write_total},
+               {"lines", l2.lines}, {"dirty_lines", l2.dirty_lines}, {"capacity_lines", l2.capacity_lines},
+               {"hit_total", l2.hit_total}, {"hit_rate", l2.hit_rate}};
+  } else {
+    j["l2"] = nullptr;
+  }
+  j["dram"] = {{"loaded", s.dram.loaded}, {"error", s.dram.error},
+               {"points", s.dram.loaded ? s.dram.data.points.size() : 0}};
   j["skipped_tiles"] = s.run->skipped_tiles;
   j["partial_tiles"] = s.run->partial_tiles;
   j["form_error"] = s.form.error;

@@ -136,6 +136,16 @@ TEST_CASE("screenshots of the backward: the preset opens on it, later steps and 
   REQUIRE(pixels_differing(ia, iff) > 5000);
 }
 
+TEST_CASE("the L2 preset with a measurement renders, and its memory panel differs from the run without the model", "[gui][l2]") {
+  const std::string a = out_path("l2.png"), b = out_path("l2-off.png");
+  const std::string dram = std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/h200_issue12_dram.json";
+  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --step 300 --dram " + dram + " --screenshot " + a, "l2-shot").code == 0);
+  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --script \"set l2 off; apply; seek 300\" --screenshot " + b, "l2-off-shot").code == 0);
+  const Image ia = load_png(a), ib = load_png(b);
+  REQUIRE(distinct_colours(ia) > 200);
+  REQUIRE(pixels_differing(ia, ib) > 2000);  // the DRAM lines, the L2 bar and the table's rows
+}
+
 TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
   // The messages of every bad option are tested in-process; here, what the program does with one.
   const auto [args, expect] = GENERATE(table<std::string, std::string>({
@@ -143,6 +153,7 @@ TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
       {"--size wide --screenshot x.png", "flashstep: error: --size must look like"},
       {"--presentation --font-scale 3 --screenshot x.png", "flashstep: error: --font-scale must be a number from 0.75 to 2.5"},
       {"--frames f --to 3 --screenshot x.png", "flashstep: error: --frames, --gif and --video cannot be combined"},
+      {"--dram no-such.json --screenshot x.png", "flashstep: error: --dram: measurement file no-such.json: no such file"},
   }));
   const Result r = run_gui(args, "bad");
   INFO(r.output);
@@ -201,12 +212,15 @@ TEST_CASE("benchmark at N = 1024, d = 64: frame time printed, idle frames alloca
   REQUIRE(r.output.find("30 frames; 0 allocations, 0 texture uploads") != std::string::npos);
 }
 
-TEST_CASE("idle frames of the fa2, standard and backward views with masks and dropout allocate nothing", "[gui]") {
+TEST_CASE("idle frames of the fa2, standard, backward and L2 views with masks and dropout allocate nothing", "[gui]") {
   const std::string args = GENERATE(std::string("--preset dropout-bf16"), std::string("--preset fa1-vs-fa2"),
                                     std::string("--preset backward --step 18"), std::string("--preset fa1-vs-fa2 --backward"),
                                     std::string("--preset fa1-vs-fa2 --presentation --font-scale 2"),
                                     std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"),
-                                    std::string("--view bench --bench-figure tflops"));
+                                    std::string("--view bench --bench-figure tflops"),
+                                    std::string("--preset l2-fa1-vs-fa2 --step 100 --dram " FLASHSTEP_SOURCE_DIR
+                                                "/gpu/results/h200_issue12_dram.json"));
+
   const Result r = run_gui(args + " --bench-frames 10", "bench-views");
   INFO(r.output);
   REQUIRE(r.code == 0);
