@@ -236,3 +236,41 @@ TEST_CASE("plot model: files that are not bench JSON at all", "[plot][errors]") 
   REQUIRE_THROWS_WITH(load_bench(kResults), Catch::Contains("is not a regular file"));
   REQUIRE_THROWS_WITH(parse_figure("pie"), Catch::Contains("unknown figure 'pie'"));
 }
+
+TEST_CASE("plot model: a tensor-core run's Bc sweep adds its runtime to Figure 2", "[plot]") {
+  // The format bench-gpu --tensor-cores writes with its sweep (Br = 128, Bc = 16 .. 128): no Tc.
+  nlohmann::json file = read_json(kBench);
+  nlohmann::json sweep = nlohmann::json::array();
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<double> ms(0.3, 0.9);
+  std::vector<double> times;
+  for (int64_t bc : {16, 32, 64, 128}) {
+    times.push_back(ms(rng));
+    sweep.push_back({{"variant", 7}, {"Br", 128}, {"Bc", bc}, {"n", 4096}, {"d", 64}, {"smem_bytes", 40000},
+                     {"hbm_bytes_predicted", 1107820544}, {"median_ms", times.back()}, {"tflops", 137.4 / times.back()}});
+  }
+  file["runs"][2]["sweep"] = sweep;  // the causal bf16 run
+  const BenchData b = parse_bench(file, "tc.json");
+  const Figure f = make_figure(b, FigureKind::bc, 64);
+  REQUIRE(f.series.size() == 3);
+  REQUIRE(f.series[0].label == "fa1 fp32: HBM traffic (simulated)");
+  REQUIRE(f.series[1].label == "fa1 fp32: runtime (measured)");
+  REQUIRE(f.series[2].label == "fa2 TC bf16, causal: runtime (measured)");
+  REQUIRE(f.series[2].right);
+  REQUIRE(f.series[2].x == std::vector<double>{16, 32, 64, 128});
+  REQUIRE(f.series[2].y == times);
+  require_axis_holds(f.y2, f.series[2].y);
+  const bool noted = std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) {
+    return n.find("fa2 TC bf16, causal (N = 4096, d = 64, Br = 128): simulated HBM traffic 1.11 GB at every Bc") !=
+           std::string::npos;
+  });
+  REQUIRE(noted);
+  // A tensor-core run alone: its sweep is the figure.
+  nlohmann::json alone = file["runs"][2];
+  const Figure g = make_figure(parse_bench(alone, "alone.json"), FigureKind::bc, 64);
+  REQUIRE(g.series.size() == 2);
+  REQUIRE(g.series[0].bars);
+  REQUIRE(g.subtitle.find("fa2 TC bf16, causal") != std::string::npos);
+  file["runs"][2]["sweep"].push_back(sweep[1]);
+  REQUIRE_THROWS_WITH(parse_bench(file, "tc.json"), Catch::Contains("has Bc = 32 twice"));
+}

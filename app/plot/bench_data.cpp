@@ -139,11 +139,16 @@ void parse_run(const Fields& run, int index, BenchData& out) {
     const Fields p = run.object(sweep[k], "sweep[" + std::to_string(k) + "]");
     if (p.obj.contains("schedule")) continue;  // fa2 at a few (Br, Bc): not part of Figure 2
     SweepPoint s;
+    Timing who;  // the swept kernel, named as the timings are
+    who.schedule = tc ? "fa2" : "fa1";
+    who.tensor_cores = tc;
+    who.precision = run_precision;
+    who.causal = tc && run_causal;
+    s.series = series_label(who);
     s.Bc = p.count("Bc");
     s.Br = p.count("Br");
     s.n = p.count("n");
     s.d = p.count("d");
-    s.Tc = p.count("Tc");
     s.hbm_bytes = p.positive("hbm_bytes_predicted");
     if (p.obj.contains("skipped")) {
       s.skipped = p.text("skipped");
@@ -187,10 +192,11 @@ BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
   std::set<int64_t> dims;
   for (const Timing& t : out.timings) dims.insert(t.d);
   out.dims.assign(dims.begin(), dims.end());
-  std::set<int64_t> bcs;
+  std::set<std::pair<std::string, int64_t>> bcs;
   for (const SweepPoint& p : out.sweep)
-    if (!bcs.insert(p.Bc).second)
-      throw InputError(name + ": the Bc sweep has Bc = " + std::to_string(p.Bc) + " twice: keep one sweep");
+    if (!bcs.insert({p.series, p.Bc}).second)
+      throw InputError(name + ": the Bc sweep of " + p.series + " has Bc = " + std::to_string(p.Bc) +
+                       " twice: keep one sweep per kernel");
   return out;
 }
 

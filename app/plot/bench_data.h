@@ -24,9 +24,11 @@ struct Timing {
   int run = 0;            // index of the run in the file
 };
 
-// Algorithm 1 at one block size of the Bc sweep (the paper's Figure 2, middle).
+// One block size of a Bc sweep (the paper's Figure 2, middle): Algorithm 1 in the forward
+// table's run, FlashAttention-2 on tensor cores in a --tensor-cores run.
 struct SweepPoint {
-  int64_t Bc = 0, Br = 0, n = 0, d = 0, Tc = 0;
+  std::string series;       // "fa1 fp32", "fa2 TC bf16, causal"
+  int64_t Bc = 0, Br = 0, n = 0, d = 0;
   double hbm_bytes = 0;     // the simulator's prediction, there even when the point was not timed
   bool timed = false;
   double median_ms = 0, tflops = 0;

@@ -160,11 +160,12 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
       dl->AddLine(ImVec2(a1.x, ty), ImVec2(a1.x + 0.3f * F, ty), st.frame);
       pt.text_at(ImVec2(a1.x + 0.45f * F, ty), 0.0f, 0.5f, st.text, t.label.c_str());
     }
-  // With two y axes, each axis' label takes its series' colour.
-  const ImU32 y_col = f.has_y2 ? st.palette[f.series[0].colour % 8] : st.text;
+  // Bars on one axis and one line on the other: each axis' label takes its series' colour.
+  const bool pair = f.has_y2 && f.series.size() == 2;
+  const ImU32 y_col = pair ? st.palette[f.series[0].colour % 8] : st.text;
   pt.text_at(ImVec2(p0.x + 0.6f * F, a0.y - 0.5f * F), 0.0f, 1.0f, y_col, f.y.label.c_str());
   if (f.has_y2)
-    pt.text_at(ImVec2(a1.x + right_ticks, a0.y - 0.5f * F), 1.0f, 1.0f, st.palette[f.series[1].colour % 8],
+    pt.text_at(ImVec2(a1.x + right_ticks, a0.y - 0.5f * F), 1.0f, 1.0f, pair ? st.palette[f.series[1].colour % 8] : st.text,
                f.y2.label.c_str());
   pt.text_at(ImVec2((a0.x + a1.x) * 0.5f, a1.y + 1.6f * F), 0.5f, 0.0f, st.text, f.x.label.c_str());
 

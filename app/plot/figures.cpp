@@ -27,42 +27,70 @@ double nice_step(double raw) {
 
 std::string d_text(int64_t d) { return "d = " + std::to_string(d); }
 
+std::string gb_text(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g GB", bytes / 1e9);
+  return buf;
+}
+
+// The first kernel swept (Algorithm 1 in the forward table's run) gives the bars and its runtime;
+// each further sweep (FlashAttention-2 on tensor cores) adds its runtime, its HBM bytes in a note.
 Figure block_size_figure(const BenchData& b) {
   Figure f;
   f.kind = FigureKind::bc;
-  f.title = "Block size: HBM traffic and runtime of Algorithm 1 (the paper's Figure 2, middle)";
+  f.title = "Block size: HBM traffic and runtime (the paper's Figure 2, middle)";
   if (b.sweep.empty()) {
-    f.empty = b.name + " has no Bc sweep (bench-gpu --json records one unless --no-sweep, --tensor-cores "
-                       "or --backward)";
+    f.empty = b.name + " has no Bc sweep (bench-gpu --json records one unless --no-sweep or --backward)";
     return f;
   }
-  const SweepPoint& first = b.sweep.front();
-  f.subtitle = b.device + ": forward pass, N = " + std::to_string(first.n) + ", " + d_text(first.d) +
-               ", Br = " + std::to_string(first.Br) + ", fp32";
-  std::vector<SweepPoint> pts = b.sweep;
-  std::sort(pts.begin(), pts.end(), [](const SweepPoint& p, const SweepPoint& q) { return p.Bc < q.Bc; });
-  Series hbm, ms;
-  hbm.label = "HBM traffic (simulated)";
-  hbm.bars = true;
-  ms.label = "runtime (measured)";
-  ms.right = true;
-  ms.colour = 1;
-  for (const SweepPoint& p : pts) {
-    hbm.x.push_back(double(p.Bc));
-    hbm.y.push_back(p.hbm_bytes / 1e9);
-    if (p.timed) {
-      ms.x.push_back(double(p.Bc));
-      ms.y.push_back(p.median_ms);
-    } else {
-      f.notes.push_back("Bc = " + std::to_string(p.Bc) + " not timed: " + p.skipped);
+  std::vector<std::string> kernels;  // in the file's order
+  for (const SweepPoint& p : b.sweep)
+    if (std::find(kernels.begin(), kernels.end(), p.series) == kernels.end()) kernels.push_back(p.series);
+  const bool several = kernels.size() > 1;
+  std::vector<double> bcs, runtimes;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    std::vector<SweepPoint> pts;
+    for (const SweepPoint& p : b.sweep)
+      if (p.series == kernels[k]) pts.push_back(p);
+    std::sort(pts.begin(), pts.end(), [](const SweepPoint& p, const SweepPoint& q) { return p.Bc < q.Bc; });
+    const SweepPoint& first = pts.front();
+    const std::string where = "N = " + std::to_string(first.n) + ", " + d_text(first.d) + ", Br = " +
+                              std::to_string(first.Br);
+    Series hbm, ms;
+    hbm.label = (several ? kernels[k] + ": " : "") + "HBM traffic (simulated)";
+    hbm.bars = true;
+    ms.label = (several ? kernels[k] + ": " : "") + "runtime (measured)";
+    ms.right = true;
+    ms.colour = int(k) + 1;
+    for (const SweepPoint& p : pts) {
+      hbm.x.push_back(double(p.Bc));
+      hbm.y.push_back(p.hbm_bytes / 1e9);
+      bcs.push_back(double(p.Bc));
+      if (p.timed) {
+        ms.x.push_back(double(p.Bc));
+        ms.y.push_back(p.median_ms);
+        runtimes.push_back(p.median_ms);
+      } else {
+        f.notes.push_back(kernels[k] + ", Bc = " + std::to_string(p.Bc) + " not timed: " + p.skipped);
+      }
     }
+    if (k == 0) {
+      f.subtitle = b.device + ": " + kernels[k] + ", forward pass, " + where;
+      f.y = make_axis("HBM traffic (GB)", hbm.y, false);
+      f.series.push_back(std::move(hbm));
+    } else {
+      const auto [lo, hi] = std::minmax_element(pts.begin(), pts.end(), [](const SweepPoint& p, const SweepPoint& q) {
+        return p.hbm_bytes < q.hbm_bytes;
+      });
+      f.notes.push_back(kernels[k] + " (" + where + "): simulated HBM traffic " +
+                        (lo->hbm_bytes == hi->hbm_bytes ? gb_text(lo->hbm_bytes) + " at every Bc"
+                                                        : gb_text(lo->hbm_bytes) + " to " + gb_text(hi->hbm_bytes)));
+    }
+    if (!ms.x.empty()) f.series.push_back(std::move(ms));
   }
-  f.x = make_axis("block size Bc", hbm.x, true);
-  f.y = make_axis("HBM traffic (GB)", hbm.y, false);
-  f.has_y2 = !ms.x.empty();
-  if (f.has_y2) f.y2 = make_axis("runtime (ms)", ms.y, false);
-  f.series.push_back(std::move(hbm));
-  if (f.has_y2) f.series.push_back(std::move(ms));
+  f.x = make_axis("block size Bc", bcs, true);
+  f.has_y2 = !runtimes.empty();
+  if (f.has_y2) f.y2 = make_axis("runtime (ms)", runtimes, false);
   return f;
 }
 
