@@ -255,6 +255,9 @@ void check_tc_request(const Shape& s, float scale, const TcOptions& o) {
   if (info.cc_major < 8)
     throw InputError("the tensor-core kernels need compute capability 8.0 or newer (" + info.name +
                      " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ")");
+  if (tc::fa2_tc_variant(resolve(o.variant, s.d), int(s.d)).sm90_only && !(info.cc_major == 9 && info.cc_minor == 0))
+    throw InputError("tensor-core variants 13 and up (wgmma) run only on compute capability 9.0 (H100, H200); " +
+                     info.name + " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor));
   const int64_t smem = tc_variant(resolve(o.variant, s.d), s.d).smem_bytes;
   if (smem > info.smem_per_block_optin)
     throw InputError("tensor-core variant needs " + std::to_string(smem) +
