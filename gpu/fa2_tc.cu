@@ -54,12 +54,16 @@
 //      4 warps x 32 rows with Bc = 32 (each ldmatrix of K_j, V_j
 //      feeds 4 MMAs; the S registers are half v5's), Q_i from shared memory, three K/V
 //      buffers, one barrier per j, lazy rescale, v11's grid.
+//   13 Hopper (gpu/fa2_wgmma.cu, sm_90a only): wgmma with Q_i, K_j, V_j read by the tensor
+//      cores from 128B-swizzled shared memory and P~_ij from registers; 2 warpgroups x 64 rows,
+//      Bc 64. 14: v13 with Bc 128 (twice the MMA work per wait and per barrier).
 //   101-104  the Bc sweep (Figure 2 middle at full speed): Bc = 16, 32, 64, 128 with Br = 128
 //      as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j. Not rungs
 //      of the ladder (variant 0 never picks them); bench-gpu --tensor-cores times them.
 // docs/tensor-cores.md records each variant's prediction and measured outcome.
 #include "gpu/common.cuh"
 #include "gpu/tc_launch.h"
+#include "gpu/tc_ptx.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -69,17 +73,6 @@ namespace flashstep::gpu::tc {
 namespace {
 
 // ---- PTX wrappers -----------------------------------------------------------------------------
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return uint32_t(__cvta_generic_to_shared(p));
-}
-// 16 bytes global -> shared; src_bytes = 0 reads nothing and writes zeros.
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -104,27 +97,6 @@ __device__ __forceinline__ void mma16816<__half>(float (&c)[4], const uint32_t (
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two floats rounded to nearest even into one register of two 16-bit values (lo first).
-template <typename T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi);
-template <>
-__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-template <>
-__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
-  __half2 v = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// 2^x by the special-function unit (ex2.approx: about 2 ulp; 2^-inf = +0).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 // ---- tiles in shared memory -------------------------------------------------------------------
@@ -168,15 +140,6 @@ struct Config {
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV;
 };
 
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
-// The last key column row r keeps (bottom-right causal, key padding); -1 when none.
-struct RowLimit {
-  int kv, off;
-  bool causal;
-  __device__ int hi(int r) const { return causal ? min(kv - 1, r + off) : kv - 1; }
-};
 
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcParams p) {
@@ -186,21 +149,16 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
 
   const int Tr = (p.nq + BR - 1) / BR;
-  const bool by_head = C::LPT && p.mask.causal;  // grid (heads, Tr): see Config::LPT
-  const int bi = by_head ? int(blockIdx.y) : int(blockIdx.x);
-  const int i = p.mask.causal ? Tr - 1 - bi : bi;  // longest first
-  const int64_t h = by_head ? blockIdx.x : blockIdx.y;
+  const BlockIndex blk = block_index(p, Tr, C::LPT && p.mask.causal);  // grid (heads, Tr) with LPT: see Config::LPT
+  const int i = blk.i;
+  const int64_t h = blk.h;
   const T* Qh = static_cast<const T*>(p.Q) + h * p.nq * D;
   const T* Kh = static_cast<const T*>(p.K) + h * p.nk * D;
   const T* Vh = static_cast<const T*>(p.V) + h * p.nk * D;
   const int row0 = i * BR;
 
-  RowLimit lim{p.nk, p.nk - p.nq, p.mask.causal};
-  if (p.mask.kv_lens) lim.kv = min(lim.kv, p.mask.kv_lens[h / p.mask.heads_per_batch]);
-  else if (p.mask.kv_len >= 0) lim.kv = min(lim.kv, p.mask.kv_len);
-  // Algorithm 2's block skipping: blocks past the last key any row of Q_i keeps are never loaded.
-  const int last_hi = lim.hi(min(row0 + BR, p.nq) - 1);
-  const int n_blocks = last_hi < 0 ? 0 : last_hi / BC + 1;
+  const RowLimit lim = row_limit(p, h);
+  const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
   // This warp's rows: the first keeps the fewest keys (hi grows with r); rows >= nq are padding.
   const int wrow0 = row0 + warp * 16 * MT;
   const bool warp_live = wrow0 < p.nq;
@@ -218,14 +176,8 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
     load_tile<BC, D, C::THREADS>(buf + uint32_t(C::SMEM_KV), Vh, j * BC, p.nk, tid);
   };
 
-  // Alg1 L4: load Q_i from HBM to SRAM (one cp.async group), then the first STAGES - 1 K_j, V_j.
-  load_tile<BR, D, C::THREADS>(sQ, Qh, row0, p.nq, tid);
-  cp_async_commit();
-#pragma unroll
-  for (int s = 0; s < C::STAGES - 1; ++s) {
-    if (s < n_blocks) load_kv(s);
-    cp_async_commit();  // empty groups keep the count uniform
-  }
+  // Alg1 L4: load Q_i from HBM to SRAM, then the first STAGES - 1 K_j, V_j.
+  issue_first_loads<C::STAGES>([&] { load_tile<BR, D, C::THREADS>(sQ, Qh, row0, p.nq, tid); }, load_kv, n_blocks);
   cp_async_wait<C::STAGES - 1>();  // Q_i has landed
   __syncthreads();
 
@@ -334,30 +286,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
       for (int mt = 0; mt < MT; ++mt) {
         float alphas[2];
 #pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          float mx = -INFINITY;
-#pragma unroll
-          for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[mt][n][2 * hr], s[mt][n][2 * hr + 1]));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-          const float m_new = fmaxf(m_i[mt][hr], mx * scale_log2);
-          // A row with nothing kept so far has m_new = -inf: subtract 0 so exp2 gives 0, not NaN.
-          const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-          const float alpha = fast_exp2(m_i[mt][hr] - m_use);
-          alphas[hr] = alpha;
-          float rowsum = 0.0f;
-#pragma unroll
-          for (int n = 0; n < NT; ++n)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              float& x = s[mt][n][2 * hr + e];
-              x = fast_exp2(fmaf(x, scale_log2, -m_use));
-              rowsum += x;
-            }
-          // Each lane keeps its partial row sum; the quad's sum is taken once, after L11.
-          l_i[mt][hr] = alpha * l_i[mt][hr] + rowsum;
-          m_i[mt][hr] = m_new;
-        }
+        for (int hr = 0; hr < 2; ++hr)
+          alphas[hr] = online_softmax_row<2 * NT>([&](int k) -> float& { return s[mt][k / 2][2 * hr + k % 2]; },
+                                                  m_i[mt][hr], l_i[mt][hr], scale_log2);
         // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i. With LAZY, skipped when no row max
         // of the warp moved (alpha = 1 exactly): after the first blocks that is most j.
         if (!C::LAZY || __any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
@@ -430,17 +361,9 @@ struct Entry {
 
 template <class C>
 void launch_config(const TcParams& p) {
-  static int64_t opted_bf16 = 0, opted_fp16 = 0;
-  const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
-  const dim3 grid = C::LPT && p.mask.causal ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
-  if (p.elem == Elem::bf16) {
-    opt_in_shared(fa2_tc_kernel<__nv_bfloat16, C>, C::SMEM, opted_bf16);
-    fa2_tc_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p);
-  } else {
-    opt_in_shared(fa2_tc_kernel<__half, C>, C::SMEM, opted_fp16);
-    fa2_tc_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p);
-  }
-  CUDA_CHECK_LAUNCH();
+  static int64_t opted[2] = {0, 0};
+  launch_tc_kernel(fa2_tc_kernel<__nv_bfloat16, C>, fa2_tc_kernel<__half, C>, p, C::BR, C::THREADS, C::SMEM,
+                   C::LPT && p.mask.causal, opted);
 }
 
 template <int V, class C>
@@ -488,11 +411,18 @@ const Entry kLadder[] = {
 
 }  // namespace
 
-int fa2_tc_variant_count() { return 12; }
+#ifdef FLASHSTEP_HAVE_WGMMA
+int fa2_tc_variant_count() { return fa2_wgmma_last_variant(); }
+#else
+int fa2_tc_variant_count() { return 12; }  // variants 13 on need nvcc with sm_90a
+#endif
 
 TcVariantInfo fa2_tc_variant(int variant, int d) {
   TcVariantInfo info;
   info.variant = variant;
+#ifdef FLASHSTEP_HAVE_WGMMA
+  if (variant >= kFirstWgmmaVariant && variant <= fa2_wgmma_last_variant()) return fa2_wgmma_variant(variant, d);
+#endif
   for (const Entry& e : kLadder)
     if (e.variant == variant && e.d == d)
       return TcVariantInfo{variant, e.what, e.Br, e.Bc, e.warps, e.stages, e.smem, true};
@@ -500,6 +430,9 @@ TcVariantInfo fa2_tc_variant(int variant, int d) {
 }
 
 void fa2_tc_launch(int variant, const TcParams& p) {
+#ifdef FLASHSTEP_HAVE_WGMMA
+  if (variant >= kFirstWgmmaVariant && variant <= fa2_wgmma_last_variant()) return fa2_wgmma_launch(variant, p);
+#endif
   for (const Entry& e : kLadder)
     if (e.variant == variant && e.d == p.d) return e.launch(p);
   throw std::runtime_error("fa2_tc_launch: no kernel for variant " + std::to_string(variant) +

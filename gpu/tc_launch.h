@@ -35,10 +35,18 @@ struct TcVariantInfo {
   int Br = 0, Bc = 0, warps = 0, stages = 0;
   int64_t smem_bytes = 0;
   bool compiled = false;  // false: no kernel for this d
+  bool sm90_only = false; // wgmma: runs on compute capability 9.0 alone
 };
 int fa2_tc_variant_count();
 TcVariantInfo fa2_tc_variant(int variant, int d);
 void fa2_tc_launch(int variant, const TcParams& p);
+
+// fa2_wgmma.cu (the Hopper rungs, variants 13 .. fa2_wgmma_last_variant(); sm_90a only, built
+// where FLASHSTEP_HAVE_WGMMA is defined). The caller checks that the GPU is compute capability 9.0.
+constexpr int kFirstWgmmaVariant = 13;
+int fa2_wgmma_last_variant();
+TcVariantInfo fa2_wgmma_variant(int variant, int d);
+void fa2_wgmma_launch(int variant, const TcParams& p);
 
 // standard_tc.cu: P = softmax(S) row by row in the 16-bit type (masked scores get weight 0),
 // lse float32; S and P are (heads * nq) x nk.

@@ -213,9 +213,18 @@ int tc_variant_count() { return tc::fa2_tc_variant_count(); }
 
 std::vector<int> tc_bc_sweep_variants() { return {101, 102, 103, 104}; }
 
-// The fastest measured on the H200 (docs/tensor-cores.md): v11, which is v7 at d = 64 and v9 at
-// d = 128 with the causal grid ordered longest-first over all heads.
-int tc_default_variant(int64_t) { return 11; }
+// The fastest measured on the H200 (docs/tensor-cores.md, hopper run 1), causal or not: on a
+// compute capability 9.0 GPU in a build with the sm_90a rungs, v13 at d = 64 and v14 at d = 128;
+// elsewhere v11 (v7 at d = 64, v9 at d = 128, the causal grid longest-first over all heads).
+int tc_default_variant(int64_t d) {
+  static const bool sm90 = [] {
+    if (!available()) return false;
+    const DeviceInfo info = device_info();
+    return info.cc_major == 9 && info.cc_minor == 0;
+  }();
+  if (sm90 && tc_variant_count() >= 14 && (d == 64 || d == 128)) return d == 64 ? 13 : 14;
+  return 11;
+}
 
 TcVariant tc_variant(int variant, int64_t d) {
   const tc::TcVariantInfo i = tc::fa2_tc_variant(variant, int(d));
@@ -255,6 +264,9 @@ void check_tc_request(const Shape& s, float scale, const TcOptions& o) {
   if (info.cc_major < 8)
     throw InputError("the tensor-core kernels need compute capability 8.0 or newer (" + info.name +
                      " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ")");
+  if (tc::fa2_tc_variant(resolve(o.variant, s.d), int(s.d)).sm90_only && !(info.cc_major == 9 && info.cc_minor == 0))
+    throw InputError("tensor-core variants 13 and up (wgmma) run only on compute capability 9.0 (H100, H200); " +
+                     info.name + " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor));
   const int64_t smem = tc_variant(resolve(o.variant, s.d), s.d).smem_bytes;
   if (smem > info.smem_per_block_optin)
     throw InputError("tensor-core variant needs " + std::to_string(smem) +

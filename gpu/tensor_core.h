@@ -41,7 +41,8 @@ struct TcOptions {
   std::vector<int64_t> kv_lens;   // one per batch entry (B values); overrides kv_len
 };
 
-// Variants of the FlashAttention-2 tensor-core ladder, and the one variant 0 picks.
+// Variants of the FlashAttention-2 tensor-core ladder, and the one variant 0 picks (v13 / v14,
+// the wgmma rungs, on a compute capability 9.0 GPU where they are built; else v11).
 // The Bc sweep's kernels (Figure 2 middle on tensor cores): variants 101-104, Bc = 16 .. 128
 // at Br = 128; run and checked like the ladder's variants, never picked automatically.
 std::vector<int> tc_bc_sweep_variants();

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -20,9 +21,20 @@ using namespace flashstep::gpu;
 
 namespace {
 
-// The ladder's variants and the Bc sweep's kernels.
+// The ladder's variants and the Bc sweep's kernels; FLASHSTEP_TC_VARIANTS="13" (a comma list)
+// checks only those, so that a device call can test one new rung in seconds.
 std::vector<int> every_variant() {
   std::vector<int> v;
+  if (const char* only = std::getenv("FLASHSTEP_TC_VARIANTS")) {
+    for (const char* c = only; *c;) {
+      char* end = nullptr;
+      const long k = std::strtol(c, &end, 10);
+      if (end == c) break;
+      v.push_back(int(k));
+      c = *end == ',' ? end + 1 : end;
+    }
+    if (!v.empty()) return v;
+  }
   for (int k = 1; k <= tc_variant_count(); ++k) v.push_back(k);
   for (int k : tc_bc_sweep_variants()) v.push_back(k);
   return v;
@@ -72,6 +84,12 @@ TEST_CASE("tensor cores: bad requests give one clear InputError", "[tc]") {
   REQUIRE_THROWS_AS(check_tc_request(make_shape(1, 1, 0, 64, 64), tau, o), InputError);
   REQUIRE_THROWS_AS(check_tc_request(make_shape(1, 1, 64, 64, 64), -1.0f, o), InputError);
   REQUIRE_THROWS_AS(tc_variant(1, 32), InputError);
+  if (tc_variant_count() >= 13) {  // built with sm_90a: the wgmma rungs, d = 64 and 128 only
+    CHECK(tc_variant(13, 128).Br == 128);
+    CHECK(tc_variant(14, 64).Bc == 128);
+    REQUIRE_THROWS_AS(tc_variant(13, 96), InputError);
+  }
+  if (!gpu::available()) CHECK(tc_default_variant(64) == 11);  // the wgmma rungs need an sm_90 GPU
 }
 
 TEST_CASE("tensor cores: ragged shapes, Nq != Nk, tiny N, within the rule", "[gpu][tc][ragged]") {
