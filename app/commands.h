@@ -35,6 +35,7 @@ using SetAction = std::function<void(Action)>;
 void add_core_commands(CLI::App& app, const SetAction& set_action);      // app/cli.cpp
 void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/bench_cpu.cpp
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
+void add_compare_command(CLI::App& app, const SetAction& set_action);    // app/cmd_compare.cpp
 // The GPU subcommands (verify, gpu, bench-gpu) on top of gpu/backend.h; app/gpu_stub.cpp
 // registers all three when the build has no CUDA backend.
 void add_verify_command(CLI::App& app, const SetAction& set_action);     // app/cmd_verify.cpp
