@@ -431,6 +431,7 @@ void AppState::set_run(std::unique_ptr<RunView> v) {
   playing = false;
   compare.loaded = false;
   compare.message.clear();
+  snapshots.run_changed(*run);
   jump_i = jump_j = 0;
   plot_row = 0;
   cursor_moved();
@@ -443,6 +444,13 @@ void AppState::cursor_moved() {
   else explanation = run->trace.explain(k - 1);
   if (plot_follow && cursor->current() && cursor->current()->i >= 0)
     plot_row = int(cursor->current()->i * run->trace.tiling.Br);
+  select_snapshot_tile();
+}
+
+void AppState::select_snapshot_tile() {
+  const Step* cur = cursor ? cursor->current() : nullptr;
+  if (cur && !is_backward_line(cur->line)) snapshots.select(cur->i, cur->j);
+  else snapshots.select(-1, -1);
 }
 
 void AppState::step_forward() {
@@ -659,6 +667,39 @@ void AppState::load_compare() {
   } catch (const InputError& e) {
     c.error = e.what();  // what was loaded before stays
   }
+}
+
+void AppState::load_snapshots() {
+  snapshots.load(*run);
+  select_snapshot_tile();
+}
+
+bool AppState::load_snapshot_problem() {
+  if (!snapshots.can_load_problem) return false;
+  bool backward = false;
+  const ProblemSpec spec = snapshots.manifest_spec(&backward);
+  try {
+    set_run(make_run_view(spec, backward));  // compares the folder with the new run
+  } catch (const InputError& e) {
+    snapshots.error = std::string("the folder's problem: ") + e.what();
+    return false;
+  }
+  form.from_spec(spec);
+  form.backward = backward;
+  form.validate();
+  apply_error.clear();
+  preset_name.clear();
+  preset_title.clear();
+  preset_description.clear();
+  if (snapshots.loaded) snapshots.message = std::string("loaded ") + snapshots.dir + " and its problem";
+  select_snapshot_tile();
+  return snapshots.loaded;
+}
+
+bool AppState::seek_first_over() {
+  if (snapshots.first_over_j < 0) return false;
+  seek(SnapshotCompare::step_after(*run, snapshots.first_over_i, snapshots.first_over_j));
+  return true;
 }
 
 }  // namespace flashstep::gui

@@ -8,6 +8,7 @@
 // --script option call.
 #pragma once
 #include "app/gui/preset.h"
+#include "app/gui/snapshot_compare.h"
 #include "core/closed_form.h"
 #include "core/lesson.h"
 #include "core/reference.h"
@@ -141,6 +142,7 @@ struct AppState {
   std::string apply_error;     // why the last Apply failed (the old run stays)
   LessonState lesson;
   CompareState compare;
+  SnapshotCompare snapshots;   // the compare view's snapshot folder against this trace
 
   // Controls.
   bool playing = false;
@@ -175,6 +177,12 @@ struct AppState {
   //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats)
   void run_script(const std::string& script);
   void load_compare();
+  // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's
+  // problem (when it is of another one); move the cursor to the first (i, j) over tolerance.
+  void load_snapshots();
+  bool load_snapshot_problem();
+  bool seek_first_over();
+  void select_snapshot_tile();  // the snapshot tile of the current step's (i, j)
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
   // end of this frame; the outcome goes to export_message.
   void export_as(ExportKind kind);

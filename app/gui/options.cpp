@@ -18,6 +18,24 @@ void parse_size(const std::string& text, int* w, int* h) {
   *h = b;
 }
 
+namespace {
+
+// Before the steps: --snapshot-problem replaces the run.
+void load_snapshot_option(AppState& s, const GuiOptions& o) {
+  std::snprintf(s.snapshots.dir, sizeof s.snapshots.dir, "%s", o.snapshots.c_str());
+  s.load_snapshots();
+  if (!s.snapshots.error.empty()) throw InputError(s.snapshots.error);
+  if (s.snapshots.mismatch.empty()) return;
+  if (o.snapshot_problem && s.load_snapshot_problem()) return;
+  if (!s.snapshots.error.empty()) throw InputError(s.snapshots.error);
+  throw InputError("--snapshots: " + o.snapshots + " holds snapshots of another problem than the app's: " +
+                   s.snapshots.mismatch +
+                   (s.snapshots.can_load_problem ? "; add --snapshot-problem to run the folder's problem"
+                                                 : " (its inputs came from .npy files: load them in the editor)"));
+}
+
+}  // namespace
+
 void prepare_state(AppState& s, const GuiOptions& o) {
   s.asset_dir = asset_dir();
   s.preset_names = preset_names(s.asset_dir);
@@ -33,6 +51,8 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.preset_description = description;
     s.seek(s.run->trace.backward_first_step + 1);
   }
+  if (o.snapshot_problem && o.snapshots.empty()) throw InputError("--snapshot-problem needs --snapshots DIR");
+  if (!o.snapshots.empty()) load_snapshot_option(s, o);
   if (!o.view.empty()) {
     if (o.view != "tiles" && o.view != "lesson" && o.view != "compare")
       throw InputError("--view must be tiles, lesson or compare");

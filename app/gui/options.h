@@ -13,6 +13,8 @@ struct GuiOptions {
   int64_t step = 0, back = 0;
   std::string script, screenshot, size = "1600x1000", dump_state, view;
   std::string compare_o, compare_lse;
+  std::string snapshots;          // a snapshot folder for the compare view
+  bool snapshot_problem = false;  // run the folder's problem (its manifest) instead of the preset's
   int64_t lesson_blocks = -1;
   int bench_frames = 0;
   bool backward = false;  // add the backward pass to the preset's problem (opens at its first step)
@@ -21,7 +23,7 @@ struct GuiOptions {
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.
 void parse_size(const std::string& text, int* w, int* h);
 // Loads o.preset from the assets, opens o.view, steps, runs o.script, shows o.lesson_blocks and
-// loads the compare files. Throws InputError (a bad preset, view, script or compare file).
+// loads the compare files and the snapshot folder. Throws InputError (a bad preset, view, script or compare file).
 void prepare_state(AppState& s, const GuiOptions& o);
 
 }  // namespace flashstep::gui

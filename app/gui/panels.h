@@ -39,5 +39,6 @@ void DrawTilesView(AppState& s, GpuState& g);
 void DrawBackwardView(AppState& s, GpuState& g);  // the tiles view from the backward's first step on
 void DrawLessonView(AppState& s);
 void DrawCompareView(AppState& s, GpuState& g);
+void DrawSnapshotCompare(AppState& s);  // the compare view's snapshot folder part (snapshot_view.cpp)
 
 }  // namespace flashstep::gui

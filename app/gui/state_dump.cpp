@@ -13,6 +13,31 @@ nlohmann::json number_or_text(float x) {
   return std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
 }
 
+nlohmann::json matrix_to_json(const Mat& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t r = 0; r < m.rows(); ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int64_t c = 0; c < m.cols(); ++c) row.push_back(number_or_text(m(r, c)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The compare view's snapshot state: the per-j ratios to the tolerance, the first j over it,
+// and the tile at the cursor (the folder's, the trace's, the difference in tolerance units).
+nlohmann::json snapshots_to_json(const SnapshotCompare& c) {
+  nlohmann::json j = {{"loaded", c.loaded}, {"dir", c.dir}, {"mismatch", c.mismatch}, {"error", c.error},
+                      {"first_over_j", c.first_over_j}, {"first_over_i", c.first_over_i}, {"worst", c.worst},
+                      {"final_o_ratio", c.final_o_ratio}, {"final_lse_ratio", c.final_lse_ratio}};
+  const SnapshotTile& t = c.tile;
+  j["tile"] = {{"i", t.i}, {"j", t.j}, {"row0", t.row0}, {"rows", t.rows}};
+  if (t.i >= 0)
+    for (int k = 0; k < kSnapTensors; ++k)
+      j["tile"][kSnapTensorNames[k]] = {{"other", matrix_to_json(t.other[size_t(k)])}, {"cpu", matrix_to_json(t.cpu[size_t(k)])},
+                                        {"diff", matrix_to_json(t.diff[size_t(k)])}, {"max_diff", t.max_diff[size_t(k)]}};
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json state_to_json(const AppState& s) {
@@ -39,14 +64,7 @@ nlohmann::json state_to_json(const AppState& s) {
       j["hbm"][tensor_name(t)] = nullptr;
       continue;
     }
-    const Mat& m = s.cursor->hbm(t);
-    nlohmann::json rows = nlohmann::json::array();
-    for (int64_t r = 0; r < m.rows(); ++r) {
-      nlohmann::json row = nlohmann::json::array();
-      for (int64_t c = 0; c < m.cols(); ++c) row.push_back(number_or_text(m(r, c)));
-      rows.push_back(std::move(row));
-    }
-    j["hbm"][tensor_name(t)] = std::move(rows);
+    j["hbm"][tensor_name(t)] = matrix_to_json(s.cursor->hbm(t));
   }
   // The memory panel's side-by-side table: each schedule's totals and closed form.
   for (const ScheduleRun& r : s.run->runs) {
@@ -73,6 +91,7 @@ nlohmann::json state_to_json(const AppState& s) {
   j["lesson_shown"] = s.lesson.shown;
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
+  j["snapshots"] = snapshots_to_json(s.snapshots);
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare" : "tiles";
   return j;
 }
