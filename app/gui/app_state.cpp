@@ -587,11 +587,22 @@ void AppState::run_script(const std::string& script) {
         export_as(kind);
         if (export_message.rfind("error", 0) == 0) throw InputError("script: export " + export_message);
       }
+    } else if (verb == "snapshots") {  // the compare view's folder field and Load button
+      std::string dir;
+      if (!(cs >> dir)) throw InputError("script: snapshots needs a folder");
+      std::snprintf(snapshots.dir, sizeof snapshots.dir, "%s", dir.c_str());
+      load_snapshots();
+      if (!snapshots.error.empty()) throw InputError("script: snapshots: " + snapshots.error);
+    } else if (verb == "snapshot-problem") {  // the "Load the folder's problem" button
+      if (!load_snapshot_problem()) throw InputError("script: snapshot-problem: no folder of another problem is loaded");
+    } else if (verb == "first-over") {  // the "Go to the first over tolerance" button
+      if (!seek_first_over()) throw InputError("script: first-over: no snapshot j is over tolerance");
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
       if (form.error.empty()) apply_form();
     } else {
       throw InputError("script: unknown action '" + verb +
-                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply)");
+                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, snapshots DIR, "
+                       "snapshot-problem, first-over)");
     }
   }
 }

@@ -174,7 +174,8 @@ struct AppState {
   void advance_playback(double dt);
   // "step 5; back 2; seek 9; end; home; jump 1 0; set d 8; files q.npy k.npy v.npy; apply;
   //  export out/trace" (set: nq nk d M br bc seed, schedule NAME, dtype NAME, causal 0|1,
-  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats)
+  //  window LEFT RIGHT, kvlen N, dropout P, backward 0|1; export writes all four formats);
+  //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over".
   void run_script(const std::string& script);
   void load_compare();
   // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's

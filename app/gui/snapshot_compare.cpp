@@ -118,12 +118,17 @@ ProblemSpec SnapshotCompare::manifest_spec(bool* backward) const {
   s.nk = p.nk;
   s.d = p.d;
   s.M = p.M;
-  s.br = p.Br;
-  s.bc = p.Bc;
+  // Only what differs from the defaults, so that the editor shows "paper" block sizes and
+  // tau = 1/sqrt(d) as such.
+  const Tiling paper = make_tiling(p.nq, p.nk, p.d, p.M);
+  if (paper.Br != p.Br || paper.Bc != p.Bc) {
+    s.br = p.Br;
+    s.bc = p.Bc;
+  }
   s.schedule = p.schedule;
   s.seed = p.seed;
   s.pattern = p.pattern;
-  s.scale = p.scale;
+  if (float(p.scale) != float(1.0 / std::sqrt(double(p.d)))) s.scale = p.scale;
   s.options.mask = p.mask;
   s.options.dropout = p.dropout;
   s.options.dtype = p.dtype;

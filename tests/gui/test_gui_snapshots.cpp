@@ -261,3 +261,46 @@ TEST_CASE("bad snapshot folders: one clear line, nothing loaded", "[gui][snapsho
   REQUIRE(t.snapshots.error.find('\n') == std::string::npos);
   REQUIRE(t.snapshots.loaded);
 }
+
+TEST_CASE("the compare view's buttons as script actions: a folder of another problem, its problem, the first over",
+          "[gui][snapshots]") {
+  const uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  ProblemSpec spec = ragged(Schedule::fa2, 11, 6, 3, 36, seed);  // Br = 3, Bc = 3: Tr = 4, Tc = 2
+  spec.options.mask.causal = true;
+  const std::string dir = write_folder(spec, "snap-buttons");
+  // Perturb l at j = 1, row 10 (Q block 3), far over tolerance.
+  const nlohmann::json m = load_json(dir + "/manifest.json");
+  const std::string file = dir + "/" + m["snapshots"][1]["files"]["l"].get<std::string>();
+  NpyArray a = read_npy(file);
+  a.data[10] *= 1.5f;
+  write_npy(file, a.data.data(), a.shape);
+
+  gui::AppState s;
+  gui::GuiOptions o;
+  o.preset = "tiny";
+  o.script = "snapshots " + dir;  // the folder field and Load: another problem is not an error here
+  gui::prepare_state(s, o);
+  REQUIRE_FALSE(s.snapshots.loaded);
+  REQUIRE(s.snapshots.error.empty());
+  REQUIRE_THAT(s.snapshots.mismatch, Contains("schedule (fa2 in the folder, fa1 in the app)"));
+  REQUIRE(s.snapshots.can_load_problem);
+  REQUIRE_THROWS_WITH(s.run_script("first-over"), Contains("no snapshot j is over tolerance"));
+
+  s.run_script("snapshot-problem; first-over");
+  REQUIRE(s.snapshots.loaded);
+  REQUIRE(s.snapshots.mismatch.empty());
+  // The editor holds the folder's problem with the paper's blocks and tau = 1/sqrt(d), as typed.
+  REQUIRE(s.form.nq == 11);
+  REQUIRE(s.form.nk == 6);
+  REQUIRE(s.form.br == 0);
+  REQUIRE(s.form.default_scale);
+  REQUIRE(s.form.options.mask.causal);
+  REQUIRE(s.run->schedule() == Schedule::fa2);
+  REQUIRE(s.snapshots.first_over_j == 1);
+  REQUIRE(s.snapshots.first_over_i == 3);
+  REQUIRE(s.cursor->current()->i == 3);
+  REQUIRE(s.cursor->current()->j == 1);
+  REQUIRE(s.snapshots.tile.max_diff[1] > 1);  // l
+  REQUIRE(s.snapshots.tile.max_diff[0] == 0);
+}
