@@ -61,7 +61,7 @@ void diff_legend(ImVec2 p) {
 }
 
 // One of the three tiles: O_i (rows x d), then the l_i and m_i columns. Returns its width.
-float draw_tile(const SnapshotTile& t, TileKind kind, ImVec2 p0, float cell, float range_o, float range_m,
+float draw_tile(const SnapshotTile& t, TileKind kind, ImVec2 p0, float cell, const float (&range)[kSnapTensors],
                 const char* title) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int rows = int(t.rows), d = int(t.cpu[0].cols());
@@ -69,22 +69,24 @@ float draw_tile(const SnapshotTile& t, TileKind kind, ImVec2 p0, float cell, flo
   dl->AddText(p0, ImGui::GetColorU32(ImGuiCol_Text), title);
   p0.y += ImGui::GetTextLineHeightWithSpacing();
   const std::array<Mat, kSnapTensors>& m = kind == TileKind::other ? t.other : kind == TileKind::cpu ? t.cpu : t.diff;
-  const float x_of[kSnapTensors] = {p0.x, p0.x + cell * float(d) + gap, p0.x + cell * float(d + 1) + 2 * gap};
-  const float range[kSnapTensors] = {range_o, range_o, range_m};  // l is drawn on O's scale: both grow with the row sum
+  // l_i and m_i as columns at least a label wide, so that they stay visible beside a large O_i.
+  const float vec_w = std::max(cell, ImGui::CalcTextSize("m").x + 2);
+  const float cw[kSnapTensors] = {cell, vec_w, vec_w};
+  const float x_of[kSnapTensors] = {p0.x, p0.x + cell * float(d) + gap, p0.x + cell * float(d) + vec_w + 2 * gap};
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   for (int k = 0; k < kSnapTensors; ++k) {
     const Mat& x = m[size_t(k)];
-    const ImVec2 q0(x_of[k], p0.y), q1(x_of[k] + cell * float(x.cols()), p0.y + cell * float(rows));
+    const ImVec2 q0(x_of[k], p0.y), q1(x_of[k] + cw[k] * float(x.cols()), p0.y + cell * float(rows));
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < int(x.cols()); ++c) {
         const float v = x(r, c);
-        const ImVec2 a(q0.x + cell * float(c), q0.y + cell * float(r));
-        dl->AddRectFilled(a, ImVec2(a.x + cell, a.y + cell), kind == TileKind::diff ? diff_col(v) : value_col(v, range[k]));
+        const ImVec2 a(q0.x + cw[k] * float(c), q0.y + cell * float(r));
+        dl->AddRectFilled(a, ImVec2(a.x + cw[k], a.y + cell), kind == TileKind::diff ? diff_col(v) : value_col(v, range[k]));
       }
     dl->AddRect(ImVec2(q0.x - 1, q0.y - 1), ImVec2(q1.x + 1, q1.y + 1), kFrameCol);
     if (ImGui::IsWindowHovered() && mouse.x >= q0.x && mouse.y >= q0.y && mouse.x < q1.x && mouse.y < q1.y) {
       const int r = std::clamp(int((mouse.y - q0.y) / cell), 0, rows - 1);
-      const int c = std::clamp(int((mouse.x - q0.x) / cell), 0, int(x.cols()) - 1);
+      const int c = std::clamp(int((mouse.x - q0.x) / cw[k]), 0, int(x.cols()) - 1);
       const size_t u = size_t(k);
       ImGui::SetTooltip("%s[%lld, %d] (row %lld of block i = %lld, j = %lld)\nfolder %.9g\ntrace  %.9g\n"
                         "|difference| = %.3g of the tolerance",
@@ -93,7 +95,7 @@ float draw_tile(const SnapshotTile& t, TileKind kind, ImVec2 p0, float cell, flo
     }
     dl->AddText(ImVec2(q0.x, q1.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), kSnapTensorNames[k]);
   }
-  return x_of[2] + cell - p0.x;
+  return x_of[2] + vec_w - p0.x;
 }
 
 // The largest difference per j (log scale, in tolerance units) with the tolerance line at 1;
@@ -236,13 +238,17 @@ void DrawSnapshotCompare(AppState& s) {
                 t.max_diff[1], t.max_diff[2]);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     const float label_h = ImGui::GetTextLineHeightWithSpacing();
-    // Three tiles of d + 2 columns and two gaps of 0.6 cells, 3 cells apart, and a margin.
-    const float cols = 3.0f * (float(t.cpu[0].cols()) + 3.2f) + 7.0f;
-    const float cell = std::clamp(std::min((avail.x - 20) / cols, (avail.y - plot_h - 5 * label_h) / float(t.rows)), 2.0f, 28.0f);
-    float range_o = 0, range_m = 0;
-    for (int k = 0; k < 2; ++k) range_o = std::max(range_o, t.cpu[size_t(k)].cwiseAbs().maxCoeff());
-    for (int64_t r = 0; r < t.rows; ++r)
-      if (std::isfinite(t.cpu[2](r, 0))) range_m = std::max(range_m, std::abs(t.cpu[2](r, 0)));
+    // Three tiles of d cells, two gaps of 0.6 cells and the l_i, m_i columns (vec_w, at least
+    // a cell), 3 cells apart: 3 (d + 1.2) + 6 cells + 6 vec_w in the width.
+    const float d = float(t.cpu[0].cols()), vec_w = ImGui::CalcTextSize("m").x + 2, w = avail.x - 20;
+    float fit = (w - 6 * vec_w) / (3 * d + 9.6f);
+    if (fit >= vec_w) fit = w / (3 * d + 15.6f);
+    const float cell = std::clamp(std::min(fit, (avail.y - plot_h - 5 * label_h) / float(t.rows)), 2.0f, 28.0f);
+    // Each tensor on the scale of its own largest finite |value| in the trace's tile.
+    float range[kSnapTensors] = {0, 0, 0};
+    for (int k = 0; k < kSnapTensors; ++k)
+      for (int64_t e = 0; e < t.cpu[size_t(k)].size(); ++e)
+        if (std::isfinite(t.cpu[size_t(k)].data()[e])) range[k] = std::max(range[k], std::abs(t.cpu[size_t(k)].data()[e]));
     char title[96];
     std::snprintf(title, sizeof title, "folder (%s): O_i  l_i  m_i", c.other.source.c_str());
     // Each tile at least as wide as its title, so that no title runs into the next tile.
@@ -250,7 +256,7 @@ void DrawSnapshotCompare(AppState& s) {
     const TileKind kinds[3] = {TileKind::other, TileKind::cpu, TileKind::diff};
     float x = p0.x;
     for (int k = 0; k < 3; ++k) {
-      const float w = draw_tile(t, kinds[k], ImVec2(x, p0.y), cell, range_o, range_m, titles[k]);
+      const float w = draw_tile(t, kinds[k], ImVec2(x, p0.y), cell, range, titles[k]);
       if (k == 2) diff_legend(ImVec2(x, p0.y + label_h * 2 + cell * float(t.rows) + 4));
       x += std::max(w, ImGui::CalcTextSize(titles[k]).x) + 3 * cell;
     }
