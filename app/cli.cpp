@@ -8,6 +8,7 @@
 #include "core/npy.h"
 #include "core/progress.h"
 #include "core/reference.h"
+#include "core/snapshot.h"
 #include "core/work.h"
 
 #include <cmath>
@@ -307,6 +308,9 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   run->add_option("--trace", trace_json, "write the trace as JSON");
   run->add_option("--csv", trace_csv, "write the trace as CSV, one row per step");
   run->add_option("--chrome", trace_chrome, "write a Chrome trace-event file (Perfetto, chrome://tracing)");
+  static std::string snapshots;
+  run->add_option("--snapshots", snapshots, "write the state after every j (fa1: O, l, m in HBM; fa2: O_i, l_i, m_i "
+                                            "on chip; standard: final only) to a snapshot folder for compare");
   static BackwardFlags bf;
   add_backward_flags(run, bf);
   run->add_option("--max-trace-mib", max_trace_mib, "refuse to record a trace larger than this (default 1024)")
@@ -353,16 +357,21 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       out.add_input(spec.v_path, "--v");
       out.add_input(bf.do_path, "--do");
       out.check();
+      if (!snapshots.empty()) check_snapshot_target(snapshots);
       const Problem p = make_problem(spec);
       const Tiling t = make_tiling(p);
       check_work(work(estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem)), limits);
-      opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty();
+      // fa1's and fa2's per-j states come from the recorded trace (core/snapshot.h); standard
+      // attention's snapshot folder holds the final state only.
+      opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty() ||
+                   (!snapshots.empty() && p.schedule != Schedule::standard);
       opt.max_trace_bytes = size_t(max_trace_mib) << 20;
       Mat dO;
       if (bf.backward) {  // dO from --do or the seed, checked against p's shape
         dO = backward_grad_output(bf, p, rf.pattern);
         opt.dO = &dO;
       }
+      if (!snapshots.empty()) check_snapshot_size(snapshot_problem(p, t, opt.dO));
       show_progress_on_terminal();
       const Trace tr = run_problem(p, t, opt);
       check_result_finite(tr);
@@ -373,10 +382,12 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       if (!out_o.empty()) out.bytes(out_o) = npy_bytes(tr.O.data(), {int64_t(tr.O.rows()), int64_t(tr.O.cols())});
       if (!out_lse.empty()) out.bytes(out_lse) = npy_bytes(tr.lse.data(), {int64_t(tr.lse.size())});
       add_backward_outputs(bf, tr, out);
-      out.commit();
+      if (!snapshots.empty()) write_snapshots(snapshots, cpu_snapshots(tr, opt.dO));  // the folder first: it is
+      out.commit();                                                                   // the likelier to fail
       if (steps)
         for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
       print_summary(tr, opt.record);
+      if (!snapshots.empty()) std::printf("snapshots  written to %s\n", snapshots.c_str());
       return 0;
     });
   });

@@ -4,8 +4,10 @@
 #include <climits>
 #include <csignal>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,9 +22,24 @@ constexpr int kMaxTemps = 16;
 char g_temps[kMaxTemps][PATH_MAX];
 volatile sig_atomic_t g_ntemps = 0;
 
+// An OutputFolder's staging folder, for the same handler: its files' full paths, one after
+// another with a NUL after each, built before the first file is created.
+const char* volatile g_stage_paths = nullptr;
+volatile sig_atomic_t g_stage_files = 0;
+char g_stage_dir[PATH_MAX];
+
 extern "C" void remove_temps_and_die(int sig) {
   for (int k = 0; k < g_ntemps; ++k) ::unlink(g_temps[k]);
   g_ntemps = 0;
+  if (g_stage_paths) {
+    const char* p = g_stage_paths;
+    for (int k = 0; k < g_stage_files; ++k) {
+      ::unlink(p);
+      while (*p) ++p;
+      ++p;
+    }
+    ::rmdir(g_stage_dir);
+  }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -58,6 +75,21 @@ struct SignalCleanup {
 };
 
 std::string errno_text() { return std::strerror(errno); }
+
+// All of `bytes` to fd (a write cut short by a signal goes on), then fsync; false with errno
+// set on failure.
+bool write_and_sync(int fd, const std::string& bytes) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    left -= size_t(n);
+  }
+  return ::fsync(fd) == 0;
+}
 
 std::string dir_of(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -180,16 +212,7 @@ void OutputFiles::commit() {
         std::snprintf(g_temps[g_ntemps], PATH_MAX, "%s", temp.c_str());
         g_ntemps = g_ntemps + 1;
       }
-      const char* p = o.bytes.data();
-      size_t left = o.bytes.size();
-      bool ok = ::fchmod(fd, o.mode) == 0;
-      while (ok && left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) ok = false;
-        else p += n, left -= size_t(n);
-      }
-      ok = ok && ::fsync(fd) == 0;
+      bool ok = ::fchmod(fd, o.mode) == 0 && write_and_sync(fd, o.bytes);
       const std::string why = errno_text();
       ok = (::close(fd) == 0) && ok;
       if (!ok) throw InputError(o.path + ": write failed (" + o.what + "): " + why);
@@ -205,6 +228,124 @@ void OutputFiles::commit() {
     g_ntemps = 0;
   } catch (...) {
     remove_temporaries();
+    throw;
+  }
+}
+
+OutputFolder::OutputFolder(std::string dir, std::string what, std::string marker)
+    : dir_(std::move(dir)), what_(std::move(what)), marker_(std::move(marker)) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (dir_.empty()) throw InputError(what_ + ": empty folder name");
+}
+
+OutputFolder::~OutputFolder() { remove_stage(); }
+
+std::string& OutputFolder::add(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    throw std::logic_error("OutputFolder::add: not a plain file name: " + name);
+  for (const File& f : files_)
+    if (f.name == name) throw std::logic_error("OutputFolder::add: " + name + " added twice");
+  files_.push_back({name, ""});
+  return files_.back().bytes;
+}
+
+void OutputFolder::check() {
+  const std::string where = dir_ + " (" + what_ + ")";
+  struct stat st;
+  if (::lstat(dir_.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw InputError(where + ": " + errno_text());
+    const std::string parent = dir_of(dir_);
+    if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw InputError(where + ": its parent folder " + parent + " does not exist");
+    replace_ = false;
+    return;
+  }
+  if (!S_ISDIR(st.st_mode))
+    throw InputError(where + ": is " + file_kind(st.st_mode) + ", not a folder; refusing to replace it");
+  bool empty = true;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir_, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    empty = false;
+    break;
+  }
+  if (ec) throw InputError(where + ": cannot read the folder: " + ec.message());
+  if (!empty && ::lstat((dir_ + "/" + marker_).c_str(), &st) != 0)
+    throw InputError(where + ": the folder exists and holds files but no " + marker_ +
+                     "; refusing to replace a folder this command did not write");
+  replace_ = true;
+}
+
+void OutputFolder::remove_stage() {
+  if (stage_.empty()) return;
+  SignalsHeld held;
+  for (const File& f : files_) ::unlink((stage_ + "/" + f.name).c_str());
+  ::rmdir(stage_.c_str());
+  stage_.clear();
+  g_stage_paths = nullptr;
+  g_stage_files = 0;
+}
+
+void OutputFolder::commit() {
+  check();
+  const std::string where = dir_ + " (" + what_ + ")";
+  const std::string parent = dir_of(dir_);
+  SignalCleanup cleanup;
+  std::string paths;  // for the signal handler: stays alive until the staging folder is gone
+  try {
+    // 2. The staging folder and its files.
+    {
+      SignalsHeld held;
+      std::string stage = parent + "/." + base_of(dir_) + ".XXXXXX";
+      if (!::mkdtemp(stage.data()))
+        throw InputError(where + ": cannot create a staging folder in " + parent + ": " + errno_text());
+      stage_ = stage;
+      for (const File& f : files_) paths += stage_ + "/" + f.name + '\0';
+      std::snprintf(g_stage_dir, PATH_MAX, "%s", stage_.c_str());
+      g_stage_files = sig_atomic_t(files_.size());
+      g_stage_paths = paths.data();
+    }
+    for (File& f : files_) {
+      const std::string path = stage_ + "/" + f.name;
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd < 0) throw InputError(where + ": cannot create " + f.name + ": " + errno_text());
+      bool ok = write_and_sync(fd, f.bytes);
+      const std::string why = errno_text();
+      ok = (::close(fd) == 0) && ok;
+      if (!ok) throw InputError(where + ": write failed (" + f.name + "): " + why);
+      std::string().swap(f.bytes);
+    }
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::chmod(stage_.c_str(), 0777 & ~mask);  // mkdtemp made it 0700
+    // 3. Into place: an old folder is moved aside (onto an empty placeholder, which rename
+    //    may replace), the staging folder renamed over the target, the old one removed.
+    SignalsHeld held;
+    std::string aside;
+    if (replace_) {
+      aside = parent + "/." + base_of(dir_) + ".old.XXXXXX";
+      if (!::mkdtemp(aside.data()))
+        throw InputError(where + ": cannot create a folder in " + parent + ": " + errno_text());
+      if (::rename(dir_.c_str(), aside.c_str()) != 0) {
+        const std::string why = errno_text();
+        ::rmdir(aside.c_str());
+        throw InputError(where + ": cannot move the old folder aside: " + why);
+      }
+    }
+    if (::rename(stage_.c_str(), dir_.c_str()) != 0) {
+      const std::string why = errno_text();
+      if (replace_) ::rename(aside.c_str(), dir_.c_str());  // put the old folder back
+      throw InputError(where + ": cannot rename the staging folder into place: " + why);
+    }
+    stage_.clear();
+    g_stage_paths = nullptr;
+    g_stage_files = 0;
+    if (replace_) {
+      std::error_code ec;  // the old folder is gone from the target already; a leftover is harmless
+      std::filesystem::remove_all(aside, ec);
+    }
+  } catch (...) {
+    remove_stage();
     throw;
   }
 }

@@ -51,6 +51,39 @@ class OutputFiles {
   void remove_temporaries();
 };
 
+// A folder of files, all or nothing (a snapshot folder: core/snapshot.h). commit():
+//   1. checks the target: it must not exist (its parent must), or be a directory that is empty
+//      or holds `marker` (a folder this writer made before, which is then replaced); a symlink,
+//      a file or any other folder is refused, so a user's folder is never emptied;
+//   2. writes every file into a fresh hidden staging folder beside the target (mkdtemp) and
+//      fsyncs each;
+//   3. renames the staging folder into place (an old folder is moved aside first and removed
+//      after), with SIGINT and SIGTERM held back meanwhile.
+// On any error, and on SIGINT/SIGTERM while staging, the staging folder and its files are
+// removed, so a failed or interrupted run leaves the target as it was.
+class OutputFolder {
+ public:
+  OutputFolder(std::string dir, std::string what, std::string marker);
+  OutputFolder(const OutputFolder&) = delete;
+  OutputFolder& operator=(const OutputFolder&) = delete;
+  ~OutputFolder();  // removes a staging folder left
+
+  // Plans a file inside the folder (a plain name: no '/', not "." or ".."); returns the bytes
+  // to fill.
+  std::string& add(const std::string& name);
+  void check();   // step 1 only, so that a bad target fails before a long run
+  void commit();  // throws InputError naming the folder on failure
+
+ private:
+  struct File {
+    std::string name, bytes;
+  };
+  std::string dir_, what_, marker_, stage_;
+  std::vector<File> files_;
+  bool replace_ = false;  // the target exists (empty, or a folder made by this writer)
+  void remove_stage();
+};
+
 // One file, atomically (an OutputFiles of one).
 void write_file_atomic(const std::string& path, const std::string& text);
 

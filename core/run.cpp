@@ -35,7 +35,8 @@ size_t estimate_trace_bytes(const Problem& p, const Tiling& t) {
     return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
            + nq * (d + 1) * f                      // L14, L15 writes
            + 5 * Tc * nq * f                       // L9 statistics
-           + pairs * 6 * kAllocOverhead + Tr * 2 * w;
+           + Tc * nq * d * f                       // L10: O_i^(j)
+           + pairs * 7 * kAllocOverhead + Tr * 2 * w;
   }
   return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
          + Tc * nq * (d + 2) * f                 // L12, L13 writes
@@ -72,7 +73,7 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
     if (est > opt.max_trace_bytes)
       throw InputError("a recorded trace of this problem would take about " + mib(est) +
                        " (limit " + mib(opt.max_trace_bytes) +
-                       "); refusing to record. Drop --steps/--trace/--csv/--chrome to run the "
+                       "); refusing to record. Drop --steps/--trace/--csv/--chrome/--snapshots to run the "
                        "unrecorded fast path, or raise --max-trace-mib");
   }
   Trace tr;

@@ -103,6 +103,7 @@ void run_fa2(Trace& tr, bool record) {
       PV.noalias() = S * Vj;
       for (int64_t r = 0; r < br; ++r)
         for (int64_t c = 0; c < d; ++c) Oi(r, c) = accumulated_output(alpha(r), Oi(r, c), PV(r, c));
+      if (s) s->O_i = Oi;  // the on-chip state a snapshot of step j shows (core/snapshot.h)
       end(2 * br * bc * d + 2 * br * d);
       for (Slot sl : {Slot::Kj, Slot::Vj, Slot::Sij, Slot::mt, Slot::mnew}) sram.release(sl);
     }

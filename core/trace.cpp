@@ -210,7 +210,7 @@ size_t Trace::approx_bytes() const {
   for (const Step& s : steps) {
     sum += sizeof(float) * size_t(s.m_tilde.size() + s.l_tilde.size() + s.m_old.size() +
                                   s.l_old.size() + s.m_new.size() + s.l_new.size() +
-                                  s.alpha.size() + s.beta.size() + s.tile.size() +
+                                  s.alpha.size() + s.beta.size() + s.tile.size() + s.O_i.size() +
                                   s.D_i.size() + s.dropout_keep.size());
     sum += s.writes.capacity() * sizeof(HbmWrite);
     for (const HbmWrite& w : s.writes) sum += sizeof(float) * size_t(w.data.size());

@@ -65,6 +65,7 @@ struct Step {
   Vec m_old, l_old, m_new, l_new;  // L11
   Vec alpha, beta;               // L11: e^(m_i - m_i^new), e^(m~_ij - m_i^new) (fa2 L9: alpha)
   Mat tile;                      // L9: S_ij, L10: P~_ij; Alg0: S_i / P_i row block; fa2 L8/L9
+  Mat O_i;                       // fa2 L10: O_i^(j) on chip after the update (not yet / l_i)
   bool masked = false;           // the block was partly masked, element by element
   Mat dropout_keep;              // the line that applies dropout: 1 kept, 0 dropped
   // Backward: `tile` is what the line computed on chip (S_ij, P_ij, dP_ij, dS_ij, or the

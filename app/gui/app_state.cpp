@@ -451,6 +451,7 @@ void AppState::set_run(std::unique_ptr<RunView> v) {
   playing = false;
   compare.loaded = false;
   compare.message.clear();
+  snapshots.run_changed(*run);
   jump_i = jump_j = 0;
   plot_row = 0;
   cursor_moved();
@@ -463,6 +464,13 @@ void AppState::cursor_moved() {
   else explanation = run->trace.explain(k - 1);
   if (plot_follow && cursor->current() && cursor->current()->i >= 0)
     plot_row = int(cursor->current()->i * run->trace.tiling.Br);
+  select_snapshot_tile();
+}
+
+void AppState::select_snapshot_tile() {
+  const Step* cur = cursor ? cursor->current() : nullptr;
+  if (cur && !is_backward_line(cur->line)) snapshots.select(cur->i, cur->j);
+  else snapshots.select(-1, -1);
 }
 
 void AppState::step_forward() {
@@ -620,11 +628,22 @@ void AppState::run_script(const std::string& script) {
       std::snprintf(dram.path, sizeof dram.path, "%s", path.c_str());
       load_dram();
       if (!dram.error.empty()) throw InputError("script: dram " + dram.error);
+    } else if (verb == "snapshots") {  // the compare view's folder field and Load button
+      std::string dir;
+      if (!(cs >> dir)) throw InputError("script: snapshots needs a folder");
+      std::snprintf(snapshots.dir, sizeof snapshots.dir, "%s", dir.c_str());
+      load_snapshots();
+      if (!snapshots.error.empty()) throw InputError("script: snapshots: " + snapshots.error);
+    } else if (verb == "snapshot-problem") {  // the "Load the folder's problem" button
+      if (!load_snapshot_problem()) throw InputError("script: snapshot-problem: no folder of another problem is loaded");
+    } else if (verb == "first-over") {  // the "Go to the first over tolerance" button
+      if (!seek_first_over()) throw InputError("script: first-over: no snapshot j is over tolerance");
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
       if (form.error.empty()) apply_form();
     } else {
       throw InputError("script: unknown action '" + verb +
-                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, display WHAT, export BASE, dram FILE)");
+                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, display WHAT, "
+                       "export BASE, dram FILE, snapshots DIR, snapshot-problem, first-over)");
     }
   }
 }
@@ -700,6 +719,39 @@ void AppState::load_compare() {
   } catch (const InputError& e) {
     c.error = e.what();  // what was loaded before stays
   }
+}
+
+void AppState::load_snapshots() {
+  snapshots.load(*run);
+  select_snapshot_tile();
+}
+
+bool AppState::load_snapshot_problem() {
+  if (!snapshots.can_load_problem) return false;
+  bool backward = false;
+  const ProblemSpec spec = snapshots.manifest_spec(&backward);
+  try {
+    set_run(make_run_view(spec, backward));  // compares the folder with the new run
+  } catch (const InputError& e) {
+    snapshots.error = std::string("the folder's problem: ") + e.what();
+    return false;
+  }
+  form.from_spec(spec);
+  form.backward = backward;
+  form.validate();
+  apply_error.clear();
+  preset_name.clear();
+  preset_title.clear();
+  preset_description.clear();
+  if (snapshots.loaded) snapshots.message = std::string("loaded ") + snapshots.dir + " and its problem";
+  select_snapshot_tile();
+  return snapshots.loaded;
+}
+
+bool AppState::seek_first_over() {
+  if (snapshots.first_over_j < 0) return false;
+  seek(SnapshotCompare::step_after(*run, snapshots.first_over_i, snapshots.first_over_j));
+  return true;
 }
 
 }  // namespace flashstep::gui

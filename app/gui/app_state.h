@@ -11,6 +11,7 @@
 #include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
 #include "app/gui/settings.h"
+#include "app/gui/snapshot_compare.h"
 #include "core/closed_form.h"
 #include "core/lesson.h"
 #include "core/reference.h"
@@ -175,6 +176,7 @@ struct AppState {
   BenchState bench;           // the Bench view (app/gui/bench_state.h)
   DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
   DramState dram;
+  SnapshotCompare snapshots;   // the compare view's snapshot folder against this trace
 
   // Controls.
   bool playing = false;
@@ -208,10 +210,17 @@ struct AppState {
   //  export out/trace; dram m.json" (set: nq nk d M br bc seed, schedule NAME, dtype NAME,
   //  causal 0|1, window LEFT RIGHT, kvlen N, dropout P, backward 0|1, l2 SIZE|gpu|off, gpu
   //  NAME, heads H, ncu 0|1; export writes all four formats; dram loads a measurement;
-  //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default)
+  //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default);
+  //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over".
   void run_script(const std::string& script);
   void load_compare();
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
+  // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's
+  // problem (when it is of another one); move the cursor to the first (i, j) over tolerance.
+  void load_snapshots();
+  bool load_snapshot_problem();
+  bool seek_first_over();
+  void select_snapshot_tile();  // the snapshot tile of the current step's (i, j)
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
   // end of this frame; the outcome goes to export_message.
   void export_as(ExportKind kind);

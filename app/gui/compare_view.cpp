@@ -1,5 +1,6 @@
-// The compare view: an O (and lse) computed elsewhere, such as by the CUDA backend, against this
-// CPU trace's output, with |O - O_trace| as a log-scale heatmap.
+// The compare view: a snapshot folder against the trace step by step (snapshot_view.cpp), then an
+// O (and lse) computed elsewhere, such as by the CUDA backend, against this CPU trace's output,
+// with |O - O_trace| as a log-scale heatmap.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 #include "core/npy.h"
@@ -11,6 +12,10 @@ namespace flashstep::gui {
 
 void DrawCompareView(AppState& s, GpuState& gs) {
   CompareState& c = s.compare;
+  DrawSnapshotCompare(s);
+  ImGui::Spacing();
+  if (!ImGui::CollapsingHeader("Final O and lse from .npy files", s.snapshots.loaded ? 0 : ImGuiTreeNodeFlags_DefaultOpen))
+    return;
   DimText("Load a result computed elsewhere (for instance the CUDA backend's O and lse as .npy) "
           "and compare it with this CPU trace's output. Relative error is normwise: "
           "max |x - ref| / max |ref|.");

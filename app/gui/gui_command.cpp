@@ -280,6 +280,8 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--dump-state", o.dump_state, "with --screenshot: write the app's step and HBM state as JSON")->group("");
   g->add_option("--bench-frames", o.bench_frames, "time this many frames (idle, then one step per frame), print the mean frame time and exit");
   g->add_option("--lesson-blocks", o.lesson_blocks, "blocks merged in the lesson tab")->group("");
+  g->add_option("--snapshots", o.snapshots, "load this snapshot folder (run/gpu --snapshots) into the compare view");
+  g->add_flag("--snapshot-problem", o.snapshot_problem, "with --snapshots: run the folder's problem (from its manifest) instead of the preset's");
   g->add_option("--compare-o", o.compare_o, "load this O .npy into the compare tab")->group("");
   g->add_option("--compare-lse", o.compare_lse, "load this lse .npy into the compare tab")->group("");
   // The classroom: display settings (app/gui/settings.h) and animation export (app/gui/animation.h).

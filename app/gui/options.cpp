@@ -37,6 +37,24 @@ void prepare_display(DisplayState& d, const GuiOptions& o) {
   if (!o.hide.empty()) d.now.hidden = parse_panels(o.hide);
 }
 
+namespace {
+
+// Before the steps: --snapshot-problem replaces the run.
+void load_snapshot_option(AppState& s, const GuiOptions& o) {
+  std::snprintf(s.snapshots.dir, sizeof s.snapshots.dir, "%s", o.snapshots.c_str());
+  s.load_snapshots();
+  if (!s.snapshots.error.empty()) throw InputError(s.snapshots.error);
+  if (s.snapshots.mismatch.empty()) return;
+  if (o.snapshot_problem && s.load_snapshot_problem()) return;
+  if (!s.snapshots.error.empty()) throw InputError(s.snapshots.error);
+  throw InputError("--snapshots: " + o.snapshots + " holds snapshots of another problem than the app's: " +
+                   s.snapshots.mismatch +
+                   (s.snapshots.can_load_problem ? "; add --snapshot-problem to run the folder's problem"
+                                                 : " (its inputs came from .npy files: load them in the editor)"));
+}
+
+}  // namespace
+
 void prepare_state(AppState& s, const GuiOptions& o) {
   prepare_display(s.display, o);  // a bad flag fails before the preset's run is made
   s.asset_dir = asset_dir();
@@ -53,6 +71,8 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.preset_description = description;
     s.seek(s.run->trace.backward_first_step + 1);
   }
+  if (o.snapshot_problem && o.snapshots.empty()) throw InputError("--snapshot-problem needs --snapshots DIR");
+  if (!o.snapshots.empty()) load_snapshot_option(s, o);
   if (!o.view.empty()) {
     if (o.view != "tiles" && o.view != "lesson" && o.view != "compare" && o.view != "bench")
       throw InputError("--view must be tiles, lesson, compare or bench");

@@ -16,6 +16,8 @@ struct GuiOptions {
   std::string compare_o, compare_lse;
   std::string bench, bench_figure;  // the Bench view: a bench JSON (default assets/bench/h200.json), a figure
   std::string dram;  // a measurement JSON (gpu/ncu_dram.sh) for the memory panel
+  std::string snapshots;          // a snapshot folder for the compare view
+  bool snapshot_problem = false;  // run the folder's problem (its manifest) instead of the preset's
   int64_t lesson_blocks = -1;
   int bench_frames = 0;
   bool backward = false;  // add the backward pass to the preset's problem (opens at its first step)
@@ -28,9 +30,10 @@ struct GuiOptions {
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.
 void parse_size(const std::string& text, int* w, int* h);
 // Loads o.preset from the assets, opens o.view, steps, runs o.script, shows o.lesson_blocks and
-// loads the compare files and the measurement; the display settings: the remembered ones, then
-// the flags (the script's `display` actions change and remember them). Throws InputError (a bad
-// preset, view, script, compare or measurement file, display flag or settings file).
+// loads the compare files, the measurement and the snapshot folder; the display settings: the
+// remembered ones, then the flags (the script's `display` actions change and remember them).
+// Throws InputError (a bad preset, view, script, compare, measurement or snapshot file, display
+// flag or settings file).
 void prepare_state(AppState& s, const GuiOptions& o);
 void prepare_display(DisplayState& d, const GuiOptions& o);  // the display part of it
 

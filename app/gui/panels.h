@@ -48,5 +48,6 @@ void DrawBackwardView(AppState& s, GpuState& g);  // the tiles view from the bac
 void DrawLessonView(AppState& s);
 void DrawCompareView(AppState& s, GpuState& g);
 void DrawBenchView(AppState& s);  // bench_view.cpp
+void DrawSnapshotCompare(AppState& s);  // the compare view's snapshot folder part (snapshot_view.cpp)
 
 }  // namespace flashstep::gui

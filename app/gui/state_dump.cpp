@@ -23,6 +23,31 @@ nlohmann::json bench_to_json(const BenchState& b) {
           {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}};
 }
 
+nlohmann::json matrix_to_json(const Mat& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t r = 0; r < m.rows(); ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int64_t c = 0; c < m.cols(); ++c) row.push_back(number_or_text(m(r, c)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The compare view's snapshot state: the per-j ratios to the tolerance, the first j over it,
+// and the tile at the cursor (the folder's, the trace's, the difference in tolerance units).
+nlohmann::json snapshots_to_json(const SnapshotCompare& c) {
+  nlohmann::json j = {{"loaded", c.loaded}, {"dir", c.dir}, {"mismatch", c.mismatch}, {"error", c.error},
+                      {"first_over_j", c.first_over_j}, {"first_over_i", c.first_over_i}, {"worst", c.worst},
+                      {"final_o_ratio", c.final_o_ratio}, {"final_lse_ratio", c.final_lse_ratio}};
+  const SnapshotTile& t = c.tile;
+  j["tile"] = {{"i", t.i}, {"j", t.j}, {"row0", t.row0}, {"rows", t.rows}};
+  if (t.i >= 0)
+    for (int k = 0; k < kSnapTensors; ++k)
+      j["tile"][kSnapTensorNames[k]] = {{"other", matrix_to_json(t.other[size_t(k)])}, {"cpu", matrix_to_json(t.cpu[size_t(k)])},
+                                        {"diff", matrix_to_json(t.diff[size_t(k)])}, {"max_diff", t.max_diff[size_t(k)]}};
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json state_to_json(const AppState& s) {
@@ -49,14 +74,7 @@ nlohmann::json state_to_json(const AppState& s) {
       j["hbm"][tensor_name(t)] = nullptr;
       continue;
     }
-    const Mat& m = s.cursor->hbm(t);
-    nlohmann::json rows = nlohmann::json::array();
-    for (int64_t r = 0; r < m.rows(); ++r) {
-      nlohmann::json row = nlohmann::json::array();
-      for (int64_t c = 0; c < m.cols(); ++c) row.push_back(number_or_text(m(r, c)));
-      rows.push_back(std::move(row));
-    }
-    j["hbm"][tensor_name(t)] = std::move(rows);
+    j["hbm"][tensor_name(t)] = matrix_to_json(s.cursor->hbm(t));
   }
   // The memory panel's side-by-side table: each schedule's totals and closed form.
   for (const ScheduleRun& r : s.run->runs) {
@@ -113,6 +131,7 @@ nlohmann::json state_to_json(const AppState& s) {
                   {"hidden", panel_list(ds.now.hidden)}, {"settings_path", ds.path},
                   {"font_px", ds.font_px}, {"font_file", ds.font_file},
                   {"sample_text", {{"text", "Step >"}, {"w", ds.sample_w}, {"h", ds.sample_h}}}};
+  j["snapshots"] = snapshots_to_json(s.snapshots);
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : "tiles";
   return j;

@@ -401,3 +401,48 @@ TEST_CASE("GIF and video: made by ImageMagick or ffmpeg when installed, else one
     REQUIRE_FALSE(fs::exists(mp4));
   }
 }
+
+TEST_CASE("the compare view with a snapshot folder: not blank, and its tiles change with the step", "[gui][snapshots]") {
+  // The tiny preset's problem (Tr = Tc = 2, Br = 4) from `flashstep run --snapshots`, with O at
+  // j = 1, row 5 (Q block 1) pushed far over tolerance in its file.
+  const std::string dir = out_path("snap-tiny");
+  const Result w = sh(std::string(FLASHSTEP_BIN) + " run --nq 8 --nk 8 --d 4 --M 64 --seed 1 --snapshots " + dir, "snap-run");
+  INFO(w.output);
+  REQUIRE(w.code == 0);
+  NpyArray o = read_npy(dir + "/forward_j0001_O.npy");
+  o.data[5 * 4 + 2] += 0.5f;
+  write_npy(dir + "/forward_j0001_O.npy", o.data.data(), o.shape);
+  // (i, j) = (0, 0) after 6 steps (inside the first tile), then the perturbed (1, 1).
+  const std::string a = out_path("compare-00.png"), b = out_path("compare-11.png");
+  const std::string da = out_path("compare-00.json"), db = out_path("compare-11.json");
+  const std::string common = "--preset tiny --view compare --snapshots " + dir;
+  const Result ra = run_gui(common + " --step 6 --dump-state " + da + " --screenshot " + a, "compare-00");
+  INFO(ra.output);
+  REQUIRE(ra.code == 0);
+  const Result rb = run_gui(common + " --script 'jump 1 1' --dump-state " + db + " --screenshot " + b, "compare-11");
+  INFO(rb.output);
+  REQUIRE(rb.code == 0);
+  const nlohmann::json ja = load_json(da), jb = load_json(db);
+  REQUIRE(ja["view"] == "compare");
+  REQUIRE(ja["snapshots"]["loaded"] == true);
+  REQUIRE(ja["snapshots"]["first_over_j"] == 1);
+  REQUIRE(ja["snapshots"]["first_over_i"] == 1);
+  REQUIRE(ja["snapshots"]["tile"]["i"] == 0);
+  REQUIRE(ja["snapshots"]["tile"]["j"] == 0);
+  REQUIRE(jb["snapshots"]["tile"]["i"] == 1);
+  REQUIRE(jb["snapshots"]["tile"]["j"] == 1);
+  const Image ia = load_png(a), ib = load_png(b);
+  REQUIRE(distinct_colours(ia) > 200);
+  REQUIRE(distinct_colours(ib) > 200);
+  // Over-tolerance red (snapshot_view.cpp's kOverCol): the tolerance line, the first-over bar and,
+  // at (1, 1) only, the perturbed element's cell of the difference tile.
+  auto red = [](const Image& im) {
+    size_t n = 0;
+    for (size_t p = 0; p < im.rgb.size(); p += 3) n += im.rgb[p] == 235 && im.rgb[p + 1] == 60 && im.rgb[p + 2] == 60;
+    return n;
+  };
+  INFO("red pixels at (0, 0): " << red(ia) << ", at (1, 1): " << red(ib));
+  REQUIRE(red(ia) > 100);
+  REQUIRE(red(ib) > red(ia) + 100);  // one cell of at least 10 x 10 pixels
+  REQUIRE(pixels_differing(ia, ib) > 5000);
+}

@@ -1,0 +1,318 @@
+// Snapshot folders (core/snapshot.h): the problem's identity, the CPU engine's snapshots from
+// a recorded trace, the all-or-nothing writer and the validating reader.
+#include "core/snapshot.h"
+
+#include "core/checked.h"
+#include "core/npy.h"
+#include "core/output_files.h"
+#include "core/tolerance.h"
+#include "core/trace_align.h"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace flashstep {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "flashstep-snapshots";
+constexpr int64_t kNpyHeaderBytes = 128;  // at most, for the shapes written here (npy.cpp)
+
+// FNV-1a, 64 bit, over the bytes of each matrix in turn.
+std::string fnv1a_hex(std::initializer_list<const Mat*> mats) {
+  uint64_t h = 1469598103934665603ull;
+  for (const Mat* m : mats) {
+    const auto* b = reinterpret_cast<const unsigned char*>(m->data());
+    for (size_t k = 0; k < size_t(m->size()) * sizeof(float); ++k) h = (h ^ b[k]) * 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+std::string num(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
+}  // namespace
+
+// [SECTION] The problem's identity
+
+SnapshotProblem snapshot_problem(const Problem& p, const Tiling& t, const Mat* dO) {
+  SnapshotProblem s;
+  s.nq = p.nq;
+  s.nk = p.nk;
+  s.d = p.d;
+  s.M = p.M;
+  s.Br = t.Br;
+  s.Bc = t.Bc;
+  s.Tr = t.Tr;
+  s.Tc = t.Tc;
+  s.schedule = p.schedule;
+  s.dtype = p.dtype;
+  s.p_dtype = p.p_dtype;
+  s.seed = p.seed;
+  s.pattern = p.pattern;
+  s.scale = p.scale;
+  s.dropout = p.dropout;
+  s.mask = p.mask;
+  s.backward = dO != nullptr;
+  s.inputs_hash = dO ? fnv1a_hex({&p.Q, &p.K, &p.V, dO}) : fnv1a_hex({&p.Q, &p.K, &p.V});
+  return s;
+}
+
+std::string first_difference(const SnapshotProblem& a, const SnapshotProblem& b, const char* an, const char* bn) {
+  auto differ = [&](const char* field, const std::string& x, const std::string& y) {
+    return std::string(field) + " (" + x + " " + an + ", " + y + " " + bn + ")";
+  };
+  auto i = [](int64_t v) { return std::to_string(v); };
+  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
+      {"nq", {a.nq, b.nq}}, {"nk", {a.nk, b.nk}}, {"d", {a.d, b.d}}, {"M", {a.M, b.M}},
+      {"Br", {a.Br, b.Br}}, {"Bc", {a.Bc, b.Bc}}, {"Tr", {a.Tr, b.Tr}}, {"Tc", {a.Tc, b.Tc}},
+      {"mask.window_left", {a.mask.window_left, b.mask.window_left}},
+      {"mask.window_right", {a.mask.window_right, b.mask.window_right}},
+      {"mask.kv_len", {a.mask.kv_len, b.mask.kv_len}}};
+  if (a.schedule != b.schedule) return differ("schedule", schedule_name(a.schedule), schedule_name(b.schedule));
+  for (const auto& [field, v] : sizes)
+    if (v.first != v.second) return differ(field, i(v.first), i(v.second));
+  if (a.mask.causal != b.mask.causal)
+    return differ("mask.causal", a.mask.causal ? "true" : "false", b.mask.causal ? "true" : "false");
+  if (a.dtype != b.dtype) return differ("dtype", dtype_name(a.dtype), dtype_name(b.dtype));
+  if (a.p_dtype != b.p_dtype) return differ("p_dtype", dtype_name(a.p_dtype), dtype_name(b.p_dtype));
+  if (a.scale != b.scale) return differ("scale", num(a.scale), num(b.scale));
+  if (a.dropout != b.dropout) return differ("dropout", num(a.dropout), num(b.dropout));
+  if (a.backward != b.backward)
+    return differ("backward", a.backward ? "true" : "false", b.backward ? "true" : "false");
+  if (a.pattern != b.pattern) return differ("pattern", a.pattern, b.pattern);
+  if (a.seed != b.seed) return differ("seed", std::to_string(a.seed), std::to_string(b.seed));
+  if (a.inputs_hash != b.inputs_hash) return differ("inputs_hash", a.inputs_hash, b.inputs_hash);
+  return "";
+}
+
+// [SECTION] What each snapshot holds
+
+bool has_per_j(const SnapshotProblem& p, const std::string& phase) {
+  if (p.schedule == Schedule::standard) return false;
+  if (phase == "forward") return true;
+  return phase == "backward" && p.backward;
+}
+
+std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, const std::string& phase) {
+  if (phase == "forward") return {{"O", p.nq, p.d, false}, {"l", p.nq, 1, true}, {"m", p.nq, 1, true}};
+  if (phase == "backward") return {{"dQ", p.nq, p.d, false}};
+  std::vector<TensorSpec> f = {{"O", p.nq, p.d, false}, {"lse", p.nq, 1, true}};
+  if (p.backward) f.push_back({"dQ", p.nq, p.d, false});
+  return f;
+}
+
+int64_t snapshot_bytes(const SnapshotProblem& p) {
+  auto phase_bytes = [&](const std::string& phase) {
+    int64_t b = 0;
+    for (const TensorSpec& t : snapshot_tensors(p, phase))
+      b = checked::add(b, checked::add(kNpyHeaderBytes, checked::mul(checked::mul(t.rows, t.cols, "snapshot size"),
+                                                                     int64_t(sizeof(float)), "snapshot size"),
+                                       "snapshot size"),
+                       "snapshot size");
+    return b;
+  };
+  int64_t total = phase_bytes("final");
+  for (const char* phase : {"forward", "backward"})
+    if (has_per_j(p, phase)) total = checked::add(total, checked::mul(p.Tc, phase_bytes(phase), "snapshot size"), "snapshot size");
+  return total;
+}
+
+void check_snapshot_size(const SnapshotProblem& p) {
+  const int64_t b = snapshot_bytes(p);
+  if (b > kMaxSnapshotBytes)
+    throw InputError("the snapshots of this problem would take " + std::to_string((b + (1 << 20) - 1) >> 20) +
+                     " MiB (Tc = " + std::to_string(p.Tc) + " snapshots of Nq x d = " + std::to_string(p.nq) +
+                     " x " + std::to_string(p.d) + "), over the cap of " + std::to_string(kMaxSnapshotBytes >> 20) +
+                     " MiB; use larger blocks (--M, --bc) or a smaller problem");
+}
+
+const Mat* Snapshot::find(const std::string& name) const {
+  for (const SnapshotTensor& t : tensors)
+    if (t.name == name) return &t.data;
+  return nullptr;
+}
+
+std::vector<const Snapshot*> SnapshotSet::phase(const std::string& name) const {
+  std::vector<const Snapshot*> out;
+  for (const Snapshot& s : snapshots)
+    if (s.phase == name) out.push_back(&s);
+  return out;
+}
+
+// [SECTION] The CPU engine's snapshots
+
+namespace {
+
+// fa2: O_i^(j), l_i^(j), m_i^(j) of every Q block i after its inner step j (FA2fwd L9, L10),
+// gathered over i. A skipped (i, j) keeps block i's state of j - 1 (at j = 0 the FA2fwd L5
+// initial O = 0, l = 0, m = -inf).
+void gather_fa2(const Trace& tr, std::vector<Snapshot>& snaps) {
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  const size_t end = tr.has_backward ? tr.backward_first_step : tr.steps.size();
+  for (size_t k = 0; k < end; ++k) {
+    const Step& s = tr.steps[k];
+    if (s.j < 0 || s.i < 0) continue;
+    const int64_t row0 = s.i * t.Br, br = t.rows_in_q_block(s.i, p.nq);
+    std::vector<SnapshotTensor>& now = snaps[size_t(s.j)].tensors;
+    if (s.line == Line::A2_L9) {
+      now[1].data.middleRows(row0, br) = s.l_new;
+      now[2].data.middleRows(row0, br) = s.m_new;
+    } else if (s.line == Line::A2_L10) {
+      now[0].data.middleRows(row0, br) = s.O_i;
+    } else if (s.line == Line::A2_SKIP && s.j > 0) {
+      const std::vector<SnapshotTensor>& before = snaps[size_t(s.j - 1)].tensors;
+      for (size_t n = 0; n < 3; ++n) now[n].data.middleRows(row0, br) = before[n].data.middleRows(row0, br);
+    }
+  }
+}
+
+Snapshot empty_snapshot(const SnapshotProblem& sp, const std::string& phase, int64_t j) {
+  Snapshot s;
+  s.phase = phase;
+  s.j = j;
+  for (const TensorSpec& ts : snapshot_tensors(sp, phase)) s.tensors.push_back({ts.name, "", Mat::Zero(ts.rows, ts.cols)});
+  return s;
+}
+
+}  // namespace
+
+double snapshot_dq_floor(const Problem& p, const Mat& dO) {
+  return grad_scale_floor(p.scale, p.d, dO.cwiseAbs().maxCoeff(), p.V.cwiseAbs().maxCoeff(), p.K.cwiseAbs().maxCoeff());
+}
+
+SnapshotSet cpu_snapshots(const Trace& tr, const Mat* dO) {
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  SnapshotSet out;
+  out.source = "cpu";
+  out.device = "CPU engine (float32)";
+  out.problem = snapshot_problem(p, t, tr.has_backward ? dO : nullptr);
+  if (tr.has_backward && !dO) throw std::logic_error("cpu_snapshots: a backward trace needs its dO");
+  const SnapshotProblem& sp = out.problem;
+  if (has_per_j(sp, "forward") && tr.steps.empty())
+    throw InputError("snapshots need a recorded trace, and this one was not recorded");
+  if (p.schedule == Schedule::fa1) {
+    // Alg1: O, l, m in HBM after the last Alg1 L13 of each j.
+    const std::vector<size_t> at = fa1_steps_after_each_j(tr);
+    Cursor c(tr);
+    for (int64_t j = 0; j < t.Tc; ++j) {
+      c.seek(at[size_t(j)]);
+      out.snapshots.push_back({"forward", j, {{"O", "", c.hbm(Tensor::O)}, {"l", "", c.hbm(Tensor::l)},
+                                               {"m", "", c.hbm(Tensor::m)}}});
+    }
+  } else if (p.schedule == Schedule::fa2) {
+    for (int64_t j = 0; j < t.Tc; ++j) {
+      out.snapshots.push_back(empty_snapshot(sp, "forward", j));
+      out.snapshots.back().tensors[2].data.setConstant(-INFINITY);  // FA2fwd L5: m_i = -inf
+    }
+    gather_fa2(tr, out.snapshots);
+  }
+  if (has_per_j(sp, "backward")) {
+    // Alg4 and FA2b: dQ in HBM after the last step of K/V block j (both loop over j outside).
+    const std::vector<size_t> at = fa1_backward_steps_after_each_j(tr);
+    Cursor c(tr);
+    for (int64_t j = 0; j < t.Tc; ++j) {
+      c.seek(at[size_t(j)]);
+      out.snapshots.push_back({"backward", j, {{"dQ", "", c.hbm(Tensor::dQ)}}});
+    }
+  }
+  out.final_state = {"final", -1, {{"O", "", tr.O}, {"lse", "", Mat(tr.lse)}}};
+  if (tr.has_backward) {
+    out.final_state.tensors.push_back({"dQ", "", tr.dQ});
+    out.dq_scale_floor = snapshot_dq_floor(p, *dO);
+  }
+  return out;
+}
+
+// [SECTION] Writer
+
+namespace {
+
+json problem_to_json(const SnapshotProblem& p) {
+  return {{"nq", p.nq},
+          {"nk", p.nk},
+          {"d", p.d},
+          {"M", p.M},
+          {"Br", p.Br},
+          {"Bc", p.Bc},
+          {"Tr", p.Tr},
+          {"Tc", p.Tc},
+          {"dtype", dtype_name(p.dtype)},
+          {"p_dtype", dtype_name(p.p_dtype)},
+          {"seed", p.seed},
+          {"pattern", p.pattern},
+          {"scale", p.scale},
+          {"dropout", p.dropout},
+          {"mask",
+           {{"causal", p.mask.causal},
+            {"window_left", p.mask.window_left},
+            {"window_right", p.mask.window_right},
+            {"kv_len", p.mask.kv_len}}},
+          {"backward", p.backward},
+          {"inputs_hash", p.inputs_hash}};
+}
+
+std::string file_name(const Snapshot& s, const std::string& tensor, int64_t Tc) {
+  if (s.phase == "final") return "final_" + tensor + ".npy";
+  const int width = std::max(4, int(std::to_string(std::max<int64_t>(Tc - 1, 0)).size()));
+  char j[32];
+  std::snprintf(j, sizeof j, "%0*lld", width, (long long)s.j);
+  return s.phase + "_j" + j + "_" + tensor + ".npy";
+}
+
+// Adds one snapshot's tensors to the folder and returns its manifest entry.
+json stage(const Snapshot& s, const SnapshotProblem& p, OutputFolder& out) {
+  json files = json::object();
+  for (const TensorSpec& ts : snapshot_tensors(p, s.phase)) {
+    const Mat* m = s.find(ts.name);
+    if (!m || m->rows() != ts.rows || m->cols() != ts.cols)
+      throw std::logic_error("write_snapshots: " + s.phase + " j = " + std::to_string(s.j) + ": tensor " + ts.name +
+                             " missing or of the wrong shape");
+    const std::string name = file_name(s, ts.name, p.Tc);
+    out.add(name) = npy_bytes(m->data(), ts.vector ? std::vector<int64_t>{ts.rows} : std::vector<int64_t>{ts.rows, ts.cols});
+    files[ts.name] = name;
+  }
+  json e = {{"phase", s.phase}};
+  if (s.phase != "final") e["j"] = s.j;
+  e["files"] = files;
+  return e;
+}
+
+}  // namespace
+
+void check_snapshot_target(const std::string& dir) {
+  OutputFolder out(dir, "--snapshots", kSnapshotManifest);
+  out.check();
+}
+
+void write_snapshots(const std::string& dir, const SnapshotSet& s) {
+  const SnapshotProblem& p = s.problem;
+  check_snapshot_size(p);
+  OutputFolder out(dir, "--snapshots", kSnapshotManifest);
+  out.check();
+  json list = json::array();
+  for (const Snapshot& sn : s.snapshots) list.push_back(stage(sn, p, out));
+  json m = {{"format", kFormat},
+            {"version", kSnapshotVersion},
+            {"source", s.source},
+            {"device", s.device},
+            {"schedule", schedule_name(p.schedule)},
+            {"problem", problem_to_json(p)},
+            {"dq_scale_floor", s.dq_scale_floor},
+            {"snapshots", list},
+            {"final", stage(s.final_state, p, out)}};
+  out.add(kSnapshotManifest) = m.dump(1) + "\n";
+  out.commit();
+}
+
+}  // namespace flashstep

@@ -1,0 +1,237 @@
+// Reading a snapshot folder (core/snapshot.h): every field of the manifest checked for
+// presence, type and range, the sizes against the tiling, the list of snapshots against what
+// the schedule writes, each file name, and each .npy file's presence, type and shape. Any
+// problem is one InputError naming the manifest field or the file.
+#include "core/checked.h"
+#include "core/npy.h"
+#include "core/output_files.h"
+#include "core/snapshot.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sys/stat.h>
+
+namespace flashstep {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kMaxManifestBytes = int64_t(64) << 20;
+
+// The manifest's fields, each checked where it is read; `where` is "DIR/manifest.json".
+class Fields {
+ public:
+  explicit Fields(std::string where) : where_(std::move(where)) {}
+  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
+    throw InputError(where_ + ": " + field + ": " + why);
+  }
+  const json& get(const json& obj, const std::string& key, const std::string& field) const {
+    if (!obj.is_object()) fail(field, "must be an object");
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(field + key, "missing");
+    return *it;
+  }
+  std::string str(const json& obj, const std::string& key, const std::string& field) const {
+    const json& v = get(obj, key, field);
+    if (!v.is_string()) fail(field + key, "must be a string (got " + v.dump() + ")");
+    return v.get<std::string>();
+  }
+  int64_t integer(const json& obj, const std::string& key, const std::string& field, int64_t lo, int64_t hi) const {
+    const json& v = get(obj, key, field);
+    if (!v.is_number_integer()) fail(field + key, "must be a whole number (got " + v.dump() + ")");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) fail(field + key, "out of range");
+    const int64_t x = v.get<int64_t>();
+    if (x < lo || x > hi)
+      fail(field + key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + " (got " + std::to_string(x) + ")");
+    return x;
+  }
+  double real(const json& obj, const std::string& key, const std::string& field) const {
+    const json& v = get(obj, key, field);
+    if (!v.is_number()) fail(field + key, "must be a number (got " + v.dump() + ")");
+    return v.get<double>();
+  }
+  bool boolean(const json& obj, const std::string& key, const std::string& field) const {
+    const json& v = get(obj, key, field);
+    if (!v.is_boolean()) fail(field + key, "must be true or false (got " + v.dump() + ")");
+    return v.get<bool>();
+  }
+  template <class Parse>
+  auto parsed(const json& obj, const std::string& key, const std::string& field, Parse parse) const {
+    const std::string text = str(obj, key, field);
+    try {
+      return parse(text);
+    } catch (const InputError& e) {
+      fail(field + key, e.what());
+    }
+  }
+
+ private:
+  std::string where_;
+};
+
+json read_manifest(const std::string& dir, const std::string& path) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) throw InputError(dir + ": cannot open the snapshot folder: " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) throw InputError(dir + ": is " + file_kind(st.st_mode) + ", not a snapshot folder");
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(path + ": cannot open the manifest (" + std::strerror(errno) + "); is " + dir + " a snapshot folder?");
+  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (" + file_kind(st.st_mode) + ")");
+  if (int64_t(st.st_size) > kMaxManifestBytes)
+    throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, over the manifest limit of 64 MiB");
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw InputError(path + ": cannot read the manifest");
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(path + ": malformed JSON at byte " + std::to_string(e.byte));
+  }
+}
+
+SnapshotProblem read_problem(const json& m, const Fields& f) {
+  SnapshotProblem p;
+  p.schedule = f.parsed(m, "schedule", "", parse_schedule);
+  const json& j = f.get(m, "problem", "");
+  const std::string pf = "problem.";
+  p.nq = f.integer(j, "nq", pf, 1, kMaxSeq);
+  p.nk = f.integer(j, "nk", pf, 1, kMaxSeq);
+  p.d = f.integer(j, "d", pf, 1, kMaxHeadDim);
+  p.M = f.integer(j, "M", pf, 1, kMaxSram);
+  p.Br = f.integer(j, "Br", pf, 1, kMaxSeq);
+  p.Bc = f.integer(j, "Bc", pf, 1, kMaxSeq);
+  p.Tr = f.integer(j, "Tr", pf, 1, kMaxSeq);
+  p.Tc = f.integer(j, "Tc", pf, 1, kMaxSeq);
+  if (p.Tr != checked::ceil_div(p.nq, p.Br, "Tr"))
+    f.fail("problem.Tr", std::to_string(p.Tr) + " is not ceil(nq / Br) = " + std::to_string(checked::ceil_div(p.nq, p.Br, "Tr")));
+  if (p.Tc != checked::ceil_div(p.nk, p.Bc, "Tc"))
+    f.fail("problem.Tc", std::to_string(p.Tc) + " is not ceil(nk / Bc) = " + std::to_string(checked::ceil_div(p.nk, p.Bc, "Tc")));
+  p.dtype = f.parsed(j, "dtype", pf, parse_dtype);
+  p.p_dtype = f.parsed(j, "p_dtype", pf, parse_dtype);
+  const json& seed = f.get(j, "seed", pf);
+  if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+    f.fail("problem.seed", "must be a whole number >= 0 (got " + seed.dump() + ")");
+  p.seed = seed.get<uint64_t>();
+  p.pattern = f.str(j, "pattern", pf);
+  p.scale = f.real(j, "scale", pf);
+  if (!std::isfinite(p.scale)) f.fail("problem.scale", "must be finite");
+  p.dropout = f.real(j, "dropout", pf);
+  if (!(p.dropout >= 0 && p.dropout < 1)) f.fail("problem.dropout", "must be in [0, 1) (got " + j["dropout"].dump() + ")");
+  const json& mk = f.get(j, "mask", pf);
+  const std::string mf = "problem.mask.";
+  p.mask.causal = f.boolean(mk, "causal", mf);
+  p.mask.window_left = f.integer(mk, "window_left", mf, -1, kMaxSeq);
+  p.mask.window_right = f.integer(mk, "window_right", mf, -1, kMaxSeq);
+  p.mask.kv_len = f.integer(mk, "kv_len", mf, -1, p.nk);
+  p.mask.offset = p.nk - p.nq;
+  p.backward = f.boolean(j, "backward", pf);
+  p.inputs_hash = f.str(j, "inputs_hash", pf);
+  if (p.inputs_hash.size() != 16 || p.inputs_hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+    f.fail("problem.inputs_hash", "must be 16 lower-case hex digits (got '" + p.inputs_hash + "')");
+  return p;
+}
+
+bool plain_npy_name(const std::string& n) {
+  if (n.size() < 5 || n.size() > 200 || n.compare(n.size() - 4, 4, ".npy") != 0 || n[0] == '.') return false;
+  for (char c : n)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+// One snapshot's entry: its files object names exactly the phase's tensors; each file is read
+// and its shape checked.
+Snapshot read_entry(const json& e, const std::string& field, const std::string& phase, int64_t j,
+                    const SnapshotProblem& p, const std::string& dir, const Fields& f, std::set<std::string>& names) {
+  Snapshot s;
+  s.phase = phase;
+  s.j = j;
+  const json& files = f.get(e, "files", field);
+  if (!files.is_object()) f.fail(field + "files", "must be an object");
+  const std::vector<TensorSpec> specs = snapshot_tensors(p, phase);
+  if (files.size() != specs.size()) {
+    std::string want;
+    for (const TensorSpec& ts : specs) want += (want.empty() ? "" : ", ") + ts.name;
+    f.fail(field + "files", "must name exactly " + want + " for a " + phase + " snapshot of this problem");
+  }
+  for (const TensorSpec& ts : specs) {
+    const std::string name = f.str(files, ts.name, field + "files.");
+    if (!plain_npy_name(name))
+      f.fail(field + "files." + ts.name, "'" + name + "' is not a plain .npy file name inside the folder");
+    if (!names.insert(name).second) f.fail(field + "files." + ts.name, "'" + name + "' is named twice");
+    const std::string path = dir + "/" + name;
+    NpyArray a = read_npy(path);  // InputError names the file: missing, truncated, not float
+    const std::vector<int64_t> want = ts.vector ? std::vector<int64_t>{ts.rows} : std::vector<int64_t>{ts.rows, ts.cols};
+    if (a.shape != want) {
+      auto text = [](const std::vector<int64_t>& v) {
+        std::string t = "(";
+        for (size_t k = 0; k < v.size(); ++k) t += (k ? ", " : "") + std::to_string(v[k]);
+        return t + (v.size() == 1 ? ",)" : ")");
+      };
+      throw InputError(path + ": shape " + text(a.shape) + " disagrees with the manifest's problem, which needs " +
+                       text(want) + " for " + ts.name);
+    }
+    Mat data = Eigen::Map<const Mat>(a.data.data(), ts.rows, ts.cols);
+    s.tensors.push_back({ts.name, name, std::move(data)});
+  }
+  return s;
+}
+
+}  // namespace
+
+SnapshotSet read_snapshots(const std::string& dir_in) {
+  std::string dir = dir_in;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.empty()) throw InputError("--snapshots: empty folder name");
+  const std::string where = dir + "/" + kSnapshotManifest;
+  const json m = read_manifest(dir, where);
+  const Fields f(where);
+  if (!m.is_object()) f.fail("(top level)", "must be a JSON object");
+  if (f.str(m, "format", "") != "flashstep-snapshots") f.fail("format", "must be \"flashstep-snapshots\"");
+  const int64_t version = f.integer(m, "version", "", 0, INT64_MAX);
+  if (version != kSnapshotVersion)
+    f.fail("version", std::to_string(version) + " is not supported (this flashstep reads version " +
+                          std::to_string(kSnapshotVersion) + ")");
+  SnapshotSet s;
+  s.source = f.str(m, "source", "");
+  if (s.source != "cpu" && s.source != "gpu") f.fail("source", "must be \"cpu\" or \"gpu\" (got \"" + s.source + "\")");
+  s.device = f.str(m, "device", "");
+  s.problem = read_problem(m, f);
+  const SnapshotProblem& p = s.problem;
+  check_snapshot_size(p);  // before reading any .npy: a manifest may claim any size
+  s.dq_scale_floor = f.real(m, "dq_scale_floor", "");
+  if (!(s.dq_scale_floor >= 0 && std::isfinite(s.dq_scale_floor)))
+    f.fail("dq_scale_floor", "must be a finite number >= 0");
+
+  // The list: forward j = 0..Tc-1 where the schedule has them, then backward j = 0..Tc-1 or
+  // none (a GPU backward run in one launch has no per-j state).
+  const json& list = f.get(m, "snapshots", "");
+  if (!list.is_array()) f.fail("snapshots", "must be an array");
+  const int64_t fwd = has_per_j(p, "forward") ? p.Tc : 0;
+  const int64_t bwd = has_per_j(p, "backward") && int64_t(list.size()) > fwd ? p.Tc : 0;
+  if (int64_t(list.size()) != fwd + bwd)
+    f.fail("snapshots", "has " + std::to_string(list.size()) + " entries; a " + schedule_name(p.schedule) +
+                            " problem with Tc = " + std::to_string(p.Tc) + " has " + std::to_string(fwd) +
+                            " forward snapshots" +
+                            (has_per_j(p, "backward") ? " and " + std::to_string(p.Tc) + " backward ones or none" : ""));
+  std::set<std::string> names;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const std::string field = "snapshots[" + std::to_string(k) + "].";
+    const json& e = list[k];
+    const std::string phase = int64_t(k) < fwd ? "forward" : "backward";
+    const int64_t j = int64_t(k) < fwd ? int64_t(k) : int64_t(k) - fwd;
+    const std::string got = f.str(e, "phase", field);
+    if (got != phase) f.fail(field + "phase", "must be \"" + phase + "\" here (got \"" + got + "\")");
+    const int64_t gj = f.integer(e, "j", field, 0, p.Tc - 1);
+    if (gj != j) f.fail(field + "j", "must be " + std::to_string(j) + " here (snapshots in order of j)");
+    s.snapshots.push_back(read_entry(e, field, phase, j, p, dir, f, names));
+  }
+  const json& fin = f.get(m, "final", "");
+  s.final_state = read_entry(fin, "final.", "final", -1, p, dir, f, names);
+  return s;
+}
+
+}  // namespace flashstep
