@@ -33,6 +33,7 @@
 
 namespace flashstep {
 
+constexpr const char* kSnapshotFormat = "flashstep-snapshots";  // manifest.json's "format"
 constexpr int kSnapshotVersion = 1;
 constexpr const char* kSnapshotManifest = "manifest.json";
 // Bytes of all the .npy files of one folder (docs/limits.md): Tc snapshots of an Nq x d O

@@ -190,7 +190,7 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   const json m = read_manifest(dir, where);
   const Fields f(where);
   if (!m.is_object()) f.fail("(top level)", "must be a JSON object");
-  if (f.str(m, "format", "") != "flashstep-snapshots") f.fail("format", "must be \"flashstep-snapshots\"");
+  if (f.str(m, "format", "") != kSnapshotFormat) f.fail("format", std::string("must be \"") + kSnapshotFormat + "\"");
   const int64_t version = f.integer(m, "version", "", 0, INT64_MAX);
   if (version != kSnapshotVersion)
     f.fail("version", std::to_string(version) + " is not supported (this flashstep reads version " +
