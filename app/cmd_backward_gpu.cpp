@@ -17,6 +17,7 @@
 #include "core/npy.h"
 #include "core/output_files.h"
 #include "core/reference.h"
+#include "core/tolerance.h"
 #include "gpu/backward.h"
 #include "gpu/trace_align.h"
 
@@ -28,22 +29,9 @@
 
 namespace flashstep {
 
-namespace {
-
-constexpr double kGradTiledTol = 2e-5;
-constexpr double kGradFloat64Tol = 1e-5;
-
-// Checked first: the kernels of gpu/backward.h are float32 only.
-void check_float32_storage(Dtype t) {
-  if (t != Dtype::fp32)
-    throw InputError(std::string("the GPU backward runs in float32 only: --dtype ") + dtype_name(t) +
-                     " with --backward is not supported on the GPU yet (use --dtype fp32, or "
-                     "`flashstep run --backward` for 16-bit storage on the CPU)");
-}
-
-gpu::BackwardResult run_backward(Schedule sched, const float* Q, const float* K, const float* V,
-                                 const float* dO, const gpu::Shape& s, float scale, const Tiling& t,
-                                 const gpu::BackwardOptions& o) {
+gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const float* K, const float* V,
+                                        const float* dO, const gpu::Shape& s, float scale, const Tiling& t,
+                                        const gpu::BackwardOptions& o) {
   switch (sched) {
     case Schedule::fa1: return gpu::fa1_backward(Q, K, V, dO, s, scale, t, o);
     case Schedule::fa2: return gpu::fa2_backward(Q, K, V, dO, s, scale, t, o);
@@ -51,6 +39,15 @@ gpu::BackwardResult run_backward(Schedule sched, const float* Q, const float* K,
   }
   return gpu::standard_backward(Q, K, V, dO, s, scale, o.features);
 }
+
+void check_float32_storage(Dtype t) {
+  if (t != Dtype::fp32)
+    throw InputError(std::string("the GPU backward runs in float32 only: --dtype ") + dtype_name(t) +
+                     " with --backward is not supported on the GPU yet (use --dtype fp32, or "
+                     "`flashstep run --backward` for 16-bit storage on the CPU)");
+}
+
+namespace {
 
 const char* backward_title(Schedule s) {
   return s == Schedule::fa1   ? "Algorithm 4 (fa1)"
@@ -138,7 +135,7 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
   o.variant = variant;
   o.features = in.features;
   const gpu::BackwardResult r =
-      run_backward(sched, in.Q->data(), in.K->data(), in.V->data(), dO.data(), s, in.scale, t, o);
+      run_backward_on_gpu(sched, in.Q->data(), in.K->data(), in.V->data(), dO.data(), s, in.scale, t, o);
   for (float x : r.O)
     if (std::isnan(x)) throw std::runtime_error("GPU output O has unwritten (NaN) elements");
   check_gradient(r.dQ, "dQ");
@@ -181,9 +178,9 @@ struct GradScale {
   double dq, dk, dv;
 };
 GradScale grad_scale(const Problem& p, const Mat& dO, const MatD& dQ, const MatD& dK, const MatD& dV) {
-  const double dP = double(p.d) * dO.cwiseAbs().maxCoeff() * p.V.cwiseAbs().maxCoeff();
-  return {std::max(dQ.cwiseAbs().maxCoeff(), 1e-3 * p.scale * dP * p.K.cwiseAbs().maxCoeff()),
-          std::max(dK.cwiseAbs().maxCoeff(), 1e-3 * p.scale * dP * p.Q.cwiseAbs().maxCoeff()),
+  const double mdo = dO.cwiseAbs().maxCoeff(), mv = p.V.cwiseAbs().maxCoeff();
+  return {std::max(dQ.cwiseAbs().maxCoeff(), grad_scale_floor(p.scale, p.d, mdo, mv, p.K.cwiseAbs().maxCoeff())),
+          std::max(dK.cwiseAbs().maxCoeff(), grad_scale_floor(p.scale, p.d, mdo, mv, p.Q.cwiseAbs().maxCoeff())),
           std::max(dV.cwiseAbs().maxCoeff(), 1e-300)};
 }
 
@@ -232,7 +229,7 @@ int run_verify_backward(const RunFlags& rf, const BackwardFlags& bf, int variant
     std::printf("note: %s; comparing the final state only\n", e.what());
   }
   o.snapshots = fa1 && opt.record;
-  const gpu::BackwardResult g = run_backward(p.schedule, p.Q.data(), p.K.data(), p.V.data(), dO.data(), s,
+  const gpu::BackwardResult g = run_backward_on_gpu(p.schedule, p.Q.data(), p.K.data(), p.V.data(), dO.data(), s,
                                              p.scale, t, o);
 
   std::printf("verify     %s backward, CPU engine vs GPU (%s%s)\n", backward_title(p.schedule), info.name.c_str(),

@@ -9,12 +9,21 @@
 #include "app/cli_backward.h"
 #include "app/commands.h"
 #include "gpu/backend.h"
+#include "gpu/backward.h"
 
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace flashstep {
+
+// The backward kernels of a schedule (gpu/backward.h), each after its own forward.
+gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const float* K, const float* V,
+                                        const float* dO, const gpu::Shape& s, float scale, const Tiling& t,
+                                        const gpu::BackwardOptions& o);
+
+// Checked before a GPU is looked for: the kernels of gpu/backward.h are float32 only.
+void check_float32_storage(Dtype t);
 
 // verify's --backward and --do (verify writes no files).
 void add_verify_backward_flags(CLI::App* verify, BackwardFlags& f);

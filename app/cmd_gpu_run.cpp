@@ -1,6 +1,7 @@
 // flashstep gpu: run a schedule on the GPU and write O and lse as .npy; inputs from the run
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/npy.h"
@@ -154,7 +155,18 @@ void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--out-o", out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
   g->add_option("--out-lse", out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");
   add_backward_flags(g, bwd);  // --backward, --do, --out-dq/-dk/-dv: app/cmd_backward_gpu.cpp
-  g->callback([&set_action] { set_action([] { return run_gpu(gf, g_variant, out_o, out_lse, kv_lens, bwd); }); });
+  static std::string snapshots;
+  g->add_option("--snapshots", snapshots, "write the state after every j (fa1: O, l, m in HBM; fa2: O_i, l_i, m_i on "
+                                          "chip; with --backward dQ) and the final O, lse to a folder for compare");
+  g->callback([&set_action] {
+    set_action([] {
+      if (snapshots.empty()) return run_gpu(gf, g_variant, out_o, out_lse, kv_lens, bwd);
+      if (!kv_lens.empty()) throw InputError("--snapshots takes one head: drop --kv-lens (use --kv-len)");
+      if (!out_o.empty() || !out_lse.empty() || !bwd.out_dq.empty() || !bwd.out_dk.empty() || !bwd.out_dv.empty())
+        throw InputError("--snapshots writes the final O, lse (and dQ) into its folder: drop --out-o/--out-lse/--out-d*");
+      return run_gpu_snapshots(gf, g_variant, snapshots, bwd);
+    });
+  });
 }
 
 }  // namespace flashstep

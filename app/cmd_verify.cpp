@@ -2,25 +2,15 @@
 // every j (fa1) and O, lse at the end (fa2, standard).
 //
 //
-// Tolerance rule (verify):
-//   tiled float32 on the CPU vs tiled float32 on the GPU: max_rel <= 5e-6 for O, l and m, at
-//     every j and at the end. Same algorithm, same blocks, same update functions; only the
-//     summation order inside a dot product and the exp implementation differ (a few ulp).
-//     fa1 is compared after every j (snapshots); fa2 and standard at the end only (O and lse):
-//     fa2's per-j state never leaves the chip, so there is nothing in HBM to compare per j.
-//   each of them vs the float64 reference: max_rel <= 1e-5 for O and lse (masks and dropout
-//     included: the reference takes the same mask and Philox mask).
-//   --dtype fp16 / bf16 (fa2): both sides round the same inputs the same way and compute in
-//     float32, so O differs only where the float32 values fall on different sides of a
-//     rounding boundary: at most one ulp of the stored type, max_rel <= 2^-10 (fp16) or 2^-7
-//     (bf16); lse is float32 and keeps 5e-6. Against float64 the error is the storage
-//     type's, reported but not judged.
-//   max_rel = max|x - ref| / max|ref| (core/reference.h).
+// Tolerance rule: core/tolerance.h (shared with compare). fa1 is compared after every j
+// (snapshots); fa2 and standard at the end only (O and lse): fa2's per-j state never leaves
+// the chip in the normal kernel (gpu --snapshots has a variant that dumps it; see compare).
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
 #include "core/reference.h"
+#include "core/tolerance.h"
 #include "gpu/backend.h"
 #include "gpu/trace_align.h"
 
@@ -34,9 +24,6 @@ namespace flashstep {
 
 namespace {
 
-constexpr double kTiledTol = 5e-6;
-constexpr double kFloat64Tol = 1e-5;
-
 Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offset = 0) {
   Mat m(rows, cols);
   std::copy(v.begin() + offset, v.begin() + offset + rows * cols, m.data());
@@ -46,15 +33,6 @@ Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offs
 ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
 
 const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
-
-// One ulp of the storage type relative to the value (fp32: the tiled tolerance).
-double storage_tol(Dtype t, double tiled_tol) {
-  switch (t) {
-    case Dtype::fp16: return std::ldexp(1.0, -10);
-    case Dtype::bf16: return std::ldexp(1.0, -7);
-    default: return tiled_tol;
-  }
-}
 
 Vec to_vec(const std::vector<float>& v, int64_t n) { return Eigen::Map<const Vec>(v.data(), n); }
 
@@ -90,7 +68,7 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
     g = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, f);
   }
   const gpu::DeviceInfo info = gpu::device_info();
-  const double o_tol = storage_tol(p.dtype, tiled_tol);
+  const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
   std::printf("verify     %s, CPU engine vs GPU (%s%s), final state\n",
               fa2 ? "FlashAttention-2" : "standard attention", info.name.c_str(),
               fa2 ? (", fa2 variant " + std::to_string(g.variant)).c_str() : "");
@@ -185,7 +163,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   // fa1 rounds O to the storage type at every j: a one-ulp disagreement at one j carries into
   // the next update, so 16-bit O gets two ulp.
   const bool judged = p.dtype == Dtype::fp32;
-  const double o_tol = judged ? tiled_tol : 2 * storage_tol(p.dtype, tiled_tol);
+  const double o_tol = tiled_o_tol(Schedule::fa1, p.dtype, tiled_tol);
   std::printf("tolerance  CPU tiled vs GPU tiled max rel <= %.0e (O: %.3g); each vs float64 <= %.0e%s\n\n",
               tiled_tol, o_tol, kFloat64Tol, judged ? "" : " (fp32 only; reported for 16-bit types)");
 

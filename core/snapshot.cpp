@@ -18,7 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kFormat = "flashstep-snapshots";
 constexpr int64_t kNpyHeaderBytes = 128;  // at most, for the shapes written here (npy.cpp)
 
 // FNV-1a, 64 bit, over the bytes of each matrix in turn.
@@ -302,7 +301,7 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   out.check();
   json list = json::array();
   for (const Snapshot& sn : s.snapshots) list.push_back(stage(sn, p, out));
-  json m = {{"format", kFormat},
+  json m = {{"format", kSnapshotFormat},
             {"version", kSnapshotVersion},
             {"source", s.source},
             {"device", s.device},

@@ -12,7 +12,8 @@
 //   fa1 forward   O (Nq x d), l, m (Nq) in HBM after outer step j (after the last Alg1 L13 of j)
 //   fa2 forward   O_i^(j), l_i^(j), m_i^(j) on chip after inner step j (FA2fwd L9, L10) of every
 //                 Q block i, gathered over i into (Nq x d) and (Nq): O is not yet divided by l
-//   backward      dQ (Nq x d) in HBM after all Q blocks of K/V block j (fa1 and fa2)
+//   backward      dQ (Nq x d) in HBM after all Q blocks of K/V block j (fa1 and fa2, with the
+//                 backward)
 //   standard      no j loop: no per-j snapshots, the final state only
 //   final         O (Nq x d) and lse (Nq); with the backward also dQ (Nq x d)
 // A j whose blocks the mask skips leaves the state as it was (for fa2 at j = 0: O = 0, l = 0,
@@ -32,6 +33,7 @@
 
 namespace flashstep {
 
+constexpr const char* kSnapshotFormat = "flashstep-snapshots";  // manifest.json's "format"
 constexpr int kSnapshotVersion = 1;
 constexpr const char* kSnapshotManifest = "manifest.json";
 // Bytes of all the .npy files of one folder (docs/limits.md): Tc snapshots of an Nq x d O

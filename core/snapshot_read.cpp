@@ -190,7 +190,7 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   const json m = read_manifest(dir, where);
   const Fields f(where);
   if (!m.is_object()) f.fail("(top level)", "must be a JSON object");
-  if (f.str(m, "format", "") != "flashstep-snapshots") f.fail("format", "must be \"flashstep-snapshots\"");
+  if (f.str(m, "format", "") != kSnapshotFormat) f.fail("format", std::string("must be \"") + kSnapshotFormat + "\"");
   const int64_t version = f.integer(m, "version", "", 0, INT64_MAX);
   if (version != kSnapshotVersion)
     f.fail("version", std::to_string(version) + " is not supported (this flashstep reads version " +
@@ -206,17 +206,15 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   if (!(s.dq_scale_floor >= 0 && std::isfinite(s.dq_scale_floor)))
     f.fail("dq_scale_floor", "must be a finite number >= 0");
 
-  // The list: forward j = 0..Tc-1 where the schedule has them, then backward j = 0..Tc-1 or
-  // none (a GPU backward run in one launch has no per-j state).
+  // The list: forward j = 0..Tc-1, then backward j = 0..Tc-1, where the problem has them.
   const json& list = f.get(m, "snapshots", "");
   if (!list.is_array()) f.fail("snapshots", "must be an array");
   const int64_t fwd = has_per_j(p, "forward") ? p.Tc : 0;
-  const int64_t bwd = has_per_j(p, "backward") && int64_t(list.size()) > fwd ? p.Tc : 0;
+  const int64_t bwd = has_per_j(p, "backward") ? p.Tc : 0;
   if (int64_t(list.size()) != fwd + bwd)
     f.fail("snapshots", "has " + std::to_string(list.size()) + " entries; a " + schedule_name(p.schedule) +
                             " problem with Tc = " + std::to_string(p.Tc) + " has " + std::to_string(fwd) +
-                            " forward snapshots" +
-                            (has_per_j(p, "backward") ? " and " + std::to_string(p.Tc) + " backward ones or none" : ""));
+                            " forward snapshots and " + std::to_string(bwd) + " backward ones");
   std::set<std::string> names;
   for (size_t k = 0; k < list.size(); ++k) {
     const std::string field = "snapshots[" + std::to_string(k) + "].";

@@ -432,13 +432,47 @@ Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& 
 Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
                    const Tiling& t, const Fa2Options& opt) {
   Result r;
-  r.variant = check_flash(s, t, opt.features, opt.variant, resolve_fa2_variant, fa2_device_bytes,
+  // Snapshots come from variant 1's snapshot instantiation: automatic means 1 there.
+  const int requested = opt.snapshots && opt.variant == 0 ? 1 : opt.variant;
+  r.variant = check_flash(s, t, opt.features, requested, resolve_fa2_variant, fa2_device_bytes,
                           "FlashAttention-2");
+  if (!opt.snapshots) {
+    FlashRun<Fa2Buffers> run(Q, K, V, s, opt.features);
+    fa2_launch(r.variant, run.b.params(s, t, scale, run.ex.x));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    r.O = run.b.O.to_host(run.b.staging);
+    r.lse = run.b.lse.to_host();
+    r.device_bytes = run.peak.bytes();
+    return r;
+  }
+  // The snapshot instantiation of variant 1: O_i, l_i, m_i after every j, poisoned first so
+  // that a (j, row) the kernel misses stays NaN.
+  if (r.variant != 1)
+    throw InputError("fa2 snapshots are made by variant 1's snapshot kernel: use --variant 0 or 1");
+  const int64_t rows = s.heads() * s.nq, per_j = rows * (s.d + 2);
+  check_memory(fa2_device_bytes(s, opt.features.dtype) + 4 * t.Tc * per_j, "FlashAttention-2 with snapshots");
   FlashRun<Fa2Buffers> run(Q, K, V, s, opt.features);
-  fa2_launch(r.variant, run.b.params(s, t, scale, run.ex.x));
+  DeviceBuffer<float> sO(t.Tc * rows * s.d), sl(t.Tc * rows), sm(t.Tc * rows);
+  sO.poison();
+  sl.poison();
+  sm.poison();
+  Fa2Params p = run.b.params(s, t, scale, run.ex.x);
+  p.snap_O = sO.get();
+  p.snap_l = sl.get();
+  p.snap_m = sm.get();
+  fa2_snapshot_launch(p);
   CUDA_CHECK(cudaDeviceSynchronize());
   r.O = run.b.O.to_host(run.b.staging);
   r.lse = run.b.lse.to_host();
+  const std::vector<float> O = sO.to_host(), l = sl.to_host(), m = sm.to_host();
+  for (int64_t j = 0; j < t.Tc; ++j) {
+    Snapshot sn;
+    sn.j = j;
+    sn.O.assign(O.begin() + j * rows * s.d, O.begin() + (j + 1) * rows * s.d);
+    sn.l.assign(l.begin() + j * rows, l.begin() + (j + 1) * rows);
+    sn.m.assign(m.begin() + j * rows, m.begin() + (j + 1) * rows);
+    r.snapshots.push_back(std::move(sn));
+  }
   r.device_bytes = run.peak.bytes();
   return r;
 }

@@ -63,7 +63,9 @@ Features features_of(const AttentionOptions& o, uint64_t seed, std::vector<int64
 // value out of range one clear InputError, checked before any work.
 void check_features(const Features& f, const Shape& s);
 
-// The state after the last Q block of a given j (Alg1 L13 for i = Tr - 1), all heads.
+// fa1: the state in HBM after the last Q block of a given j (Alg1 L13 for i = Tr - 1).
+// fa2 (Fa2Options::snapshots): every Q block's on-chip O_i^(j) (not yet divided by l_i),
+// l_i^(j), m_i^(j) after inner step j, gathered over i. All heads, float32.
 struct Snapshot {
   int64_t j = 0;
   std::vector<float> O, l, m;
@@ -86,6 +88,9 @@ struct Fa1Options {
 // FlashAttention-2 kernel variants (see fa2_forward.cu): 1 = plain, 2 = register-tiled.
 struct Fa2Options {
   int variant = 0;
+  // Variant 1's snapshot instantiation: O_i, l_i, m_i dumped after every inner step j (needs
+  // variant 0 or 1, and Tc x the output's size of device memory more).
+  bool snapshots = false;
   Features features;
 };
 int resolve_fa2_variant(int requested, const Tiling& t, int64_t d);
@@ -97,8 +102,9 @@ int64_t fa2_device_bytes(const Shape& s, Dtype dtype);
 // Outputs are poisoned with NaN before the run, so an element no kernel writes stays NaN.
 Result fa1_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
                    const Tiling& t, const Fa1Options& opt = {});
-// FlashAttention-2 on the GPU with the CPU's Br, Bc: one launch; O and lse only (no l, m, no
-// per-j snapshots: the per-j state never leaves the chip). Outputs are poisoned with NaN first.
+// FlashAttention-2 on the GPU with the CPU's Br, Bc: one launch; O and lse (no l, m; per-j
+// snapshots of the on-chip state only with Fa2Options::snapshots). Outputs are poisoned with
+// NaN first.
 Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
                    const Tiling& t, const Fa2Options& opt = {});
 // Algorithm 0 (standard attention): S and P materialised in device memory (float32 only).

@@ -106,7 +106,7 @@ class Run {
     }
   }
 
-  // `after_j` (fa1 only) switches to one launch per j and is called after each.
+  // `after_j` switches to one launch per j (fa1, fa2) and is called after each.
   void backward(const std::function<void(int)>& after_j = nullptr) {
     const int64_t h = s_.heads(), qbytes = 4 * h * s_.nq * s_.d, kbytes = 4 * h * s_.nk * s_.d;
     if (sc_ == Schedule::standard) return standard();
@@ -120,22 +120,24 @@ class Run {
     // Alg4 L5 / FA2b L3: dQ = 0 in HBM (the atomic adds accumulate into it). Algorithm 4 also
     // zeroes dK and dV (its snapshots show them); FA2 writes every dK_j, dV_j once.
     CUDA_CHECK(cudaMemsetAsync(dQ.get(), 0, size_t(qbytes)));
+    const auto by_j = [&](void (*launch)(int, const BwdParams&, int, int)) {
+      if (!after_j) return launch(bwd_variant_, p, 0, p.Tc);
+      for (int j = 0; j < p.Tc; ++j) {
+        launch(bwd_variant_, p, j, 1);
+        after_j(j);
+      }
+    };
     if (sc_ == Schedule::fa1) {
       CUDA_CHECK(cudaMemsetAsync(dK.get(), 0, size_t(kbytes)));
       CUDA_CHECK(cudaMemsetAsync(dV.get(), 0, size_t(kbytes)));
       p.l = st0.get();
       p.m = st1.get();
-      if (!after_j) return fa1_backward_launch(bwd_variant_, p, 0, p.Tc);
-      for (int j = 0; j < p.Tc; ++j) {
-        fa1_backward_launch(bwd_variant_, p, j, 1);
-        after_j(j);
-      }
-      return;
+      return by_j(fa1_backward_launch);
     }
     p.lse = st0.get();
     p.D = st1.get();
     fa2_backward_rowsum(p, st1.get());  // FA2b L4
-    fa2_backward_launch(bwd_variant_, p);
+    by_j(fa2_backward_launch);
   }
 
  private:
@@ -185,8 +187,8 @@ class Run {
 BackwardResult run_backward(Schedule sc, const float* Q, const float* K, const float* V, const float* dO,
                             const Shape& s, float scale, const Tiling* t, const BackwardOptions& opt) {
   check_request(s, t, opt.features);
-  if (opt.snapshots && sc != Schedule::fa1)
-    throw InputError("per-j gradient snapshots exist for --schedule fa1 only");
+  if (opt.snapshots && sc == Schedule::standard)
+    throw InputError("per-j gradient snapshots exist for --schedule fa1 and fa2 (standard has no j loop)");
   if (t && !(t->Tc <= 65535)) throw InputError("more than 65535 K/V blocks for the GPU backward's grid");
   if (sc != Schedule::standard) resolve_backward_variant(opt.variant, *t, s.d);
   check_memory(backward_device_bytes(sc, s));

@@ -6,6 +6,7 @@
 //                      dQ, dK, dV copied back after each (to compare with the CPU trace per j).
 //   fa2_backward       FlashAttention-2's Algorithm 2: D = rowsum(dO o O) first, then the same
 //                      loop order with P_ij = exp(S_ij - L_i) from the forward's logsumexp.
+//                      `snapshots` as for fa1 (dK_j, dV_j of blocks after j are still NaN then).
 //   standard_backward  Algorithm 3: P, dP and dS materialised in device memory.
 // Each runs its own forward first (the existing forward kernels: fa1's l and m, fa2's lse,
 // standard's P) on the same inputs and returns its O and lse too. Tensors are float32,
@@ -25,7 +26,7 @@ namespace flashstep::gpu {
 struct BackwardOptions {
   int variant = 0;          // backward kernels (fa1, fa2): 0 automatic, 1 plain, 2 register-tiled, 3 lean
   int forward_variant = 0;  // the forward's kernel variant (gpu/backend.h), 0 automatic
-  bool snapshots = false;   // fa1 only: one launch per j, dQ, dK, dV copied back after each
+  bool snapshots = false;   // fa1, fa2: one launch per j, dQ, dK, dV copied back after each
   Features features;
 };
 

@@ -34,9 +34,10 @@ const char* bwd_v3_config_list();
 
 // fa1_backward.cu: Alg4 L6-L23 for K/V blocks j0 .. j0 + count - 1 of every head.
 void fa1_backward_launch(int variant, const BwdParams& p, int j0, int count);
-// fa2_backward.cu: FA2b L4, D = rowsum(dO o O); then FA2b L5-L19 for every j of every head.
+// fa2_backward.cu: FA2b L4, D = rowsum(dO o O); then FA2b L5-L19 for K/V blocks j0 ..
+// j0 + count - 1 of every head.
 void fa2_backward_rowsum(const BwdParams& p, float* D);
-void fa2_backward_launch(int variant, const BwdParams& p);
+void fa2_backward_launch(int variant, const BwdParams& p, int j0, int count);
 
 // standard_backward.cu (Algorithm 3's row kernel): dS = P o (dP o Z - D) with
 // D_r = sum_c P_rc (dP o Z)_rc, one block per row; dS may alias dP. With dropout, Z is the

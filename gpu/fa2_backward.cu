@@ -30,6 +30,8 @@ void fa2_backward_rowsum(const BwdParams& p, float* D) {
   CUDA_CHECK_LAUNCH();
 }
 
-void fa2_backward_launch(int variant, const BwdParams& p) { bwd_launch<false>(variant, p, 0, p.Tc); }
+void fa2_backward_launch(int variant, const BwdParams& p, int j0, int count) {
+  bwd_launch<false>(variant, p, j0, count);
+}
 
 }  // namespace flashstep::gpu

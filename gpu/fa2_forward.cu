@@ -22,6 +22,10 @@
 //      loop (no HBM round trip per j, which is FA2's whole point), Q_i^T stays in shared
 //      memory, P~_ij^T takes the place of K_j^T once S_ij is in registers. Compiled for the
 //      (Br, Bc, d) in FS_FA2_V2_CONFIGS below, for each storage type.
+//   1s fa2_v1_kernel<T, true>: variant 1 that also dumps O_i^(j), l_i^(j), m_i^(j) (float32, O
+//      not yet divided by l_i) to global memory after every inner step j, a skipped one
+//      included, for `gpu --snapshots` (issue 13). The normal instantiation (false) compiles
+//      without the dump, so the kernels that are timed are unchanged.
 //   docs/gpu-notes.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
@@ -39,7 +43,20 @@ static int64_t fa2_v1_smem_floats(int Br, int Bc, int d) {
   return PlainTiles::floats(Br, Bc, d) + int64_t(Br) * d + 3 * int64_t(Br);  // + O_i; m_i, l_i, alpha
 }
 
-template <typename T>
+// The snapshot of inner step j: this block's rows of O_i, l_i, m_i at (j, head, row) of the
+// (Tc, heads, Nq[, d]) buffers. Each thread writes the O_i elements it updates in FA2fwd L10
+// and the rows it updates in L9, so no extra barrier is needed.
+__device__ inline void fa2_dump_state(const Fa2Params& p, int j, int64_t h, int row0, int br, const float* Oi,
+                                      const float* mi, const float* li) {
+  const int64_t base = (int64_t(j) * p.heads + h) * p.nq + row0;
+  for (int e = threadIdx.x; e < br * p.d; e += blockDim.x) p.snap_O[base * p.d + e] = Oi[e];
+  for (int r = threadIdx.x; r < br; r += blockDim.x) {
+    p.snap_l[base + r] = li[r];
+    p.snap_m[base + r] = mi[r];
+  }
+}
+
+template <typename T, bool kSnapshots = false>
 __global__ void fa2_v1_kernel(Fa2Params p) {
   extern __shared__ float smem[];
   const int d = p.d, Br = p.Br, Bc = p.Bc;
@@ -67,7 +84,10 @@ __global__ void fa2_v1_kernel(Fa2Params p) {
     const int col0 = j * Bc, bc = min(Bc, p.nk - col0);
     __syncthreads();  // the previous j is done with K_j, V_j and P~_ij (and L4/L5 are done)
     const int kind = classify_block(q.mask, q.row0, q.br, col0, bc, p.nk);
-    if (kind == KeyMask::empty) continue;  // Algorithm 2: entirely masked, no loads, no FLOPs
+    if (kind == KeyMask::empty) {  // Algorithm 2: entirely masked, no loads, no FLOPs
+      if constexpr (kSnapshots) fa2_dump_state(p, j, q.h, q.row0, q.br, Oi, mi, li);  // unchanged
+      continue;
+    }
     // FA2fwd L7: load K_j, V_j from HBM to SRAM
     plain_load_kv<T>(Kj, Vj, q.K + int64_t(col0) * d, q.V + int64_t(col0) * d, bc, d, kld);
     __syncthreads();
@@ -102,6 +122,7 @@ __global__ void fa2_v1_kernel(Fa2Params p) {
       for (int k = 0; k < bc; ++k) pv = fmaf(S[r * Bc + k], Vj[k * d + c], pv);
       Oi[e] = accumulated_output(alpha[r], Oi[e], pv);
     }
+    if constexpr (kSnapshots) fa2_dump_state(p, j, q.h, q.row0, q.br, Oi, mi, li);
   }
   __syncthreads();
 
@@ -229,6 +250,13 @@ static void launch_fa2_v1(const Fa2Params& p) {
 }
 
 static int64_t v1_smem_bytes(int Br, int Bc, int d) { return fa2_v1_smem_floats(Br, Bc, d) * 4; }
+
+void fa2_snapshot_launch(const Fa2Params& p) {
+  with_storage(p.dtype, [&](auto st) {
+    static int64_t opted = 48 * 1024;  // one per kernel: per storage type
+    launch_per_q_block(fa2_v1_kernel<decltype(st), true>, p, 256, v1_smem_bytes(p.Br, p.Bc, p.d), opted);
+  });
+}
 
 static Variants<Fa2Params>::V2 v2_instance(int Br, int Bc, int d) {
 #define FS_V2_CASE(br, bc, dd) \

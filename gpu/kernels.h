@@ -69,10 +69,14 @@ struct Fa2Params {
   float scale = 1.0f;
   Storage dtype = Storage::fp32;
   Extras x;
+  // fa2_snapshot_launch only: O_i^(j) (Tc, heads, Nq, d), l_i^(j) and m_i^(j) (Tc, heads, Nq).
+  float *snap_O = nullptr, *snap_l = nullptr, *snap_m = nullptr;
 };
 // Shared memory (bytes) of a variant for these sizes; -1 if it has no kernel for them.
 int64_t fa2_smem_bytes(int variant, int Br, int Bc, int d);
 void fa2_launch(int variant, const Fa2Params& p);
+// Variant 1 with the on-chip state dumped after every inner step j into p.snap_*.
+void fa2_snapshot_launch(const Fa2Params& p);
 const char* fa2_v2_config_list();
 
 // convert.cu: float32 <-> storage type (round to nearest even), and the dropout keep mask of

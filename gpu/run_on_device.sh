@@ -3,11 +3,14 @@
 # binary, verify on several shapes, bench-gpu. Run from the repo root on the GPU machine with
 # build-gpu carried (built on the CPU machine: static CUDA runtime, Catch2 v2 compiled in).
 # Logs go to $OUT; a short summary prints last.
-#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd|tc|dram]   (default all; all excludes bwd, tc, dram)
+#   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd|tc|dram|snap]   (default all; all excludes bwd, tc, dram, snap)
 # bwd: the backward's commands (issue 9): verify --backward on several shapes, gpu --backward
 # with outputs, bad input, bench-gpu --backward. tc: the tensor-core path through the CLI,
 # verify --tensor-cores and bench-gpu --tensor-cores (docs/tensor-cores.md). dram: gpu/ncu_dram.sh
-# (issue 12's DRAM measurement beside the L2 model; its comparison table prints last).
+# (issue 12's DRAM measurement beside the L2 model; its comparison table prints last). snap: snapshots as
+# files (issue 13): the [snapshot] tests, then for fa1 and fa2 on ragged shapes (Nq != Nk) with
+# masks, dropout, fp16/bf16 storage and the backward, `gpu --snapshots` and `run --snapshots`
+# on the same flags and `compare` of the two (and of the GPU folder against the run flags).
 set -u
 OUT=${OUT:-/tmp/flashstep-device}
 mkdir -p "$OUT"
@@ -168,6 +171,54 @@ if [[ $WHAT == tc ]]; then
     note "bench-gpu --tensor-cores $extra: rc=$?"
   done
   cat "$OUT/tc_bench.txt"
+fi
+if [[ $WHAT == snap ]]; then
+  # All [gpu] tests: the snapshot kernel is new, fa2's backward takes a range of j now.
+  "$T" "[gpu]" > "$OUT/snap_tests.log" 2>&1
+  note "tests [gpu] (with [snapshot]): rc=$? $(grep -E '^(All tests passed|test cases:)' "$OUT/snap_tests.log" | tail -1)"
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" "[snapshot]" > "$OUT/snap_memcheck.log" 2>&1
+  note "memcheck [snapshot]: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/snap_memcheck.log" | tail -1)"
+  D=/tmp/flashstep-snap  # the folders stay on the device; the logs come back
+  rm -rf "$D" && mkdir -p "$D"
+  : > "$OUT/snap_compare.log"
+  n=0
+  snap_case() {
+    n=$((n + 1))
+    local g=$D/$n.gpu c=$D/$n.cpu
+    "$F" gpu "$@" --snapshots "$g" > "$OUT/one.log" 2>&1
+    local rg=$?
+    "$F" run "$@" --snapshots "$c" >> "$OUT/one.log" 2>&1
+    local rr=$?
+    "$F" compare --snapshots "$g" --against "$c" >> "$OUT/one.log" 2>&1
+    local rc=$?
+    "$F" compare --snapshots "$g" "$@" > "$OUT/one2.log" 2>&1
+    local rf=$?
+    { echo "\$ flashstep gpu $* --snapshots $g; flashstep run ... --snapshots $c; flashstep compare --snapshots $g --against $c"
+      cat "$OUT/one.log"; echo "\$ flashstep compare --snapshots $g $*"; tail -2 "$OUT/one2.log"; } >> "$OUT/snap_compare.log"
+    note "snap $*: gpu rc=$rg run rc=$rr compare rc=$rc (vs run flags rc=$rf) $(grep -E '^(PASS|FAIL|flashstep: error)' "$OUT/one.log" | tail -1)"
+    rm -rf "$g" "$c"
+  }
+  for sch in fa1 fa2; do
+    snap_case --schedule $sch --nq 300 --nk 513 --d 64 --M 128KiB
+    snap_case --schedule $sch --nq 77 --nk 130 --d 40 --M 2048
+    snap_case --schedule $sch --nq 513 --nk 300 --d 64 --M 128KiB --causal     # rows that see no key
+    snap_case --schedule $sch --nq 500 --nk 700 --d 64 --M 128KiB --window 128,0 --kv-len 650
+    snap_case --schedule $sch --nq 500 --nk 700 --d 64 --M 128KiB --causal --dropout 0.1 --seed 7
+    snap_case --schedule $sch --nq 300 --nk 513 --d 128 --M 128KiB --dtype fp16 --causal
+    snap_case --schedule $sch --nq 300 --nk 513 --d 64 --M 128KiB --dtype bf16 --window 64,64
+    snap_case --schedule $sch --nq 700 --nk 500 --d 64 --M 128KiB --dtype bf16 --dropout 0.2 --kv-len 450
+    snap_case --schedule $sch --nq 300 --nk 513 --d 64 --M 128KiB --causal --backward
+    snap_case --schedule $sch --nq 500 --nk 700 --d 64 --M 128KiB --window 100,20 --dropout 0.1 --backward
+  done
+  snap_case --schedule standard --nq 300 --nk 400 --d 64 --causal --dropout 0.3
+  for bad in "gpu --schedule fa2 --n 256 --d 64 --M 128KiB --variant 2 --snapshots $D/bad" \
+             "gpu --n 4096 --d 64 --M 1024 --snapshots $D/bad" \
+             "gpu --schedule fa2 --n 64 --d 64 --kv-lens 3 --snapshots $D/bad" \
+             "gpu --n 64 --d 64 --backward --dtype bf16 --snapshots $D/bad"; do
+    msg=$("$F" $bad 2>&1)
+    note "bad input: flashstep $bad -> rc=$? $msg"
+  done
+  rm -rf "$D" "$OUT/one2.log"
 fi
 rm -f "$OUT/one.log"
 if [[ $WHAT == dram ]]; then  # a device call of its own (about 7.5 minutes at most); its table last

@@ -157,6 +157,7 @@ TEST_CASE("gpu --snapshots refuses bad input before looking for a GPU", "[cli][s
       {"gpu --n 4096 --d 64 --M 1024 --snapshots " + dir, "over the cap of 1024 MiB"},
       {"gpu --n 40 --d 8 --snapshots " + dir + " --out-o " + (tmp.path / "o.npy").string(), "drop --out-o"},
       {"gpu --n 40 --d 8 --snapshots " + (tmp.path / "no" / "such").string(), "its parent folder"},
+      {"gpu --n 40 --d 8 --backward --dtype bf16 --snapshots " + dir, "the GPU backward runs in float32 only"},
   };
   for (const auto& b : bad) {
     CAPTURE(b[0]);

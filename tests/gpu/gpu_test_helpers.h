@@ -3,6 +3,7 @@
 #pragma once
 #include "core/reference.h"
 #include "core/run.h"
+#include "core/tolerance.h"
 #include "gpu/backend.h"
 
 #include <catch2/catch.hpp>
@@ -17,8 +18,8 @@ namespace gputest {
 
 using namespace flashstep;
 
-constexpr double kTiledTol = 5e-6;    // CPU tiled vs GPU tiled, max_rel (see app/cmd_verify.cpp)
-constexpr double kFloat64Tol = 1e-5;  // either vs float64
+using flashstep::kFloat64Tol;  // either vs float64 (core/tolerance.h)
+using flashstep::kTiledTol;    // CPU tiled vs GPU tiled, max_rel
 
 // Catch2 v2 has no SKIP: the test prints "SKIPPED: <why>" and returns; ctest reports it as
 // skipped (SKIP_REGULAR_EXPRESSION in tests/gpu/CMakeLists.txt).
