@@ -33,6 +33,7 @@ SnapshotSet gpu_snapshots(const Trace& tr) {
     r = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), shape, p.scale, t, o);
   } else if (p.schedule == Schedule::fa2) {
     gpu::Fa2Options o;
+    o.snapshots = true;  // variant 1's snapshot kernel: every Q block's O_i, l_i, m_i after each j
     o.features = f;
     r = gpu::fa2_forward(p.Q.data(), p.K.data(), p.V.data(), shape, p.scale, t, o);
   } else {
@@ -42,7 +43,7 @@ SnapshotSet gpu_snapshots(const Trace& tr) {
   s.source = "gpu";
   s.device = gpu::device_info().name;
   s.problem = snapshot_problem(p, t, tr.has_backward ? &tr.dO : nullptr);
-  for (const gpu::Snapshot& g : r.snapshots) {  // Alg1 L13 of the last Q block of j
+  for (const gpu::Snapshot& g : r.snapshots) {  // fa1: Alg1 L13 of the last Q block of j; fa2: on chip
     Snapshot sn;
     sn.phase = "forward";
     sn.j = g.j;
