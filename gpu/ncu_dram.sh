@@ -16,7 +16,7 @@
 #             (default 16; 0 = all) and the launches' bytes are scaled to all Tc of them (every
 #             launch moves the same tiles; the JSON keeps the sampled launches' min and max).
 #   tc:N:d    bf16 on the tensor-core path through flashstep_tc_bench (one forward each, device
-#             random inputs): FlashAttention-2 (fa2_tc, the default variant: Br 128, Bc 64) and
+#             random inputs): FlashAttention-2 (variant TC_VARIANT, default 13: wgmma, Br 128, Bc 64) and
 #             standard attention through cuBLAS (standard_tc: S and P stored in bf16). The model
 #             runs fa2 on the kernel's Br, Bc (--br 128 --bc 64 --M 192KiB) and standard, --dtype bf16.
 #   diag:N:d  fa1 (sampled as above) and fa2 in float32 with L2 metrics beside the DRAM ones, for
@@ -130,7 +130,7 @@ for p in $POINTS; do
     fi
   elif [ "$kind" = tc ]; then
     ncu_run "$METRICS" "$OUT/ncu_tc_n${n}_d${d}.csv" "$TCB" --no-verify --dtypes bf16 --ds "$d" --ns "$n" \
-      --rows $((H * n)) --H "$H" --reps 1 --warmup 0 --variants 0
+      --rows $((H * n)) --H "$H" --reps 1 --warmup 0 --variants "${TC_VARIANT:-13}"
   fi
 done
 log "measurements done ($(( $(date +%s) - t0 )) s); waiting for the model runs"
@@ -171,7 +171,7 @@ def measure(kind, sched, kernel, n, d, m_elems, path):
     ks = kernels(path)
     note = {}
     if kind == "tc":  # one forward of standard_tc (cuBLAS GEMM, softmax, GEMM), then fa2_tc
-        first = next((i for i, k in enumerate(ks) if "fa2_tc" in k[0]), None)
+        first = next((i for i, k in enumerate(ks) if "fa2_tc" in k[0] or "fa2_wgmma" in k[0]), None)
         if first is None:
             raise RuntimeError("no fa2_tc kernel in " + path)
         ks = ks[first:first + 1] if kernel == "fa2_tc" else ks[:first]
