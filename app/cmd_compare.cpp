@@ -37,14 +37,6 @@ SnapshotSet cpu_side(const RunFlags& rf, const BackwardFlags& bf, const Snapshot
   return cpu_snapshots(run_problem(p, t, opt), opt.dO);
 }
 
-// The tolerance of one tensor of a snapshot of `phase` (core/tolerance.h).
-double tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor) {
-  if (tensor == "dQ") return kGradTiledTol;
-  if (tensor != "O") return kTiledTol;                                           // l, m, lse: float32
-  if (phase == "forward" && p.schedule == Schedule::fa2) return kTiledTol;      // O_i^(j) on chip, float32
-  return tiled_o_tol(p.schedule, p.dtype);                                       // O as stored in HBM
-}
-
 struct Over {
   std::string where, tensor;
   double rel = 0, tol = 0;
@@ -92,7 +84,7 @@ class Comparer {
       const Mat& ref = *y.find(t.name);  // the reader checked both hold the phase's tensors
       ErrorStats e = compare(t.data, ref.cast<double>().eval());
       if (t.name == "dQ" && dq_scale_ > 0) e.max_rel = e.max_abs / dq_scale_;
-      const double tol = tolerance(b_.problem, x.phase, t.name);
+      const double tol = snapshot_tolerance(b_.problem, x.phase, t.name);
       if (!(e.max_rel <= tol)) {
         ok = false;
         overs_.push_back({x.phase == "final" ? "the final state" : x.phase + " j = " + std::to_string(x.j), t.name,
@@ -137,7 +129,7 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
               p.mask.describe().c_str(), p.dropout, p.backward ? "; with the backward" : "");
   std::printf("tolerance  max rel = max|x - ref| / max|ref| (ref: the second); O %.3g (per j: %.3g), l, m, lse %.0e; "
               "dQ %.0e of max(|final dQ|, floor)\n\n",
-              tolerance(p, "final", "O"), tolerance(p, "forward", "O"), kTiledTol, kGradTiledTol);
+              snapshot_tolerance(p, "final", "O"), snapshot_tolerance(p, "forward", "O"), kTiledTol, kGradTiledTol);
   Comparer c(a, b);
   c.phase("forward", p.schedule == Schedule::fa1
                          ? "forward: O, l, m in HBM after outer step j (Alg1 L13)"

@@ -314,4 +314,11 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   out.commit();
 }
 
+double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor) {
+  if (tensor == "dQ") return kGradTiledTol;
+  if (tensor != "O") return kTiledTol;                                       // l, m, lse: float32
+  if (phase == "forward" && p.schedule == Schedule::fa2) return kTiledTol;  // O_i^(j) on chip, float32
+  return tiled_o_tol(p.schedule, p.dtype);                                   // O as stored in HBM
+}
+
 }  // namespace flashstep

@@ -119,4 +119,8 @@ void check_snapshot_target(const std::string& dir);
 // Reads and validates a folder; InputError with one line on any problem.
 SnapshotSet read_snapshots(const std::string& dir);
 
+// The tolerance `flashstep compare` and the app's compare view apply to one tensor of a
+// snapshot of `phase` ("forward", "backward", "final"): core/tolerance.h's rules.
+double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor);
+
 }  // namespace flashstep

@@ -24,9 +24,6 @@ struct RunView;
 constexpr int kSnapTensors = 3;
 extern const char* const kSnapTensorNames[kSnapTensors];
 
-// The tolerance `flashstep compare` applies to a tensor of a phase ("forward", "final").
-double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor);
-
 // One Q block i at one j: the folder's tiles, the trace's, and their difference in units of the
 // tolerance (rows of block i; O is rows x d, l and m rows x 1).
 struct SnapshotTile {
