@@ -147,6 +147,11 @@ void draw_per_j(AppState& s, ImVec2 p0, float w, float h) {
       if (ImGui::IsMouseClicked(0)) s.seek(SnapshotCompare::step_after(*s.run, std::max<int64_t>(c.tile.i, 0), j));
     }
   }
+  if (std::all_of(c.worst.begin(), c.worst.end(), [](double x) { return x == 0; })) {
+    const char* same = "every j: difference 0 (the folder and the trace agree exactly)";
+    const ImVec2 ts = ImGui::CalcTextSize(same);
+    dl->AddText(ImVec2(a.x + (b.x - a.x - ts.x) * 0.5f, a.y + (b.y - a.y) * 0.6f), IM_COL32(220, 220, 220, 255), same);
+  }
   const float ty = y_of(1.0);
   dl->AddLine(ImVec2(a.x, ty), ImVec2(b.x, ty), kOverCol, 1.5f);
   dl->AddText(ImVec2(b.x - ImGui::CalcTextSize("tolerance").x - 4, ty - ImGui::GetFontSize() - 1), kOverCol, "tolerance");
