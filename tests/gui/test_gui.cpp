@@ -360,10 +360,12 @@ TEST_CASE("frames: one PNG per step from K to L, each different, and a bad range
       INFO("frames " << names[a] << " and " << names[b]);
       REQUIRE(pixels_differing(frames[a], frames[b]) > 300);  // the scrubber, the line, the tiles
     }
-  // Frame k is step k: pixel for pixel the screenshot `--step k` takes (first, middle, last).
+  // Frame k is step k: pixel for pixel the screenshot `--step k` takes (first, middle, last),
+  // with the app playing as the frames show it (Pause on the button, the pseudocode centred on
+  // the current line).
   for (int k : {3, 5, 7}) {
     const std::string shot = out_path("frames-step" + std::to_string(k) + ".png");
-    REQUIRE(run_gui("--preset tiny --size 800x500 --step " + std::to_string(k) + " --screenshot " + shot,
+    REQUIRE(run_gui("--preset tiny --size 800x500 --step " + std::to_string(k) + " --script play --screenshot " + shot,
                     "frames-step" + std::to_string(k)).code == 0);
     INFO("frame of step " << k);
     REQUIRE(pixels_differing(frames[size_t(k - 3)], load_png(shot)) == 0);
