@@ -12,6 +12,7 @@
 // against CPU: 2e-5, since both are within 1e-5 of the same float64 values; dQ's atomic adds
 // make its order of summation over j nondeterministic, which is a rounding-level difference of
 // the kind this bound already covers (the sum over j in any order of Tc float32 terms).
+#define CATCH_CONFIG_EXTERNAL_INTERFACES  // Catch2 v2: the event listener (WorstErrorReport) below
 #include "core/backward.h"
 #include "core/npy.h"
 #include "core/reference.h"
