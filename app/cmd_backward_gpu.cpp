@@ -40,13 +40,6 @@ gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const fl
   return gpu::standard_backward(Q, K, V, dO, s, scale, o.features);
 }
 
-void check_float32_storage(Dtype t) {
-  if (t != Dtype::fp32)
-    throw InputError(std::string("the GPU backward runs in float32 only: --dtype ") + dtype_name(t) +
-                     " with --backward is not supported on the GPU yet (use --dtype fp32, or "
-                     "`flashstep run --backward` for 16-bit storage on the CPU)");
-}
-
 namespace {
 
 const char* backward_title(Schedule s) {
@@ -79,20 +72,7 @@ std::vector<float> grad_output(const RunFlags& rf, const BackwardFlags& bf, cons
   p.pattern = rf.pattern;
   std::vector<float> dO;
   dO.reserve(size_t(s.heads() * s.nq * s.d));
-  if (in.rank == 4 && !bf.do_path.empty()) {
-    const NpyArray a = read_npy(bf.do_path);
-    const std::vector<int64_t> want = {s.B, s.H, s.nq, s.d};
-    if (a.shape != want) {
-      std::string got;
-      for (int64_t x : a.shape) got += (got.empty() ? "" : ", ") + std::to_string(x);
-      throw InputError("dO has shape (" + got + ") but must be (B, H, Nq, d) = (" + std::to_string(s.B) +
-                       ", " + std::to_string(s.H) + ", " + std::to_string(s.nq) + ", " +
-                       std::to_string(s.d) + "), like Q");
-    }
-    for (int64_t k = 0; k < s.heads(); ++k)
-      check_grad_output(p, Eigen::Map<const Mat>(a.data.data() + k * s.nq * s.d, s.nq, s.d));
-    return a.data;
-  }
+  if (in.rank == 4 && !bf.do_path.empty()) return read_grad_output_4d(bf.do_path, s, p);  // app/gpu_requests.cpp
   for (int64_t k = 0; k < s.heads(); ++k) {  // 2-D: one head, run --backward's dO exactly
     p.seed = rf.seed + uint64_t(k);
     const Mat m = backward_grad_output(bf, p, rf.pattern);
@@ -102,13 +82,6 @@ std::vector<float> grad_output(const RunFlags& rf, const BackwardFlags& bf, cons
 }
 
 }  // namespace
-
-void add_verify_backward_flags(CLI::App* verify, BackwardFlags& f) {
-  auto* b = verify->add_flag("--backward", f.backward,
-                             "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");
-  verify->add_option("--do", f.do_path, "dO, the loss gradient w.r.t. O, from a .npy file (Nq x d; default: from --seed)")
-      ->needs(b);
-}
 
 int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInputs& in, int variant,
                      const std::string& out_o, const std::string& out_lse) {
@@ -297,10 +270,7 @@ int run_verify_backward(const RunFlags& rf, const BackwardFlags& bf, int variant
 }
 
 int run_bench_backward(const BackwardBenchFlags& bf) {
-  if (bf.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
-  if (bf.warmup < 1) throw InputError("--warmup must be at least 1");
-  check_float32_storage(bf.dtype);
-  if (bf.causal) throw InputError("bench-gpu --backward times unmasked attention: drop --causal");
+  check_bench_backward_request(bf);  // app/gpu_requests.cpp
   const gpu::DeviceInfo info = gpu::device_info();
   std::vector<Schedule> scheds;
   if (!bf.no_fa1) scheds.push_back(Schedule::fa1);

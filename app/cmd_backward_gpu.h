@@ -8,6 +8,7 @@
 #pragma once
 #include "app/cli_backward.h"
 #include "app/commands.h"
+#include "app/gpu_requests.h"  // check_float32_storage, BackwardBenchFlags, read_grad_output_4d
 #include "gpu/backend.h"
 #include "gpu/backward.h"
 
@@ -21,12 +22,6 @@ namespace flashstep {
 gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const float* K, const float* V,
                                         const float* dO, const gpu::Shape& s, float scale, const Tiling& t,
                                         const gpu::BackwardOptions& o);
-
-// Checked before a GPU is looked for: the kernels of gpu/backward.h are float32 only.
-void check_float32_storage(Dtype t);
-
-// verify's --backward and --do (verify writes no files).
-void add_verify_backward_flags(CLI::App* verify, BackwardFlags& f);
 
 // The inputs `flashstep gpu` has loaded (from the run flags or from .npy files).
 struct GpuInputs {
@@ -47,16 +42,6 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
 int run_verify_backward(const RunFlags& rf, const BackwardFlags& bf, int variant);
 
 // bench-gpu --backward: forward, backward and their total for fa1, fa2 and standard.
-struct BackwardBenchFlags {
-  std::vector<int64_t> sizes, dims;
-  int64_t M = 0;
-  int reps = 20, warmup = 3, variant = 0;
-  bool no_standard = false, no_fa1 = false, as_json = false;
-  std::string json_file;
-  Dtype dtype = Dtype::fp32;  // refused unless fp32
-  bool causal = false;        // refused
-  std::function<gpu::Shape(int64_t n, int64_t d)> shape;  // bench-gpu's (B, H, N, d) at B x H x N fixed
-};
 int run_bench_backward(const BackwardBenchFlags& bf);
 
 }  // namespace flashstep

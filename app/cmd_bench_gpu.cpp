@@ -30,21 +30,6 @@ gpu::Shape bench_shape(int64_t n, int64_t d, int64_t rows) {
 }
 
 // flashstep bench-gpu
-struct BenchFlags {
-  std::vector<int64_t> sizes = {1024, 2048, 4096, 8192, 16384};
-  std::vector<int64_t> dims = {64, 128};
-  std::string M = "128KiB";
-  int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
-  int reps = 20, warmup = 3;
-  int64_t sweep_n = 4096, sweep_d = 64;
-  bool no_sweep = false, no_standard = false, no_fa1 = false, as_json = false;
-  bool causal = false;          // fa2 with a causal mask (fully masked blocks skipped)
-  std::string dtype = "fp32";   // fa2's storage type
-  std::string json_file;  // also write the JSON here (the table still prints)
-  int variant = 0;
-  bool backward = false;  // forward + backward instead (app/cmd_backward_gpu.cpp)
-};
-
 int64_t fa1_bytes_predicted(int64_t heads, int64_t n, int64_t d, int64_t Tc) {
   const TrafficForm f = fa1_traffic(n, n, d, Tc);
   return 4 * heads * (f.read_elems + f.write_elems);
@@ -63,8 +48,7 @@ double kept_fraction(const gpu::Features& f, int64_t n) {
 }
 
 int run_bench(const BenchFlags& bf) {
-  if (bf.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
-  if (bf.warmup < 1) throw InputError("--warmup must be at least 1");
+  check_bench_request(bf);  // app/gpu_requests.cpp
   gpu::Features f2;  // fa2's options
   f2.mask.causal = bf.causal;
   f2.dtype = parse_dtype(bf.dtype);
@@ -229,44 +213,21 @@ int run_bench(const BenchFlags& bf) {
 }  // namespace
 
 void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
-
-  // flashstep bench-gpu
-  static BenchFlags bf;
-  auto* b = app.add_subcommand("bench-gpu", "Algorithm 1, FlashAttention-2 and standard attention on the GPU, "
-                                            "and the Bc sweep of the paper's Figure 2 (middle)");
-  b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
-  b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
-  b->add_option("--M", bf.M, "SRAM size that sets Br, Bc by the paper's formulas (default 128KiB)");
-  b->add_option("--rows", bf.rows, "B x H x N: batch x heads fill the GPU with this many rows (default 131072)");
-  b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
-  b->add_option("--warmup", bf.warmup, "untimed runs first (default 3)");
-  b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
-  b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
-  b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
-  b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
-  b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
-  b->add_flag("--no-fa1", bf.no_fa1, "skip Algorithm 1");
-  b->add_flag("--causal", bf.causal, "fa2 with a causal mask (fully masked blocks skipped)");
-  auto* dtype_opt = b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
-  b->add_flag("--json", bf.as_json, "print JSON instead of tables");
-  b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
-  b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
-  static bool tc = false;  // issue 10: app/cmd_tensor_cores.cpp
-  b->add_flag("--tensor-cores", tc, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
-                                    "standard attention, N = 1024, 4096, 16384, d = 64, 128, then the Bc sweep "
-                                    "(Br 128, Bc 16-128; --sweep-d 64 or 128)");
-  b->callback([&set_action, dtype_opt] {
-    set_action([dtype_opt] {
-      if (tc && bf.backward) throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
-      if (tc)
-        return run_bench_tensor_cores({dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup,
-                                       bf.reps, bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep});
-      if (!bf.backward) return run_bench(bf);
-      return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
-                                 bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,
-                                 [](int64_t n, int64_t d) { return bench_shape(n, d, bf.rows); }});
-    });
-  });
+  // flashstep bench-gpu; its flags and the checks that need no GPU: app/gpu_requests.cpp
+  static BenchGpuRequest r;
+  add_bench_gpu_subcommand(app, r, "Algorithm 1, FlashAttention-2 and standard attention on the GPU, "
+                                   "and the Bc sweep of the paper's Figure 2 (middle)")
+      ->callback([&set_action] {
+        set_action([] {
+          check_bench_gpu_request(r);
+          const BenchFlags& bf = r.flags;
+          if (r.tensor_cores) return run_bench_tensor_cores(tc_bench_request(r));  // app/cmd_tensor_cores.cpp
+          if (!bf.backward) return run_bench(bf);
+          return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
+                                     bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype),
+                                     bf.causal, [](int64_t n, int64_t d) { return bench_shape(n, d, r.flags.rows); }});
+        });
+      });
 }
 
 }  // namespace flashstep

@@ -26,30 +26,11 @@ struct Inputs {
   gpu::Features features;  // mask, dropout, dtype from the run flags
 };
 
-void shape_of(const NpyArray& a, const char* name, int64_t& B, int64_t& H, int64_t& N, int64_t& d) {
-  if (a.shape.size() == 2) {
-    B = H = 1;
-    N = a.shape[0];
-    d = a.shape[1];
-  } else if (a.shape.size() == 4) {
-    B = a.shape[0];
-    H = a.shape[1];
-    N = a.shape[2];
-    d = a.shape[3];
-  } else {
-    throw InputError(std::string(name) + " must be 2-D (N, d) or 4-D (B, H, N, d); it has " +
-                     std::to_string(a.shape.size()) + " dimensions");
-  }
-  for (float x : a.data)
-    if (!std::isfinite(x)) throw InputError(std::string(name) + " contains NaN or Inf");
-}
-
 Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
   ProblemSpec spec = rf.to_spec();
   reject_p_dtype_on_float32_kernels(spec);
   Inputs in;
-  if (!kv_lens.empty() && spec.options.mask.kv_len >= 0)
-    throw InputError("give --kv-len (one length) or --kv-lens (one per batch entry), not both");
+  // --kv-len with --kv-lens: refused by check_gpu_request (app/gpu_requests.cpp)
   in.features = gpu::features_of(spec.options, spec.seed, kv_lens);
   if (spec.q_path.empty()) {
     const Problem p = make_problem(spec);
@@ -63,28 +44,19 @@ Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
     in.M = p.M;
     return in;
   }
-  if (spec.k_path.empty() || spec.v_path.empty())
-    throw InputError("give all three of --q, --k and --v, or none");
-  NpyArray q = read_npy(spec.q_path), k = read_npy(spec.k_path), v = read_npy(spec.v_path);
-  int64_t qb, qh, qn, qd, kb, kh, kn, kd, vb, vh, vn, vd;
-  shape_of(q, "Q", qb, qh, qn, qd);
-  shape_of(k, "K", kb, kh, kn, kd);
-  shape_of(v, "V", vb, vh, vn, vd);
-  if (q.shape.size() != k.shape.size() || q.shape.size() != v.shape.size() || kb != qb ||
-      vb != qb || kh != qh || vh != qh || kd != qd || vd != qd || vn != kn)
-    throw InputError("mismatched shapes: need Q (B, H, Nq, d), K and V (B, H, Nk, d), all 2-D or all 4-D");
-  in.rank = int(q.shape.size());
-  in.s = {qb, qh, qn, kn, qd};
+  GpuInputFiles files = read_gpu_input_files(spec);  // app/gpu_requests.cpp
+  in.rank = files.rank;
+  in.s = files.s;
   spec.q_path = spec.k_path = spec.v_path = "";
-  spec.nq = qn;
-  spec.nk = kn;
-  spec.d = qd;
+  spec.nq = in.s.nq;
+  spec.nk = in.s.nk;
+  spec.d = in.s.d;
   validate_sizes(spec);
-  in.scale = spec.scale ? float(*spec.scale) : float(1.0 / std::sqrt(double(qd)));
+  in.scale = spec.scale ? float(*spec.scale) : float(1.0 / std::sqrt(double(in.s.d)));
   in.M = spec.M;
-  in.Q = std::move(q.data);
-  in.K = std::move(k.data);
-  in.V = std::move(v.data);
+  in.Q = std::move(files.q.data);
+  in.K = std::move(files.k.data);
+  in.V = std::move(files.v.data);
   return in;
 }
 
@@ -141,30 +113,15 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
 }  // namespace
 
 void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
-  // flashstep gpu
-  static RunFlags gf;
-  static int g_variant = 0;
-  static std::string out_o, out_lse;
-  static std::vector<int64_t> kv_lens;
-  static BackwardFlags bwd;
-  auto* g = app.add_subcommand("gpu", "run a schedule on the GPU and write O and lse as .npy "
-                                      "(inputs 2-D (N, d) or 4-D (B, H, N, d))");
-  add_run_flags(g, gf);
-  g->add_option("--variant", g_variant, kFloat32VariantHelp);
-  g->add_option("--kv-lens", kv_lens, "valid key length per batch entry (B values, 4-D inputs): key padding");
-  g->add_option("--out-o", out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
-  g->add_option("--out-lse", out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");
-  add_backward_flags(g, bwd);  // --backward, --do, --out-dq/-dk/-dv: app/cmd_backward_gpu.cpp
-  static std::string snapshots;
-  g->add_option("--snapshots", snapshots, "write the state after every j (fa1: O, l, m in HBM; fa2: O_i, l_i, m_i on "
-                                          "chip; with --backward dQ) and the final O, lse to a folder for compare");
+  // flashstep gpu; its flags and the checks that need no GPU: app/gpu_requests.cpp
+  static GpuRequest r;
+  auto* g = add_gpu_subcommand(app, r, "run a schedule on the GPU and write O and lse as .npy "
+                                       "(inputs 2-D (N, d) or 4-D (B, H, N, d))");
   g->callback([&set_action] {
     set_action([] {
-      if (snapshots.empty()) return run_gpu(gf, g_variant, out_o, out_lse, kv_lens, bwd);
-      if (!kv_lens.empty()) throw InputError("--snapshots takes one head: drop --kv-lens (use --kv-len)");
-      if (!out_o.empty() || !out_lse.empty() || !bwd.out_dq.empty() || !bwd.out_dk.empty() || !bwd.out_dv.empty())
-        throw InputError("--snapshots writes the final O, lse (and dQ) into its folder: drop --out-o/--out-lse/--out-d*");
-      return run_gpu_snapshots(gf, g_variant, snapshots, bwd);
+      check_gpu_request(r);
+      if (r.snapshots.empty()) return run_gpu(r.rf, r.variant, r.out_o, r.out_lse, r.kv_lens, r.bwd);
+      return run_gpu_snapshots(r.rf, r.variant, r.snapshots, r.bwd);
     });
   });
 }

@@ -35,9 +35,7 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
   reject_p_dtype_on_float32_kernels(spec);
   const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p);
-  if (p.schedule == Schedule::standard && p.dtype != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; the "
-                     "standard-attention baseline runs in float32 (use --dtype fp32)");
+  check_standard_float32(p.schedule, p.dtype);
   Mat dO;
   if (bf.backward) {
     check_float32_storage(p.dtype);

@@ -37,40 +37,14 @@ bool has_nan(const std::vector<float>& v) {
   return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
 }
 
-void check_head_dim(int64_t d) {
-  if (d != 64 && d != 128)
-    throw InputError("--tensor-cores supports d = 64 and d = 128 (got d = " + std::to_string(d) + ")");
-}
-
 }  // namespace
-
-void check_tensor_core_spec(const ProblemSpec& s) {
-  if (s.schedule != Schedule::fa2)
-    throw InputError(std::string("--tensor-cores runs FlashAttention-2: use --schedule fa2 (got ") +
-                     schedule_name(s.schedule) + ")");
-  const AttentionOptions& o = s.options;
-  if (o.dtype == Dtype::fp32)
-    throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
-  if (o.p_dtype != o.dtype)
-    throw InputError(std::string("--tensor-cores rounds P~ to the input type: add --p-dtype ") +
-                     dtype_name(o.dtype) + " so the CPU engine does the same arithmetic");
-  if (s.q_path.empty()) check_head_dim(s.d);  // from the files: checked once they are read
-  if (o.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");
-  if (o.mask.window_left >= 0 || o.mask.window_right >= 0)
-    throw InputError("--tensor-cores: the tensor-core kernels have no sliding window (causal and --kv-len only)");
-}
-
-void reject_p_dtype_on_float32_kernels(const ProblemSpec& spec) {
-  if (spec.options.p_dtype != Dtype::fp32)
-    throw InputError("--p-dtype on the GPU needs --tensor-cores (the float32 CUDA-core kernels do not round P~)");
-}
 
 int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   ProblemSpec spec = rf.to_spec();
   check_tensor_core_spec(spec);
   validate_sizes(spec);
   Problem p = make_problem(spec);
-  check_head_dim(p.d);
+  check_tensor_core_head_dim(p.d);
   // The inputs as both sides store them, so the float64 reference sees what the kernels see.
   for (Mat* m : {&p.Q, &p.K, &p.V}) round_in_place(p.dtype, m->data(), m->size());
 
@@ -189,17 +163,8 @@ static nlohmann::json bc_sweep(const TcBenchRequest& r, Dtype dtype, int64_t H) 
 }
 
 int run_bench_tensor_cores(const TcBenchRequest& r) {
+  check_tc_bench_request(r);  // app/gpu_requests.cpp
   const Dtype dtype = parse_dtype(r.dtype);
-  if (dtype == Dtype::fp32)
-    throw InputError("--tensor-cores takes bf16 or fp16 inputs: use --dtype bf16 or --dtype fp16");
-  if (r.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
-  if (r.warmup < 1) throw InputError("--warmup must be at least 1");
-  if (r.rows < 1) throw InputError("--rows must be at least 1");
-  if (!r.no_sweep) {
-    if (r.sweep_d != 64 && r.sweep_d != 128)
-      throw InputError("--sweep-d with --tensor-cores must be 64 or 128 (got " + std::to_string(r.sweep_d) + ")");
-    if (r.sweep_n < 1) throw InputError("--sweep-n must be at least 1");
-  }
   const gpu::DeviceInfo info = gpu::device_info();
   const int64_t H = 8;
   nlohmann::json rows = nlohmann::json::array();

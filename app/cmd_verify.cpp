@@ -51,9 +51,7 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
   const gpu::Features f = gpu::features_of(p.options(), p.seed);
   gpu::check_features(f, s);
   const bool fa2 = p.schedule == Schedule::fa2;
-  if (!fa2 && p.dtype != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; "
-                     "the standard-attention baseline runs in float32 (use --dtype fp32)");
+  check_standard_float32(p.schedule, p.dtype);
   const int v = fa2 ? gpu::resolve_fa2_variant(variant, t, p.d) : 0;  // fail fast
   RunOptions opt;
   opt.record = false;
@@ -243,27 +241,15 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
 }  // namespace
 
 void add_verify_command(CLI::App& app, const SetAction& set_action) {
-  // flashstep verify
-  static RunFlags vf;
-  static int v_variant = 0;
-  static double v_tol = kTiledTol;
-  static BackwardFlags v_bwd;
-  auto* verify = app.add_subcommand("verify", "run the CPU engine and the GPU on the same inputs; "
-                                              "compare O, l, m after every j (fa1) and O, lse at the end");
-  add_run_flags(verify, vf);
-  verify->add_option("--variant", v_variant,
-                     std::string(kFloat32VariantHelp) +
-                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep");
-  verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
-  add_verify_backward_flags(verify, v_bwd);  // app/cmd_backward_gpu.cpp
-  static bool v_tc = false;  // issue 10: app/cmd_tensor_cores.cpp
-  verify->add_flag("--tensor-cores", v_tc, "the bf16/fp16 tensor-core FlashAttention-2 kernel vs the CPU engine "
-                                          "emulating its rounding (--schedule fa2 --dtype bf16 --p-dtype bf16)");
+  // flashstep verify; its flags and the checks that need no GPU: app/gpu_requests.cpp
+  static VerifyRequest r;
+  auto* verify = add_verify_subcommand(app, r, "run the CPU engine and the GPU on the same inputs; "
+                                               "compare O, l, m after every j (fa1) and O, lse at the end");
   verify->callback([&set_action] {
     set_action([] {
-      if (v_tc && v_bwd.backward) throw InputError("--tensor-cores verifies the forward only: drop --backward or --tensor-cores");
-      if (v_tc) return run_verify_tensor_cores(vf, v_variant);
-      return v_bwd.backward ? run_verify_backward(vf, v_bwd, v_variant) : run_verify(vf, v_variant, v_tol);
+      check_verify_request(r);
+      if (r.tensor_cores) return run_verify_tensor_cores(r.rf, r.variant);  // app/cmd_tensor_cores.cpp
+      return r.bwd.backward ? run_verify_backward(r.rf, r.bwd, r.variant) : run_verify(r.rf, r.variant, r.tol);
     });
   });
 }

@@ -14,6 +14,7 @@
 set -u
 OUT=${OUT:-/tmp/flashstep-device}
 mkdir -p "$OUT"
+source "$(dirname "$0")/device_steps.sh"
 WHAT=${1:-all}
 B=build-gpu
 export FLASHSTEP_GOLDEN_DIR=$PWD/tests/golden
@@ -21,21 +22,24 @@ export FLASHSTEP_GOLDEN_DIR=$PWD/tests/golden
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 T=$B/tests/gpu/flashstep_gpu_tests
 F=$B/app/flashstep
-S=$OUT/summary.txt
-: > "$S"
-note() { echo "$*" | tee -a "$S"; }
 
 note "device: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total --format=csv,noheader 2>&1)"
 
 if [[ $WHAT == all || $WHAT == tests ]]; then
   "$T" "[gpu]" > "$OUT/tests.log" 2>&1
-  note "tests [gpu]: rc=$? $(grep -E '^(All tests passed|test cases:)' "$OUT/tests.log" | tail -1)"
+  rc=$?
+  note "tests [gpu]: rc=$rc $(grep -E '^(All tests passed|test cases:)' "$OUT/tests.log" | tail -1)"
+  expect 0 "$rc"
   grep -E 'bit-identical' "$OUT/tests.log" | sed 's/^ *//' | sort -u | tee -a "$S"
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" "[gpu]" > "$OUT/memcheck.log" 2>&1
-  note "memcheck [gpu]: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
+  rc=$?
+  note "memcheck [gpu]: rc=$rc $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
+  expect 0 "$rc"
   timeout 300 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     "$T" "[gpu]" > "$OUT/racecheck.log" 2>&1
-  note "racecheck [gpu]: rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
+  rc=$?
+  note "racecheck [gpu]: rc=$rc $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.log" | tail -1)"
+  expect 0 "$rc"
 fi
 
 if [[ $WHAT == all || $WHAT == verify ]]; then
@@ -45,6 +49,7 @@ if [[ $WHAT == all || $WHAT == verify ]]; then
     local rc=$?
     { echo "\$ flashstep verify $*"; cat "$OUT/one.log"; } >> "$OUT/verify.log"
     note "verify $*: rc=$rc $(grep -E 'worst over j|^flashstep: error' "$OUT/one.log" | tail -1)"
+    expect 0 "$rc"
     grep -E '^(final|           (GPU|CPU|O elements))' "$OUT/one.log" >> "$S"
   }
   run_verify --n 1000 --d 64 --M 128KiB
@@ -77,24 +82,34 @@ if [[ $WHAT == all || $WHAT == verify ]]; then
              "gpu --schedule fa2 --n 64 --d 64 --dtype fp8" \
              "gpu --schedule fa2 --n 64 --d 64 --kv-lens 3 4"; do
     msg=$("$F" $bad 2>&1)
-    note "bad input: flashstep $bad -> rc=$? $msg"
+    rc=$?
+    note "bad input: flashstep $bad -> rc=$rc $msg"
+    expect_refusal "$rc" "$msg"
   done
   "$F" gpu --n 256 --d 64 --M 128KiB --out-o /tmp/o.npy --out-lse /tmp/lse.npy >> "$OUT/verify.log" 2>&1
-  note "gpu --out-o: rc=$? $(ls -l /tmp/o.npy /tmp/lse.npy | awk '{print $5, $9}' | tr '\n' ' ')"
+  rc=$?
+  note "gpu --out-o: rc=$rc $(ls -l /tmp/o.npy /tmp/lse.npy | awk '{print $5, $9}' | tr '\n' ' ')"
+  expect 0 "$rc"
   "$F" gpu --schedule fa2 --dtype bf16 --causal --n 256 --d 64 --M 128KiB --out-o /tmp/o2.npy >> "$OUT/verify.log" 2>&1
-  note "gpu --schedule fa2 --dtype bf16 --causal: rc=$? $(ls -l /tmp/o2.npy | awk '{print $5}')"
+  rc=$?
+  note "gpu --schedule fa2 --dtype bf16 --causal: rc=$rc $(ls -l /tmp/o2.npy | awk '{print $5}')"
+  expect 0 "$rc"
 fi
 
 if [[ $WHAT == all || $WHAT == bench ]]; then
   timeout ${BENCH_TIMEOUT:-300} "$F" bench-gpu --json-file "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
-  note "bench-gpu: rc=$?"
+  rc=$?
+  note "bench-gpu: rc=$rc"
+  expect 0 "$rc"
   # fa2 variant 1, causal (block skipping), fp16 and bf16 storage at the target point.
   : > "$OUT/bench_extra.txt"
   for extra in "--variant 1 --no-fa1 --no-standard" "--causal --no-fa1 --no-standard" \
                "--dtype fp16 --no-fa1 --no-standard" "--dtype bf16 --no-fa1 --no-standard"; do
     echo "\$ bench-gpu --n 4096 --d 64 --no-sweep $extra" >> "$OUT/bench_extra.txt"
     timeout 120 "$F" bench-gpu --n 4096 --d 64 --no-sweep $extra >> "$OUT/bench_extra.txt" 2>&1
-    note "bench-gpu $extra: rc=$?"
+    rc=$?
+    note "bench-gpu $extra: rc=$rc"
+    expect 0 "$rc"
   done
   cat "$OUT/bench.txt" "$OUT/bench_extra.txt"
 fi
@@ -105,6 +120,7 @@ if [[ $WHAT == bwd ]]; then  # not in all: a device call of its own
     local rc=$?
     { echo "\$ flashstep verify --backward $*"; cat "$OUT/one.log"; } >> "$OUT/bwd_verify.log"
     note "verify --backward $*: rc=$rc $(grep -E '^(PASS|FAIL|flashstep: error)' "$OUT/one.log" | tail -1)"
+    expect 0 "$rc"
     grep -E '^(worst over j|final|           (GPU|CPU) vs)' "$OUT/one.log" >> "$S"
   }
   for sch in fa1 fa2 standard; do
@@ -123,17 +139,23 @@ if [[ $WHAT == bwd ]]; then  # not in all: a device call of its own
              "bench-gpu --backward --dtype fp16" \
              "verify --backward --n 64 --d 64 --br 8 --bc 8 --M 4096 --variant 2"; do
     msg=$("$F" $bad 2>&1)
-    note "bad input: flashstep $bad -> rc=$? $msg"
+    rc=$?
+    note "bad input: flashstep $bad -> rc=$rc $msg"
+    expect_refusal "$rc" "$msg"
   done
   for sch in fa1 fa2 standard; do
     rm -f /tmp/bwd_*.npy
     "$F" gpu --backward --schedule $sch --nq 300 --nk 513 --d 64 --M 128KiB --causal --out-o /tmp/bwd_o.npy \
       --out-dq /tmp/bwd_dq.npy --out-dk /tmp/bwd_dk.npy --out-dv /tmp/bwd_dv.npy >> "$OUT/bwd_verify.log" 2>&1
-    note "gpu --backward --schedule $sch (300 x 513, d 64, causal): rc=$? $(ls -l /tmp/bwd_*.npy | awk '{print $9 ":" $5}' | tr '\n' ' ')"
+    rc=$?
+    note "gpu --backward --schedule $sch (300 x 513, d 64, causal): rc=$rc $(ls -l /tmp/bwd_*.npy | awk '{print $9 ":" $5}' | tr '\n' ' ')"
+    expect 0 "$rc"
   done
   timeout ${BENCH_TIMEOUT:-400} "$F" bench-gpu --backward --json-file "$OUT/bench_backward.json" \
     > "$OUT/bench_backward.txt" 2>&1
-  note "bench-gpu --backward: rc=$?"
+  rc=$?
+  note "bench-gpu --backward: rc=$rc"
+  expect 0 "$rc"
   cat "$OUT/bench_backward.txt"
 fi
 
@@ -144,6 +166,7 @@ if [[ $WHAT == tc ]]; then
     local rc=$?
     { echo "\$ flashstep verify --schedule fa2 --tensor-cores $*"; cat "$OUT/one.log"; } >> "$OUT/tc_verify.log"
     note "verify --tensor-cores $*: rc=$rc $(grep -E '^(PASS|FAIL|flashstep: error)' "$OUT/one.log" | tail -1)"
+    expect 0 "$rc"
     grep -E '^           (vs float64, O|O elements)|^final' "$OUT/one.log" >> "$S"
   }
   for t in bf16 fp16; do
@@ -161,23 +184,31 @@ if [[ $WHAT == tc ]]; then
              "verify --schedule fa1 --dtype bf16 --p-dtype bf16 --tensor-cores --n 64 --d 64" \
              "bench-gpu --tensor-cores --dtype fp32"; do
     msg=$("$F" $bad 2>&1)
-    note "bad input: flashstep $bad -> rc=$? $msg"
+    rc=$?
+    note "bad input: flashstep $bad -> rc=$rc $msg"
+    expect_refusal "$rc" "$msg"
   done
   : > "$OUT/tc_bench.txt"
   for extra in "--dtype bf16" "--dtype bf16 --causal" "--dtype fp16" "--dtype fp16 --causal"; do
     name=$(echo "$extra" | tr -d ' -')
     echo "\$ flashstep bench-gpu --tensor-cores $extra --json-file tc_bench_$name.json" >> "$OUT/tc_bench.txt"
     timeout 150 "$F" bench-gpu --tensor-cores $extra --json-file "$OUT/tc_bench_$name.json" >> "$OUT/tc_bench.txt" 2>&1
-    note "bench-gpu --tensor-cores $extra: rc=$?"
+    rc=$?
+    note "bench-gpu --tensor-cores $extra: rc=$rc"
+    expect 0 "$rc"
   done
   cat "$OUT/tc_bench.txt"
 fi
 if [[ $WHAT == snap ]]; then
   # All [gpu] tests: the snapshot kernel is new, fa2's backward takes a range of j now.
   "$T" "[gpu]" > "$OUT/snap_tests.log" 2>&1
-  note "tests [gpu] (with [snapshot]): rc=$? $(grep -E '^(All tests passed|test cases:)' "$OUT/snap_tests.log" | tail -1)"
+  rc=$?
+  note "tests [gpu] (with [snapshot]): rc=$rc $(grep -E '^(All tests passed|test cases:)' "$OUT/snap_tests.log" | tail -1)"
+  expect 0 "$rc"
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" "[snapshot]" > "$OUT/snap_memcheck.log" 2>&1
-  note "memcheck [snapshot]: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/snap_memcheck.log" | tail -1)"
+  rc=$?
+  note "memcheck [snapshot]: rc=$rc $(grep -E 'ERROR SUMMARY' "$OUT/snap_memcheck.log" | tail -1)"
+  expect 0 "$rc"
   D=/tmp/flashstep-snap  # the folders stay on the device; the logs come back
   rm -rf "$D" && mkdir -p "$D"
   : > "$OUT/snap_compare.log"
@@ -196,6 +227,7 @@ if [[ $WHAT == snap ]]; then
     { echo "\$ flashstep gpu $* --snapshots $g; flashstep run ... --snapshots $c; flashstep compare --snapshots $g --against $c"
       cat "$OUT/one.log"; echo "\$ flashstep compare --snapshots $g $*"; tail -2 "$OUT/one2.log"; } >> "$OUT/snap_compare.log"
     note "snap $*: gpu rc=$rg run rc=$rr compare rc=$rc (vs run flags rc=$rf) $(grep -E '^(PASS|FAIL|flashstep: error)' "$OUT/one.log" | tail -1)"
+    for r in "$rg" "$rr" "$rc" "$rf"; do expect 0 "$r"; done
     rm -rf "$g" "$c"
   }
   for sch in fa1 fa2; do
@@ -216,7 +248,9 @@ if [[ $WHAT == snap ]]; then
              "gpu --schedule fa2 --n 64 --d 64 --kv-lens 3 --snapshots $D/bad" \
              "gpu --n 64 --d 64 --backward --dtype bf16 --snapshots $D/bad"; do
     msg=$("$F" $bad 2>&1)
-    note "bad input: flashstep $bad -> rc=$? $msg"
+    rc=$?
+    note "bad input: flashstep $bad -> rc=$rc $msg"
+    expect_refusal "$rc" "$msg"
   done
   rm -rf "$D" "$OUT/one2.log"
 fi
@@ -225,5 +259,4 @@ if [[ $WHAT == dram ]]; then  # a device call of its own (about 7.5 minutes at m
   FLASHSTEP=$F TC_BENCH=$B/app/flashstep_tc_bench OUT=$OUT gpu/ncu_dram.sh "$OUT/dram.json"
   exit $?
 fi
-echo "==== summary"
-cat "$S"
+print_summary

@@ -197,8 +197,14 @@ TEST_CASE("dropout: the backward draws exactly the forward's mask", "[backward][
   for (int64_t r = 0; r < p.nq; ++r)
     for (int64_t c = 0; c < p.nk; ++c)
       if (fwd(r, c) >= 0 && bwd(r, c) >= 0) CHECK(fwd(r, c) == bwd(r, c));
+  // The dropped fraction of the n kept-by-the-mask weights is Binomial(n, p) / n: mean p,
+  // sigma = sqrt(p (1 - p) / n) (n = 1295 here: sigma 0.0083 at p = 0.1, 0.0139 at 0.5).
+  // Four sigma: a fair draw lands outside once in about 16000 runs, while a keep rule off by
+  // a few percent of p (0.575 instead of 0.5) is caught.
   const int64_t dropped = (bwd.array() == 0).count(), seen = (bwd.array() >= 0).count();
-  CHECK(double(dropped) / double(seen) == Approx(prob).margin(0.1));
+  const double sigma = std::sqrt(double(prob) * (1 - double(prob)) / double(seen));
+  CAPTURE(dropped, seen, sigma);
+  CHECK(std::abs(double(dropped) / double(seen) - double(prob)) <= 4 * sigma);
 }
 
 TEST_CASE("backward traffic equals the closed forms exactly", "[backward][traffic]") {
@@ -287,11 +293,20 @@ TEST_CASE("fp16 and bf16 storage: backward errors of the expected size", "[backw
     const Trace t = run_bwd(s);
     err[k] = grad_errors(t, reference_of(t));
   }
-  const double unit = dtype == Dtype::fp16 ? 4.9e-4 : 3.9e-3;  // half an ulp at 1
-  CAPTURE(dtype_name(dtype), err[0].max(), err[1].max(), err[2].max());
+  // u, half an ulp at 1. The errors are normwise: max|x - ref| / max|ref| (ref from the same
+  // rounded inputs). Each gradient is stored rounded to nearest; its largest entries lie in the
+  // binade [2^e, max] with max < 2^(e+1), where half an ulp is u 2^(e+1) > u max. Hundreds of
+  // entries fill that binade with errors spread over [0, u 2^(e+1)], so the largest is close to
+  // u 2^(e+1): between u and 2u of max. Half of u is the floor: below it a gradient was not
+  // rounded at all. Above: the final rounding (at most 2u) plus the earlier ones it inherits
+  // (O in D = rowsum(dO o O); standard attention's stored P), each at most u relative and not
+  // amplified beyond a few ulp in these well-conditioned random problems: 4u. (Measured: 1.1u
+  // to 1.8u.) An fp16 gradient rounded like bf16, 8x coarser, lands far outside.
+  const double unit = dtype == Dtype::fp16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  CAPTURE(dtype_name(dtype), err[0].max() / unit, err[1].max() / unit, err[2].max() / unit);
   for (int k = 0; k < 3; ++k) {
-    CHECK(err[k].max() > 0.1 * unit);  // the rounding does show
-    CHECK(err[k].max() < 20 * unit);
+    CHECK(err[k].max() > 0.5 * unit);  // the rounding does show
+    CHECK(err[k].max() < 4 * unit);
   }
   // FlashAttention's rule: flash's error at most about twice standard's in the same precision.
   CHECK(err[0].max() <= 2 * err[2].max());

@@ -3,6 +3,7 @@
 #include "core/backward.h"
 #include "core/output_files.h"
 #include "core/reference.h"
+#include "cli_gpu_helpers.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -120,6 +121,25 @@ TEST_CASE("run --backward --steps prints the backward's lines after the forward'
 TEST_CASE("explain adds the backward closed forms, equal to the simulation, and Theorem 5", "[cli][backward]") {
   std::string output;
   REQUIRE(fstest::run_command(kBin + " explain --nq 300 --nk 170 --d 32 --M 2000", output) == 0);
+  CAPTURE(output);
+  // Each backward's "read closed | simulated  write closed | simulated  total bytes", against
+  // the counts of docs/backward.md written out here: Bc = ceil(2000 / 128) = 16,
+  // Tc = ceil(170 / 16) = 11, in elements.
+  const long long nq = 300, nk = 170, d = 32, Tc = 11;
+  struct Want {
+    const char* name;
+    long long read, write;
+  };
+  const Want want[] = {
+      {"Algorithm 4 (fa1)", 2 * nk * d + Tc * nq * (4 * d + 2), (nq + 2 * nk) * d + Tc * nq * d + 2 * nk * d},
+      {"FA2 Algorithm 2 (fa2)", 2 * nq * d + 2 * nk * d + Tc * nq * (2 * d + 2) + Tc * nq * d,
+       nq * d + nq + Tc * nq * d + 2 * nk * d},
+      {"Algorithm 3 (standard)", 5 * nq * nk + 3 * nq * d + 2 * nk * d, 2 * nq * nk + nq * d + 2 * nk * d}};
+  for (const Want& w : want) {
+    CAPTURE(w.name);
+    CHECK(fstest::numbers_after(output, std::string("  ") + w.name + " ") ==
+          std::vector<long long>{w.read, w.read, w.write, w.write, 4 * (w.read + w.write)});
+  }
   CHECK(line_with(output, "  backward equals closed form").find("yes") != std::string::npos);
   CHECK(line_with(output, "  simulated equals closed form").find("yes") != std::string::npos);
   CHECK(output.find("Theorem 5 order") != std::string::npos);
@@ -127,13 +147,8 @@ TEST_CASE("explain adds the backward closed forms, equal to the simulation, and 
 }
 
 // The GPU backward's commands (app/cmd_backward_gpu.cpp). Every input check runs before the
-// first call that needs a GPU, so without one these still give their own error line; a build
-// without CUDA has the commands as stubs that say so instead (FLASHSTEP_BIN_HAS_CUDA).
-namespace {
-bool is_gpu_missing(const std::string& output) {
-  return output.find("CUDA GPU") != std::string::npos || output.find("no GPU backend") != std::string::npos;
-}
-}  // namespace
+// first call that needs a GPU, in the build without CUDA too (app/gpu_requests.cpp), so these
+// give their own error line on every build (tests/cli_gpu_helpers.h).
 
 TEST_CASE("gpu/verify/bench-gpu --backward: bad input gives its error line before any GPU is needed",
           "[cli][backward][errors]") {
@@ -175,7 +190,7 @@ TEST_CASE("gpu/verify/bench-gpu --backward: bad input gives its error line befor
     const int rc = fstest::run_command(kBin + " " + args, output);
     CAPTURE(output);
     CHECK(rc == 2);
-    CHECK(output.find(FLASHSTEP_BIN_HAS_CUDA ? expect : "this build has no GPU backend") != std::string::npos);
+    CHECK(output.find(expect) != std::string::npos);
     CHECK(std::count(output.begin(), output.end(), '\n') == 1);
     CHECK(output.rfind("flashstep: error: ", 0) == 0);
     for (const char* f : {"dq.npy", "dk.npy"}) CHECK_FALSE(fsys::exists(dir / f));
@@ -195,10 +210,7 @@ TEST_CASE("gpu and verify --backward: gradients from the GPU, or one line saying
     std::string output;
     int rc = fstest::run_command(kBin + " verify --backward" + flags, output);
     CAPTURE(output);
-    if (rc == 2) {  // no GPU here: the one error line, nothing else
-      CHECK(is_gpu_missing(output));
-      CHECK(std::count(output.begin(), output.end(), '\n') == 1);
-    } else {
+    if (fstest::gpu_command_ran(rc, output)) {
       CHECK(rc == 0);
       CHECK(output.find("\nPASS\n") != std::string::npos);
       CHECK(line_with(output, "final      GPU vs CPU").find("ok") != std::string::npos);
@@ -207,8 +219,7 @@ TEST_CASE("gpu and verify --backward: gradients from the GPU, or one line saying
     rc = fstest::run_command(kBin + " gpu --backward" + flags + " --out-dq " + D + "dq.npy --out-dk " + D +
                                  "dk.npy --out-dv " + D + "dv.npy --out-o " + D + "o.npy",
                              output);
-    if (rc == 2) {
-      CHECK(is_gpu_missing(output));
+    if (!fstest::gpu_command_ran(rc, output)) {
       for (const char* f : {"dq.npy", "dk.npy", "dv.npy", "o.npy"}) CHECK_FALSE(fsys::exists(D + f));
     } else {
       REQUIRE(rc == 0);

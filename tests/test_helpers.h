@@ -4,10 +4,14 @@
 #include "core/problem.h"
 #include "core/run.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,5 +78,29 @@ inline int run_command(const std::string& cmd, std::string& output) {
   const int status = ::pclose(f);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// The whole numbers printed on the first line of `text` that contains `label`, after the label,
+// in order; numbers with a decimal point ("12.06 KiB") are left out.
+inline std::vector<long long> numbers_after(const std::string& text, const std::string& label) {
+  std::vector<long long> out;
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return out;
+  const size_t end = std::min(text.find('\n', at), text.size());
+  for (size_t k = at + label.size(); k < end;) {
+    if (!std::isdigit(static_cast<unsigned char>(text[k]))) {
+      ++k;
+      continue;
+    }
+    size_t e = k;
+    while (e < end && std::isdigit(static_cast<unsigned char>(text[e]))) ++e;
+    const bool decimal = (e < end && text[e] == '.') || (k > 0 && text[k - 1] == '.');
+    if (!decimal) out.push_back(std::stoll(text.substr(k, e - k)) * (k > 0 && text[k - 1] == '-' ? -1 : 1));
+    while (e < end && (std::isdigit(static_cast<unsigned char>(text[e])) || text[e] == '.')) ++e;
+    k = e;
+  }
+  return out;
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace fstest

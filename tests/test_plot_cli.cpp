@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -155,4 +156,43 @@ TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is 
   REQUIRE(f.series.size() == 1);
   REQUIRE(f.series[0].x.size() == 150);
   REQUIRE(f.y.log);  // 5 to 400 TFLOP/s
+  // Where each point lands in the PNG: the layout with the font and size `plot` draws with
+  // (app/plot/raster.cpp: DejaVu Sans at min(0.6 w, h) / 40 px for one figure).
+  ImGuiContext* ctx = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  const float font_px = 700.0f / 40.0f;
+  ImFont* font = io.Fonts->AddFontFromFileTTF("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", font_px);
+  REQUIRE(font != nullptr);
+  unsigned char* atlas = nullptr;
+  int aw = 0, ah = 0;
+  io.Fonts->GetTexDataAsAlpha8(&atlas, &aw, &ah);
+  const flashstep::plot::FigureLayout lay = flashstep::plot::layout_figure(f, ImVec2(0, 0), ImVec2(1200, 700), font, font_px);
+  ImGui::DestroyContext(ctx);
+  const flashstep::plot::Series& s = f.series[0];
+  const ImU32 c = flashstep::plot::light_figure_style().palette[s.colour % 8];
+  const int cr = int(c & 0xff), cg = int((c >> 8) & 0xff), cb = int((c >> 16) & 0xff);
+  // The series' colour within 2 pixels of (x, y).
+  auto coloured_near = [&](ImVec2 q) {
+    for (int dy = -2; dy <= 2; ++dy)
+      for (int dx = -2; dx <= 2; ++dx) {
+        const int x = int(std::lround(q.x)) + dx, y = int(std::lround(q.y)) + dy;
+        if (x < 0 || y < 0 || x >= im.w || y >= im.h) continue;
+        const unsigned char* px = &im.rgb[(size_t(y) * size_t(im.w) + size_t(x)) * 3];
+        if (std::abs(px[0] - cr) <= 40 && std::abs(px[1] - cg) <= 40 && std::abs(px[2] - cb) <= 40) return true;
+      }
+    return false;
+  };
+  // Every marker, and the middle of every segment (the polyline is drawn in pieces of 64).
+  int missing_points = 0, missing_segments = 0;
+  for (size_t k = 0; k < s.x.size(); ++k) {
+    const ImVec2 q = lay.point(f, s, k);
+    if (!coloured_near(q)) ++missing_points;
+    if (k + 1 < s.x.size()) {
+      const ImVec2 r = lay.point(f, s, k + 1);
+      if (!coloured_near(ImVec2(0.5f * (q.x + r.x), 0.5f * (q.y + r.y)))) ++missing_segments;
+    }
+  }
+  CHECK(missing_points == 0);
+  CHECK(missing_segments == 0);
 }

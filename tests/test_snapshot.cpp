@@ -2,10 +2,13 @@
 // round trip through the reader, and the reader's one-line errors for each bad folder.
 #include "core/snapshot.h"
 #include "core/npy.h"
+#include "core/reference.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <nlohmann/json.hpp>
 
 using namespace flashstep;
@@ -98,6 +101,48 @@ TEST_CASE("CPU snapshots hold the state after each j and end at the final O and 
   CHECK(unseen == (which == 1 ? 8 : which == 2 ? 6 : 0));  // window 5,2 at offset -8: rows 0..5
   // Before the last j the state differs from the final one (the snapshots move with j).
   CHECK_FALSE(s.snapshots[1].find("m")->isApprox(m));
+}
+
+// Snapshot j holds the state after keys [0, (j+1) Bc): the float64 reference over that prefix of
+// the keys (the mask cut at (j+1) Bc, dropout by the same Philox mask) gives O, and m + log l
+// gives its lse; m is the largest kept score tau q_r k_c of the prefix. An off-by-one in j moves
+// the prefix by Bc = 6 keys, far beyond these tolerances.
+TEST_CASE("CPU snapshot j equals the float64 reference over the keys of blocks 0..j", "[snapshot]") {
+  const Schedule sched = GENERATE(Schedule::fa1, Schedule::fa2);
+  const int which = GENERATE(0, 1, 2, 3);
+  const Run r = run(sched, false, masked(which), std::random_device{}());
+  const SnapshotSet s = cpu_snapshots(r.tr);
+  const Problem& p = r.tr.problem;
+  const int64_t Bc = r.tr.tiling.Bc;
+  CAPTURE(schedule_name(sched), which, p.seed);
+  REQUIRE(s.snapshots.size() == size_t(r.tr.tiling.Tc));
+  // bf16 storage (which == 3): fa1 rounds O to bf16 (u = 2^-8) at every j; else float32 sums.
+  const double tol = which == 3 ? 2e-2 : 1e-5;
+  for (const Snapshot& sn : s.snapshots) {
+    CAPTURE(sn.j);
+    const int64_t keys = std::min((sn.j + 1) * Bc, p.nk);
+    Mask prefix = p.mask;
+    prefix.kv_len = prefix.kv_len >= 0 ? std::min(prefix.kv_len, keys) : keys;
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, prefix, p.dropout, p.seed);
+    const Mat& O = *sn.find("O");
+    const Mat& l = *sn.find("l");
+    const Mat& m = *sn.find("m");
+    MatD o(p.nq, p.d);
+    VecD lse(p.nq), mref(p.nq);
+    for (int64_t row = 0; row < p.nq; ++row) {
+      mref(row) = -INFINITY;
+      for (int64_t c = 0; c < p.nk; ++c)
+        if (prefix.allowed(row, c, p.nk))
+          mref(row) = std::max(mref(row), double(p.scale) * p.Q.row(row).cast<double>().dot(p.K.row(c).cast<double>()));
+      const bool none = m(row, 0) == -INFINITY;
+      lse(row) = none ? -INFINITY : double(m(row, 0)) + std::log(double(l(row, 0)));
+      // fa1's O in HBM is normalised at every j; fa2's O_i^(j) is divided by l_i after the loop.
+      o.row(row) = (sched == Schedule::fa1 || none ? O.row(row) : Eigen::RowVectorXf(O.row(row) / l(row, 0))).cast<double>();
+    }
+    CHECK(compare(o.cast<float>(), ref.O).max_rel <= tol);
+    CHECK(compare(Vec(lse.cast<float>()), ref.lse).max_rel <= tol);
+    CHECK(compare(Vec(m.col(0)), mref).max_rel <= tol);
+  }
 }
 
 TEST_CASE("a snapshot folder reads back exactly what was written, and names files that exist", "[snapshot]") {

@@ -553,6 +553,8 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "seek") {
       if (!(cs >> a) || a < 0) throw InputError("script: seek needs a step index >= 0");
       seek(size_t(a));
+    } else if (verb == "play" || verb == "pause") {  // the Play/Pause button (offline frames have dt = 0: no step moves)
+      playing = verb == "play";
     } else if (verb == "end") {
       run_to_end();
     } else if (verb == "home" || verb == "reset") {
@@ -642,7 +644,7 @@ void AppState::run_script(const std::string& script) {
       if (form.error.empty()) apply_form();
     } else {
       throw InputError("script: unknown action '" + verb +
-                       "' (expected step N, back N, seek K, end, home, jump I J, set FIELD N, apply, display WHAT, "
+                       "' (expected step N, back N, seek K, play, pause, end, home, jump I J, set FIELD N, apply, display WHAT, "
                        "export BASE, dram FILE, snapshots DIR, snapshot-problem, first-over)");
     }
   }

@@ -38,7 +38,10 @@ float widest_tick(const Painter& pt, const Axis& a) {
 // A polyline, solid or dashed (dash and gap in pixels, carried across the corners).
 void polyline(ImDrawList* dl, const ImVec2* p, int n, ImU32 c, float thick, bool dashed) {
   if (!dashed) {
-    dl->AddPolyline(p, n, c, 0, thick);
+    // Segment by segment, not AddPolyline: its joins average the two segments' normals, and at
+    // a sharp zigzag (random timings) those nearly cancel, pinching each segment to nothing in
+    // its middle. The markers cover the corners.
+    for (int k = 0; k + 1 < n; ++k) dl->AddLine(p[k], p[k + 1], c, thick);
     return;
   }
   const float dash = 4 * thick, gap = 2.5f * thick;

@@ -22,14 +22,21 @@ using flashstep::kFloat64Tol;  // either vs float64 (core/tolerance.h)
 using flashstep::kTiledTol;    // CPU tiled vs GPU tiled, max_rel
 
 // Catch2 v2 has no SKIP: the test prints "SKIPPED: <why>" and returns; ctest reports it as
-// skipped (SKIP_REGULAR_EXPRESSION in tests/gpu/CMakeLists.txt).
-#define REQUIRE_GPU_OR_SKIP()                       \
-  do {                                              \
-    std::string why_;                               \
-    if (!::flashstep::gpu::available(&why_)) {      \
-      WARN("SKIPPED: " << why_);                    \
-      return;                                       \
-    }                                               \
+// skipped (SKIP_REGULAR_EXPRESSION in tests/gpu/CMakeLists.txt). Run directly, as the device
+// scripts do, a skip would count as a pass: there FLASHSTEP_REQUIRE_GPU=1 turns a missing GPU
+// or driver into a failure.
+inline bool gpu_required() {
+  const char* env = std::getenv("FLASHSTEP_REQUIRE_GPU");
+  return env && std::string(env) == "1";
+}
+#define REQUIRE_GPU_OR_SKIP()                                          \
+  do {                                                                 \
+    std::string why_;                                                  \
+    if (!::flashstep::gpu::available(&why_)) {                         \
+      if (::gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but " << why_); \
+      WARN("SKIPPED: " << why_);                                       \
+      return;                                                          \
+    }                                                                  \
   } while (0)
 
 inline uint64_t fresh_seed() {

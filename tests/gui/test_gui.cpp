@@ -139,11 +139,21 @@ TEST_CASE("screenshots of the backward: the preset opens on it, later steps and 
 TEST_CASE("the L2 preset with a measurement renders, and its memory panel differs from the run without the model", "[gui][l2]") {
   const std::string a = out_path("l2.png"), b = out_path("l2-off.png");
   const std::string dram = std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/h200_issue12_dram.json";
-  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --step 300 --dram " + dram + " --screenshot " + a, "l2-shot").code == 0);
+  const std::string c = out_path("l2-no-dram.png"), da = out_path("l2-shot.json");
+  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --step 300 --dram " + dram + " --screenshot " + a + " --dump-state " + da,
+                  "l2-shot").code == 0);
   REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --script \"set l2 off; apply; seek 300\" --screenshot " + b, "l2-off-shot").code == 0);
-  const Image ia = load_png(a), ib = load_png(b);
+  REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --step 300 --screenshot " + c, "l2-no-dram").code == 0);
+  const Image ia = load_png(a), ib = load_png(b), ic = load_png(c);
   REQUIRE(distinct_colours(ia) > 200);
   REQUIRE(pixels_differing(ia, ib) > 2000);  // the DRAM lines, the L2 bar and the table's rows
+  // The measurement itself: loaded with every point of the file, and drawn (the same preset and
+  // step without --dram looks different only by the measured rows).
+  const nlohmann::json st = load_json(da), file = load_json(dram);
+  REQUIRE(st["dram"]["loaded"].get<bool>());
+  REQUIRE(st["dram"]["points"].get<size_t>() == file["points"].size());
+  INFO("pixels differing with and without --dram: " << pixels_differing(ia, ic));
+  REQUIRE(pixels_differing(ia, ic) > 200);
 }
 
 TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
@@ -350,6 +360,16 @@ TEST_CASE("frames: one PNG per step from K to L, each different, and a bad range
       INFO("frames " << names[a] << " and " << names[b]);
       REQUIRE(pixels_differing(frames[a], frames[b]) > 300);  // the scrubber, the line, the tiles
     }
+  // Frame k is step k: pixel for pixel the screenshot `--step k` takes (first, middle, last),
+  // with the app playing as the frames show it (Pause on the button, the pseudocode centred on
+  // the current line).
+  for (int k : {3, 5, 7}) {
+    const std::string shot = out_path("frames-step" + std::to_string(k) + ".png");
+    REQUIRE(run_gui("--preset tiny --size 800x500 --step " + std::to_string(k) + " --script play --screenshot " + shot,
+                    "frames-step" + std::to_string(k)).code == 0);
+    INFO("frame of step " << k);
+    REQUIRE(pixels_differing(frames[size_t(k - 3)], load_png(shot)) == 0);
+  }
   const Result e = run_gui("--preset tiny --frames " + bad + " --from 7 --to 3", "frames-bad");
   REQUIRE(e.code == 2);
   REQUIRE(e.output.find("flashstep: error: --from K --to L needs 0 <= K <= L <= 27") != std::string::npos);
@@ -365,6 +385,10 @@ TEST_CASE("GIF and video: made by ImageMagick or ffmpeg when installed, else one
   fs::remove(mp4);
   const bool ffmpeg = have_program("command -v ffmpeg", "which-ffmpeg");
   const bool imagemagick = have_program("convert -version | grep -q 'Version: ImageMagick'", "which-im");
+  // CI installs ffmpeg and sets FLASHSTEP_REQUIRE_FFMPEG=1: there the success paths must run,
+  // not the "needs ffmpeg" refusals.
+  const char* require = std::getenv("FLASHSTEP_REQUIRE_FFMPEG");
+  if (require && std::string(require) == "1") REQUIRE(ffmpeg);
   const std::string range = "--preset tiny --size 640x400 --from 0 --to 4 --fps 5 ";
   const Result g = run_gui(range + "--gif " + gif, "gif");
   INFO(g.output);

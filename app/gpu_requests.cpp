@@ -1,0 +1,297 @@
+// The GPU subcommands' flags and the checks that need no GPU (gpu_requests.h). Nothing here
+// calls the CUDA backend: this file is built with and without it.
+#include "app/gpu_requests.h"
+
+#include "core/backward.h"
+#include "core/npy.h"
+#include "core/output_files.h"
+#include "core/snapshot.h"
+
+#include <cmath>
+#include <string>
+
+namespace flashstep {
+
+// [SECTION] the checks
+
+void check_bench_repetitions(int reps, int warmup) {
+  if (reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
+  if (warmup < 1) throw InputError("--warmup must be at least 1");
+}
+
+void check_bench_request(const BenchFlags& bf) {
+  check_bench_repetitions(bf.reps, bf.warmup);
+  parse_dtype(bf.dtype);
+  parse_sram_size(bf.M);
+}
+
+void check_tc_bench_request(const TcBenchRequest& r) {
+  if (parse_dtype(r.dtype) == Dtype::fp32)
+    throw InputError("--tensor-cores takes bf16 or fp16 inputs: use --dtype bf16 or --dtype fp16");
+  check_bench_repetitions(r.reps, r.warmup);
+  if (r.rows < 1) throw InputError("--rows must be at least 1");
+  if (!r.no_sweep) {
+    if (r.sweep_d != 64 && r.sweep_d != 128)
+      throw InputError("--sweep-d with --tensor-cores must be 64 or 128 (got " + std::to_string(r.sweep_d) + ")");
+    if (r.sweep_n < 1) throw InputError("--sweep-n must be at least 1");
+  }
+}
+
+void check_bench_backward_request(const BackwardBenchFlags& bf) {
+  check_bench_repetitions(bf.reps, bf.warmup);
+  check_float32_storage(bf.dtype);
+  if (bf.causal) throw InputError("bench-gpu --backward times unmasked attention: drop --causal");
+}
+
+void check_tensor_core_head_dim(int64_t d) {
+  if (d != 64 && d != 128)
+    throw InputError("--tensor-cores supports d = 64 and d = 128 (got d = " + std::to_string(d) + ")");
+}
+
+void check_tensor_core_spec(const ProblemSpec& s) {
+  if (s.schedule != Schedule::fa2)
+    throw InputError(std::string("--tensor-cores runs FlashAttention-2: use --schedule fa2 (got ") +
+                     schedule_name(s.schedule) + ")");
+  const AttentionOptions& o = s.options;
+  if (o.dtype == Dtype::fp32)
+    throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
+  if (o.p_dtype != o.dtype)
+    throw InputError(std::string("--tensor-cores rounds P~ to the input type: add --p-dtype ") +
+                     dtype_name(o.dtype) + " so the CPU engine does the same arithmetic");
+  if (s.q_path.empty()) check_tensor_core_head_dim(s.d);  // from the files: checked once they are read
+  if (o.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");
+  if (o.mask.window_left >= 0 || o.mask.window_right >= 0)
+    throw InputError("--tensor-cores: the tensor-core kernels have no sliding window (causal and --kv-len only)");
+}
+
+void reject_p_dtype_on_float32_kernels(const ProblemSpec& spec) {
+  if (spec.options.p_dtype != Dtype::fp32)
+    throw InputError("--p-dtype on the GPU needs --tensor-cores (the float32 CUDA-core kernels do not round P~)");
+}
+
+void check_standard_float32(Schedule s, Dtype t) {
+  if (s == Schedule::standard && t != Dtype::fp32)
+    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; the "
+                     "standard-attention baseline runs in float32 (use --dtype fp32)");
+}
+
+void check_float32_storage(Dtype t) {
+  if (t != Dtype::fp32)
+    throw InputError(std::string("the GPU backward runs in float32 only: --dtype ") + dtype_name(t) +
+                     " with --backward is not supported on the GPU yet (use --dtype fp32, or "
+                     "`flashstep run --backward` for 16-bit storage on the CPU)");
+}
+
+// [SECTION] verify
+
+CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::string& description) {
+  auto* verify = app.add_subcommand("verify", description);
+  add_run_flags(verify, r.rf);
+  verify->add_option("--variant", r.variant,
+                     std::string(kFloat32VariantHelp) +
+                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep");
+  verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
+  auto* b = verify->add_flag("--backward", r.bwd.backward,
+                             "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");
+  verify->add_option("--do", r.bwd.do_path, "dO, the loss gradient w.r.t. O, from a .npy file (Nq x d; default: from --seed)")
+      ->needs(b);
+  verify->add_flag("--tensor-cores", r.tensor_cores, "the bf16/fp16 tensor-core FlashAttention-2 kernel vs the CPU engine "
+                                                     "emulating its rounding (--schedule fa2 --dtype bf16 --p-dtype bf16)");
+  return verify;
+}
+
+void check_verify_request(const VerifyRequest& r) {
+  if (r.tensor_cores && r.bwd.backward)
+    throw InputError("--tensor-cores verifies the forward only: drop --backward or --tensor-cores");
+  ProblemSpec spec = r.rf.to_spec();
+  if (r.tensor_cores) {
+    check_tensor_core_spec(spec);
+    validate_sizes(spec);
+    return;
+  }
+  reject_p_dtype_on_float32_kernels(spec);
+  if (r.bwd.backward) check_float32_storage(spec.options.dtype);
+  else check_standard_float32(spec.schedule, spec.options.dtype);
+  const Problem p = make_problem(spec);  // sizes, options, input files
+  if (r.bwd.backward && !r.bwd.do_path.empty()) backward_grad_output(r.bwd, p, r.rf.pattern);  // dO's shape and values
+}
+
+// [SECTION] gpu
+
+CLI::App* add_gpu_subcommand(CLI::App& app, GpuRequest& r, const std::string& description) {
+  auto* g = app.add_subcommand("gpu", description);
+  add_run_flags(g, r.rf);
+  g->add_option("--variant", r.variant, kFloat32VariantHelp);
+  g->add_option("--kv-lens", r.kv_lens, "valid key length per batch entry (B values, 4-D inputs): key padding");
+  g->add_option("--out-o", r.out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
+  g->add_option("--out-lse", r.out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");
+  add_backward_flags(g, r.bwd);  // --backward, --do, --out-dq/-dk/-dv: app/cli_backward.cpp
+  g->add_option("--snapshots", r.snapshots, "write the state after every j (fa1: O, l, m in HBM; fa2: O_i, l_i, m_i on "
+                                            "chip; with --backward dQ) and the final O, lse to a folder for compare");
+  return g;
+}
+
+namespace {
+
+void shape_of(const NpyArray& a, const char* name, int64_t& B, int64_t& H, int64_t& N, int64_t& d) {
+  if (a.shape.size() == 2) {
+    B = H = 1;
+    N = a.shape[0];
+    d = a.shape[1];
+  } else if (a.shape.size() == 4) {
+    B = a.shape[0];
+    H = a.shape[1];
+    N = a.shape[2];
+    d = a.shape[3];
+  } else {
+    throw InputError(std::string(name) + " must be 2-D (N, d) or 4-D (B, H, N, d); it has " +
+                     std::to_string(a.shape.size()) + " dimensions");
+  }
+  for (float x : a.data)
+    if (!std::isfinite(x)) throw InputError(std::string(name) + " contains NaN or Inf");
+}
+
+// The snapshot folder's checks (app/cmd_gpu_snapshots.cpp runs the same before its GPU work).
+void check_gpu_snapshots_request(const GpuRequest& r, const ProblemSpec& spec) {
+  if (!r.kv_lens.empty()) throw InputError("--snapshots takes one head: drop --kv-lens (use --kv-len)");
+  if (!r.out_o.empty() || !r.out_lse.empty() || !r.bwd.out_dq.empty() || !r.bwd.out_dk.empty() || !r.bwd.out_dv.empty())
+    throw InputError("--snapshots writes the final O, lse (and dQ) into its folder: drop --out-o/--out-lse/--out-d*");
+  const Problem p = make_problem(spec);
+  check_standard_float32(p.schedule, p.dtype);
+  Mat dO;
+  if (r.bwd.backward) {
+    check_float32_storage(p.dtype);
+    dO = backward_grad_output(r.bwd, p, r.rf.pattern);
+  }
+  check_snapshot_size(snapshot_problem(p, make_tiling(p), r.bwd.backward ? &dO : nullptr));
+  check_snapshot_target(r.snapshots);
+}
+
+}  // namespace
+
+GpuInputFiles read_gpu_input_files(const ProblemSpec& spec) {
+  if (spec.k_path.empty() || spec.v_path.empty()) throw InputError("give all three of --q, --k and --v, or none");
+  GpuInputFiles in;
+  in.q = read_npy(spec.q_path);
+  in.k = read_npy(spec.k_path);
+  in.v = read_npy(spec.v_path);
+  int64_t qb, qh, qn, qd, kb, kh, kn, kd, vb, vh, vn, vd;
+  shape_of(in.q, "Q", qb, qh, qn, qd);
+  shape_of(in.k, "K", kb, kh, kn, kd);
+  shape_of(in.v, "V", vb, vh, vn, vd);
+  if (in.q.shape.size() != in.k.shape.size() || in.q.shape.size() != in.v.shape.size() || kb != qb ||
+      vb != qb || kh != qh || vh != qh || kd != qd || vd != qd || vn != kn)
+    throw InputError("mismatched shapes: need Q (B, H, Nq, d), K and V (B, H, Nk, d), all 2-D or all 4-D");
+  in.rank = int(in.q.shape.size());
+  in.s = {qb, qh, qn, kn, qd};
+  return in;
+}
+
+std::vector<float> read_grad_output_4d(const std::string& path, const gpu::Shape& s, const Problem& p) {
+  const NpyArray a = read_npy(path);
+  const std::vector<int64_t> want = {s.B, s.H, s.nq, s.d};
+  if (a.shape != want) {
+    std::string got;
+    for (int64_t x : a.shape) got += (got.empty() ? "" : ", ") + std::to_string(x);
+    throw InputError("dO has shape (" + got + ") but must be (B, H, Nq, d) = (" + std::to_string(s.B) + ", " +
+                     std::to_string(s.H) + ", " + std::to_string(s.nq) + ", " + std::to_string(s.d) + "), like Q");
+  }
+  for (int64_t k = 0; k < s.heads(); ++k)
+    check_grad_output(p, Eigen::Map<const Mat>(a.data.data() + k * s.nq * s.d, s.nq, s.d));
+  return a.data;
+}
+
+void check_gpu_request(const GpuRequest& r) {
+  ProblemSpec spec = r.rf.to_spec();
+  if (!r.snapshots.empty()) return check_gpu_snapshots_request(r, spec);
+  reject_p_dtype_on_float32_kernels(spec);
+  if (!r.kv_lens.empty() && spec.options.mask.kv_len >= 0)
+    throw InputError("give --kv-len (one length) or --kv-lens (one per batch entry), not both");
+  // The problem's sizes: from the run flags, or from the input files.
+  gpu::Shape s{1, 1, spec.nq, spec.nk, spec.d};
+  int rank = 2;
+  if (!spec.q_path.empty()) {
+    const GpuInputFiles in = read_gpu_input_files(spec);
+    s = in.s;
+    rank = in.rank;
+    spec.q_path = spec.k_path = spec.v_path = "";
+    spec.nq = s.nq;
+    spec.nk = s.nk;
+    spec.d = s.d;
+  }
+  validate_sizes(spec);
+  if (!r.bwd.backward) return;
+  check_float32_storage(spec.options.dtype);
+  Problem p;  // what check_grad_output and backward_grad_output read
+  p.nq = s.nq;
+  p.nk = s.nk;
+  p.d = s.d;
+  p.seed = r.rf.seed;
+  p.pattern = r.rf.pattern;
+  if (!r.bwd.do_path.empty()) {
+    if (rank == 4) read_grad_output_4d(r.bwd.do_path, s, p);
+    else backward_grad_output(r.bwd, p, r.rf.pattern);
+  }
+  // The outputs: distinct files, none of them an input (app/cmd_backward_gpu.cpp plans the same).
+  OutputFiles out;
+  const std::pair<const std::string*, const char*> targets[] = {
+      {&r.out_o, "--out-o"}, {&r.out_lse, "--out-lse"}, {&r.bwd.out_dq, "--out-dq"}, {&r.bwd.out_dk, "--out-dk"},
+      {&r.bwd.out_dv, "--out-dv"}};
+  for (const auto& [path, what] : targets)
+    if (!path->empty()) out.add(*path, what);
+  const std::pair<const std::string*, const char*> inputs[] = {
+      {&r.rf.q, "--q"}, {&r.rf.k, "--k"}, {&r.rf.v, "--v"}, {&r.bwd.do_path, "--do"}};
+  for (const auto& [path, what] : inputs)
+    if (!path->empty()) out.add_input(*path, what);
+  out.check();
+}
+
+// [SECTION] bench-gpu
+
+CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std::string& description) {
+  BenchFlags& bf = r.flags;
+  auto* b = app.add_subcommand("bench-gpu", description);
+  b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
+  b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
+  b->add_option("--M", bf.M, "SRAM size that sets Br, Bc by the paper's formulas (default 128KiB)");
+  b->add_option("--rows", bf.rows, "B x H x N: batch x heads fill the GPU with this many rows (default 131072)");
+  b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
+  b->add_option("--warmup", bf.warmup, "untimed runs first (default 3)");
+  b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
+  b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
+  b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
+  b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
+  b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
+  b->add_flag("--no-fa1", bf.no_fa1, "skip Algorithm 1");
+  b->add_flag("--causal", bf.causal, "fa2 with a causal mask (fully masked blocks skipped)");
+  r.dtype_opt = b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
+  b->add_flag("--json", bf.as_json, "print JSON instead of tables");
+  b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
+  b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
+  b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
+                                                "standard attention, N = 1024, 4096, 16384, d = 64, 128, then the Bc sweep "
+                                                "(Br 128, Bc 16-128; --sweep-d 64 or 128)");
+  return b;
+}
+
+TcBenchRequest tc_bench_request(const BenchGpuRequest& r) {
+  const BenchFlags& bf = r.flags;
+  return {r.dtype_opt && r.dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup, bf.reps,
+          bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep};
+}
+
+void check_bench_gpu_request(const BenchGpuRequest& r) {
+  const BenchFlags& bf = r.flags;
+  if (r.tensor_cores && bf.backward)
+    throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
+  if (r.tensor_cores) return check_tc_bench_request(tc_bench_request(r));
+  if (!bf.backward) return check_bench_request(bf);
+  BackwardBenchFlags b;
+  b.reps = bf.reps;
+  b.warmup = bf.warmup;
+  b.dtype = parse_dtype(bf.dtype);
+  b.causal = bf.causal;
+  check_bench_backward_request(b);
+}
+
+}  // namespace flashstep

@@ -1,0 +1,130 @@
+// The requests of the GPU subcommands (verify, gpu, bench-gpu): their flags, and every check
+// of them that needs no GPU. Built with and without CUDA: the real subcommands (cmd_verify.cpp,
+// cmd_gpu_run.cpp, cmd_bench_gpu.cpp) and the stubs of a build without CUDA (gpu_stub.cpp)
+// register the same flags and run the same checks first, so bad input gets its own one-line
+// error on every build, and only a good request meets "no GPU backend" or "no usable GPU".
+#pragma once
+#include "app/cli_backward.h"
+#include "app/commands.h"
+#include "core/npy.h"
+#include "core/tolerance.h"
+#include "gpu/backend.h"  // gpu::Shape (plain structs; nothing here calls the backend)
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace flashstep {
+
+// [SECTION] verify
+
+struct VerifyRequest {
+  RunFlags rf;
+  int variant = 0;
+  double tol = kTiledTol;
+  BackwardFlags bwd;          // --backward, --do
+  bool tensor_cores = false;  // --tensor-cores (app/cmd_tensor_cores.cpp)
+};
+CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::string& description);
+void check_verify_request(const VerifyRequest& r);
+
+// [SECTION] gpu
+
+struct GpuRequest {
+  RunFlags rf;
+  int variant = 0;
+  std::string out_o, out_lse;
+  std::vector<int64_t> kv_lens;
+  BackwardFlags bwd;      // --backward, --do, --out-dq/-dk/-dv
+  std::string snapshots;  // --snapshots DIR (app/cmd_gpu_snapshots.cpp)
+};
+CLI::App* add_gpu_subcommand(CLI::App& app, GpuRequest& r, const std::string& description);
+void check_gpu_request(const GpuRequest& r);
+
+// `flashstep gpu`'s input files, read and checked: each 2-D (N, d) or 4-D (B, H, N, d), all of
+// one rank, Q (B, H, Nq, d) with K and V (B, H, Nk, d), no NaN or Inf.
+struct GpuInputFiles {
+  NpyArray q, k, v;
+  int rank = 2;
+  gpu::Shape s;
+};
+GpuInputFiles read_gpu_input_files(const ProblemSpec& spec);
+
+// dO for 4-D inputs from --do: shape (B, H, Nq, d) like Q, every head checked as run --backward
+// checks its dO (check_grad_output: NaN, Inf). `p` carries Nq, Nk, d, seed and pattern.
+std::vector<float> read_grad_output_4d(const std::string& path, const gpu::Shape& s, const Problem& p);
+
+// [SECTION] bench-gpu
+
+struct BenchFlags {
+  std::vector<int64_t> sizes = {1024, 2048, 4096, 8192, 16384};
+  std::vector<int64_t> dims = {64, 128};
+  std::string M = "128KiB";
+  int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
+  int reps = 20, warmup = 3;
+  int64_t sweep_n = 4096, sweep_d = 64;
+  bool no_sweep = false, no_standard = false, no_fa1 = false, as_json = false;
+  bool causal = false;          // fa2 with a causal mask (fully masked blocks skipped)
+  std::string dtype = "fp32";   // fa2's storage type
+  std::string json_file;  // also write the JSON here (the table still prints)
+  int variant = 0;
+  bool backward = false;  // forward + backward instead (app/cmd_backward_gpu.cpp)
+};
+struct BenchGpuRequest {
+  BenchFlags flags;
+  bool tensor_cores = false;
+  CLI::Option* dtype_opt = nullptr;  // --tensor-cores takes bf16 unless --dtype is given
+};
+CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std::string& description);
+void check_bench_gpu_request(const BenchGpuRequest& r);
+
+// bench-gpu --tensor-cores (app/cmd_tensor_cores.cpp).
+struct TcBenchRequest {
+  std::string dtype = "bf16";
+  bool causal = false;
+  int64_t rows = 131072;  // B x H x N
+  int warmup = 3, reps = 20;
+  bool as_json = false;
+  std::string json_file;
+  int64_t sweep_n = 4096, sweep_d = 64;  // the Bc sweep (Figure 2 middle) at full speed
+  bool no_sweep = false;
+};
+TcBenchRequest tc_bench_request(const BenchGpuRequest& r);
+
+// bench-gpu --backward (app/cmd_backward_gpu.cpp).
+struct BackwardBenchFlags {
+  std::vector<int64_t> sizes, dims;
+  int64_t M = 0;
+  int reps = 20, warmup = 3, variant = 0;
+  bool no_standard = false, no_fa1 = false, as_json = false;
+  std::string json_file;
+  Dtype dtype = Dtype::fp32;  // refused unless fp32
+  bool causal = false;        // refused
+  std::function<gpu::Shape(int64_t n, int64_t d)> shape;  // bench-gpu's (B, H, N, d) at B x H x N fixed
+};
+
+// [SECTION] the checks, one per rule, also called by the runs themselves
+
+// The benchmark's repetitions: at least 20 timed runs (their median) and one warm-up.
+void check_bench_repetitions(int reps, int warmup);
+void check_bench_request(const BenchFlags& bf);  // bench-gpu without --backward or --tensor-cores
+void check_tc_bench_request(const TcBenchRequest& r);
+void check_bench_backward_request(const BackwardBenchFlags& bf);
+
+// Every request the tensor-core kernels cannot take, as one InputError, before any GPU call
+// (so a machine without a GPU gives the same errors): fp32, d not 64 or 128, a schedule other
+// than fa2, --p-dtype other than the storage type, dropout, a sliding window.
+void check_tensor_core_spec(const ProblemSpec& spec);
+void check_tensor_core_head_dim(int64_t d);
+
+// The float32 kernels do not round P~: --p-dtype on verify or gpu without --tensor-cores would
+// compare a rounded CPU run with an unrounded GPU run. One InputError.
+void reject_p_dtype_on_float32_kernels(const ProblemSpec& spec);
+
+// The GPU's standard-attention baseline runs in float32 only (fa1 and fa2 take 16-bit storage).
+void check_standard_float32(Schedule s, Dtype t);
+
+// The backward kernels of gpu/backward.h are float32 only.
+void check_float32_storage(Dtype t);
+
+}  // namespace flashstep
