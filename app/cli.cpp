@@ -1,10 +1,10 @@
 // The headless subcommands: lesson, run, explain.
 #include "app/cli_backward.h"
-#include "core/input_files.h"
 #include "app/commands.h"
 #include "core/checked.h"
 #include "core/closed_form.h"
 #include "core/export.h"
+#include "core/input_files.h"
 #include "core/lesson.h"
 #include "core/npy.h"
 #include "core/progress.h"

@@ -24,7 +24,7 @@ static int flush_stdout(int rc) {
 
 // The promise is one line: a message is printed with its control characters (a newline in a
 // file name) shown as '?', and cut if some reader quoted too much of its input.
-static void print_error(const char* what) { std::fprintf(stderr, "flashstep: error: %s\n", flashstep::excerpt(what, 2000).c_str()); }
+static void print_error(const char* what) { std::fprintf(stderr, "flashstep: error: %s\n", flashstep::excerpt(what, 1000).c_str()); }
 
 // An empty value for a text flag (--out-o "", --snapshots "", --q "") would otherwise read as the
 // flag not given (no output, generated inputs, exit 0): every text flag of every subcommand

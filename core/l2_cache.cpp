@@ -1,6 +1,6 @@
 #include "core/l2_cache.h"
-#include "core/input_files.h"
 
+#include "core/input_files.h"
 #include "core/trace.h"
 
 #include <algorithm>

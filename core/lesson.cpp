@@ -3,8 +3,8 @@
 // (core/online_softmax.h: softmax_weight, merged_max, rescale_factor, merged_sum), run in
 // double so the printed digits are the mathematics.
 #include "core/lesson.h"
-#include "core/input_files.h"
 
+#include "core/input_files.h"
 #include "core/online_softmax.h"
 #include "core/types.h"
 

@@ -3,9 +3,9 @@
 // The header is parsed strictly (NumPy writes exactly this literal), and the file's size is
 // compared with what the shape needs before anything is allocated.
 #include "core/npy.h"
-#include "core/input_files.h"
 
 #include "core/checked.h"
+#include "core/input_files.h"
 #include "core/output_files.h"
 
 #include <cerrno>

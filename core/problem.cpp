@@ -1,7 +1,7 @@
 #include "core/problem.h"
-#include "core/input_files.h"
 
 #include "core/checked.h"
+#include "core/input_files.h"
 #include "core/npy.h"
 
 #include <cmath>

@@ -196,7 +196,7 @@ TEST_CASE("run --snapshots replaces only a snapshot folder that holds nothing el
                          (with_inputs / "k.npy").string();
   const std::string run = std::string("run ") + kSmall;
   check_refused(dir, run + " --snapshots " + web.string(), "not a flashstep snapshot manifest");
-  check_refused(dir, "run --schedule fa1 --d 4 --br 4 --bc 3 --M 64" + in + " --snapshots " + with_inputs.string(),
+  check_refused(dir, "run --schedule fa1 --br 4 --bc 3 --M 64" + in + " --snapshots " + with_inputs.string(),
                 "it holds k.npy, which is not a file of a snapshot folder");
   check_refused(dir, run + " --snapshots " + with_dir.string(), "it holds notes, which is not a regular file");
   check_refused(dir, run + " --snapshots " + with_link.string(), "which is not a regular file");

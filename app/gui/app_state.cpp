@@ -1,10 +1,11 @@
 #include "app/gui/app_state.h"
-#include "core/input_files.h"
-#include "app/gui/text_field.h"
 
+#include "app/gui/text_field.h"
 #include "core/backward.h"
 #include "core/export.h"
+#include "core/input_files.h"
 #include "core/npy.h"
+#include "core/output_files.h"
 #include "core/run.h"
 
 #include <algorithm>
@@ -400,6 +401,7 @@ void LessonState::recompute() {
 
 void AppState::load_preset(const std::string& name) {
   const Preset p = gui::load_preset(preset_path(name, asset_dir));
+  preset_file = p.path;
   auto v = make_run_view(p.spec, p.backward, p.l2);  // throws before anything is replaced
   form.from_spec(p.spec);
   form.backward = p.backward;
@@ -659,21 +661,52 @@ void AppState::export_as(ExportKind kind) {
         export_message = "writing " + screenshot_request;
         return;
       case ExportKind::json:
-        write_file_atomic(base + ".json", trace_to_json(run->trace).dump(1) + "\n");
+        write_output(base + ".json", trace_to_json(run->trace).dump(1) + "\n", "export");
         export_message = "wrote " + base + ".json";
         return;
       case ExportKind::csv:
-        write_file_atomic(base + ".csv", trace_to_csv(run->trace));
+        write_output(base + ".csv", trace_to_csv(run->trace), "export");
         export_message = "wrote " + base + ".csv";
         return;
       case ExportKind::chrome:
-        write_file_atomic(base + ".chrome.json", trace_to_chrome(run->trace).dump() + "\n");
+        write_output(base + ".chrome.json", trace_to_chrome(run->trace).dump() + "\n", "export");
         export_message = "wrote " + base + ".chrome.json";
         return;
     }
   } catch (const InputError& e) {
     export_message = std::string("error: ") + e.what();
   }
+}
+
+std::vector<std::pair<std::string, std::string>> AppState::input_files() const {
+  std::vector<std::pair<std::string, std::string>> in;
+  if (!preset_file.empty()) in.push_back({preset_file, "preset"});
+  if (form.use_files)
+    for (const char* path : {form.q_path, form.k_path, form.v_path}) in.push_back({path, "input .npy"});
+  if (bench.loaded) in.push_back({bench.path, "bench"});
+  if (!display.path.empty()) in.push_back({display.path, "settings"});
+  if (dram.loaded) in.push_back({dram.path, "measurement"});
+  if (compare.o_path[0]) in.push_back({compare.o_path, "compare O"});
+  if (compare.lse_path[0]) in.push_back({compare.lse_path, "compare lse"});
+  if (snapshots.dir[0]) {
+    const std::string dir = snapshots.dir;
+    in.push_back({dir + "/" + kSnapshotManifest, "snapshot folder"});
+    auto add = [&](const Snapshot& sn) {
+      for (const SnapshotTensor& t : sn.tensors)
+        if (!t.file.empty()) in.push_back({dir + "/" + t.file, "snapshot folder"});
+    };
+    for (const Snapshot& sn : snapshots.other.snapshots) add(sn);
+    add(snapshots.other.final_state);
+  }
+  return in;
+}
+
+void AppState::write_output(const std::string& path, const std::string& bytes, const std::string& what) const {
+  OutputFiles out;
+  out.add(path, what);
+  for (const auto& [file, kind] : input_files()) out.add_input(file, kind);
+  out.bytes(path) = bytes;
+  out.commit();
 }
 
 void AppState::set_files(const std::string& q, const std::string& k, const std::string& v) {

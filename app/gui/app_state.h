@@ -162,6 +162,7 @@ struct AppState {
   std::string asset_dir;
   std::vector<std::string> preset_names;
   std::string preset_name, preset_title, preset_description;
+  std::string preset_file;  // the file the last preset was read from
 
   std::unique_ptr<RunView> run;
   std::unique_ptr<Cursor> cursor;
@@ -225,6 +226,12 @@ struct AppState {
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
   // end of this frame; the outcome goes to export_message.
   void export_as(ExportKind kind);
+  // Every file the app has read (path, what it was): the preset and its q/k/v, the bench file,
+  // the settings file, the measurement, the snapshot folder's files, the compare files. No
+  // output of the app may overwrite one (core/output_files.h compares by device and inode).
+  std::vector<std::pair<std::string, std::string>> input_files() const;
+  // One output file, written by core/output_files.h's rules, never over an input_files() one.
+  void write_output(const std::string& path, const std::string& bytes, const std::string& what) const;
   // Inputs from three .npy files (the editor's file fields), validated as typed.
   void set_files(const std::string& q, const std::string& k, const std::string& v);
   void cursor_moved();

@@ -1,6 +1,6 @@
 #include "app/gui/bench_state.h"
-#include "app/gui/text_field.h"
 
+#include "app/gui/text_field.h"
 #include "core/types.h"
 
 #include <algorithm>

@@ -19,7 +19,6 @@
 #include "core/checked.h"
 #include "core/input_files.h"
 #include "core/output_files.h"
-#include "core/snapshot.h"
 
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -71,36 +70,6 @@ bool g_glfw_quiet = true;
 void glfw_error(int code, const char* text) {
   if (g_glfw_quiet) g_glfw_error = "GLFW error " + std::to_string(code) + ": " + excerpt(text ? text : "", 300);
   else std::fprintf(stderr, "flashstep: GLFW error %d: %s\n", code, text);
-}
-
-// Every file the app read for this run (path, what): no output of the same invocation may
-// overwrite one (core/output_files.h compares them by device and inode).
-std::vector<std::pair<std::string, std::string>> gui_inputs(const AppState& s, const GuiOptions& o) {
-  std::vector<std::pair<std::string, std::string>> in;
-  try {
-    in.push_back({preset_path(o.preset, s.asset_dir), "--preset"});
-  } catch (const InputError&) {  // loaded already, so there is one; nothing to add otherwise
-  }
-  if (s.form.use_files)
-    for (const char* path : {s.form.q_path, s.form.k_path, s.form.v_path}) in.push_back({path, "the preset's input"});
-  if (s.bench.loaded) in.push_back({s.bench.path, "--bench"});
-  if (!s.display.path.empty()) in.push_back({s.display.path, "--settings"});
-  if (!o.dram.empty()) in.push_back({o.dram, "--dram"});
-  if (!o.compare_o.empty()) in.push_back({o.compare_o, "--compare-o"});
-  if (!o.compare_lse.empty()) in.push_back({o.compare_lse, "--compare-lse"});
-  if (!o.snapshots.empty()) {
-    in.push_back({o.snapshots + "/" + kSnapshotManifest, "--snapshots"});
-    const SnapshotSet& set = s.snapshots.other;
-    for (const Snapshot* sn : [&] {
-           std::vector<const Snapshot*> all;
-           for (const Snapshot& x : set.snapshots) all.push_back(&x);
-           all.push_back(&set.final_state);
-           return all;
-         }())
-      for (const SnapshotTensor& t : sn->tensors)
-        if (!t.file.empty()) in.push_back({o.snapshots + "/" + t.file, "--snapshots"});
-  }
-  return in;
 }
 
 void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
@@ -183,7 +152,7 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   // The Export tab's PNG (in the screenshot mode, from the settled last frame only).
   if (!s.screenshot_request.empty() && (!g_offline || capture)) {
     try {
-      write_file_atomic(s.screenshot_request, screenshot_png(fw, fh));
+      s.write_output(s.screenshot_request, screenshot_png(fw, fh), "export");
       s.export_message = "wrote " + s.screenshot_request;
     } catch (const InputError& e) {
       s.export_message = std::string("error: ") + e.what();
@@ -230,7 +199,8 @@ int run_app(const GuiOptions& o) {
     throw InputError("--frames, --gif and --video cannot be combined with --screenshot or --bench-frames");
   // The outputs: checked now against each other and the app's inputs, written together at the
   // end (the screenshot and the state dump), or by the export (the GIF and the video).
-  const auto inputs = gui_inputs(s, o);
+  if (!o.dump_state.empty() && o.screenshot.empty()) throw InputError("--dump-state needs --screenshot FILE");
+  const auto inputs = s.input_files();
   OutputFiles outs;
   if (!o.screenshot.empty()) outs.add(o.screenshot, "--screenshot");
   if (!o.screenshot.empty() && !o.dump_state.empty()) outs.add(o.dump_state, "--dump-state");

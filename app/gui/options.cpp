@@ -1,7 +1,7 @@
 #include "app/gui/options.h"
-#include "app/gui/text_field.h"
 
 #include "app/gui/resources.h"
+#include "app/gui/text_field.h"
 #include "core/checked.h"
 
 #include <algorithm>

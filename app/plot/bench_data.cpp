@@ -15,7 +15,7 @@ namespace {
 // would only make the figures slow and unreadable.
 constexpr int64_t kMaxBenchBytes = int64_t(16) << 20;
 constexpr size_t kMaxRuns = 64, kMaxPoints = 2048;  // points: timings and sweep entries, all runs
-constexpr size_t kMaxText = 128;                     // "device", "source", "skipped": drawn in figures
+constexpr size_t kMaxText = 512;                     // "device", "source", "skipped": drawn in figures
 constexpr size_t kMaxDeviceText = 200;               // the devices of all runs joined
 constexpr int64_t kMaxCount = int64_t(1) << 40;      // n, d, Br, Bc, peak_bytes
 

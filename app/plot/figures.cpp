@@ -1,6 +1,6 @@
 #include "app/plot/figures.h"
-#include "core/input_files.h"
 
+#include "core/input_files.h"
 #include "core/types.h"
 
 #include <algorithm>

@@ -143,7 +143,7 @@ TEST_CASE("gui: --frames writes through a symlinked folder, and SIGTERM leaves n
   // Stopped by SIGTERM in the middle of a long export: no frames folder, no staging folder.
   const fs::path stop = fresh("frames-stop");
   const fstest::Outcome s = fstest::run_limited(
-      "cd " + stop.string() + " && " + FLASHSTEP_XVFB_RUN + " -a timeout -s TERM 4 " + FLASHSTEP_BIN +
+      "cd " + stop.string() + " && " + FLASHSTEP_XVFB_RUN + " -a timeout -s TERM 12 " + FLASHSTEP_BIN +
           " gui --preset gpt2-medium --frames out", 120);
   CAPTURE(s.out);
   CHECK(s.rc != 0);
@@ -155,8 +155,7 @@ TEST_CASE("gui: a path longer than 512 characters is used whole, not cut", "[gui
   fs::path deep = dir;
   for (int k = 0; k < 6; ++k) deep /= std::string(100, char('a' + k));
   fs::create_directories(deep);
-  std::string out;
-  REQUIRE(fstest::run_command(std::string(FLASHSTEP_BIN) + " run --nq 8 --nk 8 --d 4 --M 64 --snapshots " + (deep / "s").string(), out) == 0);
+  REQUIRE(fstest::run_limited(std::string(FLASHSTEP_BIN) + " run --nq 8 --nk 8 --d 4 --M 64 --snapshots " + (deep / "s").string()).rc == 0);
   REQUIRE((deep / "s").string().size() > 600);
   const fstest::Outcome r = fstest::run_limited(
       gui_cmd(dir, "--preset tiny --snapshots " + (deep / "s").string() + " --view compare --screenshot s.png"), 90);
