@@ -4,6 +4,7 @@
 #include "core/checked.h"
 #include "core/closed_form.h"
 #include "core/export.h"
+#include "core/input_files.h"
 #include "core/lesson.h"
 #include "core/npy.h"
 #include "core/progress.h"
@@ -63,7 +64,7 @@ ProblemSpec RunFlags::to_spec() const {
     long long left = 0, right = 0;
     char extra = 0;
     if (std::sscanf(window.c_str(), "%lld,%lld%c", &left, &right, &extra) != 2)
-      throw InputError("--window must be LEFT,RIGHT (e.g. 64,0; -1 for no limit), got '" + window + "'");
+      throw InputError("--window must be LEFT,RIGHT (e.g. 64,0; -1 for no limit), got '" + excerpt(window) + "'");
     s.options.mask.window_left = left;
     s.options.mask.window_right = right;
   }
@@ -331,19 +332,21 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         throw InputError("--max-gflop must be in (0, 1e9] (got " + std::to_string(max_gflop) + ")");
       const ProblemSpec spec = rf.to_spec();
       const WorkLimits limits{max_gflop};
-      // The backward does about 2.5 times the forward's FLOPs over the same blocks twice more.
-      const auto work = [](WorkEstimate w) {
+      RunOptions opt;
+      opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
+      // The backward does about 2.5 times the forward's FLOPs over the same blocks twice more;
+      // the L2 model replays every head's accesses.
+      const auto work = [&opt](int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bpe) {
+        WorkEstimate w = estimate_work(nq, nk, d, t, s, bpe);
         if (bf.backward) w.gflop *= 3.5, w.block_pairs *= 3;
+        if (opt.l2) add_l2_replay_work(w, s, nq, nk, d, t, bpe, opt.l2->heads);
         return w;
       };
       if (spec.q_path.empty()) {  // generated inputs: refuse before generating them
         validate_sizes(spec);
         const Tiling t0 = make_tiling(spec.nq, spec.nk, spec.d, spec.M, spec.br, spec.bc);
-        check_work(work(estimate_work(spec.nq, spec.nk, spec.d, t0, spec.schedule,
-                                      dtype_bytes(spec.options.dtype))), limits);
+        check_work(work(spec.nq, spec.nk, spec.d, t0, spec.schedule, dtype_bytes(spec.options.dtype)), limits);
       }
-      RunOptions opt;
-      opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
       // The output targets are checked before the work, so a bad path fails at once.
       OutputFiles out;
       const std::pair<const std::string*, const char*> targets[] = {
@@ -360,7 +363,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       if (!snapshots.empty()) check_snapshot_target(snapshots);
       const Problem p = make_problem(spec);
       const Tiling t = make_tiling(p);
-      check_work(work(estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem)), limits);
+      check_work(work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem), limits);
       // fa1's and fa2's per-j states come from the recorded trace (core/snapshot.h); standard
       // attention's snapshot folder holds the final state only.
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty() ||

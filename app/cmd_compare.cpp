@@ -4,6 +4,7 @@
 // over (the first j over it is named); 2: bad input (one line).
 #include "app/cli_backward.h"
 #include "app/commands.h"
+#include "core/backward.h"
 #include "core/reference.h"
 #include "core/snapshot.h"
 #include "core/tolerance.h"
@@ -35,6 +36,34 @@ SnapshotSet cpu_side(const RunFlags& rf, const BackwardFlags& bf, const Snapshot
   opt.record = true;  // the per-j states come from the trace
   opt.dO = bf.backward ? &dO : nullptr;
   return cpu_snapshots(run_problem(p, t, opt), opt.dO);
+}
+
+// The least denominator of dQ's error (core/tolerance.h's grad_scale_floor) for a folder's
+// problem, from the problem alone: a tolerance never comes from a file. With generated inputs,
+// Q, K, V and dO are made again from the seed and must match the folder's hash; inputs from
+// files cannot be made again, and then the floor is 0 (the strictest rule: relative to the
+// final dQ's size only).
+double regenerated_dq_floor(const SnapshotProblem& sp) {
+  if (!sp.backward || sp.pattern == "npy") return 0;
+  ProblemSpec spec;
+  spec.nq = sp.nq;
+  spec.nk = sp.nk;
+  spec.d = sp.d;
+  spec.M = sp.M;
+  spec.br = sp.Br;
+  spec.bc = sp.Bc;
+  spec.scale = sp.scale;
+  spec.schedule = sp.schedule;
+  spec.seed = sp.seed;
+  spec.pattern = sp.pattern;
+  spec.options.mask = sp.mask;
+  spec.options.dropout = sp.dropout;
+  spec.options.dtype = sp.dtype;
+  spec.options.p_dtype = sp.p_dtype;
+  const Problem p = make_problem(spec);
+  const Mat dO = make_grad_output(p, sp.pattern);
+  if (snapshot_problem(p, make_tiling(p), &dO).inputs_hash != sp.inputs_hash) return 0;
+  return snapshot_dq_floor(p, dO);
 }
 
 struct Over {
@@ -115,6 +144,7 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
     const std::string diff = first_difference(a.problem, b.problem, ("in " + dir).c_str(), ("in " + against).c_str());
     if (!diff.empty()) throw InputError(dir + " and " + against + " hold snapshots of different problems: " + diff);
     b_name = against + " (" + describe(b) + ")";
+    b.dq_scale_floor = regenerated_dq_floor(b.problem);
   } else {
     b = cpu_side(rf, bf, a, dir);
     b_name = "the CPU engine on the run flags";
@@ -128,8 +158,9 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
               (long long)p.M, (long long)p.Br, (long long)p.Bc, (long long)p.Tr, (long long)p.Tc,
               p.mask.describe().c_str(), p.dropout, p.backward ? "; with the backward" : "");
   std::printf("tolerance  max rel = max|x - ref| / max|ref| (ref: the second); O %.3g (per j: %.3g), l, m, lse %.0e; "
-              "dQ %.0e of max(|final dQ|, floor)\n\n",
-              snapshot_tolerance(p, "final", "O"), snapshot_tolerance(p, "forward", "O"), kTiledTol, kGradTiledTol);
+              "dQ %.0e of max(|final dQ|, floor %.3g)\n\n",
+              snapshot_tolerance(p, "final", "O"), snapshot_tolerance(p, "forward", "O"), kTiledTol, kGradTiledTol,
+              b.dq_scale_floor);
   Comparer c(a, b);
   c.phase("forward", p.schedule == Schedule::fa1
                          ? "forward: O, l, m in HBM after outer step j (Alg1 L13)"

@@ -1,11 +1,14 @@
 // flashstep: an educational step-through simulator of FlashAttention.
 // main() only dispatches; each subcommand lives with the part of the project it belongs to.
 #include "app/commands.h"
+#include "core/checked.h"
+#include "core/input_files.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <nlohmann/json.hpp>
 
 // Standard output may fail (a full disk, /dev/full, a closed pipe): that is an error too, not
 // exit code 0 with the output lost.
@@ -17,6 +20,43 @@ static int flush_stdout(int rc) {
     return rc != 0 ? rc : 2;
   }
   return rc;
+}
+
+// The promise is one line: a message is printed with its control characters (a newline in a
+// file name) shown as '?', and cut if some reader quoted too much of its input.
+static void print_error(const char* what) { std::fprintf(stderr, "flashstep: error: %s\n", flashstep::excerpt(what, 1000).c_str()); }
+
+// An empty value for a text flag (--out-o "", --snapshots "", --q "") would otherwise read as the
+// flag not given (no output, generated inputs, exit 0): every text flag of every subcommand
+// refuses it, in one place.
+static void refuse_empty_values(const CLI::App* app) {
+  for (const CLI::Option* o : app->get_options())
+    if (o->get_type_name() == "TEXT" && o->count() > 0)
+      for (const std::string& r : o->results())
+        if (r.empty()) throw flashstep::InputError(o->get_name() + ": the value is empty (give a name, or leave the flag out)");
+  for (const CLI::App* sub : app->get_subcommands()) refuse_empty_values(sub);
+}
+
+// Every whole-number flag is read strictly before CLI11 converts it, so that an out-of-range
+// value is reported as typed (cut), not as the number CLI11 clamped it to: "--heads
+// 99999999999999999999" is "out of range (got '99999999999999999999')", not 9223372036854775807.
+static void strict_whole_numbers(CLI::App* app) {
+  for (CLI::Option* o : app->get_options([](CLI::Option*) { return true; })) {
+    const std::string type = o->get_type_name(), name = o->get_name();
+    if (type != "INT" && type != "UINT") continue;
+    o->check(CLI::Validator(
+        [name, type](std::string& text) {
+          try {
+            if (type == "UINT") flashstep::checked::parse_uint(text, name.c_str());
+            else flashstep::checked::parse_int(text, name.c_str());
+          } catch (const flashstep::InputError& e) {
+            return std::string(e.what());
+          }
+          return std::string();
+        },
+        "", "whole number"));
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) strict_whole_numbers(sub);
 }
 
 int main(int argc, char** argv) {
@@ -34,6 +74,7 @@ int main(int argc, char** argv) {
   add_verify_command(app, set_action);
   add_gpu_run_command(app, set_action);
   add_bench_gpu_command(app, set_action);
+  strict_whole_numbers(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -41,10 +82,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return flush_stdout(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "flashstep: error: %s\n", e.what());
+    print_error(e.what());
     return 2;
   }
   try {
+    refuse_empty_values(&app);
     if (!action) {
       if (argc == 1 && gui_available_for_default()) return run_gui_default();
       std::fputs(app.help().c_str(), stdout);
@@ -52,7 +94,10 @@ int main(int argc, char** argv) {
     }
     return flush_stdout(action());
   } catch (const InputError& e) {
-    std::fprintf(stderr, "flashstep: error: %s\n", e.what());
+    print_error(e.what());
+    return 2;
+  } catch (const nlohmann::json::exception& e) {  // JSON comes only from input files: bad input
+    print_error((std::string("bad JSON input: ") + e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "flashstep: error: out of memory\n");

@@ -1,5 +1,7 @@
 #include "core/checked.h"
 
+#include "core/input_files.h"
+
 #include <cerrno>
 #include <cfloat>
 #include <cmath>
@@ -74,14 +76,14 @@ static void need_digits(const std::string& text, const char* what, bool allow_si
   const size_t start = allow_sign && !text.empty() && text[0] == '-' ? 1 : 0;
   if (text.size() == start || text.find_first_not_of("0123456789", start) != std::string::npos)
     throw InputError(std::string(what) + " must be a " + (allow_sign ? "" : "non-negative ") +
-                     "whole number (got '" + text + "')");
+                     "whole number (got '" + excerpt(text) + "')");
 }
 
 int64_t parse_int(const std::string& text, const char* what) {
   need_digits(text, what, true);
   errno = 0;
   const long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) throw InputError(std::string(what) + " is out of range (got '" + text + "')");
+  if (errno == ERANGE) throw InputError(std::string(what) + " is out of range (got '" + excerpt(text) + "')");
   return v;
 }
 
@@ -90,7 +92,7 @@ uint64_t parse_uint(const std::string& text, const char* what) {
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
   if (errno == ERANGE)
-    throw InputError(std::string(what) + " is out of range 0..18446744073709551615 (got '" + text + "')");
+    throw InputError(std::string(what) + " is out of range 0..18446744073709551615 (got '" + excerpt(text) + "')");
   return v;
 }
 
@@ -100,8 +102,30 @@ double parse_double(const std::string& text, const char* what) {
   const double v = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
                        ? 0.0 : std::strtod(text.c_str(), &end);
   if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    throw InputError(std::string(what) + " must be a finite number (got '" + text + "')");
+    throw InputError(std::string(what) + " must be a finite number (got '" + excerpt(text) + "')");
   return v;
+}
+
+void parse_wxh(const std::string& text, const char* flag, const char* example, int min_w, int min_h, int max, int* w,
+               int* h) {
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  const size_t x = text.find_first_of("xX");
+  if (x == std::string::npos || !digits(text.substr(0, x)) || !digits(text.substr(x + 1)))
+    throw InputError(std::string(flag) + " must look like " + example + " (got '" + excerpt(text) + "')");
+  const auto side = [&](const std::string& t, int lo) {  // compared as text first: no int can wrap
+    const size_t nz = t.find_first_not_of('0');
+    const std::string v = nz == std::string::npos ? "0" : t.substr(nz);
+    const int64_t n = v.size() > 9 ? int64_t(max) + 1 : parse_int(v, flag);
+    return n >= lo && n <= max ? int(n) : -1;
+  };
+  const int a = side(text.substr(0, x), min_w), b = side(text.substr(x + 1), min_h);
+  if (a < 0 || b < 0)
+    throw InputError(std::string(flag) + " must be between " + std::to_string(min_w) + "x" + std::to_string(min_h) + " and " +
+                     std::to_string(max) + "x" + std::to_string(max) + " (got '" + excerpt(text) + "')");
+  *w = a;
+  *h = b;
 }
 
 }  // namespace flashstep::checked

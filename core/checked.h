@@ -47,6 +47,11 @@ float to_float(double x, const char* what);
 int64_t parse_int(const std::string& text, const char* what);
 uint64_t parse_uint(const std::string& text, const char* what);
 double parse_double(const std::string& text, const char* what);
+// An image size "WxH" (or "WXH"): two whole numbers with min_w <= W <= max, min_h <= H <= max;
+// anything else (a sign, spaces, "4294968496x700" that would wrap an int) is an InputError
+// naming `flag` and quoting the text as typed.
+void parse_wxh(const std::string& text, const char* flag, const char* example, int min_w, int min_h, int max, int* w,
+               int* h);
 
 }  // namespace checked
 }  // namespace flashstep

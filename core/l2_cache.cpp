@@ -1,5 +1,6 @@
 #include "core/l2_cache.h"
 
+#include "core/input_files.h"
 #include "core/trace.h"
 
 #include <algorithm>
@@ -26,12 +27,12 @@ static const GpuSpec kGpus[] = {
 const GpuSpec& find_gpu(const std::string& name) {
   for (const GpuSpec& g : kGpus)
     if (name == g.name) return g;
-  throw InputError("unknown GPU '" + name + "' for --gpu (expected h200 or a100)");
+  throw InputError("unknown GPU '" + excerpt(name) + "' for --gpu (expected h200 or a100)");
 }
 
 int64_t parse_byte_size(const std::string& text, const std::string& flag) {
-  const std::string bad = flag + " must be a size in bytes, or with KiB, MiB or GiB (e.g. 50MiB), got '" + text + "'";
-  if (!text.empty() && text[0] == '-') throw InputError(flag + " must not be negative, got '" + text + "'");
+  const std::string bad = flag + " must be a size in bytes, or with KiB, MiB or GiB (e.g. 50MiB), got '" + excerpt(text) + "'";
+  if (!text.empty() && text[0] == '-') throw InputError(flag + " must not be negative, got '" + excerpt(text) + "'");
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) throw InputError(bad);
   char* end = nullptr;
   errno = 0;
@@ -44,7 +45,7 @@ int64_t parse_byte_size(const std::string& text, const std::string& flag) {
   else if (unit == "GiB") shift = 30;
   else if (!unit.empty()) throw InputError(bad);
   constexpr unsigned long long kMax = 1ull << 40;
-  if (n > (kMax >> shift)) throw InputError(flag + " is over 1 TiB: '" + text + "'");
+  if (n > (kMax >> shift)) throw InputError(flag + " is over 1 TiB: '" + excerpt(text) + "'");
   return int64_t(n << shift);
 }
 

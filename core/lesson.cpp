@@ -4,6 +4,7 @@
 // double so the printed digits are the mathematics.
 #include "core/lesson.h"
 
+#include "core/input_files.h"
 #include "core/online_softmax.h"
 #include "core/types.h"
 
@@ -23,11 +24,11 @@ std::vector<double> parse_values(const std::string& csv) {
     try {
       x = std::stod(item, &pos);
     } catch (const std::exception&) {
-      throw InputError("--values: '" + item + "' is not a number");
+      throw InputError("--values: '" + excerpt(item) + "' is not a number");
     }
     if (item.find_first_not_of(" \t", pos) != std::string::npos)
-      throw InputError("--values: '" + item + "' is not a number");
-    if (!std::isfinite(x)) throw InputError("--values: '" + item + "' is not finite");
+      throw InputError("--values: '" + excerpt(item) + "' is not a number");
+    if (!std::isfinite(x)) throw InputError("--values: '" + excerpt(item) + "' is not finite");
     v.push_back(x);
   }
   if (v.empty()) throw InputError("--values: give at least one number, e.g. 1,2,3,4");

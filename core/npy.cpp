@@ -5,6 +5,7 @@
 #include "core/npy.h"
 
 #include "core/checked.h"
+#include "core/input_files.h"
 #include "core/output_files.h"
 
 #include <cerrno>
@@ -41,7 +42,7 @@ class HeaderParser {
         shape = tuple();
         have_shape = true;
       } else {
-        fail("unexpected or repeated key '" + key + "' (need exactly 'descr', 'fortran_order', 'shape')");
+        fail("unexpected or repeated key '" + excerpt(key) + "' (need exactly 'descr', 'fortran_order', 'shape')");
       }
       skip_ws();
       if (peek() == ',') ++pos_;
@@ -181,7 +182,7 @@ NpyArray read_npy(const std::string& path) {
   size_t item;
   if (descr == "<f4" || descr == "=f4") item = 4;
   else if (descr == "<f8" || descr == "=f8") item = 8;
-  else throw InputError(path + ": dtype '" + descr + "' not supported (need float32 or float64, little-endian)");
+  else throw InputError(path + ": dtype '" + excerpt(descr) + "' not supported (need float32 or float64, little-endian)");
   if (fortran) throw InputError(path + ": Fortran-order arrays are not supported (save with C order)");
 
   size_t count = 1;

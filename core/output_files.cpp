@@ -121,7 +121,8 @@ std::string file_kind(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISLNK(mode)) return "a symlink";
-  return "not a regular file";
+  if (S_ISREG(mode)) return "a regular file";
+  return "a special file";
 }
 
 OutputFiles::~OutputFiles() { remove_temporaries(); }
@@ -270,9 +271,13 @@ void OutputFolder::check() {
     break;
   }
   if (ec) throw InputError(where + ": cannot read the folder: " + ec.message());
-  if (!empty && ::lstat((dir_ + "/" + marker_).c_str(), &st) != 0)
-    throw InputError(where + ": the folder exists and holds files but no " + marker_ +
-                     "; refusing to replace a folder this command did not write");
+  if (!empty) {
+    if (!recognise_ || ::lstat((dir_ + "/" + marker_).c_str(), &st) != 0)
+      throw InputError(where + ": the folder exists and holds files but no " + marker_ +
+                       "; refusing to replace a folder this command did not write");
+    const std::string why = recognise_(dir_);
+    if (!why.empty()) throw InputError(where + ": " + why + "; refusing to replace a folder this command did not write");
+  }
   replace_ = true;
 }
 

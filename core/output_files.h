@@ -14,6 +14,7 @@
 #pragma once
 #include "core/types.h"
 
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -53,8 +54,9 @@ class OutputFiles {
 
 // A folder of files, all or nothing (a snapshot folder: core/snapshot.h). commit():
 //   1. checks the target: it must not exist (its parent must), or be a directory that is empty
-//      or holds `marker` (a folder this writer made before, which is then replaced); a symlink,
-//      a file or any other folder is refused, so a user's folder is never emptied;
+//      or that the recogniser (set with recognise()) calls a folder this writer made before,
+//      holding nothing else; that one is replaced. A symlink, a file or any other folder is
+//      refused, so a user's folder is never emptied;
 //   2. writes every file into a fresh hidden staging folder beside the target (mkdtemp) and
 //      fsyncs each;
 //   3. renames the staging folder into place (an old folder is moved aside first and removed
@@ -68,6 +70,10 @@ class OutputFolder {
   OutputFolder& operator=(const OutputFolder&) = delete;
   ~OutputFolder();  // removes a staging folder left
 
+  // Tells a folder this writer made (and may replace) from any other: returns "" for one, else
+  // why not ("it holds index.html, which ..."). Without one, only an empty folder is replaced.
+  using Recogniser = std::function<std::string(const std::string& dir)>;
+  void recognise(Recogniser r) { recognise_ = std::move(r); }
   // Plans a file inside the folder (a plain name: no '/', not "." or ".."); returns the bytes
   // to fill.
   std::string& add(const std::string& name);
@@ -80,6 +86,7 @@ class OutputFolder {
   };
   std::string dir_, what_, marker_, stage_;
   std::vector<File> files_;
+  Recogniser recognise_;
   bool replace_ = false;  // the target exists (empty, or a folder made by this writer)
   void remove_stage();
 };

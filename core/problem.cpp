@@ -1,6 +1,7 @@
 #include "core/problem.h"
 
 #include "core/checked.h"
+#include "core/input_files.h"
 #include "core/npy.h"
 
 #include <cmath>
@@ -22,7 +23,7 @@ Schedule parse_schedule(const std::string& name) {
   if (name == "fa1") return Schedule::fa1;
   if (name == "standard") return Schedule::standard;
   if (name == "fa2") return Schedule::fa2;
-  throw InputError("unknown schedule '" + name + "' (expected fa1, fa2 or standard)");
+  throw InputError("unknown schedule '" + excerpt(name) + "' (expected fa1, fa2 or standard)");
 }
 
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int64_t bc) {
@@ -69,14 +70,14 @@ int64_t parse_sram_size(const std::string& text) {
   try {
     value = std::stoll(text, &pos);
   } catch (const std::exception&) {
-    throw InputError("M must be a number of elements or a size like 64KiB (got '" + text + "')");
+    throw InputError("M must be a number of elements or a size like 64KiB (got '" + excerpt(text) + "')");
   }
   std::string unit = text.substr(pos);
   for (auto& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (unit.empty()) return value;
   if (unit == "kib" || unit == "k" || unit == "kb")  // float32 words
     return checked::mul(checked::in_range(value, 0, kMaxSram / 256, "M in KiB"), 256, "M");
-  throw InputError("M: unknown unit '" + text.substr(pos) + "' (use elements, or KiB)");
+  throw InputError("M: unknown unit '" + excerpt(text.substr(pos)) + "' (use elements, or KiB)");
 }
 
 const std::vector<std::string>& input_patterns() {
@@ -118,7 +119,7 @@ Mat make_input(const std::string& pattern, int64_t rows, int64_t d, uint64_t see
   } else {
     std::string names;
     for (auto& n : input_patterns()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError("unknown input pattern '" + pattern + "' (expected one of: " + names + ")");
+    throw InputError("unknown input pattern '" + excerpt(pattern) + "' (expected one of: " + names + ")");
   }
   return m;
 }

@@ -3,13 +3,17 @@
 #include "core/snapshot.h"
 
 #include "core/checked.h"
+#include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"
 #include "core/tolerance.h"
 #include "core/trace_align.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 namespace flashstep {
@@ -289,8 +293,48 @@ json stage(const Snapshot& s, const SnapshotProblem& p, OutputFolder& out) {
 
 }  // namespace
 
+// Whether `run --snapshots` may replace an existing folder: its manifest.json is this format's,
+// and it holds nothing but files the writer makes (a folder that also holds a web page, or the
+// run's own inputs, is refused rather than emptied). "" when it may, else why not.
+static std::string not_a_snapshot_folder(const std::string& dir) {
+  const std::string manifest = dir + "/" + kSnapshotManifest;
+  try {
+    const json m = parse_json_input(read_input_file(manifest, "the manifest"), manifest);
+    if (!m.is_object() || !m.contains("format") || m["format"] != kSnapshotFormat)
+      return "its " + std::string(kSnapshotManifest) + " is not a flashstep snapshot manifest";
+  } catch (const InputError& e) {
+    return std::string("its manifest is not readable (") + e.what() + ")";
+  }
+  const auto written_name = [](const std::string& n) {  // forward_j0012_O.npy, final_lse.npy
+    for (const char* t : {"O", "lse", "dQ"})
+      if (n == std::string("final_") + t + ".npy") return true;
+    for (const char* phase : {"forward_j", "backward_j"}) {
+      const size_t len = std::strlen(phase);
+      if (n.compare(0, len, phase) != 0) continue;
+      size_t k = len;
+      while (k < n.size() && std::isdigit(static_cast<unsigned char>(n[k]))) ++k;
+      if (k - len < 4) return false;
+      for (const char* t : {"O", "l", "m", "dQ"})
+        if (n.compare(k, std::string::npos, std::string("_") + t + ".npy") == 0) return true;
+    }
+    return false;
+  };
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!it->is_regular_file(ec) || it->is_symlink(ec))
+      return "it holds " + excerpt(name) + ", which is not a regular file";
+    if (name != kSnapshotManifest && !written_name(name))
+      return "it holds " + excerpt(name) + ", which is not a file of a snapshot folder";
+  }
+  if (ec) return "cannot read the folder: " + ec.message();
+  return "";
+}
+
 void check_snapshot_target(const std::string& dir) {
   OutputFolder out(dir, "--snapshots", kSnapshotManifest);
+  out.recognise(not_a_snapshot_folder);
   out.check();
 }
 
@@ -298,6 +342,7 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   const SnapshotProblem& p = s.problem;
   check_snapshot_size(p);
   OutputFolder out(dir, "--snapshots", kSnapshotManifest);
+  out.recognise(not_a_snapshot_folder);
   out.check();
   json list = json::array();
   for (const Snapshot& sn : s.snapshots) list.push_back(stage(sn, p, out));

@@ -82,7 +82,8 @@ struct SnapshotSet {
   std::vector<Snapshot> snapshots;  // forward j = 0..Tc-1, then backward j = 0..Tc-1 (if any)
   Snapshot final_state;             // phase "final": O, lse (and dQ)
   // With the backward: the least denominator of dQ's error (core/tolerance.h's
-  // grad_scale_floor from the writer's inputs and dO); 0 without.
+  // grad_scale_floor from the writer's inputs and dO); 0 without. Written to the manifest for
+  // the record, but read_snapshots leaves it 0: a tolerance never comes from a file.
   double dq_scale_floor = 0;
   // Snapshots of one phase, in order of j.
   std::vector<const Snapshot*> phase(const std::string& name) const;

@@ -3,6 +3,7 @@
 // the schedule writes, each file name, and each .npy file's presence, type and shape. Any
 // problem is one InputError naming the manifest field or the file.
 #include "core/checked.h"
+#include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"
 #include "core/snapshot.h"
@@ -10,7 +11,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sys/stat.h>
@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kMaxManifestBytes = int64_t(64) << 20;
+constexpr size_t kMaxManifestText = 256;  // device and pattern: drawn by the app and printed
 
 // The manifest's fields, each checked where it is read; `where` is "DIR/manifest.json".
 class Fields {
@@ -38,12 +38,15 @@ class Fields {
   }
   std::string str(const json& obj, const std::string& key, const std::string& field) const {
     const json& v = get(obj, key, field);
-    if (!v.is_string()) fail(field + key, "must be a string (got " + v.dump() + ")");
-    return v.get<std::string>();
+    if (!v.is_string()) fail(field + key, "must be a string (got " + json_excerpt(v) + ")");
+    const std::string& text = v.get_ref<const std::string&>();
+    if (text.size() > kMaxManifestText)  // every text field is short; the app draws some of them
+      fail(field + key, "is " + std::to_string(text.size()) + " characters long; at most " + std::to_string(kMaxManifestText));
+    return text;
   }
   int64_t integer(const json& obj, const std::string& key, const std::string& field, int64_t lo, int64_t hi) const {
     const json& v = get(obj, key, field);
-    if (!v.is_number_integer()) fail(field + key, "must be a whole number (got " + v.dump() + ")");
+    if (!v.is_number_integer()) fail(field + key, "must be a whole number (got " + json_excerpt(v) + ")");
     if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) fail(field + key, "out of range");
     const int64_t x = v.get<int64_t>();
     if (x < lo || x > hi)
@@ -52,12 +55,12 @@ class Fields {
   }
   double real(const json& obj, const std::string& key, const std::string& field) const {
     const json& v = get(obj, key, field);
-    if (!v.is_number()) fail(field + key, "must be a number (got " + v.dump() + ")");
+    if (!v.is_number()) fail(field + key, "must be a number (got " + json_excerpt(v) + ")");
     return v.get<double>();
   }
   bool boolean(const json& obj, const std::string& key, const std::string& field) const {
     const json& v = get(obj, key, field);
-    if (!v.is_boolean()) fail(field + key, "must be true or false (got " + v.dump() + ")");
+    if (!v.is_boolean()) fail(field + key, "must be true or false (got " + json_excerpt(v) + ")");
     return v.get<bool>();
   }
   template <class Parse>
@@ -80,17 +83,7 @@ json read_manifest(const std::string& dir, const std::string& path) {
   if (!S_ISDIR(st.st_mode)) throw InputError(dir + ": is " + file_kind(st.st_mode) + ", not a snapshot folder");
   if (::stat(path.c_str(), &st) != 0)
     throw InputError(path + ": cannot open the manifest (" + std::strerror(errno) + "); is " + dir + " a snapshot folder?");
-  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (" + file_kind(st.st_mode) + ")");
-  if (int64_t(st.st_size) > kMaxManifestBytes)
-    throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, over the manifest limit of 64 MiB");
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) throw InputError(path + ": cannot read the manifest");
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": malformed JSON at byte " + std::to_string(e.byte));
-  }
+  return parse_json_input(read_input_file(path, "the manifest"), path);
 }
 
 SnapshotProblem read_problem(const json& m, const Fields& f) {
@@ -114,13 +107,13 @@ SnapshotProblem read_problem(const json& m, const Fields& f) {
   p.p_dtype = f.parsed(j, "p_dtype", pf, parse_dtype);
   const json& seed = f.get(j, "seed", pf);
   if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
-    f.fail("problem.seed", "must be a whole number >= 0 (got " + seed.dump() + ")");
+    f.fail("problem.seed", "must be a whole number >= 0 (got " + json_excerpt(seed) + ")");
   p.seed = seed.get<uint64_t>();
   p.pattern = f.str(j, "pattern", pf);
   p.scale = f.real(j, "scale", pf);
   if (!std::isfinite(p.scale)) f.fail("problem.scale", "must be finite");
   p.dropout = f.real(j, "dropout", pf);
-  if (!(p.dropout >= 0 && p.dropout < 1)) f.fail("problem.dropout", "must be in [0, 1) (got " + j["dropout"].dump() + ")");
+  if (!(p.dropout >= 0 && p.dropout < 1)) f.fail("problem.dropout", "must be in [0, 1) (got " + json_excerpt(j["dropout"]) + ")");
   const json& mk = f.get(j, "mask", pf);
   const std::string mf = "problem.mask.";
   p.mask.causal = f.boolean(mk, "causal", mf);
@@ -131,7 +124,7 @@ SnapshotProblem read_problem(const json& m, const Fields& f) {
   p.backward = f.boolean(j, "backward", pf);
   p.inputs_hash = f.str(j, "inputs_hash", pf);
   if (p.inputs_hash.size() != 16 || p.inputs_hash.find_first_not_of("0123456789abcdef") != std::string::npos)
-    f.fail("problem.inputs_hash", "must be 16 lower-case hex digits (got '" + p.inputs_hash + "')");
+    f.fail("problem.inputs_hash", "must be 16 lower-case hex digits (got '" + excerpt(excerpt(p.inputs_hash)) + "')");
   return p;
 }
 
@@ -160,8 +153,8 @@ Snapshot read_entry(const json& e, const std::string& field, const std::string& 
   for (const TensorSpec& ts : specs) {
     const std::string name = f.str(files, ts.name, field + "files.");
     if (!plain_npy_name(name))
-      f.fail(field + "files." + ts.name, "'" + name + "' is not a plain .npy file name inside the folder");
-    if (!names.insert(name).second) f.fail(field + "files." + ts.name, "'" + name + "' is named twice");
+      f.fail(field + "files." + ts.name, "'" + excerpt(excerpt(name)) + "' is not a plain .npy file name inside the folder");
+    if (!names.insert(name).second) f.fail(field + "files." + ts.name, "'" + excerpt(name) + "' is named twice");
     const std::string path = dir + "/" + name;
     NpyArray a = read_npy(path);  // InputError names the file: missing, truncated, not float
     const std::vector<int64_t> want = ts.vector ? std::vector<int64_t>{ts.rows} : std::vector<int64_t>{ts.rows, ts.cols};
@@ -197,14 +190,16 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
                           std::to_string(kSnapshotVersion) + ")");
   SnapshotSet s;
   s.source = f.str(m, "source", "");
-  if (s.source != "cpu" && s.source != "gpu") f.fail("source", "must be \"cpu\" or \"gpu\" (got \"" + s.source + "\")");
+  if (s.source != "cpu" && s.source != "gpu") f.fail("source", "must be \"cpu\" or \"gpu\" (got \"" + excerpt(s.source) + "\")");
   s.device = f.str(m, "device", "");
   s.problem = read_problem(m, f);
   const SnapshotProblem& p = s.problem;
   check_snapshot_size(p);  // before reading any .npy: a manifest may claim any size
-  s.dq_scale_floor = f.real(m, "dq_scale_floor", "");
-  if (!(s.dq_scale_floor >= 0 && std::isfinite(s.dq_scale_floor)))
-    f.fail("dq_scale_floor", "must be a finite number >= 0");
+  // Checked as part of the format, but not kept: a tolerance never comes from a file (a
+  // folder claiming a huge floor would make any dQ pass). compare recomputes it.
+  const double floor = f.real(m, "dq_scale_floor", "");
+  if (!(floor >= 0 && std::isfinite(floor))) f.fail("dq_scale_floor", "must be a finite number >= 0");
+  s.dq_scale_floor = 0;
 
   // The list: forward j = 0..Tc-1, then backward j = 0..Tc-1, where the problem has them.
   const json& list = f.get(m, "snapshots", "");
@@ -222,7 +217,7 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
     const std::string phase = int64_t(k) < fwd ? "forward" : "backward";
     const int64_t j = int64_t(k) < fwd ? int64_t(k) : int64_t(k) - fwd;
     const std::string got = f.str(e, "phase", field);
-    if (got != phase) f.fail(field + "phase", "must be \"" + phase + "\" here (got \"" + got + "\")");
+    if (got != phase) f.fail(field + "phase", "must be \"" + phase + "\" here (got \"" + excerpt(got) + "\")");
     const int64_t gj = f.integer(e, "j", field, 0, p.Tc - 1);
     if (gj != j) f.fail(field + "j", "must be " + std::to_string(j) + " here (snapshots in order of j)");
     s.snapshots.push_back(read_entry(e, field, phase, j, p, dir, f, names));

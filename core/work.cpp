@@ -1,5 +1,7 @@
 #include "core/work.h"
 
+#include "core/closed_form.h"
+
 #include <cfloat>
 #include <cmath>
 #include <sstream>
@@ -11,6 +13,10 @@ namespace flashstep {
 // of 1 x 1 blocks) takes 1.1 s of CPU, 265 ns a pair, and `run --n 4096 --d 64 --M 16384`
 // (4.46 GFLOP) 1.8 s, 2.5 GFLOP/s: 265 ns is about 660 FLOPs.
 static constexpr double kPairOverheadFlops = 700;
+// The L2 model's cost per 128-byte line replayed, in the same FLOP-equivalents: `run --n 1024
+// --d 64 --gpu h200 --heads 64` took 11.4 s of CPU against 0.34 s for one head, 0.176 s a head
+// of 1.61e6 lines: 109 ns a line, about 275 FLOPs at 2.5 GFLOP/s.
+static constexpr double kL2LineFlops = 275;
 
 WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bytes_per_elem) {
   WorkEstimate w;
@@ -21,6 +27,13 @@ WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, S
   w.hbm_bytes = 2 * (Nq * D + 2 * Nk * D) * f + 2 * (Nq * D + 2 * Nq) * f;
   if (s == Schedule::standard) w.hbm_bytes += 2 * Nq * Nk * f;  // S and P
   return w;
+}
+
+void add_l2_replay_work(WorkEstimate& w, Schedule s, int64_t nq, int64_t nk, int64_t d, const Tiling& t,
+                        int bytes_per_elem, int64_t heads) {
+  const TrafficForm f = schedule_traffic(s, nq, nk, d, t.Tr, t.Tc);
+  const double lines = (double(f.read_bytes(bytes_per_elem)) + double(f.write_bytes(bytes_per_elem))) / 128.0;
+  w.gflop += double(heads) * lines * kL2LineFlops / 1e9;
 }
 
 void check_work(const WorkEstimate& w, const WorkLimits& lim) {

@@ -21,6 +21,12 @@ struct WorkEstimate {
 // Estimated in doubles, so that no size can overflow it.
 WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bytes_per_elem);
 
+// With the L2 model (--l2, --gpu): the replay of every head's HBM accesses through the cache,
+// one operation per 128-byte line, added to w.gflop (so --max-gflop refuses --heads 4096 on a
+// large problem before it starts).
+void add_l2_replay_work(WorkEstimate& w, Schedule s, int64_t nq, int64_t nk, int64_t d, const Tiling& t,
+                        int bytes_per_elem, int64_t heads);
+
 struct WorkLimits {
   double max_gflop = kDefaultMaxGflop;
   double max_hbm_bytes = double(size_t(8) << 30);  // as RunOptions::max_hbm_bytes

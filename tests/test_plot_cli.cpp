@@ -71,7 +71,7 @@ TEST_CASE("plot: bad input is one clear line, exit 2 and no file", "[plot][cli][
   const std::string txt = kResults + "/h200_bench.txt", tc = kResults + "/h200_tc_bench_bf16.json";
   const auto [args, expect] = GENERATE_REF(table<std::string, std::string>({
       {"--bench " + dir.path.string() + "/none.json", "cannot read"},
-      {"--bench " + txt, "is not JSON"},
+      {"--bench " + txt, "malformed JSON at byte"},
       {"--bench " + kResults + "/h200_issue12_dram.json", "is not a bench-gpu JSON file"},
       {"--bench " + kBench + " --figure pie", "unknown figure 'pie'"},
       {"--bench " + kBench + " --d 96", "--d 96: " + kBench + " has timings at d = 64, 128"},

@@ -1,16 +1,22 @@
 #include "app/gui/animation.h"
 
+#include "core/input_files.h"
+#include "core/output_files.h"
 #include "core/types.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <spawn.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,31 +40,66 @@ std::string find_on_path(const std::string& name) {
   return "";
 }
 
-// Runs argv (no shell: file names are passed as they are), its output into `log`; the exit
-// status, or -1 when it could not start or was killed.
-int run_program(const std::vector<std::string>& argv, const std::string& log) {
+// SIGINT/SIGTERM during an export: the handler only records the signal; the frame loop and
+// run_program see it, clean up and then die of it (die_of_signal).
+volatile sig_atomic_t g_stop = 0;
+struct sigaction g_old_int, g_old_term;
+bool g_handlers = false;
+
+extern "C" void note_stop(int sig) { g_stop = sig; }
+
+// A log for a program's output: a fresh mkstemp file in `dir`, unlinked at once (no name to
+// plant a symlink at, nothing left behind); read back through the descriptor.
+struct Log {
+  int fd = -1;
+  explicit Log(const std::string& dir) {
+    std::string name = dir + "/.flashstep-log.XXXXXX";
+    fd = ::mkstemp(name.data());
+    if (fd < 0) throw InputError("cannot create a log file in " + dir + ": " + std::strerror(errno));
+    ::unlink(name.c_str());
+  }
+  ~Log() { ::close(fd); }
+  std::string text() const {  // the last 4 KiB
+    const off_t end = ::lseek(fd, 0, SEEK_END);
+    const off_t from = std::max<off_t>(0, end - 4096);
+    std::string t(size_t(end - from), '\0');
+    const ssize_t n = ::pread(fd, t.data(), t.size(), from);
+    t.resize(n > 0 ? size_t(n) : 0);
+    return t;
+  }
+};
+
+// Runs argv (no shell: file names are passed as they are), its output into the log. Returns
+// the exit status, or -1 with `why` set when it could not start, was killed, or was stopped
+// by SIGINT/SIGTERM (the program is then stopped too).
+int run_program(const std::vector<std::string>& argv, const Log& log, std::string* why) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_adddup2(&fa, log.fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, log.fd, 2);
   pid_t pid = 0;
   const int err = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (err != 0) return -1;
+  if (err != 0) {
+    *why = std::string("could not start ") + excerpt(argv[0], 200) + ": " + std::strerror(err);
+    return -1;
+  }
   int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  for (;;) {
+    if (::waitpid(pid, &status, 0) >= 0) break;
+    if (errno != EINTR) {
+      *why = std::string("lost the program: ") + std::strerror(errno);
+      return -1;
+    }
+    if (g_stop) ::kill(pid, SIGTERM);  // the export is stopping: so does the encoder
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  *why = "killed by signal " + std::to_string(WTERMSIG(status));
+  return -1;
 }
 
 std::string last_line(const std::string& text) {
@@ -74,38 +115,36 @@ std::string lower_extension(const std::string& path) {
   return e;
 }
 
-// An output file's folder must exist: nothing is created on the way to a result.
-void check_parent(const std::string& flag, const std::string& path) {
+// An output file's folder must exist: nothing is created on the way to a result. Then the
+// target itself follows run's rules (a regular file or none; a symlink is written through).
+void check_output(const std::string& flag, const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !fs::is_directory(parent, ec))
     throw InputError(flag + " " + path + ": the folder " + parent.string() + " does not exist");
   if (fs::is_directory(path, ec)) throw InputError(flag + " " + path + " is a folder");
+  OutputFiles out;
+  out.add(path, flag);
+  out.check();
 }
 
-// A name beside `out` (same folder, same extension: the encoders choose the format by it).
-std::string partial_beside(const std::string& out) {
-  const fs::path p(out);
-  return (p.parent_path() / (".flashstep-partial-" + std::to_string(::getpid()) + "-" + p.filename().string())).string();
-}
+constexpr int64_t kMaxEncodedBytes = int64_t(4) << 30;  // what an encoder may write: read back whole
 
+// Runs an encoder that writes `made` (inside the staging folder); throws InputError with the
+// reason and the encoder's last line when it fails or writes nothing.
 void encode(const std::vector<std::string>& argv, const std::string& what, const std::string& out,
-            const std::string& partial) {
-  const std::string log = partial + ".log";
-  const int rc = run_program(argv, log);
-  const std::string tail = last_line(read_all(log));
-  std::error_code ec;
-  fs::remove(log, ec);
-  if (rc != 0 || !fs::exists(partial, ec) || fs::file_size(partial, ec) == 0) {
-    fs::remove(partial, ec);
-    throw InputError(what + " could not make " + out + " (exit " + std::to_string(rc) + ")" +
-                     (tail.empty() ? "" : ": " + tail));
-  }
-  fs::rename(partial, out, ec);
-  if (ec) {
-    fs::remove(partial, ec);
-    throw InputError("cannot write " + out);
-  }
+            const std::string& made, const std::string& staging) {
+  const Log log(staging);
+  std::string why;
+  const int rc = run_program(argv, log, &why);
+  if (g_stop) return;  // the caller stops the export
+  const std::string tail = excerpt(last_line(log.text()), 200);
+  struct stat st;
+  if (rc == 0 && (::lstat(made.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0))
+    why = "it wrote no file";
+  else if (rc > 0)
+    why = "exit " + std::to_string(rc);
+  if (!why.empty()) throw InputError(what + " could not make " + out + " (" + why + ")" + (tail.empty() ? "" : ": " + tail));
 }
 
 }  // namespace
@@ -115,12 +154,12 @@ std::string find_imagemagick() {
     const std::string p = find_on_path(name);
     if (p.empty()) continue;
     // Another program may be called convert (Windows has one; a sandbox may have a stand-in).
-    const std::string log = (fs::temp_directory_path() / ("flashstep-im-" + std::to_string(::getpid()) + ".log")).string();
-    const int rc = run_program({p, "-version"}, log);
-    const std::string text = read_all(log);
     std::error_code ec;
-    fs::remove(log, ec);
-    if (rc == 0 && text.find("Version: ImageMagick") != std::string::npos) return p;
+    const fs::path tmp = fs::temp_directory_path(ec);  // $TMPDIR may name no folder
+    const Log log(ec ? "/tmp" : tmp.string());
+    std::string why;
+    const int rc = run_program({p, "-version"}, log, &why);
+    if (rc == 0 && log.text().find("Version: ImageMagick") != std::string::npos) return p;
   }
   return "";
 }
@@ -149,12 +188,21 @@ AnimationPlan plan_animation(const AnimationRequest& r, size_t steps) {
                      std::to_string(p.from) + ", L = " + std::to_string(p.to) + ")");
   if (!(r.fps >= 0.5 && r.fps <= 60)) throw InputError("--fps must be from 0.5 to 60");
   p.fps = r.fps;
+  if (p.count() > kMaxAnimationFrames)
+    throw InputError("--from K --to L: " + std::to_string(p.count()) + " frames, over the " +
+                     std::to_string(kMaxAnimationFrames) + " one export makes (export a part at a time)");
   std::error_code ec;
-  const std::string tag = std::to_string(::getpid());
   if (!r.frames_dir.empty()) {
-    const fs::path dir = fs::path(r.frames_dir).lexically_normal();
-    const fs::path parent = dir.has_filename() ? dir.parent_path() : dir.parent_path().parent_path();
-    const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
+    fs::path dir = fs::path(r.frames_dir).lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();
+    if (fs::is_symlink(dir, ec)) {  // written through, as run writes through a symlinked file
+      const fs::path target = fs::canonical(dir, ec);
+      if (ec || !fs::is_directory(target, ec))
+        throw InputError("--frames " + r.frames_dir + " is a symlink to a missing folder or to a file");
+      dir = target;
+    }
+    const fs::path parent = dir.parent_path();
+    const std::string name = dir.filename().string();
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
       throw InputError("--frames " + r.frames_dir + " exists and is not a folder");
     if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec))
@@ -162,13 +210,14 @@ AnimationPlan plan_animation(const AnimationRequest& r, size_t steps) {
     if (!parent.empty() && !fs::is_directory(parent, ec))
       throw InputError("--frames " + r.frames_dir + ": the folder " + parent.string() + " does not exist");
     p.frames_dir = (parent / name).string();
-    p.staging = (parent / ("." + name + ".partial-" + tag)).string();
+    p.staging = (parent / ".flashstep-frames-XXXXXX").string();  // short: any DIR name fits beside it
   } else {
-    p.staging = (fs::temp_directory_path() / ("flashstep-frames-" + tag)).string();
+    const fs::path tmp = fs::temp_directory_path(ec);
+    p.staging = ((ec ? fs::path("/tmp") : tmp) / "flashstep-frames-XXXXXX").string();
   }
   if (!r.gif.empty()) {
     if (lower_extension(r.gif) != ".gif") throw InputError("--gif " + r.gif + ": the file name must end in .gif");
-    check_parent("--gif", r.gif);
+    check_output("--gif", r.gif);
     const std::string im = find_imagemagick(), ff = find_ffmpeg();
     if (im.empty() && ff.empty())
       throw InputError("--gif needs ImageMagick (convert) or ffmpeg on PATH (apt-get install imagemagick or "
@@ -180,7 +229,7 @@ AnimationPlan plan_animation(const AnimationRequest& r, size_t steps) {
     const std::string e = lower_extension(r.video);
     if (e != ".mp4" && e != ".webm" && e != ".mkv" && e != ".mov")
       throw InputError("--video " + r.video + ": the file name must end in .mp4, .webm, .mkv or .mov");
-    check_parent("--video", r.video);
+    check_output("--video", r.video);
     const std::string ff = find_ffmpeg();
     if (ff.empty())
       throw InputError("--video needs ffmpeg on PATH (apt-get install ffmpeg), or write the PNGs with --frames DIR "
@@ -200,7 +249,9 @@ std::vector<std::string> ffmpeg_input(const AnimationPlan& p) {
   std::string pattern = p.frame_path(p.from);  // step-00012.png -> step-%05d.png
   const size_t dash = pattern.rfind("step-");
   const size_t digits = pattern.size() - dash - 9;  // "step-" + digits + ".png"
-  pattern = pattern.substr(0, dash) + "step-%0" + std::to_string(digits) + "d.png";
+  std::string folder;  // ffmpeg reads '%' in the whole name as a pattern: a '%' in a folder's name is "%%"
+  for (char c : pattern.substr(0, dash)) folder += c == '%' ? std::string("%%") : std::string(1, c);
+  pattern = folder + "step-%0" + std::to_string(digits) + "d.png";
   return {"-hide_banner", "-loglevel", "error", "-y", "-framerate", fps, "-start_number", std::to_string(p.from),
           "-i", pattern, "-frames:v", std::to_string(p.count())};
 }
@@ -232,33 +283,76 @@ std::vector<std::string> video_command(const AnimationPlan& p, const std::string
   return argv;
 }
 
+void begin_animation(AnimationPlan& p) {
+  std::string dir = p.staging;
+  if (!::mkdtemp(dir.data()))
+    throw InputError("cannot create a staging folder " + p.staging + ": " + std::strerror(errno));
+  p.staging = dir;
+  g_stop = 0;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = note_stop;  // no SA_RESTART: waitpid returns, and the encoder is stopped
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+  g_handlers = true;
+}
+
+int stop_signal() { return g_stop; }
+
 void finish_animation(const AnimationPlan& p) {
-  if (!p.gif.empty()) {
-    const std::string partial = partial_beside(p.gif);
-    encode(gif_command(p, partial), p.gif_encoder.what, p.gif, partial);
+  // The GIF and the video, made in the staging folder, then written all or nothing.
+  OutputFiles out;
+  for (const auto& [path, what] : p.inputs) out.add_input(path, what);
+  const std::pair<const std::string*, const char*> wanted[] = {{&p.gif, "--gif"}, {&p.video, "--video"}};
+  for (const auto& [target, flag] : wanted) {
+    if (target->empty()) continue;
+    const bool gif = target == &p.gif;
+    const std::string made = p.staging + "/.encoded" + lower_extension(*target);  // the encoders go by the extension
+    encode(gif ? gif_command(p, made) : video_command(p, made), gif ? p.gif_encoder.what : p.video_encoder.what,
+           *target, made, p.staging);
+    if (g_stop) return;
+    out.add(*target, flag);
+    out.bytes(*target) = read_input_file(made, "the encoded file", kMaxEncodedBytes);
+    ::unlink(made.c_str());
   }
-  if (!p.video.empty()) {
-    const std::string partial = partial_beside(p.video);
-    encode(video_command(p, partial), p.video_encoder.what, p.video, partial);
+  if (!p.frames_dir.empty()) {  // checked again: it must still be a new or empty folder
+    std::error_code ec;
+    if (fs::exists(p.frames_dir, ec) && (!fs::is_directory(p.frames_dir, ec) || !fs::is_empty(p.frames_dir, ec)))
+      throw InputError("--frames " + p.frames_dir + " is no longer a new or empty folder");
   }
+  out.commit();
   std::error_code ec;
   if (p.frames_dir.empty()) {
     fs::remove_all(p.staging, ec);
-    return;
+  } else {
+    fs::remove(p.frames_dir, ec);  // an empty folder given as DIR (checked empty above)
+    fs::rename(p.staging, p.frames_dir, ec);
+    if (ec) throw InputError("cannot move the frames to " + p.frames_dir + ": " + ec.message());
+    ::chmod(p.frames_dir.c_str(), 0777 & ~[] { const mode_t m = ::umask(0); ::umask(m); return m; }());  // mkdtemp made it 0700
   }
-  fs::remove(p.frames_dir, ec);  // an empty folder given as DIR (checked empty by the plan)
-  fs::rename(p.staging, p.frames_dir, ec);
-  if (ec) throw InputError("cannot move the frames to " + p.frames_dir + ": " + ec.message());
+  if (g_handlers) {
+    sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGTERM, &g_old_term, nullptr);
+    g_handlers = false;
+  }
 }
 
 void abandon_animation(const AnimationPlan& p) noexcept {
   std::error_code ec;
-  if (!p.staging.empty()) fs::remove_all(p.staging, ec);
-  for (const std::string& out : {p.gif, p.video})
-    if (!out.empty()) {
-      fs::remove(partial_beside(out), ec);
-      fs::remove(partial_beside(out) + ".log", ec);
-    }
+  const std::string& st = p.staging;  // a template still ending in XXXXXX: not made
+  if (st.size() > 6 && st.compare(st.size() - 6, 6, "XXXXXX") != 0) fs::remove_all(st, ec);
+  if (g_handlers) {
+    sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGTERM, &g_old_term, nullptr);
+    g_handlers = false;
+  }
+}
+
+void die_of_signal(int sig) {
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+  std::_Exit(128 + sig);
 }
 
 }  // namespace flashstep::gui

@@ -1,8 +1,11 @@
 #include "app/gui/app_state.h"
 
+#include "app/gui/text_field.h"
 #include "core/backward.h"
 #include "core/export.h"
+#include "core/input_files.h"
 #include "core/npy.h"
+#include "core/output_files.h"
 #include "core/run.h"
 
 #include <algorithm>
@@ -294,9 +297,9 @@ void ProblemForm::from_spec(const ProblemSpec& s) {
     if (pats[k] == s.pattern) pattern = int(k);
   use_files = !s.q_path.empty();
   backward = false;  // not part of a ProblemSpec: the caller sets it after
-  std::snprintf(q_path, sizeof q_path, "%s", s.q_path.c_str());
-  std::snprintf(k_path, sizeof k_path, "%s", s.k_path.c_str());
-  std::snprintf(v_path, sizeof v_path, "%s", s.v_path.c_str());
+  set_field(q_path, s.q_path, "Q path");
+  set_field(k_path, s.k_path, "K path");
+  set_field(v_path, s.v_path, "V path");
   validate();
 }
 
@@ -398,6 +401,7 @@ void LessonState::recompute() {
 
 void AppState::load_preset(const std::string& name) {
   const Preset p = gui::load_preset(preset_path(name, asset_dir));
+  preset_file = p.path;
   auto v = make_run_view(p.spec, p.backward, p.l2);  // throws before anything is replaced
   form.from_spec(p.spec);
   form.backward = p.backward;
@@ -416,7 +420,7 @@ void AppState::load_preset(const std::string& name) {
     std::snprintf(buf, sizeof buf, "%s%g", vals.empty() ? "" : ", ", x);
     vals += buf;
   }
-  std::snprintf(lesson.values, sizeof lesson.values, "%s", vals.c_str());
+  set_field(lesson.values, vals, "lesson values");
   lesson.block = int(p.lesson_block);
   lesson.shown = 0;
   lesson.recompute();
@@ -547,7 +551,7 @@ void AppState::run_script(const std::string& script) {
     long long a = 1, b = 0;
     if (verb == "step" || verb == "back") {
       if (!(cs >> a)) a = 1;
-      if (a < 0) throw InputError("script: '" + verb + "' needs a count >= 0");
+      if (a < 0) throw InputError("script: '" + excerpt(verb) + "' needs a count >= 0");
       a = std::min(a, (long long)steps());  // more steps than the trace has do nothing more
       for (long long n = 0; n < a; ++n) verb == "step" ? step_forward() : step_back();
     } else if (verb == "seek") {
@@ -572,7 +576,7 @@ void AppState::run_script(const std::string& script) {
       auto number = [&](const std::string& text) {
         char* end = nullptr;
         const double x = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end) throw InputError("script: set " + field + " needs a number (got '" + text + "')");
+        if (end == text.c_str() || *end) throw InputError("script: set " + field + " needs a number (got '" + excerpt(text) + "')");
         return x;
       };
       int64_t* slot = field == "nq" ? &form.nq : field == "nk" ? &form.nk : field == "d" ? &form.d
@@ -596,7 +600,7 @@ void AppState::run_script(const std::string& script) {
         std::snprintf(form.l2_size, sizeof form.l2_size, "%s", value == "gpu" || value == "off" ? "" : value.c_str());
       } else if (field == "gpu") {
         const auto* at = std::find(std::begin(kGpuNames), std::end(kGpuNames), value);
-        if (at == std::end(kGpuNames)) throw InputError("script: set gpu knows h200, a100 (got '" + value + "')");
+        if (at == std::end(kGpuNames)) throw InputError("script: set gpu knows h200, a100 (got '" + excerpt(value) + "')");
         form.gpu = int(at - std::begin(kGpuNames));
       } else if (field == "heads") {
         form.heads = int64_t(number(value));
@@ -609,7 +613,7 @@ void AppState::run_script(const std::string& script) {
         form.options.mask.window_right = int64_t(number(right));
       } else {
         throw InputError("script: set knows nq, nk, d, M, br, bc, seed, schedule, dtype, causal, window, "
-                         "kvlen, dropout, backward, l2, gpu, heads, ncu (got '" + field + "')");
+                         "kvlen, dropout, backward, l2, gpu, heads, ncu (got '" + excerpt(field) + "')");
       }
       form.validate();
     } else if (verb == "files") {
@@ -619,7 +623,7 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "export") {
       std::string base;
       if (!(cs >> base)) throw InputError("script: export needs a path without extension");
-      std::snprintf(export_base, sizeof export_base, "%s", base.c_str());
+      set_field(export_base, base, "export path");
       for (ExportKind kind : {ExportKind::json, ExportKind::csv, ExportKind::chrome, ExportKind::png}) {
         export_as(kind);
         if (export_message.rfind("error", 0) == 0) throw InputError("script: export " + export_message);
@@ -627,13 +631,13 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "dram") {
       std::string path;
       if (!(cs >> path)) throw InputError("script: dram needs a measurement .json path");
-      std::snprintf(dram.path, sizeof dram.path, "%s", path.c_str());
+      set_field(dram.path, path, "--dram");
       load_dram();
       if (!dram.error.empty()) throw InputError("script: dram " + dram.error);
     } else if (verb == "snapshots") {  // the compare view's folder field and Load button
       std::string dir;
       if (!(cs >> dir)) throw InputError("script: snapshots needs a folder");
-      std::snprintf(snapshots.dir, sizeof snapshots.dir, "%s", dir.c_str());
+      set_field(snapshots.dir, dir, "--snapshots");
       load_snapshots();
       if (!snapshots.error.empty()) throw InputError("script: snapshots: " + snapshots.error);
     } else if (verb == "snapshot-problem") {  // the "Load the folder's problem" button
@@ -659,15 +663,15 @@ void AppState::export_as(ExportKind kind) {
         export_message = "writing " + screenshot_request;
         return;
       case ExportKind::json:
-        write_file_atomic(base + ".json", trace_to_json(run->trace).dump(1) + "\n");
+        write_output(base + ".json", trace_to_json(run->trace).dump(1) + "\n", "export");
         export_message = "wrote " + base + ".json";
         return;
       case ExportKind::csv:
-        write_file_atomic(base + ".csv", trace_to_csv(run->trace));
+        write_output(base + ".csv", trace_to_csv(run->trace), "export");
         export_message = "wrote " + base + ".csv";
         return;
       case ExportKind::chrome:
-        write_file_atomic(base + ".chrome.json", trace_to_chrome(run->trace).dump() + "\n");
+        write_output(base + ".chrome.json", trace_to_chrome(run->trace).dump() + "\n", "export");
         export_message = "wrote " + base + ".chrome.json";
         return;
     }
@@ -676,11 +680,42 @@ void AppState::export_as(ExportKind kind) {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> AppState::input_files() const {
+  std::vector<std::pair<std::string, std::string>> in;
+  if (!preset_file.empty()) in.push_back({preset_file, "preset"});
+  if (form.use_files)
+    for (const char* path : {form.q_path, form.k_path, form.v_path}) in.push_back({path, "input .npy"});
+  if (bench.loaded) in.push_back({bench.path, "bench"});
+  if (!display.path.empty()) in.push_back({display.path, "settings"});
+  if (dram.loaded) in.push_back({dram.path, "measurement"});
+  if (compare.o_path[0]) in.push_back({compare.o_path, "compare O"});
+  if (compare.lse_path[0]) in.push_back({compare.lse_path, "compare lse"});
+  if (snapshots.dir[0]) {
+    const std::string dir = snapshots.dir;
+    in.push_back({dir + "/" + kSnapshotManifest, "snapshot folder"});
+    auto add = [&](const Snapshot& sn) {
+      for (const SnapshotTensor& t : sn.tensors)
+        if (!t.file.empty()) in.push_back({dir + "/" + t.file, "snapshot folder"});
+    };
+    for (const Snapshot& sn : snapshots.other.snapshots) add(sn);
+    add(snapshots.other.final_state);
+  }
+  return in;
+}
+
+void AppState::write_output(const std::string& path, const std::string& bytes, const std::string& what) const {
+  OutputFiles out;
+  out.add(path, what);
+  for (const auto& [file, kind] : input_files()) out.add_input(file, kind);
+  out.bytes(path) = bytes;
+  out.commit();
+}
+
 void AppState::set_files(const std::string& q, const std::string& k, const std::string& v) {
   form.use_files = true;
-  std::snprintf(form.q_path, sizeof form.q_path, "%s", q.c_str());
-  std::snprintf(form.k_path, sizeof form.k_path, "%s", k.c_str());
-  std::snprintf(form.v_path, sizeof form.v_path, "%s", v.c_str());
+  set_field(form.q_path, q, "Q path");
+  set_field(form.k_path, k, "K path");
+  set_field(form.v_path, v, "V path");
   form.validate();
 }
 

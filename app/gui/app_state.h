@@ -7,6 +7,7 @@
 // controls. Nothing here knows about OpenGL; the actions below are what buttons, keys and the
 // --script option call.
 #pragma once
+#include "app/gui/text_field.h"
 #include "app/gui/bench_state.h"
 #include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
@@ -96,7 +97,7 @@ struct ProblemForm {
   int pattern = 0;          // index into input_patterns()
   bool use_files = false;
   bool backward = false;    // the "backward" checkbox: run the backward pass after the forward
-  char q_path[512] = "", k_path[512] = "", v_path[512] = "";
+  char q_path[kPathField] = "", k_path[kPathField] = "", v_path[kPathField] = "";
   // The L2 model, as `run`'s flags: --l2 SIZE (empty: the GPU's), --gpu, --heads, --ncu.
   bool l2 = false;
   int gpu = 0;              // index into kGpuNames
@@ -124,7 +125,7 @@ struct LessonState {
 };
 
 struct CompareState {
-  char o_path[512] = "", lse_path[512] = "";
+  char o_path[kPathField] = "", lse_path[kPathField] = "";
   double tolerance = 1e-5;  // relative (normwise), as core/reference.h defines it
   bool loaded = false;
   Mat O, err;               // loaded O and |O - O_trace|
@@ -138,7 +139,7 @@ struct CompareState {
 
 // The measured DRAM bytes (gpu/ncu_dram.sh's JSON) the memory panel shows beside the model.
 struct DramState {
-  char path[512] = "";
+  char path[kPathField] = "";
   bool loaded = false;
   DramMeasurements data;
   std::string error;
@@ -161,6 +162,7 @@ struct AppState {
   std::string asset_dir;
   std::vector<std::string> preset_names;
   std::string preset_name, preset_title, preset_description;
+  std::string preset_file;  // the file the last preset was read from
 
   std::unique_ptr<RunView> run;
   std::unique_ptr<Cursor> cursor;
@@ -191,7 +193,7 @@ struct AppState {
   bool view_changed = false;   // select the tab once after a programmatic change
 
   // Export.
-  char export_base[512] = "flashstep-trace";
+  char export_base[kPathField] = "flashstep-trace";
   std::string export_message;
   std::string screenshot_request;  // PNG path, written at the end of the next frame
 
@@ -224,6 +226,12 @@ struct AppState {
   // Writes <export_base>.json / .csv / .chrome.json now, or asks for <export_base>.png at the
   // end of this frame; the outcome goes to export_message.
   void export_as(ExportKind kind);
+  // Every file the app has read (path, what it was): the preset and its q/k/v, the bench file,
+  // the settings file, the measurement, the snapshot folder's files, the compare files. No
+  // output of the app may overwrite one (core/output_files.h compares by device and inode).
+  std::vector<std::pair<std::string, std::string>> input_files() const;
+  // One output file, written by core/output_files.h's rules, never over an input_files() one.
+  void write_output(const std::string& path, const std::string& bytes, const std::string& what) const;
   // Inputs from three .npy files (the editor's file fields), validated as typed.
   void set_files(const std::string& q, const std::string& k, const std::string& v);
   void cursor_moved();

@@ -1,5 +1,6 @@
 #include "app/gui/bench_state.h"
 
+#include "app/gui/text_field.h"
 #include "core/types.h"
 
 #include <algorithm>
@@ -14,7 +15,7 @@ bool BenchState::load(const std::string& file) {
     error = e.what();
     return false;
   }
-  std::snprintf(path, sizeof path, "%s", file.c_str());
+  set_field(path, file, "--bench");
   loaded = true;
   error.clear();
   select(figure, d);

@@ -1,6 +1,7 @@
 // The Bench view's state: a bench-gpu JSON file (app/plot/bench_data.h), the chosen figure and
 // head dimension, and the figure built from them (rebuilt on a change, not per frame).
 #pragma once
+#include "app/gui/text_field.h"
 #include "app/plot/figures.h"
 
 #include <string>
@@ -8,7 +9,7 @@
 namespace flashstep::gui {
 
 struct BenchState {
-  char path[512] = "";
+  char path[kPathField] = "";
   bool loaded = false;
   plot::BenchData data;
   plot::FigureKind figure = plot::FigureKind::bc;

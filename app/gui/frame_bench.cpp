@@ -18,7 +18,7 @@ namespace flashstep::gui {
 void run_frame_bench(GLFWwindow* window, AppState& s, GpuState& gpu, int frames) {
   // Idle frames (nothing changes: no upload, no allocation) and stepping frames (one step per
   // frame: O, l, m re-uploaded and S/P recoloured), each timed to glFinish.
-  for (int f = 0; f < 10; ++f) frame(window, s, gpu, 0.0, "");
+  for (int f = 0; f < 10; ++f) frame(window, s, gpu, 0.0, nullptr);
   auto run_frames = [&](bool stepping, double* mean_ms, double* max_ms, long* allocs, FrameSplit* split) {
     using clock = std::chrono::steady_clock;
     double sum = 0, worst = 0;
@@ -31,7 +31,7 @@ void run_frame_bench(GLFWwindow* window, AppState& s, GpuState& gpu, int frames)
         if (s.index() >= s.steps()) s.seek(0);
         s.step_forward();
       }
-      frame(window, s, gpu, 0.0, "", split);
+      frame(window, s, gpu, 0.0, nullptr, split);
       const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
       sum += ms;
       worst = std::max(worst, ms);
@@ -44,7 +44,7 @@ void run_frame_bench(GLFWwindow* window, AppState& s, GpuState& gpu, int frames)
   double idle_mean = 0, idle_max = 0, step_mean = 0, step_max = 0;
   long idle_allocs = 0, step_allocs = 0;
   s.seek(s.steps() / 2);
-  for (int f = 0; f < 3; ++f) frame(window, s, gpu, 0.0, "");
+  for (int f = 0; f < 3; ++f) frame(window, s, gpu, 0.0, nullptr);
   const int uploads_before = gpu.O.uploads;
   FrameSplit idle_split, step_split;
   run_frames(false, &idle_mean, &idle_max, &idle_allocs, &idle_split);

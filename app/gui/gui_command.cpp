@@ -16,6 +16,8 @@
 #include "app/gui/panels.h"
 #include "app/gui/resources.h"
 #include "app/gui/state_dump.h"
+#include "core/checked.h"
+#include "core/input_files.h"
 #include "core/output_files.h"
 
 #include <GLFW/glfw3.h>
@@ -47,9 +49,11 @@ bool have_display() {
 }
 
 const char* kNoDisplay =
-    "flashstep: no display (DISPLAY is not set): use the headless subcommands (flashstep run, "
+    "no display (DISPLAY is not set): use the headless subcommands (flashstep run, "
     "explain, lesson softmax; see flashstep --help) or render the app to a PNG with "
     "xvfb-run flashstep gui --screenshot out.png";
+
+constexpr int kMaxBenchFrames = 100000;  // --bench-frames: a few minutes at most
 
 ImVec4 g_clear(0.06f, 0.06f, 0.06f, 1.0f);  // the panels' background (see ApplyDisplay)
 bool g_offline = false;  // screenshot, frames and benchmark: ignore the pointer (Xvfb puts it mid-screen)
@@ -59,7 +63,14 @@ uint64_t g_display_seen = 0;  // the DisplayState::version whose style and fonts
 // [SECTION] Window, ImGui and fonts
 // =============================================================================================
 
-void glfw_error(int code, const char* text) { std::fprintf(stderr, "flashstep: GLFW error %d: %s\n", code, text); }
+// Until the window is open, GLFW's errors are kept for the one error line (a display that
+// cannot be reached, no OpenGL 3.3); after that they are printed as they come.
+std::string g_glfw_error;
+bool g_glfw_quiet = true;
+void glfw_error(int code, const char* text) {
+  if (g_glfw_quiet) g_glfw_error = "GLFW error " + std::to_string(code) + ": " + excerpt(text ? text : "", 300);
+  else std::fprintf(stderr, "flashstep: GLFW error %d: %s\n", code, text);
+}
 
 void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
   IMGUI_CHECKVERSION();
@@ -77,18 +88,17 @@ void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
 // [SECTION] Screenshot
 // =============================================================================================
 
-// Reads the back buffer just rendered and writes it as PNG (before the swap).
-void write_screenshot(const std::string& path, int w, int h) {
+// Reads the back buffer just rendered (before the swap) and encodes it as PNG.
+std::string screenshot_png(int w, int h) {
   std::vector<unsigned char> px(size_t(w) * size_t(h) * 3);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
   stbi_flip_vertically_on_write(1);  // OpenGL's rows start at the bottom
-  std::string png;  // encoded in memory, then written safely (core/output_files.h)
+  std::string png;
   auto append = [](void* to, void* data, int n) { static_cast<std::string*>(to)->append(static_cast<const char*>(data), size_t(n)); };
-  if (!stbi_write_png_to_func(append, &png, w, h, 3, px.data(), w * 3))
-    throw InputError("cannot encode the screenshot " + path);
-  write_file_atomic(path, png);
+  if (!stbi_write_png_to_func(append, &png, w, h, 3, px.data(), w * 3)) throw InputError("cannot encode the screenshot as PNG");
+  return png;
 }
 
 }  // namespace
@@ -97,8 +107,7 @@ void write_screenshot(const std::string& path, int w, int h) {
 // [SECTION] The frame loop
 // =============================================================================================
 
-void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std::string& capture,
-           FrameSplit* split) {
+void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::string* capture, FrameSplit* split) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   glfwPollEvents();
@@ -139,11 +148,11 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std:
   glClearColor(g_clear.x, g_clear.y, g_clear.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  if (!capture.empty()) write_screenshot(capture, fw, fh);  // throws: the mode's result
+  if (capture) *capture = screenshot_png(fw, fh);  // throws: the mode's result
   // The Export tab's PNG (in the screenshot mode, from the settled last frame only).
-  if (!s.screenshot_request.empty() && (!g_offline || !capture.empty())) {
+  if (!s.screenshot_request.empty() && (!g_offline || capture)) {
     try {
-      write_screenshot(s.screenshot_request, fw, fh);
+      s.write_output(s.screenshot_request, screenshot_png(fw, fh), "export");
       s.export_message = "wrote " + s.screenshot_request;
     } catch (const InputError& e) {
       s.export_message = std::string("error: ") + e.what();
@@ -178,22 +187,37 @@ struct FrameClock {
 int run_app(const GuiOptions& o) {
   int width = 1600, height = 1000;
   parse_size(o.size, &width, &height);
-  if (!have_display()) {
-    std::fprintf(stderr, "%s\n", kNoDisplay);
-    return 2;
-  }
+  if (o.bench_frames < 0 || o.bench_frames > kMaxBenchFrames)
+    throw InputError("--bench-frames must be in 0.." + std::to_string(kMaxBenchFrames) + " (got " +
+                     std::to_string(o.bench_frames) + ")");
+  if (!have_display()) throw InputError(kNoDisplay);
   // The state first: a bad preset, script, display flag or frame range fails before a window opens.
   AppState s;
   prepare_state(s, o);
   const bool animating = o.animation.wanted();
   if (animating && (!o.screenshot.empty() || o.bench_frames > 0))
     throw InputError("--frames, --gif and --video cannot be combined with --screenshot or --bench-frames");
-  const AnimationPlan plan = plan_animation(o.animation, s.steps());
+  // The outputs: checked now against each other and the app's inputs, written together at the
+  // end (the screenshot and the state dump), or by the export (the GIF and the video).
+  if (!o.dump_state.empty() && o.screenshot.empty()) throw InputError("--dump-state needs --screenshot FILE");
+  const auto inputs = s.input_files();
+  OutputFiles outs;
+  if (!o.screenshot.empty()) outs.add(o.screenshot, "--screenshot");
+  if (!o.screenshot.empty() && !o.dump_state.empty()) outs.add(o.dump_state, "--dump-state");
+  if (!o.animation.gif.empty()) outs.add(o.animation.gif, "--gif");
+  if (!o.animation.video.empty()) outs.add(o.animation.video, "--video");
+  for (const auto& [path, what] : inputs) outs.add_input(path, what);
+  outs.check();
+  AnimationPlan plan = plan_animation(o.animation, s.steps());
+  plan.inputs = inputs;
 
   glfwSetErrorCallback(glfw_error);
+  g_glfw_quiet = true;
   if (!glfwInit()) {
-    std::fprintf(stderr, "%s\n", kNoDisplay);
-    return 2;
+    const char* display = std::getenv("DISPLAY");
+    throw InputError("cannot open the display" + (display && *display ? " " + excerpt(display) : std::string()) +
+                     (g_glfw_error.empty() ? "" : " (" + g_glfw_error + ")") +
+                     ": run under xvfb-run for --screenshot, --frames and --bench-frames");
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -206,8 +230,10 @@ int run_app(const GuiOptions& o) {
   GLFWwindow* window = glfwCreateWindow(width, height, "flashstep: FlashAttention tile by tile", nullptr, nullptr);
   if (!window) {
     glfwTerminate();
-    throw InputError("could not open an OpenGL 3.3 window on this display");
+    throw InputError("could not open an OpenGL 3.3 window on this display" +
+                     (g_glfw_error.empty() ? std::string() : " (" + g_glfw_error + ")"));
   }
+  g_glfw_quiet = false;
   glfwMakeContextCurrent(window);
   glfwSwapInterval(offline ? 0 : 1);
   g_offline = offline;
@@ -222,8 +248,11 @@ int run_app(const GuiOptions& o) {
       rc = 4;  // the info log is printed already
     } else if (!o.screenshot.empty()) {
       // A few frames let ImGui settle its layout (window sizes, tab bars) before the capture.
-      for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, f == 3 ? o.screenshot : std::string());
-      if (!o.dump_state.empty()) write_state_dump(s, o.dump_state);
+      std::string png;
+      for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, f == 3 ? &png : nullptr);
+      outs.bytes(o.screenshot) = std::move(png);
+      if (!o.dump_state.empty()) outs.bytes(o.dump_state) = state_to_json(s).dump(1) + "\n";
+      outs.commit();  // both or neither
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);
       std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
@@ -236,7 +265,7 @@ int run_app(const GuiOptions& o) {
       while (!glfwWindowShouldClose(window)) {
         // Idle (not playing): sleep until an event, so a still window costs no CPU.
         if (!s.playing) glfwWaitEventsTimeout(0.5);
-        frame(window, s, gpu, clock.tick(), "");
+        frame(window, s, gpu, clock.tick(), nullptr);
       }
     }
   } catch (const InputError& e) {
@@ -264,18 +293,32 @@ int run_app(const GuiOptions& o) {
 // [SECTION] Subcommand registration
 // =============================================================================================
 
+// A count of steps: a whole number >= 0, refused as typed ("--step -1"), not as a double range.
+static CLI::Validator step_count(const char* flag) {
+  return CLI::Validator(
+      [flag](std::string& text) {
+        try {
+          if (checked::parse_int(text, flag) < 0) return std::string(flag) + " must be >= 0 (got " + text + ")";
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "", "step count");
+}
+
 void add_gui_command(CLI::App& app, const SetAction& set_action) {
   static gui::GuiOptions o;
   auto* g = app.add_subcommand("gui", "the desktop teaching app (Dear ImGui + OpenGL window)");
   g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16, backward, l2-fa1-vs-fa2) or a .json path");
   g->add_flag("--backward", o.backward, "add the backward pass to the preset's problem and open at its first step");
-  g->add_option("--step", o.step, "apply this many steps before showing")->check(CLI::NonNegativeNumber);
+  g->add_option("--step", o.step, "apply this many steps before showing")->check(step_count("--step"));
   g->add_option("--screenshot", o.screenshot, "render to this PNG and exit (works under xvfb-run)");
   g->add_option("--size", o.size, "window size, default 1600x1000");
   g->add_option("--view", o.view, "open on tiles, lesson, compare or bench");
   g->add_option("--bench", o.bench, "bench-gpu --json file for the Bench view (default assets/bench/h200.json)");
   g->add_option("--bench-figure", o.bench_figure, "the Bench view's figure: bc (default), tflops or memory");
-  g->add_option("--back", o.back, "then step back this many steps")->check(CLI::NonNegativeNumber)->group("");
+  g->add_option("--back", o.back, "then step back this many steps")->check(step_count("--back"))->group("");
   g->add_option("--script", o.script, "UI actions: \"step 5; back 2; seek 9; end; home; jump I J; set d 8; set schedule fa2; apply\"")->group("");
   g->add_option("--dump-state", o.dump_state, "with --screenshot: write the app's step and HBM state as JSON")->group("");
   g->add_option("--bench-frames", o.bench_frames, "time this many frames (idle, then one step per frame), print the mean frame time and exit");
@@ -304,7 +347,7 @@ bool gui_available_for_default() { return true; }
 
 int run_gui_default() {
   if (!gui::have_display()) {
-    std::printf("%s\n", gui::kNoDisplay);
+    std::printf("flashstep: %s\n", gui::kNoDisplay);
     return 0;
   }
   return gui::run_app(gui::GuiOptions{});

@@ -1,15 +1,16 @@
 #include "app/gui/l2_view.h"
 
+#include "core/input_files.h"
+
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace flashstep::gui {
 
 namespace {
 
-constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t(16) << 20;  // a few hundred points take kilobytes
+constexpr int64_t kMaxFileBytes = int64_t(16) << 20;  // a few hundred points take kilobytes
+constexpr size_t kMaxWord = 64;                       // "gpu", "schedule", "dtype": short names
 
 using nlohmann::json;
 
@@ -40,30 +41,30 @@ double bytes_at(const json& o, const char* key, const std::string& where) {
 std::string text_at(const json& o, const char* key, const std::string& where) {
   const json& v = need(o, key, where);
   if (!v.is_string()) throw InputError(where + ": \"" + key + "\" must be a string");
+  check_text_length(v.get_ref<const std::string&>(), kMaxWord, where, key);
   return v.get<std::string>();
 }
+
+DramMeasurements parse_dram_json(const json& j, const std::string& path);
 
 }  // namespace
 
 DramMeasurements load_dram_measurements(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InputError("measurement file " + path + ": no such file");
-  if (fs::file_size(path, ec) > kMaxFileBytes)
-    throw InputError("measurement file " + path + " is over 16 MiB: not a gpu/ncu_dram.sh result");
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open measurement file " + path);
-  return parse_dram_measurements(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), path);
+  return parse_dram_measurements(read_input_file(path, "measurement file", kMaxFileBytes), path);
 }
 
 DramMeasurements parse_dram_measurements(const std::string& text, const std::string& path) {
-  const std::string file = "measurement file " + path;
-  json j;
   try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    throw InputError(file + " is not valid JSON (" + e.what() + ")");
+    return parse_dram_json(parse_json_input(text, "measurement file " + excerpt(path, 512)), path);
+  } catch (const json::exception& e) {  // a type nlohmann refuses: bad input, never an internal error
+    throw InputError("measurement file " + excerpt(path, 512) + ": " + excerpt(e.what(), 120));
   }
+}
+
+namespace {
+
+DramMeasurements parse_dram_json(const json& j, const std::string& path) {
+  const std::string file = "measurement file " + excerpt(path, 512);
   if (!j.is_object()) throw InputError(file + ": expected an object with \"points\" (gpu/ncu_dram.sh's format)");
   DramMeasurements m;
   m.path = path;
@@ -103,6 +104,8 @@ DramMeasurements parse_dram_measurements(const std::string& text, const std::str
     throw InputError(file + ": no measured point" + (m.failed ? " (every one failed)" : ""));
   return m;
 }
+
+}  // namespace
 
 const DramPoint* find_dram_point(const DramMeasurements& m, Schedule s, const Problem& p, const L2Config& l2) {
   if (m.gpu != l2.gpu || p.nq != p.nk) return nullptr;

@@ -1,6 +1,8 @@
 #include "app/gui/options.h"
 
 #include "app/gui/resources.h"
+#include "app/gui/text_field.h"
+#include "core/checked.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,14 +10,7 @@
 namespace flashstep::gui {
 
 void parse_size(const std::string& text, int* w, int* h) {
-  int a = 0, b = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &a, &x, &b, &extra) != 3 || (x != 'x' && x != 'X'))
-    throw InputError("--size must look like 1600x1000 (got '" + text + "')");
-  if (a < 320 || b < 240 || a > 8192 || b > 8192)
-    throw InputError("--size must be between 320x240 and 8192x8192 (got '" + text + "')");
-  *w = a;
-  *h = b;
+  checked::parse_wxh(text, "--size", "1600x1000", 320, 240, 8192, w, h);
 }
 
 // The file named by --bench must load; the shipped H200 file opens when none is named.
@@ -41,7 +36,7 @@ namespace {
 
 // Before the steps: --snapshot-problem replaces the run.
 void load_snapshot_option(AppState& s, const GuiOptions& o) {
-  std::snprintf(s.snapshots.dir, sizeof s.snapshots.dir, "%s", o.snapshots.c_str());
+  set_field(s.snapshots.dir, o.snapshots, "--snapshots");
   s.load_snapshots();
   if (!s.snapshots.error.empty()) throw InputError(s.snapshots.error);
   if (s.snapshots.mismatch.empty()) return;
@@ -82,7 +77,7 @@ void prepare_state(AppState& s, const GuiOptions& o) {
   }
   prepare_bench(s, o);
   if (!o.dram.empty()) {
-    std::snprintf(s.dram.path, sizeof s.dram.path, "%s", o.dram.c_str());
+    set_field(s.dram.path, o.dram, "--dram");
     s.load_dram();
     if (!s.dram.error.empty()) throw InputError("--dram: " + s.dram.error);
   }
@@ -92,8 +87,8 @@ void prepare_state(AppState& s, const GuiOptions& o) {
   if (!o.script.empty()) s.run_script(o.script);
   if (o.lesson_blocks >= 0) s.lesson.shown = int(std::min<int64_t>(o.lesson_blocks, int64_t(s.lesson.lesson.blocks.size())));
   if (!o.compare_o.empty()) {
-    std::snprintf(s.compare.o_path, sizeof s.compare.o_path, "%s", o.compare_o.c_str());
-    std::snprintf(s.compare.lse_path, sizeof s.compare.lse_path, "%s", o.compare_lse.c_str());
+    set_field(s.compare.o_path, o.compare_o, "--compare-o");
+    set_field(s.compare.lse_path, o.compare_lse, "--compare-lse");
     s.load_compare();
     if (!s.compare.error.empty()) throw InputError(s.compare.error);
   }

@@ -1,5 +1,6 @@
 #include "app/gui/resources.h"
 
+#include "core/input_files.h"
 #include "core/types.h"
 
 #include <filesystem>
@@ -44,11 +45,7 @@ std::string system_font(bool mono) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  return read_input_file(path, "the app's file", int64_t(1) << 20);  // a shader: a few KiB
 }
 
 }  // namespace flashstep::gui

@@ -1,5 +1,6 @@
 #include "app/gui/settings.h"
 
+#include "core/input_files.h"
 #include "core/output_files.h"
 #include "core/types.h"
 
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace flashstep::gui {
@@ -27,7 +27,7 @@ DisplaySettings presentation_settings() {
 Theme parse_theme(const std::string& name) {
   if (name == "dark") return Theme::dark;
   if (name == "light") return Theme::light;
-  throw InputError("--theme must be dark or light (got '" + name + "')");
+  throw InputError("--theme must be dark or light (got '" + excerpt(name) + "')");
 }
 
 float parse_font_scale(const std::string& text) {
@@ -36,7 +36,7 @@ float parse_font_scale(const std::string& text) {
   char range[64];
   std::snprintf(range, sizeof range, "from %.2g to %.2g", double(kMinFontScale), double(kMaxFontScale));
   if (text.empty() || end == text.c_str() || *end || !std::isfinite(x) || x < kMinFontScale || x > kMaxFontScale)
-    throw InputError("--font-scale must be a number " + std::string(range) + " (got '" + text + "')");
+    throw InputError("--font-scale must be a number " + std::string(range) + " (got '" + excerpt(text) + "')");
   return float(x);
 }
 
@@ -62,7 +62,7 @@ unsigned parse_panels(const std::string& list) {
     for (PanelBit p : kPanels)
       if (name == panel_name(p)) bit = p;
     if (!bit)
-      throw InputError("--hide takes panels from controls, algorithm, problem, memory, softmax, legend, or none (got '" + name + "')");
+      throw InputError("--hide takes panels from controls, algorithm, problem, memory, softmax, legend, or none (got '" + excerpt(name) + "')");
     set |= bit;
   }
   return set;
@@ -90,27 +90,42 @@ std::string settings_path(const std::string& flag) {
 }
 
 DisplaySettings load_settings(const std::string& path) {
+  // A missing file is the first run: the defaults. Anything else there must be a regular file
+  // (a FIFO must not hang the app) of at most a few KiB.
+  if (path.empty() || !check_input_file(path, "the settings file", true)) return DisplaySettings{};
+  return parse_settings(read_input_file(path, "the settings file", kMaxSettingsBytes), path);
+}
+
+DisplaySettings parse_settings(const std::string& text, const std::string& path) {
   DisplaySettings d;
-  std::error_code ec;
-  if (path.empty() || !fs::exists(path, ec)) return d;
   const std::string fix = " (fix or delete it, or pass --settings another.json)";
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read the settings file " + path + fix);
+  const std::string where = "the settings file " + excerpt(path, 512);
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = parse_json_input(text, where);
     if (!j.is_object()) throw InputError("not a JSON object");
-    if (j.contains("theme")) d.theme = parse_theme(j.at("theme").get<std::string>());
+    auto word = [](const nlohmann::json& v, const char* key) {
+      if (!v.is_string()) throw InputError(std::string(key) + " must be a string, not " + json_excerpt(v));
+      return excerpt(v.get<std::string>(), 64);  // quoted by the parsers' messages
+    };
+    if (j.contains("theme")) d.theme = parse_theme(word(j.at("theme"), "theme"));
     if (j.contains("font_scale")) {
-      const double x = j.at("font_scale").get<double>();
+      const nlohmann::json& v = j.at("font_scale");
+      if (!v.is_number()) throw InputError("font_scale must be a number, not " + json_excerpt(v));
       char text[32];
-      std::snprintf(text, sizeof text, "%.17g", x);
+      std::snprintf(text, sizeof text, "%.17g", v.get<double>());
       d.font_scale = parse_font_scale(text);
     }
     if (j.contains("hidden")) {
-      for (const auto& name : j.at("hidden")) d.hidden |= parse_panels(name.get<std::string>());
+      const nlohmann::json& v = j.at("hidden");
+      if (!v.is_array() || v.size() > 64) throw InputError("hidden must be an array of panel names, not " + json_excerpt(v));
+      for (const auto& name : v) d.hidden |= parse_panels(word(name, "hidden"));
     }
-  } catch (const std::exception& e) {  // nlohmann's parse and type errors, and ours
-    throw InputError("the settings file " + path + " is not valid: " + e.what() + fix);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + " is not valid: " + excerpt(e.what(), 120) + fix);
+  } catch (const InputError& e) {
+    std::string why = e.what();
+    if (why.rfind(where + ": ", 0) == 0) why = why.substr(where.size() + 2);  // named once
+    throw InputError(where + " is not valid: " + why + fix);
   }
   return d;
 }
@@ -159,7 +174,7 @@ void DisplayState::run_command(const std::string& command) {
   else if (verb == "menu") menu_open = true;  // opens the Display menu (for screenshots of it)
   else
     throw InputError("script: display knows theme dark|light, font-scale X, hide PANELS, show PANELS, "
-                     "presentation, default, menu (got '" + verb + "')");
+                     "presentation, default, menu (got '" + excerpt(verb) + "')");
   change(next);
 }
 

@@ -54,8 +54,12 @@ inline constexpr PanelBit kPanels[6] = {kPanelControls, kPanelAlgorithm, kPanelP
 
 // The file the Display menu writes: `flag` when given, else the environment's (see above).
 std::string settings_path(const std::string& flag);
-// A missing file gives the defaults; a file that is not this format throws InputError naming it.
+// A missing file gives the defaults; a file that is not this format, not a regular file (a FIFO)
+// or over kMaxSettingsBytes throws InputError naming it.
+constexpr int64_t kMaxSettingsBytes = 64 << 10;
 DisplaySettings load_settings(const std::string& path);
+// The same from the file's text (the fuzz target feeds this); `path` is for messages.
+DisplaySettings parse_settings(const std::string& text, const std::string& path);
 void save_settings(const DisplaySettings& d, const std::string& path);  // throws InputError
 
 // What the app holds: the settings in force, where they are remembered, and what the window

@@ -9,6 +9,7 @@
 // max|ref| <= tol) per element, so the largest value of a tensor is its max_rel / tol and
 // anything above 1 is over tolerance.
 #pragma once
+#include "app/gui/text_field.h"
 #include "core/snapshot.h"
 
 #include <array>
@@ -34,7 +35,7 @@ struct SnapshotTile {
 };
 
 struct SnapshotCompare {
-  char dir[512] = "";
+  char dir[kPathField] = "";
   bool loaded = false;      // a folder of the app's problem is loaded and compared
   std::string error;        // why the last load failed (one line)
   std::string mismatch;     // the folder is of another problem: the first field that differs

@@ -1,17 +1,23 @@
 #include "app/plot/bench_data.h"
 
+#include "core/input_files.h"
 #include "core/types.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 namespace flashstep::plot {
 
 namespace {
+
+// Limits of a bench file (docs/limits.md): a real one has a few runs of tens of points; more
+// would only make the figures slow and unreadable.
+constexpr int64_t kMaxBenchBytes = int64_t(16) << 20;
+constexpr size_t kMaxRuns = 64, kMaxPoints = 2048;  // points: timings and sweep entries, all runs
+constexpr size_t kMaxText = 512;                     // "device", "source", "skipped": drawn in figures
+constexpr size_t kMaxDeviceText = 200;               // the devices of all runs joined
+constexpr int64_t kMaxCount = int64_t(1) << 40;      // n, d, Br, Bc, peak_bytes
 
 // Reads one JSON object's fields; every failure names the file and the field's path.
 struct Fields {
@@ -35,13 +41,16 @@ struct Fields {
   }
   int64_t count(const std::string& key) const {
     const nlohmann::json& v = at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0) fail(key, "must be a positive integer");
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > kMaxCount)
+      fail(key, "must be a positive integer up to 2^40");
     return v.get<int64_t>();
   }
   std::string text(const std::string& key) const {
     const nlohmann::json& v = at(key);
     if (!v.is_string()) fail(key, "must be a string");
-    return v.get<std::string>();
+    const std::string& t = v.get_ref<const std::string&>();
+    if (t.size() > kMaxText) fail(key, "is " + std::to_string(t.size()) + " characters long; at most " + std::to_string(kMaxText));
+    return t;
   }
   bool flag(const std::string& key) const {  // absent means false
     if (!obj.contains(key)) return false;
@@ -86,13 +95,17 @@ void parse_run(const Fields& run, int index, BenchData& out) {
   if (tc && backward) run.fail("backward", "and tensor_cores cannot both be true");
   const std::string device = run.text("device");
   if (out.device.empty()) out.device = device;
-  else if (out.device.find(device) == std::string::npos) out.device += " / " + device;
+  else if (out.device.find(device) == std::string::npos && out.device.size() <= kMaxDeviceText)
+    out.device += out.device.size() + device.size() > kMaxDeviceText ? " / ..." : " / " + device;
   const std::string run_precision = precision_name(run.text("dtype"));
   if (run_precision.empty()) run.fail("dtype", "must be float32, fp32, fp16 or bf16");
   const bool run_causal = run.flag("causal");
   out.sources.push_back(run.obj.contains("source") ? run.text("source") : "run " + std::to_string(index + 1));
 
   const nlohmann::json& rows = run.array("rows");
+  const nlohmann::json* sweep = run.obj.contains("sweep") ? &run.array("sweep") : nullptr;
+  if (out.timings.size() + out.sweep.size() + out.skipped + rows.size() * 3 + (sweep ? sweep->size() : 0) > kMaxPoints)
+    throw InputError(out.name + ": more than " + std::to_string(kMaxPoints) + " points; a bench file holds a few runs of tens");
   for (size_t r = 0; r < rows.size(); ++r) {
     const Fields row = run.object(rows[r], "rows[" + std::to_string(r) + "]");
     const int64_t n = row.count("n"), d = row.count("d");
@@ -133,10 +146,9 @@ void parse_run(const Fields& run, int index, BenchData& out) {
                        (tc ? "fa2_tc, standard_tc" : "fa1, fa2, standard"));
   }
 
-  if (!run.obj.contains("sweep")) return;
-  const nlohmann::json& sweep = run.array("sweep");
-  for (size_t k = 0; k < sweep.size(); ++k) {
-    const Fields p = run.object(sweep[k], "sweep[" + std::to_string(k) + "]");
+  if (!sweep) return;
+  for (size_t k = 0; k < sweep->size(); ++k) {
+    const Fields p = run.object((*sweep)[k], "sweep[" + std::to_string(k) + "]");
     if (p.obj.contains("schedule")) continue;  // fa2 at a few (Br, Bc): not part of Figure 2
     SweepPoint s;
     Timing who;  // the swept kernel, named as the timings are
@@ -173,6 +185,7 @@ BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
       top.fail("flashstep_bench", "must be 1 in a combined file (the format's version)");
     const nlohmann::json& runs = top.array("runs");
     if (runs.empty()) top.fail("runs", "is empty");
+    if (runs.size() > kMaxRuns) top.fail("runs", "has " + std::to_string(runs.size()) + " runs; at most " + std::to_string(kMaxRuns));
     for (size_t r = 0; r < runs.size(); ++r)
       parse_run(top.object(runs[r], "runs[" + std::to_string(r) + "]"), int(r), out);
   } else if (j.contains("rows")) {
@@ -200,21 +213,17 @@ BenchData parse_bench(const nlohmann::json& j, const std::string& name) {
   return out;
 }
 
-BenchData load_bench(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw InputError(path + " is not a regular file");
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json j;
+BenchData parse_bench_text(const std::string& text, const std::string& name) {
+  const nlohmann::json j = parse_json_input(text, name);
   try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + " is not JSON (byte " + std::to_string(e.byte) + ")");
+    return parse_bench(j, name);
+  } catch (const nlohmann::json::exception& e) {  // a type nlohmann refuses: bad input
+    throw InputError(name + ": " + excerpt(e.what(), 120));
   }
-  return parse_bench(j, path);
+}
+
+BenchData load_bench(const std::string& path) {
+  return parse_bench_text(read_input_file(path, "bench file", kMaxBenchBytes), path);
 }
 
 }  // namespace flashstep::plot

@@ -47,6 +47,9 @@ struct BenchData {
 
 // Throws InputError naming the file and the field (rows[3].fa1.tflops) that is wrong.
 BenchData parse_bench(const nlohmann::json& j, const std::string& name);
+// The same from a file's text (the fuzz target feeds this); `name` is for messages.
+BenchData parse_bench_text(const std::string& text, const std::string& name);
+// Reads a bench file (a regular file of at most 16 MiB: core/input_files.h) and parses it.
 BenchData load_bench(const std::string& path);
 
 }  // namespace flashstep::plot

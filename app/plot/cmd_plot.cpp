@@ -4,6 +4,7 @@
 #include "app/plot/bench_data.h"
 #include "app/plot/figures.h"
 #include "app/plot/raster.h"
+#include "core/checked.h"
 #include "core/output_files.h"
 
 #include <algorithm>
@@ -28,11 +29,7 @@ int run_plot(const PlotFlags& o) {
   else kinds.push_back(plot::parse_figure(o.figure));
   int w = kWidth, h = kFigureHeight * int(kinds.size());
   if (!o.size.empty()) {
-    char x = 0, extra = 0;
-    if (std::sscanf(o.size.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X'))
-      throw InputError("--size must look like 1200x700 (got '" + o.size + "')");
-    if (w < 400 || h < 300 || w > 8192 || h > 8192)
-      throw InputError("--size must be between 400x300 and 8192x8192 (got '" + o.size + "')");
+    checked::parse_wxh(o.size, "--size", "1200x700", 400, 300, 8192, &w, &h);
   }
   // The target is checked before the work, and written all at once after it.
   OutputFiles files;

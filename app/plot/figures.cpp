@@ -1,5 +1,6 @@
 #include "app/plot/figures.h"
 
+#include "core/input_files.h"
 #include "core/types.h"
 
 #include <algorithm>
@@ -173,7 +174,7 @@ const char* figure_name(FigureKind k) {
 FigureKind parse_figure(const std::string& s) {
   for (FigureKind k : kFigureKinds)
     if (s == figure_name(k)) return k;
-  throw InputError("unknown figure '" + s + "' (expected bc, tflops or memory)");
+  throw InputError("unknown figure '" + excerpt(s) + "' (expected bc, tflops or memory)");
 }
 
 double Axis::fraction(double v) const {

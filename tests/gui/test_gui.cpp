@@ -163,7 +163,7 @@ TEST_CASE("bad input fails with one clear line and no window", "[gui]") {
       {"--size wide --screenshot x.png", "flashstep: error: --size must look like"},
       {"--presentation --font-scale 3 --screenshot x.png", "flashstep: error: --font-scale must be a number from 0.75 to 2.5"},
       {"--frames f --to 3 --screenshot x.png", "flashstep: error: --frames, --gif and --video cannot be combined"},
-      {"--dram no-such.json --screenshot x.png", "flashstep: error: --dram: measurement file no-such.json: no such file"},
+      {"--dram no-such.json --screenshot x.png", "flashstep: error: --dram: measurement file no-such.json: cannot read: No such file"},
   }));
   const Result r = run_gui(args, "bad");
   INFO(r.output);

@@ -378,7 +378,7 @@ TEST_CASE("the bench view: the shipped file by default, a named file and figure,
     // A bad file keeps the one shown and says why.
     const size_t shown = s.bench.shown.series.size();
     REQUIRE_FALSE(s.bench.load(results + "h200_bench.txt"));
-    REQUIRE_THAT(s.bench.error, Contains("is not JSON"));
+    REQUIRE_THAT(s.bench.error, Contains("malformed JSON at byte"));
     REQUIRE(s.bench.loaded);
     REQUIRE(s.bench.shown.series.size() == shown);
     REQUIRE(std::string(s.bench.path).find("h200.json") != std::string::npos);
