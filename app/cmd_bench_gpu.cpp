@@ -1,6 +1,7 @@
 // flashstep bench-gpu: Algorithm 1, FlashAttention-2 and standard attention timed on the GPU,
 // and the Bc sweep of the paper's Figure 2 (middle).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_backward_tc.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
@@ -234,8 +235,8 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   static BenchFlags bf;
   auto* b = app.add_subcommand("bench-gpu", "Algorithm 1, FlashAttention-2 and standard attention on the GPU, "
                                             "and the Bc sweep of the paper's Figure 2 (middle)");
-  b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
-  b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
+  auto* n_opt = b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
+  auto* d_opt = b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
   b->add_option("--M", bf.M, "SRAM size that sets Br, Bc by the paper's formulas (default 128KiB)");
   b->add_option("--rows", bf.rows, "B x H x N: batch x heads fill the GPU with this many rows (default 131072)");
   b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
@@ -252,15 +253,35 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
   b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
   static bool tc = false;  // issue 10: app/cmd_tensor_cores.cpp
+  static bool no_fp32 = false;
+  b->add_flag("--no-fp32", no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", tc, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
-                                    "standard attention, N = 1024, 4096, 16384, d = 64, 128, then the Bc sweep "
-                                    "(Br 128, Bc 16-128; --sweep-d 64 or 128)");
-  b->callback([&set_action, dtype_opt] {
-    set_action([dtype_opt] {
-      if (tc && bf.backward) throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
-      if (tc)
-        return run_bench_tensor_cores({dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup,
-                                       bf.reps, bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep});
+                                    "standard attention, N = 1024, 4096, 16384 (or --n), d = 64, 128 (or --d), then the "
+                                    "Bc sweep (Br 128, Bc 16-128; --sweep-d 64 or 128); with --backward: forward + "
+                                    "backward at B = 16, H = 16, N = 4096, 16384, beside the float32 kernels");
+  b->callback([&set_action, dtype_opt, n_opt, d_opt] {
+    set_action([dtype_opt, n_opt, d_opt] {
+      if (tc && bf.backward) {  // app/cmd_backward_tc.cpp: B = 16, H = 16, N = 4096, 16384 unless --n
+        TcBackwardBenchRequest r;
+        r.dtype = dtype_opt->count() ? bf.dtype : "bf16";
+        r.causal = bf.causal;
+        if (n_opt->count()) r.sizes = bf.sizes;
+        if (d_opt->count()) r.dims = bf.dims;
+        r.warmup = bf.warmup;
+        r.reps = bf.reps;
+        r.variant = bf.variant;
+        r.as_json = bf.as_json;
+        r.json_file = bf.json_file;
+        if (no_fp32) r.fp32_max_n = 0;
+        return run_bench_backward_tensor_cores(r);
+      }
+      if (tc) {
+        TcBenchRequest r{dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup,
+                         bf.reps, bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep};
+        if (n_opt->count()) r.sizes = bf.sizes;  // else N = 1024, 4096, 16384
+        if (d_opt->count()) r.dims = bf.dims;
+        return run_bench_tensor_cores(r);
+      }
       if (!bf.backward) return run_bench(bf);
       return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
                                  bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,

@@ -1,6 +1,7 @@
 // flashstep gpu: run a schedule on the GPU and write O and lse as .npy; inputs from the run
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_backward_tc.h"
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
@@ -89,8 +90,11 @@ Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
 }
 
 int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std::string& out_lse,
-            const std::vector<int64_t>& kv_lens, const BackwardFlags& bwd) {
+            const std::vector<int64_t>& kv_lens, const BackwardFlags& bwd, bool tensor_cores) {
   const Inputs in = load_inputs(rf, kv_lens);
+  if (tensor_cores)  // app/cmd_backward_tc.cpp
+    return run_gpu_backward_tensor_cores(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features},
+                                         variant, out_o, out_lse);
   if (bwd.backward)
     return run_gpu_backward(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features}, variant,
                             out_o, out_lse);
@@ -155,12 +159,16 @@ void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--out-o", out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
   g->add_option("--out-lse", out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");
   add_backward_flags(g, bwd);  // --backward, --do, --out-dq/-dk/-dv: app/cmd_backward_gpu.cpp
+  static bool g_tc = false;    // app/cmd_backward_tc.cpp
+  g->add_flag("--tensor-cores", g_tc, "with --backward: forward + backward on tensor cores in --dtype bf16 or fp16 "
+                                      "(FlashAttention-2; --variant picks the backward kernel)");
   static std::string snapshots;
   g->add_option("--snapshots", snapshots, "write the state after every j (fa1: O, l, m in HBM; fa2: O_i, l_i, m_i on "
                                           "chip; with --backward dQ) and the final O, lse to a folder for compare");
   g->callback([&set_action] {
     set_action([] {
-      if (snapshots.empty()) return run_gpu(gf, g_variant, out_o, out_lse, kv_lens, bwd);
+      if (snapshots.empty()) return run_gpu(gf, g_variant, out_o, out_lse, kv_lens, bwd, g_tc);
+      if (g_tc) throw InputError("--snapshots is for the float32 kernels: drop --tensor-cores");
       if (!kv_lens.empty()) throw InputError("--snapshots takes one head: drop --kv-lens (use --kv-len)");
       if (!out_o.empty() || !out_lse.empty() || !bwd.out_dq.empty() || !bwd.out_dk.empty() || !bwd.out_dv.empty())
         throw InputError("--snapshots writes the final O, lse (and dQ) into its folder: drop --out-o/--out-lse/--out-d*");

@@ -6,6 +6,7 @@
 // (snapshots); fa2 and standard at the end only (O and lse): fa2's per-j state never leaves
 // the chip in the normal kernel (gpu --snapshots has a variant that dumps it; see compare).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_backward_tc.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
@@ -253,7 +254,8 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   add_run_flags(verify, vf);
   verify->add_option("--variant", v_variant,
                      std::string(kFloat32VariantHelp) +
-                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep");
+                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep"
+                         "; with --backward --tensor-cores: the backward ladder, 1-3");
   verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   add_verify_backward_flags(verify, v_bwd);  // app/cmd_backward_gpu.cpp
   static bool v_tc = false;  // issue 10: app/cmd_tensor_cores.cpp
@@ -261,7 +263,7 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
                                           "emulating its rounding (--schedule fa2 --dtype bf16 --p-dtype bf16)");
   verify->callback([&set_action] {
     set_action([] {
-      if (v_tc && v_bwd.backward) throw InputError("--tensor-cores verifies the forward only: drop --backward or --tensor-cores");
+      if (v_tc && v_bwd.backward) return run_verify_backward_tensor_cores(vf, v_bwd, v_variant);  // cmd_backward_tc.cpp
       if (v_tc) return run_verify_tensor_cores(vf, v_variant);
       return v_bwd.backward ? run_verify_backward(vf, v_bwd, v_variant) : run_verify(vf, v_variant, v_tol);
     });
