@@ -7,6 +7,7 @@
 #include "gpu/common.cuh"
 #include "gpu/kernels.h"
 #include "gpu/tc_launch.h"
+#include "gpu/tc_params.h"
 
 #include <climits>
 
@@ -14,9 +15,6 @@ namespace flashstep::gpu {
 
 namespace {
 
-using tc::Elem;
-
-Elem elem_of(Dtype t) { return t == Dtype::fp16 ? Elem::fp16 : Elem::bf16; }
 Storage storage_of(Dtype t) { return t == Dtype::fp16 ? Storage::fp16 : Storage::bf16; }
 int resolve(int variant, int64_t d) { return variant == 0 ? tc_backward_default_variant(d) : variant; }
 int64_t rows_pad(int64_t nq) {
@@ -56,29 +54,8 @@ struct Buffers {
       to_storage(stage.get(), dst->get(), dst->size(), storage_of(t));
     }
   }
-  tc::TcMask mask(const Shape& s, const TcOptions& o) const {
-    tc::TcMask m;
-    m.causal = o.causal;
-    m.kv_len = int(o.kv_len);
-    m.kv_lens = kv_lens.get();
-    m.heads_per_batch = int(s.H);
-    return m;
-  }
   tc::TcParams forward_params(const Shape& s, float scale, const TcOptions& o) const {
-    tc::TcParams p;
-    p.Q = Q.get();
-    p.K = K.get();
-    p.V = V.get();
-    p.O = O.get();
-    p.lse = lse.get();
-    p.heads = int(s.heads());
-    p.nq = int(s.nq);
-    p.nk = int(s.nk);
-    p.d = int(s.d);
-    p.scale = scale;
-    p.elem = elem_of(o.dtype);
-    p.mask = mask(s, o);
-    return p;
+    return make_tc_params(Q.get(), K.get(), V.get(), O.get(), lse.get(), kv_lens.get(), s, scale, o);
   }
   tc::TcBwdParams backward_params(const Shape& s, float scale, const TcOptions& o) {
     tc::TcBwdParams p;
