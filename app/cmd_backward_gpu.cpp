@@ -48,6 +48,8 @@ const char* backward_title(Schedule s) {
                               : "Algorithm 3 (standard)";
 }
 
+}  // namespace
+
 // A gradient the kernels left unwritten (NaN: the outputs are poisoned) is a bug, not input;
 // one that overflows float32 comes from the inputs.
 void check_gradient(const std::vector<float>& g, const char* name) {
@@ -81,7 +83,42 @@ std::vector<float> grad_output(const RunFlags& rf, const BackwardFlags& bf, cons
   return dO;
 }
 
-}  // namespace
+BackwardOutputs::BackwardOutputs(const RunFlags& rf, const BackwardFlags& bf, const std::string& out_o,
+                                 const std::string& out_lse)
+    : paths_{out_o, out_lse, bf.out_dq, bf.out_dk, bf.out_dv} {
+  const char* flags[] = {"--out-o", "--out-lse", "--out-dq", "--out-dk", "--out-dv"};
+  for (size_t k = 0; k < paths_.size(); ++k)
+    if (!paths_[k].empty()) out_.add(paths_[k], flags[k]);
+  const std::pair<const std::string*, const char*> inputs[] = {
+      {&rf.q, "--q"}, {&rf.k, "--k"}, {&rf.v, "--v"}, {&bf.do_path, "--do"}};
+  for (const auto& [path, what] : inputs)
+    if (!path->empty()) out_.add_input(*path, what);
+  out_.check();  // before the GPU work
+}
+
+void BackwardOutputs::commit(const GpuInputs& in, const std::vector<float>& O, const std::vector<float>& lse,
+                             const std::vector<float>& dQ, const std::vector<float>& dK, const std::vector<float>& dV) {
+  for (float x : O)
+    if (std::isnan(x)) throw std::runtime_error("GPU output O has unwritten (NaN) elements");
+  check_gradient(dQ, "dQ");
+  check_gradient(dK, "dK");
+  check_gradient(dV, "dV");
+  const gpu::Shape& s = in.s;
+  const bool r4 = in.rank == 4;
+  const std::vector<int64_t> q_shape = r4 ? std::vector<int64_t>{s.B, s.H, s.nq, s.d} : std::vector<int64_t>{s.nq, s.d},
+                             k_shape = r4 ? std::vector<int64_t>{s.B, s.H, s.nk, s.d} : std::vector<int64_t>{s.nk, s.d},
+                             l_shape = r4 ? std::vector<int64_t>{s.B, s.H, s.nq} : std::vector<int64_t>{s.nq};
+  const std::pair<const std::vector<float>*, const std::vector<int64_t>*> data[] = {
+      {&O, &q_shape}, {&lse, &l_shape}, {&dQ, &q_shape}, {&dK, &k_shape}, {&dV, &k_shape}};
+  for (size_t k = 0; k < paths_.size(); ++k)
+    if (!paths_[k].empty()) out_.bytes(paths_[k]) = npy_bytes(data[k].first->data(), *data[k].second);
+  out_.commit();
+}
+
+void BackwardOutputs::print_written() const {
+  for (const std::string& path : paths_)
+    if (!path.empty()) std::printf("wrote      %s\n", path.c_str());
+}
 
 int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInputs& in, int variant,
                      const std::string& out_o, const std::string& out_lse) {
@@ -89,17 +126,7 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
   check_float32_storage(in.features.dtype);
   const Schedule sched = parse_schedule(rf.schedule);
   const std::vector<float> dO = grad_output(rf, bf, in);
-  OutputFiles out;
-  const std::pair<const std::string*, const char*> targets[] = {
-      {&out_o, "--out-o"}, {&out_lse, "--out-lse"}, {&bf.out_dq, "--out-dq"}, {&bf.out_dk, "--out-dk"},
-      {&bf.out_dv, "--out-dv"}};
-  for (const auto& [path, what] : targets)
-    if (!path->empty()) out.add(*path, what);
-  const std::pair<const std::string*, const char*> inputs[] = {
-      {&rf.q, "--q"}, {&rf.k, "--k"}, {&rf.v, "--v"}, {&bf.do_path, "--do"}};
-  for (const auto& [path, what] : inputs)
-    if (!path->empty()) out.add_input(*path, what);
-  out.check();  // before the GPU work
+  BackwardOutputs out(rf, bf, out_o, out_lse);
   const gpu::DeviceInfo info = gpu::device_info();
 
   Tiling t;
@@ -109,22 +136,7 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
   o.features = in.features;
   const gpu::BackwardResult r =
       run_backward_on_gpu(sched, in.Q->data(), in.K->data(), in.V->data(), dO.data(), s, in.scale, t, o);
-  for (float x : r.O)
-    if (std::isnan(x)) throw std::runtime_error("GPU output O has unwritten (NaN) elements");
-  check_gradient(r.dQ, "dQ");
-  check_gradient(r.dK, "dK");
-  check_gradient(r.dV, "dV");
-
-  const bool r4 = in.rank == 4;
-  const std::vector<int64_t> q_shape = r4 ? std::vector<int64_t>{s.B, s.H, s.nq, s.d} : std::vector<int64_t>{s.nq, s.d},
-                             k_shape = r4 ? std::vector<int64_t>{s.B, s.H, s.nk, s.d} : std::vector<int64_t>{s.nk, s.d},
-                             l_shape = r4 ? std::vector<int64_t>{s.B, s.H, s.nq} : std::vector<int64_t>{s.nq};
-  const std::tuple<const std::string*, const std::vector<float>*, const std::vector<int64_t>*> files[] = {
-      {&out_o, &r.O, &q_shape}, {&out_lse, &r.lse, &l_shape}, {&bf.out_dq, &r.dQ, &q_shape},
-      {&bf.out_dk, &r.dK, &k_shape}, {&bf.out_dv, &r.dV, &k_shape}};
-  for (const auto& [path, data, shape] : files)
-    if (!path->empty()) out.bytes(*path) = npy_bytes(data->data(), *shape);
-  out.commit();
+  out.commit(in, r.O, r.lse, r.dQ, r.dK, r.dV);
 
   std::printf("gpu        forward + backward, %s on %s, float32\n", backward_title(sched), info.name.c_str());
   std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n", (long long)s.B,
@@ -134,8 +146,7 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
     std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, backward variant %d\n",
                 (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, r.variant);
   std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
-  for (const auto& [path, data, shape] : files)
-    if (!path->empty()) std::printf("wrote      %s\n", path->c_str());
+  out.print_written();
   return 0;
 }
 

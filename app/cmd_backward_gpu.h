@@ -9,9 +9,11 @@
 #include "app/cli_backward.h"
 #include "app/commands.h"
 #include "app/gpu_requests.h"  // check_float32_storage, BackwardBenchFlags, read_grad_output_4d
+#include "core/output_files.h"
 #include "gpu/backend.h"
 #include "gpu/backward.h"
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,6 +34,28 @@ struct GpuInputs {
   int64_t M = 0;
   gpu::Features features;
 };
+// A gradient with NaN (unwritten: std::runtime_error) or Inf (overflow from the inputs: InputError).
+void check_gradient(const std::vector<float>& g, const char* name);
+
+// dO per head, (B, H, Nq, d) row-major: from --do (Nq x d, or (B, H, Nq, d) for 4-D inputs) or
+// from the seed as run --backward draws it (head k from seed + k); checked (shape, NaN, Inf).
+std::vector<float> grad_output(const RunFlags& rf, const BackwardFlags& bf, const GpuInputs& in);
+
+// The files gpu --backward writes (--out-o, --out-lse, --out-dq, --out-dk, --out-dv): planned and
+// checked on construction (before the GPU work); commit() checks the results (NaN: a bug; Inf:
+// InputError) and writes all of them or none.
+class BackwardOutputs {
+ public:
+  BackwardOutputs(const RunFlags& rf, const BackwardFlags& bf, const std::string& out_o, const std::string& out_lse);
+  void commit(const GpuInputs& in, const std::vector<float>& O, const std::vector<float>& lse,
+              const std::vector<float>& dQ, const std::vector<float>& dK, const std::vector<float>& dV);
+  void print_written() const;
+
+ private:
+  OutputFiles out_;
+  std::array<std::string, 5> paths_;
+};
+
 // gpu --backward: the forward then the backward of --schedule; O, lse, dQ, dK, dV written
 // (those asked for) all or nothing.
 int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInputs& in, int variant,

@@ -1,6 +1,7 @@
 // flashstep bench-gpu: Algorithm 1, FlashAttention-2 and standard attention timed on the GPU,
 // and the Bc sweep of the paper's Figure 2 (middle).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_backward_tc.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
@@ -221,6 +222,8 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
         set_action([] {
           check_bench_gpu_request(r);
           const BenchFlags& bf = r.flags;
+          if (r.tensor_cores && bf.backward)  // app/cmd_backward_tc.cpp
+            return run_bench_backward_tensor_cores(tc_backward_bench_request(r));
           if (r.tensor_cores) return run_bench_tensor_cores(tc_bench_request(r));  // app/cmd_tensor_cores.cpp
           if (!bf.backward) return run_bench(bf);
           return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,

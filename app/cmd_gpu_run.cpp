@@ -1,6 +1,7 @@
 // flashstep gpu: run a schedule on the GPU and write O and lse as .npy; inputs from the run
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_backward_tc.h"
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
@@ -61,8 +62,11 @@ Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
 }
 
 int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std::string& out_lse,
-            const std::vector<int64_t>& kv_lens, const BackwardFlags& bwd) {
+            const std::vector<int64_t>& kv_lens, const BackwardFlags& bwd, bool tensor_cores) {
   const Inputs in = load_inputs(rf, kv_lens);
+  if (tensor_cores)  // app/cmd_backward_tc.cpp
+    return run_gpu_backward_tensor_cores(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features},
+                                         variant, out_o, out_lse);
   if (bwd.backward)
     return run_gpu_backward(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features}, variant,
                             out_o, out_lse);
@@ -120,7 +124,7 @@ void add_gpu_run_command(CLI::App& app, const SetAction& set_action) {
   g->callback([&set_action] {
     set_action([] {
       check_gpu_request(r);
-      if (r.snapshots.empty()) return run_gpu(r.rf, r.variant, r.out_o, r.out_lse, r.kv_lens, r.bwd);
+      if (r.snapshots.empty()) return run_gpu(r.rf, r.variant, r.out_o, r.out_lse, r.kv_lens, r.bwd, r.tensor_cores);
       return run_gpu_snapshots(r.rf, r.variant, r.snapshots, r.bwd);
     });
   });

@@ -39,6 +39,16 @@ bool has_nan(const std::vector<float>& v) {
 
 }  // namespace
 
+Trace run_cpu_on_kernel_blocks(Problem p, int64_t Br, int64_t Bc, const Mat* dO) {
+  p.br = Br;
+  p.bc = Bc;
+  p.M = 4 * p.d * std::max(Br, Bc);  // room for the blocks: --M/--br/--bc are ignored
+  RunOptions opt;
+  opt.record = false;
+  opt.dO = dO;
+  return run_problem(p, make_tiling(p), opt);
+}
+
 int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   ProblemSpec spec = rf.to_spec();
   check_tensor_core_spec(spec);
@@ -57,13 +67,8 @@ int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   gpu::check_tc_request(s, p.scale, o);  // the GPU's own checks (device, shared memory)
   const gpu::TcVariant kv = gpu::tc_variant(variant ? variant : gpu::tc_default_variant(p.d), p.d);
   // The CPU engine on the kernel's blocks: the same running maxima, so the same P~ to round.
-  p.br = kv.Br;
-  p.bc = kv.Bc;
-  p.M = 4 * p.d * std::max<int64_t>(kv.Br, kv.Bc);
-  const Tiling t = make_tiling(p);
-  RunOptions opt;
-  opt.record = false;
-  const Trace cpu = run_problem(p, t, opt);
+  const Trace cpu = run_cpu_on_kernel_blocks(p, kv.Br, kv.Bc);
+  const Tiling& t = cpu.tiling;
   const gpu::TcResult g = gpu::fa2_tc_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, o);
   const gpu::TcResult st = gpu::standard_tc_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, o);
   const gpu::DeviceInfo info = gpu::device_info();
@@ -179,8 +184,8 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
                 "B", "H", "Br", "Bc", "v", "fa2 ms", "TFLOP/s", "HBM bytes", "GB/s", "peak MiB", "std ms",
                 "TFLOP/s", "HBM bytes", "GB/s", "peak MiB", "speed-up");
   }
-  for (int64_t d : {64, 128})
-    for (int64_t n : {1024, 4096, 16384}) {
+  for (int64_t d : r.dims)
+    for (int64_t n : r.sizes) {
       const gpu::Shape s = gpu::make_shape(std::max<int64_t>(1, r.rows / (n * H)), H, n, n, d);
       const float scale = float(1.0 / std::sqrt(double(d)));
       const double pairs = r.causal ? double(n) * double(n + 1) / 2 : double(n) * double(n);

@@ -3,11 +3,16 @@
 // next to the cuBLAS standard baseline. docs/tensor-cores.md, "Verified against the CPU emulation".
 #pragma once
 #include "app/commands.h"
+#include "core/run.h"
 #include "app/gpu_requests.h"  // check_tensor_core_spec, reject_p_dtype_on_float32_kernels, TcBenchRequest
 
 namespace flashstep {
 
 // verify --tensor-cores: returns 0 (PASS) or 1 (FAIL).
+// The CPU engine (no step log) on a kernel's Br x Bc blocks, so that both see the same running
+// maxima; with dO, the backward after the forward.
+Trace run_cpu_on_kernel_blocks(Problem p, int64_t Br, int64_t Bc, const Mat* dO = nullptr);
+
 int run_verify_tensor_cores(const RunFlags& rf, int variant);
 
 // bench-gpu --tensor-cores: the table, then the Bc sweep (JSON key "sweep").

@@ -6,6 +6,7 @@
 // (snapshots); fa2 and standard at the end only (O and lse): fa2's per-j state never leaves
 // the chip in the normal kernel (gpu --snapshots has a variant that dumps it; see compare).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_backward_tc.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
@@ -248,6 +249,8 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   verify->callback([&set_action] {
     set_action([] {
       check_verify_request(r);
+      if (r.tensor_cores && r.bwd.backward)  // app/cmd_backward_tc.cpp
+        return run_verify_backward_tensor_cores(r.rf, r.bwd, r.variant);
       if (r.tensor_cores) return run_verify_tensor_cores(r.rf, r.variant);  // app/cmd_tensor_cores.cpp
       return r.bwd.backward ? run_verify_backward(r.rf, r.bwd, r.variant) : run_verify(r.rf, r.variant, r.tol);
     });

@@ -35,6 +35,34 @@ void check_tc_bench_request(const TcBenchRequest& r) {
       throw InputError("--sweep-d with --tensor-cores must be 64 or 128 (got " + std::to_string(r.sweep_d) + ")");
     if (r.sweep_n < 1) throw InputError("--sweep-n must be at least 1");
   }
+  for (int64_t d : r.dims)
+    if (d != 64 && d != 128)
+      throw InputError("bench-gpu --tensor-cores takes --d 64 and/or 128 (got " + std::to_string(d) + ")");
+  for (int64_t n : r.sizes)
+    if (n < 1) throw InputError("--n values must be at least 1 (got " + std::to_string(n) + ")");
+}
+
+void check_tc_backward_bench_request(const TcBackwardBenchRequest& r) {
+  if (parse_dtype(r.dtype) == Dtype::fp32)
+    throw InputError("--tensor-cores takes bf16 or fp16 inputs: use --dtype bf16 or --dtype fp16");
+  check_bench_repetitions(r.reps, r.warmup);
+  if (r.B < 1 || r.H < 1) throw InputError("--batch and --heads must be at least 1");
+  for (int64_t d : r.dims)
+    if (d != 64 && d != 128)
+      throw InputError("bench-gpu --backward --tensor-cores takes --d 64 and/or 128 (got " + std::to_string(d) + ")");
+  for (int64_t n : r.sizes)
+    if (n < 1) throw InputError("--n values must be at least 1 (got " + std::to_string(n) + ")");
+}
+
+ProblemSpec tensor_core_backward_spec(const RunFlags& rf) {
+  ProblemSpec spec = rf.to_spec();
+  if (spec.schedule == Schedule::standard)
+    throw InputError("--tensor-cores runs FlashAttention-2's backward: drop --schedule standard");
+  spec.schedule = Schedule::fa2;
+  if (spec.options.dtype == Dtype::fp32) spec.options.dtype = Dtype::bf16;
+  if (spec.options.p_dtype == Dtype::fp32) spec.options.p_dtype = spec.options.dtype;
+  check_tensor_core_spec(spec);
+  return spec;
 }
 
 void check_bench_backward_request(const BackwardBenchFlags& bf) {
@@ -89,7 +117,8 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   add_run_flags(verify, r.rf);
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
-                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep");
+                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep"
+                         "; with --backward --tensor-cores: the backward ladder, 1-3");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   auto* b = verify->add_flag("--backward", r.bwd.backward,
                              "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");
@@ -101,8 +130,14 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
 }
 
 void check_verify_request(const VerifyRequest& r) {
-  if (r.tensor_cores && r.bwd.backward)
-    throw InputError("--tensor-cores verifies the forward only: drop --backward or --tensor-cores");
+  if (r.tensor_cores && r.bwd.backward) {  // app/cmd_backward_tc.cpp
+    const ProblemSpec spec = tensor_core_backward_spec(r.rf);
+    validate_sizes(spec);
+    const Problem p = make_problem(spec);  // sizes, options, input files
+    check_tensor_core_head_dim(p.d);
+    if (!r.bwd.do_path.empty()) backward_grad_output(r.bwd, p, r.rf.pattern);
+    return;
+  }
   ProblemSpec spec = r.rf.to_spec();
   if (r.tensor_cores) {
     check_tensor_core_spec(spec);
@@ -126,6 +161,8 @@ CLI::App* add_gpu_subcommand(CLI::App& app, GpuRequest& r, const std::string& de
   g->add_option("--out-o", r.out_o, "write O (float32; (Nq, d) or (B, H, Nq, d)) to a .npy file");
   g->add_option("--out-lse", r.out_lse, "write lse = m + log l (float32; (Nq) or (B, H, Nq))");
   add_backward_flags(g, r.bwd);  // --backward, --do, --out-dq/-dk/-dv: app/cli_backward.cpp
+  g->add_flag("--tensor-cores", r.tensor_cores, "with --backward: forward + backward on tensor cores in --dtype bf16 or "
+                                                "fp16 (FlashAttention-2; --variant picks the backward kernel)");
   g->add_option("--snapshots", r.snapshots, "write the state after every j (fa1: O, l, m in HBM; fa2: O_i, l_i, m_i on "
                                             "chip; with --backward dQ) and the final O, lse to a folder for compare");
   return g;
@@ -203,8 +240,20 @@ std::vector<float> read_grad_output_4d(const std::string& path, const gpu::Shape
 
 void check_gpu_request(const GpuRequest& r) {
   ProblemSpec spec = r.rf.to_spec();
+  if (r.tensor_cores) {  // forward + backward on tensor cores: app/cmd_backward_tc.cpp
+    if (!r.snapshots.empty()) throw InputError("--snapshots is for the float32 kernels: drop --tensor-cores");
+    if (!r.bwd.backward)
+      throw InputError("gpu --tensor-cores runs forward + backward: add --backward (the forward alone: verify or "
+                       "bench-gpu --tensor-cores)");
+    if (spec.schedule == Schedule::standard) throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");
+    if (spec.options.dtype == Dtype::fp32)
+      throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
+    if (spec.options.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");
+    if (spec.options.mask.window_left >= 0 || spec.options.mask.window_right >= 0)
+      throw InputError("--tensor-cores: the tensor-core kernels have no sliding window (causal and --kv-len only)");
+  }
   if (!r.snapshots.empty()) return check_gpu_snapshots_request(r, spec);
-  reject_p_dtype_on_float32_kernels(spec);
+  if (!r.tensor_cores) reject_p_dtype_on_float32_kernels(spec);
   if (!r.kv_lens.empty() && spec.options.mask.kv_len >= 0)
     throw InputError("give --kv-len (one length) or --kv-lens (one per batch entry), not both");
   // The problem's sizes: from the run flags, or from the input files.
@@ -220,8 +269,9 @@ void check_gpu_request(const GpuRequest& r) {
     spec.d = s.d;
   }
   validate_sizes(spec);
+  if (r.tensor_cores) check_tensor_core_head_dim(s.d);
   if (!r.bwd.backward) return;
-  check_float32_storage(spec.options.dtype);
+  if (!r.tensor_cores) check_float32_storage(spec.options.dtype);
   Problem p;  // what check_grad_output and backward_grad_output read
   p.nq = s.nq;
   p.nk = s.nk;
@@ -251,8 +301,8 @@ void check_gpu_request(const GpuRequest& r) {
 CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std::string& description) {
   BenchFlags& bf = r.flags;
   auto* b = app.add_subcommand("bench-gpu", description);
-  b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
-  b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
+  r.n_opt = b->add_option("--n", bf.sizes, "sequence lengths (default 1024 2048 4096 8192 16384)");
+  r.d_opt = b->add_option("--d", bf.dims, "head dimensions (default 64 128)");
   b->add_option("--M", bf.M, "SRAM size that sets Br, Bc by the paper's formulas (default 128KiB)");
   b->add_option("--rows", bf.rows, "B x H x N: batch x heads fill the GPU with this many rows (default 131072)");
   b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
@@ -268,22 +318,43 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");
   b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
   b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
+  b->add_flag("--no-fp32", r.no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
-                                                "standard attention, N = 1024, 4096, 16384, d = 64, 128, then the Bc sweep "
-                                                "(Br 128, Bc 16-128; --sweep-d 64 or 128)");
+                                                "standard attention, N = 1024, 4096, 16384 (or --n), d = 64, 128 (or --d), "
+                                                "then the Bc sweep (Br 128, Bc 16-128; --sweep-d 64 or 128); with "
+                                                "--backward: forward + backward at B = 16, H = 16, N = 4096, 16384, beside "
+                                                "the float32 kernels");
   return b;
 }
 
 TcBenchRequest tc_bench_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
-  return {r.dtype_opt && r.dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup, bf.reps,
-          bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep};
+  TcBenchRequest t{r.dtype_opt && r.dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup, bf.reps,
+                   bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep};
+  if (r.n_opt && r.n_opt->count()) t.sizes = bf.sizes;  // else N = 1024, 4096, 16384
+  if (r.d_opt && r.d_opt->count()) t.dims = bf.dims;
+  return t;
+}
+
+TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
+  const BenchFlags& bf = r.flags;
+  TcBackwardBenchRequest t;  // B = 16, H = 16, N = 4096, 16384 unless --n
+  t.dtype = r.dtype_opt && r.dtype_opt->count() ? bf.dtype : "bf16";
+  t.causal = bf.causal;
+  if (r.n_opt && r.n_opt->count()) t.sizes = bf.sizes;
+  if (r.d_opt && r.d_opt->count()) t.dims = bf.dims;
+  t.warmup = bf.warmup;
+  t.reps = bf.reps;
+  t.variant = bf.variant;
+  t.as_json = bf.as_json;
+  t.json_file = bf.json_file;
+  if (r.no_fp32) t.fp32_max_n = 0;
+  return t;
 }
 
 void check_bench_gpu_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
-  if (r.tensor_cores && bf.backward)
-    throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
+  if (r.tensor_cores && bf.backward) return check_tc_backward_bench_request(tc_backward_bench_request(r));
   if (r.tensor_cores) return check_tc_bench_request(tc_bench_request(r));
   if (!bf.backward) return check_bench_request(bf);
   BackwardBenchFlags b;

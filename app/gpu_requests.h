@@ -36,6 +36,7 @@ struct GpuRequest {
   std::string out_o, out_lse;
   std::vector<int64_t> kv_lens;
   BackwardFlags bwd;      // --backward, --do, --out-dq/-dk/-dv
+  bool tensor_cores = false;  // with --backward: app/cmd_backward_tc.cpp
   std::string snapshots;  // --snapshots DIR (app/cmd_gpu_snapshots.cpp)
 };
 CLI::App* add_gpu_subcommand(CLI::App& app, GpuRequest& r, const std::string& description);
@@ -73,7 +74,10 @@ struct BenchFlags {
 struct BenchGpuRequest {
   BenchFlags flags;
   bool tensor_cores = false;
+  bool no_fp32 = false;              // --backward --tensor-cores without the float32 kernels beside it
   CLI::Option* dtype_opt = nullptr;  // --tensor-cores takes bf16 unless --dtype is given
+  CLI::Option* n_opt = nullptr;      // --tensor-cores has its own default sizes unless --n/--d are given
+  CLI::Option* d_opt = nullptr;
 };
 CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std::string& description);
 void check_bench_gpu_request(const BenchGpuRequest& r);
@@ -88,8 +92,23 @@ struct TcBenchRequest {
   std::string json_file;
   int64_t sweep_n = 4096, sweep_d = 64;  // the Bc sweep (Figure 2 middle) at full speed
   bool no_sweep = false;
+  std::vector<int64_t> sizes = {1024, 4096, 16384}, dims = {64, 128};  // the table's points (--n, --d)
 };
 TcBenchRequest tc_bench_request(const BenchGpuRequest& r);
+
+// bench-gpu --backward --tensor-cores (app/cmd_backward_tc.cpp): forward, backward, their sum and
+// TFLOP/s per (N, d) at B x H fixed, with the float32 fa2 kernels beside it (non-causal, N <= fp32_max_n).
+struct TcBackwardBenchRequest {
+  std::string dtype = "bf16";
+  bool causal = false;
+  std::vector<int64_t> sizes = {4096, 16384}, dims = {64, 128};
+  int64_t B = 16, H = 16;
+  int warmup = 3, reps = 20, variant = 0;
+  bool as_json = false;
+  std::string json_file;
+  int64_t fp32_max_n = 4096;  // the float32 kernels take ~1 s per run at N = 16384
+};
+TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r);
 
 // bench-gpu --backward (app/cmd_backward_gpu.cpp).
 struct BackwardBenchFlags {
@@ -109,6 +128,12 @@ struct BackwardBenchFlags {
 void check_bench_repetitions(int reps, int warmup);
 void check_bench_request(const BenchFlags& bf);  // bench-gpu without --backward or --tensor-cores
 void check_tc_bench_request(const TcBenchRequest& r);
+void check_tc_backward_bench_request(const TcBackwardBenchRequest& r);
+
+// The tensor-core backward's problem: --dtype defaults to bf16; --p-dtype, if given, must be the
+// same type (the kernel rounds P and dS to its storage type, which the CPU engine emulates);
+// FlashAttention-2 only, d = 64 or 128, no dropout or sliding window.
+ProblemSpec tensor_core_backward_spec(const RunFlags& rf);
 void check_bench_backward_request(const BackwardBenchFlags& bf);
 
 // Every request the tensor-core kernels cannot take, as one InputError, before any GPU call

@@ -30,6 +30,7 @@ void run_backward_fa1(Trace& tr, bool record) {
   ctx.end(0);
 
   Mat keep;  // Z_ij's pattern (1 kept, 0 dropped)
+  Mat p16;   // P_ij as a tensor-core MMA takes it (--p-dtype)
   for (int64_t j = 0; j < t.Tc; ++j) {
     const int64_t bc = t.rows_in_kv_block(j, nk), col0 = j * t.Bc;
     // Alg4 L7: load K_j, V_j; Alg4 L8: dK~_j = dV~_j = 0 on chip
@@ -93,7 +94,7 @@ void run_backward_fa1(Trace& tr, bool record) {
 
       // Alg4 L16: dV~_j += (P_ij^dropped)^T dO_i
       s = ctx.begin(Line::A4_L16, i, j);
-      dVt.noalias() += Pd->transpose() * dOi;
+      dVt.noalias() += rounded_tile(*Pd, p.p_dtype, p16).transpose() * dOi;  // --p-dtype: P_ij in 16 bits
       sram.release(Slot::Pdij);
       if (s) s->tile = dVt;
       ctx.end(matmul_flops(bc, br, d));
@@ -124,6 +125,7 @@ void run_backward_fa1(Trace& tr, bool record) {
       s = ctx.begin(Line::A4_L20, i, j);
       Mat& dS = sram.scratch(Slot::dSij, br, bc);
       grad_scores(dS, P, dP, Di);
+      if (p.p_dtype != Dtype::fp32) round_in_place(p.p_dtype, dS.data(), dS.size());  // --p-dtype: the MMAs' dS
       if (s) s->tile = dS;
       ctx.end(2 * br * bc);
 

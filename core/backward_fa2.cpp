@@ -46,7 +46,7 @@ void run_backward_fa2(Trace& tr, bool record) {
     ctx.end(2 * br * d);
   }
 
-  Mat keep;
+  Mat keep, p16, ds16;  // P_ij and dS_ij as a tensor-core kernel's MMAs take them (--p-dtype)
   for (int64_t j = 0; j < t.Tc; ++j) {
     const int64_t bc = t.rows_in_kv_block(j, nk), col0 = j * t.Bc;
     // FA2b L6: load K_j, V_j; FA2b L7: dK_j = dV_j = 0 on chip
@@ -90,7 +90,8 @@ void run_backward_fa2(Trace& tr, bool record) {
         Pd = &dropped_probs(sram, P, p, row0, col0, keep);
         if (s) s->dropout_keep = keep;
       }
-      dVt.noalias() += Pd->transpose() * dOi;
+      // --p-dtype: P_ij rounded to 16 bits before the MMA (the float32 P stays for line 14)
+      dVt.noalias() += rounded_tile(*Pd, p.p_dtype, p16).transpose() * dOi;
       sram.release(Slot::Pdij);
       if (s) s->tile = dVt;
       ctx.end(matmul_flops(bc, br, d) + (p.dropout > 0 ? br * bc : 0));
@@ -107,6 +108,7 @@ void run_backward_fa2(Trace& tr, bool record) {
       s = ctx.begin(Line::B2_L14, i, j);
       Mat& dS = sram.scratch(Slot::dSij, br, bc);
       grad_scores(dS, P, dP, Di);
+      if (p.p_dtype != Dtype::fp32) round_in_place(p.p_dtype, dS.data(), dS.size());  // --p-dtype: the MMAs' dS
       if (s) s->tile = dS;
       ctx.end(2 * br * bc);
 

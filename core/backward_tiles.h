@@ -112,6 +112,18 @@ inline void grad_scores(Mat& dS, const Mat& P, const Mat& dP, const Mat& Di) {
   dS.array() = P.array() * (dP.array().colwise() - Di.col(0).array());
 }
 
+// --p-dtype in the backward: a tensor-core kernel (gpu/fa2_bwd_tc.cu) feeds its matmuls 16-bit
+// operands, so it rounds P_ij (before dV += P^T dO) and dS_ij (before dQ += tau dS K and
+// dK += tau dS^T Q) to the storage type in registers; S, P, dP, D and every accumulator stay
+// float32. `rounded_tile` returns the tile as the kernel's MMA sees it (the tile itself when
+// p_dtype is fp32: nothing is rounded, no copy). docs/backward.md, "On tensor cores".
+inline const Mat& rounded_tile(const Mat& x, Dtype p_dtype, Mat& scratch) {
+  if (p_dtype == Dtype::fp32) return x;
+  scratch = x;
+  round_in_place(p_dtype, scratch.data(), scratch.size());
+  return scratch;
+}
+
 // FLOPs of the shared lines, counted as the forward counts them (a multiply-add is 2).
 inline int64_t matmul_flops(int64_t rows, int64_t inner, int64_t cols) { return 2 * rows * inner * cols; }
 

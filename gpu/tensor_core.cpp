@@ -6,6 +6,7 @@
 #include "gpu/common.cuh"
 #include "gpu/kernels.h"
 #include "gpu/tc_launch.h"
+#include "gpu/tc_params.h"
 
 #include <cublas_v2.h>
 
@@ -79,23 +80,7 @@ struct TcBuffers {
     }
   }
   tc::TcParams params(const Shape& s, float scale, const TcOptions& o) const {
-    tc::TcParams p;
-    p.Q = Q.get();
-    p.K = K.get();
-    p.V = V.get();
-    p.O = O.get();
-    p.lse = lse.get();
-    p.heads = int(s.heads());
-    p.nq = int(s.nq);
-    p.nk = int(s.nk);
-    p.d = int(s.d);
-    p.scale = scale;
-    p.elem = elem_of(o.dtype);
-    p.mask.causal = o.causal;
-    p.mask.kv_len = int(o.kv_len);
-    p.mask.kv_lens = kv_lens.get();
-    p.mask.heads_per_batch = int(s.H);
-    return p;
+    return make_tc_params(Q.get(), K.get(), V.get(), O.get(), lse.get(), kv_lens.get(), s, scale, o);
   }
   TcResult result(Dtype t) const {
     TcResult r;

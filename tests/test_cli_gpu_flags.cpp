@@ -26,6 +26,22 @@ Answer run_flashstep(const std::string& args) {
 
 using fstest::one_error_line;
 
+struct Bad {
+  std::string args, expect;  // the command line, and a piece of its one error line
+};
+// Each is refused with one error line and exit 2, naming the problem, on every build.
+template <size_t N>
+void check_refusals(const Bad (&bad)[N]) {
+  for (const Bad& b : bad) {
+    CAPTURE(b.args);
+    const Answer a = run_flashstep(b.args);
+    CAPTURE(a.out);
+    CHECK(a.rc == 2);
+    CHECK(one_error_line(a.out));
+    CHECK(a.out.find(b.expect) != std::string::npos);  // the same check runs in a build without CUDA
+  }
+}
+
 }  // namespace
 
 TEST_CASE("run --p-dtype shows the rounding and refuses what emulates no kernel", "[cli][p_dtype]") {
@@ -63,9 +79,6 @@ TEST_CASE("run --p-dtype shows the rounding and refuses what emulates no kernel"
 }
 
 TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before looking for a GPU", "[cli][tensor_cores]") {
-  struct Bad {
-    std::string args, expect;
-  };
   const std::string ok = " --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores";
   const Bad bad[] = {
       {"verify --schedule fa2 --dtype fp32 --tensor-cores --n 64 --d 64", "takes bf16 or fp16 inputs"},
@@ -88,14 +101,28 @@ TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before lookin
       {"bench-gpu --tensor-cores --dtype fp16 --sweep-d 32", "must be 64 or 128 (got 32)"},
       {"bench-gpu --tensor-cores --sweep-n 0", "--sweep-n must be at least 1"},
   };
-  for (const Bad& b : bad) {
-    CAPTURE(b.args);
-    const Answer a = run_flashstep(b.args);
-    CAPTURE(a.out);
-    CHECK(a.rc == 2);
-    CHECK(one_error_line(a.out));
-    CHECK(a.out.find(b.expect) != std::string::npos);
-  }
+  check_refusals(bad);
+}
+
+TEST_CASE("the tensor-core backward's commands refuse bad requests before looking for a GPU", "[cli][tensor_cores]") {
+  const Bad bad[] = {
+      {"verify --backward --tensor-cores --n 64 --d 96", "d = 64 and d = 128 (got d = 96)"},
+      {"verify --backward --tensor-cores --dtype fp16 --p-dtype bf16 --n 64 --d 64", "add --p-dtype fp16"},
+      {"verify --backward --tensor-cores --schedule standard --n 64 --d 64", "drop --schedule standard"},
+      {"verify --backward --tensor-cores --n 64 --d 64 --dropout 0.1", "no dropout"},
+      {"verify --backward --tensor-cores --n 64 --d 64 --window 8,0", "no sliding window"},
+      {"verify --backward --tensor-cores --n 64 --d 64 --kv-len 65", "key length 65 is out of range"},
+      {"gpu --backward --tensor-cores --n 64 --d 64", "add --dtype bf16 or --dtype fp16"},
+      {"gpu --tensor-cores --dtype bf16 --n 64 --d 64", "add --backward"},
+      {"gpu --backward --tensor-cores --dtype bf16 --n 64 --d 96", "d = 64 and d = 128 (got d = 96)"},
+      {"gpu --backward --tensor-cores --dtype bf16 --n 64 --d 64 --dropout 0.2", "no dropout"},
+      {"bench-gpu --backward --tensor-cores --dtype fp32", "takes bf16 or fp16 inputs"},
+      {"bench-gpu --backward --tensor-cores --d 96", "takes --d 64 and/or 128 (got 96)"},
+      {"bench-gpu --backward --tensor-cores --reps 5", "--reps must be at least 20"},
+      {"bench-gpu --tensor-cores --d 80", "takes --d 64 and/or 128 (got 80)"},
+      {"bench-gpu --tensor-cores --n 0", "--n values must be at least 1"},
+  };
+  check_refusals(bad);
 }
 
 TEST_CASE("verify --tensor-cores on a good request: PASS on a GPU, one error line without one", "[cli][tensor_cores]") {

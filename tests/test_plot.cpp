@@ -274,3 +274,34 @@ TEST_CASE("plot model: a tensor-core run's Bc sweep adds its runtime to Figure 2
   file["runs"][2]["sweep"].push_back(sweep[1]);
   REQUIRE_THROWS_WITH(parse_bench(file, "tc.json"), Catch::Contains("has Bc = 32 twice"));
 }
+
+TEST_CASE("plot model: a tensor-core backward run gives a backward and a forward + backward series", "[plot]") {
+  // The layout bench-gpu --backward --tensor-cores writes (app/cmd_backward_tc.cpp): per row the
+  // kernels' figures under fa2_tc, the float32 kernels' under fp32 (not plotted), fresh values.
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<double> tf(150, 350);
+  nlohmann::json rows = nlohmann::json::array();
+  std::map<double, double> bwd, total;
+  for (int64_t n : {4096, 16384}) {
+    const double b = tf(rng), t = tf(rng);
+    bwd[double(n)] = b;
+    total[double(n)] = t;
+    rows.push_back({{"n", n}, {"d", 128}, {"B", 16}, {"H", 16},
+                    {"fa2_tc", {{"backward_ms", 1.5}, {"backward_tflops", b}, {"total_ms", 2.0}, {"total_tflops", t},
+                                {"forward_ms", 0.5}, {"forward_tflops", 300.0}, {"peak_bytes", int64_t(3) << 30}}},
+                    {"fp32", {{"backward_ms", 9.0}, {"backward_tflops", 30.0}, {"peak_bytes", int64_t(1) << 30}}}});
+  }
+  nlohmann::json run = {{"device", "NVIDIA H200"}, {"dtype", "bf16"}, {"tensor_cores", true}, {"backward", true},
+                        {"causal", true}, {"rows", rows}};
+  const Figure f = make_figure(parse_bench(run, "tc_bwd.json"), FigureKind::tflops, 128);
+  REQUIRE(f.series.size() == 2);
+  std::map<std::string, std::map<double, double>> got;
+  for (const Series& s : f.series)
+    for (size_t k = 0; k < s.x.size(); ++k) got[s.label][s.x[k]] = s.y[k];
+  CHECK(got["fa2 TC bf16, causal, backward"] == bwd);
+  CHECK(got["fa2 TC bf16, causal, forward + backward"] == total);
+  run["rows"][1]["fa2_tc"].erase("total_tflops");
+  REQUIRE_THROWS_WITH(parse_bench(run, "tc_bwd.json"), Catch::Contains("rows[1].fa2_tc.total_tflops"));
+  run["rows"][1].erase("fa2_tc");
+  REQUIRE_THROWS_WITH(parse_bench(run, "tc_bwd.json"), Catch::Contains("has none of fa2_tc"));
+}

@@ -78,7 +78,8 @@ std::string precision_name(const std::string& dtype) {
 std::string series_label(const Timing& t) {
   std::string s = t.schedule + (t.tensor_cores ? " TC " : " ") + t.precision;
   if (t.causal) s += ", causal";
-  if (t.backward) s += ", backward";
+  if (t.with_forward) s += ", forward + backward";
+  else if (t.backward) s += ", backward";
   return s;
 }
 
@@ -89,10 +90,10 @@ struct Entry {
 };
 constexpr Entry kForward[] = {{"fa1", "fa1"}, {"standard", "standard"}, {"fa2", "fa2"}};
 constexpr Entry kTensorCores[] = {{"fa2_tc", "fa2"}, {"standard_tc", "standard"}};
+constexpr Entry kTensorCoresBackward[] = {{"fa2_tc", "fa2"}};  // bench-gpu --backward --tensor-cores
 
 void parse_run(const Fields& run, int index, BenchData& out) {
   const bool tc = run.flag("tensor_cores"), backward = run.flag("backward");
-  if (tc && backward) run.fail("backward", "and tensor_cores cannot both be true");
   const std::string device = run.text("device");
   if (out.device.empty()) out.device = device;
   else if (out.device.find(device) == std::string::npos && out.device.size() <= kMaxDeviceText)
@@ -110,8 +111,10 @@ void parse_run(const Fields& run, int index, BenchData& out) {
     const Fields row = run.object(rows[r], "rows[" + std::to_string(r) + "]");
     const int64_t n = row.count("n"), d = row.count("d");
     int entries = 0;
-    const Entry* begin = tc ? std::begin(kTensorCores) : std::begin(kForward);
-    const Entry* end = tc ? std::end(kTensorCores) : std::end(kForward);
+    const Entry* begin = tc && backward ? std::begin(kTensorCoresBackward)
+                         : tc           ? std::begin(kTensorCores)
+                                        : std::begin(kForward);
+    const Entry* end = tc && backward ? std::end(kTensorCoresBackward) : tc ? std::end(kTensorCores) : std::end(kForward);
     for (const Entry* e = begin; e != end; ++e) {
       if (!row.obj.contains(e->key)) continue;
       ++entries;
@@ -140,10 +143,17 @@ void parse_run(const Fields& run, int index, BenchData& out) {
       t.peak_bytes = f.count("peak_bytes");
       t.series = series_label(t);
       out.timings.push_back(t);
+      if (tc && backward) {  // the same kernels' forward + backward, a series of its own
+        t.with_forward = true;
+        t.median_ms = f.positive("total_ms");
+        t.tflops = f.positive("total_tflops");
+        t.series = series_label(t);
+        out.timings.push_back(t);
+      }
     }
     if (entries == 0)
       throw InputError(out.name + ": " + row.where + " has none of " +
-                       (tc ? "fa2_tc, standard_tc" : "fa1, fa2, standard"));
+                       (tc && backward ? "fa2_tc" : tc ? "fa2_tc, standard_tc" : "fa1, fa2, standard"));
   }
 
   if (!sweep) return;

@@ -1,5 +1,6 @@
 // A benchmark file read into plain records: what `flashstep bench-gpu --json` wrote (one run:
-// the forward table with the Bc sweep, --tensor-cores, or --backward), or several such runs
+// the forward table with the Bc sweep, --tensor-cores, --backward, or --backward --tensor-cores),
+// or several such runs
 // combined as {"flashstep_bench": 1, "runs": [run, ...]} (assets/bench/h200.json). Nothing here
 // knows about drawing; app/plot/figures.h turns these records into figures.
 #pragma once
@@ -14,9 +15,11 @@ namespace flashstep::plot {
 // One schedule timed at one (N, d) by one run.
 struct Timing {
   std::string series;     // "fa2 TC bf16, causal": schedule, tensor cores, precision, mask, pass
+                          // ("backward", or "forward + backward")
   std::string schedule;   // fa1, fa2, standard
   std::string precision;  // fp32, fp16, bf16
   bool tensor_cores = false, causal = false, backward = false;
+  bool with_forward = false;  // a tensor-core backward run's forward + backward (its total_tflops)
   int64_t n = 0, d = 0;
   double median_ms = 0;   // backward runs: the backward pass alone
   double tflops = 0;      // the file's TFLOP/s (backward runs: the backward's)

@@ -102,7 +102,8 @@ Figure against_n_figure(const BenchData& b, FigureKind kind, int64_t d) {
   const bool tflops = kind == FigureKind::tflops;
   f.title = tflops ? "Throughput against sequence length N" : "Peak device memory against sequence length N";
   f.subtitle = b.device + ", " + d_text(d) +
-               (tflops ? "; TFLOP/s = 4 B H N^2 d / time (causal: kept scores; backward: 2.5 x that / its time)"
+               (tflops ? "; TFLOP/s = 4 B H N^2 d / time (causal: kept scores; backward: 2.5 x that / its time; "
+                         "forward + backward: 3.5 x)"
                        : "; B x H x N fixed, so standard attention's N x N scores grow with N");
   std::map<std::string, size_t> index;      // label -> position in f.series
   std::map<std::string, int> colour_of;     // a causal series shares its unmasked sibling's colour

@@ -39,6 +39,21 @@ inline bool gpu_required() {
     }                                                                  \
   } while (0)
 
+// The variants an environment variable lists ("13" or "2,4"); empty when it is unset or empty.
+inline std::vector<int> variants_from_env(const char* name) {
+  std::vector<int> v;
+  if (const char* only = std::getenv(name)) {
+    for (const char* c = only; *c;) {
+      char* end = nullptr;
+      const long k = std::strtol(c, &end, 10);
+      if (end == c) break;
+      v.push_back(int(k));
+      c = *end == ',' ? end + 1 : end;
+    }
+  }
+  return v;
+}
+
 inline uint64_t fresh_seed() {
   static std::random_device rd;
   return (uint64_t(rd()) << 32) ^ rd();

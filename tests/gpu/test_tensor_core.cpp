@@ -24,17 +24,8 @@ namespace {
 // The ladder's variants and the Bc sweep's kernels; FLASHSTEP_TC_VARIANTS="13" (a comma list)
 // checks only those, so that a device call can test one new rung in seconds.
 std::vector<int> every_variant() {
-  std::vector<int> v;
-  if (const char* only = std::getenv("FLASHSTEP_TC_VARIANTS")) {
-    for (const char* c = only; *c;) {
-      char* end = nullptr;
-      const long k = std::strtol(c, &end, 10);
-      if (end == c) break;
-      v.push_back(int(k));
-      c = *end == ',' ? end + 1 : end;
-    }
-    if (!v.empty()) return v;
-  }
+  std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_VARIANTS");
+  if (!v.empty()) return v;
   for (int k = 1; k <= tc_variant_count(); ++k) v.push_back(k);
   for (int k : tc_bc_sweep_variants()) v.push_back(k);
   return v;

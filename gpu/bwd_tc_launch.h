@@ -1,0 +1,44 @@
+// Launchers of FlashAttention-2's backward on tensor cores (gpu/fa2_bwd_tc.cu) for the host code
+// in gpu/backward_tc.cpp. Plain types only: the C++ compiler sees no device code.
+//
+// Q, K, V, O, dO, dK, dV live in device memory as 16-bit values, (heads, N, d) row-major; lse is
+// float32 (heads, Nq), natural log, as the forward wrote it. The pre-kernel writes, per head, Nq
+// rounded up to `rows_pad` rows of two float32 vectors: D = rowsum(dO o O) and L2 = lse log2(e)
+// (+inf for a row that keeps no key and for padding rows, so exp2(S - L2) = 0 there). dQ is
+// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds and converted to
+// the 16-bit type at the end.
+#pragma once
+#include "gpu/tc_launch.h"
+
+#include <cstdint>
+
+namespace flashstep::gpu::tc {
+
+struct TcBwdParams {
+  TcParams fwd;  // Q, K, V, sizes, scale, type and mask as the forward took them (O, lse unused)
+  const void* dO = nullptr;
+  const float* L2 = nullptr;  // (heads, rows_pad): lse log2(e), +inf where nothing is kept
+  const float* D = nullptr;   // (heads, rows_pad): rowsum(dO o O), 0 in padding rows
+  float* dq_acc = nullptr;    // (heads, nq, d) float32, zero before the launch
+  void *dK = nullptr, *dV = nullptr;
+  int rows_pad = 0;
+};
+
+struct TcBwdVariantInfo {
+  int variant = 0;
+  const char* what = "";
+  int Br = 0, Bc = 0, warps = 0;
+  int64_t smem_bytes = 0;
+  bool compiled = false;
+};
+int fa2_bwd_tc_variant_count();
+int fa2_bwd_tc_row_pad();  // rows_pad is Nq rounded up to a multiple of this
+TcBwdVariantInfo fa2_bwd_tc_variant(int variant, int d);
+
+// FA2b L4 (D) and the L2 the loop reads, from dO, O and lse; one warp per row.
+void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* D, float* L2, int heads,
+                        int nq, int rows_pad, int d, Elem elem);
+// FA2b L5-L18 (variant 1 .. fa2_bwd_tc_variant_count()); dq_acc must be zero before.
+void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
+
+}  // namespace flashstep::gpu::tc

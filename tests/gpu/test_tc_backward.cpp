@@ -1,0 +1,163 @@
+// FlashAttention-2's backward on tensor cores [gpu][tc][tc_backward]: every backward variant,
+// bf16 and fp16, d = 64 and 128, against the float64 gradients and against the CPU engine's
+// emulation of its rounding (--p-dtype: P and dS rounded to the type before their matmuls),
+// each element within the componentwise bound of core/backward_bound.h (one engine: B from
+// float64, plus u |dQ| for the kernel's final rounding of dQ; two engines: 2 B apart). Shapes:
+// ragged, Nq != Nk both ways, tiny, causal with rows that keep no key (their dQ must be exactly
+// 0, the bound there is 0), key padding (one length, per batch entry with 0 keys), several heads.
+// Fresh random inputs each run (the seed is printed on failure); outputs poisoned before each run.
+#include "core/backward.h"
+#include "core/backward_bound.h"
+#include "gpu/backward_tc.h"
+#include "gpu_test_helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace flashstep;
+using namespace flashstep::gpu;
+
+namespace {
+
+// Every backward variant; FLASHSTEP_TC_BWD_VARIANTS="2,4" (a comma list) checks only those, so
+// that a device call (compute-sanitizer above all) can take the ones it needs.
+std::vector<int> every_backward_variant() {
+  std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
+  if (!v.empty()) return v;
+  for (int k = 1; k <= tc_backward_variant_count(); ++k) v.push_back(k);
+  return v;
+}
+
+std::vector<float> normal_rounded(int64_t n, Dtype t, std::mt19937_64& rng, float sd = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, sd);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& e : x) e = round_to(t, dist(rng));
+  return x;
+}
+
+struct Shape4 {
+  int64_t B, H, nq, nk;
+  bool causal;
+  std::vector<int64_t> kv_lens;
+  int64_t kv_len = -1;
+};
+
+// One case on the GPU and, head by head, on the CPU engine; every element within its bound.
+void check_case(const Shape4& c, Dtype t, int64_t d, int variant) {
+  const uint64_t seed = gputest::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const Shape s = make_shape(c.B, c.H, c.nq, c.nk, d);
+  const int64_t nq = c.nq, nk = c.nk, hq = nq * d, hk = nk * d;
+  const std::vector<float> Q = normal_rounded(s.heads() * hq, t, rng), K = normal_rounded(s.heads() * hk, t, rng),
+                           V = normal_rounded(s.heads() * hk, t, rng), dO = normal_rounded(s.heads() * hq, t, rng);
+  const float tau = float(1.0 / std::sqrt(double(d)));
+  TcBackwardOptions o;
+  o.forward.dtype = t;
+  o.forward.causal = c.causal;
+  o.forward.kv_lens = c.kv_lens;
+  o.forward.kv_len = c.kv_len;
+  o.variant = variant;
+  const TcBackwardResult g = fa2_tc_backward(Q.data(), K.data(), V.data(), dO.data(), s, tau, o);
+  REQUIRE(g.variant == variant);
+  const TcBackwardVariant kv = tc_backward_variant(variant, d);
+  for (int64_t h = 0; h < s.heads(); ++h) {
+    ProblemSpec ps;
+    ps.nq = nq;
+    ps.nk = nk;
+    ps.d = d;
+    ps.br = kv.Br;
+    ps.bc = kv.Bc;
+    ps.M = 4 * d * std::max(kv.Br, kv.Bc);
+    ps.scale = tau;
+    ps.schedule = Schedule::fa2;
+    ps.options.dtype = t;
+    ps.options.p_dtype = t;
+    ps.options.mask.causal = c.causal;
+    ps.options.mask.kv_len = c.kv_lens.empty() ? c.kv_len : c.kv_lens[size_t(h / c.H)];
+    Problem p = make_problem(ps);
+    p.Q = gputest::to_mat(Q, nq, d, h * hq);
+    p.K = gputest::to_mat(K, nk, d, h * hk);
+    p.V = gputest::to_mat(V, nk, d, h * hk);
+    const Mat dOh = gputest::to_mat(dO, nq, d, h * hq);
+    RunOptions opt;
+    opt.record = false;
+    opt.dO = &dOh;
+    const Trace cpu = run_problem(p, make_tiling(p), opt);
+    const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dOh, tau, p.mask, t);
+    const Mat gq = gputest::to_mat(g.dQ, nq, d, h * hq), gk = gputest::to_mat(g.dK, nk, d, h * hk),
+              gv = gputest::to_mat(g.dV, nk, d, h * hk);
+    const BoundCheck e_q = check_within(gq, b.dQ_exact, b.dQ, 1, &b.dQ_store),
+                     e_k = check_within(gk, b.dK_exact, b.dK, 1), e_v = check_within(gv, b.dV_exact, b.dV, 1);
+    const BoundCheck c_q = check_within(gq, cpu.dQ.cast<double>(), b.dQ, 2, &b.dQ_store),
+                     c_k = check_within(gk, cpu.dK.cast<double>(), b.dK, 2),
+                     c_v = check_within(gv, cpu.dV.cast<double>(), b.dV, 2);
+    INFO("bwd v" << variant << " " << dtype_name(t) << " d=" << d << " " << nq << "x" << nk
+                 << (c.causal ? " causal" : "") << " kv " << ps.options.mask.kv_len << " head " << h << " seed "
+                 << seed << ": vs float64 worst/bound dQ " << e_q.worst_ratio << " dK " << e_k.worst_ratio << " dV "
+                 << e_v.worst_ratio << "; vs CPU dQ " << c_q.worst_ratio << " dK " << c_k.worst_ratio << " dV "
+                 << c_v.worst_ratio << " (max abs " << c_q.max_abs << ", " << c_k.max_abs << ", " << c_v.max_abs
+                 << ")");
+    CHECK(e_q.over == 0);
+    CHECK(e_k.over == 0);
+    CHECK(e_v.over == 0);
+    CHECK(c_q.over == 0);
+    CHECK(c_k.over == 0);
+    CHECK(c_v.over == 0);
+  }
+}
+
+void check_all(const Shape4& c) {
+  for (Dtype t : {Dtype::bf16, Dtype::fp16})
+    for (int64_t d : {64, 128})
+      for (int v : every_backward_variant()) {
+        if (!tc_backward_variant_compiled(v, d)) continue;
+        check_case(c, t, d, v);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][tc_backward]") {
+  TcBackwardOptions o;
+  const float tau = 0.125f;
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 96), tau, o),
+                      Catch::Contains("d = 64 and d = 128 (got d = 96)"));
+  o.forward.dtype = Dtype::fp32;
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o), Catch::Contains("not fp32"));
+  o.forward.dtype = Dtype::bf16;
+  o.variant = 3;
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
+                      Catch::Contains("no tensor-core backward variant 3 for d = 128"));
+  o.variant = 99;
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o),
+                      Catch::Contains("no tensor-core backward variant 99"));
+}
+
+TEST_CASE("tensor-core backward: small shapes, every variant [small]", "[gpu][tc][tc_backward][small]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_all({1, 1, 17, 200, false, {}});
+  check_all({1, 1, 130, 70, true, {}});      // rows 0-59 keep no key
+  check_all({2, 1, 90, 140, true, {100, 0}});  // a batch entry with no keys at all
+}
+
+TEST_CASE("tensor-core backward: ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_all({1, 1, 300, 517, false, {}});
+  check_all({1, 1, 517, 300, false, {}});
+  check_all({1, 1, 1, 1, false, {}});
+  check_all({1, 1, 3, 3, false, {}});
+  check_all({1, 2, 256, 256, false, {}});
+}
+
+TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_all({1, 1, 517, 300, true, {}});  // 217 rows keep no key
+  check_all({1, 1, 300, 517, true, {}});
+  check_all({1, 1, 333, 333, false, {}, 250});
+  check_all({3, 2, 200, 400, false, {400, 1, 0}});
+  check_all({2, 1, 300, 300, true, {131, 300}});
+  check_all({1, 1, 1000, 1000, true, {}});
+}

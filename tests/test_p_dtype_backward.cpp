@@ -1,0 +1,163 @@
+// --p-dtype in the backward: the CPU engine's emulation of a tensor-core backward kernel, which
+// rounds P_ij (before dV += P^T dO) and dS_ij (before dQ += tau dS K, dK += tau dS^T Q) to the
+// 16-bit type, and the componentwise bound of core/backward_bound.h that verify uses.
+#include "core/backward.h"
+#include "core/backward_bound.h"
+#include "core/reference.h"
+#include "test_helpers.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+
+using namespace flashstep;
+
+namespace {
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+struct Case {
+  int64_t nq, nk, d, br, bc;
+  bool causal;
+  int64_t kv_len;
+};
+
+// A problem whose Q, K, V are values of the type, and dO rounded the same way (the engine's
+// HBM stores dO in the type; the bound must see the same dO).
+Problem make_rounded(const Case& c, Dtype t, Dtype p_dtype, Schedule sched, uint64_t seed) {
+  ProblemSpec s;
+  s.nq = c.nq; s.nk = c.nk; s.d = c.d; s.M = 1 << 16; s.seed = seed; s.schedule = sched;
+  s.br = c.br; s.bc = c.bc;
+  s.options.dtype = t;
+  s.options.p_dtype = p_dtype;
+  s.options.mask.causal = c.causal;
+  s.options.mask.kv_len = c.kv_len;
+  Problem p = make_problem(s);
+  for (Mat* m : {&p.Q, &p.K, &p.V}) round_in_place(t, m->data(), m->size());
+  return p;
+}
+
+Mat rounded_grad_output(const Problem& p, Dtype t) {
+  Mat dO = make_grad_output(p, p.pattern);
+  round_in_place(t, dO.data(), dO.size());
+  return dO;
+}
+
+Trace run_backward_of(const Problem& p, const Mat& dO, bool record) {
+  RunOptions opt;
+  opt.record = record;
+  opt.dO = &dO;
+  return run_problem(p, make_tiling(p), opt);
+}
+
+}  // namespace
+
+TEST_CASE("p_dtype backward: P and dS are rounded exactly where the kernel rounds them", "[p_dtype][backward]") {
+  const auto t = GENERATE(Dtype::bf16, Dtype::fp16);
+  const uint64_t seed = fresh_seed();
+  CAPTURE(dtype_name(t), seed);
+  // One Q block and one K/V block: the recorded tiles are whole matrices.
+  const Case c{23, 37, 16, 23, 37, false, -1};
+  const Problem p = make_rounded(c, t, t, Schedule::fa2, seed);
+  const Mat dO = rounded_grad_output(p, t);
+  const Trace tr = run_backward_of(p, dO, true);
+  const Step *P = nullptr, *dV = nullptr, *dP = nullptr, *dS = nullptr, *D = nullptr;
+  for (const Step& s : tr.steps) {
+    if (s.line == Line::B2_L11) P = &s;
+    if (s.line == Line::B2_L12) dV = &s;
+    if (s.line == Line::B2_L13) dP = &s;
+    if (s.line == Line::B2_L14) dS = &s;
+    if (s.line == Line::B2_L4) D = &s;
+  }
+  REQUIRE((P && dV && dP && dS && D));
+  // P_ij stays float32 in the trace (dS is computed from it) ...
+  int64_t p_off_grid = 0;
+  for (int64_t k = 0; k < P->tile.size(); ++k) p_off_grid += round_to(t, P->tile.data()[k]) != P->tile.data()[k];
+  CHECK(p_off_grid > 0);
+  // ... but dV_j = round(P_ij)^T dO_i (to float32 summation order), not P_ij^T dO_i.
+  Mat Pr = P->tile;
+  round_in_place(t, Pr.data(), Pr.size());
+  const Mat want_dV = Pr.transpose() * dO, unrounded_dV = P->tile.transpose() * dO;
+  const double dv_size = want_dV.cwiseAbs().maxCoeff();
+  CHECK((dV->tile - want_dV).cwiseAbs().maxCoeff() <= 1e-6 * dv_size);
+  CHECK((dV->tile - unrounded_dV).cwiseAbs().maxCoeff() > 1e-3 * type_unit_roundoff(t) * dv_size);
+  // dS_ij = round(P o (dP - D)), computed from the float32 P, bit for bit.
+  Mat want_dS(c.nq, c.nk);
+  for (int64_t r = 0; r < c.nq; ++r)
+    for (int64_t k = 0; k < c.nk; ++k)
+      want_dS(r, k) = round_to(t, P->tile(r, k) * (dP->tile(r, k) - D->D_i(r)));
+  CHECK((dS->tile - want_dS).cwiseAbs().maxCoeff() == 0.0f);
+  // dQ = tau round(dS) K (float32 in HBM, not rounded), dK = round_t(tau round(dS)^T Q).
+  const Mat want_dQ = p.scale * (want_dS * p.K);
+  CHECK((tr.dQ - want_dQ).cwiseAbs().maxCoeff() <= 1e-6 * want_dQ.cwiseAbs().maxCoeff());
+}
+
+TEST_CASE("p_dtype backward: gradients move by about the rounding, no more", "[p_dtype][backward]") {
+  const auto t = GENERATE(Dtype::bf16, Dtype::fp16);
+  const auto sched = GENERATE(Schedule::fa2, Schedule::fa1);
+  const uint64_t seed = fresh_seed();
+  CAPTURE(dtype_name(t), schedule_name(sched), seed);
+  const Case c{41, 29, 16, 16, 12, false, -1};
+  const Problem plain = make_rounded(c, t, Dtype::fp32, sched, seed);
+  const Problem emul = make_rounded(c, t, t, sched, seed);
+  const Mat dO = rounded_grad_output(plain, t);
+  const Trace a = run_backward_of(plain, dO, false), b = run_backward_of(emul, dO, false);
+  const double u = type_unit_roundoff(t);
+  const double dv_moved = (a.dV - b.dV).cwiseAbs().maxCoeff(), dv_size = a.dV.cwiseAbs().maxCoeff();
+  const double dq_moved = (a.dQ - b.dQ).cwiseAbs().maxCoeff(), dq_size = a.dQ.cwiseAbs().maxCoeff();
+  CAPTURE(dv_moved, dv_size, dq_moved, dq_size);
+  CHECK(dv_moved > 1e-3 * u * dv_size);  // the rounding happened, at the type's scale
+  CHECK(dq_moved > 1e-3 * u * dq_size);
+  CHECK(dv_moved < 8 * u * dv_size * std::max<double>(1, double(c.nq)));
+}
+
+TEST_CASE("p_dtype backward: fa2 and fa1 within the derived bound of float64", "[p_dtype][backward]") {
+  const auto t = GENERATE(Dtype::bf16, Dtype::fp16);
+  const auto sched = GENERATE(Schedule::fa2, Schedule::fa1);
+  const Case c = GENERATE(Case{97, 131, 32, 32, 24, false, -1},   // ragged blocks, Nq < Nk
+                          Case{131, 97, 32, 16, 32, true, -1},    // causal, Nq > Nk: rows with no key
+                          Case{60, 75, 16, 16, 16, true, 50},     // causal with key padding
+                          Case{1, 1, 8, 1, 1, false, -1});
+  const uint64_t seed = fresh_seed();
+  CAPTURE(dtype_name(t), schedule_name(sched), c.nq, c.nk, c.causal, c.kv_len, seed);
+  const Problem p = make_rounded(c, t, t, sched, seed);
+  const Mat dO = rounded_grad_output(p, t);
+  const Trace tr = run_backward_of(p, dO, false);
+  const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dO, p.scale, p.mask, t);
+  const BoundCheck q = check_within(tr.dQ, b.dQ_exact, b.dQ, 1.0), k = check_within(tr.dK, b.dK_exact, b.dK, 1.0),
+                   v = check_within(tr.dV, b.dV_exact, b.dV, 1.0);
+  CAPTURE(q.worst_ratio, k.worst_ratio, v.worst_ratio);
+  CHECK(q.over == 0);
+  CHECK(k.over == 0);
+  CHECK(v.over == 0);
+  // Not vacuous: the worst element uses a fair part of its bound (the rounding is of its size).
+  if (c.nq > 1) CHECK(std::max({q.worst_ratio, k.worst_ratio, v.worst_ratio}) > 0.02);
+  // The bound agrees with the float64 reference the other tests use.
+  const ReferenceGrad ref = reference_backward(p.Q, p.K, p.V, dO, p.scale, p.mask, 0, p.seed);
+  CHECK((ref.dV - b.dV_exact).cwiseAbs().maxCoeff() <= 1e-9 * (1 + ref.dV.cwiseAbs().maxCoeff()));
+  CHECK((ref.dQ - b.dQ_exact).cwiseAbs().maxCoeff() <= 1e-9 * (1 + ref.dQ.cwiseAbs().maxCoeff()));
+}
+
+TEST_CASE("p_dtype backward: the bound check fails on a gradient off by a few bounds", "[p_dtype][backward]") {
+  const uint64_t seed = fresh_seed();
+  const Case c{40, 50, 16, 16, 16, true, -1};
+  const Problem p = make_rounded(c, Dtype::bf16, Dtype::bf16, Schedule::fa2, seed);
+  const Mat dO = rounded_grad_output(p, Dtype::bf16);
+  const Trace tr = run_backward_of(p, dO, false);
+  const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dO, p.scale, p.mask, Dtype::bf16);
+  Mat bad = tr.dK;
+  bad(7, 3) += float(3 * b.dK(7, 3) + 1e-6);
+  CHECK(check_within(bad, b.dK_exact, b.dK, 1.0).over >= 1);
+  bad(7, 3) = NAN;
+  CHECK(check_within(bad, b.dK_exact, b.dK, 1.0).over >= 1);
+  // Rows that see no key (bottom-right causal with Nq > Nk) have an exact zero bound and gradient.
+  const Case e{30, 10, 8, 8, 8, true, -1};
+  const Problem q = make_rounded(e, Dtype::fp16, Dtype::fp16, Schedule::fa2, seed);
+  const Mat dOq = rounded_grad_output(q, Dtype::fp16);
+  const Trace tq = run_backward_of(q, dOq, false);
+  const GradBound bq = rounded_backward_bound(q.Q, q.K, q.V, dOq, q.scale, q.mask, Dtype::fp16);
+  CHECK(bq.dQ.row(0).cwiseAbs().maxCoeff() == 0.0);
+  CHECK(tq.dQ.row(0).cwiseAbs().maxCoeff() == 0.0f);
+}
