@@ -58,8 +58,8 @@ ProblemSpec RunFlags::to_spec() const {
   s.k_path = k;
   s.v_path = v;
   s.options = options;
-  s.options.dtype = parse_dtype(dtype);
-  s.options.p_dtype = parse_dtype(p_dtype);
+  s.options.dtype = parse_dtype(excerpt(dtype));  // quoted cut if refused
+  s.options.p_dtype = parse_dtype(excerpt(p_dtype));
   if (!window.empty()) {
     long long left = 0, right = 0;
     char extra = 0;
@@ -413,8 +413,8 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
     set_action([] {
       const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
       AttentionOptions precision;
-      precision.dtype = parse_dtype(edtype);
-      precision.p_dtype = parse_dtype(ep_dtype);
+      precision.dtype = parse_dtype(excerpt(edtype));
+      precision.p_dtype = parse_dtype(excerpt(ep_dtype));
       validate_options(precision, 0);
       const int eb = dtype_bytes(precision.dtype);
       const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);

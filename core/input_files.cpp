@@ -107,7 +107,7 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& wher
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(where + ": malformed JSON at byte " + std::to_string(e.byte) + " (not valid JSON)");
+    throw InputError(where + ": malformed JSON at byte " + std::to_string(e.byte) + ": the file is not valid JSON");
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: a number such as 1e999
     throw InputError(where + ": bad JSON: " + excerpt(e.what(), 120));
   }

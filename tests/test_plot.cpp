@@ -233,7 +233,7 @@ TEST_CASE("plot model: files that are not bench JSON at all", "[plot][errors]") 
   REQUIRE_THROWS_WITH(load_bench(kResults + "/h200_bench.txt"), Catch::Contains("malformed JSON at byte"));
   REQUIRE_THROWS_WITH(load_bench(kResults + "/h200_issue12_dram.json"), Catch::Contains("is not a bench-gpu JSON file"));
   REQUIRE_THROWS_WITH(load_bench(kResults + "/no-such.json"), Catch::Contains("cannot read"));
-  REQUIRE_THROWS_WITH(load_bench(kResults), Catch::Contains("is not a regular file"));
+  REQUIRE_THROWS_WITH(load_bench(kResults), Catch::Contains("is a directory, not a regular file"));
   REQUIRE_THROWS_WITH(parse_figure("pie"), Catch::Contains("unknown figure 'pie'"));
 }
 

@@ -588,7 +588,7 @@ void AppState::run_script(const std::string& script) {
       } else if (field == "schedule") {
         form.schedule = parse_schedule(value);  // the editor's combo offers only valid names
       } else if (field == "dtype") {
-        form.options.dtype = parse_dtype(value);
+        form.options.dtype = parse_dtype(excerpt(value));
       } else if (field == "causal") {
         form.options.mask.causal = number(value) != 0;
       } else if (field == "backward") {
@@ -647,7 +647,7 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
       if (form.error.empty()) apply_form();
     } else {
-      throw InputError("script: unknown action '" + verb +
+      throw InputError("script: unknown action '" + excerpt(verb) +
                        "' (expected step N, back N, seek K, play, pause, end, home, jump I J, set FIELD N, apply, display WHAT, "
                        "export BASE, dram FILE, snapshots DIR, snapshot-problem, first-over)");
     }

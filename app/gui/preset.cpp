@@ -59,17 +59,17 @@ struct Reader {
     return v;
   }
   std::string text(const nlohmann::json& v, const char* key, size_t max) const {
-    if (!v.is_string()) throw InputError(where + key + " must be a string, not " + json_excerpt(v));
+    if (!v.is_string()) throw InputError(where + "\"" + key + "\" must be a string, not " + json_excerpt(v));
     const std::string& t = v.get_ref<const std::string&>();
-    check_text_length(t, max, where.substr(0, where.size() - 2), key);
+    check_text_length(t, max, where.substr(0, where.size() - 2), "\"" + std::string(key) + "\"");
     return t;
   }
   bool flag(const nlohmann::json& v, const char* key) const {
-    if (!v.is_boolean()) throw InputError(where + key + " must be true or false, not " + json_excerpt(v));
+    if (!v.is_boolean()) throw InputError(where + "\"" + key + "\" must be true or false, not " + json_excerpt(v));
     return v.get<bool>();
   }
   double real(const nlohmann::json& v, const char* key) const {
-    if (!v.is_number()) throw InputError(where + key + " must be a number, not " + json_excerpt(v));
+    if (!v.is_number()) throw InputError(where + "\"" + key + "\" must be a number, not " + json_excerpt(v));
     return v.get<double>();
   }
 };

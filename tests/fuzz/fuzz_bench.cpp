@@ -3,6 +3,7 @@
 // figures or an InputError.
 #include "app/plot/bench_data.h"
 #include "app/plot/figures.h"
+#include "core/types.h"
 
 #include <string>
 

@@ -3,20 +3,27 @@
 // replaces its manifest.json, so mutations reach the checks of the fields, the list of
 // snapshots and the .npy files it names. Any input must give a snapshot set or an InputError.
 #include "core/backward.h"
+#include "core/run.h"
 #include "core/snapshot.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 namespace {
 
+char g_root[] = "/tmp/fuzz-manifest-XXXXXX";
+
 std::string make_folder() {
   using namespace flashstep;
-  char tmpl[] = "/tmp/fuzz-manifest-XXXXXX";
-  if (!::mkdtemp(tmpl)) std::abort();
-  const std::string dir = std::string(tmpl) + "/s";
+  if (!::mkdtemp(g_root)) std::abort();
+  std::atexit([] {  // the temporary folder goes when the fuzzer ends normally
+    std::error_code ec;
+    std::filesystem::remove_all(g_root, ec);
+  });
+  const std::string dir = std::string(g_root) + "/s";
   ProblemSpec spec;
   spec.nq = 8;
   spec.nk = 12;

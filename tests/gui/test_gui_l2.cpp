@@ -239,7 +239,7 @@ TEST_CASE("a bad measurement file gets one clear error and the old one stays", "
   o.preset = "tiny";
   o.dram = out_path("missing.json");
   gui::AppState s;
-  REQUIRE_THROWS_WITH(gui::prepare_state(s, o), Contains("no such file"));
+  REQUIRE_THROWS_WITH(gui::prepare_state(s, o), Contains("No such file"));
 }
 
 TEST_CASE("the editor and presets take the L2 settings as run's flags, and refuse bad ones", "[gui][l2]") {
