@@ -17,12 +17,15 @@ void add_pipeline_flags(CLI::App* ex, PipelineFlags& f) {
   f.causal_opt = ex->add_flag("--causal", f.causal, "with --pipeline: causal mask, bottom-right aligned");
   f.wait_opt = ex->add_option("--wait-clk", f.wait_clk,
                               "with --pipeline: clocks of latency before each softmax starts (default 0)");
+  f.turn_opt = ex->add_flag("--tensor-in-turn", f.in_turn,
+                            "with --pipeline: warpgroups' products take the tensor cores in turn, first ready first "
+                            "(default: they share them evenly)");
   f.heads_opt = ex->add_option("--heads", f.heads, "with --pipeline: B x H (default: B x H x N = 131072, H = 8)");
 }
 
 void check_pipeline_flags(const PipelineFlags& f) {
   if (f.on) return;
-  for (CLI::Option* o : {f.variant_opt, f.causal_opt, f.heads_opt, f.wait_opt})
+  for (CLI::Option* o : {f.variant_opt, f.causal_opt, f.heads_opt, f.wait_opt, f.turn_opt})
     if (o && o->count()) throw InputError(o->get_name() + " needs --pipeline");
 }
 
@@ -38,6 +41,7 @@ int run_pipeline_explain(const PipelineFlags& f, int64_t nq, int64_t nk, int64_t
   if (!(f.wait_clk >= 0 && f.wait_clk <= 1e6)) throw InputError("--wait-clk must be in [0, 1e6]");
   pipeline::Rates rates;
   rates.wait_clk = f.wait_clk;
+  rates.tensor_in_turn = f.in_turn;
   int v = f.variant;
   if (v == 0) {
     double best = -1;

@@ -12,9 +12,10 @@ struct PipelineFlags {
   bool on = false;      // --pipeline
   int variant = 0;      // --variant: a Hopper rung 13-17, 0 the one the model predicts fastest
   bool causal = false;  // --causal
+  bool in_turn = false;  // --tensor-in-turn (pipeline::Rates::tensor_in_turn)
   double wait_clk = 0;  // --wait-clk: latency of each wait on a product (pipeline::Rates::wait_clk)
   int64_t heads = 0;    // --heads: B x H; 0: B x H x N = 131072 rows with H = 8, as bench-gpu
-  CLI::Option *variant_opt = nullptr, *causal_opt = nullptr, *heads_opt = nullptr, *wait_opt = nullptr;
+  CLI::Option *variant_opt = nullptr, *causal_opt = nullptr, *heads_opt = nullptr, *wait_opt = nullptr, *turn_opt = nullptr;
 };
 void add_pipeline_flags(CLI::App* explain, PipelineFlags& f);
 // Prints the model's explanation for (nq, nk, d); throws InputError on flags without --pipeline

@@ -253,7 +253,7 @@ void add_verify_command(CLI::App& app, const SetAction& set_action) {
   add_run_flags(verify, vf);
   verify->add_option("--variant", v_variant,
                      std::string(kFloat32VariantHelp) +
-                         "; with --tensor-cores: 1-14 (the ladder of docs/tensor-cores.md; 13, 14 on sm_90 only), 101-104 the Bc sweep");
+                         "; with --tensor-cores: 1-16 (the ladder of docs/tensor-cores.md; 13-16 on sm_90 only), 101-104 the Bc sweep");
   verify->add_option("--tol", v_tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   add_verify_backward_flags(verify, v_bwd);  // app/cmd_backward_gpu.cpp
   static bool v_tc = false;  // issue 10: app/cmd_tensor_cores.cpp

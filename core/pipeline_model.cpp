@@ -50,6 +50,7 @@ std::vector<Rung> rungs(int64_t d) {
   r.name = "v17";
   r.what = "v16 with the intra-warpgroup overlap: S_i,j+1 issued before the softmax of block j";
   r.intra = true;
+  r.built = false;
   v.push_back(r);
   return v;
 }
@@ -96,7 +97,7 @@ struct Task {
   std::vector<int> succ;
   int deps_left = 0;
   double left = 0, ready_at = -1;
-  bool active = false, done = false;
+  bool active = false, done = false, started = false;
 };
 
 struct Graph {
@@ -228,6 +229,7 @@ Timeline simulate(const Rung& r, int64_t d, int n_blocks, int ctas, const Rates&
         Task& k = g.t[size_t(pending[p])];
         if (k.ready_at <= now + eps) {
           k.seg.start = now;
+          k.started = !(rates.tensor_in_turn && k.seg.unit == Unit::tensor);
           k.active = true;
           active.push_back(pending[p]);
           pending[p] = pending.back();
@@ -254,13 +256,33 @@ Timeline simulate(const Rung& r, int64_t d, int n_blocks, int ctas, const Rates&
       }
     }
     if (done == g.t.size()) break;
+    // Each active task's rate: 1 / (tasks on its unit); with tensor_in_turn, the tensor cores
+    // serve one product at a time, the one ready first (then the lower id), the others wait.
     int share[3] = {0, 0, 0};
-    for (int id : active) ++share[int(g.t[size_t(id)].seg.unit)];
+    int served = -1;
+    for (int id : active) {
+      const Task& k = g.t[size_t(id)];
+      ++share[int(k.seg.unit)];
+      if (rates.tensor_in_turn && k.seg.unit == Unit::tensor &&
+          (served < 0 || k.ready_at < g.t[size_t(served)].ready_at - eps ||
+           (std::abs(k.ready_at - g.t[size_t(served)].ready_at) <= eps && id < served)))
+        served = id;
+    }
+    auto rate = [&](int id) -> double {
+      const Task& k = g.t[size_t(id)];
+      if (rates.tensor_in_turn && k.seg.unit == Unit::tensor) return id == served ? 1.0 : 0.0;
+      return 1.0 / share[int(k.seg.unit)];
+    };
+    if (served >= 0 && !g.t[size_t(served)].started) {
+      g.t[size_t(served)].seg.start = now;  // waiting for its turn is not running
+      g.t[size_t(served)].started = true;
+    }
     double dt = std::numeric_limits<double>::infinity();
-    for (int id : active) dt = std::min(dt, g.t[size_t(id)].left * share[int(g.t[size_t(id)].seg.unit)]);
+    for (int id : active)
+      if (rate(id) > 0) dt = std::min(dt, g.t[size_t(id)].left / rate(id));
     for (int id : pending) dt = std::min(dt, g.t[size_t(id)].ready_at - now);
     if (!std::isfinite(dt)) throw std::logic_error("pipeline model: a task graph with a cycle");
-    for (int id : active) g.t[size_t(id)].left -= dt / share[int(g.t[size_t(id)].seg.unit)];
+    for (int id : active) g.t[size_t(id)].left -= dt * rate(id);
     for (int u = 0; u < 3; ++u)
       if (share[u] > 0) tl.busy_clk[u] += dt;
     now += dt;
@@ -368,9 +390,12 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
          r.pingpong ? ", ping-pong" : "", r.intra ? ", intra-warpgroup overlap" : "",
          r.built ? "" : " (not built)");
   append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
-              "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n",
+              "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n"
+              "tensor cores shared by two warpgroups' products: %s; wait before each softmax: %.0f clocks\n",
          rates.tensor_flop_per_clk, rates.tensor_efficiency, rates.tensor_rate(), rates.exp_per_clk,
-         rates.fp32_per_clk, rates.l2_bytes_per_clk, rates.hbm_bytes_per_clk, rates.sms, rates.clock_ghz);
+         rates.fp32_per_clk, rates.l2_bytes_per_clk, rates.hbm_bytes_per_clk, rates.sms, rates.clock_ghz,
+         rates.tensor_in_turn ? "in turn, first ready first (--tensor-in-turn)" : "evenly (both finish late)",
+         rates.wait_clk);
   append(out, "shape: %lld heads x Nq %lld x Nk %lld, d = %lld%s\n\n", (long long)s.heads, (long long)s.nq,
          (long long)s.nk, (long long)s.d, s.causal ? ", causal (bottom-right)" : "");
   append(out, "per warpgroup and K/V block (64 rows x Bc %d), clocks at the unit's full rate:\n", r.Bc);

@@ -30,6 +30,10 @@ struct Rates {
   double l2_bytes_per_clk = 38.8;      // L2 -> SM, per SM (A100 whitepaper's 5120 B/clk over 132 SMs: a lead)
   double hbm_bytes_per_clk = 16.45;    // 4.3 TB/s copy measured (KINDS.md) / 132 SMs / 1.98 GHz
   double wait_clk = 0;                 // fixed cost of each wait on a product (latency not hidden)
+  // How two warpgroups' products share the tensor cores: false, evenly (both finish late, the
+  // picture FlashAttention-3 draws); true, in turn, first ready first served (they fall out of
+  // step by themselves). docs/pipeline-model.md compares both with the H200's measurements.
+  bool tensor_in_turn = false;
   double tensor_rate() const { return tensor_flop_per_clk * tensor_efficiency; }
 };
 

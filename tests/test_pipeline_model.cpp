@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <regex>
 
@@ -56,6 +57,25 @@ TEST_CASE("pipeline model: one warpgroup adds up to the closed forms", "[pipelin
     r.consumers = 2;
     REQUIRE_THAT(simulate(r, d, n, 1, rates).end_clk, WithinRel(n * (2 * (S + c.softmax_clk + O) + wait), 1e-9));
   }
+}
+
+TEST_CASE("pipeline model: tensor cores in turn serve one product at a time", "[pipeline]") {
+  Rates rates;
+  rates.tensor_in_turn = true;
+  for (int v : {13, 14, 15, 16})
+    for (int64_t d : {64, 128}) {
+      const Rung r = rung(v, d);
+      const Timeline t = simulate(r, d, 6, r.ctas_per_sm, rates);
+      std::vector<std::pair<double, double>> on;
+      for (const Segment& s : t.segments)
+        if (s.unit == Unit::tensor) on.push_back({s.start, s.end});
+      std::sort(on.begin(), on.end());
+      INFO("v" << v << " d " << d);
+      for (size_t k = 1; k < on.size(); ++k) REQUIRE(on[k].first >= on[k - 1].second - 1e-6);
+      // Each product ran at the full rate: its length is its work.
+      for (const Segment& s : t.segments)
+        if (s.unit == Unit::tensor) REQUIRE_THAT(s.end - s.start, WithinRel(s.work, 1e-9));
+    }
 }
 
 TEST_CASE("pipeline model: the costs follow the rates", "[pipeline]") {
