@@ -1,5 +1,6 @@
 // The headless subcommands: lesson, run, explain.
 #include "app/cli_backward.h"
+#include "app/cmd_pipeline.h"
 #include "app/commands.h"
 #include "core/checked.h"
 #include "core/closed_form.h"
@@ -409,8 +410,12 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   ex->add_option("--dtype", edtype, "storage type of Q, K, V, O, S, P: fp32 (default), fp16, bf16");
   ex->add_option("--p-dtype", ep_dtype, "P~ rounded to fp16 or bf16 before P V, as a tensor-core kernel does "
                                         "(default fp32; needs a 16-bit --dtype)");
+  static PipelineFlags epipe;
+  add_pipeline_flags(ex, epipe);
   ex->callback([&set_action] {
     set_action([] {
+      check_pipeline_flags(epipe);
+      if (epipe.on) return run_pipeline_explain(epipe, enq_opt->count() ? enq : en, enk_opt->count() ? enk : en, ed);
       const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
       AttentionOptions precision;
       precision.dtype = parse_dtype(excerpt(edtype));

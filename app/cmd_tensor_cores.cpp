@@ -65,7 +65,7 @@ int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   o.causal = p.mask.causal;
   o.kv_len = p.mask.kv_len;
   gpu::check_tc_request(s, p.scale, o);  // the GPU's own checks (device, shared memory)
-  const gpu::TcVariant kv = gpu::tc_variant(variant ? variant : gpu::tc_default_variant(p.d), p.d);
+  const gpu::TcVariant kv = gpu::tc_variant(variant ? variant : gpu::tc_default_variant(p.d, p.mask.causal), p.d);
   // The CPU engine on the kernel's blocks: the same running maxima, so the same P~ to round.
   const Trace cpu = run_cpu_on_kernel_blocks(p, kv.Br, kv.Bc);
   const Tiling& t = cpu.tiling;
@@ -195,7 +195,7 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
       o.causal = r.causal;
       const gpu::BenchTiming f = gpu::bench_fa2_tc(s, scale, o, r.warmup, r.reps, 42);
       const gpu::BenchTiming b = gpu::bench_standard_tc(s, scale, o, r.warmup, r.reps, 42);
-      const gpu::TcVariant v = gpu::tc_variant(f.variant ? f.variant : gpu::tc_default_variant(d), d);
+      const gpu::TcVariant v = gpu::tc_variant(f.variant ? f.variant : gpu::tc_default_variant(d, r.causal), d);
       const int64_t Tr = (n + v.Br - 1) / v.Br;
       auto bytes = [&](const TrafficForm& tf) { return s.heads() * (tf.read_bytes(2) + tf.write_bytes(2)); };
       const int64_t fa2_bytes = bytes(fa2_traffic(n, n, d, Tr)), std_bytes = bytes(standard_traffic(n, n, d));

@@ -57,6 +57,9 @@
 //   13 Hopper (gpu/fa2_wgmma.cu, sm_90a only): wgmma with Q_i, K_j, V_j read by the tensor
 //      cores from 128B-swizzled shared memory and P~_ij from registers; 2 warpgroups x 64 rows,
 //      Bc 64. 14: v13 with Bc 128 (twice the MMA work per wait and per barrier).
+//   15 FlashAttention-3's structure (gpu/fa3_forward.cu, sm_90a only): a producer warpgroup
+//      issues TMA copies into an mbarrier ring of K/V stages, setmaxnreg, two consumer
+//      warpgroups with no block-wide barrier. 16: v15 with ping-pong of the consumers.
 //   101-104  the Bc sweep (Figure 2 middle at full speed): Bc = 16, 32, 64, 128 with Br = 128
 //      as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j. Not rungs
 //      of the ladder (variant 0 never picks them); bench-gpu --tensor-cores times them.

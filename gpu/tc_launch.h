@@ -47,6 +47,9 @@ constexpr int kFirstWgmmaVariant = 13;
 int fa2_wgmma_last_variant();
 TcVariantInfo fa2_wgmma_variant(int variant, int d);
 void fa2_wgmma_launch(int variant, const TcParams& p);
+// fa3_forward.cu (variants 15, 16: TMA, warp specialisation, ping-pong; sm_90a, with fa2_wgmma.cu).
+TcVariantInfo fa3_variant(int variant, int d);
+void fa3_launch(int variant, const TcParams& p);
 
 // standard_tc.cu: P = softmax(S) row by row in the 16-bit type (masked scores get weight 0),
 // lse float32; S and P are (heads * nq) x nk.

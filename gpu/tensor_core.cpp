@@ -41,7 +41,7 @@ void check_device_memory(int64_t need, const char* what) {
                      ", " + mib(info.free_bytes) + " free on " + info.name);
 }
 
-int resolve(int variant, int64_t d) { return variant == 0 ? tc_default_variant(d) : variant; }
+int resolve(int variant, int64_t d, bool causal) { return variant == 0 ? tc_default_variant(d, causal) : variant; }
 
 // Q, K, V, O in the 16-bit type, lse float32, kv_lens (int) on the device.
 struct TcBuffers {
@@ -154,7 +154,7 @@ struct Run {
   int variant;
   Run(bool standard_, const Shape& s_, float scale_, const TcOptions& o_)
       : standard(standard_), s(s_), scale(scale_), o(o_), live0(check_and_mark(standard_, s_, scale_, o_)),
-        b(s_, o_), sb(standard_ ? s_ : Shape{}), variant(standard_ ? 0 : resolve(o_.variant, s_.d)) {}
+        b(s_, o_), sb(standard_ ? s_ : Shape{}), variant(standard_ ? 0 : resolve(o_.variant, s_.d, o_.causal)) {}
   void launch() {
     if (standard) standard_run(b, sb, s, scale, o);
     else tc::fa2_tc_launch(variant, b.params(s, scale, o));
@@ -198,15 +198,26 @@ int tc_variant_count() { return tc::fa2_tc_variant_count(); }
 
 std::vector<int> tc_bc_sweep_variants() { return {101, 102, 103, 104}; }
 
-// The fastest measured on the H200 (docs/tensor-cores.md, hopper run 1), causal or not: on a
-// compute capability 9.0 GPU in a build with the sm_90a rungs, v13 at d = 64 and v14 at d = 128;
-// elsewhere v11 (v7 at d = 64, v9 at d = 128, the causal grid longest-first over all heads).
-int tc_default_variant(int64_t d) {
+// The fastest measured on the H200 for each (d, causal) (docs/tensor-cores.md, "FlashAttention-3's
+// structure", fa3 run 1: bf16, N = 4096 and 16384): v15 everywhere. v16 (ping-pong) measured
+// -3% to +1% against v15 in the same call, within the 1-3% spread between calls: it does not
+// pay, so the simpler rung is the default. Builds without v15 fall back to the earlier choice
+// (hopper run 1: v13 at d = 64, v14 at d = 128); GPUs other than compute capability 9.0 get v11.
+int tc_default_variant(int64_t d, bool causal) {
   static const bool sm90 = [] {
     if (!available()) return false;
     const DeviceInfo info = device_info();
     return info.cc_major == 9 && info.cc_minor == 0;
   }();
+  struct Measured {
+    int64_t d;
+    bool causal;
+    int variant;
+  };
+  static constexpr Measured kFastest[] = {{64, false, 15}, {64, true, 15}, {128, false, 15}, {128, true, 15}};
+  if (sm90 && tc_variant_count() >= 15)
+    for (const Measured& m : kFastest)
+      if (m.d == d && m.causal == causal) return m.variant;
   if (sm90 && tc_variant_count() >= 14 && (d == 64 || d == 128)) return d == 64 ? 13 : 14;
   return 11;
 }
@@ -249,10 +260,10 @@ void check_tc_request(const Shape& s, float scale, const TcOptions& o) {
   if (info.cc_major < 8)
     throw InputError("the tensor-core kernels need compute capability 8.0 or newer (" + info.name +
                      " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ")");
-  if (tc::fa2_tc_variant(resolve(o.variant, s.d), int(s.d)).sm90_only && !(info.cc_major == 9 && info.cc_minor == 0))
+  if (tc::fa2_tc_variant(resolve(o.variant, s.d, o.causal), int(s.d)).sm90_only && !(info.cc_major == 9 && info.cc_minor == 0))
     throw InputError("tensor-core variants 13 and up (wgmma) run only on compute capability 9.0 (H100, H200); " +
                      info.name + " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor));
-  const int64_t smem = tc_variant(resolve(o.variant, s.d), s.d).smem_bytes;
+  const int64_t smem = tc_variant(resolve(o.variant, s.d, o.causal), s.d).smem_bytes;
   if (smem > info.smem_per_block_optin)
     throw InputError("tensor-core variant needs " + std::to_string(smem) +
                      " bytes of shared memory per block; " + info.name + " allows " +

@@ -41,13 +41,13 @@ struct TcOptions {
   std::vector<int64_t> kv_lens;   // one per batch entry (B values); overrides kv_len
 };
 
-// Variants of the FlashAttention-2 tensor-core ladder, and the one variant 0 picks (v13 / v14,
-// the wgmma rungs, on a compute capability 9.0 GPU where they are built; else v11).
+// Variants of the FlashAttention-2 tensor-core ladder, and the one variant 0 picks for (d, causal):
+// the fastest measured (v15 on a compute capability 9.0 GPU where it is built; else v11).
 // The Bc sweep's kernels (Figure 2 middle on tensor cores): variants 101-104, Bc = 16 .. 128
 // at Br = 128; run and checked like the ladder's variants, never picked automatically.
 std::vector<int> tc_bc_sweep_variants();
 int tc_variant_count();
-int tc_default_variant(int64_t d);
+int tc_default_variant(int64_t d, bool causal = false);
 struct TcVariant {
   int variant = 0;
   std::string what;

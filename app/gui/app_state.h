@@ -9,6 +9,7 @@
 #pragma once
 #include "app/gui/text_field.h"
 #include "app/gui/bench_state.h"
+#include "app/gui/pipeline_state.h"
 #include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
 #include "app/gui/settings.h"
@@ -154,7 +155,7 @@ void check_l2_cost(const ProblemSpec& s, const Tiling& t, const L2Config& l2);
 // The GPUs the editor offers for the L2 model (core/l2_cache.cpp knows their figures).
 constexpr const char* kGpuNames[2] = {"h200", "a100"};
 
-enum class View { tiles, lesson, compare, bench };
+enum class View { tiles, lesson, compare, bench, pipeline };
 enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
 
@@ -176,6 +177,7 @@ struct AppState {
   LessonState lesson;
   CompareState compare;
   BenchState bench;           // the Bench view (app/gui/bench_state.h)
+  PipelineState pipeline;     // the Pipeline view (app/gui/pipeline_state.h)
   DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
   DramState dram;
   SnapshotCompare snapshots;   // the compare view's snapshot folder against this trace

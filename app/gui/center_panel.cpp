@@ -1,4 +1,4 @@
-// The centre panel: the tiles, lesson, compare and bench views as tabs.
+// The centre panel: the tiles, lesson, compare, bench and pipeline views as tabs.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -29,6 +29,10 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
     }
     if (tab("Bench", View::bench)) {
       DrawBenchView(s);
+      ImGui::EndTabItem();
+    }
+    if (tab("Pipeline", View::pipeline)) {
+      DrawPipelineView(s);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

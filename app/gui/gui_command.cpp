@@ -315,7 +315,7 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--step", o.step, "apply this many steps before showing")->check(step_count("--step"));
   g->add_option("--screenshot", o.screenshot, "render to this PNG and exit (works under xvfb-run)");
   g->add_option("--size", o.size, "window size, default 1600x1000");
-  g->add_option("--view", o.view, "open on tiles, lesson, compare or bench");
+  g->add_option("--view", o.view, "open on tiles, lesson, compare, bench or pipeline");
   g->add_option("--bench", o.bench, "bench-gpu --json file for the Bench view (default assets/bench/h200.json)");
   g->add_option("--bench-figure", o.bench_figure, "the Bench view's figure: bc (default), tflops or memory");
   g->add_option("--back", o.back, "then step back this many steps")->check(step_count("--back"))->group("");

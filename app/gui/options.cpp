@@ -21,6 +21,8 @@ static void prepare_bench(AppState& s, const GuiOptions& o) {
   } else {
     s.bench.load(s.asset_dir + "/bench/h200.json");
   }
+  // The Pipeline view's measurements: the Hopper rungs on the H200.
+  s.pipeline.load_measured(s.asset_dir + "/bench/h200_hopper.json");
 }
 
 void prepare_display(DisplayState& d, const GuiOptions& o) {
@@ -69,10 +71,10 @@ void prepare_state(AppState& s, const GuiOptions& o) {
   if (o.snapshot_problem && o.snapshots.empty()) throw InputError("--snapshot-problem needs --snapshots DIR");
   if (!o.snapshots.empty()) load_snapshot_option(s, o);
   if (!o.view.empty()) {
-    if (o.view != "tiles" && o.view != "lesson" && o.view != "compare" && o.view != "bench")
-      throw InputError("--view must be tiles, lesson, compare or bench");
+    if (o.view != "tiles" && o.view != "lesson" && o.view != "compare" && o.view != "bench" && o.view != "pipeline")
+      throw InputError("--view must be tiles, lesson, compare, bench or pipeline");
     s.view = o.view == "lesson" ? View::lesson : o.view == "compare" ? View::compare
-           : o.view == "bench" ? View::bench : View::tiles;
+           : o.view == "bench" ? View::bench : o.view == "pipeline" ? View::pipeline : View::tiles;
     s.view_changed = true;
   }
   prepare_bench(s, o);

@@ -48,6 +48,7 @@ void DrawBackwardView(AppState& s, GpuState& g);  // the tiles view from the bac
 void DrawLessonView(AppState& s);
 void DrawCompareView(AppState& s, GpuState& g);
 void DrawBenchView(AppState& s);  // bench_view.cpp
+void DrawPipelineView(AppState& s);  // pipeline_view.cpp
 void DrawSnapshotCompare(AppState& s);  // the compare view's snapshot folder part (snapshot_view.cpp)
 
 }  // namespace flashstep::gui

@@ -133,7 +133,15 @@ nlohmann::json state_to_json(const AppState& s) {
                   {"sample_text", {{"text", "Step >"}, {"w", ds.sample_w}, {"h", ds.sample_h}}}};
   j["snapshots"] = snapshots_to_json(s.snapshots);
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
-            : s.view == View::bench ? "bench" : "tiles";
+            : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
+  nlohmann::json rungs = nlohmann::json::array();
+  for (const auto& r : s.pipeline.rows)
+    rungs.push_back({{"variant", r.rung.variant}, {"predicted_tflops", r.predicted}, {"measured_tflops", r.measured},
+                     {"measured_source", r.measured_source}});
+  j["pipeline"] = {{"variant", s.pipeline.variant}, {"d", s.pipeline.d}, {"n", s.pipeline.n},
+                   {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn}, {"measured_loaded", s.pipeline.measured_loaded},
+                   {"measured_error", s.pipeline.measured_error}, {"segments", s.pipeline.timeline.segments.size()},
+                   {"predicted_tflops", s.pipeline.prediction.tflops}, {"rungs", rungs}};
   return j;
 }
 

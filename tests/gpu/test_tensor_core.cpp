@@ -152,6 +152,17 @@ TEST_CASE("tensor cores: 16-bit inputs give the same bits as float32 inputs roun
   }
 }
 
+// The producer's ring of K/V stages (v15, v16) wraps around many times; the TMA boxes of a
+// head's last, ragged block must read zeros, not the next head's rows; rows of whole warpgroups
+// past Nq; causal with Nq < Nk and Nq > Nk.
+TEST_CASE("tensor cores: many K/V blocks and heads, ragged at the head boundary", "[gpu][tc][ring]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_all(2, 3, 1100, 1300, false);
+  check_all(1, 3, 70, 1300, false, {}, 1201);
+  check_all(2, 2, 700, 1300, true);
+  check_all(1, 2, 1300, 700, true);
+}
+
 TEST_CASE("tensor cores: small shapes for the sanitizers", "[gpu][tc][small]") {
   REQUIRE_GPU_OR_SKIP();
   for (int v : every_variant())

@@ -10,9 +10,12 @@
 #include "core/export.h"
 #include "core/npy.h"
 #include "core/output_files.h"
+#include "core/pipeline_model.h"
 #include "core/reference.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
+
+#include <map>
 
 #include <algorithm>
 #include <cmath>
@@ -412,4 +415,43 @@ TEST_CASE("the bench view: the shipped file by default, a named file and figure,
   gui::AppState s;
   s.load_preset(path);
   REQUIRE(s.view == gui::View::bench);
+}
+
+TEST_CASE("the pipeline view: the model for each rung beside the H200's measurements", "[gui][pipeline]") {
+  gui::GuiOptions o = options("tiny", 0, 0, "");
+  o.view = "pipeline";
+  gui::AppState s;
+  gui::prepare_state(s, o);
+  REQUIRE(s.view == gui::View::pipeline);
+  REQUIRE(s.pipeline.measured_loaded);
+  s.pipeline.d = 128;
+  s.pipeline.n = 4096;
+  s.pipeline.causal = false;
+  s.pipeline.rebuild();
+  REQUIRE(s.pipeline.rows.size() == 5);  // v13-v17
+  // The file's numbers for this shape, as measured (gpu/results/fa3/bench.txt, sdpa.txt).
+  std::map<int, double> measured;
+  for (const auto& r : s.pipeline.rows) {
+    measured[r.rung.variant] = r.measured;
+    pipeline::Shape shape;
+    shape.heads = 32;
+    shape.nq = shape.nk = 4096;
+    shape.d = 128;
+    REQUIRE_THAT(r.predicted, Catch::Matchers::WithinRel(pipeline::predict(r.rung, shape, pipeline::Rates{}).tflops, 1e-12));
+  }
+  REQUIRE(measured[15] == 575.8);
+  REQUIRE(measured[16] == 580.9);
+  REQUIRE(measured[17] == 0);  // not built
+  REQUIRE(s.pipeline.references.size() == 2);  // PyTorch's cuDNN and flash backends
+  // The timeline shows every task of the first blocks of one thread block.
+  REQUIRE(s.pipeline.timeline.segments.size() > 4 * 2 * 3);
+  // A bad measurements file leaves the model running, says why.
+  s.pipeline.load_measured(std::string(FLASHSTEP_ASSET_DIR) + "/bench/h200.json");
+  REQUIRE_FALSE(s.pipeline.measured_loaded);
+  REQUIRE_THAT(s.pipeline.measured_error, Catch::Contains("not a measurements file"));
+  s.pipeline.rebuild();
+  REQUIRE(s.pipeline.rows[2].measured == 0);
+  o.view = "pipelines";
+  gui::AppState bad;
+  REQUIRE_THROWS_WITH(gui::prepare_state(bad, o), Catch::Contains("--view must be tiles, lesson, compare, bench or pipeline"));
 }

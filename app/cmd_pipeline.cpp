@@ -1,0 +1,57 @@
+// `flashstep explain --pipeline` (app/cmd_pipeline.h): the text comes from core/pipeline_model.
+#include "app/cmd_pipeline.h"
+
+#include "core/pipeline_model.h"
+#include "core/types.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace flashstep {
+
+void add_pipeline_flags(CLI::App* ex, PipelineFlags& f) {
+  ex->add_flag("--pipeline", f.on,
+               "time inside the Hopper kernel instead: the pipeline model's timeline and TFLOP/s (variants 13-17)");
+  f.variant_opt = ex->add_option("--variant", f.variant,
+                                 "with --pipeline: the rung, 13-17 (default: the one the model predicts fastest)");
+  f.causal_opt = ex->add_flag("--causal", f.causal, "with --pipeline: causal mask, bottom-right aligned");
+  f.wait_opt = ex->add_option("--wait-clk", f.wait_clk,
+                              "with --pipeline: clocks of latency before each softmax starts (default 0)");
+  f.turn_opt = ex->add_flag("--tensor-in-turn", f.in_turn,
+                            "with --pipeline: warpgroups' products take the tensor cores in turn, first ready first "
+                            "(default: they share them evenly)");
+  f.heads_opt = ex->add_option("--heads", f.heads, "with --pipeline: B x H (default: B x H x N = 131072, H = 8)");
+}
+
+void check_pipeline_flags(const PipelineFlags& f) {
+  if (f.on) return;
+  for (CLI::Option* o : {f.variant_opt, f.causal_opt, f.heads_opt, f.wait_opt, f.turn_opt})
+    if (o && o->count()) throw InputError(o->get_name() + " needs --pipeline");
+}
+
+int run_pipeline_explain(const PipelineFlags& f, int64_t nq, int64_t nk, int64_t d) {
+  pipeline::Shape s;
+  s.nq = nq;
+  s.nk = nk;
+  s.d = d;
+  s.causal = f.causal;
+  // As bench-gpu --tensor-cores and gpu/tools/sdpa_bench.py: B = max(1, 131072 / (8 N)), H = 8.
+  s.heads = f.heads_opt && f.heads_opt->count() ? f.heads : 8 * std::max<int64_t>(1, 131072 / (8 * nq));
+  if (s.heads < 1 || s.heads > 65535) throw InputError("--heads must be in [1, 65535]");
+  if (!(f.wait_clk >= 0 && f.wait_clk <= 1e6)) throw InputError("--wait-clk must be in [0, 1e6]");
+  pipeline::Rates rates;
+  rates.wait_clk = f.wait_clk;
+  rates.tensor_in_turn = f.in_turn;
+  int v = f.variant;
+  if (v == 0) {
+    double best = -1;
+    for (const pipeline::Rung& r : pipeline::rungs(d)) {
+      const double t = pipeline::predict(r, s, rates).tflops;
+      if (r.built && t > best) best = t, v = r.variant;
+    }
+  }
+  std::fputs(pipeline::explain_pipeline(v, s, rates).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace flashstep

@@ -1,0 +1,327 @@
+// Variants 15 and 16 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// section 3.1) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only; compiled with it.
+//
+//   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
+//       elected thread issues TMA copies (cp.async.bulk.tensor) of Q_i and of K_j, V_j into a
+//       ring of STAGES shared-memory buffers; warpgroups 1 and 2 are consumers (64 rows of Q_i
+//       each) that wait on "full" mbarriers and release each buffer on an "empty" mbarrier once
+//       their products have read it. No block-wide barrier in the loop. setmaxnreg moves
+//       registers from the producer (24) to the consumers (240).
+//   16  v15 with ping-pong: the two consumers take turns on the tensor cores through two named
+//       barriers, so that one's softmax runs while the other's products run. A turn is
+//       (O_i += P~_i,j-1 V_j-1, S_ij = Q_i K_j^T), issued together, as in the paper's Figure 1.
+//
+// Each consumer's loop (FA2fwd, per 64 rows):
+//   turn 0:    S_i0
+//   turn j:    O += P~_i,j-1 V_j-1 (after the rescale by the softmax of j - 1), S_ij
+//   after j:   wait; release V_j-1, K_j; softmax of block j (L9) in registers; rescale O
+//   turn n:    O += P~_i,n-1 V_n-1
+// The TMA tensor maps are 3-D (d, N, heads): rows past N of a head are zero-filled by the copy
+// engine, never read from the next head; the masks then give those columns -inf, as in v13.
+// The tensor maps come from the driver's cuTensorMapEncodeTiled, reached through the runtime's
+// cudaGetDriverEntryPointByVersion: no -lcuda at link time, so a build without a GPU still links.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "gpu/common.cuh"
+#include "gpu/tc_launch.h"
+#include "gpu/tc_ptx.cuh"
+#include "gpu/wgmma_ptx.cuh"
+
+namespace flashstep::gpu::tc {
+
+namespace {
+
+// ---- mbarrier and TMA (PTX ISA 8.0, sm_90) ----
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// One box of a 3-D tensor map (coordinates: column, row, head) into shared memory at dst; the
+// bytes count towards `bar`'s expected transaction.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+// Named barriers 1 and 2 (0 is __syncthreads): the consumers' turns on the tensor cores.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+template <int V_, int D_, int BC_, int STAGES_, bool PINGPONG_>
+struct Fa3Config {
+  static constexpr int VARIANT = V_, D = D_, BC = BC_, STAGES = STAGES_;
+  static constexpr bool PINGPONG = PINGPONG_;
+  static constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
+  static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
+  // Q, STAGES x (K, V), then the mbarriers (8 bytes each), + 1024 to align the tiles by hand.
+  static constexpr int BARRIERS = 1 + 4 * STAGES;
+  static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV + 8 * BARRIERS + 1024;
+};
+
+struct Fa3Maps {
+  CUtensorMap q, k, v;
+};
+
+template <typename T, class C>
+__global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, const __grid_constant__ Fa3Maps maps) {
+  constexpr int D = C::D, BC = C::BC, BR = C::BR, PANELS = C::PANELS, ST = C::STAGES;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
+  const uint32_t bars = sKV + uint32_t(ST * 2 * C::SMEM_KV);
+  // mbarriers: Q full; per stage K full, V full, K empty, V empty.
+  const uint32_t barQ = bars;
+  auto fullK = [&](int s) { return bars + 8u * uint32_t(1 + s); };
+  auto fullV = [&](int s) { return bars + 8u * uint32_t(1 + ST + s); };
+  auto emptyK = [&](int s) { return bars + 8u * uint32_t(1 + 2 * ST + s); };
+  auto emptyV = [&](int s) { return bars + 8u * uint32_t(1 + 3 * ST + s); };
+  auto stageK = [&](int s) { return sKV + uint32_t(s * 2 * C::SMEM_KV); };
+
+  const int tid = threadIdx.x, wg = tid / 128;
+  const int Tr = (p.nq + BR - 1) / BR;
+  const BlockIndex blk = block_index(p, Tr, p.mask.causal);  // v11's grid
+  const int i = blk.i;
+  const int64_t h = blk.h;
+  const int row0 = i * BR;
+  const RowLimit lim = row_limit(p, h);
+  const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
+
+  if (tid == 0) {
+    mbar_init(barQ, 1);
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(fullK(s), 1);
+      mbar_init(fullV(s), 1);
+      mbar_init(emptyK(s), C::CONSUMERS * 4);  // one arrival per consumer warp
+      mbar_init(emptyV(s), C::CONSUMERS * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- the producer ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    if (tid == 0 && n_blocks > 0) {
+      // Alg1 L4: Q_i, one box per 64-column panel.
+      mbar_expect_tx(barQ, uint32_t(C::SMEM_Q));
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sQ + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), barQ);
+      // Alg1 L7: K_j, V_j into stage j mod ST, once the consumers released it (block j - ST).
+      for (int j = 0; j < n_blocks; ++j) {
+        const int s = j % ST;
+        const uint32_t par = uint32_t((j / ST - 1) & 1);
+        const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
+        if (j >= ST) mbar_wait(emptyK(s), par);
+        mbar_expect_tx(fullK(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fullK(s));
+        if (j >= ST) mbar_wait(emptyV(s), par);
+        mbar_expect_tx(fullV(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fullV(s));
+      }
+    }
+    return;
+  }
+
+  // ---- the consumers ----
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  const int cw = wg - 1, ctid = tid - 128, warp = (ctid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const int wrow0 = row0 + cw * 64 + warp * 16;
+  const int row_hi[2] = {lim.hi(wrow0 + g), lim.hi(wrow0 + g + 8)};
+  const int warp_hi_min = lim.hi(min(wrow0, p.nq - 1));
+
+  // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
+  float o[PANELS][32];
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+    for (int k = 0; k < 32; ++k) o[pn][k] = 0.0f;
+  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
+  const float scale_log2 = p.scale * kLog2e;
+  float s[BC / 2];
+  uint32_t pa[BC / 16][4];
+
+  // A turn on the tensor cores (v16): wait for ours, and after issuing hand it to the other
+  // consumer. Consumer 1 opens consumer 0's first turn; the last turn of consumer 1 hands
+  // nothing on, so every bar.sync meets exactly one matching bar.arrive.
+  auto turn_begin = [&] {
+    if (C::PINGPONG) named_sync(1 + cw, 256);
+  };
+  auto turn_end = [&](bool last) {
+    if (C::PINGPONG && !(last && cw == 1)) named_arrive(1 + (1 - cw), 256);
+  };
+  if (C::PINGPONG && cw == 1 && n_blocks > 0) named_arrive(1, 256);
+
+  // O_i += P~_i,j V_j, one m64n64k16 per (16 keys, 64-column panel of d).
+  auto issue_pv = [&](int j) {
+    const uint32_t sV = stageK(j % ST) + uint32_t(C::SMEM_KV);
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk)
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn)
+        wgmma_rs<T>(o[pn], pa[kk], desc_sw128(sV + uint32_t(pn * BC * 128 + kk * 2048)), 1);
+  };
+  // S_ij = Q_i K_j^T: D / 16 k-steps of 32 bytes along each 128-byte row.
+  auto issue_s = [&](int j) {
+    const uint32_t sK = stageK(j % ST);
+#pragma unroll
+    for (int kd = 0; kd < D / 16; ++kd) {
+      const uint32_t koff = uint32_t((kd % 4) * 32);
+      const uint64_t a = desc_sw128(sQ + uint32_t((kd / 4) * BR * 128 + cw * 64 * 128) + koff);
+      const uint64_t b = desc_sw128(sK + uint32_t((kd / 4) * BC * 128) + koff);
+      wgmma_ss<T>(s, a, b, kd > 0);
+    }
+  };
+  auto release = [&](uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar);
+  };
+
+  if (n_blocks > 0) mbar_wait(barQ, 0);
+  for (int j = 0; j < n_blocks; ++j) {
+    const int st = j % ST;
+    const uint32_t par = uint32_t((j / ST) & 1);
+    mbar_wait(fullK(st), par);
+    if (j > 0) mbar_wait(fullV((j - 1) % ST), uint32_t(((j - 1) / ST) & 1));
+    // Turn j: O += P~_i,j-1 V_j-1 (its rescale was done after the softmax of j - 1), then S_ij.
+    turn_begin();
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
+    fence_regs(s);
+    wgmma_fence();
+    if (j > 0) issue_pv(j - 1);
+    issue_s(j);
+    wgmma_commit();
+    turn_end(false);
+    wgmma_wait_all();
+    fence_regs(s);
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
+    if (j > 0) release(emptyV((j - 1) % ST));
+    release(emptyK(st));
+
+    // The mask, Alg1 L9 and the first half of L10 (v13's); P~_ij into A fragments.
+    softmax_to_fragments<T, BC, PANELS>(s, o, pa, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+  }
+  if (n_blocks > 0) {
+    // Turn n: the last O_i += P~ V.
+    const int j = n_blocks - 1;
+    mbar_wait(fullV(j % ST), uint32_t((j / ST) & 1));
+    turn_begin();
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
+    wgmma_fence();
+    issue_pv(j);
+    wgmma_commit();
+    turn_end(true);
+    wgmma_wait_all();
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
+    release(emptyV(j % ST));
+  }
+
+  write_o_lse<T, D, PANELS>(p, h, wrow0, g, t4, o, m_i, l_i);  // Alg1 L12-L15
+}
+
+// ---- host side: the tensor maps ----
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !f)
+      throw std::runtime_error("the CUDA driver has no cuTensorMapEncodeTiled (needs a driver for CUDA 12.0 or newer)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// (heads, n, d) row-major 16-bit tensor as a 3-D map (d, n, heads) of boxes 64 columns x rows,
+// 128-byte swizzle (wgmma's layout, gpu/fa2_wgmma.cu), rows past n filled with zeros.
+CUtensorMap make_map(const void* base, Elem e, int heads, int n, int d, int rows) {
+  CUtensorMap m;
+  const cuuint64_t dims[3] = {cuuint64_t(d), cuuint64_t(n), cuuint64_t(heads)};
+  const cuuint64_t strides[2] = {cuuint64_t(d) * 2, cuuint64_t(n) * cuuint64_t(d) * 2};
+  const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode_tiled()(&m, e == Elem::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                    3, const_cast<void*>(base), dims, strides, box, elem_strides,
+                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed with CUresult " + std::to_string(int(r)));
+  return m;
+}
+
+template <class C>
+void launch_fa3(const TcParams& p) {
+  static int64_t opted[2] = {0, 0};
+  Fa3Maps maps;
+  maps.q = make_map(p.Q, p.elem, p.heads, p.nq, C::D, C::BR);
+  maps.k = make_map(p.K, p.elem, p.heads, p.nk, C::D, C::BC);
+  maps.v = make_map(p.V, p.elem, p.heads, p.nk, C::D, C::BC);
+  const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
+  const bool by_head = p.mask.causal;
+  const dim3 grid = by_head ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
+  if (p.elem == Elem::bf16) {
+    opt_in_shared(fa3_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
+    fa3_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
+  } else {
+    opt_in_shared(fa3_kernel<__half, C>, C::SMEM, opted[1]);
+    fa3_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+//                  variant, D, Bc, stages, ping-pong
+using V15d64 = Fa3Config<15, 64, 128, 2, false>;
+using V15d128 = Fa3Config<15, 128, 128, 2, false>;
+using V16d64 = Fa3Config<16, 64, 128, 2, true>;
+using V16d128 = Fa3Config<16, 128, 128, 2, true>;
+
+template <class C>
+TcVariantInfo info_of(const char* what) {
+  return TcVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::STAGES, C::SMEM, true, true};
+}
+
+}  // namespace
+
+TcVariantInfo fa3_variant(int variant, int d) {
+  const char* v15 = "TMA + producer warpgroup (mbarrier ring, setmaxnreg), 2 consumer warpgroups x 64 rows, Bc 128";
+  const char* v16 = "v15 with ping-pong of the two consumer warpgroups (named barriers)";
+  if (variant == 15 && d == 64) return info_of<V15d64>(v15);
+  if (variant == 15 && d == 128) return info_of<V15d128>(v15);
+  if (variant == 16 && d == 64) return info_of<V16d64>(v16);
+  if (variant == 16 && d == 128) return info_of<V16d128>(v16);
+  return TcVariantInfo{};
+}
+
+void fa3_launch(int variant, const TcParams& p) {
+  if (variant == 15 && p.d == 64) return launch_fa3<V15d64>(p);
+  if (variant == 15 && p.d == 128) return launch_fa3<V15d128>(p);
+  if (variant == 16 && p.d == 64) return launch_fa3<V16d64>(p);
+  if (variant == 16 && p.d == 128) return launch_fa3<V16d128>(p);
+  throw std::runtime_error("fa3_launch: no kernel for variant " + std::to_string(variant) + ", d = " + std::to_string(p.d));
+}
+
+}  // namespace flashstep::gpu::tc

@@ -1,0 +1,142 @@
+// wgmma (sm_90a) helpers shared by the Hopper rungs (gpu/fa2_wgmma.cu, gpu/fa3_forward.cu):
+// the m64nNk16 products with float32 accumulators, their fences, and the 128B-swizzled shared
+// memory matrix descriptor. Include only from files compiled for sm_90a.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cstdint>
+
+#include "gpu/tc_launch.h"
+#include "gpu/tc_ptx.cuh"
+
+namespace flashstep::gpu::tc {
+
+template <typename T>
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, int scale_d);
+template <typename T>
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, int scale_d);
+template <typename T>
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
+
+// The accumulator registers of an m64n64 / m64n128 float32 tile, as asm operands %0 ...
+#define FS_ACC32_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FS_ACC32_OPS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define FS_ACC64_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define FS_ACC64_OPS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+// wgmma m64nNk16 with float32 accumulators for one 16-bit input type TY ("bf16" or "f16").
+//   ss: A and B from shared memory, both K-major (S_ij = Q_i K_j^T); N = 64 or 128.
+//   rs: A from registers, B from shared memory MN-major (O_i += P~_ij V_j, imm-trans-b = 1); N = 64.
+// scale_d = 0 ignores the accumulators' old values (D = A B), 1 adds (D += A B).
+#define FS_DEFINE_WGMMA_SS(T, TY, ACC, N, OA, OB, OS)                                                  \
+  template <>                                                                                    \
+  __device__ __forceinline__ void wgmma_ss<T>(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #OS ", 0;\n"                           \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " FS_ACC##ACC##_REGS \
+                 ", %" #OA ", %" #OB ", p, 1, 1, 0, 0;\n}\n"                                    \
+                 : FS_ACC##ACC##_OPS(d)                                                          \
+                 : "l"(a), "l"(b), "r"(scale_d));                                                \
+  }
+#define FS_DEFINE_WGMMA(T, TY)                                                                   \
+  FS_DEFINE_WGMMA_SS(T, TY, 32, 64, 32, 33, 34)                                                        \
+  FS_DEFINE_WGMMA_SS(T, TY, 64, 128, 64, 65, 66)                                                        \
+  template <>                                                                                    \
+  __device__ __forceinline__ void wgmma_rs<T>(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS       \
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                \
+                 : FS_ACC32_OPS(d)                                                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));            \
+  }
+
+FS_DEFINE_WGMMA(__nv_bfloat16, "bf16")
+FS_DEFINE_WGMMA(__half, "f16")
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Keeps the compiler from moving reads or writes of accumulator registers across the
+// asynchronous MMA's issue and wait (the asm above does not tell it when the MMA completes).
+template <int R>
+__device__ __forceinline__ void fence_regs(float (&r)[R]) {
+#pragma unroll
+  for (int k = 0; k < R; ++k) asm volatile("" : "+f"(r[k])::"memory");
+}
+// cp.async writes are generic-proxy writes; wgmma reads shared memory through the async proxy.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Matrix descriptor of a 128B-swizzled operand at shared address `addr` (1024-byte-aligned
+// atoms): start address, leading byte offset, stride byte offset (8-row groups, 1024 bytes),
+// layout type 1 = 128B swizzle. The leading offset only matters for operands wider than one
+// 64-element panel, which v13 never issues; it is set to 1024 too so that a K-major or an
+// MN-major reading of the two offsets gives the same layout.
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1024 >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
+
+// One warp's 16 rows of a 64 x BC score tile S_ij (s[4n + e]: row g + 8 (e / 2), column
+// 8n + 2 t4 + (e % 2)) after S = Q_i K_j^T: the mask, Alg1 L9 (online softmax), the O_i rescale
+// of L10, and P~_ij rounded to the input type into wgmma's register A fragments.
+template <typename T, int BC, int PANELS>
+__device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4],
+                                                     float (&m_i)[2], float (&l_i)[2], float scale_log2, int col0,
+                                                     int warp_hi_min, const int (&row_hi)[2], int t4) {
+  // Algorithm 2: scores of masked keys (and of padding columns past Nk) are -inf.
+  if (col0 + BC - 1 > warp_hi_min) {
+#pragma unroll
+    for (int k = 0; k < BC / 2; ++k)
+      if (col0 + (k / 4) * 8 + 2 * t4 + (k & 1) > row_hi[(k % 4) / 2]) s[k] = -INFINITY;
+  }
+  // Alg1 L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
+  // l_ij = e^(m_i - m_ij) l_i + rowsum(P~_ij); each row lives in one quad of lanes.
+  float alphas[2];
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr)
+    alphas[hr] = online_softmax_row<BC / 4>([&](int k) -> float& { return s[4 * (k / 2) + 2 * hr + k % 2]; },
+                                            m_i[hr], l_i[hr], scale_log2);
+  // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i, skipped when no row max of the warp
+  // moved (alpha = 1 exactly then), as v9.
+  if (__any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int k = 0; k < 32; ++k) o[pn][k] *= alphas[(k % 4) / 2];
+  }
+  // P~_ij rounded to the input type, straight into A fragments of wgmma's register form:
+  // column tiles 2kk, 2kk+1 of the accumulator are (k 0-7, k 8-15) of k-step kk.
+#pragma unroll
+  for (int kk = 0; kk < BC / 16; ++kk) {
+    pa[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
+    pa[kk][1] = pack2<T>(s[8 * kk + 2], s[8 * kk + 3]);
+    pa[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
+    pa[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
+  }
+}
+
+// Alg1 L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write this warp's
+// rows of O_i and L_i (rows from wrow0; rows past Nq are not written).
+template <typename T, int D, int PANELS>
+__device__ __forceinline__ void write_o_lse(const TcParams& p, int64_t h, int wrow0, int g, int t4,
+                                            const float (&o)[PANELS][32], const float (&m_i)[2], const float (&l_i)[2]) {
+  T* Oh = static_cast<T*>(p.O) + h * p.nq * D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    float l = l_i[hr];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const int r = wrow0 + g + 8 * hr;
+    if (r >= p.nq) continue;
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row that keeps no key: O = 0
+    uint32_t* out = reinterpret_cast<uint32_t*>(Oh + int64_t(r) * D + 2 * t4);
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+        out[(pn * 64 + n * 8) / 2] = pack2<T>(o[pn][4 * n + 2 * hr] * inv, o[pn][4 * n + 2 * hr + 1] * inv);
+    if (t4 == 0) p.lse[h * p.nq + r] = l > 0.0f ? (m_i[hr] + __log2f(l)) * kLn2 : -INFINITY;
+  }
+}
+
+}  // namespace flashstep::gpu::tc
