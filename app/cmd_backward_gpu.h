@@ -6,6 +6,7 @@
 // targets) runs before the first call that needs a GPU, so bad input gives its own error line
 // on a machine without one.
 #pragma once
+#include <algorithm>
 #include "app/cli_backward.h"
 #include "app/commands.h"
 #include "app/gpu_requests.h"  // check_float32_storage, BackwardBenchFlags, read_grad_output_4d

@@ -136,7 +136,7 @@ int run_gpu_backward_tensor_cores(const RunFlags& rf, const BackwardFlags& bf, c
   if (!bf.backward)
     throw InputError("gpu --tensor-cores runs forward + backward: add --backward (the forward alone: verify or "
                      "bench-gpu --tensor-cores)");
-  if (rf.schedule == "standard") throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");
+  if (rf.schedule == "standard") throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");  // registry-exempt: tensor cores run FlashAttention-2
   if (f.dtype == Dtype::fp32)
     throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
   if (f.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");
@@ -206,7 +206,7 @@ int run_bench_backward_tensor_cores(const TcBackwardBenchRequest& r) {
                             {"backward_flops", 2.5 * fwd_flops}, {"fa2_tc", tc}};
       if (!r.causal && n <= r.fp32_max_n) {  // the float32 CUDA-core fa2 backward at the same shape
         const Tiling tt = make_tiling(n, n, d, 128 * 1024, 64, 64);
-        const gpu::BackwardTiming b = gpu::bench_backward(Schedule::fa2, s, scale, tt, gpu::BackwardOptions{},
+        const gpu::BackwardTiming b = gpu::bench_backward(Schedule::fa2, s, scale, tt, gpu::BackwardOptions{},  // registry-exempt: the float32 FlashAttention-2 kernels beside the tensor-core ones
                                                           r.warmup, r.reps, 7);
         row["fp32"] = {{"forward_ms", b.forward.median_ms}, {"backward_ms", b.backward.median_ms},
                        {"backward_tflops", 2.5 * fwd_flops / (b.backward.median_ms * 1e9)},

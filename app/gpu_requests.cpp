@@ -3,6 +3,7 @@
 #include "app/gpu_requests.h"
 
 #include "core/backward.h"
+#include "core/schedule_registry.h"
 #include "core/npy.h"
 #include "core/output_files.h"
 #include "core/snapshot.h"
@@ -56,9 +57,9 @@ void check_tc_backward_bench_request(const TcBackwardBenchRequest& r) {
 
 ProblemSpec tensor_core_backward_spec(const RunFlags& rf) {
   ProblemSpec spec = rf.to_spec();
-  if (spec.schedule == Schedule::standard)
+  if (spec.schedule == Schedule::standard)  // registry-exempt: the tensor-core kernels are FlashAttention-2's
     throw InputError("--tensor-cores runs FlashAttention-2's backward: drop --schedule standard");
-  spec.schedule = Schedule::fa2;
+  spec.schedule = Schedule::fa2;  // registry-exempt: the tensor-core kernels are FlashAttention-2's
   if (spec.options.dtype == Dtype::fp32) spec.options.dtype = Dtype::bf16;
   if (spec.options.p_dtype == Dtype::fp32) spec.options.p_dtype = spec.options.dtype;
   check_tensor_core_spec(spec);
@@ -77,7 +78,7 @@ void check_tensor_core_head_dim(int64_t d) {
 }
 
 void check_tensor_core_spec(const ProblemSpec& s) {
-  if (s.schedule != Schedule::fa2)
+  if (s.schedule != Schedule::fa2)  // registry-exempt: the tensor-core kernels are FlashAttention-2's
     throw InputError(std::string("--tensor-cores runs FlashAttention-2: use --schedule fa2 (got ") +
                      schedule_name(s.schedule) + ")");
   const AttentionOptions& o = s.options;
@@ -98,8 +99,8 @@ void reject_p_dtype_on_float32_kernels(const ProblemSpec& spec) {
 }
 
 void check_standard_float32(Schedule s, Dtype t) {
-  if (s == Schedule::standard && t != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; the "
+  if (schedule_info(s).baseline && t != Dtype::fp32)
+    throw InputError("--dtype fp16/bf16 on the GPU is implemented for the tiled schedules; the "
                      "standard-attention baseline runs in float32 (use --dtype fp32)");
 }
 
@@ -245,7 +246,7 @@ void check_gpu_request(const GpuRequest& r) {
     if (!r.bwd.backward)
       throw InputError("gpu --tensor-cores runs forward + backward: add --backward (the forward alone: verify or "
                        "bench-gpu --tensor-cores)");
-    if (spec.schedule == Schedule::standard) throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");
+    if (spec.schedule == Schedule::standard) throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");  // registry-exempt: the tensor-core kernels are FlashAttention-2's
     if (spec.options.dtype == Dtype::fp32)
       throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
     if (spec.options.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");
@@ -311,8 +312,11 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
   b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
   b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
-  b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
-  b->add_flag("--no-fa1", bf.no_fa1, "skip Algorithm 1");
+  for (const ScheduleInfo* info : schedules()) {  // --no-fa1, --no-fa2, --no-standard
+    const std::string name = info->name;
+    b->add_flag_callback("--no-" + name, [&bf, name] { bf.skip.push_back(name); },
+                         std::string("skip ") + info->device_title);
+  }
   b->add_flag("--causal", bf.causal, "fa2 with a causal mask (fully masked blocks skipped)");
   r.dtype_opt = b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");

@@ -10,6 +10,7 @@
 #include "core/tolerance.h"
 #include "gpu/backend.h"  // gpu::Shape (plain structs; nothing here calls the backend)
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -64,7 +65,8 @@ struct BenchFlags {
   int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
   int reps = 20, warmup = 3;
   int64_t sweep_n = 4096, sweep_d = 64;
-  bool no_sweep = false, no_standard = false, no_fa1 = false, as_json = false;
+  bool no_sweep = false, as_json = false;
+  std::vector<std::string> skip;  // --no-NAME: schedules not timed
   bool causal = false;          // fa2 with a causal mask (fully masked blocks skipped)
   std::string dtype = "fp32";   // fa2's storage type
   std::string json_file;  // also write the JSON here (the table still prints)
@@ -115,7 +117,9 @@ struct BackwardBenchFlags {
   std::vector<int64_t> sizes, dims;
   int64_t M = 0;
   int reps = 20, warmup = 3, variant = 0;
-  bool no_standard = false, no_fa1 = false, as_json = false;
+  std::vector<std::string> skip;  // --no-NAME: schedules not timed
+  bool as_json = false;
+  bool skips(const std::string& name) const { return std::find(skip.begin(), skip.end(), name) != skip.end(); }
   std::string json_file;
   Dtype dtype = Dtype::fp32;  // refused unless fp32
   bool causal = false;        // refused
