@@ -43,7 +43,7 @@ Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds
   l.center_size = ImVec2(std::max(d.x - course - right, 200.0f), body);
   // The right column: the page's panels stacked, the algorithm first; memory takes the most.
   const float x = d.x - right;
-  const float wa = algo ? 0.9f : 0.0f, wm = mem ? 1.3f : 0.0f, ws = soft ? 0.8f : 0.0f;
+  const float wa = algo ? 0.8f : 0.0f, wm = mem ? 1.3f : 0.0f, ws = soft ? 1.0f : 0.0f;
   const float total = std::max(wa + wm + ws, 1e-3f);
   const float ha = std::floor(body * wa / total), hm = std::floor(body * wm / total);
   l.algo_pos = ImVec2(x, controls_h);
