@@ -172,7 +172,7 @@ Chapter chapter_io_complexity(uint64_t seed) {
   for (int64_t M : Ms) sweep.push_back(&b.add_run(variant(mid, "mid_M" + std::to_string(M), M)));
   RunDecl ms = mid;
   ms.name = "mid_standard";
-  ms.spec.schedule = Schedule::standard;
+  ms.spec.schedule = Schedule::standard;  // registry-exempt: a chapter about this schedule
   const Trace& mst = b.add_run(ms);
   b.problem_text("the tiny problem " + sizes_text(rd.spec) + " and Nq = Nk = " + std::to_string(mid.spec.nq) +
                  ", d = 16 for the sweep, seed " + std::to_string(seed));
@@ -184,9 +184,9 @@ Chapter chapter_io_complexity(uint64_t seed) {
       .t("Algorithm 1 reads K and V once (").f("2 Nk d").t(") but Q_i, O_i, l_i, m_i at every (i, j) (")
       .f("Tc Nq (2d + 2)").t("), and writes O_i, l_i, m_i at every (i, j). In the tiny problem it read ")
       .integer(tr.totals.hbm_read_bytes, src_total(n, "hbm_read_bytes")).t(" B (closed form ")
-      .integer(cf.read_bytes(bpe), src_closed(n, "fa1", "read_bytes")).t(" B) and wrote ")
+      .integer(cf.read_bytes(bpe), src_closed(n, "fa1", "read_bytes")).t(" B) and wrote ")  // registry-exempt: a chapter about this schedule
       .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B (closed form ")
-      .integer(cf.write_bytes(bpe), src_closed(n, "fa1", "write_bytes")).t(" B). Standard attention moved ")
+      .integer(cf.write_bytes(bpe), src_closed(n, "fa1", "write_bytes")).t(" B). Standard attention moved ")  // registry-exempt: a chapter about this schedule
       .integer(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, src_total(rs.name, "bytes"))
       .t(" B in all, so Algorithm 1 moved ")
       .num(double(tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes) / double(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes),

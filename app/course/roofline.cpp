@@ -62,7 +62,7 @@ void add_measured(Roofline& r, const nlohmann::json& bench, const std::string& b
   const nlohmann::json& runs = bench["runs"];
   // The kernels a run's rows time, and the labels of their points.
   const std::pair<const char*, const char*> kinds[] = {
-      {"fa1", "fa1 fp32"}, {"standard", "standard fp32"}, {"fa2_tc", "fa2 TC bf16"}, {"standard_tc", "standard TC bf16"}};
+      {"fa1", "fa1 fp32"}, {"standard", "standard fp32"}, {"fa2_tc", "fa2 TC bf16"}, {"standard_tc", "standard TC bf16"}};  // registry-exempt: the roofline compares these kernels
   for (size_t ri = 0; ri < runs.size(); ++ri) {
     const nlohmann::json& run = runs[ri];
     if (run.value("backward", false) || run.value("causal", false) || !run.contains("rows")) continue;
@@ -94,15 +94,15 @@ Roofline simulate_roofline(int64_t n, int64_t d, int64_t M) {
   s.d = d;
   s.M = M;
   RunOptions rec;
-  s.schedule = Schedule::standard;
+  s.schedule = Schedule::standard;  // registry-exempt: the roofline compares these kernels
   const Trace st = run_spec(s, rec);
   RunOptions fast;
   fast.record = false;
-  s.schedule = Schedule::fa1;
+  s.schedule = Schedule::fa1;  // registry-exempt: the roofline compares these kernels
   const Trace a = run_spec(s, fast);
-  s.schedule = Schedule::fa2;
+  s.schedule = Schedule::fa2;  // registry-exempt: the roofline compares these kernels
   const Trace b = run_spec(s, fast);
-  return make_roofline(st, "standard", a, "fa1", b, "fa2");
+  return make_roofline(st, "standard", a, "fa1", b, "fa2");  // registry-exempt: the roofline compares these kernels
 }
 
 plot::Figure roofline_figure(const Roofline& r) {
@@ -161,7 +161,7 @@ plot::Figure roofline_figure(const Roofline& r) {
   for (const std::string& l : labels) {
     plot::Series s;
     s.points = true;
-    s.colour = l.rfind("fa1", 0) == 0 ? 4 : l.rfind("fa2", 0) == 0 ? 5 : standard_colour++;
+    s.colour = l.rfind("fa1", 0) == 0 ? 4 : l.rfind("fa2", 0) == 0 ? 5 : standard_colour++;  // registry-exempt: the roofline compares these kernels
     int64_t lo = 0, hi = 0;
     for (const MeasuredPoint& p : r.measured)
       if (p.label == l) {

@@ -1,5 +1,6 @@
 #include "app/course/trace_lookup.h"
 
+#include "core/lines.h"
 #include "core/types.h"
 
 namespace flashstep::course {
@@ -22,21 +23,24 @@ const char* role_name(Role r) {
 
 namespace {
 
-// The role table of today's schedules (core/trace.h's line enum). fa2's L9 both makes P~_ij and
-// merges the statistics; fa1's L12 updates O_i and writes it back; standard attention's L3 does
-// both too.
+// The course's roles in the registry's terms (core/lines.h): the line's own role, asked of the
+// trace's line tables. The O update is the line that accumulates P~_ij V_j: FA2fwd L10 on chip;
+// where an algorithm has no such line, its write of O does it (Alg1 L12, Alg0 L3).
 bool line_has_role(Line l, Role r) {
+  const LineRole x = line_role(l);
   switch (r) {
-    case Role::init: return l == Line::A1_L2 || l == Line::A4_L5 || l == Line::B2_L3;
-    case Role::load_kv: return l == Line::A1_L6 || l == Line::A2_L7 || l == Line::A4_L7 || l == Line::B2_L6;
-    case Role::load_q: return l == Line::A1_L8 || l == Line::A2_L4 || l == Line::A4_L10 || l == Line::B2_L9;
-    case Role::scores: return l == Line::A1_L9 || l == Line::A2_L8 || l == Line::A0_L1;
-    case Role::softmax: return l == Line::A1_L10 || l == Line::A2_L9 || l == Line::A0_L2;
-    case Role::merge: return l == Line::A1_L11 || l == Line::A2_L9;
-    case Role::update_o: return l == Line::A1_L12 || l == Line::A2_L10 || l == Line::A0_L3;
-    case Role::write_o: return l == Line::A1_L12 || l == Line::A2_L14 || l == Line::A0_L3;
-    case Role::skip: return l == Line::A1_SKIP || l == Line::A2_SKIP || l == Line::A4_SKIP || l == Line::B2_SKIP;
-    case Role::rowsum_d: return l == Line::A4_L19 || l == Line::B2_L4;
+    case Role::init: return x == LineRole::init_hbm;
+    case Role::load_kv: return x == LineRole::load_kv;
+    case Role::load_q: return x == LineRole::load_q;
+    case Role::scores: return x == LineRole::scores;
+    case Role::softmax: return x == LineRole::probabilities || x == LineRole::online_softmax;
+    case Role::merge: return x == LineRole::merge_stats || x == LineRole::online_softmax;
+    case Role::update_o:
+      return algorithm_has_role(line_algorithm(l), LineRole::accumulate_o) ? x == LineRole::accumulate_o
+                                                                            : x == LineRole::write_o;
+    case Role::write_o: return x == LineRole::write_o;
+    case Role::skip: return x == LineRole::skip;
+    case Role::rowsum_d: return x == LineRole::grad_D;
   }
   return false;
 }
