@@ -38,6 +38,7 @@ void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
 void add_plot_command(CLI::App& app, const SetAction& set_action);       // app/plot/cmd_plot.cpp
 void add_compare_command(CLI::App& app, const SetAction& set_action);    // app/cmd_compare.cpp
+void add_learn_command(CLI::App& app, const SetAction& set_action);      // app/course/cmd_learn.cpp
 // The GPU subcommands (verify, gpu, bench-gpu) on top of gpu/backend.h; app/gpu_stub.cpp
 // registers all three when the build has no CUDA backend.
 // Help of verify's and gpu's --variant: the float32 kernels' variants (gpu/backend.h,

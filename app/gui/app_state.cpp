@@ -584,6 +584,10 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "jump") {
       if (!(cs >> a >> b)) throw InputError("script: jump needs i and j");
       if (!jump_to(a, b)) throw InputError("script: jump " + jump_error);
+    } else if (verb == "course") {  // the course column's buttons (course_state.h)
+      std::string rest;
+      std::getline(cs, rest);
+      course.run_command(*this, rest);
     } else if (verb == "display") {  // the Display menu: "display theme light", "display hide memory"
       std::string rest;
       std::getline(cs, rest);

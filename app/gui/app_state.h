@@ -10,6 +10,7 @@
 #include "app/gui/text_field.h"
 #include "app/gui/bench_state.h"
 #include "app/gui/pipeline_state.h"
+#include "app/gui/course_state.h"
 #include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
 #include "app/gui/settings.h"
@@ -193,6 +194,7 @@ struct AppState {
   DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
   DramState dram;
   SnapshotCompare snapshots;   // the compare view's snapshot folder against this trace
+  CourseState course;          // the guided course, when the app is in it (app/gui/course_state.h)
 
   // Controls.
   bool playing = false;
@@ -227,7 +229,8 @@ struct AppState {
   //  causal 0|1, window LEFT RIGHT, kvlen N, dropout P, backward 0|1, l2 SIZE|gpu|off, gpu
   //  NAME, heads H, ncu 0|1; export writes all four formats; dram loads a measurement;
   //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default);
-  //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over".
+  //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over"; the course:
+  //  "course next | back | open ID [PAGE] | answer Q TEXT | new-problem".
   void run_script(const std::string& script);
   void load_compare();
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
