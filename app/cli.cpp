@@ -1,5 +1,6 @@
 // The headless subcommands: lesson, run, explain.
 #include "app/cli_backward.h"
+#include "app/explain_parallelism.h"
 #include "app/commands.h"
 #include "core/checked.h"
 #include "core/closed_form.h"
@@ -51,6 +52,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.br = br;
   s.bc = bc;
   s.schedule = parse_schedule(schedule);
+  s.splits = splits;
   s.seed = seed;
   s.pattern = pattern;
   s.q_path = q;
@@ -80,7 +82,11 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--bc", f.bc, "override the K/V block size Bc")->check(whole_number("Bc"));
   f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)")
                     ->check(real_number("scale"));
-  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)");
+  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2), standard (Algorithm 0) or "
+                                          "decode (flash-decoding: split-KV and a log-sum-exp combine)");
+  c->add_option("--splits", f.splits, "decode's number of K/V splits S, 1 <= S <= Tc (default: enough to fill "
+                                      "132 SMs, FlashAttention's heuristic; docs/algorithm.md)")
+      ->check(whole_number("splits"));
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
@@ -231,7 +237,11 @@ void print_summary(const Trace& t, bool recorded) {
   const Totals& F = t.has_backward ? t.forward_totals : t.totals;  // the forward alone
   std::printf("steps      %lld%s\n", (long long)F.steps,
               recorded ? " (recorded)" : " (fast path, not recorded)");
-  const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc);
+  if (p.schedule == Schedule::decode)
+    std::printf("splits     S = %lld: K/V blocks in %lld contiguous ranges, each a partial O^(s), lse^(s) "
+                "(float32), then the combine%s\n",
+                (long long)p.splits, (long long)p.splits, p.splits == 1 ? " (S = 1: none; this is fa2)" : "");
+  const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc, p.splits);
   const int64_t bpe = p.bytes_per_elem;
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
   const bool skips = p.mask.any() && p.schedule != Schedule::standard;
@@ -406,9 +416,16 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   ex->add_option("--dtype", edtype, "storage type of Q, K, V, O, S, P: fp32 (default), fp16, bf16");
   ex->add_option("--p-dtype", ep_dtype, "P~ rounded to fp16 or bf16 before P V, as a tensor-core kernel does "
                                         "(default fp32; needs a 16-bit --dtype)");
+  static std::string egpu = "h200";
+  static int64_t eheads = 1, esplits = 0;
+  ex->add_option("--gpu", egpu, "GPU whose SM count the parallelism section uses: h200 (132 SMs, default) or a100");
+  ex->add_option("--heads", eheads, "B x H heads for the parallelism section (default 1)")->check(whole_number("heads"));
+  ex->add_option("--splits", esplits, "decode's S for the parallelism section (default: the heuristic)")
+      ->check(whole_number("splits"));
   ex->callback([&set_action] {
     set_action([] {
       const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
+      checked::in_range(eheads, 1, 65535, "--heads");
       AttentionOptions precision;
       precision.dtype = parse_dtype(edtype);
       precision.p_dtype = parse_dtype(ep_dtype);
@@ -479,6 +496,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       }
       std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
                   double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));
+      print_explain_parallelism(nq, nk, ed, t, eheads, egpu, esplits, eb);  // app/explain_parallelism.cpp
       if (eb != 4) std::printf("\n(the backward below counts float32 storage, as its GPU kernels use)\n");
       print_explain_backward(nq, nk, ed, M, t);
       return 0;

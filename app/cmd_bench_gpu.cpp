@@ -1,6 +1,7 @@
 // flashstep bench-gpu: Algorithm 1, FlashAttention-2 and standard attention timed on the GPU,
 // and the Bc sweep of the paper's Figure 2 (middle).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_decode_gpu.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
@@ -255,8 +256,29 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   b->add_flag("--tensor-cores", tc, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
                                     "standard attention, N = 1024, 4096, 16384, d = 64, 128, then the Bc sweep "
                                     "(Br 128, Bc 16-128; --sweep-d 64 or 128)");
-  b->callback([&set_action, dtype_opt] {
-    set_action([dtype_opt] {
+  static bool decode = false;  // flash-decoding: app/cmd_decode_gpu.cpp
+  static DecodeBenchRequest dr;
+  b->add_flag("--decode", decode, "flash-decoding at Nq = 1 over --nk, --d, --heads (bf16 default): split-KV vs "
+                                  "no splits vs fa2, K/V bandwidth against the measured copy bandwidth");
+  auto* nk_opt = b->add_option("--nk", dr.nks, "--decode: key lengths (default 4096 16384 65536 262144)");
+  b->add_option("--heads", dr.heads, "--decode: B x H values (default 32 256; H = 8)");
+  b->add_option("--splits", dr.splits, "--decode: S for every point (default: core/decode.h's heuristic)");
+  b->add_option("--sdpa", dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
+  b->callback([&set_action, dtype_opt, nk_opt] {
+    set_action([dtype_opt, nk_opt] {
+      if (!decode && (nk_opt->count() || !dr.sdpa_json.empty() || dr.splits != 0))
+        throw InputError("--nk, --splits and --sdpa belong to --decode");
+      if (decode && (tc || bf.backward)) throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
+      if (decode) {
+        dr.dims = bf.dims;
+        if (dtype_opt->count()) dr.dtype = bf.dtype;
+        dr.M = bf.M;
+        dr.warmup = bf.warmup;
+        dr.reps = bf.reps;
+        dr.as_json = bf.as_json;
+        dr.json_file = bf.json_file;
+        return run_bench_decode(dr);
+      }
       if (tc && bf.backward) throw InputError("--tensor-cores times the forward only: drop --backward or --tensor-cores");
       if (tc)
         return run_bench_tensor_cores({dtype_opt->count() ? bf.dtype : "bf16", bf.causal, bf.rows, bf.warmup,

@@ -6,6 +6,7 @@
 // (snapshots); fa2 and standard at the end only (O and lse): fa2's per-j state never leaves
 // the chip in the normal kernel (gpu --snapshots has a variant that dumps it; see compare).
 #include "app/cmd_backward_gpu.h"
+#include "app/cmd_decode_gpu.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
@@ -126,6 +127,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   reject_p_dtype_on_float32_kernels(spec);
   const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p);
+  if (p.schedule == Schedule::decode) return run_verify_decode(p, t, tiled_tol);  // app/cmd_decode_gpu.cpp
   if (p.schedule != Schedule::fa1) return run_verify_final(p, t, variant, tiled_tol);
   gpu::Shape s;
   s.nq = p.nq;

@@ -32,6 +32,7 @@ void run_backward(Trace& tr, const Mat& dO, bool record) {
     case Schedule::fa1: run_backward_fa1(tr, record); break;
     case Schedule::fa2: run_backward_fa2(tr, record); break;
     case Schedule::standard: run_backward_standard(tr, record); break;
+    case Schedule::decode: throw InputError("--schedule decode has no backward pass: drop --backward");
   }
   const int64_t peak = tr.backward_totals.peak_sram_bytes, tiles = tr.backward_totals.peak_tile_bytes;
   tr.backward_totals = phase_difference(tr.totals, tr.forward_totals);
@@ -68,6 +69,7 @@ size_t backward_step_bound(const Problem& p, const Tiling& t) {
     case Schedule::fa1: return 1 + Tc * (3 + 12 * Tr);       // L5; L7, L8, L24; L10-L22
     case Schedule::fa2: return 1 + Tr + Tc * (3 + 8 * Tr);   // L3; L4; L6, L7, L18; L9-L16
     case Schedule::standard: return 5 * Tr;                  // L1-L5 per row block
+    case Schedule::decode: break;                            // no backward (run.cpp refuses it)
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "core/closed_form.h"
 
 #include "core/checked.h"
+#include "core/decode.h"
 
 namespace flashstep {
 
@@ -35,8 +36,10 @@ TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
   return f;
 }
 
-TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc) {
+TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc,
+                             int64_t splits) {
   switch (s) {
+    case Schedule::decode: return decode_traffic(nq, nk, d, Tr, splits);
     case Schedule::fa1: return fa1_traffic(nq, nk, d, Tc);
     case Schedule::fa2: return fa2_traffic(nq, nk, d, Tr);
     case Schedule::standard: return standard_traffic(nq, nk, d);
@@ -76,6 +79,7 @@ TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_
     case Schedule::fa1: return fa1_backward_traffic(nq, nk, d, Tc);
     case Schedule::fa2: return fa2_backward_traffic(nq, nk, d, Tc);
     case Schedule::standard: return standard_backward_traffic(nq, nk, d);
+    case Schedule::decode: break;  // no backward (refused before any work)
   }
   return {};
 }

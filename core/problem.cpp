@@ -1,6 +1,7 @@
 #include "core/problem.h"
 
 #include "core/checked.h"
+#include "core/decode.h"
 #include "core/npy.h"
 
 #include <cmath>
@@ -14,6 +15,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::fa1: return "fa1";
     case Schedule::standard: return "standard";
     case Schedule::fa2: return "fa2";
+    case Schedule::decode: return "decode";
   }
   return "?";
 }
@@ -22,7 +24,8 @@ Schedule parse_schedule(const std::string& name) {
   if (name == "fa1") return Schedule::fa1;
   if (name == "standard") return Schedule::standard;
   if (name == "fa2") return Schedule::fa2;
-  throw InputError("unknown schedule '" + name + "' (expected fa1, fa2 or standard)");
+  if (name == "decode") return Schedule::decode;
+  throw InputError("unknown schedule '" + name + "' (expected fa1, fa2, standard or decode)");
 }
 
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int64_t bc) {
@@ -160,7 +163,13 @@ void validate_options(const AttentionOptions& o, int64_t nk) {
 
 void validate_sizes(const ProblemSpec& s) {
   // make_tiling checks d, Nq, Nk, M and the overrides and names each.
-  make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
+  const Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
+  if (s.splits != 0 && s.schedule != Schedule::decode)
+    throw InputError("--splits is for --schedule decode (flash-decoding's split-KV)");
+  if (s.splits != 0 && (s.splits < 1 || s.splits > t.Tc))
+    throw InputError("--splits " + std::to_string(s.splits) + " is out of range 1..Tc = " +
+                     std::to_string(t.Tc) + " (each split needs at least one K/V block of Bc = " +
+                     std::to_string(t.Bc) + " keys)");
   if (s.scale) checked::to_float(*s.scale, "scale");
   validate_options(s.options, s.nk);
   if (s.options.p_dtype != Dtype::fp32 && s.schedule == Schedule::standard)
@@ -209,6 +218,10 @@ Problem make_problem(const ProblemSpec& spec) {
   p.seed = s.seed;
   p.br = s.br;
   p.bc = s.bc;
+  if (s.schedule == Schedule::decode) {
+    const Tiling t = make_tiling(p);
+    p.splits = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
+  }
   p.mask = s.options.mask;
   p.mask.offset = s.nk - s.nq;
   p.dropout = float(s.options.dropout);

@@ -9,7 +9,7 @@
 
 namespace flashstep {
 
-enum class Schedule { fa1, standard, fa2 };
+enum class Schedule { fa1, standard, fa2, decode };
 const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& name);  // throws InputError
 
@@ -36,6 +36,7 @@ struct ProblemSpec {
   std::optional<double> scale;       // default 1/sqrt(d)
   int64_t br = 0, bc = 0;            // 0 = the paper's block size
   Schedule schedule = Schedule::fa1;
+  int64_t splits = 0;                // decode's S (--splits); 0 = the default (core/decode.h)
   uint64_t seed = 1;
   std::string pattern = "random";    // see input_patterns()
   std::string q_path, k_path, v_path;  // .npy files; all three or none
@@ -63,6 +64,7 @@ struct Problem {
   Mask mask;
   float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
   int64_t br = 0, bc = 0;  // block sizes asked for (0 = the paper's); make_tiling(p) uses them
+  int64_t splits = 1;      // decode's S, 1 <= S <= Tc (1 for the other schedules)
   Mat Q, K, V;
   AttentionOptions options() const { return {mask, dropout, dtype, p_dtype}; }
 };

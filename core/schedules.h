@@ -17,4 +17,9 @@ void run_standard(Trace& trace, bool record);
 // m_i stay on chip; 1/l applied once; only O and the logsumexp L are written.
 void run_fa2(Trace& trace, bool record);
 
+// Flash-decoding (core/decode.h): phase 1 runs fa2's row block over each of S splits of the K/V
+// blocks and writes float32 partials O^(s), lse^(s); phase 2 combines them per Q block. S = 1
+// runs fa2 itself.
+void run_decode(Trace& trace, bool record);
+
 }  // namespace flashstep

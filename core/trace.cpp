@@ -12,6 +12,7 @@ int line_number(Line l) {
 
 const char* line_label(Line l) {
   if (is_backward_line(l)) return backward_line_label(l);
+  if (is_decode_line(l)) return decode_line_label(l);
   switch (l) {
     case Line::A1_L2: return "Alg1 L2";
     case Line::A1_L6: return "Alg1 L6";
@@ -43,6 +44,7 @@ const char* line_label(Line l) {
 
 const char* line_pseudocode(Line l) {
   if (is_backward_line(l)) return backward_line_pseudocode(l);
+  if (is_decode_line(l)) return decode_line_pseudocode(l);
   switch (l) {
     case Line::A1_L2: return "Initialize O = (0), l = (0), m = (-inf) in HBM.";
     case Line::A1_L6: return "Load K_j, V_j from HBM to on-chip SRAM.";
@@ -84,6 +86,7 @@ const char* line_pseudocode(Line l) {
 std::string Trace::explain(size_t k) const {
   const Step& s = steps.at(k);
   if (is_backward_line(s.line)) return explain_backward(k);
+  if (is_decode_line(s.line)) return explain_decode(k);
   const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
   const int64_t bc = s.j >= 0 ? tiling.rows_in_kv_block(s.j, problem.nk) : 0;
   const int64_t r0 = s.i >= 0 ? s.i * tiling.Br : 0, c0 = s.j >= 0 ? s.j * tiling.Bc : 0;
@@ -271,7 +274,7 @@ void Cursor::apply(const Step& s) {
   for (const HbmWrite& w : s.writes) {
     const int t = static_cast<int>(w.tensor);
     if (!has_[t]) {  // first write allocates; unwritten rows read as NaN ("nothing here yet")
-      state_[t].setConstant(tensor_rows(w.tensor, p.nq, p.nk), tensor_cols(w.tensor, p.nk, p.d),
+      state_[t].setConstant(tensor_rows(w.tensor, p.nq, p.nk, p.splits), tensor_cols(w.tensor, p.nk, p.d),
                             std::numeric_limits<float>::quiet_NaN());
       has_[t] = true;
     }

@@ -35,8 +35,15 @@ enum class Line : uint16_t {
   B2_L3 = 503, B2_L4 = 504, B2_L6 = 506, B2_L7 = 507, B2_SKIP = 508, B2_L9 = 509, B2_L10 = 510,
   B2_L11 = 511, B2_L12 = 512, B2_L13 = 513, B2_L14 = 514, B2_L15 = 515, B2_L16 = 516,
   B2_L18 = 518,
+  // Flash-decoding (--schedule decode, S >= 2), labelled "FD L6"; listed in schedule_decode.cpp.
+  FD_L3 = 603, FD_L4 = 604, FD_SKIP = 605, FD_L6 = 606, FD_L7 = 607, FD_L8 = 608, FD_L9 = 609,
+  FD_L11 = 611, FD_L12 = 612, FD_L13 = 613, FD_L14 = 614, FD_L17 = 617, FD_L18 = 618,
+  FD_L19 = 619, FD_L20 = 620,
 };
-inline bool is_backward_line(Line l) { return static_cast<int>(l) > 300; }
+inline bool is_backward_line(Line l) { return static_cast<int>(l) > 300 && static_cast<int>(l) < 600; }
+inline bool is_decode_line(Line l) { return static_cast<int>(l) > 600; }
+const char* decode_line_label(Line l);  // schedule_decode.cpp
+const char* decode_line_pseudocode(Line l);
 int line_number(Line l);            // the line's number in its own algorithm
 const char* backward_line_label(Line l);       // trace_backward.cpp
 const char* backward_line_pseudocode(Line l);
@@ -46,6 +53,7 @@ const char* line_pseudocode(Line l);  // the paper's line, in plain text
 struct Step {
   Line line;
   int32_t i = -1, j = -1;  // -1 where the loop variable is not in scope
+  int32_t split = -1;      // decode: the split s the step works for (0-based), -1 elsewhere
   int64_t hbm_read = 0, hbm_write = 0;              // bytes moved by this step
   int64_t hbm_read_total = 0, hbm_write_total = 0;  // bytes moved up to and including it
   // Between L2 and DRAM (l2_cache.h): equal to the HBM bytes without an L2 model.
@@ -106,6 +114,7 @@ struct Trace {
 
   std::string explain(size_t k) const;  // one sentence for step k
   std::string explain_backward(size_t k) const;  // trace_backward.cpp
+  std::string explain_decode(size_t k) const;    // schedule_decode.cpp
   size_t approx_bytes() const;          // memory the recorded trace takes
 };
 
