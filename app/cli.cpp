@@ -153,6 +153,15 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         DRAM read %lld B (total %lld), write %lld B (total %lld) through the L2\n",
                 (long long)s.dram_read, (long long)s.dram_read_total, (long long)s.dram_write,
                 (long long)s.dram_write_total);
+  if (s.line == Line::FD_L17) {  // decode's combine: the statistics are the splits' lse
+    std::printf("         max_s lse_i^(s) = %s, lse_i = %s\n", vec_text(s.m_tilde).c_str(), vec_text(s.m_new).c_str());
+    return;
+  }
+  if (s.line == Line::FD_L18) {
+    std::printf("         lse_i^(%d) = %s, lse_i = %s\n", s.split + 1, vec_text(s.m_old).c_str(), vec_text(s.m_new).c_str());
+    std::printf("         rescale factors e^(lse_i^(%d) - lse_i) = %s\n", s.split + 1, vec_text(s.alpha).c_str());
+    return;
+  }
   if (s.m_tilde.size()) std::printf("         m~_ij = rowmax(S_ij) = %s\n", vec_text(s.m_tilde).c_str());
   if (s.l_tilde.size()) std::printf("         l~_ij = rowsum(P~_ij) = %s\n", vec_text(s.l_tilde).c_str());
   if (s.m_old.size()) {
@@ -168,7 +177,7 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
                 (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
                 (long long)s.dropout_keep.size());
-  if (s.line == Line::A1_L12 || s.line == Line::A2_L14)
+  if (s.line == Line::A1_L12 || s.line == Line::A2_L14 || s.line == Line::FD_L19)
     for (const HbmWrite& w : s.writes)
       for (int64_t r = 0; r < w.data.rows() && r < 4; ++r)
         std::printf("         O[%lld] = %s\n", (long long)(w.row0 + r),
@@ -221,6 +230,7 @@ void print_summary(const Trace& t, bool recorded) {
   std::printf("schedule   %s (%s)\n", schedule_name(p.schedule),
               p.schedule == Schedule::fa1   ? "Algorithm 1, FlashAttention"
               : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
+              : p.schedule == Schedule::decode ? "flash-decoding: split-KV and a log-sum-exp combine"
                                             : "Algorithm 0, standard attention");
   std::printf("mask       %s; dropout p = %.9g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), "

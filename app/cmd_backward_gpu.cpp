@@ -36,6 +36,7 @@ gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const fl
     case Schedule::fa1: return gpu::fa1_backward(Q, K, V, dO, s, scale, t, o);
     case Schedule::fa2: return gpu::fa2_backward(Q, K, V, dO, s, scale, t, o);
     case Schedule::standard: break;
+    case Schedule::decode: throw InputError("--schedule decode has no backward pass: drop --backward");
   }
   return gpu::standard_backward(Q, K, V, dO, s, scale, o.features);
 }

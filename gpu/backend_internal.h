@@ -64,7 +64,7 @@ struct DeviceExtras {
   }
 };
 
-void require_fp32(const Features& f) {
+inline void require_fp32(const Features& f) {
   if (f.dtype != Dtype::fp32)
     throw InputError(std::string("--dtype ") + dtype_name(f.dtype) + " on the GPU is implemented for "
                      "--schedule fa1 and fa2; the standard-attention baseline runs in float32 "

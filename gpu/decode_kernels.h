@@ -23,7 +23,6 @@ struct DecodeParams {
 };
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
-int64_t decode_split_smem_bytes(int d, int nq);  // the split kernel's merge buffers
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.
 void decode_split_launch(const DecodeParams& p);
 // FD L16-L20: one launch over (head, row); the combine smem holds S floats.
