@@ -1,6 +1,8 @@
 // The headless subcommands: lesson, run, explain.
 #include "app/cli_backward.h"
 #include "app/explain_parallelism.h"
+#include "core/decode.h"
+#include "core/l2_cache.h"
 #include "app/commands.h"
 #include "core/checked.h"
 #include "core/closed_form.h"
@@ -9,6 +11,7 @@
 #include "core/npy.h"
 #include "core/progress.h"
 #include "core/reference.h"
+#include "core/schedule_registry.h"
 #include "core/snapshot.h"
 #include "core/work.h"
 
@@ -82,10 +85,14 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--bc", f.bc, "override the K/V block size Bc")->check(whole_number("Bc"));
   f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)")
                     ->check(real_number("scale"));
-  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2), standard (Algorithm 0) or "
-                                          "decode (flash-decoding: split-KV and a log-sum-exp combine)");
+  std::string schedule_help;  // "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)"
+  const auto& all = schedules();
+  for (size_t k = 0; k < all.size(); ++k)
+    schedule_help += std::string(k == 0 ? "" : k + 1 == all.size() ? " or " : ", ") + all[k]->name + " (" +
+                     all[k]->paper_name + ")";
+  c->add_option("--schedule", f.schedule, schedule_help);
   c->add_option("--splits", f.splits, "decode's number of K/V splits S, 1 <= S <= Tc (default: enough to fill "
-                                      "132 SMs, FlashAttention's heuristic; docs/algorithm.md)")
+                                      "132 SMs, FlashAttention's heuristic; docs/decode.md)")
       ->check(whole_number("splits"));
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
@@ -153,13 +160,13 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         DRAM read %lld B (total %lld), write %lld B (total %lld) through the L2\n",
                 (long long)s.dram_read, (long long)s.dram_read_total, (long long)s.dram_write,
                 (long long)s.dram_write_total);
-  if (s.line == Line::FD_L17) {  // decode's combine: the statistics are the splits' lse
-    std::printf("         max_s lse_i^(s) = %s, lse_i = %s\n", vec_text(s.m_tilde).c_str(), vec_text(s.m_new).c_str());
-    return;
-  }
-  if (s.line == Line::FD_L18) {
-    std::printf("         lse_i^(%d) = %s, lse_i = %s\n", s.split + 1, vec_text(s.m_old).c_str(), vec_text(s.m_new).c_str());
-    std::printf("         rescale factors e^(lse_i^(%d) - lse_i) = %s\n", s.split + 1, vec_text(s.alpha).c_str());
+  if (line_role(s.line) == LineRole::combine) {  // decode's combine: the statistics are the splits' lse
+    if (s.alpha.size()) {
+      std::printf("         lse_i^(%d) = %s, lse_i = %s\n", s.split + 1, vec_text(s.m_old).c_str(), vec_text(s.m_new).c_str());
+      std::printf("         rescale factors e^(lse_i^(%d) - lse_i) = %s\n", s.split + 1, vec_text(s.alpha).c_str());
+    } else {
+      std::printf("         max_s lse_i^(s) = %s, lse_i = %s\n", vec_text(s.m_tilde).c_str(), vec_text(s.m_new).c_str());
+    }
     return;
   }
   if (s.m_tilde.size()) std::printf("         m~_ij = rowmax(S_ij) = %s\n", vec_text(s.m_tilde).c_str());
@@ -177,7 +184,8 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
                 (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
                 (long long)s.dropout_keep.size());
-  if (s.line == Line::A1_L12 || s.line == Line::A2_L14 || s.line == Line::FD_L19)
+  // The rows of O a tiled schedule writes (Algorithm 0's whole O_i is not printed)
+  if (line_role(s.line) == LineRole::write_o && schedule_info(t.problem.schedule).tiled)
     for (const HbmWrite& w : s.writes)
       for (int64_t r = 0; r < w.data.rows() && r < 4; ++r)
         std::printf("         O[%lld] = %s\n", (long long)(w.row0 + r),
@@ -205,7 +213,7 @@ void print_dram_summary(const Trace& t) {
   std::printf("L2 model   %s L2, %s (%lld SMs), %lld-byte LRU lines, shared by %lld head%s",
               bytes_text(c.bytes).c_str(), g.name, (long long)g.sms, (long long)L2Config::kLineBytes,
               (long long)c.heads, c.heads > 1 ? "s" : "");
-  if (t.problem.schedule != Schedule::standard)
+  if (schedule_info(t.problem.schedule).tiled)
     std::printf("; %lld blocks per SM: %lld in flight", (long long)pl.blocks_per_sm, (long long)pl.slots);
   std::printf("\n");
   const double hit = T.hbm_read_bytes > 0 ? 100.0 * double(T.l2.hit_bytes) / double(T.hbm_read_bytes) : 0;
@@ -227,11 +235,8 @@ void print_dram_summary(const Trace& t) {
 void print_summary(const Trace& t, bool recorded) {
   const Problem& p = t.problem;
   const Tiling& ti = t.tiling;
-  std::printf("schedule   %s (%s)\n", schedule_name(p.schedule),
-              p.schedule == Schedule::fa1   ? "Algorithm 1, FlashAttention"
-              : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
-              : p.schedule == Schedule::decode ? "flash-decoding: split-KV and a log-sum-exp combine"
-                                            : "Algorithm 0, standard attention");
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  std::printf("schedule   %s (%s)\n", info.name, info.title);
   std::printf("mask       %s; dropout p = %.9g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), "
               "stored as %s%s\n",
@@ -247,14 +252,13 @@ void print_summary(const Trace& t, bool recorded) {
   const Totals& F = t.has_backward ? t.forward_totals : t.totals;  // the forward alone
   std::printf("steps      %lld%s\n", (long long)F.steps,
               recorded ? " (recorded)" : " (fast path, not recorded)");
-  if (p.schedule == Schedule::decode)
+  if (ti.S > 1)
     std::printf("splits     S = %lld: K/V blocks in %lld contiguous ranges, each a partial O^(s), lse^(s) "
-                "(float32), then the combine%s\n",
-                (long long)p.splits, (long long)p.splits, p.splits == 1 ? " (S = 1: none; this is fa2)" : "");
-  const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc, p.splits);
+                "(float32), then the combine\n", (long long)ti.S, (long long)ti.S);
+  const TrafficForm cf = info.forward_traffic(p.nq, p.nk, p.d, ti);
   const int64_t bpe = p.bytes_per_elem;
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
-  const bool skips = p.mask.any() && p.schedule != Schedule::standard;
+  const bool skips = p.mask.any() && info.tiled;
   auto verdict = [&](int64_t form, int64_t sim) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
@@ -266,7 +270,7 @@ void print_summary(const Trace& t, bool recorded) {
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),
               bytes_text(ti.tile_capacity * bpe).c_str(),
-              p.schedule == Schedule::standard ? " (not enforced for Algorithm 0)"
+              !info.tiled ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)F.flops, F.flops / 1e9);
   if (reference_affordable(p.nq, p.nk, p.d)) {
@@ -274,15 +278,16 @@ void print_summary(const Trace& t, bool recorded) {
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
-    if (p.dtype != Dtype::fp32 && p.schedule != Schedule::standard) {
+    const ScheduleInfo& base = baseline_schedule();
+    if (p.dtype != Dtype::fp32 && !info.baseline) {
       Problem ps = p;  // standard attention in the same storage precision, for comparison
-      ps.schedule = Schedule::standard;
+      ps.schedule = base.id;
       RunOptions opt;
       opt.record = false;
       const Trace st = run_problem(ps, t.tiling, opt);
       const ErrorStats so = compare(st.O, ref.O);
-      std::printf("standard   in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
-                  dtype_name(p.dtype), so.max_abs, so.max_rel, dtype_name(p.dtype));
+      std::printf("%-10s in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
+                  base.name, dtype_name(p.dtype), so.max_abs, so.max_rel, dtype_name(p.dtype));
     }
   } else {
     std::printf("vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
@@ -384,7 +389,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       // fa1's and fa2's per-j states come from the recorded trace (core/snapshot.h); standard
       // attention's snapshot folder holds the final state only.
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty() ||
-                   (!snapshots.empty() && p.schedule != Schedule::standard);
+                   (!snapshots.empty() && schedule_info(p.schedule).forward_snapshots != nullptr);
       opt.max_trace_bytes = size_t(max_trace_mib) << 20;
       Mat dO;
       if (bf.backward) {  // dO from --do or the seed, checked against p's shape
@@ -430,22 +435,28 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   static int64_t eheads = 1, esplits = 0;
   ex->add_option("--gpu", egpu, "GPU whose SM count the parallelism section uses: h200 (132 SMs, default) or a100");
   ex->add_option("--heads", eheads, "B x H heads for the parallelism section (default 1)")->check(whole_number("heads"));
-  ex->add_option("--splits", esplits, "decode's S for the parallelism section (default: the heuristic)")
+  ex->add_option("--splits", esplits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
       ->check(whole_number("splits"));
   ex->callback([&set_action] {
     set_action([] {
       const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
-      checked::in_range(eheads, 1, 65535, "--heads");
       AttentionOptions precision;
       precision.dtype = parse_dtype(edtype);
       precision.p_dtype = parse_dtype(ep_dtype);
       validate_options(precision, 0);
       const int eb = dtype_bytes(precision.dtype);
-      const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
-      // Columns: Algorithm 1, FlashAttention-2, standard attention (Algorithm 0).
-      const TrafficForm forms[3] = {fa1_traffic(nq, nk, ed, t.Tc), fa2_traffic(nq, nk, ed, t.Tr),
-                                    standard_traffic(nq, nk, ed)};
-      const Schedule scheds[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
+      Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
+      checked::in_range(eheads, 1, 65535, "--heads");
+      // decode's S in the table and the parallelism section: --splits, or the default for the
+      // heads on this GPU's SMs (core/decode.h)
+      t.S = esplits != 0 ? esplits : default_splits(eheads * t.Tr, t.Tc, int(find_gpu(egpu).sms));
+      if (t.S < 1 || t.S > t.Tc)
+        throw InputError("--splits " + std::to_string(t.S) + " is out of range 1..Tc = " + std::to_string(t.Tc));
+      // One column per schedule (the registry's order), the baseline (standard attention) last.
+      const auto& all = schedules();
+      const size_t n = all.size();
+      std::vector<TrafficForm> forms;
+      for (const ScheduleInfo* si : all) forms.push_back(si->forward_traffic(nq, nk, ed, t));
       std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%lld KiB of float32)\n",
                   (long long)nq, (long long)nk, (long long)ed, (long long)M, (long long)(M * 4 / 1024));
       std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n",
@@ -456,12 +467,16 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
                   dtype_name(precision.dtype), eb, dtype_name(precision.p_dtype),
                   precision.p_dtype == Dtype::fp32 ? "P~_ij not rounded"
                                                    : "P~_ij rounded on chip before P~_ij V_j: no change in HBM bytes");
-      auto row = [](const char* label, const int64_t v[3]) {
-        std::printf("  %-30s %16lld %16lld %16lld\n", label, (long long)v[0], (long long)v[1], (long long)v[2]);
+      auto row = [n](const char* label, const std::vector<int64_t>& v) {
+        std::printf("  %-30s", label);
+        for (size_t k = 0; k < n; ++k) std::printf(" %16lld", (long long)v[k]);
+        std::printf("\n");
       };
-      std::printf("HBM traffic in elements          %16s %16s %16s\n", "Algorithm 1", "FA2 order", "standard");
-      int64_t rd[3], wr[3], by[3];
-      for (int k = 0; k < 3; ++k) {
+      std::printf("HBM traffic in elements         ");
+      for (const ScheduleInfo* si : all) std::printf(" %16s", si->column);
+      std::printf("\n");
+      std::vector<int64_t> rd(n), wr(n), by(n);
+      for (size_t k = 0; k < n; ++k) {
         rd[k] = forms[k].read_elems;
         wr[k] = forms[k].write_elems;
         by[k] = forms[k].read_bytes(eb) + forms[k].write_bytes(eb);
@@ -469,8 +484,14 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       row("closed form, read", rd);
       row("closed form, write", wr);
       row("closed form, total bytes", by);
-      std::printf("  %-30s %16.4g %16s %16.4g   (N^2 d^2 / M  vs  N d + N^2)\n", "Theorem 2 order",
-                  theorem2_flash(nq, nk, ed, M), "", theorem2_standard(nq, nk, ed));
+      // Theorem 2's orders: the tiled schedules' N^2 d^2 / M in the first column, the baseline's.
+      std::printf("  %-30s", "Theorem 2 order");
+      for (size_t k = 0; k < n; ++k) {
+        if (k == 0) std::printf(" %16.4g", theorem2_flash(nq, nk, ed, M));
+        else if (all[k]->baseline) std::printf(" %16.4g", theorem2_standard(nq, nk, ed));
+        else std::printf(" %16s", "");
+      }
+      std::printf("   (N^2 d^2 / M  vs  N d + N^2)\n");
       // The simulation is bounded: Tr Tc block pairs each cost the simulator a fixed overhead.
       const double work = double(nq) * double(nk) * double(ed), pairs = double(t.Tr) * double(t.Tc);
       if (work <= kMaxExplainWork && pairs <= 1e6) {
@@ -478,12 +499,13 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
         s.options.dtype = precision.dtype;
         s.options.p_dtype = precision.p_dtype;
-        int64_t srd[3], swr[3], sby[3];
+        std::vector<int64_t> srd(n), swr(n), sby(n);
         bool same = true;
-        for (int k = 0; k < 3; ++k) {
-          s.schedule = scheds[k];
+        for (size_t k = 0; k < n; ++k) {
+          s.schedule = all[k]->id;
+          s.splits = schedule_splits_kv(s.schedule) ? t.S : 0;
           // Standard attention rounds P when it stores it (--dtype); P~ rounding is the tiled schedules'.
-          s.options.p_dtype = scheds[k] == Schedule::standard ? Dtype::fp32 : precision.p_dtype;
+          s.options.p_dtype = !all[k]->tiled ? Dtype::fp32 : precision.p_dtype;
           RunOptions opt;
           opt.record = false;
           const Trace tr = run_spec(s, opt);
@@ -504,10 +526,19 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         std::printf("  simulated                      skipped (Nq*Nk*d = %.3g, Tr*Tc = %.3g: over %.2g or 1e6)\n",
                     work, pairs, kMaxExplainWork);
       }
-      std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
-                  double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));
-      print_explain_parallelism(nq, nk, ed, t, eheads, egpu, esplits, eb);  // app/explain_parallelism.cpp
+      const ScheduleInfo& base = baseline_schedule();
+      const double base_bytes = double(by[size_t(schedule_index(base.id))]);
+      std::string ratios;
+      for (size_t k = 0, shown = 0; k < n; ++k) {
+        if (all[k]->baseline) continue;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.3gx", double(by[k]) / base_bytes);
+        ratios += std::string(shown == 0 ? "" : " and ") + all[k]->column + (shown == 0 ? " moves " : " ") + buf;
+        ++shown;
+      }
+      std::printf("\n%s the bytes of %s here.\n", ratios.c_str(), base.device_title);
       if (eb != 4) std::printf("\n(the backward below counts float32 storage, as its GPU kernels use)\n");
+      print_explain_parallelism(t, eheads, egpu, nq, nk, ed, eb);  // app/explain_parallelism.cpp
       print_explain_backward(nq, nk, ed, M, t);
       return 0;
     });

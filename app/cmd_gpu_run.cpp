@@ -2,11 +2,14 @@
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_decode_gpu.h"
+#include "core/decode.h"
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/npy.h"
+#include "core/schedule_registry.h"
 #include "gpu/backend.h"
+#include "gpu/schedules.h"
 
 #include <cmath>
 #include <cstdio>
@@ -92,40 +95,20 @@ Inputs load_inputs(const RunFlags& rf, const std::vector<int64_t>& kv_lens) {
 int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std::string& out_lse,
             const std::vector<int64_t>& kv_lens, const BackwardFlags& bwd) {
   const Inputs in = load_inputs(rf, kv_lens);
-  if (bwd.backward && parse_schedule(rf.schedule) == Schedule::decode)
-    throw InputError("--schedule decode has no backward pass (flash-decoding is for inference): drop --backward");
   if (bwd.backward)
     return run_gpu_backward(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features}, variant,
                             out_o, out_lse);
   const Schedule sched = parse_schedule(rf.schedule);
+  const ScheduleInfo& info = schedule_info(sched);
+  const gpu::DeviceSchedule& dev = gpu::device_schedule(sched);
   const gpu::Shape& s = in.s;
-  gpu::Result r;
   Tiling t;
-  if (sched == Schedule::fa1) {
-    t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
-    gpu::Fa1Options o;
-    o.variant = variant;
-    o.features = in.features;
-    r = gpu::fa1_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
-  } else if (sched == Schedule::decode) {  // app/cmd_decode_gpu.h: S from --splits or the SM count
-    t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
-    gpu::DecodeOptions o;
-    o.splits = gpu_decode_splits(rf.splits, s.heads(), t);
-    o.features = in.features;
-    gpu::DecodeResult d = gpu::decode_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
-    r.O = std::move(d.O);
-    r.lse = std::move(d.lse);
-    r.device_bytes = d.device_bytes;
-    r.variant = int(o.splits);
-  } else if (sched == Schedule::fa2) {
-    t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
-    gpu::Fa2Options o;
-    o.variant = variant;
-    o.features = in.features;
-    r = gpu::fa2_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
-  } else {
-    r = gpu::standard_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, in.features);
-  }
+  if (info.tiled) t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
+  if (schedule_splits_kv(sched)) t.S = gpu_decode_splits(rf.splits, s.heads(), t);  // --splits, or the SMs' default
+  gpu::ForwardOptions o;
+  o.variant = variant;
+  o.features = in.features;
+  const gpu::Result r = dev.forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
   for (float x : r.O)
     if (std::isnan(x)) throw std::runtime_error("GPU output has unwritten (NaN) elements");
   std::vector<int64_t> o_shape = {s.nq, s.d}, l_shape = {s.nq};
@@ -135,18 +118,14 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
   }
   if (!out_o.empty()) write_npy(out_o, r.O.data(), o_shape);
   if (!out_lse.empty()) write_npy(out_lse, r.lse.data(), l_shape);
-  const gpu::DeviceInfo info = gpu::device_info();
-  const char* what = sched == Schedule::fa1      ? "Algorithm 1"
-                     : sched == Schedule::fa2    ? "FlashAttention-2"
-                     : sched == Schedule::decode ? "flash-decoding"
-                                                 : "standard attention";
-  std::printf("gpu        %s on %s, dtype %s\n", what, info.name.c_str(), dtype_name(in.features.dtype));
+  const gpu::DeviceInfo device = gpu::device_info();
+  std::printf("gpu        %s on %s, dtype %s\n", info.device_title, device.name.c_str(), dtype_name(in.features.dtype));
   std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n",
               (long long)s.B, (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
-  if (sched != Schedule::standard)
-    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, %s %s %d\n",
-                (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
-                schedule_name(sched), sched == Schedule::decode ? "splits" : "variant", r.variant);
+  if (info.tiled)
+    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, S = %lld, %s variant %d\n",
+                (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, (long long)t.S,
+                schedule_name(sched), r.variant);
   std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
   if (!out_o.empty()) std::printf("wrote      %s\n", out_o.c_str());
   if (!out_lse.empty()) std::printf("wrote      %s\n", out_lse.c_str());

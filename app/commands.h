@@ -3,6 +3,7 @@
 #pragma once
 #include "core/problem.h"
 #include "core/run.h"
+#include "core/schedule_registry.h"
 
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -15,7 +16,7 @@ struct RunFlags {
   std::string M = "1024";
   int64_t br = 0, bc = 0;
   double scale = 0;
-  std::string schedule = "fa1", pattern = "random";
+  std::string schedule = schedule_name(kDefaultSchedule), pattern = "random";
   uint64_t seed = 1;
   std::string q, k, v;
   AttentionOptions options;  // --causal, --kv-len, --dropout bind to it directly

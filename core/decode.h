@@ -9,6 +9,9 @@
 
 namespace flashstep {
 
+// Whether a schedule splits the K/V blocks (takes --splits; its thread blocks are S times more).
+inline bool schedule_splits_kv(Schedule s) { return s == Schedule::decode; }
+
 // SMs the default S assumes when no GPU is named: the H200's (and the H100 SXM's) 132.
 inline constexpr int kDefaultSmCount = 132;
 

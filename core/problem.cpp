@@ -10,23 +10,7 @@
 
 namespace flashstep {
 
-const char* schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::fa1: return "fa1";
-    case Schedule::standard: return "standard";
-    case Schedule::fa2: return "fa2";
-    case Schedule::decode: return "decode";
-  }
-  return "?";
-}
-
-Schedule parse_schedule(const std::string& name) {
-  if (name == "fa1") return Schedule::fa1;
-  if (name == "standard") return Schedule::standard;
-  if (name == "fa2") return Schedule::fa2;
-  if (name == "decode") return Schedule::decode;
-  throw InputError("unknown schedule '" + name + "' (expected fa1, fa2, standard or decode)");
-}
+// schedule_name and parse_schedule: core/schedule_registry.cpp, from the registry's names.
 
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int64_t bc) {
   if (d < 1) throw InputError("d must be at least 1 (got d = " + std::to_string(d) + ")");
@@ -218,8 +202,8 @@ Problem make_problem(const ProblemSpec& spec) {
   p.seed = s.seed;
   p.br = s.br;
   p.bc = s.bc;
-  if (s.schedule == Schedule::decode) {
-    const Tiling t = make_tiling(p);
+  if (s.schedule == Schedule::decode) {  // S: --splits, else the default for one head (core/decode.h)
+    const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc);
     p.splits = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
   }
   p.mask = s.options.mask;

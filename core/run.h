@@ -8,8 +8,7 @@ namespace flashstep {
 
 // Steps of an unmasked run of schedule s (a mask skips blocks, each one step instead of
 // several: then at most this many). fa1 1 + Tc (1 + 6 Tr), fa2 Tr (6 + 4 Tc), standard 3 Tr.
-// decode: core/decode.h's decode_steps with S = splits.
-int64_t schedule_steps(Schedule s, const Tiling& t, int64_t splits = 1);
+int64_t schedule_steps(Schedule s, const Tiling& t);
 
 // Estimated bytes of a recorded trace (steps, tiles, HBM writes), computed before running.
 size_t estimate_trace_bytes(const Problem& p, const Tiling& t);

@@ -7,7 +7,7 @@
 // lse_i = log sum_s e^(lse_i^(s)), O_i = sum_s e^(lse_i^(s) - lse_i) O_i^(s), the merge of two
 // softmax blocks in the lesson, over splits instead of blocks.
 //
-// The listing (labels "FD Ln"):
+// The listing (labels "FD Ln"; the table is core/schedules/decode.cpp):
 //   FD L1  Divide Q into Tr blocks of Br rows and K, V into Tc blocks of Bc rows; group the
 //          Tc blocks into S contiguous splits J_1 .. J_S (the first Tc mod S one block longer).
 //   FD L2  for 1 <= s <= S and 1 <= i <= Tr (in parallel) do
@@ -195,57 +195,13 @@ void run_decode(Trace& tr, bool record) {
   ctx.finish();
 }
 
-// [SECTION] The listing: labels, the lines as printed, one sentence per step.
+// [SECTION] One sentence per step (run --steps, the JSON "text", the app)
 
-const char* decode_line_label(Line l) {
-  switch (l) {
-    case Line::FD_L3: return "FD L3";
-    case Line::FD_L4: return "FD L4";
-    case Line::FD_SKIP: return "FD skip";
-    case Line::FD_L6: return "FD L6";
-    case Line::FD_L7: return "FD L7";
-    case Line::FD_L8: return "FD L8";
-    case Line::FD_L9: return "FD L9";
-    case Line::FD_L11: return "FD L11";
-    case Line::FD_L12: return "FD L12";
-    case Line::FD_L13: return "FD L13";
-    case Line::FD_L14: return "FD L14";
-    case Line::FD_L17: return "FD L17";
-    case Line::FD_L18: return "FD L18";
-    case Line::FD_L19: return "FD L19";
-    case Line::FD_L20: return "FD L20";
-    default: return "?";
-  }
-}
-
-const char* decode_line_pseudocode(Line l) {
-  switch (l) {
-    case Line::FD_L3: return "Load Q_i from HBM to on-chip SRAM.";
-    case Line::FD_L4: return "On chip, initialize O_i = (0), l_i = (0), m_i = (-inf).";
-    case Line::FD_SKIP: return "for j in J_s do  (block entirely masked: skipped)";
-    case Line::FD_L6: return "Load K_j, V_j from HBM to on-chip SRAM.";
-    case Line::FD_L7: return "On chip, compute S_ij = tau Q_i K_j^T.";
-    case Line::FD_L8:
-      return "On chip, compute m_i^new = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_i^new), "
-             "l_i = e^(m_i - m_i^new) l_i + rowsum(P~_ij).";
-    case Line::FD_L9: return "On chip, compute O_i = diag(e^(m_i - m_i^new)) O_i + P~_ij V_j.";
-    case Line::FD_L11: return "On chip, compute O_i^(s) = diag(l_i)^-1 O_i.";
-    case Line::FD_L12: return "On chip, compute lse_i^(s) = m_i + log(l_i).";
-    case Line::FD_L13: return "Write O_i^(s) to HBM (float32).";
-    case Line::FD_L14: return "Write lse_i^(s) to HBM (float32).";
-    case Line::FD_L17:
-      return "Load lse_i^(1..S) from HBM; on chip, m = max_s lse_i^(s), "
-             "lse_i = m + log sum_s e^(lse_i^(s) - m), O_i = (0).";
-    case Line::FD_L18:
-      return "Load O_i^(s) from HBM; on chip, O_i = O_i + e^(lse_i^(s) - lse_i) O_i^(s).";
-    case Line::FD_L19: return "Write O_i to HBM as the i-th block of O.";
-    case Line::FD_L20: return "Write lse_i to HBM as the i-th block of L.";
-    default: return "?";
-  }
-}
-
-std::string Trace::explain_decode(size_t k) const {
-  const Step& s = steps.at(k);
+std::string explain_decode_step(const Trace& t, size_t k) {
+  const Step& s = t.steps.at(k);
+  if (!is_decode_line(s.line)) return explain_paper_step(t, k);  // S = 1 runs fa2's lines
+  const Problem& problem = t.problem;
+  const Tiling& tiling = t.tiling;
   const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
   const int64_t r0 = s.i >= 0 ? s.i * tiling.Br : 0;
   const int64_t c0 = s.j >= 0 ? s.j * tiling.Bc : 0;

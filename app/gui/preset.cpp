@@ -95,6 +95,7 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "v"; if (q.contains(key)) s.v_path = q[key].get<std::string>();
       key = "causal"; if (q.contains(key)) s.options.mask.causal = q[key].get<bool>();
       key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(q[key].get<std::string>());
+      key = "splits"; if (q.contains(key)) s.splits = whole(q[key], where + key);
       key = "window";
       if (q.contains(key)) {
         const auto& w = q[key];
