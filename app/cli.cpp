@@ -1,6 +1,9 @@
 // The headless subcommands: lesson, run, explain.
 #include "app/cli_backward.h"
 #include "app/cmd_pipeline.h"
+#include "app/explain_parallelism.h"
+#include "core/decode.h"
+#include "core/l2_cache.h"
 #include "app/commands.h"
 #include "core/checked.h"
 #include "core/closed_form.h"
@@ -54,6 +57,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.br = br;
   s.bc = bc;
   s.schedule = parse_schedule(schedule);
+  s.splits = splits;
   s.seed = seed;
   s.pattern = pattern;
   s.q_path = q;
@@ -89,6 +93,9 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
     schedule_help += std::string(k == 0 ? "" : k + 1 == all.size() ? " or " : ", ") + all[k]->name + " (" +
                      all[k]->paper_name + ")";
   c->add_option("--schedule", f.schedule, schedule_help);
+  c->add_option("--splits", f.splits, "decode's number of K/V splits S, 1 <= S <= Tc (default: enough to fill "
+                                      "132 SMs, FlashAttention's heuristic; docs/decode.md)")
+      ->check(whole_number("splits"));
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
@@ -155,6 +162,15 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         DRAM read %lld B (total %lld), write %lld B (total %lld) through the L2\n",
                 (long long)s.dram_read, (long long)s.dram_read_total, (long long)s.dram_write,
                 (long long)s.dram_write_total);
+  if (line_role(s.line) == LineRole::combine) {  // decode's combine: the statistics are the splits' lse
+    if (s.alpha.size()) {
+      std::printf("         lse_i^(%d) = %s, lse_i = %s\n", s.split + 1, vec_text(s.m_old).c_str(), vec_text(s.m_new).c_str());
+      std::printf("         rescale factors e^(lse_i^(%d) - lse_i) = %s\n", s.split + 1, vec_text(s.alpha).c_str());
+    } else {
+      std::printf("         max_s lse_i^(s) = %s, lse_i = %s\n", vec_text(s.m_tilde).c_str(), vec_text(s.m_new).c_str());
+    }
+    return;
+  }
   if (s.m_tilde.size()) std::printf("         m~_ij = rowmax(S_ij) = %s\n", vec_text(s.m_tilde).c_str());
   if (s.l_tilde.size()) std::printf("         l~_ij = rowsum(P~_ij) = %s\n", vec_text(s.l_tilde).c_str());
   if (s.m_old.size()) {
@@ -238,7 +254,10 @@ void print_summary(const Trace& t, bool recorded) {
   const Totals& F = t.has_backward ? t.forward_totals : t.totals;  // the forward alone
   std::printf("steps      %lld%s\n", (long long)F.steps,
               recorded ? " (recorded)" : " (fast path, not recorded)");
-  const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc);
+  if (ti.S > 1)
+    std::printf("splits     S = %lld: K/V blocks in %lld contiguous ranges, each a partial O^(s), lse^(s) "
+                "(float32), then the combine\n", (long long)ti.S, (long long)ti.S);
+  const TrafficForm cf = info.forward_traffic(p.nq, p.nk, p.d, ti);
   const int64_t bpe = p.bytes_per_elem;
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
   const bool skips = p.mask.any() && info.tiled;
@@ -418,9 +437,18 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
                                         "(default fp32; needs a 16-bit --dtype)");
   static PipelineFlags epipe;
   add_pipeline_flags(ex, epipe);
+  static std::string egpu = "h200";
+  static int64_t eheads = 1, esplits = 0;
+  ex->add_option("--gpu", egpu, "GPU whose SM count the parallelism section uses: h200 (132 SMs, default) or a100");
+  epipe.heads_opt = ex->add_option("--heads", eheads, "B x H heads: the parallelism section's (default 1); with "
+                                                      "--pipeline, the grid's (default: B x H x N = 131072, H = 8)")
+                        ->check(whole_number("heads"));
+  ex->add_option("--splits", esplits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
+      ->check(whole_number("splits"));
   ex->callback([&set_action] {
     set_action([] {
       check_pipeline_flags(epipe);
+      epipe.heads = eheads;
       if (epipe.on) return run_pipeline_explain(epipe, enq_opt->count() ? enq : en, enk_opt->count() ? enk : en, ed);
       const int64_t nq = enq_opt->count() ? enq : en, nk = enk_opt->count() ? enk : en, M = parse_sram_size(eM);
       AttentionOptions precision;
@@ -428,7 +456,13 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       precision.p_dtype = parse_dtype(excerpt(ep_dtype));
       validate_options(precision, 0);
       const int eb = dtype_bytes(precision.dtype);
-      const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
+      Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
+      checked::in_range(eheads, 1, 65535, "--heads");
+      // decode's S in the table and the parallelism section: --splits, or the default for the
+      // heads on this GPU's SMs (core/decode.h)
+      t.S = esplits != 0 ? esplits : default_splits(eheads * t.Tr, t.Tc, int(find_gpu(egpu).sms));
+      if (t.S < 1 || t.S > t.Tc)
+        throw InputError("--splits " + std::to_string(t.S) + " is out of range 1..Tc = " + std::to_string(t.Tc));
       // One column per schedule (the registry's order), the baseline (standard attention) last.
       const auto& all = schedules();
       const size_t n = all.size();
@@ -480,6 +514,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         bool same = true;
         for (size_t k = 0; k < n; ++k) {
           s.schedule = all[k]->id;
+          s.splits = schedule_splits_kv(s.schedule) ? t.S : 0;
           // Standard attention rounds P when it stores it (--dtype); P~ rounding is the tiled schedules'.
           s.options.p_dtype = !all[k]->tiled ? Dtype::fp32 : precision.p_dtype;
           RunOptions opt;
@@ -514,6 +549,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       }
       std::printf("\n%s the bytes of %s here.\n", ratios.c_str(), base.device_title);
       if (eb != 4) std::printf("\n(the backward below counts float32 storage, as its GPU kernels use)\n");
+      print_explain_parallelism(t, eheads, egpu, nq, nk, ed, eb);  // app/explain_parallelism.cpp
       print_explain_backward(nq, nk, ed, M, t);
       return 0;
     });

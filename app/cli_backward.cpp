@@ -85,7 +85,8 @@ void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const 
     int64_t sim_read = -1, sim_write = -1;  // elements; -1: not simulated
   };
   std::vector<Column> cols;
-  for (const ScheduleInfo* si : schedules()) cols.push_back({si, si->backward_traffic(nq, nk, d, t)});
+  for (const ScheduleInfo* si : schedules())
+    if (has_backward(*si)) cols.push_back({si, si->backward_traffic(nq, nk, d, t)});  // decode has none
   // The backward does about 2.5x the forward's work and standard attention keeps four N x N
   // matrices (S, P, dP, dS): simulate only where that stays small.
   const bool simulate = double(nq) * double(nk) * double(d) <= 2e9 && double(nq) * double(nk) <= double(1 << 24);

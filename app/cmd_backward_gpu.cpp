@@ -34,7 +34,10 @@ namespace flashstep {
 gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const float* K, const float* V,
                                         const float* dO, const gpu::Shape& s, float scale, const Tiling& t,
                                         const gpu::BackwardOptions& o) {
-  return gpu::device_schedule(sched).backward(Q, K, V, dO, s, scale, t, o);
+  const gpu::DeviceSchedule& dev = gpu::device_schedule(sched);
+  if (!dev.backward)
+    throw InputError(std::string("--schedule ") + schedule_name(sched) + " has no backward pass: drop --backward");
+  return dev.backward(Q, K, V, dO, s, scale, t, o);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // and the Bc sweep of the paper's Figure 2 (middle).
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_backward_tc.h"
+#include "app/cmd_decode_gpu.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/closed_form.h"
@@ -229,6 +230,17 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
         set_action([] {
           check_bench_gpu_request(r);
           const BenchFlags& bf = r.flags;
+          if (r.decode) {  // app/cmd_decode_gpu.cpp
+            DecodeBenchRequest dr = r.dr;
+            dr.dims = bf.dims;
+            if (r.dtype_opt && r.dtype_opt->count()) dr.dtype = bf.dtype;
+            dr.M = bf.M;
+            dr.warmup = bf.warmup;
+            dr.reps = bf.reps;
+            dr.as_json = bf.as_json;
+            dr.json_file = bf.json_file;
+            return run_bench_decode(dr);
+          }
           if (r.tensor_cores && bf.backward)  // app/cmd_backward_tc.cpp
             return run_bench_backward_tensor_cores(tc_backward_bench_request(r));
           if (r.tensor_cores) return run_bench_tensor_cores(tc_bench_request(r));  // app/cmd_tensor_cores.cpp

@@ -2,6 +2,8 @@
 // flags (2-D) or from .npy files, 2-D (N, d) or 4-D (B, H, N, d).
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_backward_tc.h"
+#include "app/cmd_decode_gpu.h"
+#include "core/decode.h"
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
@@ -78,6 +80,7 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
   const gpu::Shape& s = in.s;
   Tiling t;
   if (info.tiled) t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
+  if (schedule_splits_kv(sched)) t.S = gpu_decode_splits(rf.splits, s.heads(), t);  // --splits, or the SMs' default
   gpu::ForwardOptions o;
   o.variant = variant;
   o.features = in.features;
@@ -96,8 +99,8 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
   std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n",
               (long long)s.B, (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
   if (info.tiled)
-    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, %s variant %d\n",
-                (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
+    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, S = %lld, %s variant %d\n",
+                (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, (long long)t.S,
                 schedule_name(sched), r.variant);
   std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
   if (!out_o.empty()) std::printf("wrote      %s\n", out_o.c_str());

@@ -20,12 +20,12 @@ void add_pipeline_flags(CLI::App* ex, PipelineFlags& f) {
   f.turn_opt = ex->add_flag("--tensor-in-turn", f.in_turn,
                             "with --pipeline: warpgroups' products take the tensor cores in turn, first ready first "
                             "(default: they share them evenly)");
-  f.heads_opt = ex->add_option("--heads", f.heads, "with --pipeline: B x H (default: B x H x N = 131072, H = 8)");
+  // --heads is explain's own option (also the parallelism section's); the caller sets heads_opt.
 }
 
 void check_pipeline_flags(const PipelineFlags& f) {
   if (f.on) return;
-  for (CLI::Option* o : {f.variant_opt, f.causal_opt, f.heads_opt, f.wait_opt, f.turn_opt})
+  for (CLI::Option* o : {f.variant_opt, f.causal_opt, f.wait_opt, f.turn_opt})
     if (o && o->count()) throw InputError(o->get_name() + " needs --pipeline");
 }
 

@@ -7,6 +7,8 @@
 // the chip in the normal kernel (gpu --snapshots has a variant that dumps it; see compare).
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_backward_tc.h"
+#include "app/cmd_decode_gpu.h"
+#include "core/decode.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
@@ -125,6 +127,8 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   const Tiling t = make_tiling(p);
   const ScheduleInfo& info = schedule_info(p.schedule);
   const gpu::DeviceSchedule& dev = gpu::device_schedule(p.schedule);
+  // Split-KV: the partials of every split too (app/cmd_decode_gpu.cpp).
+  if (schedule_splits_kv(p.schedule)) return run_verify_decode(p, t, tiled_tol);
   if (!dev.verify_per_j) return run_verify_final(p, t, variant, tiled_tol);
   // The HBM state (O, l, m) after every j, against the GPU's per-j snapshots (Algorithm 1).
   gpu::Shape s;

@@ -23,6 +23,7 @@ struct RunFlags {
   std::string window;        // "LEFT,RIGHT", parsed into options.mask by to_spec
   std::string dtype = "fp32";
   std::string p_dtype = "fp32";  // --p-dtype, parsed into options.p_dtype by to_spec
+  int64_t splits = 0;            // --splits (decode's S); 0 = the default
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags

@@ -322,6 +322,12 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");
   b->add_option("--json-file", bf.json_file, "also write the JSON to this file");
   b->add_flag("--backward", bf.backward, "time forward + backward of fa1, fa2 and standard instead (no sweep)");
+  b->add_flag("--decode", r.decode, "flash-decoding at Nq = 1 over --nk, --d, --heads (bf16 default): split-KV vs "
+                                    "no splits vs fa2, K/V bandwidth against the measured copy bandwidth");
+  r.nk_opt = b->add_option("--nk", r.dr.nks, "--decode: key lengths (default 4096 16384 65536 262144)");
+  b->add_option("--heads", r.dr.heads, "--decode: B x H values (default 32 256; H = 8)");
+  b->add_option("--splits", r.dr.splits, "--decode: S for every point (default: core/decode.h's heuristic)");
+  b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
   b->add_flag("--no-fp32", r.no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
                                                 "standard attention, N = 1024, 4096, 16384 (or --n), d = 64, 128 (or --d), "
@@ -358,6 +364,11 @@ TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
 
 void check_bench_gpu_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
+  if (!r.decode && ((r.nk_opt && r.nk_opt->count()) || !r.dr.sdpa_json.empty() || r.dr.splits != 0))
+    throw InputError("--nk, --splits and --sdpa belong to --decode");
+  if (r.decode && (r.tensor_cores || bf.backward))
+    throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
+  if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);
   if (r.tensor_cores && bf.backward) return check_tc_backward_bench_request(tc_backward_bench_request(r));
   if (r.tensor_cores) return check_tc_bench_request(tc_bench_request(r));
   if (!bf.backward) return check_bench_request(bf);

@@ -73,10 +73,17 @@ struct BenchFlags {
   int variant = 0;
   bool backward = false;  // forward + backward instead (app/cmd_backward_gpu.cpp)
 };
+// bench-gpu --decode (app/cmd_decode_gpu.cpp): flash-decoding at Nq = 1.
+struct DecodeBenchRequest {
+  std::vector<int64_t> nks = {4096, 16384, 65536, 262144};
+
 struct BenchGpuRequest {
   BenchFlags flags;
   bool tensor_cores = false;
   bool no_fp32 = false;              // --backward --tensor-cores without the float32 kernels beside it
+  bool decode = false;               // --decode: flash-decoding at Nq = 1 (--nk, --heads, --splits, --sdpa)
+  DecodeBenchRequest dr;
+  CLI::Option* nk_opt = nullptr;
   CLI::Option* dtype_opt = nullptr;  // --tensor-cores takes bf16 unless --dtype is given
   CLI::Option* n_opt = nullptr;      // --tensor-cores has its own default sizes unless --n/--d are given
   CLI::Option* d_opt = nullptr;

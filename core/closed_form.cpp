@@ -43,8 +43,11 @@ static Tiling blocks(int64_t Tr, int64_t Tc) {
   return t;
 }
 
-TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc) {
-  return schedule_info(s).forward_traffic(nq, nk, d, blocks(Tr, Tc));
+TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc,
+                             int64_t splits) {
+  Tiling t = blocks(Tr, Tc);
+  t.S = splits;
+  return schedule_info(s).forward_traffic(nq, nk, d, t);
 }
 
 TrafficForm fa1_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
@@ -75,7 +78,9 @@ TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d) {
 
 TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,
                                       int64_t Tc) {
-  return schedule_info(s).backward_traffic(nq, nk, d, blocks(Tr, Tc));
+  const ScheduleInfo& info = schedule_info(s);
+  if (!has_backward(info)) return {};  // a forward-only schedule (decode): nothing to count
+  return info.backward_traffic(nq, nk, d, blocks(Tr, Tc));
 }
 
 double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M) {

@@ -35,8 +35,10 @@ TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr);
 // Algorithm 0: L1 reads Q, K and writes S; L2 reads S and writes P; L3 reads P, V, writes O.
 TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
 
-// The closed form of the schedule a problem runs (no mask: with one, an upper bound).
-TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc);
+// The closed form of the schedule a problem runs (no mask: with one, an upper bound); splits:
+// decode's S (core/decode.h).
+TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc,
+                             int64_t splits = 1);
 
 // The backward passes (derived in docs/backward.md; no mask: with one, an upper bound).
 // Algorithm 4 (fa1):

@@ -18,13 +18,15 @@ static json vec_json(const Vec& v) {
 
 static json problem_json(const Trace& t) {
   const Problem& p = t.problem;
-  return {{"nq", p.nq},         {"nk", p.nk},          {"d", p.d},
+  json pj = {{"nq", p.nq},         {"nk", p.nk},          {"d", p.d},
           {"M", p.M},           {"Br", t.tiling.Br},   {"Bc", t.tiling.Bc},
           {"Tr", t.tiling.Tr},  {"Tc", t.tiling.Tc},   {"scale", p.scale},
           {"schedule", schedule_name(p.schedule)},    {"dtype", dtype_name(p.dtype)},
           {"p_dtype", dtype_name(p.p_dtype)},
           {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem},
           {"backward", t.has_backward}};
+  if (p.schedule == Schedule::decode) pj["splits"] = p.splits;
+  return pj;
 }
 
 static json totals_json(const Totals& T) {
@@ -96,7 +98,10 @@ json trace_to_json(const Trace& t) {
       values["l_new"] = vec_json(s.l_new);
       values["alpha"] = vec_json(s.alpha);
       values["beta"] = vec_json(s.beta);
+    } else if (s.m_new.size()) {  // decode's FD L17: max_s lse^(s) (m_tilde) and lse (m_new)
+      values["m_new"] = vec_json(s.m_new);
     }
+    if (s.split >= 0) st["split"] = s.split;  // decode: the split the step works for
     if (t.totals.l2.enabled) {
       st["l2_hit_total"] = s.l2_hit_total;
       st["l2_lines"] = s.l2_lines;

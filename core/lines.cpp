@@ -16,6 +16,7 @@ struct LineIndex {
   LineIndex() {
     for (const ScheduleInfo* s : schedules())
       for (const AlgorithmInfo* a : {s->forward_lines, s->backward_lines})
+        if (a)  // null: a forward-only schedule's backward
         for (size_t n = 0; n < a->n_lines; ++n) at[int(a->lines[n].line)] = {&a->lines[n], a};
   }
 };

@@ -36,6 +36,10 @@ enum class Line : uint16_t {
   B2_L3 = 503, B2_L4 = 504, B2_L6 = 506, B2_L7 = 507, B2_SKIP = 508, B2_L9 = 509, B2_L10 = 510,
   B2_L11 = 511, B2_L12 = 512, B2_L13 = 513, B2_L14 = 514, B2_L15 = 515, B2_L16 = 516,
   B2_L18 = 518,
+  // Flash-decoding (core/schedules/decode.cpp), labelled "FD L6".
+  FD_L3 = 603, FD_L4 = 604, FD_SKIP = 605, FD_L6 = 606, FD_L7 = 607, FD_L8 = 608, FD_L9 = 609,
+  FD_L11 = 611, FD_L12 = 612, FD_L13 = 613, FD_L14 = 614, FD_L17 = 617, FD_L18 = 618,
+  FD_L19 = 619, FD_L20 = 620,
 };
 
 // What a line does. One role per line; where a paper's line does two things (FA2fwd L9 both

@@ -10,7 +10,7 @@ namespace flashstep {
 
 const char* tensor_name(Tensor t) {
   static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P", "L",
-                                "dO", "dQ", "dK", "dV", "D", "dP", "dS"};
+                                "dO", "dQ", "dK", "dV", "D", "dP", "dS", "O^(s)", "lse^(s)"};
   return names[static_cast<int>(t)];
 }
 
@@ -18,13 +18,13 @@ const char* slot_name(Slot s) {
   static const char* names[] = {"Q_i",   "K_j",   "V_j",  "O_i",      "l_i",     "m_i",
                                 "S_ij", "m~_ij", "l~_ij", "m_i^new", "l_i^new", "L_i",
                                 "dO_i", "dQ_i",  "dK~_j", "dV~_j",   "P_ij",    "P^dropped_ij", "dP_ij",
-                                "dS_ij", "D_i"};
+                                "dS_ij", "D_i", "O_i^(s)", "lse_i^(s)"};
   return names[static_cast<int>(s)];
 }
 
 bool slot_is_tile(Slot s) {
   return s == Slot::Qi || s == Slot::Kj || s == Slot::Vj || s == Slot::Oi || s == Slot::dOi ||
-         s == Slot::dQi || s == Slot::dKj || s == Slot::dVj;
+         s == Slot::dQi || s == Slot::dKj || s == Slot::dVj || s == Slot::Ops;
 }
 
 int64_t Traffic::total_read() const {

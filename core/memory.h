@@ -28,7 +28,9 @@ struct AccessLog;  // l2_cache.h
 
 // L: lse (FlashAttention-2). The backward pass adds dO (its input), the gradients dQ, dK, dV,
 // D = rowsum(dO o O) (FA2's backward) and standard attention's dP and dS.
-enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, count };
+// Flash-decoding (--schedule decode) adds the float32 partials of its S splits, stacked:
+// Op = O^(s) ((S Nq) x d, split s at rows s Nq ..) and Lp = lse^(s) ((S Nq) x 1).
+enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, Op, Lp, count };
 constexpr int kTensors = static_cast<int>(Tensor::count);
 const char* tensor_name(Tensor t);
 
@@ -38,6 +40,7 @@ enum class Slot : uint8_t {
   Li,                               // FlashAttention-2's logsumexp block, on chip
   dOi, dQi, dKj, dVj,               // backward d-wide tiles (dK~_j, dV~_j), charged to 2M
   Pij, Pdij, dPij, dSij, Di,        // backward scratch (Pdij: P_ij^dropped)
+  Ops, Lps,                         // decode's combine: O_i^(s) (a d-wide tile, float32), lse_i^(s)
   count
 };
 constexpr int kSlots = static_cast<int>(Slot::count);
@@ -46,7 +49,7 @@ bool slot_is_tile(Slot s);
 // Bytes per element of a slot: tiles hold the storage type (dQ_i, like dQ in HBM, float32),
 // scratch is float32.
 inline int slot_elem_bytes(Slot s, int tile_bytes) {
-  return slot_is_tile(s) && s != Slot::dQi ? tile_bytes : 4;
+  return slot_is_tile(s) && s != Slot::dQi && s != Slot::Ops ? tile_bytes : 4;
 }
 
 struct Traffic {
@@ -67,14 +70,16 @@ struct HbmWrite {
 // K/V block (FlashAttention keeps it in a float32 buffer for the same reason: Tc roundings
 // to fp16 would swamp the gradient).
 inline bool tensor_uses_dtype(Tensor t) {
-  return !(t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::dQ);
+  return !(t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::dQ ||
+           t == Tensor::Op || t == Tensor::Lp);
 }
-// Rows and columns of a tensor in HBM.
-inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk) {
+// Rows and columns of a tensor in HBM (splits: decode's S, which stacks its partials).
+inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk, int64_t splits = 1) {
+  if (t == Tensor::Op || t == Tensor::Lp) return splits * nq;
   return (t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV) ? nk : nq;
 }
 inline int64_t tensor_cols(Tensor t, int64_t nk, int64_t d) {
-  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D) return 1;
+  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::Lp) return 1;
   if (t == Tensor::S || t == Tensor::P || t == Tensor::dP || t == Tensor::dS) return nk;
   return d;
 }

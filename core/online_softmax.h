@@ -59,6 +59,13 @@ FS_HD float normalised_output(float o, float l) { return l == 0.0f ? 0.0f : o / 
 // lse = m + log(l): the natural-log logsumexp of the row; -inf for a fully masked row.
 FS_HD float row_logsumexp(float m, float l) { return l == 0.0f ? -INFINITY : m + logf(l); }
 
+// Flash-decoding's combine (FD L17, L18; gpu/decode.cu's combine kernel calls the same): with
+// m = max_s lse^(s) (merged_max), lse = row_logsumexp(m, sum_s rescale_factor(lse^(s), m)) and
+// split s weighs e^(lse^(s) - lse). A split that kept no key of the row has lse^(s) = -inf and
+// weight 0; when every split is empty, lse = -inf and every weight is 0, never
+// e^(-inf - (-inf)) = NaN (rescale_factor returns 0 for a -inf source).
+FS_HD float split_weight(float lse_s, float lse) { return rescale_factor(lse_s, lse); }
+
 // The backward pass recomputes P from the forward's statistics (backward_fa1.cpp, fa2.cpp and
 // the CUDA backward kernels).
 // Alg4 L13, per element: P_ij = diag(l_i)^-1 exp(S_ij - m_i). A row that kept no key has

@@ -2,6 +2,7 @@
 
 #include "core/checked.h"
 #include "core/input_files.h"
+#include "core/decode.h"
 #include "core/npy.h"
 
 #include <cmath>
@@ -147,7 +148,13 @@ void validate_options(const AttentionOptions& o, int64_t nk) {
 
 void validate_sizes(const ProblemSpec& s) {
   // make_tiling checks d, Nq, Nk, M and the overrides and names each.
-  make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
+  const Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
+  if (s.splits != 0 && s.schedule != Schedule::decode)
+    throw InputError("--splits is for --schedule decode (flash-decoding's split-KV)");
+  if (s.splits != 0 && (s.splits < 1 || s.splits > t.Tc))
+    throw InputError("--splits " + std::to_string(s.splits) + " is out of range 1..Tc = " +
+                     std::to_string(t.Tc) + " (each split needs at least one K/V block of Bc = " +
+                     std::to_string(t.Bc) + " keys)");
   if (s.scale) checked::to_float(*s.scale, "scale");
   validate_options(s.options, s.nk);
   if (s.options.p_dtype != Dtype::fp32 && s.schedule == Schedule::standard)
@@ -196,6 +203,10 @@ Problem make_problem(const ProblemSpec& spec) {
   p.seed = s.seed;
   p.br = s.br;
   p.bc = s.bc;
+  if (s.schedule == Schedule::decode) {  // S: --splits, else the default for one head (core/decode.h)
+    const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc);
+    p.splits = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
+  }
   p.mask = s.options.mask;
   p.mask.offset = s.nk - s.nq;
   p.dropout = float(s.options.dropout);

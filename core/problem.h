@@ -9,7 +9,7 @@
 
 namespace flashstep {
 
-enum class Schedule { fa1, standard, fa2 };
+enum class Schedule { fa1, standard, fa2, decode };
 const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& name);  // throws InputError
 
@@ -36,6 +36,7 @@ struct ProblemSpec {
   std::optional<double> scale;       // default 1/sqrt(d)
   int64_t br = 0, bc = 0;            // 0 = the paper's block size
   Schedule schedule = Schedule::fa1;
+  int64_t splits = 0;                // decode's S (--splits); 0 = the default (core/decode.h)
   uint64_t seed = 1;
   std::string pattern = "random";    // see input_patterns()
   std::string q_path, k_path, v_path;  // .npy files; all three or none
@@ -44,6 +45,7 @@ struct ProblemSpec {
 
 struct Tiling {
   int64_t Br = 0, Bc = 0, Tr = 0, Tc = 0;
+  int64_t S = 1;  // decode's splits of the Tc K/V blocks (core/decode.h); 1 for the others
   int64_t M = 0;            // SRAM size in elements, as given
   int64_t tile_capacity = 0;  // elements available to the four d-wide tiles (see memory.h)
   bool overridden = false;
@@ -63,6 +65,7 @@ struct Problem {
   Mask mask;
   float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
   int64_t br = 0, bc = 0;  // block sizes asked for (0 = the paper's); make_tiling(p) uses them
+  int64_t splits = 1;      // decode's S, 1 <= S <= Tc (1 for the other schedules)
   Mat Q, K, V;
   AttentionOptions options() const { return {mask, dropout, dtype, p_dtype}; }
 };
@@ -70,7 +73,11 @@ struct Problem {
 // The paper's block sizes: Bc = ceil(M/(4d)), Br = min(ceil(M/(4d)), d); overrides checked.
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br = 0, int64_t bc = 0);
 // The tiling of a problem: its sizes, M and the block sizes its spec asked for.
-inline Tiling make_tiling(const Problem& p) { return make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc); }
+inline Tiling make_tiling(const Problem& p) {
+  Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc);
+  t.S = p.splits;
+  return t;
+}
 
 // Parses "16384" (elements), "64KiB" / "64k" (KiB of float32) into elements.
 int64_t parse_sram_size(const std::string& text);

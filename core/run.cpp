@@ -28,6 +28,12 @@ static std::string mib(size_t bytes) {
 Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   // The estimates below count bytes per block pair in size_t: keep Tr * Tc far from overflow.
   checked::fits_int64(double(t.Tr) * double(t.Tc) * 4096.0, "the trace estimate (Tr * Tc block pairs)");
+  const ScheduleInfo& sched = schedule_info(p.schedule);
+  if (opt.dO && !has_backward(sched))
+    throw InputError(std::string("--schedule ") + sched.name + " has no backward pass (" + sched.paper_name +
+                     " is for inference): drop --backward");
+  if (opt.l2 && !sched.l2_order)
+    throw InputError(std::string("the L2 model (--l2, --gpu) does not take --schedule ") + sched.name);
   if (opt.dO) check_grad_output(p, *opt.dO);  // before any work
   if (opt.dO && opt.l2)  // the model replays one pass's accesses; the backward's are not modelled
     throw InputError("the L2 model (--l2, --gpu) covers the forward pass only; drop --backward or the L2 flags");

@@ -2,6 +2,7 @@
 // Loop order swapped against Algorithm 1: outer i over Q blocks, inner j over K/V blocks.
 // O_i, l_i and m_i stay on chip for the whole inner loop, O_i is divided by l_i once at the
 // end, and only O and the logsumexp L are written to HBM.
+#include "core/fa2_row_block.h"
 #include "core/online_softmax.h"
 #include "core/philox.h"
 #include "core/schedule_context.h"
@@ -11,120 +12,132 @@
 
 namespace flashstep {
 
-void run_fa2(Trace& tr, bool record) {
+void fa2_row_block(ScheduleContext& ctx, const Trace& tr, int64_t i, int64_t j0, int64_t j1,
+                   const RowBlockLines& lines, int32_t split) {
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
   const int64_t nq = p.nq, d = p.d;
-
-  ScheduleContext ctx(tr, record, t.tile_capacity);
   Hbm& hbm = ctx.hbm;
   Sram& sram = ctx.sram;
-  hbm.allocate(Tensor::O, nq, d);
-  hbm.allocate(Tensor::L, nq, 1);
-  auto begin = [&](Line line, int64_t i, int64_t j) { return ctx.begin(line, i, j); };
+  auto begin = [&](Line line, int64_t bi, int64_t bj) {
+    Step* s = ctx.begin(line, bi, bj);
+    if (s) s->split = split;
+    return s;
+  };
   auto end = [&](int64_t flops) { ctx.end(flops); };
-
 
   const Mask& mask = p.mask;
   Mat PV;
   Vec alpha;
-  for (int64_t i = 0; i < t.Tr; ++i) {
-    const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
-    // FA2fwd L4: load Q_i from HBM to SRAM
-    begin(Line::A2_L4, i, -1);
-    const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
-    end(0);
+  const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
+  // FA2fwd L4: load Q_i from HBM to SRAM
+  begin(lines.load_q, i, -1);
+  const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
+  end(0);
 
-    // FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf
-    begin(Line::A2_L5, i, -1);
-    Mat& Oi = sram.scratch(Slot::Oi, br, d);
-    Mat& li = sram.scratch(Slot::li, br, 1);
-    Mat& mi = sram.scratch(Slot::mi, br, 1);
-    Oi.setZero();
-    li.setZero();
-    mi.setConstant(-INFINITY);
-    end(0);
+  // FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf
+  begin(lines.init, i, -1);
+  Mat& Oi = sram.scratch(Slot::Oi, br, d);
+  Mat& li = sram.scratch(Slot::li, br, 1);
+  Mat& mi = sram.scratch(Slot::mi, br, 1);
+  Oi.setZero();
+  li.setZero();
+  mi.setConstant(-INFINITY);
+  end(0);
 
-    for (int64_t j = 0; j < t.Tc; ++j) {
-      progress::tick();
-      const int64_t bc = t.rows_in_kv_block(j, p.nk), col0 = j * t.Bc;
-      const Mask::Block kind = mask.classify(row0, row0 + br, col0, col0 + bc, p.nk);
-      if (kind == Mask::Block::empty) {  // entirely masked: no loads, no FLOPs
-        begin(Line::A2_SKIP, i, j);
-        end(0);
-        continue;
-      }
-      // FA2fwd L7: load K_j, V_j
-      begin(Line::A2_L7, i, j);
-      const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
-      const Mat& Vj = sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
+  for (int64_t j = j0; j < j1; ++j) {
+    progress::tick();
+    const int64_t bc = t.rows_in_kv_block(j, p.nk), col0 = j * t.Bc;
+    const Mask::Block kind = mask.classify(row0, row0 + br, col0, col0 + bc, p.nk);
+    if (kind == Mask::Block::empty) {  // entirely masked: no loads, no FLOPs
+      begin(lines.skip, i, j);
       end(0);
-
-      // FA2fwd L8: S_ij = tau Q_i K_j^T
-      Step* s = begin(Line::A2_L8, i, j);
-      Mat& S = sram.scratch(Slot::Sij, br, bc);
-      score_tile(S, Qi, Kj, p, kind, row0, col0, s);
-      end(2 * br * bc * d + br * bc);
-
-      // FA2fwd L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
-      s = begin(Line::A2_L9, i, j);
-      Mat& mt = sram.scratch(Slot::mt, br, 1);    // rowmax(S_ij)
-      Mat& mnew = sram.scratch(Slot::mnew, br, 1);
-      alpha.resize(br);
-      if (s) {
-        s->m_old = mi.col(0);
-        s->l_old = li.col(0);
-      }
-      for (int64_t r = 0; r < br; ++r) {
-        mt(r, 0) = S.row(r).maxCoeff();
-        mnew(r, 0) = merged_max(mi(r, 0), mt(r, 0));
-        alpha(r) = rescale_factor(mi(r, 0), mnew(r, 0));
-        const float m_new = mnew(r, 0);  // -inf while nothing is kept: weights 0
-        S.row(r) = S.row(r).unaryExpr([m_new](float x) { return softmax_weight(x, m_new); });
-        li(r, 0) = merged_sum(alpha(r), li(r, 0), 1.0f, S.row(r).sum());
-        mi(r, 0) = mnew(r, 0);
-      }
-      if (s) {
-        s->m_tilde = mt.col(0);
-        s->m_new = mi.col(0);
-        s->l_new = li.col(0);
-        s->alpha = alpha;
-        s->tile = S;
-      }
-      end(5 * br * bc + 6 * br);
-
-      // FA2fwd L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
-      s = begin(Line::A2_L10, i, j);
-      if (p.dropout > 0)
-        apply_dropout(S, p.dropout, p.seed, row0, col0, s ? &s->dropout_keep : nullptr);
-      // P~_ij rounded to --p-dtype for the product, as a tensor-core kernel does in registers
-      // (l_i above was summed from the float32 P~, as there too).
-      round_in_place(p.p_dtype, S.data(), S.size());
-      PV.noalias() = S * Vj;
-      for (int64_t r = 0; r < br; ++r)
-        for (int64_t c = 0; c < d; ++c) Oi(r, c) = accumulated_output(alpha(r), Oi(r, c), PV(r, c));
-      if (s) s->O_i = Oi;  // the on-chip state a snapshot of step j shows (core/snapshot.h)
-      end(2 * br * bc * d + 2 * br * d);
-      for (Slot sl : {Slot::Kj, Slot::Vj, Slot::Sij, Slot::mt, Slot::mnew}) sram.release(sl);
+      continue;
     }
+    // FA2fwd L7: load K_j, V_j
+    begin(lines.load_kv, i, j);
+    const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
+    const Mat& Vj = sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
+    end(0);
 
-    // FA2fwd L12: O_i = diag(l_i)^-1 O_i, once
-    begin(Line::A2_L12, i, -1);
+    // FA2fwd L8: S_ij = tau Q_i K_j^T
+    Step* s = begin(lines.scores, i, j);
+    Mat& S = sram.scratch(Slot::Sij, br, bc);
+    score_tile(S, Qi, Kj, p, kind, row0, col0, s);
+    end(2 * br * bc * d + br * bc);
+
+    // FA2fwd L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
+    s = begin(lines.softmax, i, j);
+    Mat& mt = sram.scratch(Slot::mt, br, 1);    // rowmax(S_ij)
+    Mat& mnew = sram.scratch(Slot::mnew, br, 1);
+    alpha.resize(br);
+    if (s) {
+      s->m_old = mi.col(0);
+      s->l_old = li.col(0);
+    }
+    for (int64_t r = 0; r < br; ++r) {
+      mt(r, 0) = S.row(r).maxCoeff();
+      mnew(r, 0) = merged_max(mi(r, 0), mt(r, 0));
+      alpha(r) = rescale_factor(mi(r, 0), mnew(r, 0));
+      const float m_new = mnew(r, 0);  // -inf while nothing is kept: weights 0
+      S.row(r) = S.row(r).unaryExpr([m_new](float x) { return softmax_weight(x, m_new); });
+      li(r, 0) = merged_sum(alpha(r), li(r, 0), 1.0f, S.row(r).sum());
+      mi(r, 0) = mnew(r, 0);
+    }
+    if (s) {
+      s->m_tilde = mt.col(0);
+      s->m_new = mi.col(0);
+      s->l_new = li.col(0);
+      s->alpha = alpha;
+      s->tile = S;
+    }
+    end(5 * br * bc + 6 * br);
+
+    // FA2fwd L10: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j (not normalised)
+    s = begin(lines.update, i, j);
+    if (p.dropout > 0)
+      apply_dropout(S, p.dropout, p.seed, row0, col0, s ? &s->dropout_keep : nullptr);
+    // P~_ij rounded to --p-dtype for the product, as a tensor-core kernel does in registers
+    // (l_i above was summed from the float32 P~, as there too).
+    round_in_place(p.p_dtype, S.data(), S.size());
+    PV.noalias() = S * Vj;
     for (int64_t r = 0; r < br; ++r)
-      for (int64_t c = 0; c < d; ++c) Oi(r, c) = normalised_output(Oi(r, c), li(r, 0));
-    end(br * d);
-    // FA2fwd L13: L_i = m_i + log(l_i)
-    begin(Line::A2_L13, i, -1);
-    Mat& Li = sram.scratch(Slot::Li, br, 1);
-    for (int64_t r = 0; r < br; ++r) Li(r, 0) = row_logsumexp(mi(r, 0), li(r, 0));
-    end(2 * br);
+      for (int64_t c = 0; c < d; ++c) Oi(r, c) = accumulated_output(alpha(r), Oi(r, c), PV(r, c));
+    if (s) s->O_i = Oi;  // the on-chip state a snapshot of step j shows (core/snapshot.h)
+    end(2 * br * bc * d + 2 * br * d);
+    for (Slot sl : {Slot::Kj, Slot::Vj, Slot::Sij, Slot::mt, Slot::mnew}) sram.release(sl);
+  }
+
+  // FA2fwd L12: O_i = diag(l_i)^-1 O_i, once
+  begin(lines.normalise, i, -1);
+  for (int64_t r = 0; r < br; ++r)
+    for (int64_t c = 0; c < d; ++c) Oi(r, c) = normalised_output(Oi(r, c), li(r, 0));
+  end(br * d);
+  // FA2fwd L13: L_i = m_i + log(l_i)
+  begin(lines.lse, i, -1);
+  Mat& Li = sram.scratch(Slot::Li, br, 1);
+  for (int64_t r = 0; r < br; ++r) Li(r, 0) = row_logsumexp(mi(r, 0), li(r, 0));
+  end(2 * br);
+}
+
+void run_fa2(Trace& tr, bool record) {
+  const Problem& p = tr.problem;
+  const Tiling& t = tr.tiling;
+  ScheduleContext ctx(tr, record, t.tile_capacity);
+  Hbm& hbm = ctx.hbm;
+  Sram& sram = ctx.sram;
+  hbm.allocate(Tensor::O, p.nq, p.d);
+  hbm.allocate(Tensor::L, p.nq, 1);
+  for (int64_t i = 0; i < t.Tr; ++i) {
+    fa2_row_block(ctx, tr, i, 0, t.Tc, kFa2RowBlockLines, -1);
+    const int64_t row0 = i * t.Br;
     // FA2fwd L14, L15: write O_i and L_i to HBM
-    begin(Line::A2_L14, i, -1);
-    hbm.store(Tensor::O, row0, Oi);
-    end(0);
-    begin(Line::A2_L15, i, -1);
-    hbm.store(Tensor::L, row0, Li);
-    end(0);
+    ctx.begin(Line::A2_L14, i, -1);
+    hbm.store(Tensor::O, row0, sram.at(Slot::Oi));
+    ctx.end(0);
+    ctx.begin(Line::A2_L15, i, -1);
+    hbm.store(Tensor::L, row0, sram.at(Slot::Li));
+    ctx.end(0);
     for (Slot sl : {Slot::Qi, Slot::Oi, Slot::li, Slot::mi, Slot::Li}) sram.release(sl);
   }
 

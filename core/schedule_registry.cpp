@@ -11,9 +11,11 @@ namespace flashstep {
 extern const ScheduleInfo kFa1Schedule;       // core/schedules/fa1.cpp
 extern const ScheduleInfo kFa2Schedule;       // core/schedules/fa2.cpp
 extern const ScheduleInfo kStandardSchedule;  // core/schedules/standard.cpp
+extern const ScheduleInfo kDecodeSchedule;    // core/schedules/decode.cpp
 
 const std::vector<const ScheduleInfo*>& schedules() {
-  static const std::vector<const ScheduleInfo*> all = {&kFa1Schedule, &kFa2Schedule, &kStandardSchedule};
+  static const std::vector<const ScheduleInfo*> all = {&kFa1Schedule, &kFa2Schedule, &kStandardSchedule,
+                                                               &kDecodeSchedule};
   return all;
 }
 

@@ -113,6 +113,9 @@ struct ScheduleInfo {
   std::vector<const char*> on_chip_only;
 };
 
+// Whether a schedule has a backward pass (decode has none: its backward_* fields are null).
+inline bool has_backward(const ScheduleInfo& s) { return s.run_backward != nullptr; }
+
 // Every schedule, in the order the CLI's help, explain and the app show them.
 const std::vector<const ScheduleInfo*>& schedules();
 const ScheduleInfo& schedule_info(Schedule s);

@@ -17,4 +17,13 @@ void run_standard(Trace& trace, bool record);
 // m_i stay on chip; 1/l applied once; only O and the logsumexp L are written.
 void run_fa2(Trace& trace, bool record);
 
+// Flash-decoding (core/decode.h): phase 1 runs fa2's row block over each of S splits of the K/V
+// blocks and writes float32 partials O^(s), lse^(s); phase 2 combines them per Q block. S = 1
+// runs fa2 itself.
+void run_decode(Trace& trace, bool record);
+// One sentence for step k of a decode trace (fa2's sentences for an S = 1 run).
+std::string explain_decode_step(const Trace& trace, size_t k);
+// Whether a line is one of decode's own (FD L3 .. FD L20).
+inline bool is_decode_line(Line l) { return int(l) > 600 && int(l) < 700; }
+
 }  // namespace flashstep

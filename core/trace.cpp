@@ -204,7 +204,7 @@ void Cursor::apply(const Step& s) {
   for (const HbmWrite& w : s.writes) {
     const int t = static_cast<int>(w.tensor);
     if (!has_[t]) {  // first write allocates; unwritten rows read as NaN ("nothing here yet")
-      state_[t].setConstant(tensor_rows(w.tensor, p.nq, p.nk), tensor_cols(w.tensor, p.nk, p.d),
+      state_[t].setConstant(tensor_rows(w.tensor, p.nq, p.nk, p.splits), tensor_cols(w.tensor, p.nk, p.d),
                             std::numeric_limits<float>::quiet_NaN());
       has_[t] = true;
     }

@@ -14,6 +14,7 @@ namespace flashstep {
 struct Step {
   Line line;
   int32_t i = -1, j = -1;  // -1 where the loop variable is not in scope
+  int32_t split = -1;      // decode: the split s the step works for (0-based), -1 elsewhere
   int64_t hbm_read = 0, hbm_write = 0;              // bytes moved by this step
   int64_t hbm_read_total = 0, hbm_write_total = 0;  // bytes moved up to and including it
   // Between L2 and DRAM (l2_cache.h): equal to the HBM bytes without an L2 model.

@@ -3,6 +3,7 @@
 #include "gpu/schedules.h"
 
 #include "core/schedule_registry.h"
+#include "gpu/decode.h"
 
 namespace flashstep::gpu {
 
@@ -53,6 +54,28 @@ BenchTiming standard_bench(const Shape& s, float scale, const Tiling&, int, cons
   return bench_standard(s, scale, warmup, reps, seed);
 }
 
+// decode's S is the tiling's (Tiling::S, from --splits or core/decode.h's default).
+Result decode_fwd(const float* Q, const float* K, const float* V, const Shape& s, float scale, const Tiling& t,
+                  const ForwardOptions& o) {
+  DecodeOptions d;
+  d.splits = t.S;
+  d.features = o.features;
+  DecodeResult dr = decode_forward(Q, K, V, s, scale, t, d);
+  Result r;
+  r.O = std::move(dr.O);
+  r.lse = std::move(dr.lse);
+  r.device_bytes = dr.device_bytes;
+  return r;
+}
+
+BenchTiming decode_bench(const Shape& s, float scale, const Tiling& t, int, const Features& f, int warmup, int reps,
+                         uint64_t seed) {
+  DecodeOptions d;
+  d.splits = t.S;
+  d.features = f;
+  return bench_decode(s, scale, t, d, warmup, reps, seed);
+}
+
 const DeviceSchedule kFa1 = {Schedule::fa1, fa1_fwd, fa1_backward, fa1_bench, resolve_fa1_variant, fa1_shared_bytes,
                              /*storage_16bit=*/true, /*bench_options=*/false, /*verify_per_j=*/true, ""};
 const DeviceSchedule kFa2 = {Schedule::fa2, fa2_fwd, fa2_backward, fa2_bench, resolve_fa2_variant, fa2_shared_bytes,
@@ -62,12 +85,15 @@ const DeviceSchedule kFa2 = {Schedule::fa2, fa2_fwd, fa2_backward, fa2_bench, re
 const DeviceSchedule kStandard = {Schedule::standard, standard_fwd, standard_bwd, standard_bench, nullptr, nullptr,
                                   /*storage_16bit=*/false, /*bench_options=*/false, /*verify_per_j=*/false,
                                   "standard attention has no tiles: final O and lse compared"};
+const DeviceSchedule kDecode = {Schedule::decode, decode_fwd, nullptr, decode_bench, nullptr, nullptr,
+                                /*storage_16bit=*/true, /*bench_options=*/true, /*verify_per_j=*/false,
+                                "flash-decoding: the partials O^(s), lse^(s) (one per split) and the final O and lse"};
 
 }  // namespace
 
 const std::vector<const DeviceSchedule*>& device_schedules() {
   static const std::vector<const DeviceSchedule*> all = [] {
-    const DeviceSchedule* known[] = {&kFa1, &kFa2, &kStandard};
+    const DeviceSchedule* known[] = {&kFa1, &kFa2, &kStandard, &kDecode};
     std::vector<const DeviceSchedule*> v;
     for (const ScheduleInfo* s : schedules())
       for (const DeviceSchedule* d : known)

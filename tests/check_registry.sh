@@ -28,13 +28,13 @@ report() {
 src() { find app gpu -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort; }
 
 report "a particular schedule named (ask core/schedule_registry.h):" \
-  "$(src | xargs grep -nE 'Schedule::(fa1|fa2|standard)\b')"
+  "$(src | xargs grep -nE 'Schedule::(fa1|fa2|standard|decode)\b')"
 report "a particular pseudocode line named (decide by line_role()):" \
   "$(src | xargs grep -nE 'Line::[A-Z][A-Z0-9]*_')"
 report "a line tested by its number (decide by line_role() or line_algorithm()):" \
   "$(src | xargs grep -nE 'int\((s|cur|st|t)?\.?(->)?line\)|static_cast<int>\([a-z.>-]*line\)')"
 report "a schedule's name as a string (use ScheduleInfo::name):" \
-  "$(src | xargs grep -nE '"(fa1|fa2|standard)"' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//')"
+  "$(src | xargs grep -nE '"(fa1|fa2|standard|decode)"' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//')"
 report "an array sized by the number of schedules (loop over schedules()):" \
   "$(src | xargs grep -nE '(runs|cols|scheds|forms|kSchedules)\[3\]')"
 

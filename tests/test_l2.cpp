@@ -51,6 +51,7 @@ int64_t output_bytes(const Problem& p) {
     case Schedule::fa1: return o + 2 * p.nq * 4;            // O, l, m
     case Schedule::fa2: return o + p.nq * 4;                // O, L
     case Schedule::standard: return o + 2 * p.nq * p.nk * e;  // S, P, O
+    case Schedule::decode: break;  // the L2 model does not take decode
   }
   return -1;
 }

@@ -1,6 +1,8 @@
 #include "app/gui/app_state.h"
 
 #include "app/gui/text_field.h"
+#include "core/decode.h"
+
 #include "core/backward.h"
 #include "core/export.h"
 #include "core/input_files.h"
@@ -68,7 +70,7 @@ int64_t RunView::first_step_at(int64_t i, int64_t j) const {
 namespace {
 
 TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
-  return schedule_traffic(s, p.nq, p.nk, p.d, t.Tr, t.Tc);
+  return schedule_info(s).forward_traffic(p.nq, p.nk, p.d, t);  // t.S: decode's splits
 }
 
 }  // namespace
@@ -105,7 +107,10 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
   for (size_t c = 0; c < n_runs; ++c) {
     ScheduleRun& r = v->runs[c];
     r.schedule = kSchedules[c];
-    r.form = closed_form(r.schedule, p, t);
+    // A schedule that splits K/V (decode) beside another shown one: its default S for one head.
+    Tiling rt = t;
+    if (schedule_splits_kv(r.schedule) && r.schedule != p.schedule) rt.S = default_splits(t.Tr, t.Tc, kDefaultSmCount);
+    r.form = closed_form(r.schedule, p, rt);
     r.backward_form = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
     try {
       auto keep = [&](Trace& tr) {
@@ -120,11 +125,12 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
       } else {
         Problem ps = p;
         ps.schedule = r.schedule;
+        ps.splits = rt.S;
         RunOptions fast;
         fast.record = false;
         fast.dO = opt.dO;
         fast.l2 = l2;
-        Trace other = run_problem(ps, t, fast);
+        Trace other = run_problem(ps, rt, fast);
         keep(other);
       }
       r.ok = true;

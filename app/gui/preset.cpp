@@ -123,6 +123,7 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "v"; if (q.contains(key)) s.v_path = r.text(q[key], key, kMaxPathChars);
       key = "causal"; if (q.contains(key)) s.options.mask.causal = r.flag(q[key], key);
       key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(r.text(q[key], key, kMaxWord));
+      key = "splits"; if (q.contains(key)) s.splits = whole(q[key], where + key);
       key = "window";
       if (q.contains(key)) {
         const auto& w = q[key];

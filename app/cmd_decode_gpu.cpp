@@ -1,0 +1,243 @@
+// verify --schedule decode and bench-gpu --decode (declared in app/cmd_decode_gpu.h).
+//
+// Tolerance rule (core/tolerance.h): the partials are float32 on both sides (kTiledTol); the
+// final O is stored once in the storage type (one ulp of a 16-bit type, as fa2); lse float32.
+#include "app/cmd_decode_gpu.h"
+
+#include "core/decode.h"
+#include "core/export.h"
+#include "core/reference.h"
+#include "core/tolerance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace flashstep {
+
+namespace {
+
+Mat rows_of(const std::vector<float>& v, int64_t row0, int64_t rows, int64_t cols) {
+  Mat m(rows, cols);
+  std::copy(v.begin() + row0 * cols, v.begin() + (row0 + rows) * cols, m.data());
+  return m;
+}
+ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
+const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
+bool any_nan(const std::vector<float>& v) {
+  return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
+}
+
+}  // namespace
+
+int64_t gpu_decode_splits(int64_t asked, int64_t heads, const Tiling& t) {
+  if (asked != 0) return asked;
+  return default_splits(heads * t.Tr, t.Tc, gpu::device_info().sm_count);
+}
+
+int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
+  gpu::Shape s;
+  s.nq = p.nq;
+  s.nk = p.nk;
+  s.d = p.d;
+  gpu::DecodeOptions go;
+  go.splits = p.splits;
+  go.features = gpu::features_of(p.options(), p.seed);
+  const int64_t S = p.splits;
+  RunOptions opt;
+  Trace tr;
+  bool recorded = true;
+  try {
+    tr = run_problem(p, t, opt);
+  } catch (const InputError& e) {  // the trace would be too large: final state only
+    recorded = false;
+    opt.record = false;
+    tr = run_problem(p, t, opt);
+    std::printf("note: %s; comparing the final state only\n", e.what());
+  }
+  const gpu::DecodeResult g = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
+  const gpu::DeviceInfo info = gpu::device_info();
+  const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
+  std::printf("verify     flash-decoding, CPU engine vs GPU (%s), S = %lld split%s\n", info.name.c_str(),
+              (long long)S, S > 1 ? "s" : "");
+  std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
+              (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
+              (unsigned long long)p.seed, dtype_name(p.dtype));
+  std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
+  std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M, (long long)t.Br,
+              (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
+  std::printf("tolerance  partials (float32) max rel <= %.0e; O <= %.3g, lse <= %.0e; each vs float64 <= %.0e%s\n\n",
+              tiled_tol, o_tol, tiled_tol, kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported)");
+  bool ok = !any_nan(g.O) && !any_nan(g.lse) && !any_nan(g.O_part) && !any_nan(g.lse_part);
+  if (!ok) std::printf("GPU output has NaN elements (unwritten, or an empty split gone wrong)\n");
+  if (S > 1 && recorded) {
+    Cursor c(tr);
+    c.run_to_end();
+    const Mat& Op = c.hbm(Tensor::Op);
+    const Mat& Lp = c.hbm(Tensor::Lp);
+    std::printf("%6s %12s | %10s %10s | %10s %10s |\n", "split", "keys", "O^(s) abs", "O^(s) rel", "lse abs",
+                "lse rel");
+    for (int64_t sp = 0; sp < S; ++sp) {
+      const SplitRange J = split_range(t.Tc, S, sp);
+      const ErrorStats eo = diff(rows_of(g.O_part, sp * p.nq, p.nq, p.d), Op.middleRows(sp * p.nq, p.nq));
+      const Vec gl = rows_of(g.lse_part, sp * p.nq, p.nq, 1).col(0);
+      const ErrorStats el = compare(gl, Vec(Lp.middleRows(sp * p.nq, p.nq).col(0)).cast<double>().eval());
+      const bool sok = eo.max_rel <= tiled_tol && el.max_rel <= tiled_tol;
+      ok = ok && sok;
+      if (S <= 32 || sp < 4 || sp >= S - 4 || !sok)
+        std::printf("%6lld %5lld-%-6lld | %10.3g %10.3g | %10.3g %10.3g | %s\n", (long long)sp + 1,
+                    (long long)(J.j0 * t.Bc), (long long)std::min(J.j1 * t.Bc, p.nk) - 1, eo.max_abs, eo.max_rel,
+                    el.max_abs, el.max_rel, verdict(sok));
+    }
+    std::printf("\n");
+  }
+  const ErrorStats fo = diff(rows_of(g.O, 0, p.nq, p.d), tr.O);
+  const ErrorStats fl = compare(rows_of(g.lse, 0, p.nq, 1).col(0).eval(), tr.lse.cast<double>().eval());
+  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
+  ok = ok && final_ok;
+  std::printf("final      GPU vs CPU:         O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", fo.max_abs,
+              fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
+  if (reference_affordable(p.nq, p.nk, p.d)) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    const ErrorStats go_ = compare(rows_of(g.O, 0, p.nq, p.d), ref.O);
+    const ErrorStats gl = compare(rows_of(g.lse, 0, p.nq, 1).col(0).eval(), ref.lse);
+    const ErrorStats co = compare(tr.O, ref.O), cl = compare(tr.lse, ref.lse);
+    const bool judged = p.dtype == Dtype::fp32;
+    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
+    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
+    ok = ok && g_ok && c_ok;
+    std::printf("           GPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", go_.max_abs,
+                go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
+    std::printf("           CPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", co.max_abs,
+                co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
+  } else {
+    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
+  }
+  std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
+  return ok ? 0 : 1;
+}
+
+namespace {
+
+// PyTorch's times from gpu/tools/sdpa_decode_bench.py --json: the fastest backend per shape.
+struct SdpaPoint {
+  double ms = 0;
+  std::string backend;
+};
+std::vector<std::pair<std::string, SdpaPoint>> read_sdpa(const std::string& path) {
+  std::vector<std::pair<std::string, SdpaPoint>> out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read --sdpa file '" + path + "'");
+  nlohmann::json j;
+  try {
+    in >> j;
+    for (const auto& r : j.at("rows")) {
+      const std::string key = std::to_string(r.at("nk").get<int64_t>()) + "/" + std::to_string(r.at("d").get<int64_t>()) +
+                              "/" + std::to_string(r.at("heads").get<int64_t>()) + "/" + r.at("dtype").get<std::string>();
+      if (r.contains("best_ms") && !r.at("best_ms").is_null())
+        out.push_back({key, {r.at("best_ms").get<double>(), r.at("best_backend").get<std::string>()}});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("--sdpa file '" + path + "' is not the script's JSON: " + e.what());
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_bench_decode(const DecodeBenchRequest& r) {
+  if (r.reps < 20) throw InputError("--reps must be at least 20 (the median of 20 or more runs)");
+  if (r.warmup < 1) throw InputError("--warmup must be at least 1");
+  const Dtype dt = parse_dtype(r.dtype);
+  const int64_t M = parse_sram_size(r.M);
+  const auto sdpa = read_sdpa(r.sdpa_json);
+  const gpu::DeviceInfo info = gpu::device_info();
+  const double copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
+  nlohmann::json rows = nlohmann::json::array();
+  if (!r.as_json) {
+    std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs, median of %d\n",
+                info.name.c_str(), info.sm_count, r.dtype.c_str(), r.warmup, r.reps);
+    std::printf("copy bandwidth (cudaMemcpy device to device, 2 GiB, read + written bytes / time): %.0f GB/s\n",
+                copy_gbps);
+    std::printf("GB/s = bytes of K and V read / time; %%copy = that against the copy bandwidth; S = splits "
+                "(default: core/decode.h's heuristic for B x H blocks on %d SMs)\n\n", info.sm_count);
+    std::printf("%7s %4s %4s %4s %4s | %9s %7s %5s | %9s %7s | %9s %7s | %9s %7s %8s\n", "Nk", "d", "BxH", "Bc", "S",
+                "decode ms", "GB/s", "%copy", "S=1 ms", "GB/s", "fa2 ms", "GB/s", "sdpa ms", "backend", "vs sdpa");
+  }
+  for (int64_t d : r.dims)
+    for (int64_t heads : r.heads)
+      for (int64_t nk : r.nks) {
+        gpu::Shape s;
+        s.H = std::min<int64_t>(heads, 8);
+        s.B = heads / s.H;
+        s.nq = 1;
+        s.nk = nk;
+        s.d = d;
+        const float scale = float(1.0 / std::sqrt(double(d)));
+        const Tiling t = make_tiling(1, nk, d, M);
+        const int64_t S = gpu_decode_splits(r.splits, s.heads(), t);
+        const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
+        const TrafficForm f = decode_traffic(1, nk, d, t.Tr, S);
+        nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", s.heads()}, {"B", s.B}, {"H", s.H}, {"Bc", t.Bc},
+                              {"Tc", t.Tc}, {"splits", S}, {"dtype", r.dtype}, {"kv_bytes", kv_bytes},
+                              {"hbm_bytes_predicted", double(s.heads()) * double(f.read_bytes(dtype_bytes(dt)) +
+                                                                                 f.write_bytes(dtype_bytes(dt)))}};
+        auto time = [&](const char* key, auto&& fn) {
+          try {
+            const gpu::BenchTiming b = fn();
+            row[key] = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps},
+                        {"kv_gbps", kv_bytes / (b.median_ms * 1e6)},
+                        {"fraction_of_copy", kv_bytes / (b.median_ms * 1e6) / copy_gbps}};
+          } catch (const InputError& e) {
+            row[key] = {{"skipped", e.what()}};
+          }
+        };
+        gpu::DecodeOptions o;
+        o.features.dtype = dt;
+        o.splits = S;
+        time("decode", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
+        o.splits = 1;
+        time("decode_s1", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });
+        gpu::Features f2;
+        f2.dtype = dt;
+        time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + r.dtype;
+        for (const auto& [k, pt] : sdpa)
+          if (k == key) {
+            row["sdpa"] = {{"median_ms", pt.ms}, {"backend", pt.backend}, {"kv_gbps", kv_bytes / (pt.ms * 1e6)}};
+            if (row["decode"].contains("median_ms"))  // registry-exempt: JSON key
+              row["speedup_vs_sdpa"] = pt.ms / row["decode"]["median_ms"].get<double>();  // registry-exempt: JSON key
+          }
+        rows.push_back(row);
+        if (r.as_json) continue;
+        std::printf("%7lld %4lld %4lld %4lld %4lld", (long long)nk, (long long)d, (long long)s.heads(), (long long)t.Bc,
+                    (long long)S);
+        for (const char* k : {"decode", "decode_s1", "fa2"}) {  // registry-exempt: JSON keys
+          const auto& x = row[k];
+          if (x.contains("skipped")) std::printf(" | %s skipped: %s", k, x["skipped"].get<std::string>().c_str());
+          else if (std::string(k) == "decode")  // registry-exempt: JSON key
+            std::printf(" | %9.4f %7.0f %4.0f%%", x["median_ms"].get<double>(), x["kv_gbps"].get<double>(),
+                        100 * x["fraction_of_copy"].get<double>());
+          else std::printf(" | %9.4f %7.0f", x["median_ms"].get<double>(), x["kv_gbps"].get<double>());
+        }
+        if (row.contains("sdpa"))
+          std::printf(" | %9.4f %7s %7.2fx", row["sdpa"]["median_ms"].get<double>(),
+                      row["sdpa"]["backend"].get<std::string>().c_str(),
+                      row.contains("speedup_vs_sdpa") ? row["speedup_vs_sdpa"].get<double>() : 0.0);
+        else std::printf(" | %9s %7s %8s", "-", "-", "-");
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+  if (r.as_json || !r.json_file.empty()) {
+    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", copy_gbps},
+                                {"warmup", r.warmup}, {"reps", r.reps}, {"rows", rows}};
+    if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
+    if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace flashstep

@@ -1,0 +1,36 @@
+// Flash-decoding on the GPU from the subcommands: verify --schedule decode, gpu --schedule
+// decode (through decode_gpu_result) and bench-gpu --decode (app/cmd_decode_gpu.cpp).
+#pragma once
+#include "app/commands.h"
+#include "app/gpu_requests.h"  // DecodeBenchRequest
+#include "gpu/decode.h"
+
+#include <string>
+#include <vector>
+
+namespace flashstep {
+
+// verify --schedule decode: the CPU engine's partials O^(s), lse^(s) (one per split) and final
+// O, lse against the GPU's, and each against float64. Returns 0 (PASS) or 1 (FAIL).
+int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol);
+
+// The S a GPU run uses: `asked` if not 0, else core/decode.h's default for heads x Tr blocks on
+// this device's SMs.
+int64_t gpu_decode_splits(int64_t asked, int64_t heads, const Tiling& t);
+
+  std::vector<int64_t> dims = {64, 128};
+  std::vector<int64_t> heads = {32, 256};  // B x H (H = 8)
+  std::string dtype = "bf16";
+  std::string M = "128KiB";  // sets Bc by the paper's formula, so the splits are the CPU's
+  int64_t splits = 0;        // 0: the default per shape
+  int warmup = 3, reps = 20;
+  std::string sdpa_json;     // PyTorch's times (gpu/tools/sdpa_decode_bench.py --json) to set beside
+  std::string json_file;
+  bool as_json = false;
+};
+// bench-gpu --decode: decode (default S), decode without splits, fa2 (the float32-arithmetic
+// kernel, no splits) and PyTorch's fastest SDPA backend, with the K/V bandwidth against the
+// measured copy bandwidth.
+int run_bench_decode(const DecodeBenchRequest& r);
+
+}  // namespace flashstep

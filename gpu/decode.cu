@@ -1,0 +1,357 @@
+// Flash-decoding on the GPU (Dao, Haziza, Massa, Sizov 2023): the split-KV kernel and the
+// combine kernel of core/schedule_decode.cpp. Decoding reads a long KV cache for one query row
+// (or a few), so the work is a stream of K and V bytes; the kernels are written to keep that
+// stream at the memory's bandwidth, not to use tensor cores (one row gives a GEMV, not a GEMM).
+//
+//   decode_split_kernel<T, G, R, kPartials>: one thread block per (head, group of R query rows,
+//     split s). Split s covers the K/V blocks core/decode.h's split_range gives (the same
+//     blocks as the CPU's FD L5 loop), clipped to the keys the mask leaves to any of the rows.
+//     K and V stream through shared memory in tiles of 8 KiB each (TK keys), STAGES tiles deep
+//     by cp.async, so STAGES - 1 tiles per block are in flight while one is computed. 128 threads
+//     form 128 / G groups of G = d / 8 lanes; a group takes one key of the tile at a time, each
+//     lane 8 of its d elements. Per group and row the online softmax of FD L7-L9
+//     (core/online_softmax.h), then the groups merge through shared memory with the same
+//     functions and the block writes the split's normalised partial O_i^(s) and lse_i^(s) in
+//     float32 (FD L11-L14) -- or, with S = 1 (kPartials false), O (rounded to T) and lse
+//     directly: decode without splits, FlashAttention-2's order for one row block.
+//     Version history (docs/decode.md): version 1 loaded K and V straight into registers, 8 keys
+//     per group in flight, and reached about 1500 GB/s (36% of the copy bandwidth) on the H200;
+//     version 2 streamed 4-deep tiles (3 x 16 KiB in flight): 3990-4150 GB/s at d = 128; version
+//     3 (this one) is 6 deep.
+//   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight.
+//
+// Masks: a key the row does not keep scores -inf (core/mask.h's rule, per-batch key lengths);
+// a split that keeps no key of a row leaves m = -inf, l = 0: O^(s) = 0, lse^(s) = -inf, weight
+// 0 in the combine. Dropout: Philox keyed by (batch, head, row, column) on P~ before P~ V_j, l
+// summing the undropped weights, as the CPU's FD L9.
+#include "core/online_softmax.h"
+#include "gpu/common.cuh"
+#include "gpu/decode_kernels.h"
+#include "gpu/flash_block.cuh"
+#include "gpu/register_tile.cuh"
+#include "gpu/tc_ptx.cuh"
+
+#include <cmath>
+
+namespace flashstep::gpu {
+
+namespace {
+
+constexpr int kThreads = 128;
+
+// Eight consecutive elements of a row as float32 (src aligned to 16 bytes).
+template <typename T>
+__device__ __forceinline__ void load8(const T* src, float (&v)[8]);
+template <>
+__device__ __forceinline__ void load8<float>(const float* src, float (&v)[8]) {
+  const float4 a = __ldg(reinterpret_cast<const float4*>(src));
+  const float4 b = __ldg(reinterpret_cast<const float4*>(src) + 1);
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+}
+template <typename H2, typename Conv>
+__device__ __forceinline__ void unpack8(uint4 u, float (&v)[8], Conv conv) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float2 f = conv(*reinterpret_cast<const H2*>(&w[k]));
+    v[2 * k] = f.x;
+    v[2 * k + 1] = f.y;
+  }
+}
+template <>
+__device__ __forceinline__ void load8<__half>(const __half* src, float (&v)[8]) {
+  unpack8<__half2>(__ldg(reinterpret_cast<const uint4*>(src)), v, [](__half2 h) { return __half22float2(h); });
+}
+template <>
+__device__ __forceinline__ void load8<__nv_bfloat16>(const __nv_bfloat16* src, float (&v)[8]) {
+  unpack8<__nv_bfloat162>(__ldg(reinterpret_cast<const uint4*>(src)), v,
+                          [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
+}
+
+// Sum over the G lanes of a group (G a power of two dividing 32; groups are lane-aligned).
+template <int G>
+__device__ __forceinline__ float group_sum(float x) {
+#pragma unroll
+  for (int off = G / 2; off > 0; off /= 2) x += __shfl_xor_sync(0xffffffffu, x, off);
+  return x;
+}
+
+// Eight consecutive elements of a row in shared memory, as float32 (16-byte aligned).
+template <typename T>
+__device__ __forceinline__ void smem_load8(const T* src, float (&v)[8]);
+template <>
+__device__ __forceinline__ void smem_load8<float>(const float* src, float (&v)[8]) {
+  const float4 a = reinterpret_cast<const float4*>(src)[0], b = reinterpret_cast<const float4*>(src)[1];
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+}
+template <>
+__device__ __forceinline__ void smem_load8<__half>(const __half* src, float (&v)[8]) {
+  unpack8<__half2>(*reinterpret_cast<const uint4*>(src), v, [](__half2 h) { return __half22float2(h); });
+}
+template <>
+__device__ __forceinline__ void smem_load8<__nv_bfloat16>(const __nv_bfloat16* src, float (&v)[8]) {
+  unpack8<__nv_bfloat162>(*reinterpret_cast<const uint4*>(src), v, [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
+}
+
+// The split kernel's sizes: G lanes per key (d = 8 G), R query rows, STAGES tiles in flight.
+template <typename T, int G, int R>
+struct SplitTraits {
+  static constexpr int NG = kThreads / G;                   // groups; each takes one key at a time
+  static constexpr int D = 8 * G;
+  static constexpr int TK = 8192 / (D * int(sizeof(T)));  // keys per tile: 8 KiB of K, 8 KiB of V
+  static constexpr int KPG = TK / NG;                     // keys per group per tile
+  static constexpr int CPK = D * int(sizeof(T)) / 16;     // 16-byte chunks per key row
+  static constexpr int STAGES = 6;  // 5 tiles (80 KiB) in flight per block; two blocks per SM
+  static_assert(TK % NG == 0 && KPG >= 1, "a tile gives every group the same number of keys");
+  static constexpr int64_t kTileElems = int64_t(TK) * D;
+  static int64_t smem_bytes(int d) {  // K and V tiles, then the merge's m, l, O per group and row
+    return 2 * STAGES * kTileElems * int64_t(sizeof(T)) + int64_t(NG) * R * (d + 2) * 4;
+  }
+};
+
+template <typename T, int G, int R, bool kPartials>
+__global__ void __launch_bounds__(kThreads) decode_split_kernel(DecodeParams p) {
+  using Tr = SplitTraits<T, G, R>;
+  constexpr int NG = Tr::NG, D = Tr::D, TK = Tr::TK, KPG = Tr::KPG, CPK = Tr::CPK, STAGES = Tr::STAGES;
+  extern __shared__ float4 smem4[];
+  T* Ks = reinterpret_cast<T*>(smem4);          // STAGES tiles of TK keys x d
+  T* Vs = Ks + STAGES * Tr::kTileElems;
+  float* merge = reinterpret_cast<float*>(Vs + STAGES * Tr::kTileElems);
+  const int lane = threadIdx.x % G, group = threadIdx.x / G;
+  const int64_t qblocks = (p.nq + R - 1) / R;
+  const int64_t h = int64_t(blockIdx.x) / qblocks;
+  const int row0 = int(int64_t(blockIdx.x) % qblocks) * R, rows = min(R, p.nq - row0);
+  const int s = blockIdx.y;
+  const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+
+  // FD L5: the keys of split s (core/decode.h's split_range), clipped to what any row keeps.
+  const int base = p.Tc / p.S, longer = p.Tc % p.S;
+  const int j0 = s * base + min(s, longer), j1 = j0 + base + (s < longer ? 1 : 0);
+  int k0 = j0 * p.Bc, k1 = min(j1 * p.Bc, p.nk);
+  const bool masked = mask.any();
+  if (masked) {
+    int64_t lo = INT64_MAX, hi = -1;
+    for (int r = 0; r < rows; ++r) {
+      lo = min(lo, mask.lo(row0 + r));
+      hi = max(hi, mask.hi(row0 + r, p.nk));
+    }
+    if (lo > k0) k0 = int(lo);
+    if (hi + 1 < k1) k1 = int(hi + 1);
+  }
+  const T* Kg = static_cast<const T*>(p.K) + h * int64_t(p.nk) * D;
+  const T* Vg = static_cast<const T*>(p.V) + h * int64_t(p.nk) * D;
+
+  // FD L3: Q_i (this lane's 8 columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
+  const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * 8;
+  float q[R][8], o[R][8], m[R], l[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (r < rows) load8(Qh + int64_t(r) * D, q[r]);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      if (r >= rows) q[r][e] = 0.0f;
+      o[r][e] = 0.0f;
+    }
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+  }
+
+  // FD L6 as a pipeline: tile t (TK keys of K and of V) goes to buffer t % STAGES by cp.async,
+  // STAGES - 1 tiles ahead of the one being computed, so (STAGES - 1) x 16 KiB per block are in
+  // flight while the arithmetic runs. Keys past the split read nothing and are zero-filled.
+  const int ntiles = k1 > k0 ? (k1 - k0 + TK - 1) / TK : 0;
+  auto issue = [&](int t) {
+    const int kt = k0 + t * TK;
+    const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kTileElems);
+    const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kTileElems);
+    for (int c = threadIdx.x; c < TK * CPK; c += kThreads) {
+      const int key = kt + c / CPK;
+      const bool ok = key < k1;
+      const int64_t off = int64_t(ok ? key : k0) * D + (c % CPK) * (16 / int(sizeof(T)));
+      tc::cp_async16(kd + c * 16, Kg + off, ok ? 16 : 0);
+      tc::cp_async16(vd + c * 16, Vg + off, ok ? 16 : 0);
+    }
+  };
+#pragma unroll
+  for (int t = 0; t < STAGES - 1; ++t) {
+    if (t < ntiles) issue(t);
+    tc::cp_async_commit();  // empty groups keep the count uniform
+  }
+  for (int t = 0; t < ntiles; ++t) {
+    if (t + STAGES - 1 < ntiles) issue(t + STAGES - 1);
+    tc::cp_async_commit();
+    tc::cp_async_wait<STAGES - 1>();  // tile t has landed
+    __syncthreads();
+    const T* Kb = Ks + (t % STAGES) * Tr::kTileElems;
+    const T* Vb = Vs + (t % STAGES) * Tr::kTileElems;
+    const int kt = k0 + t * TK;
+    // This group's KPG keys of the tile (consecutive groups, consecutive keys).
+    float kv[KPG][8], vv[KPG][8];
+#pragma unroll
+    for (int u = 0; u < KPG; ++u) {
+      smem_load8(Kb + (u * NG + group) * D + lane * 8, kv[u]);
+      smem_load8(Vb + (u * NG + group) * D + lane * 8, vv[u]);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      // FD L7: S_ij = tau q K_j^T (masked keys and keys past the split -inf)
+      float sc[KPG];
+#pragma unroll
+      for (int u = 0; u < KPG; ++u) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) dot = fmaf(q[r][e], kv[u][e], dot);
+        dot = group_sum<G>(dot);
+        const int key = kt + u * NG + group;
+        const bool keep = key < k1 && r < rows && (!masked || mask.allowed(row0 + r, key, p.nk));
+        sc[u] = keep ? dot * p.scale : -INFINITY;
+      }
+      // FD L8: m_new = max(m, rowmax), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
+      float mt = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < KPG; ++u) mt = fmaxf(mt, sc[u]);
+      const float mnew = merged_max(m[r], mt);
+      const float alpha = rescale_factor(m[r], mnew);
+      float lt = 0.0f;
+#pragma unroll
+      for (int u = 0; u < KPG; ++u) {
+        sc[u] = softmax_weight(sc[u], mnew);  // 0 while nothing is kept (m_new = -inf)
+        lt += sc[u];
+        if (p.x.dropout > 0.0f && sc[u] != 0.0f)  // dropout before P~ V_j; l keeps the undropped sum
+          sc[u] = dropout_weight(sc[u], p.x, h, row0 + r, kt + u * NG + group);
+      }
+      l[r] = merged_sum(alpha, l[r], 1.0f, lt);
+      m[r] = mnew;
+      // FD L9: O_i = diag(e^(m_old - m_new)) O_i + P~ V_j
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        float pv = 0.0f;
+#pragma unroll
+        for (int u = 0; u < KPG; ++u) pv = fmaf(sc[u], vv[u][e], pv);
+        o[r][e] = accumulated_output(alpha, o[r][e], pv);
+      }
+    }
+    __syncthreads();  // everyone is done with buffer t % STAGES before it is refilled
+  }
+  tc::cp_async_wait<0>();
+
+  // Merge the NG groups' (m, l, O) with the same update (the lesson's merge of two blocks).
+  const int d = D;
+  float* sm = merge;
+  float* sl = sm + NG * R;
+  float* so = sl + NG * R;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (lane == 0) {
+      sm[group * R + r] = m[r];
+      sl[group * R + r] = l[r];
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) so[(group * R + r) * d + lane * 8 + e] = o[r][e];
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < rows * d; e += kThreads) {
+    const int r = e / d, c = e % d;
+    float M = -INFINITY;
+    for (int g = 0; g < NG; ++g) M = merged_max(M, sm[g * R + r]);
+    float L = 0.0f, O = 0.0f;
+    for (int g = 0; g < NG; ++g) {
+      const float w = rescale_factor(sm[g * R + r], M);  // 0 for a group that kept nothing
+      L += w * sl[g * R + r];
+      O += w * so[(g * R + r) * d + c];
+    }
+    const int64_t row = h * p.nq + row0 + r;
+    // FD L11, L12: O_i^(s) = O_i / l_i, lse_i^(s) = m_i + log l_i (O = 0, lse = -inf if empty)
+    const float out = normalised_output(O, L), lse = row_logsumexp(M, L);
+    if constexpr (kPartials) {  // FD L13, L14: the float32 partials of split s
+      const int64_t prow = int64_t(s) * p.heads * p.nq + row;
+      p.O_part[prow * d + c] = out;
+      if (c == 0) p.lse_part[prow] = lse;
+    } else {  // S = 1: O and lse directly, as FA2fwd L14, L15
+      static_cast<T*>(p.O)[row * d + c] = from_float<T>(out);
+      if (c == 0) p.lse[row] = lse;
+    }
+  }
+}
+
+// FD L17-L20 for one (head, row): lse = m + log sum_s e^(lse^(s) - m), then
+// O = sum_s e^(lse^(s) - lse) O^(s), rounded to T once.
+template <typename T>
+__global__ void decode_combine_kernel(DecodeParams p) {
+  extern __shared__ float w[];  // the S weights e^(lse^(s) - lse), then lse at w[S]
+  const int64_t row = blockIdx.x, stride = p.heads * p.nq;
+  float& lse_row = w[p.S];
+  if (threadIdx.x == 0) {
+    float M = -INFINITY;
+    for (int s = 0; s < p.S; ++s) M = merged_max(M, p.lse_part[s * stride + row]);
+    float L = 0.0f;
+    for (int s = 0; s < p.S; ++s) L += rescale_factor(p.lse_part[s * stride + row], M);
+    lse_row = row_logsumexp(M, L);  // -inf when no split kept a key
+  }
+  __syncthreads();
+  const float lse = lse_row;
+  for (int s = threadIdx.x; s < p.S; s += blockDim.x) w[s] = split_weight(p.lse_part[s * stride + row], lse);
+  __syncthreads();
+  for (int c = threadIdx.x; c < p.d; c += blockDim.x) {
+    float o = 0.0f;
+    for (int s = 0; s < p.S; ++s) o += w[s] * p.O_part[(s * stride + row) * p.d + c];
+    static_cast<T*>(p.O)[row * p.d + c] = from_float<T>(o);
+  }
+  if (threadIdx.x == 0) p.lse[row] = lse;
+}
+
+template <typename T, int G, int R>
+void launch_split(const DecodeParams& p) {
+  const int64_t smem = SplitTraits<T, G, R>::smem_bytes(p.d);
+  const int64_t qblocks = (p.nq + R - 1) / R;
+  const dim3 grid(unsigned(p.heads * qblocks), unsigned(p.S));
+  if (p.O_part) {
+    static int64_t opted = 48 * 1024;  // one per kernel
+    opt_in_shared(decode_split_kernel<T, G, R, true>, smem, opted);
+    decode_split_kernel<T, G, R, true><<<grid, kThreads, size_t(smem)>>>(p);
+  } else {
+    static int64_t opted = 48 * 1024;
+    opt_in_shared(decode_split_kernel<T, G, R, false>, smem, opted);
+    decode_split_kernel<T, G, R, false><<<grid, kThreads, size_t(smem)>>>(p);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int G>
+void launch_split_rows(const DecodeParams& p) {
+  if (p.nq == 1) launch_split<T, G, 1>(p);  // decoding proper: one row
+  else launch_split<T, G, 4>(p);            // a few rows share each K/V tile
+}
+
+}  // namespace
+
+bool decode_supports_d(int d) { return d == 16 || d == 32 || d == 64 || d == 128 || d == 256; }
+
+
+void decode_split_launch(const DecodeParams& p) {
+  with_storage(p.dtype, [&](auto st) {
+    using T = decltype(st);
+    switch (p.d) {
+      case 16: return launch_split_rows<T, 2>(p);
+      case 32: return launch_split_rows<T, 4>(p);
+      case 64: return launch_split_rows<T, 8>(p);
+      case 128: return launch_split_rows<T, 16>(p);
+      case 256: return launch_split_rows<T, 32>(p);
+      default: throw std::runtime_error("decode: no kernel for this d");  // checked by the host first
+    }
+  });
+}
+
+void decode_combine_launch(const DecodeParams& p) {
+  with_storage(p.dtype, [&](auto st) {
+    using T = decltype(st);
+    const unsigned threads = unsigned(std::min(p.d, 128));
+    // S weights and lse, padded by a float4: compute-sanitizer saw the compiler's vector loads
+    // of w[] read up to 12 bytes past w[S] (values it then discards).
+    const size_t smem = size_t((p.S + 1 + 3) / 4 + 1) * 16;
+    decode_combine_kernel<T><<<unsigned(p.heads * p.nq), threads, smem>>>(p);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace flashstep::gpu

@@ -1,0 +1,39 @@
+// Flash-decoding on the GPU (gpu/decode.cu): the host API. Same conventions as backend.h:
+// float32 (B, H, N, d) tensors in and out, the storage type (Features::dtype) on the device,
+// every user-caused problem an InputError before any device memory is allocated.
+#pragma once
+#include "gpu/backend.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace flashstep::gpu {
+
+struct DecodeOptions {
+  int64_t splits = 1;      // S, 1 <= S <= Tc: split s covers core/decode.h's split_range
+  Features features;
+};
+
+struct DecodeResult {
+  std::vector<float> O, lse;            // (B, H, Nq, d), (B, H, Nq)
+  std::vector<float> O_part, lse_part;  // S >= 2: (S, B, H, Nq, d), (S, B, H, Nq), float32
+  int64_t device_bytes = 0;
+};
+
+// Device memory a decode run allocates (inputs and O in the storage type, partials float32).
+int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits);
+
+// Split-KV with the CPU's Bc and Tc (t.Tc must be ceil(Nk / Bc)), then the combine (S >= 2).
+// Outputs and partials are poisoned with NaN first.
+DecodeResult decode_forward(const float* Q, const float* K, const float* V, const Shape& s, float scale,
+                            const Tiling& t, const DecodeOptions& opt);
+
+// Times the split and combine launches on device-generated inputs (warm-up, median of reps).
+BenchTiming bench_decode(const Shape& s, float scale, const Tiling& t, const DecodeOptions& opt, int warmup,
+                         int reps, uint64_t seed);
+
+// The device's copy bandwidth: cudaMemcpy of `bytes` device to device, (read + written bytes)
+// / median time, in GB/s.
+double measure_copy_bandwidth(int64_t bytes, int warmup, int reps);
+
+}  // namespace flashstep::gpu
