@@ -23,7 +23,7 @@ WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, S
 
 struct WorkLimits {
   double max_gflop = kDefaultMaxGflop;
-  double max_hbm_bytes = double(size_t(8) << 30);  // as RunOptions::max_hbm_bytes
+  double max_hbm_bytes = double(sizeof(size_t) >= 8 ? int64_t(8) << 30 : int64_t(1) << 30);  // as RunOptions::max_hbm_bytes
 };
 // Throws InputError with the estimate and the flag that raises the limit.
 void check_work(const WorkEstimate& w, const WorkLimits& lim);
