@@ -36,24 +36,22 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 50); do python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/')" 2>/dev/null && break; sleep 0.1; done
 
-# Chromium as root needs --no-sandbox; the closed network needs the background services off.
-chrome() {
-  timeout 120 chromium --headless=new --no-sandbox --use-angle=swiftshader --enable-unsafe-swiftshader \
-    --disable-background-networking --disable-component-update --disable-sync --no-first-run \
-    --disable-extensions --user-data-dir="$(mktemp -d)" --window-size=1600,1000 \
-    --virtual-time-budget=30000 "$@" 2>>"$ci/chromium.log"
-}
+# headless.py drives Chromium (SwiftShader's WebGL2) and waits for the app's first frame.
 url="http://127.0.0.1:$port/index.html"
-chrome --dump-dom "$url?preset=tiny&step=19&dump=1" >"$ci/step19.html"
+page() { python3 web/headless.py "$@"; }
+page "$url?preset=tiny&step=19&dump=1" --dom "$ci/step19.html" --screenshot "$ci/page.png"
 python3 web/check_page.py step "$ci/step19.html" "$ci/desktop.json"
-chrome --dump-dom "$url?preset=nope&step=3" >"$ci/bad.html"
-python3 web/check_page.py bad "$ci/bad.html"
-chrome --screenshot="$ci/page.png" "$url?preset=tiny&step=19" >/dev/null
 python3 web/check_page.py screenshot "$ci/page.png"
+python3 web/check_page.py first-frame "$ci/step19.html"
+page "$url?preset=nope&step=3" --dom "$ci/bad.html"
+python3 web/check_page.py bad "$ci/bad.html"
 if [ -d app/course ]; then
-  chrome --dump-dom "$url?course=online-softmax&page=2" >"$ci/course.html"
+  page "$url?course=online-softmax&page=2" --dom "$ci/course.html" --screenshot "$ci/course.png"
   python3 web/check_page.py course "$ci/course.html" online-softmax
-  chrome --screenshot="$ci/course.png" "$url?course=online-softmax&page=2" >/dev/null
   python3 web/check_page.py screenshot "$ci/course.png"
 fi
+# The frame time of the largest preset (the page runs `gui --bench-frames`'s benchmark).
+page "$url?preset=gpt2-medium&bench=20" --dom "$ci/bench.html" --timeout 300 \
+  --wait "document.getElementById('log').textContent.includes('mean frame time')"
+python3 web/check_page.py bench "$ci/bench.html"
 echo "web-check: passed in $(( $(date +%s) - start )) s"

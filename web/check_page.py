@@ -7,6 +7,7 @@
   check_page.py course DOM.html CHAPTER      a course page rendered (its status names it)
   check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
   check_page.py bench DOM.html               prints the page's frame benchmark lines
+  check_page.py first-frame DOM.html         prints the time to the first frame
 Each prints what it checked and exits 1 on a failure. Standard library only (fresh CI machine).
 """
 import html.parser
@@ -158,6 +159,11 @@ def check_screenshot(path):
         fail("the screenshot is (nearly) blank")
 
 
+def print_first_frame(dom_path):
+    first = read_dom(dom_path).attrs.get("status", {}).get("first-frame-ms")
+    print(f"web-check: first frame drawn {first} ms after navigation start")
+
+
 def print_bench(dom_path):
     dom = read_dom(dom_path)
     lines = [l for l in dom.text.get("log", "").splitlines() if l.startswith(("bench:", "mean frame"))]
@@ -165,11 +171,9 @@ def print_bench(dom_path):
         fail("the page printed no frame benchmark")
     for l in lines:
         print("web-check: " + l)
-    first = dom.attrs.get("status", {}).get("first-frame-ms")
-    print(f"web-check: first frame {first} ms after navigation start")
 
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"step": check_step, "bad": check_bad, "course": check_course, "screenshot": check_screenshot,
-     "bench": print_bench}[cmd](*args)
+     "bench": print_bench, "first-frame": print_first_frame}[cmd](*args)
