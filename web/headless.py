@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Loads a page in headless Chromium and saves what it shows once it is ready.
 
-  headless.py URL [--wait JS] [--dom FILE] [--screenshot FILE] [--console FILE] [--size WxH]
-              [--timeout S]
+  headless.py URL [--wait JS] [--act ACTION ...] [--then JS] [--dom FILE] [--screenshot FILE]
+              [--console FILE] [--size WxH] [--timeout S]
 
 Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
-then writes the page's DOM, a PNG of the viewport and the console's lines. Chromium's own
+does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
+pixel), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
+console's lines. Chromium's own
 --dump-dom returns before the WebAssembly has started, so this drives it through the DevTools
 protocol over --remote-debugging-pipe (JSON messages, NUL-separated, on file descriptors 3 and
 4): standard library only, no WebSocket. WebGL2 comes from SwiftShader (--use-angle=swiftshader).
@@ -83,10 +85,46 @@ class Chrome:
             self.proc.kill()
 
 
+# Keys by their DOM name: (code, keyCode), what emscripten's GLFW reads.
+KEYS = {"ArrowRight": ("ArrowRight", 39), "ArrowLeft": ("ArrowLeft", 37), "Home": ("Home", 36),
+        "End": ("End", 35), " ": ("Space", 32)}
+
+
+def act(chrome, action):
+    kind, _, arg = action.partition(":")
+    if kind == "key":
+        code, key_code = KEYS[arg]
+        for t in ("rawKeyDown", "keyUp"):
+            chrome.send("Input.dispatchKeyEvent", {"type": t, "key": arg, "code": code,
+                                                   "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
+            time.sleep(0.15)  # a frame between down and up: ImGui sees the press
+    elif kind == "click":
+        x, y = (float(v) for v in arg.split(","))
+        for t in ("mouseMoved", "mousePressed", "mouseReleased"):
+            chrome.send("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
+            time.sleep(0.15)
+    else:
+        raise SystemExit(f"headless: unknown action {action!r} (key:NAME or click:X,Y)")
+
+
+def wait_for(chrome, expr, timeout):
+    start = time.time()
+    while not chrome.evaluate(f"!!({expr})"):
+        if time.time() - start > timeout:
+            msg = chrome.evaluate("document.getElementById('message') && document.getElementById('message').textContent")
+            print(f"headless: the page was not ready after {timeout:.0f} s ({expr}); message: {msg!r}")
+            return False
+        time.sleep(0.2)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
     ap.add_argument("--wait", default="document.getElementById('status').dataset.firstFrameMs !== undefined")
+    ap.add_argument("--act", action="append", default=[])
+    ap.add_argument("--then", default="true")
+    ap.add_argument("--downloads", help="a folder for the page's downloads")
     ap.add_argument("--dom")
     ap.add_argument("--screenshot")
     ap.add_argument("--console")
@@ -98,22 +136,21 @@ def main():
         target = chrome.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
         chrome.session = chrome.send("Target.attachToTarget", {"targetId": target, "flatten": True},
                                      session=False)["sessionId"]
+        if a.downloads:
+            chrome.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": os.path.abspath(a.downloads)},
+                        session=False)
         chrome.send("Runtime.enable")
         chrome.send("Page.enable")
         w, h = (int(x) for x in a.size.split("x"))
         chrome.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
         start = time.time()
         chrome.send("Page.navigate", {"url": a.url})
-        ready = True
-        while not chrome.evaluate(f"!!({a.wait})"):
-            if time.time() - start > a.timeout:
-                msg = chrome.evaluate("document.getElementById('message') && document.getElementById('message').textContent")
-                print(f"headless: the page was not ready after {a.timeout:.0f} s ({a.wait}); message: {msg!r}")
-                ready = False
-                break
-            time.sleep(0.2)
+        ready = wait_for(chrome, a.wait, a.timeout)
         if ready:
             print(f"headless: {a.url} ready after {time.time() - start:.1f} s")
+            for action in a.act:
+                act(chrome, action)
+            ready = wait_for(chrome, a.then, a.timeout)
         if a.dom:
             with open(a.dom, "w", encoding="utf-8") as f:
                 f.write(chrome.evaluate("document.documentElement.outerHTML"))
@@ -128,7 +165,7 @@ def main():
                         args = e["params"]["args"]
                         f.write(" ".join(str(x.get("value", x.get("description", ""))) for x in args) + "\n")
                     elif e.get("method") == "Runtime.exceptionThrown":
-                        f.write("exception: " + json.dumps(e["params"]["exceptionDetails"])[:2000] + "\n")
+                        f.write("exception: " + json.dumps(e["params"]["exceptionDetails"])[:20000] + "\n")
         if not ready:
             sys.exit(1)
     finally:

@@ -19,6 +19,8 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -59,13 +61,16 @@ EM_JS(void, web_replace_query, (const char* query), {
 // An exported file (the app wrote it to the in-memory file system) becomes a download.
 EM_JS(void, web_download, (const char* path), {
   const p = UTF8ToString(path);
-  const data = FS.readFile(p);
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(new Blob([data]));
-  a.download = p.split("/").pop();
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
+  try {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([FS.readFile(p)]));
+    a.download = p.split("/").pop();
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  } catch (e) {
+    console.error("flashstep: error: cannot download " + p + ": " + e);
+  }
 });
 
 EM_JS(void, web_first_frame, (), {
@@ -229,6 +234,9 @@ extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_snapshots(const char* dir) {
 
 int main() {
   using namespace flashstep;
+  // emscripten starts with umask 0777, so files the app writes (exports, made 0666 & ~umask by
+  // core/output_files.cpp) would be unreadable to the download; 022 is the usual default.
+  ::umask(022);
   auto* app = new web::WebApp;  // lives as long as the page
   web::g_app = app;
   web::open_from_link(*app);
