@@ -16,6 +16,7 @@ if ! command -v chromium >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 fi
 web/build.sh
+for f in index.html flashstep.js flashstep.wasm flashstep.data; do [ -s "build-web/$f" ] || { echo "web-check: FAIL: no build-web/$f"; exit 1; }; done
 ci=build-web/ci
 rm -rf "$ci" && mkdir -p "$ci"
 
@@ -43,6 +44,25 @@ page "$url?preset=tiny&step=19&dump=1" --dom "$ci/step19.html" --screenshot "$ci
 python3 web/check_page.py step "$ci/step19.html" "$ci/desktop.json"
 python3 web/check_page.py screenshot "$ci/page.png"
 python3 web/check_page.py first-frame "$ci/step19.html"
+# The keys step the app and the link follows (Right, Right, Left from step 19: step 20).
+page "$url?preset=tiny&step=19" --act key:ArrowRight --act key:ArrowRight --act key:ArrowLeft \
+  --then "location.search.includes('step=20') && document.getElementById('status').dataset.step === '20'"
+echo "web-check: keys: step 19 -> 20, and the link says step=20"
+# The editor's fields from a link, and written back into it; the label is the CLI's for the
+# same problem (5 steps applied: the CLI's step 4).
+want=$(build/app/flashstep run --nq 12 --nk 8 --d 4 --M 64 --schedule fa2 --steps |
+  awk '$1 == "4" { l = $2 " " $3; if ($4 ~ /^[ij]=/) l = l " " $4; if ($5 ~ /^j=/) l = l " " $5; print l }')
+page "$url?preset=tiny&schedule=fa2&nq=12&step=5" \
+  --wait "document.getElementById('status').dataset.label === '$want' && location.search.includes('nq=12')"
+echo "web-check: a link with schedule=fa2&nq=12&step=5 shows '$want' as the CLI does, and keeps nq=12 in the link"
+# An export becomes a download (the Export tab, then Trace JSON).
+mkdir -p "$ci/downloads"
+page "$url?preset=tiny&step=19" --downloads "$ci/downloads" --act click:99,525 --act click:165,613 \
+  --then "document.getElementById('log') !== null" >/dev/null
+for _ in $(seq 20); do [ -s "$ci/downloads/flashstep-trace.json" ] && break; sleep 0.5; done
+python3 -c "import json, sys; t = json.load(open(sys.argv[1])); assert len(t['steps']) == 27, len(t['steps'])" \
+  "$ci/downloads/flashstep-trace.json"
+echo "web-check: the Export tab's Trace JSON arrived as a download (27 steps)"
 page "$url?preset=nope&step=3" --dom "$ci/bad.html"
 python3 web/check_page.py bad "$ci/bad.html"
 if [ -d app/course ]; then

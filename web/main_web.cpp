@@ -79,6 +79,10 @@ EM_JS(void, web_first_frame, (), {
   if (window.flashstepOnFirstFrame) window.flashstepOnFirstFrame();
 });
 
+// Milliseconds since the user last touched the page (keys, pointer, wheel, resize), as the
+// listeners in index.html record it.
+EM_JS(double, web_idle_ms, (), { return performance.now() - (window.flashstepLastInput || 0); });
+
 EM_JS(int, web_canvas_width, (), { return window.innerWidth; });
 EM_JS(int, web_canvas_height, (), { return window.innerHeight - document.getElementById("bar").offsetHeight; });
 
@@ -187,6 +191,12 @@ void resize_to_page(WebApp& app) {
 
 void tick(void* arg) {
   WebApp& app = *static_cast<WebApp*>(arg);
+  // Idle (not playing, no input for a second): skip the frame, as the desktop sleeps in
+  // glfwWaitEventsTimeout, so a still page costs no CPU. The canvas keeps the last frame.
+  if (app.frames > 5 && !app.s->playing && web_idle_ms() > 1000.0) {
+    app.last_time = 0;
+    return;
+  }
   const double now = emscripten_get_now() / 1000.0;
   const double dt = app.last_time > 0 ? now - app.last_time : 0.0;
   app.last_time = now;
