@@ -13,7 +13,7 @@ start=$(date +%s)
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 if ! command -v chromium >/dev/null; then
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 web/build.sh
 for f in index.html flashstep.js flashstep.wasm flashstep.data; do [ -s "build-web/$f" ] || { echo "web-check: FAIL: no build-web/$f"; exit 1; }; done

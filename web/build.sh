@@ -22,7 +22,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "web: installing ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # 2. Dear ImGui's sources from Debian's source package (the binary package has only the headers

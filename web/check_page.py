@@ -85,7 +85,7 @@ def check_step(dom_path, desktop_path):
         if (a is None) != (b is None) or (a and not all(close(x, y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))):
             fail(f"HBM {t}: page {a}, desktop {b}")
     print(f"web-check: step {page['index']} of {page['steps']}: label, HBM totals and m, l, O match the desktop "
-          f"(m = {[r[0] for r in page['hbm']['m']]}, l = {[r[0] for r in page['hbm']['l']]})")
+          f"(m = {[round(r[0], 4) for r in page['hbm']['m']]}, l = {[round(r[0], 4) for r in page['hbm']['l']]})")
 
 
 def check_bad(dom_path):
