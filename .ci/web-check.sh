@@ -63,6 +63,13 @@ for _ in $(seq 20); do [ -s "$ci/downloads/flashstep-trace.json" ] && break; sle
 python3 -c "import json, sys; t = json.load(open(sys.argv[1])); assert len(t['steps']) == 27, len(t['steps'])" \
   "$ci/downloads/flashstep-trace.json"
 echo "web-check: the Export tab's Trace JSON arrived as a download (27 steps)"
+# A snapshot folder (the CPU's, from the desktop build) uploaded into the compare view: within
+# tolerance of the page's own trace at every j.
+build/app/flashstep run --n 8 --d 4 --M 64 --snapshots "$ci/snapshots" >/dev/null
+passes="d.snapshots.loaded && d.snapshots.error === '' && d.snapshots.first_over_j === -1 && d.snapshots.final_o_ratio <= 1"
+page "$url?preset=tiny&step=10" --act upload:"$ci/snapshots" \
+  --then "location.search.includes('view=compare') && (d => $passes)(JSON.parse(UTF8ToString(Module._flashstep_state_json())))"
+echo "web-check: an uploaded snapshot folder loads into the compare view and passes"
 page "$url?preset=nope&step=3" --dom "$ci/bad.html"
 python3 web/check_page.py bad "$ci/bad.html"
 if [ -d app/course ]; then

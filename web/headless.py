@@ -6,7 +6,7 @@
 
 Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
 does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
-pixel), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
+pixel, upload:DIR gives a folder's files to the page's snapshot upload), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
 console's lines. Chromium's own
 --dump-dom returns before the WebAssembly has started, so this drives it through the DevTools
 protocol over --remote-debugging-pipe (JSON messages, NUL-separated, on file descriptors 3 and
@@ -103,8 +103,14 @@ def act(chrome, action):
         for t in ("mouseMoved", "mousePressed", "mouseReleased"):
             chrome.send("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
             time.sleep(0.15)
+    elif kind == "upload":  # the files of a folder into the page's "Upload snapshot folder"
+        doc = chrome.send("DOM.getDocument")["root"]["nodeId"]
+        node = chrome.send("DOM.querySelector", {"nodeId": doc, "selector": "#snapshots"})["nodeId"]
+        # The input takes a folder (webkitdirectory): Chromium lists it, as its folder picker does.
+        chrome.send("DOM.setFileInputFiles", {"nodeId": node, "files": [os.path.abspath(arg)]})
+        time.sleep(0.5)
     else:
-        raise SystemExit(f"headless: unknown action {action!r} (key:NAME or click:X,Y)")
+        raise SystemExit(f"headless: unknown action {action!r} (key:NAME, click:X,Y or upload:DIR)")
 
 
 def wait_for(chrome, expr, timeout):
