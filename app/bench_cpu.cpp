@@ -2,7 +2,7 @@
 // the unrecorded Algorithm 1 path against standard attention with Eigen, on one CPU core.
 // A benchmark that prints figures, not a test: machines here are shared and noisy.
 #include "app/commands.h"
-#include "core/schedules.h"
+#include "core/schedule_registry.h"
 
 #include <algorithm>
 #include <chrono>
@@ -82,7 +82,7 @@ void add_bench_cpu_command(CLI::App& app, const SetAction& set_action) {
         Mat sink;
         const double t_eigen = median_seconds(reps, [&] { sink = eigen_standard_attention(p); });
         Problem ps = p;
-        ps.schedule = Schedule::standard;
+        ps.schedule = baseline_schedule().id;
         const double t_std = median_seconds(reps, [&] { run_problem(ps, t, fast); });
         const double ratio = t_fast / t_eigen;
         rows.push_back({{"n", n}, {"d", d}, {"M", M}, {"record_s", t_rec},

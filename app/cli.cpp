@@ -8,6 +8,7 @@
 #include "core/npy.h"
 #include "core/progress.h"
 #include "core/reference.h"
+#include "core/schedule_registry.h"
 #include "core/snapshot.h"
 #include "core/work.h"
 
@@ -80,7 +81,12 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--bc", f.bc, "override the K/V block size Bc")->check(whole_number("Bc"));
   f.scale_opt = c->add_option("--scale", f.scale, "softmax scale tau (default 1/sqrt(d); 1 = Algorithm 1 as printed)")
                     ->check(real_number("scale"));
-  c->add_option("--schedule", f.schedule, "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)");
+  std::string schedule_help;  // "fa1 (Algorithm 1), fa2 (FlashAttention-2) or standard (Algorithm 0)"
+  const auto& all = schedules();
+  for (size_t k = 0; k < all.size(); ++k)
+    schedule_help += std::string(k == 0 ? "" : k + 1 == all.size() ? " or " : ", ") + all[k]->name + " (" +
+                     all[k]->paper_name + ")";
+  c->add_option("--schedule", f.schedule, schedule_help);
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
@@ -162,7 +168,8 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
                 (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
                 (long long)s.dropout_keep.size());
-  if (s.line == Line::A1_L12 || s.line == Line::A2_L14)
+  // The rows of O a tiled schedule writes (Algorithm 0's whole O_i is not printed)
+  if (line_role(s.line) == LineRole::write_o && schedule_info(t.problem.schedule).tiled)
     for (const HbmWrite& w : s.writes)
       for (int64_t r = 0; r < w.data.rows() && r < 4; ++r)
         std::printf("         O[%lld] = %s\n", (long long)(w.row0 + r),
@@ -190,7 +197,7 @@ void print_dram_summary(const Trace& t) {
   std::printf("L2 model   %s L2, %s (%lld SMs), %lld-byte LRU lines, shared by %lld head%s",
               bytes_text(c.bytes).c_str(), g.name, (long long)g.sms, (long long)L2Config::kLineBytes,
               (long long)c.heads, c.heads > 1 ? "s" : "");
-  if (t.problem.schedule != Schedule::standard)
+  if (schedule_info(t.problem.schedule).tiled)
     std::printf("; %lld blocks per SM: %lld in flight", (long long)pl.blocks_per_sm, (long long)pl.slots);
   std::printf("\n");
   const double hit = T.hbm_read_bytes > 0 ? 100.0 * double(T.l2.hit_bytes) / double(T.hbm_read_bytes) : 0;
@@ -212,10 +219,8 @@ void print_dram_summary(const Trace& t) {
 void print_summary(const Trace& t, bool recorded) {
   const Problem& p = t.problem;
   const Tiling& ti = t.tiling;
-  std::printf("schedule   %s (%s)\n", schedule_name(p.schedule),
-              p.schedule == Schedule::fa1   ? "Algorithm 1, FlashAttention"
-              : p.schedule == Schedule::fa2 ? "FlashAttention-2 loop order"
-                                            : "Algorithm 0, standard attention");
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  std::printf("schedule   %s (%s)\n", info.name, info.title);
   std::printf("mask       %s; dropout p = %.9g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), "
               "stored as %s%s\n",
@@ -234,7 +239,7 @@ void print_summary(const Trace& t, bool recorded) {
   const TrafficForm cf = schedule_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc);
   const int64_t bpe = p.bytes_per_elem;
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
-  const bool skips = p.mask.any() && p.schedule != Schedule::standard;
+  const bool skips = p.mask.any() && info.tiled;
   auto verdict = [&](int64_t form, int64_t sim) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
@@ -246,7 +251,7 @@ void print_summary(const Trace& t, bool recorded) {
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),
               bytes_text(ti.tile_capacity * bpe).c_str(),
-              p.schedule == Schedule::standard ? " (not enforced for Algorithm 0)"
+              !info.tiled ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)F.flops, F.flops / 1e9);
   if (reference_affordable(p.nq, p.nk, p.d)) {
@@ -254,15 +259,16 @@ void print_summary(const Trace& t, bool recorded) {
     const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
-    if (p.dtype != Dtype::fp32 && p.schedule != Schedule::standard) {
+    const ScheduleInfo& base = baseline_schedule();
+    if (p.dtype != Dtype::fp32 && !info.baseline) {
       Problem ps = p;  // standard attention in the same storage precision, for comparison
-      ps.schedule = Schedule::standard;
+      ps.schedule = base.id;
       RunOptions opt;
       opt.record = false;
       const Trace st = run_problem(ps, t.tiling, opt);
       const ErrorStats so = compare(st.O, ref.O);
-      std::printf("standard   in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
-                  dtype_name(p.dtype), so.max_abs, so.max_rel, dtype_name(p.dtype));
+      std::printf("%-10s in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
+                  base.name, dtype_name(p.dtype), so.max_abs, so.max_rel, dtype_name(p.dtype));
     }
   } else {
     std::printf("vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
@@ -364,7 +370,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       // fa1's and fa2's per-j states come from the recorded trace (core/snapshot.h); standard
       // attention's snapshot folder holds the final state only.
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty() ||
-                   (!snapshots.empty() && p.schedule != Schedule::standard);
+                   (!snapshots.empty() && schedule_info(p.schedule).forward_snapshots != nullptr);
       opt.max_trace_bytes = size_t(max_trace_mib) << 20;
       Mat dO;
       if (bf.backward) {  // dO from --do or the seed, checked against p's shape
@@ -415,10 +421,11 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       validate_options(precision, 0);
       const int eb = dtype_bytes(precision.dtype);
       const Tiling t = make_tiling(nq, nk, ed, M, ebr, ebc);
-      // Columns: Algorithm 1, FlashAttention-2, standard attention (Algorithm 0).
-      const TrafficForm forms[3] = {fa1_traffic(nq, nk, ed, t.Tc), fa2_traffic(nq, nk, ed, t.Tr),
-                                    standard_traffic(nq, nk, ed)};
-      const Schedule scheds[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
+      // One column per schedule (the registry's order), the baseline (standard attention) last.
+      const auto& all = schedules();
+      const size_t n = all.size();
+      std::vector<TrafficForm> forms;
+      for (const ScheduleInfo* si : all) forms.push_back(si->forward_traffic(nq, nk, ed, t));
       std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%lld KiB of float32)\n",
                   (long long)nq, (long long)nk, (long long)ed, (long long)M, (long long)(M * 4 / 1024));
       std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n",
@@ -429,12 +436,16 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
                   dtype_name(precision.dtype), eb, dtype_name(precision.p_dtype),
                   precision.p_dtype == Dtype::fp32 ? "P~_ij not rounded"
                                                    : "P~_ij rounded on chip before P~_ij V_j: no change in HBM bytes");
-      auto row = [](const char* label, const int64_t v[3]) {
-        std::printf("  %-30s %16lld %16lld %16lld\n", label, (long long)v[0], (long long)v[1], (long long)v[2]);
+      auto row = [n](const char* label, const std::vector<int64_t>& v) {
+        std::printf("  %-30s", label);
+        for (size_t k = 0; k < n; ++k) std::printf(" %16lld", (long long)v[k]);
+        std::printf("\n");
       };
-      std::printf("HBM traffic in elements          %16s %16s %16s\n", "Algorithm 1", "FA2 order", "standard");
-      int64_t rd[3], wr[3], by[3];
-      for (int k = 0; k < 3; ++k) {
+      std::printf("HBM traffic in elements         ");
+      for (const ScheduleInfo* si : all) std::printf(" %16s", si->column);
+      std::printf("\n");
+      std::vector<int64_t> rd(n), wr(n), by(n);
+      for (size_t k = 0; k < n; ++k) {
         rd[k] = forms[k].read_elems;
         wr[k] = forms[k].write_elems;
         by[k] = forms[k].read_bytes(eb) + forms[k].write_bytes(eb);
@@ -442,8 +453,14 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       row("closed form, read", rd);
       row("closed form, write", wr);
       row("closed form, total bytes", by);
-      std::printf("  %-30s %16.4g %16s %16.4g   (N^2 d^2 / M  vs  N d + N^2)\n", "Theorem 2 order",
-                  theorem2_flash(nq, nk, ed, M), "", theorem2_standard(nq, nk, ed));
+      // Theorem 2's orders: the tiled schedules' N^2 d^2 / M in the first column, the baseline's.
+      std::printf("  %-30s", "Theorem 2 order");
+      for (size_t k = 0; k < n; ++k) {
+        if (k == 0) std::printf(" %16.4g", theorem2_flash(nq, nk, ed, M));
+        else if (all[k]->baseline) std::printf(" %16.4g", theorem2_standard(nq, nk, ed));
+        else std::printf(" %16s", "");
+      }
+      std::printf("   (N^2 d^2 / M  vs  N d + N^2)\n");
       // The simulation is bounded: Tr Tc block pairs each cost the simulator a fixed overhead.
       const double work = double(nq) * double(nk) * double(ed), pairs = double(t.Tr) * double(t.Tc);
       if (work <= kMaxExplainWork && pairs <= 1e6) {
@@ -451,12 +468,12 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
         s.options.dtype = precision.dtype;
         s.options.p_dtype = precision.p_dtype;
-        int64_t srd[3], swr[3], sby[3];
+        std::vector<int64_t> srd(n), swr(n), sby(n);
         bool same = true;
-        for (int k = 0; k < 3; ++k) {
-          s.schedule = scheds[k];
+        for (size_t k = 0; k < n; ++k) {
+          s.schedule = all[k]->id;
           // Standard attention rounds P when it stores it (--dtype); P~ rounding is the tiled schedules'.
-          s.options.p_dtype = scheds[k] == Schedule::standard ? Dtype::fp32 : precision.p_dtype;
+          s.options.p_dtype = !all[k]->tiled ? Dtype::fp32 : precision.p_dtype;
           RunOptions opt;
           opt.record = false;
           const Trace tr = run_spec(s, opt);
@@ -477,8 +494,17 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         std::printf("  simulated                      skipped (Nq*Nk*d = %.3g, Tr*Tc = %.3g: over %.2g or 1e6)\n",
                     work, pairs, kMaxExplainWork);
       }
-      std::printf("\nAlgorithm 1 moves %.3gx and FA2 order %.3gx the bytes of standard attention here.\n",
-                  double(by[0]) / double(by[2]), double(by[1]) / double(by[2]));
+      const ScheduleInfo& base = baseline_schedule();
+      const double base_bytes = double(by[size_t(schedule_index(base.id))]);
+      std::string ratios;
+      for (size_t k = 0, shown = 0; k < n; ++k) {
+        if (all[k]->baseline) continue;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.3gx", double(by[k]) / base_bytes);
+        ratios += std::string(shown == 0 ? "" : " and ") + all[k]->column + (shown == 0 ? " moves " : " ") + buf;
+        ++shown;
+      }
+      std::printf("\n%s the bytes of %s here.\n", ratios.c_str(), base.device_title);
       if (eb != 4) std::printf("\n(the backward below counts float32 storage, as its GPU kernels use)\n");
       print_explain_backward(nq, nk, ed, M, t);
       return 0;

@@ -1,5 +1,7 @@
 #include "app/cli_backward.h"
 
+#include "core/schedule_registry.h"
+
 #include "core/backward.h"
 #include "core/closed_form.h"
 #include "core/npy.h"
@@ -40,21 +42,16 @@ void add_backward_outputs(const BackwardFlags& f, const Trace& t, OutputFiles& o
     if (!path->empty()) out.bytes(*path) = npy_bytes(g->data(), {int64_t(g->rows()), int64_t(g->cols())});
 }
 
-static const char* backward_name(Schedule s) {
-  return s == Schedule::fa1   ? "Algorithm 4, FlashAttention backward"
-         : s == Schedule::fa2 ? "FlashAttention-2's Algorithm 2"
-                              : "Algorithm 3, standard attention backward";
-}
-
 void print_backward_summary(const Trace& t) {
   const Problem& p = t.problem;
   const Tiling& ti = t.tiling;
   const Totals& B = t.backward_totals;
   const int bpe = p.bytes_per_elem;
-  std::printf("backward   %s: %lld steps (from step %zu)\n", backward_name(p.schedule),
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  std::printf("backward   %s: %lld steps (from step %zu)\n", info.backward_title,
               (long long)B.steps, t.backward_first_step);
   const TrafficForm cf = schedule_backward_traffic(p.schedule, p.nq, p.nk, p.d, ti.Tr, ti.Tc);
-  const bool skips = p.mask.any() && p.schedule != Schedule::standard;
+  const bool skips = p.mask.any() && info.tiled;
   auto verdict = [&](int64_t form, int64_t sim) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
@@ -67,7 +64,7 @@ void print_backward_summary(const Trace& t) {
   const int64_t budget = backward_tile_capacity(ti);
   std::printf("  peak SRAM  %lld B in all; tiles %lld B = %.2f x M (%lld B)", (long long)B.peak_sram_bytes,
               (long long)B.peak_tile_bytes, double(B.peak_tile_bytes) / double(p.M * bpe), (long long)(p.M * bpe));
-  if (p.schedule == Schedule::standard)
+  if (!info.tiled)
     std::printf("; Algorithm 3 is not tiled against M\n");
   else
     std::printf(", within the backward budget 2M = %lld B (docs/backward.md)\n", (long long)(budget * bpe));
@@ -83,14 +80,12 @@ void print_backward_summary(const Trace& t) {
 
 void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const Tiling& t) {
   struct Column {
-    const char* name;
-    Schedule schedule;
+    const ScheduleInfo* info;
     TrafficForm form;
     int64_t sim_read = -1, sim_write = -1;  // elements; -1: not simulated
   };
-  Column cols[3] = {{"Algorithm 4 (fa1)", Schedule::fa1, fa1_backward_traffic(nq, nk, d, t.Tc)},
-                    {"FA2 Algorithm 2 (fa2)", Schedule::fa2, fa2_backward_traffic(nq, nk, d, t.Tc)},
-                    {"Algorithm 3 (standard)", Schedule::standard, standard_backward_traffic(nq, nk, d)}};
+  std::vector<Column> cols;
+  for (const ScheduleInfo* si : schedules()) cols.push_back({si, si->backward_traffic(nq, nk, d, t)});
   // The backward does about 2.5x the forward's work and standard attention keeps four N x N
   // matrices (S, P, dP, dS): simulate only where that stays small.
   const bool simulate = double(nq) * double(nk) * double(d) <= 2e9 && double(nq) * double(nk) <= double(1 << 24);
@@ -101,7 +96,7 @@ void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const 
     s.nq = nq; s.nk = nk; s.d = d; s.M = M;
     s.br = t.overridden ? t.Br : 0;
     s.bc = t.overridden ? t.Bc : 0;
-    s.schedule = c.schedule;
+    s.schedule = c.info->id;
     const Problem p = make_problem(s);
     const Mat dO = make_grad_output(p, "random");
     RunOptions opt;
@@ -114,7 +109,7 @@ void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const 
   }
   std::printf("\nBackward pass, HBM traffic in elements (closed form | simulated):\n");
   for (const Column& c : cols) {
-    std::printf("  %-24s read %14lld | %14lld   write %14lld | %14lld   total %lld B\n", c.name,
+    std::printf("  %-24s read %14lld | %14lld   write %14lld | %14lld   total %lld B\n", c.info->backward_column,
                 (long long)c.form.read_elems, (long long)c.sim_read, (long long)c.form.write_elems,
                 (long long)c.sim_write, (long long)(4 * (c.form.read_elems + c.form.write_elems)));
   }
@@ -124,10 +119,16 @@ void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const 
     std::printf("  simulated backward skipped (Nq*Nk*d over 2e9 or Nq*Nk over 2^24; shown as -1)\n");
   std::printf("  Theorem 5 order: N^2 d^2 / M = %.4g (flash)  vs  N d + N^2 = %.4g (standard)\n",
               theorem5_flash(nq, nk, d, M), theorem5_standard(nq, nk, d));
-  const double std_bytes = double(cols[2].form.read_elems + cols[2].form.write_elems);
-  std::printf("\nAlgorithm 4 moves %.3gx and FA2's backward %.3gx the bytes of Algorithm 3 here.\n",
-              double(cols[0].form.read_elems + cols[0].form.write_elems) / std_bytes,
-              double(cols[1].form.read_elems + cols[1].form.write_elems) / std_bytes);
+  const Column& base = cols[size_t(schedule_index(baseline_schedule().id))];
+  const double std_bytes = double(base.form.read_elems + base.form.write_elems);
+  std::string ratios;
+  for (const Column& c : cols) {
+    if (c.info->baseline) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3gx", double(c.form.read_elems + c.form.write_elems) / std_bytes);
+    ratios += std::string(ratios.empty() ? "" : " and ") + c.info->backward_short + (ratios.empty() ? " moves " : " ") + buf;
+  }
+  std::printf("\n%s the bytes of %s here.\n", ratios.c_str(), base.info->backward_short);
 }
 
 }  // namespace flashstep

@@ -18,7 +18,9 @@
 #include "core/output_files.h"
 #include "core/reference.h"
 #include "core/tolerance.h"
+#include "core/schedule_registry.h"
 #include "gpu/backward.h"
+#include "gpu/schedules.h"
 #include "gpu/trace_align.h"
 
 #include <algorithm>
@@ -32,12 +34,7 @@ namespace flashstep {
 gpu::BackwardResult run_backward_on_gpu(Schedule sched, const float* Q, const float* K, const float* V,
                                         const float* dO, const gpu::Shape& s, float scale, const Tiling& t,
                                         const gpu::BackwardOptions& o) {
-  switch (sched) {
-    case Schedule::fa1: return gpu::fa1_backward(Q, K, V, dO, s, scale, t, o);
-    case Schedule::fa2: return gpu::fa2_backward(Q, K, V, dO, s, scale, t, o);
-    case Schedule::standard: break;
-  }
-  return gpu::standard_backward(Q, K, V, dO, s, scale, o.features);
+  return gpu::device_schedule(sched).backward(Q, K, V, dO, s, scale, t, o);
 }
 
 void check_float32_storage(Dtype t) {
@@ -49,11 +46,7 @@ void check_float32_storage(Dtype t) {
 
 namespace {
 
-const char* backward_title(Schedule s) {
-  return s == Schedule::fa1   ? "Algorithm 4 (fa1)"
-         : s == Schedule::fa2 ? "FlashAttention-2's Algorithm 2 (fa2)"
-                              : "Algorithm 3 (standard)";
-}
+const char* backward_title(Schedule s) { return schedule_info(s).backward_device_title; }
 
 // A gradient the kernels left unwritten (NaN: the outputs are poisoned) is a bug, not input;
 // one that overflows float32 comes from the inputs.
@@ -130,7 +123,7 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
   const gpu::DeviceInfo info = gpu::device_info();
 
   Tiling t;
-  if (sched != Schedule::standard) t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
+  if (schedule_info(sched).tiled) t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
   gpu::BackwardOptions o;
   o.variant = variant;
   o.features = in.features;
@@ -157,7 +150,7 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
   std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n", (long long)s.B,
               (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
   std::printf("dO         %s\n", bf.do_path.empty() ? ("from seed " + std::to_string(rf.seed)).c_str() : bf.do_path.c_str());
-  if (sched != Schedule::standard)
+  if (schedule_info(sched).tiled)
     std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, backward variant %d\n",
                 (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, r.variant);
   std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
@@ -212,12 +205,13 @@ int run_verify_backward(const RunFlags& rf, const BackwardFlags& bf, int variant
   o.variant = variant;
   o.features = gpu::features_of(p.options(), p.seed);
   gpu::check_features(o.features, s);
-  if (p.schedule != Schedule::standard) o.variant = gpu::resolve_backward_variant(variant, t, p.d);  // fail fast
+  const ScheduleInfo& sched = schedule_info(p.schedule);
+  if (sched.tiled) o.variant = gpu::resolve_backward_variant(variant, t, p.d);  // fail fast
   const gpu::DeviceInfo info = gpu::device_info();  // no GPU: say so before the CPU run
 
-  const bool fa1 = p.schedule == Schedule::fa1;
+  const bool per_j = gpu::device_schedule(p.schedule).verify_per_j;
   RunOptions opt;
-  opt.record = fa1;  // the per-j comparison needs the trace
+  opt.record = per_j;  // the per-j comparison needs the trace
   opt.dO = &dO;
   Trace tr;
   try {
@@ -228,21 +222,21 @@ int run_verify_backward(const RunFlags& rf, const BackwardFlags& bf, int variant
     tr = run_problem(p, t, opt);
     std::printf("note: %s; comparing the final state only\n", e.what());
   }
-  o.snapshots = fa1 && opt.record;
+  o.snapshots = per_j && opt.record;
   const gpu::BackwardResult g = run_backward_on_gpu(p.schedule, p.Q.data(), p.K.data(), p.V.data(), dO.data(), s,
                                              p.scale, t, o);
 
   std::printf("verify     %s backward, CPU engine vs GPU (%s%s)\n", backward_title(p.schedule), info.name.c_str(),
-              p.schedule == Schedule::standard ? "" : (", backward variant " + std::to_string(g.variant)).c_str());
+              !sched.tiled ? "" : (", backward variant " + std::to_string(g.variant)).c_str());
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dO %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed, bf.do_path.empty() ? "from the seed" : bf.do_path.c_str());
-  if (p.schedule != Schedule::standard)
+  if (sched.tiled)
     std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M,
                 (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
   std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("tolerance  max|x - ref| / max|ref| (dQ, dK: at least 1e-3 of one term of the sum); GPU vs CPU "
-              "<= %.0e%s; each vs float64 <= %.0e\n\n", kGradTiledTol, fa1 ? " (also after every j)" : "",
+              "<= %.0e%s; each vs float64 <= %.0e\n\n", kGradTiledTol, per_j ? " (also after every j)" : "",
               kGradFloat64Tol);
 
   bool ok = true;
@@ -302,10 +296,10 @@ int run_bench_backward(const BackwardBenchFlags& bf) {
   check_float32_storage(bf.dtype);
   if (bf.causal) throw InputError("bench-gpu --backward times unmasked attention: drop --causal");
   const gpu::DeviceInfo info = gpu::device_info();
-  std::vector<Schedule> scheds;
-  if (!bf.no_fa1) scheds.push_back(Schedule::fa1);
-  scheds.push_back(Schedule::fa2);
-  if (!bf.no_standard) scheds.push_back(Schedule::standard);
+  std::vector<Schedule> scheds;  // every schedule with GPU kernels but those --no-NAME drops
+  for (const gpu::DeviceSchedule* dev : gpu::device_schedules())
+    if (!bf.skips(schedule_name(dev->id))) scheds.push_back(dev->id);
+  const char* base = baseline_schedule().name;  // "x std": the baseline's total time over each
   nlohmann::json rows = nlohmann::json::array();
   if (!bf.as_json) {
     std::printf("bench-gpu --backward on %s (%d SMs), float32, CUDA events, %d warm-up runs, median of %d\n",
@@ -342,17 +336,17 @@ int run_bench_backward(const BackwardBenchFlags& bf) {
                               {"backward_max_ms", b.backward.max_ms}, {"reps", b.total.reps},
                               {"backward_tflops", flops_bwd / (b.backward.median_ms * 1e9)},
                               {"peak_bytes", b.total.peak_bytes}, {"variant", b.backward.variant}};
-          if (sched != Schedule::standard) r.update({{"Br", t.Br}, {"Bc", t.Bc}});
+          if (schedule_info(sched).tiled) r.update({{"Br", t.Br}, {"Bc", t.Bc}});
           row[schedule_name(sched)] = r;
         } catch (const InputError& e) {
           row[schedule_name(sched)] = {{"skipped", e.what()}};
         }
       }
-      const bool have_std = row.contains("standard") && row["standard"].contains("total_ms");
+      const bool have_std = row.contains(base) && row[base].contains("total_ms");
       for (Schedule sched : scheds) {
         auto& r = row[schedule_name(sched)];
         if (have_std && r.contains("total_ms"))
-          r["standard_over_this"] = row["standard"]["total_ms"].get<double>() / r["total_ms"].get<double>();
+          r["standard_over_this"] = row[base]["total_ms"].get<double>() / r["total_ms"].get<double>();
         if (bf.as_json) continue;
         std::printf("%6lld %4lld %4lld %3lld %-8s", (long long)n, (long long)d, (long long)s.B, (long long)s.H,
                     schedule_name(sched));
@@ -360,7 +354,7 @@ int run_bench_backward(const BackwardBenchFlags& bf) {
           std::printf(" skipped: %s\n", r["skipped"].get<std::string>().c_str());
           continue;
         }
-        if (sched == Schedule::standard) std::printf(" %4s %4s %2s", "-", "-", "-");
+        if (!schedule_info(sched).tiled) std::printf(" %4s %4s %2s", "-", "-", "-");
         else
           std::printf(" %4lld %4lld %2d", (long long)r["Br"].get<int64_t>(), (long long)r["Bc"].get<int64_t>(),
                       r["variant"].get<int>());

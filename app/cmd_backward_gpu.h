@@ -6,6 +6,7 @@
 // targets) runs before the first call that needs a GPU, so bad input gives its own error line
 // on a machine without one.
 #pragma once
+#include <algorithm>
 #include "app/cli_backward.h"
 #include "app/commands.h"
 #include "gpu/backend.h"
@@ -51,7 +52,9 @@ struct BackwardBenchFlags {
   std::vector<int64_t> sizes, dims;
   int64_t M = 0;
   int reps = 20, warmup = 3, variant = 0;
-  bool no_standard = false, no_fa1 = false, as_json = false;
+  std::vector<std::string> skip;  // --no-NAME: schedules not timed
+  bool as_json = false;
+  bool skips(const std::string& name) const { return std::find(skip.begin(), skip.end(), name) != skip.end(); }
   std::string json_file;
   Dtype dtype = Dtype::fp32;  // refused unless fp32
   bool causal = false;        // refused

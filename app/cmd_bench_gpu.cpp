@@ -5,7 +5,9 @@
 #include "app/commands.h"
 #include "core/closed_form.h"
 #include "core/export.h"
+#include "core/schedule_registry.h"
 #include "gpu/backend.h"
+#include "gpu/schedules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +39,8 @@ struct BenchFlags {
   int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
   int reps = 20, warmup = 3;
   int64_t sweep_n = 4096, sweep_d = 64;
-  bool no_sweep = false, no_standard = false, no_fa1 = false, as_json = false;
+  bool no_sweep = false, as_json = false;
+  std::vector<std::string> skip;  // --no-NAME: schedules not timed
   bool causal = false;          // fa2 with a causal mask (fully masked blocks skipped)
   std::string dtype = "fp32";   // fa2's storage type
   std::string json_file;  // also write the JSON here (the table still prints)
@@ -45,13 +48,14 @@ struct BenchFlags {
   bool backward = false;  // forward + backward instead (app/cmd_backward_gpu.cpp)
 };
 
-int64_t fa1_bytes_predicted(int64_t heads, int64_t n, int64_t d, int64_t Tc) {
-  const TrafficForm f = fa1_traffic(n, n, d, Tc);
+// float32 HBM bytes of every head by the schedule's closed form (N = Nq = Nk).
+int64_t bytes_predicted(const ScheduleInfo& info, int64_t heads, int64_t n, int64_t d, const Tiling& t) {
+  const TrafficForm f = info.forward_traffic(n, n, d, t);
   return 4 * heads * (f.read_elems + f.write_elems);
 }
-int64_t standard_bytes_predicted(int64_t heads, int64_t n, int64_t d) {
-  const TrafficForm f = standard_traffic(n, n, d);
-  return 4 * heads * (f.read_elems + f.write_elems);
+
+bool skipped(const BenchFlags& bf, const ScheduleInfo& info) {
+  return std::find(bf.skip.begin(), bf.skip.end(), info.name) != bf.skip.end();
 }
 
 // Fraction of the N x N scores a mask keeps (for FLOP counts of masked runs).
@@ -78,80 +82,77 @@ int run_bench(const BenchFlags& bf) {
                 "peak = device memory allocated\n");
     std::printf("fa2: %s storage, %s; its TFLOP/s count the kept scores only\n\n", bf.dtype.c_str(),
                 bf.causal ? "causal (fully masked blocks skipped)" : "no mask");
-    std::printf("%6s %4s %4s %3s %4s %4s %2s | %9s %8s %9s %9s | %9s %8s %9s %9s | %7s | %9s %8s %2s %9s\n",
-                "N", "d", "B", "H", "Br", "Bc", "v", "fa1 ms", "TFLOP/s", "GB/s", "peak MiB", "std ms",
-                "TFLOP/s", "GB/s", "peak MiB", "std/fa1", "fa2 ms", "TFLOP/s", "v", "peak MiB");
+    // One group of columns per schedule (the registry's order), then the baseline's time over
+    // the first schedule's.
+    std::printf("%6s %4s %4s %3s %4s %4s", "N", "d", "B", "H", "Br", "Bc");
+    for (const gpu::DeviceSchedule* dev : gpu::device_schedules())
+      std::printf(" | %2s %9s %8s %9s %9s", "v", (std::string(schedule_name(dev->id)) + " ms").c_str(), "TFLOP/s",
+                  "GB/s", "peak MiB");
+    std::printf(" | %7s\n", (std::string(baseline_schedule().name).substr(0, 3) + "/" + schedules().front()->name).c_str());
   }
+  const ScheduleInfo& first = *schedules().front();
+  const ScheduleInfo& base = baseline_schedule();
+  const std::string ratio_key = std::string(base.name) + "_over_" + first.name;  // "standard_over_fa1"
   for (int64_t d : bf.dims) {
     for (int64_t n : bf.sizes) {
       const gpu::Shape s = bench_shape(n, d, bf.rows);
       const float scale = float(1.0 / std::sqrt(double(d)));
       const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d);
       nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"flops", flops}};
-      double fa1_ms = 0, std_ms = 0;
-      if (bf.no_fa1) row["fa1"] = {{"skipped", "--no-fa1"}};
-      else try {
-        const Tiling t = make_tiling(n, n, d, M);
-        const gpu::BenchTiming b = gpu::bench_fa1(s, scale, t, bf.variant, bf.warmup, bf.reps, 7);
-        const int64_t bytes = fa1_bytes_predicted(s.heads(), n, d, t.Tc);
-        fa1_ms = b.median_ms;
-        row["fa1"] = {{"Br", t.Br}, {"Bc", t.Bc}, {"variant", b.variant}, {"median_ms", b.median_ms},
-                      {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps},
-                      {"tflops", flops / (b.median_ms * 1e9)}, {"hbm_bytes_predicted", bytes},
-                      {"gbps", bytes / (b.median_ms * 1e6)}, {"peak_bytes", b.peak_bytes}};
-      } catch (const InputError& e) {
-        row["fa1"] = {{"skipped", e.what()}};
-      }
-      if (!bf.no_standard) {
+      const Tiling t = make_tiling(n, n, d, M);
+      for (const gpu::DeviceSchedule* dev : gpu::device_schedules()) {
+        const ScheduleInfo& info = schedule_info(dev->id);
+        if (skipped(bf, info)) {  // the baseline leaves no entry, the others say why
+          if (!info.baseline) row[info.name] = {{"skipped", std::string("--no-") + info.name}};
+          continue;
+        }
         try {
-          const gpu::BenchTiming b = gpu::bench_standard(s, scale, bf.warmup, bf.reps, 7);
-          const int64_t bytes = standard_bytes_predicted(s.heads(), n, d);
-          std_ms = b.median_ms;
-          row["standard"] = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms},
-                             {"reps", b.reps}, {"tflops", flops / (b.median_ms * 1e9)},
-                             {"hbm_bytes_predicted", bytes}, {"gbps", bytes / (b.median_ms * 1e6)},
-                             {"peak_bytes", b.peak_bytes}};
+          // --dtype and --causal are the options of the schedules that take them (bench_options);
+          // the others time float32 without a mask.
+          const gpu::Features f = dev->bench_options ? f2 : gpu::Features{};
+          const gpu::BenchTiming b = dev->bench(s, scale, t, bf.variant, f, bf.warmup, bf.reps, 7);
+          nlohmann::json r = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms},
+                              {"reps", b.reps}, {"peak_bytes", b.peak_bytes}};
+          if (info.tiled) r.update({{"Br", t.Br}, {"Bc", t.Bc}, {"variant", b.variant}});
+          if (dev->bench_options) {  // its TFLOP/s count the kept scores only
+            r.update({{"dtype", bf.dtype}, {"causal", bf.causal},
+                      {"tflops", flops * kept_fraction(f2, n) / (b.median_ms * 1e9)}});
+          } else {
+            const int64_t bytes = bytes_predicted(info, s.heads(), n, d, t);
+            r.update({{"tflops", flops / (b.median_ms * 1e9)}, {"hbm_bytes_predicted", bytes},
+                      {"gbps", bytes / (b.median_ms * 1e6)}});
+          }
+          row[info.name] = r;
         } catch (const InputError& e) {
-          row["standard"] = {{"skipped", e.what()}};
+          row[info.name] = {{"skipped", e.what()}};
         }
       }
-      if (fa1_ms > 0 && std_ms > 0) row["standard_over_fa1"] = std_ms / fa1_ms;
-      try {
-        const Tiling t = make_tiling(n, n, d, M);
-        const gpu::BenchTiming b = gpu::bench_fa2(s, scale, t, bf.variant, f2, bf.warmup, bf.reps, 7);
-        const double kept = flops * kept_fraction(f2, n);
-        row["fa2"] = {{"Br", t.Br}, {"Bc", t.Bc}, {"variant", b.variant}, {"median_ms", b.median_ms},
-                      {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps}, {"dtype", bf.dtype},
-                      {"causal", bf.causal}, {"tflops", kept / (b.median_ms * 1e9)}, {"peak_bytes", b.peak_bytes}};
-      } catch (const InputError& e) {
-        row["fa2"] = {{"skipped", e.what()}};
-      }
+      auto ms = [&](const ScheduleInfo& info) {
+        return row.contains(info.name) && row[info.name].contains("median_ms") ? row[info.name]["median_ms"].get<double>() : 0.0;
+      };
+      if (ms(first) > 0 && ms(base) > 0) row[ratio_key] = ms(base) / ms(first);
       rows.push_back(row);
       if (!bf.as_json) {
-        std::printf("%6lld %4lld %4lld %3lld", (long long)n, (long long)d, (long long)s.B, (long long)s.H);
-        const auto& f = row["fa1"];
-        if (f.contains("skipped")) std::printf(" | fa1 skipped: %s", f["skipped"].get<std::string>().c_str());
-        else
-          std::printf(" %4lld %4lld %2d | %9.3f %8.2f %9.0f %9.1f", (long long)f["Br"].get<int64_t>(),
-                      (long long)f["Bc"].get<int64_t>(), f["variant"].get<int>(), f["median_ms"].get<double>(),
-                      f["tflops"].get<double>(), f["gbps"].get<double>(),
-                      f["peak_bytes"].get<int64_t>() / 1048576.0);
-        if (row.contains("standard")) {
-          const auto& st = row["standard"];
-          if (st.contains("skipped")) std::printf(" | std skipped: %s", st["skipped"].get<std::string>().c_str());
-          else
-            std::printf(" | %9.3f %8.2f %9.0f %9.1f", st["median_ms"].get<double>(), st["tflops"].get<double>(),
-                        st["gbps"].get<double>(), st["peak_bytes"].get<int64_t>() / 1048576.0);
+        std::printf("%6lld %4lld %4lld %3lld %4lld %4lld", (long long)n, (long long)d, (long long)s.B, (long long)s.H,
+                    (long long)t.Br, (long long)t.Bc);
+        for (const gpu::DeviceSchedule* dev : gpu::device_schedules()) {
+          const char* name = schedule_name(dev->id);
+          if (!row.contains(name)) {
+            std::printf(" | %2s %9s %8s %9s %9s", "-", "-", "-", "-", "-");
+            continue;
+          }
+          const auto& r = row[name];
+          if (r.contains("skipped")) {
+            std::printf(" | %s skipped: %s", name, r["skipped"].get<std::string>().c_str());
+            continue;
+          }
+          std::printf(" | %2s %9.3f %8.2f %9s %9.1f",
+                      r.contains("variant") ? std::to_string(r["variant"].get<int>()).c_str() : "-",
+                      r["median_ms"].get<double>(), r["tflops"].get<double>(),
+                      r.contains("gbps") ? std::to_string(int64_t(r["gbps"].get<double>())).c_str() : "-",
+                      r["peak_bytes"].get<int64_t>() / 1048576.0);
         }
-        std::printf(" | %7s", row.contains("standard_over_fa1")
-                                   ? std::to_string(row["standard_over_fa1"].get<double>()).substr(0, 5).c_str()
-                                   : "-");
-        const auto& f2r = row["fa2"];
-        if (f2r.contains("skipped")) std::printf(" | fa2 skipped: %s", f2r["skipped"].get<std::string>().c_str());
-        else
-          std::printf(" | %9.3f %8.2f %2d %9.1f", f2r["median_ms"].get<double>(), f2r["tflops"].get<double>(),
-                      f2r["variant"].get<int>(), f2r["peak_bytes"].get<int64_t>() / 1048576.0);
-        std::printf("\n");
+        std::printf(" | %7s\n", row.contains(ratio_key) ? std::to_string(row[ratio_key].get<double>()).substr(0, 5).c_str() : "-");
         std::fflush(stdout);
       }
     }
@@ -162,6 +163,8 @@ int run_bench(const BenchFlags& bf) {
     // (--sweep-d), Br = 64, N = sweep_n. M for each point is 4d max(Br, Bc), so the CPU tiling accepts it.
     const int64_t n = bf.sweep_n, d = bf.sweep_d, br = 64;
     const gpu::Shape s = bench_shape(n, d, bf.rows);
+    const ScheduleInfo& sweep_info = *schedules().front();  // Algorithm 1, as in the paper's figure
+    const gpu::DeviceSchedule& sweep_dev = gpu::device_schedule(sweep_info.id);
     const float scale = float(1.0 / std::sqrt(double(d)));
     if (!bf.as_json)
       std::printf("\nBc sweep (Figure 2 middle): N = %lld, d = %lld, Br = %lld, B x H = %lld\n"
@@ -170,14 +173,14 @@ int run_bench(const BenchFlags& bf) {
     for (int64_t bc = 16; bc <= 1024; bc *= 2) {
       nlohmann::json pt = {{"Bc", bc}, {"Br", br}, {"n", n}, {"d", d}};
       const Tiling t = make_tiling(n, n, d, 4 * d * std::max(br, bc), br, bc);
-      const double bytes = double(fa1_bytes_predicted(s.heads(), n, d, t.Tc));
+      const double bytes = double(bytes_predicted(sweep_info, s.heads(), n, d, t));
       pt["hbm_bytes_predicted"] = bytes;
       pt["Tc"] = t.Tc;
       try {
-        const gpu::BenchTiming b = gpu::bench_fa1(s, scale, t, 0, bf.warmup, bf.reps, 11);
+        const gpu::BenchTiming b = sweep_dev.bench(s, scale, t, 0, gpu::Features{}, bf.warmup, bf.reps, 11);
         const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d);
         pt["variant"] = b.variant;
-        pt["smem_bytes"] = gpu::fa1_shared_bytes(b.variant, t, d);
+        pt["smem_bytes"] = sweep_dev.shared_bytes(b.variant, t, d);
         pt["median_ms"] = b.median_ms;
         pt["tflops"] = flops / (b.median_ms * 1e9);
         if (!bf.as_json)
@@ -194,15 +197,20 @@ int run_bench(const BenchFlags& bf) {
         break;  // larger Bc only needs more shared memory
       }
     }
-    // fa2 variant 2 at each block size it is compiled for at this d (the sweep's N and B x H).
+    // fa2 variant 2 at each block size it is compiled for at this d (the sweep's N and B x H): the
+    // schedule that takes --dtype and --causal.
+    const gpu::DeviceSchedule* blocks = nullptr;
+    for (const gpu::DeviceSchedule* dev : gpu::device_schedules())
+      if (dev->bench_options && !blocks) blocks = dev;
+    const gpu::DeviceSchedule& blocks_dev = *blocks;
     if (!bf.as_json)
       std::printf("\nfa2 blocks: N = %lld, d = %lld, B x H = %lld, %s\n%5s %5s | %9s %8s\n", (long long)n,
                   (long long)d, (long long)s.heads(), bf.dtype.c_str(), "Br", "Bc", "fa2 ms", "TFLOP/s");
     for (const auto& [br2, bc2] : {std::pair<int64_t, int64_t>{64, 128}, {64, 64}, {128, 64}}) {
       const Tiling t = make_tiling(n, n, d, 4 * d * std::max(br2, bc2), br2, bc2);
-      nlohmann::json pt = {{"schedule", "fa2"}, {"Br", br2}, {"Bc", bc2}, {"n", n}, {"d", d}};
+      nlohmann::json pt = {{"schedule", schedule_name(blocks_dev.id)}, {"Br", br2}, {"Bc", bc2}, {"n", n}, {"d", d}};
       try {
-        const gpu::BenchTiming b = gpu::bench_fa2(s, scale, t, 2, f2, bf.warmup, bf.reps, 11);
+        const gpu::BenchTiming b = blocks_dev.bench(s, scale, t, 2, f2, bf.warmup, bf.reps, 11);
         const double flops = 4.0 * double(s.heads()) * double(n) * double(n) * double(d) * kept_fraction(f2, n);
         pt["median_ms"] = b.median_ms;
         pt["tflops"] = flops / (b.median_ms * 1e9);
@@ -244,8 +252,11 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
   b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
   b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
-  b->add_flag("--no-standard", bf.no_standard, "skip standard attention");
-  b->add_flag("--no-fa1", bf.no_fa1, "skip Algorithm 1");
+  for (const gpu::DeviceSchedule* dev : gpu::device_schedules()) {  // --no-fa1, --no-fa2, --no-standard
+    const ScheduleInfo& info = schedule_info(dev->id);
+    const std::string name = info.name;
+    b->add_flag_callback("--no-" + name, [name] { bf.skip.push_back(name); }, std::string("skip ") + info.device_title);
+  }
   b->add_flag("--causal", bf.causal, "fa2 with a causal mask (fully masked blocks skipped)");
   auto* dtype_opt = b->add_option("--dtype", bf.dtype, "fa2's storage type: fp32 (default), fp16, bf16");
   b->add_flag("--json", bf.as_json, "print JSON instead of tables");
@@ -263,7 +274,7 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
                                        bf.reps, bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep});
       if (!bf.backward) return run_bench(bf);
       return run_bench_backward({bf.sizes, bf.dims, parse_sram_size(bf.M), bf.reps, bf.warmup, bf.variant,
-                                 bf.no_standard, bf.no_fa1, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,
+                                 bf.skip, bf.as_json, bf.json_file, parse_dtype(bf.dtype), bf.causal,
                                  [](int64_t n, int64_t d) { return bench_shape(n, d, bf.rows); }});
     });
   });

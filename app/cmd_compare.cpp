@@ -131,9 +131,7 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
               "dQ %.0e of max(|final dQ|, floor)\n\n",
               snapshot_tolerance(p, "final", "O"), snapshot_tolerance(p, "forward", "O"), kTiledTol, kGradTiledTol);
   Comparer c(a, b);
-  c.phase("forward", p.schedule == Schedule::fa1
-                         ? "forward: O, l, m in HBM after outer step j (Alg1 L13)"
-                         : "forward: every Q block's on-chip O_i, l_i, m_i after inner step j (FA2fwd L10), O not / l");
+  c.phase("forward", schedule_info(p.schedule).forward_snapshot_title);
   c.phase("backward", "backward: dQ in HBM after K/V block j");
   c.final_state();
   const std::vector<Over>& over = c.overs();

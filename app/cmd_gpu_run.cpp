@@ -5,7 +5,9 @@
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/npy.h"
+#include "core/schedule_registry.h"
 #include "gpu/backend.h"
+#include "gpu/schedules.h"
 
 #include <cmath>
 #include <cstdio>
@@ -95,24 +97,15 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
     return run_gpu_backward(rf, bwd, {in.s, in.rank, &in.Q, &in.K, &in.V, in.scale, in.M, in.features}, variant,
                             out_o, out_lse);
   const Schedule sched = parse_schedule(rf.schedule);
+  const ScheduleInfo& info = schedule_info(sched);
+  const gpu::DeviceSchedule& dev = gpu::device_schedule(sched);
   const gpu::Shape& s = in.s;
-  gpu::Result r;
   Tiling t;
-  if (sched == Schedule::fa1) {
-    t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
-    gpu::Fa1Options o;
-    o.variant = variant;
-    o.features = in.features;
-    r = gpu::fa1_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
-  } else if (sched == Schedule::fa2) {
-    t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
-    gpu::Fa2Options o;
-    o.variant = variant;
-    o.features = in.features;
-    r = gpu::fa2_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
-  } else {
-    r = gpu::standard_forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, in.features);
-  }
+  if (info.tiled) t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
+  gpu::ForwardOptions o;
+  o.variant = variant;
+  o.features = in.features;
+  const gpu::Result r = dev.forward(in.Q.data(), in.K.data(), in.V.data(), s, in.scale, t, o);
   for (float x : r.O)
     if (std::isnan(x)) throw std::runtime_error("GPU output has unwritten (NaN) elements");
   std::vector<int64_t> o_shape = {s.nq, s.d}, l_shape = {s.nq};
@@ -122,13 +115,11 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
   }
   if (!out_o.empty()) write_npy(out_o, r.O.data(), o_shape);
   if (!out_lse.empty()) write_npy(out_lse, r.lse.data(), l_shape);
-  const gpu::DeviceInfo info = gpu::device_info();
-  const char* what = sched == Schedule::fa1 ? "Algorithm 1" : sched == Schedule::fa2 ? "FlashAttention-2"
-                                                                                  : "standard attention";
-  std::printf("gpu        %s on %s, dtype %s\n", what, info.name.c_str(), dtype_name(in.features.dtype));
+  const gpu::DeviceInfo device = gpu::device_info();
+  std::printf("gpu        %s on %s, dtype %s\n", info.device_title, device.name.c_str(), dtype_name(in.features.dtype));
   std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n",
               (long long)s.B, (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
-  if (sched != Schedule::standard)
+  if (info.tiled)
     std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, %s variant %d\n",
                 (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
                 schedule_name(sched), r.variant);

@@ -5,7 +5,9 @@
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_tensor_cores.h"
 #include "core/snapshot.h"
+#include "core/schedule_registry.h"
 #include "gpu/backend.h"
+#include "gpu/schedules.h"
 
 #include <cmath>
 #include <cstdio>
@@ -35,9 +37,11 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
   reject_p_dtype_on_float32_kernels(spec);
   const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p);
-  if (p.schedule == Schedule::standard && p.dtype != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; the "
-                     "standard-attention baseline runs in float32 (use --dtype fp32)");
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  const gpu::DeviceSchedule& dev = gpu::device_schedule(p.schedule);
+  if (!dev.storage_16bit && p.dtype != Dtype::fp32)
+    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule " + gpu::storage_16bit_names() +
+                     "; the standard-attention baseline runs in float32 (use --dtype fp32)");
   Mat dO;
   if (bf.backward) {
     check_float32_storage(p.dtype);
@@ -53,29 +57,18 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
   gpu::check_features(f, sh);
   s.device = gpu::device_info().name;  // no GPU: said here, after every input check
 
-  gpu::Result r;
-  if (p.schedule == Schedule::fa1) {
-    gpu::Fa1Options o;
-    o.variant = variant;
-    o.snapshots = true;
-    o.features = f;
-    r = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, o);
-  } else if (p.schedule == Schedule::fa2) {
-    gpu::Fa2Options o;
-    o.variant = variant;
-    o.snapshots = true;
-    o.features = f;
-    r = gpu::fa2_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, o);
-  } else {
-    r = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, f);
-  }
+  gpu::ForwardOptions fo;
+  fo.variant = variant;
+  fo.snapshots = info.forward_snapshots != nullptr;
+  fo.features = f;
+  const gpu::Result r = dev.forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, fo);
   for (const gpu::Snapshot& sn : r.snapshots)
     s.snapshots.push_back({"forward", sn.j, {{"O", "", head_matrix(sn.O, p.nq, p.d)}, {"l", "", head_matrix(sn.l, p.nq, 1)},
                                               {"m", "", head_matrix(sn.m, p.nq, 1)}}});
   s.final_state = {"final", -1, {{"O", "", head_matrix(r.O, p.nq, p.d)}, {"lse", "", head_matrix(r.lse, p.nq, 1)}}};
   if (bf.backward) {
     gpu::BackwardOptions o;
-    o.snapshots = p.schedule != Schedule::standard;  // Alg4 / FA2b as one launch per j
+    o.snapshots = info.backward_snapshots;  // Alg4 / FA2b as one launch per j
     o.features = f;
     const gpu::BackwardResult b = run_backward_on_gpu(p.schedule, p.Q.data(), p.K.data(), p.V.data(), dO.data(), sh,
                                                       p.scale, t, o);

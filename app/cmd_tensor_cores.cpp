@@ -45,7 +45,7 @@ void check_head_dim(int64_t d) {
 }  // namespace
 
 void check_tensor_core_spec(const ProblemSpec& s) {
-  if (s.schedule != Schedule::fa2)
+  if (s.schedule != Schedule::fa2)  // registry-exempt: the tensor-core kernels are FlashAttention-2's
     throw InputError(std::string("--tensor-cores runs FlashAttention-2: use --schedule fa2 (got ") +
                      schedule_name(s.schedule) + ")");
   const AttentionOptions& o = s.options;

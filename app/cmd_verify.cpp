@@ -11,7 +11,9 @@
 #include "core/export.h"
 #include "core/reference.h"
 #include "core/tolerance.h"
+#include "core/schedule_registry.h"
 #include "gpu/backend.h"
+#include "gpu/schedules.h"
 #include "gpu/trace_align.h"
 
 #include <algorithm>
@@ -42,7 +44,8 @@ ErrorStats diff_lse(const std::vector<float>& gpu, const Vec& cpu) {
 }
 ErrorStats diff_lse_ref(const std::vector<float>& gpu, const VecD& ref) { return compare(to_vec(gpu, ref.size()), ref); }
 
-// verify for fa2 and standard: the final O and lse of the CPU engine and the GPU.
+// verify for schedules without per-j state in HBM (fa2, standard): the final O and lse of the
+// CPU engine and the GPU.
 int run_verify_final(const Problem& p, const Tiling& t, int variant, double tiled_tol) {
   gpu::Shape s;
   s.nq = p.nq;
@@ -50,38 +53,33 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
   s.d = p.d;
   const gpu::Features f = gpu::features_of(p.options(), p.seed);
   gpu::check_features(f, s);
-  const bool fa2 = p.schedule == Schedule::fa2;
-  if (!fa2 && p.dtype != Dtype::fp32)
-    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule fa1 and fa2; "
-                     "the standard-attention baseline runs in float32 (use --dtype fp32)");
-  const int v = fa2 ? gpu::resolve_fa2_variant(variant, t, p.d) : 0;  // fail fast
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  const gpu::DeviceSchedule& dev = gpu::device_schedule(p.schedule);
+  const bool tiled = info.tiled;
+  if (!dev.storage_16bit && p.dtype != Dtype::fp32)
+    throw InputError("--dtype fp16/bf16 on the GPU is implemented for --schedule " + gpu::storage_16bit_names() +
+                     "; the standard-attention baseline runs in float32 (use --dtype fp32)");
+  const int v = dev.resolve_variant ? dev.resolve_variant(variant, t, p.d) : 0;  // fail fast
   RunOptions opt;
   opt.record = false;
   const Trace tr = run_problem(p, t, opt);
-  gpu::Result g;
-  if (fa2) {
-    gpu::Fa2Options go;
-    go.variant = v;
-    go.features = f;
-    g = gpu::fa2_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
-  } else {
-    g = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, f);
-  }
-  const gpu::DeviceInfo info = gpu::device_info();
+  gpu::ForwardOptions go;
+  go.variant = v;
+  go.features = f;
+  const gpu::Result g = dev.forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
+  const gpu::DeviceInfo device = gpu::device_info();
   const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
   std::printf("verify     %s, CPU engine vs GPU (%s%s), final state\n",
-              fa2 ? "FlashAttention-2" : "standard attention", info.name.c_str(),
-              fa2 ? (", fa2 variant " + std::to_string(g.variant)).c_str() : "");
+              info.device_title, device.name.c_str(),
+              dev.resolve_variant ? (std::string(", ") + info.name + " variant " + std::to_string(g.variant)).c_str() : "");
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed, dtype_name(p.dtype));
   std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
-  if (fa2)
+  if (tiled)
     std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M,
                 (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
-  std::printf("note       %s\n", fa2 ? "fa2 keeps O_i, l_i, m_i on chip for the whole inner loop: there is "
-                                       "no per-j state in HBM, so only the final O and lse are compared"
-                                     : "standard attention has no tiles: final O and lse compared");
+  std::printf("note       %s\n", dev.verify_note);
   std::printf("tolerance  CPU vs GPU: O max rel <= %.3g%s, lse <= %.0e; each vs float64 <= %.0e%s\n\n",
               o_tol, p.dtype == Dtype::fp32 ? "" : " (one ulp of the storage type)", tiled_tol,
               kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported for 16-bit types)");
@@ -126,12 +124,15 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   reject_p_dtype_on_float32_kernels(spec);
   const Problem p = make_problem(spec);
   const Tiling t = make_tiling(p);
-  if (p.schedule != Schedule::fa1) return run_verify_final(p, t, variant, tiled_tol);
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  const gpu::DeviceSchedule& dev = gpu::device_schedule(p.schedule);
+  if (!dev.verify_per_j) return run_verify_final(p, t, variant, tiled_tol);
+  // The HBM state (O, l, m) after every j, against the GPU's per-j snapshots (Algorithm 1).
   gpu::Shape s;
   s.nq = p.nq;
   s.nk = p.nk;
   s.d = p.d;
-  const int v = gpu::resolve_fa1_variant(variant, t, p.d);  // fail fast, before the CPU run
+  const int v = dev.resolve_variant ? dev.resolve_variant(variant, t, p.d) : 0;  // fail fast, before the CPU run
 
   RunOptions opt;
   opt.record = true;
@@ -145,15 +146,15 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     tr = run_problem(p, t, opt);
     std::printf("note: %s; comparing the final state only\n", e.what());
   }
-  gpu::Fa1Options go;
+  gpu::ForwardOptions go;
   go.variant = v;
   go.snapshots = recorded;
   go.features = gpu::features_of(p.options(), p.seed);
-  const gpu::Result g = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
-  const gpu::DeviceInfo info = gpu::device_info();
+  const gpu::Result g = dev.forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
+  const gpu::DeviceInfo device = gpu::device_info();
 
-  std::printf("verify     Algorithm 1, CPU step engine vs GPU (%s, fa1 variant %d)\n",
-              info.name.c_str(), g.variant);
+  std::printf("verify     %s, CPU step engine vs GPU (%s, %s variant %d)\n", info.device_title,
+              device.name.c_str(), info.name, g.variant);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed, dtype_name(p.dtype));
@@ -161,9 +162,9 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
               (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
   std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
   // fa1 rounds O to the storage type at every j: a one-ulp disagreement at one j carries into
-  // the next update, so 16-bit O gets two ulp.
+  // the next update, so 16-bit O gets two ulp (ScheduleInfo::o_storage_ulps).
   const bool judged = p.dtype == Dtype::fp32;
-  const double o_tol = tiled_o_tol(Schedule::fa1, p.dtype, tiled_tol);
+  const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
   std::printf("tolerance  CPU tiled vs GPU tiled max rel <= %.0e (O: %.3g); each vs float64 <= %.0e%s\n\n",
               tiled_tol, o_tol, kFloat64Tol, judged ? "" : " (fp32 only; reported for 16-bit types)");
 
@@ -204,7 +205,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   ok = ok && final_ok;
   std::printf("final      GPU vs CPU tiled:   O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
               fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
-  if (recorded) {
+  if (recorded && !g.l.empty()) {  // the final row statistics in HBM
     Cursor c(tr);
     c.run_to_end();
     const ErrorStats el = diff(to_mat(g.l, p.nq, 1), c.hbm(Tensor::l));
@@ -219,20 +220,22 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
     const ErrorStats co = compare(tr.O, ref.O),
                      cl = diff_lse_ref(std::vector<float>(tr.lse.data(), tr.lse.data() + tr.lse.size()), ref.lse);
-    gpu::Features sf = go.features;
-    sf.dtype = Dtype::fp32;  // the standard baseline is float32 on the GPU
-    const gpu::Result st = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, sf);
+    gpu::ForwardOptions so_;
+    so_.features = go.features;
+    so_.features.dtype = Dtype::fp32;  // the standard baseline is float32 on the GPU
+    const ScheduleInfo& base = baseline_schedule();
+    const gpu::Result st = gpu::device_schedule(base.id).forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, so_);
     const ErrorStats so = compare(to_mat(st.O, p.nq, p.d), ref.O), sl = diff_lse_ref(st.lse, ref.lse);
     const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
     const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
     const bool s_ok = so.max_rel <= kFloat64Tol && sl.max_rel <= kFloat64Tol;
     ok = ok && g_ok && c_ok && s_ok;
-    std::printf("           GPU fa1 vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
-    std::printf("           CPU fa1 vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
-    std::printf("           GPU standard (float32) vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                so.max_abs, so.max_rel, sl.max_abs, sl.max_rel, verdict(s_ok));
+    std::printf("           GPU %s vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                info.name, go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
+    std::printf("           CPU %s vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                info.name, co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
+    std::printf("           GPU %s (float32) vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
+                base.name, so.max_abs, so.max_rel, sl.max_abs, sl.max_rel, verdict(s_ok));
   } else {
     std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
   }

@@ -3,6 +3,7 @@
 #pragma once
 #include "core/problem.h"
 #include "core/run.h"
+#include "core/schedule_registry.h"
 
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -15,7 +16,7 @@ struct RunFlags {
   std::string M = "1024";
   int64_t br = 0, bc = 0;
   double scale = 0;
-  std::string schedule = "fa1", pattern = "random";
+  std::string schedule = schedule_name(kDefaultSchedule), pattern = "random";
   uint64_t seed = 1;
   std::string q, k, v;
   AttentionOptions options;  // --causal, --kv-len, --dropout bind to it directly
@@ -37,6 +38,7 @@ void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
 void add_plot_command(CLI::App& app, const SetAction& set_action);       // app/plot/cmd_plot.cpp
 void add_compare_command(CLI::App& app, const SetAction& set_action);    // app/cmd_compare.cpp
+void add_learn_command(CLI::App& app, const SetAction& set_action);      // app/course/cmd_learn.cpp
 // The GPU subcommands (verify, gpu, bench-gpu) on top of gpu/backend.h; app/gpu_stub.cpp
 // registers all three when the build has no CUDA backend.
 // Help of verify's and gpu's --variant: the float32 kernels' variants (gpu/backend.h,

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add_gui_command(app, set_action);
   add_plot_command(app, set_action);
   add_compare_command(app, set_action);
+  add_learn_command(app, set_action);
   add_verify_command(app, set_action);
   add_gpu_run_command(app, set_action);
   add_bench_gpu_command(app, set_action);

@@ -2,6 +2,8 @@
 // phases, and the checks and estimates around it.
 #include "core/backward.h"
 
+#include "core/schedule_registry.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -28,11 +30,7 @@ void run_backward(Trace& tr, const Mat& dO, bool record) {
   tr.has_backward = true;
   tr.keep_hbm = false;
   tr.dO = dO;
-  switch (tr.problem.schedule) {
-    case Schedule::fa1: run_backward_fa1(tr, record); break;
-    case Schedule::fa2: run_backward_fa2(tr, record); break;
-    case Schedule::standard: run_backward_standard(tr, record); break;
-  }
+  schedule_info(tr.problem.schedule).run_backward(tr, record);
   const int64_t peak = tr.backward_totals.peak_sram_bytes, tiles = tr.backward_totals.peak_tile_bytes;
   tr.backward_totals = phase_difference(tr.totals, tr.forward_totals);
   tr.backward_totals.peak_sram_bytes = peak;
@@ -59,38 +57,17 @@ void check_grad_output(const Problem& p, const Mat& dO) {
                          std::to_string(k % dO.cols()));
 }
 
-// Each recorded vector or matrix is a heap block; count a little for the allocator too.
-static constexpr size_t kAllocOverhead = 32;
-
-size_t backward_step_bound(const Problem& p, const Tiling& t) {
-  const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc);
-  switch (p.schedule) {
-    case Schedule::fa1: return 1 + Tc * (3 + 12 * Tr);       // L5; L7, L8, L24; L10-L22
-    case Schedule::fa2: return 1 + Tr + Tc * (3 + 8 * Tr);   // L3; L4; L6, L7, L18; L9-L16
-    case Schedule::standard: return 5 * Tr;                  // L1-L5 per row block
-  }
-  return 0;
-}
+size_t backward_step_bound(const Problem& p, const Tiling& t) { return schedule_info(p.schedule).backward_steps(t); }
 
 size_t estimate_backward_trace_bytes(const Problem& p, const Tiling& t) {
-  const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d), f = sizeof(float);
-  const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc), pairs = Tr * Tc;
-  const size_t w = sizeof(HbmWrite) + kAllocOverhead;
-  const size_t dropout = p.dropout > 0 ? 2 * nq * nk * f : 0;  // keep masks and P^dropped tiles
-  const size_t steps = backward_step_bound(p, t) * sizeof(Step);
-  if (p.schedule == Schedule::standard)
-    return steps + 5 * Tr * w + (4 * nq * nk + nq * d + 2 * nk * d + nq) * f + dropout;
-  // Per (i, j): tiles S, P, dP, dS (Br x Bc each) and dV~_j, dK~_j (Bc x d); dQ_i written;
-  // D_i. Per j: dK_j, dV_j written; once: dQ, dK, dV initialised (FA2: dQ and D).
-  return steps + 5 * nq * nk * f + 2 * Tr * nk * d * f + Tc * nq * (d + 1) * f +
-         pairs * (8 * kAllocOverhead + w) + dropout + (nq + 4 * nk) * d * f + (2 * Tc + 4 + Tr) * w;
+  return schedule_info(p.schedule).backward_trace_bytes(p, t);
 }
 
 size_t estimate_backward_hbm_bytes(const Problem& p) {
   const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d);
   // dO, dQ, dK, dV and D in HBM and again in the trace (float32 at most)
   size_t bytes = 2 * (2 * nq * d + 2 * nk * d + nq) * sizeof(float);
-  if (p.schedule == Schedule::standard) bytes += 2 * nq * nk * size_t(p.bytes_per_elem);  // dP, dS
+  bytes += size_t(schedule_info(p.schedule).nn_matrices_backward) * nq * nk * size_t(p.bytes_per_elem);  // dP, dS
   return bytes;
 }
 

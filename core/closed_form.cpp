@@ -1,6 +1,7 @@
 #include "core/closed_form.h"
 
 #include "core/checked.h"
+#include "core/schedule_registry.h"
 
 namespace flashstep {
 
@@ -35,13 +36,15 @@ TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
   return f;
 }
 
+static Tiling blocks(int64_t Tr, int64_t Tc) {
+  Tiling t;
+  t.Tr = Tr;
+  t.Tc = Tc;
+  return t;
+}
+
 TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc) {
-  switch (s) {
-    case Schedule::fa1: return fa1_traffic(nq, nk, d, Tc);
-    case Schedule::fa2: return fa2_traffic(nq, nk, d, Tr);
-    case Schedule::standard: return standard_traffic(nq, nk, d);
-  }
-  return {};
+  return schedule_info(s).forward_traffic(nq, nk, d, blocks(Tr, Tc));
 }
 
 TrafficForm fa1_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
@@ -72,12 +75,7 @@ TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d) {
 
 TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,
                                       int64_t Tc) {
-  switch (s) {
-    case Schedule::fa1: return fa1_backward_traffic(nq, nk, d, Tc);
-    case Schedule::fa2: return fa2_backward_traffic(nq, nk, d, Tc);
-    case Schedule::standard: return standard_backward_traffic(nq, nk, d);
-  }
-  return {};
+  return schedule_info(s).backward_traffic(nq, nk, d, blocks(Tr, Tc));
 }
 
 double theorem2_flash(int64_t nq, int64_t nk, int64_t d, int64_t M) {

@@ -1,5 +1,6 @@
 #include "core/l2_cache.h"
 
+#include "core/schedule_registry.h"
 #include "core/trace.h"
 
 #include <algorithm>
@@ -88,49 +89,14 @@ L2Plan plan_l2(const L2Config& cfg, int64_t tile_bytes) {
 
 namespace {
 
-// Sort key of a step: accesses are replayed by (kernel, a, b, c), ties in program order.
-struct OrderKey {
-  int64_t kernel = 0, a = 0, b = 0, c = 0;
-  bool operator<(const OrderKey& o) const {
-    if (kernel != o.kernel) return kernel < o.kernel;
-    if (a != o.a) return a < o.a;
-    if (b != o.b) return b < o.b;
-    return c < o.c;
-  }
-};
+using OrderKey = L2OrderKey;
 
-constexpr int64_t kLater = int64_t(1) << 40;
-
-bool is_fa1_line(Line l) { return int(l) >= int(Line::A1_L2) && int(l) <= int(Line::A1_L13); }
-bool is_fa2_line(Line l) { return int(l) >= int(Line::A2_L4) && int(l) <= int(Line::A2_L15); }
-
-// Where step k of head h falls in the GPU's order. The grids are (Tr, heads) with i fastest, so
-// block b = h Tr + i, and blocks are dispatched in that order, `slots` at a time.
+// Where step k of head h falls in the GPU's order: the schedule's own rule (ScheduleInfo::
+// l2_order). The grids are (Tr, heads) with i fastest, so block b = h Tr + i, and blocks are
+// dispatched in that order, `slots` at a time.
 OrderKey order_key(const AccessLog::StepTag& t, int64_t k, int64_t h, Schedule s, int64_t Tr,
                    int64_t Tc, int64_t slots) {
-  if (s == Schedule::fa2 && is_fa2_line(t.line)) {
-    // One launch, in waves of `slots` blocks advancing j in lockstep: the Q_i loads (L4)
-    // before j = 0, the K_j, V_j loads of every block of the wave at each j, the O_i and L_i
-    // stores (L14, L15) after the last j.
-    const int64_t b = h * Tr + t.i;
-    const int64_t slot = t.j >= 0 ? 1 + t.j : (int(t.line) < int(Line::A2_L7) ? 0 : Tc + 1);
-    return {0, b / slots, slot, b};
-  }
-  if (s == Schedule::fa1 && is_fa1_line(t.line)) {
-    // Alg1 L2's initialisation is a launch of its own; then one launch per j over every block
-    // (i, head), in waves of `slots` blocks that load (L8) before they store (L12, L13).
-    // K_j, V_j (L6, loaded once per head here) come with the head's first block.
-    if (t.j < 0) return {0, h, 0, 0};
-    const int64_t b = h * Tr + std::max<int64_t>(t.i, 0);
-    const int64_t phase = t.i < 0 ? -1 : t.line == Line::A1_L8 ? 0 : 1;
-    return {1 + t.j, b / slots, phase, b};
-  }
-  // Standard attention: each pass (Alg0 L1, L2, L3) is its own kernel (batched GEMM or row
-  // softmax) streaming over the heads one after another, each head in program order. Steps
-  // of any other kind keep program order, after everything else.
-  if (s == Schedule::standard && int(t.line) >= int(Line::A0_L1) && int(t.line) <= int(Line::A0_L3))
-    return {int(t.line), h, k, 0};
-  return {kLater, h, k, 0};
+  return schedule_info(s).l2_order(L2StepPlace{t.line, t.i, t.j, k, h, Tr, Tc, slots});
 }
 
 // ---------------------------------------------------------------------------------------------

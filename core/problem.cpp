@@ -9,21 +9,7 @@
 
 namespace flashstep {
 
-const char* schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::fa1: return "fa1";
-    case Schedule::standard: return "standard";
-    case Schedule::fa2: return "fa2";
-  }
-  return "?";
-}
-
-Schedule parse_schedule(const std::string& name) {
-  if (name == "fa1") return Schedule::fa1;
-  if (name == "standard") return Schedule::standard;
-  if (name == "fa2") return Schedule::fa2;
-  throw InputError("unknown schedule '" + name + "' (expected fa1, fa2 or standard)");
-}
+// schedule_name and parse_schedule: core/schedule_registry.cpp, from the registry's names.
 
 Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int64_t bc) {
   if (d < 1) throw InputError("d must be at least 1 (got d = " + std::to_string(d) + ")");

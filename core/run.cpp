@@ -3,53 +3,21 @@
 #include "core/backward.h"
 #include "core/checked.h"
 #include "core/progress.h"
-#include "core/schedules.h"
+#include "core/schedule_registry.h"
 
 namespace flashstep {
 
-// Each recorded vector or matrix is a heap block; count a little for the allocator too.
-static constexpr size_t kAllocOverhead = 32;
-
-int64_t schedule_steps(Schedule s, const Tiling& t) {
-  switch (s) {
-    case Schedule::fa1: return 1 + t.Tc * (1 + 6 * t.Tr);
-    case Schedule::fa2: return t.Tr * (6 + 4 * t.Tc);
-    case Schedule::standard: return 3 * t.Tr;
-  }
-  return 0;
-}
+int64_t schedule_steps(Schedule s, const Tiling& t) { return schedule_info(s).forward_steps(t); }
 
 size_t estimate_trace_bytes(const Problem& p, const Tiling& t) {
-  const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d);
-  const size_t Tr = size_t(t.Tr), Tc = size_t(t.Tc), pairs = Tr * Tc;
-  const size_t f = sizeof(float), w = sizeof(HbmWrite) + kAllocOverhead;
-  const size_t steps = size_t(schedule_steps(p.schedule, t));
-  // The dropout keep mask of every P~ tile (Alg1 L12, FA2fwd L10, Alg0 L3): Nq x Nk in all.
-  const size_t dropout_masks = p.dropout > 0 ? nq * nk * f : 0;
-  if (p.schedule == Schedule::standard) {
-    return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_i, P_i tiles kept for display
-           + (2 * nq * nk + nq * d) * f            // S, P, O writes
-           + 3 * Tr * (w + kAllocOverhead);
-  }
-  if (p.schedule == Schedule::fa2) {
-    return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L8) and P~_ij (L9) tiles
-           + nq * (d + 1) * f                      // L14, L15 writes
-           + 5 * Tc * nq * f                       // L9 statistics
-           + Tc * nq * d * f                       // L10: O_i^(j)
-           + pairs * 7 * kAllocOverhead + Tr * 2 * w;
-  }
-  return dropout_masks + steps * sizeof(Step) + 2 * nq * nk * f  // S_ij (L9) and P~_ij (L10) tiles
-         + Tc * nq * (d + 2) * f                 // L12, L13 writes
-         + nq * (d + 2) * f                      // L2 writes
-         + 8 * Tc * nq * f                       // L10, L11 statistics
-         + pairs * (3 * w + 10 * kAllocOverhead);
+  return schedule_info(p.schedule).forward_trace_bytes(p, t);
 }
 
 size_t estimate_hbm_bytes(const Problem& p) {
   const size_t nq = size_t(p.nq), nk = size_t(p.nk), d = size_t(p.d), f = size_t(p.bytes_per_elem);
   size_t bytes = 2 * (nq * d + 2 * nk * d) * f  // inputs, in the Problem and in HBM
                  + 2 * (nq * d + 2 * nq) * f;   // O, l, m in HBM and in the result
-  if (p.schedule == Schedule::standard) bytes += 2 * nq * nk * f;  // S and P
+  bytes += size_t(schedule_info(p.schedule).nn_matrices_forward) * nq * nk * f;  // S and P (standard)
   return bytes;
 }
 
@@ -67,7 +35,9 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   if (hbm > opt.max_hbm_bytes)
     throw InputError("the simulated HBM would need about " + mib(hbm) + " (limit " +
                      mib(opt.max_hbm_bytes) + "); use smaller sizes" +
-                     (p.schedule == Schedule::standard ? " (standard attention stores S and P)" : ""));
+                     (schedule_info(p.schedule).nn_matrices_forward > 0
+                          ? std::string(" (") + schedule_info(p.schedule).device_title + " stores S and P)"
+                          : std::string()));
   if (opt.record) {
     const size_t est = estimate_trace_bytes(p, t) + (opt.dO ? estimate_backward_trace_bytes(p, t) : 0);
     if (est > opt.max_trace_bytes)
@@ -87,12 +57,9 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
     tr.steps.reserve(size_t(schedule_steps(p.schedule, t)) + (opt.dO ? backward_step_bound(p, t) : 0));
   tr.keep_hbm = opt.dO != nullptr;
   // The schedules tick once per block pair (standard attention: per row block, 3 passes).
-  progress::begin(p.schedule == Schedule::standard ? 3 * t.Tr : t.Tr * t.Tc);
-  switch (p.schedule) {
-    case Schedule::fa1: run_fa1(tr, opt.record); break;
-    case Schedule::fa2: run_fa2(tr, opt.record); break;
-    case Schedule::standard: run_standard(tr, opt.record); break;
-  }
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  progress::begin(info.progress_ticks(t));
+  info.run_forward(tr, opt.record);
   if (opt.dO) run_backward(tr, *opt.dO, opt.record);
   progress::end();
   return tr;

@@ -5,6 +5,7 @@
 #include "core/checked.h"
 #include "core/npy.h"
 #include "core/output_files.h"
+#include "core/schedule_registry.h"
 #include "core/tolerance.h"
 #include "core/trace_align.h"
 
@@ -96,9 +97,9 @@ std::string first_difference(const SnapshotProblem& a, const SnapshotProblem& b,
 // [SECTION] What each snapshot holds
 
 bool has_per_j(const SnapshotProblem& p, const std::string& phase) {
-  if (p.schedule == Schedule::standard) return false;
-  if (phase == "forward") return true;
-  return phase == "backward" && p.backward;
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  if (phase == "forward") return info.forward_snapshots != nullptr;
+  return phase == "backward" && p.backward && info.backward_snapshots;
 }
 
 std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, const std::string& phase) {
@@ -151,30 +152,6 @@ std::vector<const Snapshot*> SnapshotSet::phase(const std::string& name) const {
 
 namespace {
 
-// fa2: O_i^(j), l_i^(j), m_i^(j) of every Q block i after its inner step j (FA2fwd L9, L10),
-// gathered over i. A skipped (i, j) keeps block i's state of j - 1 (at j = 0 the FA2fwd L5
-// initial O = 0, l = 0, m = -inf).
-void gather_fa2(const Trace& tr, std::vector<Snapshot>& snaps) {
-  const Problem& p = tr.problem;
-  const Tiling& t = tr.tiling;
-  const size_t end = tr.has_backward ? tr.backward_first_step : tr.steps.size();
-  for (size_t k = 0; k < end; ++k) {
-    const Step& s = tr.steps[k];
-    if (s.j < 0 || s.i < 0) continue;
-    const int64_t row0 = s.i * t.Br, br = t.rows_in_q_block(s.i, p.nq);
-    std::vector<SnapshotTensor>& now = snaps[size_t(s.j)].tensors;
-    if (s.line == Line::A2_L9) {
-      now[1].data.middleRows(row0, br) = s.l_new;
-      now[2].data.middleRows(row0, br) = s.m_new;
-    } else if (s.line == Line::A2_L10) {
-      now[0].data.middleRows(row0, br) = s.O_i;
-    } else if (s.line == Line::A2_SKIP && s.j > 0) {
-      const std::vector<SnapshotTensor>& before = snaps[size_t(s.j - 1)].tensors;
-      for (size_t n = 0; n < 3; ++n) now[n].data.middleRows(row0, br) = before[n].data.middleRows(row0, br);
-    }
-  }
-}
-
 Snapshot empty_snapshot(const SnapshotProblem& sp, const std::string& phase, int64_t j) {
   Snapshot s;
   s.phase = phase;
@@ -200,24 +177,12 @@ SnapshotSet cpu_snapshots(const Trace& tr, const Mat* dO) {
   const SnapshotProblem& sp = out.problem;
   if (has_per_j(sp, "forward") && tr.steps.empty())
     throw InputError("snapshots need a recorded trace, and this one was not recorded");
-  if (p.schedule == Schedule::fa1) {
-    // Alg1: O, l, m in HBM after the last Alg1 L13 of each j.
-    const std::vector<size_t> at = fa1_steps_after_each_j(tr);
-    Cursor c(tr);
-    for (int64_t j = 0; j < t.Tc; ++j) {
-      c.seek(at[size_t(j)]);
-      out.snapshots.push_back({"forward", j, {{"O", "", c.hbm(Tensor::O)}, {"l", "", c.hbm(Tensor::l)},
-                                               {"m", "", c.hbm(Tensor::m)}}});
-    }
-  } else if (p.schedule == Schedule::fa2) {
-    for (int64_t j = 0; j < t.Tc; ++j) {
-      out.snapshots.push_back(empty_snapshot(sp, "forward", j));
-      out.snapshots.back().tensors[2].data.setConstant(-INFINITY);  // FA2fwd L5: m_i = -inf
-    }
-    gather_fa2(tr, out.snapshots);
+  if (const auto fill = schedule_info(p.schedule).forward_snapshots) {  // the schedule's state after each j
+    for (int64_t j = 0; j < t.Tc; ++j) out.snapshots.push_back(empty_snapshot(sp, "forward", j));
+    fill(tr, out.snapshots);
   }
   if (has_per_j(sp, "backward")) {
-    // Alg4 and FA2b: dQ in HBM after the last step of K/V block j (both loop over j outside).
+    // dQ in HBM after the last step of K/V block j (the backwards loop over j outside).
     const std::vector<size_t> at = fa1_backward_steps_after_each_j(tr);
     Cursor c(tr);
     for (int64_t j = 0; j < t.Tc; ++j) {
@@ -317,7 +282,7 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
 double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor) {
   if (tensor == "dQ") return kGradTiledTol;
   if (tensor != "O") return kTiledTol;                                       // l, m, lse: float32
-  if (phase == "forward" && p.schedule == Schedule::fa2) return kTiledTol;  // O_i^(j) on chip, float32
+  if (phase == "forward" && schedule_info(p.schedule).forward_snapshot_on_chip) return kTiledTol;  // float32 on chip
   return tiled_o_tol(p.schedule, p.dtype);                                   // O as stored in HBM
 }
 

@@ -19,6 +19,7 @@
 //   max_rel = max|x - ref| / max|ref| (core/reference.h's compare).
 #pragma once
 #include "core/problem.h"
+#include "core/schedule_registry.h"
 
 #include <cmath>
 
@@ -42,7 +43,7 @@ inline double storage_tol(Dtype t, double tiled_tol = kTiledTol) {
 // 16-bit type), fa2 and standard write it once (one ulp).
 inline double tiled_o_tol(Schedule s, Dtype t, double tiled_tol = kTiledTol) {
   if (t == Dtype::fp32) return tiled_tol;
-  return s == Schedule::fa1 ? 2 * storage_tol(t, tiled_tol) : storage_tol(t, tiled_tol);
+  return schedule_info(s).o_storage_ulps * storage_tol(t, tiled_tol);
 }
 
 // The least denominator of dQ's (or dK's, with max|Q| for max|K|) error: a thousandth of one

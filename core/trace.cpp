@@ -1,89 +1,21 @@
 #include "core/trace.h"
 
+#include "core/schedule_registry.h"
+
 #include <cstdio>
 #include <limits>
 
 namespace flashstep {
 
-int line_number(Line l) {
-  const int n = static_cast<int>(l);
-  return n > 100 ? n % 100 : n;
-}
-
-const char* line_label(Line l) {
-  if (is_backward_line(l)) return backward_line_label(l);
-  switch (l) {
-    case Line::A1_L2: return "Alg1 L2";
-    case Line::A1_L6: return "Alg1 L6";
-    case Line::A1_L8: return "Alg1 L8";
-    case Line::A1_L9: return "Alg1 L9";
-    case Line::A1_L10: return "Alg1 L10";
-    case Line::A1_L11: return "Alg1 L11";
-    case Line::A1_L12: return "Alg1 L12";
-    case Line::A1_L13: return "Alg1 L13";
-    case Line::A0_L1: return "Alg0 L1";
-    case Line::A0_L2: return "Alg0 L2";
-    case Line::A0_L3: return "Alg0 L3";
-    case Line::A1_SKIP: return "Alg1 skip";
-    case Line::A2_L4: return "FA2fwd L4";
-    case Line::A2_L5: return "FA2fwd L5";
-    case Line::A2_SKIP: return "FA2fwd skip";
-    case Line::A2_L7: return "FA2fwd L7";
-    case Line::A2_L8: return "FA2fwd L8";
-    case Line::A2_L9: return "FA2fwd L9";
-    case Line::A2_L10: return "FA2fwd L10";
-    case Line::A2_L12: return "FA2fwd L12";
-    case Line::A2_L13: return "FA2fwd L13";
-    case Line::A2_L14: return "FA2fwd L14";
-    case Line::A2_L15: return "FA2fwd L15";
-    default: break;  // backward lines: handled above
-  }
-  return "?";
-}
-
-const char* line_pseudocode(Line l) {
-  if (is_backward_line(l)) return backward_line_pseudocode(l);
-  switch (l) {
-    case Line::A1_L2: return "Initialize O = (0), l = (0), m = (-inf) in HBM.";
-    case Line::A1_L6: return "Load K_j, V_j from HBM to on-chip SRAM.";
-    case Line::A1_L8: return "Load Q_i, O_i, l_i, m_i from HBM to on-chip SRAM.";
-    case Line::A1_L9: return "On chip, compute S_ij = tau Q_i K_j^T.";
-    case Line::A1_L10:
-      return "On chip, compute m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), "
-             "l~_ij = rowsum(P~_ij).";
-    case Line::A1_L11:
-      return "On chip, compute m_i^new = max(m_i, m~_ij), "
-             "l_i^new = e^(m_i - m_i^new) l_i + e^(m~_ij - m_i^new) l~_ij.";
-    case Line::A1_L12:
-      return "Write O_i <- diag(l_i^new)^-1 (diag(l_i) e^(m_i - m_i^new) O_i + "
-             "e^(m~_ij - m_i^new) P~_ij V_j) to HBM.";
-    case Line::A1_L13: return "Write l_i <- l_i^new, m_i <- m_i^new to HBM.";
-    case Line::A0_L1: return "Load Q, K by blocks from HBM, compute S = tau Q K^T, write S to HBM.";
-    case Line::A0_L2: return "Read S from HBM, compute P = softmax(S), write P to HBM.";
-    case Line::A0_L3: return "Load P and V by blocks from HBM, compute O = PV, write O to HBM.";
-    case Line::A1_SKIP: return "for 1 <= i <= Tr do  (block entirely masked: skipped)";
-    case Line::A2_L4: return "Load Q_i from HBM to on-chip SRAM.";
-    case Line::A2_L5: return "On chip, initialize O_i = (0), l_i = (0), m_i = (-inf).";
-    case Line::A2_SKIP: return "for 1 <= j <= Tc do  (block entirely masked: skipped)";
-    case Line::A2_L7: return "Load K_j, V_j from HBM to on-chip SRAM.";
-    case Line::A2_L8: return "On chip, compute S_ij = tau Q_i K_j^T.";
-    case Line::A2_L9:
-      return "On chip, compute m_i^(j) = max(m_i^(j-1), rowmax(S_ij)), P~_ij = exp(S_ij - m_i^(j)), "
-             "l_i^(j) = e^(m_i^(j-1) - m_i^(j)) l_i^(j-1) + rowsum(P~_ij).";
-    case Line::A2_L10:
-      return "On chip, compute O_i^(j) = diag(e^(m_i^(j-1) - m_i^(j))) O_i^(j-1) + P~_ij V_j.";
-    case Line::A2_L12: return "On chip, compute O_i = diag(l_i^(Tc))^-1 O_i^(Tc).";
-    case Line::A2_L13: return "On chip, compute L_i = m_i^(Tc) + log(l_i^(Tc)).";
-    case Line::A2_L14: return "Write O_i to HBM as the i-th block of O.";
-    case Line::A2_L15: return "Write L_i to HBM as the i-th block of L.";
-    default: break;  // backward lines: handled above
-  }
-  return "?";
-}
-
 std::string Trace::explain(size_t k) const {
-  const Step& s = steps.at(k);
-  if (is_backward_line(s.line)) return explain_backward(k);
+  const ScheduleInfo& info = schedule_info(problem.schedule);
+  return is_backward_line(steps.at(k).line) ? info.explain_backward(*this, k) : info.explain_forward(*this, k);
+}
+
+std::string explain_paper_step(const Trace& t, size_t k) {
+  const Problem& problem = t.problem;
+  const Tiling& tiling = t.tiling;
+  const Step& s = t.steps.at(k);
   const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
   const int64_t bc = s.j >= 0 ? tiling.rows_in_kv_block(s.j, problem.nk) : 0;
   const int64_t r0 = s.i >= 0 ? s.i * tiling.Br : 0, c0 = s.j >= 0 ? s.j * tiling.Bc : 0;
@@ -253,7 +185,8 @@ void Recorder::end(int64_t flops) {
 Cursor::Cursor(const Trace& trace, size_t budget) : trace_(trace) {
   const Problem& p = trace.problem;
   size_t state_bytes = sizeof(float) * size_t(p.nq) * size_t(p.d + 3);
-  if (p.schedule == Schedule::standard) state_bytes += 2 * sizeof(float) * size_t(p.nq) * size_t(p.nk);
+  // S and P of standard attention (ScheduleInfo::nn_matrices_forward)
+  state_bytes += size_t(schedule_info(p.schedule).nn_matrices_forward) * sizeof(float) * size_t(p.nq) * size_t(p.nk);
   if (trace.has_backward)  // dQ, dK, dV, D; dP and dS for standard attention
     state_bytes = 2 * state_bytes + sizeof(float) * size_t(p.nk) * size_t(2 * p.d);
   const size_t max_checkpoints = std::max<size_t>(1, budget / state_bytes);

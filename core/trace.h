@@ -2,6 +2,7 @@
 // Readers (CLI printer, exporters, the desktop app, the GPU verifier) only read it.
 #pragma once
 #include "core/l2_cache.h"
+#include "core/lines.h"
 #include "core/memory.h"
 #include "core/problem.h"
 
@@ -9,39 +10,6 @@
 #include <vector>
 
 namespace flashstep {
-
-// Lines of Algorithm 1 (fa1), Algorithm 0 (standard) and FlashAttention-2's Algorithm 1
-// (fa2), numbered as in the papers. A1_SKIP / A2_SKIP stand for a loop iteration whose block
-// is entirely masked and is skipped: no loads, no FLOPs (numbered as the loop's own line).
-// Labels: "Alg1 L9" and "Alg0 L2" are Algorithms 1 and 0 of the FlashAttention paper (Dao et
-// al. 2022); "FA2fwd L8" is line 8 of the FlashAttention-2 paper's forward pass (Dao 2023,
-// its Algorithm 1). The A2_ names mean that forward pass, never the FlashAttention paper's
-// Algorithm 2 (Algorithm 1 with mask and dropout, whose additions run inside Alg1's and
-// FA2fwd's own lines).
-
-// The backward passes: A3_* Algorithm 3 (standard), A4_* Algorithm 4 (fa1; A4_L14 stands for
-// lines 14-15), B2_* FlashAttention-2's Algorithm 2 (fa2, labelled "FA2b"); see
-// trace_backward.cpp.
-enum class Line : uint16_t {
-  A1_L2 = 2, A1_L6 = 6, A1_SKIP = 7, A1_L8 = 8, A1_L9 = 9, A1_L10 = 10, A1_L11 = 11,
-  A1_L12 = 12, A1_L13 = 13,
-  A0_L1 = 101, A0_L2 = 102, A0_L3 = 103,
-  A2_L4 = 204, A2_L5 = 205, A2_SKIP = 206, A2_L7 = 207, A2_L8 = 208, A2_L9 = 209, A2_L10 = 210,
-  A2_L12 = 212, A2_L13 = 213, A2_L14 = 214, A2_L15 = 215,
-  A3_L1 = 301, A3_L2 = 302, A3_L3 = 303, A3_L4 = 304, A3_L5 = 305,
-  A4_L5 = 405, A4_L7 = 407, A4_L8 = 408, A4_SKIP = 409, A4_L10 = 410, A4_L11 = 411,
-  A4_L12 = 412, A4_L13 = 413, A4_L14 = 414, A4_L16 = 416, A4_L17 = 417, A4_L18 = 418,
-  A4_L19 = 419, A4_L20 = 420, A4_L21 = 421, A4_L22 = 422, A4_L24 = 424,
-  B2_L3 = 503, B2_L4 = 504, B2_L6 = 506, B2_L7 = 507, B2_SKIP = 508, B2_L9 = 509, B2_L10 = 510,
-  B2_L11 = 511, B2_L12 = 512, B2_L13 = 513, B2_L14 = 514, B2_L15 = 515, B2_L16 = 516,
-  B2_L18 = 518,
-};
-inline bool is_backward_line(Line l) { return static_cast<int>(l) > 300; }
-int line_number(Line l);            // the line's number in its own algorithm
-const char* backward_line_label(Line l);       // trace_backward.cpp
-const char* backward_line_pseudocode(Line l);
-const char* line_label(Line l);     // "Alg1 L9", "Alg0 L2", "FA2fwd L8", "Alg4 L16", ...
-const char* line_pseudocode(Line l);  // the paper's line, in plain text
 
 struct Step {
   Line line;
@@ -104,10 +72,15 @@ struct Trace {
   bool keep_hbm = false;
   std::shared_ptr<Hbm> hbm_after;
 
-  std::string explain(size_t k) const;  // one sentence for step k
-  std::string explain_backward(size_t k) const;  // trace_backward.cpp
+  std::string explain(size_t k) const;  // one sentence for step k (its schedule's explain_*)
   size_t approx_bytes() const;          // memory the recorded trace takes
 };
+
+// The sentences of the paper's algorithms' steps (Algorithms 1, 0 and FlashAttention-2's forward;
+// trace.cpp) and of their backwards (Algorithms 4, 3 and FlashAttention-2's; trace_backward.cpp):
+// the explain_forward / explain_backward of fa1, fa2 and standard (core/schedule_registry.h).
+std::string explain_paper_step(const Trace& t, size_t k);
+std::string explain_paper_backward_step(const Trace& t, size_t k);
 
 // Schedules call begin/end around each pseudocode line. A null Recorder* means "fast path":
 // the schedule still moves data through the memory model, but nothing is recorded.

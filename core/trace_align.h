@@ -16,8 +16,10 @@ inline std::vector<size_t> fa1_steps_after_each_j(const Trace& tr) {
   size_t after_init = 0;
   for (size_t k = 0; k < tr.steps.size(); ++k) {
     const Step& s = tr.steps[k];
-    if (s.line == Line::A1_L2) after_init = k + 1;
-    if (s.line == Line::A1_L13 && s.j >= 0) at[size_t(s.j)] = k + 1;
+    if (is_backward_line(s.line)) break;
+    const LineRole role = line_role(s.line);
+    if (role == LineRole::init_hbm) after_init = k + 1;
+    if (role == LineRole::write_stats && s.j >= 0) at[size_t(s.j)] = k + 1;
   }
   for (size_t j = 0; j < at.size(); ++j)
     if (at[j] == 0) at[j] = j == 0 ? after_init : at[j - 1];

@@ -1,104 +1,17 @@
-// Labels, pseudocode and one-sentence explanations of the backward passes' lines: Algorithm 4
-// ("Alg4 Ln", fa1), FlashAttention-2's Algorithm 2 ("FA2b Ln", fa2: the b keeps it apart from
-// the FA2 forward's lines) and Algorithm 3 ("Alg3 Ln", standard), numbered as in the papers.
+// One-sentence explanations of the backward passes' steps: Algorithm 4 ("Alg4 Ln", fa1),
+// FlashAttention-2's Algorithm 2 ("FA2b Ln", fa2: the b keeps it apart from the FA2 forward's
+// lines) and Algorithm 3 ("Alg3 Ln", standard). Labels and pseudocode: the line tables in
+// core/schedules/.
 #include "core/trace.h"
 
 #include <cstdio>
 
 namespace flashstep {
 
-const char* backward_line_label(Line l) {
-  switch (l) {
-    case Line::A3_L1: return "Alg3 L1";
-    case Line::A3_L2: return "Alg3 L2";
-    case Line::A3_L3: return "Alg3 L3";
-    case Line::A3_L4: return "Alg3 L4";
-    case Line::A3_L5: return "Alg3 L5";
-    case Line::A4_L5: return "Alg4 L5";
-    case Line::A4_L7: return "Alg4 L7";
-    case Line::A4_L8: return "Alg4 L8";
-    case Line::A4_SKIP: return "Alg4 skip";
-    case Line::A4_L10: return "Alg4 L10";
-    case Line::A4_L11: return "Alg4 L11";
-    case Line::A4_L12: return "Alg4 L12";
-    case Line::A4_L13: return "Alg4 L13";
-    case Line::A4_L14: return "Alg4 L14-15";
-    case Line::A4_L16: return "Alg4 L16";
-    case Line::A4_L17: return "Alg4 L17";
-    case Line::A4_L18: return "Alg4 L18";
-    case Line::A4_L19: return "Alg4 L19";
-    case Line::A4_L20: return "Alg4 L20";
-    case Line::A4_L21: return "Alg4 L21";
-    case Line::A4_L22: return "Alg4 L22";
-    case Line::A4_L24: return "Alg4 L24";
-    case Line::B2_L3: return "FA2b L3";
-    case Line::B2_L4: return "FA2b L4";
-    case Line::B2_L6: return "FA2b L6";
-    case Line::B2_L7: return "FA2b L7";
-    case Line::B2_SKIP: return "FA2b skip";
-    case Line::B2_L9: return "FA2b L9";
-    case Line::B2_L10: return "FA2b L10";
-    case Line::B2_L11: return "FA2b L11";
-    case Line::B2_L12: return "FA2b L12";
-    case Line::B2_L13: return "FA2b L13";
-    case Line::B2_L14: return "FA2b L14";
-    case Line::B2_L15: return "FA2b L15";
-    case Line::B2_L16: return "FA2b L16";
-    case Line::B2_L18: return "FA2b L18";
-    default: return "?";
-  }
-}
-
-const char* backward_line_pseudocode(Line l) {
-  switch (l) {
-    case Line::A3_L1: return "Load P, dO by blocks from HBM, compute dV = P^T dO, write dV to HBM.";
-    case Line::A3_L2: return "Load dO, V by blocks from HBM, compute dP = dO V^T, write dP to HBM.";
-    case Line::A3_L3:
-      return "Read P, dP from HBM, compute dS where dS_ij = P_ij (dP_ij - sum_l P_il dP_il), "
-             "write dS to HBM.";
-    case Line::A3_L4: return "Load dS and K by blocks from HBM, compute dQ = dS K, write dQ to HBM.";
-    case Line::A3_L5: return "Load dS and Q by blocks from HBM, compute dK = dS^T Q, write dK to HBM.";
-    case Line::A4_L5: return "Initialize dQ = (0), dK = (0), dV = (0) in HBM.";
-    case Line::A4_L7: return "Load K_j, V_j from HBM to on-chip SRAM.";
-    case Line::A4_L8: return "Initialize dK~_j = (0), dV~_j = (0) on SRAM.";
-    case Line::A4_SKIP: return "for 1 <= i <= Tr do  (block entirely masked: skipped)";
-    case Line::A4_L10: return "Load Q_i, O_i, dO_i, dQ_i, l_i, m_i from HBM to on-chip SRAM.";
-    case Line::A4_L11: return "On chip, compute S_ij = tau Q_i K_j^T.";
-    case Line::A4_L12: return "On chip, compute S_ij^masked = MASK(S_ij).";
-    case Line::A4_L13: return "On chip, compute P_ij = diag(l_i)^-1 exp(S_ij^masked - m_i).";
-    case Line::A4_L14:
-      return "On chip, compute the dropout mask Z_ij (1/(1-p) with probability 1-p, else 0) and "
-             "P_ij^dropped = P_ij o Z_ij.";
-    case Line::A4_L16: return "On chip, compute dV~_j <- dV~_j + (P_ij^dropped)^T dO_i.";
-    case Line::A4_L17: return "On chip, compute dP_ij^dropped = dO_i V_j^T.";
-    case Line::A4_L18: return "On chip, compute dP_ij = dP_ij^dropped o Z_ij.";
-    case Line::A4_L19: return "On chip, compute D_i = rowsum(dO_i o O_i).";
-    case Line::A4_L20: return "On chip, compute dS_ij = P_ij o (dP_ij - D_i).";
-    case Line::A4_L21: return "Write dQ_i <- dQ_i + tau dS_ij K_j to HBM.";
-    case Line::A4_L22: return "On chip, compute dK~_j <- dK~_j + tau dS_ij^T Q_i.";
-    case Line::A4_L24: return "Write dK_j <- dK~_j, dV_j <- dV~_j to HBM.";
-    case Line::B2_L3: return "Initialize dQ = (0) in HBM.";
-    case Line::B2_L4: return "Compute D = rowsum(dO o O), write D to HBM.";
-    case Line::B2_L6: return "Load K_j, V_j from HBM to on-chip SRAM.";
-    case Line::B2_L7: return "Initialize dK_j = (0), dV_j = (0) on SRAM.";
-    case Line::B2_SKIP: return "for 1 <= i <= Tr do  (block entirely masked: skipped)";
-    case Line::B2_L9: return "Load Q_i, dO_i, L_i, D_i from HBM to on-chip SRAM.";
-    case Line::B2_L10: return "On chip, compute S_ij = tau Q_i K_j^T.";
-    case Line::B2_L11: return "On chip, compute P_ij = exp(S_ij - L_i).";
-    case Line::B2_L12: return "On chip, compute dV_j <- dV_j + (P_ij^dropped)^T dO_i.";
-    case Line::B2_L13: return "On chip, compute dP_ij = dO_i V_j^T (o Z_ij with dropout).";
-    case Line::B2_L14: return "On chip, compute dS_ij = P_ij o (dP_ij - D_i).";
-    case Line::B2_L15:
-      return "Load dQ_i from HBM to SRAM, then on chip update dQ_i <- dQ_i + tau dS_ij K_j, and "
-             "write back to HBM.";
-    case Line::B2_L16: return "On chip, compute dK_j <- dK_j + tau dS_ij^T Q_i.";
-    case Line::B2_L18: return "Write dK_j, dV_j to HBM.";
-    default: return "?";
-  }
-}
-
-std::string Trace::explain_backward(size_t k) const {
-  const Step& s = steps.at(k);
+std::string explain_paper_backward_step(const Trace& t, size_t k) {
+  const Problem& problem = t.problem;
+  const Tiling& tiling = t.tiling;
+  const Step& s = t.steps.at(k);
   const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
   const int64_t bc = s.j >= 0 ? tiling.rows_in_kv_block(s.j, problem.nk) : 0;
   const long long r0 = s.i >= 0 ? s.i * tiling.Br : 0, c0 = s.j >= 0 ? s.j * tiling.Bc : 0;

@@ -1,5 +1,7 @@
 #include "core/work.h"
 
+#include "core/schedule_registry.h"
+
 #include <cfloat>
 #include <cmath>
 #include <sstream>
@@ -15,11 +17,12 @@ static constexpr double kPairOverheadFlops = 700;
 WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bytes_per_elem) {
   WorkEstimate w;
   const double Nq = double(nq), Nk = double(nk), D = double(d), f = double(bytes_per_elem);
-  w.block_pairs = s == Schedule::standard ? double(t.Tr) : double(t.Tr) * double(t.Tc);
+  const ScheduleInfo& info = schedule_info(s);
+  w.block_pairs = info.work_blocks(t);
   // 2 Nq Nk d for S = QK^T, 2 Nq Nk d for PV, a few per score for the softmax.
   w.gflop = (4.0 * Nq * Nk * D + 8.0 * Nq * Nk + kPairOverheadFlops * w.block_pairs) / 1e9;
   w.hbm_bytes = 2 * (Nq * D + 2 * Nk * D) * f + 2 * (Nq * D + 2 * Nq) * f;
-  if (s == Schedule::standard) w.hbm_bytes += 2 * Nq * Nk * f;  // S and P
+  w.hbm_bytes += info.nn_matrices_forward * Nq * Nk * f;  // S and P (standard attention)
   return w;
 }
 

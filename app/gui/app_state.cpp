@@ -35,16 +35,29 @@ int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bpe) {
          r.backward_form.write_bytes(bpe);
 }
 
-int schedule_column(Schedule s) {
-  for (int c = 0; c < 3; ++c)
-    if (kSchedules[c] == s) return c;
-  return 0;
+const std::vector<Schedule>& schedule_ids() {
+  static const std::vector<Schedule> ids = [] {
+    std::vector<Schedule> v;
+    for (const ScheduleInfo* s : schedules()) v.push_back(s->id);
+    return v;
+  }();
+  return ids;
 }
 
 int64_t RunView::step_of(int64_t i, int64_t j, Line line) const {
   for (size_t k = 0; k < trace.steps.size(); ++k) {
     const Step& s = trace.steps[k];
     if (s.line == line && s.i == i && s.j == j) return int64_t(k);
+  }
+  return -1;
+}
+
+int64_t RunView::first_step_at(int64_t i, int64_t j) const {
+  const bool tiled = schedule_info(schedule()).tiled;
+  for (size_t k = 0; k < trace.steps.size(); ++k) {
+    const Step& s = trace.steps[k];
+    if (is_backward_line(s.line)) break;
+    if (s.i == i && s.j == (tiled ? j : -1) && line_role(s.line) != LineRole::skip) return int64_t(k);
   }
   return -1;
 }
@@ -80,11 +93,13 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
   const Problem& p = v->trace.problem;
   const Tiling& t = v->trace.tiling;
 
-  // The three schedules on the same inputs and blocks: the shown one is the recorded run, the
-  // other two run unrecorded for their totals and outputs. Then the float64 reference, once.
-  Mat outputs[3];
-  Vec lses[3];
-  for (int c = 0; c < 3; ++c) {
+  // Every schedule on the same inputs and blocks: the shown one is the recorded run, the others
+  // run unrecorded for their totals and outputs. Then the float64 reference, once.
+  const size_t n_runs = kSchedules.size();
+  v->runs.resize(n_runs);
+  std::vector<Mat> outputs(n_runs);
+  std::vector<Vec> lses(n_runs);
+  for (size_t c = 0; c < n_runs; ++c) {
     ScheduleRun& r = v->runs[c];
     r.schedule = kSchedules[c];
     r.form = closed_form(r.schedule, p, t);
@@ -116,7 +131,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
   }
   if (reference_affordable(p.nq, p.nk, p.d)) {
     const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
-    for (int c = 0; c < 3; ++c) {
+    for (size_t c = 0; c < n_runs; ++c) {
       ScheduleRun& r = v->runs[c];
       if (!r.ok) continue;
       r.o_err = flashstep::compare(outputs[c], ref.O);
@@ -131,7 +146,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
   }
 
   const Trace& tr = v->trace;
-  const Schedule sched = p.schedule;
+  const ScheduleInfo& info = schedule_info(p.schedule);
   const int64_t Tr = t.Tr, Tc = t.Tc;
   const bool show_scores = p.nq * p.nk <= kMaxScoreDisplay && p.nq <= 8192 && p.nk <= 8192;
   if (show_scores) {
@@ -148,7 +163,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
       const Mask::Block kind = p.mask.classify(r0, r0 + t.rows_in_q_block(i, p.nq), c0,
                                                c0 + t.rows_in_kv_block(j, p.nk), p.nk);
       // Standard attention computes every entry (masked ones as -inf): nothing is skipped.
-      if (kind == Mask::Block::empty && sched != Schedule::standard) {
+      if (kind == Mask::Block::empty && info.tiled) {
         v->skipped(i, j) = 1;
         ++v->skipped_tiles;
       } else if (kind != Mask::Block::full) {
@@ -179,51 +194,57 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
     const Step& s = tr.steps[k];
     const int64_t r0 = s.i >= 0 ? s.i * t.Br : 0, c0 = s.j >= 0 ? s.j * t.Bc : 0;
     const int64_t ij = s.i * Tc + s.j;
-    switch (s.line) {
-      // Algorithm 1 (j outer, i inner; O, l, m travel to HBM and back at every (i, j)) and
-      // FlashAttention-2 (i outer, j inner; O_i, l_i, m_i stay on chip) share what they record:
-      // S_ij, then P~_ij with m~_ij, the merged m_i, l_i, and the dropout mask.
-      case Line::A1_L6:
-      case Line::A2_L7: first(v->kv_first_load, s.j, k); break;
-      case Line::A1_L8:
-      case Line::A2_L4: first(v->q_first_load, s.i, k); break;
-      case Line::A1_L9:
-      case Line::A2_L8:
+    if (is_backward_line(s.line)) continue;
+    const LineRole role = line_role(s.line);
+    if (!info.tiled) {
+      // Standard attention: whole row blocks of S and P, written to HBM (shown as stored there).
+      switch (role) {
+        case LineRole::scores:
+          first(v->q_first_load, s.i, k);
+          if (s.i == 0)
+            for (int64_t j = 0; j < Tc; ++j) first(v->kv_first_load, j, k);
+          for (const HbmWrite& w : s.writes)
+            if (w.tensor == Tensor::S) place(v->S, w.data, w.row0, 0);
+          v->s_ready.row(s.i).setConstant(float(k + 1));
+          break;
+        case LineRole::probabilities:
+          for (const HbmWrite& w : s.writes)
+            if (w.tensor == Tensor::P) place(v->P, w.data, w.row0, 0);
+          v->p_ready.row(s.i).setConstant(float(k + 1));
+          break;
+        case LineRole::write_o:
+          if (s.dropout_keep.size())
+            for (int64_t j = 0; j < Tc; ++j) v->keep_step[size_t(s.i * Tc + j)] = int64_t(k);
+          break;
+        default:
+          break;
+      }
+      continue;
+    }
+    // The tiled schedules (Algorithm 1: j outer, i inner, O, l, m to HBM and back at every
+    // (i, j); FlashAttention-2: i outer, j inner, O_i, l_i, m_i on chip) share what they record:
+    // S_ij, then P~_ij with m~_ij, the merged m_i, l_i, and the dropout mask.
+    switch (role) {
+      case LineRole::load_kv: first(v->kv_first_load, s.j, k); break;
+      case LineRole::load_q: first(v->q_first_load, s.i, k); break;
+      case LineRole::scores:
         v->s_ready(s.i, s.j) = float(k + 1);
         place(v->S, s.tile, r0, c0);
         break;
-      case Line::A1_L10:
-      case Line::A2_L9:  // FA2 L9 also merges m_i, l_i
+      case LineRole::probabilities:
+      case LineRole::online_softmax:  // FA2 L9 also merges m_i, l_i
         v->p_ready(s.i, s.j) = float(k + 1);
         v->tilde_step[size_t(ij)] = int64_t(k);
         place(v->P, s.tile, r0, c0);
-        if (s.line == Line::A1_L10) break;
+        if (role == LineRole::probabilities) break;
         [[fallthrough]];
-      case Line::A1_L11:
+      case LineRole::merge_stats:
         v->merge_step[size_t(ij)] = int64_t(k);
         series(s, r0);
         break;
-      case Line::A1_L12:
-      case Line::A2_L10:
-        if (s.dropout_keep.size()) v->keep_step[size_t(ij)] = int64_t(k);
-        break;
-      // Algorithm 0: whole row blocks of S and P, written to HBM (shown as stored there).
-      case Line::A0_L1:
-        first(v->q_first_load, s.i, k);
-        if (s.i == 0)
-          for (int64_t j = 0; j < Tc; ++j) first(v->kv_first_load, j, k);
-        for (const HbmWrite& w : s.writes)
-          if (w.tensor == Tensor::S) place(v->S, w.data, w.row0, 0);
-        v->s_ready.row(s.i).setConstant(float(k + 1));
-        break;
-      case Line::A0_L2:
-        for (const HbmWrite& w : s.writes)
-          if (w.tensor == Tensor::P) place(v->P, w.data, w.row0, 0);
-        v->p_ready.row(s.i).setConstant(float(k + 1));
-        break;
-      case Line::A0_L3:
-        if (s.dropout_keep.size())
-          for (int64_t j = 0; j < Tc; ++j) v->keep_step[size_t(s.i * Tc + j)] = int64_t(k);
+      case LineRole::write_o:
+      case LineRole::accumulate_o:
+        if (s.dropout_keep.size() && s.j >= 0) v->keep_step[size_t(ij)] = int64_t(k);
         break;
       default:
         break;
@@ -371,7 +392,7 @@ void ProblemForm::validate() {
       char buf[160];
       std::snprintf(buf, sizeof buf, "Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld: %s%lld steps",
                     (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc,
-                    (masked && s.schedule != Schedule::standard) || backward ? "up to " : "", (long long)steps);
+                    (masked && schedule_info(s.schedule).tiled) || backward ? "up to " : "", (long long)steps);
       preview = buf;
     }
   } catch (const InputError& e) {
@@ -516,10 +537,7 @@ bool AppState::jump_to(int64_t i, int64_t j) {
     jump_error = buf;
     return false;
   }
-  const Schedule sched = run->schedule();
-  const int64_t k = sched == Schedule::fa1   ? run->step_of(i, j, Line::A1_L8)
-                    : sched == Schedule::fa2 ? run->step_of(i, j, Line::A2_L7)
-                                             : run->step_of(i, -1, Line::A0_L1);
+  const int64_t k = run->first_step_at(i, j);
   if (k < 0) {
     jump_error = "iteration (i, j) is skipped: the mask hides that whole tile";
     return false;
@@ -560,6 +578,10 @@ void AppState::run_script(const std::string& script) {
     } else if (verb == "jump") {
       if (!(cs >> a >> b)) throw InputError("script: jump needs i and j");
       if (!jump_to(a, b)) throw InputError("script: jump " + jump_error);
+    } else if (verb == "course") {  // the course column's buttons (course_state.h)
+      std::string rest;
+      std::getline(cs, rest);
+      course.run_command(*this, rest);
     } else if (verb == "display") {  // the Display menu: "display theme light", "display hide memory"
       std::string rest;
       std::getline(cs, rest);

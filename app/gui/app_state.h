@@ -8,6 +8,7 @@
 // --script option call.
 #pragma once
 #include "app/gui/bench_state.h"
+#include "app/gui/course_state.h"
 #include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
 #include "app/gui/settings.h"
@@ -15,6 +16,7 @@
 #include "core/closed_form.h"
 #include "core/lesson.h"
 #include "core/reference.h"
+#include "core/schedule_registry.h"
 #include "core/trace.h"
 
 #include <memory>
@@ -25,7 +27,7 @@ namespace flashstep::gui {
 
 // One schedule's whole run on the same inputs, for the memory panel's side-by-side table.
 struct ScheduleRun {
-  Schedule schedule = Schedule::fa1;
+  Schedule schedule = kDefaultSchedule;
   bool ok = false;
   std::string error;         // why there is no run (too large for the simulated HBM, ...)
   Totals totals;             // the whole run (forward + backward when the backward ran)
@@ -41,9 +43,17 @@ struct ScheduleRun {
 // left): the memory panel's row, shown whether or not the backward ran.
 int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bytes_per_elem);
 
-// The schedules in the order the app shows them.
-constexpr Schedule kSchedules[3] = {Schedule::fa1, Schedule::fa2, Schedule::standard};
-int schedule_column(Schedule s);  // index into kSchedules
+// The schedules in the order the app shows them: the registry's (core/schedule_registry.h), read
+// at first use (never during static initialisation, when the registry may not be made yet).
+const std::vector<Schedule>& schedule_ids();
+struct ScheduleIds {
+  std::vector<Schedule>::const_iterator begin() const { return schedule_ids().begin(); }
+  std::vector<Schedule>::const_iterator end() const { return schedule_ids().end(); }
+  size_t size() const { return schedule_ids().size(); }
+  Schedule operator[](size_t k) const { return schedule_ids()[k]; }
+};
+inline constexpr ScheduleIds kSchedules{};
+inline int schedule_column(Schedule s) { return schedule_index(s); }  // index into kSchedules
 
 // Everything computed from one trace when it is made; read-only afterwards.
 struct RunView {
@@ -52,9 +62,9 @@ struct RunView {
   std::optional<L2Config> l2;  // the L2 model, for every schedule's run (as `run --l2/--gpu`)
   Trace trace;                 // recorded run of spec.schedule
   Schedule schedule() const { return trace.problem.schedule; }
-  // fa1, fa2, standard on the same inputs and blocks (kSchedules order); the shown schedule's
+  // Every schedule on the same inputs and blocks (kSchedules order); the shown schedule's
   // entry is the recorded run's totals.
-  ScheduleRun runs[3];
+  std::vector<ScheduleRun> runs;
   std::string reference_note;  // why there is no float64 comparison, if so
   // S and P~ tiles placed in Nq x Nk matrices; empty when too large. fa1: S_ij at L9, P~_ij at
   // L10; fa2: S_ij at L8, P~_ij at L9; standard: the row blocks S_i, P_i written to HBM at L1,
@@ -73,6 +83,9 @@ struct RunView {
   Mat m_series, l_series;      // Nq x Tc: m_i^new, l_i^new of each row after the merge of (i, j)
   float range_qkv = 1, range_o = 1, range_s = 1, range_m = 1, max_l = 1, range_L = 1;
   int64_t step_of(int64_t i, int64_t j, Line line) const;  // first step of (i, j) at a line
+  // The first forward step of iteration (i, j) that is not a skip (untiled schedules: of row
+  // block i); -1 when the mask skips it.
+  int64_t first_step_at(int64_t i, int64_t j) const;
 };
 
 // Builds the view (runs the chosen schedule recorded, the other two unrecorded, and the
@@ -89,7 +102,7 @@ struct ProblemForm {
   int64_t nq = 8, nk = 8, d = 4, M = 64, br = 0, bc = 0;
   char M_kib[32] = "0.25";  // M in KiB of float32, text so "64KiB" and "0.5" both work
   bool default_scale = true;
-  Schedule schedule = Schedule::fa1;
+  Schedule schedule = kDefaultSchedule;
   AttentionOptions options;  // mask (window -1: no limit; key length -1: all), dropout, dtype
   double scale = 0.5;
   int64_t seed = 1;
@@ -177,6 +190,7 @@ struct AppState {
   DisplayState display;        // theme, font scale, hidden panels (app/gui/settings.h)
   DramState dram;
   SnapshotCompare snapshots;   // the compare view's snapshot folder against this trace
+  CourseState course;          // the guided course, when the app is in it (app/gui/course_state.h)
 
   // Controls.
   bool playing = false;
@@ -211,7 +225,8 @@ struct AppState {
   //  causal 0|1, window LEFT RIGHT, kvlen N, dropout P, backward 0|1, l2 SIZE|gpu|off, gpu
   //  NAME, heads H, ncu 0|1; export writes all four formats; dram loads a measurement;
   //  display theme light | font-scale X | hide PANELS | show PANELS | presentation | default);
-  //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over".
+  //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over"; the course:
+  //  "course next | back | open ID [PAGE] | answer Q TEXT | new-problem".
   void run_script(const std::string& script);
   void load_compare();
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old

@@ -9,21 +9,20 @@ void take(BackwardChip& c, const Step& s, bool same_i) {
   auto fill = [](const Step*& slot, const Step& st) {
     if (!slot) slot = &st;  // scanning backwards: the first one met is the latest
   };
-  switch (s.line) {
-    case Line::A4_L16: case Line::B2_L12: fill(c.dV, s); return;
-    case Line::A4_L22: case Line::B2_L16: fill(c.dK, s); return;
-    default: break;
-  }
+  const LineRole role = line_role(s.line);
+  // The accumulators dV~_j, dK~_j of the tiled backwards (Algorithm 3's dV, dK go to HBM whole).
+  if (s.j >= 0 && role == LineRole::grad_v) return fill(c.dV, s);
+  if (s.j >= 0 && role == LineRole::grad_k) return fill(c.dK, s);
   if (!same_i) return;
-  switch (s.line) {
-    case Line::A4_L11: case Line::A4_L12: case Line::B2_L10:
+  switch (role) {
+    case LineRole::recompute_scores:
+    case LineRole::mask_scores:
       if (s.tile.size()) fill(c.S, s);
       return;
-    case Line::A4_L13: case Line::B2_L11: fill(c.P, s); return;
-    case Line::A4_L14: fill(c.Pd, s); return;
-    case Line::A4_L17: case Line::A4_L18: case Line::B2_L13: case Line::A3_L2: fill(c.dP, s); return;
-    case Line::A4_L20: case Line::B2_L14: fill(c.dS, s); break;
-    case Line::A3_L3: fill(c.dS, s); break;
+    case LineRole::recompute_probs: fill(c.P, s); return;
+    case LineRole::dropout: fill(c.Pd, s); return;
+    case LineRole::grad_p: fill(c.dP, s); return;
+    case LineRole::grad_s: fill(c.dS, s); break;
     default: break;
   }
   if (s.D_i.size()) fill(c.D, s);
@@ -46,7 +45,7 @@ BackwardChip backward_chip(const Trace& t, size_t k) {
     const Step& s = t.steps[n];
     if (s.j != cur.j) break;
     take(c, s, s.i == cur.i && cur.i >= 0);
-    if (s.line == Line::A4_L7 || s.line == Line::B2_L6) break;  // the load of K_j, V_j
+    if (line_role(s.line) == LineRole::load_kv) break;  // the load of K_j, V_j
   }
   return c;
 }

@@ -134,20 +134,6 @@ void hover(const AppState& s, const Box& b) {
   ImGui::EndTooltip();
 }
 
-const char* backward_note(Schedule sched) {
-  switch (sched) {
-    case Schedule::fa1:
-      return "Algorithm 4: j outer, i inner. P_ij is recomputed from l_i, m_i; dK~_j, dV~_j grow on chip "
-             "and are written once (L24); dQ_i goes to HBM and back at every (i, j) (L10, L21).";
-    case Schedule::fa2:
-      return "FlashAttention-2's backward: D = rowsum(dO o O) first (L4, in HBM); then j outer, i inner, "
-             "P_ij = exp(S_ij - L_i); dQ_i is read, updated and written at every (i, j) (L15).";
-    case Schedule::standard:
-      return "Algorithm 3: P (from the forward), dP and dS are whole Nq x Nk matrices in HBM.";
-  }
-  return "";
-}
-
 }  // namespace
 
 void DrawBackwardView(AppState& s, GpuState& gs) {
@@ -155,11 +141,11 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   const Trace& tr = v.trace;
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
-  const Schedule sched = v.schedule();
+  const ScheduleInfo& info = schedule_info(v.schedule());
   const Cursor& cu = *s.cursor;
   const Step* cur = current_step(s);
   const BackwardChip chip = backward_chip(tr, s.index());
-  DimText(backward_note(sched));
+  DimText(info.backward_note);
 
   auto hbm = [&](Tensor x) { return cu.written(x) ? Src{&cu.hbm(x)} : Src{}; };
   auto tile = [](const Step* st) { return st && st->tile.size() ? Src{&st->tile} : Src{}; };
@@ -170,20 +156,15 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
                  box("V", "HBM", Src{&p.V}, p.nk, p.d, Bc), box("O", "HBM", hbm(Tensor::O), p.nq, p.d, Br),
                  box("dO", "HBM", Src{&tr.dO}, p.nq, p.d, Br), Box{}, Box{}};
   int n1 = 5;
-  if (sched == Schedule::fa1) {
-    row1[n1++] = box("l", "HBM", hbm(Tensor::l), p.nq, 1, Br);
-    row1[n1++] = box("m", "HBM", hbm(Tensor::m), p.nq, 1, Br);
-  } else if (sched == Schedule::fa2) {
-    row1[n1++] = box("L", "HBM", hbm(Tensor::L), p.nq, 1, Br);
-    row1[n1++] = box("D", "HBM", hbm(Tensor::D), p.nq, 1, Br);
-  }
+  for (Tensor x : info.backward_stat_tensors)  // the statistics the backward reads: l, m (fa1); L, D (fa2)
+    if (n1 < 7) row1[n1++] = box(tensor_name(x), "HBM", hbm(x), p.nq, 1, Br);
   Box row2[10] = {box("dQ", "HBM", hbm(Tensor::dQ), p.nq, p.d, Br), box("dK", "HBM", hbm(Tensor::dK), p.nk, p.d, Bc),
                   box("dV", "HBM", hbm(Tensor::dV), p.nk, p.d, Bc)};
   int n2 = 3;
   const int first_chip = n2;
   const int64_t bi = cur && cur->i >= 0 ? t.rows_in_q_block(cur->i, p.nq) : Br;
   const int64_t bj = cur && cur->j >= 0 ? t.rows_in_kv_block(cur->j, p.nk) : Bc;
-  if (sched == Schedule::standard) {
+  if (!info.tiled) {
     row2[n2++] = box("P", "HBM", hbm(Tensor::P), p.nq, p.nk, Br);
     row2[n2++] = box("dP", "HBM", hbm(Tensor::dP), p.nq, p.nk, Br);
     row2[n2++] = box("dS", "HBM", hbm(Tensor::dS), p.nq, p.nk, Br);
@@ -258,7 +239,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   };
   dl->AddText(ImVec2(origin.x, y1 - 2 * lab + 2), dim,
               fitting("HBM at this step: the inputs, O, dO and the statistics", "HBM at this step"));
-  if (sched == Schedule::standard)
+  if (!info.tiled)
     std::snprintf(buf, sizeof buf, "HBM: the gradients, P, dP, dS  |  on chip: D_i of row block i = %d", cur ? cur->i : -1);
   else if (cur && cur->i >= 0)
     std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip for (i = %d, j = %d)", cur->i, cur->j);
@@ -271,7 +252,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   for (int e = 0; e < n2; ++e) draw_box(dl, row2[e], gs.mono);
 
   // The current step: blocks in SRAM (white), read from HBM (blue), written to HBM (orange).
-  const bool standard = sched == Schedule::standard;
+  const bool standard = !info.tiled;
   auto find = [&](Tensor x) -> const Box* {
     switch (x) {
       case Tensor::Q: return &row1[0];

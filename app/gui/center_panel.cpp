@@ -6,6 +6,11 @@ namespace flashstep::gui {
 
 void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
   if (!BeginPanel("FlashAttention, tile by tile", l.center_pos, l.center_size, s)) return;
+  if (s.course.active && s.course.centre() == course::CentreView::roofline) {
+    DrawCourseRoofline(s);
+    ImGui::End();
+    return;
+  }
   if (ImGui::BeginTabBar("views")) {
     const bool force = s.view_changed;
     s.view_changed = false;

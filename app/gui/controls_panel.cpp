@@ -56,6 +56,13 @@ int ControlsRows(float width) { return width >= ImGui::GetFontSize() * 62.0f ? 2
 void HandleKeys(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput || !s.cursor) return;
+  if (s.course.active) {  // the course's pages: Space or Right continues, Left goes back
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false))
+      s.course.next(s);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.course.back(s);
+    if (ImGui::IsKeyPressed(GLFW_KEY_F2, false)) s.display.menu_open = true;
+    return;
+  }
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.step_forward();
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.step_back();
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) s.playing = !s.playing;

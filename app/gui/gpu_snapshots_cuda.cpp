@@ -1,7 +1,9 @@
 // "Run on this GPU" through the CUDA backend: the same problem, inputs and blocks as the trace.
 #include "app/gui/gpu_snapshots.h"
 
+#include "core/schedule_registry.h"
 #include "gpu/backend.h"
+#include "gpu/schedules.h"
 
 namespace flashstep::gui {
 
@@ -25,20 +27,12 @@ SnapshotSet gpu_snapshots(const Trace& tr) {
   const Tiling& t = tr.tiling;
   const gpu::Shape shape{1, 1, p.nq, p.nk, p.d};
   const gpu::Features f = gpu::features_of(p.options(), p.seed);
-  gpu::Result r;
-  if (p.schedule == Schedule::fa1) {
-    gpu::Fa1Options o;
-    o.snapshots = true;  // O, l, m copied back after every j (one launch per j)
-    o.features = f;
-    r = gpu::fa1_forward(p.Q.data(), p.K.data(), p.V.data(), shape, p.scale, t, o);
-  } else if (p.schedule == Schedule::fa2) {
-    gpu::Fa2Options o;
-    o.snapshots = true;  // variant 1's snapshot kernel: every Q block's O_i, l_i, m_i after each j
-    o.features = f;
-    r = gpu::fa2_forward(p.Q.data(), p.K.data(), p.V.data(), shape, p.scale, t, o);
-  } else {
-    r = gpu::standard_forward(p.Q.data(), p.K.data(), p.V.data(), shape, p.scale, f);
-  }
+  // fa1: O, l, m copied back after every j (one launch per j); fa2: variant 1's snapshot
+  // kernel, every Q block's O_i, l_i, m_i after each j; standard: the final state only.
+  gpu::ForwardOptions o;
+  o.snapshots = schedule_info(p.schedule).forward_snapshots != nullptr;
+  o.features = f;
+  const gpu::Result r = gpu::device_schedule(p.schedule).forward(p.Q.data(), p.K.data(), p.V.data(), shape, p.scale, t, o);
   SnapshotSet s;
   s.source = "gpu";
   s.device = gpu::device_info().name;

@@ -122,16 +122,18 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, const std:
 
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const ImGuiStyle& st = ImGui::GetStyle();
-  const DisplaySettings& shown = s.display.now;
+  const DisplaySettings shown = CourseDisplay(s);  // the course shows only the page's panels
   const float controls_h =
       shown.shows(kPanelControls) ? ImGui::GetFrameHeightWithSpacing() * float(ControlsRows(display.x)) + st.WindowPadding.y * 2 : 0.0f;
-  const Layout layout = ComputeLayout(display, controls_h, shown);
+  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown) : ComputeLayout(display, controls_h, shown);
+  if (s.course.active) DrawCoursePanel(s, layout);
   if (shown.shows(kPanelControls)) DrawControlsPanel(s, layout);
   if (shown.shows(kPanelAlgorithm)) DrawAlgorithmPanel(s, gpu, layout);
   if (shown.shows(kPanelProblem)) DrawProblemPanel(s, layout);
   DrawCenterPanel(s, gpu, layout);
   if (shown.shows(kPanelMemory)) DrawMemoryPanel(s, layout);
   if (shown.shows(kPanelSoftmax)) DrawSoftmaxPanel(s, layout);
+  DrawCourseOutline(s, layout);
   DrawDisplayMenu(s);
 
   ImGui::Render();
@@ -299,8 +301,16 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--gif", o.animation.gif, "make an animated GIF of the steps (ImageMagick or ffmpeg, found on PATH)");
   g->add_option("--video", o.animation.video, "make a video (.mp4, .webm, .mkv, .mov) of the steps with ffmpeg");
   g->add_option("--fps", o.animation.fps, "steps per second in --gif/--video (default 4)");
+  // The guided course (app/gui/course_state.h): the chapter's text and questions beside the views.
+  static CLI::Option* course_opt = g->add_option("--course", o.course_chapter, "open the guided course, at this chapter "
+                                                 "(flashstep learn --list; default: the first not finished)")->expected(0, 1);
+  g->add_option("--page", o.course_page, "with --course: open at this page (1 = the first)");
+  g->add_option("--seed", o.course_seed, "with --course: the course problems' seed (default 1)");
   g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON gpu/ncu_dram.sh writes) for the memory panel, beside the L2 model");
-  g->callback([&set_action] { set_action([] { return gui::run_app(o); }); });
+  g->callback([&set_action] {
+    o.course = course_opt->count() > 0;
+    set_action([] { return gui::run_app(o); });
+  });
 }
 
 bool gui_available_for_default() { return true; }

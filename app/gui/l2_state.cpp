@@ -30,7 +30,7 @@ void ProblemForm::set_l2(const std::optional<L2Config>& c) {
 
 void check_l2_cost(const ProblemSpec& s, const Tiling& t, const L2Config& l2) {
   const int bpe = dtype_bytes(s.options.dtype);
-  double bytes = 0;  // the three schedules' HBM bytes (unmasked: an upper bound with a mask)
+  double bytes = 0;  // every schedule's HBM bytes (unmasked: an upper bound with a mask)
   for (Schedule sc : kSchedules) {
     const TrafficForm f = schedule_traffic(sc, s.nq, s.nk, s.d, t.Tr, t.Tc);
     bytes += double(f.read_bytes(bpe)) + double(f.write_bytes(bpe));

@@ -1,5 +1,7 @@
 #include "app/gui/l2_view.h"
 
+#include "core/schedule_registry.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -108,7 +110,7 @@ const DramPoint* find_dram_point(const DramMeasurements& m, Schedule s, const Pr
   if (m.gpu != l2.gpu || p.nq != p.nk) return nullptr;
   for (const DramPoint& pt : m.points)
     if (pt.schedule == schedule_name(s) && pt.n == p.nq && pt.d == p.d && pt.heads == l2.heads &&
-        pt.dtype == p.dtype && (pt.M == p.M || s == Schedule::standard))  // Algorithm 0 has no tiles
+        pt.dtype == p.dtype && (pt.M == p.M || !schedule_info(s).tiled))  // Algorithm 0 has no tiles
       return &pt;
   return nullptr;
 }

@@ -50,16 +50,20 @@ void DrawLessonView(AppState& s) {
   }
 
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("blocks", 8, tf | ImGuiTableFlags_ScrollX,
-                        ImVec2(0, ImGui::GetFrameHeightWithSpacing() * float(std::min(ls.shown, nb) + 1) + 20))) {
-    ImGui::TableSetupColumn("block");
-    ImGui::TableSetupColumn("x");
-    ImGui::TableSetupColumn("m~ (local max)");
-    ImGui::TableSetupColumn("l~ (local sum)");
-    ImGui::TableSetupColumn("m: old -> new");
-    ImGui::TableSetupColumn("l: old -> new");
-    ImGui::TableSetupColumn("e^(m_old - m_new)");
-    ImGui::TableSetupColumn("e^(m~ - m_new)");
+  // The long column titles where they fit; with large text or a narrow view the short ones (the
+  // sentence above the table says what m~ and l~ are), so that no column is cut off.
+  static const char* const kLong[8] = {"block", "x", "m~ (local max)", "l~ (local sum)", "m: old -> new",
+                                       "l: old -> new", "e^(m_old - m_new)", "e^(m~ - m_new)"};
+  static const char* const kShort[8] = {"#", "x", "m~", "l~", "m old->new", "l old->new", "e^(m-m_new)", "e^(m~-m_new)"};
+  float long_w = 0;
+  const float pad = ImGui::GetStyle().CellPadding.x * 2 + 2;
+  for (const char* h : kLong) long_w += ImGui::CalcTextSize(h).x + pad;
+  long_w += ImGui::CalcTextSize("-inf -> 0.0000").x;  // the value columns grow past their titles
+  const char* const* titles = long_w <= ImGui::GetContentRegionAvail().x ? kLong : kShort;
+  const float rows_h = ImGui::GetFrameHeightWithSpacing() * float(std::min(ls.shown, nb) + 1) + 20;
+  if (ImGui::BeginTable("blocks", 8, tf | ImGuiTableFlags_ScrollX, ImVec2(0, rows_h + ImGui::GetStyle().ScrollbarSize))) {
+    for (const char* h : {titles[0], titles[1], titles[2], titles[3], titles[4], titles[5], titles[6], titles[7]})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     char a[32], b2[32];
     for (int k = 0; k < std::min(ls.shown, nb); ++k) {

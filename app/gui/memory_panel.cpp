@@ -4,6 +4,7 @@
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 #include "core/backward.h"
+#include "core/schedule_registry.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -54,6 +55,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
   const Schedule sched = v.schedule();
+  const ScheduleInfo& info = schedule_info(sched);
   const Step* cur = current_step(s);
   const int bpe = p.bytes_per_elem;
   char a[32], b[32], c[128];
@@ -69,19 +71,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     ImGui::TableSetupColumn("read");
     ImGui::TableSetupColumn("written");
     ImGui::TableHeadersRow();
-    // The tensors this schedule keeps in HBM, then the ones it never stores there.
-    static const Tensor kFa1[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::l, Tensor::m};
-    static const Tensor kFa2[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::L};
-    static const Tensor kStd[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::S, Tensor::P, Tensor::O};
-    // The backward's tensors follow when it ran: dO, the gradients, D (fa2), dP, dS (standard).
-    static const Tensor kBwdFa1[] = {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV};
-    static const Tensor kBwdFa2[] = {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::D};
-    static const Tensor kBwdStd[] = {Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::dP, Tensor::dS};
-    const Tensor* list = sched == Schedule::fa1 ? kFa1 : sched == Schedule::fa2 ? kFa2 : kStd;
-    const int n = sched == Schedule::fa1 ? 6 : sched == Schedule::fa2 ? 5 : 6;
-    const Tensor* blist = sched == Schedule::fa1 ? kBwdFa1 : sched == Schedule::fa2 ? kBwdFa2 : kBwdStd;
-    const int nb = v.backward ? (sched == Schedule::fa1 ? 4 : sched == Schedule::fa2 ? 5 : 6) : 0;
-    for (int e = 0; e < n + nb; ++e) {
+    // The tensors this schedule keeps in HBM, then the ones it never stores there. The
+    // backward's tensors follow when it ran: dO, the gradients, D (fa2), dP, dS (standard).
+    const std::vector<Tensor>& list = info.hbm_tensors;
+    const std::vector<Tensor>& blist = info.backward_hbm_tensors;
+    const size_t n = list.size(), nb = v.backward ? blist.size() : 0;
+    for (size_t e = 0; e < n + nb; ++e) {
       const Tensor tn = e < n ? list[e] : blist[e - n];
       ImGui::TableNextRow();
       const int ti = int(tn);
@@ -116,8 +111,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextColumn();
       ImGui::TextDisabled("0 B");
     };
-    if (sched == Schedule::fa2) never("l, m", "on chip");
-    if (sched != Schedule::standard) never("S, P", "on chip");
+    for (const char* name : info.on_chip_only) never(name, "on chip");
     ImGui::EndTable();
   }
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
@@ -141,50 +135,44 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   }
   DrawL2Step(tr, cur);
 
-  // What the loop order does to O, l, m: Algorithm 1's round trips against FA2's one write.
-  const ScheduleRun& r1 = v.runs[schedule_column(Schedule::fa1)];
-  const ScheduleRun& r2 = v.runs[schedule_column(Schedule::fa2)];
-  if (r1.ok && r2.ok && sched != Schedule::standard) {
-    const Traffic& f1 = r1.forward_totals.traffic;  // the forward alone
-    const Traffic& f2 = r2.forward_totals.traffic;
-    const int O = int(Tensor::O), lt = int(Tensor::l), mt = int(Tensor::m), Lt = int(Tensor::L);
-    const int64_t olm1 = f1.read[O] + f1.read[lt] + f1.read[mt] + f1.written[O] + f1.written[lt] + f1.written[mt];
-    const int64_t o2 = f2.read[O] + f2.written[O] + f2.read[Lt] + f2.written[Lt];
+  // What the loop order does to the schedule's state in HBM (ScheduleInfo::traffic_note): its
+  // bytes of state_tensors over the forward against the contrast schedule's (Algorithm 1's
+  // round trips against FA2's one write), or against the forward's whole traffic.
+  {
+    auto state_bytes = [](const ScheduleRun& r, const ScheduleInfo& si) {
+      const Traffic& f = r.forward_totals.traffic;  // the forward alone
+      int64_t sum = 0;
+      for (Tensor x : si.state_tensors) sum += f.read[int(x)] + f.written[int(x)];
+      return sum;
+    };
+    const ScheduleRun& own = v.runs[size_t(schedule_column(sched))];
+    const ScheduleRun& other = v.runs[size_t(schedule_column(info.contrast))];
     char line[320];
-    if (sched == Schedule::fa2)
-      std::snprintf(line, sizeof line,
-                    "No round trips: O_i, l_i, m_i stay on chip; O and L are written once (%s). "
-                    "Algorithm 1 moves O, l, m to HBM and back at every (i, j): %s.",
-                    fmt_bytes(a, sizeof a, o2), fmt_bytes(b, sizeof b, olm1));
-    else
-      std::snprintf(line, sizeof line,
-                    "O_i, l_i, m_i go to HBM and back at every (i, j): %s over the run. "
-                    "FlashAttention-2 keeps them on chip and writes only O and L once (%s).",
-                    fmt_bytes(a, sizeof a, olm1), fmt_bytes(b, sizeof b, o2));
-    DimText(line);
-  } else if (sched == Schedule::standard) {
-    const Totals& F = v.runs[schedule_column(sched)].forward_totals;  // the forward alone
-    const Traffic& f0 = F.traffic;
-    const int S = int(Tensor::S), P = int(Tensor::P);
-    char line[200];
-    std::snprintf(line, sizeof line, "S and P (Nq x Nk each) go to HBM and back: %s of the forward's %s.",
-                  fmt_bytes(a, sizeof a, f0.read[S] + f0.written[S] + f0.read[P] + f0.written[P]),
-                  fmt_bytes(b, sizeof b, F.hbm_read_bytes + F.hbm_write_bytes));
-    DimText(line);
+    if (info.contrast != sched && own.ok && other.ok) {
+      std::snprintf(line, sizeof line, info.traffic_note, fmt_bytes(a, sizeof a, state_bytes(own, info)),
+                    fmt_bytes(b, sizeof b, state_bytes(other, schedule_info(info.contrast))));
+      DimText(line);
+    } else if (info.contrast == sched) {
+      const Totals& F = own.forward_totals;
+      std::snprintf(line, sizeof line, info.traffic_note, fmt_bytes(a, sizeof a, state_bytes(own, info)),
+                    fmt_bytes(b, sizeof b, F.hbm_read_bytes + F.hbm_write_bytes));
+      DimText(line);
+    }
   }
 
   ImGui::Separator();
   // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).
-  const bool bwd = cur && is_backward_line(cur->line) && sched != Schedule::standard;
+  const bool bwd = cur && is_backward_line(cur->line) && info.tiled;
   const int64_t cap = (bwd ? backward_tile_capacity(t) : t.tile_capacity) * bpe;
   int64_t tiles = 0, scratch = 0;
   if (cur)
     for (int k = 0; k < kSlots; ++k)
       (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_elem_bytes(Slot(k), bpe);
   ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
-  if (sched == Schedule::standard)
-    std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in Alg %d", fmt_bytes(a, sizeof a, tiles),
-                  fmt_bytes(b, sizeof b, cap), cur && is_backward_line(cur->line) ? 3 : 0);
+  if (!info.tiled)
+    std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in %s", fmt_bytes(a, sizeof a, tiles),
+                  fmt_bytes(b, sizeof b, cap),
+                  (cur && is_backward_line(cur->line) ? info.backward_lines : info.forward_lines)->short_name);
   else
     std::snprintf(c, sizeof c, "tiles %s of %s%s", fmt_bytes(a, sizeof a, tiles), fmt_bytes(b, sizeof b, cap),
                   bwd ? " (backward: 2M)" : "");
@@ -220,14 +208,14 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
 
   // The whole run of each schedule on the same inputs, with its closed form.
   ImGui::Separator();
-  ImGui::Text("Whole run: fa1, fa2 and standard (%s)", dtype_name(p.dtype));
+  static const std::string all_names = schedule_names(" and ");  // made once: idle frames allocate nothing
+  ImGui::Text("Whole run: %s (%s)", all_names.c_str(), dtype_name(p.dtype));
   const int shown = schedule_column(sched);
   const bool masked = p.mask.any();
-  if (ImGui::BeginTable("vs", 4, tf)) {
+  const size_t n_runs = v.runs.size();
+  if (ImGui::BeginTable("vs", 1 + int(n_runs), tf)) {
     ImGui::TableSetupColumn("same inputs");
-    ImGui::TableSetupColumn("fa1");
-    ImGui::TableSetupColumn("fa2");
-    ImGui::TableSetupColumn("standard");
+    for (const ScheduleInfo* si : schedules()) ImGui::TableSetupColumn(si->name);
     ImGui::TableHeadersRow();
     const ImU32 shown_bg = kShownCol;
     auto label = [&](const char* name, const char* tip) {
@@ -279,11 +267,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     }
     if (v.l2) {  // the L2 model's DRAM bytes, and a measurement's (l2_view.h)
       const DramMeasurements* m = s.dram.loaded ? &s.dram.data : nullptr;
-      DramColumn cols[3];
-      for (int k = 0; k < 3; ++k) cols[k] = dram_column(v.runs[k].totals, v.runs[k].schedule, p, m);
+      static std::vector<DramColumn> cols;  // grows once, then reused: idle frames allocate nothing
+      cols.resize(n_runs);
+      for (size_t k = 0; k < n_runs; ++k) cols[k] = dram_column(v.runs[k].totals, v.runs[k].schedule, p, m);
       auto dram_row = [&](const char* name, const char* tip, auto get) {
         label(name, tip);
-        for (int k = 0; k < 3; ++k) {
+        for (size_t k = 0; k < n_runs; ++k) {
           ImGui::TableNextColumn();
           const int64_t x = v.runs[k].ok ? get(cols[k]) : -1;
           if (x < 0) ImGui::TextDisabled(v.runs[k].ok ? "-" : "n/a");
@@ -328,7 +317,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       else ImGui::TextDisabled("n/a");
     }
     bytes_row("peak on chip", [](const ScheduleRun& r) { return r.totals.peak_sram_bytes; });
-    const ScheduleRun& st = v.runs[schedule_column(Schedule::standard)];
+    const ScheduleRun& st = v.runs[size_t(schedule_column(baseline_schedule().id))];
     const int64_t st_total = st.totals.hbm_read_bytes + st.totals.hbm_write_bytes;
     label("HBM / standard", "This schedule's HBM bytes over standard attention's: below 1x, tiling pays");
     for (const ScheduleRun& r : v.runs) {
@@ -347,18 +336,33 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     }
     ImGui::EndTable();
   }
-  const ScheduleRun& r0 = v.runs[schedule_column(Schedule::standard)];
+  const ScheduleInfo& base = baseline_schedule();
+  const ScheduleRun& r0 = v.runs[size_t(schedule_column(base.id))];
   if (masked && v.skipped_tiles) {
     std::snprintf(c, sizeof c, "%lld of %lld tiles", (long long)v.skipped_tiles, (long long)(t.Tr * t.Tc));
+    static const std::string tiled = [] {  // "fa1 and fa2", made once
+      std::string names;
+      for (const ScheduleInfo* si : schedules())
+        if (si->tiled) names += std::string(names.empty() ? "" : " and ") + si->name;
+      return names;
+    }();
     char line[400];
     std::snprintf(line, sizeof line,
-                  "Masked: the closed forms are upper bounds. fa1 and fa2 skip %s (no loads, no "
-                  "FLOPs); standard attention computes every entry.", c);
+                  "Masked: the closed forms are upper bounds. %s skip %s (no loads, no "
+                  "FLOPs); %s computes every entry.", tiled.c_str(), c, base.device_title);
     DimText(line);
   }
-  if (r0.ok && r1.ok && r2.ok &&
-      r0.totals.hbm_read_bytes + r0.totals.hbm_write_bytes < r1.totals.hbm_read_bytes + r1.totals.hbm_write_bytes)
-    DimText("N is too small here for tiling to pay: standard attention moves fewer bytes than fa1.");
+  // Against the first schedule (Algorithm 1): where the baseline moves fewer bytes, tiling does not pay.
+  const ScheduleInfo& first = *schedules().front();
+  const ScheduleRun& r1 = v.runs[0];
+  bool all_ok = true;
+  for (const ScheduleRun& r : v.runs) all_ok = all_ok && r.ok;
+  if (all_ok && r0.totals.hbm_read_bytes + r0.totals.hbm_write_bytes < r1.totals.hbm_read_bytes + r1.totals.hbm_write_bytes) {
+    char line[200];
+    std::snprintf(line, sizeof line, "N is too small here for tiling to pay: %s moves fewer bytes than %s.",
+                  base.device_title, first.name);
+    DimText(line);
+  }
   for (const ScheduleRun& r : v.runs)
     if (!r.ok) ErrorText(r.error);
   if (!v.reference_note.empty()) DimText(v.reference_note.c_str());

@@ -53,6 +53,35 @@ void load_snapshot_option(AppState& s, const GuiOptions& o) {
                                                  : " (its inputs came from .npy files: load them in the editor)"));
 }
 
+// --course [CHAPTER] [--page P] [--seed N]: the chapter's page moves the app to its scene.
+void prepare_course(AppState& s, const GuiOptions& o) {
+  if (!o.course) {
+    if (o.course_page != 0) throw InputError("--page needs --course");
+    if (o.course_seed != 1) throw InputError("--seed needs --course");
+    return;
+  }
+  if (o.course_seed < 1) throw InputError("--seed must be at least 1 (got " + std::to_string(o.course_seed) + ")");
+  s.course.seed = uint64_t(o.course_seed);
+  s.course.load_progress(s.display.path);
+  std::string id = o.course_chapter;
+  if (id.empty()) {  // the first chapter not finished
+    id = course::chapter_list().front().id;
+    for (const course::ChapterInfo& c : course::chapter_list()) {
+      const auto it = s.course.progress.find(c.id);
+      if (it == s.course.progress.end() || it->second.pages_seen < it->second.pages ||
+          it->second.correct < it->second.questions) {
+        id = c.id;
+        break;
+      }
+    }
+  }
+  s.course.open(s, id, 0);  // an unknown chapter throws here
+  const int64_t pages = int64_t(s.course.chapter->pages.size());
+  if (o.course_page < 0 || o.course_page > pages)
+    throw InputError("--page " + std::to_string(o.course_page) + ": chapter " + id + " has pages 1 to " + std::to_string(pages));
+  if (o.course_page > 1) s.course.go(s, int(o.course_page - 1));
+}
+
 }  // namespace
 
 void prepare_state(AppState& s, const GuiOptions& o) {
@@ -86,6 +115,7 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.load_dram();
     if (!s.dram.error.empty()) throw InputError("--dram: " + s.dram.error);
   }
+  prepare_course(s, o);
   const int64_t len = int64_t(s.steps());  // beyond the trace's length, steps do nothing more
   for (int64_t n = 0; n < std::min(o.step, len); ++n) s.step_forward();
   for (int64_t n = 0; n < std::min(o.back, len); ++n) s.step_back();

@@ -25,6 +25,12 @@ struct GuiOptions {
   std::string theme, font_scale, hide, settings;
   bool presentation = false;
   AnimationRequest animation;  // --frames, --gif, --video, --from, --to, --fps
+  // The guided course: --course [CHAPTER] (empty: the first chapter not finished), --page P
+  // (1-based), --seed N (the course problems').
+  bool course = false;
+  std::string course_chapter;
+  int64_t course_page = 0;  // 0: not given
+  int64_t course_seed = 1;
 };
 
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.

@@ -22,11 +22,20 @@ struct GpuState {
 struct Layout {
   ImVec2 controls_pos, controls_size, algo_pos, algo_size, problem_pos, problem_size,
       center_pos, center_size, memory_pos, memory_size, softmax_pos, softmax_size;
+  ImVec2 course_pos, course_size;  // the course column (course mode only)
 };
 // Hidden panels give their space to the rest of their column, or to the centre panel when the
 // whole column is hidden; the side columns widen with the font scale.
 Layout ComputeLayout(ImVec2 display, float controls_height, const DisplaySettings& d = DisplaySettings{});
 int ControlsRows(float width);  // rows of the controls panel at the current font size
+
+// course_view.cpp: in course mode the text and questions take the left column, the page's side
+// panels the right one (CourseDisplay hides the others), and the page's panel is outlined.
+Layout ComputeCourseLayout(ImVec2 display, float controls_height, const DisplaySettings& d);
+DisplaySettings CourseDisplay(const AppState& s);  // the display settings with the page's panels
+void DrawCoursePanel(AppState& s, const Layout& l);
+void DrawCourseRoofline(AppState& s);  // the centre on a roofline page
+void DrawCourseOutline(const AppState& s, const Layout& l);
 
 void HandleKeys(AppState& s);
 void UpdateHeatmaps(AppState& s, GpuState& g);

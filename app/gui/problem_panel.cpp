@@ -66,12 +66,20 @@ void DrawProblemTab(AppState& s) {
   bool changed = false;
   const float w = ImGui::GetFontSize() * 8;
   ImGui::PushItemWidth(w);
-  static const char* const kScheduleItems[3] = {"fa1 (Algorithm 1)", "fa2 (FlashAttention-2)",
-                                                "standard (Algorithm 0)"};
+  // "fa1 (Algorithm 1)", ...: one item per schedule in the registry, made once.
+  static const std::vector<std::string> kScheduleItems = [] {
+    std::vector<std::string> items;
+    for (const ScheduleInfo* si : schedules()) items.push_back(std::string(si->name) + " (" + si->paper_name + ")");
+    return items;
+  }();
   int sched = schedule_column(f.schedule);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 15);
-  if (ImGui::Combo("schedule", &sched, kScheduleItems, 3)) {
-    f.schedule = kSchedules[std::clamp(sched, 0, 2)];
+  const auto item = [](void*, int k, const char** text) {
+    *text = kScheduleItems[size_t(k)].c_str();
+    return true;
+  };
+  if (ImGui::Combo("schedule", &sched, item, nullptr, int(kScheduleItems.size()))) {
+    f.schedule = kSchedules[size_t(std::clamp(sched, 0, int(kSchedules.size()) - 1))];
     changed = true;
   }
   const float half = (w - ImGui::GetStyle().ItemInnerSpacing.x) * 0.5f;

@@ -115,18 +115,52 @@ DisplaySettings load_settings(const std::string& path) {
   return d;
 }
 
+namespace {
+
+// The file as it stands (its other keys are kept on a save), or an empty object.
+nlohmann::json existing_settings(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return nlohmann::json::object();
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+void write_settings(const nlohmann::json& j, const std::string& path) {
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);  // ~/.config/flashstep on first use
+  write_file_atomic(path, j.dump(1) + "\n");
+}
+
+}  // namespace
+
+nlohmann::json load_course_progress(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return nlohmann::json::object();
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object())
+    throw InputError("the settings file " + path + " is not valid JSON (fix or delete it, or pass --settings another.json)");
+  const nlohmann::json c = j.value("course", nlohmann::json::object());
+  return c.is_object() ? c : nlohmann::json::object();
+}
+
+void save_course_progress(const nlohmann::json& progress, const std::string& path) {
+  nlohmann::json j = existing_settings(path);
+  j["course"] = progress;
+  write_settings(j, path);
+}
+
 void save_settings(const DisplaySettings& d, const std::string& path) {
-  nlohmann::json j;
+  nlohmann::json j = existing_settings(path);
   j["theme"] = theme_name(d.theme);
   j["font_scale"] = double(d.font_scale);
   nlohmann::json hidden = nlohmann::json::array();
   for (PanelBit p : kPanels)
     if (d.hidden & p) hidden.push_back(panel_name(p));
   j["hidden"] = hidden;
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);  // ~/.config/flashstep on first use
-  write_file_atomic(path, j.dump(1) + "\n");
+  write_settings(j, path);
 }
 
 void DisplayState::change(const DisplaySettings& next) {

@@ -6,6 +6,8 @@
 // Flags (--theme, --font-scale, --hide, --presentation) apply to one run and are not saved.
 // No ImGui here: the window applies the settings (theme.cpp); the tests use them in-process.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -57,6 +59,10 @@ std::string settings_path(const std::string& flag);
 // A missing file gives the defaults; a file that is not this format throws InputError naming it.
 DisplaySettings load_settings(const std::string& path);
 void save_settings(const DisplaySettings& d, const std::string& path);  // throws InputError
+// The course's progress per chapter (course_state.h), kept in the same file under "course"; each
+// save keeps the other's keys. A missing file or key gives an empty object.
+nlohmann::json load_course_progress(const std::string& path);  // throws InputError as load_settings
+void save_course_progress(const nlohmann::json& progress, const std::string& path);  // throws InputError
 
 // What the app holds: the settings in force, where they are remembered, and what the window
 // measured with them (for --dump-state and the tests).

@@ -18,12 +18,20 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   const Step* cur = current_step(s);
   const int64_t k = int64_t(s.index());
   char b1[48], b2[32], b3[48];
-  const Schedule sched = v.schedule();
-  const bool fa2 = sched == Schedule::fa2;
+  const ScheduleInfo& info = schedule_info(v.schedule());
+  // FlashAttention-2 exponentiates against the running max and merges in one line (FA2fwd L9);
+  // Algorithm 1 takes the tile's own statistics first (L10) and merges them next (L11).
+  const bool fa2 = algorithm_has_role(*info.forward_lines, LineRole::online_softmax);
 
-  if (sched == Schedule::standard) {
-    DimText("Algorithm 0 takes the softmax of whole rows of S at line 2 (max, exp, sum, divide): "
-            "there are no running statistics to merge. Switch the schedule to fa1 or fa2 to see them.");
+  if (!info.tiled) {
+    static const std::string text = [] {  // made once: an idle frame allocates nothing
+      std::string tiled;                     // "fa1 or fa2"
+      for (const ScheduleInfo* si : schedules())
+        if (si->tiled) tiled += std::string(tiled.empty() ? "" : " or ") + si->name;
+      return "Algorithm 0 takes the softmax of whole rows of S at line 2 (max, exp, sum, divide): "
+             "there are no running statistics to merge. Switch the schedule to " + tiled + " to see them.";
+    }();
+    DimText(text.c_str());
     ImGui::End();
     return;
   }
@@ -48,11 +56,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
                 (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1), (long long)j);
     if (fa2) {
       DimText("a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until L12");
-      if (!st11) DimText(cur->line == Line::A2_SKIP ? "This tile is skipped: m_i and l_i are unchanged."
+      if (!st11) DimText(line_role(cur->line) == LineRole::skip ? "This tile is skipped: m_i and l_i are unchanged."
                                                     : "Line 9 of this (i, j) has not run yet.");
     } else {
       DimText("rescale factors: a = e^(m_i - m_i^new), b = e^(m~_ij - m_i^new)");
-      if (!st10) DimText(cur->line == Line::A1_SKIP ? "This tile is skipped: m_i and l_i are unchanged."
+      if (!st10) DimText(line_role(cur->line) == LineRole::skip ? "This tile is skipped: m_i and l_i are unchanged."
                                                     : "Line 10 of this (i, j) has not run yet.");
       else if (!st11) DimText("Line 10 done: m~_ij, l~_ij known; line 11 merges them next.");
     }

@@ -132,6 +132,10 @@ nlohmann::json state_to_json(const AppState& s) {
                   {"font_px", ds.font_px}, {"font_file", ds.font_file},
                   {"sample_text", {{"text", "Step >"}, {"w", ds.sample_w}, {"h", ds.sample_h}}}};
   j["snapshots"] = snapshots_to_json(s.snapshots);
+  const CourseState& c = s.course;
+  j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
+                 {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
+                 {"column_w", c.column_w}, {"centre_w", c.centre_w}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : "tiles";
   return j;

@@ -189,7 +189,8 @@ void hover_grid(const AppState& s, const Grid& g) {
   const int c = std::clamp(int((mp.x - g.p0.x) / g.cw), 0, g.cols - 1);
   const int64_t mr = g.transpose ? c : r, mc = g.transpose ? r : c;
   const Tiling& t = s.run->trace.tiling;
-  const bool standard = s.run->schedule() == Schedule::standard;
+  const ScheduleInfo& info = schedule_info(s.run->schedule());
+  const bool standard = !info.tiled;
   const float x = value_at(s, g.id, mr, mc);
   char val[32];
   fmt_value(val, sizeof val, x, 6);
@@ -226,7 +227,9 @@ void hover_grid(const AppState& s, const Grid& g) {
     case MatId::O:
       if (std::isnan(x))
         ImGui::Text("O[%lld, %lld]: not in HBM yet%s", (long long)mr, (long long)mc,
-                    s.run->schedule() == Schedule::fa2 ? " (FA2 writes O_i once, at L14; until then it is on chip)" : "");
+                    // O_i accumulated on chip (FA2fwd L10) reaches HBM once, after the j loop
+                    algorithm_has_role(*info.forward_lines, LineRole::accumulate_o)
+                        ? " (FA2 writes O_i once, at L14; until then it is on chip)" : "");
       else
         ImGui::Text("O[%lld, %lld] = %s in HBM   (block O_i, i = %lld)", (long long)mr, (long long)mc, val,
                     (long long)(mr / t.Br));
@@ -241,28 +244,18 @@ void hover_grid(const AppState& s, const Grid& g) {
   ImGui::EndTooltip();
 }
 
-// Whether the score panel shows P~ (else S) when it follows the step.
-bool follow_shows_p(Schedule sched, Line line) {
-  switch (sched) {
-    case Schedule::fa1:
-      return line == Line::A1_L10 || line == Line::A1_L11 || line == Line::A1_L12 || line == Line::A1_L13;
-    case Schedule::fa2: return line == Line::A2_L9 || line == Line::A2_L10;
-    case Schedule::standard: return line == Line::A0_L2 || line == Line::A0_L3;
+// Whether the score panel shows P~ (else S) when it follows the step: from the line that makes
+// P~ on, while the step is still about this tile (a write after the j loop is not).
+bool follow_shows_p(const ScheduleInfo& info, const Step& cur) {
+  switch (line_role(cur.line)) {
+    case LineRole::probabilities:
+    case LineRole::merge_stats:
+    case LineRole::online_softmax:
+    case LineRole::accumulate_o: return true;
+    case LineRole::write_o:
+    case LineRole::write_stats: return cur.j >= 0 || !info.tiled;
+    default: return false;
   }
-  return false;
-}
-
-const char* schedule_note(Schedule sched) {
-  switch (sched) {
-    case Schedule::fa1:
-      return "Algorithm 1: j outer, i inner. O_i, l_i, m_i are read from HBM and written back at every (i, j).";
-    case Schedule::fa2:
-      return "FlashAttention-2: i outer, j inner. O_i, l_i, m_i stay on chip (white outline) for the whole j "
-             "loop; HBM gets O_i once (L14) and the logsumexp L_i (L15).";
-    case Schedule::standard:
-      return "Algorithm 0: S and P are whole Nq x Nk matrices, written to HBM and read back.";
-  }
-  return "";
 }
 
 }  // namespace
@@ -272,14 +265,14 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   const RunView& v = *s.run;
   const Problem& p = v.trace.problem;
   const Tiling& t = v.trace.tiling;
-  const Schedule sched = v.schedule();
-  const bool standard = sched == Schedule::standard;
+  const ScheduleInfo& info = schedule_info(v.schedule());
+  const bool standard = !info.tiled;
   const Step* cur = current_step(s);
   const float k = float(s.index());
 
   // S or P~: follow the step (P~ once it exists for the current tile), or fixed.
   bool show_p = s.sp_mode == SpMode::P;
-  if (s.sp_mode == SpMode::follow && cur) show_p = follow_shows_p(sched, cur->line);
+  if (s.sp_mode == SpMode::follow && cur) show_p = follow_shows_p(info, *cur);
   ImGui::TextUnformatted("Score tile:");
   ImGui::SameLine();
   int mode = int(s.sp_mode);
@@ -289,12 +282,13 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   ImGui::SameLine();
   ImGui::RadioButton(standard ? "P" : "P~_ij", &mode, 2);
   s.sp_mode = SpMode(mode);
-  DimText(schedule_note(sched));
+  DimText(info.tiles_note);
 
   char Tr_label[32];  // the widest block label, "i=15" for Tr = 16
   std::snprintf(Tr_label, sizeof Tr_label, "i=%lld", (long long)(t.Tr - 1));
   // Statistics columns beside O as they stand in HBM: l and m (fa1), L (fa2), none (standard).
-  const int n_stats = sched == Schedule::fa1 ? 2 : sched == Schedule::fa2 ? 1 : 0;
+  const std::vector<Tensor>& stats = info.stat_tensors;
+  const int n_stats = int(stats.size());
   const float ns = float(n_stats);
   // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
@@ -398,7 +392,9 @@ void DrawTilesView(AppState& s, GpuState& gs) {
                   (long long)p.nq, (long long)p.nk);
   else
     std::snprintf(buf, sizeof buf, "%s tiles (%lld x %lld), on chip only",
-                  !show_p ? "S_ij = tau Q_i K_j^T" : sched == Schedule::fa2 ? "P~_ij = exp(S_ij - m_i)" : "P~_ij = exp(S_ij - m~_ij)",
+                  !show_p ? "S_ij = tau Q_i K_j^T"
+                  : algorithm_has_role(*info.forward_lines, LineRole::online_softmax) ? "P~_ij = exp(S_ij - m_i)"
+                                                                                       : "P~_ij = exp(S_ij - m~_ij)",
                   (long long)p.nq, (long long)p.nk);
   if (ImGui::CalcTextSize(buf).x > nk * cs + gap * 0.5f) {
     if (standard) std::snprintf(buf, sizeof buf, "%s, HBM", show_p ? "P" : "S");
@@ -409,23 +405,15 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   dl->AddText(ImVec2(x_s, y_s - lab), text, buf);
   std::snprintf(buf, sizeof buf, "O (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
   dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
-  if (sched == Schedule::fa1) {
-    dl->AddText(ImVec2(x_l, y_s - lab), text, "l");
-    dl->AddText(ImVec2(x_m, y_s - lab), text, "m");
-  } else if (sched == Schedule::fa2) {
-    dl->AddText(ImVec2(x_l, y_s - lab), text, "L");
-  }
+  const float stat_x[2] = {x_l, x_m};
+  for (int e = 0; e < n_stats && e < 2; ++e) dl->AddText(ImVec2(stat_x[e], y_s - lab), text, tensor_name(stats[size_t(e)]));
   std::snprintf(buf, sizeof buf, "V^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
   dl->AddText(ImVec2(x_s, y_v - lab), text, buf);
 
   ImFont* cell_font = gs.mono;
   const Grid* grids[8] = {&gq, &gk, &gv, &gsp, &go, nullptr, nullptr, nullptr};
-  if (sched == Schedule::fa1) {
-    grids[5] = &gl;
-    grids[6] = &gm;
-  } else if (sched == Schedule::fa2) {
-    grids[5] = &gL;
-  }
+  for (int e = 0; e < n_stats && e < 2; ++e)  // the statistics' grids: l, m or L (its values in gL)
+    grids[5 + e] = stats[size_t(e)] == Tensor::L ? &gL : stats[size_t(e)] == Tensor::m ? &gm : &gl;
   for (const Grid* g : grids)
     if (g) draw_grid(dl, s, *g, cell_font);
   if (!v.S.size()) {
@@ -482,13 +470,14 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     }
     if (tensor_read_now(s, Tensor::K)) outline_rows(dl, gk, c0, cols, kReadCol, 3.0f);
     if (tensor_read_now(s, Tensor::V)) outline_rows(dl, gv, c0, cols, kReadCol, 3.0f);
-    const bool skip = cur->line == Line::A1_SKIP || cur->line == Line::A2_SKIP;
+    const LineRole role = line_role(cur->line);
+    const bool skip = role == LineRole::skip;
     if (skip && cur->j >= 0) {  // the skipped tile, or (fa1, i out of scope) the whole column j
       const float a0 = cur->i >= 0 ? float(r0) : 0, a1 = cur->i >= 0 ? float(r0 + rows) : nq;
       outline(dl, gsp, a0, a1, float(c0), float(c0 + cols), kSkipNowCol, 3.0f);
     } else if (!standard && cur->i >= 0 && cur->j >= 0) {
-      const bool computing = cur->line == Line::A1_L9 || cur->line == Line::A1_L10 || cur->line == Line::A2_L8 ||
-                             cur->line == Line::A2_L9 || cur->line == Line::A2_L10;
+      const bool computing = role == LineRole::scores || role == LineRole::probabilities ||
+                             role == LineRole::online_softmax || role == LineRole::accumulate_o;
       outline(dl, gsp, float(r0), float(r0 + rows), float(c0), float(c0 + cols),
               computing ? kComputeCol : kResidentCol, computing ? 3.0f : 1.5f);
     }

@@ -1,6 +1,7 @@
 // flashstep plot: the Bench view's figures as a PNG, headless (no window, display or OpenGL),
 // for slides and the docs.
 #include "app/commands.h"
+#include "app/course/roofline.h"
 #include "app/plot/bench_data.h"
 #include "app/plot/figures.h"
 #include "app/plot/raster.h"
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,11 +24,26 @@ struct PlotFlags {
 
 constexpr int kWidth = 1200, kFigureHeight = 700;  // one figure; `all` stacks them
 
-int run_plot(const PlotFlags& o) {
+// The roofline: the simulator's kernels at N = 1024, d (default 64), M = 16384 (one head of GPT-2
+// medium, the paper's Figure 2) against the H200's ceilings, with the bench file's measured points.
+plot::Figure roofline_from(const PlotFlags& o) {
+  const int64_t d = o.d == 0 ? 64 : o.d;
+  if (d < 1 || d > 256) throw InputError("--d for the roofline must be from 1 to 256 (got " + std::to_string(d) + ")");
+  course::Roofline r = course::simulate_roofline(1024, d, 16384);
+  course::add_measured(r, course::load_json_file(o.bench), std::filesystem::path(o.bench).filename().string());
+  return course::roofline_figure(r);
+}
+
+int run_plot(PlotFlags o) {
+  const bool roofline = o.figure == "roofline";
+  // The roofline's measured points come from the shipped file unless another is named; the
+  // benchmark's own figures draw the file they are given.
+  if (o.bench.empty() && !roofline) throw InputError("--bench is required (only --figure roofline has a default)");
+  if (o.bench.empty()) o.bench = course::default_bench_path();
   std::vector<plot::FigureKind> kinds;
   if (o.figure == "all") kinds.assign(std::begin(plot::kFigureKinds), std::end(plot::kFigureKinds));
-  else kinds.push_back(plot::parse_figure(o.figure));
-  int w = kWidth, h = kFigureHeight * int(kinds.size());
+  else if (!roofline) kinds.push_back(plot::parse_figure(o.figure));
+  int w = kWidth, h = kFigureHeight * int(roofline ? 1 : kinds.size());
   if (!o.size.empty()) {
     char x = 0, extra = 0;
     if (std::sscanf(o.size.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X'))
@@ -39,6 +56,14 @@ int run_plot(const PlotFlags& o) {
   files.add(o.out, "--out");
   files.add_input(o.bench, "--bench");
   files.check();
+  if (roofline) {
+    const plot::Figure f = roofline_from(o);
+    files.bytes(o.out) = plot::encode_png(plot::render_figures({f}, w, h));
+    files.commit();
+    std::printf("wrote %s (%dx%d): roofline of %zu series against the %s's ceilings, measured points from %s\n",
+                o.out.c_str(), w, h, f.series.size(), course::kH200.name, o.bench.c_str());
+    return 0;
+  }
 
   const plot::BenchData b = plot::load_bench(o.bench);
   const std::vector<int64_t>& dims = b.dims;
@@ -75,10 +100,9 @@ void add_plot_command(CLI::App& app, const SetAction& set_action) {
   static PlotFlags o;
   auto* p = app.add_subcommand("plot", "draw a bench-gpu --json file's figures to a PNG, headless: the Bc "
                                        "sweep (the paper's Figure 2, middle), TFLOP/s and peak memory against N");
-  p->add_option("--bench", o.bench, "bench-gpu --json output, or several runs combined (assets/bench/h200.json)")
-      ->required();
+  p->add_option("--bench", o.bench, "bench-gpu --json output, or several runs combined (assets/bench/h200.json); required except for --figure roofline, which defaults to that file");
   p->add_option("--out", o.out, "the PNG to write")->required();
-  p->add_option("--figure", o.figure, "bc, tflops, memory, or all (default: all, stacked)");
+  p->add_option("--figure", o.figure, "bc, tflops, memory, all (default: the three stacked), or roofline (the simulator's kernels against the H200's ceilings, with the file's measured points)");
   p->add_option("--d", o.d, "head dimension of the tflops and memory figures (default: the smallest in the file)");
   p->add_option("--size", o.size, "image size WxH (default 1200x700 per figure)");
   p->callback([&set_action] { set_action([] { return run_plot(o); }); });

@@ -68,7 +68,7 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
     return;
   }
   const ImVec2 line[2] = {ImVec2(p.x, cy), ImVec2(p.x + w, cy)};
-  polyline(dl, line, 2, c, lw, s.dashed);
+  if (!s.points) polyline(dl, line, 2, c, lw, s.dashed);
   dl->AddCircleFilled(ImVec2(p.x + w * 0.5f, cy), mr, c);
 }
 
@@ -203,12 +203,12 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
         }
       }
       if (s.bars) continue;
-      for (size_t start = 0; start + 1 < n; start += kChunk - 1) {  // consecutive pieces share a point
+      for (size_t start = 0; !s.points && start + 1 < n; start += kChunk - 1) {  // consecutive pieces share a point
         const size_t m = std::min(kChunk, n - start);
         for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
         polyline(dl, pts, int(m), c, lw, s.dashed);
       }
-      for (size_t k = 0; k < n; ++k) dl->AddCircleFilled(lay.point(f, s, k), mr, c);
+      for (size_t k = 0; k < n; ++k) dl->AddCircleFilled(lay.point(f, s, k), s.points ? 1.8f * mr : mr, c);
     }
   dl->AddRect(a0, a1, st.frame);
 

@@ -173,7 +173,7 @@ const char* figure_name(FigureKind k) {
 FigureKind parse_figure(const std::string& s) {
   for (FigureKind k : kFigureKinds)
     if (s == figure_name(k)) return k;
-  throw InputError("unknown figure '" + s + "' (expected bc, tflops or memory)");
+  throw InputError("unknown figure '" + s + "' (expected bc, tflops or memory; flashstep plot also draws all and roofline)");
 }
 
 double Axis::fraction(double v) const {

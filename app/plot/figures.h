@@ -39,6 +39,7 @@ struct Series {
   bool bars = false;         // drawn as bars from the axis' bottom
   bool right = false;        // against the right-hand y axis
   bool dashed = false;       // causal masks
+  bool points = false;       // markers only, no line between them (the roofline's kernels)
   int colour = 0;            // index into the drawing's palette
 };
 

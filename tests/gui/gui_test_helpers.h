@@ -12,6 +12,14 @@ inline std::string out_path(const std::string& name) {
   return std::string(FLASHSTEP_GUI_TEST_OUT) + "/" + name;
 }
 
+// A fresh, empty folder for one test's files.
+inline std::string fresh_dir(const std::string& name) {
+  const std::string dir = out_path(name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 inline nlohmann::json load_json(const std::string& path) {
   std::ifstream in(path);
   REQUIRE(in.good());

@@ -446,3 +446,42 @@ TEST_CASE("the compare view with a snapshot folder: not blank, and its tiles cha
   REQUIRE(red(ib) > red(ia) + 100);  // one cell of at least 10 x 10 pixels
   REQUIRE(pixels_differing(ia, ib) > 5000);
 }
+
+TEST_CASE("the course: every chapter's first page renders, in the default display and in presentation mode", "[gui][course]") {
+  const std::string settings = out_path("course-shots-settings.json");
+  fs::remove(settings);
+  const char* ids[] = {"memory-bound", "safe-softmax", "online-softmax", "tiling", "algorithm-1", "io-complexity",
+                       "fa2-order", "masks-dropout-fusion", "backward", "gpu"};
+  for (const char* id : ids)
+    for (const std::string& mode : {std::string(""), std::string(" --presentation")}) {
+      const std::string tag = std::string("course-") + id + (mode.empty() ? "" : "-pres");
+      const std::string png = out_path(tag + ".png"), js = out_path(tag + ".json");
+      const Result r = run_gui(std::string("--settings ") + settings + " --course " + id + mode + " --screenshot " + png +
+                                   " --dump-state " + js,
+                               tag);
+      INFO(id << mode << ": " << r.output);
+      REQUIRE(r.code == 0);
+      const Image im = load_png(png);
+      CHECK(distinct_colours(im) > 60);
+      const nlohmann::json j = load_json(js);
+      CHECK(j["course"]["active"] == true);
+      CHECK(j["course"]["chapter"] == id);
+      CHECK(j["course"]["page"] == 1);
+      // The centre keeps at least 40% of the window whatever the text size.
+      CHECK(j["course"]["centre_w"].get<double>() >= 0.4 * 1600 - 1);
+    }
+  // 1280x720 in presentation mode, on the lesson's page: the centre still gets its share.
+  const std::string png = out_path("course-720.png"), js = out_path("course-720.json");
+  const Result r = run_gui("--settings " + settings + " --course online-softmax --presentation --size 1280x720 --screenshot " +
+                               png + " --dump-state " + js,
+                           "course-720");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(load_json(js)["course"]["centre_w"].get<double>() >= 0.4 * 1280 - 1);
+  // A page and an unknown chapter.
+  CHECK(run_gui("--settings " + settings + " --course algorithm-1 --page 2 --screenshot " + out_path("course-p2.png"),
+                "course-p2").code == 0);
+  const Result bad = run_gui("--settings " + settings + " --course nope --screenshot " + out_path("nope.png"), "course-bad");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.rfind("flashstep: error: unknown chapter 'nope'", 0) == 0);
+}

@@ -17,14 +17,6 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-// A fresh folder for one test's files.
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = out_path(name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }

@@ -1,0 +1,264 @@
+#include "app/course/builder.h"
+
+#include "core/backward.h"
+#include "core/run.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace flashstep::course {
+
+std::string format_number(double x, int digits) {
+  if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+  if (std::isnan(x)) return "nan";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
+
+std::string src_step(const std::string& run, int64_t k, const std::string& field, int64_t r, int64_t c) {
+  std::string s = "trace." + run + ".step." + std::to_string(k) + "." + field;
+  if (r >= 0) s += "." + std::to_string(r);
+  if (c >= 0) s += "." + std::to_string(c);
+  return s;
+}
+std::string src_total(const std::string& run, const std::string& field) { return "trace." + run + ".totals." + field; }
+std::string src_tiling(const std::string& run, const std::string& field) { return "tiling." + run + "." + field; }
+std::string src_problem(const std::string& run, const std::string& field) { return "problem." + run + "." + field; }
+std::string src_closed(const std::string& run, const std::string& sched, const std::string& field) {
+  return "closed." + run + "." + sched + "." + field;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The course's problems
+
+namespace {
+
+struct Sizes {
+  int64_t n, d, M;
+};
+// Seed 1 is the tiny preset; the others keep Tr, Tc small enough to step through by hand.
+constexpr Sizes kSizes[] = {{8, 4, 64}, {12, 4, 64}, {16, 8, 128}, {8, 8, 96}, {12, 4, 48}, {16, 4, 64}};
+
+Sizes sizes_for(uint64_t seed) { return kSizes[(seed == 0 ? 0 : seed - 1) % (sizeof kSizes / sizeof kSizes[0])]; }
+
+ProblemSpec spec_of(Sizes z, uint64_t seed) {
+  ProblemSpec s;
+  s.nq = s.nk = z.n;
+  s.d = z.d;
+  s.M = z.M;
+  s.seed = seed;
+  s.pattern = "random";
+  return s;
+}
+
+}  // namespace
+
+RunDecl tiny_run(uint64_t seed) { return {"tiny", spec_of(sizes_for(seed), seed), false, true, "tiny"}; }
+
+RunDecl fa2_run(uint64_t seed) {
+  RunDecl r{"fa2", spec_of(sizes_for(seed), seed), false, true, "fa1-vs-fa2"};
+  r.spec.schedule = Schedule::fa2;
+  return r;
+}
+
+RunDecl causal_run(uint64_t seed) {
+  Sizes z = sizes_for(seed);
+  z.n += 4;  // seed 1: Nq = Nk = 12, the causal preset
+  RunDecl r{"causal", spec_of(z, seed), false, true, "causal"};
+  r.spec.options.mask.causal = true;
+  return r;
+}
+
+RunDecl dropout_run(uint64_t seed) {
+  RunDecl r = causal_run(seed);
+  r.name = "dropout";
+  r.preset = "dropout-bf16";
+  r.spec.schedule = Schedule::fa2;
+  r.spec.options.dropout = 0.2;
+  r.spec.options.dtype = Dtype::bf16;
+  return r;
+}
+
+RunDecl backward_run(uint64_t seed) {
+  RunDecl r = tiny_run(seed);
+  r.name = "backward";
+  r.preset = "backward";
+  r.backward = true;
+  return r;
+}
+
+RunDecl standard_twin(const RunDecl& r, const std::string& name, bool record) {
+  RunDecl t = r;
+  t.name = name;
+  t.preset = "";
+  t.record = record;
+  t.spec.schedule = Schedule::standard;
+  return t;
+}
+
+RunDecl head_run(uint64_t seed, Schedule s) {
+  ProblemSpec p = spec_of({seed % 2 == 1 ? 1024 : 2048, 64, 16384}, seed);
+  p.schedule = s;
+  const std::string name = std::string("head-") + schedule_name(s);
+  // The standard run is recorded (its three kernels are read off its steps); the fused ones
+  // need only their totals.
+  return {name, p, false, s == Schedule::standard, seed == 1 ? "gpt2-medium" : ""};
+}
+
+std::string sizes_text(const ProblemSpec& s) {
+  char buf[160];
+  if (s.nq == s.nk)
+    std::snprintf(buf, sizeof buf, "Nq = Nk = %lld, d = %lld, M = %lld", (long long)s.nq, (long long)s.d, (long long)s.M);
+  else
+    std::snprintf(buf, sizeof buf, "Nq = %lld, Nk = %lld, d = %lld, M = %lld", (long long)s.nq, (long long)s.nk,
+                  (long long)s.d, (long long)s.M);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The builder
+
+ChapterBuilder::ChapterBuilder(const std::string& id, uint64_t seed) {
+  ch_.id = id;
+  ch_.seed = seed;
+  for (const ChapterInfo& c : chapter_list())
+    if (id == c.id) ch_.title = c.title;
+}
+
+const Trace& ChapterBuilder::add_run(const RunDecl& d) {
+  const Problem p = make_problem(d.spec);
+  const Tiling t = make_tiling(p);
+  RunOptions opt;
+  opt.record = d.record;
+  Mat dO;
+  if (d.backward) {  // as `flashstep run --backward` and the app make it
+    dO = make_grad_output(p, d.spec.pattern);
+    opt.dO = &dO;
+  }
+  auto tr = std::make_shared<Trace>(run_problem(p, t, opt));
+  traces_[d.name] = tr;
+  ch_.runs.push_back(d);
+  return *tr;
+}
+
+const Trace& ChapterBuilder::trace(const std::string& name) const {
+  auto it = traces_.find(name);
+  if (it == traces_.end()) throw InputError("course: no run named " + name);
+  return *it->second;
+}
+
+const Lesson& ChapterBuilder::add_lesson(const LessonDecl& d) {
+  ch_.lessons.push_back(d);
+  return lessons_[d.name] = run_lesson(d.values, d.block);
+}
+
+ChapterBuilder& ChapterBuilder::page(const std::string& title, const Scene& scene) {
+  Page p;
+  p.title = title;
+  p.scene = scene;
+  ch_.pages.push_back(std::move(p));
+  return *this;
+}
+
+Page& ChapterBuilder::cur() {
+  if (ch_.pages.empty()) throw InputError("course: text before the first page");
+  return ch_.pages.back();
+}
+
+ChapterBuilder& ChapterBuilder::t(const std::string& text) {
+  cur().text += text;
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::f(const std::string& formula) {
+  Page& p = cur();
+  p.notation.emplace_back(p.text.size(), p.text.size() + formula.size());
+  p.text += formula;
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::num(double x, const std::string& source, int digits) {
+  Page& p = cur();
+  Number n{source, x, format_number(x, digits), p.text.size()};
+  p.text += n.text;
+  p.numbers.push_back(std::move(n));
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::integer(int64_t x, const std::string& source) {
+  Page& p = cur();
+  Number n{source, double(x), std::to_string(x), p.text.size()};
+  p.text += n.text;
+  p.numbers.push_back(std::move(n));
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::step_ref(const std::string& run, int64_t k) {
+  t("step ");  // the app's numbering: the slider's "step n" has n steps applied, the last being index n - 1
+  return integer(k + 1, "trace." + run + ".applied." + std::to_string(k));
+}
+
+Question& ChapterBuilder::add_question(const std::string& id, Question::Kind kind, const std::string& prompt,
+                                       const std::string& hint, Panel panel) {
+  Question q;
+  q.id = id;
+  q.kind = kind;
+  q.prompt = prompt;
+  q.hint = hint;
+  q.hint_panel = panel;
+  cur().questions.push_back(std::move(q));
+  return cur().questions.back();
+}
+
+Question& ChapterBuilder::ask_number(const std::string& id, const std::string& prompt, double answer,
+                                     const std::string& source, double rel_tol, const std::string& hint, Panel panel) {
+  Question& q = add_question(id, Question::Kind::number, prompt, hint, panel);
+  q.answer = answer;
+  q.answer_source = source;
+  q.rel_tol = rel_tol;
+  // A value near 0 would make a relative tolerance impossibly tight: then an absolute one.
+  q.abs_tol = std::abs(answer) < 1e-3 ? 1e-4 : 0;
+  char tol[64];
+  std::snprintf(tol, sizeof tol, "within %g%%", rel_tol * 100);
+  q.tolerance_text = q.abs_tol > 0 ? "within 0.0001" : tol;
+  q.answer_text = format_number(answer, 6);
+  return q;
+}
+
+Question& ChapterBuilder::ask_integer(const std::string& id, const std::string& prompt, int64_t answer,
+                                      const std::string& source, const std::string& hint, Panel panel) {
+  Question& q = ask_number(id, prompt, double(answer), source, 0, hint, panel);
+  q.abs_tol = 0.5;  // whole numbers: exactly
+  q.tolerance_text = "exactly";
+  q.answer_text = std::to_string(answer);
+  return q;
+}
+
+Question& ChapterBuilder::ask_choice(const std::string& id, const std::string& prompt,
+                                     const std::vector<std::string>& choices, int correct, const std::string& hint,
+                                     Panel panel) {
+  Question& q = add_question(id, Question::Kind::choice, prompt, hint, panel);
+  q.choices = choices;
+  q.correct = correct;
+  q.answer = correct;
+  q.answer_text = std::string(1, char('a' + correct));
+  q.tolerance_text = "one letter";
+  return q;
+}
+
+Question& ChapterBuilder::ask_budget(const std::string& id, const std::string& prompt, const RunDecl& run,
+                                     int64_t budget_bytes, int64_t max_M, const std::string& answer_text,
+                                     const std::string& hint, Panel panel) {
+  Question& q = add_question(id, Question::Kind::budget, prompt, hint, panel);
+  q.budget_run = run;
+  q.budget_bytes = budget_bytes;
+  q.budget_max_M = max_M;
+  q.answer_text = answer_text;
+  q.tolerance_text = "checked by the simulator";
+  return q;
+}
+
+Chapter ChapterBuilder::finish() { return std::move(ch_); }
+
+}  // namespace flashstep::course

@@ -1,0 +1,242 @@
+// Chapters 4-6: tiling, algorithm-1, io-complexity.
+#include "app/course/builder.h"
+#include "core/closed_form.h"
+#include "core/run.h"
+
+#include <cmath>
+
+namespace flashstep::course {
+
+namespace {
+
+// The bytes of the four d-wide tiles (Q_i, K_j, V_j, O_i) in SRAM after a step.
+int64_t tile_bytes(const Trace& t, const Step& s) {
+  int64_t b = 0;
+  for (Slot sl : {Slot::Qi, Slot::Kj, Slot::Vj, Slot::Oi})
+    b += s.sram_elems[size_t(sl)] * slot_elem_bytes(sl, t.problem.bytes_per_elem);
+  return b;
+}
+
+RunDecl variant(const RunDecl& base, const std::string& name, int64_t M) {
+  RunDecl r = base;
+  r.name = name;
+  r.preset = "";
+  r.spec.M = M;
+  r.record = false;
+  return r;
+}
+
+}  // namespace
+
+Chapter chapter_tiling(uint64_t seed) {
+  ChapterBuilder b("tiling", seed);
+  const RunDecl rd = tiny_run(seed);
+  const Trace& tr = b.add_run(rd);
+  const RunDecl r2 = variant(rd, "tiny_2M", 2 * rd.spec.M);
+  const Trace& t2 = b.add_run(r2);
+  b.problem_text("the tiny problem: " + sizes_text(rd.spec) + ", seed " + std::to_string(seed));
+  const Tiling& T = tr.tiling;
+  const std::string n = rd.name;
+  const Scene s1 = scene(n, find_step(tr, Role::load_q, 0, 0) + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::memory});
+  b.page("Block sizes from M", s1)
+      .t("SRAM holds M = ").integer(T.M, src_tiling(n, "M"))
+      .t(" elements here. Algorithm 1 keeps four d-wide tiles on chip, Q_i, K_j, V_j and O_i, and gives each a quarter "
+         "of SRAM: Bc = ceil(M / 4d) = ceil(").integer(T.M, src_tiling(n, "M")).t(" / ")
+      .integer(4 * rd.spec.d, "4 * " + src_problem(n, "d")).t(") = ").integer(T.Bc, src_tiling(n, "Bc"))
+      .t(" rows of K and V per block, and Br = min(Bc, d) = ").integer(T.Br, src_tiling(n, "Br"))
+      .t(" rows of Q and O. Q is cut into Tr = ceil(Nq / Br) = ").integer(T.Tr, src_tiling(n, "Tr"))
+      .t(" blocks, K and V into Tc = ceil(Nk / Bc) = ").integer(T.Tc, src_tiling(n, "Tc"))
+      .t(" blocks. The Tiles view draws the blocks as a grid: Q on the left, K^T above, V^T below the score tiles.");
+  b.ask_integer("bc-2m", "If M were doubled (same d), what would Bc be?", t2.tiling.Bc, src_tiling(r2.name, "Bc"),
+                "Bc = ceil(M / 4d) with twice the M.", Panel::none);
+  b.ask_integer("pairs-2m", "And how many (i, j) tile pairs would Algorithm 1 visit then (Tr x Tc)?",
+                t2.tiling.Tr * t2.tiling.Tc, src_tiling(r2.name, "Tr") + " * " + src_tiling(r2.name, "Tc"),
+                "Tr = ceil(Nq / Br) with Br = min(Bc, d); Tc = ceil(Nk / Bc).", Panel::none);
+
+  const int64_t k = find_step(tr, Role::update_o, 0, 0);
+  const Step& st = tr.steps[size_t(k)];
+  const Scene s2 = scene(n, k + 1, CentreView::tiles, Panel::memory, {Panel::algorithm, Panel::memory});
+  b.page("What lives in SRAM", s2)
+      .t("At ").step_ref(n, k).t(" (").t(role_label(tr, Role::update_o)).t(") SRAM holds Q_i and O_i (Br x d each) and "
+         "K_j, V_j (Bc x d each): ").integer(tile_bytes(tr, st), src_step(n, k, "tile_bytes"))
+      .t(" B of the ").integer(T.tile_capacity * tr.problem.bytes_per_elem, src_tiling(n, "tile_capacity") + " * " + src_problem(n, "bytes_per_elem"))
+      .t(" B budget. The score tile S_ij (Br x Bc) and the row statistics m_i, l_i, m~_ij, l~_ij are on-chip scratch "
+         "(registers on a GPU): with them the chip holds ").integer(st.sram_bytes, src_step(n, k, "sram_bytes"))
+      .t(" B at this step. The Memory panel's SRAM bar shows the same split.");
+  b.ask_integer("peak-tiles", "What is the largest number of bytes the four tiles take at any step of this run?",
+                tr.totals.peak_tile_bytes, src_total(n, "peak_tile_bytes"),
+                "The Memory panel's SRAM section: the tiles' peak against the budget.", Panel::memory);
+
+  const Scene s3 = scene(n, find_step(tr, Role::scores, 0, 0) + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::softmax});
+  b.page("Why Br is capped at d", s3)
+      .t("S_ij = tau Q_i K_j^T is Br x Bc. With Br = min(Bc, d) the score tile has at most Bc d elements, no more "
+         "than one d-wide tile, so it fits beside the four tiles. Here Br Bc = ")
+      .integer(T.Br * T.Bc, src_tiling(n, "Br") + " * " + src_tiling(n, "Bc")).t(" against Bc d = ")
+      .integer(T.Bc * rd.spec.d, src_tiling(n, "Bc") + " * " + src_problem(n, "d"))
+      .t(". Without the cap, a small d with a large M would make S_ij far larger than SRAM.");
+  b.ask_choice("why-cap", "Why does Algorithm 1 take Br = min(Bc, d)?",
+               {"so that S_ij (Br x Bc) is no larger than one d-wide tile", "because Q has only d rows",
+                "so that Tr equals Tc"},
+               0, "Compare the score tile's size Br x Bc with a d-wide tile's Bc x d.", Panel::memory);
+  return b.finish();
+}
+
+Chapter chapter_algorithm_1(uint64_t seed) {
+  ChapterBuilder b("algorithm-1", seed);
+  const RunDecl rd = tiny_run(seed);
+  const Trace& tr = b.add_run(rd);
+  b.problem_text("the tiny problem: " + sizes_text(rd.spec) + ", seed " + std::to_string(seed));
+  const std::string n = rd.name;
+  const Tiling& T = tr.tiling;
+  const int upd_line = role_line_number(tr, Role::update_o);
+  const Scene s1 = scene(n, 1, CentreView::tiles, Panel::algorithm, {Panel::algorithm, Panel::memory});
+  b.page("The loops", s1)
+      .t("Algorithm 1 initialises ").f("O = 0, l = 0, m = -inf").t(" in HBM (").t(role_label(tr, Role::init))
+      .t("), then runs j over the Tc = ").integer(T.Tc, src_tiling(n, "Tc"))
+      .t(" K/V blocks outside and i over the Tr = ").integer(T.Tr, src_tiling(n, "Tr"))
+      .t(" Q blocks inside. Each (i, j) takes six lines: load Q_i, O_i, l_i, m_i; S_ij; P~_ij with m~, l~; the merge; "
+         "the O update and its write; the write of l_i, m_i. With the load of K_j, V_j per j the run has ")
+      .f("1 + Tc (1 + 6 Tr)").t(" = ").integer(int64_t(tr.steps.size()), src_total(n, "steps"))
+      .t(" steps. Space or Right steps through them in the app; the Algorithm panel highlights the line.");
+  b.ask_integer("o-writes", "How many times does the run write an O block to HBM at " + role_label(tr, Role::update_o) + "?",
+                count_steps(tr, Role::update_o), "trace." + n + ".count." + std::to_string(upd_line),
+                "Once per (i, j) pair: Tr x Tc.", Panel::algorithm);
+
+  // The O update of row block 0 at its second K/V block (the first has nothing to rescale).
+  const int64_t j = T.Tc > 1 ? 1 : 0;
+  const int64_t ku = find_step(tr, Role::update_o, 0, j), km = find_step(tr, Role::merge, 0, j);
+  const int64_t kp = find_step(tr, Role::softmax, 0, j);
+  const Step& M = tr.steps[size_t(km)];
+  const Step& U = tr.steps[size_t(ku)];
+  const Mat& Pt = tr.steps[size_t(kp)].tile;
+  const Mat PV = Pt * tr.problem.V.block(j * T.Bc, 0, Pt.cols(), tr.problem.d);
+  const Mat* O_old = nullptr;  // O_0 as the previous update wrote it
+  int64_t kprev = -1;
+  if (j > 0) {
+    kprev = find_step(tr, Role::update_o, 0, j - 1);
+    O_old = &tr.steps[size_t(kprev)].writes.front().data;
+  }
+  const Mat& O_new = U.writes.front().data;
+  const Scene s2 = scene(n, ku + 1, CentreView::tiles, Panel::softmax, {Panel::algorithm, Panel::softmax});
+  b.page("The O update, with this step's numbers", s2)
+      .t("At ").step_ref(n, ku).t(" (").t(role_label(tr, Role::update_o)).t(", i = ").integer(U.i, src_step(n, ku, "i"))
+      .t(", j = ").integer(U.j, src_step(n, ku, "j"))
+      .t(") the O block is updated as ").f("O_i <- diag(l_i^new)^-1 (diag(l_i) e^(m_i - m_i^new) O_i + e^(m~_ij - m_i^new) "
+         "P~_ij V_j)").t(". Why: O_i holds the softmax-weighted sum of the blocks seen so far, normalised by l_i around m_i; "
+         "multiplying by l_i undoes the normalisation, the exponential moves it onto the new max, the new block's "
+         "P~_ij V_j is moved there too, and dividing by l_i^new normalises again.\n\nFor the first row of the block: l_i = ")
+      .num(M.l_old(0), src_step(n, km, "l_old", 0)).t(", m_i = ").num(M.m_old(0), src_step(n, km, "m_old", 0))
+      .t(", m~_ij = ").num(tr.steps[size_t(kp)].m_tilde(0), src_step(n, kp, "m_tilde", 0))
+      .t(", m_i^new = ").num(M.m_new(0), src_step(n, km, "m_new", 0)).t(", l_i^new = ").num(M.l_new(0), src_step(n, km, "l_new", 0))
+      .t("; e^(m_i - m_i^new) = ").num(M.alpha(0), src_step(n, km, "alpha", 0)).t(", e^(m~_ij - m_i^new) = ")
+      .num(M.beta(0), src_step(n, km, "beta", 0)).t(". In its first column, O_i was ");
+  if (O_old) b.num((*O_old)(0, 0), src_step(n, kprev, "write.O", 0, 0));
+  else b.t("zero");
+  b.t(" and (P~_ij V_j) is ").num(PV(0, 0), src_step(n, kp, "pv", 0, 0)).t(", so the new value is ")
+      .num(O_new(0, 0), src_step(n, ku, "write.O", 0, 0)).t(", the number written to HBM at this step.");
+  b.ask_number("beta-row1", "At this step, what is e^(m~_ij - m_i^new) for the second row of the block?", M.beta(1),
+               src_step(n, km, "beta", 1), 0.001, "The Online softmax state panel: the e^(m~ - m_new) column.", Panel::softmax);
+  b.ask_number("o-row1", "What value does this step write to O for the second row of the block, first column?",
+               O_new(1, 0), src_step(n, ku, "write.O", 1, 0), 0.01,
+               "Apply the formula to the second row (the panel lists l, m, the rescale factors), or hover O's cell in the "
+               "Tiles view after the step.",
+               Panel::tiles);
+
+  const Scene s3 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  b.page("After the last block", s3)
+      .t("After ").step_ref(n, int64_t(tr.steps.size()) - 1)
+      .t(", the last, every row of O has seen every key: O = softmax(tau Q K^T) V, and the Memory panel's table shows its error "
+         "against the float64 reference. Its first entry is ")
+      .num(tr.O(0, 0), "trace." + n + ".O.0.0").t(". The run moved ")
+      .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B to HBM for ")
+      .integer(tr.totals.flops, src_total(n, "flops")).t(" FLOPs.");
+  b.ask_integer("reads", "How many bytes did this run read from HBM in total?", tr.totals.hbm_read_bytes,
+                src_total(n, "hbm_read_bytes"), "The Memory panel: the HBM read total (or the fa1 column of its table).",
+                Panel::memory);
+  return b.finish();
+}
+
+Chapter chapter_io_complexity(uint64_t seed) {
+  ChapterBuilder b("io-complexity", seed);
+  const RunDecl rd = tiny_run(seed);
+  const Trace& tr = b.add_run(rd);
+  const RunDecl rs = standard_twin(rd, "tiny_standard");
+  const Trace& ts = b.add_run(rs);
+  // The M sweep on a problem large enough for the block sizes to matter.
+  RunDecl mid{"mid", {}, false, false, ""};
+  mid.spec.nq = mid.spec.nk = 64 + 32 * int64_t((seed - 1) % 3);
+  mid.spec.d = 16;
+  mid.spec.seed = seed;
+  const int64_t Ms[] = {256, 512, 1024, 2048};
+  std::vector<const Trace*> sweep;
+  for (int64_t M : Ms) sweep.push_back(&b.add_run(variant(mid, "mid_M" + std::to_string(M), M)));
+  RunDecl ms = mid;
+  ms.name = "mid_standard";
+  ms.spec.schedule = Schedule::standard;
+  const Trace& mst = b.add_run(ms);
+  b.problem_text("the tiny problem " + sizes_text(rd.spec) + " and Nq = Nk = " + std::to_string(mid.spec.nq) +
+                 ", d = 16 for the sweep, seed " + std::to_string(seed));
+  const std::string n = rd.name;
+  const int bpe = tr.problem.bytes_per_elem;
+  const TrafficForm cf = fa1_traffic(rd.spec.nq, rd.spec.nk, rd.spec.d, tr.tiling.Tc);
+  const Scene s1 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  b.page("Algorithm 1's bytes against standard attention's", s1)
+      .t("Algorithm 1 reads K and V once (").f("2 Nk d").t(") but Q_i, O_i, l_i, m_i at every (i, j) (")
+      .f("Tc Nq (2d + 2)").t("), and writes O_i, l_i, m_i at every (i, j). In the tiny problem it read ")
+      .integer(tr.totals.hbm_read_bytes, src_total(n, "hbm_read_bytes")).t(" B (closed form ")
+      .integer(cf.read_bytes(bpe), src_closed(n, "fa1", "read_bytes")).t(" B) and wrote ")
+      .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B (closed form ")
+      .integer(cf.write_bytes(bpe), src_closed(n, "fa1", "write_bytes")).t(" B). Standard attention moved ")
+      .integer(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, src_total(rs.name, "bytes"))
+      .t(" B in all, so Algorithm 1 moved ")
+      .num(double(tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes) / double(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes),
+           src_total(n, "bytes") + " / " + src_total(rs.name, "bytes"))
+      .t(" times as many. With N this small the two are close: standard attention's S and P grow as N^2, Algorithm "
+         "1's repeated reads of Q_i, O_i, l_i, m_i as Tc N, and Tc falls as M grows. The Memory panel's table shows "
+         "all three schedules beside their closed forms.");
+  b.ask_integer("fa1-bytes", "How many bytes did Algorithm 1 move in all (read + written)?",
+                tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes, src_total(n, "bytes"),
+                "Add the two totals on this page, or read the Memory panel's fa1 column.", Panel::memory);
+
+  const Scene s2 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  b.page("The M sweep: Theta(N^2 d^2 / M) against Theta(N d + N^2)", s2)
+      .t("Theorem 2: Algorithm 1 needs Theta(N^2 d^2 / M) HBM accesses, standard attention Theta(N d + N^2). With Nq "
+         "= Nk = ").integer(mid.spec.nq, src_problem("mid_M256", "nq")).t(", d = ").integer(mid.spec.d, src_problem("mid_M256", "d"))
+      .t(", the simulator's reads for growing M:\n");
+  for (size_t k = 0; k < sweep.size(); ++k) {
+    const std::string rn = "mid_M" + std::to_string(Ms[k]);
+    b.t("  M = ").integer(Ms[k], src_problem(rn, "M")).t(": Bc = ").integer(sweep[k]->tiling.Bc, src_tiling(rn, "Bc"))
+        .t(", Tc = ").integer(sweep[k]->tiling.Tc, src_tiling(rn, "Tc")).t(", reads ")
+        .integer(sweep[k]->totals.hbm_read_bytes, src_total(rn, "hbm_read_bytes")).t(" B\n");
+  }
+  b.t("Standard attention reads ").integer(mst.totals.hbm_read_bytes, src_total(ms.name, "hbm_read_bytes"))
+      .t(" B whatever M is. Each doubling of M halves Tc, and with it the repeated reads of Q, O, l, m.");
+  b.ask_number("sweep-ratio",
+               "By what factor do Algorithm 1's reads drop from the second-largest M of the sweep to the largest?",
+               double(sweep[2]->totals.hbm_read_bytes) / double(sweep[3]->totals.hbm_read_bytes),
+               src_total("mid_M1024", "hbm_read_bytes") + " / " + src_total("mid_M2048", "hbm_read_bytes"), 0.01,
+               "Divide the two reads listed on this page.", Panel::none);
+
+  // The budget challenge: the paper's block sizes at the largest M meet it; the run's M does not.
+  const int64_t max_M = Ms[3];
+  const Trace& best = *sweep[3];
+  const int64_t budget = best.totals.hbm_read_bytes + 1;
+  const Scene s3 = scene(n, 0, CentreView::tiles, Panel::memory, {Panel::memory});
+  b.page("Budget challenge", s3)
+      .t("Pick Br, Bc and M (at most ").integer(max_M, src_problem("mid_M2048", "M"))
+      .t(" elements) for the sweep's problem so that Algorithm 1 reads fewer than ")
+      .integer(budget, src_total("mid_M2048", "hbm_read_bytes") + " + 1")
+      .t(" B from HBM. The four tiles must fit: ").f("2 (Br + Bc) d").t(" elements at most M rounded up to whole tile "
+         "rows. The simulator runs your choice and counts the bytes. Type it as Br,Bc,M.");
+  char answer[64];
+  std::snprintf(answer, sizeof answer, "%lld,%lld,%lld", (long long)best.tiling.Br, (long long)best.tiling.Bc,
+                (long long)max_M);
+  RunDecl q = mid;
+  q.name = "mid";
+  b.ask_budget("budget", "Your Br,Bc,M:", q, budget, max_M, answer,
+               "Reads fall as Tc = ceil(Nk / Bc) falls: make Bc as large as the tiles allow at the largest M.",
+               Panel::memory);
+  return b.finish();
+}
+
+}  // namespace flashstep::course

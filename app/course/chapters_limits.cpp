@@ -1,0 +1,236 @@
+// Chapters 1-3: memory-bound, safe-softmax, online-softmax.
+#include "app/course/builder.h"
+#include "app/course/roofline.h"
+#include "core/l2_cache.h"
+
+#include <cfloat>
+#include <cmath>
+
+namespace flashstep::course {
+
+namespace {
+
+const std::string kDev = "device.h200.";
+
+// The largest finite bf16: float32's exponent range with 8 significant bits, (2 - 2^-7) 2^127.
+double bf16_max() { return std::ldexp(2.0 - std::ldexp(1.0, -7), 127); }
+
+}  // namespace
+
+Chapter chapter_memory_bound(uint64_t seed) {
+  ChapterBuilder b("memory-bound", seed);
+  const RunDecl tiny_std = standard_twin(tiny_run(seed), "tiny_standard", true);
+  const Trace& ts = b.add_run(tiny_std);
+  const RunDecl hs = head_run(seed, Schedule::standard), h1 = head_run(seed, Schedule::fa1),
+                h2 = head_run(seed, Schedule::fa2);
+  const Trace& st = b.add_run(hs);
+  const Trace& a1 = b.add_run(h1);
+  const Trace& a2 = b.add_run(h2);
+  auto roof = std::make_shared<Roofline>(make_roofline(st, hs.name, a1, h1.name, a2, h2.name));
+  add_measured(*roof, load_json_file(default_bench_path()), "assets/bench/h200.json");
+  b.problem_text("one head: " + sizes_text(hs.spec) + " (float32), and the tiny problem " + sizes_text(tiny_std.spec));
+  const GpuSpec& g = find_gpu("h200");
+  const DeviceCeilings& D = kH200;
+
+  const Scene s1 = scene(tiny_std.name, int64_t(ts.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  b.page("FLOPs against bytes", s1)
+      .t("A kernel does arithmetic (FLOPs) and moves data between HBM and the chip (bytes). On the ")
+      .t(D.name).t(", HBM delivers ").num(D.hbm_bytes_per_s / 1e12, kDev + "hbm_bytes_per_s / 1e12")
+      .t(" TB/s, while the CUDA cores do ").num(D.fp32_flops / 1e12, kDev + "fp32_flops / 1e12")
+      .t(" TFLOP/s in float32 and the tensor cores ").num(D.bf16_tc_flops / 1e12, kDev + "bf16_tc_flops / 1e12")
+      .t(" TFLOP/s in bf16. A kernel that does fewer FLOPs per byte than peak / bandwidth waits for memory: "
+         "it is memory-bound; above that ridge it is math-bound.\n\n")
+      .t("The hierarchy: HBM holds ").num(D.hbm_bytes / 1e9, kDev + "hbm_bytes / 1e9")
+      .t(" GB off chip; the L2 cache ").num(double(g.l2_bytes) / 1048576.0, kDev + "l2_bytes / 1048576")
+      .t(" MiB; each of the ").integer(g.sms, kDev + "sms").t(" SMs has ")
+      .num(double(g.smem_per_sm_bytes) / 1024.0, kDev + "smem_per_sm_bytes / 1024")
+      .t(" KiB of shared memory (SRAM), ").num(double(g.sms * g.smem_per_sm_bytes) / 1048576.0, kDev + "sms * " + kDev + "smem_per_sm_bytes / 1048576")
+      .t(" MiB on the whole chip. A kernel reads its inputs from HBM into SRAM, computes, and writes its result "
+         "back: the Memory panel counts those bytes for every step of the simulated run. The tiny problem in "
+         "standard attention moved ").integer(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, src_total(tiny_std.name, "bytes"))
+      .t(" B for ").integer(ts.totals.flops, src_total(tiny_std.name, "flops")).t(" FLOPs.");
+  b.ask_number("ridge-fp32", "How many FLOPs per HBM byte must a float32 kernel do on the H200 to reach its peak (the ridge point)?",
+               ridge_point(D.fp32_flops, D), kDev + "fp32_flops / " + kDev + "hbm_bytes_per_s", 0.01,
+               "Divide the float32 peak by the HBM bandwidth (both on this page).", Panel::none);
+
+  const RooflineKernel& kS = roof->kernels[0];
+  const RooflineKernel& kP = roof->kernels[1];
+  const RooflineKernel& kO = roof->kernels[2];
+  const Scene s2 = scene(tiny_std.name, find_step(ts, Role::softmax, 0) + 1, CentreView::tiles, Panel::memory, {Panel::algorithm, Panel::memory});
+  b.page("Standard attention: three kernels", s2)
+      .t("Standard attention (Algorithm 0) runs three kernels, each through HBM: S = QK^T (writes S), P = softmax(S) "
+         "(reads S, writes P), O = PV (reads P). For one head with N = ")
+      .integer(hs.spec.nq, src_problem(hs.name, "nq")).t(", d = ").integer(hs.spec.d, src_problem(hs.name, "d"))
+      .t(" the simulator counts:\n");
+  for (const RooflineKernel* k : {&kS, &kP, &kO}) {
+    b.t("  " + k->label + ": ").num(k->flops / 1e6, k->flops_source + " / 1e6").t(" MFLOP, ")
+        .num(k->bytes / 1e6, k->bytes_source + " / 1e6").t(" MB");
+    if (k != &kS) b.t(", intensity ").num(k->intensity(), k->intensity_source()).t(" FLOP/B");  // kS's is asked
+    b.t("\n");
+  }
+  b.t("All three together: ").num((kS.flops + kP.flops + kO.flops) / (kS.bytes + kP.bytes + kO.bytes),
+                                 src_total(hs.name, "flops") + " / " + src_total(hs.name, "bytes"))
+      .t(" FLOP/B. The Tiles view shows the same kernels on the tiny problem: S and P are whole matrices in HBM, "
+         "row block by row block.");
+  b.ask_number("qk-intensity", "What is the arithmetic intensity of the S = QK^T kernel, in FLOP per byte (it grows with N)?",
+               kS.intensity(), kS.intensity_source(), 0.01,
+               "Its FLOPs over its bytes, both listed on this page (MFLOP / MB).", Panel::memory);
+  int worst = 0;
+  for (int k = 1; k < 3; ++k)
+    if (roof->kernels[size_t(k)].intensity() < roof->kernels[size_t(worst)].intensity()) worst = k;
+  b.ask_choice("furthest-below", "Which of the three kernels sits furthest below the ridge?",
+               {"S = QK^T", "P = softmax(S)", "O = PV"}, worst,
+               "The smallest FLOP per byte is the furthest left on the roofline.", Panel::roofline);
+
+  const RooflineKernel& f1 = roof->kernels[3];
+  const RooflineKernel& f2 = roof->kernels[4];
+  const Scene s3 = scene(tiny_std.name, 0, CentreView::roofline, Panel::roofline, {});
+  b.page("Kernel fusion and the roofline", s3)
+      .t("Fusing the three kernels into one keeps S and P on chip: FlashAttention's kernel reads Q, K, V and writes "
+         "O. Algorithm 1 here: ")
+      .num(f1.flops / 1e6, f1.flops_source + " / 1e6").t(" MFLOP over ").num(f1.bytes / 1e6, f1.bytes_source + " / 1e6")
+      .t(" MB, intensity ").num(f1.intensity(), f1.intensity_source()).t(" FLOP/B; FlashAttention-2: ")
+      .num(f2.intensity(), f2.intensity_source())
+      .t(" FLOP/B. The fused kernel does not beat the matmul kernels' intensity: it beats standard attention as a "
+         "whole, whose softmax drags it down. Standard attention moves ")
+      .num((kS.bytes + kP.bytes + kO.bytes) / f1.bytes, src_total(hs.name, "bytes") + " / " + f1.bytes_source)
+      .t(" times the bytes of Algorithm 1 for the same FLOPs.\n\nThe roofline draws both ceilings (float32 "
+         "and bf16 tensor cores) and the kernels at their intensity.");
+  for (const MeasuredPoint& p : roof->measured)
+    if (p.n == hs.spec.nq && (p.label == "fa1 fp32" || p.label == "standard fp32"))
+      b.t(" Measured on the H200 at this N (").t(p.label).t("): ").num(p.tflops, p.tflops_source)
+          .t(" TFLOP/s at ").num(p.intensity, p.intensity_source).t(" FLOP/B.");
+  b.t(" (The GPU kernel's blocks are larger than the simulated M gives, hence its higher intensity.)");
+  b.ask_number("bytes-ratio", "How many times the HBM bytes of fused Algorithm 1 do standard attention's three kernels move here?",
+               (kS.bytes + kP.bytes + kO.bytes) / f1.bytes, src_total(hs.name, "bytes") + " / " + f1.bytes_source, 0.01,
+               "The ratio is on this page; or add the three kernels' MB of the previous page and divide.", Panel::roofline);
+  Chapter ch = b.finish();
+  ch.roofline = roof;
+  return ch;
+}
+
+Chapter chapter_safe_softmax(uint64_t seed) {
+  ChapterBuilder b("safe-softmax", seed);
+  const RunDecl rd = tiny_run(seed);
+  const Trace& tr = b.add_run(rd);
+  b.problem_text("the tiny problem: " + sizes_text(rd.spec) + ", seed " + std::to_string(seed));
+  const double fp32_limit = std::log(double(FLT_MAX)), fp16_limit = std::log(65504.0);
+  const Scene s1 = scene(rd.name, 0, CentreView::tiles, Panel::none, {Panel::softmax});
+  b.page("Where exp overflows", s1)
+      .t("softmax(x)_k = e^(x_k) / sum_j e^(x_j). The largest float32 is ").num(double(FLT_MAX), "float.fp32_max")
+      .t(", so e^x overflows to inf once x > ln of it = ").num(fp32_limit, "float.fp32_exp_limit")
+      .t(": expf(").integer(int64_t(std::ceil(fp32_limit)), "float.fp32_exp_probe").t(") is ")
+      .t(std::isinf(std::exp(float(std::ceil(fp32_limit)))) ? "inf" : "finite")
+      .t(". bfloat16 keeps float32's exponent bits: its largest value is ").num(bf16_max(), "float.bf16_max")
+      .t(" and it overflows past ").num(std::log(bf16_max()), "float.bf16_exp_limit")
+      .t(". float16 overflows much sooner: its largest value is ").integer(65504, "float.fp16_max")
+      .t(". Two equal scores past the limit give inf / inf = NaN in every entry.");
+  b.ask_number("fp16-limit", "What is the largest x for which e^x is finite in float16 (two decimals)?", fp16_limit,
+               "float.fp16_exp_limit", 0.001, "Take the natural log of float16's largest value, given on this page.",
+               Panel::none);
+  b.ask_choice("naive-equal", "Two equal scores, both past the float32 limit, put through e^x / sum e^x in float32, give:",
+               {"one half each", "NaN in both (inf / inf)", "one and zero"}, 1,
+               "e^x is inf for both, and so is the sum.", Panel::none);
+
+  const int64_t k = find_step(tr, Role::softmax, 0, 0);
+  const Step& st = tr.steps[size_t(k)];
+  const Scene s2 = scene(rd.name, k + 1, CentreView::tiles, Panel::softmax, {Panel::algorithm, Panel::softmax});
+  b.page("Subtracting the max", s2)
+      .t("Safe softmax subtracts the row max m = max_j x_j first: ").f("e^(x_k - m) <= 1")
+      .t(" never overflows, and e^(x_k - m) / sum_j e^(x_j - m) equals the softmax because e^(-m) cancels. "
+         "Algorithm 1 does this per tile at ").t(role_label(tr, Role::softmax)).t(": at ").step_ref(rd.name, k)
+      .t(" (i = ").integer(st.i, src_step(rd.name, k, "i")).t(", j = ").integer(st.j, src_step(rd.name, k, "j"))
+      .t(") row 0 of S_ij has max m~ = ").num(st.m_tilde(0), src_step(rd.name, k, "m_tilde", 0))
+      .t(", so its largest P~ entry is exactly e^0; the row sums to l~ = ").num(st.l_tilde(0), src_step(rd.name, k, "l_tilde", 0))
+      .t(". The Online softmax state panel lists m~ and l~ for every row of the tile.");
+  b.ask_number("row1-max", "At this step, what is m~ (the row max of S_ij) for row 1 of the tile?", st.m_tilde(1),
+               src_step(rd.name, k, "m_tilde", 1), 0.001, "The Online softmax state panel: the m~_ij column, row 1.",
+               Panel::softmax);
+  b.ask_number("row1-sum", "And l~ (the sum of P~ over row 1)?", st.l_tilde(1), src_step(rd.name, k, "l_tilde", 1), 0.001,
+               "The Online softmax state panel: the l~_ij column, row 1.", Panel::softmax);
+  return b.finish();
+}
+
+Chapter chapter_online_softmax(uint64_t seed) {
+  ChapterBuilder b("online-softmax", seed);
+  const LessonDecl book{"book", {1, 2, 3, 4}, 2};  // the textbook chapter's example
+  const Lesson L = b.add_lesson(book);
+  const RunDecl rd = tiny_run(seed);
+  const Trace& tr = b.add_run(rd);
+  b.problem_text("the textbook's [1, 2, 3, 4] in blocks of 2, then row 0 of the tiny problem: " + sizes_text(rd.spec) +
+                 ", seed " + std::to_string(seed));
+  auto vals = [&](size_t from, size_t to) {
+    b.t("[");
+    for (size_t k = from; k < to; ++k) {
+      if (k > from) b.t(", ");
+      b.num(L.values[k], "lesson.book.values." + std::to_string(k));
+    }
+    b.t("]");
+  };
+  auto blk = [&](size_t k, const std::string& f) { return "lesson.book.blocks." + std::to_string(k) + "." + f; };
+  const LessonBlock& B0 = L.blocks[0];
+  const LessonBlock& B1 = L.blocks[1];
+  const Scene s1 = scene(rd.name, 0, CentreView::lesson, Panel::lesson, {}, "book", 1);
+  b.page("Softmax in blocks", s1).t("The softmax of ");
+  vals(0, L.values.size());
+  b.t(" in blocks of ").integer(int64_t(L.block), "lesson.book.block")
+      .t(": each block gets its own max m~ and sum l~, and a running pair (m, l) is merged block by block, starting "
+         "from ").f("m = -inf, l = 0").t(" (nothing seen).\n\nBlock 1 ");
+  vals(B0.begin, B0.end);
+  b.t(": m~ = ").num(B0.local_max, blk(0, "local_max")).t(", l~ = sum e^(x - m~) = ").num(B0.local_sum, blk(0, "local_sum"))
+      .t(". After it, m = ").num(B0.m_new, blk(0, "m_new")).t(" and l = ").num(B0.l_new, blk(0, "l_new"))
+      .t(". Block 2 ");
+  vals(B1.begin, B1.end);
+  b.t(" has the same spacing, so the same l~ = ").num(B1.local_sum, blk(1, "local_sum"))
+      .t(" around its own m~ = ").num(B1.local_max, blk(1, "local_max")).t(".");
+  b.ask_number("final-m", "After merging both blocks, what is the running max m?", B1.m_new, blk(1, "m_new"), 0.001,
+               "m_new = max(m, m~): the lesson view's 'm: old -> new' column.", Panel::lesson);
+  b.ask_number("final-l", "And the running sum l (three decimals)?", B1.l_new, blk(1, "l_new"), 0.001,
+               "l_new = e^(m - m_new) l + e^(m~ - m_new) l~: the 'l: old -> new' column.", Panel::lesson);
+
+  const Scene s2 = scene(rd.name, 0, CentreView::lesson, Panel::lesson, {}, "book", 2);
+  b.page("The merge: rescale onto the new max", s2)
+      .t("Merging block 2: m_new = max(").num(B1.m_old, blk(1, "m_old")).t(", ").num(B1.local_max, blk(1, "local_max"))
+      .t(") = ").num(B1.m_new, blk(1, "m_new")).t(". The old sum was taken around the old max, so it is rescaled by ")
+      .f("e^(m - m_new)").t(" before the new block's sum is added: l_new = ").num(B1.alpha, blk(1, "alpha")).t(" * ")
+      .num(B1.l_old, blk(1, "l_old")).t(" + ").num(B1.beta, blk(1, "beta")).t(" * ").num(B1.local_sum, blk(1, "local_sum"))
+      .t(" = ").num(B1.l_new, blk(1, "l_new")).t(". Then softmax(x)_k = e^(x_k - m) / l: ");
+  b.t("[");
+  for (size_t k = 0; k < L.online.size(); ++k) {
+    if (k) b.t(", ");
+    b.num(L.online[k], "lesson.book.online." + std::to_string(k));
+  }
+  b.t("]; the direct softmax differs from it by at most ").num(L.max_diff, "lesson.book.max_diff")
+      .t(". Type any vector into the lesson view's values field (or run flashstep lesson softmax with --values) "
+         "to try your own.");
+  b.ask_number("rescale", "By what factor was block 1's sum rescaled in the merge?", B1.alpha, blk(1, "alpha"), 0.001,
+               "e^(m_old - m_new): the lesson view's 'e^(m_old - m_new)' column, block 2.", Panel::lesson);
+
+  // Row 0 of the tiny problem's S, block by block: what Algorithm 1 merges at L11.
+  const int64_t Tc = tr.tiling.Tc;
+  const int64_t last = find_step(tr, Role::merge, 0, Tc - 1);
+  const Scene s3 = scene(rd.name, last + 1, CentreView::tiles, Panel::softmax, {Panel::algorithm, Panel::softmax});
+  b.page("Row 0 of your problem", s3).t("In attention every row of S goes through this. Row 0 of the tiny problem's S is ");
+  b.t("[");
+  std::vector<double> row;
+  for (int64_t j = 0; j < Tc; ++j) {
+    const int64_t ks = find_step(tr, Role::scores, 0, j);
+    const Mat& tile = tr.steps[size_t(ks)].tile;
+    for (int64_t c = 0; c < tile.cols(); ++c) {
+      if (!row.empty()) b.t(", ");
+      row.push_back(tile(0, c));
+      b.num(tile(0, c), src_step(rd.name, ks, "tile", 0, c));
+    }
+  }
+  const Step& m = tr.steps[size_t(last)];
+  b.t("], in Tc = ").integer(Tc, src_tiling(rd.name, "Tc")).t(" blocks of Bc = ").integer(tr.tiling.Bc, src_tiling(rd.name, "Bc"))
+      .t(". Algorithm 1 merges them at ").t(role_label(tr, Role::merge)).t("; after the last block (")
+      .step_ref(rd.name, last).t(") the running max of row 0 is m = ").num(m.m_new(0), src_step(rd.name, last, "m_new", 0))
+      .t(". The Online softmax state panel shows the merge.");
+  b.ask_number("row0-l", "What is the running sum l of row 0 after the last block (three significant digits at least)?",
+               m.l_new(0), src_step(rd.name, last, "l_new", 0), 0.001,
+               "Do the merge on the row above, or read l_i^new for row 0 in the Online softmax state panel.", Panel::softmax);
+  return b.finish();
+}
+
+}  // namespace flashstep::course

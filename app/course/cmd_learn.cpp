@@ -1,0 +1,147 @@
+// flashstep learn: the course in the terminal. The pages print as text; each question reads one
+// line of standard input (a wrong answer gets its hint and the right answer, and the chapter moves
+// on); the chapter ends with "k of n correct". --answers prints the answers for teachers.
+#include "app/commands.h"
+#include "app/course/course.h"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <unistd.h>
+
+namespace flashstep {
+
+namespace {
+
+// Word-wraps a paragraph at `width` columns, keeping its line breaks and leading indentation.
+std::string wrap(const std::string& text, size_t width) {
+  std::string out, line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t nl = text.find('\n', start);
+    const std::string para = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    const size_t indent = para.find_first_not_of(' ');
+    line = para.substr(0, indent == std::string::npos ? para.size() : indent);
+    const size_t base = line.size();
+    size_t p = line.size();
+    while (p < para.size()) {
+      size_t q = para.find(' ', p);
+      if (q == std::string::npos) q = para.size();
+      const std::string word = para.substr(p, q - p);
+      if (line.size() > base && line.size() + 1 + word.size() > width) {
+        out += line + "\n";
+        line = std::string(base, ' ');
+      } else if (line.size() > base) {
+        line += " ";
+      }
+      line += word;
+      p = q + 1;
+    }
+    out += line;
+    if (nl == std::string::npos) break;
+    out += "\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::string format_hint(const course::Question& q) {
+  std::string h = q.hint;
+  if (q.hint_panel != course::Panel::none) h += std::string(" (in the app: ") + course::panel_title(q.hint_panel) + ")";
+  return h;
+}
+
+int run_learn(const std::string& id, uint64_t seed, bool answers) {
+  const course::Chapter ch = course::make_chapter(id, seed);
+  if (answers) {
+    for (const course::Page& p : ch.pages)
+      for (const course::Question& q : p.questions) std::printf("%s\t%s\n", q.id.c_str(), q.answer_text.c_str());
+    return 0;
+  }
+  const bool echo = !::isatty(STDIN_FILENO);  // a piped answer is shown, so the transcript reads on
+  const int index = course::chapter_index(id);
+  std::printf("Chapter %d of %zu: %s - %s\nThe problem: %s\n", index + 1, course::chapter_list().size(), ch.id.c_str(),
+              ch.title.c_str(), ch.problem_text.c_str());
+  const size_t n = ch.question_count();
+  size_t asked = 0, correct = 0;
+  bool input_open = true;
+  for (size_t pi = 0; pi < ch.pages.size(); ++pi) {
+    const course::Page& p = ch.pages[pi];
+    std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(p.text, 92).c_str());
+    std::printf("   (in the app: flashstep gui --course %s --page %zu%s)\n", ch.id.c_str(), pi + 1,
+                seed != 1 ? (" --seed " + std::to_string(seed)).c_str() : "");
+    for (const course::Question& q : p.questions) {
+      ++asked;
+      std::printf("\nQuestion %zu of %zu [%s]: %s", asked, n, q.id.c_str(), q.prompt.c_str());
+      if (q.kind == course::Question::Kind::choice) {
+        std::printf("\n");
+        for (size_t c = 0; c < q.choices.size(); ++c) std::printf("  %c) %s\n", char('a' + c), q.choices[c].c_str());
+        std::printf("Type a letter.");
+      } else if (q.kind == course::Question::Kind::number) {
+        std::printf(" (a number; checked %s)", q.tolerance_text.c_str());
+      }
+      std::printf("\nanswer> ");
+      std::fflush(stdout);
+      std::string line;
+      if (input_open && !std::getline(std::cin, line)) input_open = false;
+      if (!input_open) {
+        std::printf("\n  no answer (standard input ended). The answer: %s\n", q.answer_text.c_str());
+        continue;
+      }
+      if (echo) std::printf("%s\n", line.c_str());
+      // A line of --answers ("id<TAB>answer") counts as its answer, so its output pipes back as it is.
+      const size_t tab = line.find('\t');
+      if (tab != std::string::npos && line.compare(0, tab, q.id) == 0) line = line.substr(tab + 1);
+      if (line.find_first_not_of(" \t\r") == std::string::npos) {
+        std::printf("  no answer. The answer: %s\n", q.answer_text.c_str());
+        continue;
+      }
+      const course::Verdict v = course::check_answer(q, line);
+      if (v.bad_format) throw InputError("answer to question " + q.id + ": " + v.message);
+      if (v.correct) {
+        ++correct;
+        std::printf("  correct.%s\n", v.message.empty() ? "" : ("  " + v.message).c_str());
+      } else {
+        std::printf("  not right: %s.\n  Hint: %s\n  The answer: %s\n", v.message.c_str(), format_hint(q).c_str(),
+                    q.answer_text.c_str());
+      }
+    }
+  }
+  std::printf("\n%zu of %zu correct\n", correct, n);
+  return 0;
+}
+
+}  // namespace
+
+void add_learn_command(CLI::App& app, const SetAction& set_action) {
+  static std::string id;
+  static uint64_t seed = 1;
+  static bool list = false, answers = false;
+  auto* c = app.add_subcommand("learn", "a guided course through FlashAttention, in the terminal: pages of text and "
+                                        "questions checked against the trace (answers from standard input)");
+  c->add_option("chapter", id, "the chapter's id (flashstep learn --list)");
+  c->add_flag("--list", list, "list the chapters: id<TAB>title");
+  c->add_option("--seed", seed, "the problem's seed: other sizes and inputs, other answers (default 1)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9 ||
+                std::stoll(text) < 1)
+              return std::string("--seed must be a whole number from 1 to 999999999 (got '" + text + "')");
+            return std::string();
+          },
+          "", "seed"));
+  c->add_flag("--answers", answers, "for teachers: print the chapter's answers, id<TAB>answer, in the order asked");
+  c->callback([&set_action] {
+    set_action([] {
+      if (list) {
+        if (!id.empty() || answers) throw InputError("--list takes no chapter and no --answers");
+        for (const course::ChapterInfo& ci : course::chapter_list()) std::printf("%s\t%s\n", ci.id, ci.title);
+        return 0;
+      }
+      if (id.empty()) throw InputError("learn needs a chapter id or --list (flashstep learn --list)");
+      return run_learn(id, seed, answers);
+    });
+  });
+}
+
+}  // namespace flashstep

@@ -1,0 +1,80 @@
+// The course as a mode of the app (`flashstep gui --course`): the chapter being read, the page,
+// the typed answers with their tries, and the progress per chapter, remembered in the settings
+// file. The chapters themselves are app/course's model; this is what the app adds to it (moving
+// the run, the step and the view to a page's scene, revealing an answer after two tries). No
+// ImGui here: course_view.cpp draws it, the tests drive it in-process.
+#pragma once
+#include "app/course/course.h"
+#include "app/course/roofline.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashstep::gui {
+
+struct AppState;
+
+// One question's state while the chapter is open.
+struct AnswerState {
+  char text[96] = "";   // what is typed (number, or Br,Bc,M)
+  int choice = -1;      // the radio button picked (choice questions)
+  int tries = 0;
+  bool correct = false;
+  bool revealed = false;  // after two wrong tries the answer is shown
+  std::string feedback;   // the last check's outcome (and the hint after a wrong one)
+};
+
+// What is remembered per chapter: the furthest page reached and the questions answered right.
+struct ChapterProgress {
+  int pages_seen = 0, pages = 0;
+  int correct = 0, questions = 0;
+  std::vector<std::string> right;  // ids of the questions answered right (first try or later)
+};
+
+constexpr int kRevealAfterTries = 2;
+
+struct CourseState {
+  bool active = false;
+  uint64_t seed = 1;
+  int page = 0;  // 0-based
+  std::shared_ptr<const course::Chapter> chapter;
+  std::vector<AnswerState> answers;  // the current page's questions
+  std::map<std::string, ChapterProgress> progress;
+  std::string progress_path;   // the settings file ("" when there is nowhere to remember)
+  std::string message;         // the last save's trouble, if any
+  std::string run_key;         // the run the app holds for the course ("chapter/run/seed")
+  uint64_t version = 0;        // bumps when the page changes (the view scrolls to the top)
+  plot::Figure roofline;       // the chapter's roofline (memory-bound), made when it opens
+  float column_w = 0, centre_w = 0;  // the window's course column and centre widths (for --dump-state)
+
+  // Opens a chapter (by id) at a page (0-based; clamped) and moves the app to its scene. Throws
+  // InputError for an unknown chapter.
+  void open(AppState& s, const std::string& id, int page = 0);
+  void go(AppState& s, int page);  // another page of this chapter (clamped)
+  void next(AppState& s);          // the next page; from the last one, the next chapter's first
+  void back(AppState& s);
+  void new_problem(AppState& s);   // the next seed: other sizes and inputs, other answers
+  // Checks the typed answer of question q of this page; true when right.
+  bool submit(int q);
+  const course::Page* current_page() const;
+  bool on_last_page() const;
+  // The side panels the page shows (PanelBit set of app/gui/settings.h) and the one outlined.
+  unsigned shown_panels() const;
+  course::Panel outline() const;
+  course::CentreView centre() const;
+  // "next", "back", "open ID [PAGE]", "answer Q TEXT" (Q 1-based on the page), "seed N": the
+  // script's `course` verb. Throws InputError.
+  void run_command(AppState& s, const std::string& command);
+
+  // The settings file's "course" object (settings.h: load_course_progress / save_course_progress).
+  void load_progress(const std::string& path);
+  void save_progress();
+
+ private:
+  void apply_scene(AppState& s);
+  void note_progress();
+};
+
+}  // namespace flashstep::gui

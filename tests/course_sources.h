@@ -1,0 +1,298 @@
+// The tests' own reading of the course's source names (app/course/sources.md): every number a
+// page prints and every answer names where it comes from; this file re-derives it from a fresh
+// run of the chapter's problems, the closed forms, the float formats, the device table and the
+// bench file, without the course's code, so that a chapter that took a number from the wrong
+// step, line or row fails here.
+#pragma once
+#include "app/course/course.h"
+#include "app/course/device.h"
+#include "core/backward.h"
+#include "core/closed_form.h"
+#include "core/l2_cache.h"
+#include "core/lesson.h"
+#include "core/run.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace coursetest {
+
+using namespace flashstep;
+
+struct World {
+  std::map<std::string, std::shared_ptr<Trace>> traces;
+  std::map<std::string, Lesson> lessons;
+  nlohmann::json bench;
+};
+
+inline World rebuild(const course::Chapter& ch) {
+  World w;
+  for (const course::RunDecl& r : ch.runs) {
+    const Problem p = make_problem(r.spec);
+    RunOptions opt;
+    opt.record = r.record;
+    Mat dO;
+    if (r.backward) {
+      dO = make_grad_output(p, r.spec.pattern);
+      opt.dO = &dO;
+    }
+    w.traces[r.name] = std::make_shared<Trace>(run_problem(p, make_tiling(p), opt));
+  }
+  for (const course::LessonDecl& l : ch.lessons) w.lessons[l.name] = run_lesson(l.values, l.block);
+  std::ifstream in(FLASHSTEP_BENCH_FILE);
+  w.bench = nlohmann::json::parse(in);
+  return w;
+}
+
+inline std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  return out;
+}
+
+inline int64_t as_int(const std::string& s) { return std::stoll(s); }
+
+// The largest finite value of a float format with `mant` stored mantissa bits and a maximum
+// exponent `emax`: (2 - 2^-mant) 2^emax.
+inline double float_max(int mant, int emax) { return (2.0 - std::ldexp(1.0, -mant)) * std::ldexp(1.0, emax); }
+
+inline double totals_field(const Totals& t, const std::string& f) {
+  if (f == "hbm_read_bytes") return double(t.hbm_read_bytes);
+  if (f == "hbm_write_bytes") return double(t.hbm_write_bytes);
+  if (f == "bytes") return double(t.hbm_read_bytes + t.hbm_write_bytes);
+  if (f == "flops") return double(t.flops);
+  if (f == "peak_tile_bytes") return double(t.peak_tile_bytes);
+  throw std::runtime_error("unknown totals field " + f);
+}
+
+inline Tensor tensor_named(const std::string& n) {
+  for (int k = 0; k < kTensors; ++k)
+    if (n == tensor_name(Tensor(k))) return Tensor(k);
+  throw std::runtime_error("unknown tensor " + n);
+}
+
+inline double vec_at(const Vec& v, const std::vector<std::string>& p, size_t at) {
+  return double(v(as_int(p.at(at))));
+}
+
+// One name (no operators).
+inline double resolve(const World& w, const std::string& name) {
+  if (name.rfind("bench:", 0) == 0) return w.bench.at(nlohmann::json::json_pointer(name.substr(6))).get<double>();
+  const std::vector<std::string> p = split(name, '.');
+  const std::string& kind = p.at(0);
+  if (kind == "device") {
+    const GpuSpec& g = find_gpu(p.at(1));
+    const std::string& f = p.at(2);
+    if (f == "sms") return double(g.sms);
+    if (f == "smem_per_sm_bytes") return double(g.smem_per_sm_bytes);
+    if (f == "l2_bytes") return double(g.l2_bytes);
+    if (f == "hbm_bytes_per_s") return course::kH200.hbm_bytes_per_s;
+    if (f == "fp32_flops") return course::kH200.fp32_flops;
+    if (f == "bf16_tc_flops") return course::kH200.bf16_tc_flops;
+    if (f == "hbm_bytes") return course::kH200.hbm_bytes;
+  }
+  if (kind == "float") {
+    const std::string& f = p.at(1);
+    if (f == "fp32_max") return float_max(23, 127);
+    if (f == "fp32_exp_limit") return std::log(float_max(23, 127));
+    if (f == "fp32_exp_probe") return std::ceil(std::log(float_max(23, 127)));
+    if (f == "bf16_max") return float_max(7, 127);
+    if (f == "bf16_exp_limit") return std::log(float_max(7, 127));
+    if (f == "fp16_max") return float_max(10, 15);
+    if (f == "fp16_exp_limit") return std::log(float_max(10, 15));
+  }
+  if (kind == "lesson") {
+    const Lesson& L = w.lessons.at(p.at(1));
+    const std::string& f = p.at(2);
+    if (f == "values") return L.values.at(size_t(as_int(p.at(3))));
+    if (f == "online") return L.online.at(size_t(as_int(p.at(3))));
+    if (f == "block") return double(L.block);
+    if (f == "max_diff") return L.max_diff;
+    if (f == "blocks") {
+      const LessonBlock& B = L.blocks.at(size_t(as_int(p.at(3))));
+      const std::string& g = p.at(4);
+      if (g == "local_max") return B.local_max;
+      if (g == "local_sum") return B.local_sum;
+      if (g == "m_old") return B.m_old;
+      if (g == "l_old") return B.l_old;
+      if (g == "m_new") return B.m_new;
+      if (g == "l_new") return B.l_new;
+      if (g == "alpha") return B.alpha;
+      if (g == "beta") return B.beta;
+    }
+  }
+  if (kind == "problem" || kind == "tiling" || kind == "closed" || kind == "closedbwd" || kind == "trace") {
+    const Trace& t = *w.traces.at(p.at(1));
+    const Problem& pr = t.problem;
+    const Tiling& ti = t.tiling;
+    if (kind == "problem") {
+      const std::string& f = p.at(2);
+      if (f == "nq") return double(pr.nq);
+      if (f == "nk") return double(pr.nk);
+      if (f == "d") return double(pr.d);
+      if (f == "M") return double(pr.M);
+      if (f == "dropout") return double(pr.dropout);
+      if (f == "bytes_per_elem") return double(pr.bytes_per_elem);
+    }
+    if (kind == "tiling") {
+      const std::string& f = p.at(2);
+      if (f == "Br") return double(ti.Br);
+      if (f == "Bc") return double(ti.Bc);
+      if (f == "Tr") return double(ti.Tr);
+      if (f == "Tc") return double(ti.Tc);
+      if (f == "M") return double(ti.M);
+      if (f == "tile_capacity") return double(ti.tile_capacity);
+    }
+    if (kind == "closed" || kind == "closedbwd") {
+      const Schedule s = parse_schedule(p.at(2));
+      const TrafficForm c = kind == "closed" ? schedule_traffic(s, pr.nq, pr.nk, pr.d, ti.Tr, ti.Tc)
+                                             : schedule_backward_traffic(s, pr.nq, pr.nk, pr.d, ti.Tr, ti.Tc);
+      const int b = kind == "closed" ? pr.bytes_per_elem : 4;
+      const std::string& f = p.at(3);
+      if (f == "read_bytes") return double(c.read_bytes(b));
+      if (f == "write_bytes") return double(c.write_bytes(b));
+      if (f == "bytes") return double(c.read_bytes(b) + c.write_bytes(b));
+    }
+    if (kind == "trace") {
+      const std::string& f = p.at(2);
+      const size_t fwd_end = t.has_backward ? t.backward_first_step : t.steps.size();
+      if (f == "totals") {
+        if (p.at(3) == "steps") return double(t.steps.size());
+        return totals_field(t.totals, p.at(3));
+      }
+      if (f == "backward") return totals_field(t.backward_totals, p.at(3));
+      if (f == "read") return double(t.totals.traffic.read[size_t(tensor_named(p.at(3)))]);
+      if (f == "O") return double(t.O(as_int(p.at(3)), as_int(p.at(4))));
+      if (f == "applied") {
+        const int64_t k = as_int(p.at(3));
+        if (k < 0 || size_t(k) >= t.steps.size()) throw std::runtime_error("no step " + p.at(3));
+        return double(k + 1);
+      }
+      if (f == "count" || f == "line") {
+        const int n = int(as_int(p.at(3)));
+        double count = 0, flops = 0, bytes = 0;
+        for (size_t k = 0; k < fwd_end; ++k)
+          if (line_number(t.steps[k].line) == n) {
+            ++count;
+            flops += double(t.steps[k].flops);
+            bytes += double(t.steps[k].hbm_read + t.steps[k].hbm_write);
+          }
+        if (f == "count") return count;
+        return p.at(4) == "flops" ? flops : bytes;
+      }
+      if (f == "skipped_tiles") {
+        double n = 0;
+        for (int64_t i = 0; i < ti.Tr; ++i)
+          for (int64_t j = 0; j < ti.Tc; ++j)
+            n += pr.mask.classify(i * ti.Br, i * ti.Br + ti.rows_in_q_block(i, pr.nq), j * ti.Bc,
+                                  j * ti.Bc + ti.rows_in_kv_block(j, pr.nk), pr.nk) == Mask::Block::empty;
+        return n;
+      }
+      if (f == "step") {
+        const Step& s = t.steps.at(size_t(as_int(p.at(3))));
+        const std::string& g = p.at(4);
+        if (g == "i") return s.i;
+        if (g == "j") return s.j;
+        if (g == "m_tilde") return vec_at(s.m_tilde, p, 5);
+        if (g == "l_tilde") return vec_at(s.l_tilde, p, 5);
+        if (g == "m_old") return vec_at(s.m_old, p, 5);
+        if (g == "l_old") return vec_at(s.l_old, p, 5);
+        if (g == "m_new") return vec_at(s.m_new, p, 5);
+        if (g == "l_new") return vec_at(s.l_new, p, 5);
+        if (g == "alpha") return vec_at(s.alpha, p, 5);
+        if (g == "beta") return vec_at(s.beta, p, 5);
+        if (g == "D_i") return vec_at(s.D_i, p, 5);
+        if (g == "tile") return s.tile(as_int(p.at(5)), as_int(p.at(6)));
+        if (g == "sram_bytes") return double(s.sram_bytes);
+        if (g == "tile_bytes") {  // Q_i, K_j, V_j, O_i at the storage type's size
+          return double((s.sram_elems[size_t(Slot::Qi)] + s.sram_elems[size_t(Slot::Kj)] +
+                         s.sram_elems[size_t(Slot::Vj)] + s.sram_elems[size_t(Slot::Oi)]) * pr.bytes_per_elem);
+        }
+        if (g == "write") {
+          for (const HbmWrite& hw : s.writes)
+            if (hw.tensor == tensor_named(p.at(5))) return hw.data(as_int(p.at(6)), as_int(p.at(7)));
+          throw std::runtime_error("step writes no " + p.at(5));
+        }
+        if (g == "pv") {  // (P~_ij V_j)(r, c) from the tile and the problem's V
+          const int64_t r = as_int(p.at(5)), c = as_int(p.at(6));
+          double x = 0;
+          for (int64_t q = 0; q < s.tile.cols(); ++q) x += double(s.tile(r, q)) * double(pr.V(s.j * ti.Bc + q, c));
+          return x;
+        }
+        if (g == "dropped") return double(s.dropout_keep.size()) - double(s.dropout_keep.sum());
+        if (g == "dropout_entries") return double(s.dropout_keep.size());
+      }
+    }
+  }
+  throw std::runtime_error("the tests do not know the source '" + name + "'");
+}
+
+// A source expression: names and numbers joined by + - * / (spaces around each), parentheses.
+class Expr {
+ public:
+  Expr(const World& w, const std::string& text) : w_(w) {
+    std::string spaced;
+    for (char c : text) {
+      if (c == '(' || c == ')') spaced += std::string(" ") + c + " ";
+      else spaced += c;
+    }
+    std::istringstream in(spaced);
+    std::string tok;
+    while (in >> tok) toks_.push_back(tok);
+  }
+  double value() {
+    const double v = sum();
+    if (k_ != toks_.size()) throw std::runtime_error("trailing tokens in a source");
+    return v;
+  }
+
+ private:
+  double sum() {
+    double v = product();
+    while (k_ < toks_.size() && (toks_[k_] == "+" || toks_[k_] == "-")) {
+      const bool add = toks_[k_++] == "+";
+      const double r = product();
+      v = add ? v + r : v - r;
+    }
+    return v;
+  }
+  double product() {
+    double v = atom();
+    while (k_ < toks_.size() && (toks_[k_] == "*" || toks_[k_] == "/")) {
+      const bool mul = toks_[k_++] == "*";
+      const double r = atom();
+      v = mul ? v * r : v / r;
+    }
+    return v;
+  }
+  double atom() {
+    const std::string& t = toks_.at(k_++);
+    if (t == "(") {
+      const double v = sum();
+      if (toks_.at(k_++) != ")") throw std::runtime_error("unbalanced parentheses in a source");
+      return v;
+    }
+    char* end = nullptr;
+    const double x = std::strtod(t.c_str(), &end);
+    if (end && *end == 0) return x;
+    return resolve(w_, t);
+  }
+  const World& w_;
+  std::vector<std::string> toks_;
+  size_t k_ = 0;
+};
+
+inline double evaluate(const World& w, const std::string& source) { return Expr(w, source).value(); }
+
+}  // namespace coursetest

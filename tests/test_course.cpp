@@ -1,0 +1,258 @@
+// The guided course's model, in-process: every chapter walked with the answers `learn --answers`
+// prints (all right), with wrong answers (hints, nothing right), a second seed (other numerical
+// answers), every number of every page against the source it names (re-derived by
+// course_sources.h from fresh runs), and the roofline's intensities against the simulator.
+#include "app/course/builder.h"
+#include "app/course/roofline.h"
+#include "course_sources.h"
+#include "test_helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <cctype>
+#include <set>
+
+using namespace flashstep;
+using course::Chapter;
+using course::Question;
+
+namespace {
+
+std::vector<std::string> chapter_ids() {
+  std::vector<std::string> ids;
+  for (const course::ChapterInfo& c : course::chapter_list()) ids.push_back(c.id);
+  return ids;
+}
+
+// A wrong answer in the question's own format.
+std::string wrong_answer(const Question& q) {
+  switch (q.kind) {
+    case Question::Kind::number: return course::format_number(q.answer * 1.5 + (q.answer == 0 ? 1 : 0) + 0.37, 6);
+    case Question::Kind::choice: return std::string(1, char('a' + (q.correct + 1) % int(q.choices.size())));
+    case Question::Kind::budget: return "1,1," + std::to_string(q.budget_max_M);
+  }
+  return "";
+}
+
+bool covered(const course::Page& p, size_t at) {
+  for (const course::Number& n : p.numbers)
+    if (at >= n.pos && at < n.pos + n.text.size()) return true;
+  for (const auto& [a, b] : p.notation)
+    if (at >= a && at < b) return true;
+  return false;
+}
+
+// Digits in a page's text outside its Numbers and notation, which are not part of a name
+// (L12, fp32, H200, N^2, 4d, Q_i): a number typed in by hand.
+std::vector<std::string> stray_numbers(const course::Page& p) {
+  std::vector<std::string> stray;
+  const std::string& t = p.text;
+  for (size_t k = 0; k < t.size(); ++k) {
+    if (!std::isdigit(static_cast<unsigned char>(t[k])) || covered(p, k)) continue;
+    size_t e = k;
+    while (e < t.size() && (std::isdigit(static_cast<unsigned char>(t[e])) || t[e] == '.')) ++e;
+    const char before = k > 0 ? t[k - 1] : ' ';
+    const char after = e < t.size() ? t[e] : ' ';
+    // The word before, when a space separates it: "Algorithm 1", "Theorem 2", "row 0", "block 2".
+    size_t w = k >= 1 && before == ' ' ? k - 1 : k;
+    while (w > 0 && std::isalpha(static_cast<unsigned char>(t[w - 1]))) --w;
+    const std::string word = before == ' ' ? t.substr(w, k - 1 - w) : "";
+    static const std::set<std::string> kNaming = {"Algorithm", "Theorem", "Block", "block", "Row", "row", "Figure"};
+    const bool dashed_name = before == '-' && k >= 2 && std::isalpha(static_cast<unsigned char>(t[k - 2]));  // FlashAttention-2
+    const bool in_name = std::isalpha(static_cast<unsigned char>(before)) || before == '_' || before == '^' ||
+                         (std::isalpha(static_cast<unsigned char>(after)) && after != 'e') || dashed_name ||
+                         kNaming.count(word) > 0;
+    if (!in_name) stray.push_back("'" + t.substr(k > 20 ? k - 20 : 0, 40) + "'");
+    k = e;
+  }
+  return stray;
+}
+
+}  // namespace
+
+TEST_CASE("course: the chapters are listed in the textbook's order with the issue's ids", "[course]") {
+  const std::vector<std::string> want = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",
+                                         "algorithm-1",  "io-complexity", "fa2-order",      "masks-dropout-fusion",
+                                         "backward",     "gpu"};
+  CHECK(chapter_ids() == want);
+  REQUIRE_THROWS_WITH(course::make_chapter("no-such-chapter"), Catch::Matchers::StartsWith("unknown chapter 'no-such-chapter'"));
+}
+
+TEST_CASE("course: every chapter walked with its own answers gets every question right", "[course]") {
+  for (uint64_t seed : {uint64_t(1), uint64_t(2), uint64_t(5)})
+    for (const std::string& id : chapter_ids()) {
+      INFO(id << " seed " << seed);
+      const Chapter ch = course::make_chapter(id, seed);
+      REQUIRE(ch.pages.size() >= 2);
+      REQUIRE(ch.question_count() >= 2);
+      for (const course::Page& p : ch.pages)
+        for (const Question& q : p.questions) {
+          INFO(q.id << ": typed '" << q.answer_text << "'");
+          const course::Verdict v = course::check_answer(q, q.answer_text);
+          CHECK(v.correct);
+          CHECK_FALSE(v.bad_format);
+        }
+    }
+}
+
+TEST_CASE("course: wrong answers are wrong, get a hint that names where to look, and bad formats are told apart", "[course]") {
+  for (const std::string& id : chapter_ids()) {
+    const Chapter ch = course::make_chapter(id, 1);
+    std::set<std::string> ids;
+    for (const course::Page& p : ch.pages)
+      for (const Question& q : p.questions) {
+        INFO(id << "/" << q.id);
+        CHECK(ids.insert(q.id).second);  // unique within the chapter
+        CHECK(q.hint.size() > 10);
+        CHECK_FALSE(q.tolerance_text.empty());
+        const course::Verdict v = course::check_answer(q, wrong_answer(q));
+        CHECK_FALSE(v.correct);
+        CHECK_FALSE(v.bad_format);
+        CHECK_FALSE(v.message.empty());
+        for (const char* bad : {"abc", "1.2.3", "", "z"}) {
+          const course::Verdict b = course::check_answer(q, bad);
+          CHECK_FALSE(b.correct);
+          CHECK(b.bad_format);
+        }
+      }
+  }
+}
+
+TEST_CASE("course: a numerical answer is accepted within its stated tolerance and refused just outside", "[course]") {
+  for (const std::string& id : chapter_ids()) {
+    const Chapter ch = course::make_chapter(id, 1);
+    for (const course::Page& p : ch.pages)
+      for (const Question& q : p.questions) {
+        if (q.kind != Question::Kind::number) continue;
+        INFO(id << "/" << q.id << " answer " << q.answer);
+        const double tol = std::max(q.abs_tol, q.rel_tol * std::abs(q.answer));
+        CHECK(course::check_answer(q, course::format_number(q.answer + 0.9 * tol, 12)).correct);
+        CHECK_FALSE(course::check_answer(q, course::format_number(q.answer + 1.2 * tol + 1e-12, 12)).correct);
+        CHECK_FALSE(course::check_answer(q, course::format_number(q.answer - 1.2 * tol - 1e-12, 12)).correct);
+      }
+  }
+}
+
+TEST_CASE("course: a second seed changes the problem and the numerical answers of every chapter", "[course]") {
+  for (const std::string& id : chapter_ids()) {
+    INFO(id);
+    const Chapter a = course::make_chapter(id, 1), b = course::make_chapter(id, 2);
+    REQUIRE(a.question_count() == b.question_count());
+    size_t changed = 0, numeric = 0;
+    for (size_t p = 0; p < a.pages.size(); ++p)
+      for (size_t k = 0; k < a.pages[p].questions.size(); ++k) {
+        const Question& x = a.pages[p].questions[k];
+        const Question& y = b.pages[p].questions[k];
+        CHECK(x.id == y.id);
+        if (x.kind != Question::Kind::number) continue;
+        ++numeric;
+        changed += x.answer_text != y.answer_text;
+      }
+    CHECK(numeric > 0);
+    CHECK(changed > 0);
+  }
+}
+
+TEST_CASE("course: every number in every page's text is the value of the source it names", "[course]") {
+  for (uint64_t seed : {uint64_t(1), uint64_t(2)})
+    for (const std::string& id : chapter_ids()) {
+      const Chapter ch = course::make_chapter(id, seed);
+      const coursetest::World w = coursetest::rebuild(ch);
+      size_t checked = 0;
+      for (const course::Page& p : ch.pages) {
+        INFO(id << " seed " << seed << ", page '" << p.title << "'");
+        CHECK(stray_numbers(p) == std::vector<std::string>{});
+        for (const course::Number& n : p.numbers) {
+          INFO("number '" << n.text << "' from " << n.source);
+          REQUIRE(p.text.substr(n.pos, n.text.size()) == n.text);
+          const double v = coursetest::evaluate(w, n.source);
+          // Values the course computes in float (a product of a tile and V) agree to float's precision.
+          CHECK(v == Approx(n.value).epsilon(1e-6).margin(1e-12));
+          // The printed text is the value to its digits.
+          const double shown = std::strtod(n.text.c_str(), nullptr);
+          CHECK(shown == Approx(v).epsilon(5e-4).margin(1e-9));
+          ++checked;
+        }
+        for (const Question& q : p.questions)
+          if (q.kind == Question::Kind::number) {
+            INFO("answer of " << q.id << " from " << q.answer_source);
+            CHECK(coursetest::evaluate(w, q.answer_source) == Approx(q.answer).epsilon(1e-9).margin(1e-12));
+          }
+      }
+      INFO(id);
+      CHECK(checked >= 5);
+    }
+}
+
+TEST_CASE("course: the budget challenge is checked by the simulator", "[course]") {
+  const Chapter ch = course::make_chapter("io-complexity", 1);
+  const Question* q = nullptr;
+  for (const course::Page& p : ch.pages)
+    for (const Question& x : p.questions)
+      if (x.kind == Question::Kind::budget) q = &x;
+  REQUIRE(q != nullptr);
+  // The run's own M is over budget; the largest M with the paper's blocks is under it.
+  const int64_t at_default = course::budget_reads(*q, 0, 0, 1024);
+  CHECK(at_default >= q->budget_bytes);
+  CHECK(course::check_answer(*q, q->answer_text).correct);
+  // Blocks that do not fit are wrong, with the simulator's reason.
+  const course::Verdict big = course::check_answer(*q, "64,64,2048");
+  CHECK_FALSE(big.correct);
+  CHECK_THAT(big.message, Catch::Matchers::Contains("do not fit"));
+  // M over the limit is wrong.
+  CHECK_FALSE(course::check_answer(*q, "16,32,4096").correct);
+  // The same blocks written with spaces count; a fourth number is a bad format.
+  std::string spaced = q->answer_text;
+  for (char& c : spaced)
+    if (c == ',') c = ' ';
+  CHECK(course::check_answer(*q, spaced).correct);
+  CHECK(course::check_answer(*q, q->answer_text + ",1").bad_format);
+}
+
+TEST_CASE("course: the roofline's intensities are the simulator's FLOPs over its bytes", "[course][roofline]") {
+  const course::Roofline r = course::simulate_roofline(256, 32, 4096);
+  REQUIRE(r.kernels.size() == 5);
+  ProblemSpec s;
+  s.nq = s.nk = 256;
+  s.d = 32;
+  s.M = 4096;
+  s.schedule = Schedule::standard;
+  const Trace st = fstest::run_spec(s, true);
+  // Standard attention's three kernels are its lines L1, L2, L3.
+  for (int line = 1; line <= 3; ++line) {
+    double flops = 0, bytes = 0;
+    for (const Step& x : st.steps)
+      if (line_number(x.line) == line) {
+        flops += double(x.flops);
+        bytes += double(x.hbm_read + x.hbm_write);
+      }
+    INFO("Alg0 L" << line);
+    CHECK(r.kernels[size_t(line - 1)].intensity() == Approx(flops / bytes).epsilon(1e-12));
+  }
+  for (Schedule sc : {Schedule::fa1, Schedule::fa2}) {
+    s.schedule = sc;
+    const Trace t = fstest::run_spec(s, false);
+    const double want = double(t.totals.flops) / double(t.totals.hbm_read_bytes + t.totals.hbm_write_bytes);
+    CHECK(r.kernels[sc == Schedule::fa1 ? 3 : 4].intensity() == Approx(want).epsilon(1e-12));
+  }
+  // The softmax kernel does a few FLOPs per element it moves: far below both ridges; the fused
+  // kernel does more FLOPs per byte than standard attention's three kernels together.
+  CHECK(r.kernels[1].intensity() < 1.0);
+  const double standard_all = (r.kernels[0].flops + r.kernels[1].flops + r.kernels[2].flops) /
+                              (r.kernels[0].bytes + r.kernels[1].bytes + r.kernels[2].bytes);
+  CHECK(r.kernels[3].intensity() > standard_all);
+  CHECK(r.kernels[4].intensity() > r.kernels[3].intensity());
+  // The figure: two ceilings, five kernels, measured points from the bench file.
+  course::Roofline with = r;
+  with.d = 64;  // the bench has no d = 32 rows
+  course::add_measured(with, nlohmann::json::parse(std::ifstream(FLASHSTEP_BENCH_FILE)), "h200.json");
+  CHECK_FALSE(with.measured.empty());
+  for (const course::MeasuredPoint& p : with.measured) {
+    CHECK(p.intensity > 0);
+    CHECK(p.tflops > 0);
+  }
+  const plot::Figure f = course::roofline_figure(with);
+  CHECK(f.series.size() >= 7);
+  CHECK(f.x.log);
+  CHECK(f.y.log);
+}
