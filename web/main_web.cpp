@@ -46,11 +46,14 @@ EM_JS(void, web_show_message, (const char* text), {
   el.hidden = false;
 });
 
-EM_JS(void, web_set_status, (const char* label, int step, int steps), {
+EM_JS(void, web_set_status, (const char* label, int step, int steps, const char* course), {
   const el = document.getElementById("status");
-  el.textContent = UTF8ToString(label) + " " + String.fromCharCode(183) + " step " + step + " of " + steps;
+  const dot = " " + String.fromCharCode(183) + " ";
+  const c = UTF8ToString(course);
+  el.textContent = UTF8ToString(label) + dot + "step " + step + " of " + steps + (c ? dot + "course: " + c : "");
   el.dataset.step = step;
   el.dataset.label = UTF8ToString(label);
+  el.dataset.course = c;
 });
 
 EM_JS(void, web_replace_query, (const char* query), {
@@ -96,7 +99,7 @@ struct WebApp {
   gui::GpuState gpu;
   std::string base_preset;  // the preset the link names (the app forgets it once Apply runs)
   double last_time = 0;
-  uint64_t cursor_seen = 0, run_seen = 0;
+  uint64_t cursor_seen = 0, run_seen = 0, course_seen = 0;
   gui::View view_seen = gui::View::tiles;
   std::string export_seen;  // the last export message acted on
   long frames = 0;
@@ -149,10 +152,14 @@ void open_from_link(WebApp& app) {
 // j=1"); the link follows the state.
 void publish(WebApp& app) {
   gui::AppState& s = *app.s;
-  if (s.cursor_version == app.cursor_seen && s.run_version == app.run_seen && s.view == app.view_seen) return;
+  const uint64_t course = s.course.active ? s.course.version + 1 : 0;
+  if (s.cursor_version == app.cursor_seen && s.run_version == app.run_seen && s.view == app.view_seen &&
+      course == app.course_seen)
+    return;
   app.cursor_seen = s.cursor_version;
   app.run_seen = s.run_version;
   app.view_seen = s.view;
+  app.course_seen = course;
   if (!s.preset_name.empty()) app.base_preset = s.preset_name;  // a preset loaded from the menu
   std::string label = "start";
   if (const Step* cur = s.cursor->current()) {
@@ -160,7 +167,11 @@ void publish(WebApp& app) {
     if (cur->i >= 0) label += " i=" + std::to_string(cur->i);
     if (cur->j >= 0) label += " j=" + std::to_string(cur->j);
   }
-  web_set_status(label.c_str(), int(s.index()), int(s.steps()));
+  std::string where;  // "online-softmax, page 2 of 6" in the course
+  if (s.course.active && s.course.chapter)
+    where = s.course.chapter->id + ", page " + std::to_string(s.course.page + 1) + " of " +
+            std::to_string(s.course.chapter->pages.size());
+  web_set_status(label.c_str(), int(s.index()), int(s.steps()), where.c_str());
   web_replace_query(query_for_state(s, app.base_preset).c_str());
 }
 

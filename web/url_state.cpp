@@ -95,16 +95,27 @@ UrlRequest parse_query(const Query& q) {
       r.options.hide = value;
     } else if (name == "presentation") {
       r.options.presentation = flag(name, value);
+    } else if (name == "course") {  // empty: the first chapter not finished (as gui --course)
+      r.options.course = true;
+      r.options.course_chapter = value;
+    } else if (name == "page") {
+      r.options.course_page = whole_number(name, value, 1, 1000);
+    } else if (name == "course_seed") {
+      r.options.course_seed = whole_number(name, value, 1, int64_t(1) << 40);
     } else if (name == "dump") {
       r.dump = flag(name, value);
     } else if (name == "bench") {
       r.bench_frames = int(whole_number(name, value, 1, 10000));
     } else {
       throw InputError("unknown link parameter '" + name + "' (known: preset, nq, nk, d, M, br, bc, seed, schedule, "
-                       "dtype, causal, window, kvlen, dropout, backward, step, view, theme, font, hide, presentation, "
-                       "dump, bench)");
+                       "dtype, causal, window, kvlen, dropout, backward, step, view, course, page, course_seed, theme, "
+                       "font, hide, presentation, dump, bench)");
     }
   }
+  if (!r.options.course && (r.options.course_page != 0 || r.options.course_seed != 1))
+    throw InputError("page and course_seed need course=CHAPTER");
+  if (r.options.course && !script.empty())
+    throw InputError("a course page sets its own problem: drop the problem fields or course");
   if (!script.empty()) r.problem_script = script + "apply";
   return r;
 }
@@ -130,6 +141,13 @@ void apply_request(gui::AppState& s, const UrlRequest& r) {
 }
 
 std::string query_for_state(const gui::AppState& s, const std::string& base) {
+  // In the course: the chapter, the page (1-based), the seed when not the first, and the step
+  // (the page's scene sets one; the reader may step on from it).
+  if (s.course.active && s.course.chapter) {
+    std::string q = "course=" + s.course.chapter->id + "&page=" + std::to_string(s.course.page + 1);
+    if (s.course.seed != 1) q += "&course_seed=" + std::to_string(s.course.seed);
+    return q + "&step=" + std::to_string(s.index());
+  }
   // The preset's problem, read once per name (the assets are in the page's files).
   static std::map<std::string, gui::Preset> presets;
   const gui::Preset* preset = nullptr;

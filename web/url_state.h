@@ -9,6 +9,7 @@
 //                        the problem editor's fields over the preset's problem, then Apply
 //   step=K               K steps applied (0 .. the trace's length)
 //   view=tiles | lesson | compare | bench
+//   course=CHAPTER, page=P, course_seed=N   the guided course (gui --course CHAPTER --page P --seed N)
 //   theme=dark | light, font=SCALE, hide=PANELS, presentation=1   the Display menu, this visit
 //   dump=1               print the state dump (flashstep gui --dump-state) to the console
 //   bench=N              time N idle and N stepping frames (flashstep gui --bench-frames N)

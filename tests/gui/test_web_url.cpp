@@ -86,3 +86,18 @@ TEST_CASE("web link: each bad parameter is refused with a message naming it", "[
   CHECK_THAT(refusal({{"theme", "pink"}}), Contains("pink"));
   CHECK(refusal({{"preset", "gpt2-medium"}, {"step", "1553"}}).empty());
 }
+
+TEST_CASE("web link: a course chapter and page open there, and the link follows the page", "[gui][web]") {
+  gui::AppState s = open_link({{"course", "online-softmax"}, {"page", "2"}});
+  REQUIRE(s.course.active);
+  CHECK(s.course.chapter->id == "online-softmax");
+  CHECK(s.course.page == 1);
+  const std::string q = web::query_for_state(s, "tiny");
+  CHECK_THAT(q, Contains("course=online-softmax&page=2&step="));
+  s.course.next(s);
+  CHECK_THAT(web::query_for_state(s, "tiny"), Contains("course=online-softmax&page=3&step="));
+  CHECK_THAT(refusal({{"course", "no-such-chapter"}}), Contains("no-such-chapter"));
+  CHECK_THAT(refusal({{"page", "2"}}), Contains("need course"));
+  CHECK_THAT(refusal({{"course", "online-softmax"}, {"page", "999"}}), Contains("page"));
+  CHECK_THAT(refusal({{"course", "online-softmax"}, {"nq", "16"}}), Contains("sets its own problem"));
+}
