@@ -124,6 +124,18 @@ def wait_for(chrome, expr, timeout):
     return True
 
 
+def wait_download(chrome, timeout):
+    start = time.time()
+    while time.time() - start < timeout:
+        if any(e.get("method") == "Browser.downloadProgress" and e["params"].get("state") == "completed"
+               for e in chrome.events):
+            return True
+        chrome.evaluate("1")  # reads the events that arrived meanwhile
+        time.sleep(0.2)
+    print(f"headless: no download completed within {timeout:.0f} s")
+    return False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
@@ -143,8 +155,8 @@ def main():
         chrome.session = chrome.send("Target.attachToTarget", {"targetId": target, "flatten": True},
                                      session=False)["sessionId"]
         if a.downloads:
-            chrome.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": os.path.abspath(a.downloads)},
-                        session=False)
+            chrome.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": os.path.abspath(a.downloads),
+                                                         "eventsEnabled": True}, session=False)
         chrome.send("Runtime.enable")
         chrome.send("Page.enable")
         w, h = (int(x) for x in a.size.split("x"))
@@ -157,6 +169,8 @@ def main():
             for action in a.act:
                 act(chrome, action)
             ready = wait_for(chrome, a.then, a.timeout)
+            if ready and a.downloads:  # the browser writes the file after the page hands it over
+                ready = wait_download(chrome, a.timeout)
         if a.dom:
             with open(a.dom, "w", encoding="utf-8") as f:
                 f.write(chrome.evaluate("document.documentElement.outerHTML"))
