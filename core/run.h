@@ -18,7 +18,9 @@ size_t estimate_hbm_bytes(const Problem& p);
 struct RunOptions {
   bool record = true;
   size_t max_trace_bytes = size_t(1) << 30;  // 1 GiB
-  size_t max_hbm_bytes = size_t(8) << 30;    // 8 GiB
+  // 8 GiB; 1 GiB where size_t is 32 bits (the web build's wasm32 has 4 GiB of address space at
+  // most, and 8 << 30 would wrap to 0 there).
+  size_t max_hbm_bytes = sizeof(size_t) >= 8 ? size_t(8) << 30 : size_t(1) << 30;
   const Mat* dO = nullptr;  // when set, the backward pass follows on the same trace (backward.h)
   std::optional<L2Config> l2;                 // the L2 model (l2_cache.h); none: DRAM = HBM
 };

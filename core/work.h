@@ -29,7 +29,7 @@ void add_l2_replay_work(WorkEstimate& w, Schedule s, int64_t nq, int64_t nk, int
 
 struct WorkLimits {
   double max_gflop = kDefaultMaxGflop;
-  double max_hbm_bytes = double(size_t(8) << 30);  // as RunOptions::max_hbm_bytes
+  double max_hbm_bytes = double(sizeof(size_t) >= 8 ? int64_t(8) << 30 : int64_t(1) << 30);  // as RunOptions::max_hbm_bytes
 };
 // Throws InputError with the estimate and the flag that raises the limit.
 void check_work(const WorkEstimate& w, const WorkLimits& lim);

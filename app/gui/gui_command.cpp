@@ -90,10 +90,13 @@ void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
 
 // Reads the back buffer just rendered (before the swap) and encodes it as PNG.
 std::string screenshot_png(int w, int h) {
-  std::vector<unsigned char> px(size_t(w) * size_t(h) * 3);
+  // RGBA, then packed to RGB: RGBA is the one format OpenGL ES (the web build's WebGL2) must read.
+  std::vector<unsigned char> px(size_t(w) * size_t(h) * 4);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
-  glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  for (size_t k = 0, n = size_t(w) * size_t(h); k < n; ++k)
+    for (size_t c = 0; c < 3; ++c) px[k * 3 + c] = px[k * 4 + c];
   stbi_flip_vertically_on_write(1);  // OpenGL's rows start at the bottom
   std::string png;
   auto append = [](void* to, void* data, int n) { static_cast<std::string*>(to)->append(static_cast<const char*>(data), size_t(n)); };

@@ -47,8 +47,8 @@ bool HeatmapShader::init(const std::string& dir, std::string* err) {
   const std::string vpath = dir + "/heatmap.vert", fpath = dir + "/heatmap.frag";
   std::string vsrc, fsrc;
   try {
-    vsrc = read_text_file(vpath);
-    fsrc = read_text_file(fpath);
+    vsrc = glsl_for_this_gl(read_text_file(vpath));
+    fsrc = glsl_for_this_gl(read_text_file(fpath));
   } catch (const std::exception& e) {
     *err = e.what();
     return false;

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# CI stage: the web page (docs/web.md). Builds it with web/build.sh, serves it on loopback and
+# loads it in headless Chromium (WebGL2 on SwiftShader):
+#   ?preset=tiny&step=19&dump=1  the status line and the state dump against the desktop app's
+#                                `gui --preset tiny --step 19 --dump-state` (build/ from setup.sh)
+#   ?preset=nope                 a bad link: one visible message line and the default problem
+#   ?course=...                  a course page renders (when the app has the course)
+#   a screenshot                 not blank (pixel variance); kept in build-web/ci/ to look at
+# Prints the page's download size and its time to first frame, and the stage's time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+if ! command -v chromium >/dev/null; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+web/build.sh
+for f in index.html flashstep.js flashstep.wasm flashstep.data; do [ -s "build-web/$f" ] || { echo "web-check: FAIL: no build-web/$f"; exit 1; }; done
+ci=build-web/ci
+rm -rf "$ci" && mkdir -p "$ci"
+
+# The page's files as a browser downloads them (gzip, as a server compresses them).
+total=0
+for f in index.html flashstep.js flashstep.wasm flashstep.data; do
+  total=$((total + $(gzip -9 -c "build-web/$f" | wc -c)))
+done
+echo "web-check: download $(du -cb build-web/index.html build-web/flashstep.{js,wasm,data} | tail -1 | cut -f1) bytes, ${total} bytes gzip-compressed"
+
+# The desktop app's state at the same link.
+xvfb-run -a -s "-screen 0 1600x1000x24" build/app/flashstep gui --preset tiny --step 19 \
+  --screenshot "$ci/desktop.png" --dump-state "$ci/desktop.json" >/dev/null
+
+port=$((20000 + RANDOM % 20000))
+python3 -m http.server -b 127.0.0.1 -d build-web "$port" >/dev/null 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 50); do python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/')" 2>/dev/null && break; sleep 0.1; done
+
+# headless.py drives Chromium (SwiftShader's WebGL2) and waits for the app's first frame.
+url="http://127.0.0.1:$port/index.html"
+page() { python3 web/headless.py "$@"; }
+page "$url?preset=tiny&step=19&dump=1" --dom "$ci/step19.html" --screenshot "$ci/page.png"
+python3 web/check_page.py step "$ci/step19.html" "$ci/desktop.json"
+python3 web/check_page.py screenshot "$ci/page.png"
+python3 web/check_page.py first-frame "$ci/step19.html"
+# The keys step the app and the link follows (Right, Right, Left from step 19: step 20).
+page "$url?preset=tiny&step=19" --act key:ArrowRight --act key:ArrowRight --act key:ArrowLeft \
+  --then "location.search.includes('step=20') && document.getElementById('status').dataset.step === '20'"
+echo "web-check: keys: step 19 -> 20, and the link says step=20"
+# The editor's fields from a link, and written back into it; the label is the CLI's for the
+# same problem (5 steps applied: the CLI's step 4).
+want=$(build/app/flashstep run --nq 12 --nk 8 --d 4 --M 64 --schedule fa2 --steps |
+  awk '$1 == "4" { l = $2 " " $3; if ($4 ~ /^[ij]=/) l = l " " $4; if ($5 ~ /^j=/) l = l " " $5; print l }')
+page "$url?preset=tiny&schedule=fa2&nq=12&step=5" \
+  --wait "document.getElementById('status').dataset.label === '$want' && location.search.includes('nq=12')"
+echo "web-check: a link with schedule=fa2&nq=12&step=5 shows '$want' as the CLI does, and keeps nq=12 in the link"
+# An export becomes a download (the Export tab, then Trace JSON).
+mkdir -p "$ci/downloads"
+page "$url?preset=tiny&step=19" --downloads "$ci/downloads" --act click:99,525 --act click:165,613 >/dev/null
+python3 -c "import json, sys; t = json.load(open(sys.argv[1])); assert len(t['steps']) == 27, len(t['steps'])" \
+  "$ci/downloads/flashstep-trace.json"
+echo "web-check: the Export tab's Trace JSON arrived as a download (27 steps)"
+# A snapshot folder (the CPU's, from the desktop build) uploaded into the compare view: within
+# tolerance of the page's own trace at every j.
+build/app/flashstep run --n 8 --d 4 --M 64 --snapshots "$ci/snapshots" >/dev/null
+passes="d.snapshots.loaded && d.snapshots.error === '' && d.snapshots.first_over_j === -1 && d.snapshots.final_o_ratio <= 1"
+page "$url?preset=tiny&step=10" --act upload:"$ci/snapshots" \
+  --then "location.search.includes('view=compare') && (d => $passes)(JSON.parse(UTF8ToString(Module._flashstep_state_json())))"
+echo "web-check: an uploaded snapshot folder loads into the compare view and passes"
+page "$url?preset=nope&step=3" --dom "$ci/bad.html"
+python3 web/check_page.py bad "$ci/bad.html"
+if [ -d app/course ]; then
+  page "$url?course=online-softmax&page=2" --dom "$ci/course.html" --screenshot "$ci/course.png"
+  python3 web/check_page.py course "$ci/course.html" online-softmax
+  python3 web/check_page.py screenshot "$ci/course.png"
+  page "$url?course=online-softmax&page=2" --act key:ArrowRight \
+    --then "location.search.includes('page=3') && document.getElementById('status').dataset.course.includes('page 3')"
+  echo "web-check: course: Right goes to page 3, and the link says page=3"
+fi
+# The frame time of the largest preset (the page runs `gui --bench-frames`'s benchmark).
+page "$url?preset=gpt2-medium&bench=20" --dom "$ci/bench.html" --timeout 300 \
+  --wait "document.getElementById('log').textContent.includes('mean frame time')"
+python3 web/check_page.py bench "$ci/bench.html"
+echo "web-check: passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,103 @@
+// The web page's links (web/url_state.h), natively: a query read into the app's state, the state
+// written back as a query, and each kind of bad link refused with a message naming it. The page
+// itself is checked in headless Chromium by .ci/web-check.sh.
+#include "app/gui/state_dump.h"
+#include "core/run.h"
+#include "web/url_state.h"
+
+#include <catch2/catch.hpp>
+
+using namespace flashstep;
+using Catch::Matchers::Contains;
+
+namespace {
+
+gui::AppState open_link(const web::Query& q) {
+  gui::AppState s;
+  web::apply_request(s, web::parse_query(q));
+  return s;
+}
+
+std::string refusal(const web::Query& q) {
+  try {
+    gui::AppState s;
+    web::apply_request(s, web::parse_query(q));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("web link: a preset at a step opens there and is written back the same", "[gui][web]") {
+  gui::AppState s = open_link({{"preset", "tiny"}, {"step", "19"}});
+  REQUIRE(s.index() == 19);
+  const nlohmann::json j = gui::state_to_json(s);
+  CHECK(j["line"] == "Alg1 L11");
+  CHECK(j["i"] == 0);
+  CHECK(j["j"] == 1);
+  CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=19");
+  s.step_forward();
+  CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=20");
+  s.view = gui::View::lesson;
+  CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=20&view=lesson");
+}
+
+TEST_CASE("web link: the editor's fields change the preset's problem and stay in the link", "[gui][web]") {
+  gui::AppState s = open_link({{"preset", "tiny"}, {"schedule", "fa2"}, {"nq", "12"}, {"causal", "1"},
+                               {"step", "5"}});
+  CHECK(s.run->trace.problem.schedule == Schedule::fa2);
+  CHECK(s.run->trace.problem.nq == 12);
+  CHECK(s.run->trace.problem.mask.causal);
+  CHECK(s.index() == 5);
+  // The same problem run by core: the same number of steps.
+  ProblemSpec spec;
+  spec.nq = 12, spec.nk = 8, spec.d = 4, spec.M = 64, spec.schedule = Schedule::fa2;
+  spec.options.mask.causal = true;
+  const Problem p = make_problem(spec);
+  CHECK(s.steps() == run_problem(p, make_tiling(p), RunOptions{}).steps.size());
+  const std::string q = web::query_for_state(s, "tiny");
+  CHECK(q == "preset=tiny&nq=12&schedule=fa2&causal=1&step=5");
+  // And the written link opens the same state again.
+  web::Query again;
+  for (size_t at = 0; at < q.size();) {
+    const size_t amp = std::min(q.find('&', at), q.size()), eq = q.find('=', at);
+    again.emplace_back(q.substr(at, eq - at), q.substr(eq + 1, amp - eq - 1));
+    at = amp + 1;
+  }
+  gui::AppState t = open_link(again);
+  CHECK(gui::state_to_json(t)["hbm"] == gui::state_to_json(s)["hbm"]);
+}
+
+TEST_CASE("web link: each bad parameter is refused with a message naming it", "[gui][web]") {
+  CHECK_THAT(refusal({{"preset", "nope"}}), Contains("nope"));
+  CHECK_THAT(refusal({{"preset", "../../etc/passwd"}}), Contains("preset"));
+  CHECK_THAT(refusal({{"step", "x"}}), Contains("step must be a whole number"));
+  CHECK_THAT(refusal({{"step", "-1"}}), Contains("step must be a whole number"));
+  CHECK_THAT(refusal({{"step", "28"}}), Contains("past the last step"));  // tiny has 27
+  CHECK_THAT(refusal({{"schedule", "fa9"}}), Contains("fa9"));
+  CHECK_THAT(refusal({{"view", "3d"}}), Contains("view must be"));
+  CHECK_THAT(refusal({{"nq", "0"}}), Contains("Nq must be at least 1"));  // the editor's own validation
+  CHECK_THAT(refusal({{"d", "8;step 3"}}), Contains("character a link cannot carry"));
+  CHECK_THAT(refusal({{"window", "4"}}), Contains("LEFT,RIGHT"));
+  CHECK_THAT(refusal({{"step", "1"}, {"step", "2"}}), Contains("twice"));
+  CHECK_THAT(refusal({{"colour", "red"}}), Contains("unknown link parameter 'colour'"));
+  CHECK_THAT(refusal({{"theme", "pink"}}), Contains("pink"));
+  CHECK(refusal({{"preset", "gpt2-medium"}, {"step", "1553"}}).empty());
+}
+
+TEST_CASE("web link: a course chapter and page open there, and the link follows the page", "[gui][web]") {
+  gui::AppState s = open_link({{"course", "online-softmax"}, {"page", "2"}});
+  REQUIRE(s.course.active);
+  CHECK(s.course.chapter->id == "online-softmax");
+  CHECK(s.course.page == 1);
+  const std::string q = web::query_for_state(s, "tiny");
+  CHECK_THAT(q, Contains("course=online-softmax&page=2&step="));
+  s.course.next(s);
+  CHECK_THAT(web::query_for_state(s, "tiny"), Contains("course=online-softmax&page=3&step="));
+  CHECK_THAT(refusal({{"course", "no-such-chapter"}}), Contains("no-such-chapter"));
+  CHECK_THAT(refusal({{"page", "2"}}), Contains("need course"));
+  CHECK_THAT(refusal({{"course", "online-softmax"}, {"page", "999"}}), Contains("page"));
+  CHECK_THAT(refusal({{"course", "online-softmax"}, {"nq", "16"}}), Contains("sets its own problem"));
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Checks of the web page as headless Chromium rendered it (.ci/web-check.sh runs them).
+
+  check_page.py step DOM.html DESKTOP.json   the page's #status and state dump against the
+                                             desktop app's --dump-state at the same link
+  check_page.py bad DOM.html                 a bad link: one visible message line, default problem
+  check_page.py course DOM.html CHAPTER      a course page rendered (its status names it)
+  check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
+  check_page.py bench DOM.html               prints the page's frame benchmark lines
+  check_page.py first-frame DOM.html         prints the time to the first frame
+Each prints what it checked and exits 1 on a failure. Standard library only (fresh CI machine).
+"""
+import html.parser
+import json
+import math
+import struct
+import sys
+import zlib
+
+
+class Dom(html.parser.HTMLParser):
+    """The text of the elements with an id, and their data-* attributes."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.text, self.attrs, self.hidden, self._open = {}, {}, {}, []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.text[a["id"]] = ""
+            self.attrs[a["id"]] = {k[5:]: v for k, v in a.items() if k.startswith("data-")}
+            self.hidden[a["id"]] = "hidden" in a
+        self._open.append(a.get("id"))
+
+    def handle_endtag(self, tag):
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data):
+        for i in self._open:
+            if i:
+                self.text[i] += data
+
+
+def fail(msg):
+    print("web-check: FAIL: " + msg)
+    sys.exit(1)
+
+
+def read_dom(path):
+    with open(path, encoding="utf-8") as f:
+        return Dom(f.read())
+
+
+def close(a, b):
+    if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
+        return a == b
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def check_step(dom_path, desktop_path):
+    dom = read_dom(dom_path)
+    with open(desktop_path, encoding="utf-8") as f:
+        desk = json.load(f)
+    status = dom.text.get("status", "").strip()
+    label = dom.attrs.get("status", {}).get("label")
+    step = int(dom.attrs.get("status", {}).get("step", -1))
+    print(f"web-check: page status '{status}'; desktop: {desk['line']} i={desk['i']} j={desk['j']} step {desk['index']}")
+    want = desk["line"] + (f" i={desk['i']}" if desk["i"] >= 0 else "") + (f" j={desk['j']}" if desk["j"] >= 0 else "")
+    if label != want or step != desk["index"]:
+        fail(f"status label '{label}' step {step}, desktop '{want}' step {desk['index']}")
+    if dom.text.get("message", "").strip():
+        fail("a message is shown for a good link: " + dom.text["message"].strip())
+    dump_text = dom.text.get("state-dump", "").strip()
+    if not dump_text:
+        fail("the page printed no state dump (dump=1)")
+    page = json.loads(dump_text)
+    for key in ("index", "steps", "line", "i", "j", "hbm_read_total", "hbm_write_total"):
+        if page[key] != desk[key]:
+            fail(f"{key}: page {page[key]}, desktop {desk[key]}")
+    for t in ("m", "l", "O"):
+        a, b = page["hbm"][t], desk["hbm"][t]
+        if (a is None) != (b is None) or (a and not all(close(x, y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))):
+            fail(f"HBM {t}: page {a}, desktop {b}")
+    print(f"web-check: step {page['index']} of {page['steps']}: label, HBM totals and m, l, O match the desktop "
+          f"(m = {[round(r[0], 4) for r in page['hbm']['m']]}, l = {[round(r[0], 4) for r in page['hbm']['l']]})")
+
+
+def check_bad(dom_path):
+    dom = read_dom(dom_path)
+    msg = dom.text.get("message", "").strip()
+    status = dom.text.get("status", "").strip()
+    print(f"web-check: bad link: message '{msg}', status '{status}'")
+    if not msg or "\n" in msg or dom.hidden.get("message", True):
+        fail("a bad link shows no one-line message")
+    if dom.attrs.get("status", {}).get("step") != "0":
+        fail("a bad link does not open the default problem at step 0")
+
+
+def check_course(dom_path, chapter):
+    dom = read_dom(dom_path)
+    status = dom.text.get("status", "").strip()
+    print(f"web-check: course page: status '{status}'")
+    if dom.text.get("message", "").strip():
+        fail("the course link shows a message: " + dom.text["message"].strip())
+    if chapter not in dom.attrs.get("status", {}).get("course", ""):
+        fail(f"the status does not name the course chapter {chapter}")
+
+
+def png_pixels(path):
+    """RGB(A) rows of an 8-bit PNG (what Chromium writes), unfiltered."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(path + " is not a PNG")
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, colour = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    if depth != 8 or colour not in (2, 6):
+        fail(f"{path}: unexpected PNG format (depth {depth}, colour type {colour})")
+    bpp = 3 if colour == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return w, h, bpp, rows
+
+
+def check_screenshot(path):
+    w, h, bpp, rows = png_pixels(path)
+    lum = [0.299 * r[x] + 0.587 * r[x + 1] + 0.114 * r[x + 2] for r in rows[::4] for x in range(0, w * bpp, 4 * bpp)]
+    mean = sum(lum) / len(lum)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in lum) / len(lum))
+    colours = len({(r[x], r[x + 1], r[x + 2]) for r in rows[::4] for x in range(0, w * bpp, 4 * bpp)})
+    print(f"web-check: screenshot {w}x{h}: luminance mean {mean:.1f}, standard deviation {sd:.1f}, {colours} colours")
+    if sd < 10 or colours < 50:
+        fail("the screenshot is (nearly) blank")
+
+
+def print_first_frame(dom_path):
+    first = read_dom(dom_path).attrs.get("status", {}).get("first-frame-ms")
+    print(f"web-check: first frame drawn {first} ms after navigation start")
+
+
+def print_bench(dom_path):
+    dom = read_dom(dom_path)
+    lines = [l for l in dom.text.get("log", "").splitlines() if l.startswith(("bench:", "mean frame"))]
+    if not lines:
+        fail("the page printed no frame benchmark")
+    for l in lines:
+        print("web-check: " + l)
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {"step": check_step, "bad": check_bad, "course": check_course, "screenshot": check_screenshot,
+     "bench": print_bench, "first-frame": print_first_frame}[cmd](*args)

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Loads a page in headless Chromium and saves what it shows once it is ready.
+
+  headless.py URL [--wait JS] [--act ACTION ...] [--then JS] [--dom FILE] [--screenshot FILE]
+              [--console FILE] [--size WxH] [--timeout S]
+
+Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
+does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
+pixel, upload:DIR gives a folder's files to the page's snapshot upload), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
+console's lines. Chromium's own
+--dump-dom returns before the WebAssembly has started, so this drives it through the DevTools
+protocol over --remote-debugging-pipe (JSON messages, NUL-separated, on file descriptors 3 and
+4): standard library only, no WebSocket. WebGL2 comes from SwiftShader (--use-angle=swiftshader).
+Exits 1 with a one-line reason if the page is not ready in time.
+"""
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FLAGS = ["--headless=new", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+         # the closed network: no background services, no first-run or sync traffic
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", "--disable-extensions", "--remote-debugging-pipe"]
+
+
+class Chrome:
+    def __init__(self, size):
+        to_chrome_r, self.to_chrome = os.pipe()
+        self.from_chrome, from_chrome_w = os.pipe()
+        self.profile = tempfile.TemporaryDirectory()
+        flags = FLAGS + [f"--user-data-dir={self.profile.name}", f"--window-size={size.replace('x', ',')}"]
+        if os.geteuid() == 0:
+            flags.append("--no-sandbox")  # Chromium refuses root otherwise
+        # fds 3 and 4 in the child: Chromium reads commands on 3 and answers on 4.
+        def fds():  # via fresh numbers first: a pipe end may already be 3 or 4
+            r, w = os.dup(to_chrome_r), os.dup(from_chrome_w)
+            os.dup2(r, 3)
+            os.dup2(w, 4)
+        self.proc = subprocess.Popen(["chromium"] + flags + ["about:blank"], preexec_fn=fds, pass_fds=(),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=False)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self.next_id, self.buf, self.events, self.session = 0, b"", [], None
+
+    def send(self, method, params=None, session=True):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        os.write(self.to_chrome, json.dumps(msg).encode() + b"\0")
+        while True:
+            m = self.read()
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error'].get('message')}")
+                return m.get("result", {})
+            self.events.append(m)
+
+    def read(self):
+        while b"\0" not in self.buf:
+            chunk = os.read(self.from_chrome, 1 << 20)
+            if not chunk:
+                raise RuntimeError("Chromium closed the DevTools pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def evaluate(self, expr):
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        return r.get("result", {}).get("value")
+
+    def close(self):
+        try:
+            self.send("Browser.close", session=False)
+        except (RuntimeError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# Keys by their DOM name: (code, keyCode), what emscripten's GLFW reads.
+KEYS = {"ArrowRight": ("ArrowRight", 39), "ArrowLeft": ("ArrowLeft", 37), "Home": ("Home", 36),
+        "End": ("End", 35), " ": ("Space", 32)}
+
+
+def act(chrome, action):
+    kind, _, arg = action.partition(":")
+    if kind == "key":
+        code, key_code = KEYS[arg]
+        for t in ("rawKeyDown", "keyUp"):
+            chrome.send("Input.dispatchKeyEvent", {"type": t, "key": arg, "code": code,
+                                                   "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
+            time.sleep(0.15)  # a frame between down and up: ImGui sees the press
+    elif kind == "click":
+        x, y = (float(v) for v in arg.split(","))
+        for t in ("mouseMoved", "mousePressed", "mouseReleased"):
+            chrome.send("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
+            time.sleep(0.15)
+    elif kind == "upload":  # the files of a folder into the page's "Upload snapshot folder"
+        doc = chrome.send("DOM.getDocument")["root"]["nodeId"]
+        node = chrome.send("DOM.querySelector", {"nodeId": doc, "selector": "#snapshots"})["nodeId"]
+        # The input takes a folder (webkitdirectory): Chromium lists it, as its folder picker does.
+        chrome.send("DOM.setFileInputFiles", {"nodeId": node, "files": [os.path.abspath(arg)]})
+        time.sleep(0.5)
+    else:
+        raise SystemExit(f"headless: unknown action {action!r} (key:NAME, click:X,Y or upload:DIR)")
+
+
+def wait_for(chrome, expr, timeout):
+    start = time.time()
+    while not chrome.evaluate(f"!!({expr})"):
+        if time.time() - start > timeout:
+            msg = chrome.evaluate("document.getElementById('message') && document.getElementById('message').textContent")
+            print(f"headless: the page was not ready after {timeout:.0f} s ({expr}); message: {msg!r}")
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def wait_download(chrome, timeout):
+    start = time.time()
+    while time.time() - start < timeout:
+        if any(e.get("method") == "Browser.downloadProgress" and e["params"].get("state") == "completed"
+               for e in chrome.events):
+            return True
+        chrome.evaluate("1")  # reads the events that arrived meanwhile
+        time.sleep(0.2)
+    print(f"headless: no download completed within {timeout:.0f} s")
+    return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--wait", default="document.getElementById('status').dataset.firstFrameMs !== undefined")
+    ap.add_argument("--act", action="append", default=[])
+    ap.add_argument("--then", default="true")
+    ap.add_argument("--downloads", help="a folder for the page's downloads")
+    ap.add_argument("--dom")
+    ap.add_argument("--screenshot")
+    ap.add_argument("--console")
+    ap.add_argument("--size", default="1600x1000")
+    ap.add_argument("--timeout", type=float, default=90)
+    a = ap.parse_args()
+    chrome = Chrome(a.size)
+    try:
+        target = chrome.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        chrome.session = chrome.send("Target.attachToTarget", {"targetId": target, "flatten": True},
+                                     session=False)["sessionId"]
+        if a.downloads:
+            chrome.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": os.path.abspath(a.downloads),
+                                                         "eventsEnabled": True}, session=False)
+        chrome.send("Runtime.enable")
+        chrome.send("Page.enable")
+        w, h = (int(x) for x in a.size.split("x"))
+        chrome.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+        start = time.time()
+        chrome.send("Page.navigate", {"url": a.url})
+        ready = wait_for(chrome, a.wait, a.timeout)
+        if ready:
+            print(f"headless: {a.url} ready after {time.time() - start:.1f} s")
+            for action in a.act:
+                act(chrome, action)
+            ready = wait_for(chrome, a.then, a.timeout)
+            if ready and a.downloads:  # the browser writes the file after the page hands it over
+                ready = wait_download(chrome, a.timeout)
+        if a.dom:
+            with open(a.dom, "w", encoding="utf-8") as f:
+                f.write(chrome.evaluate("document.documentElement.outerHTML"))
+        if a.screenshot:
+            png = chrome.send("Page.captureScreenshot", {"format": "png"})["data"]
+            with open(a.screenshot, "wb") as f:
+                f.write(base64.b64decode(png))
+        if a.console:
+            with open(a.console, "w", encoding="utf-8") as f:
+                for e in chrome.events:
+                    if e.get("method") == "Runtime.consoleAPICalled":
+                        args = e["params"]["args"]
+                        f.write(" ".join(str(x.get("value", x.get("description", ""))) for x in args) + "\n")
+                    elif e.get("method") == "Runtime.exceptionThrown":
+                        f.write("exception: " + json.dumps(e["params"]["exceptionDetails"])[:20000] + "\n")
+        if not ready:
+            sys.exit(1)
+    finally:
+        chrome.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+// flashstep in the browser: the desktop app's state and panels (app/gui) compiled to WebAssembly,
+// drawn with WebGL2 through emscripten's GLFW. The page shell is web/index.html; web/build.sh
+// builds both into build-web/. Index:
+//   [SECTION] The page (JavaScript the app calls)
+//   [SECTION] State from the link, state to the link and the status line
+//   [SECTION] The frame loop
+//   [SECTION] Set-up
+// The desktop's straight-line loop becomes a callback, as the browser owns the loop: each
+// animation frame runs the desktop's frame() (poll -> NewFrame -> panels -> Render), then tells
+// the page what changed (status line, link, exported files).
+#include "app/gui/frame.h"
+#include "app/gui/resources.h"
+#include "app/gui/state_dump.h"
+#include "web/url_state.h"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <emscripten.h>
+#include <emscripten/html5.h>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+// =============================================================================================
+// [SECTION] The page (JavaScript the app calls)
+// =============================================================================================
+
+// The query's decoded pairs as "name TAB value NEWLINE" lines (URLSearchParams decodes %XX and
+// '+'). No backslash escapes in EM_JS bodies: emscripten 3.1.6 copies them into its metadata
+// JSON unescaped, and the link fails; nor destructuring, which its JS optimiser mangles.
+EM_JS(char*, web_query_lines, (), {
+  const tab = String.fromCharCode(9), nl = String.fromCharCode(10);
+  const clean = (x) => x.split(tab).join(" ").split(nl).join(" ");
+  let text = "";
+  for (const kv of new URLSearchParams(window.location.search)) text += clean(kv[0]) + tab + clean(kv[1]) + nl;
+  return allocateUTF8(text);
+});
+
+EM_JS(void, web_show_message, (const char* text), {
+  const el = document.getElementById("message");
+  el.textContent = UTF8ToString(text);
+  el.hidden = false;
+});
+
+EM_JS(void, web_set_status, (const char* label, int step, int steps, const char* course), {
+  const el = document.getElementById("status");
+  const dot = " " + String.fromCharCode(183) + " ";
+  const c = UTF8ToString(course);
+  el.textContent = UTF8ToString(label) + dot + "step " + step + " of " + steps + (c ? dot + "course: " + c : "");
+  el.dataset.step = step;
+  el.dataset.label = UTF8ToString(label);
+  el.dataset.course = c;
+});
+
+EM_JS(void, web_replace_query, (const char* query), {
+  const q = "?" + UTF8ToString(query);
+  if (window.location.search !== q) history.replaceState(null, "", q);
+});
+
+// An exported file (the app wrote it to the in-memory file system) becomes a download.
+EM_JS(void, web_download, (const char* path), {
+  const p = UTF8ToString(path);
+  try {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([FS.readFile(p)]));
+    a.download = p.split("/").pop();
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  } catch (e) {
+    console.error("flashstep: error: cannot download " + p + ": " + e);
+  }
+});
+
+EM_JS(void, web_first_frame, (), {
+  window.flashstepFirstFrameMs = performance.now();
+  document.getElementById("status").dataset.firstFrameMs = window.flashstepFirstFrameMs.toFixed(0);
+  if (window.flashstepOnFirstFrame) window.flashstepOnFirstFrame();
+});
+
+// Milliseconds since the user last touched the page (keys, pointer, wheel, resize), as the
+// listeners in index.html record it.
+EM_JS(double, web_idle_ms, (), { return performance.now() - (window.flashstepLastInput || 0); });
+
+EM_JS(int, web_canvas_width, (), { return window.innerWidth; });
+EM_JS(int, web_canvas_height, (), { return window.innerHeight - document.getElementById("bar").offsetHeight; });
+
+namespace flashstep::web {
+
+namespace {
+
+struct WebApp {
+  GLFWwindow* window = nullptr;
+  std::unique_ptr<gui::AppState> s;
+  gui::GpuState gpu;
+  std::string base_preset;  // the preset the link names (the app forgets it once Apply runs)
+  double last_time = 0;
+  uint64_t cursor_seen = 0, run_seen = 0, course_seen = 0;
+  gui::View view_seen = gui::View::tiles;
+  std::string export_seen;  // the last export message acted on
+  long frames = 0;
+  int bench_frames = 0;
+  bool dump = false;
+};
+
+WebApp* g_app = nullptr;  // for the exported functions the page calls
+
+// =============================================================================================
+// [SECTION] State from the link, state to the link and the status line
+// =============================================================================================
+
+Query read_query() {
+  char* lines = web_query_lines();
+  Query q;
+  std::string text(lines);
+  std::free(lines);
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = text.find('\n', at), tab = text.find('\t', at);
+    q.emplace_back(text.substr(at, tab - at), text.substr(tab + 1, end - tab - 1));
+    at = end + 1;
+  }
+  return q;
+}
+
+// The link's state, or the default problem with the reason shown in the page.
+void open_from_link(WebApp& app) {
+  UrlRequest r;
+  try {
+    r = parse_query(read_query());
+    app.s = std::make_unique<gui::AppState>();
+    apply_request(*app.s, r);
+    app.base_preset = r.options.preset;
+    app.dump = r.dump;
+    app.bench_frames = r.bench_frames;
+    return;
+  } catch (const InputError& e) {
+    const std::string line = std::string("flashstep: error: ") + e.what() + " (showing the default problem)";
+    std::fprintf(stderr, "%s\n", line.c_str());
+    web_show_message(line.c_str());
+  }
+  app.s = std::make_unique<gui::AppState>();
+  gui::prepare_state(*app.s, gui::GuiOptions{});  // the shipped default: an error here is a bug
+  app.base_preset = gui::GuiOptions{}.preset;
+}
+
+// The status line holds the current step as `flashstep run --trace` labels it ("Alg1 L11 i=0
+// j=1"); the link follows the state.
+void publish(WebApp& app) {
+  gui::AppState& s = *app.s;
+  const uint64_t course = s.course.active ? s.course.version + 1 : 0;
+  if (s.cursor_version == app.cursor_seen && s.run_version == app.run_seen && s.view == app.view_seen &&
+      course == app.course_seen)
+    return;
+  app.cursor_seen = s.cursor_version;
+  app.run_seen = s.run_version;
+  app.view_seen = s.view;
+  app.course_seen = course;
+  if (!s.preset_name.empty()) app.base_preset = s.preset_name;  // a preset loaded from the menu
+  std::string label = "start";
+  if (const Step* cur = s.cursor->current()) {
+    label = line_label(cur->line);
+    if (cur->i >= 0) label += " i=" + std::to_string(cur->i);
+    if (cur->j >= 0) label += " j=" + std::to_string(cur->j);
+  }
+  std::string where;  // "online-softmax, page 2 of 6" in the course
+  if (s.course.active && s.course.chapter)
+    where = s.course.chapter->id + ", page " + std::to_string(s.course.page + 1) + " of " +
+            std::to_string(s.course.chapter->pages.size());
+  web_set_status(label.c_str(), int(s.index()), int(s.steps()), where.c_str());
+  web_replace_query(query_for_state(s, app.base_preset).c_str());
+}
+
+// The Export tab writes into the page's memory: each file it wrote is handed to the browser as a
+// download ("wrote a.json", "wrote a.png", "wrote O.npy and lse.npy").
+void offer_exports(WebApp& app) {
+  gui::AppState& s = *app.s;
+  for (std::string* msg : {&s.export_message, &s.compare.message}) {
+    if (msg->rfind("wrote ", 0) != 0) continue;
+    std::string rest = msg->substr(6);
+    for (size_t and_at; (and_at = rest.find(" and ")) != std::string::npos; rest = rest.substr(and_at + 5))
+      web_download(rest.substr(0, and_at).c_str());
+    web_download(rest.c_str());
+    *msg = "downloaded " + msg->substr(6) + " (the browser saves it in its downloads folder)";
+  }
+}
+
+// =============================================================================================
+// [SECTION] The frame loop
+// =============================================================================================
+
+void resize_to_page(WebApp& app) {
+  const int w = std::max(320, web_canvas_width()), h = std::max(240, web_canvas_height());
+  int now_w = 0, now_h = 0;
+  glfwGetWindowSize(app.window, &now_w, &now_h);
+  if (w != now_w || h != now_h) glfwSetWindowSize(app.window, w, h);
+}
+
+void tick(void* arg) {
+  WebApp& app = *static_cast<WebApp*>(arg);
+  // Idle (not playing, no input for a second): skip the frame, as the desktop sleeps in
+  // glfwWaitEventsTimeout, so a still page costs no CPU. The canvas keeps the last frame.
+  if (app.frames > 5 && !app.s->playing && web_idle_ms() > 1000.0) {
+    app.last_time = 0;
+    return;
+  }
+  const double now = emscripten_get_now() / 1000.0;
+  const double dt = app.last_time > 0 ? now - app.last_time : 0.0;
+  app.last_time = now;
+  resize_to_page(app);
+  try {
+    gui::frame(app.window, *app.s, app.gpu, dt, "");
+  } catch (const InputError& e) {  // the Export tab's PNG: its message says why
+    app.s->export_message = std::string("error: ") + e.what();
+  }
+  offer_exports(app);
+  publish(app);
+  if (++app.frames == 1) {
+    web_first_frame();
+    if (app.dump) std::printf("flashstep-state %s\n", gui::state_to_json(*app.s).dump().c_str());
+    if (app.bench_frames > 0) gui::run_frame_bench(app.window, *app.s, app.gpu, app.bench_frames);
+  }
+}
+
+}  // namespace
+}  // namespace flashstep::web
+
+// The page's console: flashstepDumpState() (index.html) prints what `flashstep gui --dump-state`
+// writes.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* flashstep_state_json() {
+  static std::string text;
+  text = flashstep::web::g_app ? flashstep::gui::state_to_json(*flashstep::web::g_app->s).dump(1) : "{}";
+  return text.c_str();
+}
+
+// The page's "Upload snapshot folder": the files are in the page's memory under `dir`; the
+// compare view loads them as its Load button would, and opens.
+extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_snapshots(const char* dir) {
+  using namespace flashstep;
+  if (!web::g_app) return;
+  gui::AppState& s = *web::g_app->s;
+  std::snprintf(s.snapshots.dir, sizeof s.snapshots.dir, "%s", dir);
+  s.load_snapshots();  // a bad folder: the view shows its error
+  s.view = gui::View::compare;
+  s.view_changed = true;
+}
+
+// =============================================================================================
+// [SECTION] Set-up
+// =============================================================================================
+
+int main() {
+  using namespace flashstep;
+  // emscripten starts with umask 0777, so files the app writes (exports, made 0666 & ~umask by
+  // core/output_files.cpp) would be unreadable to the download; 022 is the usual default.
+  ::umask(022);
+  auto* app = new web::WebApp;  // lives as long as the page
+  web::g_app = app;
+  web::open_from_link(*app);
+
+  if (!glfwInit()) {
+    web_show_message("flashstep: error: this browser gave no window (GLFW did not start)");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  app->window = glfwCreateWindow(std::max(320, web_canvas_width()), std::max(240, web_canvas_height()),
+                                 "flashstep", nullptr, nullptr);
+  if (!app->window) {
+    web_show_message("flashstep: error: this browser has no WebGL2, which the app draws with");
+    return 1;
+  }
+  glfwMakeContextCurrent(app->window);
+
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // the layout is computed
+  ImGui_ImplGlfw_InitForOpenGL(app->window, true);
+  ImGui_ImplOpenGL3_Init("#version 300 es");
+  ImGui_ImplOpenGL3_CreateDeviceObjects();  // the first frame applies the display settings and fonts
+  std::string shader_error;
+  if (!app->gpu.shader.init(gui::shader_dir(), &shader_error)) {
+    const std::string line = "flashstep: error: the heatmap shaders did not compile: " + shader_error;
+    web_show_message(line.c_str());
+  }
+  emscripten_set_main_loop_arg(web::tick, app, 0, false);
+  return 0;
+}
