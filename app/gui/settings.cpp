@@ -136,8 +136,8 @@ namespace {
 nlohmann::json existing_settings(const std::string& path) {
   std::error_code ec;
   if (path.empty() || !fs::exists(path, ec)) return nlohmann::json::object();
-  std::ifstream in(path);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  // Through the same reader as load_settings: a FIFO or a huge file is refused, not read.
+  const nlohmann::json j = parse_json_input(read_input_file(path, "the settings file", kMaxSettingsBytes), path);
   return j.is_object() ? j : nlohmann::json::object();
 }
 
@@ -153,8 +153,7 @@ void write_settings(const nlohmann::json& j, const std::string& path) {
 nlohmann::json load_course_progress(const std::string& path) {
   std::error_code ec;
   if (path.empty() || !fs::exists(path, ec)) return nlohmann::json::object();
-  std::ifstream in(path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json j = parse_json_input(read_input_file(path, "the settings file", kMaxSettingsBytes), path);
   if (!j.is_object())
     throw InputError("the settings file " + path + " is not valid JSON (fix or delete it, or pass --settings another.json)");
   const nlohmann::json c = j.value("course", nlohmann::json::object());
