@@ -18,16 +18,6 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol);
 // this device's SMs.
 int64_t gpu_decode_splits(int64_t asked, int64_t heads, const Tiling& t);
 
-  std::vector<int64_t> dims = {64, 128};
-  std::vector<int64_t> heads = {32, 256};  // B x H (H = 8)
-  std::string dtype = "bf16";
-  std::string M = "128KiB";  // sets Bc by the paper's formula, so the splits are the CPU's
-  int64_t splits = 0;        // 0: the default per shape
-  int warmup = 3, reps = 20;
-  std::string sdpa_json;     // PyTorch's times (gpu/tools/sdpa_decode_bench.py --json) to set beside
-  std::string json_file;
-  bool as_json = false;
-};
 // bench-gpu --decode: decode (default S), decode without splits, fa2 (the float32-arithmetic
 // kernel, no splits) and PyTorch's fastest SDPA backend, with the K/V bandwidth against the
 // measured copy bandwidth.

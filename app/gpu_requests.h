@@ -76,6 +76,16 @@ struct BenchFlags {
 // bench-gpu --decode (app/cmd_decode_gpu.cpp): flash-decoding at Nq = 1.
 struct DecodeBenchRequest {
   std::vector<int64_t> nks = {4096, 16384, 65536, 262144};
+  std::vector<int64_t> dims = {64, 128};
+  std::vector<int64_t> heads = {32, 256};  // B x H (H = 8)
+  std::string dtype = "bf16";
+  std::string M = "128KiB";  // sets Bc by the paper's formula, so the splits are the CPU's
+  int64_t splits = 0;        // 0: the default per shape
+  int warmup = 3, reps = 20;
+  std::string sdpa_json;     // PyTorch's times (gpu/tools/sdpa_decode_bench.py --json) to set beside
+  std::string json_file;
+  bool as_json = false;
+};
 
 struct BenchGpuRequest {
   BenchFlags flags;
