@@ -2,6 +2,8 @@
 // file under core/schedules/) here and a value to the Schedule enum (core/problem.h).
 #include "core/schedule_registry.h"
 
+#include "core/input_files.h"
+
 #include "core/schedules/common.h"
 
 #include <stdexcept>
@@ -53,7 +55,7 @@ const char* schedule_name(Schedule s) { return schedule_info(s).name; }
 Schedule parse_schedule(const std::string& name) {
   for (const ScheduleInfo* i : schedules())
     if (name == i->name) return i->id;
-  throw InputError("unknown schedule '" + name + "' (expected " + schedule_names() + ")");
+  throw InputError("unknown schedule '" + excerpt(name) + "' (expected " + schedule_names() + ")");
 }
 
 size_t tiled_backward_trace_bytes(const Problem& p, const Tiling& t) {

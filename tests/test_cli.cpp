@@ -181,13 +181,15 @@ TEST_CASE("run with steps prints the step log of Algorithm 1", "[cli]") {
 
 TEST_CASE("explain prints closed forms that equal the simulation", "[cli]") {
   std::string output;
-  REQUIRE(fstest::run_command(kBin + " explain --n 300 --d 32 --M 2000", output) == 0);
+  REQUIRE(fstest::run_command(kBin + " explain --n 300 --d 32 --M 2000 --splits 4", output) == 0);
   CAPTURE(output);
   // The paper's counts in elements: Bc = ceil(2000 / 128) = 16, Br = min(Bc, d) = 16,
-  // Tr = Tc = ceil(300 / 16) = 19; columns Algorithm 1, FA2 order, standard.
-  const long long N = 300, d = 32, T = 19;
-  const std::vector<long long> read = {2 * N * d + T * N * (2 * d + 2), N * d + T * 2 * N * d, 2 * N * d + 2 * N * N + N * d};
-  const std::vector<long long> write = {(1 + T) * N * (d + 2), N * d + N, 2 * N * N + N * d};
+  // Tr = Tc = ceil(300 / 16) = 19; columns Algorithm 1, FA2 order, standard, decode with S = 4
+  // (Q per split, K and V per query block, the partials and their lse written and read back).
+  const long long N = 300, d = 32, T = 19, S = 4;
+  const std::vector<long long> read = {2 * N * d + T * N * (2 * d + 2), N * d + T * 2 * N * d, 2 * N * d + 2 * N * N + N * d,
+                                       S * N * d + 2 * T * N * d + S * N * (d + 1)};
+  const std::vector<long long> write = {(1 + T) * N * (d + 2), N * d + N, 2 * N * N + N * d, S * N * (d + 1) + N * (d + 1)};
   CHECK(fstest::numbers_after(output, "closed form, read") == read);
   CHECK(fstest::numbers_after(output, "closed form, write") == write);
   CHECK(fstest::numbers_after(output, "simulated, read") == read);

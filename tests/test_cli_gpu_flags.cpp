@@ -151,17 +151,19 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
 }
 
 TEST_CASE("explain shows the storage dtype and p_dtype, and counts bytes in the storage type", "[cli][tensor_cores]") {
-  const Answer a = run_flashstep("explain --n 300 --d 32 --M 2000 --dtype bf16 --p-dtype bf16");
+  const Answer a = run_flashstep("explain --n 300 --d 32 --M 2000 --dtype bf16 --p-dtype bf16 --splits 4");
   CAPTURE(a.out);
   REQUIRE(a.rc == 0);
   CHECK(a.out.find("precision: dtype bf16 (2 bytes per stored element") != std::string::npos);
   CHECK(a.out.find("p_dtype bf16 (P~_ij rounded on chip") != std::string::npos);
   // Total bytes in bf16: 2 B per stored element, 4 B per l, m, L (float32). Bc = ceil(2000 / 128)
-  // = 16, Br = 16, Tr = Tc = 19; fa1 reads 2 N T of l, m and writes 2 N (T + 1); fa2 writes N of L.
-  const long long N = 300, d = 32, T = 19;
+  // = 16, Br = 16, Tr = Tc = 19; fa1 reads 2 N T of l, m and writes 2 N (T + 1); fa2 writes N of L;
+  // decode (S = 4) keeps its partials O^(s), lse^(s) in float32, written once and read once.
+  const long long N = 300, d = 32, T = 19, S = 4;
   const std::vector<long long> bytes = {
       2 * (2 * N * d + T * N * 2 * d) + 4 * (T * N * 2) + 2 * ((1 + T) * N * d) + 4 * ((1 + T) * N * 2),
-      2 * (N * d + T * 2 * N * d) + 2 * N * d + 4 * N, 2 * (2 * N * d + 2 * N * N + N * d) + 2 * (2 * N * N + N * d)};
+      2 * (N * d + T * 2 * N * d) + 2 * N * d + 4 * N, 2 * (2 * N * d + 2 * N * N + N * d) + 2 * (2 * N * N + N * d),
+      2 * (S * N * d + 2 * T * N * d) + 2 * 4 * S * N * (d + 1) + 2 * N * d + 4 * N};
   CHECK(fstest::numbers_after(a.out, "closed form, total bytes") == bytes);
   CHECK(fstest::numbers_after(a.out, "simulated, total bytes") == bytes);
   const size_t at = a.out.find("simulated equals closed form");
