@@ -213,7 +213,7 @@ void tick(void* arg) {
   app.last_time = now;
   resize_to_page(app);
   try {
-    gui::frame(app.window, *app.s, app.gpu, dt, "");
+    gui::frame(app.window, *app.s, app.gpu, dt, nullptr);
   } catch (const InputError& e) {  // the Export tab's PNG: its message says why
     app.s->export_message = std::string("error: ") + e.what();
   }
