@@ -230,17 +230,7 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
         set_action([] {
           check_bench_gpu_request(r);
           const BenchFlags& bf = r.flags;
-          if (r.decode) {  // app/cmd_decode_gpu.cpp
-            DecodeBenchRequest dr = r.dr;
-            dr.dims = bf.dims;
-            if (r.dtype_opt && r.dtype_opt->count()) dr.dtype = bf.dtype;
-            dr.M = bf.M;
-            dr.warmup = bf.warmup;
-            dr.reps = bf.reps;
-            dr.as_json = bf.as_json;
-            dr.json_file = bf.json_file;
-            return run_bench_decode(dr);
-          }
+          if (r.decode) return run_bench_decode(decode_bench_request(r));  // app/cmd_decode_gpu.cpp
           if (r.tensor_cores && bf.backward)  // app/cmd_backward_tc.cpp
             return run_bench_backward_tensor_cores(tc_backward_bench_request(r));
           if (r.tensor_cores) return run_bench_tensor_cores(tc_bench_request(r));  // app/cmd_tensor_cores.cpp

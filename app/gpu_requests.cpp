@@ -346,6 +346,19 @@ TcBenchRequest tc_bench_request(const BenchGpuRequest& r) {
   return t;
 }
 
+DecodeBenchRequest decode_bench_request(const BenchGpuRequest& r) {
+  const BenchFlags& bf = r.flags;
+  DecodeBenchRequest dr = r.dr;  // --nk, --heads, --splits, --sdpa; the rest from bench-gpu's flags
+  dr.dims = bf.dims;
+  if (r.dtype_opt && r.dtype_opt->count()) dr.dtype = bf.dtype;
+  dr.M = bf.M;
+  dr.warmup = bf.warmup;
+  dr.reps = bf.reps;
+  dr.as_json = bf.as_json;
+  dr.json_file = bf.json_file;
+  return dr;
+}
+
 TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
   TcBackwardBenchRequest t;  // B = 16, H = 16, N = 4096, 16384 unless --n

@@ -128,6 +128,7 @@ struct TcBackwardBenchRequest {
   int64_t fp32_max_n = 4096;  // the float32 kernels take ~1 s per run at N = 16384
 };
 TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r);
+DecodeBenchRequest decode_bench_request(const BenchGpuRequest& r);
 
 // bench-gpu --backward (app/cmd_backward_gpu.cpp).
 struct BackwardBenchFlags {
