@@ -3,11 +3,12 @@
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_backward_tc.h"
 #include "app/cmd_decode_gpu.h"
-#include "core/decode.h"
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
+#include "core/decode.h"
 #include "core/npy.h"
+#include "core/output_files.h"
 #include "core/schedule_registry.h"
 #include "gpu/backend.h"
 #include "gpu/schedules.h"
@@ -92,8 +93,17 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
     o_shape = {s.B, s.H, s.nq, s.d};
     l_shape = {s.B, s.H, s.nq};
   }
-  if (!out_o.empty()) write_npy(out_o, r.O.data(), o_shape);
-  if (!out_lse.empty()) write_npy(out_lse, r.lse.data(), l_shape);
+  // Both files or neither (core/output_files.h): the targets were checked before the run.
+  OutputFiles out;
+  const std::pair<const std::string*, const char*> targets[] = {{&out_o, "--out-o"}, {&out_lse, "--out-lse"}};
+  for (const auto& [path, flag] : targets)
+    if (!path->empty()) out.add(*path, flag);
+  out.add_input(rf.q, "--q");
+  out.add_input(rf.k, "--k");
+  out.add_input(rf.v, "--v");
+  if (!out_o.empty()) out.bytes(out_o) = npy_bytes(r.O.data(), o_shape);
+  if (!out_lse.empty()) out.bytes(out_lse) = npy_bytes(r.lse.data(), l_shape);
+  out.commit();
   const gpu::DeviceInfo device = gpu::device_info();
   std::printf("gpu        %s on %s, dtype %s\n", info.device_title, device.name.c_str(), dtype_name(in.features.dtype));
   std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n",
