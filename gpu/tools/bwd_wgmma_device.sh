@@ -44,7 +44,11 @@ S+=("tests [bwd_wgmma][small]             | $(tests_line "$OUT/t_small.log" $r1)
 S+=("tests v5 ragged, Nq != Nk, tiny      | $(tests_line "$OUT/t_ragged.log" $r2)")
 S+=("tests v5 causal and key padding      | $(tests_line "$OUT/t_causal.log" $r3)")
 verify_line() {  # PASS/FAIL and the worst GPU-vs-CPU ratios (dQ dK dV)
-  echo "rc=$2 $(grep -E '^(PASS|FAIL)' "$1" | head -1) | $(grep -E '^GPU vs CPU' "$1" | tr -s ' ' | cut -c1-90)"
+  if grep -qE '^(PASS|FAIL)' "$1"; then
+    echo "rc=$2 $(grep -E '^(PASS|FAIL)' "$1" | head -1) | $(grep -E '^GPU vs CPU' "$1" | tr -s ' ' | cut -c1-90)"
+  else
+    echo "rc=$2 $(tail -1 "$1" | cut -c1-120)"
+  fi
 }
 S+=("verify v5 bf16 517x300 d128 causal   | $(verify_line "$OUT/verify1.txt" $r4)")
 S+=("verify v5 fp16 333x333 d64 kv-len 250 | $(verify_line "$OUT/verify2.txt" $r5)")
@@ -57,7 +61,9 @@ S+=("SASS of v5's four kernels            | $(cat "$OUT/hgmma_count.txt")")
 bench() {  # variant, extra flags
   timeout "$(cap 25)" "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 --d 64 128 --variant "$1" \
     --no-fp32 $2 --json-file "$OUT/bench_v$1${2:+_causal}.json" >> "$OUT/bench.txt" 2>&1
-  echo $?
+  local rc=$?
+  [ $rc = 0 ] || tail -1 "$OUT/bench.txt" >&2
+  echo $rc
 }
 rb2=$(bench 2 ""); rb5=$(bench 5 "")
 S+=("bench-gpu --backward --tensor-cores v2 | rc=$rb2")
