@@ -131,6 +131,7 @@ void check_all(const Shape4& c) { check_variants(c, every_backward_variant()); }
 // The wgmma rung alone (variant 5, sm_90a): a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!tc_backward_variant_compiled(5, 64)) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 5)");
     WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
     return;
   }
