@@ -42,10 +42,11 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
 // FA2b L5-L18 (variant 1 .. fa2_bwd_tc_variant_count()); dq_acc must be zero before.
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
 
-// The wgmma rung (gpu/fa2_bwd_wgmma.cu; sm_90a only, built where FLASHSTEP_HAVE_WGMMA is
-// defined, reached through fa2_bwd_tc_launch). The caller checks that the GPU is 9.0.
-constexpr int kBwdWgmmaVariant = 5;
-TcBwdVariantInfo fa2_bwd_wgmma_variant(int d);
-void fa2_bwd_wgmma_launch(const TcBwdParams& p);
+// The wgmma rungs, variants 5 and 6 (gpu/fa2_bwd_wgmma.cu; sm_90a only, built where
+// FLASHSTEP_HAVE_WGMMA is defined, reached through fa2_bwd_tc_launch). The caller checks that
+// the GPU is 9.0.
+constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 6;
+TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d);
+void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p);
 
 }  // namespace flashstep::gpu::tc

@@ -45,6 +45,8 @@
 //      swap half their dQ accumulators so each lane holds four consecutive columns of one row.
 //   5  wgmma (sm_90a), in gpu/fa2_bwd_wgmma.cu: 2 warpgroups x 64 keys, Br 64, every product
 //      from shared-memory descriptors; opt-in (--variant 5) until measured.
+//   6  v5 with dQ's product on mma.sync (ldmatrix.trans, as v2): the fallback should v5's
+//      MN-major A operand misbehave; opt-in (--variant 6).
 #include "gpu/bwd_tc_block.cuh"
 #include "gpu/bwd_tc_launch.h"
 #include "gpu/common.cuh"
@@ -448,7 +450,7 @@ const Entry kLadder[] = {
 }  // namespace
 
 #ifdef FLASHSTEP_HAVE_WGMMA
-int fa2_bwd_tc_variant_count() { return kBwdWgmmaVariant; }
+int fa2_bwd_tc_variant_count() { return kBwdWgmmaLast; }
 #else
 int fa2_bwd_tc_variant_count() { return kBwdWgmmaVariant - 1; }
 #endif
@@ -456,7 +458,7 @@ int fa2_bwd_tc_row_pad() { return kRowPad; }
 
 TcBwdVariantInfo fa2_bwd_tc_variant(int variant, int d) {
 #ifdef FLASHSTEP_HAVE_WGMMA
-  if (variant == kBwdWgmmaVariant) return fa2_bwd_wgmma_variant(d);
+  if (variant >= kBwdWgmmaVariant) return fa2_bwd_wgmma_variant(variant, d);
 #endif
   for (const Entry& e : kLadder)
     if (e.variant == variant && e.d == d) return TcBwdVariantInfo{variant, e.what, e.Br, e.Bc, e.warps, e.smem, true};
@@ -480,7 +482,7 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
 
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p) {
 #ifdef FLASHSTEP_HAVE_WGMMA
-  if (variant == kBwdWgmmaVariant) return fa2_bwd_wgmma_launch(p);
+  if (variant >= kBwdWgmmaVariant) return fa2_bwd_wgmma_launch(variant, p);
 #endif
   for (const Entry& e : kLadder)
     if (e.variant == variant && e.d == p.fwd.d) return e.launch(p);

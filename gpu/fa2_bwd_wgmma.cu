@@ -1,8 +1,10 @@
-// Variant 5 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's backward
-// (Dao 2023, Algorithm 2) on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is compiled
-// for 90a alone, with gpu/fa2_wgmma.cu). FlashAttention-3's backward structure (arXiv 2407.08608,
-// appendix B) as far as it goes without warp specialisation: all five products on wgmma, operands
-// read by the tensor cores from shared memory through matrix descriptors, no ldmatrix.
+// Variants 5 and 6 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's
+// backward (Dao 2023, Algorithm 2) on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is
+// compiled for 90a alone, with gpu/fa2_wgmma.cu). FlashAttention-3's backward structure (arXiv
+// 2407.08608, appendix B) as far as it goes without warp specialisation: all five products on
+// wgmma (v5), operands read by the tensor cores from shared memory through matrix descriptors,
+// no ldmatrix. v6 is v5 with dQ's product on mma.sync as v2 does it (ldmatrix.trans of dS^T and
+// K_j): the one product whose wgmma form (both operands MN-major) no earlier rung has run.
 //
 // One thread block per (head, K/V block j), Bc = 128 keys, two warpgroups: warpgroup w owns keys
 // 64 w .. 64 w + 63 of K_j, V_j and their rows of dK~_j, dV~_j (float32 registers, m64 x d
@@ -45,6 +47,7 @@
 #include "gpu/bwd_tc_block.cuh"
 #include "gpu/bwd_tc_launch.h"
 #include "gpu/common.cuh"
+#include "gpu/tc_mma.cuh"
 #include "gpu/tc_ptx.cuh"
 #include "gpu/wgmma_ptx.cuh"
 
@@ -98,12 +101,14 @@ __device__ __forceinline__ void red_add4(float* dst, float4 v) {
                : "memory");
 }
 
-template <int D_>
+template <int V_, int D_, bool DQ_MMA_>
 struct WgBwdConfig {
-  static constexpr int D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
-  // dQ's split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
+  static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
+  // v6: dQ_i += dS K_j on mma.sync, the 8 warps over 4 row groups x 2 column halves of dQ_i.
+  static constexpr bool DQ_MMA = DQ_MMA_;
+  // v5's dQ split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
   // over columns (one slab).
-  static constexpr bool DQ_KSPLIT = D == 64;
+  static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
   static constexpr int SLABS = DQ_KSPLIT ? 2 : 1, DQ_LD = D + 8;  // + 8 floats: fewer bank conflicts
   static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
   static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
@@ -268,37 +273,68 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
     __syncthreads();      // dS_ij^T complete in shared memory
 
-    // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out). k step kk: 16 keys of dS^T's rows
-    // and of K_j's rows; steps over keys no row of Q_i keeps are not issued (warpgroup-uniform).
-    // The first step overwrites the accumulators (scale_d = 0) and is always issued (a Q block in
-    // the loop keeps key col0; a warpgroup no row keeps has zeroed its rows of dS^T).
-    float dq[32];
-    fence_regs(dq);
-    wgmma_fence();
-    if constexpr (C::DQ_KSPLIT) {
-      // d = 64: this warpgroup's 64 keys, all 64 columns. The test is warpgroup 0's (a test on
-      // wkey0 made ptxas serialise every wgmma, C7520: it cannot see that wg is uniform); the
-      // extra steps it lets warpgroup 1 issue read masked keys, whose dS^T rows are 0.
+    // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab(s) of shared memory.
+    // k step kk: 16 keys of dS^T's rows and of K_j's rows; steps over keys no row of Q_i keeps
+    // are not issued.
+    if constexpr (C::DQ_MMA) {
+      // v6: mma.sync m16n8k16, as v2: warp w8 takes rows 16 (w8 % 4) .. of Q_i and the d columns
+      // (w8 / 4) D / 2 ..; A = dS from dS^T by ldmatrix.trans, B = K_j by ldmatrix.trans.
+      constexpr int DQN = D / 2;
+      const int w8 = tid / 32, rg = w8 % 4, cg = w8 / 4;
+      wgmma_wait_all();  // dK's product (its dS^T fragments then leave the registers)
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        if (kk == 0 || col0 + 16 * kk <= hi_last)
-          wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t((wg * 64 + 16 * kk) * 128)),
-                         desc_sw128(sK + uint32_t((wg * 64 + 16 * kk) * 128)), kk > 0);
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      float dq[DQN / 8][4] = {};
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        if (col0 + kk * 16 > hi_last) break;  // keys no row of Q_i keeps: dS = 0
+        // dS's matrices (q 0-7, k 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15)
+        const int kr = kk * 16 + lane % 8 + (lane / 16) * 8, qc = rg * 2 + (lane / 8) % 2;
+        uint32_t a[4];
+        ldmatrix_x4_trans(a, sDS + uint32_t(kr * 128 + ((qc ^ (kr & 7)) << 4)));
+#pragma unroll
+        for (int dp = 0; dp < DQN / 16; ++dp) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, sK + panel_chunk<BC>(kk * 16 + lane % 16, (cg * DQN / 16 + dp) * 2 + lane / 16));
+          mma16816<T>(dq[2 * dp], a, b[0], b[1]);
+          mma16816<T>(dq[2 * dp + 1], a, b[2], b[3]);
+        }
+      }
+      // Rows rg * 16 + g + 8 hr, columns cg * DQN + 8 n + 2 t4 (+ 1) of dQ_i.
+#pragma unroll
+      for (int n = 0; n < DQN / 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(sdq + (rg * 16 + g + 8 * hr) * C::DQ_LD + cg * DQN + 8 * n + 2 * t4) =
+              make_float2(dq[n][2 * hr], dq[n][2 * hr + 1]);
     } else {
-      // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j.
+      // v5: wgmma. The first step overwrites the accumulators (scale_d = 0) and is always issued
+      // (a Q block in the loop keeps key col0; a warpgroup no row keeps has zeroed its dS^T rows).
+      float dq[32];
+      fence_regs(dq);
+      wgmma_fence();
+      if constexpr (C::DQ_KSPLIT) {
+        // d = 64: this warpgroup's 64 keys, all 64 columns. The test is warpgroup 0's (a test on
+        // wkey0 made ptxas serialise every wgmma, C7520: it cannot see that wg is uniform); the
+        // extra steps it lets warpgroup 1 issue read masked keys, whose dS^T rows are 0.
 #pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk)
-        if (kk == 0 || col0 + 16 * kk <= hi_last)
-          wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t(kk * 2048)),
-                         desc_sw128(sK + uint32_t(wg * BC * 128 + kk * 2048)), kk > 0);
-    }
-    wgmma_commit();
-    wgmma_wait_all();  // dQ's product and dK's
-    fence_regs(dq);
+        for (int kk = 0; kk < 4; ++kk)
+          if (kk == 0 || col0 + 16 * kk <= hi_last)
+            wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t((wg * 64 + 16 * kk) * 128)),
+                           desc_sw128(sK + uint32_t((wg * 64 + 16 * kk) * 128)), kk > 0);
+      } else {
+        // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j.
 #pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-    // The partial dQ_i (query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2)) to its slab.
-    {
+        for (int kk = 0; kk < BC / 16; ++kk)
+          if (kk == 0 || col0 + 16 * kk <= hi_last)
+            wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t(kk * 2048)),
+                           desc_sw128(sK + uint32_t(wg * BC * 128 + kk * 2048)), kk > 0);
+      }
+      wgmma_commit();
+      wgmma_wait_all();  // dQ's product and dK's
+      fence_regs(dq);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      // Query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2), to this warpgroup's slab.
       float* slab = sdq + (C::DQ_KSPLIT ? wg * BR * C::DQ_LD : 0);
       const int cbase = C::DQ_KSPLIT ? 0 : wg * 64;
 #pragma unroll
@@ -354,23 +390,35 @@ void launch_bwd_wgmma(const TcBwdParams& p) {
 
 template <class C>
 TcBwdVariantInfo info_of() {
-  return TcBwdVariantInfo{kBwdWgmmaVariant, "wgmma (sm_90a): 2 warpgroups x 64 keys (Bc 128), Br 64, all five "
-                          "products from shared-memory descriptors, dQ via shared memory + red.v4",
-                          C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true};
+  const char* what = C::DQ_MMA ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
+                               : "wgmma (sm_90a): 2 warpgroups x 64 keys (Bc 128), Br 64, all five products from "
+                                 "shared-memory descriptors, dQ via shared memory + red.v4";
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true};
 }
+
+//                      variant, D, dQ on mma.sync
+using V5d64 = WgBwdConfig<kBwdWgmmaVariant, 64, false>;
+using V5d128 = WgBwdConfig<kBwdWgmmaVariant, 128, false>;
+using V6d64 = WgBwdConfig<kBwdWgmmaVariant + 1, 64, true>;
+using V6d128 = WgBwdConfig<kBwdWgmmaVariant + 1, 128, true>;
 
 }  // namespace
 
-TcBwdVariantInfo fa2_bwd_wgmma_variant(int d) {
-  if (d == 64) return info_of<WgBwdConfig<64>>();
-  if (d == 128) return info_of<WgBwdConfig<128>>();
+TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
+  if (variant == V5d64::VARIANT && d == 64) return info_of<V5d64>();
+  if (variant == V5d128::VARIANT && d == 128) return info_of<V5d128>();
+  if (variant == V6d64::VARIANT && d == 64) return info_of<V6d64>();
+  if (variant == V6d128::VARIANT && d == 128) return info_of<V6d128>();
   return TcBwdVariantInfo{};
 }
 
-void fa2_bwd_wgmma_launch(const TcBwdParams& p) {
-  if (p.fwd.d == 64) return launch_bwd_wgmma<WgBwdConfig<64>>(p);
-  if (p.fwd.d == 128) return launch_bwd_wgmma<WgBwdConfig<128>>(p);
-  throw std::runtime_error("fa2_bwd_wgmma_launch: no kernel for d = " + std::to_string(p.fwd.d));
+void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p) {
+  if (variant == V5d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V5d64>(p);
+  if (variant == V5d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V5d128>(p);
+  if (variant == V6d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V6d64>(p);
+  if (variant == V6d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V6d128>(p);
+  throw std::runtime_error("fa2_bwd_wgmma_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
+                           std::to_string(p.fwd.d));
 }
 
 }  // namespace flashstep::gpu::tc
