@@ -26,8 +26,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 # ---- 1. correctness, in parallel -------------------------------------------------------------
 V5="$FS verify --backward --tensor-cores --variant 5"
 timeout 45 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" > "$OUT/t_small.log" 2>&1 & p1=$!
-timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5, v6): ragged*" > "$OUT/t_ragged.log" 2>&1 & p2=$!
-timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5, v6): causal*" > "$OUT/t_causal.log" 2>&1 & p3=$!
+timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5 and v6): ragged*" > "$OUT/t_ragged.log" 2>&1 & p2=$!
+timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5 and v6): causal*" > "$OUT/t_causal.log" 2>&1 & p3=$!
 timeout 30 $V5 --dtype bf16 --nq 517 --nk 300 --d 128 --causal > "$OUT/verify1.txt" 2>&1 & p4=$!
 timeout 30 $V5 --dtype fp16 --nq 333 --nk 333 --d 64 --kv-len 250 > "$OUT/verify2.txt" 2>&1 & p5=$!
 timeout 30 "$FS" verify --backward --tensor-cores --variant 6 --dtype bf16 --nq 300 --nk 517 --d 128 --causal \
@@ -36,7 +36,8 @@ timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 $V5 --dtype bf16
   > "$OUT/memcheck.txt" 2>&1 & p6=$!
 timeout 45 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 $V5 --dtype fp16 --nq 150 \
   --nk 200 --d 128 --kv-len 150 > "$OUT/racecheck.txt" 2>&1 & p7=$!
-tests_line() {  # rc and Catch2's last line
+tests_line() {  # rc and Catch2's last line (a filter that matched nothing is a failure here)
+  if grep -q "No tests ran" "$1"; then echo "rc=$2 FAIL: no test matched the filter"; return; fi
   echo "rc=$2 $(grep -E '^(All tests passed|test cases:)' "$1" | tail -1)"
 }
 timeout 40 cuobjdump --dump-sass "$FS" 2>/dev/null |
@@ -126,7 +127,7 @@ EOF
 S+=("total                                | $(($(date +%s) - T0)) s of a ${BUDGET} s budget")
 {
   grep -B2 -A10 -E "FAILED|REQUIRE|CHECK\(" "$OUT"/t_*.log 2>/dev/null | head -40
-  echo "---- summary (bwd_wgmma: backward variant 5)"
+  echo "---- summary (bwd_wgmma: backward variants 5 and 6)"
   printf '%s\n' "${S[@]}"
   cat "$OUT/table.txt"
 } | tee "$OUT/summary.txt"
