@@ -136,8 +136,9 @@ TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   const tc::TcBwdVariantInfo i = tc::fa2_bwd_tc_variant(variant, int(d));
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
-                     " (variants 1-" + std::to_string(tc_backward_variant_count()) + "; d = 64 or 128; 3 is d = 64 only)");
-  return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes};
+                     " (variants 1-" + std::to_string(tc_backward_variant_count()) +
+                     "; d = 64 or 128; 3 is d = 64 only; 5 and 6, wgmma, need a build with sm_90a)");
+  return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};
 }
 
 bool tc_backward_variant_compiled(int variant, int64_t d) { return tc::fa2_bwd_tc_variant(variant, int(d)).compiled; }
@@ -152,6 +153,10 @@ void check_tc_backward_request(const Shape& s, float scale, const TcBackwardOpti
     throw InputError("the tensor-core backward takes Nk <= 65535 x 64 (K/V blocks are the grid's second dimension)");
   const TcBackwardVariant v = tc_backward_variant(resolve(o.variant, s.d), s.d);
   const DeviceInfo info = device_info();
+  if (v.sm90_only && !(info.cc_major == 9 && info.cc_minor == 0))
+    throw InputError("tensor-core backward variant " + std::to_string(v.variant) +
+                     " (wgmma) runs only on compute capability 9.0 (H100, H200); " + info.name + " is " +
+                     std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor));
   if (v.smem_bytes > info.smem_per_block_optin)
     throw InputError("tensor-core backward variant " + std::to_string(v.variant) + " needs " +
                      std::to_string(v.smem_bytes) + " bytes of shared memory per block; " + info.name + " allows " +

@@ -30,6 +30,7 @@ struct TcBwdVariantInfo {
   int Br = 0, Bc = 0, warps = 0;
   int64_t smem_bytes = 0;
   bool compiled = false;
+  bool sm90_only = false;  // wgmma: runs on compute capability 9.0 alone
 };
 int fa2_bwd_tc_variant_count();
 int fa2_bwd_tc_row_pad();  // rows_pad is Nq rounded up to a multiple of this
@@ -40,5 +41,12 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
                         int nq, int rows_pad, int d, Elem elem);
 // FA2b L5-L18 (variant 1 .. fa2_bwd_tc_variant_count()); dq_acc must be zero before.
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
+
+// The wgmma rungs, variants 5 and 6 (gpu/fa2_bwd_wgmma.cu; sm_90a only, built where
+// FLASHSTEP_HAVE_WGMMA is defined, reached through fa2_bwd_tc_launch). The caller checks that
+// the GPU is 9.0.
+constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 6;
+TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d);
+void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p);
 
 }  // namespace flashstep::gpu::tc

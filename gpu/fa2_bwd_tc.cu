@@ -43,6 +43,11 @@
 //   3  d = 64 only: v2 with Br 128 (twice the work per barrier), K_j, V_j fragments re-read.
 //   4  v2 with dQ's atomic adds four floats wide (red.global.add.v4.f32 on sm_90): lane pairs
 //      swap half their dQ accumulators so each lane holds four consecutive columns of one row.
+//   5  wgmma (sm_90a), in gpu/fa2_bwd_wgmma.cu: 2 warpgroups x 64 keys, Br 64, every product
+//      from shared-memory descriptors; opt-in (--variant 5) until measured.
+//   6  v5 with dQ's product on mma.sync (ldmatrix.trans, as v2): the fallback should v5's
+//      MN-major A operand misbehave; opt-in (--variant 6).
+#include "gpu/bwd_tc_block.cuh"
 #include "gpu/bwd_tc_launch.h"
 #include "gpu/common.cuh"
 #include "gpu/tc_mma.cuh"
@@ -422,14 +427,8 @@ template <class C>
 void launch_config(const TcBwdParams& p) {
   static int64_t opted[2] = {0, 0};
   const dim3 grid(unsigned(p.fwd.heads), unsigned((p.fwd.nk + C::BC - 1) / C::BC));
-  if (p.fwd.elem == Elem::bf16) {
-    opt_in_shared(fa2_bwd_tc_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
-    fa2_bwd_tc_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p);
-  } else {
-    opt_in_shared(fa2_bwd_tc_kernel<__half, C>, C::SMEM, opted[1]);
-    fa2_bwd_tc_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p);
-  }
-  CUDA_CHECK_LAUNCH();
+  launch_bwd_kernel(fa2_bwd_tc_kernel<__nv_bfloat16, C>, fa2_bwd_tc_kernel<__half, C>, p, grid, C::THREADS, C::SMEM,
+                    opted);
 }
 
 template <int V, class C>
@@ -450,10 +449,17 @@ const Entry kLadder[] = {
 
 }  // namespace
 
-int fa2_bwd_tc_variant_count() { return 4; }
+#ifdef FLASHSTEP_HAVE_WGMMA
+int fa2_bwd_tc_variant_count() { return kBwdWgmmaLast; }
+#else
+int fa2_bwd_tc_variant_count() { return kBwdWgmmaVariant - 1; }
+#endif
 int fa2_bwd_tc_row_pad() { return kRowPad; }
 
 TcBwdVariantInfo fa2_bwd_tc_variant(int variant, int d) {
+#ifdef FLASHSTEP_HAVE_WGMMA
+  if (variant >= kBwdWgmmaVariant) return fa2_bwd_wgmma_variant(variant, d);
+#endif
   for (const Entry& e : kLadder)
     if (e.variant == variant && e.d == d) return TcBwdVariantInfo{variant, e.what, e.Br, e.Bc, e.warps, e.smem, true};
   TcBwdVariantInfo none;
@@ -475,6 +481,9 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
 }
 
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p) {
+#ifdef FLASHSTEP_HAVE_WGMMA
+  if (variant >= kBwdWgmmaVariant) return fa2_bwd_wgmma_launch(variant, p);
+#endif
   for (const Entry& e : kLadder)
     if (e.variant == variant && e.d == p.fwd.d) return e.launch(p);
   throw std::runtime_error("fa2_bwd_tc_launch: no kernel for variant " + std::to_string(variant) + ", d = " +

@@ -39,6 +39,14 @@ Expected expected_series(const nlohmann::json& file, int64_t d, bool tflops) {
       if (row["d"] != d) continue;
       for (const auto& [key, v] : row.items()) {
         if (!v.is_object() || v.contains("skipped")) continue;
+        if (tc && bwd) {  // the tensor-core backward: fa2_tc alone (fp32 beside it is not drawn), two series
+          if (key != "fa2_tc") continue;
+          const std::string label = "fa2 TC " + run_prec + (run.value("causal", false) ? ", causal" : "");
+          const double n = row["n"].get<double>(), mib = v["peak_bytes"].get<double>() / 1048576.0;
+          e[label + ", backward"][n] = tflops ? v["backward_tflops"].get<double>() : mib;
+          e[label + ", forward + backward"][n] = tflops ? v["total_tflops"].get<double>() : mib;
+          continue;
+        }
         std::string sched = key.substr(0, key.find('_'));
         std::string prec = run_prec;
         bool causal = run.value("causal", false);
@@ -139,7 +147,9 @@ TEST_CASE("plot model: one series per schedule, precision, mask and pass, with t
   }
   REQUIRE(labels == std::set<std::string>{"fa1 fp32", "standard fp32", "fa2 fp32", "fa2 TC bf16", "standard TC bf16",
                                           "fa2 TC bf16, causal", "standard TC bf16, causal", "fa1 fp32, backward",
-                                          "fa2 fp32, backward", "standard fp32, backward"});
+                                          "fa2 fp32, backward", "standard fp32, backward", "fa2 TC bf16, backward",
+                                          "fa2 TC bf16, forward + backward", "fa2 TC bf16, causal, backward",
+                                          "fa2 TC bf16, causal, forward + backward"});
   // A causal series wears its unmasked sibling's colour, dashed; the others differ.
   std::map<std::string, int> colour;
   for (const Series& s : f.series) colour[s.label] = s.colour;

@@ -134,6 +134,21 @@ void hover(const AppState& s, const Box& b) {
   ImGui::EndTooltip();
 }
 
+// Which GPU kernel this backward corresponds to, and the command that runs it: every schedule's
+// float32 kernel (gpu/backward.h); FlashAttention-2's also on tensor cores (gpu/fa2_bwd_tc.cu),
+// the same j-outer, i-inner loop with P_ij and dS_ij rounded to 16 bits (--p-dtype emulates it).
+void DrawGpuKernelNote(const ScheduleInfo& info) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "On the GPU: `flashstep gpu --backward --schedule %s` runs this loop in float32 "
+                "(gpu/%s_backward.cu).", info.name, info.name);
+  DimText(buf);
+  if (info.id == Schedule::fa2)  // registry-exempt: the tensor-core backward runs FlashAttention-2 alone
+    DimText("On tensor cores: gpu/fa2_bwd_tc.cu, one thread block per K/V block j, keys as the MMA's rows, "
+            "dQ added atomically; `flashstep gpu --backward --tensor-cores --dtype bf16` (backward variant 2, "
+            "mma.sync; --variant 5: wgmma, H100/H200); `flashstep verify --backward --tensor-cores` checks it "
+            "against this engine with --p-dtype bf16.");
+}
+
 }  // namespace
 
 void DrawBackwardView(AppState& s, GpuState& gs) {
@@ -146,6 +161,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   const Step* cur = current_step(s);
   const BackwardChip chip = backward_chip(tr, s.index());
   DimText(info.backward_note);
+  DrawGpuKernelNote(info);
 
   auto hbm = [&](Tensor x) { return cu.written(x) ? Src{&cu.hbm(x)} : Src{}; };
   auto tile = [](const Step* st) { return st && st->tile.size() ? Src{&st->tile} : Src{}; };

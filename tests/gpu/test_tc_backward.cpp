@@ -109,13 +109,33 @@ void check_case(const Shape4& c, Dtype t, int64_t d, int variant) {
   }
 }
 
-void check_all(const Shape4& c) {
+// A wgmma variant on a GPU other than compute capability 9.0 is refused (InputError): not run.
+bool runs_here(int variant, int64_t d) {
+  if (!tc_backward_variant_compiled(variant, d)) return false;
+  if (!tc_backward_variant(variant, d).sm90_only) return true;
+  const DeviceInfo info = device_info();
+  if (info.cc_major == 9 && info.cc_minor == 0) return true;
+  WARN("backward variant " << variant << " (wgmma) not run: " << info.name << " is not compute capability 9.0");
+  return false;
+}
+
+void check_variants(const Shape4& c, const std::vector<int>& variants) {
   for (Dtype t : {Dtype::bf16, Dtype::fp16})
     for (int64_t d : {64, 128})
-      for (int v : every_backward_variant()) {
-        if (!tc_backward_variant_compiled(v, d)) continue;
-        check_case(c, t, d, v);
-      }
+      for (int v : variants)
+        if (runs_here(v, d)) check_case(c, t, d, v);
+}
+
+void check_all(const Shape4& c) { check_variants(c, every_backward_variant()); }
+
+// The wgmma rungs alone (variants 5 and 6, sm_90a): a failing case names the rung.
+void check_wgmma(const Shape4& c) {
+  if (!tc_backward_variant_compiled(5, 64)) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 5)");
+    WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
+    return;
+  }
+  check_variants(c, {5, 6});
 }
 
 }  // namespace
@@ -134,6 +154,26 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
   o.variant = 99;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o),
                       Catch::Contains("no tensor-core backward variant 99"));
+}
+
+TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
+  if (!tc_backward_variant_compiled(5, 64)) {
+    WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
+    return;
+  }
+  REQUIRE(tc_backward_variant_count() == 6);
+  for (int variant : {5, 6})
+    for (int64_t d : {64, 128}) {
+      const TcBackwardVariant v = tc_backward_variant(variant, d);
+      INFO("v" << variant << ", d = " << d << ": " << v.smem_bytes << " bytes of shared memory");
+      CHECK(v.sm90_only);
+      CHECK(v.Br == 64);
+      CHECK(v.Bc == 128);
+      CHECK(v.warps == 8);
+      CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
+    }
+  CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);
+  REQUIRE_THROWS_AS(tc_backward_variant(5, 96), InputError);
 }
 
 TEST_CASE("tensor-core backward: small shapes, every variant [small]", "[gpu][tc][tc_backward][small]") {
@@ -160,4 +200,37 @@ TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward
   check_all({3, 2, 200, 400, false, {400, 1, 0}});
   check_all({2, 1, 300, 300, true, {131, 300}});
   check_all({1, 1, 1000, 1000, true, {}});
+}
+
+// Variants 5 and 6 (gpu/fa2_bwd_wgmma.cu): Bc 128 as two warpgroups of 64 keys, Br 64; v5's dQ
+// split over d columns (d = 128) or over the warpgroups' keys (d = 64), v6's on mma.sync. The shapes aim at its edges: a
+// warpgroup whose 64 keys no row of Q_i keeps (its dS^T rows zeroed, its dQ steps cut), Q blocks
+// and K/V blocks cut short by Nq, Nk, the key length and the causal diagonal, several K/V blocks
+// adding into one dQ row, rows that keep no key.
+TEST_CASE("tensor-core backward, wgmma (v5 and v6): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_wgmma({1, 1, 17, 200, false, {}});
+  check_wgmma({1, 1, 130, 70, true, {}});        // rows 0-59 keep no key
+  check_wgmma({2, 1, 90, 140, true, {100, 0}});  // a batch entry with no keys at all
+  check_wgmma({1, 1, 150, 256, false, {}, 60});  // block 0's second warpgroup: no key kept
+}
+
+TEST_CASE("tensor-core backward, wgmma (v5 and v6): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_wgmma({1, 1, 300, 517, false, {}});
+  check_wgmma({1, 1, 517, 300, false, {}});
+  check_wgmma({1, 1, 1, 1, false, {}});
+  check_wgmma({1, 1, 3, 3, false, {}});
+  check_wgmma({1, 2, 256, 256, false, {}});
+  check_wgmma({1, 1, 65, 1000, false, {}});  // eight K/V blocks add into each dQ row
+}
+
+TEST_CASE("tensor-core backward, wgmma (v5 and v6): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_wgmma({1, 1, 517, 300, true, {}});  // 217 rows keep no key
+  check_wgmma({1, 1, 300, 517, true, {}});
+  check_wgmma({1, 1, 333, 333, false, {}, 250});
+  check_wgmma({3, 2, 200, 400, false, {400, 1, 0}});
+  check_wgmma({2, 1, 300, 300, true, {131, 300}});
+  check_wgmma({1, 1, 1000, 1000, true, {}});
 }

@@ -1,0 +1,424 @@
+// Variants 5 and 6 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's
+// backward (Dao 2023, Algorithm 2) on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is
+// compiled for 90a alone, with gpu/fa2_wgmma.cu). FlashAttention-3's backward structure (arXiv
+// 2407.08608, appendix B) as far as it goes without warp specialisation: all five products on
+// wgmma (v5), operands read by the tensor cores from shared memory through matrix descriptors,
+// no ldmatrix. v6 is v5 with dQ's product on mma.sync as v2 does it (ldmatrix.trans of dS^T and
+// K_j): the one product whose wgmma form (both operands MN-major) no earlier rung has run.
+//
+// One thread block per (head, K/V block j), Bc = 128 keys, two warpgroups: warpgroup w owns keys
+// 64 w .. 64 w + 63 of K_j, V_j and their rows of dK~_j, dV~_j (float32 registers, m64 x d
+// accumulators) for the whole loop over i. Per Q block i (Br = 64 queries; FA2b L8), with keys
+// as the MMA's rows (M = 64 keys per warpgroup), as v1-v4:
+//   S_ij^T = K_j Q_i^T        ss: A = K_j (K-major), B = Q_i (K-major), m64n64, D / 16 steps
+//   P_ij^T = exp2(S^T tau log2 e - L2_i)  in the S registers; masked keys 0 (FA2b L11)
+//   dP_ij^T = V_j dO_i^T      ss: A = V_j, B = dO_i, both K-major (FA2b L13)
+//   dV~_j += P_ij^T dO_i      rs: A = P^T rounded to the type in registers (the accumulator
+//                             layout is wgmma's register A fragment, as P~ in the forward's v13),
+//                             B = dO_i MN-major (as it arrives, queries x d) (FA2b L12)
+//   dS_ij^T = P^T o (dP^T - D_i)  float32 P, rounded once to the type (FA2b L14)
+//   dK~_j += dS_ij^T Q_i      rs: A = dS^T in registers, B = Q_i MN-major (FA2b L16)
+//   dS_ij^T -> shared memory (keys x queries, 128-byte swizzled rows); barrier;
+//   dQ_i += tau dS_ij K_j     ss with both operands MN-major (imm-trans-a = imm-trans-b = 1, which
+//                             PTX allows for 16-bit types): A = dS, read from the stored dS^T
+//                             (queries contiguous), B = K_j (d contiguous) (FA2b L15).
+//     d = 128: warpgroup w computes d columns 64 w .. over all 128 keys;
+//     d = 64:  warpgroup w computes all 64 columns over its own 64 keys (a K split: a 32-column
+//              MN-major operand would be half a 128-byte swizzle row, which we do not rely on).
+//   The float32 dQ partials go to shared memory (d = 64: one slab per warpgroup, summed on the
+//   way out); barrier; all 256 threads add tau dQ_i to the float32 accumulator in HBM with
+//   red.global.add.v4.f32, one row's 16 consecutive bytes per thread (coalesced; other K/V blocks
+//   add to the same rows at the same time, Dao-AILab/flash-attention#815). dQ is converted to the
+//   type afterwards (gpu/backward_tc.cpp), as for v1-v4.
+// FA2b L18: dK_j = tau dK~_j, dV_j = dV~_j rounded once to the type and written.
+//
+// Shared memory: every 16-bit tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r
+// at c xor (r mod 8) (wgmma's 128B swizzle; panels 1024-byte aligned, 8-row groups 1024 bytes
+// apart). Q_i, dO_i, L2_i, D_i are double-buffered by cp.async; writes by cp.async and by st.shared
+// reach the tensor cores' async proxy through fence.proxy.async before the barrier. Three barriers
+// per i: Q_i landed (and block i - 1 done), dS^T complete, dQ partials complete.
+//
+// Masks (causal bottom-right, key padding) and block skipping as v1-v4: block j starts at the
+// first Q block with a row that keeps one of its keys; a warpgroup whose 64 keys no row of Q_i
+// keeps skips its products (wgmma is issued per warpgroup) and writes zeros for its rows of dS^T;
+// dQ's k steps over keys no row of Q_i keeps are not issued; only warps with a key some row masks
+// pay the per-element test. Rows past Nq are zero-filled with L2 = +inf (P = 0); keys past Nk are
+// zero-filled and masked.
+#include "gpu/bwd_tc_block.cuh"
+#include "gpu/bwd_tc_launch.h"
+#include "gpu/common.cuh"
+#include "gpu/tc_mma.cuh"
+#include "gpu/tc_ptx.cuh"
+#include "gpu/wgmma_ptx.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace flashstep::gpu::tc {
+
+namespace {
+
+// wgmma m64n64k16, A and B from shared memory, both MN-major (dQ_i += dS_ij K_j); scale_d = 0:
+// D = A B, 1: D += A B.
+template <typename T>
+__device__ __forceinline__ void wgmma_ss_mn(float (&d)[32], uint64_t a, uint64_t b, int scale_d);
+#define FS_DEFINE_WGMMA_SS_MN(T, TY)                                                              \
+  template <>                                                                                     \
+  __device__ __forceinline__ void wgmma_ss_mn<T>(float (&d)[32], uint64_t a, uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS        \
+                 ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                                \
+                 : FS_ACC32_OPS(d)                                                                \
+                 : "l"(a), "l"(b), "r"(scale_d));                                                 \
+  }
+FS_DEFINE_WGMMA_SS_MN(__nv_bfloat16, "bf16")
+FS_DEFINE_WGMMA_SS_MN(__half, "f16")
+#undef FS_DEFINE_WGMMA_SS_MN
+
+// Byte offset of 16-byte chunk c (of D / 8) of row r in a ROWS-row tile stored as 64-column panels.
+template <int ROWS>
+__device__ __forceinline__ uint32_t panel_chunk(int r, int c) {
+  return uint32_t((c >> 3) * ROWS * 128 + r * 128 + ((((c & 7) ^ (r & 7))) << 4));
+}
+
+// ROWS rows of a (n x D) row-major tensor from row `row0` into panels; rows >= n are zero-filled.
+template <int ROWS, int D, int THREADS, typename T>
+__device__ __forceinline__ void cp_panels(uint32_t dst, const T* src, int row0, int n, int tid) {
+  static_assert((ROWS * (D / 8)) % THREADS == 0, "whole chunks per thread");
+#pragma unroll
+  for (int k = 0; k < ROWS * (D / 8) / THREADS; ++k) {
+    const int e = tid + k * THREADS, r = e / (D / 8), c = e % (D / 8);
+    const bool in = row0 + r < n;
+    cp_async16(dst + panel_chunk<ROWS>(r, c), src + (in ? int64_t(row0 + r) * D + c * 8 : 0), in ? 16 : 0);
+  }
+}
+
+__device__ __forceinline__ void red_add4(float* dst, float4 v) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
+template <int V_, int D_, bool DQ_MMA_>
+struct WgBwdConfig {
+  static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
+  // v6: dQ_i += dS K_j on mma.sync, the 8 warps over 4 row groups x 2 column halves of dQ_i.
+  static constexpr bool DQ_MMA = DQ_MMA_;
+  // v5's dQ split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
+  // over columns (one slab).
+  static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
+  static constexpr int SLABS = DQ_KSPLIT ? 2 : 1, DQ_LD = D + 8;  // + 8 floats: fewer bank conflicts
+  static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
+  static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
+  static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;     // + L2_i, D_i
+  static constexpr int64_t SMEM_BUF_PAD = (SMEM_BUF + 1023) / 1024 * 1024;
+  static constexpr int64_t SMEM_DS = int64_t(BC) * BR * 2;          // dS_ij^T (keys x queries)
+  static constexpr int64_t SMEM_DQ = int64_t(SLABS) * BR * DQ_LD * 4;
+  // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
+  static constexpr int64_t SMEM = 2 * SMEM_KV + 2 * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 1024;
+  static_assert(BR * 2 == 128, "a dS^T row (Br queries) is one 128-byte swizzle row");
+};
+
+template <typename T, class C>
+__global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBwdParams p) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t sK = smem_addr(smem), sV = sK + uint32_t(C::SMEM_KV), sBuf0 = sV + uint32_t(C::SMEM_KV);
+  const uint32_t sDS = sBuf0 + uint32_t(2 * C::SMEM_BUF_PAD);
+  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + 2 * C::SMEM_BUF_PAD + C::SMEM_DS);
+  const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+
+  const int64_t h = blockIdx.x;  // grid (heads, Tc): every head's block j = 0 (most work, causal) first
+  const int j = int(blockIdx.y), col0 = j * BC;
+  const int wkey0 = col0 + wg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
+  const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
+  const RowLimit lim = hd.lim;
+  const int Tr = hd.Tr, i_first = hd.i_first;
+
+  auto buf_addr = [&](int buf) { return sBuf0 + uint32_t(buf * C::SMEM_BUF_PAD); };
+  auto load_i = [&](int i, int buf) {
+    const uint32_t b = buf_addr(buf);
+    cp_panels<BR, D, C::THREADS>(b, hd.Q, i * BR, p.fwd.nq, tid);
+    cp_panels<BR, D, C::THREADS>(b + uint32_t(C::SMEM_QI), hd.dO, i * BR, p.fwd.nq, tid);
+    load_stats<BR, C::THREADS>(b + uint32_t(2 * C::SMEM_QI), hd, i, tid);  // L2_i, D_i
+  };
+
+  // FA2b L6: load K_j, V_j (with the first Q block's tiles, one group); L7: dK~_j = dV~_j = 0.
+  if (i_first < Tr) {
+    cp_panels<BC, D, C::THREADS>(sK, hd.K, col0, p.fwd.nk, tid);
+    cp_panels<BC, D, C::THREADS>(sV, hd.V, col0, p.fwd.nk, tid);
+    load_i(i_first, 0);
+  }
+  cp_async_commit();
+  float dk[PANELS][32] = {}, dv[PANELS][32] = {};
+  const float scale_log2 = p.fwd.scale * kLog2e;
+
+  // acc = X_j Y_i^T for this warpgroup's 64 keys (X = K or V, Y = Q_i or dO_i; both K-major):
+  // D / 16 k steps of 32 bytes along each 128-byte row of a 64-column panel.
+  auto keys_by_queries = [&](float (&acc)[32], uint32_t sX, uint32_t sY) {
+#pragma unroll
+    for (int kd = 0; kd < D / 16; ++kd) {
+      const uint32_t koff = uint32_t((kd % 4) * 32);
+      wgmma_ss<T>(acc, desc_sw128(sX + uint32_t((kd / 4) * BC * 128 + wg * 64 * 128) + koff),
+                  desc_sw128(sY + uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
+    }
+  };
+
+  // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
+  for (int i = i_first; i < Tr; ++i) {
+    const int buf = (i - i_first) & 1, row0 = i * BR;
+    const uint32_t sQ = buf_addr(buf), sdO = sQ + uint32_t(C::SMEM_QI);
+    const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
+    const float* sD = sL2 + BR;
+    // FA2b L9: Q_i, dO_i, L_i, D_i have landed; every warp is done with block i - 1.
+    cp_async_wait<0>();
+    fence_proxy_async();
+    __syncthreads();
+    if (i + 1 < Tr) load_i(i + 1, buf ^ 1);
+    cp_async_commit();
+
+    const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
+    const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
+    const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
+    if (wg_live) {
+      // FA2b L10: S_ij^T = K_j Q_i^T (64 keys x Br queries per warpgroup), float32. Element
+      // s[4n + e]: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2).
+      float s[32];
+      fence_regs(s);
+      wgmma_fence();
+      keys_by_queries(s, sK, sQ);
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_regs(s);
+      // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); masked keys (key > hi(row), keys past Nk
+      // included) exactly 0; padding rows have L2 = +inf, so P = 0 there without a test.
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? l2.y : l2.x)));
+          s[4 * n + e] = partial && key0 + g + 8 * (e / 2) > lim.hi(row0 + n * 8 + 2 * t4 + (e & 1)) ? 0.0f : x;
+        }
+      }
+      // P^T rounded to the type, straight into register A fragments: accumulator column tiles
+      // 2kk, 2kk + 1 are (k 0-7, k 8-15) of k step kk (queries 16 kk ..).
+      uint32_t pa[BR / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(s[8 * kk + 2 * q], s[8 * kk + 2 * q + 1]);
+
+      // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
+      float dp[32];
+      fence_regs(dp);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+      wgmma_fence();
+      keys_by_queries(dp, sV, sdO);
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn)
+          wgmma_rs<T>(dv[pn], pa[kk], desc_sw128(sdO + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_regs(dp);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+
+      // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
+      uint32_t dsa[BR / 16][4];
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dp[4 * n + e] = s[4 * n + e] * (dp[4 * n + e] - (e & 1 ? dd.y : dd.x));
+      }
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) dsa[kk][q] = pack2<T>(dp[8 * kk + 2 * q], dp[8 * kk + 2 * q + 1]);
+
+      // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn)
+          wgmma_rs<T>(dk[pn], dsa[kk], desc_sw128(sQ + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+      wgmma_commit();
+      // dS^T to shared memory for L15: fragment register q of k step kk holds keys g (q even) or
+      // g + 8 (q odd) at queries 16 kk + 8 (q / 2) + 2 t4, + 1: chunk 2 kk + q / 2 of that key's row.
+      const int krow = wg * 64 + warp * 16 + g;
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = krow + 8 * (q & 1), c = 2 * kk + q / 2;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + 4 * t4)),
+                       "r"(dsa[kk][q]));
+        }
+    } else {
+      // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
+      for (int e = tid % 128; e < 64 * 8; e += 128)
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((wg * 64 + e / 8) * 128 + (e % 8) * 16)),
+                     "r"(0u));
+    }
+    fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
+    __syncthreads();      // dS_ij^T complete in shared memory
+
+    // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab(s) of shared memory.
+    // k step kk: 16 keys of dS^T's rows and of K_j's rows; steps over keys no row of Q_i keeps
+    // are not issued.
+    if constexpr (C::DQ_MMA) {
+      // v6: mma.sync m16n8k16, as v2: warp w8 takes rows 16 (w8 % 4) .. of Q_i and the d columns
+      // (w8 / 4) D / 2 ..; A = dS from dS^T by ldmatrix.trans, B = K_j by ldmatrix.trans.
+      constexpr int DQN = D / 2;
+      const int w8 = tid / 32, rg = w8 % 4, cg = w8 / 4;
+      wgmma_wait_all();  // dK's product (its dS^T fragments then leave the registers)
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      float dq[DQN / 8][4] = {};
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        if (col0 + kk * 16 > hi_last) break;  // keys no row of Q_i keeps: dS = 0
+        // dS's matrices (q 0-7, k 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15)
+        const int kr = kk * 16 + lane % 8 + (lane / 16) * 8, qc = rg * 2 + (lane / 8) % 2;
+        uint32_t a[4];
+        ldmatrix_x4_trans(a, sDS + uint32_t(kr * 128 + ((qc ^ (kr & 7)) << 4)));
+#pragma unroll
+        for (int dp = 0; dp < DQN / 16; ++dp) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, sK + panel_chunk<BC>(kk * 16 + lane % 16, (cg * DQN / 16 + dp) * 2 + lane / 16));
+          mma16816<T>(dq[2 * dp], a, b[0], b[1]);
+          mma16816<T>(dq[2 * dp + 1], a, b[2], b[3]);
+        }
+      }
+      // Rows rg * 16 + g + 8 hr, columns cg * DQN + 8 n + 2 t4 (+ 1) of dQ_i.
+#pragma unroll
+      for (int n = 0; n < DQN / 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(sdq + (rg * 16 + g + 8 * hr) * C::DQ_LD + cg * DQN + 8 * n + 2 * t4) =
+              make_float2(dq[n][2 * hr], dq[n][2 * hr + 1]);
+    } else {
+      // v5: wgmma. The first step overwrites the accumulators (scale_d = 0) and is always issued
+      // (a Q block in the loop keeps key col0; a warpgroup no row keeps has zeroed its dS^T rows).
+      float dq[32];
+      fence_regs(dq);
+      wgmma_fence();
+      if constexpr (C::DQ_KSPLIT) {
+        // d = 64: this warpgroup's 64 keys, all 64 columns. The test is warpgroup 0's (a test on
+        // wkey0 made ptxas serialise every wgmma, C7520: it cannot see that wg is uniform); the
+        // extra steps it lets warpgroup 1 issue read masked keys, whose dS^T rows are 0.
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+          if (kk == 0 || col0 + 16 * kk <= hi_last)
+            wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t((wg * 64 + 16 * kk) * 128)),
+                           desc_sw128(sK + uint32_t((wg * 64 + 16 * kk) * 128)), kk > 0);
+      } else {
+        // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j.
+#pragma unroll
+        for (int kk = 0; kk < BC / 16; ++kk)
+          if (kk == 0 || col0 + 16 * kk <= hi_last)
+            wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t(kk * 2048)),
+                           desc_sw128(sK + uint32_t(wg * BC * 128 + kk * 2048)), kk > 0);
+      }
+      wgmma_commit();
+      wgmma_wait_all();  // dQ's product and dK's
+      fence_regs(dq);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      // Query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2), to this warpgroup's slab.
+      float* slab = sdq + (C::DQ_KSPLIT ? wg * BR * C::DQ_LD : 0);
+      const int cbase = C::DQ_KSPLIT ? 0 : wg * 64;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(slab + (warp * 16 + g + 8 * hr) * C::DQ_LD + cbase + 8 * n + 2 * t4) =
+              make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
+    }
+    __syncthreads();  // dQ_i's partials complete
+    // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per thread
+    // and step (rows past Nq are not written).
+    for (int e = tid; e < BR * D / 4; e += C::THREADS) {
+      const int r = e / (D / 4), c = (e % (D / 4)) * 4;
+      if (row0 + r >= p.fwd.nq) break;  // rows grow with e
+      float4 v = *reinterpret_cast<const float4*>(sdq + r * C::DQ_LD + c);
+      if constexpr (C::DQ_KSPLIT) {
+        const float4 w = *reinterpret_cast<const float4*>(sdq + (BR + r) * C::DQ_LD + c);
+        v = make_float4(v.x + w.x, v.y + w.y, v.z + w.z, v.w + w.w);
+      }
+      const float tau = p.fwd.scale;
+      red_add4(hd.dQ + int64_t(row0 + r) * D + c, make_float4(tau * v.x, tau * v.y, tau * v.z, tau * v.w));
+    }
+  }
+  cp_async_wait<0>();
+
+  // FA2b L18: write dK_j = tau dK~_j and dV_j = dV~_j (zeros for a block no row keeps).
+  T* dKh = static_cast<T*>(p.dK) + h * p.fwd.nk * D;
+  T* dVh = static_cast<T*>(p.dV) + h * p.fwd.nk * D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int key = key0 + g + 8 * hr;
+    if (key >= p.fwd.nk) continue;
+    uint32_t* ok = reinterpret_cast<uint32_t*>(dKh + int64_t(key) * D + 2 * t4);
+    uint32_t* ov = reinterpret_cast<uint32_t*>(dVh + int64_t(key) * D + 2 * t4);
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        ok[(pn * 64 + n * 8) / 2] = pack2<T>(p.fwd.scale * dk[pn][4 * n + 2 * hr], p.fwd.scale * dk[pn][4 * n + 2 * hr + 1]);
+        ov[(pn * 64 + n * 8) / 2] = pack2<T>(dv[pn][4 * n + 2 * hr], dv[pn][4 * n + 2 * hr + 1]);
+      }
+  }
+}
+
+template <class C>
+void launch_bwd_wgmma(const TcBwdParams& p) {
+  static int64_t opted[2] = {0, 0};
+  const dim3 grid(unsigned(p.fwd.heads), unsigned((p.fwd.nk + C::BC - 1) / C::BC));
+  launch_bwd_kernel(fa2_bwd_wgmma_kernel<__nv_bfloat16, C>, fa2_bwd_wgmma_kernel<__half, C>, p, grid, C::THREADS,
+                    C::SMEM, opted);
+}
+
+template <class C>
+TcBwdVariantInfo info_of() {
+  const char* what = C::DQ_MMA ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
+                               : "wgmma (sm_90a): 2 warpgroups x 64 keys (Bc 128), Br 64, all five products from "
+                                 "shared-memory descriptors, dQ via shared memory + red.v4";
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true};
+}
+
+//                      variant, D, dQ on mma.sync
+using V5d64 = WgBwdConfig<kBwdWgmmaVariant, 64, false>;
+using V5d128 = WgBwdConfig<kBwdWgmmaVariant, 128, false>;
+using V6d64 = WgBwdConfig<kBwdWgmmaVariant + 1, 64, true>;
+using V6d128 = WgBwdConfig<kBwdWgmmaVariant + 1, 128, true>;
+
+}  // namespace
+
+TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
+  if (variant == V5d64::VARIANT && d == 64) return info_of<V5d64>();
+  if (variant == V5d128::VARIANT && d == 128) return info_of<V5d128>();
+  if (variant == V6d64::VARIANT && d == 64) return info_of<V6d64>();
+  if (variant == V6d128::VARIANT && d == 128) return info_of<V6d128>();
+  return TcBwdVariantInfo{};
+}
+
+void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p) {
+  if (variant == V5d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V5d64>(p);
+  if (variant == V5d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V5d128>(p);
+  if (variant == V6d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V6d64>(p);
+  if (variant == V6d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V6d128>(p);
+  throw std::runtime_error("fa2_bwd_wgmma_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
+                           std::to_string(p.fwd.d));
+}
+
+}  // namespace flashstep::gpu::tc
