@@ -421,6 +421,8 @@ using V17d64 = Fa3Config<17, 64, 128, 2, kIntra>;
 using V17d128 = Fa3Config<17, 128, 128, 2, kIntra>;
 using V18d64 = Fa3Config<18, 64, 128, 2, kIntra | kPersistent>;
 using V18d128 = Fa3Config<18, 128, 128, 2, kIntra | kPersistent>;
+using V19d64 = Fa3Config<19, 64, 128, 2, kIntra, 3>;
+using V19d128 = Fa3Config<19, 128, 64, 2, kIntra, 3>;  // Bc 64: O_i (64) + S_ij (32) + P~ (16) fit in 160
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -442,14 +444,16 @@ const char* const kV15 = "TMA + producer warpgroup (mbarrier ring, setmaxnreg), 
 const char* const kV16 = "v15 with ping-pong of the two consumer warpgroups (named barriers)";
 const char* const kV17 = "v15 with the intra-warpgroup overlap: softmax of S_ij while O += P~_i,j-1 V_j-1 runs";
 const char* const kV18 = "v17 persistent: one block per SM over the tiles, longest first (causal), the producer a tile ahead";
+const char* const kV19 = "v17 with 3 consumer warpgroups (Br 192, 160 registers each); Bc 128 at d = 64, 64 at d = 128";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
+    entry<V19d64>(kV19), entry<V19d128>(kV19),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 18; }
+int fa3_last_variant() { return 19; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)
