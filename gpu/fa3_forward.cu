@@ -1,4 +1,4 @@
-// Variants 15-18 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-19 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -18,6 +18,10 @@
 //       (next_tile: longest first when causal, odd rounds reversed). The producer runs ahead into
 //       the next tile (Q_i once the consumers' last S of the tile is done: the "Q empty"
 //       mbarrier), so a tile's first loads hide under the previous tile's last product and write.
+//   19  v17 with 3 consumer warpgroups (Br = 192, FlashAttention-3's d = 64 tile): each K_j, V_j
+//       serves 192 rows of Q_i, and three warpgroups' products and softmax interleave. 512
+//       threads leave 128 registers at entry; setmaxnreg gives the consumers 160, which holds
+//       O_i, S_ij and P~ at d = 64 with Bc = 128 and at d = 128 only with Bc = 64.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -103,8 +107,8 @@ struct Fa3Maps {
   CUtensorMap q, k, v;
 };
 
-// The k-th tile (Q block i of head h) of this thread block; false past its last. v15-v18: one
-// tile per block, block_index's grid. Persistent (v19): a grid of G blocks over the Tr x heads
+// The k-th tile (Q block i of head h) of this thread block; false past its last. v15-v17, v19: one
+// tile per block, block_index's grid. Persistent (v18): a grid of G blocks over the Tr x heads
 // tiles, block b taking tiles r G + b of round r; tiles are numbered longest first when causal
 // (every head's last Q block, then every head's second last, ...), and odd rounds run backwards
 // (r G + G - 1 - b), so that the block that drew the longest tile of one round draws the shortest
