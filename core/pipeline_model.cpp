@@ -23,50 +23,41 @@ std::vector<Rung> rungs(int64_t d) {
   // v13 at d = 64 takes 116 x 256 threads, two blocks in the 65536 registers; the others one.
   // v15-v18 launch 3 warpgroups (one producer) capped at 168 registers each, v19 4 capped at
   // 128 (gpu/results/fa3_rungs/ptxas.txt): one block per SM.
+  // Each rung is the one before it with one change.
   std::vector<Rung> v;
   Rung r;
-  r.variant = 13;
-  r.name = "v13";
-  r.what = "wgmma, cp.async by every thread, 2 K/V buffers, one block-wide barrier per j, Bc 64";
-  r.Bc = 64;
-  r.ctas_per_sm = d == 64 ? 2 : 1;
-  v.push_back(r);
-  r.variant = 14;
-  r.name = "v14";
-  r.what = "v13 with Bc 128";
-  r.Bc = 128;
-  r.ctas_per_sm = 1;
-  v.push_back(r);
-  r.variant = 15;
-  r.name = "v15";
-  r.what = "TMA loads by a producer warp into a ring of K/V stages (mbarriers), no block-wide barrier";
-  r.producer = true;
-  v.push_back(r);
-  r.variant = 16;
-  r.name = "v16";
-  r.what = "v15 with ping-pong: the two consumer warpgroups take turns on the tensor cores";
-  r.pingpong = true;
-  v.push_back(r);
-  r.variant = 17;
-  r.name = "v17";
-  r.what = "v15 with the intra-warpgroup overlap: S_ij issued first, the softmax of block j beside O += P~ V of block j - 1";
-  r.pingpong = false;
-  r.intra = true;
-  v.push_back(r);
-  r.variant = 18;
-  r.name = "v18";
-  r.what = "v17 persistent: one block per SM over the tiles (longest first when causal), the producer a tile ahead";
-  r.persistent = true;
-  v.push_back(r);
+  auto add = [&](int variant, const char* what, auto change) {
+    r.variant = variant;
+    r.name = "v" + std::to_string(variant);
+    r.what = what;
+    change(r);
+    v.push_back(r);
+  };
+  add(13, "wgmma, cp.async by every thread, 2 K/V buffers, one block-wide barrier per j, Bc 64", [&](Rung& x) {
+    x.Bc = 64;
+    x.ctas_per_sm = d == 64 ? 2 : 1;
+  });
+  add(14, "v13 with Bc 128", [](Rung& x) {
+    x.Bc = 128;
+    x.ctas_per_sm = 1;
+  });
+  add(15, "TMA loads by a producer warp into a ring of K/V stages (mbarriers), no block-wide barrier",
+      [](Rung& x) { x.producer = true; });
+  add(16, "v15 with ping-pong: the two consumer warpgroups take turns on the tensor cores", [](Rung& x) { x.pingpong = true; });
+  add(17, "v15 with the intra-warpgroup overlap: S_ij issued first, the softmax of block j beside O += P~ V of block j - 1",
+      [](Rung& x) {
+        x.pingpong = false;
+        x.intra = true;
+      });
+  add(18, "v17 persistent: one block per SM over the tiles (longest first when causal), the producer a tile ahead",
+      [](Rung& x) { x.persistent = true; });
   // Three consumers take 160 registers each: O_i, S_ij and P~ fit at d = 64 with Bc 128, at
   // d = 128 only with Bc 64.
-  r.variant = 19;
-  r.name = "v19";
-  r.what = "v17 with 3 consumer warpgroups (Br 192); Bc 128 at d = 64, 64 at d = 128";
-  r.persistent = false;
-  r.consumers = 3;
-  r.Bc = d == 64 ? 128 : 64;
-  v.push_back(r);
+  add(19, "v17 with 3 consumer warpgroups (Br 192); Bc 128 at d = 64, 64 at d = 128", [&](Rung& x) {
+    x.persistent = false;
+    x.consumers = 3;
+    x.Bc = d == 64 ? 128 : 64;
+  });
   return v;
 }
 
