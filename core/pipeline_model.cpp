@@ -488,8 +488,12 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
     append(out, "  (%d thread blocks share the SM; the other's tasks show as lower case here)\n", r.ctas_per_sm);
 
   const Prediction p = predict(r, s, rates);
-  append(out, "\nprediction: %lld thread blocks on %d x %d slots (%.2f waves), %.0f clocks per K/V block in the steady state\n",
-         (long long)p.blocks, rates.sms, r.ctas_per_sm, p.waves, p.clk_per_kv_block);
+  if (r.persistent)
+    append(out, "\nprediction: %lld tiles on %.0f persistent thread blocks (%.2f tiles each), %.0f clocks per K/V block in the steady state\n",
+           (long long)p.blocks, std::round(double(p.blocks) / p.waves), p.waves, p.clk_per_kv_block);
+  else
+    append(out, "\nprediction: %lld thread blocks on %d x %d slots (%.2f waves), %.0f clocks per K/V block in the steady state\n",
+           (long long)p.blocks, rates.sms, r.ctas_per_sm, p.waves, p.clk_per_kv_block);
   append(out, "  %.3f ms, %.1f TFLOP/s (tensor-core ceiling %.0f); units busy: tensor %.0f%%, softmax %.0f%%, load %.0f%%\n",
          p.ms, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy, 100 * p.load_busy);
   append(out, "\nevery modelled rung at this shape:\n");
