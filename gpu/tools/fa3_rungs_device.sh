@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 T0=$(date +%s)
 NEW="17 18 19"
 S=()
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
+timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
 
 # ---- 1. correctness, all at once ----
 (timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
