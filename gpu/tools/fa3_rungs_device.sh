@@ -3,7 +3,7 @@
 # overlap), v18 (v17 persistent), v19 (v17 with 3 consumer warpgroups, Br 192). About 90 s:
 #   1. in parallel: the [tc] tests of each new rung (FLASHSTEP_TC_VARIANTS, split by tag), one
 #      verify --tensor-cores per rung against the CPU emulation (--p-dtype; one causal each),
-#      memcheck on one tiny v18 verify, the SASS counts;
+#      memcheck and racecheck on one tiny v18 verify each, the SASS counts;
 #   2. alone on the GPU: the bench of v15, v17, v18, v19 (bf16, N = 4096 and 16384, d = 64 and
 #      128, causal and not; one process per rung, so that a rung that hangs costs only its own
 #      figures) and PyTorch's cuDNN sdpa on the same shapes;
@@ -43,6 +43,8 @@ for v in $NEW; do
 done
 (timeout 50 compute-sanitizer --tool memcheck --error-exitcode 9 $V --dtype bf16 --p-dtype bf16 --nq 130 --nk 77 --d 64 \
   --causal --variant 18; echo "rc=$?") > "$OUT/memcheck.log" 2>&1 &
+(timeout 50 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 $V --dtype fp16 --p-dtype fp16 \
+  --nq 200 --nk 150 --d 128 --variant 18; echo "rc=$?") > "$OUT/racecheck.log" 2>&1 &
 wait
 S+=("correctness phase: $(($(date +%s) - T0)) s")
 SASS=$OUT/sass.txt
@@ -61,6 +63,7 @@ for v in $NEW; do
 done
 S+=("[tc] bad requests, 16-bit inputs: $(grep -E '^(All tests passed|test cases:)' "$OUT/tc_rest.log" | tr '\n' ';')")
 S+=("memcheck v18 tiny verify (130 x 77, d 64, causal): $(tail -1 "$OUT/memcheck.log") $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)")
+S+=("racecheck v18 tiny verify (fp16 200 x 150, d 128): $(tail -1 "$OUT/racecheck.log") $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)")
 
 # ---- 2. speed, alone on the GPU ----
 : > "$OUT/bench.txt"
