@@ -21,44 +21,50 @@ std::vector<Rung> rungs(int64_t d) {
                      std::to_string(d) + ")");
   // Resident blocks per SM from the registers ptxas reports (gpu/results/hopper_ptxas.txt):
   // v13 at d = 64 takes 116 x 256 threads, two blocks in the 65536 registers; the others one.
-  // v15-v17 launch 3 warpgroups (one producer) capped at 168 registers each: one block per SM.
+  // v15-v18 launch 3 warpgroups (one producer) capped at 168 registers each, v19 4 capped at
+  // 128 (gpu/results/fa3_rungs/ptxas.txt): one block per SM.
+  // Each rung is the one before it with one change.
   std::vector<Rung> v;
   Rung r;
-  r.variant = 13;
-  r.name = "v13";
-  r.what = "wgmma, cp.async by every thread, 2 K/V buffers, one block-wide barrier per j, Bc 64";
-  r.Bc = 64;
-  r.ctas_per_sm = d == 64 ? 2 : 1;
-  v.push_back(r);
-  r.variant = 14;
-  r.name = "v14";
-  r.what = "v13 with Bc 128";
-  r.Bc = 128;
-  r.ctas_per_sm = 1;
-  v.push_back(r);
-  r.variant = 15;
-  r.name = "v15";
-  r.what = "TMA loads by a producer warp into a ring of K/V stages (mbarriers), no block-wide barrier";
-  r.producer = true;
-  v.push_back(r);
-  r.variant = 16;
-  r.name = "v16";
-  r.what = "v15 with ping-pong: the two consumer warpgroups take turns on the tensor cores";
-  r.pingpong = true;
-  v.push_back(r);
-  r.variant = 17;
-  r.name = "v17";
-  r.what = "v16 with the intra-warpgroup overlap: S_i,j+1 issued before the softmax of block j";
-  r.intra = true;
-  r.built = false;
-  v.push_back(r);
+  auto add = [&](int variant, const char* what, auto change) {
+    r.variant = variant;
+    r.name = "v" + std::to_string(variant);
+    r.what = what;
+    change(r);
+    v.push_back(r);
+  };
+  add(13, "wgmma, cp.async by every thread, 2 K/V buffers, one block-wide barrier per j, Bc 64", [&](Rung& x) {
+    x.Bc = 64;
+    x.ctas_per_sm = d == 64 ? 2 : 1;
+  });
+  add(14, "v13 with Bc 128", [](Rung& x) {
+    x.Bc = 128;
+    x.ctas_per_sm = 1;
+  });
+  add(15, "TMA loads by a producer warp into a ring of K/V stages (mbarriers), no block-wide barrier",
+      [](Rung& x) { x.producer = true; });
+  add(16, "v15 with ping-pong: the two consumer warpgroups take turns on the tensor cores", [](Rung& x) { x.pingpong = true; });
+  add(17, "v15 with the intra-warpgroup overlap: S_ij issued first, the softmax of block j beside O += P~ V of block j - 1",
+      [](Rung& x) {
+        x.pingpong = false;
+        x.intra = true;
+      });
+  add(18, "v17 persistent: one block per SM over the tiles (longest first when causal), the producer a tile ahead",
+      [](Rung& x) { x.persistent = true; });
+  // Three consumers take 160 registers each: O_i, S_ij and P~ fit at d = 64 with Bc 128, at
+  // d = 128 only with Bc 64.
+  add(19, "v17 with 3 consumer warpgroups (Br 192); Bc 128 at d = 64, 64 at d = 128", [&](Rung& x) {
+    x.persistent = false;
+    x.consumers = 3;
+    x.Bc = d == 64 ? 128 : 64;
+  });
   return v;
 }
 
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-17 (the Hopper rungs), not " + std::to_string(variant));
+  throw InputError("the pipeline model has variants 13-19 (the Hopper rungs), not " + std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {
@@ -313,6 +319,19 @@ double kept_scores(const Shape& s) {
 
 }  // namespace
 
+TileEdges tile_edges(const Timeline& t) {
+  TileEdges e;
+  double first = t.end_clk, last_s = 0;
+  for (const Segment& g : t.segments) {
+    if (g.cta != 0 || g.unit != Unit::tensor) continue;
+    first = std::min(first, g.start);
+    if (g.kind == 'S') last_s = std::max(last_s, g.end);
+  }
+  e.prologue = first;
+  e.tail = t.end_clk - last_s;
+  return e;
+}
+
 Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
   if (s.heads < 1 || s.nq < 1 || s.nk < 1) throw InputError("pipeline model: heads, Nq and Nk must be at least 1");
   if (s.nk > (int64_t(1) << 22) || s.nq > (int64_t(1) << 22))
@@ -320,33 +339,55 @@ Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
   Prediction p;
   const int64_t Tr = (s.nq + r.Br() - 1) / r.Br();
   p.blocks = Tr * s.heads;
-  const int64_t slots = int64_t(rates.sms) * r.ctas_per_sm;
+  const int64_t slots = r.persistent ? std::min<int64_t>(p.blocks, rates.sms) : int64_t(rates.sms) * r.ctas_per_sm;
   p.waves = double(p.blocks) / double(slots);
-  // Duration of one thread block keeping n K/V blocks, ctas_per_sm of them sharing the SM.
-  std::map<int, double> dur;
-  auto duration = [&](int n) {
+  // Duration of one thread block keeping n K/V blocks, ctas_per_sm of them sharing the SM, and
+  // its edges.
+  std::map<int, std::pair<double, TileEdges>> dur;
+  auto timed = [&](int n) -> const std::pair<double, TileEdges>& {
     auto it = dur.find(n);
     if (it != dur.end()) return it->second;
-    const double t = simulate(r, s.d, n, r.ctas_per_sm, rates).end_clk;
-    dur[n] = t;
-    return t;
+    const Timeline t = simulate(r, s.d, n, r.ctas_per_sm, rates);
+    return dur[n] = {t.end_clk, tile_edges(t)};
   };
-  // Causal grids run the longest thread blocks first over all heads (v11's grid); each goes to
-  // the slot that frees first.
+  auto duration = [&](int n) { return timed(n).first; };
   std::vector<int> work;
   work.reserve(size_t(Tr));
   for (int64_t i = 0; i < Tr; ++i) work.push_back(kept(r, s, i));
   std::sort(work.begin(), work.end(), std::greater<int>());
-  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
-  for (int64_t k = 0; k < std::min(slots, p.blocks); ++k) free_at.push(0.0);
   double end = 0;
-  for (int n : work) {
-    const double t = duration(n);
-    for (int64_t h = 0; h < s.heads; ++h) {
-      const double start = free_at.top();
-      free_at.pop();
-      free_at.push(start + t);
-      end = std::max(end, start + t);
+  if (r.persistent) {
+    // The kernel's static order: tile t is Q block Tr - 1 - t / heads when causal (longest
+    // first), t mod Tr otherwise; block b takes tile k G + b of round k (G - 1 - b in odd rounds
+    // when causal).
+    const int64_t G = slots;
+    for (int64_t b = 0; b < G; ++b) {
+      double t_b = 0;
+      int prev = -1;
+      for (int64_t k = 0;; ++k) {
+        const int64_t t = k * G + (s.causal && (k & 1) ? G - 1 - b : b);
+        if (t >= p.blocks) break;
+        const int n = kept(r, s, s.causal ? Tr - 1 - t / s.heads : t % Tr);
+        double d = duration(n);
+        if (prev >= 0) d -= std::min(timed(prev).second.tail, timed(n).second.prologue);
+        t_b += d;
+        prev = n;
+      }
+      end = std::max(end, t_b);
+    }
+  } else {
+    // Causal grids run the longest thread blocks first over all heads (v11's grid); each goes
+    // to the slot that frees first.
+    std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+    for (int64_t k = 0; k < std::min(slots, p.blocks); ++k) free_at.push(0.0);
+    for (int n : work) {
+      const double t = duration(n);
+      for (int64_t h = 0; h < s.heads; ++h) {
+        const double start = free_at.top();
+        free_at.pop();
+        free_at.push(start + t);
+        end = std::max(end, start + t);
+      }
     }
   }
   p.flops = 4.0 * double(s.heads) * kept_scores(s) * double(s.d);
@@ -384,11 +425,11 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
   const BlockCosts c = block_costs(r, s.d, rates);
   std::string out;
   append(out, "pipeline model of one SM (core/pipeline_model.h), variant %d: %s\n", r.variant, r.what.c_str());
-  append(out, "  Br %d (%d consumer warpgroups x 64 rows), Bc %d, %d K/V stages, %d thread block%s per SM%s%s%s%s\n",
+  append(out, "  Br %d (%d consumer warpgroups x 64 rows), Bc %d, %d K/V stages, %d thread block%s per SM%s%s%s%s%s\n",
          r.Br(), r.consumers, r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
          r.producer ? ", producer warp" : ", loads by every thread + barrier per block",
          r.pingpong ? ", ping-pong" : "", r.intra ? ", intra-warpgroup overlap" : "",
-         r.built ? "" : " (not built)");
+         r.persistent ? ", persistent" : "", r.built ? "" : " (not built)");
   append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
               "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n"
               "tensor cores shared by two warpgroups' products: %s; wait before each softmax: %.0f clocks\n",
@@ -447,18 +488,22 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
     append(out, "  (%d thread blocks share the SM; the other's tasks show as lower case here)\n", r.ctas_per_sm);
 
   const Prediction p = predict(r, s, rates);
-  append(out, "\nprediction: %lld thread blocks on %d x %d slots (%.2f waves), %.0f clocks per K/V block in the steady state\n",
-         (long long)p.blocks, rates.sms, r.ctas_per_sm, p.waves, p.clk_per_kv_block);
+  if (r.persistent)
+    append(out, "\nprediction: %lld tiles on %.0f persistent thread blocks (%.2f tiles each), %.0f clocks per K/V block in the steady state\n",
+           (long long)p.blocks, std::round(double(p.blocks) / p.waves), p.waves, p.clk_per_kv_block);
+  else
+    append(out, "\nprediction: %lld thread blocks on %d x %d slots (%.2f waves), %.0f clocks per K/V block in the steady state\n",
+           (long long)p.blocks, rates.sms, r.ctas_per_sm, p.waves, p.clk_per_kv_block);
   append(out, "  %.3f ms, %.1f TFLOP/s (tensor-core ceiling %.0f); units busy: tensor %.0f%%, softmax %.0f%%, load %.0f%%\n",
          p.ms, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy, 100 * p.load_busy);
   append(out, "\nevery modelled rung at this shape:\n");
-  append(out, "  %-4s %4s %4s %6s %8s %9s %6s %10s %9s  %s\n", "v", "Br", "Bc", "blk/SM", "producer", "ping-pong",
-         "intra", "clk/block", "TFLOP/s", "");
+  append(out, "  %-4s %4s %4s %6s %8s %9s %6s %10s %10s %9s  %s\n", "v", "Br", "Bc", "blk/SM", "producer", "ping-pong",
+         "intra", "persistent", "clk/block", "TFLOP/s", "");
   for (const Rung& q : rungs(s.d)) {
     const Prediction pq = predict(q, s, rates);
-    append(out, "  %-4d %4d %4d %6d %8s %9s %6s %10.0f %9.1f  %s\n", q.variant, q.Br(), q.Bc, q.ctas_per_sm,
-           q.producer ? "yes" : "no", q.pingpong ? "yes" : "no", q.intra ? "yes" : "no", pq.clk_per_kv_block,
-           pq.tflops, q.built ? "" : "(not built)");
+    append(out, "  %-4d %4d %4d %6d %8s %9s %6s %10s %10.0f %9.1f  %s\n", q.variant, q.Br(), q.Bc, q.ctas_per_sm,
+           q.producer ? "yes" : "no", q.pingpong ? "yes" : "no", q.intra ? "yes" : "no", q.persistent ? "yes" : "no",
+           pq.clk_per_kv_block, pq.tflops, q.built ? "" : "(not built)");
   }
   return out;
 }

@@ -47,13 +47,14 @@ struct Rung {
   int stages = 2;            // K/V buffers
   bool producer = false;     // a producer warp issues the loads (warp specialisation): no block-wide barrier
   bool pingpong = false;     // the consumer warpgroups take turns on the tensor cores
-  bool intra = false;        // S_i,j+1 issued before the softmax of block j (intra-warpgroup overlap)
+  bool intra = false;        // S_ij issued before the softmax of block j, beside O += P~ V of block j - 1
+  bool persistent = false;   // one block per SM loops over the tiles; its producer runs a tile ahead
   bool built = true;         // a kernel of this variant exists in gpu/
   int Br() const { return 64 * consumers; }
 };
 
 // The modelled rungs for head dimension d (64 or 128), in ladder order: 13 and 14 (gpu/fa2_wgmma.cu),
-// 15-17 (gpu/fa3_forward.cu). Throws InputError for another d.
+// 15-19 (gpu/fa3_forward.cu). Throws InputError for another d.
 std::vector<Rung> rungs(int64_t d);
 // One of them; throws InputError naming the modelled variants.
 Rung rung(int variant, int64_t d);
@@ -86,8 +87,21 @@ struct Timeline {
 };
 Timeline simulate(const Rung& r, int64_t d, int n_blocks, int ctas, const Rates& rates);
 
-// The whole problem: B x H heads of (nq x nk), one thread block per (Q block, head) on
-// sms x ctas_per_sm slots, longest first when causal (bottom-right aligned, as the kernels).
+// One thread block's ends that a persistent block overlaps with its neighbouring tiles: the
+// prologue (clock 0 to the first product: Q_i and K_0 arriving) hides under the previous tile's
+// tail (the last S product's end to the block's end: the last softmax, O += P~ V, O written),
+// as far as the shorter of the two.
+struct TileEdges {
+  double prologue = 0, tail = 0;
+};
+TileEdges tile_edges(const Timeline& t);
+
+// The whole problem: B x H heads of (nq x nk), one tile per (Q block, head). Not persistent: one
+// thread block per tile on sms x ctas_per_sm slots, each to the slot that frees first, longest
+// first when causal (bottom-right aligned, as the kernels). Persistent: min(tiles, sms) blocks,
+// block b taking the kernel's static order (gpu/fa3_forward.cu's next_tile: tiles numbered longest
+// first when causal, round k takes tiles k G + b, odd rounds reversed when causal), each tile
+// after a block's first shortened by min(previous tail, its prologue).
 struct Shape {
   int64_t heads = 32, nq = 4096, nk = 4096, d = 64;
   bool causal = false;

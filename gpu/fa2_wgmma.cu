@@ -171,7 +171,7 @@ TcVariantInfo info_of(const char* what) {
 
 }  // namespace
 
-int fa2_wgmma_last_variant() { return 16; }  // 15, 16: gpu/fa3_forward.cu
+int fa2_wgmma_last_variant() { return fa3_last_variant(); }  // 15 on: gpu/fa3_forward.cu
 
 TcVariantInfo fa2_wgmma_variant(int variant, int d) {
   if (variant >= 15) return fa3_variant(variant, d);

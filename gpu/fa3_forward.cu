@@ -1,5 +1,5 @@
-// Variants 15 and 16 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
-// section 3.1) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only; compiled with it.
+// Variants 15-19 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
 //       elected thread issues TMA copies (cp.async.bulk.tensor) of Q_i and of K_j, V_j into a
@@ -10,11 +10,25 @@
 //   16  v15 with ping-pong: the two consumers take turns on the tensor cores through two named
 //       barriers, so that one's softmax runs while the other's products run. A turn is
 //       (O_i += P~_i,j-1 V_j-1, S_ij = Q_i K_j^T), issued together, as in the paper's Figure 1.
+//   17  v15 with the intra-warpgroup overlap (section 3.2): S_ij is issued first, as its own
+//       wgmma group, then O_i += P~_i,j-1 V_j-1; the consumer waits for S_ij alone
+//       (wgmma.wait_group 1) and runs the mask and the softmax of block j while the tensor cores
+//       still work on P~_i,j-1 V_j-1; only the rescale of O_i and the new P~ fragments wait for it.
+//   18  v17 persistent: a grid of one block per SM, each looping over (Q block, head) tiles
+//       (next_tile: longest first when causal, odd rounds reversed). The producer runs ahead into
+//       the next tile (Q_i once the consumers' last S of the tile is done: the "Q empty"
+//       mbarrier), so a tile's first loads hide under the previous tile's last product and write.
+//   19  v17 with 3 consumer warpgroups (Br = 192, FlashAttention-3's d = 64 tile): each K_j, V_j
+//       serves 192 rows of Q_i, and three warpgroups' products and softmax interleave. 512
+//       threads leave 128 registers at entry; setmaxnreg gives the consumers 160, which holds
+//       O_i, S_ij and P~ at d = 64 with Bc = 128 and at d = 128 only with Bc = 64.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
 //   turn j:    O += P~_i,j-1 V_j-1 (after the rescale by the softmax of j - 1), S_ij
-//   after j:   wait; release V_j-1, K_j; softmax of block j (L9) in registers; rescale O
+//              (v17, v18: S_ij, then O += P~_i,j-1 V_j-1)
+//   after j:   wait (v17: for S_ij); release K_j; softmax of block j (L9) in registers;
+//              (v17: wait for O) release V_j-1; rescale O, P~_ij into A fragments
 //   turn n:    O += P~_i,n-1 V_n-1
 // The TMA tensor maps are 3-D (d, N, heads): rows past N of a head are zero-filled by the copy
 // engine, never read from the next head; the masks then give those columns -inf, as in v13.
@@ -68,20 +82,59 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-template <int V_, int D_, int BC_, int STAGES_, bool PINGPONG_>
+// The rungs' options, as bits of Fa3Config's FLAGS.
+constexpr int kPingPong = 1;    // v16: the consumers take turns on the tensor cores
+constexpr int kIntra = 2;       // v17: S_i,j+1 issued before the softmax of block j
+constexpr int kPersistent = 4;  // v19: one block per SM loops over the tiles
+
+template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
   static constexpr int VARIANT = V_, D = D_, BC = BC_, STAGES = STAGES_;
-  static constexpr bool PINGPONG = PINGPONG_;
-  static constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
+  static constexpr bool PINGPONG = FLAGS_ & kPingPong, INTRA = FLAGS_ & kIntra, PERSISTENT = FLAGS_ & kPersistent;
+  static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
+  // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
+  // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
+  static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 240 : 160;
   static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
   // Q, STAGES x (K, V), then the mbarriers (8 bytes each), + 1024 to align the tiles by hand.
-  static constexpr int BARRIERS = 1 + 4 * STAGES;
+  static constexpr int BARRIERS = 2 + 4 * STAGES;
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV + 8 * BARRIERS + 1024;
+  static_assert(!PINGPONG || (CONSUMERS == 2 && !PERSISTENT), "ping-pong: two consumers, one tile per block");
+  static_assert(CONSUMERS * 64 <= 256, "a TMA box has at most 256 rows");
 };
 
 struct Fa3Maps {
   CUtensorMap q, k, v;
 };
+
+// The k-th tile (Q block i of head h) of this thread block; false past its last. v15-v17, v19: one
+// tile per block, block_index's grid. Persistent (v18): a grid of G blocks over the Tr x heads
+// tiles, block b taking tiles r G + b of round r; tiles are numbered longest first when causal
+// (every head's last Q block, then every head's second last, ...), and odd rounds run backwards
+// (r G + G - 1 - b), so that the block that drew the longest tile of one round draws the shortest
+// of the next. Once a round's tile is past the last, so are all later rounds'.
+template <class C>
+__device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int& i, int64_t& h) {
+  if (!C::PERSISTENT) {
+    if (k > 0) return false;
+    const BlockIndex blk = block_index(p, Tr, p.mask.causal);
+    i = blk.i;
+    h = blk.h;
+    return true;
+  }
+  const int G = int(gridDim.x), b = int(blockIdx.x);
+  const int64_t tiles = int64_t(Tr) * p.heads;
+  const int64_t t = int64_t(k) * G + (p.mask.causal && (k & 1) ? G - 1 - b : b);
+  if (t >= tiles) return false;
+  if (p.mask.causal) {
+    i = Tr - 1 - int(t / p.heads);
+    h = t % p.heads;
+  } else {
+    i = int(t % Tr);
+    h = t / Tr;
+  }
+  return true;
+}
 
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, const __grid_constant__ Fa3Maps maps) {
@@ -89,78 +142,77 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
   const uint32_t bars = sKV + uint32_t(ST * 2 * C::SMEM_KV);
-  // mbarriers: Q full; per stage K full, V full, K empty, V empty.
-  const uint32_t barQ = bars;
-  auto fullK = [&](int s) { return bars + 8u * uint32_t(1 + s); };
-  auto fullV = [&](int s) { return bars + 8u * uint32_t(1 + ST + s); };
-  auto emptyK = [&](int s) { return bars + 8u * uint32_t(1 + 2 * ST + s); };
-  auto emptyV = [&](int s) { return bars + 8u * uint32_t(1 + 3 * ST + s); };
+  // mbarriers: Q full, Q empty (persistent: the consumers' last S of a tile is done); per stage
+  // K full, V full, K empty, V empty. K/V block number g (counted over this block's tiles) uses
+  // stage g mod ST, in phase g / ST of its barriers.
+  const uint32_t barQ = bars, emptyQ = bars + 8u;
+  auto fullK = [&](int s) { return bars + 8u * uint32_t(2 + s); };
+  auto fullV = [&](int s) { return bars + 8u * uint32_t(2 + ST + s); };
+  auto emptyK = [&](int s) { return bars + 8u * uint32_t(2 + 2 * ST + s); };
+  auto emptyV = [&](int s) { return bars + 8u * uint32_t(2 + 3 * ST + s); };
   auto stageK = [&](int s) { return sKV + uint32_t(s * 2 * C::SMEM_KV); };
 
   const int tid = threadIdx.x, wg = tid / 128;
   const int Tr = (p.nq + BR - 1) / BR;
-  const BlockIndex blk = block_index(p, Tr, p.mask.causal);  // v11's grid
-  const int i = blk.i;
-  const int64_t h = blk.h;
-  const int row0 = i * BR;
-  const RowLimit lim = row_limit(p, h);
-  const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
 
   if (tid == 0) {
     mbar_init(barQ, 1);
+    mbar_init(emptyQ, C::CONSUMERS * 4);  // one arrival per consumer warp
     for (int s = 0; s < ST; ++s) {
       mbar_init(fullK(s), 1);
       mbar_init(fullV(s), 1);
-      mbar_init(emptyK(s), C::CONSUMERS * 4);  // one arrival per consumer warp
+      mbar_init(emptyK(s), C::CONSUMERS * 4);
       mbar_init(emptyV(s), C::CONSUMERS * 4);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
+  int i = 0;
+  int64_t h = 0;
   if (wg == 0) {
     // ---- the producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
-    if (tid == 0 && n_blocks > 0) {
-      // Alg1 L4: Q_i, one box per 64-column panel.
-      mbar_expect_tx(barQ, uint32_t(C::SMEM_Q));
+    if (tid == 0) {
+      int g0 = 0, q_uses = 0;  // K/V blocks and Q tiles loaded so far
+      for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+        const int row0 = i * BR, n_blocks = kept_blocks(row_limit(p, h), row0, BR, p.nq, BC);
+        if (n_blocks == 0) continue;  // rows that keep no key: the consumers write O = 0 alone
+        // Alg1 L4: Q_i, one box per 64-column panel, once the consumers are done with the last one.
+        if (q_uses > 0) mbar_wait(emptyQ, uint32_t((q_uses - 1) & 1));
+        ++q_uses;
+        mbar_expect_tx(barQ, uint32_t(C::SMEM_Q));
 #pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sQ + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), barQ);
-      // Alg1 L7: K_j, V_j into stage j mod ST, once the consumers released it (block j - ST).
-      for (int j = 0; j < n_blocks; ++j) {
-        const int s = j % ST;
-        const uint32_t par = uint32_t((j / ST - 1) & 1);
-        const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
-        if (j >= ST) mbar_wait(emptyK(s), par);
-        mbar_expect_tx(fullK(s), uint32_t(C::SMEM_KV));
+        for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sQ + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), barQ);
+        // Alg1 L7: K_j, V_j into stage g mod ST, once the consumers released it (block g - ST).
+        for (int j = 0; j < n_blocks; ++j) {
+          const int g = g0 + j, s = g % ST;
+          const uint32_t par = uint32_t((g / ST - 1) & 1);
+          const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
+          if (g >= ST) mbar_wait(emptyK(s), par);
+          mbar_expect_tx(fullK(s), uint32_t(C::SMEM_KV));
 #pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fullK(s));
-        if (j >= ST) mbar_wait(emptyV(s), par);
-        mbar_expect_tx(fullV(s), uint32_t(C::SMEM_KV));
+          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fullK(s));
+          if (g >= ST) mbar_wait(emptyV(s), par);
+          mbar_expect_tx(fullV(s), uint32_t(C::SMEM_KV));
 #pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fullV(s));
+          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fullV(s));
+        }
+        g0 += n_blocks;
       }
     }
     return;
   }
 
   // ---- the consumers ----
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
   const int cw = wg - 1, ctid = tid - 128, warp = (ctid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
-  const int wrow0 = row0 + cw * 64 + warp * 16;
-  const int row_hi[2] = {lim.hi(wrow0 + g), lim.hi(wrow0 + g + 8)};
-  const int warp_hi_min = lim.hi(min(wrow0, p.nq - 1));
-
-  // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
-  float o[PANELS][32];
-#pragma unroll
-  for (int pn = 0; pn < PANELS; ++pn)
-#pragma unroll
-    for (int k = 0; k < 32; ++k) o[pn][k] = 0.0f;
-  float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
   const float scale_log2 = p.scale * kLog2e;
+  float o[PANELS][32];
   float s[BC / 2];
   uint32_t pa[BC / 16][4];
+  int g0 = 0, q_uses = 0;  // as the producer counts them
+  auto phase = [&](int gb) { return uint32_t((gb / ST) & 1); };
 
   // A turn on the tensor cores (v16): wait for ours, and after issuing hand it to the other
   // consumer. Consumer 1 opens consumer 0's first turn; the last turn of consumer 1 hands
@@ -171,11 +223,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
   auto turn_end = [&](bool last) {
     if (C::PINGPONG && !(last && cw == 1)) named_arrive(1 + (1 - cw), 256);
   };
-  if (C::PINGPONG && cw == 1 && n_blocks > 0) named_arrive(1, 256);
-
-  // O_i += P~_i,j V_j, one m64n64k16 per (16 keys, 64-column panel of d).
-  auto issue_pv = [&](int j) {
-    const uint32_t sV = stageK(j % ST) + uint32_t(C::SMEM_KV);
+  // O_i += P~_i,j V_j (K/V block gb), one m64n64k16 per (16 keys, 64-column panel of d).
+  auto issue_pv = [&](int gb) {
+    const uint32_t sV = stageK(gb % ST) + uint32_t(C::SMEM_KV);
 #pragma unroll
     for (int kk = 0; kk < BC / 16; ++kk)
 #pragma unroll
@@ -183,8 +233,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         wgmma_rs<T>(o[pn], pa[kk], desc_sw128(sV + uint32_t(pn * BC * 128 + kk * 2048)), 1);
   };
   // S_ij = Q_i K_j^T: D / 16 k-steps of 32 bytes along each 128-byte row.
-  auto issue_s = [&](int j) {
-    const uint32_t sK = stageK(j % ST);
+  auto issue_s = [&](int gb) {
+    const uint32_t sK = stageK(gb % ST);
 #pragma unroll
     for (int kd = 0; kd < D / 16; ++kd) {
       const uint32_t koff = uint32_t((kd % 4) * 32);
@@ -197,51 +247,112 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
-
-  if (n_blocks > 0) mbar_wait(barQ, 0);
-  for (int j = 0; j < n_blocks; ++j) {
-    const int st = j % ST;
-    const uint32_t par = uint32_t((j / ST) & 1);
-    mbar_wait(fullK(st), par);
-    if (j > 0) mbar_wait(fullV((j - 1) % ST), uint32_t(((j - 1) / ST) & 1));
-    // Turn j: O += P~_i,j-1 V_j-1 (its rescale was done after the softmax of j - 1), then S_ij.
-    turn_begin();
+  auto fence_o = [&] {
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
-    fence_regs(s);
-    wgmma_fence();
-    if (j > 0) issue_pv(j - 1);
-    issue_s(j);
-    wgmma_commit();
-    turn_end(false);
-    wgmma_wait_all();
-    fence_regs(s);
-#pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
-    if (j > 0) release(emptyV((j - 1) % ST));
-    release(emptyK(st));
+  };
 
-    // The mask, Alg1 L9 and the first half of L10 (v13's); P~_ij into A fragments.
-    softmax_to_fragments<T, BC, PANELS>(s, o, pa, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+  for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+    const int row0 = i * BR;
+    const RowLimit lim = row_limit(p, h);
+    const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
+    const int wrow0 = row0 + cw * 64 + warp * 16;
+    const int row_hi[2] = {lim.hi(wrow0 + g), lim.hi(wrow0 + g + 8)};
+    const int warp_hi_min = lim.hi(min(wrow0, p.nq - 1));
+
+    // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int e = 0; e < 32; ++e) o[pn][e] = 0.0f;
+    float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
+    if (C::PINGPONG && cw == 1 && n_blocks > 0) named_arrive(1, 256);
+
+    if (n_blocks > 0) mbar_wait(barQ, uint32_t(q_uses & 1));
+    // The mask and Alg1 L9 (v13's), then the first half of L10 and P~_ij into A fragments; v17
+    // waits for O += P~_i,j-1 V_j-1 (`pending`, from block gb - 1) only between the two.
+    auto softmax_block = [&](int j, int gb, bool pending) {
+      float alphas[2];
+      softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      if (pending) {
+        wgmma_wait_all();  // O_i and the fragments of P~_i,j-1 are free again
+        fence_o();
+        release(emptyV((gb - 1) % ST));
+      }
+      rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
+    };
+    if (!C::INTRA) {
+      for (int j = 0; j < n_blocks; ++j) {
+        const int gb = g0 + j, st = gb % ST;
+        mbar_wait(fullK(st), phase(gb));
+        if (j > 0) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+        // Turn j: O += P~_i,j-1 V_j-1 (its rescale was done after the softmax of j - 1), S_ij.
+        turn_begin();
+        fence_o();
+        fence_regs(s);
+        wgmma_fence();
+        if (j > 0) issue_pv(gb - 1);
+        issue_s(gb);
+        wgmma_commit();
+        turn_end(false);
+        wgmma_wait_all();
+        fence_regs(s);
+        fence_o();
+        if (j > 0) release(emptyV((gb - 1) % ST));
+        release(emptyK(st));
+        softmax_block(j, gb, false);
+      }
+    } else {
+      // v17: S_ij as its own wgmma stage (its own wgmma.fence and group), then, for j > 0,
+      // O += P~_i,j-1 V_j-1 as another; wait for S_ij alone (wait_group 1). Block 0 is peeled
+      // off, so that no branch sits between a stage's start and end: ptxas serialises the
+      // products (C7515) when accumulators may be defined by other instructions in between.
+      auto intra_block = [&](int j, bool pv) {
+        const int gb = g0 + j, st = gb % ST;
+        mbar_wait(fullK(st), phase(gb));
+        if (pv) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+        turn_begin();
+        fence_regs(s);
+        wgmma_fence();
+        issue_s(gb);
+        wgmma_commit();
+        fence_regs(s);
+        if (pv) {
+          fence_o();
+          wgmma_fence();
+          issue_pv(gb - 1);
+          wgmma_commit();
+        }
+        turn_end(false);
+        if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
+        else wgmma_wait_all();
+        fence_regs(s);
+        release(emptyK(st));
+        softmax_block(j, gb, pv);
+      };
+      if (n_blocks > 0) intra_block(0, false);
+      for (int j = 1; j < n_blocks; ++j) intra_block(j, true);
+    }
+    if (n_blocks > 0) {
+      ++q_uses;
+      if (C::PERSISTENT) release(emptyQ);  // every S of this tile is done: Q_i may be replaced
+      // Turn n: the last O_i += P~ V.
+      const int gb = g0 + n_blocks - 1;
+      mbar_wait(fullV(gb % ST), phase(gb));
+      turn_begin();
+      fence_o();
+      wgmma_fence();
+      issue_pv(gb);
+      wgmma_commit();
+      turn_end(true);
+      wgmma_wait_all();
+      fence_o();
+      release(emptyV(gb % ST));
+    }
+    g0 += n_blocks;
+
+    write_o_lse<T, D, PANELS>(p, h, wrow0, g, t4, o, m_i, l_i);  // Alg1 L12-L15
   }
-  if (n_blocks > 0) {
-    // Turn n: the last O_i += P~ V.
-    const int j = n_blocks - 1;
-    mbar_wait(fullV(j % ST), uint32_t((j / ST) & 1));
-    turn_begin();
-#pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
-    wgmma_fence();
-    issue_pv(j);
-    wgmma_commit();
-    turn_end(true);
-    wgmma_wait_all();
-#pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
-    release(emptyV(j % ST));
-  }
-
-  write_o_lse<T, D, PANELS>(p, h, wrow0, g, t4, o, m_i, l_i);  // Alg1 L12-L15
 }
 
 // ---- host side: the tensor maps ----
@@ -273,6 +384,14 @@ CUtensorMap make_map(const void* base, Elem e, int heads, int n, int d, int rows
   return m;
 }
 
+// Multiprocessors of the current device: the persistent grid's size (one block per SM).
+int sm_count() {
+  int dev = 0, n = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  return n;
+}
+
 template <class C>
 void launch_fa3(const TcParams& p) {
   static int64_t opted[2] = {0, 0};
@@ -282,7 +401,11 @@ void launch_fa3(const TcParams& p) {
   maps.v = make_map(p.V, p.elem, p.heads, p.nk, C::D, C::BC);
   const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
   const bool by_head = p.mask.causal;
-  const dim3 grid = by_head ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
+  dim3 grid = by_head ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
+  if (C::PERSISTENT) {
+    static const int sms = sm_count();
+    grid = dim3(unsigned(std::min<int64_t>(int64_t(Tr) * p.heads, sms)));
+  }
   if (p.elem == Elem::bf16) {
     opt_in_shared(fa3_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
     fa3_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
@@ -293,34 +416,58 @@ void launch_fa3(const TcParams& p) {
   CUDA_CHECK_LAUNCH();
 }
 
-//                  variant, D, Bc, stages, ping-pong
-using V15d64 = Fa3Config<15, 64, 128, 2, false>;
-using V15d128 = Fa3Config<15, 128, 128, 2, false>;
-using V16d64 = Fa3Config<16, 64, 128, 2, true>;
-using V16d128 = Fa3Config<16, 128, 128, 2, true>;
+//                  variant, D, Bc, stages, flags
+using V15d64 = Fa3Config<15, 64, 128, 2, 0>;
+using V15d128 = Fa3Config<15, 128, 128, 2, 0>;
+using V16d64 = Fa3Config<16, 64, 128, 2, kPingPong>;
+using V16d128 = Fa3Config<16, 128, 128, 2, kPingPong>;
+using V17d64 = Fa3Config<17, 64, 128, 2, kIntra>;
+using V17d128 = Fa3Config<17, 128, 128, 2, kIntra>;
+using V18d64 = Fa3Config<18, 64, 128, 2, kIntra | kPersistent>;
+using V18d128 = Fa3Config<18, 128, 128, 2, kIntra | kPersistent>;
+using V19d64 = Fa3Config<19, 64, 128, 2, kIntra, 3>;
+using V19d128 = Fa3Config<19, 128, 64, 2, kIntra, 3>;  // Bc 64: O_i (64) + S_ij (32) + P~ (16) fit in 160
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
   return TcVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::STAGES, C::SMEM, true, true};
 }
 
+// Each variant's kernel for d = 64 and d = 128, in one table for fa3_variant and fa3_launch.
+struct Fa3Entry {
+  int variant, d;
+  const char* what;
+  TcVariantInfo (*info)(const char*);
+  void (*launch)(const TcParams&);
+};
+template <class C>
+constexpr Fa3Entry entry(const char* what) {
+  return Fa3Entry{C::VARIANT, C::D, what, &info_of<C>, &launch_fa3<C>};
+}
+const char* const kV15 = "TMA + producer warpgroup (mbarrier ring, setmaxnreg), 2 consumer warpgroups x 64 rows, Bc 128";
+const char* const kV16 = "v15 with ping-pong of the two consumer warpgroups (named barriers)";
+const char* const kV17 = "v15 with the intra-warpgroup overlap: softmax of S_ij while O += P~_i,j-1 V_j-1 runs";
+const char* const kV18 = "v17 persistent: one block per SM over the tiles, longest first (causal), the producer a tile ahead";
+const char* const kV19 = "v17 with 3 consumer warpgroups (Br 192, 160 registers each); Bc 128 at d = 64, 64 at d = 128";
+const Fa3Entry kFa3[] = {
+    entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
+    entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
+    entry<V19d64>(kV19), entry<V19d128>(kV19),
+};
+
 }  // namespace
 
+int fa3_last_variant() { return 19; }
+
 TcVariantInfo fa3_variant(int variant, int d) {
-  const char* v15 = "TMA + producer warpgroup (mbarrier ring, setmaxnreg), 2 consumer warpgroups x 64 rows, Bc 128";
-  const char* v16 = "v15 with ping-pong of the two consumer warpgroups (named barriers)";
-  if (variant == 15 && d == 64) return info_of<V15d64>(v15);
-  if (variant == 15 && d == 128) return info_of<V15d128>(v15);
-  if (variant == 16 && d == 64) return info_of<V16d64>(v16);
-  if (variant == 16 && d == 128) return info_of<V16d128>(v16);
+  for (const Fa3Entry& e : kFa3)
+    if (e.variant == variant && e.d == d) return e.info(e.what);
   return TcVariantInfo{};
 }
 
 void fa3_launch(int variant, const TcParams& p) {
-  if (variant == 15 && p.d == 64) return launch_fa3<V15d64>(p);
-  if (variant == 15 && p.d == 128) return launch_fa3<V15d128>(p);
-  if (variant == 16 && p.d == 64) return launch_fa3<V16d64>(p);
-  if (variant == 16 && p.d == 128) return launch_fa3<V16d128>(p);
+  for (const Fa3Entry& e : kFa3)
+    if (e.variant == variant && e.d == p.d) return e.launch(p);
   throw std::runtime_error("fa3_launch: no kernel for variant " + std::to_string(variant) + ", d = " + std::to_string(p.d));
 }
 

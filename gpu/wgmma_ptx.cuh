@@ -55,6 +55,9 @@ FS_DEFINE_WGMMA(__half, "f16")
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Waits until at most N of this warpgroup's committed groups are pending (the older ones are done).
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
 // Keeps the compiler from moving reads or writes of accumulator registers across the
 // asynchronous MMA's issue and wait (the asm above does not tell it when the MMA completes).
 template <int R>
@@ -77,12 +80,14 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
 
 
 // One warp's 16 rows of a 64 x BC score tile S_ij (s[4n + e]: row g + 8 (e / 2), column
-// 8n + 2 t4 + (e % 2)) after S = Q_i K_j^T: the mask, Alg1 L9 (online softmax), the O_i rescale
-// of L10, and P~_ij rounded to the input type into wgmma's register A fragments.
-template <typename T, int BC, int PANELS>
-__device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4],
-                                                     float (&m_i)[2], float (&l_i)[2], float scale_log2, int col0,
-                                                     int warp_hi_min, const int (&row_hi)[2], int t4) {
+// 8n + 2 t4 + (e % 2)) after S = Q_i K_j^T: the mask and Alg1 L9 (online softmax), P~_ij in
+// place of S_ij as float32; alphas[hr] = e^(m_i - m_ij) of the lane's two rows. Touches neither
+// O_i nor the A fragments, so it can run while O_i += P~_i,j-1 V_j-1 is still on the tensor
+// cores (v17's intra-warpgroup overlap, gpu/fa3_forward.cu).
+template <int BC>
+__device__ __forceinline__ void softmax_scores(float (&s)[BC / 2], float (&alphas)[2], float (&m_i)[2], float (&l_i)[2],
+                                               float scale_log2, int col0, int warp_hi_min, const int (&row_hi)[2],
+                                               int t4) {
   // Algorithm 2: scores of masked keys (and of padding columns past Nk) are -inf.
   if (col0 + BC - 1 > warp_hi_min) {
 #pragma unroll
@@ -91,21 +96,25 @@ __device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (
   }
   // Alg1 L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
   // l_ij = e^(m_i - m_ij) l_i + rowsum(P~_ij); each row lives in one quad of lanes.
-  float alphas[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr)
     alphas[hr] = online_softmax_row<BC / 4>([&](int k) -> float& { return s[4 * (k / 2) + 2 * hr + k % 2]; },
                                             m_i[hr], l_i[hr], scale_log2);
-  // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i, skipped when no row max of the warp
-  // moved (alpha = 1 exactly then), as v9.
+}
+
+// Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i, skipped when no row max of the warp moved
+// (alpha = 1 exactly then), as v9; then P~_ij rounded to the input type, straight into A
+// fragments of wgmma's register form: column tiles 2kk, 2kk+1 of the accumulator are
+// (k 0-7, k 8-15) of k-step kk. O_i and the fragments must be free: no product in flight.
+template <typename T, int BC, int PANELS>
+__device__ __forceinline__ void rescale_and_pack(const float (&s)[BC / 2], const float (&alphas)[2],
+                                                 float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4]) {
   if (__any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn)
 #pragma unroll
       for (int k = 0; k < 32; ++k) o[pn][k] *= alphas[(k % 4) / 2];
   }
-  // P~_ij rounded to the input type, straight into A fragments of wgmma's register form:
-  // column tiles 2kk, 2kk+1 of the accumulator are (k 0-7, k 8-15) of k-step kk.
 #pragma unroll
   for (int kk = 0; kk < BC / 16; ++kk) {
     pa[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
@@ -113,6 +122,16 @@ __device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (
     pa[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
     pa[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
   }
+}
+
+// Both of the above in a row: the mask, Alg1 L9, the O_i rescale of L10 and P~_ij into A fragments.
+template <typename T, int BC, int PANELS>
+__device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4],
+                                                     float (&m_i)[2], float (&l_i)[2], float scale_log2, int col0,
+                                                     int warp_hi_min, const int (&row_hi)[2], int t4) {
+  float alphas[2];
+  softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, col0, warp_hi_min, row_hi, t4);
+  rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
 }
 
 // Alg1 L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write this warp's

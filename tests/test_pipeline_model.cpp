@@ -137,6 +137,56 @@ TEST_CASE("pipeline model: ping-pong is never slower when the softmax fits in a 
     }
 }
 
+// The rungs the model tells apart must be the kernels' (gpu/fa3_forward.cu): v17 is v15 with the
+// overlap alone, v18 adds persistence, v19 three consumers.
+TEST_CASE("pipeline model: v17-v19 are one change each from v15", "[pipeline]") {
+  for (int64_t d : {64, 128}) {
+    const Rung a = rung(15, d), b = rung(17, d), c = rung(18, d), e = rung(19, d);
+    REQUIRE((b.intra && !a.intra && !b.pingpong && !b.persistent && b.Bc == a.Bc && b.consumers == 2));
+    REQUIRE((c.intra && c.persistent && c.Bc == b.Bc && c.consumers == 2));
+    REQUIRE((e.intra && !e.persistent && e.consumers == 3 && e.Br() == 192 && e.Bc == (d == 64 ? 128 : 64)));
+    for (const Rung& r : {b, c, e}) REQUIRE(r.built);
+  }
+}
+
+// A persistent block runs its tiles back to back, each after the first shortened by the overlap
+// of the previous tile's tail with its own prologue; the grid is min(tiles, SMs) blocks.
+TEST_CASE("pipeline model: persistent blocks add up their tiles", "[pipeline]") {
+  const int64_t d = GENERATE(64, 128);
+  Rates rates;
+  rates.sms = 2;
+  const Rung p = rung(18, d);
+  auto dur = [&](int n) { return simulate(p, d, n, 1, rates).end_clk; };
+  auto edges = [&](int n) { return tile_edges(simulate(p, d, n, 1, rates)); };
+  auto hidden = [&](int prev, int next) { return std::min(edges(prev).tail, edges(next).prologue); };
+  SECTION("non-causal: equal tiles, 7 tiles on 2 blocks, the first takes 4") {
+    Shape s;
+    s.heads = 1;
+    s.nq = 7 * 128;
+    s.nk = 3 * 128 - 5;  // 3 K/V blocks per tile
+    s.d = d;
+    const Prediction q = predict(p, s, rates);
+    REQUIRE(q.blocks == 7);
+    REQUIRE_THAT(q.ms * rates.clock_ghz * 1e6, WithinRel(4 * dur(3) - 3 * hidden(3, 3), 1e-9));
+    REQUIRE(hidden(3, 3) > 0);  // the overlap exists: the next tile's Q_i and K_0 under the last O
+    // One block per tile, two slots: four waves of whole tiles.
+    const Prediction one = predict(rung(17, d), s, rates);
+    REQUIRE_THAT(one.ms * rates.clock_ghz * 1e6, WithinRel(4 * dur(3), 1e-9));
+  }
+  SECTION("causal: longest first, the odd round reversed") {
+    Shape s;
+    s.heads = 1;
+    s.nq = s.nk = 3 * 128;
+    s.d = d;
+    s.causal = true;
+    // Tiles in order: Q blocks 2, 1, 0 keeping 3, 2, 1 K/V blocks. Round 0: block 0 takes tile
+    // 0, block 1 tile 1; round 1 reversed: block 1 takes tile 2, block 0's tile 3 is past the end.
+    const Prediction q = predict(p, s, rates);
+    const double expect = std::max(dur(3), dur(2) + dur(1) - hidden(2, 1));
+    REQUIRE_THAT(q.ms * rates.clock_ghz * 1e6, WithinRel(expect, 1e-9));
+  }
+}
+
 TEST_CASE("pipeline model: grid and flops of the whole problem", "[pipeline]") {
   const Rates rates;
   Shape s;
@@ -171,7 +221,8 @@ TEST_CASE("explain --pipeline prints the model's timeline and its prediction", "
   REQUIRE_THAT(std::stod(m[2].str()), WithinRel(p.tflops, 1e-3));
   REQUIRE_THAT(std::stod(m[1].str()), WithinRel(p.ms, 2e-3));
   REQUIRE(out.find("wg1 softmax") != std::string::npos);
-  for (int v = 13; v <= 17; ++v) REQUIRE(std::regex_search(out, std::regex("\n  " + std::to_string(v) + " +128 ")));
+  for (int v = 13; v <= 18; ++v) REQUIRE(std::regex_search(out, std::regex("\n  " + std::to_string(v) + " +128 ")));
+  REQUIRE(std::regex_search(out, std::regex("\n  19 +192 +64 ")));  // three consumers, Bc 64 at d = 128
   // Bad requests: one line, exit 2.
   for (const char* bad : {" explain --variant 16 --n 64", " explain --pipeline --d 96", " explain --pipeline --variant 12",
                           " explain --pipeline --wait-clk -1", " explain --causal"}) {

@@ -131,11 +131,10 @@ void DrawPipelineView(AppState& s) {
   DimText("One SM of the Hopper forward kernel over time, from the H200's rates (core/pipeline_model.h; "
           "flashstep explain --pipeline prints the same). Bars that overlap on one unit share it, unless the tensor cores serve in turn.");
   bool changed = false;
-  for (int v = 13; v <= 17; ++v) {
-    char label[8];
-    std::snprintf(label, sizeof label, "v%d", v);
-    if (v > 13) ImGui::SameLine();
-    if (ImGui::RadioButton(label, ps.variant == v)) ps.variant = v, changed = true;
+  if (ps.rows.empty()) ps.rebuild();
+  for (const PipelineState::Row& row : ps.rows) {  // every modelled rung (no allocation per frame)
+    if (&row != &ps.rows.front()) ImGui::SameLine();
+    if (ImGui::RadioButton(row.rung.name.c_str(), ps.variant == row.rung.variant)) ps.variant = row.rung.variant, changed = true;
   }
   ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   for (int d : {64, 128}) {
@@ -158,12 +157,13 @@ void DrawPipelineView(AppState& s) {
   ImGui::PushItemWidth(ImGui::GetFontSize() * 8);
   changed |= ImGui::SliderFloat("wait (clocks)", &ps.wait_clk, 0.0f, 800.0f, "%.0f");
   ImGui::PopItemWidth();
-  if (changed || ps.rows.empty()) ps.rebuild();
+  if (changed) ps.rebuild();
 
   const pipeline::Rung& r = ps.rung;
   ImGui::Text("v%d: %s", r.variant, r.what.c_str());
-  ImGui::TextColored(kDimText, "Br %d, Bc %d, %d K/V stages, %d thread block%s per SM; first %d K/V blocks shown", r.Br(),
-                     r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "", PipelineState::kShownBlocks);
+  ImGui::TextColored(kDimText, "Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(),
+                     r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
+                     r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
   const pipeline::Prediction& p = ps.prediction;
   ImGui::Text("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
               "softmax %.0f%%, load %.0f%%",

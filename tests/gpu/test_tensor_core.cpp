@@ -163,6 +163,16 @@ TEST_CASE("tensor cores: many K/V blocks and heads, ragged at the head boundary"
   check_all(1, 2, 1300, 700, true);
 }
 
+// More (Q block, head) tiles than the H200 has SMs (132): a persistent block (v18) runs several
+// tiles, its K/V ring and its Q buffer carried from one tile to the next; tiles that keep no key
+// (causal Nq > Nk, a batch entry of 0 keys) sit between tiles that do.
+TEST_CASE("tensor cores: more tiles than SMs, with tiles that keep no key", "[gpu][tc][persistent]") {
+  REQUIRE_GPU_OR_SKIP();
+  check_all(3, 8, 700, 300, false);  // 144 tiles of Br = 128, 3 K/V blocks each: the ring wraps
+  check_all(3, 8, 700, 500, true);   // rows 0-199 keep no key
+  check_all(3, 8, 700, 400, false, {400, 0, 133});
+}
+
 TEST_CASE("tensor cores: small shapes for the sanitizers", "[gpu][tc][small]") {
   REQUIRE_GPU_OR_SKIP();
   for (int v : every_variant())
