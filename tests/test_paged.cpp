@@ -88,7 +88,7 @@ TEST_CASE("paged decode: traffic equals the closed form with the block-table rea
       {1, 97, 8, 256, 0, 5},        // ragged last block, P does not divide Bc = 8
       {1, 130, 12, 600, 0, 48},     // P > Bc = 13
       {3, 130, 12, 600, 0, 7},      // Nq != 1
-      {5, 333, 16, 1024, 24, 10},   // Bc overridden: 24 vs P = 10 (gcd 2)
+      {5, 333, 16, 4096, 24, 10},   // Bc overridden: 24 vs P = 10 (gcd 2)
       {1, 100, 8, 256, 0, 100},     // one page holds the whole cache
       {2, 64, 8, 256, 0, 1},        // one token per page
   };
@@ -118,7 +118,7 @@ TEST_CASE("paged decode: traffic equals the closed form with the block-table rea
 TEST_CASE("paged decode equals the unpaged run bit for bit: O, lse and every step", "[decode][paged]") {
   struct Case { int64_t nq, nk, d, M, S, P; bool causal; int64_t kv_len; Dtype dtype; double dropout; };
   const Case c = GENERATE(Case{1, 500, 16, 1024, 4, 16, false, -1, Dtype::fp32, 0},
-                          Case{1, 97, 8, 256, 12, 5, false, -1, Dtype::bf16, 0},     // S = Tc
+                          Case{1, 97, 8, 256, 13, 5, false, -1, Dtype::bf16, 0},     // S = Tc
                           Case{1, 300, 16, 512, 1, 7, false, -1, Dtype::fp32, 0},    // S = 1: fa2's code
                           Case{6, 260, 16, 512, 3, 40, true, -1, Dtype::fp16, 0},    // causal, P > Bc
                           Case{2, 400, 16, 512, 5, 9, false, 123, Dtype::fp32, 0.2}, // key length, dropout
