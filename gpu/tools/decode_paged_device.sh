@@ -45,15 +45,15 @@ wait $pid_decode; rc_decode=$?
 wait $pid_verify
 
 # [SECTION] Speed, one after another: PyTorch, the table (paged beside unpaged), the sweep
-timeout 22 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 16384,65536,262144 --json "$OUT/sdpa.json" \
+timeout 20 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 16384,65536,262144 --json "$OUT/sdpa.json" \
   > "$OUT/sdpa.txt" 2>&1
 rc_sdpa=$?
 SDPA=()
 [ -s "$OUT/sdpa.json" ] && SDPA=(--sdpa "$OUT/sdpa.json")
-timeout 16 "$FS" bench-gpu --decode --d 128 --nk 16384 65536 262144 --page-size 16 "${SDPA[@]}" \
+timeout 15 "$FS" bench-gpu --decode --d 128 --nk 16384 65536 262144 --page-size 16 "${SDPA[@]}" \
   --json-file "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 rc_bench=$?
-timeout 16 "$FS" bench-gpu --decode --d 128 --nk 16384 65536 262144 --sweep-variants 3 4 5 \
+timeout 15 "$FS" bench-gpu --decode --d 128 --nk 16384 65536 262144 --sweep-variants 3 4 5 \
   --sweep-splits 1 2 4 8 16 32 "${SDPA[@]}" --json-file "$OUT/sweep.json" > "$OUT/sweep.txt" 2>&1
 rc_sweep=$?
 
@@ -71,7 +71,7 @@ while read -r line; do
     "== verify"*) what=${line#== verify --schedule decode }; n=$((n + 1)) ;;
     rc=*) r=${line#rc=}
           fig=$(awk -v k="$what" 'index($0, "== verify --schedule decode " k) {f=1; next} f && /^paged/ {print "paged==unpaged: " ($NF == "ok" ? "bits equal" : $NF); exit}' "$OUT/verify.txt")
-          printf "%-44s %-12s %s\n" "verify $n: ${what:0:36}" "$(verdict $r)" "$fig" ;;
+          printf "%-44s %-12s %s\n" "verify $n: ${what:0:32}" "$(verdict $r)" "$fig" ;;
   esac
 done < "$OUT/verify.txt"
 printf "%-44s %-12s %s\n" "memcheck verify --page-size 7 (small)" "$(verdict $rc_mem)" "$(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
