@@ -93,12 +93,16 @@ void DrawPagedStrip(AppState& s) {
   dl->AddText(ImVec2(o.x, y_log), ImGui::GetColorU32(ImGuiCol_Text), "logical");
   dl->AddText(ImVec2(o.x, y_phys), ImGui::GetColorU32(ImGuiCol_Text), "physical (HBM)");
   const float pad = cw > 3 ? 1.0f : 0.0f;
-  for (int64_t lp = 0; lp < pages; ++lp) {
-    const int64_t split = split_of_block(lp * P / t.Bc, t);
-    const ImU32 col = split_colour(split, t.S, 1.0f);
-    const float xl = x0 + float(lp) * cw, xp = x0 + float(L.table[size_t(lp)]) * cw;
-    dl->AddRectFilled(ImVec2(xl, y_log), ImVec2(xl + cw - pad, y_log + row_h), col);
-    dl->AddRectFilled(ImVec2(xp, y_phys), ImVec2(xp + cw - pad, y_phys + row_h), col);
+  // More pages than about 2048: one rectangle per `every` pages, coloured by the first of them
+  // (a few thousand rectangles a frame, whatever Nk / P).
+  const int64_t every = std::max<int64_t>(1, pages / 2048);
+  for (int64_t k = 0; k < pages; k += every) {
+    const float x = x0 + float(k) * cw, ww = float(std::min(every, pages - k)) * cw - pad;
+    dl->AddRectFilled(ImVec2(x, y_log), ImVec2(x + ww, y_log + row_h),
+                      split_colour(split_of_block(k * P / t.Bc, t), t.S, 1.0f));
+    const int64_t lp = L.logical_of[size_t(k)];  // the logical page physical page k holds
+    dl->AddRectFilled(ImVec2(x, y_phys), ImVec2(x + ww, y_phys + row_h),
+                      split_colour(split_of_block(lp * P / t.Bc, t), t.S, 1.0f));
   }
   // The block table between the rows: its entries as numbers where a cell is wide enough.
   if (cw >= ImGui::CalcTextSize("000").x)
