@@ -3,6 +3,7 @@
 #include "app/cmd_pipeline.h"
 #include "app/explain_parallelism.h"
 #include "core/decode.h"
+#include "core/paged_kv.h"
 #include "core/l2_cache.h"
 #include "app/commands.h"
 #include "core/checked.h"
@@ -58,6 +59,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.bc = bc;
   s.schedule = parse_schedule(schedule);
   s.splits = splits;
+  if (page_opt && page_opt->count()) s.page_size = page_size;
   s.seed = seed;
   s.pattern = pattern;
   s.q_path = q;
@@ -96,6 +98,9 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--splits", f.splits, "decode's number of K/V splits S, 1 <= S <= Tc (default: enough to fill "
                                       "132 SMs, FlashAttention's heuristic; docs/decode.md)")
       ->check(whole_number("splits"));
+  f.page_opt = c->add_option("--page-size", f.page_size, "decode: the KV cache in pages of P tokens at shuffled places "
+                                                         "(seeded by --seed), read through a block table (docs/decode.md)")
+                   ->check(whole_number("page-size"));
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
@@ -257,6 +262,9 @@ void print_summary(const Trace& t, bool recorded) {
   if (ti.S > 1)
     std::printf("splits     S = %lld: K/V blocks in %lld contiguous ranges, each a partial O^(s), lse^(s) "
                 "(float32), then the combine\n", (long long)ti.S, (long long)ti.S);
+  if (ti.P > 0)
+    std::printf("pages      P = %lld: K, V in %lld pages at shuffled places, block table read %s\n", (long long)ti.P,
+                (long long)kv_pages(p.nk, ti.P), bytes_text(F.traffic.read[size_t(Tensor::BT)]).c_str());
   const TrafficForm cf = info.forward_traffic(p.nq, p.nk, p.d, ti);
   const int64_t bpe = p.bytes_per_elem;
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
@@ -438,15 +446,17 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
   static PipelineFlags epipe;
   add_pipeline_flags(ex, epipe);
   static std::string egpu = "h200";
-  static int64_t eheads = 1, esplits = 0;
+  static int64_t eheads = 1, esplits = 0, epage = 0;
   ex->add_option("--gpu", egpu, "GPU whose SM count the parallelism section uses: h200 (132 SMs, default) or a100");
   epipe.heads_opt = ex->add_option("--heads", eheads, "B x H heads: the parallelism section's (default 1); with "
                                                       "--pipeline, the grid's (default: B x H x N = 131072, H = 8)")
                         ->check(whole_number("heads"));
   ex->add_option("--splits", esplits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
       ->check(whole_number("splits"));
-  ex->callback([&set_action] {
-    set_action([] {
+  CLI::Option* epage_opt = ex->add_option("--page-size", epage, "decode's KV pages of P tokens (block-table reads)")
+                                      ->check(whole_number("page-size"));
+  ex->callback([&set_action, epage_opt] {
+    set_action([epage_opt] {
       check_pipeline_flags(epipe);
       epipe.heads = eheads;
       if (epipe.on) return run_pipeline_explain(epipe, enq_opt->count() ? enq : en, enk_opt->count() ? enk : en, ed);
@@ -463,6 +473,9 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       t.S = esplits != 0 ? esplits : default_splits(eheads * t.Tr, t.Tc, int(find_gpu(egpu).sms));
       if (t.S < 1 || t.S > t.Tc)
         throw InputError("--splits " + std::to_string(t.S) + " is out of range 1..Tc = " + std::to_string(t.Tc));
+      if (epage_opt->count() && (epage < 1 || epage > nk))
+        throw InputError("--page-size " + std::to_string(epage) + " is out of range 1..Nk = " + std::to_string(nk));
+      t.P = epage_opt->count() ? epage : 0;  // decode's column adds the block-table reads
       // One column per schedule (the registry's order), the baseline (standard attention) last.
       const auto& all = schedules();
       const size_t n = all.size();
@@ -515,6 +528,8 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
         for (size_t k = 0; k < n; ++k) {
           s.schedule = all[k]->id;
           s.splits = schedule_splits_kv(s.schedule) ? t.S : 0;
+          if (schedule_splits_kv(s.schedule) && t.P > 0) s.page_size = t.P;
+          else s.page_size.reset();
           // Standard attention rounds P when it stores it (--dtype); P~ rounding is the tiled schedules'.
           s.options.p_dtype = !all[k]->tiled ? Dtype::fp32 : precision.p_dtype;
           RunOptions opt;

@@ -5,6 +5,7 @@
 #include "app/cmd_decode_gpu.h"
 
 #include "core/decode.h"
+#include "core/paged_kv.h"
 #include "core/export.h"
 #include "core/reference.h"
 #include "core/tolerance.h"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,9 @@ Mat rows_of(const std::vector<float>& v, int64_t row0, int64_t rows, int64_t col
 }
 ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
 const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
 bool any_nan(const std::vector<float>& v) {
   return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
 }
@@ -45,6 +50,7 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
   gpu::DecodeOptions go;
   go.splits = p.splits;
   go.features = gpu::features_of(p.options(), p.seed);
+  go.page_size = p.page_size;  // --page-size: the pools and the block table of core/paged_kv.h
   const int64_t S = p.splits;
   RunOptions opt;
   Trace tr;
@@ -68,6 +74,9 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
   std::printf("options    mask %s; dropout %g\n", p.mask.describe().c_str(), p.dropout);
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M, (long long)t.Br,
               (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
+  if (p.page_size > 0)
+    std::printf("pages      P = %lld: K, V in %lld pages at shuffled places (seed %llu), read through a block table\n",
+                (long long)p.page_size, (long long)kv_pages(p.nk, p.page_size), (unsigned long long)p.seed);
   std::printf("tolerance  partials (float32) max rel <= %.0e; O <= %.3g, lse <= %.0e; each vs float64 <= %.0e%s\n\n",
               tiled_tol, o_tol, tiled_tol, kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported)");
   bool ok = !any_nan(g.O) && !any_nan(g.lse) && !any_nan(g.O_part) && !any_nan(g.lse_part);
@@ -92,6 +101,16 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
                     el.max_abs, el.max_rel, verdict(sok));
     }
     std::printf("\n");
+  }
+  if (p.page_size > 0) {  // the same kernels on contiguous K, V: every bit the same
+    gpu::DecodeOptions flat = go;
+    flat.page_size = 0;
+    const gpu::DecodeResult u = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, flat);
+    const bool same = same_bits(g.O, u.O) && same_bits(g.lse, u.lse) && same_bits(g.O_part, u.O_part) &&
+                      same_bits(g.lse_part, u.lse_part);
+    ok = ok && same;
+    std::printf("paged      GPU paged vs GPU unpaged: O, lse%s %s\n", S > 1 ? ", partials" : "",
+                same ? "equal bit for bit  ok" : "DIFFERENT");
   }
   const ErrorStats fo = diff(rows_of(g.O, 0, p.nq, p.d), tr.O);
   const ErrorStats fl = compare(rows_of(g.lse, 0, p.nq, 1).col(0).eval(), tr.lse.cast<double>().eval());
@@ -146,6 +165,90 @@ std::vector<std::pair<std::string, SdpaPoint>> read_sdpa(const std::string& path
   return out;
 }
 
+gpu::Shape decode_bench_shape(int64_t nk, int64_t d, int64_t heads) {
+  gpu::Shape s;
+  s.H = std::min<int64_t>(heads, 8);
+  s.B = heads / s.H;
+  s.nq = 1;
+  s.nk = nk;
+  s.d = d;
+  return s;
+}
+
+// --sweep-variants: every (variant, S) of each shape on one set of buffers, so that the default
+// variant and S can be chosen from one device run. The heuristic's S is marked with '*'.
+int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
+                     const std::vector<std::pair<std::string, SdpaPoint>>& sdpa, const gpu::DeviceInfo& info,
+                     double copy_gbps) {
+  const std::vector<int64_t> splits = r.sweep_splits.empty() ? std::vector<int64_t>{1, 2, 4, 8, 16, 32} : r.sweep_splits;
+  nlohmann::json rows = nlohmann::json::array();
+  if (!r.as_json) {
+    std::printf("bench-gpu --decode sweep on %s (%d SMs), %s storage, Nq = 1, median of %d after %d warm-ups%s\n",
+                info.name.c_str(), info.sm_count, r.dtype.c_str(), r.reps, r.warmup,
+                r.page_size > 0 ? (", paged P = " + std::to_string(r.page_size)).c_str() : "");
+    std::printf("copy bandwidth %.0f GB/s; GB/s = bytes of K and V read / time; * = core/decode.h's default S\n\n",
+                copy_gbps);
+    std::printf("%7s %4s %4s %3s %5s | %9s %7s %5s %8s\n", "Nk", "d", "BxH", "var", "S", "ms", "GB/s", "%copy",
+                "vs sdpa");
+  }
+  for (int64_t d : r.dims)
+    for (int64_t heads : r.heads)
+      for (int64_t nk : r.nks) {
+        const gpu::Shape s = decode_bench_shape(nk, d, heads);
+        const float scale = float(1.0 / std::sqrt(double(d)));
+        const Tiling t = make_tiling(1, nk, d, M);
+        const int64_t S_default = gpu_decode_splits(0, s.heads(), t);
+        const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
+        double sdpa_ms = 0;
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" + r.dtype;
+        for (const auto& [k, pt] : sdpa)
+          if (k == key) sdpa_ms = pt.ms;
+        std::vector<gpu::DecodeOptions> configs;
+        for (int v : r.sweep_variants) {
+          if (!gpu::decode_variant_exists(v, d, dt)) continue;
+          for (int64_t S : splits) {
+            if (S > t.Tc) continue;
+            gpu::DecodeOptions o;
+            o.features.dtype = dt;
+            o.splits = S;
+            o.variant = v;
+            o.page_size = r.page_size > 0 ? std::min(r.page_size, nk) : 0;
+            configs.push_back(o);
+          }
+        }
+        std::vector<gpu::BenchTiming> times;
+        try {
+          times = gpu::bench_decode_configs(s, scale, t, configs, r.warmup, r.reps, 7);
+        } catch (const InputError& e) {
+          if (!r.as_json) std::printf("%7lld %4lld %4lld skipped: %s\n", (long long)nk, (long long)d, (long long)heads, e.what());
+          continue;
+        }
+        for (size_t k = 0; k < configs.size(); ++k) {
+          const double ms = times[k].median_ms, gbps = kv_bytes / (ms * 1e6);
+          nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", heads}, {"variant", configs[k].variant},
+                                {"splits", configs[k].splits}, {"default_splits", S_default},
+                                {"page_size", configs[k].page_size}, {"median_ms", ms}, {"kv_gbps", gbps},
+                                {"fraction_of_copy", gbps / copy_gbps}};
+          if (sdpa_ms > 0) row["speedup_vs_sdpa"] = sdpa_ms / ms;
+          rows.push_back(row);
+          if (r.as_json) continue;
+          std::printf("%7lld %4lld %4lld %3d %4lld%s | %9.4f %7.0f %4.0f%%", (long long)nk, (long long)d,
+                      (long long)heads, configs[k].variant, (long long)configs[k].splits,
+                      configs[k].splits == S_default ? "*" : " ", ms, gbps, 100 * gbps / copy_gbps);
+          if (sdpa_ms > 0) std::printf(" %7.2fx", sdpa_ms / ms);
+          std::printf("\n");
+        }
+        std::fflush(stdout);
+      }
+  if (r.as_json || !r.json_file.empty()) {
+    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", copy_gbps},
+                                {"warmup", r.warmup}, {"reps", r.reps}, {"sweep", rows}};
+    if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
+    if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_bench_decode(const DecodeBenchRequest& r) {
@@ -156,6 +259,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   const auto sdpa = read_sdpa(r.sdpa_json);
   const gpu::DeviceInfo info = gpu::device_info();
   const double copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
+  if (!r.sweep_variants.empty()) return run_decode_sweep(r, dt, M, sdpa, info, copy_gbps);
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
     std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs, median of %d\n",
@@ -170,12 +274,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   for (int64_t d : r.dims)
     for (int64_t heads : r.heads)
       for (int64_t nk : r.nks) {
-        gpu::Shape s;
-        s.H = std::min<int64_t>(heads, 8);
-        s.B = heads / s.H;
-        s.nq = 1;
-        s.nk = nk;
-        s.d = d;
+        const gpu::Shape s = decode_bench_shape(nk, d, heads);
         const float scale = float(1.0 / std::sqrt(double(d)));
         const Tiling t = make_tiling(1, nk, d, M);
         const int64_t S = gpu_decode_splits(r.splits, s.heads(), t);
@@ -199,6 +298,12 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         o.features.dtype = dt;
         o.splits = S;
         time("decode", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
+        if (r.page_size > 0) {  // the same S through the block table
+          gpu::DecodeOptions op = o;
+          op.page_size = std::min(r.page_size, nk);
+          row["page_size"] = op.page_size;
+          time("decode_paged", [&] { return gpu::bench_decode(s, scale, t, op, r.warmup, r.reps, 7); });
+        }
         o.splits = 1;
         time("decode_s1", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });
         gpu::Features f2;
@@ -228,6 +333,12 @@ int run_bench_decode(const DecodeBenchRequest& r) {
                       row["sdpa"]["backend"].get<std::string>().c_str(),
                       row.contains("speedup_vs_sdpa") ? row["speedup_vs_sdpa"].get<double>() : 0.0);
         else std::printf(" | %9s %7s %8s", "-", "-", "-");
+        if (row.contains("decode_paged") && row["decode_paged"].contains("median_ms"))
+          std::printf(" | paged P=%lld %9.4f %7.0f %4.0f%%", (long long)row["page_size"].get<int64_t>(),
+                      row["decode_paged"]["median_ms"].get<double>(), row["decode_paged"]["kv_gbps"].get<double>(),
+                      100 * row["decode_paged"]["fraction_of_copy"].get<double>());
+        else if (row.contains("decode_paged"))
+          std::printf(" | paged skipped: %s", row["decode_paged"]["skipped"].get<std::string>().c_str());
         std::printf("\n");
         std::fflush(stdout);
       }

@@ -24,6 +24,8 @@ struct RunFlags {
   std::string dtype = "fp32";
   std::string p_dtype = "fp32";  // --p-dtype, parsed into options.p_dtype by to_spec
   int64_t splits = 0;            // --splits (decode's S); 0 = the default
+  int64_t page_size = 0;         // --page-size (decode's paged KV cache), when page_opt counts
+  CLI::Option* page_opt = nullptr;
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags

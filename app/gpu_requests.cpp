@@ -328,6 +328,10 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--heads", r.dr.heads, "--decode: B x H values (default 32 256; H = 8)");
   b->add_option("--splits", r.dr.splits, "--decode: S for every point (default: core/decode.h's heuristic)");
   b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
+  r.page_opt = b->add_option("--page-size", r.dr.page_size, "--decode: also time the K/V cache in pages of P tokens through a block table");
+  b->add_option("--sweep-variants", r.dr.sweep_variants, "--decode: instead of the table, time these split-kernel variants "
+                                                         "(gpu/decode.cu: 3, 4, 5) x --sweep-splits per shape");
+  b->add_option("--sweep-splits", r.dr.sweep_splits, "--decode: the S values of the sweep (default 1 2 4 8 16 32)");
   b->add_flag("--no-fp32", r.no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
                                                 "standard attention, N = 1024, 4096, 16384 (or --n), d = 64, 128 (or --d), "
@@ -375,10 +379,24 @@ TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
   return t;
 }
 
+void check_decode_bench_sweep(const DecodeBenchRequest& r) {
+  if (r.page_size < 0) throw InputError("--page-size must be at least 1 (tokens per page)");
+  for (int v : r.sweep_variants)
+    if (v < 3 || v > 5) throw InputError("--sweep-variants: " + std::to_string(v) + " is not a decode kernel variant (3, 4, 5)");
+  for (int64_t S : r.sweep_splits)
+    if (S < 1 || S > 8192) throw InputError("--sweep-splits: " + std::to_string(S) + " is out of range 1..8192");
+  if (!r.sweep_splits.empty() && r.sweep_variants.empty())
+    throw InputError("--sweep-splits goes with --sweep-variants");
+}
+
 void check_bench_gpu_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
-  if (!r.decode && ((r.nk_opt && r.nk_opt->count()) || !r.dr.sdpa_json.empty() || r.dr.splits != 0))
-    throw InputError("--nk, --splits and --sdpa belong to --decode");
+  if (!r.decode && ((r.nk_opt && r.nk_opt->count()) || !r.dr.sdpa_json.empty() || r.dr.splits != 0 ||
+                    r.dr.page_size != 0 || !r.dr.sweep_variants.empty() || !r.dr.sweep_splits.empty()))
+    throw InputError("--nk, --splits, --sdpa, --page-size and --sweep-* belong to --decode");
+  if (r.page_opt && r.page_opt->count() && r.dr.page_size < 1)
+    throw InputError("--page-size " + std::to_string(r.dr.page_size) + " must be at least 1 (tokens per page)");
+  if (r.decode) check_decode_bench_sweep(r.dr);
   if (r.decode && (r.tensor_cores || bf.backward))
     throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);

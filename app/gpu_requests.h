@@ -83,6 +83,10 @@ struct DecodeBenchRequest {
   int64_t splits = 0;        // 0: the default per shape
   int warmup = 3, reps = 20;
   std::string sdpa_json;     // PyTorch's times (gpu/tools/sdpa_decode_bench.py --json) to set beside
+  int64_t page_size = 0;     // --page-size: a paged column beside the unpaged one (core/paged_kv.h)
+  // --sweep-variants / --sweep-splits: instead of the table, every (variant, S) per shape
+  std::vector<int> sweep_variants;
+  std::vector<int64_t> sweep_splits;
   std::string json_file;
   bool as_json = false;
 };
@@ -94,6 +98,7 @@ struct BenchGpuRequest {
   bool decode = false;               // --decode: flash-decoding at Nq = 1 (--nk, --heads, --splits, --sdpa)
   DecodeBenchRequest dr;
   CLI::Option* nk_opt = nullptr;
+  CLI::Option* page_opt = nullptr;   // --page-size: 0 given is an error, not "unpaged"
   CLI::Option* dtype_opt = nullptr;  // --tensor-cores takes bf16 unless --dtype is given
   CLI::Option* n_opt = nullptr;      // --tensor-cores has its own default sizes unless --n/--d are given
   CLI::Option* d_opt = nullptr;
@@ -129,6 +134,8 @@ struct TcBackwardBenchRequest {
 };
 TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r);
 DecodeBenchRequest decode_bench_request(const BenchGpuRequest& r);
+// --page-size at least 1, the sweep's variants among 3, 4, 5 and its S at least 1.
+void check_decode_bench_sweep(const DecodeBenchRequest& r);
 
 // bench-gpu --backward (app/cmd_backward_gpu.cpp).
 struct BackwardBenchFlags {

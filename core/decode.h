@@ -37,6 +37,14 @@ int64_t default_splits(int64_t blocks, int64_t Tc, int sm_count);
 // Partials and lse are float32 whatever the storage type. S = 1 is fa2 (no partials).
 TrafficForm decode_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t S);
 
+// A paged KV cache (--page-size P, core/paged_kv.h) adds the block-table reads, int32 entries
+// (4 bytes, counted with the float32 statistics): every Q block reads, for each K/V block it
+// loads, the entry of every page the block touches (FD L6 / FA2fwd L7), so over all splits
+//   reads += Tr [Tc + floor(Nk / P) - floor((Tc - 1) / (P / gcd(Bc, P))) - [P divides Nk]]
+// (core/paged_kv.h's block_table_entries). Everything else is the unpaged form: the same rows
+// of K and V, from other addresses. t.P = 0: f unchanged.
+TrafficForm with_block_table_reads(TrafficForm f, int64_t nk, const Tiling& t);
+
 // Steps of an unmasked decode run: S = 1 fa2's Tr (6 + 4 Tc); S >= 2 Tr (7 S + 4 Tc + 3)
 // (per split and Q block FD L3, L4, L11-L14 and four lines per K/V block; per Q block of the
 // combine FD L17, one L18 per split, L19, L20). A mask replaces each skipped block's four

@@ -26,6 +26,7 @@ static json problem_json(const Trace& t) {
           {"seed", p.seed},     {"pattern", p.pattern}, {"bytes_per_elem", p.bytes_per_elem},
           {"backward", t.has_backward}};
   if (p.schedule == Schedule::decode) pj["splits"] = p.splits;
+  if (p.page_size > 0) pj["page_size"] = p.page_size;  // decode's paged KV cache (core/paged_kv.h)
   return pj;
 }
 
@@ -102,6 +103,7 @@ json trace_to_json(const Trace& t) {
       values["m_new"] = vec_json(s.m_new);
     }
     if (s.split >= 0) st["split"] = s.split;  // decode: the split the step works for
+    if (!s.pages.empty()) st["pages"] = s.pages;  // a paged load: physical page per logical page
     if (t.totals.l2.enabled) {
       st["l2_hit_total"] = s.l2_hit_total;
       st["l2_lines"] = s.l2_lines;

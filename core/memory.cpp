@@ -10,7 +10,7 @@ namespace flashstep {
 
 const char* tensor_name(Tensor t) {
   static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P", "L",
-                                "dO", "dQ", "dK", "dV", "D", "dP", "dS", "O^(s)", "lse^(s)"};
+                                "dO", "dQ", "dK", "dV", "D", "dP", "dS", "O^(s)", "lse^(s)", "block table"};
   return names[static_cast<int>(t)];
 }
 
@@ -56,6 +56,14 @@ Mat& Sram::load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows) {
   dst = src.middleRows(row0, rows);  // no reallocation when the slot keeps its shape
   hbm.traffic_mut().read[static_cast<int>(t)] += int64_t(dst.size()) * hbm.bytes(t);
   hbm.log_access(t, false, row0, rows);
+  occupy(s, dst.size());
+  return dst;
+}
+
+Mat& Sram::load_gathered(Slot s, Hbm& hbm, Tensor t, const Mat& rows) {
+  Mat& dst = buf_[idx(s)];
+  dst = rows;
+  hbm.traffic_mut().read[static_cast<int>(t)] += int64_t(dst.size()) * hbm.bytes(t);
   occupy(s, dst.size());
   return dst;
 }

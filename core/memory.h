@@ -29,8 +29,9 @@ struct AccessLog;  // l2_cache.h
 // L: lse (FlashAttention-2). The backward pass adds dO (its input), the gradients dQ, dK, dV,
 // D = rowsum(dO o O) (FA2's backward) and standard attention's dP and dS.
 // Flash-decoding (--schedule decode) adds the float32 partials of its S splits, stacked:
-// Op = O^(s) ((S Nq) x d, split s at rows s Nq ..) and Lp = lse^(s) ((S Nq) x 1).
-enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, Op, Lp, count };
+// Op = O^(s) ((S Nq) x d, split s at rows s Nq ..) and Lp = lse^(s) ((S Nq) x 1); with a paged
+// KV cache (--page-size, core/paged_kv.h) BT is the block table, one int32 per logical page.
+enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, Op, Lp, BT, count };
 constexpr int kTensors = static_cast<int>(Tensor::count);
 const char* tensor_name(Tensor t);
 
@@ -71,7 +72,7 @@ struct HbmWrite {
 // to fp16 would swamp the gradient).
 inline bool tensor_uses_dtype(Tensor t) {
   return !(t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::dQ ||
-           t == Tensor::Op || t == Tensor::Lp);
+           t == Tensor::Op || t == Tensor::Lp || t == Tensor::BT);
 }
 // Rows and columns of a tensor in HBM (splits: decode's S, which stacks its partials).
 inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk, int64_t splits = 1) {
@@ -79,7 +80,7 @@ inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk, int64_t splits = 1)
   return (t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV) ? nk : nq;
 }
 inline int64_t tensor_cols(Tensor t, int64_t nk, int64_t d) {
-  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::Lp) return 1;
+  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::Lp || t == Tensor::BT) return 1;
   if (t == Tensor::S || t == Tensor::P || t == Tensor::dP || t == Tensor::dS) return nk;
   return d;
 }
@@ -106,6 +107,13 @@ class Hbm {
     traffic_.written[idx(t)] += int64_t(block.size()) * bytes(t);
     if (log_) log_write(t, row0, block.rows());
     if (access_log_) log_access(t, true, row0, block.rows());
+  }
+  // HBM -> registers: rows [row0, row0 + rows) of t, counted as read (the block-table
+  // entries a paged load reads, 4 bytes each: core/paged_kv.h).
+  Mat read(Tensor t, int64_t row0, int64_t rows) {
+    traffic_.read[idx(t)] += rows * int64_t(data_[idx(t)].cols()) * bytes(t);
+    if (access_log_) log_access(t, false, row0, rows);
+    return data_[idx(t)].middleRows(row0, rows);
   }
   // While set, every load and store is also appended here, for the L2 model (l2_cache.h).
   void set_access_log(AccessLog* log) { access_log_ = log; }
@@ -137,6 +145,9 @@ class Sram {
   int slot_bytes(Slot s) const { return slot_elem_bytes(s, tile_bytes_per_elem_); }
   // HBM -> SRAM: copies rows [row0, row0+rows) of tensor t into slot s. Counted as HBM read.
   Mat& load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows);
+  // HBM -> SRAM of rows the caller gathered from t's physical pages (a paged KV cache,
+  // core/paged_kv.h): counted as HBM reads of t, as load does.
+  Mat& load_gathered(Slot s, Hbm& hbm, Tensor t, const Mat& rows);
   // An on-chip buffer that holds a result (S_ij, m~_ij, O_i^new, ...). Not HBM traffic.
   Mat& scratch(Slot s, int64_t rows, int64_t cols);
   Mat& at(Slot s) { return buf_[idx(s)]; }

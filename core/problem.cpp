@@ -155,6 +155,11 @@ void validate_sizes(const ProblemSpec& s) {
     throw InputError("--splits " + std::to_string(s.splits) + " is out of range 1..Tc = " +
                      std::to_string(t.Tc) + " (each split needs at least one K/V block of Bc = " +
                      std::to_string(t.Bc) + " keys)");
+  if (s.page_size && s.schedule != Schedule::decode)
+    throw InputError("--page-size is for --schedule decode (a paged KV cache read through a block table)");
+  if (s.page_size && (*s.page_size < 1 || *s.page_size > s.nk))
+    throw InputError("--page-size " + std::to_string(*s.page_size) + " is out of range 1..Nk = " +
+                     std::to_string(s.nk) + " (tokens per page of the KV cache)");
   if (s.scale) checked::to_float(*s.scale, "scale");
   validate_options(s.options, s.nk);
   if (s.options.p_dtype != Dtype::fp32 && s.schedule == Schedule::standard)
@@ -206,6 +211,7 @@ Problem make_problem(const ProblemSpec& spec) {
   if (s.schedule == Schedule::decode) {  // S: --splits, else the default for one head (core/decode.h)
     const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc);
     p.splits = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
+    p.page_size = s.page_size.value_or(0);
   }
   p.mask = s.options.mask;
   p.mask.offset = s.nk - s.nq;

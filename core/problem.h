@@ -37,6 +37,7 @@ struct ProblemSpec {
   int64_t br = 0, bc = 0;            // 0 = the paper's block size
   Schedule schedule = Schedule::fa1;
   int64_t splits = 0;                // decode's S (--splits); 0 = the default (core/decode.h)
+  std::optional<int64_t> page_size;  // decode's paged KV cache (--page-size P, core/paged_kv.h)
   uint64_t seed = 1;
   std::string pattern = "random";    // see input_patterns()
   std::string q_path, k_path, v_path;  // .npy files; all three or none
@@ -46,6 +47,7 @@ struct ProblemSpec {
 struct Tiling {
   int64_t Br = 0, Bc = 0, Tr = 0, Tc = 0;
   int64_t S = 1;  // decode's splits of the Tc K/V blocks (core/decode.h); 1 for the others
+  int64_t P = 0;  // decode's page size (core/paged_kv.h); 0 = K and V contiguous
   int64_t M = 0;            // SRAM size in elements, as given
   int64_t tile_capacity = 0;  // elements available to the four d-wide tiles (see memory.h)
   bool overridden = false;
@@ -66,6 +68,7 @@ struct Problem {
   float dropout = 0;  // Algorithm 2's p; the mask comes from Philox keyed by `seed`
   int64_t br = 0, bc = 0;  // block sizes asked for (0 = the paper's); make_tiling(p) uses them
   int64_t splits = 1;      // decode's S, 1 <= S <= Tc (1 for the other schedules)
+  int64_t page_size = 0;   // decode's KV pages of P tokens read through a block table; 0 = not paged
   Mat Q, K, V;
   AttentionOptions options() const { return {mask, dropout, dtype, p_dtype}; }
 };
@@ -76,6 +79,7 @@ Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br = 0,
 inline Tiling make_tiling(const Problem& p) {
   Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc);
   t.S = p.splits;
+  t.P = p.page_size;
   return t;
 }
 

@@ -1,6 +1,7 @@
 // What every schedule sets up the same way: the memory model with Q, K, V in HBM, the
 // optional Recorder, and the step and FLOP counters; finish() copies the totals to the trace.
 #pragma once
+#include "core/paged_kv.h"
 #include "core/trace.h"
 
 #include <optional>
@@ -15,6 +16,10 @@ class ScheduleContext {
     hbm.put(Tensor::Q, tr.problem.Q);
     hbm.put(Tensor::K, tr.problem.K);
     hbm.put(Tensor::V, tr.problem.V);
+    if (tr.problem.page_size > 0) {  // the pools from the rounded K, V; the table in HBM
+      paged.emplace(hbm.get(Tensor::K), hbm.get(Tensor::V), tr.problem.page_size, tr.problem.seed);
+      hbm.put(Tensor::BT, Eigen::Map<const Eigen::VectorXi>(paged->table.data(), Eigen::Index(paged->pages)).cast<float>());
+    }
     if (record) rec_.emplace(tr, hbm, sram);
     if (tr.totals.l2.enabled) hbm.set_access_log(&access_log_);
   }
@@ -57,6 +62,7 @@ class ScheduleContext {
  public:
   Hbm hbm;
   Sram sram;
+  std::optional<PagedKv> paged;  // --page-size: K, V read through the block table (core/paged_kv.h)
 
  private:
   std::optional<Recorder> rec_;

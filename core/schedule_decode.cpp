@@ -39,6 +39,7 @@
 #include "core/checked.h"
 #include "core/fa2_row_block.h"
 #include "core/online_softmax.h"
+#include "core/paged_kv.h"
 #include "core/schedule_context.h"
 #include "core/schedules.h"
 
@@ -82,6 +83,14 @@ TrafficForm decode_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_
   f.write_elems = S * nq * (d + 1) + nq * (d + 1);
   f.read_stat_elems = S * nq * (d + 1);
   f.write_stat_elems = S * nq * (d + 1) + nq;
+  return f;
+}
+
+TrafficForm with_block_table_reads(TrafficForm f, int64_t nk, const Tiling& t) {
+  if (t.P <= 0) return f;
+  const int64_t entries = t.Tr * block_table_entries(nk, t.Bc, t.Tc, t.P);
+  f.read_elems += entries;
+  f.read_stat_elems += entries;
   return f;
 }
 
@@ -197,9 +206,23 @@ void run_decode(Trace& tr, bool record) {
 
 // [SECTION] One sentence per step (run --steps, the JSON "text", the app)
 
+namespace {
+// A paged load's addresses (core/paged_kv.h): " Pages 3-4 of the block table: physical 7, 2."
+std::string pages_text(const Trace& t, const Step& s) {
+  if (s.pages.empty()) return "";
+  const int64_t P = t.problem.page_size, lp0 = int64_t(s.j) * t.tiling.Bc / P;
+  std::string out = " Through the block table: logical page" + std::string(s.pages.size() > 1 ? "s " : " ") +
+                    std::to_string(lp0);
+  if (s.pages.size() > 1) out += "-" + std::to_string(lp0 + int64_t(s.pages.size()) - 1);
+  out += " at physical page" + std::string(s.pages.size() > 1 ? "s " : " ");
+  for (size_t k = 0; k < s.pages.size(); ++k) out += (k ? ", " : "") + std::to_string(s.pages[k]);
+  return out + ".";
+}
+}  // namespace
+
 std::string explain_decode_step(const Trace& t, size_t k) {
   const Step& s = t.steps.at(k);
-  if (!is_decode_line(s.line)) return explain_paper_step(t, k);  // S = 1 runs fa2's lines
+  if (!is_decode_line(s.line)) return explain_paper_step(t, k) + pages_text(t, s);  // S = 1 runs fa2's lines
   const Problem& problem = t.problem;
   const Tiling& tiling = t.tiling;
   const int64_t br = s.i >= 0 ? tiling.rows_in_q_block(s.i, problem.nq) : 0;
@@ -263,7 +286,7 @@ std::string explain_decode_step(const Trace& t, size_t k) {
       buf[0] = 0;
       break;
   }
-  return buf;
+  return buf + pages_text(t, s);
 }
 
 }  // namespace flashstep

@@ -12,6 +12,24 @@
 
 namespace flashstep {
 
+namespace {
+// A paged K_j, V_j (decode --page-size): read the block-table entries of the logical pages keys
+// col0 .. col0 + bc - 1 touch (4 bytes each), then gather the rows from those physical pages.
+void load_paged_kv(ScheduleContext& ctx, int64_t col0, int64_t bc, Step* step) {
+  const PagedKv& pk = *ctx.paged;
+  const int64_t lp0 = col0 / pk.P, lp1 = (col0 + bc - 1) / pk.P;
+  const Mat entries = ctx.hbm.read(Tensor::BT, lp0, lp1 - lp0 + 1);
+  std::vector<int32_t> phys(size_t(entries.rows()));
+  for (int64_t k = 0; k < entries.rows(); ++k) phys[size_t(k)] = int32_t(entries(k, 0));
+  Mat rows;
+  pk.gather(pk.K, col0, bc, phys, rows);
+  ctx.sram.load_gathered(Slot::Kj, ctx.hbm, Tensor::K, rows);
+  pk.gather(pk.V, col0, bc, phys, rows);
+  ctx.sram.load_gathered(Slot::Vj, ctx.hbm, Tensor::V, rows);
+  if (step) step->pages = std::move(phys);
+}
+}  // namespace
+
 void fa2_row_block(ScheduleContext& ctx, const Trace& tr, int64_t i, int64_t j0, int64_t j1,
                    const RowBlockLines& lines, int32_t split) {
   const Problem& p = tr.problem;
@@ -54,10 +72,11 @@ void fa2_row_block(ScheduleContext& ctx, const Trace& tr, int64_t i, int64_t j0,
       end(0);
       continue;
     }
-    // FA2fwd L7: load K_j, V_j
-    begin(lines.load_kv, i, j);
-    const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
-    const Mat& Vj = sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
+    // FA2fwd L7: load K_j, V_j (a paged cache: through the block table, core/paged_kv.h)
+    Step* ld = begin(lines.load_kv, i, j);
+    if (ctx.paged) load_paged_kv(ctx, col0, bc, ld);
+    const Mat& Kj = ctx.paged ? sram.at(Slot::Kj) : sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
+    const Mat& Vj = ctx.paged ? sram.at(Slot::Vj) : sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
     end(0);
 
     // FA2fwd L8: S_ij = tau Q_i K_j^T

@@ -36,6 +36,7 @@ struct Step {
   Mat tile;                      // L9: S_ij, L10: P~_ij; Alg0: S_i / P_i row block; fa2 L8/L9
   Mat O_i;                       // fa2 L10: O_i^(j) on chip after the update (not yet / l_i)
   bool masked = false;           // the block was partly masked, element by element
+  std::vector<int32_t> pages;    // a paged load of K_j, V_j: the physical page of each logical page
   Mat dropout_keep;              // the line that applies dropout: 1 kept, 0 dropped
   // Backward: `tile` is what the line computed on chip (S_ij, P_ij, dP_ij, dS_ij, or the
   // accumulators dV~_j after L16 and dK~_j after L22); D_i = rowsum(dO_i o O_i) where computed.

@@ -17,7 +17,18 @@
 //     Version history (docs/decode.md): version 1 loaded K and V straight into registers, 8 keys
 //     per group in flight, and reached about 1500 GB/s (36% of the copy bandwidth) on the H200;
 //     version 2 streamed 4-deep tiles (3 x 16 KiB in flight): 3990-4150 GB/s at d = 128; version
-//     3 (this one) is 6 deep.
+//     3 is 6 deep. The variants the template parameter V selects (opt-in: --variant):
+//       3  the default: 128 threads, 8 KiB tiles, 6 stages, cp.async.cg (L2 fetches by sector).
+//       4  version 3 with the .L2::256B prefetch hint on every cp.async: a tile is 8 KiB of
+//          consecutive addresses, so each 16-byte request lets the L2 fetch the whole 256-byte
+//          block from DRAM at once instead of sector by sector (fewer, larger DRAM bursts).
+//       5  version 4 with 256 threads (16 groups at d = 128): half the cp.async issues and half
+//          the keys per thread and tile, twice the warps per SM to hide the shared-memory and
+//          shuffle latency of the dot products; the same bytes in flight per block.
+//     Variants 4 and 5 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
+//   Paged K/V (kPaged, core/paged_kv.h): the pipeline's chunk addresses go through the block
+//     table (key n at pool row table[n / P] P + n mod P); the tiles in shared memory, hence
+//     every value and every rounding, are the unpaged run's.
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight.
 //
 // Masks: a key the row does not keep scores -inf (core/mask.h's rule, per-batch key lengths);
@@ -37,7 +48,14 @@ namespace flashstep::gpu {
 
 namespace {
 
-constexpr int kThreads = 128;
+// cp.async of 16 bytes, zero-filled past src_bytes; with kPrefetch256 the .L2::256B hint.
+template <bool kPrefetch256>
+__device__ __forceinline__ void cp_async16_hint(uint32_t dst, const void* src, int src_bytes) {
+  if constexpr (kPrefetch256)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+  else
+    tc::cp_async16(dst, src, src_bytes);
+}
 
 // Eight consecutive elements of a row as float32 (src aligned to 16 bytes).
 template <typename T>
@@ -93,9 +111,12 @@ __device__ __forceinline__ void smem_load8<__nv_bfloat16>(const __nv_bfloat16* s
   unpack8<__nv_bfloat162>(*reinterpret_cast<const uint4*>(src), v, [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
 }
 
-// The split kernel's sizes: G lanes per key (d = 8 G), R query rows, STAGES tiles in flight.
-template <typename T, int G, int R>
+// The split kernel's sizes: G lanes per key (d = 8 G), R query rows, STAGES tiles in flight,
+// variant V (the header's list).
+template <typename T, int G, int R, int V>
 struct SplitTraits {
+  static constexpr int kThreads = V >= 5 ? 256 : 128;
+  static constexpr bool kPrefetch256 = V >= 4;
   static constexpr int NG = kThreads / G;                   // groups; each takes one key at a time
   static constexpr int D = 8 * G;
   static constexpr int TK = 8192 / (D * int(sizeof(T)));  // keys per tile: 8 KiB of K, 8 KiB of V
@@ -109,10 +130,11 @@ struct SplitTraits {
   }
 };
 
-template <typename T, int G, int R, bool kPartials>
-__global__ void __launch_bounds__(kThreads) decode_split_kernel(DecodeParams p) {
-  using Tr = SplitTraits<T, G, R>;
+template <typename T, int G, int R, bool kPartials, bool kPaged, int V>
+__global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_split_kernel(DecodeParams p) {
+  using Tr = SplitTraits<T, G, R, V>;
   constexpr int NG = Tr::NG, D = Tr::D, TK = Tr::TK, KPG = Tr::KPG, CPK = Tr::CPK, STAGES = Tr::STAGES;
+  constexpr int kThreads = Tr::kThreads;
   extern __shared__ float4 smem4[];
   T* Ks = reinterpret_cast<T*>(smem4);          // STAGES tiles of TK keys x d
   T* Vs = Ks + STAGES * Tr::kTileElems;
@@ -138,8 +160,10 @@ __global__ void __launch_bounds__(kThreads) decode_split_kernel(DecodeParams p) 
     if (lo > k0) k0 = int(lo);
     if (hi + 1 < k1) k1 = int(hi + 1);
   }
-  const T* Kg = static_cast<const T*>(p.K) + h * int64_t(p.nk) * D;
-  const T* Vg = static_cast<const T*>(p.V) + h * int64_t(p.nk) * D;
+  // Unpaged: head h's rows. Paged: the whole pool, addressed through head h's block table.
+  const T* Kg = static_cast<const T*>(p.K) + (kPaged ? 0 : h * int64_t(p.nk) * D);
+  const T* Vg = static_cast<const T*>(p.V) + (kPaged ? 0 : h * int64_t(p.nk) * D);
+  const int32_t* table = kPaged ? p.block_table + h * int64_t(p.pages) : nullptr;
 
   // FD L3: Q_i (this lane's 8 columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
   const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * 8;
@@ -167,9 +191,12 @@ __global__ void __launch_bounds__(kThreads) decode_split_kernel(DecodeParams p) 
     for (int c = threadIdx.x; c < TK * CPK; c += kThreads) {
       const int key = kt + c / CPK;
       const bool ok = key < k1;
-      const int64_t off = int64_t(ok ? key : k0) * D + (c % CPK) * (16 / int(sizeof(T)));
-      tc::cp_async16(kd + c * 16, Kg + off, ok ? 16 : 0);
-      tc::cp_async16(vd + c * 16, Vg + off, ok ? 16 : 0);
+      const int n = ok ? key : k0;  // a key past the split reads nothing (zero-filled)
+      int64_t row = n;
+      if constexpr (kPaged) row = int64_t(__ldg(table + n / p.page_size)) * p.page_size + n % p.page_size;
+      const int64_t off = row * D + (c % CPK) * (16 / int(sizeof(T)));
+      cp_async16_hint<Tr::kPrefetch256>(kd + c * 16, Kg + off, ok ? 16 : 0);
+      cp_async16_hint<Tr::kPrefetch256>(vd + c * 16, Vg + off, ok ? 16 : 0);
     }
   };
 #pragma unroll
@@ -300,32 +327,50 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-template <typename T, int G, int R>
-void launch_split(const DecodeParams& p) {
-  const int64_t smem = SplitTraits<T, G, R>::smem_bytes(p.d);
+template <typename T, int G, int R, bool kPartials, bool kPaged, int V>
+void launch_split_kernel(const DecodeParams& p) {
+  using Tr = SplitTraits<T, G, R, V>;
+  const int64_t smem = Tr::smem_bytes(p.d);
   const int64_t qblocks = (p.nq + R - 1) / R;
   const dim3 grid(unsigned(p.heads * qblocks), unsigned(p.S));
-  if (p.O_part) {
-    static int64_t opted = 48 * 1024;  // one per kernel
-    opt_in_shared(decode_split_kernel<T, G, R, true>, smem, opted);
-    decode_split_kernel<T, G, R, true><<<grid, kThreads, size_t(smem)>>>(p);
-  } else {
-    static int64_t opted = 48 * 1024;
-    opt_in_shared(decode_split_kernel<T, G, R, false>, smem, opted);
-    decode_split_kernel<T, G, R, false><<<grid, kThreads, size_t(smem)>>>(p);
-  }
+  static int64_t opted = 48 * 1024;  // one per kernel
+  opt_in_shared(decode_split_kernel<T, G, R, kPartials, kPaged, V>, smem, opted);
+  decode_split_kernel<T, G, R, kPartials, kPaged, V><<<grid, Tr::kThreads, size_t(smem)>>>(p);
   CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int G, int R, int V>
+void launch_split(const DecodeParams& p) {
+  const bool paged = p.block_table != nullptr;
+  if (p.O_part) {
+    if (paged) launch_split_kernel<T, G, R, true, true, V>(p);
+    else launch_split_kernel<T, G, R, true, false, V>(p);
+  } else {
+    if (paged) launch_split_kernel<T, G, R, false, true, V>(p);
+    else launch_split_kernel<T, G, R, false, false, V>(p);
+  }
 }
 
 template <typename T, int G>
 void launch_split_rows(const DecodeParams& p) {
-  if (p.nq == 1) launch_split<T, G, 1>(p);  // decoding proper: one row
-  else launch_split<T, G, 4>(p);            // a few rows share each K/V tile
+  const int v = p.variant == 0 ? kDefaultDecodeVariant : p.variant;
+  if constexpr (sizeof(T) == 2 && (G == 8 || G == 16)) {  // the benchmark's shapes: every variant
+    if (v == 4) return p.nq == 1 ? launch_split<T, G, 1, 4>(p) : launch_split<T, G, 4, 4>(p);
+    if (v == 5) return p.nq == 1 ? launch_split<T, G, 1, 5>(p) : launch_split<T, G, 4, 5>(p);
+  }
+  if (v != 3) throw std::runtime_error("decode: no such kernel variant");  // checked by the host first
+  if (p.nq == 1) launch_split<T, G, 1, 3>(p);  // decoding proper: one row
+  else launch_split<T, G, 4, 3>(p);            // a few rows share each K/V tile
 }
 
 }  // namespace
 
 bool decode_supports_d(int d) { return d == 16 || d == 32 || d == 64 || d == 128 || d == 256; }
+
+bool decode_variant_supported(int variant, int d, Storage dtype) {
+  if (variant == 0 || variant == 3) return decode_supports_d(d);
+  return (variant == 4 || variant == 5) && (d == 64 || d == 128) && dtype != Storage::fp32;
+}
 
 
 void decode_split_launch(const DecodeParams& p) {

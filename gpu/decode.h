@@ -12,6 +12,10 @@ namespace flashstep::gpu {
 struct DecodeOptions {
   int64_t splits = 1;      // S, 1 <= S <= Tc: split s covers core/decode.h's split_range
   Features features;
+  // A paged KV cache (core/paged_kv.h): pages of page_size tokens, placed by
+  // page_table(B H, ceil(Nk / P), features.seed); 0 = K, V contiguous.
+  int64_t page_size = 0;
+  int variant = 0;         // the split kernel's variant (gpu/decode.cu); 0 = the default
 };
 
 struct DecodeResult {
@@ -20,8 +24,12 @@ struct DecodeResult {
   int64_t device_bytes = 0;
 };
 
+// Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4, 5 for d = 64, 128 in
+// fp16/bf16; 0 = the default) for this d and storage type.
+bool decode_variant_exists(int variant, int64_t d, Dtype dtype);
+
 // Device memory a decode run allocates (inputs and O in the storage type, partials float32).
-int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits);
+int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size = 0);
 
 // Split-KV with the CPU's Bc and Tc (t.Tc must be ceil(Nk / Bc)), then the combine (S >= 2).
 // Outputs and partials are poisoned with NaN first.
@@ -31,6 +39,13 @@ DecodeResult decode_forward(const float* Q, const float* K, const float* V, cons
 // Times the split and combine launches on device-generated inputs (warm-up, median of reps).
 BenchTiming bench_decode(const Shape& s, float scale, const Tiling& t, const DecodeOptions& opt, int warmup,
                          int reps, uint64_t seed);
+
+// Times several (splits, variant) configurations of one shape on one set of device buffers
+// (allocated and filled once, for the largest S): one BenchTiming per entry of `configs`, each
+// checked as bench_decode checks its options (page_size and features from configs[0]).
+std::vector<BenchTiming> bench_decode_configs(const Shape& s, float scale, const Tiling& t,
+                                              const std::vector<DecodeOptions>& configs, int warmup, int reps,
+                                              uint64_t seed);
 
 // The device's copy bandwidth: cudaMemcpy of `bytes` device to device, (read + written bytes)
 // / median time, in GB/s.

@@ -3,6 +3,7 @@
 
 #include "gpu/backend_internal.h"
 #include "gpu/decode_kernels.h"
+#include "core/paged_kv.h"
 
 #include <climits>
 
@@ -12,15 +13,70 @@ using namespace internal;
 
 namespace {
 
-// The decode buffers: Q, K, V, O in the storage type, lse and the float32 partials.
+// The decode buffers: Q, K, V, O in the storage type, lse and the float32 partials; with a
+// page size, the K and V pools and the block table (core/paged_kv.h).
 struct DecodeBuffers {
   FlashBuffers io;
   DeviceBuffer<float> lse, O_part, lse_part;
-  DecodeBuffers(const Shape& s, Dtype t, int64_t S) : io(s, t), lse(s.heads() * s.nq) {
+  Stored K_pool, V_pool;
+  DeviceBuffer<int32_t> table;
+  std::vector<int32_t> host_table;
+  int64_t P = 0, pages = 0;
+  // Paged: io's K and V are one row per head (unused; the pools hold the cache), so that a
+  // benchmark at B x H = 256, Nk = 262144 fits beside its pools.
+  static Shape io_shape(Shape s, int64_t page_size) {
+    if (page_size > 0) s.nk = 1;
+    return s;
+  }
+  DecodeBuffers(const Shape& s, Dtype t, int64_t S, int64_t page_size = 0, uint64_t seed = 0)
+      : io(io_shape(s, page_size), t), lse(s.heads() * s.nq) {
     if (S > 1) {
       O_part.allocate(S * s.heads() * s.nq * s.d);
       lse_part.allocate(S * s.heads() * s.nq);
     }
+    if (page_size > 0) {
+      P = page_size;
+      pages = kv_pages(s.nk, P);
+      host_table = page_table(s.heads(), pages, seed);
+      K_pool.allocate(s.heads() * pages * P * s.d, t);
+      V_pool.allocate(s.heads() * pages * P * s.d, t);
+      table.allocate(int64_t(host_table.size()));
+      table.upload(host_table.data(), int64_t(host_table.size()));
+    }
+  }
+  // The pools from host K, V (heads, Nk, d): logical page lp of head h at physical page
+  // table[h pages + lp]; rows past Nk zero.
+  void upload_pools(const Shape& s, const float* K, const float* V) {
+    const int64_t h = s.heads(), d = s.d, n = h * pages * P * d;
+    std::vector<float> kp(size_t(n), 0.0f), vp(size_t(n), 0.0f);
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t lp = 0; lp < pages; ++lp) {
+        const int64_t rows = std::min(P, s.nk - lp * P);
+        const int64_t src = (hh * s.nk + lp * P) * d, dst = int64_t(host_table[size_t(hh * pages + lp)]) * P * d;
+        std::copy(K + src, K + src + rows * d, kp.begin() + dst);
+        std::copy(V + src, V + src + rows * d, vp.begin() + dst);
+      }
+    DeviceBuffer<float> staging(n);
+    K_pool.upload(kp.data(), staging);
+    V_pool.upload(vp.data(), staging);
+  }
+  // Benchmarks: random pools (the values do not matter to the time, the addresses do), made
+  // in float32 chunks of at most kChunk elements and rounded to the storage type.
+  static constexpr int64_t kChunk = int64_t(1) << 26;
+  void fill_random_pools(uint64_t seed) {
+    if (!P) return;
+    DeviceBuffer<float> staging(std::min(K_pool.count, kChunk));
+    Stored* dst[2] = {&K_pool, &V_pool};
+    for (int w = 0; w < 2; ++w)
+      for (int64_t e0 = 0; e0 < dst[w]->count; e0 += kChunk) {
+        const int64_t n = std::min(kChunk, dst[w]->count - e0);
+        fill_random(staging.get(), n, seed * 3 + 1 + uint64_t(w) + uint64_t(e0 / kChunk) * 7919);
+        uint8_t* out = dst[w]->bytes.get() + e0 * dtype_bytes(dst[w]->dtype);
+        if (dst[w]->dtype == Dtype::fp32)
+          CUDA_CHECK(cudaMemcpy(out, staging.get(), size_t(n) * 4, cudaMemcpyDeviceToDevice));
+        else
+          to_storage(staging.get(), out, n, Storage(int(dst[w]->dtype)));
+      }
   }
   void poison() {
     io.O.bytes.poison();
@@ -40,6 +96,13 @@ struct DecodeBuffers {
     p.scale = scale;
     p.dtype = Storage(int(io.Q.dtype));
     p.x = x;
+    if (P > 0) {  // K, V: the pools, addressed through the table
+      p.K = K_pool.bytes.get();
+      p.V = V_pool.bytes.get();
+      p.block_table = table.get();
+      p.page_size = int(P);
+      p.pages = int(pages);
+    }
     return p;
   }
 };
@@ -58,18 +121,34 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
   if (opt.splits < 1 || opt.splits > t.Tc)
     throw InputError("--splits " + std::to_string(opt.splits) + " is out of range 1..Tc = " + std::to_string(t.Tc));
   if (opt.splits > 8192) throw InputError("the GPU combine takes at most 8192 splits");
+  if (opt.page_size != 0 && (opt.page_size < 1 || opt.page_size > s.nk))
+    throw InputError("--page-size " + std::to_string(opt.page_size) + " is out of range 1..Nk = " + std::to_string(s.nk));
+  if (opt.page_size > 0 && s.heads() * kv_pages(s.nk, opt.page_size) > INT32_MAX)
+    throw InputError("too many pages for an int32 block table");
+  if (!decode_variant_supported(opt.variant, int(s.d), Storage(int(opt.features.dtype))))
+    throw InputError("decode kernel variant " + std::to_string(opt.variant) +
+                     " does not exist for this shape (3: every d and type; 4, 5: d = 64, 128 in fp16/bf16)");
   if (s.heads() * ((s.nq + 3) / 4) > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
   check_features(opt.features, s);
-  check_memory(decode_device_bytes(s, opt.features.dtype, opt.splits), "flash-decoding");
+  check_memory(decode_device_bytes(s, opt.features.dtype, opt.splits, opt.page_size), "flash-decoding");
 }
 
 }  // namespace
 
-int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits) {
+bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
+  return decode_variant_supported(variant, int(d), Storage(int(dtype)));
+}
+
+int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size) {
   const int64_t h = s.heads(), b = dtype_bytes(dtype);
-  int64_t bytes = h * (2 * s.nq + 2 * s.nk) * s.d * b + 4 * h * s.nq;
-  if (dtype != Dtype::fp32) bytes += 4 * h * std::max(s.nq, s.nk) * s.d;  // staging
+  const int64_t nk = page_size > 0 ? 1 : s.nk;  // paged: the cache is in the pools
+  int64_t bytes = h * (2 * s.nq + 2 * nk) * s.d * b + 4 * h * s.nq;
+  if (dtype != Dtype::fp32) bytes += 4 * h * std::max(s.nq, nk) * s.d;  // staging
   if (splits > 1) bytes += 4 * splits * h * s.nq * (s.d + 1);
+  if (page_size > 0) {  // the pools, a float32 staging chunk (a whole pool for an upload) and the table
+    const int64_t pool = h * kv_pages(s.nk, page_size) * page_size * s.d;
+    bytes += 2 * pool * b + 4 * std::min(pool, int64_t(1) << 26) + 4 * h * kv_pages(s.nk, page_size);
+  }
   return bytes;
 }
 
@@ -79,10 +158,17 @@ DecodeResult decode_forward(const float* Q, const float* K, const float* V, cons
   DecodeResult r;
   const PeakSince peak;
   DeviceExtras ex(opt.features, s);
-  DecodeBuffers b(s, opt.features.dtype, opt.splits);
-  b.io.upload(Q, K, V);
+  DecodeBuffers b(s, opt.features.dtype, opt.splits, opt.page_size, opt.features.seed);
+  if (opt.page_size > 0) {  // Q, and K, V into the pools
+    b.io.Q.upload(Q, b.io.staging);
+    b.upload_pools(s, K, V);
+  } else {
+    b.io.upload(Q, K, V);
+  }
   b.poison();
-  run_decode_launches(b.params(s, t, scale, opt.splits, ex.x));
+  DecodeParams p = b.params(s, t, scale, opt.splits, ex.x);
+  p.variant = opt.variant;
+  run_decode_launches(p);
   CUDA_CHECK(cudaDeviceSynchronize());
   r.O = b.io.O.to_host(b.io.staging);
   r.lse = b.lse.to_host();
@@ -97,11 +183,44 @@ BenchTiming bench_decode(const Shape& s, float scale, const Tiling& t, const Dec
   check_decode(s, t, opt);
   const PeakSince peak;
   DeviceExtras ex(opt.features, s);
-  DecodeBuffers b(s, opt.features.dtype, opt.splits);
+  DecodeBuffers b(s, opt.features.dtype, opt.splits, opt.page_size, seed);
   b.io.fill_random_inputs(seed);
-  const DecodeParams p = b.params(s, t, scale, opt.splits, ex.x);
+  b.fill_random_pools(seed);
+  DecodeParams p = b.params(s, t, scale, opt.splits, ex.x);
+  p.variant = opt.variant;
   const TimingStats ts = median_ms([&] { run_decode_launches(p); }, warmup, reps);
   return timed(BenchTiming{}, ts, peak);
+}
+
+std::vector<BenchTiming> bench_decode_configs(const Shape& s, float scale, const Tiling& t,
+                                              const std::vector<DecodeOptions>& configs, int warmup, int reps,
+                                              uint64_t seed) {
+  if (configs.empty()) return {};
+  int64_t S_max = 1;
+  for (const DecodeOptions& o : configs) {
+    if (o.page_size != configs[0].page_size) throw InputError("bench_decode_configs: one page size per call");
+    DecodeOptions checked = o;
+    checked.features = configs[0].features;
+    check_decode(s, t, checked);
+    S_max = std::max(S_max, o.splits);
+  }
+  DecodeOptions biggest = configs[0];
+  biggest.splits = S_max;
+  check_decode(s, t, biggest);  // the memory of the largest S
+  const PeakSince peak;
+  DeviceExtras ex(configs[0].features, s);
+  DecodeBuffers b(s, configs[0].features.dtype, S_max, configs[0].page_size, seed);
+  b.io.fill_random_inputs(seed);
+  b.fill_random_pools(seed);
+  std::vector<BenchTiming> out;
+  for (const DecodeOptions& o : configs) {
+    DecodeParams p = b.params(s, t, scale, o.splits, ex.x);
+    if (o.splits == 1) p.O_part = p.lse_part = nullptr;  // S = 1 writes O and lse directly
+    p.variant = o.variant;
+    const TimingStats ts = median_ms([&] { run_decode_launches(p); }, warmup, reps);
+    out.push_back(timed(BenchTiming{}, ts, peak));
+  }
+  return out;
 }
 
 double measure_copy_bandwidth(int64_t bytes, int warmup, int reps) {

@@ -20,9 +20,19 @@ struct DecodeParams {
   float scale = 1.0f;
   Storage dtype = Storage::fp32;
   Extras x;
+  // A paged KV cache (core/paged_kv.h): K and V are pools of physical pages of page_size rows
+  // (d wide), and key n of head h is row block_table[h pages + n / page_size] page_size +
+  // n mod page_size of the pool. Null: K, V are (heads, Nk, d).
+  const int32_t* block_table = nullptr;
+  int page_size = 0, pages = 0;  // P and logical pages per head, ceil(Nk / P)
+  int variant = 0;               // the split kernel's variant (gpu/decode.cu); 0 = the default
 };
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
+// The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4 and
+// 5 for d = 64, 128 in 16-bit storage. 0 picks kDefaultDecodeVariant.
+inline constexpr int kDefaultDecodeVariant = 3;
+bool decode_variant_supported(int variant, int d, Storage dtype);
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.
 void decode_split_launch(const DecodeParams& p);
 // FD L16-L20: one launch over (head, row); the combine smem holds S floats.

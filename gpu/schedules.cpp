@@ -59,6 +59,7 @@ Result decode_fwd(const float* Q, const float* K, const float* V, const Shape& s
                   const ForwardOptions& o) {
   DecodeOptions d;
   d.splits = t.S;
+  d.page_size = t.P;  // --page-size: K, V through a block table (core/paged_kv.h)
   d.features = o.features;
   DecodeResult dr = decode_forward(Q, K, V, s, scale, t, d);
   Result r;

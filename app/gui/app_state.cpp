@@ -110,6 +110,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
     // A schedule that splits K/V (decode) beside another shown one: its default S for one head.
     Tiling rt = t;
     if (schedule_splits_kv(r.schedule) && r.schedule != p.schedule) rt.S = default_splits(t.Tr, t.Tc, kDefaultSmCount);
+    if (!schedule_splits_kv(r.schedule)) rt.P = 0;  // a paged KV cache (--page-size) is decode's alone
     r.form = closed_form(r.schedule, p, rt);
     r.backward_form = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
     try {
@@ -126,6 +127,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
         Problem ps = p;
         ps.schedule = r.schedule;
         ps.splits = rt.S;
+        ps.page_size = rt.P;
         RunOptions fast;
         fast.record = false;
         fast.dO = opt.dO;

@@ -21,6 +21,7 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
       return open;
     };
     if (tab("Tiles", View::tiles)) {
+      if (PagedStripHeight(s) > 0) DrawPagedStrip(s);  // decode --page-size: the pages above the tiles
       DrawTilesView(s, g);
       ImGui::EndTabItem();
     }

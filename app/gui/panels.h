@@ -53,6 +53,10 @@ void DrawDisplayMenu(AppState& s);
 
 // The centre panel's tabs.
 void DrawTilesView(AppState& s, GpuState& g);
+// paged_view.cpp: a decode run's paged KV cache (--page-size) above the tiles: logical pages,
+// block table, scattered physical pages; 0 high and nothing drawn for an unpaged run.
+float PagedStripHeight(const AppState& s);
+void DrawPagedStrip(AppState& s);
 void DrawBackwardView(AppState& s, GpuState& g);  // the tiles view from the backward's first step on
 void DrawLessonView(AppState& s);
 void DrawCompareView(AppState& s, GpuState& g);

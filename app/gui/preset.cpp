@@ -124,6 +124,7 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "causal"; if (q.contains(key)) s.options.mask.causal = r.flag(q[key], key);
       key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(r.text(q[key], key, kMaxWord));
       key = "splits"; if (q.contains(key)) s.splits = whole(q[key], where + key);
+      key = "page_size"; if (q.contains(key)) s.page_size = whole(q[key], where + key);
       key = "window";
       if (q.contains(key)) {
         const auto& w = q[key];

@@ -6,7 +6,7 @@
 //     "start": "backward" (the first backward step applied) | K (K steps applied; default 0),
 //     "problem": { "nq", "nk", "d", "M" (elements or "64KiB"), "br", "bc", "scale",
 //                  "seed", "pattern", "q", "k", "v" (.npy paths), "schedule" ("fa1" | "fa2" |
-//                  "standard" | "decode"), "splits" (decode's S), "causal", "window" ([LEFT, RIGHT], -1 = no limit),
+//                  "standard" | "decode"), "splits" (decode's S), "page_size" (decode's KV pages), "causal", "window" ([LEFT, RIGHT], -1 = no limit),
 //                  "kv_len", "dropout", "dtype" ("fp32" | "fp16" | "bf16"),
 //                  "backward" (true: the backward pass follows, dO from the seed),
 //                  the L2 model as `run`'s flags: "l2" (size: "50MiB", bytes), "gpu"

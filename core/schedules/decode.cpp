@@ -3,6 +3,7 @@
 // combine merges them by e^(lse_i^(s) - lse_i). Forward only (inference). The loops:
 // core/schedule_decode.cpp; the sizes and closed forms: core/decode.h.
 #include "core/decode.h"
+#include "core/paged_kv.h"
 #include "core/schedule_registry.h"
 #include "core/schedules.h"
 #include "core/schedules/common.h"
@@ -73,11 +74,13 @@ size_t trace_bytes(const Problem& p, const Tiling& t) {
          + (S + 1) * nq * (d + 1) * f              // FD L13, L14, L19, L20 writes
          + 5 * Tc * nq * f + Tc * nq * d * f       // FD L8 statistics, FD L9 O_i
          + S * nq * (3 * d + 4) * f                // FD L17, L18: weights, O_i^(s), O_i
-         + (Tr * Tc + S * Tr) * 7 * kAllocOverhead + (S + 1) * Tr * 2 * w;
+         + (Tr * Tc + S * Tr) * 7 * kAllocOverhead + (S + 1) * Tr * 2 * w
+         + (t.P > 0 ? Tr * (size_t(block_table_entries(p.nk, t.Bc, t.Tc, t.P)) * sizeof(int32_t)
+                            + Tc * kAllocOverhead) : 0);  // the pages of each paged load
 }
 
 TrafficForm forward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
-  return decode_traffic(nq, nk, d, t.Tr, t.S);
+  return with_block_table_reads(decode_traffic(nq, nk, d, t.Tr, t.S), nk, t);
 }
 
 }  // namespace

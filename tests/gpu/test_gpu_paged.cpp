@@ -1,0 +1,169 @@
+// GPU backend [gpu][decode][paged]: the split-KV kernel reading K and V through a block table
+// (core/paged_kv.h) equals the same kernel on contiguous K, V bit for bit (O, lse, partials) and
+// the CPU engine's paged run within the tolerances; the split kernel's variants 4 and 5
+// (gpu/decode.cu) against the CPU engine, variant 4 bit for bit against variant 3.
+#include "core/decode.h"
+#include "core/paged_kv.h"
+#include "gpu/decode.h"
+#include "gpu_test_helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace flashstep;
+using namespace gputest;
+
+namespace {
+
+struct PagedCase {
+  int64_t nq, nk, d, bc, S, P;
+  int variant = 0;
+  bool causal = false;
+  int64_t kv_len = -1;
+  double dropout = 0;
+  Dtype dtype = Dtype::fp32;
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+struct Run {
+  Problem p;
+  Tiling t;
+  Trace cpu;
+};
+
+Run cpu_run(const PagedCase& c, uint64_t seed) {
+  ProblemSpec s;
+  s.nq = c.nq; s.nk = c.nk; s.d = c.d; s.bc = c.bc; s.M = 4 * c.d * std::max<int64_t>(c.bc, 16);
+  s.seed = seed;
+  s.schedule = Schedule::decode;
+  s.splits = c.S;
+  if (c.P > 0) s.page_size = c.P;
+  s.options.mask.causal = c.causal;
+  s.options.mask.kv_len = c.kv_len;
+  s.options.dropout = c.dropout;
+  s.options.dtype = c.dtype;
+  Run r;
+  r.p = make_problem(s);
+  r.t = make_tiling(r.p);
+  RunOptions opt;
+  r.cpu = run_problem(r.p, r.t, opt);
+  return r;
+}
+
+gpu::DecodeResult gpu_run(const Run& r, int64_t page_size, int variant) {
+  gpu::Shape sh;
+  sh.nq = r.p.nq; sh.nk = r.p.nk; sh.d = r.p.d;
+  gpu::DecodeOptions go;
+  go.splits = r.p.splits;
+  go.features = gpu::features_of(r.p.options(), r.p.seed);
+  go.page_size = page_size;
+  go.variant = variant;
+  return gpu::decode_forward(r.p.Q.data(), r.p.K.data(), r.p.V.data(), sh, r.p.scale, r.t, go);
+}
+
+void check_against_cpu(const Run& r, const gpu::DecodeResult& g, Dtype dtype) {
+  REQUIRE(no_nan(g.O));
+  REQUIRE(no_nan(g.lse));
+  CHECK(rel(to_mat(g.O, r.p.nq, r.p.d), r.cpu.O) <= tiled_o_tol(Schedule::decode, dtype));
+  for (int64_t row = 0; row < r.p.nq; ++row) {
+    if (std::isinf(r.cpu.lse(row))) REQUIRE(g.lse[size_t(row)] == -INFINITY);
+    else REQUIRE(std::abs(g.lse[size_t(row)] - r.cpu.lse(row)) <= kTiledTol * std::max(1.0f, std::abs(r.cpu.lse(row))));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's paged run", "[gpu][decode][paged]") {
+  REQUIRE_GPU_OR_SKIP();
+  const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 16, 0, false, -1, 0, Dtype::bf16},
+                               PagedCase{1, 97, 16, 16, 7, 5},                          // ragged, P not dividing Bc
+                               PagedCase{5, 333, 64, 32, 4, 40, 0, true},               // Nq = 5, causal, P > Bc
+                               PagedCase{3, 600, 64, 64, 4, 7, 0, false, 250},          // key length
+                               PagedCase{1, 1000, 32, 32, 1, 1000},                     // one page, S = 1
+                               PagedCase{1, 2048, 128, 64, 1, 16, 0, false, -1, 0, Dtype::bf16},
+                               PagedCase{1, 900, 64, 64, 5, 3, 0, false, -1, 0.25},     // dropout
+                               PagedCase{1, 3000, 128, 64, 47, 16, 0, false, -1, 0, Dtype::fp16});  // S = Tc
+  const uint64_t seed = fresh_seed();
+  INFO("Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S << " P " << c.P
+             << " causal " << c.causal << " kv_len " << c.kv_len << " dtype " << dtype_name(c.dtype) << " seed " << seed);
+  const Run r = cpu_run(c, seed);
+  const gpu::DecodeResult paged = gpu_run(r, c.P, 0), flat = gpu_run(r, 0, 0);
+  CHECK(same_bits(paged.O, flat.O));
+  CHECK(same_bits(paged.lse, flat.lse));
+  CHECK(same_bits(paged.O_part, flat.O_part));
+  CHECK(same_bits(paged.lse_part, flat.lse_part));
+  check_against_cpu(r, paged, c.dtype);
+  if (c.dtype == Dtype::fp32) {
+    const Reference ref = reference_attention(r.p.Q, r.p.K, r.p.V, r.p.scale, r.p.mask, r.p.dropout, r.p.seed);
+    CHECK(compare(to_mat(paged.O, r.p.nq, r.p.d), ref.O).max_abs <= kFloat64Tol * std::max(1.0, ref.O.cwiseAbs().maxCoeff()));
+  }
+}
+
+TEST_CASE("GPU paged decode over several heads, each with its own block table", "[gpu][decode][paged]") {
+  REQUIRE_GPU_OR_SKIP();
+  const uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int64_t B = 2, H = 3, nk = 517, d = 64;
+  gpu::Shape sh{B, H, 1, nk, d};
+  std::vector<float> Q, K, V;
+  for (int64_t h = 0; h < B * H; ++h) {
+    const Mat q = make_input("random", 1, d, seed + uint64_t(h), 0), k = make_input("random", nk, d, seed + uint64_t(h), 1),
+              v = make_input("random", nk, d, seed + uint64_t(h), 2);
+    Q.insert(Q.end(), q.data(), q.data() + q.size());
+    K.insert(K.end(), k.data(), k.data() + k.size());
+    V.insert(V.end(), v.data(), v.data() + v.size());
+  }
+  const Tiling t = make_tiling(1, nk, d, 4 * d * 64, 0, 64);
+  gpu::DecodeOptions go;
+  go.splits = 4;
+  go.features = gpu::features_of(AttentionOptions{}, seed, {517, 200});
+  go.features.dtype = Dtype::bf16;
+  const gpu::DecodeResult flat = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.125f, t, go);
+  go.page_size = 16;
+  const gpu::DecodeResult paged = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.125f, t, go);
+  REQUIRE(no_nan(paged.O));
+  CHECK(same_bits(paged.O, flat.O));
+  CHECK(same_bits(paged.lse, flat.lse));
+  CHECK(same_bits(paged.O_part, flat.O_part));
+}
+
+TEST_CASE("GPU decode kernel variants 4 and 5 against the CPU engine", "[gpu][decode][variants]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int variant = GENERATE(4, 5);
+  const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 0, 0, false, -1, 0, Dtype::bf16},
+                               PagedCase{1, 3001, 64, 64, 1, 0, 0, false, -1, 0, Dtype::fp16},
+                               PagedCase{3, 1000, 128, 32, 5, 0, 0, true, -1, 0, Dtype::bf16},
+                               PagedCase{1, 2048, 128, 64, 6, 16, 0, false, 1500, 0, Dtype::bf16},  // paged
+                               PagedCase{1, 700, 64, 16, 44, 0, 0, false, -1, 0.2, Dtype::bf16});
+  const uint64_t seed = fresh_seed();
+  INFO("variant " << variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " S " << c.S << " P " << c.P
+                  << " seed " << seed);
+  const Run r = cpu_run(c, seed);
+  const gpu::DecodeResult g = gpu_run(r, c.P, variant);
+  check_against_cpu(r, g, c.dtype);
+  if (variant == 4) {  // only a prefetch hint apart from variant 3: the same bits
+    const gpu::DecodeResult v3 = gpu_run(r, c.P, 3);
+    CHECK(same_bits(g.O, v3.O));
+    CHECK(same_bits(g.O_part, v3.O_part));
+  }
+}
+
+TEST_CASE("GPU decode refuses a bad page size or variant before any work", "[gpu][decode][paged]") {
+  REQUIRE_GPU_OR_SKIP();
+  const std::vector<float> x(64 * 100, 0.5f);
+  gpu::Shape sh{1, 1, 1, 100, 64};
+  gpu::DecodeOptions go;
+  go.splits = 2;
+  const Tiling t = make_tiling(1, 100, 64, 4096, 0, 16);
+  go.page_size = 101;
+  CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, t, go), Catch::Contains("--page-size"));
+  go.page_size = -1;
+  CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, t, go), Catch::Contains("--page-size"));
+  go.page_size = 0;
+  go.variant = 5;  // fp32 storage has variant 3 only
+  CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, t, go), Catch::Contains("variant"));
+}
