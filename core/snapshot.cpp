@@ -100,22 +100,31 @@ std::string first_difference(const SnapshotProblem& a, const SnapshotProblem& b,
 
 // [SECTION] What each snapshot holds
 
-bool has_per_j(const SnapshotProblem& p, const std::string& phase) {
-  const ScheduleInfo& info = schedule_info(p.schedule);
-  if (phase == "forward") return info.forward_snapshots != nullptr;
-  return phase == "backward" && p.backward && info.backward_snapshots;
+const char* snapshot_phase_name(SnapshotPhase p) {
+  switch (p) {
+    case SnapshotPhase::forward: return "forward";
+    case SnapshotPhase::backward: return "backward";
+    case SnapshotPhase::final: return "final";
+  }
+  return "?";
 }
 
-std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, const std::string& phase) {
-  if (phase == "forward") return {{"O", p.nq, p.d, false}, {"l", p.nq, 1, true}, {"m", p.nq, 1, true}};
-  if (phase == "backward") return {{"dQ", p.nq, p.d, false}};
+bool has_per_j(const SnapshotProblem& p, SnapshotPhase phase) {
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  if (phase == SnapshotPhase::forward) return info.forward_snapshots != nullptr;
+  return phase == SnapshotPhase::backward && p.backward && info.backward_snapshots;
+}
+
+std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, SnapshotPhase phase) {
+  if (phase == SnapshotPhase::forward) return {{"O", p.nq, p.d, false}, {"l", p.nq, 1, true}, {"m", p.nq, 1, true}};
+  if (phase == SnapshotPhase::backward) return {{"dQ", p.nq, p.d, false}};
   std::vector<TensorSpec> f = {{"O", p.nq, p.d, false}, {"lse", p.nq, 1, true}};
   if (p.backward) f.push_back({"dQ", p.nq, p.d, false});
   return f;
 }
 
 int64_t snapshot_bytes(const SnapshotProblem& p) {
-  auto phase_bytes = [&](const std::string& phase) {
+  auto phase_bytes = [&](SnapshotPhase phase) {
     int64_t b = 0;
     for (const TensorSpec& t : snapshot_tensors(p, phase))
       b = checked::add(b, checked::add(kNpyHeaderBytes, checked::mul(checked::mul(t.rows, t.cols, "snapshot size"),
@@ -124,8 +133,8 @@ int64_t snapshot_bytes(const SnapshotProblem& p) {
                        "snapshot size");
     return b;
   };
-  int64_t total = phase_bytes("final");
-  for (const char* phase : {"forward", "backward"})
+  int64_t total = phase_bytes(SnapshotPhase::final);
+  for (SnapshotPhase phase : {SnapshotPhase::forward, SnapshotPhase::backward})
     if (has_per_j(p, phase)) total = checked::add(total, checked::mul(p.Tc, phase_bytes(phase), "snapshot size"), "snapshot size");
   return total;
 }
@@ -139,16 +148,16 @@ void check_snapshot_size(const SnapshotProblem& p) {
                      " MiB; use larger blocks (--M, --bc) or a smaller problem");
 }
 
-const Mat* Snapshot::find(const std::string& name) const {
+const Mat* SnapshotEntry::find(const std::string& name) const {
   for (const SnapshotTensor& t : tensors)
     if (t.name == name) return &t.data;
   return nullptr;
 }
 
-std::vector<const Snapshot*> SnapshotSet::phase(const std::string& name) const {
-  std::vector<const Snapshot*> out;
-  for (const Snapshot& s : snapshots)
-    if (s.phase == name) out.push_back(&s);
+std::vector<const SnapshotEntry*> SnapshotSet::phase(SnapshotPhase ph) const {
+  std::vector<const SnapshotEntry*> out;
+  for (const SnapshotEntry& s : snapshots)
+    if (s.phase == ph) out.push_back(&s);
   return out;
 }
 
@@ -156,8 +165,8 @@ std::vector<const Snapshot*> SnapshotSet::phase(const std::string& name) const {
 
 namespace {
 
-Snapshot empty_snapshot(const SnapshotProblem& sp, const std::string& phase, int64_t j) {
-  Snapshot s;
+SnapshotEntry empty_snapshot(const SnapshotProblem& sp, SnapshotPhase phase, int64_t j) {
+  SnapshotEntry s;
   s.phase = phase;
   s.j = j;
   for (const TensorSpec& ts : snapshot_tensors(sp, phase)) s.tensors.push_back({ts.name, "", Mat::Zero(ts.rows, ts.cols)});
@@ -179,22 +188,22 @@ SnapshotSet cpu_snapshots(const Trace& tr, const Mat* dO) {
   out.problem = snapshot_problem(p, t, tr.has_backward ? dO : nullptr);
   if (tr.has_backward && !dO) throw std::logic_error("cpu_snapshots: a backward trace needs its dO");
   const SnapshotProblem& sp = out.problem;
-  if (has_per_j(sp, "forward") && tr.steps.empty())
+  if (has_per_j(sp, SnapshotPhase::forward) && tr.steps.empty())
     throw InputError("snapshots need a recorded trace, and this one was not recorded");
   if (const auto fill = schedule_info(p.schedule).forward_snapshots) {  // the schedule's state after each j
-    for (int64_t j = 0; j < t.Tc; ++j) out.snapshots.push_back(empty_snapshot(sp, "forward", j));
+    for (int64_t j = 0; j < t.Tc; ++j) out.snapshots.push_back(empty_snapshot(sp, SnapshotPhase::forward, j));
     fill(tr, out.snapshots);
   }
-  if (has_per_j(sp, "backward")) {
+  if (has_per_j(sp, SnapshotPhase::backward)) {
     // dQ in HBM after the last step of K/V block j (the backwards loop over j outside).
     const std::vector<size_t> at = fa1_backward_steps_after_each_j(tr);
     Cursor c(tr);
     for (int64_t j = 0; j < t.Tc; ++j) {
       c.seek(at[size_t(j)]);
-      out.snapshots.push_back({"backward", j, {{"dQ", "", c.hbm(Tensor::dQ)}}});
+      out.snapshots.push_back({SnapshotPhase::backward, j, {{"dQ", "", c.hbm(Tensor::dQ)}}});
     }
   }
-  out.final_state = {"final", -1, {{"O", "", tr.O}, {"lse", "", Mat(tr.lse)}}};
+  out.final_state = {SnapshotPhase::final, -1, {{"O", "", tr.O}, {"lse", "", Mat(tr.lse)}}};
   if (tr.has_backward) {
     out.final_state.tensors.push_back({"dQ", "", tr.dQ});
     out.dq_scale_floor = snapshot_dq_floor(p, *dO);
@@ -230,28 +239,29 @@ json problem_to_json(const SnapshotProblem& p) {
           {"inputs_hash", p.inputs_hash}};
 }
 
-std::string file_name(const Snapshot& s, const std::string& tensor, int64_t Tc) {
-  if (s.phase == "final") return "final_" + tensor + ".npy";
+std::string file_name(const SnapshotEntry& s, const std::string& tensor, int64_t Tc) {
+  const std::string phase = snapshot_phase_name(s.phase);
+  if (s.phase == SnapshotPhase::final) return phase + "_" + tensor + ".npy";
   const int width = std::max(4, int(std::to_string(std::max<int64_t>(Tc - 1, 0)).size()));
   char j[32];
   std::snprintf(j, sizeof j, "%0*lld", width, (long long)s.j);
-  return s.phase + "_j" + j + "_" + tensor + ".npy";
+  return phase + "_j" + j + "_" + tensor + ".npy";
 }
 
 // Adds one snapshot's tensors to the folder and returns its manifest entry.
-json stage(const Snapshot& s, const SnapshotProblem& p, OutputFolder& out) {
+json stage(const SnapshotEntry& s, const SnapshotProblem& p, OutputFolder& out) {
   json files = json::object();
   for (const TensorSpec& ts : snapshot_tensors(p, s.phase)) {
     const Mat* m = s.find(ts.name);
     if (!m || m->rows() != ts.rows || m->cols() != ts.cols)
-      throw std::logic_error("write_snapshots: " + s.phase + " j = " + std::to_string(s.j) + ": tensor " + ts.name +
+      throw std::logic_error(std::string("write_snapshots: ") + snapshot_phase_name(s.phase) + " j = " + std::to_string(s.j) + ": tensor " + ts.name +
                              " missing or of the wrong shape");
     const std::string name = file_name(s, ts.name, p.Tc);
     out.add(name) = npy_bytes(m->data(), ts.vector ? std::vector<int64_t>{ts.rows} : std::vector<int64_t>{ts.rows, ts.cols});
     files[ts.name] = name;
   }
-  json e = {{"phase", s.phase}};
-  if (s.phase != "final") e["j"] = s.j;
+  json e = {{"phase", snapshot_phase_name(s.phase)}};
+  if (s.phase != SnapshotPhase::final) e["j"] = s.j;
   e["files"] = files;
   return e;
 }
@@ -310,7 +320,7 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   out.recognise(not_a_snapshot_folder);
   out.check();
   json list = json::array();
-  for (const Snapshot& sn : s.snapshots) list.push_back(stage(sn, p, out));
+  for (const SnapshotEntry& sn : s.snapshots) list.push_back(stage(sn, p, out));
   json m = {{"format", kSnapshotFormat},
             {"version", kSnapshotVersion},
             {"source", s.source},
@@ -324,10 +334,10 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   out.commit();
 }
 
-double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor) {
+double snapshot_tolerance(const SnapshotProblem& p, SnapshotPhase phase, const std::string& tensor) {
   if (tensor == "dQ") return kGradTiledTol;
   if (tensor != "O") return kTiledTol;                                       // l, m, lse: float32
-  if (phase == "forward" && schedule_info(p.schedule).forward_snapshot_on_chip) return kTiledTol;  // float32 on chip
+  if (phase == SnapshotPhase::forward && schedule_info(p.schedule).forward_snapshot_on_chip) return kTiledTol;  // float32 on chip
   return tiled_o_tol(p.schedule, p.dtype);                                   // O as stored in HBM
 }
 

@@ -1,7 +1,7 @@
 // Snapshots as files (issue 13): the state of a tiled forward pass after every j, and of the
 // backward's dQ, written by `flashstep run --snapshots DIR` (the CPU engine) and
 // `flashstep gpu --snapshots DIR` (the GPU), read by `flashstep compare` and the app. The
-// format is a contract (docs/trace-formats.md, "Snapshot folders"):
+// format is a contract (docs/trace-formats.md, "SnapshotEntry folders"):
 //
 //   DIR/manifest.json   format, version, source (cpu | gpu), device, schedule, the problem
 //                       (sizes, tiling, dtype, seed, mask, dropout, scale, inputs' hash, ...),
@@ -68,8 +68,13 @@ struct SnapshotTensor {
   Mat data;          // (rows x cols); vectors are (Nq x 1)
 };
 
-struct Snapshot {
-  std::string phase;  // "forward", "backward" or "final"
+// What a snapshot is of. Strings only at the file format's boundary: the manifest's "phase"
+// and the file names spell them snapshot_phase_name's way.
+enum class SnapshotPhase { forward, backward, final };
+const char* snapshot_phase_name(SnapshotPhase p);  // "forward", "backward", "final"
+
+struct SnapshotEntry {
+  SnapshotPhase phase = SnapshotPhase::final;
   int64_t j = -1;     // -1 for the final state
   std::vector<SnapshotTensor> tensors;
   const Mat* find(const std::string& name) const;  // null when the snapshot has no such tensor
@@ -79,14 +84,14 @@ struct SnapshotSet {
   std::string source = "cpu";  // "cpu" or "gpu"
   std::string device;          // "CPU engine" or the GPU's name
   SnapshotProblem problem;
-  std::vector<Snapshot> snapshots;  // forward j = 0..Tc-1, then backward j = 0..Tc-1 (if any)
-  Snapshot final_state;             // phase "final": O, lse (and dQ)
+  std::vector<SnapshotEntry> snapshots;  // forward j = 0..Tc-1, then backward j = 0..Tc-1 (if any)
+  SnapshotEntry final_state;             // phase "final": O, lse (and dQ)
   // With the backward: the least denominator of dQ's error (core/tolerance.h's
   // grad_scale_floor from the writer's inputs and dO); 0 without. Written to the manifest for
   // the record, but read_snapshots leaves it 0: a tolerance never comes from a file.
   double dq_scale_floor = 0;
   // Snapshots of one phase, in order of j.
-  std::vector<const Snapshot*> phase(const std::string& name) const;
+  std::vector<const SnapshotEntry*> phase(SnapshotPhase ph) const;
 };
 
 // The tensors a snapshot of a phase holds for a problem: name, rows, cols, whether 1-D.
@@ -95,10 +100,10 @@ struct TensorSpec {
   int64_t rows = 0, cols = 0;
   bool vector = false;
 };
-std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, const std::string& phase);
-// Whether a problem has per-j snapshots of a phase ("forward": fa1, fa2; "backward": fa1, fa2
-// with the backward).
-bool has_per_j(const SnapshotProblem& p, const std::string& phase);
+std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, SnapshotPhase phase);
+// Whether a problem has per-j snapshots of a phase (forward: fa1, fa2; backward: fa1, fa2 with
+// the backward).
+bool has_per_j(const SnapshotProblem& p, SnapshotPhase phase);
 
 // Bytes the .npy files of a complete folder for p take (headers included).
 int64_t snapshot_bytes(const SnapshotProblem& p);
@@ -121,7 +126,7 @@ void check_snapshot_target(const std::string& dir);
 SnapshotSet read_snapshots(const std::string& dir);
 
 // The tolerance `flashstep compare` and the app's compare view apply to one tensor of a
-// snapshot of `phase` ("forward", "backward", "final"): core/tolerance.h's rules.
-double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor);
+// snapshot of `phase`: core/tolerance.h's rules.
+double snapshot_tolerance(const SnapshotProblem& p, SnapshotPhase phase, const std::string& tensor);
 
 }  // namespace flashstep

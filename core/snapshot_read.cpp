@@ -137,9 +137,9 @@ bool plain_npy_name(const std::string& n) {
 
 // One snapshot's entry: its files object names exactly the phase's tensors; each file is read
 // and its shape checked.
-Snapshot read_entry(const json& e, const std::string& field, const std::string& phase, int64_t j,
+SnapshotEntry read_entry(const json& e, const std::string& field, SnapshotPhase phase, int64_t j,
                     const SnapshotProblem& p, const std::string& dir, const Fields& f, std::set<std::string>& names) {
-  Snapshot s;
+  SnapshotEntry s;
   s.phase = phase;
   s.j = j;
   const json& files = f.get(e, "files", field);
@@ -148,7 +148,7 @@ Snapshot read_entry(const json& e, const std::string& field, const std::string& 
   if (files.size() != specs.size()) {
     std::string want;
     for (const TensorSpec& ts : specs) want += (want.empty() ? "" : ", ") + ts.name;
-    f.fail(field + "files", "must name exactly " + want + " for a " + phase + " snapshot of this problem");
+    f.fail(field + "files", "must name exactly " + want + " for a " + snapshot_phase_name(phase) + " snapshot of this problem");
   }
   for (const TensorSpec& ts : specs) {
     const std::string name = f.str(files, ts.name, field + "files.");
@@ -204,8 +204,8 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   // The list: forward j = 0..Tc-1, then backward j = 0..Tc-1, where the problem has them.
   const json& list = f.get(m, "snapshots", "");
   if (!list.is_array()) f.fail("snapshots", "must be an array");
-  const int64_t fwd = has_per_j(p, "forward") ? p.Tc : 0;
-  const int64_t bwd = has_per_j(p, "backward") ? p.Tc : 0;
+  const int64_t fwd = has_per_j(p, SnapshotPhase::forward) ? p.Tc : 0;
+  const int64_t bwd = has_per_j(p, SnapshotPhase::backward) ? p.Tc : 0;
   if (int64_t(list.size()) != fwd + bwd)
     f.fail("snapshots", "has " + std::to_string(list.size()) + " entries; a " + schedule_name(p.schedule) +
                             " problem with Tc = " + std::to_string(p.Tc) + " has " + std::to_string(fwd) +
@@ -214,16 +214,17 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   for (size_t k = 0; k < list.size(); ++k) {
     const std::string field = "snapshots[" + std::to_string(k) + "].";
     const json& e = list[k];
-    const std::string phase = int64_t(k) < fwd ? "forward" : "backward";
+    const SnapshotPhase phase = int64_t(k) < fwd ? SnapshotPhase::forward : SnapshotPhase::backward;
+    const std::string phase_name = snapshot_phase_name(phase);
     const int64_t j = int64_t(k) < fwd ? int64_t(k) : int64_t(k) - fwd;
     const std::string got = f.str(e, "phase", field);
-    if (got != phase) f.fail(field + "phase", "must be \"" + phase + "\" here (got \"" + excerpt(got) + "\")");
+    if (got != phase_name) f.fail(field + "phase", "must be \"" + phase_name + "\" here (got \"" + excerpt(got) + "\")");
     const int64_t gj = f.integer(e, "j", field, 0, p.Tc - 1);
     if (gj != j) f.fail(field + "j", "must be " + std::to_string(j) + " here (snapshots in order of j)");
     s.snapshots.push_back(read_entry(e, field, phase, j, p, dir, f, names));
   }
   const json& fin = f.get(m, "final", "");
-  s.final_state = read_entry(fin, "final.", "final", -1, p, dir, f, names);
+  s.final_state = read_entry(fin, "final.", SnapshotPhase::final, -1, p, dir, f, names);
   return s;
 }
 
