@@ -83,7 +83,7 @@ class Comparer {
     // The problems agree, so the reader gave both sides the same snapshots of each phase.
     const std::vector<const SnapshotEntry*> xs = a_.phase(name), ys = b_.phase(name);
     if (xs.empty()) return true;
-    std::printf("%s\n%6s |", title, "j");
+    std::printf("%s\n%6s |", title, name == SnapshotPhase::partials ? "s" : "j");
     for (const SnapshotTensor& t : xs[0]->tensors) std::printf(" %6s abs %10s |", t.name.c_str(), "rel");
     std::printf("\n");
     bool all = true;
@@ -107,7 +107,7 @@ class Comparer {
     std::string line = final ? "final " : "";
     char buf[96];
     if (!final) {
-      std::snprintf(buf, sizeof buf, "%6lld |", (long long)x.j);
+      std::snprintf(buf, sizeof buf, "%6lld |", (long long)(x.phase == SnapshotPhase::partials ? x.split : x.j));
       line = buf;
     }
     for (const SnapshotTensor& t : x.tensors) {
@@ -117,7 +117,11 @@ class Comparer {
       const double tol = snapshot_tolerance(b_.problem, x.phase, t.name);
       if (!(e.max_rel <= tol)) {
         ok = false;
-        overs_.push_back({final ? "the final state" : snapshot_phase_name(x.phase) + (" j = " + std::to_string(x.j)), t.name,
+        overs_.push_back({final ? "the final state"
+                                : snapshot_phase_name(x.phase) + (x.phase == SnapshotPhase::partials
+                                                                      ? " s = " + std::to_string(x.split)
+                                                                      : " j = " + std::to_string(x.j)),
+                          t.name,
                           e.max_rel, tol});
       }
       if (final)
@@ -158,13 +162,14 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld; mask %s; dropout %g%s\n",
               (long long)p.M, (long long)p.Br, (long long)p.Bc, (long long)p.Tr, (long long)p.Tc,
               p.mask.describe().c_str(), p.dropout, p.backward ? "; with the backward" : "");
-  std::printf("tolerance  max rel = max|x - ref| / max|ref| (ref: the second); O %.3g (per j: %.3g), l, m, lse %.0e; "
-              "dQ %.0e of max(|final dQ|, floor %.3g)\n\n",
+  std::printf("tolerance  max rel = max|x - ref| / max|ref| (ref: the second); O %.3g (per j: %.3g), l, m, lse and "
+              "decode's float32 partials %.0e; dQ %.0e of max(|final dQ|, floor %.3g)\n\n",
               snapshot_tolerance(p, SnapshotPhase::final, "O"), snapshot_tolerance(p, SnapshotPhase::forward, "O"), kTiledTol, kGradTiledTol,
               b.dq_scale_floor);
   Comparer c(a, b);
   c.phase(SnapshotPhase::forward, schedule_info(p.schedule).forward_snapshot_title);
   c.phase(SnapshotPhase::backward, "backward: dQ in HBM after K/V block j");
+  c.phase(SnapshotPhase::partials, "partials: O^(s), lse^(s) in HBM after split s (float32)");
   c.final_state();
   const std::vector<Over>& over = c.overs();
   if (over.empty()) {

@@ -63,6 +63,7 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
   for (const gpu::ForwardSnapshot& sn : r.snapshots)
     s.snapshots.push_back({SnapshotPhase::forward, sn.j, {{"O", "", head_matrix(sn.O, p.nq, p.d)}, {"l", "", head_matrix(sn.l, p.nq, 1)},
                                               {"m", "", head_matrix(sn.m, p.nq, 1)}}});
+  for (SnapshotEntry& e : partial_snapshots(s.problem, r.O_part, r.lse_part)) s.snapshots.push_back(std::move(e));
   s.final_state = {SnapshotPhase::final, -1, {{"O", "", head_matrix(r.O, p.nq, p.d)}, {"lse", "", head_matrix(r.lse, p.nq, 1)}}};
   if (bf.backward) {
     gpu::BackwardOptions o;
@@ -81,7 +82,8 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
               dtype_name(p.dtype), schedule_name(p.schedule), r.variant);
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M, (long long)t.Br,
               (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
-  std::printf("snapshots  %zu per-j snapshots and the final state written to %s\n", s.snapshots.size(), dir.c_str());
+  std::printf("snapshots  %zu per-j or per-split snapshots and the final state written to %s\n", s.snapshots.size(),
+              dir.c_str());
   if (nan > 0)
     std::printf("warning    %lld NaN elements (left unwritten by a kernel): compare will report them\n", (long long)nan);
   return 0;

@@ -75,6 +75,9 @@ struct Result {
   std::vector<float> O, lse;  // (B, H, Nq, d) and (B, H, Nq)
   std::vector<float> l, m;    // fa1 only: the final row statistics in HBM
   std::vector<ForwardSnapshot> snapshots;
+  // decode with S >= 2: the split kernel's float32 partials O^(s) (S, B, H, Nq, d) and lse^(s)
+  // (S, B, H, Nq), copied back after the run (gpu/decode.h's DecodeResult); empty otherwise.
+  std::vector<float> O_part, lse_part;
   int variant = 0;
   int64_t device_bytes = 0;  // peak device memory the run allocated
 };

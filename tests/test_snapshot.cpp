@@ -225,7 +225,7 @@ TEST_CASE("the snapshot reader refuses each bad folder with one line naming the 
              Catch::Contains("snapshots[0].j: must be 0 here"));
   CHECK_THAT(edit("escape", [](auto& m) { m["snapshots"][0]["files"]["O"] = "../x.npy"; }),
              Catch::Contains("snapshots[0].files.O: '../x.npy' is not a plain .npy file name"));
-  CHECK_THAT(edit("version", [](auto& m) { m["version"] = 2; }), Catch::Contains("version: 2 is not supported"));
+  CHECK_THAT(edit("version", [](auto& m) { m["version"] = 3; }), Catch::Contains("version: 3 is not supported"));
   CHECK_THAT(edit("huge", [](auto& m) { m["problem"]["nq"] = 1 << 26; m["problem"]["Tr"] = (1 << 26) / 8; }),
              Catch::Contains("over the cap of 1024 MiB"));
   {

@@ -44,6 +44,7 @@ SnapshotSet gpu_snapshots(const Trace& tr) {
     sn.tensors = {{"O", "", as_mat(g.O, p.nq, p.d)}, {"l", "", as_mat(g.l, p.nq, 1)}, {"m", "", as_mat(g.m, p.nq, 1)}};
     s.snapshots.push_back(std::move(sn));
   }
+  for (SnapshotEntry& e : partial_snapshots(s.problem, r.O_part, r.lse_part)) s.snapshots.push_back(std::move(e));
   s.final_state.phase = SnapshotPhase::final;
   s.final_state.tensors = {{"O", "", as_mat(r.O, p.nq, p.d)}, {"lse", "", as_mat(r.lse, p.nq, 1)}};
   return s;

@@ -1,6 +1,7 @@
 // The memory panel: HBM bytes per tensor so far, the DRAM bytes and the L2 at this step (with the
 // L2 model), SRAM occupancy at this step, and the whole run of every schedule (fa1, fa2,
 // standard) on the same inputs beside its closed form, its DRAM bytes and a measurement's.
+#include "app/gui/decode_view.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 #include "core/backward.h"
@@ -159,6 +160,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       DimText(line);
     }
   }
+
+  DrawDecodeTraffic(s);  // decode: what the partials add against fa2 (decode_view.cpp)
 
   ImGui::Separator();
   // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).

@@ -91,6 +91,17 @@ void SnapshotCompare::compare_with(const RunView& run) {
     const ErrorStats e = compare(*other.final_state.find(name), cpu.final_state.find(name)->cast<double>().eval());
     return e.max_rel / snapshot_tolerance(p, SnapshotPhase::final, name);
   };
+  partial_ratio.clear();
+  partial_tol = snapshot_tolerance(p, SnapshotPhase::partials, "O");
+  const std::vector<const SnapshotEntry*> ps = other.phase(SnapshotPhase::partials), pc = cpu.phase(SnapshotPhase::partials);
+  for (size_t k = 0; k < ps.size() && ps.size() == pc.size(); ++k) {
+    std::array<double, 2> r{};
+    for (int t = 0; t < 2; ++t) {
+      const char* name = t == 0 ? "O" : "lse";
+      r[size_t(t)] = compare(*ps[k]->find(name), pc[k]->find(name)->cast<double>().eval()).max_rel / partial_tol;
+    }
+    partial_ratio.push_back(r);
+  }
   final_o_ratio = final_ratio("O");
   final_lse_ratio = final_ratio("lse");
   loaded = true;
