@@ -225,7 +225,8 @@ bool DrawCombineFactors(const AppState& s) {
   else ImGui::Text("lse_i = %s", fmt_value(a, sizeof a, c.lse(r), 6));
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                              ImGuiTableFlags_SizingStretchProp;
-  const float h = std::min(ImGui::GetTextLineHeightWithSpacing() * float(c.S + 2), ImGui::GetContentRegionAvail().y * 0.6f);
+  const float line = ImGui::GetTextLineHeightWithSpacing();  // the table takes the panel but for the sum and the plot's row
+  const float h = std::min(line * float(c.S + 2), std::max(ImGui::GetContentRegionAvail().y - 5 * line, 5 * line));
   double sum = 0;
   int added = 0;
   if (ImGui::BeginTable("combine", 4, tf, ImVec2(0, h))) {
@@ -301,10 +302,11 @@ void DrawDecodeTraffic(const AppState& s) {
                         base.forward_totals.hbm_read_bytes - base.forward_totals.hbm_write_bytes;
   const int64_t kv = f.read[size_t(int(Tensor::K))] + f.read[size_t(int(Tensor::V))];
   char line[256];
-  std::snprintf(line, sizeof line, "+%s in all (%s of Q again, 2 S Nq (d + 1) float32 partials = %s), against %s of K and V: %.2f%%.",
+  std::snprintf(line, sizeof line, "+%s in all: %s of Q read again per split, and 2 S Nq (d + 1) float32 partials = %s. "
+                "That is %.2f%% more than the %s of K and V both read.",
                 fmt_bytes(a, sizeof a, extra), fmt_bytes(b, sizeof b, f.read[size_t(int(Tensor::Q))] - g.read[size_t(int(Tensor::Q))]),
-                fmt_bytes(c, sizeof c, 2 * tr.tiling.S * p.nq * (p.d + 1) * 4), fmt_bytes(d, sizeof d, kv),
-                kv > 0 ? 100.0 * double(extra) / double(kv) : 0.0);
+                fmt_bytes(c, sizeof c, 2 * tr.tiling.S * p.nq * (p.d + 1) * 4), kv > 0 ? 100.0 * double(extra) / double(kv) : 0.0,
+                fmt_bytes(d, sizeof d, kv));
   DimText(line);
 }
 

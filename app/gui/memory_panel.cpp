@@ -89,11 +89,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
       ImGui::TableNextColumn();
-      const int64_t rows = (tn == Tensor::K || tn == Tensor::V || tn == Tensor::dK || tn == Tensor::dV) ? p.nk : p.nq;
-      const int64_t cols = (tn == Tensor::l || tn == Tensor::m || tn == Tensor::L || tn == Tensor::D) ? 1
-                           : (tn == Tensor::S || tn == Tensor::P || tn == Tensor::dP || tn == Tensor::dS) ? p.nk
-                                                                                                          : p.d;
-      ImGui::Text("%lld x %lld", (long long)rows, (long long)cols);
+      // core/memory.h's shapes (decode's partials stack S blocks of Nq rows)
+      ImGui::Text("%lld x %lld", (long long)tensor_rows(tn, p.nq, p.nk, t.S), (long long)tensor_cols(tn, p.nk, p.d));
       ImGui::TableNextColumn();
       if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
       else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, rd));
