@@ -208,8 +208,8 @@ void DrawSnapshotCompare(AppState& s) {
   }
   const SnapshotProblem& p = c.cpu.problem;
   if (c.worst.empty())
-    ImGui::Text("%s (%s): %s, final state only (max|x - trace| / max|trace|)", c.other.source.c_str(),
-                c.other.device.c_str(), schedule_name(p.schedule));
+    ImGui::Text("%s (%s): %s, %s (max|x - trace| / max|trace|)", c.other.source.c_str(), c.other.device.c_str(),
+                schedule_name(p.schedule), c.partial_ratio.empty() ? "final state only" : "partials and final state");
   else
     ImGui::Text("%s (%s): %s, per-j tolerance O %.2g, l %.2g, m %.2g (max|x - trace| / max|trace|)",
                 c.other.source.c_str(), c.other.device.c_str(), schedule_name(p.schedule), c.tol[0], c.tol[1], c.tol[2]);
@@ -229,7 +229,8 @@ void DrawSnapshotCompare(AppState& s) {
     ImGui::PopStyleColor();
   }
   if (c.worst.empty()) {
-    DimText("No per-j states (standard attention, or a GPU run that kept none): the final state only.");
+    DimText(c.partial_ratio.empty() ? "No per-j states (standard attention, or a GPU run that kept none): the final state only."
+                                    : "No per-j states: the partials of each split (above) and the final state.");
     return;
   }
 

@@ -16,7 +16,7 @@ check() {  # name, rc, what
   else summary+=("$(printf '%-34s FAIL  rc=%s %s' "$1" "$2" "$3")"); fi
 }
 shapes=(
-  "causal-bf16|--nq 5 --nk 700 --d 64 --bc 32 --splits 6 --causal --window 100,0 --dtype bf16 --seed 3"
+  "causal-bf16|--nq 5 --nk 700 --d 64 --M 8192 --bc 32 --splits 6 --causal --window 100,0 --dtype bf16 --seed 3"
   "kvlen-fp32|--nq 1 --nk 4096 --d 128 --M 128KiB --splits 8 --kv-len 3001 --seed 4"
 )
 for entry in "${shapes[@]}"; do
