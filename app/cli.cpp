@@ -401,7 +401,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       // fa1's and fa2's per-j states come from the recorded trace (core/snapshot.h); standard
       // attention's snapshot folder holds the final state only.
       opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty() ||
-                   (!snapshots.empty() && schedule_info(p.schedule).forward_snapshots != nullptr);
+                   (!snapshots.empty() && snapshots_need_record(p));
       opt.max_trace_bytes = size_t(max_trace_mib) << 20;
       Mat dO;
       if (bf.backward) {  // dO from --do or the seed, checked against p's shape

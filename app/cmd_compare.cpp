@@ -79,11 +79,11 @@ class Comparer {
   }
   // One line per snapshot of a phase (all when Tc <= 64, else the first and last four and every
   // one over tolerance). Returns whether all were within tolerance.
-  bool phase(const std::string& name, const char* title) {
+  bool phase(SnapshotPhase name, const char* title) {
     // The problems agree, so the reader gave both sides the same snapshots of each phase.
-    const std::vector<const Snapshot*> xs = a_.phase(name), ys = b_.phase(name);
+    const std::vector<const SnapshotEntry*> xs = a_.phase(name), ys = b_.phase(name);
     if (xs.empty()) return true;
-    std::printf("%s\n%6s |", title, "j");
+    std::printf("%s\n%6s |", title, name == SnapshotPhase::partials ? "s" : "j");
     for (const SnapshotTensor& t : xs[0]->tensors) std::printf(" %6s abs %10s |", t.name.c_str(), "rel");
     std::printf("\n");
     bool all = true;
@@ -101,12 +101,13 @@ class Comparer {
   const std::vector<Over>& overs() const { return overs_; }
 
  private:
-  bool row(const Snapshot& x, const Snapshot& y, bool print) {
+  bool row(const SnapshotEntry& x, const SnapshotEntry& y, bool print) {
     bool ok = true;
-    std::string line = x.phase == "final" ? "final " : "";
+    const bool final = x.phase == SnapshotPhase::final;
+    std::string line = final ? "final " : "";
     char buf[96];
-    if (x.phase != "final") {
-      std::snprintf(buf, sizeof buf, "%6lld |", (long long)x.j);
+    if (!final) {
+      std::snprintf(buf, sizeof buf, "%6lld |", (long long)(x.phase == SnapshotPhase::partials ? x.split : x.j));
       line = buf;
     }
     for (const SnapshotTensor& t : x.tensors) {
@@ -116,10 +117,14 @@ class Comparer {
       const double tol = snapshot_tolerance(b_.problem, x.phase, t.name);
       if (!(e.max_rel <= tol)) {
         ok = false;
-        overs_.push_back({x.phase == "final" ? "the final state" : x.phase + " j = " + std::to_string(x.j), t.name,
+        overs_.push_back({final ? "the final state"
+                                : snapshot_phase_name(x.phase) + (x.phase == SnapshotPhase::partials
+                                                                      ? " s = " + std::to_string(x.split)
+                                                                      : " j = " + std::to_string(x.j)),
+                          t.name,
                           e.max_rel, tol});
       }
-      if (x.phase == "final")
+      if (final)
         std::snprintf(buf, sizeof buf, " %s abs %.3g rel %.3g;", t.name.c_str(), e.max_abs, e.max_rel);
       else
         std::snprintf(buf, sizeof buf, " %10.3g %10.3g |", e.max_abs, e.max_rel);
@@ -157,13 +162,14 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld; mask %s; dropout %g%s\n",
               (long long)p.M, (long long)p.Br, (long long)p.Bc, (long long)p.Tr, (long long)p.Tc,
               p.mask.describe().c_str(), p.dropout, p.backward ? "; with the backward" : "");
-  std::printf("tolerance  max rel = max|x - ref| / max|ref| (ref: the second); O %.3g (per j: %.3g), l, m, lse %.0e; "
-              "dQ %.0e of max(|final dQ|, floor %.3g)\n\n",
-              snapshot_tolerance(p, "final", "O"), snapshot_tolerance(p, "forward", "O"), kTiledTol, kGradTiledTol,
+  std::printf("tolerance  max rel = max|x - ref| / max|ref| (ref: the second); O %.3g (per j: %.3g), l, m, lse and "
+              "decode's float32 partials %.0e; dQ %.0e of max(|final dQ|, floor %.3g)\n\n",
+              snapshot_tolerance(p, SnapshotPhase::final, "O"), snapshot_tolerance(p, SnapshotPhase::forward, "O"), kTiledTol, kGradTiledTol,
               b.dq_scale_floor);
   Comparer c(a, b);
-  c.phase("forward", schedule_info(p.schedule).forward_snapshot_title);
-  c.phase("backward", "backward: dQ in HBM after K/V block j");
+  c.phase(SnapshotPhase::forward, schedule_info(p.schedule).forward_snapshot_title);
+  c.phase(SnapshotPhase::backward, "backward: dQ in HBM after K/V block j");
+  c.phase(SnapshotPhase::partials, "partials: O^(s), lse^(s) in HBM after split s (float32)");
   c.final_state();
   const std::vector<Over>& over = c.overs();
   if (over.empty()) {

@@ -22,10 +22,10 @@ Mat head_matrix(const std::vector<float>& v, int64_t rows, int64_t cols) {
 
 int64_t count_nan(const SnapshotSet& s) {
   int64_t n = 0;
-  auto add = [&n](const Snapshot& sn) {
+  auto add = [&n](const SnapshotEntry& sn) {
     for (const SnapshotTensor& t : sn.tensors) n += t.data.array().isNaN().count();
   };
-  for (const Snapshot& sn : s.snapshots) add(sn);
+  for (const SnapshotEntry& sn : s.snapshots) add(sn);
   add(s.final_state);
   return n;
 }
@@ -60,10 +60,11 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
   fo.snapshots = info.forward_snapshots != nullptr;
   fo.features = f;
   const gpu::Result r = dev.forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, fo);
-  for (const gpu::Snapshot& sn : r.snapshots)
-    s.snapshots.push_back({"forward", sn.j, {{"O", "", head_matrix(sn.O, p.nq, p.d)}, {"l", "", head_matrix(sn.l, p.nq, 1)},
+  for (const gpu::ForwardSnapshot& sn : r.snapshots)
+    s.snapshots.push_back({SnapshotPhase::forward, sn.j, {{"O", "", head_matrix(sn.O, p.nq, p.d)}, {"l", "", head_matrix(sn.l, p.nq, 1)},
                                               {"m", "", head_matrix(sn.m, p.nq, 1)}}});
-  s.final_state = {"final", -1, {{"O", "", head_matrix(r.O, p.nq, p.d)}, {"lse", "", head_matrix(r.lse, p.nq, 1)}}};
+  for (SnapshotEntry& e : partial_snapshots(s.problem, r.O_part, r.lse_part)) s.snapshots.push_back(std::move(e));
+  s.final_state = {SnapshotPhase::final, -1, {{"O", "", head_matrix(r.O, p.nq, p.d)}, {"lse", "", head_matrix(r.lse, p.nq, 1)}}};
   if (bf.backward) {
     gpu::BackwardOptions o;
     o.snapshots = info.backward_snapshots;  // Alg4 / FA2b as one launch per j
@@ -71,7 +72,7 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
     const gpu::BackwardResult b = run_backward_on_gpu(p.schedule, p.Q.data(), p.K.data(), p.V.data(), dO.data(), sh,
                                                       p.scale, t, o);
     for (const gpu::GradSnapshot& sn : b.snapshots)
-      s.snapshots.push_back({"backward", sn.j, {{"dQ", "", head_matrix(sn.dQ, p.nq, p.d)}}});
+      s.snapshots.push_back({SnapshotPhase::backward, sn.j, {{"dQ", "", head_matrix(sn.dQ, p.nq, p.d)}}});
     s.final_state.tensors.push_back({"dQ", "", head_matrix(b.dQ, p.nq, p.d)});
     s.dq_scale_floor = snapshot_dq_floor(p, dO);
   }
@@ -81,7 +82,8 @@ int run_gpu_snapshots(const RunFlags& rf, int variant, const std::string& dir, c
               dtype_name(p.dtype), schedule_name(p.schedule), r.variant);
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M, (long long)t.Br,
               (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
-  std::printf("snapshots  %zu per-j snapshots and the final state written to %s\n", s.snapshots.size(), dir.c_str());
+  std::printf("snapshots  %zu per-j or per-split snapshots and the final state written to %s\n", s.snapshots.size(),
+              dir.c_str());
   if (nan > 0)
     std::printf("warning    %lld NaN elements (left unwritten by a kernel): compare will report them\n", (long long)nan);
   return 0;

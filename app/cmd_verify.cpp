@@ -181,7 +181,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
                 "l rel", "m abs", "m rel");
     for (int64_t j = 0; j < t.Tc; ++j) {
       c.seek(at[size_t(j)]);
-      const gpu::Snapshot& sn = g.snapshots[size_t(j)];
+      const gpu::ForwardSnapshot& sn = g.snapshots[size_t(j)];
       const ErrorStats eo = diff(to_mat(sn.O, p.nq, p.d), c.hbm(Tensor::O));
       const ErrorStats el = diff(to_mat(sn.l, p.nq, 1), c.hbm(Tensor::l));
       const ErrorStats em = diff(to_mat(sn.m, p.nq, 1), c.hbm(Tensor::m));

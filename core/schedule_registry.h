@@ -16,7 +16,7 @@
 namespace flashstep {
 
 struct Trace;
-struct Snapshot;
+struct SnapshotEntry;
 
 // Sort key of a step in the L2 model's replay (l2_cache.h): accesses are replayed by
 // (kernel, a, b, c), ties in program order.
@@ -97,7 +97,7 @@ struct ScheduleInfo {
   // snapshots (O, l, m; one per j, already sized); null: none per j. forward_snapshot_on_chip:
   // the state is the on-chip float32 one (tolerance kTiledTol), else O as stored in HBM.
   // backward_snapshots: dQ in HBM after every K/V block j.
-  void (*forward_snapshots)(const Trace& trace, std::vector<Snapshot>& snapshots);
+  void (*forward_snapshots)(const Trace& trace, std::vector<SnapshotEntry>& snapshots);
   bool forward_snapshot_on_chip;
   const char* forward_snapshot_title;  // compare's heading of the forward snapshots
   bool backward_snapshots;

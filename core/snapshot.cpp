@@ -3,6 +3,7 @@
 #include "core/snapshot.h"
 
 #include "core/checked.h"
+#include "core/decode.h"
 #include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"
@@ -65,6 +66,7 @@ SnapshotProblem snapshot_problem(const Problem& p, const Tiling& t, const Mat* d
   s.scale = p.scale;
   s.dropout = p.dropout;
   s.mask = p.mask;
+  s.splits = std::max<int64_t>(1, t.S);
   s.backward = dO != nullptr;
   s.inputs_hash = dO ? fnv1a_hex({&p.Q, &p.K, &p.V, dO}) : fnv1a_hex({&p.Q, &p.K, &p.V});
   return s;
@@ -78,6 +80,7 @@ std::string first_difference(const SnapshotProblem& a, const SnapshotProblem& b,
   const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
       {"nq", {a.nq, b.nq}}, {"nk", {a.nk, b.nk}}, {"d", {a.d, b.d}}, {"M", {a.M, b.M}},
       {"Br", {a.Br, b.Br}}, {"Bc", {a.Bc, b.Bc}}, {"Tr", {a.Tr, b.Tr}}, {"Tc", {a.Tc, b.Tc}},
+      {"splits", {a.splits, b.splits}},
       {"mask.window_left", {a.mask.window_left, b.mask.window_left}},
       {"mask.window_right", {a.mask.window_right, b.mask.window_right}},
       {"mask.kv_len", {a.mask.kv_len, b.mask.kv_len}}};
@@ -100,22 +103,39 @@ std::string first_difference(const SnapshotProblem& a, const SnapshotProblem& b,
 
 // [SECTION] What each snapshot holds
 
-bool has_per_j(const SnapshotProblem& p, const std::string& phase) {
-  const ScheduleInfo& info = schedule_info(p.schedule);
-  if (phase == "forward") return info.forward_snapshots != nullptr;
-  return phase == "backward" && p.backward && info.backward_snapshots;
+const char* snapshot_phase_name(SnapshotPhase p) {
+  switch (p) {
+    case SnapshotPhase::forward: return "forward";
+    case SnapshotPhase::backward: return "backward";
+    case SnapshotPhase::partials: return "partials";
+    case SnapshotPhase::final: return "final";
+  }
+  return "?";
 }
 
-std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, const std::string& phase) {
-  if (phase == "forward") return {{"O", p.nq, p.d, false}, {"l", p.nq, 1, true}, {"m", p.nq, 1, true}};
-  if (phase == "backward") return {{"dQ", p.nq, p.d, false}};
+bool has_per_j(const SnapshotProblem& p, SnapshotPhase phase) {
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  if (phase == SnapshotPhase::forward) return info.forward_snapshots != nullptr;
+  return phase == SnapshotPhase::backward && p.backward && info.backward_snapshots;
+}
+
+int64_t snapshot_count(const SnapshotProblem& p, SnapshotPhase phase) {
+  if (phase == SnapshotPhase::partials) return schedule_splits_kv(p.schedule) && p.splits >= 2 ? p.splits : 0;
+  if (phase == SnapshotPhase::final) return 0;
+  return has_per_j(p, phase) ? p.Tc : 0;
+}
+
+std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, SnapshotPhase phase) {
+  if (phase == SnapshotPhase::partials) return {{"O", p.nq, p.d, false}, {"lse", p.nq, 1, true}};
+  if (phase == SnapshotPhase::forward) return {{"O", p.nq, p.d, false}, {"l", p.nq, 1, true}, {"m", p.nq, 1, true}};
+  if (phase == SnapshotPhase::backward) return {{"dQ", p.nq, p.d, false}};
   std::vector<TensorSpec> f = {{"O", p.nq, p.d, false}, {"lse", p.nq, 1, true}};
   if (p.backward) f.push_back({"dQ", p.nq, p.d, false});
   return f;
 }
 
 int64_t snapshot_bytes(const SnapshotProblem& p) {
-  auto phase_bytes = [&](const std::string& phase) {
+  auto phase_bytes = [&](SnapshotPhase phase) {
     int64_t b = 0;
     for (const TensorSpec& t : snapshot_tensors(p, phase))
       b = checked::add(b, checked::add(kNpyHeaderBytes, checked::mul(checked::mul(t.rows, t.cols, "snapshot size"),
@@ -124,9 +144,10 @@ int64_t snapshot_bytes(const SnapshotProblem& p) {
                        "snapshot size");
     return b;
   };
-  int64_t total = phase_bytes("final");
-  for (const char* phase : {"forward", "backward"})
-    if (has_per_j(p, phase)) total = checked::add(total, checked::mul(p.Tc, phase_bytes(phase), "snapshot size"), "snapshot size");
+  int64_t total = phase_bytes(SnapshotPhase::final);
+  for (SnapshotPhase phase : kListedPhases)
+    if (const int64_t n = snapshot_count(p, phase))
+      total = checked::add(total, checked::mul(n, phase_bytes(phase), "snapshot size"), "snapshot size");
   return total;
 }
 
@@ -139,16 +160,16 @@ void check_snapshot_size(const SnapshotProblem& p) {
                      " MiB; use larger blocks (--M, --bc) or a smaller problem");
 }
 
-const Mat* Snapshot::find(const std::string& name) const {
+const Mat* SnapshotEntry::find(const std::string& name) const {
   for (const SnapshotTensor& t : tensors)
     if (t.name == name) return &t.data;
   return nullptr;
 }
 
-std::vector<const Snapshot*> SnapshotSet::phase(const std::string& name) const {
-  std::vector<const Snapshot*> out;
-  for (const Snapshot& s : snapshots)
-    if (s.phase == name) out.push_back(&s);
+std::vector<const SnapshotEntry*> SnapshotSet::phase(SnapshotPhase ph) const {
+  std::vector<const SnapshotEntry*> out;
+  for (const SnapshotEntry& s : snapshots)
+    if (s.phase == ph) out.push_back(&s);
   return out;
 }
 
@@ -156,8 +177,8 @@ std::vector<const Snapshot*> SnapshotSet::phase(const std::string& name) const {
 
 namespace {
 
-Snapshot empty_snapshot(const SnapshotProblem& sp, const std::string& phase, int64_t j) {
-  Snapshot s;
+SnapshotEntry empty_snapshot(const SnapshotProblem& sp, SnapshotPhase phase, int64_t j) {
+  SnapshotEntry s;
   s.phase = phase;
   s.j = j;
   for (const TensorSpec& ts : snapshot_tensors(sp, phase)) s.tensors.push_back({ts.name, "", Mat::Zero(ts.rows, ts.cols)});
@@ -165,6 +186,24 @@ Snapshot empty_snapshot(const SnapshotProblem& sp, const std::string& phase, int
 }
 
 }  // namespace
+
+std::vector<SnapshotEntry> partial_snapshots(const SnapshotProblem& p, const std::vector<float>& O_part,
+                                             const std::vector<float>& lse_part) {
+  std::vector<SnapshotEntry> out;
+  const int64_t S = snapshot_count(p, SnapshotPhase::partials);
+  if (int64_t(O_part.size()) < S * p.nq * p.d || int64_t(lse_part.size()) < S * p.nq)
+    throw std::logic_error("partial_snapshots: buffers smaller than S Nq (d + 1)");
+  for (int64_t s = 0; s < S; ++s)
+    out.push_back({SnapshotPhase::partials, -1,
+                   {{"O", "", Eigen::Map<const Mat>(O_part.data() + s * p.nq * p.d, p.nq, p.d)},
+                    {"lse", "", Eigen::Map<const Mat>(lse_part.data() + s * p.nq, p.nq, 1)}},
+                   s});
+  return out;
+}
+
+bool snapshots_need_record(const Problem& p) {
+  return schedule_info(p.schedule).forward_snapshots != nullptr || (schedule_splits_kv(p.schedule) && p.splits >= 2);
+}
 
 double snapshot_dq_floor(const Problem& p, const Mat& dO) {
   return grad_scale_floor(p.scale, p.d, dO.cwiseAbs().maxCoeff(), p.V.cwiseAbs().maxCoeff(), p.K.cwiseAbs().maxCoeff());
@@ -179,22 +218,33 @@ SnapshotSet cpu_snapshots(const Trace& tr, const Mat* dO) {
   out.problem = snapshot_problem(p, t, tr.has_backward ? dO : nullptr);
   if (tr.has_backward && !dO) throw std::logic_error("cpu_snapshots: a backward trace needs its dO");
   const SnapshotProblem& sp = out.problem;
-  if (has_per_j(sp, "forward") && tr.steps.empty())
+  if ((has_per_j(sp, SnapshotPhase::forward) || snapshot_count(sp, SnapshotPhase::partials) > 0) && tr.steps.empty())
     throw InputError("snapshots need a recorded trace, and this one was not recorded");
   if (const auto fill = schedule_info(p.schedule).forward_snapshots) {  // the schedule's state after each j
-    for (int64_t j = 0; j < t.Tc; ++j) out.snapshots.push_back(empty_snapshot(sp, "forward", j));
+    for (int64_t j = 0; j < t.Tc; ++j) out.snapshots.push_back(empty_snapshot(sp, SnapshotPhase::forward, j));
     fill(tr, out.snapshots);
   }
-  if (has_per_j(sp, "backward")) {
+  if (has_per_j(sp, SnapshotPhase::backward)) {
     // dQ in HBM after the last step of K/V block j (the backwards loop over j outside).
     const std::vector<size_t> at = fa1_backward_steps_after_each_j(tr);
     Cursor c(tr);
     for (int64_t j = 0; j < t.Tc; ++j) {
       c.seek(at[size_t(j)]);
-      out.snapshots.push_back({"backward", j, {{"dQ", "", c.hbm(Tensor::dQ)}}});
+      out.snapshots.push_back({SnapshotPhase::backward, j, {{"dQ", "", c.hbm(Tensor::dQ)}}});
     }
   }
-  out.final_state = {"final", -1, {{"O", "", tr.O}, {"lse", "", Mat(tr.lse)}}};
+  if (const int64_t S = snapshot_count(sp, SnapshotPhase::partials)) {
+    // decode: the partials O^(s), lse^(s) as phase 1 left them in HBM (split s at rows s Nq ..).
+    Cursor c(tr);
+    c.run_to_end();
+    const Mat& Op = c.hbm(Tensor::Op);
+    const Mat& Lp = c.hbm(Tensor::Lp);
+    for (int64_t s = 0; s < S; ++s)
+      out.snapshots.push_back({SnapshotPhase::partials, -1,
+                               {{"O", "", Op.middleRows(s * p.nq, p.nq)}, {"lse", "", Lp.middleRows(s * p.nq, p.nq)}},
+                               s});
+  }
+  out.final_state = {SnapshotPhase::final, -1, {{"O", "", tr.O}, {"lse", "", Mat(tr.lse)}}};
   if (tr.has_backward) {
     out.final_state.tensors.push_back({"dQ", "", tr.dQ});
     out.dq_scale_floor = snapshot_dq_floor(p, *dO);
@@ -215,6 +265,7 @@ json problem_to_json(const SnapshotProblem& p) {
           {"Bc", p.Bc},
           {"Tr", p.Tr},
           {"Tc", p.Tc},
+          {"splits", p.splits},
           {"dtype", dtype_name(p.dtype)},
           {"p_dtype", dtype_name(p.p_dtype)},
           {"seed", p.seed},
@@ -230,28 +281,34 @@ json problem_to_json(const SnapshotProblem& p) {
           {"inputs_hash", p.inputs_hash}};
 }
 
-std::string file_name(const Snapshot& s, const std::string& tensor, int64_t Tc) {
-  if (s.phase == "final") return "final_" + tensor + ".npy";
+std::string file_name(const SnapshotEntry& s, const std::string& tensor, int64_t Tc) {
+  const std::string phase = snapshot_phase_name(s.phase);
+  if (s.phase == SnapshotPhase::final) return phase + "_" + tensor + ".npy";
+  // forward_j0012_O.npy, partials_s0003_lse.npy (at least four digits, as many as Tc - 1 has;
+  // S <= Tc)
+  const bool split = s.phase == SnapshotPhase::partials;
   const int width = std::max(4, int(std::to_string(std::max<int64_t>(Tc - 1, 0)).size()));
-  char j[32];
-  std::snprintf(j, sizeof j, "%0*lld", width, (long long)s.j);
-  return s.phase + "_j" + j + "_" + tensor + ".npy";
+  char k[32];
+  std::snprintf(k, sizeof k, "%0*lld", width, (long long)(split ? s.split : s.j));
+  return phase + (split ? "_s" : "_j") + k + "_" + tensor + ".npy";
 }
 
 // Adds one snapshot's tensors to the folder and returns its manifest entry.
-json stage(const Snapshot& s, const SnapshotProblem& p, OutputFolder& out) {
+json stage(const SnapshotEntry& s, const SnapshotProblem& p, OutputFolder& out) {
   json files = json::object();
   for (const TensorSpec& ts : snapshot_tensors(p, s.phase)) {
     const Mat* m = s.find(ts.name);
     if (!m || m->rows() != ts.rows || m->cols() != ts.cols)
-      throw std::logic_error("write_snapshots: " + s.phase + " j = " + std::to_string(s.j) + ": tensor " + ts.name +
+      throw std::logic_error(std::string("write_snapshots: ") + snapshot_phase_name(s.phase) + " j = " + std::to_string(s.j) +
+                             " s = " + std::to_string(s.split) + ": tensor " + ts.name +
                              " missing or of the wrong shape");
     const std::string name = file_name(s, ts.name, p.Tc);
     out.add(name) = npy_bytes(m->data(), ts.vector ? std::vector<int64_t>{ts.rows} : std::vector<int64_t>{ts.rows, ts.cols});
     files[ts.name] = name;
   }
-  json e = {{"phase", s.phase}};
-  if (s.phase != "final") e["j"] = s.j;
+  json e = {{"phase", snapshot_phase_name(s.phase)}};
+  if (s.phase == SnapshotPhase::partials) e["s"] = s.split;
+  else if (s.phase != SnapshotPhase::final) e["j"] = s.j;
   e["files"] = files;
   return e;
 }
@@ -270,16 +327,17 @@ static std::string not_a_snapshot_folder(const std::string& dir) {
   } catch (const InputError& e) {
     return std::string("its manifest is not readable (") + e.what() + ")";
   }
-  const auto written_name = [](const std::string& n) {  // forward_j0012_O.npy, final_lse.npy
+  // forward_j0012_O.npy, partials_s0003_lse.npy, final_lse.npy
+  const auto written_name = [](const std::string& n) {
     for (const char* t : {"O", "lse", "dQ"})
       if (n == std::string("final_") + t + ".npy") return true;
-    for (const char* phase : {"forward_j", "backward_j"}) {
+    for (const char* phase : {"forward_j", "backward_j", "partials_s"}) {
       const size_t len = std::strlen(phase);
       if (n.compare(0, len, phase) != 0) continue;
       size_t k = len;
       while (k < n.size() && std::isdigit(static_cast<unsigned char>(n[k]))) ++k;
       if (k - len < 4) return false;
-      for (const char* t : {"O", "l", "m", "dQ"})
+      for (const char* t : {"O", "l", "m", "dQ", "lse"})
         if (n.compare(k, std::string::npos, std::string("_") + t + ".npy") == 0) return true;
     }
     return false;
@@ -310,7 +368,7 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   out.recognise(not_a_snapshot_folder);
   out.check();
   json list = json::array();
-  for (const Snapshot& sn : s.snapshots) list.push_back(stage(sn, p, out));
+  for (const SnapshotEntry& sn : s.snapshots) list.push_back(stage(sn, p, out));
   json m = {{"format", kSnapshotFormat},
             {"version", kSnapshotVersion},
             {"source", s.source},
@@ -324,10 +382,13 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
   out.commit();
 }
 
-double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor) {
+double snapshot_tolerance(const SnapshotProblem& p, SnapshotPhase phase, const std::string& tensor) {
   if (tensor == "dQ") return kGradTiledTol;
   if (tensor != "O") return kTiledTol;                                       // l, m, lse: float32
-  if (phase == "forward" && schedule_info(p.schedule).forward_snapshot_on_chip) return kTiledTol;  // float32 on chip
+  // decode's partials: float32 in HBM whatever the storage type, made by the same row block on
+  // both sides (verify --schedule decode's rule)
+  if (phase == SnapshotPhase::partials) return kTiledTol;
+  if (phase == SnapshotPhase::forward && schedule_info(p.schedule).forward_snapshot_on_chip) return kTiledTol;  // float32 on chip
   return tiled_o_tol(p.schedule, p.dtype);                                   // O as stored in HBM
 }
 

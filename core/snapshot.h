@@ -1,7 +1,7 @@
 // Snapshots as files (issue 13): the state of a tiled forward pass after every j, and of the
 // backward's dQ, written by `flashstep run --snapshots DIR` (the CPU engine) and
 // `flashstep gpu --snapshots DIR` (the GPU), read by `flashstep compare` and the app. The
-// format is a contract (docs/trace-formats.md, "Snapshot folders"):
+// format is a contract (docs/trace-formats.md, "SnapshotEntry folders"):
 //
 //   DIR/manifest.json   format, version, source (cpu | gpu), device, schedule, the problem
 //                       (sizes, tiling, dtype, seed, mask, dropout, scale, inputs' hash, ...),
@@ -15,6 +15,9 @@
 //   backward      dQ (Nq x d) in HBM after all Q blocks of K/V block j (fa1 and fa2, with the
 //                 backward)
 //   standard      no j loop: no per-j snapshots, the final state only
+//   decode        no j loop that keeps a state: per split s (S >= 2) the partial O^(s) (Nq x d)
+//                 and lse^(s) (Nq) in HBM after phase 1 (FD L13, L14), float32; a row the split
+//                 keeps no key of has O^(s) = 0, lse^(s) = -inf. S = 1 is fa2: no partials.
 //   final         O (Nq x d) and lse (Nq); with the backward also dQ (Nq x d)
 // A j whose blocks the mask skips leaves the state as it was (for fa2 at j = 0: O = 0, l = 0,
 // m = -inf). Vectors (l, m, lse) are 1-D (Nq) in the files and (Nq x 1) in memory.
@@ -34,7 +37,9 @@
 namespace flashstep {
 
 constexpr const char* kSnapshotFormat = "flashstep-snapshots";  // manifest.json's "format"
-constexpr int kSnapshotVersion = 1;
+// Version 2 added problem.splits and the partials phase; version 1 folders stay readable
+// (splits 1, or 0 = "not recorded" for decode, and no partials).
+constexpr int kSnapshotVersion = 2;
 constexpr const char* kSnapshotManifest = "manifest.json";
 // Bytes of all the .npy files of one folder (docs/limits.md): Tc snapshots of an Nq x d O
 // grow as Nq Nk d / Bc, so a long sequence with small blocks would fill a disk.
@@ -51,6 +56,7 @@ struct SnapshotProblem {
   double scale = 0;     // tau, as the float32 the engines use
   double dropout = 0;
   Mask mask;            // causal, window_left, window_right, kv_len (offset = Nk - Nq)
+  int64_t splits = 1;   // decode's S; 1 for the others; 0: a version 1 decode folder (S not recorded)
   bool backward = false;
   // FNV-1a (64 bit) of the float32 bytes of Q, K, V (and dO with the backward), 16 hex digits:
   // the inputs themselves, whatever produced them.
@@ -68,10 +74,16 @@ struct SnapshotTensor {
   Mat data;          // (rows x cols); vectors are (Nq x 1)
 };
 
-struct Snapshot {
-  std::string phase;  // "forward", "backward" or "final"
-  int64_t j = -1;     // -1 for the final state
+// What a snapshot is of. Strings only at the file format's boundary: the manifest's "phase"
+// and the file names spell them snapshot_phase_name's way.
+enum class SnapshotPhase { forward, backward, partials, final };
+const char* snapshot_phase_name(SnapshotPhase p);  // "forward", "backward", "partials", "final"
+
+struct SnapshotEntry {
+  SnapshotPhase phase = SnapshotPhase::final;
+  int64_t j = -1;     // forward, backward: the K/V block j; -1 for the others
   std::vector<SnapshotTensor> tensors;
+  int64_t split = -1;  // partials: the split s (0-based); -1 for the others
   const Mat* find(const std::string& name) const;  // null when the snapshot has no such tensor
 };
 
@@ -79,14 +91,15 @@ struct SnapshotSet {
   std::string source = "cpu";  // "cpu" or "gpu"
   std::string device;          // "CPU engine" or the GPU's name
   SnapshotProblem problem;
-  std::vector<Snapshot> snapshots;  // forward j = 0..Tc-1, then backward j = 0..Tc-1 (if any)
-  Snapshot final_state;             // phase "final": O, lse (and dQ)
+  // forward j = 0..Tc-1, then backward j = 0..Tc-1, then partials s = 0..S-1 (each if any)
+  std::vector<SnapshotEntry> snapshots;
+  SnapshotEntry final_state;             // phase "final": O, lse (and dQ)
   // With the backward: the least denominator of dQ's error (core/tolerance.h's
   // grad_scale_floor from the writer's inputs and dO); 0 without. Written to the manifest for
   // the record, but read_snapshots leaves it 0: a tolerance never comes from a file.
   double dq_scale_floor = 0;
-  // Snapshots of one phase, in order of j.
-  std::vector<const Snapshot*> phase(const std::string& name) const;
+  // Snapshots of one phase, in order of j (partials: of s).
+  std::vector<const SnapshotEntry*> phase(SnapshotPhase ph) const;
 };
 
 // The tensors a snapshot of a phase holds for a problem: name, rows, cols, whether 1-D.
@@ -95,10 +108,15 @@ struct TensorSpec {
   int64_t rows = 0, cols = 0;
   bool vector = false;
 };
-std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, const std::string& phase);
-// Whether a problem has per-j snapshots of a phase ("forward": fa1, fa2; "backward": fa1, fa2
-// with the backward).
-bool has_per_j(const SnapshotProblem& p, const std::string& phase);
+std::vector<TensorSpec> snapshot_tensors(const SnapshotProblem& p, SnapshotPhase phase);
+// Whether a problem has per-j snapshots of a phase (forward: fa1, fa2; backward: fa1, fa2 with
+// the backward).
+bool has_per_j(const SnapshotProblem& p, SnapshotPhase phase);
+// How many snapshots of a phase a problem's folder holds: Tc per j phase it has, S partials
+// (decode with S >= 2), 0 otherwise (final: not counted, it is apart).
+int64_t snapshot_count(const SnapshotProblem& p, SnapshotPhase phase);
+// The phases of the list SnapshotSet::snapshots, in its order.
+constexpr SnapshotPhase kListedPhases[3] = {SnapshotPhase::forward, SnapshotPhase::backward, SnapshotPhase::partials};
 
 // Bytes the .npy files of a complete folder for p take (headers included).
 int64_t snapshot_bytes(const SnapshotProblem& p);
@@ -107,6 +125,15 @@ void check_snapshot_size(const SnapshotProblem& p);
 
 // SnapshotSet::dq_scale_floor for a problem and its dO (core/tolerance.h's grad_scale_floor).
 double snapshot_dq_floor(const Problem& p, const Mat& dO);
+
+// Decode's partials snapshots (s = 0..S-1) from one head's float32 buffers O^(s) (S, Nq, d) and
+// lse^(s) (S, Nq), as the GPU's split kernel writes them; none when p has no partials.
+std::vector<SnapshotEntry> partial_snapshots(const SnapshotProblem& p, const std::vector<float>& O_part,
+                                             const std::vector<float>& lse_part);
+
+// Whether cpu_snapshots needs the run recorded (RunOptions::record): the per-j states and
+// decode's partials come from the steps.
+bool snapshots_need_record(const Problem& p);
 
 // The CPU engine's snapshots from a recorded trace (RunOptions::record; with the backward,
 // RunOptions::dO). Throws InputError if the trace was not recorded.
@@ -121,7 +148,7 @@ void check_snapshot_target(const std::string& dir);
 SnapshotSet read_snapshots(const std::string& dir);
 
 // The tolerance `flashstep compare` and the app's compare view apply to one tensor of a
-// snapshot of `phase` ("forward", "backward", "final"): core/tolerance.h's rules.
-double snapshot_tolerance(const SnapshotProblem& p, const std::string& phase, const std::string& tensor);
+// snapshot of `phase`: core/tolerance.h's rules.
+double snapshot_tolerance(const SnapshotProblem& p, SnapshotPhase phase, const std::string& tensor);
 
 }  // namespace flashstep

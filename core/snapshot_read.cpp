@@ -3,6 +3,7 @@
 // the schedule writes, each file name, and each .npy file's presence, type and shape. Any
 // problem is one InputError naming the manifest field or the file.
 #include "core/checked.h"
+#include "core/decode.h"
 #include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"
@@ -86,7 +87,7 @@ json read_manifest(const std::string& dir, const std::string& path) {
   return parse_json_input(read_input_file(path, "the manifest"), path);
 }
 
-SnapshotProblem read_problem(const json& m, const Fields& f) {
+SnapshotProblem read_problem(const json& m, const Fields& f, int64_t version) {
   SnapshotProblem p;
   p.schedule = f.parsed(m, "schedule", "", parse_schedule);
   const json& j = f.get(m, "problem", "");
@@ -103,6 +104,17 @@ SnapshotProblem read_problem(const json& m, const Fields& f) {
     f.fail("problem.Tr", std::to_string(p.Tr) + " is not ceil(nq / Br) = " + std::to_string(checked::ceil_div(p.nq, p.Br, "Tr")));
   if (p.Tc != checked::ceil_div(p.nk, p.Bc, "Tc"))
     f.fail("problem.Tc", std::to_string(p.Tc) + " is not ceil(nk / Bc) = " + std::to_string(checked::ceil_div(p.nk, p.Bc, "Tc")));
+  // Version 2: decode's S (1 for the others). Version 1 did not record it: 1, or for decode 0
+  // ("not recorded": such a folder compares only with another version 1 folder).
+  if (version >= 2) {
+    p.splits = f.integer(j, "splits", pf, 1, p.Tc);
+    if (!schedule_splits_kv(p.schedule) && p.splits != 1)
+      f.fail("problem.splits", "must be 1 for " + std::string(schedule_name(p.schedule)) + " (got " +
+                                   std::to_string(p.splits) + ")");
+  } else {
+    if (j.is_object() && j.contains("splits")) f.fail("problem.splits", "is not a field of version 1");
+    p.splits = schedule_splits_kv(p.schedule) ? 0 : 1;
+  }
   p.dtype = f.parsed(j, "dtype", pf, parse_dtype);
   p.p_dtype = f.parsed(j, "p_dtype", pf, parse_dtype);
   const json& seed = f.get(j, "seed", pf);
@@ -137,9 +149,9 @@ bool plain_npy_name(const std::string& n) {
 
 // One snapshot's entry: its files object names exactly the phase's tensors; each file is read
 // and its shape checked.
-Snapshot read_entry(const json& e, const std::string& field, const std::string& phase, int64_t j,
+SnapshotEntry read_entry(const json& e, const std::string& field, SnapshotPhase phase, int64_t j,
                     const SnapshotProblem& p, const std::string& dir, const Fields& f, std::set<std::string>& names) {
-  Snapshot s;
+  SnapshotEntry s;
   s.phase = phase;
   s.j = j;
   const json& files = f.get(e, "files", field);
@@ -148,7 +160,7 @@ Snapshot read_entry(const json& e, const std::string& field, const std::string& 
   if (files.size() != specs.size()) {
     std::string want;
     for (const TensorSpec& ts : specs) want += (want.empty() ? "" : ", ") + ts.name;
-    f.fail(field + "files", "must name exactly " + want + " for a " + phase + " snapshot of this problem");
+    f.fail(field + "files", "must name exactly " + want + " for a " + snapshot_phase_name(phase) + " snapshot of this problem");
   }
   for (const TensorSpec& ts : specs) {
     const std::string name = f.str(files, ts.name, field + "files.");
@@ -185,14 +197,14 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   if (!m.is_object()) f.fail("(top level)", "must be a JSON object");
   if (f.str(m, "format", "") != kSnapshotFormat) f.fail("format", std::string("must be \"") + kSnapshotFormat + "\"");
   const int64_t version = f.integer(m, "version", "", 0, INT64_MAX);
-  if (version != kSnapshotVersion)
-    f.fail("version", std::to_string(version) + " is not supported (this flashstep reads version " +
+  if (version < 1 || version > kSnapshotVersion)
+    f.fail("version", std::to_string(version) + " is not supported (this flashstep reads versions 1 to " +
                           std::to_string(kSnapshotVersion) + ")");
   SnapshotSet s;
   s.source = f.str(m, "source", "");
   if (s.source != "cpu" && s.source != "gpu") f.fail("source", "must be \"cpu\" or \"gpu\" (got \"" + excerpt(s.source) + "\")");
   s.device = f.str(m, "device", "");
-  s.problem = read_problem(m, f);
+  s.problem = read_problem(m, f, version);
   const SnapshotProblem& p = s.problem;
   check_snapshot_size(p);  // before reading any .npy: a manifest may claim any size
   // Checked as part of the format, but not kept: a tolerance never comes from a file (a
@@ -201,29 +213,46 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   if (!(floor >= 0 && std::isfinite(floor))) f.fail("dq_scale_floor", "must be a finite number >= 0");
   s.dq_scale_floor = 0;
 
-  // The list: forward j = 0..Tc-1, then backward j = 0..Tc-1, where the problem has them.
+  // The list: forward j = 0..Tc-1, then backward j = 0..Tc-1, then partials s = 0..S-1, where
+  // the problem has them (version 1 has no partials: its splits are 0 or 1).
   const json& list = f.get(m, "snapshots", "");
   if (!list.is_array()) f.fail("snapshots", "must be an array");
-  const int64_t fwd = has_per_j(p, "forward") ? p.Tc : 0;
-  const int64_t bwd = has_per_j(p, "backward") ? p.Tc : 0;
-  if (int64_t(list.size()) != fwd + bwd)
+  const int64_t fwd = snapshot_count(p, SnapshotPhase::forward), bwd = snapshot_count(p, SnapshotPhase::backward);
+  const int64_t parts = snapshot_count(p, SnapshotPhase::partials);
+  if (int64_t(list.size()) != fwd + bwd + parts)
     f.fail("snapshots", "has " + std::to_string(list.size()) + " entries; a " + schedule_name(p.schedule) +
-                            " problem with Tc = " + std::to_string(p.Tc) + " has " + std::to_string(fwd) +
-                            " forward snapshots and " + std::to_string(bwd) + " backward ones");
+                            " problem with Tc = " + std::to_string(p.Tc) + ", S = " + std::to_string(p.splits) +
+                            " has " + std::to_string(fwd) + " forward snapshots, " + std::to_string(bwd) +
+                            " backward ones and " + std::to_string(parts) + " partials");
   std::set<std::string> names;
   for (size_t k = 0; k < list.size(); ++k) {
     const std::string field = "snapshots[" + std::to_string(k) + "].";
     const json& e = list[k];
-    const std::string phase = int64_t(k) < fwd ? "forward" : "backward";
-    const int64_t j = int64_t(k) < fwd ? int64_t(k) : int64_t(k) - fwd;
+    const int64_t n = int64_t(k);
+    const SnapshotPhase phase = n < fwd         ? SnapshotPhase::forward
+                                : n < fwd + bwd ? SnapshotPhase::backward
+                                                : SnapshotPhase::partials;
+    const std::string phase_name = snapshot_phase_name(phase);
     const std::string got = f.str(e, "phase", field);
-    if (got != phase) f.fail(field + "phase", "must be \"" + phase + "\" here (got \"" + excerpt(got) + "\")");
+    if (got != phase_name) f.fail(field + "phase", "must be \"" + phase_name + "\" here (got \"" + excerpt(got) + "\")");
+    if (phase == SnapshotPhase::partials) {  // indexed by the split s, not by j
+      const int64_t sp = n - fwd - bwd;
+      if (e.is_object() && e.contains("j")) f.fail(field + "j", "a partials snapshot has s, not j");
+      const int64_t gs = f.integer(e, "s", field, 0, p.splits - 1);
+      if (gs != sp) f.fail(field + "s", "must be " + std::to_string(sp) + " here (partials in order of s)");
+      SnapshotEntry x = read_entry(e, field, phase, -1, p, dir, f, names);
+      x.split = sp;
+      s.snapshots.push_back(std::move(x));
+      continue;
+    }
+    const int64_t j = n < fwd ? n : n - fwd;
+    if (e.is_object() && e.contains("s")) f.fail(field + "s", "only a partials snapshot has s");
     const int64_t gj = f.integer(e, "j", field, 0, p.Tc - 1);
     if (gj != j) f.fail(field + "j", "must be " + std::to_string(j) + " here (snapshots in order of j)");
     s.snapshots.push_back(read_entry(e, field, phase, j, p, dir, f, names));
   }
   const json& fin = f.get(m, "final", "");
-  s.final_state = read_entry(fin, "final.", "final", -1, p, dir, f, names);
+  s.final_state = read_entry(fin, "final.", SnapshotPhase::final, -1, p, dir, f, names);
   return s;
 }
 

@@ -59,7 +59,7 @@ void run_fa1_launches(const Fa1Params& p, int variant, Result* snap_into, Fa1Buf
   for (int j = 0; j < p.Tc; ++j) {
     fa1_launch_j(variant, p, j);
     if (snap_into) {
-      Snapshot sn;
+      ForwardSnapshot sn;
       sn.j = j;
       sn.O = b->O.to_host(b->staging);
       sn.l = b->l.to_host();
@@ -258,7 +258,7 @@ Result fa2_forward(const float* Q, const float* K, const float* V, const Shape& 
   r.lse = run.b.lse.to_host();
   const std::vector<float> O = sO.to_host(), l = sl.to_host(), m = sm.to_host();
   for (int64_t j = 0; j < t.Tc; ++j) {
-    Snapshot sn;
+    ForwardSnapshot sn;
     sn.j = j;
     sn.O.assign(O.begin() + j * rows * s.d, O.begin() + (j + 1) * rows * s.d);
     sn.l.assign(l.begin() + j * rows, l.begin() + (j + 1) * rows);

@@ -66,7 +66,7 @@ void check_features(const Features& f, const Shape& s);
 // fa1: the state in HBM after the last Q block of a given j (Alg1 L13 for i = Tr - 1).
 // fa2 (Fa2Options::snapshots): every Q block's on-chip O_i^(j) (not yet divided by l_i),
 // l_i^(j), m_i^(j) after inner step j, gathered over i. All heads, float32.
-struct Snapshot {
+struct ForwardSnapshot {
   int64_t j = 0;
   std::vector<float> O, l, m;
 };
@@ -74,7 +74,10 @@ struct Snapshot {
 struct Result {
   std::vector<float> O, lse;  // (B, H, Nq, d) and (B, H, Nq)
   std::vector<float> l, m;    // fa1 only: the final row statistics in HBM
-  std::vector<Snapshot> snapshots;
+  std::vector<ForwardSnapshot> snapshots;
+  // decode with S >= 2: the split kernel's float32 partials O^(s) (S, B, H, Nq, d) and lse^(s)
+  // (S, B, H, Nq), copied back after the run (gpu/decode.h's DecodeResult); empty otherwise.
+  std::vector<float> O_part, lse_part;
   int variant = 0;
   int64_t device_bytes = 0;  // peak device memory the run allocated
 };

@@ -65,6 +65,8 @@ Result decode_fwd(const float* Q, const float* K, const float* V, const Shape& s
   Result r;
   r.O = std::move(dr.O);
   r.lse = std::move(dr.lse);
+  r.O_part = std::move(dr.O_part);
+  r.lse_part = std::move(dr.lse_part);
   r.device_bytes = dr.device_bytes;
   return r;
 }

@@ -65,7 +65,7 @@ TEST_CASE("CPU snapshots compare equal to themselves, against a folder and again
   // Every file the manifest names is in the folder, and nothing else is.
   const SnapshotSet s = read_snapshots(a);
   size_t named = 1;
-  for (const Snapshot& sn : s.snapshots) named += sn.tensors.size();
+  for (const SnapshotEntry& sn : s.snapshots) named += sn.tensors.size();
   named += s.final_state.tensors.size();
   CHECK(size_t(std::distance(fsys::directory_iterator(a), fsys::directory_iterator())) == named);
 }
@@ -102,19 +102,19 @@ TEST_CASE("snapshot_tolerance is the rule of core/tolerance.h for each phase, te
   SnapshotProblem p;
   p.dtype = Dtype::bf16;
   p.schedule = Schedule::fa1;
-  CHECK(snapshot_tolerance(p, "final", "O") == 2 * std::ldexp(1.0, -7));
-  CHECK(snapshot_tolerance(p, "forward", "O") == 2 * std::ldexp(1.0, -7));
-  CHECK(snapshot_tolerance(p, "forward", "l") == 5e-6);
+  CHECK(snapshot_tolerance(p, SnapshotPhase::final, "O") == 2 * std::ldexp(1.0, -7));
+  CHECK(snapshot_tolerance(p, SnapshotPhase::forward, "O") == 2 * std::ldexp(1.0, -7));
+  CHECK(snapshot_tolerance(p, SnapshotPhase::forward, "l") == 5e-6);
   p.schedule = Schedule::fa2;
-  CHECK(snapshot_tolerance(p, "final", "O") == std::ldexp(1.0, -7));
-  CHECK(snapshot_tolerance(p, "forward", "O") == 5e-6);
+  CHECK(snapshot_tolerance(p, SnapshotPhase::final, "O") == std::ldexp(1.0, -7));
+  CHECK(snapshot_tolerance(p, SnapshotPhase::forward, "O") == 5e-6);
   p.dtype = Dtype::fp16;
-  CHECK(snapshot_tolerance(p, "final", "O") == std::ldexp(1.0, -10));
+  CHECK(snapshot_tolerance(p, SnapshotPhase::final, "O") == std::ldexp(1.0, -10));
   p.dtype = Dtype::fp32;
-  CHECK(snapshot_tolerance(p, "final", "O") == 5e-6);
-  CHECK(snapshot_tolerance(p, "final", "lse") == 5e-6);
-  CHECK(snapshot_tolerance(p, "backward", "dQ") == 2e-5);
-  CHECK(snapshot_tolerance(p, "final", "dQ") == 2e-5);
+  CHECK(snapshot_tolerance(p, SnapshotPhase::final, "O") == 5e-6);
+  CHECK(snapshot_tolerance(p, SnapshotPhase::final, "lse") == 5e-6);
+  CHECK(snapshot_tolerance(p, SnapshotPhase::backward, "dQ") == 2e-5);
+  CHECK(snapshot_tolerance(p, SnapshotPhase::final, "dQ") == 2e-5);
 }
 
 // compare on two folders of the same run, one element of one tensor of the first moved by 0.9
@@ -122,28 +122,31 @@ TEST_CASE("snapshot_tolerance is the rule of core/tolerance.h for each phase, te
 // dQ|, floor)): within tolerance, exit 0; over it, exit 1 naming that snapshot.
 TEST_CASE("compare passes a difference of 0.9x the tolerance and fails 1.1x, bf16 and backward", "[cli][snapshot]") {
   struct Case {
-    std::string flags, phase, tensor;
+    std::string flags;
+    SnapshotPhase phase;
+    std::string tensor;
     int64_t j;
     double tol;
   };
   const double bf16_ulp = std::ldexp(1.0, -7);
   const std::string bf16 = " --nq 29 --nk 41 --d 16 --br 8 --bc 8 --kv-len 30 --dtype bf16 --seed 7";
   const std::string bwd = " --nq 33 --nk 50 --d 8 --br 6 --bc 9 --window 9,3 --dropout 0.15 --backward";
-  const Case c = GENERATE_COPY(Case{"--schedule fa1" + bf16, "final", "O", -1, 2 * bf16_ulp},
-                               Case{"--schedule fa1" + bf16, "forward", "O", 2, 2 * bf16_ulp},
-                               Case{"--schedule fa2" + bf16, "final", "O", -1, bf16_ulp},
-                               Case{"--schedule fa2" + bf16, "forward", "O", 2, 5e-6},
-                               Case{"--schedule fa1" + bwd, "backward", "dQ", 3, 2e-5},
-                               Case{"--schedule fa2" + bwd, "final", "dQ", -1, 2e-5});
+  using P = SnapshotPhase;
+  const Case c = GENERATE_COPY(Case{"--schedule fa1" + bf16, P::final, "O", -1, 2 * bf16_ulp},
+                               Case{"--schedule fa1" + bf16, P::forward, "O", 2, 2 * bf16_ulp},
+                               Case{"--schedule fa2" + bf16, P::final, "O", -1, bf16_ulp},
+                               Case{"--schedule fa2" + bf16, P::forward, "O", 2, 5e-6},
+                               Case{"--schedule fa1" + bwd, P::backward, "dQ", 3, 2e-5},
+                               Case{"--schedule fa2" + bwd, P::final, "dQ", -1, 2e-5});
   const double factor = GENERATE(0.9, 1.1);
-  CAPTURE(c.flags, c.phase, c.tensor, c.j, factor);
+  CAPTURE(c.flags, snapshot_phase_name(c.phase), c.tensor, c.j, factor);
   const fstest::TempDir tmp;
   const std::string a = (tmp.path / "a").string(), b = (tmp.path / "b").string();
   REQUIRE(flashstep_cmd("run " + c.flags + " --snapshots " + a).rc == 0);
   REQUIRE(flashstep_cmd("run " + c.flags + " --snapshots " + b).rc == 0);
   const SnapshotSet ref = read_snapshots(b);
-  const Snapshot* sn = &ref.final_state;
-  for (const Snapshot& x : ref.snapshots)
+  const SnapshotEntry* sn = &ref.final_state;
+  for (const SnapshotEntry& x : ref.snapshots)
     if (x.phase == c.phase && x.j == c.j) sn = &x;
   REQUIRE(sn->phase == c.phase);
   const SnapshotTensor* t = nullptr;
@@ -166,7 +169,8 @@ TEST_CASE("compare passes a difference of 0.9x the tolerance and fails 1.1x, bf1
     CHECK(r.out.find("PASS: every tensor within tolerance") != std::string::npos);
   } else {
     CHECK(r.rc == 1);
-    const std::string where = c.phase == "final" ? "the final state" : c.phase + " j = " + std::to_string(c.j);
+    const std::string where = c.phase == P::final ? "the final state"
+                                                  : snapshot_phase_name(c.phase) + (" j = " + std::to_string(c.j));
     CHECK(r.out.find("FAIL: 1 over tolerance; the first at " + where + ": " + c.tensor + " rel") != std::string::npos);
   }
 }

@@ -78,7 +78,7 @@ TEST_CASE("CPU snapshots hold the state after each j and end at the final O and 
   CAPTURE(schedule_name(sched), which);
   REQUIRE(p.Tc == 5);
   REQUIRE(s.snapshots.size() == 5);
-  const Snapshot& last = s.snapshots.back();
+  const SnapshotEntry& last = s.snapshots.back();
   const Mat& O = *last.find("O");
   const Mat& l = *last.find("l");
   const Mat& m = *last.find("m");
@@ -118,7 +118,7 @@ TEST_CASE("CPU snapshot j equals the float64 reference over the keys of blocks 0
   REQUIRE(s.snapshots.size() == size_t(r.tr.tiling.Tc));
   // bf16 storage (which == 3): fa1 rounds O to bf16 (u = 2^-8) at every j; else float32 sums.
   const double tol = which == 3 ? 2e-2 : 1e-5;
-  for (const Snapshot& sn : s.snapshots) {
+  for (const SnapshotEntry& sn : s.snapshots) {
     CAPTURE(sn.j);
     const int64_t keys = std::min((sn.j + 1) * Bc, p.nk);
     Mask prefix = p.mask;
@@ -162,8 +162,8 @@ TEST_CASE("a snapshot folder reads back exactly what was written, and names file
   REQUIRE(s.snapshots.size() == per_j);
   size_t files = 1;  // the manifest
   for (size_t k = 0; k <= per_j; ++k) {
-    const Snapshot& x = k < per_j ? s.snapshots[k] : s.final_state;
-    const Snapshot& y = k < per_j ? b.snapshots[k] : b.final_state;
+    const SnapshotEntry& x = k < per_j ? s.snapshots[k] : s.final_state;
+    const SnapshotEntry& y = k < per_j ? b.snapshots[k] : b.final_state;
     CHECK(x.phase == y.phase);
     CHECK(x.j == y.j);
     REQUIRE(x.tensors.size() == y.tensors.size());
@@ -225,7 +225,7 @@ TEST_CASE("the snapshot reader refuses each bad folder with one line naming the 
              Catch::Contains("snapshots[0].j: must be 0 here"));
   CHECK_THAT(edit("escape", [](auto& m) { m["snapshots"][0]["files"]["O"] = "../x.npy"; }),
              Catch::Contains("snapshots[0].files.O: '../x.npy' is not a plain .npy file name"));
-  CHECK_THAT(edit("version", [](auto& m) { m["version"] = 2; }), Catch::Contains("version: 2 is not supported"));
+  CHECK_THAT(edit("version", [](auto& m) { m["version"] = 3; }), Catch::Contains("version: 3 is not supported"));
   CHECK_THAT(edit("huge", [](auto& m) { m["problem"]["nq"] = 1 << 26; m["problem"]["Tr"] = (1 << 26) / 8; }),
              Catch::Contains("over the cap of 1024 MiB"));
   {

@@ -723,11 +723,11 @@ std::vector<std::pair<std::string, std::string>> AppState::input_files() const {
   if (snapshots.dir[0]) {
     const std::string dir = snapshots.dir;
     in.push_back({dir + "/" + kSnapshotManifest, "snapshot folder"});
-    auto add = [&](const Snapshot& sn) {
+    auto add = [&](const SnapshotEntry& sn) {
       for (const SnapshotTensor& t : sn.tensors)
         if (!t.file.empty()) in.push_back({dir + "/" + t.file, "snapshot folder"});
     };
-    for (const Snapshot& sn : snapshots.other.snapshots) add(sn);
+    for (const SnapshotEntry& sn : snapshots.other.snapshots) add(sn);
     add(snapshots.other.final_state);
   }
   return in;

@@ -37,14 +37,15 @@ SnapshotSet gpu_snapshots(const Trace& tr) {
   s.source = "gpu";
   s.device = gpu::device_info().name;
   s.problem = snapshot_problem(p, t, tr.has_backward ? &tr.dO : nullptr);
-  for (const gpu::Snapshot& g : r.snapshots) {  // fa1: Alg1 L13 of the last Q block of j; fa2: on chip
-    Snapshot sn;
-    sn.phase = "forward";
+  for (const gpu::ForwardSnapshot& g : r.snapshots) {  // fa1: Alg1 L13 of the last Q block of j; fa2: on chip
+    SnapshotEntry sn;
+    sn.phase = SnapshotPhase::forward;
     sn.j = g.j;
     sn.tensors = {{"O", "", as_mat(g.O, p.nq, p.d)}, {"l", "", as_mat(g.l, p.nq, 1)}, {"m", "", as_mat(g.m, p.nq, 1)}};
     s.snapshots.push_back(std::move(sn));
   }
-  s.final_state.phase = "final";
+  for (SnapshotEntry& e : partial_snapshots(s.problem, r.O_part, r.lse_part)) s.snapshots.push_back(std::move(e));
+  s.final_state.phase = SnapshotPhase::final;
   s.final_state.tensors = {{"O", "", as_mat(r.O, p.nq, p.d)}, {"lse", "", as_mat(r.lse, p.nq, 1)}};
   return s;
 }

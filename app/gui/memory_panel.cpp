@@ -1,6 +1,7 @@
 // The memory panel: HBM bytes per tensor so far, the DRAM bytes and the L2 at this step (with the
 // L2 model), SRAM occupancy at this step, and the whole run of every schedule (fa1, fa2,
 // standard) on the same inputs beside its closed form, its DRAM bytes and a measurement's.
+#include "app/gui/decode_view.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 #include "core/backward.h"
@@ -88,11 +89,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
       ImGui::TableNextColumn();
-      const int64_t rows = (tn == Tensor::K || tn == Tensor::V || tn == Tensor::dK || tn == Tensor::dV) ? p.nk : p.nq;
-      const int64_t cols = (tn == Tensor::l || tn == Tensor::m || tn == Tensor::L || tn == Tensor::D) ? 1
-                           : (tn == Tensor::S || tn == Tensor::P || tn == Tensor::dP || tn == Tensor::dS) ? p.nk
-                                                                                                          : p.d;
-      ImGui::Text("%lld x %lld", (long long)rows, (long long)cols);
+      // core/memory.h's shapes (decode's partials stack S blocks of Nq rows)
+      ImGui::Text("%lld x %lld", (long long)tensor_rows(tn, p.nq, p.nk, t.S), (long long)tensor_cols(tn, p.nk, p.d));
       ImGui::TableNextColumn();
       if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
       else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, rd));
@@ -159,6 +157,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       DimText(line);
     }
   }
+
+  DrawDecodeTraffic(s);  // decode: what the partials add against fa2 (decode_view.cpp)
 
   ImGui::Separator();
   // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).

@@ -73,8 +73,8 @@ void SnapshotCompare::compare_with(const RunView& run) {
   if (!mismatch.empty()) return;
   cpu = cpu_snapshots(tr, dO);
   const SnapshotProblem& p = cpu.problem;
-  for (int t = 0; t < kSnapTensors; ++t) tol[size_t(t)] = snapshot_tolerance(p, "forward", kSnapTensorNames[t]);
-  const std::vector<const Snapshot*> xs = other.phase("forward"), ys = cpu.phase("forward");
+  for (int t = 0; t < kSnapTensors; ++t) tol[size_t(t)] = snapshot_tolerance(p, SnapshotPhase::forward, kSnapTensorNames[t]);
+  const std::vector<const SnapshotEntry*> xs = other.phase(SnapshotPhase::forward), ys = cpu.phase(SnapshotPhase::forward);
   if (xs.size() == ys.size()) {  // the reader checked each holds its phase's tensors
     for (size_t k = 0; k < xs.size(); ++k) {
       std::array<double, kSnapTensors> r{};
@@ -89,8 +89,19 @@ void SnapshotCompare::compare_with(const RunView& run) {
   }
   auto final_ratio = [&](const char* name) {
     const ErrorStats e = compare(*other.final_state.find(name), cpu.final_state.find(name)->cast<double>().eval());
-    return e.max_rel / snapshot_tolerance(p, "final", name);
+    return e.max_rel / snapshot_tolerance(p, SnapshotPhase::final, name);
   };
+  partial_ratio.clear();
+  partial_tol = snapshot_tolerance(p, SnapshotPhase::partials, "O");
+  const std::vector<const SnapshotEntry*> ps = other.phase(SnapshotPhase::partials), pc = cpu.phase(SnapshotPhase::partials);
+  for (size_t k = 0; k < ps.size() && ps.size() == pc.size(); ++k) {
+    std::array<double, 2> r{};
+    for (int t = 0; t < 2; ++t) {
+      const char* name = t == 0 ? "O" : "lse";
+      r[size_t(t)] = compare(*ps[k]->find(name), pc[k]->find(name)->cast<double>().eval()).max_rel / partial_tol;
+    }
+    partial_ratio.push_back(r);
+  }
   final_o_ratio = final_ratio("O");
   final_lse_ratio = final_ratio("lse");
   loaded = true;
@@ -137,8 +148,8 @@ void SnapshotCompare::select(int64_t i, int64_t j) {
   tile.i = i;
   tile.j = j;
   if (i < 0) return;
-  const Snapshot& x = *other.phase("forward")[size_t(j)];
-  const Snapshot& y = *cpu.phase("forward")[size_t(j)];
+  const SnapshotEntry& x = *other.phase(SnapshotPhase::forward)[size_t(j)];
+  const SnapshotEntry& y = *cpu.phase(SnapshotPhase::forward)[size_t(j)];
   tile.row0 = i * cpu.problem.Br;
   tile.rows = std::min(cpu.problem.Br, cpu.problem.nq - tile.row0);
   for (int t = 0; t < kSnapTensors; ++t) {

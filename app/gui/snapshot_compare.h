@@ -49,6 +49,9 @@ struct SnapshotCompare {
   std::vector<double> worst;
   int64_t first_over_j = -1, first_over_i = -1;  // the first j over tolerance and its first Q block
   double final_o_ratio = 0, final_lse_ratio = 0;  // the final state, max_rel / tol
+  // decode's partials per split s: max_rel / tol of O^(s) and lse^(s) (decode_view.cpp draws them)
+  std::vector<std::array<double, 2>> partial_ratio;
+  double partial_tol = 0;
   SnapshotTile tile;        // at the cursor (select())
   uint64_t version = 0;     // bumps on every load
 

@@ -3,6 +3,7 @@
 // the tolerance (app/gui/snapshot_compare.h), then the largest difference of every j with the
 // tolerance line, the first j over it one click away. Tiles are small (Br x d), so they are
 // drawn as rectangles per element rather than as textures.
+#include "app/gui/decode_view.h"
 #include "app/gui/gpu_snapshots.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
@@ -207,12 +208,14 @@ void DrawSnapshotCompare(AppState& s) {
   }
   const SnapshotProblem& p = c.cpu.problem;
   if (c.worst.empty())
-    ImGui::Text("%s (%s): %s, final state only (max|x - trace| / max|trace|)", c.other.source.c_str(),
-                c.other.device.c_str(), schedule_name(p.schedule));
+    ImGui::Text("%s (%s): %s, %s (max|x - trace| / max|trace|)", c.other.source.c_str(), c.other.device.c_str(),
+                schedule_name(p.schedule), c.partial_ratio.empty() ? "final state only" : "partials and final state");
   else
     ImGui::Text("%s (%s): %s, per-j tolerance O %.2g, l %.2g, m %.2g (max|x - trace| / max|trace|)",
                 c.other.source.c_str(), c.other.device.c_str(), schedule_name(p.schedule), c.tol[0], c.tol[1], c.tol[2]);
-  const bool pass = c.first_over_j < 0 && c.final_o_ratio <= 1 && c.final_lse_ratio <= 1;
+  DrawPartialsCompare(s);  // decode's partials per split (decode_view.cpp)
+  bool pass = c.first_over_j < 0 && c.final_o_ratio <= 1 && c.final_lse_ratio <= 1;
+  for (const auto& r : c.partial_ratio) pass = pass && r[0] <= 1 && r[1] <= 1;
   ImGui::TextColored(pass ? kPassText : kErrorText, "%s", pass ? "PASS" : "FAIL");
   ImGui::SameLine();
   ImGui::Text("final O %.3g, lse %.3g of the tolerance", c.final_o_ratio, c.final_lse_ratio);
@@ -226,7 +229,8 @@ void DrawSnapshotCompare(AppState& s) {
     ImGui::PopStyleColor();
   }
   if (c.worst.empty()) {
-    DimText("No per-j states (standard attention, or a GPU run that kept none): the final state only.");
+    DimText(c.partial_ratio.empty() ? "No per-j states (standard attention, or a GPU run that kept none): the final state only."
+                                    : "No per-j states: the partials of each split (above) and the final state.");
     return;
   }
 

@@ -1,5 +1,6 @@
 // The online-softmax panel: m_i, l_i and the rescale factors of the current block's rows, and a
 // plot of one row's m_i, l_i after each merge over j.
+#include "app/gui/decode_view.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -42,6 +43,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
                   "HBM. Below: the forward's merges of this block.");
   if (!cur || cur->i < 0) {
     ImGui::TextUnformatted("No block i in scope at this line.");
+  } else if (DrawCombineFactors(s)) {  // decode's combine: its rescale factors (decode_view.cpp)
   } else if (cur->j < 0) {
     ImGui::Text("Block i = %d: j not in scope.", cur->i);
     DimText(fa2 ? "After the j loop: O_i is divided by l_i once and L_i = m_i + log l_i; the plot below "

@@ -2,6 +2,8 @@
 // as tile grids, with the current step's reads, writes, resident blocks, skipped tiles and
 // dropped entries outlined.
 #include "app/gui/backward_state.h"
+#include "app/gui/decode_state.h"
+#include "app/gui/decode_view.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -287,8 +289,11 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   char Tr_label[32];  // the widest block label, "i=15" for Tr = 16
   std::snprintf(Tr_label, sizeof Tr_label, "i=%lld", (long long)(t.Tr - 1));
   // Statistics columns beside O as they stand in HBM: l and m (fa1), L (fa2), none (standard).
-  const std::vector<Tensor>& stats = info.stat_tensors;
-  const int n_stats = int(stats.size());
+  // decode's lse^(s) is drawn with its partials (decode_view.cpp), not beside O.
+  Tensor stats[2] = {};
+  int n_stats = 0;
+  for (Tensor x : info.stat_tensors)
+    if (n_stats < 2 && x != Tensor::Lp) stats[n_stats++] = x;
   const float ns = float(n_stats);
   // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
@@ -304,7 +309,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     keys[n_keys++] = "skipped by this step";
   }
   if (p.dropout > 0) keys[n_keys++] = "dropped (dropout)";
-  float key_rows = 1, row_w = 0;
+  float key_rows = has_partials(v.trace) ? 2 : 1, row_w = 0;  // decode: a row of split colours
   for (int e = 0; e < n_keys; ++e) {
     const float kw = ImGui::GetTextLineHeight() + 4 + ImGui::CalcTextSize(keys[e]).x + 12;
     if (row_w > 0 && row_w + kw > avail.x) {
@@ -419,6 +424,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   if (!v.S.size()) {
     dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
   }
+  DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cs, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x});
 
   // Block labels and visited marks: a green dot beside a block already loaded once.
   const float dot = 3.5f;
@@ -517,6 +523,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
                               v.skipped_tiles ? kSkipHatch : kDropCol, kSkipNowCol, kDropCol, kDropCol};
   const bool key_outline[11] = {true, true, true, true, false, true, false, false, true, false, false};
   for (int e = 0; e < n_keys; ++e) Swatch(key_cols[e], key_outline[e], keys[e], e > 0);
+  DrawSplitLegend(s);
 }
 
 }  // namespace flashstep::gui

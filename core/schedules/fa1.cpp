@@ -124,7 +124,7 @@ TrafficForm backward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
 }
 
 // Alg1: O, l, m in HBM after the last Alg1 L13 of each j.
-void forward_snapshots(const Trace& tr, std::vector<Snapshot>& snaps) {
+void forward_snapshots(const Trace& tr, std::vector<SnapshotEntry>& snaps) {
   const std::vector<size_t> at = fa1_steps_after_each_j(tr);
   Cursor c(tr);
   for (size_t j = 0; j < snaps.size(); ++j) {

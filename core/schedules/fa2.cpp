@@ -122,10 +122,10 @@ TrafficForm backward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
 // O_i^(j), l_i^(j), m_i^(j) of every Q block i after its inner step j (FA2fwd L9, L10), gathered
 // over i. A skipped (i, j) keeps block i's state of j - 1 (at j = 0 the FA2fwd L5 initial
 // O = 0, l = 0, m = -inf).
-void forward_snapshots(const Trace& tr, std::vector<Snapshot>& snaps) {
+void forward_snapshots(const Trace& tr, std::vector<SnapshotEntry>& snaps) {
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
-  for (Snapshot& s : snaps) s.tensors[2].data.setConstant(-INFINITY);  // FA2fwd L5: m_i = -inf
+  for (SnapshotEntry& s : snaps) s.tensors[2].data.setConstant(-INFINITY);  // FA2fwd L5: m_i = -inf
   const size_t end = tr.has_backward ? tr.backward_first_step : tr.steps.size();
   for (size_t k = 0; k < end; ++k) {
     const Step& s = tr.steps[k];

@@ -56,7 +56,7 @@ void check_against_trace(const Case& c) {
   Cursor cur(tr);
   for (int64_t j = 0; j < t.Tc; ++j) {
     INFO("after j = " << j);
-    const gpu::Snapshot& sn = g.snapshots[size_t(j)];
+    const gpu::ForwardSnapshot& sn = g.snapshots[size_t(j)];
     REQUIRE(sn.j == j);
     REQUIRE(all_finite(sn.O));
     REQUIRE(all_finite(sn.l));

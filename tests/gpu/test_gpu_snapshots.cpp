@@ -69,8 +69,8 @@ void check_snapshots(Schedule sched, const SnapCase& c) {
   const double o_tol = sched == Schedule::fa2 ? kTiledTol : tiled_o_tol(sched, p.dtype);
   for (int64_t j = 0; j < t.Tc; ++j) {
     INFO("after j = " << j);
-    const gpu::Snapshot& sn = g.snapshots[size_t(j)];
-    const Snapshot& cs = cpu.snapshots[size_t(j)];
+    const gpu::ForwardSnapshot& sn = g.snapshots[size_t(j)];
+    const SnapshotEntry& cs = cpu.snapshots[size_t(j)];
     REQUIRE(sn.j == j);
     REQUIRE(no_nan(sn.O));
     REQUIRE(no_nan(sn.l));
@@ -161,7 +161,7 @@ TEST_CASE("fa1 and fa2 backward on the GPU give the CPU engine's dQ after every 
     const gpu::BackwardResult g =
         sched == Schedule::fa1 ? gpu::fa1_backward(p.Q.data(), p.K.data(), p.V.data(), dO.data(), shape_of(p), p.scale, t, o)
                                : gpu::fa2_backward(p.Q.data(), p.K.data(), p.V.data(), dO.data(), shape_of(p), p.scale, t, o);
-    const std::vector<const Snapshot*> cs = cpu.phase("backward");
+    const std::vector<const SnapshotEntry*> cs = cpu.phase(SnapshotPhase::backward);
     REQUIRE(int64_t(g.snapshots.size()) == t.Tc);
     REQUIRE(int64_t(cs.size()) == t.Tc);
     // verify --backward's rule: relative to the final dQ's size, at least a thousandth of a term.

@@ -1,0 +1,77 @@
+// The app's flash-decoding state (decode_state.h): everything from the trace's steps.
+#include "app/gui/decode_state.h"
+
+#include "core/decode.h"
+#include "core/lines.h"
+
+#include <cmath>
+#include <limits>
+
+namespace flashstep::gui {
+
+bool has_partials(const Trace& tr) { return schedule_splits_kv(tr.problem.schedule) && tr.tiling.S >= 2; }
+
+int64_t split_of_block(const Trace& tr, int64_t j) {
+  if (!has_partials(tr) || j < 0 || j >= tr.tiling.Tc) return -1;
+  for (int64_t s = 0; s < tr.tiling.S; ++s) {
+    const SplitRange r = split_range(tr.tiling.Tc, tr.tiling.S, s);
+    if (j >= r.j0 && j < r.j1) return s;
+  }
+  return -1;
+}
+
+PartialWrites partial_writes(const Trace& tr) {
+  PartialWrites w;
+  if (!has_partials(tr)) return w;
+  w.S = tr.tiling.S;
+  w.Tr = tr.tiling.Tr;
+  w.o_step.assign(size_t(w.S * w.Tr), -1);
+  w.lse_step.assign(size_t(w.S * w.Tr), -1);
+  for (size_t k = 0; k < tr.steps.size(); ++k) {
+    const Step& st = tr.steps[k];
+    if (st.split < 0 || st.i < 0) continue;
+    for (const HbmWrite& hw : st.writes) {
+      const size_t at = size_t(int64_t(st.split) * w.Tr + st.i);
+      if (hw.tensor == Tensor::Op) w.o_step[at] = int64_t(k);
+      if (hw.tensor == Tensor::Lp) w.lse_step[at] = int64_t(k);
+    }
+  }
+  return w;
+}
+
+CombineFactors combine_factors(const Trace& tr, const Cursor& at) {
+  CombineFactors c;
+  const size_t applied = at.index();
+  if (applied == 0 || applied > tr.steps.size() || !has_partials(tr)) return c;
+  const Step& cur = tr.steps[applied - 1];
+  if (line_role(cur.line) != LineRole::combine || cur.i < 0) return c;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  c.i = cur.i;
+  c.S = tr.tiling.S;
+  c.row0 = cur.i * tr.tiling.Br;
+  c.rows = tr.tiling.rows_in_q_block(cur.i, tr.problem.nq);
+  c.current_split = cur.split;
+  c.lse_split = Mat::Constant(c.rows, c.S, nan);
+  c.factor = Mat::Constant(c.rows, c.S, nan);
+  c.lse = Vec::Constant(c.rows, nan);
+  // Back from the current step over this block's combine: FD L18 of each split carries its
+  // factors (alpha), lse_i^(s) (m_old) and lse_i (m_new); FD L17 (no split) carries lse_i.
+  for (size_t k = applied; k-- > 0;) {
+    const Step& st = tr.steps[k];
+    if (st.i != cur.i || line_role(st.line) != LineRole::combine) break;
+    if (st.split >= 0 && st.alpha.size() == c.rows) {
+      c.factor.col(st.split) = st.alpha;
+      c.lse_split.col(st.split) = st.m_old;
+    }
+    if (st.m_new.size() == c.rows) c.lse = st.m_new;
+  }
+  // lse_i^(s) of every split is on chip from FD L17 on: the factors' sources, from HBM.
+  if (at.written(Tensor::Lp)) {
+    const Mat& Lp = at.hbm(Tensor::Lp);
+    for (int64_t s = 0; s < c.S; ++s)
+      c.lse_split.col(s) = Lp.block(s * tr.problem.nq + c.row0, 0, c.rows, 1);
+  }
+  return c;
+}
+
+}  // namespace flashstep::gui

@@ -1,0 +1,42 @@
+// The app's state for flash-decoding (core/schedule_decode.cpp), read from the trace only (no
+// OpenGL or ImGui; the tiles view, the softmax panel and the tests read it): the split each K/V
+// block belongs to (the tiles view's colours), the step at which each partial O_i^(s), lse_i^(s)
+// reaches HBM, and the combine's rescale factors e^(lse_i^(s) - lse_i) at a step.
+#pragma once
+#include "core/trace.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace flashstep::gui {
+
+// Whether the run writes partials (decode with S >= 2; S = 1 is fa2 and writes none).
+bool has_partials(const Trace& tr);
+
+// The split of K/V block j: the s with split_range(Tc, S, s).j0 <= j < j1 (core/decode.h);
+// -1 when the run has no partials.
+int64_t split_of_block(const Trace& tr, int64_t j);
+
+// Per (split s, Q block i), at s * Tr + i: the step that writes O_i^(s) (FD L13) and lse_i^(s)
+// (FD L14), -1 where none; a row block of the partials is in HBM once the cursor has applied
+// that step (cursor index > step).
+struct PartialWrites {
+  int64_t S = 0, Tr = 0;
+  std::vector<int64_t> o_step, lse_step;
+};
+PartialWrites partial_writes(const Trace& tr);
+
+// The combine of Q block i as it stands at the cursor `at` (a Cursor over tr), when its current
+// step has the combine role: per row and split the lse_i^(s) loaded at FD L17, the
+// rescale factor e^(lse_i^(s) - lse_i) once that split's FD L18 has run (NaN before), and lse_i.
+// i = -1 when the current step is not a combine step.
+struct CombineFactors {
+  int64_t i = -1, row0 = 0, rows = 0, S = 0;
+  int64_t current_split = -1;  // the split the current FD L18 adds; -1 at FD L17
+  Mat lse_split;               // rows x S: lse_i^(s)
+  Mat factor;                  // rows x S: e^(lse_i^(s) - lse_i), NaN until FD L18 of s
+  Vec lse;                     // lse_i
+};
+CombineFactors combine_factors(const Trace& tr, const Cursor& at);
+
+}  // namespace flashstep::gui
