@@ -506,8 +506,7 @@ void add_core_commands(CLI::App& app, const SetAction& set_action) {
       // The simulation is bounded: Tr Tc block pairs each cost the simulator a fixed overhead.
       const double work = double(nq) * double(nk) * double(ed), pairs = double(t.Tr) * double(t.Tc);
       if (work <= kMaxExplainWork && pairs <= 1e6) {
-        ProblemSpec s;
-        s.nq = nq; s.nk = nk; s.d = ed; s.M = M; s.br = ebr; s.bc = ebc;
+        ProblemSpec s = sizes_spec(nq, nk, ed, M, ebr, ebc);
         s.options.dtype = precision.dtype;
         s.options.p_dtype = precision.p_dtype;
         std::vector<int64_t> srd(n), swr(n), sby(n);
