@@ -28,13 +28,15 @@ struct RunFlags {
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags
 };
-void add_run_flags(CLI::App* cmd, RunFlags& f);
+void add_run_flags(CLI::App* cmd, RunFlags& f);  // app/cli.cpp
 
 // A subcommand's work: returns the exit code. It may throw InputError, which main() prints
 // as one line ("flashstep: error: ...") with exit code 2.
 using Action = std::function<int()>;
 using SetAction = std::function<void(Action)>;
-void add_core_commands(CLI::App& app, const SetAction& set_action);      // app/cli.cpp
+void add_lesson_command(CLI::App& app, const SetAction& set_action);     // app/cmd_lesson.cpp
+void add_run_command(CLI::App& app, const SetAction& set_action);        // app/cmd_run.cpp
+void add_explain_command(CLI::App& app, const SetAction& set_action);    // app/cmd_explain.cpp
 void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/bench_cpu.cpp
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
 void add_plot_command(CLI::App& app, const SetAction& set_action);       // app/plot/cmd_plot.cpp
