@@ -14,7 +14,6 @@
 #include "core/schedule_registry.h"
 
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -186,11 +185,8 @@ struct ExplainCommand {
 }  // namespace
 
 void add_explain_command(CLI::App& app, const SetAction& set_action) {
-  auto* ex = app.add_subcommand("explain", "block sizes and HBM traffic: closed forms, Theorem 2, simulation");
-  // The command lives as long as the callback that CLI11 keeps: the flags bind to its fields.
-  auto cmd = std::make_shared<ExplainCommand>();
-  cmd->add_flags(ex);
-  ex->callback([&set_action, cmd] { set_action([cmd] { return cmd->execute(); }); });
+  add_command<ExplainCommand>(app, set_action, "explain",
+                              "block sizes and HBM traffic: closed forms, Theorem 2, simulation");
 }
 
 }  // namespace flashstep

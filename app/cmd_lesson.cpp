@@ -4,7 +4,6 @@
 #include "core/lesson.h"
 
 #include <cstdio>
-#include <memory>
 #include <string>
 
 namespace flashstep {
@@ -37,11 +36,7 @@ struct LessonSoftmaxCommand {
 void add_lesson_command(CLI::App& app, const SetAction& set_action) {
   auto* lesson = app.add_subcommand("lesson", "step-by-step lessons");
   lesson->require_subcommand(1);
-  auto* sm = lesson->add_subcommand("softmax", "online softmax of a vector split into blocks");
-  // The command lives as long as the callback that CLI11 keeps: the flags bind to its fields.
-  auto cmd = std::make_shared<LessonSoftmaxCommand>();
-  cmd->add_flags(sm);
-  sm->callback([&set_action, cmd] { set_action([cmd] { return cmd->execute(); }); });
+  add_command<LessonSoftmaxCommand>(*lesson, set_action, "softmax", "online softmax of a vector split into blocks");
 }
 
 }  // namespace flashstep

@@ -14,7 +14,6 @@
 #include "core/snapshot.h"
 #include "core/work.h"
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -139,11 +138,7 @@ struct RunCommand {
 }  // namespace
 
 void add_run_command(CLI::App& app, const SetAction& set_action) {
-  auto* run = app.add_subcommand("run", "run a schedule and print its step log or a summary");
-  // The command lives as long as the callback that CLI11 keeps: the flags bind to its fields.
-  auto cmd = std::make_shared<RunCommand>();
-  cmd->add_flags(run);
-  run->callback([&set_action, cmd] { set_action([cmd] { return cmd->execute(); }); });
+  add_command<RunCommand>(app, set_action, "run", "run a schedule and print its step log or a summary");
 }
 
 }  // namespace flashstep

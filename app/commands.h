@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 
 namespace flashstep {
 
@@ -34,6 +35,17 @@ void add_run_flags(CLI::App* cmd, RunFlags& f);  // app/cli.cpp
 // as one line ("flashstep: error: ...") with exit code 2.
 using Action = std::function<int()>;
 using SetAction = std::function<void(Action)>;
+// Registers subcommand `name` of `parent` run by a Command struct (add_flags(CLI::App*), int
+// execute()): the callback CLI11 keeps owns the Command, so the flags bound to its fields live
+// as long as the App. Returns the subcommand.
+template <class Command>
+CLI::App* add_command(CLI::App& parent, const SetAction& set_action, const char* name, const char* help) {
+  CLI::App* sub = parent.add_subcommand(name, help);
+  auto cmd = std::make_shared<Command>();
+  cmd->add_flags(sub);
+  sub->callback([&set_action, cmd] { set_action([cmd] { return cmd->execute(); }); });
+  return sub;
+}
 void add_lesson_command(CLI::App& app, const SetAction& set_action);     // app/cmd_lesson.cpp
 void add_run_command(CLI::App& app, const SetAction& set_action);        // app/cmd_run.cpp
 void add_explain_command(CLI::App& app, const SetAction& set_action);    // app/cmd_explain.cpp
