@@ -1,5 +1,6 @@
-# How the PyTorch comparison scripts (sdpa_bench.py, sdpa_decode_bench.py) time a call: the way
-# flashstep times its kernels (CUDA events, 3 warm-ups, the median of 20 runs, in ms).
+# How the PyTorch comparison scripts (sdpa_bench.py, sdpa_decode_bench.py, sdpa_bwd_bench.py)
+# time a call: the way flashstep times its kernels (CUDA events, 3 warm-ups, the median of 20
+# runs, in ms).
 import statistics
 
 import torch
