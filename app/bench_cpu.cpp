@@ -62,11 +62,7 @@ void add_bench_cpu_command(CLI::App& app, const SetAction& set_action) {
                     "record s", "steps/s", "trace MiB", "fa1 fast s", "std(Eigen) s",
                     "std(sim) s", "fa1/std");
       for (int64_t n : sizes) {
-        ProblemSpec s;
-        s.nq = s.nk = n;
-        s.d = d;
-        s.M = M;
-        Problem p = make_problem(s);
+        Problem p = make_problem(sizes_spec(n, n, d, M));
         const Tiling t = make_tiling(n, n, d, M);
         RunOptions rec;
         rec.max_trace_bytes = size_t(4) << 30;

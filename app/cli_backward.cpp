@@ -93,10 +93,7 @@ void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const 
   bool same = true;
   for (Column& c : cols) {
     if (!simulate) break;
-    ProblemSpec s;
-    s.nq = nq; s.nk = nk; s.d = d; s.M = M;
-    s.br = t.overridden ? t.Br : 0;
-    s.bc = t.overridden ? t.Bc : 0;
+    ProblemSpec s = sizes_spec(nq, nk, d, M, t.overridden ? t.Br : 0, t.overridden ? t.Bc : 0);
     s.schedule = c.info->id;
     const Problem p = make_problem(s);
     const Mat dO = make_grad_output(p, "random");

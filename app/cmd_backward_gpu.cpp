@@ -1,4 +1,4 @@
-// The GPU backward on the command line (issue 9): gpu --backward, verify --backward,
+// The GPU backward on the command line: gpu --backward, verify --backward,
 // bench-gpu --backward.
 //
 // Tolerance rule of verify --backward (docs/backward.md, "Tolerance of the GPU tests"):

@@ -1,4 +1,4 @@
-// The GPU backward on the command line (issue 9): `gpu --backward`, `verify --backward` and
+// The GPU backward on the command line: `gpu --backward`, `verify --backward` and
 // `bench-gpu --backward` on top of gpu/backward.h. The forward's commands (cmd_gpu_run.cpp,
 // cmd_verify.cpp, cmd_bench_gpu.cpp) call in here when --backward is given.
 //

@@ -7,6 +7,7 @@
 #include "core/backward.h"
 #include "core/reference.h"
 #include "core/snapshot.h"
+#include "core/snapshot_spec.h"
 #include "core/tolerance.h"
 #include "core/work.h"
 
@@ -45,22 +46,7 @@ SnapshotSet cpu_side(const RunFlags& rf, const BackwardFlags& bf, const Snapshot
 // final dQ's size only).
 double regenerated_dq_floor(const SnapshotProblem& sp) {
   if (!sp.backward || sp.pattern == "npy") return 0;
-  ProblemSpec spec;
-  spec.nq = sp.nq;
-  spec.nk = sp.nk;
-  spec.d = sp.d;
-  spec.M = sp.M;
-  spec.br = sp.Br;
-  spec.bc = sp.Bc;
-  spec.scale = sp.scale;
-  spec.schedule = sp.schedule;
-  spec.seed = sp.seed;
-  spec.pattern = sp.pattern;
-  spec.options.mask = sp.mask;
-  spec.options.dropout = sp.dropout;
-  spec.options.dtype = sp.dtype;
-  spec.options.p_dtype = sp.p_dtype;
-  const Problem p = make_problem(spec);
+  const Problem p = make_problem(snapshot_spec(sp));
   const Mat dO = make_grad_output(p, sp.pattern);
   if (snapshot_problem(p, make_tiling(p), &dO).inputs_hash != sp.inputs_hash) return 0;
   return snapshot_dq_floor(p, dO);

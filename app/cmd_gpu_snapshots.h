@@ -1,4 +1,4 @@
-// flashstep gpu --snapshots DIR (issue 13): the GPU's state after every j as a snapshot folder
+// flashstep gpu --snapshots DIR: the GPU's state after every j as a snapshot folder
 // (core/snapshot.h), the counterpart of `run --snapshots` for `flashstep compare`.
 #pragma once
 #include "app/cli_backward.h"

@@ -1,4 +1,4 @@
-// verify --tensor-cores and bench-gpu --tensor-cores (issue 10).
+// verify --tensor-cores and bench-gpu --tensor-cores.
 //
 // Tolerance rule (derived in docs/tensor-cores.md, "Verified against the CPU emulation"):
 //   GPU kernel vs CPU engine with --p-dtype = --dtype, on the kernel's own Br, Bc: both round

@@ -1,4 +1,4 @@
-// --tensor-cores on verify and bench-gpu (issue 10): the bf16/fp16 FlashAttention-2 kernels of
+// --tensor-cores on verify and bench-gpu: the bf16/fp16 FlashAttention-2 kernels of
 // gpu/tensor_core.h against the CPU engine's emulation of their rounding (--p-dtype), and timed
 // next to the cuBLAS standard baseline. docs/tensor-cores.md, "Verified against the CPU emulation".
 #pragma once

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 
 namespace flashstep {
 
@@ -30,13 +31,26 @@ struct RunFlags {
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags
 };
-void add_run_flags(CLI::App* cmd, RunFlags& f);
+void add_run_flags(CLI::App* cmd, RunFlags& f);  // app/cli.cpp
 
 // A subcommand's work: returns the exit code. It may throw InputError, which main() prints
 // as one line ("flashstep: error: ...") with exit code 2.
 using Action = std::function<int()>;
 using SetAction = std::function<void(Action)>;
-void add_core_commands(CLI::App& app, const SetAction& set_action);      // app/cli.cpp
+// Registers subcommand `name` of `parent` run by a Command struct (add_flags(CLI::App*), int
+// execute()): the callback CLI11 keeps owns the Command, so the flags bound to its fields live
+// as long as the App. Returns the subcommand.
+template <class Command>
+CLI::App* add_command(CLI::App& parent, const SetAction& set_action, const char* name, const char* help) {
+  CLI::App* sub = parent.add_subcommand(name, help);
+  auto cmd = std::make_shared<Command>();
+  cmd->add_flags(sub);
+  sub->callback([&set_action, cmd] { set_action([cmd] { return cmd->execute(); }); });
+  return sub;
+}
+void add_lesson_command(CLI::App& app, const SetAction& set_action);     // app/cmd_lesson.cpp
+void add_run_command(CLI::App& app, const SetAction& set_action);        // app/cmd_run.cpp
+void add_explain_command(CLI::App& app, const SetAction& set_action);    // app/cmd_explain.cpp
 void add_bench_cpu_command(CLI::App& app, const SetAction& set_action);  // app/bench_cpu.cpp
 void add_gui_command(CLI::App& app, const SetAction& set_action);        // app/gui/
 void add_plot_command(CLI::App& app, const SetAction& set_action);       // app/plot/cmd_plot.cpp

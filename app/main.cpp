@@ -66,7 +66,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   Action action;
   SetAction set_action = [&](Action f) { action = std::move(f); };
-  add_core_commands(app, set_action);
+  add_lesson_command(app, set_action);
+  add_run_command(app, set_action);
+  add_explain_command(app, set_action);
   add_bench_cpu_command(app, set_action);
   add_gui_command(app, set_action);
   add_plot_command(app, set_action);

@@ -27,7 +27,7 @@ void run_backward_fa2(Trace& tr, bool record) {
   hbm.allocate(Tensor::D, nq, 1);
 
   // FA2b L3: initialise dQ = 0 in HBM
-  ctx.begin(Line::B2_L3, -1, -1);
+  ctx.begin(Line::FA2B_L3, -1, -1);
   hbm.allocate(Tensor::dQ, nq, d);
   hbm.store(Tensor::dQ, 0, Mat::Zero(nq, d));
   ctx.end(0);
@@ -35,7 +35,7 @@ void run_backward_fa2(Trace& tr, bool record) {
   // FA2b L4: D = rowsum(dO o O), block by block, written to HBM
   for (int64_t i = 0; i < t.Tr; ++i) {
     const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
-    Step* s = ctx.begin(Line::B2_L4, i, -1);
+    Step* s = ctx.begin(Line::FA2B_L4, i, -1);
     const Mat& Oi = sram.load(Slot::Oi, hbm, Tensor::O, row0, br);
     const Mat& dOi = sram.load(Slot::dOi, hbm, Tensor::dO, row0, br);
     Mat& Di = sram.scratch(Slot::Di, br, 1);
@@ -50,7 +50,7 @@ void run_backward_fa2(Trace& tr, bool record) {
   for (int64_t j = 0; j < t.Tc; ++j) {
     const int64_t bc = t.rows_in_kv_block(j, nk), col0 = j * t.Bc;
     // FA2b L6: load K_j, V_j; FA2b L7: dK_j = dV_j = 0 on chip
-    if (!open_kv_block(ctx, p, t, j, Line::B2_SKIP, Line::B2_L6, Line::B2_L7)) continue;
+    if (!open_kv_block(ctx, p, t, j, Line::FA2B_SKIP, Line::FA2B_L6, Line::FA2B_L7)) continue;
     const Mat& Kj = sram.at(Slot::Kj);
     const Mat& Vj = sram.at(Slot::Vj);
     Mat& dKt = sram.at(Slot::dKj);
@@ -59,9 +59,9 @@ void run_backward_fa2(Trace& tr, bool record) {
     for (int64_t i = 0; i < t.Tr; ++i) {
       const int64_t br = t.rows_in_q_block(i, nq), row0 = i * t.Br;
       const Mask::Block kind = p.mask.classify(row0, row0 + br, col0, col0 + bc, nk);
-      if (skip_empty_block(ctx, kind, Line::B2_SKIP, i, j)) continue;
+      if (skip_empty_block(ctx, kind, Line::FA2B_SKIP, i, j)) continue;
       // FA2b L9: load Q_i, dO_i, L_i, D_i (dQ_i is loaded at line 15)
-      ctx.begin(Line::B2_L9, i, j);
+      ctx.begin(Line::FA2B_L9, i, j);
       const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
       const Mat& dOi = sram.load(Slot::dOi, hbm, Tensor::dO, row0, br);
       const Mat& Li = sram.load(Slot::Li, hbm, Tensor::L, row0, br);
@@ -69,13 +69,13 @@ void run_backward_fa2(Trace& tr, bool record) {
       ctx.end(0);
 
       // FA2b L10: S_ij = tau Q_i K_j^T, masked element by element in a partly masked block
-      Step* s = ctx.begin(Line::B2_L10, i, j);
+      Step* s = ctx.begin(Line::FA2B_L10, i, j);
       Mat& S = sram.scratch(Slot::Sij, br, bc);
       score_tile(S, Qi, Kj, p, kind, row0, col0, s);
       ctx.end(matmul_flops(br, d, bc) + br * bc);
 
       // FA2b L11: P_ij = exp(S_ij - L_i)
-      s = ctx.begin(Line::B2_L11, i, j);
+      s = ctx.begin(Line::FA2B_L11, i, j);
       Mat& P = sram.scratch(Slot::Pij, br, bc);
       for (int64_t r = 0; r < br; ++r)
         for (int64_t c = 0; c < bc; ++c) P(r, c) = recomputed_prob_lse(S(r, c), Li(r, 0));
@@ -84,7 +84,7 @@ void run_backward_fa2(Trace& tr, bool record) {
       ctx.end(2 * br * bc);
 
       // FA2b L12: dV_j += (P_ij^dropped)^T dO_i
-      s = ctx.begin(Line::B2_L12, i, j);
+      s = ctx.begin(Line::FA2B_L12, i, j);
       const Mat* Pd = &P;
       if (p.dropout > 0) {
         Pd = &dropped_probs(sram, P, p, row0, col0, keep);
@@ -97,7 +97,7 @@ void run_backward_fa2(Trace& tr, bool record) {
       ctx.end(matmul_flops(bc, br, d) + (p.dropout > 0 ? br * bc : 0));
 
       // FA2b L13: dP_ij = dO_i V_j^T (o Z_ij with dropout)
-      s = ctx.begin(Line::B2_L13, i, j);
+      s = ctx.begin(Line::FA2B_L13, i, j);
       Mat& dP = sram.scratch(Slot::dPij, br, bc);
       dP.noalias() = dOi * Vj.transpose();
       if (p.dropout > 0) undrop_grad(dP, keep, p.dropout);
@@ -105,7 +105,7 @@ void run_backward_fa2(Trace& tr, bool record) {
       ctx.end(matmul_flops(br, d, bc) + (p.dropout > 0 ? br * bc : 0));
 
       // FA2b L14: dS_ij = P_ij o (dP_ij - D_i)
-      s = ctx.begin(Line::B2_L14, i, j);
+      s = ctx.begin(Line::FA2B_L14, i, j);
       Mat& dS = sram.scratch(Slot::dSij, br, bc);
       grad_scores(dS, P, dP, Di);
       if (p.p_dtype != Dtype::fp32) round_in_place(p.p_dtype, dS.data(), dS.size());  // --p-dtype: the MMAs' dS
@@ -113,14 +113,14 @@ void run_backward_fa2(Trace& tr, bool record) {
       ctx.end(2 * br * bc);
 
       // FA2b L15: load dQ_i, dQ_i += tau dS_ij K_j, write it back to HBM
-      ctx.begin(Line::B2_L15, i, j);
+      ctx.begin(Line::FA2B_L15, i, j);
       Mat& dQi = sram.load(Slot::dQi, hbm, Tensor::dQ, row0, br);
       dQi.noalias() += tau * (dS * Kj);
       hbm.store(Tensor::dQ, row0, dQi);
       ctx.end(matmul_flops(br, bc, d) + 2 * br * d);
 
       // FA2b L16: dK_j += tau dS_ij^T Q_i
-      s = ctx.begin(Line::B2_L16, i, j);
+      s = ctx.begin(Line::FA2B_L16, i, j);
       dKt.noalias() += tau * (dS.transpose() * Qi);
       if (s) s->tile = dKt;
       ctx.end(matmul_flops(bc, br, d) + 2 * bc * d);
@@ -131,7 +131,7 @@ void run_backward_fa2(Trace& tr, bool record) {
     }
 
     // FA2b L18: write dK_j, dV_j to HBM
-    close_kv_block(ctx, t, j, Line::B2_L18);
+    close_kv_block(ctx, t, j, Line::FA2B_L18);
   }
 
   finish_backward(ctx, tr);

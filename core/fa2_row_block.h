@@ -11,9 +11,9 @@ namespace flashstep {
 struct RowBlockLines {
   Line load_q, init, skip, load_kv, scores, softmax, update, normalise, lse;
 };
-inline constexpr RowBlockLines kFa2RowBlockLines = {Line::A2_L4,  Line::A2_L5,  Line::A2_SKIP,
-                                                    Line::A2_L7,  Line::A2_L8,  Line::A2_L9,
-                                                    Line::A2_L10, Line::A2_L12, Line::A2_L13};
+inline constexpr RowBlockLines kFa2RowBlockLines = {Line::FA2F_L4,  Line::FA2F_L5,  Line::FA2F_SKIP,
+                                                    Line::FA2F_L7,  Line::FA2F_L8,  Line::FA2F_L9,
+                                                    Line::FA2F_L10, Line::FA2F_L12, Line::FA2F_L13};
 
 // Loads Q_i, runs FA2fwd L5-L13 over K/V blocks j0 <= j < j1 and leaves the normalised O_i in
 // Slot::Oi and L_i = m_i + log l_i in Slot::Li (the caller writes and releases them, with

@@ -12,30 +12,29 @@
 
 namespace flashstep {
 
-// Lines of Algorithm 1 (fa1), Algorithm 0 (standard) and FlashAttention-2's forward (fa2),
-// numbered as in the papers. A1_SKIP / A2_SKIP stand for a loop iteration whose block is entirely
-// masked and is skipped: no loads, no FLOPs (numbered as the loop's own line).
+// Lines of Algorithm 1 (A1_*, fa1), Algorithm 0 (A0_*, standard) and FlashAttention-2's forward
+// (FA2F_*, fa2), numbered as in the papers. A1_SKIP / FA2F_SKIP stand for a loop iteration whose
+// block is entirely masked and is skipped: no loads, no FLOPs (numbered as the loop's own line).
 // Labels: "Alg1 L9" and "Alg0 L2" are Algorithms 1 and 0 of the FlashAttention paper (Dao et
-// al. 2022); "FA2fwd L8" is line 8 of the FlashAttention-2 paper's forward pass (Dao 2023, its
-// Algorithm 1). The A2_ names mean that forward pass, never the FlashAttention paper's
-// Algorithm 2 (Algorithm 1 with mask and dropout, whose additions run inside Alg1's and
-// FA2fwd's own lines).
+// al. 2022); "FA2fwd L8" (FA2F_L8) is line 8 of the FlashAttention-2 paper's forward pass (Dao
+// 2023, its Algorithm 1). The FlashAttention paper's Algorithm 2 (Algorithm 1 with mask and
+// dropout) has no lines of its own here: its additions run inside Alg1's and FA2fwd's lines.
 // The backward passes: A3_* Algorithm 3 (standard), A4_* Algorithm 4 (fa1; A4_L14 stands for
-// lines 14-15), B2_* FlashAttention-2's Algorithm 2 (fa2, labelled "FA2b").
+// lines 14-15), FA2B_* FlashAttention-2's backward, its Algorithm 2 (fa2, labelled "FA2b").
 // The values are the trace's identity of a line only: a new algorithm takes a fresh hundred.
 enum class Line : uint16_t {
   A1_L2 = 2, A1_L6 = 6, A1_SKIP = 7, A1_L8 = 8, A1_L9 = 9, A1_L10 = 10, A1_L11 = 11,
   A1_L12 = 12, A1_L13 = 13,
   A0_L1 = 101, A0_L2 = 102, A0_L3 = 103,
-  A2_L4 = 204, A2_L5 = 205, A2_SKIP = 206, A2_L7 = 207, A2_L8 = 208, A2_L9 = 209, A2_L10 = 210,
-  A2_L12 = 212, A2_L13 = 213, A2_L14 = 214, A2_L15 = 215,
+  FA2F_L4 = 204, FA2F_L5 = 205, FA2F_SKIP = 206, FA2F_L7 = 207, FA2F_L8 = 208, FA2F_L9 = 209,
+  FA2F_L10 = 210, FA2F_L12 = 212, FA2F_L13 = 213, FA2F_L14 = 214, FA2F_L15 = 215,
   A3_L1 = 301, A3_L2 = 302, A3_L3 = 303, A3_L4 = 304, A3_L5 = 305,
   A4_L5 = 405, A4_L7 = 407, A4_L8 = 408, A4_SKIP = 409, A4_L10 = 410, A4_L11 = 411,
   A4_L12 = 412, A4_L13 = 413, A4_L14 = 414, A4_L16 = 416, A4_L17 = 417, A4_L18 = 418,
   A4_L19 = 419, A4_L20 = 420, A4_L21 = 421, A4_L22 = 422, A4_L24 = 424,
-  B2_L3 = 503, B2_L4 = 504, B2_L6 = 506, B2_L7 = 507, B2_SKIP = 508, B2_L9 = 509, B2_L10 = 510,
-  B2_L11 = 511, B2_L12 = 512, B2_L13 = 513, B2_L14 = 514, B2_L15 = 515, B2_L16 = 516,
-  B2_L18 = 518,
+  FA2B_L3 = 503, FA2B_L4 = 504, FA2B_L6 = 506, FA2B_L7 = 507, FA2B_SKIP = 508, FA2B_L9 = 509,
+  FA2B_L10 = 510, FA2B_L11 = 511, FA2B_L12 = 512, FA2B_L13 = 513, FA2B_L14 = 514, FA2B_L15 = 515,
+  FA2B_L16 = 516, FA2B_L18 = 518,
   // Flash-decoding (core/schedules/decode.cpp), labelled "FD L6".
   FD_L3 = 603, FD_L4 = 604, FD_SKIP = 605, FD_L6 = 606, FD_L7 = 607, FD_L8 = 608, FD_L9 = 609,
   FD_L11 = 611, FD_L12 = 612, FD_L13 = 613, FD_L14 = 614, FD_L17 = 617, FD_L18 = 618,
@@ -51,7 +50,7 @@ enum class LineRole : uint8_t {
   load_q,            // load Q_i (with whatever travels with it: O_i, l_i, m_i, dO_i, ...)
   skip,              // a block the mask hides entirely: skipped, no loads, no FLOPs
   scores,            // S_ij = tau Q_i K_j^T (Algorithm 0: S for a row block, written to HBM)
-  probabilities,     // P~_ij with its own row statistics m~_ij, l~_ij (Algorithm 0: softmax, P to HBM)
+  probabilities,     // P~_ij with its own row statistics m~_ij, l~_ij (Alg0: softmax, P to HBM)
   merge_stats,       // m_i^new, l_i^new from the old and the tile's statistics
   online_softmax,    // probabilities against the running max and the merge, at once (FA2fwd L9)
   accumulate_o,      // O_i rescaled and P~_ij V_j added on chip, not yet written (FA2fwd L10)

@@ -1,5 +1,13 @@
-// The online-softmax update, written once. The CPU schedules call these; the CUDA kernels in
-// gpu/ include this header and call the same functions, so the two cannot drift apart.
+// The online-softmax update, written once. The CPU schedules call these, and so do the float32
+// CUDA kernels (gpu/fa1_forward.cu, gpu/fa2_forward.cu, the float32 backward through
+// gpu/backward_tile.cuh, gpu/decode.cu's split and combine kernels, gpu/row_softmax.cu): they
+// include this header, so the CPU and those kernels run the same update and cannot drift apart.
+// The tensor-core kernels (gpu/fa2_tc.cu, fa2_wgmma.cu, fa3_forward.cu, fa2_bwd_tc.cu) do not
+// call these: they keep m in units of tau log2(e) S and exponentiate with the special-function
+// unit's exp2 (gpu/tc_ptx.cuh's online_softmax_row), which rounds differently, so they are
+// checked against the CPU engine by tolerance (core/tolerance.h), not bit for bit. What they
+// share with this header is the rule, written again there: a row that has kept no score
+// (m = -inf) gets weights 0, O = 0 and lse = -inf, never NaN.
 // The statistics' helpers are templates so that the lesson (core/lesson.cpp) runs the same
 // update in double; the schedules and kernels use float.
 #pragma once

@@ -19,7 +19,7 @@ std::vector<Rung> rungs(int64_t d) {
   if (d != 64 && d != 128)
     throw InputError("the pipeline model covers the Hopper kernels' d = 64 and d = 128 (got d = " +
                      std::to_string(d) + ")");
-  // Resident blocks per SM from the registers ptxas reports (gpu/results/hopper_ptxas.txt):
+  // Resident blocks per SM from the registers ptxas reports (gpu/results/ptxas/tc-v13-v14.txt):
   // v13 at d = 64 takes 116 x 256 threads, two blocks in the 65536 registers; the others one.
   // v15-v18 launch 3 warpgroups (one producer) capped at 168 registers each, v19 4 capped at
   // 128 (gpu/results/fa3_rungs/ptxas.txt): one block per SM.

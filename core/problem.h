@@ -44,6 +44,19 @@ struct ProblemSpec {
   AttentionOptions options;           // mask, dropout, dtype
 };
 
+// A spec of sizes alone (generated inputs, the default schedule, no mask): what explain and the
+// CPU benchmark simulate. Br, Bc 0: the paper's block sizes.
+inline ProblemSpec sizes_spec(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br = 0, int64_t bc = 0) {
+  ProblemSpec s;
+  s.nq = nq;
+  s.nk = nk;
+  s.d = d;
+  s.M = M;
+  s.br = br;
+  s.bc = bc;
+  return s;
+}
+
 struct Tiling {
   int64_t Br = 0, Bc = 0, Tr = 0, Tc = 0;
   int64_t S = 1;  // decode's splits of the Tc K/V blocks (core/decode.h); 1 for the others

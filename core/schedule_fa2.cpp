@@ -151,10 +151,10 @@ void run_fa2(Trace& tr, bool record) {
     fa2_row_block(ctx, tr, i, 0, t.Tc, kFa2RowBlockLines, -1);
     const int64_t row0 = i * t.Br;
     // FA2fwd L14, L15: write O_i and L_i to HBM
-    ctx.begin(Line::A2_L14, i, -1);
+    ctx.begin(Line::FA2F_L14, i, -1);
     hbm.store(Tensor::O, row0, sram.at(Slot::Oi));
     ctx.end(0);
-    ctx.begin(Line::A2_L15, i, -1);
+    ctx.begin(Line::FA2F_L15, i, -1);
     hbm.store(Tensor::L, row0, sram.at(Slot::Li));
     ctx.end(0);
     for (Slot sl : {Slot::Qi, Slot::Oi, Slot::li, Slot::mi, Slot::Li}) sram.release(sl);

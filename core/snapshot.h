@@ -1,4 +1,4 @@
-// Snapshots as files (issue 13): the state of a tiled forward pass after every j, and of the
+// Snapshots as files: the state of a tiled forward pass after every j, and of the
 // backward's dQ, written by `flashstep run --snapshots DIR` (the CPU engine) and
 // `flashstep gpu --snapshots DIR` (the GPU), read by `flashstep compare` and the app. The
 // format is a contract (docs/trace-formats.md, "SnapshotEntry folders"):

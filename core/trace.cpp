@@ -78,7 +78,7 @@ std::string explain_paper_step(const Trace& t, size_t k) {
                     s.i == 0 ? " and all of V" : "");
       break;
     case Line::A1_SKIP:
-    case Line::A2_SKIP:
+    case Line::FA2F_SKIP:
       if (s.i < 0)
         std::snprintf(buf, sizeof buf,
                       "Every query block masks K/V block j = %d entirely: K_j and V_j are never "
@@ -88,46 +88,46 @@ std::string explain_paper_step(const Trace& t, size_t k) {
                       "Block (i = %d, j = %d) is entirely masked: skipped, with no loads and no "
                       "FLOPs.", s.i, s.j);
       break;
-    case Line::A2_L4:
+    case Line::FA2F_L4:
       std::snprintf(buf, sizeof buf,
                     "Load Q_i (rows %lld-%lld) into SRAM; it stays there for the whole inner loop "
                     "over j.",
                     (long long)r0, (long long)(r0 + br - 1));
       break;
-    case Line::A2_L5:
+    case Line::FA2F_L5:
       std::snprintf(buf, sizeof buf,
                     "Start O_i = 0, l_i = 0, m_i = -inf on chip: unlike Algorithm 1 they never "
                     "travel to HBM and back.");
       break;
-    case Line::A2_L7:
+    case Line::FA2F_L7:
       std::snprintf(buf, sizeof buf, "Load K_j and V_j (rows %lld-%lld) into SRAM.", (long long)c0,
                     (long long)(c0 + bc - 1));
       break;
-    case Line::A2_L8:
+    case Line::FA2F_L8:
       std::snprintf(buf, sizeof buf, "Compute the %lld x %lld score tile S_ij = tau Q_i K_j^T on chip%s.",
                     (long long)br, (long long)bc, s.masked ? ", masking entries element by element" : "");
       break;
-    case Line::A2_L9:
+    case Line::FA2F_L9:
       std::snprintf(buf, sizeof buf,
                     "Update the running max m_i, exponentiate against it and rescale the running "
                     "sum l_i by e^(m_old - m_new).");
       break;
-    case Line::A2_L10:
+    case Line::FA2F_L10:
       std::snprintf(buf, sizeof buf,
                     "Rescale the unnormalised O_i by e^(m_old - m_new) and add P~_ij V_j; no "
                     "division yet.");
       break;
-    case Line::A2_L12:
+    case Line::FA2F_L12:
       std::snprintf(buf, sizeof buf, "Divide O_i by l_i once, at the end (Algorithm 1 divides at every j).");
       break;
-    case Line::A2_L13:
+    case Line::FA2F_L13:
       std::snprintf(buf, sizeof buf, "Compute the logsumexp L_i = m_i + log l_i for the backward pass.");
       break;
-    case Line::A2_L14:
+    case Line::FA2F_L14:
       std::snprintf(buf, sizeof buf, "Write O_i (rows %lld-%lld) to HBM: its only write.",
                     (long long)r0, (long long)(r0 + br - 1));
       break;
-    case Line::A2_L15:
+    case Line::FA2F_L15:
       std::snprintf(buf, sizeof buf, "Write L_i to HBM.");
       break;
     default:  // backward lines: handled above

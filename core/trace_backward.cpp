@@ -39,22 +39,22 @@ std::string explain_paper_backward_step(const Trace& t, size_t k) {
                     "held on chip%s.", r0, r1, s.writes.empty() ? "" : "; dK is complete: write it");
       break;
     case Line::A4_L5:
-    case Line::B2_L3:
+    case Line::FA2B_L3:
       std::snprintf(buf, sizeof buf, "Initialise %s in HBM: dQ_i collects a share from every "
                     "K/V block.", s.line == Line::A4_L5 ? "dQ = 0, dK = 0 and dV = 0" : "dQ = 0");
       break;
     case Line::A4_L7:
-    case Line::B2_L6:
+    case Line::FA2B_L6:
       std::snprintf(buf, sizeof buf, "Load K_j and V_j (rows %lld-%lld) into SRAM; they stay for the "
                     "whole inner loop over i.", c0, c1);
       break;
     case Line::A4_L8:
-    case Line::B2_L7:
+    case Line::FA2B_L7:
       std::snprintf(buf, sizeof buf, "Start the accumulators dK~_j = dV~_j = 0 (%lld x %lld each) on "
                     "chip: they reach HBM once, at the end of the loop.", (long long)bc, (long long)problem.d);
       break;
     case Line::A4_SKIP:
-    case Line::B2_SKIP:
+    case Line::FA2B_SKIP:
       if (s.i < 0)
         std::snprintf(buf, sizeof buf, "Every query block masks K/V block j = %d entirely: its "
                       "gradients stay 0 and K_j, V_j are never loaded.", s.j);
@@ -66,12 +66,12 @@ std::string explain_paper_backward_step(const Trace& t, size_t k) {
       std::snprintf(buf, sizeof buf, "Load Q_i, O_i, dO_i, dQ_i, l_i and m_i (rows %lld-%lld): six "
                     "loads at every (i, j).", r0, r1);
       break;
-    case Line::B2_L9:
+    case Line::FA2B_L9:
       std::snprintf(buf, sizeof buf, "Load Q_i, dO_i, L_i and D_i (rows %lld-%lld): O_i is not needed, "
                     "D_i already holds what it gave.", r0, r1);
       break;
     case Line::A4_L11:
-    case Line::B2_L10:
+    case Line::FA2B_L10:
       std::snprintf(buf, sizeof buf, "Recompute the %lld x %lld score tile S_ij = tau Q_i K_j^T "
                     "instead of reading it: the forward never stored it.", (long long)br, (long long)bc);
       break;
@@ -82,7 +82,7 @@ std::string explain_paper_backward_step(const Trace& t, size_t k) {
       std::snprintf(buf, sizeof buf, "Recompute P_ij = exp(S_ij - m_i) / l_i from the statistics the "
                     "forward wrote; a row with no visible key gets P = 0.");
       break;
-    case Line::B2_L11:
+    case Line::FA2B_L11:
       std::snprintf(buf, sizeof buf, "Recompute P_ij = exp(S_ij - L_i) with one statistic, the "
                     "logsumexp; a row with no visible key (L_i = -inf) gets P = 0.");
       break;
@@ -91,11 +91,11 @@ std::string explain_paper_backward_step(const Trace& t, size_t k) {
                     "forward: the identical dropout mask, never stored.");
       break;
     case Line::A4_L16:
-    case Line::B2_L12:
+    case Line::FA2B_L12:
       std::snprintf(buf, sizeof buf, "Add (P_ij^dropped)^T dO_i to dV~_j on chip.");
       break;
     case Line::A4_L17:
-    case Line::B2_L13:
+    case Line::FA2B_L13:
       std::snprintf(buf, sizeof buf, "Compute dP_ij = dO_i V_j^T (%lld x %lld) on chip.", (long long)br,
                     (long long)bc);
       break;
@@ -106,26 +106,26 @@ std::string explain_paper_backward_step(const Trace& t, size_t k) {
       std::snprintf(buf, sizeof buf, "D_i = rowsum(dO_i o O_i): the softmax Jacobian's correction, "
                     "recomputed here at every j (FlashAttention-2 does it once, up front).");
       break;
-    case Line::B2_L4:
+    case Line::FA2B_L4:
       std::snprintf(buf, sizeof buf, "Load O_i and dO_i (rows %lld-%lld), compute D_i = rowsum(dO_i o "
                     "O_i) once and write it to HBM.", r0, r1);
       break;
     case Line::A4_L20:
-    case Line::B2_L14:
+    case Line::FA2B_L14:
       std::snprintf(buf, sizeof buf, "dS_ij = P_ij o (dP_ij - D_i): the gradient of the scores.");
       break;
     case Line::A4_L21:
-    case Line::B2_L15:
+    case Line::FA2B_L15:
       std::snprintf(buf, sizeof buf, "Add tau dS_ij K_j to dQ_i (rows %lld-%lld) and write it back: a "
                     "read-modify-write, an atomic add on a GPU where the j blocks run in parallel.",
                     r0, r1);
       break;
     case Line::A4_L22:
-    case Line::B2_L16:
+    case Line::FA2B_L16:
       std::snprintf(buf, sizeof buf, "Add tau dS_ij^T Q_i to dK~_j on chip.");
       break;
     case Line::A4_L24:
-    case Line::B2_L18:
+    case Line::FA2B_L18:
       std::snprintf(buf, sizeof buf, "dK_j and dV_j (rows %lld-%lld) are complete: write them to HBM, "
                     "once.", c0, c1);
       break;

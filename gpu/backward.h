@@ -1,4 +1,4 @@
-// The backward pass on the GPU (issue 9): float32 kernels of the three backward schedules,
+// The backward pass on the GPU: float32 kernels of the three backward schedules,
 // behind a plain C++ interface (no CUDA headers), shaped like gpu/backend.h's forward API.
 //   fa1_backward       Algorithm 4: one thread block per (K/V block j, head) looping over the Q
 //                      blocks i; dK_j, dV_j accumulated on chip and written once; dQ accumulated

@@ -15,7 +15,7 @@
 //      (Br/16)(Bc/16) FMAs; row max and sum of L10 are 16-lane shuffles; P~_ij reuses the
 //      shared memory of Q_i and K_j (dead after L9). Compiled for the (Br, Bc, d) in
 //      FS_FA1_V2_CONFIGS below; ragged Nq, Nk are handled by masking (zero rows, -inf columns).
-//   Both take Algorithm 2's additions (issue 5): a block (i, j) that the mask removes entirely
+//   Both take Algorithm 2's additions (mask, dropout): a block (i, j) that the mask removes entirely
 //   returns before loading anything (no loads, no FLOPs; classify_block is core/mask.h's rule),
 //   a partly masked block sets its masked scores to -inf, and with dropout p > 0 the weights
 //   of P~_ij are dropped and rescaled by Philox (core/philox.h) inside the update of O_i, while

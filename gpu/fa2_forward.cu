@@ -24,7 +24,7 @@
 //      (Br, Bc, d) in FS_FA2_V2_CONFIGS below, for each storage type.
 //   1s fa2_v1_kernel<T, true>: variant 1 that also dumps O_i^(j), l_i^(j), m_i^(j) (float32, O
 //      not yet divided by l_i) to global memory after every inner step j, a skipped one
-//      included, for `gpu --snapshots` (issue 13). The normal instantiation (false) compiles
+//      included, for `gpu --snapshots`. The normal instantiation (false) compiles
 //      without the dump, so the kernels that are timed are unchanged.
 //   docs/gpu-notes.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"

@@ -1,4 +1,4 @@
-// FlashAttention-2 forward on tensor cores (issue 10): bf16 / fp16 inputs, float32 accumulators
+// FlashAttention-2 forward on tensor cores: bf16 / fp16 inputs, float32 accumulators
 // and statistics, O rounded once at the end, lse float32 (natural log). d = 64 and 128.
 //
 // One thread block per (Q block i, head); each warp owns 16 x MT rows of Q_i for the whole
@@ -66,6 +66,7 @@
 // docs/tensor-cores.md records each variant's prediction and measured outcome.
 #include "gpu/common.cuh"
 #include "gpu/tc_launch.h"
+#include "gpu/tc_forward.cuh"
 #include "gpu/tc_mma.cuh"
 #include "gpu/tc_ptx.cuh"
 
@@ -78,19 +79,28 @@ namespace {
 
 // ---- the kernel -------------------------------------------------------------------------------
 
-template <int D_, int WARPS_, int MT_, int BC_, int STAGES_, bool QREG_, int MINB_ = 1,
-          bool ONEBAR_ = false, bool LAZY_ = false, bool LPT_ = false>
-struct Config {
-  static constexpr int D = D_, WARPS = WARPS_, MT = MT_, BC = BC_, STAGES = STAGES_;
-  static constexpr bool QREG = QREG_;  // Q_i fragments held in registers for the whole loop
-  static constexpr int MINB = MINB_;   // blocks per SM the register allocation must allow
+// A variant's switches, combined with |: what the ladder's rungs turn on one by one.
+enum Tweak : unsigned {
+  kNoTweaks = 0,
+  kQInRegisters = 1u << 0,  // Q_i fragments held in registers for the whole loop (else re-read from shared memory)
   // One barrier per j instead of two: the refill of the buffer block j - 1 used is issued
   // after the barrier that starts block j, which every warp passes only once done with j - 1.
-  static constexpr bool ONEBAR = ONEBAR_ && STAGES_ >= 2;
-  static constexpr bool LAZY = LAZY_;  // rescale O_i only when some row max of the warp moved
+  kOneBarrier = 1u << 1,
+  kLazyRescale = 1u << 2,   // rescale O_i only when some row max of the warp moved
   // Causal grids as (head, Q block): the block scheduler hands out every head's longest Q block
   // before any head's second longest (longest processing time first over the whole grid).
-  static constexpr bool LPT = LPT_;
+  kLongestFirst = 1u << 3,
+};
+constexpr Tweak operator|(Tweak a, Tweak b) { return Tweak(unsigned(a) | unsigned(b)); }
+
+template <int D_, int WARPS_, int MT_, int BC_, int STAGES_, Tweak TWEAKS_ = kNoTweaks, int MINB_ = 1>
+struct Config {
+  static constexpr int D = D_, WARPS = WARPS_, MT = MT_, BC = BC_, STAGES = STAGES_;
+  static constexpr bool QREG = (TWEAKS_ & kQInRegisters) != 0;
+  static constexpr int MINB = MINB_;   // blocks per SM the register allocation must allow
+  static constexpr bool ONEBAR = (TWEAKS_ & kOneBarrier) != 0 && STAGES_ >= 2;
+  static constexpr bool LAZY = (TWEAKS_ & kLazyRescale) != 0;
+  static constexpr bool LPT = (TWEAKS_ & kLongestFirst) != 0;
   static constexpr int THREADS = 32 * WARPS, BR = 16 * MT * WARPS, CH = D / 8;
   static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV;
@@ -104,17 +114,11 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
   const uint32_t sQ = smem_addr(smem), sKV = sQ + uint32_t(C::SMEM_Q);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
 
-  const int Tr = (p.nq + BR - 1) / BR;
-  const BlockIndex blk = block_index(p, Tr, C::LPT && p.mask.causal);  // grid (heads, Tr) with LPT: see Config::LPT
-  const int i = blk.i;
-  const int64_t h = blk.h;
-  const T* Qh = static_cast<const T*>(p.Q) + h * p.nq * D;
-  const T* Kh = static_cast<const T*>(p.K) + h * p.nk * D;
-  const T* Vh = static_cast<const T*>(p.V) + h * p.nk * D;
-  const int row0 = i * BR;
-
-  const RowLimit lim = row_limit(p, h);
-  const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
+  // grid (heads, Tr) with kLongestFirst: see Tweak
+  const ForwardBlock<T, D, BR, BC> fb(p, C::LPT && p.mask.causal);
+  const int64_t h = fb.h;
+  const int row0 = fb.row0, n_blocks = fb.n_blocks;
+  const RowLimit& lim = fb.lim;
   // This warp's rows: the first keeps the fewest keys (hi grows with r); rows >= nq are padding.
   const int wrow0 = row0 + warp * 16 * MT;
   const bool warp_live = wrow0 < p.nq;
@@ -128,12 +132,12 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
 
   auto load_kv = [&](int j) {
     const uint32_t buf = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV);
-    load_tile<BC, D, C::THREADS>(buf, Kh, j * BC, p.nk, tid);
-    load_tile<BC, D, C::THREADS>(buf + uint32_t(C::SMEM_KV), Vh, j * BC, p.nk, tid);
+    load_tile<BC, D, C::THREADS>(buf, fb.Kh, j * BC, p.nk, tid);
+    load_tile<BC, D, C::THREADS>(buf + uint32_t(C::SMEM_KV), fb.Vh, j * BC, p.nk, tid);
   };
 
-  // Alg1 L4: load Q_i from HBM to SRAM, then the first STAGES - 1 K_j, V_j.
-  issue_first_loads<C::STAGES>([&] { load_tile<BR, D, C::THREADS>(sQ, Qh, row0, p.nq, tid); }, load_kv, n_blocks);
+  // FA2fwd L4: load Q_i from HBM to SRAM, then the first STAGES - 1 K_j, V_j.
+  issue_first_loads<C::STAGES>([&] { load_tile<BR, D, C::THREADS>(sQ, fb.Qh, row0, p.nq, tid); }, load_kv, n_blocks);
   cp_async_wait<C::STAGES - 1>();  // Q_i has landed
   __syncthreads();
 
@@ -150,7 +154,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
       for (int kd = 0; kd < D / 16; ++kd) q_frag(qf[mt][kd], mt, kd);
   }
 
-  // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
+  // FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
   float o[MT][DT][4];
   float m_i[MT][2], l_i[MT][2];
 #pragma unroll
@@ -164,9 +168,9 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
   }
   const float scale_log2 = p.scale * kLog2e;
 
-  // Alg1 L6: for 1 <= j <= Tc (only the blocks some row keeps).
+  // FA2fwd L6: for 1 <= j <= Tc (only the blocks some row keeps).
   for (int j = 0; j < n_blocks; ++j) {
-    // Alg1 L7: load K_j, V_j from HBM to SRAM: issue block j + STAGES - 1, wait for block j.
+    // FA2fwd L7: load K_j, V_j from HBM to SRAM: issue block j + STAGES - 1, wait for block j.
     if constexpr (C::ONEBAR) {
       cp_async_wait<C::STAGES - 2>();
       __syncthreads();
@@ -182,7 +186,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
     if (warp_live && col0 <= warp_hi_max) {  // else every row of this warp masks the whole block
       const uint32_t sK = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV), sV = sK + uint32_t(C::SMEM_KV);
 
-      // Alg1 L8: on chip, S_ij = Q_i K_j^T (float32 accumulators).
+      // FA2fwd L8: on chip, S_ij = Q_i K_j^T (float32 accumulators).
       float s[MT][NT][4];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
@@ -235,7 +239,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
               if (col0 + n * 8 + 2 * t4 + (e & 1) > row_hi[mt][e / 2]) s[mt][n][e] = -INFINITY;
       }
 
-      // Alg1 L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
+      // FA2fwd L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
       // l_ij = e^(m_i - m_ij) l_i + rowsum(P~_ij); each row lives in one quad of lanes.
       uint32_t pa[MT][BC / 16][4];
 #pragma unroll
@@ -245,7 +249,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
         for (int hr = 0; hr < 2; ++hr)
           alphas[hr] = online_softmax_row<2 * NT>([&](int k) -> float& { return s[mt][k / 2][2 * hr + k % 2]; },
                                                   m_i[mt][hr], l_i[mt][hr], scale_log2);
-        // Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i. With LAZY, skipped when no row max
+        // FA2fwd L10, first half: diag(e^(m_i - m_ij)) O_i. With LAZY, skipped when no row max
         // of the warp moved (alpha = 1 exactly): after the first blocks that is most j.
         if (!C::LAZY || __any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
 #pragma unroll
@@ -264,7 +268,7 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
         }
       }
 
-      // Alg1 L10, second half: O_i += P~_ij V_j. V_j is (key x d) row-major, the B operand
+      // FA2fwd L10, second half: O_i += P~_ij V_j. V_j is (key x d) row-major, the B operand
       // wants (k = key) x (n = d) column-major: ldmatrix.trans of keys kk*16 + 0..15 at
       // columns dp*16 + 0..15 gives the B fragments of d tiles 2dp and 2dp+1.
 #pragma unroll
@@ -284,24 +288,21 @@ __global__ void __launch_bounds__(C::THREADS, C::MINB) fa2_tc_kernel(const TcPar
   }
   cp_async_wait<0>();
 
-  // Alg1 L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write O_i and L_i.
+  // FA2fwd L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write O_i and L_i.
   T* Oh = static_cast<T*>(p.O) + h * p.nq * D;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
-      float l = l_i[mt][hr];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float l = quad_row_sum(l_i[mt][hr]);
       const int r = wrow0 + mt * 16 + g + 8 * hr;
       if (r >= p.nq) continue;
-      const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row that keeps no key: O = 0
+      const float inv = row_inverse(l);
       uint32_t* out = reinterpret_cast<uint32_t*>(Oh + int64_t(r) * D + 2 * t4);
 #pragma unroll
       for (int n = 0; n < DT; ++n)
         out[n * 4] = pack2<T>(o[mt][n][2 * hr] * inv, o[mt][n][2 * hr + 1] * inv);
-      if (t4 == 0)
-        p.lse[h * p.nq + r] = l > 0.0f ? (m_i[mt][hr] + __log2f(l)) * kLn2 : -INFINITY;
+      write_row_lse(p, h, r, m_i[mt][hr], l, t4);
     }
 }
 
@@ -327,42 +328,42 @@ constexpr Entry entry(const char* what) {
   return Entry{V, C::D, what, C::BR, C::BC, C::WARPS, C::STAGES, C::SMEM, &launch_config<C>};
 }
 
-//                        D, warps, MT, Bc, stages, Q in registers
+//                        D, warps, MT, Bc, stages, tweaks[, blocks per SM]
 const Entry kLadder[] = {
-    entry<1, Config<64, 4, 1, 64, 1, true>>("plain: Br 64, Bc 64, one K/V buffer"),
-    entry<1, Config<128, 4, 1, 64, 1, true>>("plain: Br 64, Bc 64, one K/V buffer"),
-    entry<2, Config<64, 4, 1, 64, 2, true>>("+ double-buffered cp.async K/V"),
-    entry<2, Config<128, 4, 1, 64, 2, true>>("+ double-buffered cp.async K/V"),
-    entry<3, Config<64, 8, 1, 128, 2, true>>("Br 128 (8 warps), Bc 128"),
-    entry<3, Config<128, 8, 1, 64, 2, true>>("Br 128 (8 warps), Bc 64"),
-    entry<4, Config<64, 4, 2, 64, 2, true>>("32 rows per warp (4 warps), Bc 64"),
-    entry<4, Config<128, 4, 2, 32, 2, false>>("32 rows per warp (4 warps), Bc 32, Q from smem"),
-    entry<5, Config<64, 4, 2, 64, 2, false, 3>>("v4, Q from smem, registers for 3 blocks/SM"),
-    entry<5, Config<128, 4, 2, 64, 2, false>>("32 rows per warp (4 warps), Bc 64, Q from smem"),
-    entry<6, Config<64, 8, 2, 64, 2, true>>("Br 256: 8 warps x 32 rows, Bc 64"),
-    entry<6, Config<128, 8, 1, 64, 2, false, 2>>("v3, Q from smem, registers for 2 blocks/SM"),
-    entry<7, Config<64, 4, 2, 64, 2, true, 1, true>>("v4 with one barrier per j"),
-    entry<7, Config<128, 8, 1, 64, 2, true, 1, true>>("v3 with one barrier per j"),
-    entry<8, Config<64, 4, 2, 64, 3, true, 1, true>>("v7 with three K/V buffers"),
-    entry<8, Config<128, 4, 1, 64, 2, true, 1, true>>("v2 with one barrier per j"),
-    entry<9, Config<64, 4, 2, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
-    entry<9, Config<128, 8, 1, 64, 2, true, 1, true, true>>("v7, O_i rescaled only when a row max moved"),
-    entry<10, Config<64, 4, 2, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
-    entry<10, Config<128, 8, 1, 64, 3, true, 1, true, true>>("v9 with three K/V buffers"),
-    entry<11, Config<64, 4, 2, 64, 2, true, 1, true, false, true>>("v7, causal grid longest-first over all heads"),
-    entry<11, Config<128, 8, 1, 64, 2, true, 1, true, true, true>>("v9, causal grid longest-first over all heads"),
-    entry<12, Config<64, 4, 1, 64, 2, true, 1, true, false, true>>("v2 with one barrier per j and v11's order (Br 64)"),
-    entry<12, Config<128, 4, 2, 32, 3, false, 1, true, true, true>>("32 rows per warp, Bc 32, Q from smem, 3 K/V buffers, v11's order"),
+    entry<1, Config<64, 4, 1, 64, 1, kQInRegisters>>("plain: Br 64, Bc 64, one K/V buffer"),
+    entry<1, Config<128, 4, 1, 64, 1, kQInRegisters>>("plain: Br 64, Bc 64, one K/V buffer"),
+    entry<2, Config<64, 4, 1, 64, 2, kQInRegisters>>("+ double-buffered cp.async K/V"),
+    entry<2, Config<128, 4, 1, 64, 2, kQInRegisters>>("+ double-buffered cp.async K/V"),
+    entry<3, Config<64, 8, 1, 128, 2, kQInRegisters>>("Br 128 (8 warps), Bc 128"),
+    entry<3, Config<128, 8, 1, 64, 2, kQInRegisters>>("Br 128 (8 warps), Bc 64"),
+    entry<4, Config<64, 4, 2, 64, 2, kQInRegisters>>("32 rows per warp (4 warps), Bc 64"),
+    entry<4, Config<128, 4, 2, 32, 2, kNoTweaks>>("32 rows per warp (4 warps), Bc 32, Q from smem"),
+    entry<5, Config<64, 4, 2, 64, 2, kNoTweaks, 3>>("v4, Q from smem, registers for 3 blocks/SM"),
+    entry<5, Config<128, 4, 2, 64, 2, kNoTweaks>>("32 rows per warp (4 warps), Bc 64, Q from smem"),
+    entry<6, Config<64, 8, 2, 64, 2, kQInRegisters>>("Br 256: 8 warps x 32 rows, Bc 64"),
+    entry<6, Config<128, 8, 1, 64, 2, kNoTweaks, 2>>("v3, Q from smem, registers for 2 blocks/SM"),
+    entry<7, Config<64, 4, 2, 64, 2, kQInRegisters | kOneBarrier>>("v4 with one barrier per j"),
+    entry<7, Config<128, 8, 1, 64, 2, kQInRegisters | kOneBarrier>>("v3 with one barrier per j"),
+    entry<8, Config<64, 4, 2, 64, 3, kQInRegisters | kOneBarrier>>("v7 with three K/V buffers"),
+    entry<8, Config<128, 4, 1, 64, 2, kQInRegisters | kOneBarrier>>("v2 with one barrier per j"),
+    entry<9, Config<64, 4, 2, 64, 2, kQInRegisters | kOneBarrier | kLazyRescale>>("v7, O_i rescaled only when a row max moved"),
+    entry<9, Config<128, 8, 1, 64, 2, kQInRegisters | kOneBarrier | kLazyRescale>>("v7, O_i rescaled only when a row max moved"),
+    entry<10, Config<64, 4, 2, 64, 3, kQInRegisters | kOneBarrier | kLazyRescale>>("v9 with three K/V buffers"),
+    entry<10, Config<128, 8, 1, 64, 3, kQInRegisters | kOneBarrier | kLazyRescale>>("v9 with three K/V buffers"),
+    entry<11, Config<64, 4, 2, 64, 2, kQInRegisters | kOneBarrier | kLongestFirst>>("v7, causal grid longest-first over all heads"),
+    entry<11, Config<128, 8, 1, 64, 2, kQInRegisters | kOneBarrier | kLazyRescale | kLongestFirst>>("v9, causal grid longest-first over all heads"),
+    entry<12, Config<64, 4, 1, 64, 2, kQInRegisters | kOneBarrier | kLongestFirst>>("v2 with one barrier per j and v11's order (Br 64)"),
+    entry<12, Config<128, 4, 2, 32, 3, kOneBarrier | kLazyRescale | kLongestFirst>>("32 rows per warp, Bc 32, Q from smem, 3 K/V buffers, v11's order"),
     // The Bc sweep (Figure 2 middle at full speed; not rungs of the ladder): one kernel family,
     // Br = 128 as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j.
-    entry<101, Config<64, 8, 1, 16, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 16"),
-    entry<101, Config<128, 8, 1, 16, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 16"),
-    entry<102, Config<64, 8, 1, 32, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 32"),
-    entry<102, Config<128, 8, 1, 32, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 32"),
-    entry<103, Config<64, 8, 1, 64, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 64"),
-    entry<103, Config<128, 8, 1, 64, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 64"),
-    entry<104, Config<64, 8, 1, 128, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 128"),
-    entry<104, Config<128, 8, 1, 128, 2, true, 1, true>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 128"),
+    entry<101, Config<64, 8, 1, 16, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 16"),
+    entry<101, Config<128, 8, 1, 16, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 16"),
+    entry<102, Config<64, 8, 1, 32, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 32"),
+    entry<102, Config<128, 8, 1, 32, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 32"),
+    entry<103, Config<64, 8, 1, 64, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 64"),
+    entry<103, Config<128, 8, 1, 64, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 64"),
+    entry<104, Config<64, 8, 1, 128, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 128"),
+    entry<104, Config<128, 8, 1, 128, 2, kQInRegisters | kOneBarrier>>("Bc sweep: Br 128 (8 warps x 16 rows), Bc 128"),
 };
 
 }  // namespace

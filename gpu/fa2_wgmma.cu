@@ -1,4 +1,4 @@
-// Variant 13 of the tensor-core ladder (issue 10): the first Hopper rung. FlashAttention-2
+// Variant 13 of the tensor-core ladder (docs/tensor-cores.md): the first Hopper rung. FlashAttention-2
 // forward on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is compiled for 90a alone
 // and linked only where nvcc can build it: see gpu/CMakeLists.txt).
 //
@@ -19,6 +19,7 @@
 //   13  Bc = 64: S_ij is one m64n64 tile per warpgroup (32 registers a thread).
 //   14  Bc = 128: S_ij is m64n128 (64 registers), twice the MMA work per wait and per barrier.
 #include "gpu/common.cuh"
+#include "gpu/tc_forward.cuh"
 #include "gpu/tc_launch.h"
 #include "gpu/tc_ptx.cuh"
 #include "gpu/wgmma_ptx.cuh"
@@ -63,17 +64,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_wgmma_kernel(const TcParams
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4,
             t4 = lane % 4;
 
-  const int Tr = (p.nq + BR - 1) / BR;
-  const BlockIndex blk = block_index(p, Tr, p.mask.causal);  // v11's grid
-  const int i = blk.i;
-  const int64_t h = blk.h;
-  const T* Qh = static_cast<const T*>(p.Q) + h * p.nq * D;
-  const T* Kh = static_cast<const T*>(p.K) + h * p.nk * D;
-  const T* Vh = static_cast<const T*>(p.V) + h * p.nk * D;
-  const int row0 = i * BR;
-
-  const RowLimit lim = row_limit(p, h);
-  const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
+  const ForwardBlock<T, D, BR, BC> fb(p, p.mask.causal);  // v11's grid
+  const int64_t h = fb.h;
+  const int row0 = fb.row0, n_blocks = fb.n_blocks;
+  const RowLimit& lim = fb.lim;
   // wgmma is issued by the whole warpgroup: the skip test is per warpgroup, the mask per warp.
   const int wg_row0 = row0 + wg * 64, wrow0 = wg_row0 + warp * 16;
   const bool wg_live = wg_row0 < p.nq;
@@ -83,14 +77,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_wgmma_kernel(const TcParams
 
   auto load_kv = [&](int j) {
     const uint32_t buf = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV);
-    load_panels<BC, D, C::THREADS>(buf, Kh, j * BC, p.nk, tid);
-    load_panels<BC, D, C::THREADS>(buf + uint32_t(C::SMEM_KV), Vh, j * BC, p.nk, tid);
+    load_panels<BC, D, C::THREADS>(buf, fb.Kh, j * BC, p.nk, tid);
+    load_panels<BC, D, C::THREADS>(buf + uint32_t(C::SMEM_KV), fb.Vh, j * BC, p.nk, tid);
   };
 
-  // Alg1 L4: load Q_i from HBM to SRAM, then the first STAGES - 1 K_j, V_j.
-  issue_first_loads<C::STAGES>([&] { load_panels<BR, D, C::THREADS>(sQ, Qh, row0, p.nq, tid); }, load_kv, n_blocks);
+  // FA2fwd L4: load Q_i from HBM to SRAM, then the first STAGES - 1 K_j, V_j.
+  issue_first_loads<C::STAGES>([&] { load_panels<BR, D, C::THREADS>(sQ, fb.Qh, row0, p.nq, tid); }, load_kv, n_blocks);
 
-  // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
+  // FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
   float o[PANELS][32];
 #pragma unroll
   for (int pn = 0; pn < PANELS; ++pn)
@@ -99,9 +93,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_wgmma_kernel(const TcParams
   float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
   const float scale_log2 = p.scale * kLog2e;
 
-  // Alg1 L6: for 1 <= j <= Tc (only the blocks some row keeps).
+  // FA2fwd L6: for 1 <= j <= Tc (only the blocks some row keeps).
   for (int j = 0; j < n_blocks; ++j) {
-    // Alg1 L7: wait for K_j, V_j (and Q_i), then refill the buffer block j - 1 used.
+    // FA2fwd L7: wait for K_j, V_j (and Q_i), then refill the buffer block j - 1 used.
     cp_async_wait<C::STAGES - 2>();
     fence_proxy_async();
     __syncthreads();
@@ -112,13 +106,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_wgmma_kernel(const TcParams
     if (!wg_live || col0 > wg_hi_max) continue;  // every row of this warpgroup masks block j
     const uint32_t sK = sKV + uint32_t((j % C::STAGES) * 2 * C::SMEM_KV), sV = sK + uint32_t(C::SMEM_KV);
 
-    // Alg1 L8: on chip, S_ij = Q_i K_j^T: D / 16 k-steps of 32 bytes along each 128-byte row.
+    // FA2fwd L8: on chip, S_ij = Q_i K_j^T: D / 16 k-steps of 32 bytes along each 128-byte row.
     float s[BC / 2];
     fence_regs(s);
     wgmma_fence();
 #pragma unroll
     for (int kd = 0; kd < D / 16; ++kd) {
-      const uint32_t koff = uint32_t((kd / 4) * 0 + (kd % 4) * 32);
+      const uint32_t koff = uint32_t((kd % 4) * 32);  // 32 bytes into the panel's 128-byte rows
       const uint64_t a = desc_sw128(sQ + uint32_t((kd / 4) * BR * 128 + wg * 64 * 128) + koff);
       const uint64_t b = desc_sw128(sK + uint32_t((kd / 4) * BC * 128) + koff);
       wgmma_ss<T>(s, a, b, kd > 0);
@@ -127,11 +121,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_wgmma_kernel(const TcParams
     wgmma_wait_all();
     fence_regs(s);
 
-    // The mask, Alg1 L9 and the first half of L10; P~_ij into A fragments.
+    // The mask, FA2fwd L9 and the first half of L10; P~_ij into A fragments.
     uint32_t pa[BC / 16][4];
     softmax_to_fragments<T, BC, PANELS>(s, o, pa, m_i, l_i, scale_log2, col0, warp_hi_min, row_hi, t4);
 
-    // Alg1 L10, second half: O_i += P~_ij V_j, one m64n64k16 per (16 keys, 64-column panel of
+    // FA2fwd L10, second half: O_i += P~_ij V_j, one m64n64k16 per (16 keys, 64-column panel of
     // d); 16 keys are 16 rows of 128 bytes (2048 bytes) of V_j's panel.
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
@@ -148,7 +142,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_wgmma_kernel(const TcParams
   }
   cp_async_wait<0>();
 
-  write_o_lse<T, D, PANELS>(p, h, wrow0, g, t4, o, m_i, l_i);  // Alg1 L12-L15
+  write_o_lse<T, D, PANELS>(p, h, wrow0, g, t4, o, m_i, l_i);  // FA2fwd L12-L15
 }
 
 template <class C>

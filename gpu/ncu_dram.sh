@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measured DRAM bytes against the simulator (issue 12; docs/l2-model.md, "Measured").
+# Measured DRAM bytes against the simulator (docs/l2-model.md, "Measured").
 #
 # For each point: Nsight Compute's dram__bytes_read.sum / dram__bytes_write.sum and
 # gpu__time_duration.sum, summed over the attention kernels of one run on B = 1, H heads (input

@@ -4,11 +4,11 @@
 # build-gpu carried (built on the CPU machine: static CUDA runtime, Catch2 v2 compiled in).
 # Logs go to $OUT; a short summary prints last.
 #   usage: gpu/run_on_device.sh [all|tests|verify|bench|bwd|tc|dram|snap]   (default all; all excludes bwd, tc, dram, snap)
-# bwd: the backward's commands (issue 9): verify --backward on several shapes, gpu --backward
+# bwd: the backward's commands: verify --backward on several shapes, gpu --backward
 # with outputs, bad input, bench-gpu --backward. tc: the tensor-core path through the CLI,
 # verify --tensor-cores and bench-gpu --tensor-cores (docs/tensor-cores.md). dram: gpu/ncu_dram.sh
-# (issue 12's DRAM measurement beside the L2 model; its comparison table prints last). snap: snapshots as
-# files (issue 13): the [snapshot] tests, then for fa1 and fa2 on ragged shapes (Nq != Nk) with
+# (the DRAM measurement beside the L2 model; its comparison table prints last). snap: snapshots as
+# files: the [snapshot] tests, then for fa1 and fa2 on ragged shapes (Nq != Nk) with
 # masks, dropout, fp16/bf16 storage and the backward, `gpu --snapshots` and `run --snapshots`
 # on the same flags and `compare` of the two (and of the GPU folder against the run flags).
 set -u
@@ -57,7 +57,7 @@ if [[ $WHAT == all || $WHAT == verify ]]; then
   run_verify --n 100 --d 32
   run_verify --nq 77 --nk 130 --d 40 --M 2048 --variant 1
   run_verify --n 4096 --d 64 --M 128KiB
-  # issue 5: fa2, masks, dropout, storage precision (fa2 and standard: final state only)
+  # fa2, masks, dropout, storage precision (fa2 and standard: final state only)
   run_verify --schedule fa2 --n 1000 --d 64 --M 128KiB
   run_verify --schedule fa2 --nq 300 --nk 513 --d 128 --M 128KiB
   run_verify --schedule fa2 --nq 77 --nk 130 --d 40 --M 2048

@@ -1,4 +1,4 @@
-// Standard attention's softmax between the two cuBLAS products (issue 10's baseline, the way
+// Standard attention's softmax between the two cuBLAS products (the tensor-core path's baseline, the way
 // PyTorch's math path runs it): S = tau Q K^T was written to HBM in the 16-bit input type by
 // cuBLAS; this kernel reads each row of S, writes P = softmax(S) in the same type and lse in
 // float32; cuBLAS then computes O = P V. S and P are (heads * Nq) x Nk in HBM: the N^2 traffic

@@ -10,7 +10,7 @@ namespace flashstep::gpu::tc {
 
 enum class Elem : int { fp16 = 1, bf16 = 2 };  // the order of flashstep::Dtype
 
-// The mask of issue 10's kernels: causal (bottom-right, as core/mask.h) and key padding.
+// The mask of the tensor-core kernels: causal (bottom-right, as core/mask.h) and key padding.
 struct TcMask {
   bool causal = false;
   int kv_len = -1;                // one valid key length for every head; -1: none

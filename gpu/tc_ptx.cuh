@@ -80,7 +80,7 @@ __device__ __forceinline__ int kept_blocks(const RowLimit& lim, int row0, int Br
   return last_hi < 0 ? 0 : last_hi / Bc + 1;
 }
 
-// Alg1 L9 for one row of S_ij held by a quad of lanes, NV scores in this lane (at(k), k < NV):
+// FA2fwd L9 for one row of S_ij held by a quad of lanes, NV scores in this lane (at(k), k < NV):
 // m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij) in place, l_ij = e^(m_i - m_ij) l_i +
 // rowsum(P~_ij), with m in units of tau log2(e) S. l stays this lane's partial sum (the quad's
 // sum is taken once, after L11). Returns alpha = e^(m_i - m_ij), the rescale of O_i's row.
@@ -107,7 +107,7 @@ __device__ __forceinline__ float online_softmax_row(At at, float& m_i, float& l_
   return alpha;
 }
 
-// Alg1 L4 (Q_i, one cp.async group), then L7 for the first STAGES - 1 blocks, one group each.
+// FA2fwd L4 (Q_i, one cp.async group), then L7 for the first STAGES - 1 blocks, one group each.
 template <int STAGES, class LoadQ, class LoadKV>
 __device__ __forceinline__ void issue_first_loads(LoadQ load_q, LoadKV load_kv, int n_blocks) {
   load_q();

@@ -1,4 +1,4 @@
-// The tensor-core path (issue 10): FlashAttention-2 forward on mma.sync in bf16 / fp16
+// The tensor-core path: FlashAttention-2 forward on mma.sync in bf16 / fp16
 // (gpu/fa2_tc.cu, a ladder of numbered variants) and standard attention at full speed through
 // cuBLAS (S = tau Q K^T and O = P V with float32 accumulation, S and P stored in the input type,
 // gpu/standard_tc.cu's softmax between). Plain C++: no CUDA headers.

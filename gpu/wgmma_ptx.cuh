@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpu/tc_launch.h"
+#include "gpu/tc_forward.cuh"
 #include "gpu/tc_ptx.cuh"
 
 namespace flashstep::gpu::tc {
@@ -80,7 +81,7 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
 
 
 // One warp's 16 rows of a 64 x BC score tile S_ij (s[4n + e]: row g + 8 (e / 2), column
-// 8n + 2 t4 + (e % 2)) after S = Q_i K_j^T: the mask and Alg1 L9 (online softmax), P~_ij in
+// 8n + 2 t4 + (e % 2)) after S = Q_i K_j^T: the mask and FA2fwd L9 (online softmax), P~_ij in
 // place of S_ij as float32; alphas[hr] = e^(m_i - m_ij) of the lane's two rows. Touches neither
 // O_i nor the A fragments, so it can run while O_i += P~_i,j-1 V_j-1 is still on the tensor
 // cores (v17's intra-warpgroup overlap, gpu/fa3_forward.cu).
@@ -94,7 +95,7 @@ __device__ __forceinline__ void softmax_scores(float (&s)[BC / 2], float (&alpha
     for (int k = 0; k < BC / 2; ++k)
       if (col0 + (k / 4) * 8 + 2 * t4 + (k & 1) > row_hi[(k % 4) / 2]) s[k] = -INFINITY;
   }
-  // Alg1 L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
+  // FA2fwd L9: m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij),
   // l_ij = e^(m_i - m_ij) l_i + rowsum(P~_ij); each row lives in one quad of lanes.
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr)
@@ -102,7 +103,7 @@ __device__ __forceinline__ void softmax_scores(float (&s)[BC / 2], float (&alpha
                                             m_i[hr], l_i[hr], scale_log2);
 }
 
-// Alg1 L10, first half: diag(e^(m_i - m_ij)) O_i, skipped when no row max of the warp moved
+// FA2fwd L10, first half: diag(e^(m_i - m_ij)) O_i, skipped when no row max of the warp moved
 // (alpha = 1 exactly then), as v9; then P~_ij rounded to the input type, straight into A
 // fragments of wgmma's register form: column tiles 2kk, 2kk+1 of the accumulator are
 // (k 0-7, k 8-15) of k-step kk. O_i and the fragments must be free: no product in flight.
@@ -124,7 +125,7 @@ __device__ __forceinline__ void rescale_and_pack(const float (&s)[BC / 2], const
   }
 }
 
-// Both of the above in a row: the mask, Alg1 L9, the O_i rescale of L10 and P~_ij into A fragments.
+// Both of the above in a row: the mask, FA2fwd L9, the O_i rescale of L10 and P~_ij into A fragments.
 template <typename T, int BC, int PANELS>
 __device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4],
                                                      float (&m_i)[2], float (&l_i)[2], float scale_log2, int col0,
@@ -134,7 +135,7 @@ __device__ __forceinline__ void softmax_to_fragments(float (&s)[BC / 2], float (
   rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
 }
 
-// Alg1 L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write this warp's
+// FA2fwd L12: O_i = diag(l_i)^-1 O_i; L13: L_i = m_i + log(l_i); L14, L15: write this warp's
 // rows of O_i and L_i (rows from wrow0; rows past Nq are not written).
 template <typename T, int D, int PANELS>
 __device__ __forceinline__ void write_o_lse(const TcParams& p, int64_t h, int wrow0, int g, int t4,
@@ -142,19 +143,17 @@ __device__ __forceinline__ void write_o_lse(const TcParams& p, int64_t h, int wr
   T* Oh = static_cast<T*>(p.O) + h * p.nq * D;
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
-    float l = l_i[hr];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const float l = quad_row_sum(l_i[hr]);
     const int r = wrow0 + g + 8 * hr;
     if (r >= p.nq) continue;
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row that keeps no key: O = 0
+    const float inv = row_inverse(l);
     uint32_t* out = reinterpret_cast<uint32_t*>(Oh + int64_t(r) * D + 2 * t4);
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn)
 #pragma unroll
       for (int n = 0; n < 8; ++n)
         out[(pn * 64 + n * 8) / 2] = pack2<T>(o[pn][4 * n + 2 * hr] * inv, o[pn][4 * n + 2 * hr + 1] * inv);
-    if (t4 == 0) p.lse[h * p.nq + r] = l > 0.0f ? (m_i[hr] + __log2f(l)) * kLn2 : -INFINITY;
+    write_row_lse(p, h, r, m_i[hr], l, t4);
   }
 }
 

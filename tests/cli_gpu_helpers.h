@@ -6,16 +6,14 @@
 //   backend"; in a CUDA build, a real run, unless no GPU is usable here (one line saying so),
 //   which FLASHSTEP_REQUIRE_GPU=1 (set on the GPU machine) turns into a failure.
 #pragma once
+#include "tests/cli_helpers.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <string>
 
 namespace fstest {
-
-inline bool one_error_line(const std::string& out) {
-  return out.rfind("flashstep: error: ", 0) == 0 && out.find('\n') == out.size() - 1;
-}
 
 inline bool gpu_required() {
   const char* env = std::getenv("FLASHSTEP_REQUIRE_GPU");

@@ -1,15 +1,13 @@
-// What the hardening tests share: the state of a folder (to show that a refused command created,
-// changed and deleted nothing), and running the program under a time limit (a FIFO read with a
-// plain open would hang it).
+// What the hardening tests share: the state of a folder, to show that a refused command created,
+// changed and deleted nothing (running the program under a time limit: tests/cli_helpers.h).
 #pragma once
-#include <chrono>
-#include <cstdio>
+#include "tests/cli_helpers.h"
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace fstest {
 
@@ -46,32 +44,6 @@ inline std::map<std::string, std::string> tree(const std::filesystem::path& root
     out[rel.string()] = v;
   }
   return out;
-}
-
-struct Outcome {
-  int rc = -1;  // 124: the time limit ended it
-  std::string out;
-  double seconds = 0;
-};
-
-// `cmd` in a shell under `timeout LIMIT`, stdout and stderr together.
-inline Outcome run_limited(const std::string& cmd, int limit_s = 60) {
-  Outcome o;
-  const auto t0 = std::chrono::steady_clock::now();
-  FILE* f = ::popen(("timeout -s KILL " + std::to_string(limit_s) + " sh -c '" + cmd + "' 2>&1 < /dev/null").c_str(), "r");
-  if (!f) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) o.out.append(buf, n);
-  const int status = ::pclose(f);
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return o;
-}
-
-// One `flashstep: error:` line, short (a message quotes at most a cut excerpt of its input).
-inline bool one_short_error_line(const std::string& out) {
-  return out.rfind("flashstep: error: ", 0) == 0 && out.find('\n') == out.size() - 1 && out.size() < 1200;
 }
 
 }  // namespace fstest

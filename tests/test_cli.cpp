@@ -11,7 +11,7 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 
 // A .npy file with an arbitrary dtype string and payload (for the bad-file cases).
 void write_raw_npy(const fsys::path& path, const std::string& descr, const std::string& shape,

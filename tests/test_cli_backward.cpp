@@ -14,7 +14,7 @@ using namespace flashstep;
 namespace fsys = std::filesystem;
 
 namespace {
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 
 std::string line_with(const std::string& text, const std::string& start) {
   const size_t at = text.find(start);

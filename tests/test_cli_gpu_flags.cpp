@@ -1,4 +1,4 @@
-// --p-dtype and --tensor-cores as a user types them (issue 10), run through the real binary.
+// --p-dtype and --tensor-cores as a user types them, run through the real binary.
 // Requests the tensor-core kernels cannot take are refused before any GPU is looked for, in
 // every build: a build without CUDA runs the same checks (app/gpu_requests.cpp) before its stub
 // says it has no GPU backend, so each refusal must be its own message there too.
@@ -12,19 +12,9 @@
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
-
-struct Answer {
-  int rc;
-  std::string out;
-};
-Answer run_flashstep(const std::string& args) {
-  Answer a;
-  a.rc = fstest::run_command(kBin + " " + args, a.out);
-  return a;
-}
-
 using fstest::one_error_line;
+using fstest::Outcome;
+using fstest::run_flashstep;
 
 struct Bad {
   std::string args, expect;  // the command line, and a piece of its one error line
@@ -34,7 +24,7 @@ template <size_t N>
 void check_refusals(const Bad (&bad)[N]) {
   for (const Bad& b : bad) {
     CAPTURE(b.args);
-    const Answer a = run_flashstep(b.args);
+    const Outcome a = run_flashstep(b.args);
     CAPTURE(a.out);
     CHECK(a.rc == 2);
     CHECK(one_error_line(a.out));
@@ -45,7 +35,7 @@ void check_refusals(const Bad (&bad)[N]) {
 }  // namespace
 
 TEST_CASE("run --p-dtype shows the rounding and refuses what emulates no kernel", "[cli][p_dtype]") {
-  Answer a = run_flashstep("run --schedule fa2 --dtype bf16 --p-dtype bf16 --nq 40 --nk 57 --d 16 --causal");
+  Outcome a = run_flashstep("run --schedule fa2 --dtype bf16 --p-dtype bf16 --nq 40 --nk 57 --d 16 --causal");
   CHECK(a.rc == 0);
   CHECK(a.out.find("stored as bf16; P~ rounded to bf16 before P V") != std::string::npos);
   a = run_flashstep("run --schedule fa1 --dtype fp16 --p-dtype fp16 --n 33 --d 8");
@@ -126,7 +116,7 @@ TEST_CASE("the tensor-core backward's commands refuse bad requests before lookin
 }
 
 TEST_CASE("verify --tensor-cores on a good request: PASS on a GPU, one error line without one", "[cli][tensor_cores]") {
-  const Answer a = run_flashstep("verify --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores --nq 77 --nk 130 --d 64 --causal");
+  const Outcome a = run_flashstep("verify --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores --nq 77 --nk 130 --d 64 --causal");
   CAPTURE(a.out);
   if (fstest::gpu_command_ran(a.rc, a.out)) {
     CHECK(a.rc == 0);
@@ -135,7 +125,7 @@ TEST_CASE("verify --tensor-cores on a good request: PASS on a GPU, one error lin
 }
 
 TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor_cores]") {
-  const Answer a = run_flashstep("verify --help");
+  const Outcome a = run_flashstep("verify --help");
   CAPTURE(a.out);
   CHECK(a.rc == 0);
   // The build without CUDA has the same flags (app/gpu_requests.cpp) and says it needs CUDA.
@@ -151,7 +141,7 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
 }
 
 TEST_CASE("explain shows the storage dtype and p_dtype, and counts bytes in the storage type", "[cli][tensor_cores]") {
-  const Answer a = run_flashstep("explain --n 300 --d 32 --M 2000 --dtype bf16 --p-dtype bf16 --splits 4");
+  const Outcome a = run_flashstep("explain --n 300 --d 32 --M 2000 --dtype bf16 --p-dtype bf16 --splits 4");
   CAPTURE(a.out);
   REQUIRE(a.rc == 0);
   CHECK(a.out.find("precision: dtype bf16 (2 bytes per stored element") != std::string::npos);
@@ -170,7 +160,7 @@ TEST_CASE("explain shows the storage dtype and p_dtype, and counts bytes in the 
   REQUIRE(at != std::string::npos);
   CHECK(a.out.substr(at, a.out.find('\n', at) - at).find("yes") != std::string::npos);
   // The float32 default says so too, and a 16-bit run moves fewer bytes than it.
-  const Answer f = run_flashstep("explain --n 300 --d 32 --M 2000");
+  const Outcome f = run_flashstep("explain --n 300 --d 32 --M 2000");
   REQUIRE(f.rc == 0);
   CHECK(f.out.find("precision: dtype fp32 (4 bytes per stored element; l, m, L in float32), p_dtype fp32") !=
         std::string::npos);
@@ -180,12 +170,12 @@ TEST_CASE("explain shows the storage dtype and p_dtype, and counts bytes in the 
   };
   CHECK(total_bytes(a.out) != total_bytes(f.out));
   // p_dtype without 16-bit storage emulates no kernel: one error line, exit 2.
-  const Answer bad = run_flashstep("explain --n 300 --d 32 --M 2000 --p-dtype bf16");
+  const Outcome bad = run_flashstep("explain --n 300 --d 32 --M 2000 --p-dtype bf16");
   CAPTURE(bad.out);
   CHECK(bad.rc == 2);
   CHECK(one_error_line(bad.out));
   CHECK(bad.out.find("add --dtype bf16 or fp16") != std::string::npos);
-  const Answer bad2 = run_flashstep("explain --n 300 --d 32 --dtype fp8");
+  const Outcome bad2 = run_flashstep("explain --n 300 --d 32 --dtype fp8");
   CHECK(bad2.rc == 2);
   CHECK(bad2.out.find("unknown dtype 'fp8'") != std::string::npos);
 }

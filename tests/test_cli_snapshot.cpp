@@ -1,4 +1,4 @@
-// `run --snapshots` and `compare` as a user runs them (issue 13): CPU snapshots compare equal to
+// `run --snapshots` and `compare` as a user runs them: CPU snapshots compare equal to
 // themselves, a perturbed value is found at its j with exit 1, and every bad input gets one
 // `flashstep: error:` line with exit 2. `gpu --snapshots` refuses bad input before it looks for a
 // GPU, with the same line in a build without CUDA (app/gpu_requests.cpp).
@@ -16,21 +16,9 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
-
-struct Answer {
-  int rc;
-  std::string out;
-};
-Answer flashstep_cmd(const std::string& args) {
-  Answer a;
-  a.rc = fstest::run_command(kBin + " " + args, a.out);
-  return a;
-}
-
-bool one_error_line(const std::string& out) {
-  return out.rfind("flashstep: error: ", 0) == 0 && out.find('\n') == out.size() - 1;
-}
+using fstest::one_error_line;
+using fstest::Outcome;
+using fstest::run_flashstep;
 
 // Ragged (neither Nq nor Nk a multiple of its block), Nq != Nk, with a mask.
 const char* kFlags[] = {
@@ -49,17 +37,17 @@ TEST_CASE("CPU snapshots compare equal to themselves, against a folder and again
   const std::string flags = std::string("--schedule ") + sched + " " + kFlags[which] + (backward ? " --backward" : "");
   CAPTURE(flags);
   const std::string a = (tmp.path / "a").string(), b = (tmp.path / "b").string();
-  Answer r = flashstep_cmd("run " + flags + " --snapshots " + a);
+  Outcome r = run_flashstep("run " + flags + " --snapshots " + a);
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("snapshots  written to " + a) != std::string::npos);
-  REQUIRE(flashstep_cmd("run " + flags + " --snapshots " + b).rc == 0);
-  r = flashstep_cmd("compare --snapshots " + a + " --against " + b);
+  REQUIRE(run_flashstep("run " + flags + " --snapshots " + b).rc == 0);
+  r = run_flashstep("compare --snapshots " + a + " --against " + b);
   CAPTURE(r.out);
   CHECK(r.rc == 0);
   CHECK(r.out.find("PASS: every tensor within tolerance") != std::string::npos);
   CHECK(r.out.find(sched == std::string("fa1") ? "after outer step j" : "after inner step j") != std::string::npos);
   CHECK((r.out.find("backward: dQ in HBM after K/V block j") != std::string::npos) == backward);
-  r = flashstep_cmd("compare --snapshots " + a + " " + flags);
+  r = run_flashstep("compare --snapshots " + a + " " + flags);
   CHECK(r.rc == 0);
   CHECK(r.out.find("against the CPU engine on the run flags") != std::string::npos);
   // Every file the manifest names is in the folder, and nothing else is.
@@ -75,8 +63,8 @@ TEST_CASE("compare finds one perturbed value at its j and exits 1", "[cli][snaps
   const std::string sched = GENERATE("fa1", "fa2");
   const std::string flags = std::string("--schedule ") + sched + " " + kFlags[1];
   const std::string a = (tmp.path / "a").string(), b = (tmp.path / "b").string();
-  REQUIRE(flashstep_cmd("run " + flags + " --snapshots " + a).rc == 0);
-  REQUIRE(flashstep_cmd("run " + flags + " --snapshots " + b).rc == 0);
+  REQUIRE(run_flashstep("run " + flags + " --snapshots " + a).rc == 0);
+  REQUIRE(run_flashstep("run " + flags + " --snapshots " + b).rc == 0);
   // One element of O after j = 3 (of Tc = 6), moved by 1e-3 of the largest value.
   const std::string file = a + "/forward_j0003_O.npy";
   NpyArray o = read_npy(file);
@@ -84,7 +72,7 @@ TEST_CASE("compare finds one perturbed value at its j and exits 1", "[cli][snaps
   for (float x : o.data) big = std::max(big, std::abs(x));
   o.data[5 * 8 + 2] += 1e-3f * big;
   write_npy(file, o.data.data(), o.shape);
-  const Answer r = flashstep_cmd("compare --snapshots " + a + " --against " + b);
+  const Outcome r = run_flashstep("compare --snapshots " + a + " --against " + b);
   CAPTURE(r.out);
   CHECK(r.rc == 1);
   CHECK(r.out.find("the first at forward j = 3: O rel") != std::string::npos);
@@ -142,8 +130,8 @@ TEST_CASE("compare passes a difference of 0.9x the tolerance and fails 1.1x, bf1
   CAPTURE(c.flags, snapshot_phase_name(c.phase), c.tensor, c.j, factor);
   const fstest::TempDir tmp;
   const std::string a = (tmp.path / "a").string(), b = (tmp.path / "b").string();
-  REQUIRE(flashstep_cmd("run " + c.flags + " --snapshots " + a).rc == 0);
-  REQUIRE(flashstep_cmd("run " + c.flags + " --snapshots " + b).rc == 0);
+  REQUIRE(run_flashstep("run " + c.flags + " --snapshots " + a).rc == 0);
+  REQUIRE(run_flashstep("run " + c.flags + " --snapshots " + b).rc == 0);
   const SnapshotSet ref = read_snapshots(b);
   const SnapshotEntry* sn = &ref.final_state;
   for (const SnapshotEntry& x : ref.snapshots)
@@ -162,7 +150,7 @@ TEST_CASE("compare passes a difference of 0.9x the tolerance and fails 1.1x, bf1
     if (std::abs(arr.data[k]) > std::abs(arr.data[at])) at = k;
   arr.data[at] += float(factor * c.tol * scale);
   write_npy(a + "/" + t->file, arr.data.data(), arr.shape);
-  const Answer r = flashstep_cmd("compare --snapshots " + a + " --against " + b);
+  const Outcome r = run_flashstep("compare --snapshots " + a + " --against " + b);
   CAPTURE(r.out);
   if (factor < 1) {
     CHECK(r.rc == 0);
@@ -179,7 +167,7 @@ TEST_CASE("compare and run --snapshots refuse bad input with one line and exit 2
   const fstest::TempDir tmp;
   const std::string flags = std::string("--schedule fa1 ") + kFlags[0];
   const std::string good = (tmp.path / "good").string();
-  REQUIRE(flashstep_cmd("run " + flags + " --snapshots " + good).rc == 0);
+  REQUIRE(run_flashstep("run " + flags + " --snapshots " + good).rc == 0);
   const auto copy = [&](const std::string& name) {
     const fsys::path d = tmp.path / name;
     fsys::copy(good, d);
@@ -193,7 +181,7 @@ TEST_CASE("compare and run --snapshots refuse bad input with one line and exit 2
   write_npy((shape / "forward_j0004_O.npy").string(), wrong);
   std::ofstream(malformed / "manifest.json") << "{\"format\": \"flashstep-snapshots\", \"version\": 1,,}";
   const std::string other = (tmp.path / "other").string();
-  REQUIRE(flashstep_cmd("run --schedule fa1 --nq 45 --nk 39 --d 12 --br 8 --bc 7 --causal --snapshots " + other).rc == 0);
+  REQUIRE(run_flashstep("run --schedule fa1 --nq 45 --nk 39 --d 12 --br 8 --bc 7 --causal --snapshots " + other).rc == 0);
   const fsys::path foreign = tmp.path / "foreign";
   fsys::create_directories(foreign);
   std::ofstream(foreign / "mine.txt") << "not a snapshot";
@@ -222,7 +210,7 @@ TEST_CASE("compare and run --snapshots refuse bad input with one line and exit 2
   };
   for (const Bad& b : bad) {
     CAPTURE(b.args);
-    const Answer r = flashstep_cmd(b.args);
+    const Outcome r = run_flashstep(b.args);
     CAPTURE(r.out);
     CHECK(r.rc == 2);
     CHECK(one_error_line(r.out));
@@ -243,7 +231,7 @@ TEST_CASE("gpu --snapshots refuses bad input before looking for a GPU", "[cli][s
   };
   for (const auto& b : bad) {
     CAPTURE(b[0]);
-    const Answer r = flashstep_cmd(b[0]);
+    const Outcome r = run_flashstep(b[0]);
     CAPTURE(r.out);
     CHECK(r.rc == 2);
     CHECK(one_error_line(r.out));

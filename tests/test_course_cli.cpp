@@ -12,7 +12,7 @@
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;

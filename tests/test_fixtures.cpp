@@ -13,7 +13,7 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 const fsys::path kFixtures = FLASHSTEP_FIXTURES_DIR;
 
 std::string read_all(const fsys::path& p) {

@@ -17,7 +17,7 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 
 void write_text(const fsys::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);

@@ -1,5 +1,6 @@
 // Small helpers shared by the core tests.
 #pragma once
+#include "tests/cli_helpers.h"
 #include "core/npy.h"
 #include "core/problem.h"
 #include "core/run.h"
@@ -12,29 +13,10 @@
 #include <fstream>
 #include <string>
 #include <vector>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fstest {
 
 inline std::string golden(const std::string& name) { return std::string(FLASHSTEP_GOLDEN_DIR) + "/" + name; }
-
-// A fresh temporary directory, removed with all it holds when the test that made it ends.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           ("flashstep_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;  // never throw from a destructor; a leftover folder is harmless
-    std::filesystem::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
 
 // A spec reading a golden case's Q, K, V (tests/golden/NAME.{q,k,v}.npy) with scale tau.
 inline flashstep::ProblemSpec golden_spec(const std::string& name, double scale) {
@@ -65,18 +47,6 @@ inline void write_npy_text(const std::filesystem::path& path, const std::string&
   out.put(char(header.size() & 0xff));
   out.put(char(header.size() >> 8));
   out << header << payload;
-}
-
-// Runs a shell command, returning its exit status; stdout+stderr go to `output`.
-inline int run_command(const std::string& cmd, std::string& output) {
-  output.clear();
-  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, n);
-  const int status = ::pclose(f);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // The whole numbers printed on the first line of `text` that contains `label`, after the label,

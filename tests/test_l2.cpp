@@ -344,7 +344,6 @@ TEST_CASE("L2 model flags --l2 --gpu --heads: sizes, and one error line for bad 
   CHECK(l2_config_from_flags("", "h200", 1, false)->bytes == int64_t(50) << 20);
   CHECK(l2_config_from_flags("", "a100", 1, false)->bytes == int64_t(40) << 20);
 
-  const std::string bin = FLASHSTEP_BIN;
   const std::pair<std::string, std::string> cases[] = {
       {"--l2 -1", "--l2 must not be negative"},
       {"--l2 junk", "--l2 must be a size in bytes"},
@@ -359,7 +358,7 @@ TEST_CASE("L2 model flags --l2 --gpu --heads: sizes, and one error line for bad 
   };
   for (const auto& [args, expect] : cases) {
     std::string output;
-    const int rc = fstest::run_command(bin + " run --n 64 --d 16 " + args, output);
+    const int rc = fstest::run_command(fstest::kBin + " run --n 64 --d 16 " + args, output);
     CAPTURE(args, output);
     CHECK(rc == 2);
     CHECK(output.rfind("flashstep: error: ", 0) == 0);
@@ -367,7 +366,7 @@ TEST_CASE("L2 model flags --l2 --gpu --heads: sizes, and one error line for bad 
     CHECK(std::count(output.begin(), output.end(), '\n') == 1);
   }
   std::string output;
-  REQUIRE(fstest::run_command(bin + " run --n 256 --d 16 --schedule fa2 --gpu h200 --heads 8", output) == 0);
+  REQUIRE(fstest::run_command(fstest::kBin + " run --n 256 --d 16 --schedule fa2 --gpu h200 --heads 8", output) == 0);
   CAPTURE(output);
   CHECK(output.find("DRAM read") != std::string::npos);
   CHECK(output.find("L2 hit rate") != std::string::npos);

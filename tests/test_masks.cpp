@@ -60,7 +60,7 @@ TEST_CASE("the causal golden case matches for every schedule and block size", "[
     // Blocks above the diagonal are skipped: no traffic, no FLOPs, and the totals say so.
     size_t skipped = 0;
     for (const Step& st : t.steps)
-      if (st.line == Line::A1_SKIP || st.line == Line::A2_SKIP) {
+      if (st.line == Line::A1_SKIP || st.line == Line::FA2F_SKIP) {
         ++skipped;
         CHECK(st.hbm_read == 0);
         CHECK(st.hbm_write == 0);

@@ -1,4 +1,4 @@
-// --p-dtype: the CPU engine's emulation of a tensor-core kernel's rounding (issue 10): P~_ij is
+// --p-dtype: the CPU engine's emulation of a tensor-core kernel's rounding: P~_ij is
 // rounded to fp16 / bf16 before the P~_ij V_j product, as the kernel does in registers.
 #include "core/reference.h"
 #include "test_helpers.h"

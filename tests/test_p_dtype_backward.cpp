@@ -65,11 +65,11 @@ TEST_CASE("p_dtype backward: P and dS are rounded exactly where the kernel round
   const Trace tr = run_backward_of(p, dO, true);
   const Step *P = nullptr, *dV = nullptr, *dP = nullptr, *dS = nullptr, *D = nullptr;
   for (const Step& s : tr.steps) {
-    if (s.line == Line::B2_L11) P = &s;
-    if (s.line == Line::B2_L12) dV = &s;
-    if (s.line == Line::B2_L13) dP = &s;
-    if (s.line == Line::B2_L14) dS = &s;
-    if (s.line == Line::B2_L4) D = &s;
+    if (s.line == Line::FA2B_L11) P = &s;
+    if (s.line == Line::FA2B_L12) dV = &s;
+    if (s.line == Line::FA2B_L13) dP = &s;
+    if (s.line == Line::FA2B_L14) dS = &s;
+    if (s.line == Line::FA2B_L4) D = &s;
   }
   REQUIRE((P && dV && dP && dS && D));
   // P_ij stays float32 in the trace (dS is computed from it) ...

@@ -207,9 +207,8 @@ TEST_CASE("pipeline model: grid and flops of the whole problem", "[pipeline]") {
 }
 
 TEST_CASE("explain --pipeline prints the model's timeline and its prediction", "[pipeline][cli]") {
-  const std::string bin = FLASHSTEP_BIN;
   std::string out;
-  REQUIRE(fstest::run_command(bin + " explain --pipeline --variant 16 --n 4096 --d 128", out) == 0);
+  REQUIRE(fstest::run_command(fstest::kBin + " explain --pipeline --variant 16 --n 4096 --d 128", out) == 0);
   // "  0.382 ms, 719.6 TFLOP/s (tensor-core ceiling 792); ..." equals predict() on the same shape.
   std::smatch m;
   REQUIRE(std::regex_search(out, m, std::regex(R"(([0-9.]+) ms, ([0-9.]+) TFLOP/s \(tensor-core ceiling)")));
@@ -227,7 +226,7 @@ TEST_CASE("explain --pipeline prints the model's timeline and its prediction", "
   for (const char* bad : {" explain --variant 16 --n 64", " explain --pipeline --d 96", " explain --pipeline --variant 12",
                           " explain --pipeline --wait-clk -1", " explain --causal"}) {
     INFO(bad);
-    REQUIRE(fstest::run_command(bin + bad, out) == 2);
+    REQUIRE(fstest::run_command(fstest::kBin + bad, out) == 2);
     REQUIRE(out.rfind("flashstep: error: ", 0) == 0);
     REQUIRE(out.find('\n') == out.size() - 1);
   }

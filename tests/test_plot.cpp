@@ -168,13 +168,13 @@ TEST_CASE("plot model: one series per schedule, precision, mask and pass, with t
 }
 
 TEST_CASE("plot model: single bench-gpu files load as they are", "[plot]") {
-  const BenchData fwd = load_bench(kResults + "/h200_bench.json");
+  const BenchData fwd = load_bench(kResults + "/forward-fp32/fa1-standard_bench.json");
   REQUIRE(fwd.sweep.size() == 6);
   const Figure t = make_figure(fwd, FigureKind::tflops, 128);
   REQUIRE(t.series.size() == 2);
   REQUIRE(t.series[0].label == "fa1 fp32");
   REQUIRE(t.series[0].x == std::vector<double>{1024, 2048, 4096, 8192, 16384});
-  const BenchData tc = load_bench(kResults + "/h200_tc_bench_bf16_causal.json");
+  const BenchData tc = load_bench(kResults + "/tensor-core-forward/bench_bf16_causal.json");
   REQUIRE(tc.sweep.empty());
   const Figure bc = make_figure(tc, FigureKind::bc, 64);
   REQUIRE(bc.empty.find("has no Bc sweep") != std::string::npos);
@@ -240,8 +240,8 @@ TEST_CASE("plot model: a bad or foreign file is one clear error naming the field
 }
 
 TEST_CASE("plot model: files that are not bench JSON at all", "[plot][errors]") {
-  REQUIRE_THROWS_WITH(load_bench(kResults + "/h200_bench.txt"), Catch::Contains("malformed JSON at byte"));
-  REQUIRE_THROWS_WITH(load_bench(kResults + "/h200_issue12_dram.json"), Catch::Contains("is not a bench-gpu JSON file"));
+  REQUIRE_THROWS_WITH(load_bench(kResults + "/forward-fp32/fa1-standard_bench.txt"), Catch::Contains("malformed JSON at byte"));
+  REQUIRE_THROWS_WITH(load_bench(kResults + "/dram/ncu.json"), Catch::Contains("is not a bench-gpu JSON file"));
   REQUIRE_THROWS_WITH(load_bench(kResults + "/no-such.json"), Catch::Contains("cannot read"));
   REQUIRE_THROWS_WITH(load_bench(kResults), Catch::Contains("is a directory, not a regular file"));
   REQUIRE_THROWS_WITH(parse_figure("pie"), Catch::Contains("unknown figure 'pie'"));

@@ -20,7 +20,7 @@ namespace fsys = std::filesystem;
 
 namespace {
 
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 const std::string kBench = FLASHSTEP_BENCH_FILE;
 const std::string kResults = FLASHSTEP_RESULTS_DIR;
 
@@ -41,7 +41,7 @@ TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they
   const Image tf = plot("--bench " + kBench + " --figure tflops", dir.path / "tflops.png");
   const Image mem = plot("--bench " + kBench + " --figure memory", dir.path / "memory.png");
   const Image tf128 = plot("--bench " + kBench + " --figure tflops --d 128", dir.path / "tflops128.png");
-  const Image single = plot("--bench " + kResults + "/h200_bench.json --figure tflops", dir.path / "single.png");
+  const Image single = plot("--bench " + kResults + "/forward-fp32/fa1-standard_bench.json --figure tflops", dir.path / "single.png");
   for (const Image* im : {&bc, &tf, &mem, &tf128, &single}) {
     REQUIRE(im->w == 1200);  // docs/cli.md: 1200 x 700 per figure
     REQUIRE(im->h == 700);
@@ -58,7 +58,7 @@ TEST_CASE("plot: all stacks the figures the file has, and --size sets the image"
   REQUIRE(all.w == 1200);
   REQUIRE(all.h == 3 * 700);
   // A --tensor-cores run has no Bc sweep: `all` draws its two figures.
-  const Image tc = plot("--bench " + kResults + "/h200_tc_bench_bf16.json --figure all", dir.path / "tc.png");
+  const Image tc = plot("--bench " + kResults + "/tensor-core-forward/bench_bf16.json --figure all", dir.path / "tc.png");
   REQUIRE(tc.h == 2 * 700);
   const Image small = plot("--bench " + kBench + " --figure memory --size 640x400", dir.path / "small.png");
   REQUIRE(small.w == 640);
@@ -68,11 +68,11 @@ TEST_CASE("plot: all stacks the figures the file has, and --size sets the image"
 
 TEST_CASE("plot: bad input is one clear line, exit 2 and no file", "[plot][cli][errors]") {
   TempDir dir;
-  const std::string txt = kResults + "/h200_bench.txt", tc = kResults + "/h200_tc_bench_bf16.json";
+  const std::string txt = kResults + "/forward-fp32/fa1-standard_bench.txt", tc = kResults + "/tensor-core-forward/bench_bf16.json";
   const auto [args, expect] = GENERATE_REF(table<std::string, std::string>({
       {"--bench " + dir.path.string() + "/none.json", "cannot read"},
       {"--bench " + txt, "malformed JSON at byte"},
-      {"--bench " + kResults + "/h200_issue12_dram.json", "is not a bench-gpu JSON file"},
+      {"--bench " + kResults + "/dram/ncu.json", "is not a bench-gpu JSON file"},
       {"--bench " + kBench + " --figure pie", "unknown figure 'pie'"},
       {"--bench " + kBench + " --d 96", "--d 96: " + kBench + " has timings at d = 64, 128"},
       {"--bench " + kBench + " --size 10x10", "--size must be between"},

@@ -43,10 +43,7 @@ constexpr Sizes kSizes[] = {{8, 4, 64}, {12, 4, 64}, {16, 8, 128}, {8, 8, 96}, {
 Sizes sizes_for(uint64_t seed) { return kSizes[(seed == 0 ? 0 : seed - 1) % (sizeof kSizes / sizeof kSizes[0])]; }
 
 ProblemSpec spec_of(Sizes z, uint64_t seed) {
-  ProblemSpec s;
-  s.nq = s.nk = z.n;
-  s.d = z.d;
-  s.M = z.M;
+  ProblemSpec s = sizes_spec(z.n, z.n, z.d, z.M);
   s.seed = seed;
   s.pattern = "random";
   return s;

@@ -89,10 +89,7 @@ void add_measured(Roofline& r, const nlohmann::json& bench, const std::string& b
 }
 
 Roofline simulate_roofline(int64_t n, int64_t d, int64_t M) {
-  ProblemSpec s;
-  s.nq = s.nk = n;
-  s.d = d;
-  s.M = M;
+  ProblemSpec s = sizes_spec(n, n, d, M);
   RunOptions rec;
   s.schedule = Schedule::standard;  // registry-exempt: the roofline compares these kernels
   const Trace st = run_spec(s, rec);

@@ -90,6 +90,9 @@ struct RunView {
   int64_t first_step_at(int64_t i, int64_t j) const;
 };
 
+// The app refuses to record a trace larger than this (the editor says so beside the sizes).
+constexpr size_t kMaxTraceBytes = size_t(512) << 20;
+
 // Builds the view (runs the chosen schedule recorded, the other two unrecorded, and the
 // float64 reference once). With `backward`, every run adds its backward pass on dO generated
 // from the seed (make_grad_output); with `l2`, every run goes through the L2 model. Throws

@@ -2,6 +2,7 @@
 
 #include "app/gui/app_state.h"
 #include "core/reference.h"
+#include "core/snapshot_spec.h"
 #include "core/tolerance.h"
 
 #include <algorithm>
@@ -117,26 +118,7 @@ void SnapshotCompare::compare_with(const RunView& run) {
 
 ProblemSpec SnapshotCompare::manifest_spec(bool* backward) const {
   const SnapshotProblem& p = other.problem;
-  ProblemSpec s;
-  s.nq = p.nq;
-  s.nk = p.nk;
-  s.d = p.d;
-  s.M = p.M;
-  // Only what differs from the defaults, so that the editor shows "paper" block sizes and
-  // tau = 1/sqrt(d) as such.
-  const Tiling paper = make_tiling(p.nq, p.nk, p.d, p.M);
-  if (paper.Br != p.Br || paper.Bc != p.Bc) {
-    s.br = p.Br;
-    s.bc = p.Bc;
-  }
-  s.schedule = p.schedule;
-  s.seed = p.seed;
-  s.pattern = p.pattern;
-  if (float(p.scale) != float(1.0 / std::sqrt(double(p.d)))) s.scale = p.scale;
-  s.options.mask = p.mask;
-  s.options.dropout = p.dropout;
-  s.options.dtype = p.dtype;
-  s.options.p_dtype = p.p_dtype;
+  const ProblemSpec s = snapshot_spec(p);
   if (backward) *backward = p.backward;
   return s;
 }

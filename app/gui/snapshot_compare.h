@@ -1,4 +1,4 @@
-// The compare view's snapshot side (issue 13): a snapshot folder (core/snapshot.h, from
+// The compare view's snapshot side: a snapshot folder (core/snapshot.h, from
 // `flashstep gpu --snapshots`, `run --snapshots` or the "run on this GPU" button) against the
 // same states taken from the app's recorded trace (cpu_snapshots), judged by the tolerance rule
 // of `flashstep compare` (core/tolerance.h). State only: no OpenGL or ImGui (the window draws

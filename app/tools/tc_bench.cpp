@@ -1,4 +1,4 @@
-// flashstep_tc_bench: the driver of the tensor-core ladder (issue 10). Verifies every variant
+// flashstep_tc_bench: the driver of the tensor-core ladder. Verifies every variant
 // against the float64 reference with gpu/tc_check.h's rule on ragged shapes (Nq != Nk, causal,
 // key padding per batch entry), then times each variant and the cuBLAS standard baseline at
 // B x H x N fixed, and prints one table (last, so a device call's output tail holds it).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call for the speed work of issues 9 and 10 (the float32 backward's variant 3, the
+# One device call for the speed work of the backward and the tensor cores (the float32 backward's variant 3, the
 # tensor-core ladder's new rungs): tests and sanitizers of what changed, then the sweeps, with
 # a short table last. Run from the repository root on the GPU machine, with the stripped
 # binaries (flashstep_gpu_tests, flashstep_tc_tests, flashstep_tc_bench, optionally flashstep)

@@ -3,10 +3,11 @@
 # causal counting the kept N(N+1)/2 scores): the side-by-side for docs/tensor-cores.md.
 #   python3 gpu/tools/sdpa_bench.py [--causal] [--dtype bf16|fp16] [--backend flash|cudnn]
 import argparse
-import statistics
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from sdpa_timing import median_ms, torch_dtype
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--causal", action="store_true")
@@ -15,7 +16,7 @@ ap.add_argument("--backend", default="flash", choices=["flash", "cudnn"])
 ap.add_argument("--ns", default="1024,4096,16384")
 ap.add_argument("--ds", default="64,128")
 a = ap.parse_args()
-dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+dt = torch_dtype(a.dtype)
 backend = SDPBackend.FLASH_ATTENTION if a.backend == "flash" else SDPBackend.CUDNN_ATTENTION
 print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
 for d in map(int, a.ds.split(",")):
@@ -24,19 +25,7 @@ for d in map(int, a.ds.split(",")):
         B = max(1, 131072 // (n * H))
         q, k, v = (torch.randn(B, H, n, d, device="cuda", dtype=dt) for _ in range(3))
         with sdpa_kernel(backend):
-            f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=a.causal)
-            for _ in range(3):
-                f()
-            torch.cuda.synchronize()
-            ts = []
-            for _ in range(20):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                f()
-                e.record()
-                e.synchronize()
-                ts.append(s.elapsed_time(e))
-        ms = statistics.median(ts)
+            ms = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=a.causal))
         pairs = n * (n + 1) / 2 if a.causal else n * n
         print(f"sdpa {a.backend:5s} {a.dtype} d={d:<4d} N={n:<6d} causal={a.causal!s:5s} "
               f"{ms:8.3f} ms {4 * B * H * pairs * d / ms * 1e-9:7.1f} TFLOP/s")

@@ -6,10 +6,11 @@
 # (no accumulation into .grad); forward + backward runs both, graph built each time.
 #   python3 gpu/tools/sdpa_bwd_bench.py [--dtype bf16|fp16] [--backends flash,cudnn] [--causal both]
 import argparse
-import statistics
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import sdpa_timing
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
@@ -22,25 +23,14 @@ ap.add_argument("--heads", type=int, default=16)
 ap.add_argument("--warmup", type=int, default=3)
 ap.add_argument("--reps", type=int, default=20)
 a = ap.parse_args()
-dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+dt = sdpa_timing.torch_dtype(a.dtype)
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
 print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.dtype}, B = {a.batch}, H = {a.heads}, "
       f"{a.warmup} warm-ups, median of {a.reps}")
 
 
 def median_ms(fn):
-    for _ in range(a.warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(a.reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+    return sdpa_timing.median_ms(fn, a.warmup, a.reps)
 
 
 causals = {"no": [False], "yes": [True], "both": [False, True]}[a.causal]

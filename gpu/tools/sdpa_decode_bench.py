@@ -5,10 +5,11 @@
 #   python3 gpu/tools/sdpa_decode_bench.py [--dtype bf16|fp16] [--json FILE]
 import argparse
 import json
-import statistics
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from sdpa_timing import median_ms, torch_dtype
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
@@ -17,7 +18,7 @@ ap.add_argument("--ds", default="64,128")
 ap.add_argument("--heads", default="32,256")
 ap.add_argument("--json", default="")
 a = ap.parse_args()
-dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+dt = torch_dtype(a.dtype)
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
 print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.dtype}, Nq = 1")
@@ -34,19 +35,7 @@ for d in map(int, a.ds.split(",")):
             for name, be in backends.items():
                 try:
                     with sdpa_kernel(be):
-                        f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)
-                        for _ in range(3):
-                            f()
-                        torch.cuda.synchronize()
-                        ts = []
-                        for _ in range(20):
-                            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                            s.record()
-                            f()
-                            e.record()
-                            e.synchronize()
-                            ts.append(s.elapsed_time(e))
-                    row["backends"][name] = statistics.median(ts)
+                        row["backends"][name] = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
                 except Exception as ex:  # a backend that does not take the shape
                     row["backends"][name] = None
                     row.setdefault("errors", {})[name] = str(ex).splitlines()[0][:200]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call for the tensor-core ladder, run from a folder holding flashstep_tc_bench,
-# flashstep_tc_tests and sdpa_bench.py (built on the CPU machine). Logs under $OUT.
+# flashstep_tc_tests, sdpa_bench.py and sdpa_timing.py (built on the CPU machine). Logs under $OUT.
 #   tc_device.sh tests|bench|sdpa|sanitize ... (several modes in one call, in order)
 set -u
 OUT=${OUT:-/tmp/tc}

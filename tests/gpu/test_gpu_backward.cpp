@@ -1,4 +1,4 @@
-// GPU backward pass, issue 9 [gpu][backward]: dQ, dK, dV of Algorithm 4 (fa1), FlashAttention-2's
+// GPU backward pass [gpu][backward]: dQ, dK, dV of Algorithm 4 (fa1), FlashAttention-2's
 // Algorithm 2 (fa2) and Algorithm 3 (standard) on the GPU against core's CPU engine (the same
 // problem through run_problem + run_backward) and against the float64 reference; fa1's dQ, dK,
 // dV after every j against the CPU trace's HBM; PyTorch's float64 autograd (golden files);

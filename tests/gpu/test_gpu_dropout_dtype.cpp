@@ -60,7 +60,7 @@ TEST_CASE("GPU dropout keep mask equals the CPU mask bit for bit", "[gpu][dropou
   const Trace tr = cpu_run(pr, t, true);
   int64_t tiles = 0, mismatches = 0;
   for (const Step& st : tr.steps) {
-    if (st.line != Line::A2_L10 || st.dropout_keep.size() == 0) continue;
+    if (st.line != Line::FA2F_L10 || st.dropout_keep.size() == 0) continue;
     const int rows = int(st.dropout_keep.rows()), cols = int(st.dropout_keep.cols());
     const std::vector<uint8_t> g =
         gpu::gpu_dropout_mask(rows, cols, int(st.i * t.Br), int(st.j * t.Bc), 0, 0, pr.seed, p);

@@ -1,4 +1,4 @@
-// GPU snapshots [gpu] (issue 13): FlashAttention-2's snapshot kernel (variant 1 with the on-chip
+// GPU snapshots [gpu]: FlashAttention-2's snapshot kernel (variant 1 with the on-chip
 // O_i^(j), l_i^(j), m_i^(j) dumped after every inner step j) against the CPU engine's snapshots
 // (core/snapshot.h) after every j, on ragged shapes (Nq != Nk), masks, dropout and 16-bit
 // storage; the dump does not change the result; fa1's per-j launches give the same state as

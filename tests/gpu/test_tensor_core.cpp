@@ -1,4 +1,4 @@
-// The tensor-core path (issue 10) [gpu][tc]: every variant of the FlashAttention-2 ladder, bf16
+// The tensor-core path [gpu][tc]: every variant of the FlashAttention-2 ladder, bf16
 // and fp16, d = 64 and 128, against core's float64 reference with gpu/tc_check.h's rule (at
 // most twice the error of standard attention in the same precision, and under the derived
 // bound 2 u max|V|; lse to 2e-5). Shapes: ragged (not multiples of Br or Bc), Nq != Nk both

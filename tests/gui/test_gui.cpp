@@ -138,7 +138,7 @@ TEST_CASE("screenshots of the backward: the preset opens on it, later steps and 
 
 TEST_CASE("the L2 preset with a measurement renders, and its memory panel differs from the run without the model", "[gui][l2]") {
   const std::string a = out_path("l2.png"), b = out_path("l2-off.png");
-  const std::string dram = std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/h200_issue12_dram.json";
+  const std::string dram = std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/dram/ncu.json";
   const std::string c = out_path("l2-no-dram.png"), da = out_path("l2-shot.json");
   REQUIRE(run_gui("--preset l2-fa1-vs-fa2 --step 300 --dram " + dram + " --screenshot " + a + " --dump-state " + da,
                   "l2-shot").code == 0);
@@ -229,7 +229,7 @@ TEST_CASE("idle frames of the fa2, standard, backward and L2 views with masks an
                                     std::string("--preset causal --script 'set schedule standard; set dropout 0.2; apply'"),
                                     std::string("--view bench --bench-figure tflops"),
                                     std::string("--preset l2-fa1-vs-fa2 --step 100 --dram " FLASHSTEP_SOURCE_DIR
-                                                "/gpu/results/h200_issue12_dram.json"));
+                                                "/gpu/results/dram/ncu.json"));
 
   const Result r = run_gui(args + " --bench-frames 10", "bench-views");
   INFO(r.output);
@@ -239,7 +239,7 @@ TEST_CASE("idle frames of the fa2, standard, backward and L2 views with masks an
 
 TEST_CASE("the bench view: not blank, changes with the figure and the file, and shows the file's values", "[gui][plot]") {
   const std::string src = FLASHSTEP_SOURCE_DIR;
-  const std::string single = src + "/gpu/results/h200_bench.json";
+  const std::string single = src + "/gpu/results/forward-fp32/fa1-standard_bench.json";
   struct Shot {
     std::string args, tag;
   };

@@ -96,21 +96,21 @@ void require_backward_agrees(gui::AppState& s, const Trace& tr) {
       REQUIRE(at(chip.dS) == want({Line::A4_L20}, true));
       REQUIRE(at(chip.D) == want({Line::A4_L19}, true));
     } else if (sched == Schedule::fa2) {
-      REQUIRE(at(chip.dV) == want({Line::B2_L12}, false));
-      REQUIRE(at(chip.dK) == want({Line::B2_L16}, false));
-      REQUIRE(at(chip.P) == want({Line::B2_L11}, true));
-      REQUIRE(at(chip.dS) == want({Line::B2_L14}, true));
+      REQUIRE(at(chip.dV) == want({Line::FA2B_L12}, false));
+      REQUIRE(at(chip.dK) == want({Line::FA2B_L16}, false));
+      REQUIRE(at(chip.P) == want({Line::FA2B_L11}, true));
+      REQUIRE(at(chip.dS) == want({Line::FA2B_L14}, true));
     } else {
       REQUIRE(at(chip.dS) == want({Line::A3_L3}, true));
     }
     // What the step itself computed is what the view shows as computed now.
     const Step& cur = tr.steps[k - 1];
-    if (cur.line == Line::A4_L22 || cur.line == Line::B2_L16) {
+    if (cur.line == Line::A4_L22 || cur.line == Line::FA2B_L16) {
       REQUIRE(chip.dK != nullptr);
       REQUIRE(same(chip.dK->tile, cur.tile));
       ++checked_chip;
     }
-    if (cur.line == Line::A4_L20 || cur.line == Line::B2_L14 || cur.line == Line::A3_L3) {
+    if (cur.line == Line::A4_L20 || cur.line == Line::FA2B_L14 || cur.line == Line::A3_L3) {
       REQUIRE(chip.dS != nullptr);
       REQUIRE(same(chip.dS->tile, cur.tile));
       ++checked_chip;

@@ -181,7 +181,7 @@ TEST_CASE("measured rows: the loaded JSON's bytes for the matching problem, sche
     REQUIRE_FALSE(e["runs"]["fa2"].contains("measured"));
   }
   // The issue's measurement file parses, and its N = 1024, d = 64 points match that problem.
-  const gui::DramMeasurements m = gui::load_dram_measurements(std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/h200_issue12_dram.json");
+  const gui::DramMeasurements m = gui::load_dram_measurements(std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/dram/ncu.json");
   REQUIRE(m.points.size() == 9);
   Problem p;
   p.nq = p.nk = 1024, p.d = 64, p.M = 32768;

@@ -68,7 +68,7 @@ void require_trace_tile(const gui::AppState& s, const gui::SnapshotTile& t) {
     require_equal(t.cpu[2], c.hbm(Tensor::m).middleRows(t.row0, t.rows), "fa1 m rows of block i in HBM");
     return;
   }
-  const int64_t k = s.run->step_of(t.i, t.j, Line::A2_L10);
+  const int64_t k = s.run->step_of(t.i, t.j, Line::FA2F_L10);
   if (k >= 0) require_equal(t.cpu[0], tr.steps[size_t(k)].O_i, "fa2 O_i at FA2fwd L10 of (i, j)");
 }
 

@@ -1,0 +1,275 @@
+// The run view: everything the app derives from one trace when it is made (core/run.h runs every
+// schedule on the same inputs; the chosen one recorded), read-only afterwards.
+#include "app/gui/app_state.h"
+
+#include "core/backward.h"
+#include "core/decode.h"
+#include "core/run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace flashstep::gui {
+
+namespace {
+
+constexpr int64_t kMaxScoreDisplay = int64_t(8) << 20;  // S/P panels up to 8M elements
+constexpr float kNotYet = 1e30f;                       // "tile never appears" in s_ready
+
+// Largest finite |x| (masked scores are -inf), at least a tiny positive number.
+float max_abs(const Mat& m) {
+  float r = 1e-12f;
+  for (int64_t k = 0; k < m.size(); ++k)
+    if (std::isfinite(m.data()[k])) r = std::max(r, std::abs(m.data()[k]));
+  return r;
+}
+
+}  // namespace
+
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bpe) {
+  return r.form.read_bytes(bpe) + r.form.write_bytes(bpe) + r.backward_form.read_bytes(bpe) +
+         r.backward_form.write_bytes(bpe);
+}
+
+const std::vector<Schedule>& schedule_ids() {
+  static const std::vector<Schedule> ids = [] {
+    std::vector<Schedule> v;
+    for (const ScheduleInfo* s : schedules()) v.push_back(s->id);
+    return v;
+  }();
+  return ids;
+}
+
+int64_t RunView::step_of(int64_t i, int64_t j, Line line) const {
+  for (size_t k = 0; k < trace.steps.size(); ++k) {
+    const Step& s = trace.steps[k];
+    if (s.line == line && s.i == i && s.j == j) return int64_t(k);
+  }
+  return -1;
+}
+
+int64_t RunView::first_step_at(int64_t i, int64_t j) const {
+  const bool tiled = schedule_info(schedule()).tiled;
+  for (size_t k = 0; k < trace.steps.size(); ++k) {
+    const Step& s = trace.steps[k];
+    if (is_backward_line(s.line)) break;
+    if (s.i == i && s.j == (tiled ? j : -1) && line_role(s.line) != LineRole::skip) return int64_t(k);
+  }
+  return -1;
+}
+
+namespace {
+
+TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
+  return schedule_info(s).forward_traffic(p.nq, p.nk, p.d, t);  // t.S: decode's splits
+}
+
+}  // namespace
+
+std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
+                                       const std::optional<L2Config>& l2) {
+  auto v = std::make_unique<RunView>();
+  v->spec = spec;
+  v->backward = backward;
+  v->l2 = l2;
+  RunOptions opt;
+  opt.record = true;
+  opt.l2 = l2;
+  opt.max_trace_bytes = kMaxTraceBytes;
+  Mat dO;  // as `flashstep run --backward` makes it: the inputs' pattern, "random" for files
+  {
+    const Problem made = make_problem(spec);
+    const Tiling tiling = make_tiling(made);
+    if (backward) {
+      dO = make_grad_output(made, spec.q_path.empty() ? spec.pattern : "random");
+      opt.dO = &dO;
+    }
+    v->trace = run_problem(made, tiling, opt);
+  }
+  const Problem& p = v->trace.problem;
+  const Tiling& t = v->trace.tiling;
+
+  // Every schedule on the same inputs and blocks: the shown one is the recorded run, the others
+  // run unrecorded for their totals and outputs. Then the float64 reference, once.
+  const size_t n_runs = kSchedules.size();
+  v->runs.resize(n_runs);
+  std::vector<Mat> outputs(n_runs);
+  std::vector<Vec> lses(n_runs);
+  for (size_t c = 0; c < n_runs; ++c) {
+    ScheduleRun& r = v->runs[c];
+    r.schedule = kSchedules[c];
+    // A schedule that splits K/V (decode) beside another shown one: its default S for one head.
+    Tiling rt = t;
+    if (schedule_splits_kv(r.schedule) && r.schedule != p.schedule) rt.S = default_splits(t.Tr, t.Tc, kDefaultSmCount);
+    if (!schedule_splits_kv(r.schedule)) rt.P = 0;  // a paged KV cache (--page-size) is decode's alone
+    r.form = closed_form(r.schedule, p, rt);
+    r.backward_form = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
+    try {
+      auto keep = [&](Trace& tr) {
+        r.totals = tr.totals;
+        r.forward_totals = tr.has_backward ? tr.forward_totals : tr.totals;
+        r.backward_totals = tr.backward_totals;
+        outputs[c] = tr.O;
+        lses[c] = tr.lse;
+      };
+      if (r.schedule == p.schedule) {
+        keep(v->trace);
+      } else {
+        Problem ps = p;
+        ps.schedule = r.schedule;
+        ps.splits = rt.S;
+        ps.page_size = rt.P;
+        RunOptions fast;
+        fast.record = false;
+        fast.dO = opt.dO;
+        fast.l2 = l2;
+        Trace other = run_problem(ps, rt, fast);
+        keep(other);
+      }
+      r.ok = true;
+    } catch (const InputError& e) {
+      r.error = e.what();
+    }
+  }
+  if (reference_affordable(p.nq, p.nk, p.d)) {
+    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+    for (size_t c = 0; c < n_runs; ++c) {
+      ScheduleRun& r = v->runs[c];
+      if (!r.ok) continue;
+      r.o_err = flashstep::compare(outputs[c], ref.O);
+      r.lse_err = flashstep::compare(lses[c], ref.lse);
+      r.have_error = true;
+    }
+  } else {
+    char note[96];
+    std::snprintf(note, sizeof note, "error against float64 skipped: Nq Nk d is over %.0e multiply-adds",
+                  kMaxReferenceWork);
+    v->reference_note = note;
+  }
+
+  const Trace& tr = v->trace;
+  const ScheduleInfo& info = schedule_info(p.schedule);
+  const int64_t Tr = t.Tr, Tc = t.Tc;
+  const bool show_scores = p.nq * p.nk <= kMaxScoreDisplay && p.nq <= 8192 && p.nk <= 8192;
+  if (show_scores) {
+    v->S = Mat::Zero(p.nq, p.nk);
+    v->P = Mat::Zero(p.nq, p.nk);
+  }
+  v->s_ready = Mat::Constant(Tr, Tc, kNotYet);
+  v->p_ready = Mat::Constant(Tr, Tc, kNotYet);
+  v->skipped = Mat::Zero(Tr, Tc);
+  v->partial = Mat::Zero(Tr, Tc);
+  for (int64_t i = 0; i < Tr; ++i)
+    for (int64_t j = 0; j < Tc; ++j) {
+      const int64_t r0 = i * t.Br, c0 = j * t.Bc;
+      const Mask::Block kind = p.mask.classify(r0, r0 + t.rows_in_q_block(i, p.nq), c0,
+                                               c0 + t.rows_in_kv_block(j, p.nk), p.nk);
+      // Standard attention computes every entry (masked ones as -inf): nothing is skipped.
+      if (kind == Mask::Block::empty && info.tiled) {
+        v->skipped(i, j) = 1;
+        ++v->skipped_tiles;
+      } else if (kind != Mask::Block::full) {
+        v->partial(i, j) = 1;
+        ++v->partial_tiles;
+      }
+    }
+  v->q_first_load.assign(size_t(Tr), -1);
+  v->kv_first_load.assign(size_t(Tc), -1);
+  v->tilde_step.assign(size_t(Tr * Tc), -1);
+  v->merge_step.assign(size_t(Tr * Tc), -1);
+  v->keep_step.assign(size_t(Tr * Tc), -1);
+  v->m_series = Mat::Constant(p.nq, Tc, -std::numeric_limits<float>::infinity());
+  v->l_series = Mat::Zero(p.nq, Tc);
+  auto first = [](std::vector<int64_t>& at, int64_t idx, size_t k) {
+    if (at[size_t(idx)] < 0) at[size_t(idx)] = int64_t(k);
+  };
+  auto place = [&](Mat& dst, const Mat& tile, int64_t r0, int64_t c0) {
+    if (show_scores && tile.size()) dst.block(r0, c0, tile.rows(), tile.cols()) = tile;
+  };
+  auto series = [&](const Step& s, int64_t r0) {
+    for (int64_t r = 0; r < s.m_new.size(); ++r) {
+      v->m_series(r0 + r, s.j) = s.m_new(r);
+      v->l_series(r0 + r, s.j) = s.l_new(r);
+    }
+  };
+  for (size_t k = 0; k < tr.steps.size(); ++k) {
+    const Step& s = tr.steps[k];
+    const int64_t r0 = s.i >= 0 ? s.i * t.Br : 0, c0 = s.j >= 0 ? s.j * t.Bc : 0;
+    const int64_t ij = s.i * Tc + s.j;
+    if (is_backward_line(s.line)) continue;
+    const LineRole role = line_role(s.line);
+    if (!info.tiled) {
+      // Standard attention: whole row blocks of S and P, written to HBM (shown as stored there).
+      switch (role) {
+        case LineRole::scores:
+          first(v->q_first_load, s.i, k);
+          if (s.i == 0)
+            for (int64_t j = 0; j < Tc; ++j) first(v->kv_first_load, j, k);
+          for (const HbmWrite& w : s.writes)
+            if (w.tensor == Tensor::S) place(v->S, w.data, w.row0, 0);
+          v->s_ready.row(s.i).setConstant(float(k + 1));
+          break;
+        case LineRole::probabilities:
+          for (const HbmWrite& w : s.writes)
+            if (w.tensor == Tensor::P) place(v->P, w.data, w.row0, 0);
+          v->p_ready.row(s.i).setConstant(float(k + 1));
+          break;
+        case LineRole::write_o:
+          if (s.dropout_keep.size())
+            for (int64_t j = 0; j < Tc; ++j) v->keep_step[size_t(s.i * Tc + j)] = int64_t(k);
+          break;
+        default:
+          break;
+      }
+      continue;
+    }
+    // The tiled schedules (Algorithm 1: j outer, i inner, O, l, m to HBM and back at every
+    // (i, j); FlashAttention-2: i outer, j inner, O_i, l_i, m_i on chip) share what they record:
+    // S_ij, then P~_ij with m~_ij, the merged m_i, l_i, and the dropout mask.
+    switch (role) {
+      case LineRole::load_kv: first(v->kv_first_load, s.j, k); break;
+      case LineRole::load_q: first(v->q_first_load, s.i, k); break;
+      case LineRole::scores:
+        v->s_ready(s.i, s.j) = float(k + 1);
+        place(v->S, s.tile, r0, c0);
+        break;
+      case LineRole::probabilities:
+      case LineRole::online_softmax:  // FA2 L9 also merges m_i, l_i
+        v->p_ready(s.i, s.j) = float(k + 1);
+        v->tilde_step[size_t(ij)] = int64_t(k);
+        place(v->P, s.tile, r0, c0);
+        if (role == LineRole::probabilities) break;
+        [[fallthrough]];
+      case LineRole::merge_stats:
+        v->merge_step[size_t(ij)] = int64_t(k);
+        series(s, r0);
+        break;
+      case LineRole::write_o:
+      case LineRole::accumulate_o:
+        if (s.dropout_keep.size() && s.j >= 0) v->keep_step[size_t(ij)] = int64_t(k);
+        break;
+      default:
+        break;
+    }
+  }
+  // A masked entry's weight is 0; for display it keeps the -inf colour of its score.
+  if (show_scores && p.mask.any())
+    for (int64_t e = 0; e < v->S.size(); ++e)
+      if (v->S.data()[e] == -std::numeric_limits<float>::infinity())
+        v->P.data()[e] = -std::numeric_limits<float>::infinity();
+  v->range_qkv = std::max({max_abs(p.Q), max_abs(p.K), max_abs(p.V)});
+  v->range_o = max_abs(tr.O);
+  v->range_s = show_scores ? max_abs(v->S) : 1.0f;
+  v->range_L = max_abs(Mat(tr.lse));
+  float m_abs = 1e-12f;
+  for (int64_t r = 0; r < v->m_series.rows(); ++r)
+    for (int64_t c = 0; c < v->m_series.cols(); ++c)
+      if (std::isfinite(v->m_series(r, c))) m_abs = std::max(m_abs, std::abs(v->m_series(r, c)));
+  v->range_m = m_abs;
+  v->max_l = max_abs(v->l_series);
+  return v;
+}
+
+}  // namespace flashstep::gui
