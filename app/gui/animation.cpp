@@ -300,8 +300,11 @@ void begin_animation(AnimationPlan& p) {
 
 int stop_signal() { return g_stop; }
 
-void finish_animation(const AnimationPlan& p) {
-  // The GIF and the video, made in the staging folder, then written all or nothing.
+namespace {
+
+// The GIF and the video, made in the staging folder, then written all or nothing; the frames
+// moved to --frames or removed with the staging folder.
+void commit_animation(const AnimationPlan& p) {
   OutputFiles out;
   for (const auto& [path, what] : p.inputs) out.add_input(path, what);
   const std::pair<const std::string*, const char*> wanted[] = {{&p.gif, "--gif"}, {&p.video, "--video"}};
@@ -321,6 +324,19 @@ void finish_animation(const AnimationPlan& p) {
     if (fs::exists(p.frames_dir, ec) && (!fs::is_directory(p.frames_dir, ec) || !fs::is_empty(p.frames_dir, ec)))
       throw InputError("--frames " + p.frames_dir + " is no longer a new or empty folder");
   }
+  // SIGINT and SIGTERM wait from the commit until the staging folder is gone or moved: inside
+  // commit() OutputFiles' own handler would remove its temporaries and end the program, leaving
+  // the staging folder behind. A signal that came meanwhile reaches note_stop when the mask is
+  // restored, and run_animation then ends the program by it (the outputs are whole by then).
+  sigset_t held, before;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &held, &before);
+  struct Restore {
+    const sigset_t* mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+  } restore{&before};
   out.commit();
   std::error_code ec;
   if (p.frames_dir.empty()) {
@@ -331,6 +347,13 @@ void finish_animation(const AnimationPlan& p) {
     if (ec) throw InputError("cannot move the frames to " + p.frames_dir + ": " + ec.message());
     ::chmod(p.frames_dir.c_str(), 0777 & ~[] { const mode_t m = ::umask(0); ::umask(m); return m; }());  // mkdtemp made it 0700
   }
+}
+
+}  // namespace
+
+void finish_animation(const AnimationPlan& p) {
+  commit_animation(p);  // the signal mask is as before again when it returns or throws
+  if (g_stop) return;   // run_animation ends the program by the signal
   if (g_handlers) {
     sigaction(SIGINT, &g_old_int, nullptr);
     sigaction(SIGTERM, &g_old_term, nullptr);
