@@ -22,14 +22,22 @@ timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --
 
 # ---- 1. correctness, all at once ----
 (timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
+# Each test process prints its cases' durations (-d yes). A process killed by its timeout still
+# prints Catch2's summary line as one failed test case ("due to a fatal error condition: SIGTERM"),
+# which the summary below shows with the failures' first lines: the [persistent] case's float64
+# reference once took longer than the 50 s it had among 19 processes here.
+TC_TIMEOUT=75
 for v in $NEW; do
   for part in "[tc][ragged],[tc][padding]" "[tc][causal],[tc][small]" "[tc][ring]" "[tc][persistent]"; do
     tag=$(echo "$part" | tr -dc a-z)
-    FLASHSTEP_TC_VARIANTS=$v timeout 50 "$BIN/flashstep_tc_tests" "$part" > "$OUT/tc_v${v}_$tag.log" 2>&1 &
+    FLASHSTEP_TC_VARIANTS=$v timeout $TC_TIMEOUT "$BIN/flashstep_tc_tests" -d yes "$part" > "$OUT/tc_v${v}_$tag.log" 2>&1 &
   done
 done
-# The bad-request case and the 16-bit-input case (the default variant; cheap).
-timeout 50 "$BIN/flashstep_tc_tests" "[tc]~[ragged]~[causal]~[padding]~[ring]~[small]~[persistent]" > "$OUT/tc_rest.log" 2>&1 &
+# v15 (the default) on the same [persistent] case, to tell the case from the new rungs.
+FLASHSTEP_TC_VARIANTS=15 timeout $TC_TIMEOUT "$BIN/flashstep_tc_tests" -d yes "[tc][persistent]" > "$OUT/tc15_persistent.log" 2>&1 &
+# The bad-request case and the 16-bit-input case (the default variant; cheap: no backward cases).
+timeout $TC_TIMEOUT "$BIN/flashstep_tc_tests" -d yes "[tc]~[ragged]~[causal]~[padding]~[ring]~[small]~[persistent]~[tc_backward]" \
+  > "$OUT/tc_rest.log" 2>&1 &
 V="$BIN/flashstep verify --schedule fa2 --tensor-cores"
 verify_args() {
   case $1 in
@@ -50,6 +58,8 @@ S+=("correctness phase: $(($(date +%s) - T0)) s")
 SASS=$OUT/sass.txt
 S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS)")
 declare -A OK
+# The first failed assertion of a Catch2 log, with its message (INFO: variant, type, d, shape, seed).
+tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
 for v in $NEW; do
   res="PASS"
   for f in "$OUT"/tc_v${v}_*.log; do
@@ -58,10 +68,17 @@ for v in $NEW; do
   [ "$(tail -1 "$OUT/verify_v$v.txt")" = rc=0 ] || res="FAIL"
   OK[$v]=$res
   S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' | tr '\n' ';')")
+  S+=("v$v [tc] durations: $(cat "$OUT"/tc_v${v}_*.log | grep -E '^[0-9.]+ s: ' | cut -d: -f1-2 | cut -c1-60 | tr '\n' ';')")
+  for f in "$OUT"/tc_v${v}_*.log; do
+    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
+  done
   rc=$(tail -1 "$OUT/verify_v$v.txt")
   S+=("verify v$v $(verify_args $v): $([ "$rc" = rc=0 ] && echo PASS || echo "FAIL ($rc)") | $(tail -2 "$OUT/verify_v$v.txt" | head -1)")
 done
 S+=("[tc] bad requests, 16-bit inputs: $(grep -E '^(All tests passed|test cases:)' "$OUT/tc_rest.log" | tr '\n' ';')")
+P15=$OUT/tc15_persistent.log
+S+=("v15 [tc][persistent]: $(grep -E '^(All tests passed|test cases:)|^[0-9.]+ s: ' "$P15" | cut -c1-80 | tr '\n' ';')")
+grep -q "^All tests passed" "$P15" || S+=("  v15 [persistent] first failure: $(tc_failure "$P15")")
 S+=("memcheck v18 tiny verify (130 x 77, d 64, causal): $(tail -1 "$OUT/memcheck.log") $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)")
 S+=("racecheck v18 tiny verify (fp16 200 x 150, d 128): $(tail -1 "$OUT/racecheck.log") $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)")
 
