@@ -140,6 +140,17 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
 
 namespace {
 
+// The bench's JSON (--json on stdout, --json-file to a file): the device, the copy bandwidth,
+// the timing settings and the rows under `key`.
+void write_bench_json(const DecodeBenchRequest& r, const gpu::DeviceInfo& info, double copy_gbps, const char* key,
+                      const nlohmann::json& rows) {
+  if (!r.as_json && r.json_file.empty()) return;
+  const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", copy_gbps},
+                              {"warmup", r.warmup}, {"reps", r.reps}, {key, rows}};
+  if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
+  if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
+}
+
 // PyTorch's times from gpu/tools/sdpa_decode_bench.py --json: the fastest backend per shape.
 struct SdpaPoint {
   double ms = 0;
@@ -240,12 +251,7 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
         }
         std::fflush(stdout);
       }
-  if (r.as_json || !r.json_file.empty()) {
-    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", copy_gbps},
-                                {"warmup", r.warmup}, {"reps", r.reps}, {"sweep", rows}};
-    if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
-    if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
-  }
+  write_bench_json(r, info, copy_gbps, "sweep", rows);
   return 0;
 }
 
@@ -342,12 +348,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         std::printf("\n");
         std::fflush(stdout);
       }
-  if (r.as_json || !r.json_file.empty()) {
-    const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", copy_gbps},
-                                {"warmup", r.warmup}, {"reps", r.reps}, {"rows", rows}};
-    if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
-    if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
-  }
+  write_bench_json(r, info, copy_gbps, "rows", rows);
   return 0;
 }
 
