@@ -92,7 +92,7 @@ struct Run {
   }
   Run(const Shape& s_, float scale_, const TcBackwardOptions& o_)
       : s(s_), scale(scale_), o(o_), live0(check_and_mark(s_, scale_, o_)), b(s_, o_.forward),
-        forward_variant(o_.forward.variant ? o_.forward.variant : tc_default_variant(s_.d)),
+        forward_variant(o_.forward.variant ? o_.forward.variant : tc_default_variant(s_.d, o_.forward.causal)),
         variant(resolve(o_.variant, s_.d)) {}
   void forward() { tc::fa2_tc_launch(forward_variant, b.forward_params(s, scale, o.forward)); }
   // FA2b L3 (dQ = 0), L4 (D, and L2 for the loop), L5-L18, then dQ to the type.

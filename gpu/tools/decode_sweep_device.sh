@@ -19,7 +19,7 @@ timeout 120 "$BIN/flashstep" bench-gpu --decode --d 64 128 --nk $NKS --sweep-var
 echo "bench-gpu --decode sweep: rc=$? ($(($(date +%s) - T0)) s)" >> "$OUT/summary.txt"
 python3 - "$OUT/sweep.json" <<'PY' >> "$OUT/summary.txt" 2>&1
 import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
+rows = json.load(open(sys.argv[1]))["sweep"]
 shapes = sorted({(r["d"], r["heads"], r["nk"]) for r in rows})
 print("d BxH Nk | default v3 S* ms %copy xsdpa | best three (variant/S: ms %copy xsdpa)")
 for sh in shapes:
