@@ -21,7 +21,7 @@ std::vector<Rung> rungs(int64_t d) {
                      std::to_string(d) + ")");
   // Resident blocks per SM from the registers ptxas reports (gpu/results/ptxas/tc-v13-v14.txt):
   // v13 at d = 64 takes 116 x 256 threads, two blocks in the 65536 registers; the others one.
-  // v15-v18 launch 3 warpgroups (one producer) capped at 168 registers each, v19 4 capped at
+  // v15-v18, v20, v21 launch 3 warpgroups (one producer) capped at 168 registers each, v19 4 capped at
   // 128 (gpu/results/fa3_rungs/ptxas.txt): one block per SM.
   // Each rung is the one before it with one change.
   std::vector<Rung> v;
@@ -58,13 +58,20 @@ std::vector<Rung> rungs(int64_t d) {
     x.consumers = 3;
     x.Bc = d == 64 ? 128 : 64;
   });
+  // FlashAttention-3's Hopper tiles: two consumers (240 registers each) with a longer Bc, the
+  // per-block costs spread over more MMA work.
+  add(20, "v17 with a longer Bc: 192 at d = 64, 176 at d = 128", [&](Rung& x) {
+    x.consumers = 2;
+    x.Bc = d == 64 ? 192 : 176;
+  });
+  add(21, "v18 (persistent) with v20's Bc", [](Rung& x) { x.persistent = true; });
   return v;
 }
 
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-19 (the Hopper rungs), not " + std::to_string(variant));
+  throw InputError("the pipeline model has variants 13-21 (the Hopper rungs), not " + std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {

@@ -60,6 +60,8 @@
 //   15 FlashAttention-3's structure (gpu/fa3_forward.cu, sm_90a only): a producer warpgroup
 //      issues TMA copies into an mbarrier ring of K/V stages, setmaxnreg, two consumer
 //      warpgroups with no block-wide barrier. 16: v15 with ping-pong of the consumers.
+//      17: v15 with the intra-warpgroup overlap. 18: v17 persistent. 19: v17 with 3 consumers.
+//      20: v17 with a longer Bc (192 at d = 64, 176 at d = 128). 21: v18 with v20's Bc.
 //   101-104  the Bc sweep (Figure 2 middle at full speed): Bc = 16, 32, 64, 128 with Br = 128
 //      as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j. Not rungs
 //      of the ladder (variant 0 never picks them); bench-gpu --tensor-cores times them.

@@ -1,4 +1,4 @@
-// Variants 15-19 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-21 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -22,6 +22,12 @@
 //       serves 192 rows of Q_i, and three warpgroups' products and softmax interleave. 512
 //       threads leave 128 registers at entry; setmaxnreg gives the consumers 160, which holds
 //       O_i, S_ij and P~ at d = 64 with Bc = 128 and at d = 128 only with Bc = 64.
+//   20  v17 with a longer Bc (FlashAttention-3's Hopper tiles): 176 at d = 128, 192 at d = 64.
+//       Each K_j, V_j is one wgmma S_ij of N = Bc and Bc / 16 k-steps of O += P~ V: the
+//       per-block costs (mbarrier waits, the softmax's row max and sum across the quad, the O_i
+//       rescale, the waits on the products) are paid over 1.375x (1.5x) the MMA work. A
+//       ragged last block (Nk not a multiple of Bc) is zero-filled by TMA past N and masked.
+//   21  v18 (persistent) with v20's Bc.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -85,7 +91,7 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
 // The rungs' options, as bits of Fa3Config's FLAGS.
 constexpr int kPingPong = 1;    // v16: the consumers take turns on the tensor cores
 constexpr int kIntra = 2;       // v17: S_i,j+1 issued before the softmax of block j
-constexpr int kPersistent = 4;  // v19: one block per SM loops over the tiles
+constexpr int kPersistent = 4;  // v18: one block per SM loops over the tiles
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -101,6 +107,11 @@ struct Fa3Config {
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV + 8 * BARRIERS + 1024;
   static_assert(!PINGPONG || (CONSUMERS == 2 && !PERSISTENT), "ping-pong: two consumers, one tile per block");
   static_assert(CONSUMERS * 64 <= 256, "a TMA box has at most 256 rows");
+  // Bc: the N of S_ij's wgmma (a multiple of 8 up to 256), 16 keys per k-step of O += P~ V, the
+  // rows of a K/V box (at most 256), and 8-row groups of 1024 bytes so that every panel of a
+  // stage starts on a 1024-byte boundary, as the 128B swizzle wants.
+  static_assert(BC % 16 == 0 && BC <= 256, "Bc: a multiple of 16, at most 256");
+  static_assert(SMEM <= 227 * 1024, "Q, the K/V stages and the mbarriers must fit in 227 KiB");
 };
 
 struct Fa3Maps {
@@ -427,6 +438,14 @@ using V18d64 = Fa3Config<18, 64, 128, 2, kIntra | kPersistent>;
 using V18d128 = Fa3Config<18, 128, 128, 2, kIntra | kPersistent>;
 using V19d64 = Fa3Config<19, 64, 128, 2, kIntra, 3>;
 using V19d128 = Fa3Config<19, 128, 64, 2, kIntra, 3>;  // Bc 64: O_i (64) + S_ij (32) + P~ (16) fit in 160
+// The long-Bc rungs (FlashAttention-3's Hopper tiles, 128 x 176 at d = 128): registers a consumer
+// thread holds across a block, O_i + S_ij + P~ = 32 + 96 + 48 = 176 at d = 64 with Bc 192, and
+// 64 + 88 + 44 = 196 at d = 128 with Bc 176, within setmaxnreg's 240. Shared memory: Q_i 16 KiB +
+// 2 stages x (K, V) of 24 KiB at d = 64; 32 KiB + 2 x 2 x 44 KiB = 208 KiB at d = 128.
+using V20d64 = Fa3Config<20, 64, 192, 2, kIntra>;
+using V20d128 = Fa3Config<20, 128, 176, 2, kIntra>;
+using V21d64 = Fa3Config<21, 64, 192, 2, kIntra | kPersistent>;
+using V21d128 = Fa3Config<21, 128, 176, 2, kIntra | kPersistent>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -449,15 +468,18 @@ const char* const kV16 = "v15 with ping-pong of the two consumer warpgroups (nam
 const char* const kV17 = "v15 with the intra-warpgroup overlap: softmax of S_ij while O += P~_i,j-1 V_j-1 runs";
 const char* const kV18 = "v17 persistent: one block per SM over the tiles, longest first (causal), the producer a tile ahead";
 const char* const kV19 = "v17 with 3 consumer warpgroups (Br 192, 160 registers each); Bc 128 at d = 64, 64 at d = 128";
+const char* const kV20 = "v17 with a longer Bc: 192 at d = 64, 176 at d = 128 (FlashAttention-3's d = 128 tile, 128 x 176)";
+const char* const kV21 = "v18 (persistent) with v20's Bc: 192 at d = 64, 176 at d = 128";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
-    entry<V19d64>(kV19), entry<V19d128>(kV19),
+    entry<V19d64>(kV19), entry<V19d128>(kV19), entry<V20d64>(kV20), entry<V20d128>(kV20),
+    entry<V21d64>(kV21), entry<V21d128>(kV21),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 19; }
+int fa3_last_variant() { return 21; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)

@@ -48,7 +48,7 @@ int fa2_wgmma_last_variant();
 TcVariantInfo fa2_wgmma_variant(int variant, int d);
 void fa2_wgmma_launch(int variant, const TcParams& p);
 // fa3_forward.cu (variants 15 .. fa3_last_variant(): TMA, warp specialisation, ping-pong, the
-// intra-warpgroup overlap, a persistent grid; sm_90a, with fa2_wgmma.cu).
+// intra-warpgroup overlap, a persistent grid, 3 consumers, longer Bc; sm_90a, with fa2_wgmma.cu).
 int fa3_last_variant();
 TcVariantInfo fa3_variant(int variant, int d);
 void fa3_launch(int variant, const TcParams& p);

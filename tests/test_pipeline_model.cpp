@@ -149,6 +149,19 @@ TEST_CASE("pipeline model: v17-v19 are one change each from v15", "[pipeline]") 
   }
 }
 
+// v20 is v17 with a longer Bc alone (FlashAttention-3's 128 x 176 at d = 128, 128 x 192 at
+// d = 64), v21 v18 with the same Bc.
+TEST_CASE("pipeline model: v20 and v21 change only Bc from v17 and v18", "[pipeline]") {
+  for (int64_t d : {64, 128}) {
+    const Rung v17 = rung(17, d), v18 = rung(18, d), v20 = rung(20, d), v21 = rung(21, d);
+    const int bc = d == 64 ? 192 : 176;
+    REQUIRE((v20.intra && !v20.persistent && !v20.pingpong && v20.consumers == 2 && v20.Bc == bc));
+    REQUIRE((v21.intra && v21.persistent && !v21.pingpong && v21.consumers == 2 && v21.Bc == bc));
+    REQUIRE((v20.stages == v17.stages && v21.stages == v18.stages && v20.ctas_per_sm == v17.ctas_per_sm));
+    REQUIRE((v20.built && v21.built));
+  }
+}
+
 // A persistent block runs its tiles back to back, each after the first shortened by the overlap
 // of the previous tile's tail with its own prologue; the grid is min(tiles, SMs) blocks.
 TEST_CASE("pipeline model: persistent blocks add up their tiles", "[pipeline]") {
@@ -222,6 +235,7 @@ TEST_CASE("explain --pipeline prints the model's timeline and its prediction", "
   REQUIRE(out.find("wg1 softmax") != std::string::npos);
   for (int v = 13; v <= 18; ++v) REQUIRE(std::regex_search(out, std::regex("\n  " + std::to_string(v) + " +128 ")));
   REQUIRE(std::regex_search(out, std::regex("\n  19 +192 +64 ")));  // three consumers, Bc 64 at d = 128
+  for (int v : {20, 21}) REQUIRE(std::regex_search(out, std::regex("\n  " + std::to_string(v) + " +128 +176 ")));
   // Bad requests: one line, exit 2.
   for (const char* bad : {" explain --variant 16 --n 64", " explain --pipeline --d 96", " explain --pipeline --variant 12",
                           " explain --pipeline --wait-clk -1", " explain --causal"}) {

@@ -92,7 +92,9 @@ TEST_CASE("tensor cores: ragged shapes, Nq != Nk, tiny N, within the rule", "[gp
   check_all(1, 1, 3, 3, false);
   check_all(1, 2, 17, 17, false);
   check_all(1, 1, 17, 200, false);
-  check_all(1, 2, 256, 256, false);  // exact multiples of every Br and Bc
+  check_all(1, 2, 256, 256, false);  // exact multiples of every Br and Bc up to 128
+  check_all(1, 1, 100, 352, false);  // two whole blocks of Bc 176 (v20, v21 at d = 128)
+  check_all(1, 1, 100, 384, true);   // two whole blocks of Bc 192 (d = 64), causal
 }
 
 TEST_CASE("tensor cores: causal (bottom-right) with block skipping, within the rule", "[gpu][tc][causal]") {
@@ -164,18 +166,19 @@ TEST_CASE("tensor cores: many K/V blocks and heads, ragged at the head boundary"
   check_all(1, 2, 1300, 700, true);
 }
 
-// More (Q block, head) tiles than the H200 has SMs (132): a persistent block (v18) runs several
-// tiles, its K/V ring and its Q buffer carried from one tile to the next; tiles that keep no key
-// (causal Nq > Nk, a batch entry of 0 keys) sit between tiles that do. Nk = 300 (3 K/V blocks of
-// Bc = 128, more than the ring's 2 stages) keeps the float64 reference of every check cheaper
-// than the [ring] case's.
+// More (Q block, head) tiles than the H200 has SMs (132): a persistent block (v18, v21) runs
+// several tiles, its K/V ring and its Q buffer carried from one tile to the next; tiles that keep
+// no key (causal Nq > Nk, a batch entry of 0 keys) sit between tiles that do. Nk = 400 and 300
+// (4 and 3 K/V blocks of Bc = 128, 3 and 2 of v21's Bc = 176 or 192: more than the ring's 2
+// stages in the first shape, and ragged last blocks) keep the float64 reference of every check
+// cheaper than the [ring] case's.
 struct PersistentCase {
   int64_t B, H, nq, nk;
   bool causal;
   std::vector<int64_t> kv_lens;
 };
 const PersistentCase kPersistentCases[] = {
-    {3, 8, 700, 300, false, {}},           // 144 tiles of Br = 128, 3 K/V blocks each
+    {3, 8, 700, 400, false, {}},           // 144 tiles of Br = 128, 4 K/V blocks each (3 at Bc 176, 192)
     {3, 8, 700, 300, true, {}},            // rows 0-399 keep no key: tiles of 0, 1, 2, 3 blocks
     // 270 tiles: persistent blocks 0-5 run three, heads of 3, 0, 2 blocks in that order.
     {3, 18, 600, 300, false, {300, 0, 133}},
@@ -186,34 +189,39 @@ TEST_CASE("tensor cores: more tiles than SMs, with tiles that keep no key", "[gp
   for (const PersistentCase& c : kPersistentCases) check_all(c.B, c.H, c.nq, c.nk, c.causal, c.kv_lens);
 }
 
-// What the case above claims of its shapes, for v18's tiles (no GPU needed): more tiles than
-// 132 SMs at d = 64 and 128; a tile that keeps more K/V blocks than the ring's 2 stages; in the
-// causal and key-length shapes, tiles that keep no key; in the key-length shape, a persistent
-// block of a 132-block grid that runs a tile keeping no key between two that keep some (v18's
-// non-causal order: block b runs tiles b, b + 132, ..., tile t is Q block t mod Tr of head
-// t / Tr). A tile keeps the blocks up to the last key its last row keeps.
+// What the case above claims of its shapes, for the tiles of v18 and v21 (no GPU needed): more
+// tiles than 132 SMs at d = 64 and 128; in some shape, a tile that keeps more K/V blocks than the
+// ring's 2 stages; in the causal and key-length shapes, tiles that keep no key; in the
+// key-length shape, a persistent block of a 132-block grid that runs a tile keeping no key
+// between two that keep some (the non-causal order: block b runs tiles b, b + 132, ..., tile t is
+// Q block t mod Tr of head t / Tr). A tile keeps the blocks up to the last key its last row keeps.
 TEST_CASE("tensor cores: the persistent case's shapes have the tiles it needs", "[tc]") {
-  if (tc_variant_count() < 18) return;  // built without sm_90a: no v18
-  for (int64_t d : {64, 128}) {
-    const TcVariant v = tc_variant(18, d);
-    for (const PersistentCase& c : kPersistentCases) {
-      INFO("d = " << d << ", " << c.nq << " x " << c.nk << (c.causal ? " causal" : ""));
-      const int64_t Tr = (c.nq + v.Br - 1) / v.Br, tiles = Tr * c.B * c.H, G = 132;
-      std::vector<int64_t> blocks;  // kept K/V blocks of tile h Tr + i
-      for (int64_t h = 0; h < c.B * c.H; ++h)
-        for (int64_t i = 0; i < Tr; ++i) {
-          const int64_t kv = c.kv_lens.empty() ? c.nk : c.kv_lens[size_t(h / c.H)];
-          const int64_t last_row = std::min((i + 1) * v.Br, c.nq) - 1;
-          const int64_t hi = c.causal ? std::min(kv - 1, last_row + c.nk - c.nq) : kv - 1;
-          blocks.push_back(hi < 0 ? 0 : hi / v.Bc + 1);
-        }
-      bool sandwiched = false;
-      for (int64_t t = G; t + G < tiles; ++t)
-        sandwiched = sandwiched || (blocks[size_t(t)] == 0 && blocks[size_t(t - G)] > 0 && blocks[size_t(t + G)] > 0);
-      CHECK(tiles > G);
-      CHECK(*std::max_element(blocks.begin(), blocks.end()) > v.stages);
-      CHECK((std::count(blocks.begin(), blocks.end(), 0) > 0) == (c.causal || !c.kv_lens.empty()));
-      if (!c.causal && !c.kv_lens.empty()) CHECK(sandwiched);
+  if (tc_variant_count() < 21) return;  // built without sm_90a: no v18, v21
+  for (int variant : {18, 21}) {
+    for (int64_t d : {64, 128}) {
+      const TcVariant v = tc_variant(variant, d);
+      int64_t deepest = 0;  // the most K/V blocks one tile keeps, over the shapes
+      for (const PersistentCase& c : kPersistentCases) {
+        INFO("v" << variant << ", d = " << d << ", " << c.nq << " x " << c.nk << (c.causal ? " causal" : ""));
+        const int64_t Tr = (c.nq + v.Br - 1) / v.Br, tiles = Tr * c.B * c.H, G = 132;
+        std::vector<int64_t> blocks;  // kept K/V blocks of tile h Tr + i
+        for (int64_t h = 0; h < c.B * c.H; ++h)
+          for (int64_t i = 0; i < Tr; ++i) {
+            const int64_t kv = c.kv_lens.empty() ? c.nk : c.kv_lens[size_t(h / c.H)];
+            const int64_t last_row = std::min((i + 1) * v.Br, c.nq) - 1;
+            const int64_t hi = c.causal ? std::min(kv - 1, last_row + c.nk - c.nq) : kv - 1;
+            blocks.push_back(hi < 0 ? 0 : hi / v.Bc + 1);
+          }
+        bool sandwiched = false;
+        for (int64_t t = G; t + G < tiles; ++t)
+          sandwiched = sandwiched || (blocks[size_t(t)] == 0 && blocks[size_t(t - G)] > 0 && blocks[size_t(t + G)] > 0);
+        CHECK(tiles > G);
+        deepest = std::max(deepest, *std::max_element(blocks.begin(), blocks.end()));
+        CHECK((std::count(blocks.begin(), blocks.end(), 0) > 0) == (c.causal || !c.kv_lens.empty()));
+        if (!c.causal && !c.kv_lens.empty()) CHECK(sandwiched);
+      }
+      INFO("v" << variant << ", d = " << d << ": at most " << deepest << " K/V blocks in a tile");
+      CHECK(deepest > v.stages);
     }
   }
 }

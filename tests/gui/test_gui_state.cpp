@@ -428,7 +428,7 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   s.pipeline.n = 4096;
   s.pipeline.causal = false;
   s.pipeline.rebuild();
-  REQUIRE(s.pipeline.rows.size() == 7);  // v13-v19
+  REQUIRE(s.pipeline.rows.size() == 9);  // v13-v21
   // The file's numbers for this shape, as measured (gpu/results/fa3/bench.txt, sdpa.txt).
   std::map<int, double> measured;
   for (const auto& r : s.pipeline.rows) {
@@ -443,6 +443,7 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   REQUIRE(measured[16] == 580.9);
   REQUIRE(measured[17] == 0);  // built, not measured yet
   REQUIRE(measured[19] == 0);
+  REQUIRE(measured[21] == 0);
   REQUIRE(s.pipeline.references.size() == 2);  // PyTorch's cuDNN and flash backends
   // The timeline shows every task of the first blocks of one thread block.
   REQUIRE(s.pipeline.timeline.segments.size() > 4 * 2 * 3);
