@@ -68,8 +68,10 @@ sanitized() { grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tail -1; }
     case "$line" in
       "== verify"*) what=${line#== verify --schedule decode }; n=$((n + 1)) ;;
       rc=*) fig=$(awk -v k="$what" 'index($0, "== verify --schedule decode " k) {f=1; next}
-                   f && /^final/ {printf "O rel %s lse rel %s %s", $9, $14, $15} f && /^paged/ {printf "; paged==unpaged %s", $NF} f && /^rc=/ {exit}' "$OUT/verify.txt")
-            printf "%-46s %-11s %s\n" "verify $n: ${what:0:38}" "$(verdict ${line#rc=})" "$fig" ;;
+                   f && /^final/ {fin = sprintf("O rel %s lse rel %s %s", $9, $14, $15)}
+                   f && /^paged/ {pg = "; paged==unpaged " $NF}
+                   f && /^rc=/ {printf "%s", fin != "" ? fin pg : substr(last, 1, 70); exit} f {last=$0}' "$OUT/verify.txt")
+            printf "%-46s %-11s %s\n" "verify $n: S=${what#*--splits }" "$(verdict ${line#rc=})" "$fig" ;;
     esac
   done < "$OUT/verify.txt"
   printf "%-46s %-11s %s\n" "memcheck verify v6 (small)" "$(verdict $rc_mem)" "$(sanitized "$OUT/memcheck.log")"
