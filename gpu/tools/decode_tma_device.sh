@@ -6,8 +6,9 @@
 # BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set); OUT gets the logs. Wall budget
 # 150 s: the correctness checks side by side (tests, verify --variant 6/7, compute-sanitizer; 45 s
 # at most), then alone, one after another: PyTorch's SDPA at the sweep's shapes, the variant x S
-# sweep unpaged (3 5 6 7) and paged P = 16 (5 6 7). Everything that matters is in OUT/summary.txt
-# (printed last): one line per check, then one line per shape.
+# sweep unpaged (3 5 6 7) and paged P = 16 (5 6 7) (timeouts 30 + 40 + 22 s; about 13 + 15 + 10 s
+# expected). Everything that matters is in OUT/summary.txt (printed last): one line per check,
+# then one line per shape.
 set -u
 BIN=${1:?usage: decode_tma_device.sh BIN OUT}
 OUT=${2:?usage: decode_tma_device.sh BIN OUT}
@@ -23,7 +24,7 @@ VERIFY=(
   "--nq 1 --nk 2000 --d 64 --M 64KiB --splits 7 --kv-len 1234 --page-size 7 --dtype bf16 --variant 6"
   "--nq 1 --nk 999 --d 128 --M 64KiB --splits 5 --page-size 1 --dtype bf16 --variant 7"
 )
-run_verify_list "$OUT/verify.txt" 10 &
+run_verify_list "$OUT/verify.txt" 8 &
 pid_verify=$!
 SMALL="verify --schedule decode --nq 3 --nk 333 --d 64 --M 64KiB --splits 4 --dtype bf16 --variant 6"
 timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 "$FS" $SMALL > "$OUT/memcheck.log" 2>&1 &
@@ -44,15 +45,15 @@ wait $pid_racep; rc_racep=$?
 t_correct=$(( $(date +%s) - start ))
 
 # [SECTION] Speed, alone and one after another
-timeout 40 python3 gpu/tools/sdpa_decode_bench.py --ds 64,128 --nks 16384,65536,262144 --json "$OUT/sdpa.json" \
+timeout 30 python3 gpu/tools/sdpa_decode_bench.py --ds 64,128 --nks 16384,65536,262144 --json "$OUT/sdpa.json" \
   > "$OUT/sdpa.txt" 2>&1
 rc_sdpa=$?
 SDPA=()
 [ -s "$OUT/sdpa.json" ] && SDPA=(--sdpa "$OUT/sdpa.json")
-timeout 45 "$FS" bench-gpu --decode --d 64 128 --nk 16384 65536 262144 --sweep-variants 3 5 6 7 \
+timeout 40 "$FS" bench-gpu --decode --d 64 128 --nk 16384 65536 262144 --sweep-variants 3 5 6 7 \
   --sweep-splits 1 2 4 8 16 32 64 "${SDPA[@]}" --json-file "$OUT/sweep.json" > "$OUT/sweep.txt" 2>&1
 rc_sweep=$?
-timeout 25 "$FS" bench-gpu --decode --d 64 128 --nk 16384 65536 262144 --page-size 16 --sweep-variants 5 6 7 \
+timeout 22 "$FS" bench-gpu --decode --d 64 128 --nk 16384 65536 262144 --page-size 16 --sweep-variants 5 6 7 \
   --sweep-splits 1 8 32 "${SDPA[@]}" --json-file "$OUT/sweep_paged.json" > "$OUT/sweep_paged.txt" 2>&1
 rc_paged=$?
 
