@@ -109,6 +109,10 @@ if flat:
         print(f"{sh[0]} {sh[1]} {sh[2]} | S={dflt[0]['splits']} {f(dflt[0])} | " if dflt else f"{sh[0]} {sh[1]} {sh[2]} | - | ",
               end="")
         print(" ; ".join(f"v{r['variant']}/S{r['splits']} {f(r)}" for r in best) + " | " + " ; ".join(per))
+    print("v6 by S (the default S rule's data): d BxH Nk | S:%roof for S = 1, 2, 4, ...")
+    for sh in sorted({key(r) for r in rows}):
+        rs = sorted([r for r in rows if key(r) == sh and r["variant"] == 6], key=lambda r: r["splits"])
+        print(f"{sh[0]} {sh[1]} {sh[2]} | " + " ".join(f"{r['splits']}:{100 * r.get('fraction_of_read_roof', 0):.0f}" for r in rs))
 if paged:
     rows = paged["sweep"]
     ref = {(key(r), r["variant"], r["splits"]): r["median_ms"] for r in (flat["sweep"] if flat else [])}
