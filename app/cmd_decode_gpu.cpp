@@ -42,7 +42,8 @@ int64_t gpu_decode_splits(int64_t asked, int64_t heads, const Tiling& t) {
   return default_splits(heads * t.Tr, t.Tc, gpu::device_info().sm_count);
 }
 
-int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
+int run_verify_decode(const Problem& p, const Tiling& t, int variant, double tiled_tol) {
+  gpu::check_decode_variant(variant, p.d, p.dtype);  // fail fast, before the CPU run
   gpu::Shape s;
   s.nq = p.nq;
   s.nk = p.nk;
@@ -51,6 +52,7 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
   go.splits = p.splits;
   go.features = gpu::features_of(p.options(), p.seed);
   go.page_size = p.page_size;  // --page-size: the pools and the block table of core/paged_kv.h
+  go.variant = variant;        // --variant: the split kernel's (gpu/decode.cu); 0 = the default
   const int64_t S = p.splits;
   RunOptions opt;
   Trace tr;
@@ -66,8 +68,9 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
   const gpu::DecodeResult g = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
   const gpu::DeviceInfo info = gpu::device_info();
   const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
-  std::printf("verify     flash-decoding, CPU engine vs GPU (%s), S = %lld split%s\n", info.name.c_str(),
-              (long long)S, S > 1 ? "s" : "");
+  std::printf("verify     flash-decoding, CPU engine vs GPU (%s, split kernel variant %d), S = %lld split%s\n",
+              info.name.c_str(), variant == 0 ? gpu::decode_default_variant() : variant, (long long)S,
+              S > 1 ? "s" : "");
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed, dtype_name(p.dtype));
@@ -140,13 +143,20 @@ int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol) {
 
 namespace {
 
-// The bench's JSON (--json on stdout, --json-file to a file): the device, the copy bandwidth,
-// the timing settings and the rows under `key`.
-void write_bench_json(const DecodeBenchRequest& r, const gpu::DeviceInfo& info, double copy_gbps, const char* key,
+// The device's ceilings, measured once per bench: the copy bandwidth (cudaMemcpy, read + written
+// bytes) and the read roof (gpu::measure_read_bandwidth: bytes only read, as decode reads).
+struct Roofs {
+  double copy_gbps = 0, read_gbps = 0;
+};
+
+// The bench's JSON (--json on stdout, --json-file to a file): the device, the copy bandwidth
+// and read roof, the timing settings and the rows under `key`.
+void write_bench_json(const DecodeBenchRequest& r, const gpu::DeviceInfo& info, const Roofs& roofs, const char* key,
                       const nlohmann::json& rows) {
   if (!r.as_json && r.json_file.empty()) return;
-  const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", copy_gbps},
-                              {"warmup", r.warmup}, {"reps", r.reps}, {key, rows}};
+  const nlohmann::json out = {{"device", info.name}, {"sm_count", info.sm_count}, {"copy_gbps", roofs.copy_gbps},
+                              {"read_roof_gbps", roofs.read_gbps}, {"warmup", r.warmup}, {"reps", r.reps},
+                              {key, rows}};
   if (r.as_json) std::printf("%s\n", out.dump(1).c_str());
   if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
 }
@@ -190,17 +200,18 @@ gpu::Shape decode_bench_shape(int64_t nk, int64_t d, int64_t heads) {
 // variant and S can be chosen from one device run. The heuristic's S is marked with '*'.
 int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
                      const std::vector<std::pair<std::string, SdpaPoint>>& sdpa, const gpu::DeviceInfo& info,
-                     double copy_gbps) {
+                     const Roofs& roofs) {
+  const double copy_gbps = roofs.copy_gbps;
   const std::vector<int64_t> splits = r.sweep_splits.empty() ? std::vector<int64_t>{1, 2, 4, 8, 16, 32} : r.sweep_splits;
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
     std::printf("bench-gpu --decode sweep on %s (%d SMs), %s storage, Nq = 1, median of %d after %d warm-ups%s\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.reps, r.warmup,
                 r.page_size > 0 ? (", paged P = " + std::to_string(r.page_size)).c_str() : "");
-    std::printf("copy bandwidth %.0f GB/s; GB/s = bytes of K and V read / time; * = core/decode.h's default S\n\n",
-                copy_gbps);
-    std::printf("%7s %4s %4s %3s %5s | %9s %7s %5s %8s\n", "Nk", "d", "BxH", "var", "S", "ms", "GB/s", "%copy",
-                "vs sdpa");
+    std::printf("copy bandwidth %.0f GB/s, read roof %.0f GB/s; GB/s = bytes of K and V read / time; * = core/decode.h's "
+                "default S\n\n", copy_gbps, roofs.read_gbps);
+    std::printf("%7s %4s %4s %3s %5s | %9s %7s %5s %5s %8s\n", "Nk", "d", "BxH", "var", "S", "ms", "GB/s", "%copy",
+                "%roof", "vs sdpa");
   }
   for (int64_t d : r.dims)
     for (int64_t heads : r.heads)
@@ -239,19 +250,20 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
           nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", heads}, {"variant", configs[k].variant},
                                 {"splits", configs[k].splits}, {"default_splits", S_default},
                                 {"page_size", configs[k].page_size}, {"median_ms", ms}, {"kv_gbps", gbps},
-                                {"fraction_of_copy", gbps / copy_gbps}};
+                                {"fraction_of_copy", gbps / copy_gbps}, {"fraction_of_read_roof", gbps / roofs.read_gbps}};
           if (sdpa_ms > 0) row["speedup_vs_sdpa"] = sdpa_ms / ms;
           rows.push_back(row);
           if (r.as_json) continue;
-          std::printf("%7lld %4lld %4lld %3d %4lld%s | %9.4f %7.0f %4.0f%%", (long long)nk, (long long)d,
+          std::printf("%7lld %4lld %4lld %3d %4lld%s | %9.4f %7.0f %4.0f%% %4.0f%%", (long long)nk, (long long)d,
                       (long long)heads, configs[k].variant, (long long)configs[k].splits,
-                      configs[k].splits == S_default ? "*" : " ", ms, gbps, 100 * gbps / copy_gbps);
+                      configs[k].splits == S_default ? "*" : " ", ms, gbps, 100 * gbps / copy_gbps,
+                      100 * gbps / roofs.read_gbps);
           if (sdpa_ms > 0) std::printf(" %7.2fx", sdpa_ms / ms);
           std::printf("\n");
         }
         std::fflush(stdout);
       }
-  write_bench_json(r, info, copy_gbps, "sweep", rows);
+  write_bench_json(r, info, roofs, "sweep", rows);
   return 0;
 }
 
@@ -264,18 +276,24 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   const int64_t M = parse_sram_size(r.M);
   const auto sdpa = read_sdpa(r.sdpa_json);
   const gpu::DeviceInfo info = gpu::device_info();
-  const double copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
-  if (!r.sweep_variants.empty()) return run_decode_sweep(r, dt, M, sdpa, info, copy_gbps);
+  Roofs roofs;
+  roofs.copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
+  roofs.read_gbps = gpu::measure_read_bandwidth(int64_t(2) << 30, 3, 20);
+  const double copy_gbps = roofs.copy_gbps;
+  if (!r.sweep_variants.empty()) return run_decode_sweep(r, dt, M, sdpa, info, roofs);
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
     std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs, median of %d\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.warmup, r.reps);
     std::printf("copy bandwidth (cudaMemcpy device to device, 2 GiB, read + written bytes / time): %.0f GB/s\n",
                 copy_gbps);
-    std::printf("GB/s = bytes of K and V read / time; %%copy = that against the copy bandwidth; S = splits "
-                "(default: core/decode.h's heuristic for B x H blocks on %d SMs)\n\n", info.sm_count);
-    std::printf("%7s %4s %4s %4s %4s | %9s %7s %5s | %9s %7s | %9s %7s | %9s %7s %8s\n", "Nk", "d", "BxH", "Bc", "S",
-                "decode ms", "GB/s", "%copy", "S=1 ms", "GB/s", "fa2 ms", "GB/s", "sdpa ms", "backend", "vs sdpa");
+    std::printf("read roof (a kernel that only reads 2 GiB by bulk copies on every SM, bytes read / time): %.0f GB/s\n",
+                roofs.read_gbps);
+    std::printf("GB/s = bytes of K and V read / time; %%copy, %%roof = that against the copy bandwidth and the read "
+                "roof; S = splits (default: core/decode.h's heuristic for B x H blocks on %d SMs)\n\n", info.sm_count);
+    std::printf("%7s %4s %4s %4s %4s | %9s %7s %5s %5s | %9s %7s | %9s %7s | %9s %7s %8s\n", "Nk", "d", "BxH", "Bc",
+                "S", "decode ms", "GB/s", "%copy", "%roof", "S=1 ms", "GB/s", "fa2 ms", "GB/s", "sdpa ms", "backend",
+                "vs sdpa");
   }
   for (int64_t d : r.dims)
     for (int64_t heads : r.heads)
@@ -295,7 +313,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
             const gpu::BenchTiming b = fn();
             row[key] = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps},
                         {"kv_gbps", kv_bytes / (b.median_ms * 1e6)},
-                        {"fraction_of_copy", kv_bytes / (b.median_ms * 1e6) / copy_gbps}};
+                        {"fraction_of_copy", kv_bytes / (b.median_ms * 1e6) / copy_gbps},
+                        {"fraction_of_read_roof", kv_bytes / (b.median_ms * 1e6) / roofs.read_gbps}};
           } catch (const InputError& e) {
             row[key] = {{"skipped", e.what()}};
           }
@@ -330,8 +349,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
           const auto& x = row[k];
           if (x.contains("skipped")) std::printf(" | %s skipped: %s", k, x["skipped"].get<std::string>().c_str());
           else if (std::string(k) == "decode")  // registry-exempt: JSON key
-            std::printf(" | %9.4f %7.0f %4.0f%%", x["median_ms"].get<double>(), x["kv_gbps"].get<double>(),
-                        100 * x["fraction_of_copy"].get<double>());
+            std::printf(" | %9.4f %7.0f %4.0f%% %4.0f%%", x["median_ms"].get<double>(), x["kv_gbps"].get<double>(),
+                        100 * x["fraction_of_copy"].get<double>(), 100 * x["fraction_of_read_roof"].get<double>());
           else std::printf(" | %9.4f %7.0f", x["median_ms"].get<double>(), x["kv_gbps"].get<double>());
         }
         if (row.contains("sdpa"))
@@ -348,7 +367,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         std::printf("\n");
         std::fflush(stdout);
       }
-  write_bench_json(r, info, copy_gbps, "rows", rows);
+  write_bench_json(r, info, roofs, "rows", rows);
   return 0;
 }
 

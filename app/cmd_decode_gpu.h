@@ -12,7 +12,7 @@ namespace flashstep {
 
 // verify --schedule decode: the CPU engine's partials O^(s), lse^(s) (one per split) and final
 // O, lse against the GPU's, and each against float64. Returns 0 (PASS) or 1 (FAIL).
-int run_verify_decode(const Problem& p, const Tiling& t, double tiled_tol);
+int run_verify_decode(const Problem& p, const Tiling& t, int variant, double tiled_tol);
 
 // The S a GPU run uses: `asked` if not 0, else core/decode.h's default for heads x Tr blocks on
 // this device's SMs.

@@ -128,7 +128,7 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
   const ScheduleInfo& info = schedule_info(p.schedule);
   const gpu::DeviceSchedule& dev = gpu::device_schedule(p.schedule);
   // Split-KV: the partials of every split too (app/cmd_decode_gpu.cpp).
-  if (schedule_splits_kv(p.schedule)) return run_verify_decode(p, t, tiled_tol);
+  if (schedule_splits_kv(p.schedule)) return run_verify_decode(p, t, variant, tiled_tol);
   if (!dev.verify_per_j) return run_verify_final(p, t, variant, tiled_tol);
   // The HBM state (O, l, m) after every j, against the GPU's per-j snapshots (Algorithm 1).
   gpu::Shape s;

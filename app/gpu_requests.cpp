@@ -7,6 +7,7 @@
 #include "core/npy.h"
 #include "core/output_files.h"
 #include "core/snapshot.h"
+#include "gpu/decode.h"
 
 #include <cmath>
 #include <string>
@@ -119,7 +120,8 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: 1-21 (the ladder of docs/tensor-cores.md; 13-21 on sm_90 only), 101-104 the Bc sweep"
-                         "; with --backward --tensor-cores: the backward ladder, 1-6 (5, 6: wgmma, sm_90 only)");
+                         "; with --backward --tensor-cores: the backward ladder, 1-6 (5, 6: wgmma, sm_90 only)"
+                         "; with --schedule decode: the split kernel, 3-7 (4-7: d = 64, 128 in fp16/bf16; 6, 7: bulk copies)");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   auto* b = verify->add_flag("--backward", r.bwd.backward,
                              "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");
@@ -330,7 +332,7 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
   r.page_opt = b->add_option("--page-size", r.dr.page_size, "--decode: also time the K/V cache in pages of P tokens through a block table");
   b->add_option("--sweep-variants", r.dr.sweep_variants, "--decode: instead of the table, time these split-kernel variants "
-                                                         "(gpu/decode.cu: 3, 4, 5) x --sweep-splits per shape");
+                                                         "(gpu/decode.cu: 3-7) x --sweep-splits per shape");
   b->add_option("--sweep-splits", r.dr.sweep_splits, "--decode: the S values of the sweep (default 1 2 4 8 16 32)");
   b->add_flag("--no-fp32", r.no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
@@ -382,7 +384,9 @@ TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
 void check_decode_bench_sweep(const DecodeBenchRequest& r) {
   if (r.page_size < 0) throw InputError("--page-size must be at least 1 (tokens per page)");
   for (int v : r.sweep_variants)
-    if (v < 3 || v > 5) throw InputError("--sweep-variants: " + std::to_string(v) + " is not a decode kernel variant (3, 4, 5)");
+    if (v < gpu::kFirstDecodeVariant || v > gpu::kLastDecodeVariant)
+      throw InputError("--sweep-variants: " + std::to_string(v) + " is not a decode kernel variant (" +
+                       std::to_string(gpu::kFirstDecodeVariant) + "-" + std::to_string(gpu::kLastDecodeVariant) + ")");
   for (int64_t S : r.sweep_splits)
     if (S < 1 || S > 8192) throw InputError("--sweep-splits: " + std::to_string(S) + " is out of range 1..8192");
   if (!r.sweep_splits.empty() && r.sweep_variants.empty())

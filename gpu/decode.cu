@@ -25,10 +25,25 @@
 //       5  version 4 with 256 threads (16 groups at d = 128): half the cp.async issues and half
 //          the keys per thread and tile, twice the warps per SM to hide the shared-memory and
 //          shuffle latency of the dot products; the same bytes in flight per block.
-//     Variants 4 and 5 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
+//       6  the tiles by the bulk copy engine (cp.async.bulk, no tensor map: K and V rows of one
+//          head are contiguous, so a tile is one range of bytes): one thread issues a stage's K
+//          and V as two copies that complete on the stage's "full" mbarrier (expect_tx), instead
+//          of 128 threads issuing 16-byte cp.async each. Stages of two 8 KiB tiles (16 KiB of K
+//          and of V), 3 deep: 96 KiB, still two blocks per SM. The arithmetic is version 3's,
+//          tile by tile (same groups, same keys per update), so the results equal version 3's
+//          bit for bit; keys past the split's end are not copied and read as zero, as version 3's
+//          zero-filled chunks.
+//       7  version 6 with stages of one 8 KiB tile, 6 deep (version 3's ring): the bulk copy
+//          engine alone, against version 6's larger copies.
+//     Variants 4-7 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
 //   Paged K/V (kPaged, core/paged_kv.h): the pipeline's chunk addresses go through the block
 //     table (key n at pool row table[n / P] P + n mod P); the tiles in shared memory, hence
-//     every value and every rounding, are the unpaged run's.
+//     every value and every rounding, are the unpaged run's. Variants 6, 7: the rows of one page
+//     are contiguous in the pool, so a stage is one bulk copy per page piece it touches (P = 1:
+//     one per row), issued by the 32 lanes of warp 0, one table read per piece.
+//   read_roof_kernel: no attention, only version 6's stream (a ring of bulk copies into shared
+//     memory, each 16-byte word read once): the rate at which the device reads, the ceiling of a
+//     decode kernel (a copy also writes, so its rate is not that ceiling).
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight.
 //
 // Masks: a key the row does not keep scores -inf (core/mask.h's rule, per-batch key lengths);
@@ -39,6 +54,7 @@
 #include "gpu/common.cuh"
 #include "gpu/decode_kernels.h"
 #include "gpu/flash_block.cuh"
+#include "gpu/mbarrier_ptx.cuh"
 #include "gpu/register_tile.cuh"
 #include "gpu/tc_ptx.cuh"
 
@@ -115,18 +131,26 @@ __device__ __forceinline__ void smem_load8<__nv_bfloat16>(const __nv_bfloat16* s
 // variant V (the header's list).
 template <typename T, int G, int R, int V>
 struct SplitTraits {
-  static constexpr int kThreads = V >= 5 ? 256 : 128;
-  static constexpr bool kPrefetch256 = V >= 4;
+  static constexpr int kThreads = V == 5 ? 256 : 128;
+  static constexpr bool kPrefetch256 = V == 4 || V == 5;
+  static constexpr bool kBulk = V >= 6;                   // stages by the bulk copy engine
   static constexpr int NG = kThreads / G;                   // groups; each takes one key at a time
   static constexpr int D = 8 * G;
   static constexpr int TK = 8192 / (D * int(sizeof(T)));  // keys per tile: 8 KiB of K, 8 KiB of V
   static constexpr int KPG = TK / NG;                     // keys per group per tile
   static constexpr int CPK = D * int(sizeof(T)) / 16;     // 16-byte chunks per key row
-  static constexpr int STAGES = 6;  // 5 tiles (80 KiB) in flight per block; two blocks per SM
+  // A stage (one buffer of the ring) holds NSUB tiles; the arithmetic goes tile by tile.
+  static constexpr int NSUB = V == 6 ? 2 : 1;
+  // 5 tiles (80 KiB) in flight per block (v6: 2 stages of 32 KiB); two blocks per SM.
+  static constexpr int STAGES = V == 6 ? 3 : 6;
   static_assert(TK % NG == 0 && KPG >= 1, "a tile gives every group the same number of keys");
   static constexpr int64_t kTileElems = int64_t(TK) * D;
-  static int64_t smem_bytes(int d) {  // K and V tiles, then the merge's m, l, O per group and row
-    return 2 * STAGES * kTileElems * int64_t(sizeof(T)) + int64_t(NG) * R * (d + 2) * 4;
+  static constexpr int SK = NSUB * TK;                      // keys per stage
+  static constexpr int64_t kStageElems = NSUB * kTileElems;
+  static constexpr int64_t kRingBytes = 2 * STAGES * kStageElems * int64_t(sizeof(T));
+  static constexpr int64_t kBarrierBytes = kBulk ? 8 * STAGES : 0;  // one "full" mbarrier per stage
+  static int64_t smem_bytes(int d) {  // K and V stages, the mbarriers, the merge's m, l, O per group and row
+    return kRingBytes + kBarrierBytes + int64_t(NG) * R * (d + 2) * 4;
   }
 };
 
@@ -135,10 +159,12 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   using Tr = SplitTraits<T, G, R, V>;
   constexpr int NG = Tr::NG, D = Tr::D, TK = Tr::TK, KPG = Tr::KPG, CPK = Tr::CPK, STAGES = Tr::STAGES;
   constexpr int kThreads = Tr::kThreads;
+  constexpr int SK = Tr::SK, NSUB = Tr::NSUB;
   extern __shared__ float4 smem4[];
-  T* Ks = reinterpret_cast<T*>(smem4);          // STAGES tiles of TK keys x d
-  T* Vs = Ks + STAGES * Tr::kTileElems;
-  float* merge = reinterpret_cast<float*>(Vs + STAGES * Tr::kTileElems);
+  T* Ks = reinterpret_cast<T*>(smem4);          // STAGES stages of SK keys x d
+  T* Vs = Ks + STAGES * Tr::kStageElems;
+  uint64_t* full = reinterpret_cast<uint64_t*>(Vs + STAGES * Tr::kStageElems);  // kBulk: per stage
+  float* merge = reinterpret_cast<float*>(reinterpret_cast<char*>(full) + Tr::kBarrierBytes);
   const int lane = threadIdx.x % G, group = threadIdx.x / G;
   const int64_t qblocks = (p.nq + R - 1) / R;
   const int64_t h = int64_t(blockIdx.x) / qblocks;
@@ -180,11 +206,12 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     l[r] = 0.0f;
   }
 
-  // FD L6 as a pipeline: tile t (TK keys of K and of V) goes to buffer t % STAGES by cp.async,
-  // STAGES - 1 tiles ahead of the one being computed, so (STAGES - 1) x 16 KiB per block are in
-  // flight while the arithmetic runs. Keys past the split read nothing and are zero-filled.
-  const int ntiles = k1 > k0 ? (k1 - k0 + TK - 1) / TK : 0;
-  auto issue = [&](int t) {
+  // FD L6 as a pipeline: stage t (SK keys of K and of V) goes to buffer t % STAGES, STAGES - 1
+  // stages ahead of the one being computed, so (STAGES - 1) x 16 KiB (v6: 32 KiB) per block are
+  // in flight while the arithmetic runs. Keys past the split read nothing and count as zeros.
+  const int nstages = k1 > k0 ? (k1 - k0 + SK - 1) / SK : 0;
+  // Variants 3-5: every thread issues 16-byte cp.async chunks (zero-filled past the split).
+  auto issue_chunks = [&](int t) {
     const int kt = k0 + t * TK;
     const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kTileElems);
     const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kTileElems);
@@ -199,25 +226,56 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       cp_async16_hint<Tr::kPrefetch256>(vd + c * 16, Vg + off, ok ? 16 : 0);
     }
   };
-#pragma unroll
-  for (int t = 0; t < STAGES - 1; ++t) {
-    if (t < ntiles) issue(t);
-    tc::cp_async_commit();  // empty groups keep the count uniform
-  }
-  for (int t = 0; t < ntiles; ++t) {
-    if (t + STAGES - 1 < ntiles) issue(t + STAGES - 1);
-    tc::cp_async_commit();
-    tc::cp_async_wait<STAGES - 1>();  // tile t has landed
-    __syncthreads();
-    const T* Kb = Ks + (t % STAGES) * Tr::kTileElems;
-    const T* Vb = Vs + (t % STAGES) * Tr::kTileElems;
-    const int kt = k0 + t * TK;
+  // Variants 6, 7, called by the 32 lanes of warp 0: lane 0 arms stage t's barrier with the bytes
+  // of its keys that exist (the stage is clipped at k1: nothing past it is copied), then the
+  // copies: unpaged, K and V of the stage are one contiguous range each (lane 0); paged, one
+  // copy per page piece (keys of the stage in one page: contiguous rows of the pool), spread
+  // over the lanes, each reading its page's table entry once.
+  auto issue_bulk = [&](int t) {
+    const int kt = k0 + t * SK, nkeys = min(SK, k1 - kt), lane32 = threadIdx.x;
+    const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kStageElems);
+    const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kStageElems);
+    const uint32_t bar = tc::smem_addr(full + t % STAGES);
+    constexpr uint32_t kRowBytes = uint32_t(D * sizeof(T));  // 128 or 256: a multiple of 16
+    if (lane32 == 0) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
+    if constexpr (!kPaged) {
+      if (lane32 == 0) {
+        tc::bulk_copy_g2s(kd, Kg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar);
+        tc::bulk_copy_g2s(vd, Vg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar);
+      }
+    } else {
+      __syncwarp();  // the barrier is armed before any of its bytes can land
+      const int P = p.page_size, pg0 = kt / P, pieces = (kt + nkeys - 1) / P - pg0 + 1;
+      for (int i = lane32; i < pieces; i += 32) {
+        const int a = max(kt, (pg0 + i) * P), b = min(kt + nkeys, (pg0 + i + 1) * P);  // keys [a, b)
+        const int64_t row = int64_t(__ldg(table + pg0 + i)) * P + a % P;
+        const uint32_t off = uint32_t(a - kt) * kRowBytes, bytes = uint32_t(b - a) * kRowBytes;
+        tc::bulk_copy_g2s(kd + off, Kg + row * D, bytes, bar);
+        tc::bulk_copy_g2s(vd + off, Vg + row * D, bytes, bar);
+      }
+    }
+  };
+  // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
+  auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
     float kv[KPG][8], vv[KPG][8];
+    if (!Tr::kBulk || kt + TK <= k1) {
 #pragma unroll
-    for (int u = 0; u < KPG; ++u) {
-      smem_load8(Kb + (u * NG + group) * D + lane * 8, kv[u]);
-      smem_load8(Vb + (u * NG + group) * D + lane * 8, vv[u]);
+      for (int u = 0; u < KPG; ++u) {
+        smem_load8(Kb + (u * NG + group) * D + lane * 8, kv[u]);
+        smem_load8(Vb + (u * NG + group) * D + lane * 8, vv[u]);
+      }
+    } else {  // bulk copies stop at k1: keys past it are zeros, as version 3's zero-filled chunks
+#pragma unroll
+      for (int u = 0; u < KPG; ++u) {
+        if (kt + u * NG + group < k1) {
+          smem_load8(Kb + (u * NG + group) * D + lane * 8, kv[u]);
+          smem_load8(Vb + (u * NG + group) * D + lane * 8, vv[u]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) kv[u][e] = vv[u][e] = 0.0f;
+        }
+      }
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -258,9 +316,48 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
         o[r][e] = accumulated_output(alpha, o[r][e], pv);
       }
     }
-    __syncthreads();  // everyone is done with buffer t % STAGES before it is refilled
+  };
+  if constexpr (Tr::kBulk) {
+    if (threadIdx.x == 0) {
+      for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), 1);
+      tc::mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+#pragma unroll
+      for (int t = 0; t < STAGES - 1; ++t)
+        if (t < nstages) issue_bulk(t);
+    }
+    for (int t = 0; t < nstages; ++t) {
+      // Buffer (t - 1) % STAGES was released by every thread at the end of step t - 1.
+      if (threadIdx.x < 32 && t + STAGES - 1 < nstages) issue_bulk(t + STAGES - 1);
+      tc::mbar_wait(tc::smem_addr(full + t % STAGES), uint32_t((t / STAGES) & 1));  // stage t has landed
+      const T* Kb = Ks + (t % STAGES) * Tr::kStageElems;
+      const T* Vb = Vs + (t % STAGES) * Tr::kStageElems;
+#pragma unroll
+      for (int sub = 0; sub < NSUB; ++sub) {
+        const int kt = k0 + t * SK + sub * TK;
+        if (kt >= k1) break;  // the split's last stage may hold fewer tiles (the same tiles as v3)
+        compute_tile(Kb + sub * Tr::kTileElems, Vb + sub * Tr::kTileElems, kt);
+      }
+      __syncthreads();  // everyone is done with buffer t % STAGES before it is refilled
+    }
+  } else {
+#pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t) {
+      if (t < nstages) issue_chunks(t);
+      tc::cp_async_commit();  // empty groups keep the count uniform
+    }
+    for (int t = 0; t < nstages; ++t) {
+      if (t + STAGES - 1 < nstages) issue_chunks(t + STAGES - 1);
+      tc::cp_async_commit();
+      tc::cp_async_wait<STAGES - 1>();  // tile t has landed
+      __syncthreads();
+      compute_tile(Ks + (t % STAGES) * Tr::kTileElems, Vs + (t % STAGES) * Tr::kTileElems, k0 + t * TK);
+      __syncthreads();  // everyone is done with buffer t % STAGES before it is refilled
+    }
+    tc::cp_async_wait<0>();
   }
-  tc::cp_async_wait<0>();
 
   // Merge the NG groups' (m, l, O) with the same update (the lesson's merge of two blocks).
   const int d = D;
@@ -327,6 +424,45 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
+// The read roof: gridDim.x blocks take the `chunks` chunks of CHUNK bytes at src in turn
+// (block b: chunks b, b + gridDim.x, ...), each through a ring of STAGES buffers filled by the
+// bulk copy engine as version 6 fills its stages; every thread reads its 16-byte words of a
+// chunk from shared memory and folds them into one word, written only if it has an unlikely
+// value (so that the reads cannot be optimised away).
+constexpr int kRoofChunk = 16384, kRoofStages = 6, kRoofThreads = 128;
+__global__ void __launch_bounds__(kRoofThreads) read_roof_kernel(const uint8_t* src, int64_t chunks, uint32_t* sink) {
+  extern __shared__ float4 smem4[];
+  uint8_t* ring = reinterpret_cast<uint8_t*>(smem4);
+  uint64_t* full = reinterpret_cast<uint64_t*>(ring + kRoofStages * kRoofChunk);
+  const int64_t mine = chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  auto issue = [&](int64_t k) {
+    const uint32_t bar = tc::smem_addr(full + k % kRoofStages);
+    tc::mbar_expect_tx(bar, kRoofChunk);
+    tc::bulk_copy_g2s(tc::smem_addr(ring + (k % kRoofStages) * kRoofChunk),
+                      src + (blockIdx.x + k * gridDim.x) * int64_t(kRoofChunk), kRoofChunk, bar);
+  };
+  if (threadIdx.x == 0) {
+    for (int st = 0; st < kRoofStages; ++st) tc::mbar_init(tc::smem_addr(full + st), 1);
+    tc::mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int64_t k = 0; k < kRoofStages - 1 && k < mine; ++k) issue(k);
+  uint32_t acc = 0;
+  for (int64_t k = 0; k < mine; ++k) {
+    if (threadIdx.x == 0 && k + kRoofStages - 1 < mine) issue(k + kRoofStages - 1);
+    tc::mbar_wait(tc::smem_addr(full + k % kRoofStages), uint32_t((k / kRoofStages) & 1));
+    const uint4* words = reinterpret_cast<const uint4*>(ring + (k % kRoofStages) * kRoofChunk);
+#pragma unroll
+    for (int w = threadIdx.x; w < kRoofChunk / 16; w += kRoofThreads) {
+      const uint4 x = words[w];
+      acc ^= x.x ^ x.y ^ x.z ^ x.w;
+    }
+    __syncthreads();  // every thread is done with the buffer before it is refilled
+  }
+  if (acc == 0x9E3779B9u) sink[0] = acc;
+}
+
 template <typename T, int G, int R, bool kPartials, bool kPaged, int V>
 void launch_split_kernel(const DecodeParams& p) {
   using Tr = SplitTraits<T, G, R, V>;
@@ -357,6 +493,8 @@ void launch_split_rows(const DecodeParams& p) {
   if constexpr (sizeof(T) == 2 && (G == 8 || G == 16)) {  // the benchmark's shapes: every variant
     if (v == 4) return p.nq == 1 ? launch_split<T, G, 1, 4>(p) : launch_split<T, G, 4, 4>(p);
     if (v == 5) return p.nq == 1 ? launch_split<T, G, 1, 5>(p) : launch_split<T, G, 4, 5>(p);
+    if (v == 6) return p.nq == 1 ? launch_split<T, G, 1, 6>(p) : launch_split<T, G, 4, 6>(p);
+    if (v == 7) return p.nq == 1 ? launch_split<T, G, 1, 7>(p) : launch_split<T, G, 4, 7>(p);
   }
   if (v != 3) throw std::runtime_error("decode: no such kernel variant");  // checked by the host first
   if (p.nq == 1) launch_split<T, G, 1, 3>(p);  // decoding proper: one row
@@ -369,7 +507,7 @@ bool decode_supports_d(int d) { return d == 16 || d == 32 || d == 64 || d == 128
 
 bool decode_variant_supported(int variant, int d, Storage dtype) {
   if (variant == 0 || variant == 3) return decode_supports_d(d);
-  return (variant == 4 || variant == 5) && (d == 64 || d == 128) && dtype != Storage::fp32;
+  return variant >= 4 && variant <= 7 && (d == 64 || d == 128) && dtype != Storage::fp32;
 }
 
 
@@ -385,6 +523,19 @@ void decode_split_launch(const DecodeParams& p) {
       default: throw std::runtime_error("decode: no kernel for this d");  // checked by the host first
     }
   });
+}
+
+int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_count) {
+  const int64_t smem = int64_t(kRoofStages) * kRoofChunk + 8 * kRoofStages;
+  static int64_t opted = 48 * 1024;
+  opt_in_shared(read_roof_kernel, smem, opted);
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_roof_kernel, kRoofThreads, size_t(smem)));
+  const int64_t chunks = bytes / kRoofChunk;
+  read_roof_kernel<<<unsigned(std::max(1, per_sm) * sm_count), kRoofThreads, size_t(smem)>>>(
+      static_cast<const uint8_t*>(src), chunks, sink);
+  CUDA_CHECK_LAUNCH();
+  return chunks * kRoofChunk;
 }
 
 void decode_combine_launch(const DecodeParams& p) {

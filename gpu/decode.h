@@ -24,9 +24,16 @@ struct DecodeResult {
   int64_t device_bytes = 0;
 };
 
-// Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4, 5 for d = 64, 128 in
+// The split kernel's numbered variants (gpu/decode.cu's header); 0 = the default, the one
+// decode_default_variant() names.
+inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 7;
+int decode_default_variant();
+
+// Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-7 for d = 64, 128 in
 // fp16/bf16; 0 = the default) for this d and storage type.
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype);
+// The same as a check: an InputError naming what exists when it does not.
+void check_decode_variant(int variant, int64_t d, Dtype dtype);
 
 // Device memory a decode run allocates (inputs and O in the storage type, partials float32).
 int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size = 0);
@@ -50,5 +57,11 @@ std::vector<BenchTiming> bench_decode_configs(const Shape& s, float scale, const
 // The device's copy bandwidth: cudaMemcpy of `bytes` device to device, (read + written bytes)
 // / median time, in GB/s.
 double measure_copy_bandwidth(int64_t bytes, int warmup, int reps);
+
+// The device's read roof: a kernel that only reads `bytes` (a ring of bulk copies into shared
+// memory on every SM, the stream of the decode kernel's variant 6 without the attention), bytes
+// read / median time, in GB/s. A decode kernel reads and hardly writes: this, not the copy
+// bandwidth, is its ceiling.
+double measure_read_bandwidth(int64_t bytes, int warmup, int reps);
 
 }  // namespace flashstep::gpu

@@ -125,9 +125,7 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
     throw InputError("--page-size " + std::to_string(opt.page_size) + " is out of range 1..Nk = " + std::to_string(s.nk));
   if (opt.page_size > 0 && s.heads() * kv_pages(s.nk, opt.page_size) > INT32_MAX)
     throw InputError("too many pages for an int32 block table");
-  if (!decode_variant_supported(opt.variant, int(s.d), Storage(int(opt.features.dtype))))
-    throw InputError("decode kernel variant " + std::to_string(opt.variant) +
-                     " does not exist for this shape (3: every d and type; 4, 5: d = 64, 128 in fp16/bf16)");
+  check_decode_variant(opt.variant, s.d, opt.features.dtype);
   if (s.heads() * ((s.nq + 3) / 4) > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
   check_features(opt.features, s);
   check_memory(decode_device_bytes(s, opt.features.dtype, opt.splits, opt.page_size), "flash-decoding");
@@ -135,8 +133,16 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 
 }  // namespace
 
+int decode_default_variant() { return kDefaultDecodeVariant; }
+
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
   return decode_variant_supported(variant, int(d), Storage(int(dtype)));
+}
+
+void check_decode_variant(int variant, int64_t d, Dtype dtype) {
+  if (!decode_variant_exists(variant, d, dtype))
+    throw InputError("decode kernel variant " + std::to_string(variant) + " does not exist for d = " + std::to_string(d) +
+                     " in " + dtype_name(dtype) + " (3: every d and type; 4-7: d = 64, 128 in fp16/bf16)");
 }
 
 int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size) {
@@ -230,6 +236,17 @@ double measure_copy_bandwidth(int64_t bytes, int warmup, int reps) {
   const TimingStats ts = median_ms(
       [&] { CUDA_CHECK(cudaMemcpy(b.get(), a.get(), size_t(bytes), cudaMemcpyDeviceToDevice)); }, warmup, reps);
   return 2.0 * double(bytes) / (ts.median_ms * 1e-3) * 1e-9;
+}
+
+double measure_read_bandwidth(int64_t bytes, int warmup, int reps) {
+  check_memory(bytes, "the read-roof measurement");
+  DeviceBuffer<uint8_t> a(bytes);
+  DeviceBuffer<uint32_t> sink(1);
+  CUDA_CHECK(cudaMemset(a.get(), 1, size_t(bytes)));
+  const int sms = device_info().sm_count;
+  int64_t read = 0;
+  const TimingStats ts = median_ms([&] { read = read_roof_launch(a.get(), bytes, sink.get(), sms); }, warmup, reps);
+  return double(read) / (ts.median_ms * 1e-3) * 1e-9;
 }
 
 }  // namespace flashstep::gpu

@@ -29,13 +29,17 @@ struct DecodeParams {
 };
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
-// The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4 and
-// 5 for d = 64, 128 in 16-bit storage. 0 picks kDefaultDecodeVariant.
+// The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4-7
+// for d = 64, 128 in 16-bit storage (6, 7: the bulk copy engine). 0 picks kDefaultDecodeVariant.
 inline constexpr int kDefaultDecodeVariant = 3;
 bool decode_variant_supported(int variant, int d, Storage dtype);
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.
 void decode_split_launch(const DecodeParams& p);
 // FD L16-L20: one launch over (head, row); the combine smem holds S floats.
 void decode_combine_launch(const DecodeParams& p);
+// The read roof: one launch of a kernel that only streams the first bytes (rounded down to
+// 16 KiB chunks) of src into shared memory by bulk copies, as variant 6 streams K and V, with
+// every SM full; returns the bytes it reads. sink: one word, written only on an unlikely value.
+int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_count);
 
 }  // namespace flashstep::gpu

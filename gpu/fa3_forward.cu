@@ -44,6 +44,7 @@
 #include <cudaTypedefs.h>
 
 #include "gpu/common.cuh"
+#include "gpu/mbarrier_ptx.cuh"
 #include "gpu/tc_launch.h"
 #include "gpu/tc_ptx.cuh"
 #include "gpu/wgmma_ptx.cuh"
@@ -52,26 +53,7 @@ namespace flashstep::gpu::tc {
 
 namespace {
 
-// ---- mbarrier and TMA (PTX ISA 8.0, sm_90) ----
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Waits until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
+// ---- TMA (PTX ISA 8.0, sm_90); the mbarriers: gpu/mbarrier_ptx.cuh ----
 // One box of a 3-D tensor map (coordinates: column, row, head) into shared memory at dst; the
 // bytes count towards `bar`'s expected transaction.
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
@@ -175,7 +157,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       mbar_init(emptyK(s), C::CONSUMERS * 4);
       mbar_init(emptyV(s), C::CONSUMERS * 4);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    mbar_init_fence();
   }
   __syncthreads();
 

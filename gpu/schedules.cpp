@@ -61,6 +61,7 @@ Result decode_fwd(const float* Q, const float* K, const float* V, const Shape& s
   d.splits = t.S;
   d.page_size = t.P;  // --page-size: K, V through a block table (core/paged_kv.h)
   d.features = o.features;
+  d.variant = o.variant;  // --variant: the split kernel's (gpu/decode.cu); 0 = the default
   DecodeResult dr = decode_forward(Q, K, V, s, scale, t, d);
   Result r;
   r.O = std::move(dr.O);

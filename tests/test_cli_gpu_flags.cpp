@@ -115,6 +115,16 @@ TEST_CASE("the tensor-core backward's commands refuse bad requests before lookin
   check_refusals(bad);
 }
 
+TEST_CASE("bench-gpu --decode refuses split-kernel variants that do not exist, before looking for a GPU", "[cli][decode]") {
+  const Bad bad[] = {
+      {"bench-gpu --decode --sweep-variants 3 8", "--sweep-variants: 8 is not a decode kernel variant (3-7)"},
+      {"bench-gpu --decode --sweep-variants 2", "--sweep-variants: 2 is not a decode kernel variant (3-7)"},
+      {"bench-gpu --decode --sweep-variants 6 --sweep-splits 0", "--sweep-splits: 0 is out of range 1..8192"},
+      {"bench-gpu --decode --sweep-splits 4", "--sweep-splits goes with --sweep-variants"},
+  };
+  check_refusals(bad);
+}
+
 TEST_CASE("verify --tensor-cores on a good request: PASS on a GPU, one error line without one", "[cli][tensor_cores]") {
   const Outcome a = run_flashstep("verify --schedule fa2 --dtype bf16 --p-dtype bf16 --tensor-cores --nq 77 --nk 130 --d 64 --causal");
   CAPTURE(a.out);
@@ -136,7 +146,8 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
     if (!std::isspace(static_cast<unsigned char>(c))) flat += c;
     else if (!flat.empty() && flat.back() != ' ') flat += ' ';
   for (const char* want : {"1 plain", "2 register-tiled", "3 register-tiled in less shared memory",
-                           "--tensor-cores: 1-21 (the ladder", "13-21 on sm_90 only", "101-104 the Bc sweep"})
+                           "--tensor-cores: 1-21 (the ladder", "13-21 on sm_90 only", "101-104 the Bc sweep",
+                           "--schedule decode: the split kernel, 3-7"})
     CHECK(flat.find(want) != std::string::npos);
 }
 

@@ -11,7 +11,7 @@
 
 namespace flashstep::gui {
 
-Layout ComputeLayout(ImVec2 d, float controls_h, const DisplaySettings& ds) {
+Layout ComputeLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, float softmax_min_h) {
   Layout l;
   // Half the font scale's growth: the side panels wrap and scroll, the tiles need the width.
   const float fs = 1.0f + 0.5f * (ds.font_scale - 1.0f);
@@ -41,7 +41,8 @@ Layout ComputeLayout(ImVec2 d, float controls_h, const DisplaySettings& ds) {
   l.problem_size = ImVec2(left, body - algo_h);
   l.center_pos = ImVec2(left, controls_h);
   l.center_size = ImVec2(center, body);
-  const float mem_h = !ds.shows(kPanelSoftmax) ? body : !ds.shows(kPanelMemory) ? 0.0f : std::floor(body * 0.72f);
+  const float mem_share = std::clamp(1.0f - softmax_min_h / body, 0.45f, 0.72f);
+  const float mem_h = !ds.shows(kPanelSoftmax) ? body : !ds.shows(kPanelMemory) ? 0.0f : std::floor(body * mem_share);
   l.memory_pos = ImVec2(left + center, controls_h);
   l.memory_size = ImVec2(d.x - left - center, mem_h);
   l.softmax_pos = ImVec2(left + center, controls_h + mem_h);

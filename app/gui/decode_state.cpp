@@ -39,6 +39,13 @@ PartialWrites partial_writes(const Trace& tr) {
   return w;
 }
 
+int64_t combine_splits_at(const Trace& tr, const Cursor& at) {
+  const size_t applied = at.index();
+  if (applied == 0 || applied > tr.steps.size() || !has_partials(tr)) return 0;
+  const Step& cur = tr.steps[applied - 1];
+  return line_role(cur.line) == LineRole::combine && cur.i >= 0 ? tr.tiling.S : 0;
+}
+
 CombineFactors combine_factors(const Trace& tr, const Cursor& at) {
   CombineFactors c;
   const size_t applied = at.index();

@@ -39,4 +39,8 @@ struct CombineFactors {
 };
 CombineFactors combine_factors(const Trace& tr, const Cursor& at);
 
+// The number of splits S when the cursor's current step has the combine role (the softmax panel
+// then shows one table row per split), else 0. Cheap: reads one step.
+int64_t combine_splits_at(const Trace& tr, const Cursor& at);
+
 }  // namespace flashstep::gui

@@ -226,7 +226,7 @@ bool DrawCombineFactors(const AppState& s) {
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                              ImGuiTableFlags_SizingStretchProp;
   const float line = ImGui::GetTextLineHeightWithSpacing();  // the table takes the panel but for the sum and the plot's row
-  const float h = std::min(line * float(c.S + 2), std::max(ImGui::GetContentRegionAvail().y - 5 * line, 5 * line));
+  const float h = std::min(line * float(c.S + 2), std::max(ImGui::GetContentRegionAvail().y - 3 * line, 5 * line));
   double sum = 0;
   int added = 0;
   if (ImGui::BeginTable("combine", 4, tf, ImVec2(0, h))) {

@@ -11,6 +11,7 @@
 #include "app/commands.h"
 #include "app/gui/alloc_counter.h"
 #include "app/gui/app_state.h"
+#include "app/gui/decode_state.h"
 #include "app/gui/frame.h"
 #include "app/gui/options.h"
 #include "app/gui/panels.h"
@@ -134,7 +135,11 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   const DisplaySettings shown = CourseDisplay(s);  // the course shows only the page's panels
   const float controls_h =
       shown.shows(kPanelControls) ? ImGui::GetFrameHeightWithSpacing() * float(ControlsRows(display.x)) + st.WindowPadding.y * 2 : 0.0f;
-  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown) : ComputeLayout(display, controls_h, shown);
+  // Decode's combine: the softmax panel's table has one row per split, with its headings around it.
+  const int64_t combine_splits = s.run && s.cursor ? combine_splits_at(s.run->trace, *s.cursor) : 0;
+  const float softmax_min_h = combine_splits > 0 ? ImGui::GetTextLineHeightWithSpacing() * float(combine_splits + 14) : 0.0f;
+  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown)
+                                        : ComputeLayout(display, controls_h, shown, softmax_min_h);
   if (s.course.active) DrawCoursePanel(s, layout);
   if (shown.shows(kPanelControls)) DrawControlsPanel(s, layout);
   if (shown.shows(kPanelAlgorithm)) DrawAlgorithmPanel(s, gpu, layout);

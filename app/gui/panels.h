@@ -26,7 +26,10 @@ struct Layout {
 };
 // Hidden panels give their space to the rest of their column, or to the centre panel when the
 // whole column is hidden; the side columns widen with the font scale.
-Layout ComputeLayout(ImVec2 display, float controls_height, const DisplaySettings& d = DisplaySettings{});
+// softmax_min_h: the height the softmax panel asks for (decode's combine table, one row per
+// split); the memory panel gives it up to 55% of the column. 0: the usual 72% / 28% split.
+Layout ComputeLayout(ImVec2 display, float controls_height, const DisplaySettings& d = DisplaySettings{},
+                     float softmax_min_h = 0.0f);
 int ControlsRows(float width);  // rows of the controls panel at the current font size
 
 // course_view.cpp: in course mode the text and questions take the left column, the page's side

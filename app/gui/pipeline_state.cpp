@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 namespace flashstep::gui {
@@ -91,8 +92,12 @@ void PipelineState::rebuild() {
       }
     rows.push_back(row);
   }
-  for (const Measured& m : measured)
-    if (here(m) && m.variant == 0) references.push_back(m);
+  for (const Measured& m : measured) {  // PyTorch's kernels: one line each, the later point wins
+    if (!here(m) || m.variant != 0) continue;
+    auto same = std::find_if(references.begin(), references.end(), [&](const Measured& r) { return r.kernel == m.kernel; });
+    if (same != references.end()) *same = m;
+    else references.push_back(m);
+  }
 }
 
 }  // namespace flashstep::gui

@@ -10,19 +10,11 @@
 set -u
 BIN=${1:?BIN}
 OUT=${2:?OUT}
-mkdir -p "$OUT"
-FS=$BIN/flashstep
-T=$BIN/flashstep_gpu_tests
-export FLASHSTEP_REQUIRE_GPU=${FLASHSTEP_REQUIRE_GPU:-1}
-export FLASHSTEP_GOLDEN_DIR=${FLASHSTEP_GOLDEN_DIR:-$PWD/tests/golden}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
-start=$(date +%s)
+source "$(dirname "$0")/decode_device_lib.sh"
+decode_device_setup
 
 # [SECTION] Correctness, side by side (each under its own timeout)
-timeout 28 "$T" "[paged],[variants]" > "$OUT/tests_paged.log" 2>&1 &
-pid_tests=$!
-timeout 28 "$T" "[decode]~[paged]~[variants]" > "$OUT/tests_decode.log" 2>&1 &
-pid_decode=$!
+start_decode_tests 28
 VERIFY=(
   "--nq 1 --nk 4096 --d 128 --M 128KiB --splits 8 --page-size 16 --dtype bf16"
   "--nq 5 --nk 700 --d 64 --M 64KiB --splits 4 --page-size 24 --causal"
@@ -30,18 +22,13 @@ VERIFY=(
   "--nq 1 --nk 333 --d 128 --M 64KiB --splits 1 --page-size 100 --dtype fp16"
   "--nq 5 --nk 1000 --d 32 --M 16KiB --splits 20 --page-size 3"
 )
-(
-  for args in "${VERIFY[@]}"; do
-    echo "== verify --schedule decode $args"
-    timeout 6 "$FS" verify --schedule decode $args; echo "rc=$?"
-  done
-) > "$OUT/verify.txt" 2>&1 &
+run_verify_list "$OUT/verify.txt" 6 &
 pid_verify=$!
 timeout 28 compute-sanitizer --tool memcheck --error-exitcode 9 "$FS" verify --schedule decode --nq 3 --nk 333 --d 64 \
   --M 64KiB --splits 4 --page-size 7 --dtype bf16 > "$OUT/memcheck.log" 2>&1
 rc_mem=$?
-wait $pid_tests; rc_tests=$?
-wait $pid_decode; rc_decode=$?
+wait $pid_pv; rc_tests=$?
+wait $pid_dec; rc_decode=$?
 wait $pid_verify
 
 # [SECTION] Speed, one after another: PyTorch, the table (paged beside unpaged), the sweep
@@ -58,12 +45,10 @@ timeout 15 "$FS" bench-gpu --decode --d 128 --nk 16384 65536 262144 --sweep-vari
 rc_sweep=$?
 
 # [SECTION] Summary (last)
-verdict() { [ "$1" = 0 ] && echo PASS || echo "FAIL(rc=$1)"; }
-cases() { grep -E "^(All tests passed|test cases:)" "$1" | tail -1; }
 echo
 echo "summary: decode_paged_device.sh, $(cat "$OUT/gpu.txt" 2>/dev/null | head -1), $(( $(date +%s) - start )) s"
 printf "%-44s %-12s %s\n" "check" "result" "figure"
-printf "%-44s %-12s %s\n" "tests [paged],[variants]" "$(verdict $rc_tests)" "$(cases "$OUT/tests_paged.log")"
+printf "%-44s %-12s %s\n" "tests [paged],[variants]" "$(verdict $rc_tests)" "$(cases "$OUT/tests_paged_variants.log")"
 printf "%-44s %-12s %s\n" "tests [decode] (unpaged, default variant)" "$(verdict $rc_decode)" "$(cases "$OUT/tests_decode.log")"
 n=0
 while read -r line; do

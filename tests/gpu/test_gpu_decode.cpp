@@ -4,7 +4,7 @@
 // keeps nothing), dropout, fp16 / bf16 storage, several heads.
 #include "core/decode.h"
 #include "gpu/decode.h"
-#include "gpu_test_helpers.h"
+#include "decode_test_helpers.h"
 
 #include <catch2/catch.hpp>
 
@@ -106,14 +106,7 @@ TEST_CASE("GPU decode over several heads with a key length per batch entry", "[g
   const int64_t B = 3, H = 2, nk = 700, d = 64;
   const std::vector<int64_t> lens = {700, 1, 333};
   gpu::Shape sh{B, H, 1, nk, d};
-  std::vector<float> Q, K, V;
-  for (int64_t h = 0; h < B * H; ++h) {
-    const Mat q = make_input("random", 1, d, seed + uint64_t(h), 0), k = make_input("random", nk, d, seed + uint64_t(h), 1),
-              v = make_input("random", nk, d, seed + uint64_t(h), 2);
-    Q.insert(Q.end(), q.data(), q.data() + q.size());
-    K.insert(K.end(), k.data(), k.data() + k.size());
-    V.insert(V.end(), v.data(), v.data() + v.size());
-  }
+  const auto [Q, K, V] = random_heads(B * H, nk, d, seed);
   const Tiling t = make_tiling(1, nk, d, 4 * d * 64, 0, 64);
   gpu::DecodeOptions go;
   go.splits = 6;

@@ -1,11 +1,13 @@
 // GPU backend [gpu][decode][paged]: the split-KV kernel reading K and V through a block table
 // (core/paged_kv.h) equals the same kernel on contiguous K, V bit for bit (O, lse, partials) and
-// the CPU engine's paged run within the tolerances; the split kernel's variants 4 and 5
-// (gpu/decode.cu) against the CPU engine, variant 4 bit for bit against variant 3.
+// the CPU engine's paged run within the tolerances, for the default variant and the bulk-copy
+// variants 6 and 7 (one copy per page piece; pages of 1 row, pages not dividing a stage, pages
+// longer than a stage); the split kernel's variants 4-7 (gpu/decode.cu) against the CPU engine,
+// variants 4, 6 and 7 bit for bit against variant 3.
 #include "core/decode.h"
 #include "core/paged_kv.h"
 #include "gpu/decode.h"
-#include "gpu_test_helpers.h"
+#include "decode_test_helpers.h"
 
 #include <catch2/catch.hpp>
 
@@ -79,6 +81,7 @@ void check_against_cpu(const Run& r, const gpu::DecodeResult& g, Dtype dtype) {
 
 TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's paged run", "[gpu][decode][paged]") {
   REQUIRE_GPU_OR_SKIP();
+  const int variant = GENERATE(0, 6, 7);
   const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 16, 0, false, -1, 0, Dtype::bf16},
                                PagedCase{1, 97, 16, 16, 7, 5},                          // ragged, P not dividing Bc
                                PagedCase{5, 333, 64, 32, 4, 40, 0, true},               // Nq = 5, causal, P > Bc
@@ -86,12 +89,20 @@ TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's 
                                PagedCase{1, 1000, 32, 32, 1, 1000},                     // one page, S = 1
                                PagedCase{1, 2048, 128, 64, 1, 16, 0, false, -1, 0, Dtype::bf16},
                                PagedCase{1, 900, 64, 64, 5, 3, 0, false, -1, 0.25},     // dropout
-                               PagedCase{1, 3000, 128, 64, 47, 16, 0, false, -1, 0, Dtype::fp16});  // S = Tc
+                               PagedCase{1, 3000, 128, 64, 47, 16, 0, false, -1, 0, Dtype::fp16},  // S = Tc
+                               // 16-bit, d = 64, 128: the bulk-copy variants' shapes
+                               PagedCase{1, 999, 128, 64, 5, 1, 0, false, -1, 0, Dtype::bf16},     // P = 1: rows
+                               PagedCase{5, 333, 64, 32, 4, 40, 0, true, -1, 0, Dtype::bf16},      // P not dividing a stage
+                               PagedCase{3, 700, 64, 64, 4, 200, 0, true, 650, 0, Dtype::fp16},    // P > a stage
+                               PagedCase{1, 2000, 128, 64, 16, 24, 0, false, 300, 0, Dtype::bf16}, // -inf splits
+                               PagedCase{1, 1000, 64, 32, 1, 1000, 0, false, -1, 0.2, Dtype::bf16});  // one page, S = 1
+  if (!gpu::decode_variant_exists(variant, c.d, c.dtype)) return;  // variants 6, 7: d = 64, 128 in 16-bit only
   const uint64_t seed = fresh_seed();
-  INFO("Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S << " P " << c.P
-             << " causal " << c.causal << " kv_len " << c.kv_len << " dtype " << dtype_name(c.dtype) << " seed " << seed);
+  INFO("variant " << variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S
+                  << " P " << c.P << " causal " << c.causal << " kv_len " << c.kv_len << " dtype " << dtype_name(c.dtype)
+                  << " seed " << seed);
   const Run r = cpu_run(c, seed);
-  const gpu::DecodeResult paged = gpu_run(r, c.P, 0), flat = gpu_run(r, 0, 0);
+  const gpu::DecodeResult paged = gpu_run(r, c.P, variant), flat = gpu_run(r, 0, variant);
   CHECK(same_bits(paged.O, flat.O));
   CHECK(same_bits(paged.lse, flat.lse));
   CHECK(same_bits(paged.O_part, flat.O_part));
@@ -105,23 +116,18 @@ TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's 
 
 TEST_CASE("GPU paged decode over several heads, each with its own block table", "[gpu][decode][paged]") {
   REQUIRE_GPU_OR_SKIP();
+  const int variant = GENERATE(0, 6);
   const uint64_t seed = fresh_seed();
-  INFO("seed " << seed);
+  INFO("variant " << variant << " seed " << seed);
   const int64_t B = 2, H = 3, nk = 517, d = 64;
   gpu::Shape sh{B, H, 1, nk, d};
-  std::vector<float> Q, K, V;
-  for (int64_t h = 0; h < B * H; ++h) {
-    const Mat q = make_input("random", 1, d, seed + uint64_t(h), 0), k = make_input("random", nk, d, seed + uint64_t(h), 1),
-              v = make_input("random", nk, d, seed + uint64_t(h), 2);
-    Q.insert(Q.end(), q.data(), q.data() + q.size());
-    K.insert(K.end(), k.data(), k.data() + k.size());
-    V.insert(V.end(), v.data(), v.data() + v.size());
-  }
+  const auto [Q, K, V] = random_heads(B * H, nk, d, seed);
   const Tiling t = make_tiling(1, nk, d, 4 * d * 64, 0, 64);
   gpu::DecodeOptions go;
   go.splits = 4;
   go.features = gpu::features_of(AttentionOptions{}, seed, {517, 200});
   go.features.dtype = Dtype::bf16;
+  go.variant = variant;
   const gpu::DecodeResult flat = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.125f, t, go);
   go.page_size = 16;
   const gpu::DecodeResult paged = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.125f, t, go);
@@ -131,24 +137,32 @@ TEST_CASE("GPU paged decode over several heads, each with its own block table", 
   CHECK(same_bits(paged.O_part, flat.O_part));
 }
 
-TEST_CASE("GPU decode kernel variants 4 and 5 against the CPU engine", "[gpu][decode][variants]") {
+TEST_CASE("GPU decode kernel variants 4-7 against the CPU engine", "[gpu][decode][variants]") {
   REQUIRE_GPU_OR_SKIP();
-  const int variant = GENERATE(4, 5);
+  const int variant = GENERATE(4, 5, 6, 7);
   const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 0, 0, false, -1, 0, Dtype::bf16},
-                               PagedCase{1, 3001, 64, 64, 1, 0, 0, false, -1, 0, Dtype::fp16},
-                               PagedCase{3, 1000, 128, 32, 5, 0, 0, true, -1, 0, Dtype::bf16},
+                               PagedCase{1, 3001, 64, 64, 1, 0, 0, false, -1, 0, Dtype::fp16},     // ragged, S = 1
+                               PagedCase{3, 1000, 128, 32, 5, 0, 0, true, -1, 0, Dtype::bf16},     // Nq = 3, causal
                                PagedCase{1, 2048, 128, 64, 6, 16, 0, false, 1500, 0, Dtype::bf16},  // paged
-                               PagedCase{1, 700, 64, 16, 44, 0, 0, false, -1, 0.2, Dtype::bf16});
+                               PagedCase{1, 700, 64, 16, 44, 0, 0, false, -1, 0.2, Dtype::bf16},   // S = Tc, dropout
+                               PagedCase{5, 777, 64, 32, 9, 0, 0, true, -1, 0, Dtype::fp16},       // Nq = 5, ragged
+                               PagedCase{1, 2000, 128, 64, 16, 0, 0, false, 300, 0, Dtype::bf16},  // -inf splits
+                               PagedCase{1, 130, 128, 16, 9, 0, 0, false, -1, 0, Dtype::bf16},     // S = Tc, short splits
+                               PagedCase{2, 5000, 64, 64, 3, 0, 0, false, 4321, 0, Dtype::bf16});  // key length
   const uint64_t seed = fresh_seed();
   INFO("variant " << variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " S " << c.S << " P " << c.P
                   << " seed " << seed);
   const Run r = cpu_run(c, seed);
   const gpu::DecodeResult g = gpu_run(r, c.P, variant);
   check_against_cpu(r, g, c.dtype);
-  if (variant == 4) {  // only a prefetch hint apart from variant 3: the same bits
+  // 4: a prefetch hint apart from variant 3; 6, 7: the same tiles by the bulk copy engine, the
+  // same arithmetic tile by tile: the same bits.
+  if (variant == 4 || variant == 6 || variant == 7) {
     const gpu::DecodeResult v3 = gpu_run(r, c.P, 3);
     CHECK(same_bits(g.O, v3.O));
+    CHECK(same_bits(g.lse, v3.lse));
     CHECK(same_bits(g.O_part, v3.O_part));
+    CHECK(same_bits(g.lse_part, v3.lse_part));
   }
 }
 

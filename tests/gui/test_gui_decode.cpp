@@ -156,6 +156,10 @@ TEST_CASE("the combine's factors the app shows are e^(lse^(s) - lse) of core's t
     s.seek(last);
     const gui::CombineFactors f = gui::combine_factors(tr, *s.cursor);
     REQUIRE(f.S == tr.tiling.S);
+    CHECK(gui::combine_splits_at(tr, *s.cursor) == f.S);  // the softmax panel asks for S table rows
+    s.seek(1);
+    CHECK(gui::combine_splits_at(tr, *s.cursor) == 0);  // a split's first step: no combine table
+    s.seek(last);
     REQUIRE(f.current_split == f.S - 1);
     double sum = 0;
     for (int64_t sp = 0; sp < f.S; ++sp) sum += f.factor(0, sp);

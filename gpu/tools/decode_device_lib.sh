@@ -1,0 +1,34 @@
+# Shell helpers shared by the decode device scripts (decode_paged_device.sh, decode_tma_device.sh):
+# source it after setting BIN and OUT.
+#   decode_device_setup         FS, T (the binaries), the test environment, OUT/gpu.txt, $start
+#   start_decode_tests SECS     the GPU tests [paged],[variants] and the other [decode] tests, side
+#                               by side in the background, each under `timeout SECS`, into
+#                               OUT/tests_paged_variants.log, OUT/tests_decode.log ($pid_pv, $pid_dec)
+#   run_verify_list FILE SECS   runs `flashstep verify --schedule decode ARGS` for each entry of
+#                               the array VERIFY, each under `timeout SECS`, into FILE
+#                               ("== verify ..." then the output then "rc=N" per entry)
+#   verdict RC, cases LOG       PASS / FAIL(rc=N); a Catch2 log's last count line
+decode_device_setup() {
+  mkdir -p "$OUT"
+  FS=$BIN/flashstep
+  T=$BIN/flashstep_gpu_tests
+  export FLASHSTEP_REQUIRE_GPU=${FLASHSTEP_REQUIRE_GPU:-1}
+  export FLASHSTEP_GOLDEN_DIR=${FLASHSTEP_GOLDEN_DIR:-$PWD/tests/golden}
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+  start=$(date +%s)
+}
+start_decode_tests() {
+  timeout "$1" "$T" "[paged],[variants]" > "$OUT/tests_paged_variants.log" 2>&1 &
+  pid_pv=$!
+  timeout "$1" "$T" "[decode]~[paged]~[variants]" > "$OUT/tests_decode.log" 2>&1 &
+  pid_dec=$!
+}
+run_verify_list() {
+  local file=$1 secs=$2 args
+  for args in "${VERIFY[@]}"; do
+    echo "== verify --schedule decode $args"
+    timeout "$secs" "$FS" verify --schedule decode $args; echo "rc=$?"
+  done > "$file" 2>&1
+}
+verdict() { [ "$1" = 0 ] && echo PASS || echo "FAIL(rc=$1)"; }
+cases() { grep -E "^(All tests passed|test cases:)" "$1" | tail -1; }
