@@ -5,8 +5,8 @@
 // float32 (heads, Nq), natural log, as the forward wrote it. The pre-kernel writes, per head, Nq
 // rounded up to `rows_pad` rows of two float32 vectors: D = rowsum(dO o O) and L2 = lse log2(e)
 // (+inf for a row that keeps no key and for padding rows, so exp2(S - L2) = 0 there). dQ is
-// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds and converted to
-// the 16-bit type at the end.
+// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds (v7: by the bulk
+// copy engine's reduce, in a row-swizzled layout) and converted to the 16-bit type at the end.
 #pragma once
 #include "gpu/tc_launch.h"
 
