@@ -49,6 +49,8 @@
 //      MN-major A operand misbehave; opt-in (--variant 6).
 //   7  v5 with dQ added to HBM by the bulk copy engine (cp.reduce.async.bulk, FlashAttention-3's
 //      dQ accumulation) from two alternating slabs, one thread issuing; opt-in (--variant 7).
+//   8  d = 64 only: v7 with the two warpgroups apart within a Q block (a named barrier each for
+//      its own rows of dS^T, one bulk add each); opt-in (--variant 8).
 #include "gpu/bwd_tc_block.cuh"
 #include "gpu/bwd_tc_launch.h"
 #include "gpu/common.cuh"

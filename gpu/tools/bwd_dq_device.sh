@@ -31,8 +31,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 V7="$FS verify --backward --tensor-cores --variant 7"
 T="$BIN/flashstep_tc_tests"
 FLASHSTEP_TC_BWD_VARIANTS=$VNEW timeout 40 "$T" "[bwd_wgmma][small]" > "$OUT/t_small.log" 2>&1 & p1=$!
-FLASHSTEP_TC_BWD_VARIANTS=$VNEW timeout 40 "$T" "*wgmma (v5-v7): ragged*" > "$OUT/t_ragged.log" 2>&1 & p2=$!
-FLASHSTEP_TC_BWD_VARIANTS=$VNEW timeout 40 "$T" "*wgmma (v5-v7): causal*" > "$OUT/t_causal.log" 2>&1 & p3=$!
+FLASHSTEP_TC_BWD_VARIANTS=$VNEW timeout 40 "$T" "*wgmma (v5-v8): ragged*" > "$OUT/t_ragged.log" 2>&1 & p2=$!
+FLASHSTEP_TC_BWD_VARIANTS=$VNEW timeout 40 "$T" "*wgmma (v5-v8): causal*" > "$OUT/t_causal.log" 2>&1 & p3=$!
 timeout 30 $V7 --dtype bf16 --nq 517 --nk 300 --d 64 --causal > "$OUT/verify1.txt" 2>&1 & p4=$!
 timeout 30 $V7 --dtype fp16 --nq 333 --nk 333 --d 64 --kv-len 250 > "$OUT/verify2.txt" 2>&1 & p5=$!
 timeout 30 $V7 --dtype bf16 --nq 300 --nk 517 --d 128 --causal > "$OUT/verify3.txt" 2>&1 & p6=$!
