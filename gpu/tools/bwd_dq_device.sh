@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # One device call for the backward's dQ writer on the bulk copy engine: variant 7 (v5 with
-# tau dQ_i added to HBM by cp.reduce.async.bulk .add.f32 from alternating shared-memory slabs,
-# gpu/fa2_bwd_wgmma.cu), against v5 (the default) in the same call. Wall budget BUDGET (120 s);
-# later steps are skipped when it is spent, d = 64 (the target of v7) first:
-#   1. in parallel: the [bwd_wgmma] tests for v7 alone (FLASHSTEP_TC_BWD_VARIANTS; ragged, Nq != Nk,
-#      causal, key padding, rows that see no key, d 64/128, bf16/fp16, against the CPU emulation
-#      and float64 within the derived bound), four verify --backward --tensor-cores --variant 7,
-#      compute-sanitizer memcheck and racecheck on small v7 verifies, the SASS of v5 and v7;
-#   2. alone: bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 16384 --no-fp32 for
-#      V = 7, 5 at d = 64 (non-causal, causal), then PyTorch's flash and cuDNN backward at d = 64
-#      (gpu/tools/sdpa_bwd_bench.py), then the same at d = 128 while time is left;
-# then a table per point (ours per variant vs flash and cuDNN, backward and forward + backward)
-# and a summary, one line per check, in OUT/summary.txt.
+# tau dQ_i added to HBM by cp.reduce.async.bulk .add.f32 from alternating shared-memory slabs)
+# and variant 8 (d = 64 only: v7 with the warpgroups apart within a Q block), gpu/fa2_bwd_wgmma.cu,
+# against v5 (the default) in the same call. Wall budget BUDGET (120 s): each later step is
+# skipped when too little of it is left, d = 64 (the target) first:
+#   1. in parallel: the [bwd_wgmma] tests for v7 and v8 alone (FLASHSTEP_TC_BWD_VARIANTS; ragged,
+#      Nq != Nk, causal, key padding, rows that see no key, d 64/128, bf16/fp16, against the CPU
+#      emulation and float64 within the derived bound), verify --backward --tensor-cores --variant
+#      7 (four shapes) and 8 (one), compute-sanitizer memcheck and racecheck on small verifies,
+#      the SASS of the wgmma kernels (HGMMA, bulk ops, RED, LDL/STL per variant);
+#   2. alone: bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 16384 --no-fp32 --variant V
+#      for V = 7, 8, 5 at d = 64 (non-causal, causal), V = 7, 5 at d = 128; then PyTorch's flash
+#      and cuDNN backward (gpu/tools/sdpa_bwd_bench.py) at d = 64, then d = 128;
+# then a table per point (ours per variant vs flash and cuDNN, backward and forward + backward;
+# PyTorch's figures from this call, or, marked *, from the call-1 run in
+# gpu/results/tensor-core-backward/targets/sdpa.txt where this call had no time for them) and a
+# summary, one line per check, in OUT/summary.txt. BUDGET=200 runs everything.
 # Usage (repository root): bash gpu/tools/bwd_dq_device.sh BIN OUT
 set -u
 BIN=${1:?usage: bwd_dq_device.sh BIN OUT}
@@ -21,7 +25,7 @@ export FLASHSTEP_REQUIRE_GPU=1 FLASHSTEP_GOLDEN_DIR=${FLASHSTEP_GOLDEN_DIR:-$PWD
 FS=$BIN/flashstep
 T0=$(date +%s)
 BUDGET=${BUDGET:-120}
-VNEW=${VNEW:-7}  # the variants under test (a comma list)
+VNEW=${VNEW:-7,8}  # the variants under test (a comma list; 8 is d = 64 only)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $((l > 1 ? l : 1)) || echo "$1"; }  # min(want, left)
 S=()
@@ -41,8 +45,12 @@ timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $V7 --dtype bf16
   > "$OUT/memcheck.txt" 2>&1 & p8=$!
 timeout 40 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 $V7 --dtype fp16 --nq 150 \
   --nk 200 --d 128 --kv-len 150 > "$OUT/racecheck.txt" 2>&1 & p9=$!
-timeout 40 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 $V7 --dtype bf16 --nq 130 \
+V8="$FS verify --backward --tensor-cores --variant 8"
+timeout 40 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 $V8 --dtype bf16 --nq 130 \
   --nk 140 --d 64 > "$OUT/racecheck64.txt" 2>&1 & p10=$!
+timeout 30 $V8 --dtype bf16 --nq 517 --nk 300 --d 64 --causal > "$OUT/verify5.txt" 2>&1 & p12=$!
+timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $V8 --dtype fp16 --nq 150 --nk 200 --d 64 --kv-len 120 \
+  > "$OUT/memcheck8.txt" 2>&1 & p13=$!
 # SASS per backward wgmma variant: HGMMA, bulk ops (any opcode with BLK), RED atomics, LDL/STL.
 timeout 40 cuobjdump --dump-sass "$FS" 2>/dev/null |
   awk '/Function :/ { v = ""; if (match($0, /fa2_bwd_wgmma_kernel.*WgBwdConfigILi[0-9]+ELi[0-9]+/)) {
@@ -53,7 +61,7 @@ timeout 40 cuobjdump --dump-sass "$FS" 2>/dev/null |
                printf "%s (bf16+fp16): %d HGMMA, %d RED, %d LDL/STL, bulk:%s\n", v, h[v], r[v], l[v], ops == "" ? " none" : ops } }' |
   sort > "$OUT/sass.txt" & p11=$!
 wait $p1; r1=$?; wait $p2; r2=$?; wait $p3; r3=$?; wait $p4; r4=$?; wait $p5; r5=$?; wait $p6; r6=$?; wait $p7; r7=$?
-wait $p8; r8=$?; wait $p9; r9=$?; wait $p10; r10=$?; wait $p11
+wait $p8; r8=$?; wait $p9; r9=$?; wait $p10; r10=$?; wait $p11; wait $p12; r12=$?; wait $p13; r13=$?
 tests_line() {  # rc and Catch2's last line (a filter that matched nothing is a failure here)
   if grep -q "No tests ran" "$1"; then echo "rc=$2 FAIL: no test matched the filter"; return; fi
   echo "rc=$2 $(grep -E '^(All tests passed|test cases:)' "$1" | tail -1)"
@@ -72,9 +80,11 @@ S+=("verify v7 bf16 517x300 d64 causal     | $(verify_line "$OUT/verify1.txt" $r
 S+=("verify v7 fp16 333x333 d64 kv-len 250 | $(verify_line "$OUT/verify2.txt" $r5)")
 S+=("verify v7 bf16 300x517 d128 causal    | $(verify_line "$OUT/verify3.txt" $r6)")
 S+=("verify v7 fp16 1000x700 d128 kv 650   | $(verify_line "$OUT/verify4.txt" $r7)")
+S+=("verify v8 bf16 517x300 d64 causal     | $(verify_line "$OUT/verify5.txt" $r12)")
 S+=("memcheck v7 bf16 150x200 d64 causal   | rc=$r8 $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/memcheck.txt" | head -1)")
 S+=("racecheck v7 fp16 150x200 d128 kv 150 | rc=$r9 $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/racecheck.txt" | head -1)")
-S+=("racecheck v7 bf16 130x140 d64         | rc=$r10 $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck64.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/racecheck64.txt" | head -1)")
+S+=("racecheck v8 bf16 130x140 d64         | rc=$r10 $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck64.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/racecheck64.txt" | head -1)")
+S+=("memcheck v8 fp16 150x200 d64 kv 120   | rc=$r13 $(grep -E 'ERROR SUMMARY' "$OUT/memcheck8.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/memcheck8.txt" | head -1)")
 while read -r line; do S+=("SASS $line"); done < "$OUT/sass.txt"
 
 # ---- 2. speed, alone: ours (v7, v5) then PyTorch, d = 64 first ----------------------------------
@@ -95,16 +105,19 @@ sdpa() {  # d
   echo "rc=$?"
 }
 for d in 64 128; do
-  for v in ${VNEW//,/ } 5; do
-    S+=("$(printf 'bench-gpu bwd tc v%s d%-3s' $v $d)            | $(bench $v $d "") ; causal $(bench $v $d --causal)")
+  for c in "" --causal; do
+    for v in ${VNEW//,/ } 5; do
+      [ "$v" = 8 ] && [ "$d" = 128 ] && continue  # v8 is d = 64 only
+      S+=("$(printf 'bench-gpu bwd tc v%s d%-3s %-8s' $v $d "$c")   | $(bench $v $d "$c")")
+    done
   done
-  S+=("$(printf 'sdpa_bwd_bench.py flash, cuDNN d%-3s' $d)  | $(sdpa $d)")
 done
+for d in 64 128; do S+=("$(printf 'sdpa_bwd_bench.py flash, cuDNN d%-3s' $d)  | $(sdpa $d)"); done
 
 # ---- table ----------------------------------------------------------------------------------------
 # bench-gpu's rows: N d fwd-v bwd-v | fwd ms bwd ms f+b ms | fwd TF bwd TF f+b TF | ...; a header
 # line (bench-gpu ..., causal or no mask) precedes each run's rows.
-python3 - "$OUT" "$VNEW" <<'PY' > "$OUT/table.txt" 2>&1
+python3 - "$OUT" "$VNEW" gpu/results/tensor-core-backward/targets/sdpa.txt <<'PY' > "$OUT/table.txt" 2>&1
 import re, sys
 out, vnew = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
 ours, causal = {}, False
@@ -114,11 +127,22 @@ for line in open(f"{out}/bench.txt"):
     m = re.match(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
     if m:
         ours[(int(m[1]), int(m[2]), causal, int(m[4]))] = (float(m[6]), float(m[7]))
-torch = {}
-for line in open(f"{out}/sdpa.txt"):
-    m = re.match(r"(flash|cudnn)\s+(\d+)\s+(\d+)\s+(True|False)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-    if m:
-        torch[(m[1], int(m[3]), int(m[2]), m[4] == "True")] = (float(m[6]), float(m[7]))
+def read_sdpa(path):
+    t = {}
+    try:
+        for line in open(path):
+            m = re.match(r"(flash|cudnn)\s+(\d+)\s+(\d+)\s+(True|False)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+            if m:
+                t[(m[1], int(m[3]), int(m[2]), m[4] == "True")] = (float(m[6]), float(m[7]))
+    except OSError:
+        pass
+    return t
+torch, old = read_sdpa(f"{out}/sdpa.txt"), read_sdpa(sys.argv[3])
+star = set()
+for k, x in old.items():  # PyTorch's figures from call 1 where this call has none, marked *
+    if k not in torch:
+        torch[k] = x
+        star.add(k[1:])
 vs = vnew + [5]
 f = lambda x: f"{x:6.1f}" if x else "     -"
 r = lambda a, b: f"{a / b:5.2f}x" if a and b else "    -"
@@ -134,11 +158,13 @@ for d in (64, 128):
                 continue
             g = lambda t, i: t[i] if t else None
             best = max((g(o[v], 0) or 0) for v in vs)
-            print(f" {n:5d} {d:3d} {'yes' if causal else 'no ':3s} | "
+            print(f" {n:5d} {d:3d} {'yes' if causal else 'no ':3s}{'*' if (n, d, causal) in star else ' '}| "
                   + " | ".join(f"{f(g(o[v], 0))} ({f(g(o[v], 1)).strip()})" for v in vs)
                   + f" | {f(g(fl, 0))} ({f(g(fl, 1)).strip()}) | {f(g(cu, 0))} ({f(g(cu, 1)).strip()}) | "
                   + " | ".join(f"{r(g(o[v], 0), g(fl, 0))} ({r(g(o[v], 1), g(fl, 1)).strip()})" for v in vs) + " | "
                   + " | ".join(r(g(o[v], 0), g(o[5], 0)) for v in vnew) + f" | {r(best, g(cu, 0))}")
+if star:
+    print("* PyTorch's figures (some or all) from call 1, gpu/results/tensor-core-backward/targets/sdpa.txt")
 PY
 S+=("total                                 | $(($(date +%s) - T0)) s of a ${BUDGET} s budget")
 {
