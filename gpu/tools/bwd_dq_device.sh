@@ -168,7 +168,7 @@ if star:
 PY
 S+=("total                                 | $(($(date +%s) - T0)) s of a ${BUDGET} s budget")
 {
-  grep -h -B2 -A8 -E "FAILED|REQUIRE|CHECK\(" "$OUT"/t_*.log 2>/dev/null | head -24
+  grep -h -B2 -A8 -E "FAILED|REQUIRE|CHECK\(" "$OUT"/t_*.log 2>/dev/null | head -16
   echo "---- summary (bwd_dq: backward variant $VNEW, dQ by the bulk copy engine, against v5)"
   printf '%s\n' "${S[@]}"
   cat "$OUT/table.txt"
