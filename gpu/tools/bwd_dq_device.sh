@@ -52,6 +52,7 @@ timeout 30 $V8 --dtype bf16 --nq 517 --nk 300 --d 64 --causal > "$OUT/verify5.tx
 timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 $V8 --dtype fp16 --nq 150 --nk 200 --d 64 --kv-len 120 \
   > "$OUT/memcheck8.txt" 2>&1 & p13=$!
 # SASS per backward wgmma variant: HGMMA, bulk ops (any opcode with BLK), RED atomics, LDL/STL.
+# (the kernels are linked into the executable: the flashstep_gpu libraries are static)
 timeout 40 cuobjdump --dump-sass "$FS" 2>/dev/null |
   awk '/Function :/ { v = ""; if (match($0, /fa2_bwd_wgmma_kernel.*WgBwdConfigILi[0-9]+ELi[0-9]+/)) {
          s = substr($0, RSTART, RLENGTH); sub(/.*WgBwdConfigILi/, "", s); sub(/ELi/, " d", s); v = "v" s } }
