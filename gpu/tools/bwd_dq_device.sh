@@ -26,11 +26,76 @@ FS=$BIN/flashstep
 T0=$(date +%s)
 BUDGET=${BUDGET:-120}
 VNEW=${VNEW:-7,8}  # the variants under test (a comma list; 8 is d = 64 only)
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
+# The caller may kill this script at BUDGET: steps stop 8 s before it, and the summary is
+# rewritten after every step, so what was done is in OUT/summary.txt whatever happens.
+left() { echo $((BUDGET - 8 - ($(date +%s) - T0))); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $((l > 1 ? l : 1)) || echo "$1"; }  # min(want, left)
 S=()
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
+# ---- table ----------------------------------------------------------------------------------------
+# bench-gpu's rows: N d fwd-v bwd-v | fwd ms bwd ms f+b ms | fwd TF bwd TF f+b TF | ...; a header
+# line (bench-gpu ..., causal or no mask) precedes each run's rows.
+make_table() {
+python3 - "$OUT" "$VNEW" gpu/results/tensor-core-backward/targets/sdpa.txt <<'PY' > "$OUT/table.txt" 2>&1
+import re, sys
+out, vnew = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
+ours, causal = {}, False
+for line in open(f"{out}/bench.txt"):
+    if line.startswith("bench-gpu"):
+        causal = "causal" in line.split(",")[2]
+    m = re.match(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+    if m:
+        ours[(int(m[1]), int(m[2]), causal, int(m[4]))] = (float(m[6]), float(m[7]))
+def read_sdpa(path):
+    t = {}
+    try:
+        for line in open(path):
+            m = re.match(r"(flash|cudnn)\s+(\d+)\s+(\d+)\s+(True|False)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
+            if m:
+                t[(m[1], int(m[3]), int(m[2]), m[4] == "True")] = (float(m[6]), float(m[7]))
+    except OSError:
+        pass
+    return t
+torch, old = read_sdpa(f"{out}/sdpa.txt"), read_sdpa(sys.argv[3])
+star = set()
+for k, x in old.items():  # PyTorch's figures from call 1 where this call has none, marked *
+    if k not in torch:
+        torch[k] = x
+        star.add(k[1:])
+vs = vnew + [5]
+f = lambda x: f"{x:6.1f}" if x else "     -"
+r = lambda a, b: f"{a / b:5.2f}x" if a and b else "    -"
+print("bwd TFLOP/s (f+b TFLOP/s), bf16 B16 H16 | N d causal | " + " | ".join(f"v{v}" for v in vs) +
+      " | flash | cudnn | " + " | ".join(f"v{v}/flash bwd (f+b)" for v in vs) + " | " +
+      " | ".join(f"v{v}/v5" for v in vnew) + " | best/cudnn")
+for d in (64, 128):
+    for causal in (False, True):
+        for n in (4096, 16384):
+            o = {v: ours.get((n, d, causal, v)) for v in vs}
+            fl, cu = torch.get(("flash", n, d, causal)), torch.get(("cudnn", n, d, causal))
+            if not any(o.values()):
+                continue
+            g = lambda t, i: t[i] if t else None
+            best = max((g(o[v], 0) or 0) for v in vs)
+            print(f" {n:5d} {d:3d} {'yes' if causal else 'no ':3s}{'*' if (n, d, causal) in star else ' '}| "
+                  + " | ".join(f"{f(g(o[v], 0))} ({f(g(o[v], 1)).strip()})" for v in vs)
+                  + f" | {f(g(fl, 0))} ({f(g(fl, 1)).strip()}) | {f(g(cu, 0))} ({f(g(cu, 1)).strip()}) | "
+                  + " | ".join(f"{r(g(o[v], 0), g(fl, 0))} ({r(g(o[v], 1), g(fl, 1)).strip()})" for v in vs) + " | "
+                  + " | ".join(r(g(o[v], 0), g(o[5], 0)) for v in vnew) + f" | {r(best, g(cu, 0))}")
+if star:
+    print("* PyTorch's figures (some or all) from call 1, gpu/results/tensor-core-backward/targets/sdpa.txt")
+PY
+}
+write_summary() {  # the failing tests' first lines, one line per check, the table
+  make_table
+  {
+    grep -h -B2 -A8 -E "FAILED|REQUIRE|CHECK\(" "$OUT"/t_*.log 2>/dev/null | head -16
+    echo "---- summary (bwd_dq: backward variant $VNEW, dQ by the bulk copy engine, against v5)"
+    printf '%s\n' "${S[@]}"
+    cat "$OUT/table.txt"
+  } > "$OUT/summary.txt"
+}
 # ---- 1. correctness, in parallel ----------------------------------------------------------------
 V7="$FS verify --backward --tensor-cores --variant 7"
 T="$BIN/flashstep_tc_tests"
@@ -87,10 +152,11 @@ S+=("racecheck v7 fp16 150x200 d128 kv 150 | rc=$r9 $(grep -E 'RACECHECK SUMMARY
 S+=("racecheck v8 bf16 130x140 d64         | rc=$r10 $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck64.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/racecheck64.txt" | head -1)")
 S+=("memcheck v8 fp16 150x200 d64 kv 120   | rc=$r13 $(grep -E 'ERROR SUMMARY' "$OUT/memcheck8.txt" | tail -1) $(grep -E '^(PASS|FAIL)' "$OUT/memcheck8.txt" | head -1)")
 while read -r line; do S+=("SASS $line"); done < "$OUT/sass.txt"
-
-# ---- 2. speed, alone: ours (v7, v5) then PyTorch, d = 64 first ----------------------------------
 : > "$OUT/bench.txt"
 : > "$OUT/sdpa.txt"
+write_summary
+
+# ---- 2. speed, alone: ours (v7, v8, v5) then PyTorch, d = 64 first ------------------------------
 bench() {  # variant, d, "" or --causal
   local want=$(( $2 == 64 ? 25 : 35 ))
   if [ "$(left)" -lt $((want / 2)) ]; then echo "skipped (budget)"; return; fi
@@ -110,67 +176,15 @@ for d in 64 128; do
     for v in ${VNEW//,/ } 5; do
       [ "$v" = 8 ] && [ "$d" = 128 ] && continue  # v8 is d = 64 only
       S+=("$(printf 'bench-gpu bwd tc v%s d%-3s %-8s' $v $d "$c")   | $(bench $v $d "$c")")
+      write_summary
     done
   done
 done
-for d in 64 128; do S+=("$(printf 'sdpa_bwd_bench.py flash, cuDNN d%-3s' $d)  | $(sdpa $d)"); done
+for d in 64 128; do
+  S+=("$(printf 'sdpa_bwd_bench.py flash, cuDNN d%-3s' $d)  | $(sdpa $d)")
+  write_summary
+done
 
-# ---- table ----------------------------------------------------------------------------------------
-# bench-gpu's rows: N d fwd-v bwd-v | fwd ms bwd ms f+b ms | fwd TF bwd TF f+b TF | ...; a header
-# line (bench-gpu ..., causal or no mask) precedes each run's rows.
-python3 - "$OUT" "$VNEW" gpu/results/tensor-core-backward/targets/sdpa.txt <<'PY' > "$OUT/table.txt" 2>&1
-import re, sys
-out, vnew = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
-ours, causal = {}, False
-for line in open(f"{out}/bench.txt"):
-    if line.startswith("bench-gpu"):
-        causal = "causal" in line.split(",")[2]
-    m = re.match(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-    if m:
-        ours[(int(m[1]), int(m[2]), causal, int(m[4]))] = (float(m[6]), float(m[7]))
-def read_sdpa(path):
-    t = {}
-    try:
-        for line in open(path):
-            m = re.match(r"(flash|cudnn)\s+(\d+)\s+(\d+)\s+(True|False)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-            if m:
-                t[(m[1], int(m[3]), int(m[2]), m[4] == "True")] = (float(m[6]), float(m[7]))
-    except OSError:
-        pass
-    return t
-torch, old = read_sdpa(f"{out}/sdpa.txt"), read_sdpa(sys.argv[3])
-star = set()
-for k, x in old.items():  # PyTorch's figures from call 1 where this call has none, marked *
-    if k not in torch:
-        torch[k] = x
-        star.add(k[1:])
-vs = vnew + [5]
-f = lambda x: f"{x:6.1f}" if x else "     -"
-r = lambda a, b: f"{a / b:5.2f}x" if a and b else "    -"
-print("bwd TFLOP/s (f+b TFLOP/s), bf16 B16 H16 | N d causal | " + " | ".join(f"v{v}" for v in vs) +
-      " | flash | cudnn | " + " | ".join(f"v{v}/flash bwd (f+b)" for v in vs) + " | " +
-      " | ".join(f"v{v}/v5" for v in vnew) + " | best/cudnn")
-for d in (64, 128):
-    for causal in (False, True):
-        for n in (4096, 16384):
-            o = {v: ours.get((n, d, causal, v)) for v in vs}
-            fl, cu = torch.get(("flash", n, d, causal)), torch.get(("cudnn", n, d, causal))
-            if not any(o.values()):
-                continue
-            g = lambda t, i: t[i] if t else None
-            best = max((g(o[v], 0) or 0) for v in vs)
-            print(f" {n:5d} {d:3d} {'yes' if causal else 'no ':3s}{'*' if (n, d, causal) in star else ' '}| "
-                  + " | ".join(f"{f(g(o[v], 0))} ({f(g(o[v], 1)).strip()})" for v in vs)
-                  + f" | {f(g(fl, 0))} ({f(g(fl, 1)).strip()}) | {f(g(cu, 0))} ({f(g(cu, 1)).strip()}) | "
-                  + " | ".join(f"{r(g(o[v], 0), g(fl, 0))} ({r(g(o[v], 1), g(fl, 1)).strip()})" for v in vs) + " | "
-                  + " | ".join(r(g(o[v], 0), g(o[5], 0)) for v in vnew) + f" | {r(best, g(cu, 0))}")
-if star:
-    print("* PyTorch's figures (some or all) from call 1, gpu/results/tensor-core-backward/targets/sdpa.txt")
-PY
 S+=("total                                 | $(($(date +%s) - T0)) s of a ${BUDGET} s budget")
-{
-  grep -h -B2 -A8 -E "FAILED|REQUIRE|CHECK\(" "$OUT"/t_*.log 2>/dev/null | head -16
-  echo "---- summary (bwd_dq: backward variant $VNEW, dQ by the bulk copy engine, against v5)"
-  printf '%s\n' "${S[@]}"
-  cat "$OUT/table.txt"
-} | tee "$OUT/summary.txt"
+write_summary
+cat "$OUT/summary.txt"
