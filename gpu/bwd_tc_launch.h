@@ -5,8 +5,8 @@
 // float32 (heads, Nq), natural log, as the forward wrote it. The pre-kernel writes, per head, Nq
 // rounded up to `rows_pad` rows of two float32 vectors: D = rowsum(dO o O) and L2 = lse log2(e)
 // (+inf for a row that keeps no key and for padding rows, so exp2(S - L2) = 0 there). dQ is
-// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds and converted to
-// the 16-bit type at the end.
+// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds (v7: by the bulk
+// copy engine's reduce, in a row-swizzled layout) and converted to the 16-bit type at the end.
 #pragma once
 #include "gpu/tc_launch.h"
 
@@ -31,6 +31,9 @@ struct TcBwdVariantInfo {
   int64_t smem_bytes = 0;
   bool compiled = false;
   bool sm90_only = false;  // wgmma: runs on compute capability 9.0 alone
+  // dq_acc's rows hold their 8-float chunks swizzled (column c at c xor 8 (row mod 8), row
+  // counted within the head; v7): fa2_bwd_tc_dq_to_type undoes it.
+  bool dq_swizzled = false;
 };
 int fa2_bwd_tc_variant_count();
 int fa2_bwd_tc_row_pad();  // rows_pad is Nq rounded up to a multiple of this
@@ -41,11 +44,14 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
                         int nq, int rows_pad, int d, Elem elem);
 // FA2b L5-L18 (variant 1 .. fa2_bwd_tc_variant_count()); dq_acc must be zero before.
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
+// dQ = dq_acc rounded to the type (heads x nq x d); `swizzled`: dq_acc in the variant's
+// swizzled layout (TcBwdVariantInfo::dq_swizzled), dQ row-major.
+void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem);
 
-// The wgmma rungs, variants 5 and 6 (gpu/fa2_bwd_wgmma.cu; sm_90a only, built where
+// The wgmma rungs, variants 5-8 (gpu/fa2_bwd_wgmma.cu; 8 is d = 64 only; sm_90a only, built where
 // FLASHSTEP_HAVE_WGMMA is defined, reached through fa2_bwd_tc_launch). The caller checks that
 // the GPU is 9.0.
-constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 6;
+constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 8;
 TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d);
 void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p);
 

@@ -47,9 +47,14 @@
 //      from shared-memory descriptors; opt-in (--variant 5) until measured.
 //   6  v5 with dQ's product on mma.sync (ldmatrix.trans, as v2): the fallback should v5's
 //      MN-major A operand misbehave; opt-in (--variant 6).
+//   7  v5 with dQ added to HBM by the bulk copy engine (cp.reduce.async.bulk, FlashAttention-3's
+//      dQ accumulation) from two alternating slabs, one thread issuing; opt-in (--variant 7).
+//   8  d = 64 only: v7 with the two warpgroups apart within a Q block (a named barrier each for
+//      its own rows of dS^T, one bulk add each); opt-in (--variant 8).
 #include "gpu/bwd_tc_block.cuh"
 #include "gpu/bwd_tc_launch.h"
 #include "gpu/common.cuh"
+#include "gpu/storage.cuh"
 #include "gpu/tc_mma.cuh"
 #include "gpu/tc_ptx.cuh"
 
@@ -477,6 +482,39 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
   else
     prepare_kernel<<<blocks, 256>>>(static_cast<const __half*>(dO), static_cast<const __half*>(O), lse, D, L2,
                                     heads, nq, rows_pad, d);
+  CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+// dQ = dq_acc rounded to the type, four consecutive floats of dq_acc per thread. Swizzled (v7):
+// the floats at position c of row r (r counted within its head) belong to column c xor 8 (r mod 8);
+// four consecutive positions (4-aligned) are four consecutive columns.
+template <typename T>
+__global__ void dq_to_type_kernel(const float* __restrict__ acc, T* __restrict__ dq, int64_t n4, int nq, int d,
+                                  bool swizzled) {
+  const int64_t e4 = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e4 >= n4) return;
+  const int64_t e = e4 * 4, row = e / d;
+  const int pos = int(e % d), c = swizzled ? pos ^ (int(row % nq & 7) << 3) : pos;
+  const float4 v = *reinterpret_cast<const float4*>(acc + e);
+  T* o = dq + row * d + c;
+  o[0] = from_float<T>(v.x);
+  o[1] = from_float<T>(v.y);
+  o[2] = from_float<T>(v.z);
+  o[3] = from_float<T>(v.w);
+}
+
+}  // namespace
+
+void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem) {
+  const int64_t n4 = int64_t(heads) * nq * d / 4;  // d is 64 or 128
+  if (n4 == 0) return;
+  const unsigned blocks = unsigned((n4 + 255) / 256);
+  if (elem == Elem::bf16)
+    dq_to_type_kernel<<<blocks, 256>>>(dq_acc, static_cast<__nv_bfloat16*>(dQ), n4, nq, d, swizzled);
+  else
+    dq_to_type_kernel<<<blocks, 256>>>(dq_acc, static_cast<__half*>(dQ), n4, nq, d, swizzled);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,10 +1,16 @@
-// Variants 5 and 6 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's
+// Variants 5-7 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's
 // backward (Dao 2023, Algorithm 2) on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is
 // compiled for 90a alone, with gpu/fa2_wgmma.cu). FlashAttention-3's backward structure (arXiv
 // 2407.08608, appendix B) as far as it goes without warp specialisation: all five products on
 // wgmma (v5), operands read by the tensor cores from shared memory through matrix descriptors,
 // no ldmatrix. v6 is v5 with dQ's product on mma.sync as v2 does it (ldmatrix.trans of dS^T and
 // K_j): the one product whose wgmma form (both operands MN-major) no earlier rung has run.
+// v7 is v5 with FlashAttention-3's dQ accumulation: tau dQ_i goes to one of two shared-memory
+// slabs laid out as its rows are in HBM, and one thread has the bulk copy engine add it to the
+// float32 accumulator (cp.reduce.async.bulk .add.f32), in place of 256 threads' red.v4 (below, at
+// write_dq_bulk); at d = 128 no third __syncthreads per Q block. v8 (d = 64) is v7 with the two
+// warpgroups apart between the loop's first barrier and the next: a named barrier per warpgroup
+// for its own rows of dS^T (all its K-split dQ product reads) and one bulk add per warpgroup.
 //
 // One thread block per (head, K/V block j), Bc = 128 keys, two warpgroups: warpgroup w owns keys
 // 64 w .. 64 w + 63 of K_j, V_j and their rows of dK~_j, dV~_j (float32 registers, m64 x d
@@ -101,15 +107,54 @@ __device__ __forceinline__ void red_add4(float* dst, float4 v) {
                : "memory");
 }
 
-template <int V_, int D_, bool DQ_MMA_>
+// v7's dQ writer: the bulk copy engine adds `bytes` (a multiple of 16) of float32 from shared
+// memory element-wise into global memory (both 16-byte aligned), asynchronously; the issuing
+// thread commits its bulk ops as one group and waits for them by group.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// At most N bulk groups of this thread still reading their shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Every bulk group of this thread complete (its writes to global memory performed).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Named barriers 1 and 2 (0 is __syncthreads): `threads` threads take part, whole warps; a warp
+// that arrives does not wait.
+template <int ID, int THREADS>
+__device__ __forceinline__ void bar_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+template <int ID, int THREADS>
+__device__ __forceinline__ void bar_arrive() {
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+// Named barrier `id` (a register) for the 128 threads of one warpgroup, all waiting (v8).
+__device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+
+template <int V_, int D_, bool DQ_MMA_, bool DQ_BULK_ = false, bool WG_APART_ = false>
 struct WgBwdConfig {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
   // v6: dQ_i += dS K_j on mma.sync, the 8 warps over 4 row groups x 2 column halves of dQ_i.
   static constexpr bool DQ_MMA = DQ_MMA_;
+  // v7: tau dQ_i added to HBM by the bulk copy engine from a dense, row-swizzled slab (below).
+  static constexpr bool DQ_BULK = DQ_BULK_;
+  static_assert(!(DQ_MMA && DQ_BULK), "v7 is v5's dQ product with another writer");
+  // v8 (d = 64): the warpgroups meet once per Q block (the loop's first barrier). Each reads only
+  // its own 64 keys' rows of dS^T for dQ's product (the K split), so a named barrier per warpgroup
+  // replaces the dS^T __syncthreads, and each adds its own partial to HBM from its own slab.
+  static constexpr bool WG_APART = WG_APART_;
+  static_assert(!WG_APART || (D_ == 64 && DQ_BULK), "v8 is v7 at d = 64");
   // v5's dQ split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
-  // over columns (one slab).
+  // over columns (one slab). v7: two slabs used by Q blocks in turn (even, odd), each one dense
+  // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
   static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
-  static constexpr int SLABS = DQ_KSPLIT ? 2 : 1, DQ_LD = D + 8;  // + 8 floats: fewer bank conflicts
+  static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
+  static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
   static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
   static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
   static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;     // + L2_i, D_i
@@ -167,6 +212,87 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     }
   };
 
+  // v7's dQ writer (FlashAttention-3's dQ accumulation, without a writer warp): the m64 x 64
+  // accumulator dq (this warpgroup's, unscaled) goes to slab (Q block number k) % 2, a dense
+  // Br x d float32 tile laid out as tau dQ_i's rows are in HBM, except that within each row the
+  // 8-float chunks are swizzled: column c at c xor 8 (r mod 8) (8 rows' float2 stores then hit
+  // every bank twice, the minimum; the unswizzled row-major tile puts them all on 8 banks).
+  // dQ's accumulator in HBM keeps that swizzle (rows in order); the conversion to the type
+  // undoes it (fa2_bwd_tc_dq_to_type). Then one thread has the bulk copy engine add the tile's
+  // rows below Nq to the accumulator: one contiguous range, rows row0 .. of this head.
+  //   d = 128: each warpgroup writes its 64 columns; fence.proxy.async (the engine reads through
+  //   the async proxy); warps 1-7 arrive at named barrier 1, warp 0 waits there; thread 0 issues.
+  //   d = 64 (a K split): warpgroup 1 writes its partial and arrives at barrier 1; warpgroup 0
+  //   waits there, adds the partial at its own fragment's positions (the same elements), writes
+  //   the sum; fence; __syncthreads; thread 0 issues.
+  //   v8 (d = 64): each warpgroup writes its own partial to its own slab (four slabs: parity x
+  //   warpgroup), fences, meets at its named barrier 1 + wg, and its thread 0 issues.
+  // A slab is written again two Q blocks later, after its issuing thread's wait_group.read 1 and
+  // the loop's first barrier.
+  auto write_dq_bulk = [&](float (&dq)[32], int k, int row0) {
+    float* slab = sdq + (C::WG_APART ? (k & 1) * 2 + wg : k & 1) * BR * D;
+    const float tau = p.fwd.scale;
+    auto at = [&](int n, int hr) {  // dq[4n + 2hr], + 1: row 16 warp + g + 8 hr, columns 8n + 2 t4, + 1
+      const int r = warp * 16 + g + 8 * hr, c = (C::DQ_KSPLIT ? 0 : wg * 64) + 8 * n + 2 * t4;
+      return reinterpret_cast<float2*>(slab + r * D + (c ^ ((r & 7) << 3)));
+    };
+    // ptxas (nvcc 13.0) serialises every wgmma of the kernel (C7520) if any path returns early
+    // here, and at d = 64 if both of v7's barriers are split into arrive / sync, or if v8's is:
+    // the forms below are the ones that compile without it.
+    if constexpr (C::WG_APART) {
+      // v8: each warpgroup its own partial, its own slab, its own bulk add (twice v7's reduce
+      // traffic into L2 at d = 64); the warpgroup meets at named barrier 1 + wg and its thread 0
+      // (tid 0 or 128) issues.
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *at(n, hr) = make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+      fence_proxy_async();
+      bar_sync_wg(1 + wg);
+    } else if constexpr (C::DQ_KSPLIT) {
+      // v7, d = 64: warpgroup 1 writes its partial and arrives at named barrier 1; warpgroup 0
+      // waits there, adds the partial at its own fragment's positions (the same elements), writes
+      // the sum; fence; a __syncthreads (warpgroup 1 would wait at the loop's first one anyway).
+      if (wg == 1) {
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) *at(n, hr) = make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
+        bar_arrive<1, 256>();
+      } else {
+        bar_sync<1, 256>();  // warpgroup 1's partial is in the slab
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const float2 o = *at(n, hr);
+            *at(n, hr) = make_float2(tau * (dq[4 * n + 2 * hr] + o.x), tau * (dq[4 * n + 2 * hr + 1] + o.y));
+          }
+        fence_proxy_async();
+      }
+      __syncthreads();
+    } else {
+      // v7, d = 128: each warpgroup writes its 64 columns; fence; warps 1-7 arrive at named
+      // barrier 1, warp 0 waits there.
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *at(n, hr) = make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+      fence_proxy_async();
+      if (tid >= 32)
+        bar_arrive<1, 256>();
+      else
+        bar_sync<1, 256>();
+    }
+    if (tid == 0 || (C::WG_APART && tid == 128)) {  // after its warp's wait above
+      const int rows = min(BR, p.fwd.nq - row0);  // the ragged last Q block: rows past Nq are not added
+      bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(slab), uint32_t(rows * D * 4));
+      bulk_commit();
+    }
+  };
+
   // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
   for (int i = i_first; i < Tr; ++i) {
     const int buf = (i - i_first) & 1, row0 = i * BR;
@@ -174,6 +300,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
     const float* sD = sL2 + BR;
     // FA2b L9: Q_i, dO_i, L_i, D_i have landed; every warp is done with block i - 1.
+    // v7: block i - 2's bulk add has read its slab, the one block i writes (with the barrier).
+    if constexpr (C::DQ_BULK)
+      if (tid == 0 || (C::WG_APART && tid == 128)) bulk_wait_read<1>();  // the issuing thread(s)
     cp_async_wait<0>();
     fence_proxy_async();
     __syncthreads();
@@ -271,7 +400,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
                      "r"(0u));
     }
     fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
-    __syncthreads();      // dS_ij^T complete in shared memory
+    if constexpr (C::WG_APART)
+      bar_sync_wg(3 + wg);  // this warpgroup's 64 rows of dS_ij^T complete (all it reads)
+    else
+      __syncthreads();  // dS_ij^T complete in shared memory
 
     // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab(s) of shared memory.
     // k step kk: 16 keys of dS^T's rows and of K_j's rows; steps over keys no row of Q_i keeps
@@ -334,6 +466,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       fence_regs(dq);
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      if constexpr (C::DQ_BULK) {
+        write_dq_bulk(dq, i - i_first, row0);
+        continue;  // no third __syncthreads: the writer's barriers are named ones
+      }
       // Query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2), to this warpgroup's slab.
       float* slab = sdq + (C::DQ_KSPLIT ? wg * BR * C::DQ_LD : 0);
       const int cbase = C::DQ_KSPLIT ? 0 : wg * 64;
@@ -360,6 +496,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     }
   }
   cp_async_wait<0>();
+  // v7, v8: every bulk add complete before the block (and its shared memory) is gone.
+  if constexpr (C::DQ_BULK)
+    if (tid == 0 || (C::WG_APART && tid == 128)) bulk_wait_all();
 
   // FA2b L18: write dK_j = tau dK~_j and dV_j = dV~_j (zeros for a block no row keeps).
   T* dKh = static_cast<T*>(p.dK) + h * p.fwd.nk * D;
@@ -390,17 +529,24 @@ void launch_bwd_wgmma(const TcBwdParams& p) {
 
 template <class C>
 TcBwdVariantInfo info_of() {
-  const char* what = C::DQ_MMA ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
-                               : "wgmma (sm_90a): 2 warpgroups x 64 keys (Bc 128), Br 64, all five products from "
-                                 "shared-memory descriptors, dQ via shared memory + red.v4";
-  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true};
+  const char* what = C::DQ_MMA     ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
+                     : C::WG_APART ? "d = 64: v7 with the warpgroups apart within a Q block: a named barrier per "
+                                     "warpgroup for dS^T, one bulk add of dQ_i per warpgroup"
+                     : C::DQ_BULK  ? "v5 with dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk .add.f32) "
+                                     "from two alternating swizzled slabs"
+                                  : "wgmma (sm_90a): 2 warpgroups x 64 keys (Bc 128), Br 64, all five products from "
+                                    "shared-memory descriptors, dQ via shared memory + red.v4";
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, C::DQ_BULK};
 }
 
-//                      variant, D, dQ on mma.sync
+//                      variant, D, dQ on mma.sync, dQ by the bulk copy engine
 using V5d64 = WgBwdConfig<kBwdWgmmaVariant, 64, false>;
 using V5d128 = WgBwdConfig<kBwdWgmmaVariant, 128, false>;
 using V6d64 = WgBwdConfig<kBwdWgmmaVariant + 1, 64, true>;
 using V6d128 = WgBwdConfig<kBwdWgmmaVariant + 1, 128, true>;
+using V7d64 = WgBwdConfig<kBwdWgmmaVariant + 2, 64, false, true>;
+using V7d128 = WgBwdConfig<kBwdWgmmaVariant + 2, 128, false, true>;
+using V8d64 = WgBwdConfig<kBwdWgmmaVariant + 3, 64, false, true, true>;  // d = 64 only
 
 }  // namespace
 
@@ -409,6 +555,9 @@ TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
   if (variant == V5d128::VARIANT && d == 128) return info_of<V5d128>();
   if (variant == V6d64::VARIANT && d == 64) return info_of<V6d64>();
   if (variant == V6d128::VARIANT && d == 128) return info_of<V6d128>();
+  if (variant == V7d64::VARIANT && d == 64) return info_of<V7d64>();
+  if (variant == V7d128::VARIANT && d == 128) return info_of<V7d128>();
+  if (variant == V8d64::VARIANT && d == 64) return info_of<V8d64>();
   return TcBwdVariantInfo{};
 }
 
@@ -417,6 +566,9 @@ void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p) {
   if (variant == V5d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V5d128>(p);
   if (variant == V6d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V6d64>(p);
   if (variant == V6d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V6d128>(p);
+  if (variant == V7d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V7d64>(p);
+  if (variant == V7d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V7d128>(p);
+  if (variant == V8d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V8d64>(p);
   throw std::runtime_error("fa2_bwd_wgmma_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -25,9 +25,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 
 # ---- 1. correctness, in parallel -------------------------------------------------------------
 V5="$FS verify --backward --tensor-cores --variant 5"
-timeout 45 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" > "$OUT/t_small.log" 2>&1 & p1=$!
-timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5 and v6): ragged*" > "$OUT/t_ragged.log" 2>&1 & p2=$!
-timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5 and v6): causal*" > "$OUT/t_causal.log" 2>&1 & p3=$!
+FLASHSTEP_TC_BWD_VARIANTS=5,6 timeout 45 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" > "$OUT/t_small.log" 2>&1 & p1=$!
+FLASHSTEP_TC_BWD_VARIANTS=5,6 timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5-v8): ragged*" > "$OUT/t_ragged.log" 2>&1 & p2=$!
+FLASHSTEP_TC_BWD_VARIANTS=5,6 timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5-v8): causal*" > "$OUT/t_causal.log" 2>&1 & p3=$!
 timeout 30 $V5 --dtype bf16 --nq 517 --nk 300 --d 128 --causal > "$OUT/verify1.txt" 2>&1 & p4=$!
 timeout 30 $V5 --dtype fp16 --nq 333 --nk 333 --d 64 --kv-len 250 > "$OUT/verify2.txt" 2>&1 & p5=$!
 timeout 30 "$FS" verify --backward --tensor-cores --variant 6 --dtype bf16 --nq 300 --nk 517 --d 128 --causal \

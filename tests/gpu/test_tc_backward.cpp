@@ -128,14 +128,17 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_all(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5 and 6, sm_90a): a failing case names the rung.
+// The wgmma rungs alone (variants 5-8, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!tc_backward_variant_compiled(5, 64)) {
     if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 5)");
     WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
     return;
   }
-  check_variants(c, {5, 6});
+  std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
+  if (v.empty()) v = {5, 6, 7, 8};  // 8: d = 64 only
+  check_variants(c, v);
 }
 
 }  // namespace
@@ -161,9 +164,13 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 6);
-  for (int variant : {5, 6})
+  REQUIRE(tc_backward_variant_count() == 8);
+  for (int variant : {5, 6, 7, 8})
     for (int64_t d : {64, 128}) {
+      if (variant == 8 && d == 128) {
+        CHECK_FALSE(tc_backward_variant_compiled(8, 128));  // v8 is d = 64 only
+        continue;
+      }
       const TcBackwardVariant v = tc_backward_variant(variant, d);
       INFO("v" << variant << ", d = " << d << ": " << v.smem_bytes << " bytes of shared memory");
       CHECK(v.sm90_only);
@@ -202,12 +209,15 @@ TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward
   check_all({1, 1, 1000, 1000, true, {}});
 }
 
-// Variants 5 and 6 (gpu/fa2_bwd_wgmma.cu): Bc 128 as two warpgroups of 64 keys, Br 64; v5's dQ
-// split over d columns (d = 128) or over the warpgroups' keys (d = 64), v6's on mma.sync. The shapes aim at its edges: a
+// Variants 5-7 (gpu/fa2_bwd_wgmma.cu): Bc 128 as two warpgroups of 64 keys, Br 64; v5's dQ
+// split over d columns (d = 128) or over the warpgroups' keys (d = 64), v6's on mma.sync, v7's
+// added to HBM by the bulk copy engine from alternating swizzled slabs (its ragged last Q block
+// clipped; its accumulator's layout undone by the conversion), v8's (d = 64) one bulk add per
+// warpgroup with the warpgroups apart within a Q block. The shapes aim at the edges: a
 // warpgroup whose 64 keys no row of Q_i keeps (its dS^T rows zeroed, its dQ steps cut), Q blocks
 // and K/V blocks cut short by Nq, Nk, the key length and the causal diagonal, several K/V blocks
 // adding into one dQ row, rows that keep no key.
-TEST_CASE("tensor-core backward, wgmma (v5 and v6): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v8): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 17, 200, false, {}});
   check_wgmma({1, 1, 130, 70, true, {}});        // rows 0-59 keep no key
@@ -215,7 +225,7 @@ TEST_CASE("tensor-core backward, wgmma (v5 and v6): small shapes [small]", "[gpu
   check_wgmma({1, 1, 150, 256, false, {}, 60});  // block 0's second warpgroup: no key kept
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5 and v6): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v8): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 300, 517, false, {}});
   check_wgmma({1, 1, 517, 300, false, {}});
@@ -225,7 +235,7 @@ TEST_CASE("tensor-core backward, wgmma (v5 and v6): ragged, Nq != Nk, tiny", "[g
   check_wgmma({1, 1, 65, 1000, false, {}});  // eight K/V blocks add into each dQ row
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5 and v6): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v8): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 517, 300, true, {}});  // 217 rows keep no key
   check_wgmma({1, 1, 300, 517, true, {}});
