@@ -37,9 +37,9 @@ bool any_nan(const std::vector<float>& v) {
 
 }  // namespace
 
-int64_t gpu_decode_splits(int64_t asked, int64_t heads, const Tiling& t) {
+int64_t gpu_decode_splits(int64_t asked, const gpu::Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   if (asked != 0) return asked;
-  return default_splits(heads * t.Tr, t.Tc, gpu::device_info().sm_count);
+  return gpu::decode_default(s, t, dtype, page_size).splits;
 }
 
 int run_verify_decode(const Problem& p, const Tiling& t, int variant, double tiled_tol) {
@@ -52,7 +52,6 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   go.splits = p.splits;
   go.features = gpu::features_of(p.options(), p.seed);
   go.page_size = p.page_size;  // --page-size: the pools and the block table of core/paged_kv.h
-  go.variant = variant;        // --variant: the split kernel's (gpu/decode.cu); 0 = the default
   const int64_t S = p.splits;
   RunOptions opt;
   Trace tr;
@@ -65,11 +64,14 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
     tr = run_problem(p, t, opt);
     std::printf("note: %s; comparing the final state only\n", e.what());
   }
+  // Variant 0: the default for this shape, type and page size, named here so that the paged
+  // run's unpaged twin below takes the same kernel.
+  go.variant = gpu::resolve_decode_variant(variant, s, t, p.dtype, p.page_size);
   const gpu::DecodeResult g = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
   const gpu::DeviceInfo info = gpu::device_info();
   const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
   std::printf("verify     flash-decoding, CPU engine vs GPU (%s, split kernel variant %d), S = %lld split%s\n",
-              info.name.c_str(), variant == 0 ? gpu::decode_default_variant() : variant, (long long)S,
+              info.name.c_str(), go.variant, (long long)S,
               S > 1 ? "s" : "");
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
@@ -197,7 +199,7 @@ gpu::Shape decode_bench_shape(int64_t nk, int64_t d, int64_t heads) {
 }
 
 // --sweep-variants: every (variant, S) of each shape on one set of buffers, so that the default
-// variant and S can be chosen from one device run. The heuristic's S is marked with '*'.
+// variant and S can be chosen from one device run. The default (variant, S) is marked with '*'.
 int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
                      const std::vector<std::pair<std::string, SdpaPoint>>& sdpa, const gpu::DeviceInfo& info,
                      const Roofs& roofs) {
@@ -208,8 +210,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
     std::printf("bench-gpu --decode sweep on %s (%d SMs), %s storage, Nq = 1, median of %d after %d warm-ups%s\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.reps, r.warmup,
                 r.page_size > 0 ? (", paged P = " + std::to_string(r.page_size)).c_str() : "");
-    std::printf("copy bandwidth %.0f GB/s, read roof %.0f GB/s; GB/s = bytes of K and V read / time; * = core/decode.h's "
-                "default S\n\n", copy_gbps, roofs.read_gbps);
+    std::printf("copy bandwidth %.0f GB/s, read roof %.0f GB/s; GB/s = bytes of K and V read / time; * = the default "
+                "(variant, S)\n\n", copy_gbps, roofs.read_gbps);
     std::printf("%7s %4s %4s %3s %5s | %9s %7s %5s %5s %8s\n", "Nk", "d", "BxH", "var", "S", "ms", "GB/s", "%copy",
                 "%roof", "vs sdpa");
   }
@@ -219,7 +221,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
         const gpu::Shape s = decode_bench_shape(nk, d, heads);
         const float scale = float(1.0 / std::sqrt(double(d)));
         const Tiling t = make_tiling(1, nk, d, M);
-        const int64_t S_default = gpu_decode_splits(0, s.heads(), t);
+        const gpu::DecodeChoice dflt =
+            gpu::decode_default(s, t, dt, r.page_size > 0 ? std::min(r.page_size, nk) : 0);  // marked '*'
         const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
         double sdpa_ms = 0;
         const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" + r.dtype;
@@ -248,7 +251,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
         for (size_t k = 0; k < configs.size(); ++k) {
           const double ms = times[k].median_ms, gbps = kv_bytes / (ms * 1e6);
           nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", heads}, {"variant", configs[k].variant},
-                                {"splits", configs[k].splits}, {"default_splits", S_default},
+                                {"splits", configs[k].splits}, {"default_variant", dflt.variant},
+                                {"default_splits", dflt.splits},
                                 {"page_size", configs[k].page_size}, {"median_ms", ms}, {"kv_gbps", gbps},
                                 {"fraction_of_copy", gbps / copy_gbps}, {"fraction_of_read_roof", gbps / roofs.read_gbps}};
           if (sdpa_ms > 0) row["speedup_vs_sdpa"] = sdpa_ms / ms;
@@ -256,8 +260,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
           if (r.as_json) continue;
           std::printf("%7lld %4lld %4lld %3d %4lld%s | %9.4f %7.0f %4.0f%% %4.0f%%", (long long)nk, (long long)d,
                       (long long)heads, configs[k].variant, (long long)configs[k].splits,
-                      configs[k].splits == S_default ? "*" : " ", ms, gbps, 100 * gbps / copy_gbps,
-                      100 * gbps / roofs.read_gbps);
+                      configs[k].splits == dflt.splits && configs[k].variant == dflt.variant ? "*" : " ", ms, gbps,
+                      100 * gbps / copy_gbps, 100 * gbps / roofs.read_gbps);
           if (sdpa_ms > 0) std::printf(" %7.2fx", sdpa_ms / ms);
           std::printf("\n");
         }
@@ -290,10 +294,11 @@ int run_bench_decode(const DecodeBenchRequest& r) {
     std::printf("read roof (a kernel that only reads 2 GiB by bulk copies on every SM, bytes read / time): %.0f GB/s\n",
                 roofs.read_gbps);
     std::printf("GB/s = bytes of K and V read / time; %%copy, %%roof = that against the copy bandwidth and the read "
-                "roof; S = splits (default: core/decode.h's heuristic for B x H blocks on %d SMs)\n\n", info.sm_count);
-    std::printf("%7s %4s %4s %4s %4s | %9s %7s %5s %5s | %9s %7s | %9s %7s | %9s %7s %8s\n", "Nk", "d", "BxH", "Bc",
-                "S", "decode ms", "GB/s", "%copy", "%roof", "S=1 ms", "GB/s", "fa2 ms", "GB/s", "sdpa ms", "backend",
-                "vs sdpa");
+                "roof; v, S = the split kernel's variant and splits (the default for the shape on %d SMs, "
+                "gpu/decode_backend.cpp)\n\n", info.sm_count);
+    std::printf("%7s %4s %4s %4s %2s %4s | %9s %7s %5s %5s | %9s %7s | %9s %7s | %9s %7s %8s\n", "Nk", "d", "BxH",
+                "Bc", "v", "S", "decode ms", "GB/s", "%copy", "%roof", "S=1 ms", "GB/s", "fa2 ms", "GB/s", "sdpa ms",
+                "backend", "vs sdpa");
   }
   for (int64_t d : r.dims)
     for (int64_t heads : r.heads)
@@ -301,11 +306,12 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         const gpu::Shape s = decode_bench_shape(nk, d, heads);
         const float scale = float(1.0 / std::sqrt(double(d)));
         const Tiling t = make_tiling(1, nk, d, M);
-        const int64_t S = gpu_decode_splits(r.splits, s.heads(), t);
+        const int64_t S = gpu_decode_splits(r.splits, s, t, dt, 0);
+        const int v = gpu::resolve_decode_variant(0, s, t, dt, 0);
         const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
         const TrafficForm f = decode_traffic(1, nk, d, t.Tr, S);
         nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", s.heads()}, {"B", s.B}, {"H", s.H}, {"Bc", t.Bc},
-                              {"Tc", t.Tc}, {"splits", S}, {"dtype", r.dtype}, {"kv_bytes", kv_bytes},
+                              {"Tc", t.Tc}, {"variant", v}, {"splits", S}, {"dtype", r.dtype}, {"kv_bytes", kv_bytes},
                               {"hbm_bytes_predicted", double(s.heads()) * double(f.read_bytes(dtype_bytes(dt)) +
                                                                                  f.write_bytes(dtype_bytes(dt)))}};
         auto time = [&](const char* key, auto&& fn) {
@@ -323,10 +329,13 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         o.features.dtype = dt;
         o.splits = S;
         time("decode", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
-        if (r.page_size > 0) {  // the same S through the block table
+        if (r.page_size > 0) {  // the paged default (variant, S), through the block table
           gpu::DecodeOptions op = o;
           op.page_size = std::min(r.page_size, nk);
+          op.splits = gpu_decode_splits(r.splits, s, t, dt, op.page_size);
           row["page_size"] = op.page_size;
+          row["paged_variant"] = gpu::resolve_decode_variant(0, s, t, dt, op.page_size);
+          row["paged_splits"] = op.splits;
           time("decode_paged", [&] { return gpu::bench_decode(s, scale, t, op, r.warmup, r.reps, 7); });
         }
         o.splits = 1;
@@ -343,8 +352,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
           }
         rows.push_back(row);
         if (r.as_json) continue;
-        std::printf("%7lld %4lld %4lld %4lld %4lld", (long long)nk, (long long)d, (long long)s.heads(), (long long)t.Bc,
-                    (long long)S);
+        std::printf("%7lld %4lld %4lld %4lld %2d %4lld", (long long)nk, (long long)d, (long long)s.heads(),
+                    (long long)t.Bc, v, (long long)S);
         for (const char* k : {"decode", "decode_s1", "fa2"}) {  // registry-exempt: JSON keys
           const auto& x = row[k];
           if (x.contains("skipped")) std::printf(" | %s skipped: %s", k, x["skipped"].get<std::string>().c_str());
@@ -359,7 +368,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
                       row.contains("speedup_vs_sdpa") ? row["speedup_vs_sdpa"].get<double>() : 0.0);
         else std::printf(" | %9s %7s %8s", "-", "-", "-");
         if (row.contains("decode_paged") && row["decode_paged"].contains("median_ms"))
-          std::printf(" | paged P=%lld %9.4f %7.0f %4.0f%%", (long long)row["page_size"].get<int64_t>(),
+          std::printf(" | paged P=%lld v%d S=%lld %9.4f %7.0f %4.0f%%", (long long)row["page_size"].get<int64_t>(),
+                      row["paged_variant"].get<int>(), (long long)row["paged_splits"].get<int64_t>(),
                       row["decode_paged"]["median_ms"].get<double>(), row["decode_paged"]["kv_gbps"].get<double>(),
                       100 * row["decode_paged"]["fraction_of_copy"].get<double>());
         else if (row.contains("decode_paged"))

@@ -14,9 +14,9 @@ namespace flashstep {
 // O, lse against the GPU's, and each against float64. Returns 0 (PASS) or 1 (FAIL).
 int run_verify_decode(const Problem& p, const Tiling& t, int variant, double tiled_tol);
 
-// The S a GPU run uses: `asked` if not 0, else core/decode.h's default for heads x Tr blocks on
-// this device's SMs.
-int64_t gpu_decode_splits(int64_t asked, int64_t heads, const Tiling& t);
+// The S a GPU run uses: `asked` if not 0, else gpu::decode_default's for the shape, the storage
+// type and the page size (0: unpaged) on this device.
+int64_t gpu_decode_splits(int64_t asked, const gpu::Shape& s, const Tiling& t, Dtype dtype, int64_t page_size);
 
 // bench-gpu --decode: decode (default S), decode without splits, fa2 (the float32-arithmetic
 // kernel, no splits) and PyTorch's fastest SDPA backend, with the K/V bandwidth against the

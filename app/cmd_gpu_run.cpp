@@ -81,12 +81,13 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
   const gpu::Shape& s = in.s;
   Tiling t;
   if (info.tiled) t = make_tiling(s.nq, s.nk, s.d, in.M, rf.br, rf.bc);
-  if (schedule_splits_kv(sched)) t.S = gpu_decode_splits(rf.splits, s.heads(), t);  // --splits, or the SMs' default
   if (rf.page_opt && rf.page_opt->count()) {  // decode's paged KV cache; the range is checked with the shape
     if (!schedule_splits_kv(sched)) throw InputError("--page-size is for --schedule decode (a paged KV cache)");
     if (rf.page_size < 1) throw InputError("--page-size " + std::to_string(rf.page_size) + " must be at least 1");
     t.P = rf.page_size;
   }
+  if (schedule_splits_kv(sched))  // --splits, or the device's default for the shape, type and pages
+    t.S = gpu_decode_splits(rf.splits, s, t, in.features.dtype, t.P);
   gpu::ForwardOptions o;
   o.variant = variant;
   o.features = in.features;

@@ -328,7 +328,8 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
                                     "no splits vs fa2, K/V bandwidth against the measured copy bandwidth");
   r.nk_opt = b->add_option("--nk", r.dr.nks, "--decode: key lengths (default 4096 16384 65536 262144)");
   b->add_option("--heads", r.dr.heads, "--decode: B x H values (default 32 256; H = 8)");
-  b->add_option("--splits", r.dr.splits, "--decode: S for every point (default: core/decode.h's heuristic)");
+  b->add_option("--splits", r.dr.splits, "--decode: S for every point (default: the device's default for the shape, "
+                                      "gpu/decode_backend.cpp)");
   b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
   r.page_opt = b->add_option("--page-size", r.dr.page_size, "--decode: also time the K/V cache in pages of P tokens through a block table");
   b->add_option("--sweep-variants", r.dr.sweep_variants, "--decode: instead of the table, time these split-kernel variants "

@@ -25,9 +25,18 @@ struct DecodeResult {
 };
 
 // The split kernel's numbered variants (gpu/decode.cu's header); 0 = the default, the one
-// decode_default_variant() names.
+// decode_default picks for the shape.
 inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 7;
-int decode_default_variant();
+
+// The default split kernel and S of a decode run on this device (the rule and the sweep it
+// comes from: gpu/decode_backend.cpp). Needs the device (its SM count).
+struct DecodeChoice {
+  int variant = 3;
+  int64_t splits = 1;
+};
+DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size);
+// `variant`, or decode_default's variant when it is 0.
+int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size);
 
 // Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-7 for d = 64, 128 in
 // fp16/bf16; 0 = the default) for this d and storage type.

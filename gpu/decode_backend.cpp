@@ -3,6 +3,7 @@
 
 #include "gpu/backend_internal.h"
 #include "gpu/decode_kernels.h"
+#include "core/decode.h"
 #include "core/paged_kv.h"
 
 #include <climits>
@@ -133,7 +134,36 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 
 }  // namespace
 
-int decode_default_variant() { return kDefaultDecodeVariant; }
+// The default (variant, S), from the variant x S sweep on the H200 (bf16, Nq = 1, d = 64 and
+// 128, B x H = 32 and 256, Nk = 16384 .. 262144; gpu/results/decode/run5_summary.txt, and
+// run4_summary.txt for versions 3-5), where it is the fastest or within 2.1% of the fastest
+// (variant, S) at every shape (docs/decode.md, "The default variant and S"):
+// - d = 64, 128 in 16-bit storage, unpaged: version 6 (bulk copies) with core/decode.h's S;
+//   except at d = 128, Nq = 1 where that S is 1 (the heads fill the GPU, or one K/V block):
+//   version 5 (256 threads) with 32 splits, none shorter than 512 keys (the shortest split
+//   measured): within 1.5% of the best there, where version 6 at S = 1 is 1-7% behind it.
+// - paged: version 5 with core/decode.h's S (0.85-0.93x of unpaged; version 6 pays for its
+//   small per-page copies: 0.71-0.84x).
+// - every other d or storage type: version 3, the one kernel for all of them.
+DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
+  DecodeChoice c;
+  c.splits = default_splits(s.heads() * t.Tr, t.Tc, device_info().sm_count);
+  const bool fast_shapes = (s.d == 64 || s.d == 128) && dtype != Dtype::fp32;
+  if (!fast_shapes) return c;  // version 3
+  if (page_size > 0) {
+    c.variant = 5;
+  } else if (s.d == 128 && s.nq == 1 && c.splits == 1) {
+    c.variant = 5;
+    c.splits = std::max<int64_t>(1, std::min<int64_t>({32, s.nk / 512, t.Tc}));
+  } else {
+    c.variant = 6;
+  }
+  return c;
+}
+
+int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
+  return variant != 0 ? variant : decode_default(s, t, dtype, page_size).variant;
+}
 
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
   return decode_variant_supported(variant, int(d), Storage(int(dtype)));
@@ -173,7 +203,7 @@ DecodeResult decode_forward(const float* Q, const float* K, const float* V, cons
   }
   b.poison();
   DecodeParams p = b.params(s, t, scale, opt.splits, ex.x);
-  p.variant = opt.variant;
+  p.variant = resolve_decode_variant(opt.variant, s, t, opt.features.dtype, opt.page_size);
   run_decode_launches(p);
   CUDA_CHECK(cudaDeviceSynchronize());
   r.O = b.io.O.to_host(b.io.staging);
@@ -193,7 +223,7 @@ BenchTiming bench_decode(const Shape& s, float scale, const Tiling& t, const Dec
   b.io.fill_random_inputs(seed);
   b.fill_random_pools(seed);
   DecodeParams p = b.params(s, t, scale, opt.splits, ex.x);
-  p.variant = opt.variant;
+  p.variant = resolve_decode_variant(opt.variant, s, t, opt.features.dtype, opt.page_size);
   const TimingStats ts = median_ms([&] { run_decode_launches(p); }, warmup, reps);
   return timed(BenchTiming{}, ts, peak);
 }
@@ -222,7 +252,7 @@ std::vector<BenchTiming> bench_decode_configs(const Shape& s, float scale, const
   for (const DecodeOptions& o : configs) {
     DecodeParams p = b.params(s, t, scale, o.splits, ex.x);
     if (o.splits == 1) p.O_part = p.lse_part = nullptr;  // S = 1 writes O and lse directly
-    p.variant = o.variant;
+    p.variant = resolve_decode_variant(o.variant, s, t, configs[0].features.dtype, o.page_size);
     const TimingStats ts = median_ms([&] { run_decode_launches(p); }, warmup, reps);
     out.push_back(timed(BenchTiming{}, ts, peak));
   }

@@ -30,7 +30,9 @@ struct DecodeParams {
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
 // The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4-7
-// for d = 64, 128 in 16-bit storage (6, 7: the bulk copy engine). 0 picks kDefaultDecodeVariant.
+// for d = 64, 128 in 16-bit storage (6, 7: the bulk copy engine). The host resolves 0 to the
+// default for the shape (decode_backend.cpp's decode_default: 5 or 6 where they exist) before a
+// launch; a 0 that reaches the launcher runs kDefaultDecodeVariant, the kernel for every d and type.
 inline constexpr int kDefaultDecodeVariant = 3;
 bool decode_variant_supported(int variant, int d, Storage dtype);
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.

@@ -56,9 +56,14 @@ Run cpu_run(const PagedCase& c, uint64_t seed) {
   return r;
 }
 
-gpu::DecodeResult gpu_run(const Run& r, int64_t page_size, int variant) {
+gpu::Shape shape_of(const Run& r) {
   gpu::Shape sh;
   sh.nq = r.p.nq; sh.nk = r.p.nk; sh.d = r.p.d;
+  return sh;
+}
+
+gpu::DecodeResult gpu_run(const Run& r, int64_t page_size, int variant) {
+  const gpu::Shape sh = shape_of(r);
   gpu::DecodeOptions go;
   go.splits = r.p.splits;
   go.features = gpu::features_of(r.p.options(), r.p.seed);
@@ -102,7 +107,10 @@ TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's 
                   << " P " << c.P << " causal " << c.causal << " kv_len " << c.kv_len << " dtype " << dtype_name(c.dtype)
                   << " seed " << seed);
   const Run r = cpu_run(c, seed);
-  const gpu::DecodeResult paged = gpu_run(r, c.P, variant), flat = gpu_run(r, 0, variant);
+  // Variant 0 is the paged default, which may be another kernel than the unpaged default: the
+  // unpaged run takes the kernel that the paged run took.
+  const int kernel = gpu::resolve_decode_variant(variant, shape_of(r), r.t, c.dtype, c.P);
+  const gpu::DecodeResult paged = gpu_run(r, c.P, variant), flat = gpu_run(r, 0, kernel);
   CHECK(same_bits(paged.O, flat.O));
   CHECK(same_bits(paged.lse, flat.lse));
   CHECK(same_bits(paged.O_part, flat.O_part));
@@ -127,9 +135,10 @@ TEST_CASE("GPU paged decode over several heads, each with its own block table", 
   go.splits = 4;
   go.features = gpu::features_of(AttentionOptions{}, seed, {517, 200});
   go.features.dtype = Dtype::bf16;
-  go.variant = variant;
+  go.variant = gpu::resolve_decode_variant(variant, sh, t, Dtype::bf16, 16);  // the paged run's kernel
   const gpu::DecodeResult flat = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.125f, t, go);
   go.page_size = 16;
+  go.variant = variant;
   const gpu::DecodeResult paged = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.125f, t, go);
   REQUIRE(no_nan(paged.O));
   CHECK(same_bits(paged.O, flat.O));
@@ -180,4 +189,57 @@ TEST_CASE("GPU decode refuses a bad page size or variant before any work", "[gpu
   go.page_size = 0;
   go.variant = 5;  // fp32 storage has variant 3 only
   CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, t, go), Catch::Contains("variant"));
+}
+
+TEST_CASE("GPU decode's default variant and S exist for every shape, and variant 0 runs the kernel it names",
+          "[gpu][decode][variants]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int sms = gpu::device_info().sm_count;
+  for (int64_t d : {16, 32, 64, 128, 256})
+    for (Dtype dt : {Dtype::fp32, Dtype::fp16, Dtype::bf16})
+      for (int64_t heads : {1, 32, 256})
+        for (int64_t nk : {1, 100, 16384, 262144})
+          for (int64_t P : {0, 16}) {
+            INFO("d " << d << " " << dtype_name(dt) << " heads " << heads << " Nk " << nk << " P " << P);
+            const gpu::Shape sh{heads, 1, 1, nk, d};
+            const Tiling t = make_tiling(1, nk, d, 4 * d * 64, 0, 64);
+            const gpu::DecodeChoice c = gpu::decode_default(sh, t, dt, P > 0 ? std::min(P, nk) : 0);
+            CHECK(gpu::decode_variant_exists(c.variant, d, dt));
+            CHECK(c.splits >= 1);
+            CHECK(c.splits <= t.Tc);
+            const int64_t S = default_splits(heads, t.Tc, sms);  // core/decode.h's heuristic
+            if (dt == Dtype::fp32 || (d != 64 && d != 128)) {  // version 3, the kernel for every d and type
+              CHECK(c.variant == 3);
+              CHECK(c.splits == S);
+            } else if (P > 0) {  // paged: version 5
+              CHECK(c.variant == 5);
+              CHECK(c.splits == S);
+            } else if (d == 128 && S == 1) {  // the heads fill the GPU: version 5, splits of >= 512 keys
+              CHECK(c.variant == 5);
+              CHECK(c.splits == std::max<int64_t>(1, std::min<int64_t>({32, nk / 512, t.Tc})));
+            } else {
+              CHECK(c.variant == 6);
+              CHECK(c.splits == S);
+            }
+          }
+  // 256 heads of d = 128 in bf16 fill the H200 (the default is version 5 with S = 2 at Nk = 1024):
+  // variant 0 gives the bits of the variant it names, with partials and the combine.
+  const uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int64_t nk = 1024, d = 128;
+  const gpu::Shape sh{32, 8, 1, nk, d};
+  const auto [Q, K, V] = random_heads(sh.heads(), nk, d, seed);
+  const Tiling t = make_tiling(1, nk, d, 4 * d * 64, 0, 64);
+  const gpu::DecodeChoice c = gpu::decode_default(sh, t, Dtype::bf16, 0);
+  INFO("default variant " << c.variant << " S " << c.splits);
+  gpu::DecodeOptions go;
+  go.splits = c.splits;
+  go.features.dtype = Dtype::bf16;
+  const gpu::DecodeResult dflt = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.088f, t, go);
+  go.variant = c.variant;
+  const gpu::DecodeResult named = gpu::decode_forward(Q.data(), K.data(), V.data(), sh, 0.088f, t, go);
+  REQUIRE(no_nan(dflt.O));
+  CHECK(same_bits(dflt.O, named.O));
+  CHECK(same_bits(dflt.lse, named.lse));
+  CHECK(same_bits(dflt.O_part, named.O_part));
 }
