@@ -61,35 +61,20 @@ rc_paged=$?
 sanitized() { grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tail -1; }
 {
   echo "decode_tma_device.sh: $(head -1 "$OUT/gpu.txt"), correctness ${t_correct} s, total $(( $(date +%s) - start )) s"
-  printf "%-46s %-11s %s\n" "check" "result" "figure"
-  printf "%-46s %-11s %s\n" "tests [paged],[variants] (v6, v7 incl.)" "$(verdict $rc_pv)" "$(cases "$OUT/tests_paged_variants.log")"
-  printf "%-46s %-11s %s\n" "tests [decode] (default variant)" "$(verdict $rc_dec)" "$(cases "$OUT/tests_decode.log")"
-  n=0
-  while read -r line; do
-    case "$line" in
-      "== verify"*) what=${line#== verify --schedule decode }; n=$((n + 1)) ;;
-      rc=*) fig=$(awk -v k="$what" 'index($0, "== verify --schedule decode " k) {f=1; next}
-                   f && /^final/ {fin = sprintf("O rel %s lse rel %s %s", $9, $14, $15)}
-                   f && /^paged/ {pg = "; paged==unpaged " $NF}
-                   f && /^rc=/ {printf "%s", fin != "" ? fin pg : substr(last, 1, 70); exit} f {last=$0}' "$OUT/verify.txt")
-            printf "%-46s %-11s %s\n" "verify $n: S=${what#*--splits }" "$(verdict ${line#rc=})" "$fig" ;;
-    esac
-  done < "$OUT/verify.txt"
-  printf "%-46s %-11s %s\n" "memcheck verify v6 (small)" "$(verdict $rc_mem)" "$(sanitized "$OUT/memcheck.log")"
-  printf "%-46s %-11s %s\n" "memcheck verify v6 --page-size 7" "$(verdict $rc_memp)" "$(sanitized "$OUT/memcheck_paged.log")"
-  printf "%-46s %-11s %s\n" "racecheck verify v6 (small)" "$(verdict $rc_race)" "$(sanitized "$OUT/racecheck.log")"
-  printf "%-46s %-11s %s\n" "racecheck verify v6 --page-size 7" "$(verdict $rc_racep)" "$(sanitized "$OUT/racecheck_paged.log")"
-  printf "%-46s %-11s %s\n" "sdpa_decode_bench.py (d 64, 128)" "$(verdict $rc_sdpa)" "$(grep -c '^sdpa' "$OUT/sdpa.txt" 2>/dev/null) shapes"
-  printf "%-46s %-11s %s\n" "sweep unpaged, variants 3 5 6 7" "$(verdict $rc_sweep)" "$(grep -cE '^ +[0-9]+ +(64|128) ' "$OUT/sweep.txt" 2>/dev/null) points"
-  printf "%-46s %-11s %s\n" "sweep paged P = 16, variants 5 6 7" "$(verdict $rc_paged)" "$(grep -cE '^ +[0-9]+ +(64|128) ' "$OUT/sweep_paged.txt" 2>/dev/null) points"
+  check_line "check" "result" "figure"
+  check_line "tests [paged],[variants] (v6, v7 incl.)" "$(verdict $rc_pv)" "$(cases "$OUT/tests_paged_variants.log")"
+  check_line "tests [decode] (default variant)" "$(verdict $rc_dec)" "$(cases "$OUT/tests_decode.log")"
+  verify_lines "$OUT/verify.txt"
+  check_line "memcheck verify v6 (small)" "$(verdict $rc_mem)" "$(sanitized "$OUT/memcheck.log")"
+  check_line "memcheck verify v6 --page-size 7" "$(verdict $rc_memp)" "$(sanitized "$OUT/memcheck_paged.log")"
+  check_line "racecheck verify v6 (small)" "$(verdict $rc_race)" "$(sanitized "$OUT/racecheck.log")"
+  check_line "racecheck verify v6 --page-size 7" "$(verdict $rc_racep)" "$(sanitized "$OUT/racecheck_paged.log")"
+  check_line "sdpa_decode_bench.py (d 64, 128)" "$(verdict $rc_sdpa)" "$(grep -c '^sdpa' "$OUT/sdpa.txt" 2>/dev/null) shapes"
+  check_line "sweep unpaged, variants 3 5 6 7" "$(verdict $rc_sweep)" "$(points "$OUT/sweep.txt") points"
+  check_line "sweep paged P = 16, variants 5 6 7" "$(verdict $rc_paged)" "$(points "$OUT/sweep_paged.txt") points"
   python3 - "$OUT/sweep.json" "$OUT/sweep_paged.json" <<'PY' 2>&1
-import json, sys
-def load(path):
-    try:
-        return json.load(open(path))
-    except Exception as e:
-        print(f"(no {path.split('/')[-1]}: {e})")
-        return None
+import sys
+from decode_json import load
 f = lambda r: f"{r['median_ms']:.4f} {100 * r['fraction_of_copy']:.0f}%c {100 * r.get('fraction_of_read_roof', 0):.0f}%r {r.get('speedup_vs_sdpa', 0):.2f}x"
 key = lambda r: (r["d"], r["heads"], r["nk"])
 flat, paged = load(sys.argv[1]), load(sys.argv[2])
@@ -97,16 +82,16 @@ if flat:
     rows = flat["sweep"]
     print(f"unpaged: copy {flat['copy_gbps']:.0f} GB/s, read roof {flat.get('read_roof_gbps', 0):.0f} GB/s; "
           "ms %copy %roof x-sdpa; best per variant: vV/S ms x-sdpa")
-    print("d BxH Nk | default v3/S* | best three | best v5, v6, v7")
+    print("d BxH Nk | default vV/S* | best three | best v5, v6, v7")
     for sh in sorted({key(r) for r in rows}):
         rs = [r for r in rows if key(r) == sh]
-        dflt = [r for r in rs if r["variant"] == 3 and r["splits"] == r["default_splits"]]
+        dflt = [r for r in rs if r["variant"] == r.get("default_variant", 3) and r["splits"] == r["default_splits"]]
         best = sorted(rs, key=lambda r: r["median_ms"])[:3]
         per = []
         for v in (5, 6, 7):
             vb = sorted([r for r in rs if r["variant"] == v], key=lambda r: r["median_ms"])[:1]
             per += [f"v{v}/S{r['splits']} {r['median_ms']:.4f} {r.get('speedup_vs_sdpa', 0):.2f}x" for r in vb]
-        print(f"{sh[0]} {sh[1]} {sh[2]} | S={dflt[0]['splits']} {f(dflt[0])} | " if dflt else f"{sh[0]} {sh[1]} {sh[2]} | - | ",
+        print(f"{sh[0]} {sh[1]} {sh[2]} | v{dflt[0]['variant']}/S{dflt[0]['splits']} {f(dflt[0])} | " if dflt else f"{sh[0]} {sh[1]} {sh[2]} | - | ",
               end="")
         print(" ; ".join(f"v{r['variant']}/S{r['splits']} {f(r)}" for r in best) + " | " + " ; ".join(per))
     print("v6 by S (the default S rule's data): d BxH Nk | S:%roof for S = 1, 2, 4, ...")
