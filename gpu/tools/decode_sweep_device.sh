@@ -2,10 +2,10 @@
 # One device call for flash-decoding's default split kernel and S (gpu/decode_backend.cpp's
 # decode_default): the GPU tests [decode] (variant 0 included) and four `verify --schedule decode`
 # runs with the default kernel (no --variant), then PyTorch's SDPA at the benchmark's shapes
-# (gpu/tools/sdpa_decode_bench.py), bench-gpu --decode's variant x S sweep (bf16, Nq = 1, d = 64
-# and 128, B x H = 32 and 256, Nk = 16384 .. 262144), and bench-gpu --decode's table, which runs
-# the defaults (variant 0, the default S; paged P = 16 beside). Wall budget 150 s (timeouts
-# 40 + 30 + 40 + 35 s; about 5 + 10 + 25 + 20 s expected). Usage (repository root):
+# (gpu/tools/sdpa_decode_bench.py), bench-gpu --decode's table, which runs the defaults (variant
+# 0, the default S; paged P = 16 beside), and its variant x S sweep (bf16, Nq = 1, d = 64 and
+# 128, B x H = 32 and 256, Nk = 16384 .. 262144). Wall budget 150 s (timeouts 35 + 30 + 45 +
+# 40 s; about 5 + 10 + 25 + 20 s expected). Usage (repository root):
 #   bash gpu/tools/decode_sweep_device.sh BIN OUT
 # OUT/summary.txt (printed last): one line per check, then per shape the default's figures (from
 # the table: variant, S, ms, % of copy, % of the read roof, x PyTorch; paged), and the sweep's
@@ -19,7 +19,7 @@ NKS=${NKS:-16384 65536 262144}
 VARIANTS=${VARIANTS:-3 5 6}
 
 # [SECTION] Correctness: the tests and the default kernel's verify runs, side by side
-start_decode_tests 40
+start_decode_tests 35
 VERIFY=(
   "--nq 1 --nk 4096 --d 128 --M 128KiB --dtype bf16"
   "--nq 1 --nk 4096 --d 128 --M 128KiB --dtype bf16 --page-size 16"
@@ -39,12 +39,13 @@ timeout 30 python3 gpu/tools/sdpa_decode_bench.py --ds 64,128 --nks "$(echo $NKS
 rc_sdpa=$?
 SDPA=()
 [ -s "$OUT/sdpa.json" ] && SDPA=(--sdpa "$OUT/sdpa.json")
+# The defaults first (the figures that matter most), then the sweep around them
+timeout 45 "$FS" bench-gpu --decode --d 64 128 --nk $NKS --page-size 16 "${SDPA[@]}" --json-file "$OUT/bench.json" \
+  > "$OUT/bench.txt" 2>&1
+rc_bench=$?
 timeout 40 "$FS" bench-gpu --decode --d 64 128 --nk $NKS --sweep-variants $VARIANTS \
   --sweep-splits 1 2 4 8 16 32 64 "${SDPA[@]}" --json-file "$OUT/sweep.json" > "$OUT/sweep.txt" 2>&1
 rc_sweep=$?
-timeout 35 "$FS" bench-gpu --decode --d 64 128 --nk $NKS --page-size 16 "${SDPA[@]}" --json-file "$OUT/bench.json" \
-  > "$OUT/bench.txt" 2>&1
-rc_bench=$?
 
 # [SECTION] Summary (OUT/summary.txt, printed last)
 {
