@@ -430,7 +430,8 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   s.pipeline.rebuild();
   REQUIRE(s.pipeline.rows.size() == 9);  // v13-v21
   // The file's numbers for this shape, as measured: fa3 run 1 (gpu/results/fa3/bench.txt), then
-  // fa3 rungs run 2 (gpu/results/fa3_rungs/run2/summary.txt), whose points replace run 1's.
+  // fa3 rungs run 2 (gpu/results/fa3_rungs/run2/summary.txt), then fa3 tiles run 1
+  // (gpu/results/fa3_tiles/run1_summary.txt): a later call's point replaces an earlier one.
   std::map<int, double> measured;
   for (const auto& r : s.pipeline.rows) {
     measured[r.rung.variant] = r.measured;
@@ -440,15 +441,15 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
     shape.d = 128;
     REQUIRE_THAT(r.predicted, Catch::Matchers::WithinRel(pipeline::predict(r.rung, shape, pipeline::Rates{}).tflops, 1e-12));
   }
-  REQUIRE(measured[15] == 572.8);  // run 2's figure, not run 1's 575.8
-  REQUIRE(measured[16] == 580.9);  // run 1 only
-  REQUIRE(measured[17] == 584.2);
-  REQUIRE(measured[19] == 542.2);
-  REQUIRE(measured[21] == 0);  // built, not measured yet
-  // PyTorch's cuDNN and flash backends, one line each: cuDNN measured in both calls shows run 2's.
+  REQUIRE(measured[15] == 577.7);  // the latest call's figure, not 575.8 or 572.8
+  REQUIRE(measured[16] == 580.9);  // fa3 run 1 only
+  REQUIRE(measured[17] == 586.2);
+  REQUIRE(measured[19] == 545.5);
+  REQUIRE(measured[21] == 530.6);
+  // PyTorch's cuDNN and flash backends, one line each: cuDNN, measured in three calls, shows the latest.
   REQUIRE(s.pipeline.references.size() == 2);
   for (const auto& r : s.pipeline.references)
-    CHECK(r.tflops == (r.kernel == "PyTorch sdpa cudnn" ? 604.9 : 335.9));
+    CHECK(r.tflops == (r.kernel == "PyTorch sdpa cudnn" ? 639.2 : 335.9));
   // The timeline shows every task of the first blocks of one thread block.
   REQUIRE(s.pipeline.timeline.segments.size() > 4 * 2 * 3);
   // A bad measurements file leaves the model running, says why.
