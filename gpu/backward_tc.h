@@ -30,7 +30,7 @@ struct TcBackwardVariant {
   std::string what;
   int Br = 0, Bc = 0, warps = 0;
   int64_t smem_bytes = 0;
-  bool sm90_only = false;  // wgmma (variants 5-8): compute capability 9.0 alone
+  bool sm90_only = false;  // wgmma (variants 5-10): compute capability 9.0 alone
 };
 TcBackwardVariant tc_backward_variant(int variant, int64_t d);  // InputError if none for d
 bool tc_backward_variant_compiled(int variant, int64_t d);

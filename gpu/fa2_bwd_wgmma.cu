@@ -136,7 +136,7 @@ __device__ __forceinline__ void bar_arrive() {
 // Named barrier `id` (a register) for the 128 threads of one warpgroup, all waiting (v8).
 __device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
-template <int V_, int D_, bool DQ_MMA_, bool DQ_BULK_ = false, bool WG_APART_ = false>
+template <int V_, int D_, bool DQ_MMA_, bool DQ_BULK_ = false, bool WG_APART_ = false, int ORDER_ = 0>
 struct WgBwdConfig {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
   // v6: dQ_i += dS K_j on mma.sync, the 8 warps over 4 row groups x 2 column halves of dQ_i.
@@ -149,6 +149,14 @@ struct WgBwdConfig {
   // replaces the dS^T __syncthreads, and each adds its own partial to HBM from its own slab.
   static constexpr bool WG_APART = WG_APART_;
   static_assert(!WG_APART || (D_ == 64 && DQ_BULK), "v8 is v7 at d = 64");
+  // The grid's order (v5-v8: 0). 0: heads fastest, every head's block j = 0 first (the most work
+  // when causal), so the SMs run 132 heads' blocks at once, each streaming its own Q, dO and dQ
+  // through L2 (at N = 16384, d = 64: 8 MiB a head, about 1 GiB for 132 heads: from DRAM).
+  // 1 (v9): K/V blocks fastest, so the blocks running at once are one or two heads' K/V blocks,
+  // which share that head's Q_i, dO_i and dQ_i in L2 (FlashAttention-2's grid order).
+  // 2 (v10): v9, and block j starts its loop over Q blocks at the (j mod n)-th of its n blocks and
+  // wraps around, so that the blocks of one head add into different rows of dQ at a time.
+  static constexpr int ORDER = ORDER_;
   // v5's dQ split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
   // over columns (one slab). v7: two slabs used by Q blocks in turn (even, odd), each one dense
   // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
@@ -176,12 +184,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + 2 * C::SMEM_BUF_PAD + C::SMEM_DS);
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
 
-  const int64_t h = blockIdx.x;  // grid (heads, Tc): every head's block j = 0 (most work, causal) first
-  const int j = int(blockIdx.y), col0 = j * BC;
+  // The grid is (heads, Tc) for order 0 (every head's block j = 0, the most work when causal,
+  // first), (Tc, heads) otherwise.
+  const int64_t h = C::ORDER == 0 ? blockIdx.x : blockIdx.y;
+  const int j = int(C::ORDER == 0 ? blockIdx.y : blockIdx.x), col0 = j * BC;
   const int wkey0 = col0 + wg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
   const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
   const RowLimit lim = hd.lim;
   const int Tr = hd.Tr, i_first = hd.i_first;
+  // FA2b L8's Q blocks i_first .. Tr - 1, the t-th of them q_block(t): in order, or rotated by j (v10).
+  const int n_i = Tr - i_first, rot = C::ORDER == 2 && n_i > 0 ? j % n_i : 0;
+  auto q_block = [&](int t) { return i_first + (t + rot) % n_i; };
 
   auto buf_addr = [&](int buf) { return sBuf0 + uint32_t(buf * C::SMEM_BUF_PAD); };
   auto load_i = [&](int i, int buf) {
@@ -195,7 +208,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   if (i_first < Tr) {
     cp_panels<BC, D, C::THREADS>(sK, hd.K, col0, p.fwd.nk, tid);
     cp_panels<BC, D, C::THREADS>(sV, hd.V, col0, p.fwd.nk, tid);
-    load_i(i_first, 0);
+    load_i(q_block(0), 0);
   }
   cp_async_commit();
   float dk[PANELS][32] = {}, dv[PANELS][32] = {};
@@ -294,8 +307,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   };
 
   // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
-  for (int i = i_first; i < Tr; ++i) {
-    const int buf = (i - i_first) & 1, row0 = i * BR;
+  for (int t = 0; t < n_i; ++t) {
+    const int i = q_block(t), buf = t & 1, row0 = i * BR;
     const uint32_t sQ = buf_addr(buf), sdO = sQ + uint32_t(C::SMEM_QI);
     const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
     const float* sD = sL2 + BR;
@@ -306,7 +319,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     cp_async_wait<0>();
     fence_proxy_async();
     __syncthreads();
-    if (i + 1 < Tr) load_i(i + 1, buf ^ 1);
+    if (t + 1 < n_i) load_i(q_block(t + 1), buf ^ 1);
     cp_async_commit();
 
     const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
@@ -467,7 +480,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
       if constexpr (C::DQ_BULK) {
-        write_dq_bulk(dq, i - i_first, row0);
+        write_dq_bulk(dq, t, row0);
         continue;  // no third __syncthreads: the writer's barriers are named ones
       }
       // Query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2), to this warpgroup's slab.
@@ -522,14 +535,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
 template <class C>
 void launch_bwd_wgmma(const TcBwdParams& p) {
   static int64_t opted[2] = {0, 0};
-  const dim3 grid(unsigned(p.fwd.heads), unsigned((p.fwd.nk + C::BC - 1) / C::BC));
+  const unsigned Tc = unsigned((p.fwd.nk + C::BC - 1) / C::BC);
+  const dim3 grid = C::ORDER == 0 ? dim3(unsigned(p.fwd.heads), Tc) : dim3(Tc, unsigned(p.fwd.heads));
   launch_bwd_kernel(fa2_bwd_wgmma_kernel<__nv_bfloat16, C>, fa2_bwd_wgmma_kernel<__half, C>, p, grid, C::THREADS,
                     C::SMEM, opted);
 }
 
 template <class C>
 TcBwdVariantInfo info_of() {
-  const char* what = C::DQ_MMA     ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
+  const char* what = C::ORDER == 1 ? "v5 with the grid's K/V blocks fastest: the blocks at work share one head's Q_i, dO_i, dQ_i in L2"
+                     : C::ORDER == 2 ? "v9 with each block's Q-block loop rotated by j: one head's blocks add to different rows of dQ"
+                     : C::DQ_MMA     ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
                      : C::WG_APART ? "d = 64: v7 with the warpgroups apart within a Q block: a named barrier per "
                                      "warpgroup for dS^T, one bulk add of dQ_i per warpgroup"
                      : C::DQ_BULK  ? "v5 with dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk .add.f32) "
@@ -547,6 +563,10 @@ using V6d128 = WgBwdConfig<kBwdWgmmaVariant + 1, 128, true>;
 using V7d64 = WgBwdConfig<kBwdWgmmaVariant + 2, 64, false, true>;
 using V7d128 = WgBwdConfig<kBwdWgmmaVariant + 2, 128, false, true>;
 using V8d64 = WgBwdConfig<kBwdWgmmaVariant + 3, 64, false, true, true>;  // d = 64 only
+using V9d64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;
+using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;
+using V10d64 = WgBwdConfig<kBwdWgmmaVariant + 5, 64, false, false, false, 2>;
+using V10d128 = WgBwdConfig<kBwdWgmmaVariant + 5, 128, false, false, false, 2>;
 
 }  // namespace
 
@@ -558,6 +578,10 @@ TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
   if (variant == V7d64::VARIANT && d == 64) return info_of<V7d64>();
   if (variant == V7d128::VARIANT && d == 128) return info_of<V7d128>();
   if (variant == V8d64::VARIANT && d == 64) return info_of<V8d64>();
+  if (variant == V9d64::VARIANT && d == 64) return info_of<V9d64>();
+  if (variant == V9d128::VARIANT && d == 128) return info_of<V9d128>();
+  if (variant == V10d64::VARIANT && d == 64) return info_of<V10d64>();
+  if (variant == V10d128::VARIANT && d == 128) return info_of<V10d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -569,6 +593,10 @@ void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p) {
   if (variant == V7d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V7d64>(p);
   if (variant == V7d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V7d128>(p);
   if (variant == V8d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V8d64>(p);
+  if (variant == V9d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V9d64>(p);
+  if (variant == V9d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V9d128>(p);
+  if (variant == V10d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V10d64>(p);
+  if (variant == V10d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V10d128>(p);
   throw std::runtime_error("fa2_bwd_wgmma_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

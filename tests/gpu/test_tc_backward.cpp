@@ -128,7 +128,7 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_all(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5-8, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-10, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!tc_backward_variant_compiled(5, 64)) {
@@ -137,7 +137,7 @@ void check_wgmma(const Shape4& c) {
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  if (v.empty()) v = {5, 6, 7, 8};  // 8: d = 64 only
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10};  // 8: d = 64 only
   check_variants(c, v);
 }
 
@@ -164,8 +164,8 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 8);
-  for (int variant : {5, 6, 7, 8})
+  REQUIRE(tc_backward_variant_count() == 10);
+  for (int variant : {5, 6, 7, 8, 9, 10})
     for (int64_t d : {64, 128}) {
       if (variant == 8 && d == 128) {
         CHECK_FALSE(tc_backward_variant_compiled(8, 128));  // v8 is d = 64 only
@@ -217,7 +217,7 @@ TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward
 // warpgroup whose 64 keys no row of Q_i keeps (its dS^T rows zeroed, its dQ steps cut), Q blocks
 // and K/V blocks cut short by Nq, Nk, the key length and the causal diagonal, several K/V blocks
 // adding into one dQ row, rows that keep no key.
-TEST_CASE("tensor-core backward, wgmma (v5-v8): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v10): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 17, 200, false, {}});
   check_wgmma({1, 1, 130, 70, true, {}});        // rows 0-59 keep no key
@@ -225,7 +225,7 @@ TEST_CASE("tensor-core backward, wgmma (v5-v8): small shapes [small]", "[gpu][tc
   check_wgmma({1, 1, 150, 256, false, {}, 60});  // block 0's second warpgroup: no key kept
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5-v8): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v10): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 300, 517, false, {}});
   check_wgmma({1, 1, 517, 300, false, {}});
@@ -235,7 +235,7 @@ TEST_CASE("tensor-core backward, wgmma (v5-v8): ragged, Nq != Nk, tiny", "[gpu][
   check_wgmma({1, 1, 65, 1000, false, {}});  // eight K/V blocks add into each dQ row
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5-v8): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v10): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 517, 300, true, {}});  // 217 rows keep no key
   check_wgmma({1, 1, 300, 517, true, {}});
