@@ -132,16 +132,18 @@ BenchTiming timing_of(const TimingStats& ts, int variant, int64_t peak) {
 
 int tc_backward_variant_count() { return tc::fa2_bwd_tc_variant_count(); }
 
-// The fastest measured on the H200 (docs/tensor-cores.md, "The backward ladder"): v5 (wgmma) at
-// both d, causal or not (1.26x to 1.45x v2 in one call, gpu/results/tensor-core-backward/wgmma/).
-// v5 needs compute capability 9.0 and a build with sm_90a; elsewhere v2, the fastest mma.sync rung.
+// The fastest measured on the H200 (docs/tensor-cores.md, "v9, v10: the grid's order"): v9 (v5's
+// wgmma kernel with one head's K/V blocks side by side in the grid) at both d, causal or not: 1.04x
+// to 1.20x v5 in one call (gpu/results/tensor-core-backward/grid-order/); v10 within 1% of it, the
+// simpler rung kept. It needs compute capability 9.0 and a build with sm_90a; elsewhere v2, the
+// fastest mma.sync rung.
 int tc_backward_default_variant(int64_t d) {
   static const bool sm90 = [] {
     if (!available()) return false;
     const DeviceInfo info = device_info();
     return info.cc_major == 9 && info.cc_minor == 0;
   }();
-  if (sm90 && tc::fa2_bwd_tc_variant(5, int(d)).compiled) return 5;
+  if (sm90 && tc::fa2_bwd_tc_variant(9, int(d)).compiled) return 9;
   return 2;
 }
 
