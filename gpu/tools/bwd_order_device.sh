@@ -46,20 +46,12 @@ S+=("sdpa_bwd_bench.py: rc=$?; total $(($(date +%s) - T0)) s")
 {
   printf '%s\n' "${S[@]}"
   python3 - "$OUT" <<'PY'
-import re, sys
+import sys
+sys.path.insert(0, "gpu/tools")
+import bwd_tables
 out = sys.argv[1]
-ours, causal = {}, False
-for line in open(f"{out}/bench.txt"):
-    if line.startswith("bench-gpu"):
-        causal = "causal" in line.split(",")[2]
-    m = re.match(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-    if m:
-        ours[(int(m[1]), int(m[2]), causal, int(m[4]))] = (float(m[6]), float(m[7]))
-torch = {}
-for line in open(f"{out}/sdpa.txt"):
-    m = re.match(r"(flash|cudnn)\s+(\d+)\s+(\d+)\s+(True|False)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-    if m:
-        torch[(m[1], int(m[3]), int(m[2]), m[4] == "True")] = (float(m[6]), float(m[7]))
+ours = {k: t[1:] for k, t in bwd_tables.ours(f"{out}/bench.txt").items()}  # (bwd, f+b)
+torch = {k: t[1:] for k, t in bwd_tables.torch(f"{out}/sdpa.txt").items()}
 print("bwd TFLOP/s (f+b), bf16 B16 H16 | N d causal | v5 | v9 | v10 | flash | cudnn | best/flash bwd (f+b)")
 for causal in (False, True):
     for d in (64, 128):

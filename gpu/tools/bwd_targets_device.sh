@@ -27,21 +27,12 @@ done
 timeout 150 python3 gpu/tools/sdpa_bwd_bench.py --dtype bf16 --ns 4096,16384 --ds 64,128 --causal both > "$OUT/sdpa.txt" 2>&1
 S+=("sdpa_bwd_bench.py flash, cudnn | rc=$?")
 python3 - "$OUT" <<'PY' > "$OUT/table.txt" 2>&1
-import re, sys
+import sys
+sys.path.insert(0, "gpu/tools")
+import bwd_tables
 out = sys.argv[1]
-ours = {}
-causal = False
-for line in open(f"{out}/bench.txt"):
-    if line.startswith("bench-gpu"):
-        causal = "causal" in line.split(",")[2]
-    m = re.match(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-    if m:
-        ours[(int(m[1]), int(m[2]), causal)] = (float(m[5]), float(m[6]), float(m[7]), int(m[4]))
-torch = {}
-for line in open(f"{out}/sdpa.txt"):
-    m = re.match(r"(flash|cudnn)\s+(\d+)\s+(\d+)\s+(True|False)\s*\|[^|]*\|\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-    if m:
-        torch[(m[1], int(m[3]), int(m[2]), m[4] == "True")] = (float(m[5]), float(m[6]), float(m[7]))
+ours = {(n, d, c): t + (v,) for (n, d, c, v), t in bwd_tables.ours(f"{out}/bench.txt").items()}  # one variant per run
+torch = bwd_tables.torch(f"{out}/sdpa.txt")
 print("TFLOP/s bf16 B16 H16 | N d causal | ours bwd (v) | flash bwd | cudnn bwd | bwd/flash | ours f+b | flash f+b | f+b/flash | bwd/cudnn")
 for causal in (False, True):
     for d in (64, 128):
