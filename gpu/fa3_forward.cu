@@ -1,4 +1,4 @@
-// Variants 15-21 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-29 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -28,6 +28,17 @@
 //       rescale, the waits on the products) are paid over 1.375x (1.5x) the MMA work. A
 //       ragged last block (Nk not a multiple of Bc) is zero-filled by TMA past N and masked.
 //   21  v18 (persistent) with v20's Bc.
+//   22  v17 with v16's ping-pong: FlashAttention-3's own schedule at d <= 128, both techniques
+//       at once. A turn on the tensor cores is (S_ij, O += P~_i,j-1 V_j-1), issued together, and
+//       each consumer's softmax of block j runs under the other consumer's turn and its own PV.
+//   23  v22 with the softmax's row max and row sum as 4 independent partial chains per row
+//       (online_softmax_row's ILP): 8 dependent instructions instead of 32 (Bc 128) for warps
+//       that, two to a scheduler, have little else to hide the latency of each.
+//   24  v21 (persistent, long Bc) with v23's 4 chains.
+//   25  v15 with v23's 4 chains.
+//   26  v22 with v20's Bc (176 at d = 128: FlashAttention-3's forward tile and schedule).
+//   27  v22 persistent; 28 v22 persistent with v20's Bc (v21 with ping-pong).
+//   29  v19 (3 consumers, Br 192) persistent with ping-pong: the three take turns in a ring.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -74,11 +85,13 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
 constexpr int kPingPong = 1;    // v16: the consumers take turns on the tensor cores
 constexpr int kIntra = 2;       // v17: S_i,j+1 issued before the softmax of block j
 constexpr int kPersistent = 4;  // v18: one block per SM loops over the tiles
+constexpr int kIlp = 8;         // v23: the softmax's row max and sum in 4 independent chains
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
   static constexpr int VARIANT = V_, D = D_, BC = BC_, STAGES = STAGES_;
   static constexpr bool PINGPONG = FLAGS_ & kPingPong, INTRA = FLAGS_ & kIntra, PERSISTENT = FLAGS_ & kPersistent;
+  static constexpr int ILP = FLAGS_ & kIlp ? 4 : 1;
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -87,7 +100,6 @@ struct Fa3Config {
   // Q, STAGES x (K, V), then the mbarriers (8 bytes each), + 1024 to align the tiles by hand.
   static constexpr int BARRIERS = 2 + 4 * STAGES;
   static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV + 8 * BARRIERS + 1024;
-  static_assert(!PINGPONG || (CONSUMERS == 2 && !PERSISTENT), "ping-pong: two consumers, one tile per block");
   static_assert(CONSUMERS * 64 <= 256, "a TMA box has at most 256 rows");
   // Bc: the N of S_ij's wgmma (a multiple of 8 up to 256), 16 keys per k-step of O += P~ V, the
   // rows of a K/V box (at most 256), and 8-row groups of 1024 bytes so that every panel of a
@@ -207,14 +219,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
   int g0 = 0, q_uses = 0;  // as the producer counts them
   auto phase = [&](int gb) { return uint32_t((gb / ST) & 1); };
 
-  // A turn on the tensor cores (v16): wait for ours, and after issuing hand it to the other
-  // consumer. Consumer 1 opens consumer 0's first turn; the last turn of consumer 1 hands
-  // nothing on, so every bar.sync meets exactly one matching bar.arrive.
+  // A turn on the tensor cores (v16): wait for ours (named barrier 1 + cw), and after issuing
+  // hand it to the next consumer in the ring (with two, the other one). In each tile the last
+  // consumer opens consumer 0's first turn, and its own last turn hands nothing on, so every
+  // bar.sync meets exactly one matching bar.arrive (128 waiting + 128 arriving threads); no
+  // consumer can arrive twice ahead, since its next turn waits for the whole ring to go round.
   auto turn_begin = [&] {
     if (C::PINGPONG) named_sync(1 + cw, 256);
   };
   auto turn_end = [&](bool last) {
-    if (C::PINGPONG && !(last && cw == 1)) named_arrive(1 + (1 - cw), 256);
+    if (C::PINGPONG && !(last && cw == C::CONSUMERS - 1)) named_arrive(1 + (cw + 1) % C::CONSUMERS, 256);
   };
   // O_i += P~_i,j V_j (K/V block gb), one m64n64k16 per (16 keys, 64-column panel of d).
   auto issue_pv = [&](int gb) {
@@ -259,14 +273,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
 #pragma unroll
       for (int e = 0; e < 32; ++e) o[pn][e] = 0.0f;
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
-    if (C::PINGPONG && cw == 1 && n_blocks > 0) named_arrive(1, 256);
+    if (C::PINGPONG && cw == C::CONSUMERS - 1 && n_blocks > 0) named_arrive(1, 256);
 
     if (n_blocks > 0) mbar_wait(barQ, uint32_t(q_uses & 1));
     // The mask and Alg1 L9 (v13's), then the first half of L10 and P~_ij into A fragments; v17
     // waits for O += P~_i,j-1 V_j-1 (`pending`, from block gb - 1) only between the two.
     auto softmax_block = [&](int j, int gb, bool pending) {
       float alphas[2];
-      softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      softmax_scores<BC, C::ILP>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
       if (pending) {
         wgmma_wait_all();  // O_i and the fragments of P~_i,j-1 are free again
         fence_o();
@@ -428,6 +442,22 @@ using V20d64 = Fa3Config<20, 64, 192, 2, kIntra>;
 using V20d128 = Fa3Config<20, 128, 176, 2, kIntra>;
 using V21d64 = Fa3Config<21, 64, 192, 2, kIntra | kPersistent>;
 using V21d128 = Fa3Config<21, 128, 176, 2, kIntra | kPersistent>;
+using V22d64 = Fa3Config<22, 64, 128, 2, kIntra | kPingPong>;
+using V22d128 = Fa3Config<22, 128, 128, 2, kIntra | kPingPong>;
+using V23d64 = Fa3Config<23, 64, 128, 2, kIntra | kPingPong | kIlp>;
+using V23d128 = Fa3Config<23, 128, 128, 2, kIntra | kPingPong | kIlp>;
+using V24d64 = Fa3Config<24, 64, 192, 2, kIntra | kPersistent | kIlp>;
+using V24d128 = Fa3Config<24, 128, 176, 2, kIntra | kPersistent | kIlp>;
+using V25d64 = Fa3Config<25, 64, 128, 2, kIlp>;
+using V25d128 = Fa3Config<25, 128, 128, 2, kIlp>;
+using V26d64 = Fa3Config<26, 64, 192, 2, kIntra | kPingPong>;
+using V26d128 = Fa3Config<26, 128, 176, 2, kIntra | kPingPong>;
+using V27d64 = Fa3Config<27, 64, 128, 2, kIntra | kPingPong | kPersistent>;
+using V27d128 = Fa3Config<27, 128, 128, 2, kIntra | kPingPong | kPersistent>;
+using V28d64 = Fa3Config<28, 64, 192, 2, kIntra | kPingPong | kPersistent>;
+using V28d128 = Fa3Config<28, 128, 176, 2, kIntra | kPingPong | kPersistent>;
+using V29d64 = Fa3Config<29, 64, 128, 2, kIntra | kPingPong | kPersistent, 3>;
+using V29d128 = Fa3Config<29, 128, 64, 2, kIntra | kPingPong | kPersistent, 3>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -452,16 +482,28 @@ const char* const kV18 = "v17 persistent: one block per SM over the tiles, longe
 const char* const kV19 = "v17 with 3 consumer warpgroups (Br 192, 160 registers each); Bc 128 at d = 64, 64 at d = 128";
 const char* const kV20 = "v17 with a longer Bc: 192 at d = 64, 176 at d = 128 (FlashAttention-3's d = 128 tile, 128 x 176)";
 const char* const kV21 = "v18 (persistent) with v20's Bc: 192 at d = 64, 176 at d = 128";
+const char* const kV22 = "v17 with v16's ping-pong (FlashAttention-3's schedule at d <= 128)";
+const char* const kV23 = "v22 with the softmax's row max and sum in 4 independent chains per row";
+const char* const kV24 = "v21 (persistent, long Bc) with the softmax in 4 independent chains per row";
+const char* const kV25 = "v15 with the softmax in 4 independent chains per row";
+const char* const kV26 = "v22 with v20's Bc: 192 at d = 64, 176 at d = 128 (FlashAttention-3's d = 128 forward)";
+const char* const kV27 = "v22 persistent (v18 with ping-pong)";
+const char* const kV28 = "v22 persistent with v20's Bc (v21 with ping-pong)";
+const char* const kV29 = "v19 (3 consumers, Br 192) persistent, the three taking turns on the tensor cores";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
     entry<V19d64>(kV19), entry<V19d128>(kV19), entry<V20d64>(kV20), entry<V20d128>(kV20),
-    entry<V21d64>(kV21), entry<V21d128>(kV21),
+    entry<V21d64>(kV21), entry<V21d128>(kV21), entry<V22d64>(kV22), entry<V22d128>(kV22),
+    entry<V23d64>(kV23), entry<V23d128>(kV23), entry<V24d64>(kV24), entry<V24d128>(kV24),
+    entry<V25d64>(kV25), entry<V25d128>(kV25), entry<V26d64>(kV26), entry<V26d128>(kV26),
+    entry<V27d64>(kV27), entry<V27d128>(kV27), entry<V28d64>(kV28), entry<V28d128>(kV28),
+    entry<V29d64>(kV29), entry<V29d128>(kV29),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 21; }
+int fa3_last_variant() { return 29; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)

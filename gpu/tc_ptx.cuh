@@ -84,25 +84,42 @@ __device__ __forceinline__ int kept_blocks(const RowLimit& lim, int row0, int Br
 // m_ij = max(m_i, rowmax(S_ij)), P~_ij = exp(S_ij - m_ij) in place, l_ij = e^(m_i - m_ij) l_i +
 // rowsum(P~_ij), with m in units of tau log2(e) S. l stays this lane's partial sum (the quad's
 // sum is taken once, after L11). Returns alpha = e^(m_i - m_ij), the rescale of O_i's row.
-template <int NV, class At>
+// ILP > 1 keeps ILP independent partial maxima and sums (score k goes to partial k mod ILP,
+// folded pairwise at the end): the same maximum, the row sum in another order, and chains of
+// NV / ILP dependent instructions instead of NV, for warps that have little else to hide them.
+template <int NV, int ILP = 1, class At>
 __device__ __forceinline__ float online_softmax_row(At at, float& m_i, float& l_i, float scale_log2) {
-  float mx = -INFINITY;
+  static_assert(ILP >= 1 && NV % ILP == 0 && (ILP & (ILP - 1)) == 0, "ILP: a power of two dividing NV");
+  float mxs[ILP];
 #pragma unroll
-  for (int k = 0; k < NV; ++k) mx = fmaxf(mx, at(k));
+  for (int r = 0; r < ILP; ++r) mxs[r] = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < NV; ++k) mxs[k % ILP] = fmaxf(mxs[k % ILP], at(k));
+#pragma unroll
+  for (int w = ILP / 2; w > 0; w /= 2)
+#pragma unroll
+    for (int r = 0; r < w; ++r) mxs[r] = fmaxf(mxs[r], mxs[r + w]);
+  float mx = mxs[0];
   mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
   mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
   const float m_new = fmaxf(m_i, mx * scale_log2);
   // A row with nothing kept so far has m_new = -inf: subtract 0 so exp2 gives 0, not NaN.
   const float m_use = m_new == -INFINITY ? 0.0f : m_new;
   const float alpha = fast_exp2(m_i - m_use);
-  float rowsum = 0.0f;
+  float sums[ILP];
+#pragma unroll
+  for (int r = 0; r < ILP; ++r) sums[r] = 0.0f;
 #pragma unroll
   for (int k = 0; k < NV; ++k) {
     float& x = at(k);
     x = fast_exp2(fmaf(x, scale_log2, -m_use));
-    rowsum += x;
+    sums[k % ILP] += x;
   }
-  l_i = alpha * l_i + rowsum;
+#pragma unroll
+  for (int w = ILP / 2; w > 0; w /= 2)
+#pragma unroll
+    for (int r = 0; r < w; ++r) sums[r] += sums[r + w];
+  l_i = alpha * l_i + sums[0];
   m_i = m_new;
   return alpha;
 }
