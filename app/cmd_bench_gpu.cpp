@@ -230,6 +230,7 @@ void add_bench_gpu_command(CLI::App& app, const SetAction& set_action) {
         set_action([] {
           check_bench_gpu_request(r);
           const BenchFlags& bf = r.flags;
+          gpu::set_timing_batch(bf.batch);
           if (r.decode) return run_bench_decode(decode_bench_request(r));  // app/cmd_decode_gpu.cpp
           if (r.tensor_cores && bf.backward)  // app/cmd_backward_tc.cpp
             return run_bench_backward_tensor_cores(tc_backward_bench_request(r));

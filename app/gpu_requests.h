@@ -64,6 +64,7 @@ struct BenchFlags {
   std::string M = "128KiB";
   int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
   int reps = 20, warmup = 3;
+  int batch = 1;  // calls back to back per timed sample (gpu/backend.h's set_timing_batch)
   int64_t sweep_n = 4096, sweep_d = 64;
   bool no_sweep = false, as_json = false;
   std::vector<std::string> skip;  // --no-NAME: schedules not timed

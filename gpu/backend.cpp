@@ -322,6 +322,15 @@ BenchTiming bench_fa1(const Shape& s, float scale, const Tiling& t, int variant,
   return timed(bt, ts, peak);
 }
 
+namespace {
+int g_timing_batch = 1;
+}
+void set_timing_batch(int batch) {
+  if (batch < 1 || batch > 1000) throw InputError("--batch must be between 1 and 1000, not " + std::to_string(batch));
+  g_timing_batch = batch;
+}
+int timing_batch() { return g_timing_batch; }
+
 BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, uint64_t seed) {
   check_shape(s);
   device_info();

@@ -120,6 +120,12 @@ std::vector<uint8_t> gpu_dropout_mask(int rows, int cols, int row0, int col0, in
                                       uint64_t seed, float p);
 
 // Timing on device-generated random inputs (CUDA events, warm-up, median of `reps`).
+// Each timed sample is `batch` calls issued back to back between one pair of events, divided by
+// `batch` (default 1: one call per pair). With 1 the host's work before each launch (argument
+// set-up, tensor maps, a framework's dispatch) counts in the time, since the GPU sits idle
+// until the launch arrives; with a few calls queued it runs under the previous call's kernels.
+void set_timing_batch(int batch);
+int timing_batch();
 struct BenchTiming {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int reps = 0, variant = 0;

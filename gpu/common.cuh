@@ -141,18 +141,22 @@ struct TimingStats {
   int reps = 0;
 };
 
+int timing_batch();  // gpu/backend.h: calls per timed sample
+
 // Times fn() with CUDA events: `warmup` untimed runs (module load, caches, clocks), then `reps`
-// timed runs, each between its own pair of events; returns the median and the spread.
+// timed samples, each timing_batch() runs between their own pair of events (the time per run);
+// returns the median and the spread.
 template <typename F>
 TimingStats median_ms(F&& fn, int warmup, int reps) {
   for (int w = 0; w < warmup; ++w) fn();
   CUDA_CHECK(cudaDeviceSynchronize());
   EventPair ev;
   std::vector<double> t;
+  const int batch = timing_batch();
   for (int r = 0; r < reps; ++r) {
     ev.start();
-    fn();
-    t.push_back(ev.stop_ms());
+    for (int b = 0; b < batch; ++b) fn();
+    t.push_back(ev.stop_ms() / batch);
   }
   std::sort(t.begin(), t.end());
   TimingStats s;

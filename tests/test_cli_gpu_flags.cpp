@@ -87,6 +87,8 @@ TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before lookin
       {"bench-gpu --tensor-cores --dtype fp32", "takes bf16 or fp16 inputs"},
       {"bench-gpu --tensor-cores --dtype fp8", "unknown dtype 'fp8'"},
       {"bench-gpu --tensor-cores --reps 3", "--reps must be at least 20"},
+      {"bench-gpu --tensor-cores --batch 0", "--batch must be between 1 and 1000"},
+      {"bench-gpu --decode --batch 1001", "--batch must be between 1 and 1000"},
       {"bench-gpu --tensor-cores --sweep-d 96", "--sweep-d with --tensor-cores must be 64 or 128 (got 96)"},
       {"bench-gpu --tensor-cores --dtype fp16 --sweep-d 32", "must be 64 or 128 (got 32)"},
       {"bench-gpu --tensor-cores --sweep-n 0", "--sweep-n must be at least 1"},

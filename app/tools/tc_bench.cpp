@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> ds = {64, 128}, ns = {1024, 4096, 16384};
   std::string causal_mode = "off", csv;
   int64_t rows = 131072, H = 8;
-  int reps = 20, warmup = 3;
+  int reps = 20, warmup = 3, batch = 1;
   bool no_verify = false, no_time = false, no_standard = false;
   app.add_option("--variants", variants)->delimiter(',');
   app.add_option("--dtypes", dtype_names)->delimiter(',');
@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   app.add_option("--H", H, "heads per batch entry");
   app.add_option("--reps", reps);
   app.add_option("--warmup", warmup);
+  app.add_option("--batch", batch, "calls back to back per timed sample (gpu/backend.h's set_timing_batch)");
   app.add_flag("--no-verify", no_verify);
   app.add_flag("--no-time", no_time);
   app.add_flag("--no-standard", no_standard);
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
   try {
     std::vector<Dtype> dtypes;
     for (const auto& n : dtype_names) dtypes.push_back(parse_dtype(n));
+    set_timing_batch(batch);
     const DeviceInfo info = device_info();
     std::printf("device: %s, sm_%d%d, %d SMs\n", info.name.c_str(), info.cc_major, info.cc_minor,
                 info.sm_count);

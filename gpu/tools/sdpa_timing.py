@@ -11,8 +11,11 @@ def torch_dtype(name):
     return torch.bfloat16 if name == "bf16" else torch.float16
 
 
-def median_ms(fn, warmup=3, reps=20):
-    """fn() timed by CUDA events after `warmup` untimed calls: the median of `reps` runs, in ms."""
+def median_ms(fn, warmup=3, reps=20, batch=1):
+    """fn() timed by CUDA events after `warmup` untimed calls: the median of `reps` samples, each
+    `batch` calls back to back between one pair of events, per call, in ms. With batch 1 the
+    Python dispatch before each launch counts in the time (the GPU idles until the kernel
+    arrives); with a few calls queued it runs under the previous call's kernels."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -20,8 +23,9 @@ def median_ms(fn, warmup=3, reps=20):
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        fn()
+        for _ in range(batch):
+            fn()
         e.record()
         e.synchronize()
-        ts.append(s.elapsed_time(e))
+        ts.append(s.elapsed_time(e) / batch)
     return statistics.median(ts)
