@@ -52,6 +52,8 @@
 //   read_roof_kernel: no attention, only version 6's stream (a ring of bulk copies into shared
 //     memory, each 16-byte word read once): the rate at which the device reads, the ceiling of a
 //     decode kernel (a copy also writes, so its rate is not that ceiling).
+//     gpu/read_streams.cu times other ways of streaming the same bytes (bench-gpu --decode
+//     --read-streams).
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight.
 //
 // Masks: a key the row does not keep scores -inf (core/mask.h's rule, per-batch key lengths);

@@ -6,8 +6,8 @@
 #   bash gpu/tools/decode_stream_device.sh BIN OUT
 # BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set); OUT gets the logs. Wall budget
 # 150 s: the correctness checks side by side (the [paged],[variants] and [decode] tests, four
-# verifies of v8/v9, memcheck and racecheck of a small verify; 60 s at most), then alone, one
-# after another: the read-stream table (timeout 25 s, about 3 s expected), PyTorch's SDPA (30 s,
+# verifies of v8/v9, memcheck and racecheck of a small verify; 70 s at most), then alone, one
+# after another: the read-stream table (timeout 20 s, about 3 s expected), PyTorch's SDPA (25 s,
 # about 13 s) and the sweep of versions 5, 6, 8, 9 x S = 1, 4, 8, 16, 32 (35 s, about 12 s).
 # Everything that matters is in OUT/summary.txt (printed last).
 set -u
@@ -17,7 +17,7 @@ source "$(dirname "$0")/decode_device_lib.sh"
 decode_device_setup
 
 # [SECTION] Correctness, side by side (each under its own timeout)
-start_decode_tests 60
+start_decode_tests 70
 VERIFY=(
   "--nq 1 --nk 4096 --d 128 --M 128KiB --splits 8 --dtype bf16 --variant 8"
   "--nq 1 --nk 2000 --d 64 --M 64KiB --splits 7 --kv-len 1234 --page-size 7 --dtype bf16 --variant 8"
@@ -27,12 +27,12 @@ VERIFY=(
 run_verify_list "$OUT/verify.txt" 10 &
 pid_verify=$!
 SMALL="verify --schedule decode --nq 3 --nk 333 --d 64 --M 64KiB --splits 4 --dtype bf16"
-timeout 50 compute-sanitizer --tool memcheck --error-exitcode 9 "$FS" $SMALL --variant 8 > "$OUT/memcheck.log" 2>&1 &
+timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$FS" $SMALL --variant 8 > "$OUT/memcheck.log" 2>&1 &
 pid_mem=$!
-timeout 50 compute-sanitizer --tool memcheck --error-exitcode 9 "$FS" $SMALL --variant 9 --page-size 7 \
+timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$FS" $SMALL --variant 9 --page-size 7 \
   > "$OUT/memcheck_v9_paged.log" 2>&1 &
 pid_mem9=$!
-timeout 50 compute-sanitizer --tool racecheck --error-exitcode 9 "$FS" $SMALL --variant 8 > "$OUT/racecheck.log" 2>&1 &
+timeout 60 compute-sanitizer --tool racecheck --error-exitcode 9 "$FS" $SMALL --variant 8 > "$OUT/racecheck.log" 2>&1 &
 pid_race=$!
 wait $pid_pv; rc_pv=$?
 wait $pid_dec; rc_dec=$?
@@ -43,9 +43,9 @@ wait $pid_race; rc_race=$?
 t_correct=$(( $(date +%s) - start ))
 
 # [SECTION] Speed, alone and one after another
-timeout 25 "$FS" bench-gpu --decode --read-streams --reps 30 --json-file "$OUT/streams.json" > "$OUT/streams.txt" 2>&1
+timeout 20 "$FS" bench-gpu --decode --read-streams --reps 30 --json-file "$OUT/streams.json" > "$OUT/streams.txt" 2>&1
 rc_streams=$?
-timeout 30 python3 gpu/tools/sdpa_decode_bench.py --ds 64,128 --nks 16384,65536,262144 --json "$OUT/sdpa.json" \
+timeout 25 python3 gpu/tools/sdpa_decode_bench.py --ds 64,128 --nks 16384,65536,262144 --json "$OUT/sdpa.json" \
   > "$OUT/sdpa.txt" 2>&1
 rc_sdpa=$?
 SDPA=()
