@@ -271,6 +271,30 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
   return 0;
 }
 
+// --read-streams: the read bandwidth of each stream shape of gpu/read_streams.cu over one 2 GiB
+// buffer (median of --reps after --warmup), beside the copy bandwidth and the read roof.
+int run_read_streams(const DecodeBenchRequest& r, const gpu::DeviceInfo& info, const Roofs& roofs) {
+  const std::vector<gpu::ReadStreamResult> streams = gpu::measure_read_streams(int64_t(2) << 30, r.warmup, r.reps);
+  nlohmann::json rows = nlohmann::json::array();
+  if (!r.as_json) {
+    std::printf("bench-gpu --decode --read-streams on %s (%d SMs): 2 GiB read once, bytes read / median time of %d "
+                "after %d warm-ups\n", info.name.c_str(), info.sm_count, r.reps, r.warmup);
+    std::printf("copy bandwidth %.0f GB/s, read roof %.0f GB/s\n\n", roofs.copy_gbps, roofs.read_gbps);
+    std::printf("%-32s %7s %7s %13s | %8s %7s %6s\n", "stream", "threads", "blk/SM", "in flight/SM", "ms", "GB/s",
+                "%roof");
+  }
+  for (const gpu::ReadStreamResult& x : streams) {
+    rows.push_back({{"name", x.name}, {"threads", x.threads}, {"blocks_per_sm", x.blocks_per_sm},
+                    {"in_flight_kib_per_sm", x.in_flight_kib_per_sm}, {"median_ms", x.median_ms}, {"gbps", x.gbps},
+                    {"fraction_of_read_roof", x.gbps / roofs.read_gbps}});
+    if (!r.as_json)
+      std::printf("%-32s %7d %7d %9d KiB | %8.4f %7.0f %5.1f%%\n", x.name.c_str(), x.threads, x.blocks_per_sm,
+                  x.in_flight_kib_per_sm, x.median_ms, x.gbps, 100 * x.gbps / roofs.read_gbps);
+  }
+  write_bench_json(r, info, roofs, "streams", rows);
+  return 0;
+}
+
 }  // namespace
 
 int run_bench_decode(const DecodeBenchRequest& r) {
@@ -284,6 +308,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   roofs.copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
   roofs.read_gbps = gpu::measure_read_bandwidth(int64_t(2) << 30, 3, 20);
   const double copy_gbps = roofs.copy_gbps;
+  if (r.read_streams) return run_read_streams(r, info, roofs);
   if (!r.sweep_variants.empty()) return run_decode_sweep(r, dt, M, sdpa, info, roofs);
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {

@@ -121,7 +121,8 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: 1-29 (the ladder of docs/tensor-cores.md; 13-29 on sm_90 only), 101-104 the Bc sweep"
                          "; with --backward --tensor-cores: the backward ladder, 1-10 (5-10: wgmma, sm_90 only; 3, 8: d = 64)"
-                         "; with --schedule decode: the split kernel, 3-7 (4-7: d = 64, 128 in fp16/bf16; 6, 7: bulk copies)");
+                         "; with --schedule decode: the split kernel, 3-9 (4-9: d = 64, 128 in fp16/bf16; 6-9: bulk copies, "
+                         "8, 9 with an L2 evict_first policy)");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   auto* b = verify->add_flag("--backward", r.bwd.backward,
                              "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");
@@ -336,8 +337,10 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
   r.page_opt = b->add_option("--page-size", r.dr.page_size, "--decode: also time the K/V cache in pages of P tokens through a block table");
   b->add_option("--sweep-variants", r.dr.sweep_variants, "--decode: instead of the table, time these split-kernel variants "
-                                                         "(gpu/decode.cu: 3-7) x --sweep-splits per shape");
+                                                         "(gpu/decode.cu: 3-9) x --sweep-splits per shape");
   b->add_option("--sweep-splits", r.dr.sweep_splits, "--decode: the S values of the sweep (default 1 2 4 8 16 32)");
+  b->add_flag("--read-streams", r.dr.read_streams, "--decode: instead of the table, the read bandwidth of several "
+                                                   "ways of streaming 2 GiB (bulk copies, register loads; gpu/read_streams.cu)");
   b->add_flag("--no-fp32", r.no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
                                                 "standard attention, N = 1024, 4096, 16384 (or --n), d = 64, 128 (or --d), "
@@ -395,6 +398,8 @@ void check_decode_bench_sweep(const DecodeBenchRequest& r) {
     if (S < 1 || S > 8192) throw InputError("--sweep-splits: " + std::to_string(S) + " is out of range 1..8192");
   if (!r.sweep_splits.empty() && r.sweep_variants.empty())
     throw InputError("--sweep-splits goes with --sweep-variants");
+  if (r.read_streams && !r.sweep_variants.empty())
+    throw InputError("--read-streams and --sweep-variants are two different runs: pick one");
 }
 
 void check_bench_gpu_request(const BenchGpuRequest& r) {
@@ -402,8 +407,9 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
   if (bf.batch < 1 || bf.batch > 1000)
     throw InputError("--batch must be between 1 and 1000 (calls per timed sample), not " + std::to_string(bf.batch));
   if (!r.decode && ((r.nk_opt && r.nk_opt->count()) || !r.dr.sdpa_json.empty() || r.dr.splits != 0 ||
-                    r.dr.page_size != 0 || !r.dr.sweep_variants.empty() || !r.dr.sweep_splits.empty()))
-    throw InputError("--nk, --splits, --sdpa, --page-size and --sweep-* belong to --decode");
+                    r.dr.page_size != 0 || !r.dr.sweep_variants.empty() || !r.dr.sweep_splits.empty() ||
+                    r.dr.read_streams))
+    throw InputError("--nk, --splits, --sdpa, --page-size, --sweep-* and --read-streams belong to --decode");
   if (r.page_opt && r.page_opt->count() && r.dr.page_size < 1)
     throw InputError("--page-size " + std::to_string(r.dr.page_size) + " must be at least 1 (tokens per page)");
   if (r.decode) check_decode_bench_sweep(r.dr);

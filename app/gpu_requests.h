@@ -88,6 +88,7 @@ struct DecodeBenchRequest {
   // --sweep-variants / --sweep-splits: instead of the table, every (variant, S) per shape
   std::vector<int> sweep_variants;
   std::vector<int64_t> sweep_splits;
+  bool read_streams = false;  // --read-streams: instead of the table, the read-stream shapes' GB/s
   std::string json_file;
   bool as_json = false;
 };

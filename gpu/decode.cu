@@ -37,15 +37,23 @@
 //          zero-filled chunks.
 //       7  version 6 with stages of one 8 KiB tile, 6 deep (version 3's ring): the bulk copy
 //          engine alone, against version 6's larger copies.
-//     Variants 4-7 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
+//       8  version 6 with an L2 evict_first cache policy on every bulk copy (createpolicy +
+//          .L2::cache_hint): K and V are read once, so their lines are the first the L2 replaces.
+//          Results equal version 3's bit for bit (the same tiles and arithmetic).
+//       9  version 8's stream (bulk copies, two-tile stages 3 deep, evict_first) with version 5's
+//          256 threads (16 groups at d = 128): the stream of version 6 under the arithmetic that
+//          was fastest where the heads fill the GPU. Results equal version 5's bit for bit.
+//     Variants 4-9 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
 //   Paged K/V (kPaged, core/paged_kv.h): the pipeline's chunk addresses go through the block
 //     table (key n at pool row table[n / P] P + n mod P); the tiles in shared memory, hence
-//     every value and every rounding, are the unpaged run's. Variants 6, 7: the rows of one page
+//     every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
 //     are contiguous in the pool, so a stage is one bulk copy per page piece it touches (P = 1:
 //     one per row), issued by the 32 lanes of warp 0, one table read per piece.
 //   read_roof_kernel: no attention, only version 6's stream (a ring of bulk copies into shared
 //     memory, each 16-byte word read once): the rate at which the device reads, the ceiling of a
 //     decode kernel (a copy also writes, so its rate is not that ceiling).
+//     gpu/read_streams.cu times other ways of streaming the same bytes (bench-gpu --decode
+//     --read-streams).
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight.
 //
 // Masks: a key the row does not keep scores -inf (core/mask.h's rule, per-batch key lengths);
@@ -73,6 +81,14 @@ __device__ __forceinline__ void cp_async16_hint(uint32_t dst, const void* src, i
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
   else
     tc::cp_async16(dst, src, src_bytes);
+}
+
+// A bulk copy global -> shared completing on mbarrier `bar`; with kHint under the L2 cache
+// policy `policy`.
+template <bool kHint>
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, uint64_t policy) {
+  if constexpr (kHint) tc::bulk_copy_g2s_hint(dst, src, bytes, bar, policy);
+  else tc::bulk_copy_g2s(dst, src, bytes, bar);
 }
 
 // Eight consecutive elements of a row as float32 (src aligned to 16 bytes).
@@ -133,18 +149,19 @@ __device__ __forceinline__ void smem_load8<__nv_bfloat16>(const __nv_bfloat16* s
 // variant V (the header's list).
 template <typename T, int G, int R, int V>
 struct SplitTraits {
-  static constexpr int kThreads = V == 5 ? 256 : 128;
+  static constexpr int kThreads = V == 5 || V == 9 ? 256 : 128;
   static constexpr bool kPrefetch256 = V == 4 || V == 5;
   static constexpr bool kBulk = V >= 6;                   // stages by the bulk copy engine
+  static constexpr bool kEvictFirst = V >= 8;             // bulk copies with an L2 evict_first policy
   static constexpr int NG = kThreads / G;                   // groups; each takes one key at a time
   static constexpr int D = 8 * G;
   static constexpr int TK = 8192 / (D * int(sizeof(T)));  // keys per tile: 8 KiB of K, 8 KiB of V
   static constexpr int KPG = TK / NG;                     // keys per group per tile
   static constexpr int CPK = D * int(sizeof(T)) / 16;     // 16-byte chunks per key row
   // A stage (one buffer of the ring) holds NSUB tiles; the arithmetic goes tile by tile.
-  static constexpr int NSUB = V == 6 ? 2 : 1;
-  // 5 tiles (80 KiB) in flight per block (v6: 2 stages of 32 KiB); two blocks per SM.
-  static constexpr int STAGES = V == 6 ? 3 : 6;
+  static constexpr int NSUB = V == 6 || V >= 8 ? 2 : 1;
+  // 5 tiles (80 KiB) in flight per block (v6, v8, v9: 2 stages of 32 KiB); two blocks per SM.
+  static constexpr int STAGES = V == 6 || V >= 8 ? 3 : 6;
   static_assert(TK % NG == 0 && KPG >= 1, "a tile gives every group the same number of keys");
   static constexpr int64_t kTileElems = int64_t(TK) * D;
   static constexpr int SK = NSUB * TK;                      // keys per stage
@@ -228,11 +245,13 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       cp_async16_hint<Tr::kPrefetch256>(vd + c * 16, Vg + off, ok ? 16 : 0);
     }
   };
-  // Variants 6, 7, called by the 32 lanes of warp 0: lane 0 arms stage t's barrier with the bytes
-  // of its keys that exist (the stage is clipped at k1: nothing past it is copied), then the
+  // Variants 6-9 (8, 9 under the evict_first policy), called by the 32 lanes of warp 0: lane 0
+  // arms stage t's barrier with the bytes of its keys that exist (the stage is clipped at k1: nothing past it is copied), then the
   // copies: unpaged, K and V of the stage are one contiguous range each (lane 0); paged, one
   // copy per page piece (keys of the stage in one page: contiguous rows of the pool), spread
   // over the lanes, each reading its page's table entry once.
+  uint64_t policy = 0;  // variants 8, 9: K and V lines first out of the L2
+  if constexpr (Tr::kEvictFirst) policy = tc::evict_first_policy();
   auto issue_bulk = [&](int t) {
     const int kt = k0 + t * SK, nkeys = min(SK, k1 - kt), lane32 = threadIdx.x;
     const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kStageElems);
@@ -242,8 +261,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     if (lane32 == 0) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
     if constexpr (!kPaged) {
       if (lane32 == 0) {
-        tc::bulk_copy_g2s(kd, Kg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar);
-        tc::bulk_copy_g2s(vd, Vg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar);
+        bulk_copy<Tr::kEvictFirst>(kd, Kg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
+        bulk_copy<Tr::kEvictFirst>(vd, Vg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
       }
     } else {
       __syncwarp();  // the barrier is armed before any of its bytes can land
@@ -252,8 +271,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
         const int a = max(kt, (pg0 + i) * P), b = min(kt + nkeys, (pg0 + i + 1) * P);  // keys [a, b)
         const int64_t row = int64_t(__ldg(table + pg0 + i)) * P + a % P;
         const uint32_t off = uint32_t(a - kt) * kRowBytes, bytes = uint32_t(b - a) * kRowBytes;
-        tc::bulk_copy_g2s(kd + off, Kg + row * D, bytes, bar);
-        tc::bulk_copy_g2s(vd + off, Vg + row * D, bytes, bar);
+        bulk_copy<Tr::kEvictFirst>(kd + off, Kg + row * D, bytes, bar, policy);
+        bulk_copy<Tr::kEvictFirst>(vd + off, Vg + row * D, bytes, bar, policy);
       }
     }
   };
@@ -497,6 +516,8 @@ void launch_split_rows(const DecodeParams& p) {
     if (v == 5) return p.nq == 1 ? launch_split<T, G, 1, 5>(p) : launch_split<T, G, 4, 5>(p);
     if (v == 6) return p.nq == 1 ? launch_split<T, G, 1, 6>(p) : launch_split<T, G, 4, 6>(p);
     if (v == 7) return p.nq == 1 ? launch_split<T, G, 1, 7>(p) : launch_split<T, G, 4, 7>(p);
+    if (v == 8) return p.nq == 1 ? launch_split<T, G, 1, 8>(p) : launch_split<T, G, 4, 8>(p);
+    if (v == 9) return p.nq == 1 ? launch_split<T, G, 1, 9>(p) : launch_split<T, G, 4, 9>(p);
   }
   if (v != 3) throw std::runtime_error("decode: no such kernel variant");  // checked by the host first
   if (p.nq == 1) launch_split<T, G, 1, 3>(p);  // decoding proper: one row
@@ -509,7 +530,7 @@ bool decode_supports_d(int d) { return d == 16 || d == 32 || d == 64 || d == 128
 
 bool decode_variant_supported(int variant, int d, Storage dtype) {
   if (variant == 0 || variant == 3) return decode_supports_d(d);
-  return variant >= 4 && variant <= 7 && (d == 64 || d == 128) && dtype != Storage::fp32;
+  return variant >= 4 && variant <= 9 && (d == 64 || d == 128) && dtype != Storage::fp32;
 }
 
 

@@ -5,6 +5,7 @@
 #include "gpu/backend.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace flashstep::gpu {
@@ -26,7 +27,7 @@ struct DecodeResult {
 
 // The split kernel's numbered variants (gpu/decode.cu's header); 0 = the default, the one
 // decode_default picks for the shape.
-inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 7;
+inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 9;
 
 // The default split kernel and S of a decode run on this device (the rule and the sweep it
 // comes from: gpu/decode_backend.cpp). Needs the device (its SM count).
@@ -38,7 +39,7 @@ DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_
 // `variant`, or decode_default's variant when it is 0.
 int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size);
 
-// Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-7 for d = 64, 128 in
+// Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-9 for d = 64, 128 in
 // fp16/bf16; 0 = the default) for this d and storage type.
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype);
 // The same as a check: an InputError naming what exists when it does not.
@@ -72,5 +73,16 @@ double measure_copy_bandwidth(int64_t bytes, int warmup, int reps);
 // read / median time, in GB/s. A decode kernel reads and hardly writes: this, not the copy
 // bandwidth, is its ceiling.
 double measure_read_bandwidth(int64_t bytes, int warmup, int reps);
+
+// The read streams (gpu/read_streams.cu): each stream shape (bulk copies of several sizes and
+// depths, with and without an L2 evict_first policy; register loads with 4-16 in flight per
+// thread, with and without the .L2::256B prefetch; chunks interleaved over the grid or one
+// range per block) reading the same `bytes` buffer: bytes read / median time, GB/s.
+struct ReadStreamResult {
+  std::string name;
+  int threads = 0, blocks_per_sm = 0, in_flight_kib_per_sm = 0;
+  double gbps = 0, median_ms = 0;
+};
+std::vector<ReadStreamResult> measure_read_streams(int64_t bytes, int warmup, int reps);
 
 }  // namespace flashstep::gpu

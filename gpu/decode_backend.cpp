@@ -172,7 +172,7 @@ bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
 void check_decode_variant(int variant, int64_t d, Dtype dtype) {
   if (!decode_variant_exists(variant, d, dtype))
     throw InputError("decode kernel variant " + std::to_string(variant) + " does not exist for d = " + std::to_string(d) +
-                     " in " + dtype_name(dtype) + " (3: every d and type; 4-7: d = 64, 128 in fp16/bf16)");
+                     " in " + dtype_name(dtype) + " (3: every d and type; 4-9: d = 64, 128 in fp16/bf16)");
 }
 
 int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size) {
@@ -277,6 +277,29 @@ double measure_read_bandwidth(int64_t bytes, int warmup, int reps) {
   int64_t read = 0;
   const TimingStats ts = median_ms([&] { read = read_roof_launch(a.get(), bytes, sink.get(), sms); }, warmup, reps);
   return double(read) / (ts.median_ms * 1e-3) * 1e-9;
+}
+
+std::vector<ReadStreamResult> measure_read_streams(int64_t bytes, int warmup, int reps) {
+  check_memory(bytes, "the read-stream measurement");
+  DeviceBuffer<uint8_t> a(bytes);
+  DeviceBuffer<uint32_t> sink(1);
+  CUDA_CHECK(cudaMemset(a.get(), 1, size_t(bytes)));
+  const int sms = device_info().sm_count;
+  std::vector<ReadStreamResult> out;
+  for (int i = 0; i < read_stream_count(); ++i) {
+    const ReadStreamInfo info = read_stream_info(i);
+    ReadStreamRun run;
+    const TimingStats ts = median_ms([&] { run = read_stream_launch(i, a.get(), bytes, sink.get(), sms); }, warmup, reps);
+    ReadStreamResult r;
+    r.name = info.name;
+    r.threads = info.threads;
+    r.blocks_per_sm = run.blocks_per_sm;
+    r.in_flight_kib_per_sm = info.in_flight_kib_per_block * run.blocks_per_sm;
+    r.median_ms = ts.median_ms;
+    r.gbps = double(run.bytes) / (ts.median_ms * 1e-3) * 1e-9;
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace flashstep::gpu

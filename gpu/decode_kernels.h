@@ -29,8 +29,8 @@ struct DecodeParams {
 };
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
-// The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4-7
-// for d = 64, 128 in 16-bit storage (6, 7: the bulk copy engine). The host resolves 0 to the
+// The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4-9
+// for d = 64, 128 in 16-bit storage (6-9: the bulk copy engine). The host resolves 0 to the
 // default for the shape (decode_backend.cpp's decode_default: 5 or 6 where they exist) before a
 // launch; a 0 that reaches the launcher runs kDefaultDecodeVariant, the kernel for every d and type.
 inline constexpr int kDefaultDecodeVariant = 3;
@@ -43,5 +43,20 @@ void decode_combine_launch(const DecodeParams& p);
 // 16 KiB chunks) of src into shared memory by bulk copies, as variant 6 streams K and V, with
 // every SM full; returns the bytes it reads. sink: one word, written only on an unlikely value.
 int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_count);
+
+// The read streams (gpu/read_streams.cu): read_stream_count() stream shapes (bulk copies or
+// register loads, their sizes and order), each reading the first bytes of src once on every SM.
+struct ReadStreamInfo {
+  const char* name;
+  int threads, blocks_per_sm;     // blocks per SM wanted (fewer if they do not fit)
+  int in_flight_kib_per_block;    // bytes in flight per block, KiB
+};
+struct ReadStreamRun {
+  int64_t bytes = 0;     // bytes read (src's first bytes, rounded down to whole rounds of the grid)
+  int blocks_per_sm = 0; // blocks per SM launched
+};
+int read_stream_count();
+ReadStreamInfo read_stream_info(int i);
+ReadStreamRun read_stream_launch(int i, const void* src, int64_t bytes, uint32_t* sink, int sm_count);
 
 }  // namespace flashstep::gpu

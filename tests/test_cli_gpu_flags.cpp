@@ -119,10 +119,12 @@ TEST_CASE("the tensor-core backward's commands refuse bad requests before lookin
 
 TEST_CASE("bench-gpu --decode refuses split-kernel variants that do not exist, before looking for a GPU", "[cli][decode]") {
   const Bad bad[] = {
-      {"bench-gpu --decode --sweep-variants 3 8", "--sweep-variants: 8 is not a decode kernel variant (3-7)"},
-      {"bench-gpu --decode --sweep-variants 2", "--sweep-variants: 2 is not a decode kernel variant (3-7)"},
+      {"bench-gpu --decode --sweep-variants 3 10", "--sweep-variants: 10 is not a decode kernel variant (3-9)"},
+      {"bench-gpu --decode --sweep-variants 2", "--sweep-variants: 2 is not a decode kernel variant (3-9)"},
       {"bench-gpu --decode --sweep-variants 6 --sweep-splits 0", "--sweep-splits: 0 is out of range 1..8192"},
       {"bench-gpu --decode --sweep-splits 4", "--sweep-splits goes with --sweep-variants"},
+      {"bench-gpu --decode --read-streams --sweep-variants 6", "--read-streams and --sweep-variants are two different runs"},
+      {"bench-gpu --read-streams", "--read-streams belong to --decode"},
   };
   check_refusals(bad);
 }
@@ -149,7 +151,7 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
     else if (!flat.empty() && flat.back() != ' ') flat += ' ';
   for (const char* want : {"1 plain", "2 register-tiled", "3 register-tiled in less shared memory",
                            "--tensor-cores: 1-29 (the ladder", "13-29 on sm_90 only", "101-104 the Bc sweep",
-                           "--schedule decode: the split kernel, 3-7"})
+                           "--schedule decode: the split kernel, 3-9"})
     CHECK(flat.find(want) != std::string::npos);
 }
 

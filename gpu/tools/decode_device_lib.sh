@@ -12,6 +12,10 @@
 #   verify_lines FILE           a check_line per entry of run_verify_list's FILE: the options,
 #                               PASS/FAIL, the kernel and S, the final errors, paged==unpaged
 #   points FILE                 the rows of a bench-gpu --decode table or sweep in FILE
+#   sanitized LOG               compute-sanitizer's summary line in LOG
+#   summary_head NAME WHAT      a summary's first lines: NAME, the GPU and the times, the column
+#                               header, the two test lines of start_decode_tests (WHAT: the
+#                               variants the [paged],[variants] tests cover)
 #   PYTHONPATH                  holds gpu/tools, for the summaries' `from decode_json import load`
 decode_device_setup() {
   mkdir -p "$OUT"
@@ -54,3 +58,10 @@ verify_lines() {
   done < "$1"
 }
 points() { grep -cE '^ +[0-9]+ +(64|128) ' "$1" 2>/dev/null; }
+sanitized() { grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tail -1; }
+summary_head() {
+  echo "$1: $(head -1 "$OUT/gpu.txt"), correctness ${t_correct} s, total $(( $(date +%s) - start )) s"
+  check_line "check" "result" "figure"
+  check_line "tests [paged],[variants] ($2)" "$(verdict $rc_pv)" "$(cases "$OUT/tests_paged_variants.log")"
+  check_line "tests [decode] (default variant)" "$(verdict $rc_dec)" "$(cases "$OUT/tests_decode.log")"
+}

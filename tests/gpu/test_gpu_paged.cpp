@@ -1,9 +1,9 @@
 // GPU backend [gpu][decode][paged]: the split-KV kernel reading K and V through a block table
 // (core/paged_kv.h) equals the same kernel on contiguous K, V bit for bit (O, lse, partials) and
 // the CPU engine's paged run within the tolerances, for the default variant and the bulk-copy
-// variants 6 and 7 (one copy per page piece; pages of 1 row, pages not dividing a stage, pages
-// longer than a stage); the split kernel's variants 4-7 (gpu/decode.cu) against the CPU engine,
-// variants 4, 6 and 7 bit for bit against variant 3.
+// variants 6-9 (one copy per page piece; pages of 1 row, pages not dividing a stage, pages
+// longer than a stage); the split kernel's variants 4-9 (gpu/decode.cu) against the CPU engine,
+// variants 4, 6, 7 and 8 bit for bit against variant 3, variant 9 against variant 5.
 #include "core/decode.h"
 #include "core/paged_kv.h"
 #include "gpu/decode.h"
@@ -86,7 +86,7 @@ void check_against_cpu(const Run& r, const gpu::DecodeResult& g, Dtype dtype) {
 
 TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's paged run", "[gpu][decode][paged]") {
   REQUIRE_GPU_OR_SKIP();
-  const int variant = GENERATE(0, 6, 7);
+  const int variant = GENERATE(0, 6, 7, 8, 9);
   const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 16, 0, false, -1, 0, Dtype::bf16},
                                PagedCase{1, 97, 16, 16, 7, 5},                          // ragged, P not dividing Bc
                                PagedCase{5, 333, 64, 32, 4, 40, 0, true},               // Nq = 5, causal, P > Bc
@@ -101,7 +101,7 @@ TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's 
                                PagedCase{3, 700, 64, 64, 4, 200, 0, true, 650, 0, Dtype::fp16},    // P > a stage
                                PagedCase{1, 2000, 128, 64, 16, 24, 0, false, 300, 0, Dtype::bf16}, // -inf splits
                                PagedCase{1, 1000, 64, 32, 1, 1000, 0, false, -1, 0.2, Dtype::bf16});  // one page, S = 1
-  if (!gpu::decode_variant_exists(variant, c.d, c.dtype)) return;  // variants 6, 7: d = 64, 128 in 16-bit only
+  if (!gpu::decode_variant_exists(variant, c.d, c.dtype)) return;  // variants 6-9: d = 64, 128 in 16-bit only
   const uint64_t seed = fresh_seed();
   INFO("variant " << variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S
                   << " P " << c.P << " causal " << c.causal << " kv_len " << c.kv_len << " dtype " << dtype_name(c.dtype)
@@ -146,9 +146,9 @@ TEST_CASE("GPU paged decode over several heads, each with its own block table", 
   CHECK(same_bits(paged.O_part, flat.O_part));
 }
 
-TEST_CASE("GPU decode kernel variants 4-7 against the CPU engine", "[gpu][decode][variants]") {
+TEST_CASE("GPU decode kernel variants 4-9 against the CPU engine", "[gpu][decode][variants]") {
   REQUIRE_GPU_OR_SKIP();
-  const int variant = GENERATE(4, 5, 6, 7);
+  const int variant = GENERATE(4, 5, 6, 7, 8, 9);
   const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 0, 0, false, -1, 0, Dtype::bf16},
                                PagedCase{1, 3001, 64, 64, 1, 0, 0, false, -1, 0, Dtype::fp16},     // ragged, S = 1
                                PagedCase{3, 1000, 128, 32, 5, 0, 0, true, -1, 0, Dtype::bf16},     // Nq = 3, causal
@@ -164,14 +164,15 @@ TEST_CASE("GPU decode kernel variants 4-7 against the CPU engine", "[gpu][decode
   const Run r = cpu_run(c, seed);
   const gpu::DecodeResult g = gpu_run(r, c.P, variant);
   check_against_cpu(r, g, c.dtype);
-  // 4: a prefetch hint apart from variant 3; 6, 7: the same tiles by the bulk copy engine, the
-  // same arithmetic tile by tile: the same bits.
-  if (variant == 4 || variant == 6 || variant == 7) {
-    const gpu::DecodeResult v3 = gpu_run(r, c.P, 3);
-    CHECK(same_bits(g.O, v3.O));
-    CHECK(same_bits(g.lse, v3.lse));
-    CHECK(same_bits(g.O_part, v3.O_part));
-    CHECK(same_bits(g.lse_part, v3.lse_part));
+  // 4: a prefetch hint apart from variant 3; 6, 7, 8: the same tiles by the bulk copy engine
+  // (8 under an L2 policy), the same arithmetic tile by tile: the same bits. 9: variant 5's 256
+  // threads and groups on variant 8's stream: variant 5's bits.
+  if (variant == 4 || variant >= 6) {
+    const gpu::DecodeResult same = gpu_run(r, c.P, variant == 9 ? 5 : 3);
+    CHECK(same_bits(g.O, same.O));
+    CHECK(same_bits(g.lse, same.lse));
+    CHECK(same_bits(g.O_part, same.O_part));
+    CHECK(same_bits(g.lse_part, same.lse_part));
   }
 }
 
