@@ -10,7 +10,7 @@ namespace flashstep {
 
 struct PipelineFlags {
   bool on = false;      // --pipeline
-  int variant = 0;      // --variant: a Hopper rung 13-21, 0 the one the model predicts fastest
+  int variant = 0;      // --variant: a Hopper rung 13-22 or 26-29, 0 the one the model predicts fastest
   bool causal = false;  // --causal
   bool in_turn = false;  // --tensor-in-turn (pipeline::Rates::tensor_in_turn)
   double wait_clk = 0;  // --wait-clk: latency of each wait on a product (pipeline::Rates::wait_clk)

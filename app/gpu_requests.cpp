@@ -311,7 +311,7 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--rows", bf.rows, "B x H x N: batch x heads fill the GPU with this many rows (default 131072)");
   b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
   b->add_option("--warmup", bf.warmup, "untimed runs first (default 3)");
-  b->add_option("--batch", bf.batch,
+  b->add_option("--back-to-back", bf.batch,
                 "calls issued back to back per timed sample, the time per call reported (default 1; 1-1000): "
                 "with more than 1 the host's work before each launch runs under the previous call");
   b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
@@ -405,7 +405,7 @@ void check_decode_bench_sweep(const DecodeBenchRequest& r) {
 void check_bench_gpu_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
   if (bf.batch < 1 || bf.batch > 1000)
-    throw InputError("--batch must be between 1 and 1000 (calls per timed sample), not " + std::to_string(bf.batch));
+    throw InputError("--back-to-back must be between 1 and 1000 (calls per timed sample), not " + std::to_string(bf.batch));
   if (!r.decode && ((r.nk_opt && r.nk_opt->count()) || !r.dr.sdpa_json.empty() || r.dr.splits != 0 ||
                     r.dr.page_size != 0 || !r.dr.sweep_variants.empty() || !r.dr.sweep_splits.empty() ||
                     r.dr.read_streams))

@@ -65,13 +65,31 @@ std::vector<Rung> rungs(int64_t d) {
     x.Bc = d == 64 ? 192 : 176;
   });
   add(21, "v18 (persistent) with v20's Bc", [](Rung& x) { x.persistent = true; });
+  // FlashAttention-3's schedule: the intra-warpgroup overlap and the turns together. (Rungs 23-25
+  // change only the softmax's dependent chains, instruction latencies this model does not have.)
+  add(22, "v17 with ping-pong: the turns of v16 and the overlap of v17 together", [](Rung& x) {
+    x.persistent = false;
+    x.Bc = 128;
+    x.pingpong = true;
+  });
+  add(26, "v22 with v20's Bc", [&](Rung& x) { x.Bc = d == 64 ? 192 : 176; });
+  add(27, "v22 persistent", [](Rung& x) {
+    x.Bc = 128;
+    x.persistent = true;
+  });
+  add(28, "v27 with v20's Bc (v21 with ping-pong)", [&](Rung& x) { x.Bc = d == 64 ? 192 : 176; });
+  add(29, "v19 persistent, its 3 consumers taking turns in a ring", [&](Rung& x) {
+    x.consumers = 3;
+    x.Bc = d == 64 ? 128 : 64;
+  });
   return v;
 }
 
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-21 (the Hopper rungs), not " + std::to_string(variant));
+  throw InputError("the pipeline model has variants 13-22 and 26-29 (the Hopper rungs; 23-25 change only instruction "
+                   "latencies, which it does not model), not " + std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {

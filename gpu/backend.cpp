@@ -326,7 +326,7 @@ namespace {
 int g_timing_batch = 1;
 }
 void set_timing_batch(int batch) {
-  if (batch < 1 || batch > 1000) throw InputError("--batch must be between 1 and 1000, not " + std::to_string(batch));
+  if (batch < 1 || batch > 1000) throw InputError("--back-to-back must be between 1 and 1000, not " + std::to_string(batch));
   g_timing_batch = batch;
 }
 int timing_batch() { return g_timing_batch; }

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   app.add_option("--H", H, "heads per batch entry");
   app.add_option("--reps", reps);
   app.add_option("--warmup", warmup);
-  app.add_option("--batch", batch, "calls back to back per timed sample (gpu/backend.h's set_timing_batch)");
+  app.add_option("--back-to-back", batch, "calls back to back per timed sample (gpu/backend.h's set_timing_batch)");
   app.add_flag("--no-verify", no_verify);
   app.add_flag("--no-time", no_time);
   app.add_flag("--no-standard", no_standard);

@@ -15,7 +15,7 @@ ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
 ap.add_argument("--backend", default="flash", choices=["flash", "cudnn"])
 ap.add_argument("--ns", default="1024,4096,16384")
 ap.add_argument("--ds", default="64,128")
-ap.add_argument("--batch", type=int, default=1, help="calls back to back per timed sample (sdpa_timing.median_ms)")
+ap.add_argument("--back-to-back", type=int, default=1, help="calls back to back per timed sample (sdpa_timing.median_ms)")
 a = ap.parse_args()
 dt = torch_dtype(a.dtype)
 backend = SDPBackend.FLASH_ATTENTION if a.backend == "flash" else SDPBackend.CUDNN_ATTENTION
@@ -26,7 +26,7 @@ for d in map(int, a.ds.split(",")):
         B = max(1, 131072 // (n * H))
         q, k, v = (torch.randn(B, H, n, d, device="cuda", dtype=dt) for _ in range(3))
         with sdpa_kernel(backend):
-            ms = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=a.causal), batch=a.batch)
+            ms = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=a.causal), batch=a.back_to_back)
         pairs = n * (n + 1) / 2 if a.causal else n * n
         print(f"sdpa {a.backend:5s} {a.dtype} d={d:<4d} N={n:<6d} causal={a.causal!s:5s} "
               f"{ms:8.3f} ms {4 * B * H * pairs * d / ms * 1e-9:7.1f} TFLOP/s")

@@ -15,7 +15,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
 ap.add_argument("--nks", default="4096,16384,65536,262144")
 ap.add_argument("--ds", default="64,128")
-ap.add_argument("--batch", type=int, default=1, help="calls back to back per timed sample (sdpa_timing.median_ms)")
+ap.add_argument("--back-to-back", type=int, default=1, help="calls back to back per timed sample (sdpa_timing.median_ms)")
 ap.add_argument("--heads", default="32,256")
 ap.add_argument("--json", default="")
 a = ap.parse_args()
@@ -36,7 +36,7 @@ for d in map(int, a.ds.split(",")):
             for name, be in backends.items():
                 try:
                     with sdpa_kernel(be):
-                        row["backends"][name] = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v), batch=a.batch)
+                        row["backends"][name] = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v), batch=a.back_to_back)
                 except Exception as ex:  # a backend that does not take the shape
                     row["backends"][name] = None
                     row.setdefault("errors", {})[name] = str(ex).splitlines()[0][:200]
