@@ -18,8 +18,8 @@
 //     per group in flight, and reached about 1500 GB/s (36% of the copy bandwidth) on the H200;
 //     version 2 streamed 4-deep tiles (3 x 16 KiB in flight): 3990-4150 GB/s at d = 128; version
 //     3 is 6 deep. The variants the template parameter V selects (--variant; 0 = the default
-//     for the shape, gpu/decode_backend.cpp's decode_default: 6 unpaged, 5 paged and where the
-//     heads fill the GPU at d = 128, 3 for every other d and type):
+//     for the shape, gpu/decode_backend.cpp's decode_default: 9 unpaged (16-bit, d = 64, 128), 5 paged,
+//     3 for every other d and type):
 //       3  128 threads, 8 KiB tiles, 6 stages, cp.async.cg (L2 fetches by sector): every d, type.
 //       4  version 3 with the .L2::256B prefetch hint on every cp.async: a tile is 8 KiB of
 //          consecutive addresses, so each 16-byte request lets the L2 fetch the whole 256-byte

@@ -134,14 +134,15 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 
 }  // namespace
 
-// The default (variant, S), from the variant x S sweep on the H200 (bf16, Nq = 1, d = 64 and
-// 128, B x H = 32 and 256, Nk = 16384 .. 262144; gpu/results/decode/run5_summary.txt, and
-// run4_summary.txt for versions 3-5), where it is the fastest or within 2.1% of the fastest
-// (variant, S) at every shape (docs/decode.md, "The default variant and S"):
-// - d = 64, 128 in 16-bit storage, unpaged: version 6 (bulk copies) with core/decode.h's S;
-//   except at d = 128, Nq = 1 where that S is 1 (the heads fill the GPU, or one K/V block):
-//   version 5 (256 threads) with 32 splits, none shorter than 512 keys (the shortest split
-//   measured): within 1.5% of the best there, where version 6 at S = 1 is 1-7% behind it.
+// The default (variant, S), from the variant x S sweeps on the H200 (bf16, Nq = 1, d = 64 and
+// 128, B x H = 32 and 256, Nk = 16384 .. 262144; docs/decode.md, "The default variant and S" and
+// "Read streams and versions 8, 9"):
+// - d = 64, 128 in 16-bit storage, unpaged: version 9 (bulk copies under an L2 evict_first
+//   policy, 256 threads) with core/decode.h's S, the fastest version at all 12 shapes of the
+//   stream call (gpu/results/device-checks/2026-12-02-call3, 4-11% ahead of versions 5, 6 and 8); except at
+//   d = 128, Nq = 1 where that S is 1 (the heads fill the GPU, or one K/V block): 32 splits, none
+//   shorter than 512 keys (the shortest split measured), the best S of version 5 there before
+//   and of version 9 at Nk = 65536 and 262144.
 // - paged: version 5 with core/decode.h's S (0.85-0.93x of unpaged; version 6 pays for its
 //   small per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
@@ -153,10 +154,10 @@ DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_
   if (page_size > 0) {
     c.variant = 5;
   } else if (s.d == 128 && s.nq == 1 && c.splits == 1) {
-    c.variant = 5;
+    c.variant = 9;
     c.splits = std::max<int64_t>(1, std::min<int64_t>({32, s.nk / 512, t.Tc}));
   } else {
-    c.variant = 6;
+    c.variant = 9;
   }
   return c;
 }

@@ -17,10 +17,28 @@ mkdir -p "$OUT"
 export PYTHONPATH=$PWD/gpu/tools${PYTHONPATH:+:$PYTHONPATH}
 T0=$(date +%s)
 S=()
+# The SM clock and the board's power, sampled every 100 ms while our forward rungs run.
+clock_line() {  # FILE: median and minimum SM clock (MHz), median power (W) of the samples
+  python3 - "$1" <<'EOF2'
+import statistics, sys
+c, p = [], []
+for line in open(sys.argv[1]):
+    f = [x.strip().split()[0] for x in line.split(",")]
+    try:
+        c.append(float(f[0])); p.append(float(f[1]))
+    except (ValueError, IndexError):
+        pass
+print("SM clock median %.0f MHz, min %.0f; power median %.0f W (%d samples)" % (statistics.median(c), min(c), statistics.median(p), len(c)) if c else "no clock samples")
+EOF2
+}
 for b in 1 10; do
+  nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 > "$OUT/clocks_b$b.txt" 2>/dev/null &
+  smi=$!
   timeout 60 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants "$(echo $RUNGS | tr ' ' ,)" --ds 64,128 \
     --ns 4096,16384 --dtypes bf16 --causal both --back-to-back $b > "$OUT/fwd_b$b.txt" 2>&1
   S+=("forward flashstep --back-to-back $b: rc=$?")
+  kill $smi 2>/dev/null
+  S+=("  while it ran: $(clock_line "$OUT/clocks_b$b.txt")")
   : > "$OUT/cudnn_b$b.txt"
   for c in "" "--causal"; do
     timeout 40 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c --back-to-back $b \

@@ -215,15 +215,15 @@ TEST_CASE("GPU decode's default variant and S exist for every shape, and variant
             } else if (P > 0) {  // paged: version 5
               CHECK(c.variant == 5);
               CHECK(c.splits == S);
-            } else if (d == 128 && S == 1) {  // the heads fill the GPU: version 5, splits of >= 512 keys
-              CHECK(c.variant == 5);
+            } else if (d == 128 && S == 1) {  // the heads fill the GPU: version 9, splits of >= 512 keys
+              CHECK(c.variant == 9);
               CHECK(c.splits == std::max<int64_t>(1, std::min<int64_t>({32, nk / 512, t.Tc})));
             } else {
-              CHECK(c.variant == 6);
+              CHECK(c.variant == 9);
               CHECK(c.splits == S);
             }
           }
-  // 256 heads of d = 128 in bf16 fill the H200 (the default is version 5 with S = 2 at Nk = 1024):
+  // 256 heads of d = 128 in bf16 fill the H200 (the default is version 9 with S = 2 at Nk = 1024):
   // variant 0 gives the bits of the variant it names, with partials and the combine.
   const uint64_t seed = fresh_seed();
   INFO("seed " << seed);
