@@ -1,4 +1,4 @@
-// Variants 15-29 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-32 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -39,6 +39,10 @@
 //   26  v22 with v20's Bc (176 at d = 128: FlashAttention-3's forward tile and schedule).
 //   27  v22 persistent; 28 v22 persistent with v20's Bc (v21 with ping-pong).
 //   29  v19 (3 consumers, Br 192) persistent with ping-pong: the three take turns in a ring.
+//   30  v22 with O += P~ V at d = 128 as one wgmma m64n128k16 per 16 keys over both 64-column
+//       panels of V_j (the descriptor's leading offset steps from one panel to the next) instead
+//       of two m64n64k16: half the instructions, and each A fragment of P~ read once.
+//   31  v26 with v30's wide O += P~ V; 32 v19 with it.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -86,12 +90,14 @@ constexpr int kPingPong = 1;    // v16: the consumers take turns on the tensor c
 constexpr int kIntra = 2;       // v17: S_i,j+1 issued before the softmax of block j
 constexpr int kPersistent = 4;  // v18: one block per SM loops over the tiles
 constexpr int kIlp = 8;         // v23: the softmax's row max and sum in 4 independent chains
+constexpr int kWidePv = 16;     // v30: O += P~ V as one m64n128k16 per 16 keys at d = 128, not two n64
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
   static constexpr int VARIANT = V_, D = D_, BC = BC_, STAGES = STAGES_;
   static constexpr bool PINGPONG = FLAGS_ & kPingPong, INTRA = FLAGS_ & kIntra, PERSISTENT = FLAGS_ & kPersistent;
   static constexpr int ILP = FLAGS_ & kIlp ? 4 : 1;
+  static constexpr bool WIDE_PV = (FLAGS_ & kWidePv) && D_ == 128;
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -231,13 +237,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     if (C::PINGPONG && !(last && cw == C::CONSUMERS - 1)) named_arrive(1 + (cw + 1) % C::CONSUMERS, 256);
   };
   // O_i += P~_i,j V_j (K/V block gb), one m64n64k16 per (16 keys, 64-column panel of d).
+  // Wide (v30): one m64n128k16 per 16 keys, both panels of V_j through the descriptor's LBO.
   auto issue_pv = [&](int gb) {
     const uint32_t sV = stageK(gb % ST) + uint32_t(C::SMEM_KV);
 #pragma unroll
-    for (int kk = 0; kk < BC / 16; ++kk)
+    for (int kk = 0; kk < BC / 16; ++kk) {
+      if constexpr (C::WIDE_PV) {
+        wgmma_rs<T>(o[0], o[PANELS - 1], pa[kk], desc_sw128_mn(sV + uint32_t(kk * 2048), uint32_t(BC * 128)), 1);
+      } else {
 #pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn)
-        wgmma_rs<T>(o[pn], pa[kk], desc_sw128(sV + uint32_t(pn * BC * 128 + kk * 2048)), 1);
+        for (int pn = 0; pn < PANELS; ++pn)
+          wgmma_rs<T>(o[pn], pa[kk], desc_sw128(sV + uint32_t(pn * BC * 128 + kk * 2048)), 1);
+      }
+    }
   };
   // S_ij = Q_i K_j^T: D / 16 k-steps of 32 bytes along each 128-byte row.
   auto issue_s = [&](int gb) {
@@ -458,6 +470,14 @@ using V28d64 = Fa3Config<28, 64, 192, 2, kIntra | kPingPong | kPersistent>;
 using V28d128 = Fa3Config<28, 128, 176, 2, kIntra | kPingPong | kPersistent>;
 using V29d64 = Fa3Config<29, 64, 128, 2, kIntra | kPingPong | kPersistent, 3>;
 using V29d128 = Fa3Config<29, 128, 64, 2, kIntra | kPingPong | kPersistent, 3>;
+// The wide O += P~ V changes only d = 128 (at d = 64 V_j is one panel): v30-v32 at d = 64 are
+// v22, v26 and v19 again.
+using V30d64 = Fa3Config<30, 64, 128, 2, kIntra | kPingPong | kWidePv>;
+using V30d128 = Fa3Config<30, 128, 128, 2, kIntra | kPingPong | kWidePv>;
+using V31d64 = Fa3Config<31, 64, 192, 2, kIntra | kPingPong | kWidePv>;
+using V31d128 = Fa3Config<31, 128, 176, 2, kIntra | kPingPong | kWidePv>;
+using V32d64 = Fa3Config<32, 64, 128, 2, kIntra | kWidePv, 3>;
+using V32d128 = Fa3Config<32, 128, 64, 2, kIntra | kWidePv, 3>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -490,6 +510,9 @@ const char* const kV26 = "v22 with v20's Bc: 192 at d = 64, 176 at d = 128 (Flas
 const char* const kV27 = "v22 persistent (v18 with ping-pong)";
 const char* const kV28 = "v22 persistent with v20's Bc (v21 with ping-pong)";
 const char* const kV29 = "v19 (3 consumers, Br 192) persistent, the three taking turns on the tensor cores";
+const char* const kV30 = "v22 with O += P~ V as one m64n128k16 per 16 keys at d = 128 (two m64n64k16 before)";
+const char* const kV31 = "v26 (FlashAttention-3's d = 128 tile and schedule) with v30's wide O += P~ V";
+const char* const kV32 = "v19 (3 consumers, Br 192) with v30's wide O += P~ V";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -498,12 +521,13 @@ const Fa3Entry kFa3[] = {
     entry<V23d64>(kV23), entry<V23d128>(kV23), entry<V24d64>(kV24), entry<V24d128>(kV24),
     entry<V25d64>(kV25), entry<V25d128>(kV25), entry<V26d64>(kV26), entry<V26d128>(kV26),
     entry<V27d64>(kV27), entry<V27d128>(kV27), entry<V28d64>(kV28), entry<V28d128>(kV28),
-    entry<V29d64>(kV29), entry<V29d128>(kV29),
+    entry<V29d64>(kV29), entry<V29d128>(kV29), entry<V30d64>(kV30), entry<V30d128>(kV30),
+    entry<V31d64>(kV31), entry<V31d128>(kV31), entry<V32d64>(kV32), entry<V32d128>(kV32),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 29; }
+int fa3_last_variant() { return 32; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)

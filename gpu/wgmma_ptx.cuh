@@ -22,6 +22,8 @@ template <typename T>
 __device__ __forceinline__ void wgmma_ss(float (&d)[96], uint64_t a, uint64_t b, int scale_d);
 template <typename T>
 __device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
+template <typename T>
+__device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
 
 // The accumulator registers of an m64n64 / m64n128 float32 tile, as asm operands %0 ...
 #define FS_ACC32_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
@@ -38,7 +40,9 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4],
 // wgmma m64nNk16 with float32 accumulators for one 16-bit input type TY ("bf16" or "f16").
 //   ss: A and B from shared memory, both K-major (S_ij = Q_i K_j^T); N = 64, 128, 176 or 192
 //       (any multiple of 8 up to 256 is legal for 16-bit inputs; these are the Bc the rungs use).
-//   rs: A from registers, B from shared memory MN-major (O_i += P~_ij V_j, imm-trans-b = 1); N = 64.
+//   rs: A from registers, B from shared memory MN-major (O_i += P~_ij V_j, imm-trans-b = 1); N = 64,
+//       or N = 128 over two 64-column panels (accumulator columns 0-63 in d0, 64-127 in d1; the
+//       B descriptor from desc_sw128_mn).
 // scale_d = 0 ignores the accumulators' old values (D = A B), 1 adds (D += A B).
 #define FS_DEFINE_WGMMA_SS(T, TY, ACC, N, OA, OB, OS)                                                  \
   template <>                                                                                    \
@@ -60,6 +64,15 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4],
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS       \
                  ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                \
                  : FS_ACC32_OPS(d)                                                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));            \
+  }                                                                                              \
+  template <>                                                                                    \
+  __device__ __forceinline__ void wgmma_rs<T>(float (&d0)[32], float (&d1)[32], const uint32_t (&a)[4], uint64_t b, \
+                                              int scale_d) {                                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " " FS_ACC64_REGS      \
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                \
+                 : FS_ACC32_OPS(d0), FS_ACC32_OPS(d1)                                            \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));            \
   }
 
@@ -90,6 +103,14 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1024 >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
          (uint64_t(1) << 62);
+}
+// The same for an MN-major B operand wider than one panel (O_i += P~ V with N = 128 at d = 128):
+// PTX's canonical 128B-swizzled MN-major layout is ((8 x 8 elements, m), (8 rows, k)) with the
+// strides ((1, 8, LBO), (64, SBO)): 64 consecutive columns of a row, the next 64 columns LBO
+// bytes on (here the next panel, `panel_bytes`), 8-row groups SBO = 1024 bytes apart.
+__device__ __forceinline__ uint64_t desc_sw128_mn(uint32_t addr, uint32_t panel_bytes) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t((panel_bytes >> 4) & 0x3FFF) << 16) |
+         (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
 
