@@ -132,17 +132,21 @@ void DrawPipelineView(AppState& s) {
           "flashstep explain --pipeline prints the same). Bars that overlap on one unit share it, unless the tensor cores serve in turn.");
   bool changed = false;
   if (ps.rows.empty()) ps.rebuild();
-  for (const PipelineState::Row& row : ps.rows) {  // every modelled rung (no allocation per frame)
-    if (&row != &ps.rows.front()) ImGui::SameLine();
+  // Every modelled rung (no allocation per frame), wrapped onto the next line where the panel ends.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  for (const PipelineState::Row& row : ps.rows) {
+    const float w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(row.rung.name.c_str()).x;
+    if (&row != &ps.rows.front() && ImGui::GetItemRectMax().x + style.ItemSpacing.x + w <= right) ImGui::SameLine();
     if (ImGui::RadioButton(row.rung.name.c_str(), ps.variant == row.rung.variant)) ps.variant = row.rung.variant, changed = true;
   }
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   for (int d : {64, 128}) {
     char label[16];
     std::snprintf(label, sizeof label, "d = %d", d);
-    ImGui::SameLine();
+    if (d != 64) ImGui::SameLine();
     if (ImGui::RadioButton(label, ps.d == d)) ps.d = d, changed = true;
   }
+  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   for (int n : {4096, 16384}) {
     char label[16];
     std::snprintf(label, sizeof label, "N = %d", n);
@@ -153,7 +157,8 @@ void DrawPipelineView(AppState& s) {
   changed |= ImGui::Checkbox("causal", &ps.causal);
   ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   changed |= ImGui::Checkbox("tensor cores in turn", &ps.in_turn);
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+  const float slider_w = ImGui::GetFontSize() * 8 + style.ItemInnerSpacing.x + ImGui::CalcTextSize("wait (clocks)").x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + slider_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   ImGui::PushItemWidth(ImGui::GetFontSize() * 8);
   changed |= ImGui::SliderFloat("wait (clocks)", &ps.wait_clk, 0.0f, 800.0f, "%.0f");
   ImGui::PopItemWidth();
