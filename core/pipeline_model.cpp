@@ -88,8 +88,8 @@ std::vector<Rung> rungs(int64_t d) {
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-22 and 26-29 (the Hopper rungs; 23-25 and 30-32 change only instruction "
-                   "counts and latencies, which it does not model), not " + std::to_string(variant));
+  throw InputError("the pipeline model has variants 13-22 and 26-29 (the Hopper rungs; not 23-25 and 30-32, which change "
+                   "only instruction counts and latencies, nor 33), not " + std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {
