@@ -325,102 +325,83 @@ int run_bench_decode(const DecodeBenchRequest& r) {
                 "Bc", "v", "S", "decode ms", "GB/s", "%copy", "%roof", "S=1 ms", "GB/s", "fa2 ms", "GB/s", "sdpa ms",
                 "backend", "vs sdpa");
   }
-  // Two passes over the shapes: first every row's split-kernel columns (the default, paged, S =
-  // 1), then every row's FlashAttention-2 column. FlashAttention-2 without splits runs 20-80 ms a
-  // call at the long shapes, 1-2 s per column; timed in between, it left the next row's default
-  // 14% slower on the H200 than the same kernel timed alone (docs/decode.md).
-  struct Shaped {
-    gpu::Shape s;
-    Tiling t;
-    float scale;
-    double kv_bytes;
-  };
-  std::vector<Shaped> shapes;
   for (int64_t d : r.dims)
     for (int64_t heads : r.heads)
       for (int64_t nk : r.nks) {
         const gpu::Shape s = decode_bench_shape(nk, d, heads);
-        shapes.push_back({s, make_tiling(1, nk, d, M), float(1.0 / std::sqrt(double(d))),
-                          2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt)});
+        const float scale = float(1.0 / std::sqrt(double(d)));
+        const Tiling t = make_tiling(1, nk, d, M);
+        const int64_t S = gpu_decode_splits(r.splits, s, t, dt, 0);
+        const int v = gpu::resolve_decode_variant(0, s, t, dt, 0);
+        const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
+        const TrafficForm f = decode_traffic(1, nk, d, t.Tr, S);
+        nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", s.heads()}, {"B", s.B}, {"H", s.H}, {"Bc", t.Bc},
+                              {"Tc", t.Tc}, {"variant", v}, {"splits", S}, {"dtype", r.dtype}, {"kv_bytes", kv_bytes},
+                              {"hbm_bytes_predicted", double(s.heads()) * double(f.read_bytes(dtype_bytes(dt)) +
+                                                                                 f.write_bytes(dtype_bytes(dt)))}};
+        auto time = [&](const char* key, auto&& fn) {
+          try {
+            const gpu::BenchTiming b = fn();
+            row[key] = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps},
+                        {"kv_gbps", kv_bytes / (b.median_ms * 1e6)},
+                        {"fraction_of_copy", kv_bytes / (b.median_ms * 1e6) / copy_gbps},
+                        {"fraction_of_read_roof", kv_bytes / (b.median_ms * 1e6) / roofs.read_gbps}};
+          } catch (const InputError& e) {
+            row[key] = {{"skipped", e.what()}};
+          }
+        };
+        gpu::DecodeOptions o;
+        o.features.dtype = dt;
+        o.splits = S;
+        time("decode", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
+        if (r.page_size > 0) {  // the paged default (variant, S), through the block table
+          gpu::DecodeOptions op = o;
+          op.page_size = std::min(r.page_size, nk);
+          op.splits = gpu_decode_splits(r.splits, s, t, dt, op.page_size);
+          row["page_size"] = op.page_size;
+          row["paged_variant"] = gpu::resolve_decode_variant(0, s, t, dt, op.page_size);
+          row["paged_splits"] = op.splits;
+          time("decode_paged", [&] { return gpu::bench_decode(s, scale, t, op, r.warmup, r.reps, 7); });
+        }
+        o.splits = 1;
+        time("decode_s1", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });
+        gpu::Features f2;
+        f2.dtype = dt;
+        time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + r.dtype;
+        for (const auto& [k, pt] : sdpa)
+          if (k == key) {
+            row["sdpa"] = {{"median_ms", pt.ms}, {"backend", pt.backend}, {"kv_gbps", kv_bytes / (pt.ms * 1e6)}};
+            if (row["decode"].contains("median_ms"))  // registry-exempt: JSON key
+              row["speedup_vs_sdpa"] = pt.ms / row["decode"]["median_ms"].get<double>();  // registry-exempt: JSON key
+          }
+        rows.push_back(row);
+        if (r.as_json) continue;
+        std::printf("%7lld %4lld %4lld %4lld %2d %4lld", (long long)nk, (long long)d, (long long)s.heads(),
+                    (long long)t.Bc, v, (long long)S);
+        for (const char* k : {"decode", "decode_s1", "fa2"}) {  // registry-exempt: JSON keys
+          const auto& x = row[k];
+          if (x.contains("skipped")) std::printf(" | %s skipped: %s", k, x["skipped"].get<std::string>().c_str());
+          else if (std::string(k) == "decode")  // registry-exempt: JSON key
+            std::printf(" | %9.4f %7.0f %4.0f%% %4.0f%%", x["median_ms"].get<double>(), x["kv_gbps"].get<double>(),
+                        100 * x["fraction_of_copy"].get<double>(), 100 * x["fraction_of_read_roof"].get<double>());
+          else std::printf(" | %9.4f %7.0f", x["median_ms"].get<double>(), x["kv_gbps"].get<double>());
+        }
+        if (row.contains("sdpa"))
+          std::printf(" | %9.4f %7s %7.2fx", row["sdpa"]["median_ms"].get<double>(),
+                      row["sdpa"]["backend"].get<std::string>().c_str(),
+                      row.contains("speedup_vs_sdpa") ? row["speedup_vs_sdpa"].get<double>() : 0.0);
+        else std::printf(" | %9s %7s %8s", "-", "-", "-");
+        if (row.contains("decode_paged") && row["decode_paged"].contains("median_ms"))
+          std::printf(" | paged P=%lld v%d S=%lld %9.4f %7.0f %4.0f%%", (long long)row["page_size"].get<int64_t>(),
+                      row["paged_variant"].get<int>(), (long long)row["paged_splits"].get<int64_t>(),
+                      row["decode_paged"]["median_ms"].get<double>(), row["decode_paged"]["kv_gbps"].get<double>(),
+                      100 * row["decode_paged"]["fraction_of_copy"].get<double>());
+        else if (row.contains("decode_paged"))
+          std::printf(" | paged skipped: %s", row["decode_paged"]["skipped"].get<std::string>().c_str());
+        std::printf("\n");
+        std::fflush(stdout);
       }
-  auto time = [&](nlohmann::json& row, double kv_bytes, const char* key, auto&& fn) {
-    try {
-      const gpu::BenchTiming b = fn();
-      row[key] = {{"median_ms", b.median_ms}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms}, {"reps", b.reps},
-                  {"kv_gbps", kv_bytes / (b.median_ms * 1e6)},
-                  {"fraction_of_copy", kv_bytes / (b.median_ms * 1e6) / copy_gbps},
-                  {"fraction_of_read_roof", kv_bytes / (b.median_ms * 1e6) / roofs.read_gbps}};
-    } catch (const InputError& e) {
-      row[key] = {{"skipped", e.what()}};
-    }
-  };
-  for (const Shaped& sh : shapes) {
-    const gpu::Shape& s = sh.s;
-    const Tiling& t = sh.t;
-    const int64_t nk = s.nk, d = s.d;
-    const int64_t S = gpu_decode_splits(r.splits, s, t, dt, 0);
-    const int v = gpu::resolve_decode_variant(0, s, t, dt, 0);
-    const TrafficForm f = decode_traffic(1, nk, d, t.Tr, S);
-    nlohmann::json row = {{"nk", nk}, {"d", d}, {"heads", s.heads()}, {"B", s.B}, {"H", s.H}, {"Bc", t.Bc},
-                          {"Tc", t.Tc}, {"variant", v}, {"splits", S}, {"dtype", r.dtype}, {"kv_bytes", sh.kv_bytes},
-                          {"hbm_bytes_predicted", double(s.heads()) * double(f.read_bytes(dtype_bytes(dt)) +
-                                                                             f.write_bytes(dtype_bytes(dt)))}};
-    gpu::DecodeOptions o;
-    o.features.dtype = dt;
-    o.splits = S;
-    time(row, sh.kv_bytes, "decode", [&] { return gpu::bench_decode(s, sh.scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
-    if (r.page_size > 0) {  // the paged default (variant, S), through the block table
-      gpu::DecodeOptions op = o;
-      op.page_size = std::min(r.page_size, nk);
-      op.splits = gpu_decode_splits(r.splits, s, t, dt, op.page_size);
-      row["page_size"] = op.page_size;
-      row["paged_variant"] = gpu::resolve_decode_variant(0, s, t, dt, op.page_size);
-      row["paged_splits"] = op.splits;
-      time(row, sh.kv_bytes, "decode_paged", [&] { return gpu::bench_decode(s, sh.scale, t, op, r.warmup, r.reps, 7); });
-    }
-    o.splits = 1;
-    time(row, sh.kv_bytes, "decode_s1", [&] { return gpu::bench_decode(s, sh.scale, t, o, r.warmup, r.reps, 7); });
-    rows.push_back(row);
-  }
-  for (size_t k = 0; k < shapes.size(); ++k) {
-    const Shaped& sh = shapes[k];
-    nlohmann::json& row = rows[k];
-    gpu::Features f2;
-    f2.dtype = dt;
-    time(row, sh.kv_bytes, "fa2", [&] { return gpu::bench_fa2(sh.s, sh.scale, sh.t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
-    const std::string key = std::to_string(sh.s.nk) + "/" + std::to_string(sh.s.d) + "/" + std::to_string(sh.s.heads()) + "/" + r.dtype;
-    for (const auto& [kk, pt] : sdpa)
-      if (kk == key) {
-        row["sdpa"] = {{"median_ms", pt.ms}, {"backend", pt.backend}, {"kv_gbps", sh.kv_bytes / (pt.ms * 1e6)}};
-        if (row["decode"].contains("median_ms"))  // registry-exempt: JSON key
-          row["speedup_vs_sdpa"] = pt.ms / row["decode"]["median_ms"].get<double>();  // registry-exempt: JSON key
-      }
-    if (r.as_json) continue;
-    std::printf("%7lld %4lld %4lld %4lld %2d %4lld", (long long)sh.s.nk, (long long)sh.s.d, (long long)sh.s.heads(),
-                (long long)sh.t.Bc, row["variant"].get<int>(), (long long)row["splits"].get<int64_t>());
-    for (const char* kc : {"decode", "decode_s1", "fa2"}) {  // registry-exempt: JSON keys
-      const auto& x = row[kc];
-      if (x.contains("skipped")) std::printf(" | %s skipped: %s", kc, x["skipped"].get<std::string>().c_str());
-      else if (std::string(kc) == "decode")  // registry-exempt: JSON key
-        std::printf(" | %9.4f %7.0f %4.0f%% %4.0f%%", x["median_ms"].get<double>(), x["kv_gbps"].get<double>(),
-                    100 * x["fraction_of_copy"].get<double>(), 100 * x["fraction_of_read_roof"].get<double>());
-      else std::printf(" | %9.4f %7.0f", x["median_ms"].get<double>(), x["kv_gbps"].get<double>());
-    }
-    if (row.contains("sdpa"))
-      std::printf(" | %9.4f %7s %7.2fx", row["sdpa"]["median_ms"].get<double>(),
-                  row["sdpa"]["backend"].get<std::string>().c_str(),
-                  row.contains("speedup_vs_sdpa") ? row["speedup_vs_sdpa"].get<double>() : 0.0);
-    else std::printf(" | %9s %7s %8s", "-", "-", "-");
-    if (row.contains("decode_paged") && row["decode_paged"].contains("median_ms"))
-      std::printf(" | paged P=%lld v%d S=%lld %9.4f %7.0f %4.0f%%", (long long)row["page_size"].get<int64_t>(),
-                  row["paged_variant"].get<int>(), (long long)row["paged_splits"].get<int64_t>(),
-                  row["decode_paged"]["median_ms"].get<double>(), row["decode_paged"]["kv_gbps"].get<double>(),
-                  100 * row["decode_paged"]["fraction_of_copy"].get<double>());
-    else if (row.contains("decode_paged"))
-      std::printf(" | paged skipped: %s", row["decode_paged"]["skipped"].get<std::string>().c_str());
-    std::printf("\n");
-    std::fflush(stdout);
-  }
   write_bench_json(r, info, roofs, "rows", rows);
   return 0;
 }
