@@ -5,11 +5,11 @@
 #   forward: bench-gpu --tensor-cores (variant 0; bf16, N = 4096, 16384, d = 64, 128, causal and
 #            not) and gpu/tools/sdpa_bench.py --backend cudnn on the same shapes;
 #   decode:  bench-gpu --decode (the default kernel and S; bf16, d = 128, Nq = 1, Nk = 16384 ..
-#            262144, B x H = 32 and 256) beside gpu/tools/sdpa_decode_bench.py's fastest backend,
-#            timed in the same round just before.
+#            262144, B x H = 32 and 256; one process per shape) beside
+#            gpu/tools/sdpa_decode_bench.py's fastest backend, timed in the same round just before.
 # Each round is one process per side, one call per pair of CUDA events (the method of every
 # table in docs/). Run from the repository root: ROUNDS=3 bash gpu/tools/repeat_defaults_device.sh
-# BIN OUT (about 50 s a round).
+# BIN OUT (about 60 s a round).
 set -u
 BIN=${1:?BIN}
 OUT=${2:?OUT}
@@ -29,8 +29,15 @@ for r in $(seq 1 "$ROUNDS"); do
   done
   timeout 60 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 16384,65536,262144 --heads 32,256 \
     --json "$OUT/dec_sdpa_$r.json" > /dev/null 2>&1 || S+=("round $r decode PyTorch: rc=$?")
-  timeout 90 "$BIN/flashstep" bench-gpu --decode --d 128 --nk 16384 65536 262144 --sdpa "$OUT/dec_sdpa_$r.json" \
-    > "$OUT/dec_$r.txt" 2>&1 || S+=("round $r decode flashstep: rc=$?")
+  # One process per shape: in one table, the first column of the row after Nk = 262144's ran 12-14%
+  # slower than the same kernel timed alone (call 7 of 2026-12-02, docs/decode.md).
+  : > "$OUT/dec_$r.txt"
+  for bh in 32 256; do
+    for nk in 16384 65536 262144; do
+      timeout 40 "$BIN/flashstep" bench-gpu --decode --d 128 --heads $bh --nk $nk --sdpa "$OUT/dec_sdpa_$r.json" \
+        >> "$OUT/dec_$r.txt" 2>&1 || S+=("round $r decode flashstep B x H $bh Nk $nk: rc=$?")
+    done
+  done
 done
 S+=("$ROUNDS rounds, total $(($(date +%s) - T0)) s (a failed step is listed above; none listed: all rc = 0)")
 {
