@@ -1,4 +1,4 @@
-// Variants 15-33 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-34 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -45,6 +45,7 @@
 //   31  v26 with v30's wide O += P~ V; 32 v19 with it.
 //   33  a third K/V stage on each d's default (v21 at d = 64, v22 at d = 128): the producer two
 //       blocks ahead instead of one.
+//   34  v19 persistent without ping-pong (v29 without the turns, which cost d = 64 2-7% elsewhere).
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -484,6 +485,8 @@ using V32d128 = Fa3Config<32, 128, 64, 2, kIntra | kWidePv, 3>;
 // (32 KiB + 3 x 64 KiB = 224 KiB, under the 227 KiB an SM gives one block).
 using V33d64 = Fa3Config<33, 64, 192, 3, kIntra | kPersistent>;
 using V33d128 = Fa3Config<33, 128, 128, 3, kIntra | kPingPong>;
+using V34d64 = Fa3Config<34, 64, 128, 2, kIntra | kPersistent, 3>;
+using V34d128 = Fa3Config<34, 128, 64, 2, kIntra | kPersistent, 3>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -520,6 +523,7 @@ const char* const kV30 = "v22 with O += P~ V as one m64n128k16 per 16 keys at d 
 const char* const kV31 = "v26 (FlashAttention-3's d = 128 tile and schedule) with v30's wide O += P~ V";
 const char* const kV32 = "v19 (3 consumers, Br 192) with v30's wide O += P~ V";
 const char* const kV33 = "3 K/V stages on each d's default: v21 at d = 64, v22 at d = 128";
+const char* const kV34 = "v19 (3 consumers, Br 192) persistent, without ping-pong (v29 without the turns)";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -530,12 +534,12 @@ const Fa3Entry kFa3[] = {
     entry<V27d64>(kV27), entry<V27d128>(kV27), entry<V28d64>(kV28), entry<V28d128>(kV28),
     entry<V29d64>(kV29), entry<V29d128>(kV29), entry<V30d64>(kV30), entry<V30d128>(kV30),
     entry<V31d64>(kV31), entry<V31d128>(kV31), entry<V32d64>(kV32), entry<V32d128>(kV32),
-    entry<V33d64>(kV33), entry<V33d128>(kV33),
+    entry<V33d64>(kV33), entry<V33d128>(kV33), entry<V34d64>(kV34), entry<V34d128>(kV34),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 33; }
+int fa3_last_variant() { return 34; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)
