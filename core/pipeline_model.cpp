@@ -12,8 +12,18 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <stdexcept>
+#include <string>
 
 namespace flashstep::pipeline {
+
+namespace {
+Rung rung_of(const std::vector<Rung>& v, int variant) {
+  for (const Rung& r : v)
+    if (r.variant == variant) return r;
+  throw std::logic_error("pipeline model: no rung " + std::to_string(variant));
+}
+}  // namespace
 
 std::vector<Rung> rungs(int64_t d) {
   if (d != 64 && d != 128)
@@ -82,14 +92,28 @@ std::vector<Rung> rungs(int64_t d) {
     x.consumers = 3;
     x.Bc = d == 64 ? 128 : 64;
   });
+  // Every n-th exp2 from core/poly_exp2.h's polynomial on the float32 pipes, on each d's
+  // defaults: the special-function units' time shrinks, the float32 issue grows.
+  const auto with_poly = [&](int variant, int base, int every, const char* what) {
+    Rung b = rung_of(v, base);
+    b.variant = variant;
+    b.name = "v" + std::to_string(variant);
+    b.what = what;
+    b.poly_every = every;
+    v.push_back(b);
+  };
+  with_poly(35, 21, 8, "v21 with every 8th exp2 from a polynomial on the float32 pipes");
+  with_poly(36, 22, 8, "v22 with every 8th exp2 from a polynomial on the float32 pipes");
+  with_poly(37, 19, 8, "v19 with every 8th exp2 from a polynomial on the float32 pipes");
+  with_poly(38, 21, 4, "v21 with every 4th exp2 from a polynomial on the float32 pipes");
   return v;
 }
 
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-22 and 26-29 (the Hopper rungs; not 23-25 and 30-32, which change "
-                   "only instruction counts and latencies, nor 33, 34), not " + std::to_string(variant));
+  throw InputError("the pipeline model has variants 13-22, 26-29 and 35-38 (the Hopper rungs; not 23-25 and 30-32, which "
+                   "change only instruction counts and latencies, nor 33, 34), not " + std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {
@@ -110,8 +134,12 @@ BlockCosts block_costs(const Rung& r, int64_t d, const Rates& rates) {
   // L9: one exp2 per score and one per row (alpha). Per score also about 4.5 float32 lane
   // operations (FMNMX for the max, FFMA for tau S - m, FADD into l, half an F2FP for the
   // rounding of P~) and, per row, d FMULs of the O_i rescale: issue-limited at fp32_per_clk.
-  c.exp_clk = (rows * bc + rows) / rates.exp_per_clk;
-  c.issue_clk = (rows * bc * (4.5 + 1) + rows * dd) / rates.fp32_per_clk;
+  // With poly_every = n, one score in n takes its exp2 from core/poly_exp2.h instead: 11
+  // float32 and integer lane operations (clamp, 3 FADD, 4 FFMA, shift, add, FMUL) in place of
+  // the special-function unit's one issue.
+  const double poly = r.poly_every > 0 ? 1.0 / r.poly_every : 0.0;
+  c.exp_clk = (rows * bc * (1 - poly) + rows) / rates.exp_per_clk;
+  c.issue_clk = (rows * bc * (4.5 + 1 + 10 * poly) + rows * dd) / rates.fp32_per_clk;
   c.softmax_clk = std::max(c.exp_clk, c.issue_clk);
   // L7: K_j and V_j, 2 x Bc x d 16-bit values, from L2; L4 Q_i and L14 O_i: Br x d from/to HBM.
   c.kv_clk = 2 * bc * dd * 2 / rates.l2_bytes_per_clk;
@@ -450,11 +478,12 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
   const BlockCosts c = block_costs(r, s.d, rates);
   std::string out;
   append(out, "pipeline model of one SM (core/pipeline_model.h), variant %d: %s\n", r.variant, r.what.c_str());
-  append(out, "  Br %d (%d consumer warpgroups x 64 rows), Bc %d, %d K/V stages, %d thread block%s per SM%s%s%s%s%s\n",
+  const std::string poly = r.poly_every > 0 ? ", every " + std::to_string(r.poly_every) + "th exp2 by polynomial" : "";
+  append(out, "  Br %d (%d consumer warpgroups x 64 rows), Bc %d, %d K/V stages, %d thread block%s per SM%s%s%s%s%s%s\n",
          r.Br(), r.consumers, r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
          r.producer ? ", producer warp" : ", loads by every thread + barrier per block",
          r.pingpong ? ", ping-pong" : "", r.intra ? ", intra-warpgroup overlap" : "",
-         r.persistent ? ", persistent" : "", r.built ? "" : " (not built)");
+         r.persistent ? ", persistent" : "", poly.c_str(), r.built ? "" : " (not built)");
   append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
               "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n"
               "tensor cores shared by two warpgroups' products: %s; wait before each softmax: %.0f clocks\n",
@@ -522,13 +551,14 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
   append(out, "  %.3f ms, %.1f TFLOP/s (tensor-core ceiling %.0f); units busy: tensor %.0f%%, softmax %.0f%%, load %.0f%%\n",
          p.ms, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy, 100 * p.load_busy);
   append(out, "\nevery modelled rung at this shape:\n");
-  append(out, "  %-4s %4s %4s %6s %8s %9s %6s %10s %10s %9s  %s\n", "v", "Br", "Bc", "blk/SM", "producer", "ping-pong",
-         "intra", "persistent", "clk/block", "TFLOP/s", "");
+  append(out, "  %-4s %4s %4s %6s %8s %9s %6s %10s %9s %10s %9s  %s\n", "v", "Br", "Bc", "blk/SM", "producer", "ping-pong",
+         "intra", "persistent", "exp2 poly", "clk/block", "TFLOP/s", "");
   for (const Rung& q : rungs(s.d)) {
     const Prediction pq = predict(q, s, rates);
-    append(out, "  %-4d %4d %4d %6d %8s %9s %6s %10s %10.0f %9.1f  %s\n", q.variant, q.Br(), q.Bc, q.ctas_per_sm,
+    const std::string share = q.poly_every > 0 ? "1/" + std::to_string(q.poly_every) : "no";
+    append(out, "  %-4d %4d %4d %6d %8s %9s %6s %10s %9s %10.0f %9.1f  %s\n", q.variant, q.Br(), q.Bc, q.ctas_per_sm,
            q.producer ? "yes" : "no", q.pingpong ? "yes" : "no", q.intra ? "yes" : "no", q.persistent ? "yes" : "no",
-           pq.clk_per_kv_block, pq.tflops, q.built ? "" : "(not built)");
+           share.c_str(), pq.clk_per_kv_block, pq.tflops, q.built ? "" : "(not built)");
   }
   return out;
 }

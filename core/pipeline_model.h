@@ -49,12 +49,13 @@ struct Rung {
   bool pingpong = false;     // the consumer warpgroups take turns on the tensor cores
   bool intra = false;        // S_ij issued before the softmax of block j, beside O += P~ V of block j - 1
   bool persistent = false;   // one block per SM loops over the tiles; its producer runs a tile ahead
+  int poly_every = 0;        // every n-th exp2 from a polynomial on the float32 pipes (0: none)
   bool built = true;         // a kernel of this variant exists in gpu/
   int Br() const { return 64 * consumers; }
 };
 
 // The modelled rungs for head dimension d (64 or 128), in ladder order: 13 and 14 (gpu/fa2_wgmma.cu),
-// 15-22 and 26-29 (gpu/fa3_forward.cu). Throws InputError for another d.
+// 15-22, 26-29 and 35-38 (gpu/fa3_forward.cu). Throws InputError for another d.
 std::vector<Rung> rungs(int64_t d);
 // One of them; throws InputError naming the modelled variants.
 Rung rung(int variant, int64_t d);

@@ -54,7 +54,9 @@
 //     decode kernel (a copy also writes, so its rate is not that ceiling).
 //     gpu/read_streams.cu times other ways of streaming the same bytes (bench-gpu --decode
 //     --read-streams).
-//   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight.
+//   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight,
+//     launched as the split kernel's programmatic dependent (sm_90: its launch overlaps the
+//     split kernel's tail; it waits for the partials with griddepcontrol.wait).
 //
 // Masks: a key the row does not keep scores -inf (core/mask.h's rule, per-batch key lengths);
 // a split that keeps no key of a row leaves m = -inf, l = 0: O^(s) = 0, lse^(s) = -inf, weight
@@ -69,6 +71,8 @@
 #include "gpu/tc_ptx.cuh"
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace flashstep::gpu {
 
@@ -173,8 +177,24 @@ struct SplitTraits {
   }
 };
 
+// Programmatic dependent launch (sm_90): the combine is launched as the split kernel's dependent
+// (decode_combine_launch), so its launch and its blocks' start overlap the split kernel's last
+// blocks; each combine block then waits in griddepcontrol.wait until the split kernel has
+// finished and its partials are visible. Older GPUs run the two launches in stream order.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 template <typename T, int G, int R, bool kPartials, bool kPaged, int V>
 __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_split_kernel(DecodeParams p) {
+  if constexpr (kPartials) allow_dependent_launch();  // every block has started: the combine may launch
   using Tr = SplitTraits<T, G, R, V>;
   constexpr int NG = Tr::NG, D = Tr::D, TK = Tr::TK, KPG = Tr::KPG, CPK = Tr::CPK, STAGES = Tr::STAGES;
   constexpr int kThreads = Tr::kThreads;
@@ -424,6 +444,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
 template <typename T>
 __global__ void decode_combine_kernel(DecodeParams p) {
   extern __shared__ float w[];  // the S weights e^(lse^(s) - lse), then lse at w[S]
+  wait_for_prerequisite_grid();  // the split kernel's partials
   const int64_t row = blockIdx.x, stride = p.heads * p.nq;
   float& lse_row = w[p.S];
   if (threadIdx.x == 0) {
@@ -561,6 +582,16 @@ int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_
   return chunks * kRoofChunk;
 }
 
+// FLASHSTEP_DECODE_PDL=0 launches the combine in plain stream order instead, to time what the
+// dependent launch saves (gpu/tools/decode_pdl_device.sh).
+static bool combine_as_dependent() {
+  static const bool on = [] {
+    const char* e = std::getenv("FLASHSTEP_DECODE_PDL");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
 void decode_combine_launch(const DecodeParams& p) {
   with_storage(p.dtype, [&](auto st) {
     using T = decltype(st);
@@ -568,7 +599,16 @@ void decode_combine_launch(const DecodeParams& p) {
     // S weights and lse, padded by a float4: compute-sanitizer saw the compiler's vector loads
     // of w[] read up to 12 bytes past w[S] (values it then discards).
     const size_t smem = size_t((p.S + 1 + 3) / 4 + 1) * 16;
-    decode_combine_kernel<T><<<unsigned(p.heads * p.nq), threads, smem>>>(p);
+    cudaLaunchAttribute dependent[1] = {};
+    dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(unsigned(p.heads * p.nq));
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.attrs = dependent;
+    cfg.numAttrs = combine_as_dependent() ? 1 : 0;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_combine_kernel<T>, p));
     CUDA_CHECK_LAUNCH();
   });
 }

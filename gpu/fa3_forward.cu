@@ -1,4 +1,4 @@
-// Variants 15-34 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-38 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -46,6 +46,10 @@
 //   33  a third K/V stage on each d's default (v21 at d = 64, v22 at d = 128): the producer two
 //       blocks ahead instead of one.
 //   34  v19 persistent without ping-pong (v29 without the turns, which cost d = 64 2-7% elsewhere).
+//   35  v21 with every 8th exp2 of the softmax from a polynomial on the float32 pipes
+//       (core/poly_exp2.h) instead of the special-function units: at d = 64 the 16 exp2 a clock
+//       per SM take as long as the products (FlashAttention-4 moves part of them off on
+//       Blackwell). 36 v22 with it, 37 v19 with it, 38 v21 with every 4th.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -94,6 +98,8 @@ constexpr int kIntra = 2;       // v17: S_i,j+1 issued before the softmax of blo
 constexpr int kPersistent = 4;  // v18: one block per SM loops over the tiles
 constexpr int kIlp = 8;         // v23: the softmax's row max and sum in 4 independent chains
 constexpr int kWidePv = 16;     // v30: O += P~ V as one m64n128k16 per 16 keys at d = 128, not two n64
+constexpr int kPoly8 = 32;      // v35: every 8th exp2 of the softmax by core/poly_exp2.h
+constexpr int kPoly4 = 64;      // v38: every 4th
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -101,6 +107,7 @@ struct Fa3Config {
   static constexpr bool PINGPONG = FLAGS_ & kPingPong, INTRA = FLAGS_ & kIntra, PERSISTENT = FLAGS_ & kPersistent;
   static constexpr int ILP = FLAGS_ & kIlp ? 4 : 1;
   static constexpr bool WIDE_PV = (FLAGS_ & kWidePv) && D_ == 128;
+  static constexpr int POLY = FLAGS_ & kPoly4 ? 4 : FLAGS_ & kPoly8 ? 8 : 0;
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -295,7 +302,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     // waits for O += P~_i,j-1 V_j-1 (`pending`, from block gb - 1) only between the two.
     auto softmax_block = [&](int j, int gb, bool pending) {
       float alphas[2];
-      softmax_scores<BC, C::ILP>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      softmax_scores<BC, C::ILP, C::POLY>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
       if (pending) {
         wgmma_wait_all();  // O_i and the fragments of P~_i,j-1 are free again
         fence_o();
@@ -487,6 +494,15 @@ using V33d64 = Fa3Config<33, 64, 192, 3, kIntra | kPersistent>;
 using V33d128 = Fa3Config<33, 128, 128, 3, kIntra | kPingPong>;
 using V34d64 = Fa3Config<34, 64, 128, 2, kIntra | kPersistent, 3>;
 using V34d128 = Fa3Config<34, 128, 64, 2, kIntra | kPersistent, 3>;
+// Part of the softmax's exp2 on the float32 pipes, on each d's defaults (v21, v22, v19).
+using V35d64 = Fa3Config<35, 64, 192, 2, kIntra | kPersistent | kPoly8>;
+using V35d128 = Fa3Config<35, 128, 176, 2, kIntra | kPersistent | kPoly8>;
+using V36d64 = Fa3Config<36, 64, 128, 2, kIntra | kPingPong | kPoly8>;
+using V36d128 = Fa3Config<36, 128, 128, 2, kIntra | kPingPong | kPoly8>;
+using V37d64 = Fa3Config<37, 64, 128, 2, kIntra | kPoly8, 3>;
+using V37d128 = Fa3Config<37, 128, 64, 2, kIntra | kPoly8, 3>;
+using V38d64 = Fa3Config<38, 64, 192, 2, kIntra | kPersistent | kPoly4>;
+using V38d128 = Fa3Config<38, 128, 176, 2, kIntra | kPersistent | kPoly4>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -524,6 +540,10 @@ const char* const kV31 = "v26 (FlashAttention-3's d = 128 tile and schedule) wit
 const char* const kV32 = "v19 (3 consumers, Br 192) with v30's wide O += P~ V";
 const char* const kV33 = "3 K/V stages on each d's default: v21 at d = 64, v22 at d = 128";
 const char* const kV34 = "v19 (3 consumers, Br 192) persistent, without ping-pong (v29 without the turns)";
+const char* const kV35 = "v21 with every 8th exp2 of the softmax from a polynomial on the float32 pipes";
+const char* const kV36 = "v22 with every 8th exp2 of the softmax from a polynomial on the float32 pipes";
+const char* const kV37 = "v19 (3 consumers) with every 8th exp2 of the softmax from a polynomial on the float32 pipes";
+const char* const kV38 = "v21 with every 4th exp2 of the softmax from a polynomial on the float32 pipes";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -535,11 +555,13 @@ const Fa3Entry kFa3[] = {
     entry<V29d64>(kV29), entry<V29d128>(kV29), entry<V30d64>(kV30), entry<V30d128>(kV30),
     entry<V31d64>(kV31), entry<V31d128>(kV31), entry<V32d64>(kV32), entry<V32d128>(kV32),
     entry<V33d64>(kV33), entry<V33d128>(kV33), entry<V34d64>(kV34), entry<V34d128>(kV34),
+    entry<V35d64>(kV35), entry<V35d128>(kV35), entry<V36d64>(kV36), entry<V36d128>(kV36),
+    entry<V37d64>(kV37), entry<V37d128>(kV37), entry<V38d64>(kV38), entry<V38d128>(kV38),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 34; }
+int fa3_last_variant() { return 38; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)

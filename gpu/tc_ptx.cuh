@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <cstdint>
 
+#include "core/poly_exp2.h"
 #include "gpu/common.cuh"
 #include "gpu/tc_launch.h"
 
@@ -87,7 +88,9 @@ __device__ __forceinline__ int kept_blocks(const RowLimit& lim, int row0, int Br
 // ILP > 1 keeps ILP independent partial maxima and sums (score k goes to partial k mod ILP,
 // folded pairwise at the end): the same maximum, the row sum in another order, and chains of
 // NV / ILP dependent instructions instead of NV, for warps that have little else to hide them.
-template <int NV, int ILP = 1, class At>
+// POLY > 0 takes every POLY-th score's exp2 (k mod POLY = POLY - 1) from core/poly_exp2.h's
+// polynomial on the float32 pipes instead of the special-function unit (16 a clock per SM).
+template <int NV, int ILP = 1, int POLY = 0, class At>
 __device__ __forceinline__ float online_softmax_row(At at, float& m_i, float& l_i, float scale_log2) {
   static_assert(ILP >= 1 && NV % ILP == 0 && (ILP & (ILP - 1)) == 0, "ILP: a power of two dividing NV");
   float mxs[ILP];
@@ -112,7 +115,8 @@ __device__ __forceinline__ float online_softmax_row(At at, float& m_i, float& l_
 #pragma unroll
   for (int k = 0; k < NV; ++k) {
     float& x = at(k);
-    x = fast_exp2(fmaf(x, scale_log2, -m_use));
+    const float arg = fmaf(x, scale_log2, -m_use);
+    x = POLY > 0 && k % (POLY > 0 ? POLY : 1) == POLY - 1 ? poly_exp2(arg) : fast_exp2(arg);
     sums[k % ILP] += x;
   }
 #pragma unroll

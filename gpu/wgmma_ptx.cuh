@@ -118,8 +118,8 @@ __device__ __forceinline__ uint64_t desc_sw128_mn(uint32_t addr, uint32_t panel_
 // 8n + 2 t4 + (e % 2)) after S = Q_i K_j^T: the mask and FA2fwd L9 (online softmax), P~_ij in
 // place of S_ij as float32; alphas[hr] = e^(m_i - m_ij) of the lane's two rows. Touches neither
 // O_i nor the A fragments, so it can run while O_i += P~_i,j-1 V_j-1 is still on the tensor
-// cores (v17's intra-warpgroup overlap, gpu/fa3_forward.cu). ILP: online_softmax_row's.
-template <int BC, int ILP = 1>
+// cores (v17's intra-warpgroup overlap, gpu/fa3_forward.cu). ILP, POLY: online_softmax_row's.
+template <int BC, int ILP = 1, int POLY = 0>
 __device__ __forceinline__ void softmax_scores(float (&s)[BC / 2], float (&alphas)[2], float (&m_i)[2], float (&l_i)[2],
                                                float scale_log2, int col0, int warp_hi_min, const int (&row_hi)[2],
                                                int t4) {
@@ -133,7 +133,7 @@ __device__ __forceinline__ void softmax_scores(float (&s)[BC / 2], float (&alpha
   // l_ij = e^(m_i - m_ij) l_i + rowsum(P~_ij); each row lives in one quad of lanes.
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr)
-    alphas[hr] = online_softmax_row<BC / 4, ILP>([&](int k) -> float& { return s[4 * (k / 2) + 2 * hr + k % 2]; },
+    alphas[hr] = online_softmax_row<BC / 4, ILP, POLY>([&](int k) -> float& { return s[4 * (k / 2) + 2 * hr + k % 2]; },
                                             m_i[hr], l_i[hr], scale_log2);
 }
 

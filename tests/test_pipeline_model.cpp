@@ -245,3 +245,29 @@ TEST_CASE("explain --pipeline prints the model's timeline and its prediction", "
     REQUIRE(out.find('\n') == out.size() - 1);
   }
 }
+
+TEST_CASE("a share of the exp2 on the float32 pipes trades special-function time for issue", "[pipeline]") {
+  const Rates h200;
+  for (int64_t d : {64, 128}) {
+    INFO("d " << d);
+    const Rung base = rung(21, d), eighth = rung(35, d), quarter = rung(38, d);
+    REQUIRE(eighth.poly_every == 8);
+    REQUIRE(quarter.poly_every == 4);
+    REQUIRE(eighth.Bc == base.Bc);
+    REQUIRE(eighth.persistent == base.persistent);
+    const BlockCosts b = block_costs(base, d, h200), e = block_costs(eighth, d, h200), q = block_costs(quarter, d, h200);
+    const double scores = 64.0 * base.Bc;
+    // One score in n leaves the special-function units; each costs 10 more float32 lane operations.
+    REQUIRE_THAT(b.exp_clk - e.exp_clk, WithinRel(scores / 8 / h200.exp_per_clk, 1e-12));
+    REQUIRE_THAT(e.issue_clk - b.issue_clk, WithinRel(10 * scores / 8 / h200.fp32_per_clk, 1e-12));
+    REQUIRE_THAT(q.issue_clk - b.issue_clk, WithinRel(10 * scores / 4 / h200.fp32_per_clk, 1e-12));
+    REQUIRE(e.s_clk == b.s_clk);
+  }
+  // At d = 64 the H200's exp2 rate is the softmax's limit, and 1/8 of it on the float32 pipes
+  // shortens the softmax; a quarter makes the float32 issue the limit instead.
+  const BlockCosts b = block_costs(rung(21, 64), 64, h200), e = block_costs(rung(35, 64), 64, h200),
+                   q = block_costs(rung(38, 64), 64, h200);
+  REQUIRE(b.softmax_clk == b.exp_clk);
+  REQUIRE(e.softmax_clk < b.softmax_clk);
+  REQUIRE(q.softmax_clk == q.issue_clk);
+}
