@@ -92,27 +92,30 @@ std::vector<Rung> rungs(int64_t d) {
     x.consumers = 3;
     x.Bc = d == 64 ? 128 : 64;
   });
-  // Every n-th exp2 from core/poly_exp2.h's polynomial on the float32 pipes, on each d's
-  // defaults: the special-function units' time shrinks, the float32 issue grows.
-  const auto with_poly = [&](int variant, int base, int every, const char* what) {
+  // The later rungs each change one earlier rung (not the one before them).
+  const auto derive = [&](int variant, int base, const char* what, auto change) {
     Rung b = rung_of(v, base);
     b.variant = variant;
     b.name = "v" + std::to_string(variant);
     b.what = what;
-    b.poly_every = every;
+    change(b);
     v.push_back(b);
   };
-  with_poly(35, 21, 8, "v21 with every 8th exp2 from a polynomial on the float32 pipes");
-  with_poly(36, 22, 8, "v22 with every 8th exp2 from a polynomial on the float32 pipes");
-  with_poly(37, 19, 8, "v19 with every 8th exp2 from a polynomial on the float32 pipes");
-  with_poly(38, 21, 4, "v21 with every 4th exp2 from a polynomial on the float32 pipes");
+  // Every n-th exp2 from core/poly_exp2.h's polynomial on the float32 pipes, on each d's
+  // defaults: the special-function units' time shrinks, the float32 issue grows.
+  const auto poly = [](int every) { return [every](Rung& x) { x.poly_every = every; }; };
+  derive(35, 21, "v21 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
+  derive(36, 22, "v22 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
+  derive(37, 19, "v19 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
+  derive(38, 21, "v21 with every 4th exp2 from a polynomial on the float32 pipes", poly(4));
+  derive(39, 21, "v21 with a longer Bc: 224 at d = 64, 192 at d = 128", [&](Rung& x) { x.Bc = d == 64 ? 224 : 192; });
   return v;
 }
 
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-22, 26-29 and 35-38 (the Hopper rungs; not 23-25 and 30-32, which "
+  throw InputError("the pipeline model has variants 13-22, 26-29 and 35-39 (the Hopper rungs; not 23-25 and 30-32, which "
                    "change only instruction counts and latencies, nor 33, 34), not " + std::to_string(variant));
 }
 

@@ -142,10 +142,9 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 //   stream call (gpu/results/device-checks/2026-12-02-call3, 4-11% ahead of versions 5, 6 and 8); except at
 //   d = 128, Nq = 1 where that S is 1 (the heads fill the GPU, or one K/V block): 32 splits, none
 //   shorter than 512 keys (the shortest split measured), the best S of version 5 there before
-//   and of version 9 at Nk = 65536 and 262144. At d = 128, Nq = 1 with fewer heads (core's S >
-//   1) S is at least one split per 8192 keys, up to 32: at B x H = 32, Nk = 262144 version 9
-//   was 0.6% and 1-3% faster at S = 32 than at core's S = 8 in two sweeps (calls 3 and 4); at
-//   Nk <= 65536 the rule keeps core's S, the best there.
+//   and of version 9 at Nk = 65536 and 262144. (At B x H = 32, Nk = 262144, S = 32 was 0.6%
+//   ahead of core's S = 8 in call 4 and level with it, 0.07%, over three rounds of call 11:
+//   core's S stays.)
 // - paged: version 5 with core/decode.h's S (0.85-0.93x of unpaged; version 6 pays for its
 //   small per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
@@ -161,7 +160,6 @@ DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_
     c.splits = std::max<int64_t>(1, std::min<int64_t>({32, s.nk / 512, t.Tc}));
   } else {
     c.variant = 9;
-    if (s.d == 128 && s.nq == 1) c.splits = std::max<int64_t>(c.splits, std::min<int64_t>({32, s.nk / 8192, t.Tc}));
   }
   return c;
 }

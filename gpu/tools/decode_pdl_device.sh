@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device run for the combine launched as the split kernel's programmatic dependent (gpu/decode.cu,
-# decode_combine_launch) and the default S at d = 128 with fewer heads (gpu/decode_backend.cpp,
-# one split per 8192 keys up to 32); docs/decode.md "The combine as a dependent launch".
+# decode_combine_launch), and S = 8 against the default S at B x H = 32, Nk = 262144;
+# docs/decode.md "The combine as a dependent launch".
 # From the repository root on the GPU machine:
 #   ROUNDS=3 bash gpu/tools/decode_pdl_device.sh BIN OUT
 # BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set); OUT gets the logs.
@@ -10,7 +10,7 @@
 #   2. alone, ROUNDS rounds: per shape (bf16, d = 128, Nq = 1, B x H = 32, 256, Nk = 16384 ..
 #      262144) one `bench-gpu --decode` process with the dependent launch and one without
 #      (FLASHSTEP_DECODE_PDL=0), in alternating order; at B x H = 32, Nk = 262144 also S = 8
-#      (the rule's S before) with the dependent launch. About 3 s a process.
+#      with the dependent launch (to set beside the default's S). About 3 s a process.
 # The summary (OUT/summary.txt, printed last): the checks, then per shape the median ms of each
 # side and their ratio, with every round's figures.
 set -u

@@ -6,7 +6,7 @@
 #      verifies (SAN: rung:tool pairs), the SASS's instruction counts;
 #   2. alone on the GPU: `flashstep_tc_bench` for each rung in NEW, then BENCH (bf16, N = 4096
 #      and 16384, d = 64 and 128, causal and not; one process per rung), PyTorch's cuDNN sdpa on
-#      the same shapes, and Nsight Compute on each rung in NCU at d = 128, N = 4096, non-causal
+#      the same shapes, and Nsight Compute on each rung in NCU at d = NCU_D (default 128), N = 4096, non-causal
 #      (warp stall reasons, pipe use, issue rate: OUT/ncu_vV.txt, the main lines in the summary);
 #   3. the summary: one line per check, then TFLOP/s and the ratio to cuDNN per point, with the
 #      fastest rung whose tests passed (rungs not in NEW count as correct: checked in earlier calls).
@@ -21,6 +21,7 @@ OUT=${2:?OUT}
 NEW=${NEW:?NEW: the rungs to check}
 BENCH=${BENCH:-15 17 19 21}
 NCU=${NCU:-}
+NCU_D=${NCU_D:-128}
 SAN=${SAN:-}
 BUDGET=${BUDGET:-300}
 mkdir -p "$OUT"
@@ -111,19 +112,19 @@ for v in $NEW sdpa $BENCH; do
     --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
   S+=("bench v$v: rc=$?")
 done
-# Nsight Compute: one launch (after the warm-ups) of each rung at d = 128, N = 4096, B x H = 32.
+# Nsight Compute: one launch (after the warm-ups) of each rung at d = NCU_D, N = 4096, B x H = 32.
 for v in $NCU; do
   late "ncu v$v" && continue
   timeout 40 ncu --clock-control none -k regex:fa3_kernel --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
     --section InstructionStats --page raw \
-    "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds 128 --ns 4096 --dtypes bf16 --causal off \
+    "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds $NCU_D --ns 4096 --dtypes bf16 --causal off \
     --reps 1 --warmup 2 > "$OUT/ncu_raw_v$v.txt" 2>&1
   rc=$?
-  grep -E "gpu__time_duration.sum|sm__throughput.avg.pct|smsp__issue_active.avg.pct|sm__pipe_tensor.*cycles_active.avg.pct|sm__inst_executed_pipe_xu.avg.pct|smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active.ratio|smsp__warps_active.avg.per_cycle_active|smsp__inst_executed.sum " \
+  grep -E "gpu__time_duration.sum|sm__throughput.avg.pct|smsp__issue_active.avg.pct|sm__pipe_tensor.*cycles_active.avg.pct|sm__inst_executed_pipe_(xu|fma|alu).avg.pct|smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active.ratio|smsp__warps_active.avg.per_cycle_active|smsp__inst_executed.sum " \
     "$OUT/ncu_raw_v$v.txt" | awk '{print $1, $(NF-1), $NF}' > "$OUT/ncu_v$v.txt"
   top=$(grep stalled "$OUT/ncu_v$v.txt" | sort -k3 -g -r | head -6 | sed -E 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' | awk '{printf "%s %s; ", $1, $3}')
-  S+=("ncu v$v (rc=$rc): $(grep -E 'gpu__time_duration' "$OUT/ncu_v$v.txt" | awk '{print $2, $3}') | issue $(grep smsp__issue_active "$OUT/ncu_v$v.txt" | awk '{print $3}')% | tensor $(grep 'sm__pipe_tensor' "$OUT/ncu_v$v.txt" | head -1 | awk '{print $3}')% | stalls/issue: $top")
+  S+=("ncu v$v d $NCU_D (rc=$rc): $(grep -E 'gpu__time_duration' "$OUT/ncu_v$v.txt" | awk '{print $2, $3}') | issue $(grep smsp__issue_active "$OUT/ncu_v$v.txt" | awk '{print $3}')% | tensor $(grep 'sm__pipe_tensor' "$OUT/ncu_v$v.txt" | head -1 | awk '{print $3}')% | xu (exp2) $(grep 'pipe_xu' "$OUT/ncu_v$v.txt" | head -1 | awk '{print $3}')% fma $(grep 'pipe_fma' "$OUT/ncu_v$v.txt" | head -1 | awk '{print $3}')% alu $(grep 'pipe_alu' "$OUT/ncu_v$v.txt" | head -1 | awk '{print $3}')% | stalls/issue: $top")
 done
 S+=("total $(($(date +%s) - T0)) s")
 
