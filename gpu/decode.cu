@@ -49,11 +49,6 @@
 //     every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
 //     are contiguous in the pool, so a stage is one bulk copy per page piece it touches (P = 1:
 //     one per row), issued by the 32 lanes of warp 0, one table read per piece.
-//   read_roof_kernel: no attention, only version 6's stream (a ring of bulk copies into shared
-//     memory, each 16-byte word read once): the rate at which the device reads, the ceiling of a
-//     decode kernel (a copy also writes, so its rate is not that ceiling).
-//     gpu/read_streams.cu times other ways of streaming the same bytes (bench-gpu --decode
-//     --read-streams).
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight,
 //     launched as the split kernel's programmatic dependent (sm_90: its launch overlaps the
 //     split kernel's tail; it waits for the partials with griddepcontrol.wait).
@@ -466,45 +461,6 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-// The read roof: gridDim.x blocks take the `chunks` chunks of CHUNK bytes at src in turn
-// (block b: chunks b, b + gridDim.x, ...), each through a ring of STAGES buffers filled by the
-// bulk copy engine as version 6 fills its stages; every thread reads its 16-byte words of a
-// chunk from shared memory and folds them into one word, written only if it has an unlikely
-// value (so that the reads cannot be optimised away).
-constexpr int kRoofChunk = 16384, kRoofStages = 6, kRoofThreads = 128;
-__global__ void __launch_bounds__(kRoofThreads) read_roof_kernel(const uint8_t* src, int64_t chunks, uint32_t* sink) {
-  extern __shared__ float4 smem4[];
-  uint8_t* ring = reinterpret_cast<uint8_t*>(smem4);
-  uint64_t* full = reinterpret_cast<uint64_t*>(ring + kRoofStages * kRoofChunk);
-  const int64_t mine = chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
-  auto issue = [&](int64_t k) {
-    const uint32_t bar = tc::smem_addr(full + k % kRoofStages);
-    tc::mbar_expect_tx(bar, kRoofChunk);
-    tc::bulk_copy_g2s(tc::smem_addr(ring + (k % kRoofStages) * kRoofChunk),
-                      src + (blockIdx.x + k * gridDim.x) * int64_t(kRoofChunk), kRoofChunk, bar);
-  };
-  if (threadIdx.x == 0) {
-    for (int st = 0; st < kRoofStages; ++st) tc::mbar_init(tc::smem_addr(full + st), 1);
-    tc::mbar_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0)
-    for (int64_t k = 0; k < kRoofStages - 1 && k < mine; ++k) issue(k);
-  uint32_t acc = 0;
-  for (int64_t k = 0; k < mine; ++k) {
-    if (threadIdx.x == 0 && k + kRoofStages - 1 < mine) issue(k + kRoofStages - 1);
-    tc::mbar_wait(tc::smem_addr(full + k % kRoofStages), uint32_t((k / kRoofStages) & 1));
-    const uint4* words = reinterpret_cast<const uint4*>(ring + (k % kRoofStages) * kRoofChunk);
-#pragma unroll
-    for (int w = threadIdx.x; w < kRoofChunk / 16; w += kRoofThreads) {
-      const uint4 x = words[w];
-      acc ^= x.x ^ x.y ^ x.z ^ x.w;
-    }
-    __syncthreads();  // every thread is done with the buffer before it is refilled
-  }
-  if (acc == 0x9E3779B9u) sink[0] = acc;
-}
-
 template <typename T, int G, int R, bool kPartials, bool kPaged, int V>
 void launch_split_kernel(const DecodeParams& p) {
   using Tr = SplitTraits<T, G, R, V>;
@@ -567,19 +523,6 @@ void decode_split_launch(const DecodeParams& p) {
       default: throw std::runtime_error("decode: no kernel for this d");  // checked by the host first
     }
   });
-}
-
-int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_count) {
-  const int64_t smem = int64_t(kRoofStages) * kRoofChunk + 8 * kRoofStages;
-  static int64_t opted = 48 * 1024;
-  opt_in_shared(read_roof_kernel, smem, opted);
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_roof_kernel, kRoofThreads, size_t(smem)));
-  const int64_t chunks = bytes / kRoofChunk;
-  read_roof_kernel<<<unsigned(std::max(1, per_sm) * sm_count), kRoofThreads, size_t(smem)>>>(
-      static_cast<const uint8_t*>(src), chunks, sink);
-  CUDA_CHECK_LAUNCH();
-  return chunks * kRoofChunk;
 }
 
 // FLASHSTEP_DECODE_PDL=0 launches the combine in plain stream order instead, to time what the

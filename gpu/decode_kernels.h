@@ -39,9 +39,10 @@ bool decode_variant_supported(int variant, int d, Storage dtype);
 void decode_split_launch(const DecodeParams& p);
 // FD L16-L20: one launch over (head, row); the combine smem holds S floats.
 void decode_combine_launch(const DecodeParams& p);
-// The read roof: one launch of a kernel that only streams the first bytes (rounded down to
-// 16 KiB chunks) of src into shared memory by bulk copies, as variant 6 streams K and V, with
-// every SM full; returns the bytes it reads. sink: one word, written only on an unlikely value.
+// The read roof (gpu/read_streams.cu's first stream shape): one launch of a kernel that only
+// streams the first bytes of src (whole 16 KiB chunks, as many per block) into shared memory by
+// bulk copies, as variant 6 streams K and V, with every SM full; returns the bytes it reads.
+// sink: one word, written only on an unlikely value.
 int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_count);
 
 // The read streams (gpu/read_streams.cu): read_stream_count() stream shapes (bulk copies or

@@ -4,10 +4,11 @@
 // 16-byte word of its part of the buffer once and folds the words into one register, written
 // only if it has an unlikely value (so that the reads cannot be optimised away). Two families:
 //
-//   bulk: read_roof_kernel's stream (gpu/decode.cu) with its sizes as parameters: one thread per
-//     block issues cp.async.bulk copies of CHUNK bytes into a ring of STAGES buffers (STAGES - 1
-//     in flight while one is read from shared memory); optionally with an L2 evict_first policy
-//     (createpolicy + .L2::cache_hint): lines read once are the first replaced.
+//   bulk: version 6's stream (gpu/decode.cu) with its sizes as parameters (the first shape is the
+//     read roof, read_roof_launch): one thread per block issues cp.async.bulk copies of CHUNK
+//     bytes into a ring of STAGES buffers (STAGES - 1 in flight while one is read from shared
+//     memory); optionally with an L2 evict_first policy (createpolicy + .L2::cache_hint): lines
+//     read once are the first replaced.
 //   ld: register loads, ld.global.nc.L1::no_allocate.v4 (16 bytes, not kept in L1), UNROLL
 //     independent loads per thread in flight before their words are folded; optionally with
 //     the .L2::256B prefetch size (the L2 fetches the whole 256-byte block at the first miss).
@@ -185,6 +186,13 @@ ReadStreamInfo read_stream_info(int i) {
 
 ReadStreamRun read_stream_launch(int i, const void* src, int64_t bytes, uint32_t* sink, int sm_count) {
   return kShapes[i].launch(src, bytes, sink, sm_count, kShapes[i].blocks_per_sm);
+}
+
+// The read roof is the first shape: version 6's stream (16 KiB bulk copies, 6 stages, two blocks
+// per SM, interleaved), the rate at which the device reads and the ceiling of a decode kernel (a
+// copy also writes, so its rate is not that ceiling).
+int64_t read_roof_launch(const void* src, int64_t bytes, uint32_t* sink, int sm_count) {
+  return read_stream_launch(0, src, bytes, sink, sm_count).bytes;
 }
 
 }  // namespace flashstep::gpu
