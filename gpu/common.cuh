@@ -3,7 +3,8 @@
 //   CUDA_CHECK(call)        every runtime call; throws std::runtime_error naming file:line
 //   CUDA_CHECK_LAUNCH()     after every kernel launch (cudaGetLastError, file:line)
 //   DeviceBuffer<T>         cudaMalloc'd array; the MemoryTracker records live and peak bytes
-//   median_ms(fn, w, r)     CUDA events around each of r runs after w warm-up runs; the median
+//   median_ms(fn, w, r)     CUDA events around each of r runs after w warm-up runs (and at least
+//                           warmup_ms() of them); the median
 //
 // Host-only code (backend.cpp) includes this header too: it needs the CUDA
 // runtime API but no device code.
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -143,14 +145,32 @@ struct TimingStats {
 
 int timing_batch();  // gpu/backend.h: calls per timed sample
 
-// Times fn() with CUDA events: `warmup` untimed runs (module load, caches, clocks), then `reps`
-// timed samples, each timing_batch() runs between their own pair of events (the time per run);
-// returns the median and the spread.
+// GPU time the warm-up runs take at least (FLASHSTEP_WARMUP_MS, default 25; 0: the count
+// alone): the SM clock leaves its idle state (345 MHz on the H200) only under load, and a few
+// runs of a short kernel after host work or a copy (which leaves the SMs idle) end before it has.
+inline double warmup_ms() {
+  static const double ms = [] {
+    const char* e = std::getenv("FLASHSTEP_WARMUP_MS");
+    return e ? std::max(0.0, std::atof(e)) : 25.0;
+  }();
+  return ms;
+}
+
+// Times fn() with CUDA events: `warmup` untimed runs (module load, caches, clocks), continued
+// until they have taken warmup_ms() of GPU time (when warmup > 0), then `reps` timed samples,
+// each timing_batch() runs between their own pair of events (the time per run); returns the
+// median and the spread.
 template <typename F>
 TimingStats median_ms(F&& fn, int warmup, int reps) {
   for (int w = 0; w < warmup; ++w) fn();
   CUDA_CHECK(cudaDeviceSynchronize());
   EventPair ev;
+  double warm = 0;
+  for (int k = 0; warmup > 0 && warm < warmup_ms() && k < 100000; ++k) {
+    ev.start();
+    fn();
+    warm += ev.stop_ms();
+  }
   std::vector<double> t;
   const int batch = timing_batch();
   for (int r = 0; r < reps; ++r) {
