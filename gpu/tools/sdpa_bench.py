@@ -1,5 +1,5 @@
 # PyTorch's scaled_dot_product_attention, timed the way flashstep_tc_bench times the ladder
-# (CUDA events, 3 warm-ups, median of 20; B x H x N = 131072 rows, H = 8; FLOPs 4 B H N^2 d,
+# (CUDA events, 3 warm-ups and at least 25 ms of them, median of 20; B x H x N = 131072 rows, H = 8; FLOPs 4 B H N^2 d,
 # causal counting the kept N(N+1)/2 scores): the side-by-side for docs/tensor-cores.md.
 #   python3 gpu/tools/sdpa_bench.py [--causal] [--dtype bf16|fp16] [--backend flash|cudnn]
 import argparse

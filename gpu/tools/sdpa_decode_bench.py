@@ -1,6 +1,6 @@
 # PyTorch's scaled_dot_product_attention at decoding shapes, for bench-gpu --decode: Nq = 1
 # against Nk keys, B x H heads (H = 8), every backend PyTorch offers (flash, efficient, cudnn,
-# math), timed as flashstep times (CUDA events, 3 warm-ups, median of 20); the fastest backend
+# math), timed as flashstep times (CUDA events, 3 warm-ups and at least 25 ms of them, median of 20); the fastest backend
 # per shape is what bench-gpu --decode --sdpa FILE sets beside flashstep's decode.
 #   python3 gpu/tools/sdpa_decode_bench.py [--dtype bf16|fp16] [--json FILE]
 import argparse

@@ -1,6 +1,8 @@
 # How the PyTorch comparison scripts (sdpa_bench.py, sdpa_decode_bench.py, sdpa_bwd_bench.py)
-# time a call: the way flashstep times its kernels (CUDA events, 3 warm-ups, the median of 20
-# runs, in ms).
+# time a call: the way flashstep times its kernels (CUDA events, 3 warm-ups continued until they
+# have taken FLASHSTEP_WARMUP_MS of GPU time, default 25, as gpu/common.cuh's median_ms; the
+# median of 20 runs, in ms).
+import os
 import statistics
 
 import torch
@@ -12,13 +14,24 @@ def torch_dtype(name):
 
 
 def median_ms(fn, warmup=3, reps=20, batch=1):
-    """fn() timed by CUDA events after `warmup` untimed calls: the median of `reps` samples, each
+    """fn() timed by CUDA events after `warmup` untimed calls (and more until they have taken
+    FLASHSTEP_WARMUP_MS of GPU time): the median of `reps` samples, each
     `batch` calls back to back between one pair of events, per call, in ms. With batch 1 the
     Python dispatch before each launch counts in the time (the GPU idles until the kernel
     arrives); with a few calls queued it runs under the previous call's kernels."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    warm_ms = max(0.0, float(os.environ.get("FLASHSTEP_WARMUP_MS", "25"))) if warmup > 0 else 0.0
+    warm, k = 0.0, 0
+    while warm < warm_ms and k < 100000:
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        warm += s.elapsed_time(e)
+        k += 1
     ts = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
