@@ -183,7 +183,10 @@ void DrawPipelineView(AppState& s) {
   const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   if (avail.x < 100 || avail.y < 100) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float gantt_h = avail.y * 0.58f;
+  // The chart takes what its lanes need (at most 58% of the height); the rung bars get the rest.
+  const float fs0 = ImGui::GetFontSize();
+  const int lanes = ps.rung.ctas_per_sm * (1 + 2 * ps.rung.consumers);
+  const float gantt_h = std::min(avail.y * 0.58f, float(lanes) * fs0 * 2.2f + fs0 * 2.4f);
   DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
   const float fs = ImGui::GetFontSize();
   const float y2 = p0.y + gantt_h + fs * 0.8f;
