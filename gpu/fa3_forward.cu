@@ -1,4 +1,4 @@
-// Variants 15-39 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-40 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -52,6 +52,9 @@
 //       Blackwell). 36 v22 with it, 37 v19 with it, 38 v21 with every 4th.
 //   39  v21 with a still longer Bc: 224 at d = 64 (O_i 32 + S_ij 112 + P~ 56 registers), 192 at
 //       d = 128 (64 + 96 + 48); the per-block costs over 1.17x (1.09x) v21's MMA work.
+//   40  v21 with the two consumers staggered once: consumer 1 starts its first tile when
+//       consumer 0 has finished the softmax of its first block (named barrier 5), so that their
+//       softmaxes, which v21 runs at the same moment, fall in each other's products; no turns.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -102,6 +105,7 @@ constexpr int kIlp = 8;         // v23: the softmax's row max and sum in 4 indep
 constexpr int kWidePv = 16;     // v30: O += P~ V as one m64n128k16 per 16 keys at d = 128, not two n64
 constexpr int kPoly8 = 32;      // v35: every 8th exp2 of the softmax by core/poly_exp2.h
 constexpr int kPoly4 = 64;      // v38: every 4th
+constexpr int kStagger = 128;   // v40: consumer 1 starts one softmax after consumer 0, once
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -110,6 +114,7 @@ struct Fa3Config {
   static constexpr int ILP = FLAGS_ & kIlp ? 4 : 1;
   static constexpr bool WIDE_PV = (FLAGS_ & kWidePv) && D_ == 128;
   static constexpr int POLY = FLAGS_ & kPoly4 ? 4 : FLAGS_ & kPoly8 ? 8 : 0;
+  static constexpr bool STAGGER = (FLAGS_ & kStagger) && CONSUMERS_ == 2 && !(FLAGS_ & kPingPong);
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -299,6 +304,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
     if (C::PINGPONG && cw == C::CONSUMERS - 1 && n_blocks > 0) named_arrive(1, 256);
 
+    // v40: consumer 1 waits, once, for consumer 0's first softmax (or its empty first tile).
+    if (C::STAGGER && k == 0 && cw == 1) named_sync(5, 256);
     if (n_blocks > 0) mbar_wait(barQ, uint32_t(q_uses & 1));
     // The mask and Alg1 L9 (v13's), then the first half of L10 and P~_ij into A fragments; v17
     // waits for O += P~_i,j-1 V_j-1 (`pending`, from block gb - 1) only between the two.
@@ -362,6 +369,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         softmax_block(j, gb, pv);
       };
       if (n_blocks > 0) intra_block(0, false);
+      if (C::STAGGER && k == 0 && cw == 0) named_arrive(5, 256);
       for (int j = 1; j < n_blocks; ++j) intra_block(j, true);
     }
     if (n_blocks > 0) {
@@ -507,6 +515,8 @@ using V38d64 = Fa3Config<38, 64, 192, 2, kIntra | kPersistent | kPoly4>;
 using V38d128 = Fa3Config<38, 128, 176, 2, kIntra | kPersistent | kPoly4>;
 using V39d64 = Fa3Config<39, 64, 224, 2, kIntra | kPersistent>;
 using V39d128 = Fa3Config<39, 128, 192, 2, kIntra | kPersistent>;
+using V40d64 = Fa3Config<40, 64, 192, 2, kIntra | kPersistent | kStagger>;
+using V40d128 = Fa3Config<40, 128, 176, 2, kIntra | kPersistent | kStagger>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -549,6 +559,7 @@ const char* const kV36 = "v22 with every 8th exp2 of the softmax from a polynomi
 const char* const kV37 = "v19 (3 consumers) with every 8th exp2 of the softmax from a polynomial on the float32 pipes";
 const char* const kV38 = "v21 with every 4th exp2 of the softmax from a polynomial on the float32 pipes";
 const char* const kV39 = "v21 with a longer Bc: 224 at d = 64, 192 at d = 128";
+const char* const kV40 = "v21 with consumer 1 started one softmax after consumer 0 (once, no turns)";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -562,12 +573,12 @@ const Fa3Entry kFa3[] = {
     entry<V33d64>(kV33), entry<V33d128>(kV33), entry<V34d64>(kV34), entry<V34d128>(kV34),
     entry<V35d64>(kV35), entry<V35d128>(kV35), entry<V36d64>(kV36), entry<V36d128>(kV36),
     entry<V37d64>(kV37), entry<V37d128>(kV37), entry<V38d64>(kV38), entry<V38d128>(kV38),
-    entry<V39d64>(kV39), entry<V39d128>(kV39),
+    entry<V39d64>(kV39), entry<V39d128>(kV39), entry<V40d64>(kV40), entry<V40d128>(kV40),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 39; }
+int fa3_last_variant() { return 40; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)
