@@ -315,6 +315,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       if (pending) {
         wgmma_wait_all();  // O_i and the fragments of P~_i,j-1 are free again
         fence_o();
+        fence_frags(pa);  // the product read them up to here (fence_frags: why)
         release(emptyV((gb - 1) % ST));
       }
       rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);

@@ -99,6 +99,17 @@ __device__ __forceinline__ void fence_regs(float (&r)[R]) {
 #pragma unroll
   for (int k = 0; k < R; ++k) asm volatile("" : "+f"(r[k])::"memory");
 }
+// The same for the A fragments of a register-form MMA (wgmma_rs): fenced after the wait that
+// ends the MMA, they stay live while it runs. Otherwise ptxas counts them dead once the MMA is
+// issued, gives their registers to later temporaries, and must then wait for the MMA before the
+// first of those: for the fa3 rungs, before the softmax that was meant to run under it.
+template <int K, int R>
+__device__ __forceinline__ void fence_frags(uint32_t (&r)[K][R]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < R; ++e) asm volatile("" : "+r"(r[k][e])::"memory");
+}
 // cp.async writes are generic-proxy writes; wgmma reads shared memory through the async proxy.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 

@@ -3,7 +3,8 @@
 #   1. in parallel: the [tc] tests of each rung in NEW (FLASHSTEP_TC_VARIANTS, four processes by
 #      tag, [persistent] included), two `verify --tensor-cores` per rung against the CPU emulation
 #      (ragged, causal, key length; bf16 and fp16; d = 64 and 128), memcheck and racecheck on tiny
-#      verifies (SAN: rung:tool pairs), the SASS's instruction counts;
+#      verifies (SAN: rung:tool pairs), the SASS's instruction counts and where each rung's softmax
+#      sits against the waits for its products (gpu/tools/sass_overlap.py);
 #   2. alone on the GPU: `flashstep_tc_bench` for each rung in NEW, then BENCH (bf16, N = 4096
 #      and 16384, d = 64 and 128, causal and not; one process per rung), PyTorch's cuDNN sdpa on
 #      the same shapes, and Nsight Compute on each rung in NCU at d = NCU_D (default 128), N = 4096, non-causal
@@ -67,6 +68,7 @@ done
 wait
 S+=("correctness phase: $(($(date +%s) - T0)) s")
 SASS=$OUT/sass.txt
+S+=("$(python3 gpu/tools/sass_overlap.py "$SASS" $NEW $BENCH 2>&1)")
 S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS), FMNMX $(grep -c FMNMX $SASS), MUFU.EX2 $(grep -c MUFU.EX2 $SASS)")
 declare -A OK
 tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
