@@ -287,7 +287,7 @@ int run_bench_backward(const BackwardBenchFlags& bf) {
   nlohmann::json rows = nlohmann::json::array();
   if (!bf.as_json) {
     std::printf("bench-gpu --backward on %s (%d SMs), float32, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
-                info.name.c_str(), info.sm_count, bf.warmup, bf.warmup > 0 ? gpu::timing_warmup_ms() : 0.0, bf.reps);
+                info.name.c_str(), info.sm_count, bf.warmup, gpu::timing_warmup_ms(bf.warmup), bf.reps);
     std::printf("backward TFLOP/s = 2.5 x 4 B H N^2 d / backward time; peak = device memory of forward + "
                 "backward; x std = standard's total time / this total\n\n");
     std::printf("%6s %4s %4s %3s %-8s %4s %4s %2s | %9s %9s %9s | %8s | %9s | %6s\n", "N", "d", "B", "H", "schedule",

@@ -63,7 +63,7 @@ int run_bench(const BenchFlags& bf) {
   if (!bf.as_json) {
     std::printf("bench-gpu on %s (%d SMs, %.0f GiB), float32, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
                 info.name.c_str(), info.sm_count, info.total_bytes / 1073741824.0, bf.warmup,
-                bf.warmup > 0 ? gpu::timing_warmup_ms() : 0.0, bf.reps);
+                gpu::timing_warmup_ms(bf.warmup), bf.reps);
     std::printf("TFLOP/s = 4 B H N^2 d / time; GB/s = HBM bytes the simulator predicts / time; "
                 "peak = device memory allocated\n");
     std::printf("fa2: %s storage, %s; its TFLOP/s count the kept scores only\n\n", bf.dtype.c_str(),

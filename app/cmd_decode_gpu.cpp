@@ -314,7 +314,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   if (!r.as_json) {
     std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.warmup,
-                r.warmup > 0 ? gpu::timing_warmup_ms() : 0.0, r.reps);
+                gpu::timing_warmup_ms(r.warmup), r.reps);
     std::printf("copy bandwidth (cudaMemcpy device to device, 2 GiB, read + written bytes / time): %.0f GB/s\n",
                 copy_gbps);
     std::printf("read roof (a kernel that only reads 2 GiB by bulk copies on every SM, bytes read / time): %.0f GB/s\n",

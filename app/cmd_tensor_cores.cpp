@@ -176,7 +176,7 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
   if (!r.as_json) {
     std::printf("bench-gpu --tensor-cores on %s (%d SMs), %s, %s, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.causal ? "causal" : "no mask",
-                r.warmup, r.warmup > 0 ? gpu::timing_warmup_ms() : 0.0, r.reps);
+                r.warmup, gpu::timing_warmup_ms(r.warmup), r.reps);
     std::printf("TFLOP/s = 4 B H N^2 d / time (causal: the kept N(N+1)/2 scores, for both); GB/s = HBM "
                 "bytes the simulator's closed form predicts / time%s\n\n",
                 r.causal ? " (unmasked form: an upper bound with causal block skipping)" : "");

@@ -330,7 +330,7 @@ void set_timing_batch(int batch) {
   g_timing_batch = batch;
 }
 int timing_batch() { return g_timing_batch; }
-double timing_warmup_ms() { return warmup_ms(); }
+double timing_warmup_ms(int warmup) { return warmup > 0 ? warmup_ms() : 0.0; }
 
 BenchTiming bench_standard(const Shape& s, float scale, int warmup, int reps, uint64_t seed) {
   check_shape(s);

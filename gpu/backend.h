@@ -126,9 +126,9 @@ std::vector<uint8_t> gpu_dropout_mask(int rows, int cols, int row0, int col0, in
 // until the launch arrives; with a few calls queued it runs under the previous call's kernels.
 void set_timing_batch(int batch);
 int timing_batch();
-// The GPU time every timed measurement's warm-up runs take at least (gpu/common.cuh's
-// warmup_ms: FLASHSTEP_WARMUP_MS, default 25), for the tables' headers.
-double timing_warmup_ms();
+// The GPU time a timed measurement's `warmup` runs take at least (gpu/common.cuh's warmup_ms:
+// FLASHSTEP_WARMUP_MS, default 25; 0 when there are none), for the tables' headers.
+double timing_warmup_ms(int warmup);
 struct BenchTiming {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int reps = 0, variant = 0;

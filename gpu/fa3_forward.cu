@@ -312,13 +312,20 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     auto softmax_block = [&](int j, int gb, bool pending) {
       float alphas[2];
       softmax_scores<BC, C::ILP, C::POLY>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
-      if (pending) {
-        wgmma_wait_all();  // O_i and the fragments of P~_i,j-1 are free again
+      if (!pending) return rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
+      // The wait for O += P~_i,j-1 V_j-1 (after which O_i and the fragments of P~_i,j-1 are free
+      // again) sits in both arms of the rescale's branch: ptxas schedules within a basic block
+      // and, in the softmax's block, issued the wait first, before the softmax it was to hide.
+      if (warp_rescales(alphas)) {
+        wgmma_wait_all();
         fence_o();
-        fence_frags(pa);  // the product read them up to here (fence_frags: why)
-        release(emptyV((gb - 1) % ST));
+        rescale_o(alphas, o);
+      } else {
+        wgmma_wait_all();
+        fence_o();
       }
-      rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
+      release(emptyV((gb - 1) % ST));
+      pack_p<T, BC>(s, pa);
     };
     if (!C::INTRA) {
       for (int j = 0; j < n_blocks; ++j) {

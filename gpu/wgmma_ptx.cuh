@@ -99,17 +99,6 @@ __device__ __forceinline__ void fence_regs(float (&r)[R]) {
 #pragma unroll
   for (int k = 0; k < R; ++k) asm volatile("" : "+f"(r[k])::"memory");
 }
-// The same for the A fragments of a register-form MMA (wgmma_rs): fenced after the wait that
-// ends the MMA, they stay live while it runs. Otherwise ptxas counts them dead once the MMA is
-// issued, gives their registers to later temporaries, and must then wait for the MMA before the
-// first of those: for the fa3 rungs, before the softmax that was meant to run under it.
-template <int K, int R>
-__device__ __forceinline__ void fence_frags(uint32_t (&r)[K][R]) {
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int e = 0; e < R; ++e) asm volatile("" : "+r"(r[k][e])::"memory");
-}
 // cp.async writes are generic-proxy writes; wgmma reads shared memory through the async proxy.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
@@ -155,19 +144,22 @@ __device__ __forceinline__ void softmax_scores(float (&s)[BC / 2], float (&alpha
                                             m_i[hr], l_i[hr], scale_log2);
 }
 
-// FA2fwd L10, first half: diag(e^(m_i - m_ij)) O_i, skipped when no row max of the warp moved
-// (alpha = 1 exactly then), as v9; then P~_ij rounded to the input type, straight into A
-// fragments of wgmma's register form: column tiles 2kk, 2kk+1 of the accumulator are
-// (k 0-7, k 8-15) of k-step kk. O_i and the fragments must be free: no product in flight.
-template <typename T, int BC, int PANELS>
-__device__ __forceinline__ void rescale_and_pack(const float (&s)[BC / 2], const float (&alphas)[2],
-                                                 float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4]) {
-  if (__any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f)) {
+// FA2fwd L10, first half: diag(e^(m_i - m_ij)) O_i.
+template <int PANELS>
+__device__ __forceinline__ void rescale_o(const float (&alphas)[2], float (&o)[PANELS][32]) {
 #pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn)
+  for (int pn = 0; pn < PANELS; ++pn)
 #pragma unroll
-      for (int k = 0; k < 32; ++k) o[pn][k] *= alphas[(k % 4) / 2];
-  }
+    for (int k = 0; k < 32; ++k) o[pn][k] *= alphas[(k % 4) / 2];
+}
+// Whether some row of the warp has a new maximum (alpha != 1); when none has, the rescale is skipped.
+__device__ __forceinline__ bool warp_rescales(const float (&alphas)[2]) {
+  return __any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f);
+}
+// P~_ij rounded to the input type, straight into A fragments of wgmma's register form: column
+// tiles 2kk, 2kk+1 of the accumulator are (k 0-7, k 8-15) of k-step kk.
+template <typename T, int BC>
+__device__ __forceinline__ void pack_p(const float (&s)[BC / 2], uint32_t (&pa)[BC / 16][4]) {
 #pragma unroll
   for (int kk = 0; kk < BC / 16; ++kk) {
     pa[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
@@ -175,6 +167,14 @@ __device__ __forceinline__ void rescale_and_pack(const float (&s)[BC / 2], const
     pa[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
     pa[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
   }
+}
+// Both: the rescale skipped when no row max of the warp moved (alpha = 1 exactly then), as v9,
+// then the fragments. O_i and the fragments must be free: no product in flight.
+template <typename T, int BC, int PANELS>
+__device__ __forceinline__ void rescale_and_pack(const float (&s)[BC / 2], const float (&alphas)[2],
+                                                 float (&o)[PANELS][32], uint32_t (&pa)[BC / 16][4]) {
+  if (warp_rescales(alphas)) rescale_o(alphas, o);
+  pack_p<T, BC>(s, pa);
 }
 
 // Both of the above in a row: the mask, FA2fwd L9, the O_i rescale of L10 and P~_ij into A fragments.

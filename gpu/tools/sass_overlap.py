@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where the softmax sits against the waits for the products, in the SASS of gpu/fa3_forward.cu.
 
-Reads `cuobjdump --dump-sass` of a binary with the fa3 kernels and prints, for each bf16 kernel
+Reads `cuobjdump --dump-sass` of a binary with the fa3 kernels (or `nvdisasm -c` of a cubin) and prints, for each bf16 kernel
 (variant, d), how many MUFU.EX2 (the softmax's exp2) lie between a wait for S_ij alone
 (WARPGROUP.DEPBAR.LE gsb0, 0x1) and the next wait for every product (WARPGROUP.DEPBAR.LE gsb0, 0x0),
 out of all MUFU.EX2 in the kernel. The intra-warpgroup overlap (v17 and the rungs built on it) is
@@ -18,7 +18,7 @@ import sys
 def kernels(path):
     name, body = None, []
     for line in open(path, errors="replace"):
-        m = re.search(r"Function : (\S+)", line)
+        m = re.search(r"Function : (\S+)", line) or re.match(r"^\.text\.(\S+):", line)
         if m:
             if name:
                 yield name, body

@@ -3,6 +3,7 @@
 # have taken FLASHSTEP_WARMUP_MS of GPU time, default 25, as gpu/common.cuh's median_ms; the
 # median of 20 runs, in ms).
 import os
+import sys
 import statistics
 
 import torch
@@ -11,6 +12,18 @@ import torch
 def torch_dtype(name):
     """bf16 or fp16, as the scripts' --dtype names them."""
     return torch.bfloat16 if name == "bf16" else torch.float16
+
+
+def warmup_ms():
+    """FLASHSTEP_WARMUP_MS (default 25) as milliseconds >= 0; anything else stops with one line."""
+    text = os.environ.get("FLASHSTEP_WARMUP_MS", "25")
+    try:
+        ms = float(text)
+    except ValueError:
+        ms = -1.0
+    if not ms >= 0.0 or ms == float("inf"):
+        sys.exit("error: FLASHSTEP_WARMUP_MS must be a number of milliseconds >= 0, not '%s'" % text)
+    return ms
 
 
 def median_ms(fn, warmup=3, reps=20, batch=1):
@@ -22,7 +35,7 @@ def median_ms(fn, warmup=3, reps=20, batch=1):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    warm_ms = max(0.0, float(os.environ.get("FLASHSTEP_WARMUP_MS", "25"))) if warmup > 0 else 0.0
+    warm_ms = warmup_ms() if warmup > 0 else 0.0
     warm, k = 0.0, 0
     while warm < warm_ms and k < 100000:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
