@@ -116,7 +116,7 @@ Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
   throw InputError("the pipeline model has variants 13-22, 26-29 and 35-39 (the Hopper rungs; not 23-25 and 30-32, which "
-                   "change only instruction counts and latencies, nor 33, 34, 40), not " + std::to_string(variant));
+                   "change only instruction counts and latencies, nor 33, 34, 40-43), not " + std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {

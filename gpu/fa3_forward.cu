@@ -1,4 +1,4 @@
-// Variants 15-40 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
+// Variants 15-43 of the tensor-core ladder: FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -55,6 +55,7 @@
 //   40  v21 with the two consumers staggered once: consumer 1 starts its first tile when
 //       consumer 0 has finished the softmax of its first block (named barrier 5), so that their
 //       softmaxes, which v21 runs at the same moment, fall in each other's products; no turns.
+//   41  v30 with Bc 192 at d = 128; 42 v39 with v30's wide O += P~ V; 43 v34 with 3 K/V stages.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -525,6 +526,16 @@ using V39d64 = Fa3Config<39, 64, 224, 2, kIntra | kPersistent>;
 using V39d128 = Fa3Config<39, 128, 192, 2, kIntra | kPersistent>;
 using V40d64 = Fa3Config<40, 64, 192, 2, kIntra | kPersistent | kStagger>;
 using V40d128 = Fa3Config<40, 128, 176, 2, kIntra | kPersistent | kStagger>;
+// Each d's default with the softmax under O += P~ V (fa3 ladder run 9) and one more change: v41
+// v30 with Bc 192 at d = 128 (O_i 64 + S_ij 96 + P~ 48 registers; at d = 64 v26 again), v42 v39
+// (persistent, Bc 192 at d = 128) with v30's wide O += P~ V (at d = 64 v39 again), v43 v34 (three
+// consumers, persistent) with a third K/V stage.
+using V41d64 = Fa3Config<41, 64, 192, 2, kIntra | kPingPong>;
+using V41d128 = Fa3Config<41, 128, 192, 2, kIntra | kPingPong | kWidePv>;
+using V42d64 = Fa3Config<42, 64, 224, 2, kIntra | kPersistent>;
+using V42d128 = Fa3Config<42, 128, 192, 2, kIntra | kPersistent | kWidePv>;
+using V43d64 = Fa3Config<43, 64, 128, 3, kIntra | kPersistent, 3>;
+using V43d128 = Fa3Config<43, 128, 64, 3, kIntra | kPersistent, 3>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -568,6 +579,9 @@ const char* const kV37 = "v19 (3 consumers) with every 8th exp2 of the softmax f
 const char* const kV38 = "v21 with every 4th exp2 of the softmax from a polynomial on the float32 pipes";
 const char* const kV39 = "v21 with a longer Bc: 224 at d = 64, 192 at d = 128";
 const char* const kV40 = "v21 with consumer 1 started one softmax after consumer 0 (once, no turns)";
+const char* const kV41 = "v30 (FlashAttention-3's schedule, wide O += P~ V) with Bc 192 at d = 128 (at d = 64 v26)";
+const char* const kV42 = "v39 (persistent, Bc 192 at d = 128) with v30's wide O += P~ V (at d = 64 v39)";
+const char* const kV43 = "v34 (3 consumers, Br 192, persistent) with a third K/V stage";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -582,11 +596,13 @@ const Fa3Entry kFa3[] = {
     entry<V35d64>(kV35), entry<V35d128>(kV35), entry<V36d64>(kV36), entry<V36d128>(kV36),
     entry<V37d64>(kV37), entry<V37d128>(kV37), entry<V38d64>(kV38), entry<V38d128>(kV38),
     entry<V39d64>(kV39), entry<V39d128>(kV39), entry<V40d64>(kV40), entry<V40d128>(kV40),
+    entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), entry<V42d128>(kV42),
+    entry<V43d64>(kV43), entry<V43d128>(kV43),
 };
 
 }  // namespace
 
-int fa3_last_variant() { return 40; }
+int fa3_last_variant() { return 43; }
 
 TcVariantInfo fa3_variant(int variant, int d) {
   for (const Fa3Entry& e : kFa3)
