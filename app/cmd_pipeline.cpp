@@ -11,9 +11,9 @@ namespace flashstep {
 
 void add_pipeline_flags(CLI::App* ex, PipelineFlags& f) {
   ex->add_flag("--pipeline", f.on,
-               "time inside the Hopper kernel instead: the pipeline model's timeline and TFLOP/s (variants 13-22, 26-29)");
+               "time inside the Hopper kernel instead: the pipeline model's timeline and TFLOP/s (variants 13-22, 26-29, 33-39, 43)");
   f.variant_opt = ex->add_option("--variant", f.variant,
-                                 "with --pipeline: the rung, 13-22 or 26-29 (default: the one the model predicts fastest)");
+                                 "with --pipeline: the rung, 13-22, 26-29, 33-39 or 43 (default: the one the model predicts fastest)");
   f.causal_opt = ex->add_flag("--causal", f.causal, "with --pipeline: causal mask, bottom-right aligned");
   f.wait_opt = ex->add_option("--wait-clk", f.wait_clk,
                               "with --pipeline: clocks of latency before each softmax starts (default 0)");

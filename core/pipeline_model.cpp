@@ -109,14 +109,22 @@ std::vector<Rung> rungs(int64_t d) {
   derive(37, 19, "v19 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
   derive(38, 21, "v21 with every 4th exp2 from a polynomial on the float32 pipes", poly(4));
   derive(39, 21, "v21 with a longer Bc: 224 at d = 64, 192 at d = 128", [&](Rung& x) { x.Bc = d == 64 ? 224 : 192; });
+  // A third K/V stage (the producer two blocks ahead), and v19 persistent without the turns: the
+  // d = 64 default since the softmax runs under O += P~ V (docs/tensor-cores.md).
+  const auto third_stage = [](Rung& x) { x.stages = 3; };
+  derive(33, d == 64 ? 21 : 22, "a third K/V stage on v21 at d = 64, on v22 at d = 128", third_stage);
+  derive(34, 19, "v19 persistent: 3 consumers (Br 192), no turns", [](Rung& x) { x.persistent = true; });
+  derive(43, 34, "v34 with a third K/V stage", third_stage);
+  std::sort(v.begin(), v.end(), [](const Rung& a, const Rung& b) { return a.variant < b.variant; });
   return v;
 }
 
 Rung rung(int variant, int64_t d) {
   for (const Rung& r : rungs(d))
     if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-22, 26-29 and 35-39 (the Hopper rungs; not 23-25 and 30-32, which "
-                   "change only instruction counts and latencies, nor 33, 34, 40-43), not " + std::to_string(variant));
+  throw InputError("the pipeline model has variants 13-22, 26-29, 33-39 and 43 (the Hopper rungs; not 23-25 and 30-32, 41, "
+                   "42, whose softmax in chains or wide O += P~ V change only instruction counts and latencies, nor 40), not " +
+                   std::to_string(variant));
 }
 
 const char* unit_name(Unit u) {

@@ -55,7 +55,7 @@ struct Rung {
 };
 
 // The modelled rungs for head dimension d (64 or 128), in ladder order: 13 and 14 (gpu/fa2_wgmma.cu),
-// 15-22, 26-29 and 35-39 (gpu/fa3_forward.cu). Throws InputError for another d.
+// 15-22, 26-29, 33-39 and 43 (gpu/fa3_forward.cu). Throws InputError for another d.
 std::vector<Rung> rungs(int64_t d);
 // One of them; throws InputError naming the modelled variants.
 Rung rung(int variant, int64_t d);

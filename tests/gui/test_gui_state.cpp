@@ -428,9 +428,9 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   s.pipeline.n = 4096;
   s.pipeline.causal = false;
   s.pipeline.rebuild();
-  REQUIRE(s.pipeline.rows.size() == 19);  // v13-v22, v26-v29, v35-v39
+  REQUIRE(s.pipeline.rows.size() == 22);  // v13-v22, v26-v29, v33-v39, v43
   // The file's numbers for this shape, as measured: fa3 run 1 (gpu/results/fa3/bench.txt), fa3
-  // rungs run 2, fa3 tiles run 1, then the fa3 ladder's runs 1-3, 6 and 7
+  // rungs run 2, fa3 tiles run 1, then the fa3 ladder's runs 1-3, 6, 7, 9 and 10
   // (gpu/results/fa3_ladder/runN): a later call's point replaces an earlier one.
   std::map<int, double> measured;
   for (const auto& r : s.pipeline.rows) {
@@ -443,18 +443,21 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   }
   REQUIRE(measured[15] == 576.4);  // the latest call's figure, not 575.8 or 577.7
   REQUIRE(measured[16] == 580.9);  // fa3 run 1 only
-  REQUIRE(measured[17] == 592.3);
-  REQUIRE(measured[19] == 546.8);  // run 6
-  REQUIRE(measured[21] == 523.8);  // run 7
-  REQUIRE(measured[22] == 606.4);
-  REQUIRE(measured[29] == 474.2);
-  REQUIRE(measured[35] == 521.3);
-  REQUIRE(measured[38] == 498.2);
-  REQUIRE(measured[39] == 533.8);
-  // PyTorch's cuDNN and flash backends, one line each: cuDNN, measured in eight calls, shows the latest.
+  REQUIRE(measured[17] == 604.6);  // run 9 (the softmax under O += P~ V), not run 1's 592.3
+  REQUIRE(measured[19] == 520.8);  // run 10
+  REQUIRE(measured[21] == 518.5);
+  REQUIRE(measured[22] == 596.7);
+  REQUIRE(measured[29] == 479.0);  // run 9
+  REQUIRE(measured[35] == 519.2);
+  REQUIRE(measured[38] == 498.2);  // run 6 only
+  REQUIRE(measured[39] == 534.7);  // run 10
+  REQUIRE(measured[33] == 567.6);  // run 9
+  REQUIRE(measured[34] == 523.5);  // run 10
+  REQUIRE(measured[43] == 516.7);
+  // PyTorch's cuDNN and flash backends, one line each: cuDNN, measured in ten calls, shows the latest.
   REQUIRE(s.pipeline.references.size() == 2);
   for (const auto& r : s.pipeline.references)
-    CHECK(r.tflops == (r.kernel == "PyTorch sdpa cudnn" ? 635.2 : 335.9));
+    CHECK(r.tflops == (r.kernel == "PyTorch sdpa cudnn" ? 565.6 : 335.9));
   // The timeline shows every task of the first blocks of one thread block.
   REQUIRE(s.pipeline.timeline.segments.size() > 4 * 2 * 3);
   // A bad measurements file leaves the model running, says why.
