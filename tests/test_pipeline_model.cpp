@@ -162,6 +162,21 @@ TEST_CASE("pipeline model: v20 and v21 change only Bc from v17 and v18", "[pipel
   }
 }
 
+// v34 is v19 persistent (the d = 64 default), v43 v34 with a third K/V stage, v33 a third stage
+// on v21 at d = 64 and on v22 at d = 128, as gpu/fa3_forward.cu builds them; in ladder order.
+TEST_CASE("pipeline model: v33, v34 and v43 are one change each from the kernels they extend", "[pipeline]") {
+  for (int64_t d : {64, 128}) {
+    const Rung v19 = rung(19, d), v34 = rung(34, d), v43 = rung(43, d), v33 = rung(33, d);
+    const Rung base33 = rung(d == 64 ? 21 : 22, d);
+    REQUIRE((v34.persistent && !v19.persistent && v34.consumers == 3 && v34.Bc == v19.Bc && !v34.pingpong));
+    REQUIRE((v34.stages == 2 && v43.stages == 3 && v43.persistent && v43.consumers == 3 && v43.Bc == v34.Bc));
+    REQUIRE((v33.stages == 3 && base33.stages == 2 && v33.Bc == base33.Bc && v33.pingpong == base33.pingpong &&
+             v33.persistent == base33.persistent && v33.consumers == base33.consumers));
+    const std::vector<Rung> all = rungs(d);
+    for (size_t k = 1; k < all.size(); ++k) REQUIRE(all[k - 1].variant < all[k].variant);
+  }
+}
+
 // A persistent block runs its tiles back to back, each after the first shortened by the overlap
 // of the previous tile's tail with its own prologue; the grid is min(tiles, SMs) blocks.
 TEST_CASE("pipeline model: persistent blocks add up their tiles", "[pipeline]") {
