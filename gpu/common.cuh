@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/warmup_env.h"
+
 namespace flashstep::gpu {
 
 [[noreturn]] inline void cuda_fail(cudaError_t e, const char* what, const char* file, int line) {
@@ -149,10 +151,7 @@ int timing_batch();  // gpu/backend.h: calls per timed sample
 // alone): the SM clock leaves its idle state (345 MHz on the H200) only under load, and a few
 // runs of a short kernel after host work or a copy (which leaves the SMs idle) end before it has.
 inline double warmup_ms() {
-  static const double ms = [] {
-    const char* e = std::getenv("FLASHSTEP_WARMUP_MS");
-    return e ? std::max(0.0, std::atof(e)) : 25.0;
-  }();
+  static const double ms = parse_warmup_ms(std::getenv("FLASHSTEP_WARMUP_MS"));
   return ms;
 }
 

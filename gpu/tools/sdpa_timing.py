@@ -18,7 +18,8 @@ def warmup_ms():
     """FLASHSTEP_WARMUP_MS (default 25) as milliseconds >= 0; anything else stops with one line."""
     text = os.environ.get("FLASHSTEP_WARMUP_MS", "25")
     try:
-        ms = float(text)
+        # as strtod with nothing after the number (gpu/warmup_env.h): no spaces, no underscores
+        ms = float(text) if text == text.strip() and "_" not in text else -1.0
     except ValueError:
         ms = -1.0
     if not ms >= 0.0 or ms == float("inf"):
