@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/input_error.h"
+
 namespace flashstep {
 
 // Row-major so that a block of rows (Q_i, K_j, O_i) is one contiguous span, as in HBM.
@@ -22,11 +24,6 @@ inline int dtype_bytes(Dtype t) { return t == Dtype::fp32 ? 4 : 2; }
 float round_to(Dtype t, float x);           // x rounded to the nearest value of type t
 void round_in_place(Dtype t, float* data, int64_t n);
 
-// Every problem with what the user gave us (sizes, files, options) is an InputError:
-// the command line prints its message as one line and exits non-zero.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 inline Dtype parse_dtype(const std::string& name) {
   if (name == "fp32") return Dtype::fp32;

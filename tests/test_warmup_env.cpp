@@ -2,7 +2,6 @@
 // number of milliseconds >= 0 as given, one error line naming the variable for anything else.
 #include <catch2/catch.hpp>
 
-#include <stdexcept>
 #include <string>
 
 #include "gpu/warmup_env.h"
@@ -24,7 +23,7 @@ TEST_CASE("FLASHSTEP_WARMUP_MS: anything but a finite number >= 0 is one error n
     try {
       parse_warmup_ms(bad);
       FAIL("accepted");
-    } catch (const std::runtime_error& e) {
+    } catch (const flashstep::InputError& e) {
       const std::string what = e.what();
       CHECK(what.find("FLASHSTEP_WARMUP_MS") != std::string::npos);
       CHECK(what.find(std::string("'") + bad + "'") != std::string::npos);
