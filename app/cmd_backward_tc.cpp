@@ -175,9 +175,9 @@ int run_bench_backward_tensor_cores(const TcBackwardBenchRequest& r) {
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
     std::printf("bench-gpu --backward --tensor-cores on %s (%d SMs), %s, %s, B = %lld, H = %lld, CUDA events, %d "
-                "warm-up runs (at least %.0f ms), median of %d\n", info.name.c_str(), info.sm_count, r.dtype.c_str(),
+                "warm-up runs (at least %.0f ms), median of %d, %d calls back to back per sample\n", info.name.c_str(), info.sm_count, r.dtype.c_str(),
                 r.causal ? "causal" : "no mask", (long long)r.B, (long long)r.H, r.warmup,
-                gpu::timing_warmup_ms(r.warmup), r.reps);
+                gpu::timing_warmup_ms(r.warmup), r.reps, gpu::timing_batch());
     std::printf("TFLOP/s: forward 4 B H N^2 d, backward 2.5 x that, fwd + bwd 3.5 x (causal: the kept N(N+1)/2 "
                 "scores); fwd+bwd ms = the sum of the two medians; fp32 = the float32 fa2 kernels "
                 "(gpu/backward.h, N <= %lld, non-causal)\n\n", (long long)r.fp32_max_n);

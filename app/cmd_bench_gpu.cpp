@@ -61,9 +61,9 @@ int run_bench(const BenchFlags& bf) {
   const int64_t M = parse_sram_size(bf.M);
   nlohmann::json rows = nlohmann::json::array(), sweep = nlohmann::json::array();
   if (!bf.as_json) {
-    std::printf("bench-gpu on %s (%d SMs, %.0f GiB), float32, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
+    std::printf("bench-gpu on %s (%d SMs, %.0f GiB), float32, CUDA events, %d warm-up runs (at least %.0f ms), median of %d, %d calls back to back per sample\n",
                 info.name.c_str(), info.sm_count, info.total_bytes / 1073741824.0, bf.warmup,
-                gpu::timing_warmup_ms(bf.warmup), bf.reps);
+                gpu::timing_warmup_ms(bf.warmup), bf.reps, gpu::timing_batch());
     std::printf("TFLOP/s = 4 B H N^2 d / time; GB/s = HBM bytes the simulator predicts / time; "
                 "peak = device memory allocated\n");
     std::printf("fa2: %s storage, %s; its TFLOP/s count the kept scores only\n\n", bf.dtype.c_str(),

@@ -312,9 +312,9 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   if (!r.sweep_variants.empty()) return run_decode_sweep(r, dt, M, sdpa, info, roofs);
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
-    std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
+    std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs (at least %.0f ms), median of %d, %d calls back to back per sample\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.warmup,
-                gpu::timing_warmup_ms(r.warmup), r.reps);
+                gpu::timing_warmup_ms(r.warmup), r.reps, gpu::timing_batch());
     std::printf("copy bandwidth (cudaMemcpy device to device, 2 GiB, read + written bytes / time): %.0f GB/s\n",
                 copy_gbps);
     std::printf("read roof (a kernel that only reads 2 GiB by bulk copies on every SM, bytes read / time): %.0f GB/s\n",

@@ -174,9 +174,9 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
   const int64_t H = 8;
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
-    std::printf("bench-gpu --tensor-cores on %s (%d SMs), %s, %s, CUDA events, %d warm-up runs (at least %.0f ms), median of %d\n",
+    std::printf("bench-gpu --tensor-cores on %s (%d SMs), %s, %s, CUDA events, %d warm-up runs (at least %.0f ms), median of %d, %d calls back to back per sample\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.causal ? "causal" : "no mask",
-                r.warmup, gpu::timing_warmup_ms(r.warmup), r.reps);
+                r.warmup, gpu::timing_warmup_ms(r.warmup), r.reps, gpu::timing_batch());
     std::printf("TFLOP/s = 4 B H N^2 d / time (causal: the kept N(N+1)/2 scores, for both); GB/s = HBM "
                 "bytes the simulator's closed form predicts / time%s\n\n",
                 r.causal ? " (unmasked form: an upper bound with causal block skipping)" : "");

@@ -312,8 +312,8 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--reps", bf.reps, "timed runs per point, median reported (default 20, minimum 20)");
   b->add_option("--warmup", bf.warmup, "untimed runs first (default 3)");
   b->add_option("--back-to-back", bf.batch,
-                "calls issued back to back per timed sample, the time per call reported (default 1; 1-1000): "
-                "with more than 1 the host's work before each launch runs under the previous call");
+                "calls issued back to back per timed sample, the time per call reported (default 10; 1-1000): "
+                "the host's work before each launch runs under the previous call, as for PyTorch's side");
   b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
   b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");

@@ -64,7 +64,9 @@ struct BenchFlags {
   std::string M = "128KiB";
   int64_t rows = 131072;  // B * H * N: the batch that fills the GPU
   int reps = 20, warmup = 3;
-  int batch = 1;  // calls back to back per timed sample (gpu/backend.h's set_timing_batch)
+  // Calls back to back per timed sample (gpu/backend.h's set_timing_batch): 10, as PyTorch's side
+  // is timed (gpu/tools/sdpa_timing.py), so that neither side's launch latency idles the GPU.
+  int batch = 10;
   int64_t sweep_n = 4096, sweep_d = 64;
   bool no_sweep = false, as_json = false;
   std::vector<std::string> skip;  // --no-NAME: schedules not timed

@@ -132,23 +132,28 @@ BenchTiming timing_of(const TimingStats& ts, int variant, int64_t peak) {
 
 int tc_backward_variant_count() { return tc::fa2_bwd_tc_variant_count(); }
 
-// The fastest measured on the H200 (docs/tensor-cores.md, "v9, v10: the grid's order"): v9 (v5's
-// wgmma kernel with one head's K/V blocks side by side in the grid) at both d, causal or not: 1.04x
-// to 1.20x v5 in one call (gpu/results/tensor-core-backward/grid-order/); v10 within 1% of it, the
-// simpler rung kept. It needs compute capability 9.0 and a build with sm_90a; elsewhere v2, the
-// fastest mma.sync rung.
+// The backward's kernel: on compute capability 9.0 with the sm_90a kernels built, the wgmma
+// default (configuration 9, gpu/fa2_bwd_wgmma.cu, which says what it rests on); elsewhere
+// mma.sync's configuration 2 (gpu/fa2_bwd_tc.cu).
 int tc_backward_default_variant(int64_t d) {
   static const bool sm90 = [] {
     if (!available()) return false;
     const DeviceInfo info = device_info();
     return info.cc_major == 9 && info.cc_minor == 0;
   }();
-  if (sm90 && tc::fa2_bwd_tc_variant(9, int(d)).compiled) return 9;
+#if defined(FLASHSTEP_HAVE_WGMMA)
+  if (sm90 && tc::bwd_config_sm90(int(d)) != 0) return tc::bwd_config_sm90(int(d));
+#endif
   return 2;
 }
 
 TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   const tc::TcBwdVariantInfo i = tc::fa2_bwd_tc_variant(variant, int(d));
+  if (!i.compiled && variant >= 1 && variant <= tc_backward_variant_count() && (d == 64 || d == 128) &&
+      !(d == 128 && (variant == 3 || variant == 8)))
+    throw InputError("tensor-core backward variant " + std::to_string(variant) +
+                     " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "
+                     "(gpu/ladder/); variant 0 picks the default");
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
                      " (variants 1-" + std::to_string(tc_backward_variant_count()) +

@@ -41,7 +41,8 @@ int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype d
 
 // Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-9 for d = 64, 128 in
 // fp16/bf16; 0 = the default) for this d and storage type.
-bool decode_variant_exists(int variant, int64_t d, Dtype dtype);
+bool decode_variant_exists(int variant, int64_t d, Dtype dtype);  // built in this build
+bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8: built only with -DFLASHSTEP_LADDER=ON
 // The same as a check: an InputError naming what exists when it does not.
 void check_decode_variant(int variant, int64_t d, Dtype dtype);
 

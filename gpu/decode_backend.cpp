@@ -139,12 +139,11 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 // "Read streams and versions 8, 9"):
 // - d = 64, 128 in 16-bit storage, unpaged: version 9 (bulk copies under an L2 evict_first
 //   policy, 256 threads) with core/decode.h's S, the fastest version at all 12 shapes of the
-//   stream call (gpu/results/device-checks/2026-12-02-call3, 4-11% ahead of versions 5, 6 and 8); except at
-//   d = 128, Nq = 1 where that S is 1 (the heads fill the GPU, or one K/V block): 32 splits, none
-//   shorter than 512 keys (the shortest split measured), the best S of version 5 there before
-//   and of version 9 at Nk = 65536 and 262144. (At B x H = 32, Nk = 262144, S = 32 was 0.6%
-//   ahead of core's S = 8 in call 4 and level with it, 0.07%, over three rounds of call 11:
-//   core's S stays.)
+//   read-stream sweep (gpu/results/device-checks/2026-12-02-call3, 4-11% ahead of versions 5, 6
+//   and 8); except at d = 128, Nq = 1 where that S is 1 (the heads fill the GPU, or one K/V
+//   block): 32 splits, none shorter than 512 keys (the shortest split measured), the best S of
+//   version 5 there before and of version 9 at Nk = 65536 and 262144. (At B x H = 32,
+//   Nk = 262144, S = 32 was level with core's S = 8 over three rounds, 0.07%: core's S stays.)
 // - paged: version 5 with core/decode.h's S (0.85-0.93x of unpaged; version 6 pays for its
 //   small per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
@@ -173,6 +172,11 @@ bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
 }
 
 void check_decode_variant(int variant, int64_t d, Dtype dtype) {
+  if (!decode_variant_exists(variant, d, dtype) && decode_variant_is_ladder(variant) && (d == 64 || d == 128) &&
+      dtype != Dtype::fp32)
+    throw InputError("decode kernel variant " + std::to_string(variant) +
+                     " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "
+                     "(gpu/ladder/); variant 0 picks the default");
   if (!decode_variant_exists(variant, d, dtype))
     throw InputError("decode kernel variant " + std::to_string(variant) + " does not exist for d = " + std::to_string(d) +
                      " in " + dtype_name(dtype) + " (3: every d and type; 4-9: d = 64, 128 in fp16/bf16)");

@@ -34,7 +34,8 @@ bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
 // default for the shape (decode_backend.cpp's decode_default: 5 or 6 where they exist) before a
 // launch; a 0 that reaches the launcher runs kDefaultDecodeVariant, the kernel for every d and type.
 inline constexpr int kDefaultDecodeVariant = 3;
-bool decode_variant_supported(int variant, int d, Storage dtype);
+bool decode_variant_supported(int variant, int d, Storage dtype);  // built in this build
+bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8: built only with -DFLASHSTEP_LADDER=ON
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.
 void decode_split_launch(const DecodeParams& p);
 // FD L16-L20: one launch over (head, row); the combine smem holds S floats.

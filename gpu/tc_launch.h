@@ -28,28 +28,27 @@ struct TcParams {
   TcMask mask;
 };
 
-// fa2_tc.cu: the variants of the ladder (1 .. fa2_tc_variant_count()).
+// fa2_tc.cu: a configuration's number (the ladder's: 1-43 and the Bc sweep 101-104) to its
+// kernel. A default build holds the defaults alone (11, and on sm_90a 34 at d = 64 and 42 at
+// d = 128); the others need -DFLASHSTEP_LADDER=ON (gpu/ladder/).
 struct TcVariantInfo {
   int variant = 0;
   const char* what = "";
   int Br = 0, Bc = 0, warps = 0, stages = 0;
   int64_t smem_bytes = 0;
-  bool compiled = false;  // false: no kernel for this d
+  bool compiled = false;  // false: no kernel for this d in this build
   bool sm90_only = false; // wgmma: runs on compute capability 9.0 alone
 };
-int fa2_tc_variant_count();
+constexpr int kLastLadderRung = 43;
+int fa2_tc_variant_count();      // kLastLadderRung
+bool tc_ladder_rung(int variant); // a number the ladder uses (built in this build or not)
 TcVariantInfo fa2_tc_variant(int variant, int d);
 void fa2_tc_launch(int variant, const TcParams& p);
 
-// fa2_wgmma.cu (the Hopper rungs, variants 13 .. fa2_wgmma_last_variant(); sm_90a only, built
-// where FLASHSTEP_HAVE_WGMMA is defined). The caller checks that the GPU is compute capability 9.0.
-constexpr int kFirstWgmmaVariant = 13;
-int fa2_wgmma_last_variant();
-TcVariantInfo fa2_wgmma_variant(int variant, int d);
-void fa2_wgmma_launch(int variant, const TcParams& p);
-// fa3_forward.cu (variants 15 .. fa3_last_variant(): TMA, warp specialisation, ping-pong, the
-// intra-warpgroup overlap, a persistent grid, 3 consumers, longer Bc; sm_90a, with fa2_wgmma.cu).
-int fa3_last_variant();
+// fa3_forward.cu (sm_90a, where FLASHSTEP_HAVE_WGMMA is defined): the Hopper defaults and the
+// choice between them; with the ladder built, every FlashAttention-3 rung. The caller checks
+// that the GPU is compute capability 9.0.
+int fwd_config_sm90(int d, bool causal);  // 0: none for this d
 TcVariantInfo fa3_variant(int variant, int d);
 void fa3_launch(int variant, const TcParams& p);
 

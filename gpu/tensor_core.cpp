@@ -196,41 +196,50 @@ BenchTiming bench_path(bool standard, const Shape& s, float scale, const TcOptio
 
 int tc_variant_count() { return tc::fa2_tc_variant_count(); }
 
+bool tc_variant_built(int variant, int64_t d) { return tc::fa2_tc_variant(variant, int(d)).compiled; }
+
+int tc_hopper_default_variant(int64_t d, bool causal) {
+#if defined(FLASHSTEP_HAVE_WGMMA)
+  return tc::fwd_config_sm90(int(d), causal);
+#else
+  (void)d, (void)causal;
+  return 0;
+#endif
+}
+
 std::vector<int> tc_bc_sweep_variants() { return {101, 102, 103, 104}; }
 
-// The fastest measured on the H200 for each (d, causal), summed over N = 4096 and 16384 (bf16,
-// docs/tensor-cores.md), since the softmax runs under O += P~ V in the machine code (fa3 ladder
-// runs 9 and 10 of 2026-12-02): v34 (3 consumer warpgroups, Br 192, persistent) at d = 64,
-// causal or not; v42 (persistent, Bc 192, O += P~ V as one m64n128k16 per 16 keys) at d = 128,
-// causal or not (run 10: +4.5% over v30 non-causal, +5.6% causal; v41 within 1% non-causal).
-// Builds without these rungs fall back to v15, then to hopper run 1's choice (v13 at d = 64,
-// v14 at d = 128); GPUs other than compute capability 9.0 get v11.
+// The forward's kernel: on compute capability 9.0 with the sm_90a kernels built, the Hopper
+// default for (d, causal) (gpu/fa3_forward.cu's fwd_config_sm90); elsewhere mma.sync's
+// configuration 11 (gpu/fa2_tc.cu).
 int tc_default_variant(int64_t d, bool causal) {
   static const bool sm90 = [] {
     if (!available()) return false;
     const DeviceInfo info = device_info();
     return info.cc_major == 9 && info.cc_minor == 0;
   }();
-  struct Measured {
-    int64_t d;
-    bool causal;
-    int variant;
-  };
-  static constexpr Measured kFastest[] = {{64, false, 34}, {64, true, 34}, {128, false, 42}, {128, true, 42}};
-  if (sm90 && tc_variant_count() >= 42)
-    for (const Measured& m : kFastest)
-      if (m.d == d && m.causal == causal) return m.variant;
-  if (sm90 && tc_variant_count() >= 15 && (d == 64 || d == 128)) return 15;
-  if (sm90 && tc_variant_count() >= 14 && (d == 64 || d == 128)) return d == 64 ? 13 : 14;
+#if defined(FLASHSTEP_HAVE_WGMMA)
+  if (sm90) {
+    const int v = tc::fwd_config_sm90(int(d), causal);
+    if (v != 0) return v;
+  }
+#else
+  (void)causal;
+#endif
   return 11;
 }
 
 TcVariant tc_variant(int variant, int64_t d) {
   const tc::TcVariantInfo i = tc::fa2_tc_variant(variant, int(d));
-  if (!i.compiled)
+  if (!i.compiled) {
+    if (tc::tc_ladder_rung(variant) && (d == 64 || d == 128))
+      throw InputError("tensor-core variant " + std::to_string(variant) +
+                       " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "
+                       "(gpu/ladder/); variant 0 picks the default");
     throw InputError("no tensor-core variant " + std::to_string(variant) + " for d = " +
                      std::to_string(d) + " (variants 1-" + std::to_string(tc_variant_count()) +
                      ", d = 64 or 128)");
+  }
   return TcVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.stages, i.smem_bytes};
 }
 
@@ -264,7 +273,7 @@ void check_tc_request(const Shape& s, float scale, const TcOptions& o) {
     throw InputError("the tensor-core kernels need compute capability 8.0 or newer (" + info.name +
                      " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor) + ")");
   if (tc::fa2_tc_variant(resolve(o.variant, s.d, o.causal), int(s.d)).sm90_only && !(info.cc_major == 9 && info.cc_minor == 0))
-    throw InputError("tensor-core variants 13 and up (wgmma) run only on compute capability 9.0 (H100, H200); " +
+    throw InputError("the wgmma kernels run only on compute capability 9.0 (H100, H200); " +
                      info.name + " is " + std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor));
   const int64_t smem = tc_variant(resolve(o.variant, s.d, o.causal), s.d).smem_bytes;
   if (smem > info.smem_per_block_optin)

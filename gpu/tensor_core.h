@@ -47,6 +47,10 @@ struct TcOptions {
 // at Br = 128; run and checked like the ladder's variants, never picked automatically.
 std::vector<int> tc_bc_sweep_variants();
 int tc_variant_count();
+// Whether this build holds a kernel for (variant, d): the defaults always, other rungs with the ladder.
+bool tc_variant_built(int variant, int64_t d);
+// The Hopper default for (d, causal) whatever GPU is present (0 in a build without sm_90a code).
+int tc_hopper_default_variant(int64_t d, bool causal);
 int tc_default_variant(int64_t d, bool causal = false);
 struct TcVariant {
   int variant = 0;

@@ -22,15 +22,16 @@ ap.add_argument("--batch", type=int, default=16)
 ap.add_argument("--heads", type=int, default=16)
 ap.add_argument("--warmup", type=int, default=3)
 ap.add_argument("--reps", type=int, default=20)
+ap.add_argument("--back-to-back", type=int, default=10, help="calls back to back per timed sample (sdpa_timing.median_ms)")
 a = ap.parse_args()
 dt = sdpa_timing.torch_dtype(a.dtype)
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
-print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.dtype}, B = {a.batch}, H = {a.heads}, "
+print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.dtype}, {a.back_to_back} calls back to back, B = {a.batch}, H = {a.heads}, "
       f"{a.warmup} warm-ups, median of {a.reps}")
 
 
 def median_ms(fn):
-    return sdpa_timing.median_ms(fn, a.warmup, a.reps)
+    return sdpa_timing.median_ms(fn, a.warmup, a.reps, a.back_to_back)
 
 
 causals = {"no": [False], "yes": [True], "both": [False, True]}[a.causal]

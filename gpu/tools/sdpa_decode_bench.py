@@ -15,14 +15,14 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
 ap.add_argument("--nks", default="4096,16384,65536,262144")
 ap.add_argument("--ds", default="64,128")
-ap.add_argument("--back-to-back", type=int, default=1, help="calls back to back per timed sample (sdpa_timing.median_ms)")
+ap.add_argument("--back-to-back", type=int, default=10, help="calls back to back per timed sample (sdpa_timing.median_ms; 10: Python's launch latency hidden, as bench-gpu times flashstep)")
 ap.add_argument("--heads", default="32,256")
 ap.add_argument("--json", default="")
 a = ap.parse_args()
 dt = torch_dtype(a.dtype)
 backends = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
-print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.dtype}, Nq = 1")
+print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.dtype}, Nq = 1, {a.back_to_back} calls back to back per timed sample")
 rows = []
 for d in map(int, a.ds.split(",")):
     for heads in map(int, a.heads.split(",")):

@@ -124,7 +124,7 @@ TEST_CASE("GPU paged decode equals the unpaged kernel bit for bit and the CPU's 
 
 TEST_CASE("GPU paged decode over several heads, each with its own block table", "[gpu][decode][paged]") {
   REQUIRE_GPU_OR_SKIP();
-  const int variant = GENERATE(0, 6);
+  const int variant = GENERATE(0, 9);  // the default (5 when paged) and a bulk-copy variant
   const uint64_t seed = fresh_seed();
   INFO("variant " << variant << " seed " << seed);
   const int64_t B = 2, H = 3, nk = 517, d = 64;
@@ -148,7 +148,7 @@ TEST_CASE("GPU paged decode over several heads, each with its own block table", 
 
 TEST_CASE("GPU decode kernel variants 4-9 against the CPU engine", "[gpu][decode][variants]") {
   REQUIRE_GPU_OR_SKIP();
-  const int variant = GENERATE(4, 5, 6, 7, 8, 9);
+  const int variant = GENERATE(4, 5, 6, 7, 8, 9);  // 4, 6, 7, 8: in a ladder build only
   const PagedCase c = GENERATE(PagedCase{1, 4096, 128, 64, 8, 0, 0, false, -1, 0, Dtype::bf16},
                                PagedCase{1, 3001, 64, 64, 1, 0, 0, false, -1, 0, Dtype::fp16},     // ragged, S = 1
                                PagedCase{3, 1000, 128, 32, 5, 0, 0, true, -1, 0, Dtype::bf16},     // Nq = 3, causal
@@ -158,6 +158,10 @@ TEST_CASE("GPU decode kernel variants 4-9 against the CPU engine", "[gpu][decode
                                PagedCase{1, 2000, 128, 64, 16, 0, 0, false, 300, 0, Dtype::bf16},  // -inf splits
                                PagedCase{1, 130, 128, 16, 9, 0, 0, false, -1, 0, Dtype::bf16},     // S = Tc, short splits
                                PagedCase{2, 5000, 64, 64, 3, 0, 0, false, 4321, 0, Dtype::bf16});  // key length
+  if (!gpu::decode_variant_exists(variant, c.d, c.dtype)) {  // a ladder rung in a default build: named so
+    CHECK(gpu::decode_variant_is_ladder(variant));
+    return;
+  }
   const uint64_t seed = fresh_seed();
   INFO("variant " << variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " S " << c.S << " P " << c.P
                   << " seed " << seed);

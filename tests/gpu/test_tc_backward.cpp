@@ -131,13 +131,13 @@ void check_all(const Shape4& c) { check_variants(c, every_backward_variant()); }
 // The wgmma rungs alone (variants 5-10, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
-  if (!tc_backward_variant_compiled(5, 64)) {
-    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 5)");
-    WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
+  if (!tc_backward_variant_compiled(9, 64)) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 9)");
+    WARN("SKIPPED: this build has no sm_90a code (backward variant 9)");
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10};  // 8: d = 64 only
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10};  // those this build holds (runs_here): 9 alone without the ladder
   check_variants(c, v);
 }
 
@@ -160,8 +160,8 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
 }
 
 TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
-  if (!tc_backward_variant_compiled(5, 64)) {
-    WARN("SKIPPED: this build has no sm_90a code (backward variant 5)");
+  if (!tc_backward_variant_compiled(9, 64)) {
+    WARN("SKIPPED: this build has no sm_90a code (backward variant 9)");
     return;
   }
   REQUIRE(tc_backward_variant_count() == 10);
@@ -169,6 +169,10 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     for (int64_t d : {64, 128}) {
       if (variant == 8 && d == 128) {
         CHECK_FALSE(tc_backward_variant_compiled(8, 128));  // v8 is d = 64 only
+        continue;
+      }
+      if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
+        REQUIRE_THROWS_WITH(tc_backward_variant(variant, d), Catch::Contains("rung of the kernel ladder"));
         continue;
       }
       const TcBackwardVariant v = tc_backward_variant(variant, d);

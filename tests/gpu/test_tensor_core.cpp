@@ -32,12 +32,14 @@ std::vector<int> every_variant() {
   return v;
 }
 
-// Every variant, both types, both d, one shape and mask: each within the rule.
+// Every variant this build holds (the defaults; with the ladder, every rung), both types, both
+// d, one shape and mask: each within the rule.
 void check_all(int64_t B, int64_t H, int64_t nq, int64_t nk, bool causal,
                const std::vector<int64_t>& kv_lens = {}, int64_t kv_len = -1) {
   for (Dtype t : {Dtype::bf16, Dtype::fp16})
     for (int64_t d : {64, 128})
       for (int v : every_variant()) {
+        if (!tc_variant_built(v, d)) continue;
         TcOptions o;
         o.dtype = t;
         o.variant = v;
@@ -76,11 +78,15 @@ TEST_CASE("tensor cores: bad requests give one clear InputError", "[tc]") {
   REQUIRE_THROWS_AS(check_tc_request(make_shape(1, 1, 0, 64, 64), tau, o), InputError);
   REQUIRE_THROWS_AS(check_tc_request(make_shape(1, 1, 64, 64, 64), -1.0f, o), InputError);
   REQUIRE_THROWS_AS(tc_variant(1, 32), InputError);
-  if (tc_variant_count() >= 13) {  // built with sm_90a: the wgmma rungs, d = 64 and 128 only
+  if (tc_variant_built(13, 128)) {  // a ladder build with sm_90a: the wgmma rungs, d = 64 and 128 only
     CHECK(tc_variant(13, 128).Br == 128);
     CHECK(tc_variant(14, 64).Bc == 128);
     REQUIRE_THROWS_AS(tc_variant(13, 96), InputError);
+  } else {  // a default build: a rung of the ladder is named as one
+    REQUIRE_THROWS_WITH(tc_variant(13, 128), Catch::Contains("rung of the kernel ladder"));
   }
+  CHECK(tc_variant_built(11, 64));  // the mma.sync default is in every build
+  CHECK(tc_variant_built(11, 128));
   if (!gpu::available()) CHECK(tc_default_variant(64) == 11);  // the wgmma rungs need an sm_90 GPU
 }
 
@@ -166,22 +172,23 @@ TEST_CASE("tensor cores: many K/V blocks and heads, ragged at the head boundary"
   check_all(1, 2, 1300, 700, true);
 }
 
-// More (Q block, head) tiles than the H200 has SMs (132): a persistent block (v18, v21) runs
-// several tiles, its K/V ring and its Q buffer carried from one tile to the next; tiles that keep
-// no key (causal Nq > Nk, a batch entry of 0 keys) sit between tiles that do. Nk = 400 and 300
-// (4 and 3 K/V blocks of Bc = 128, 3 and 2 of v21's Bc = 176 or 192: more than the ring's 2
-// stages in the first shape, and ragged last blocks) keep the float64 reference of every check
-// cheaper than the [ring] case's.
+// More (Q block, head) tiles than the H200 has SMs (132): a persistent block (both Hopper
+// defaults are persistent; Br 192 at d = 64, Br 128 with Bc 192 at d = 128) runs several tiles,
+// its K/V ring and its Q buffer carried from one tile to the next; tiles that keep no key (causal
+// Nq > Nk, a batch entry of 0 keys) sit between tiles that do. Nk = 400 and 300 (4 and 3 K/V
+// blocks of Bc = 128, 3 and 2 of Bc = 192: more than the ring's 2 stages in the first shape, and
+// ragged last blocks) keep the float64 reference of every check cheaper than the [ring] case's.
 struct PersistentCase {
   int64_t B, H, nq, nk;
   bool causal;
   std::vector<int64_t> kv_lens;
 };
 const PersistentCase kPersistentCases[] = {
-    {3, 8, 700, 400, false, {}},           // 144 tiles of Br = 128, 4 K/V blocks each (3 at Bc 176, 192)
-    {3, 8, 700, 300, true, {}},            // rows 0-399 keep no key: tiles of 0, 1, 2, 3 blocks
-    // 270 tiles: persistent blocks 0-5 run three, heads of 3, 0, 2 blocks in that order.
-    {3, 18, 600, 300, false, {300, 0, 133}},
+    {3, 8, 1000, 400, false, {}},          // 192 tiles of Br = 128, 144 of Br = 192; 4 K/V blocks (3 at Bc 192)
+    {3, 8, 1000, 300, true, {}},           // rows 0-699 keep no key: tiles of 0, 1, 2, 3 blocks
+    // 345 tiles of Br 128, 276 of Br 192: heads of 3, 0, 2 blocks (Bc 128) in that order, so
+    // some persistent block runs a tile that keeps no key between two that keep some.
+    {3, 23, 600, 300, false, {300, 0, 133}},
 };
 
 TEST_CASE("tensor cores: more tiles than SMs, with tiles that keep no key", "[gpu][tc][persistent]") {
@@ -189,16 +196,20 @@ TEST_CASE("tensor cores: more tiles than SMs, with tiles that keep no key", "[gp
   for (const PersistentCase& c : kPersistentCases) check_all(c.B, c.H, c.nq, c.nk, c.causal, c.kv_lens);
 }
 
-// What the case above claims of its shapes, for the tiles of v18 and v21 (no GPU needed): more
+// What the case above claims of its shapes, for the tiles of the persistent defaults (no GPU needed): more
 // tiles than 132 SMs at d = 64 and 128; in some shape, a tile that keeps more K/V blocks than the
 // ring's 2 stages; in the causal and key-length shapes, tiles that keep no key; in the
 // key-length shape, a persistent block of a 132-block grid that runs a tile keeping no key
 // between two that keep some (the non-causal order: block b runs tiles b, b + 132, ..., tile t is
 // Q block t mod Tr of head t / Tr). A tile keeps the blocks up to the last key its last row keeps.
 TEST_CASE("tensor cores: the persistent case's shapes have the tiles it needs", "[tc]") {
-  if (tc_variant_count() < 21) return;  // built without sm_90a: no v18, v21
-  for (int variant : {18, 21}) {
-    for (int64_t d : {64, 128}) {
+  for (int64_t d : {64, 128}) {
+    const int variant = tc_hopper_default_variant(d, false);
+    if (variant == 0 || !tc_variant_built(variant, d)) {
+      WARN("SKIPPED: this build has no sm_90a code");
+      return;
+    }
+    {
       const TcVariant v = tc_variant(variant, d);
       int64_t deepest = 0;  // the most K/V blocks one tile keeps, over the shapes
       for (const PersistentCase& c : kPersistentCases) {
@@ -231,6 +242,7 @@ TEST_CASE("tensor cores: small shapes for the sanitizers", "[gpu][tc][small]") {
   for (int v : every_variant())
     for (int64_t d : {64, 128})
       for (bool causal : {false, true}) {
+        if (!tc_variant_built(v, d)) continue;
         TcOptions o;
         o.variant = v;
         o.causal = causal;

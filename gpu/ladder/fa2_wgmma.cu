@@ -1,6 +1,6 @@
-// Variant 13 of the tensor-core ladder (docs/tensor-cores.md): the first Hopper rung. FlashAttention-2
+// Rungs 13 and 14 of the tensor-core ladder (gpu/ladder/NOTES.md): the first Hopper rungs. FlashAttention-2
 // forward on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is compiled for 90a alone
-// and linked only where nvcc can build it: see gpu/CMakeLists.txt).
+// and built only with -DFLASHSTEP_LADDER=ON: see gpu/ladder/CMakeLists.txt).
 //
 // What changes against v11 (gpu/fa2_tc.cu): the operands no longer pass through ldmatrix.
 // A warpgroup (4 warps, 128 threads) issues one m64n64k16 instruction for 64 rows of Q_i:
@@ -165,10 +165,7 @@ TcVariantInfo info_of(const char* what) {
 
 }  // namespace
 
-int fa2_wgmma_last_variant() { return fa3_last_variant(); }  // 15 on: gpu/fa3_forward.cu
-
 TcVariantInfo fa2_wgmma_variant(int variant, int d) {
-  if (variant >= 15) return fa3_variant(variant, d);
   const char* v13 = "wgmma (sm_90a): 2 warpgroups x 64 rows, Bc 64, Q/K/V 128B-swizzled, P from registers";
   const char* v14 = "v13 with Bc 128";
   if (variant == 13 && d == 64) return info_of<V13d64>(v13);
@@ -179,7 +176,6 @@ TcVariantInfo fa2_wgmma_variant(int variant, int d) {
 }
 
 void fa2_wgmma_launch(int variant, const TcParams& p) {
-  if (variant >= 15) return fa3_launch(variant, p);
   if (variant == 13 && p.d == 64) return launch_wgmma<V13d64>(p);
   if (variant == 13 && p.d == 128) return launch_wgmma<V13d128>(p);
   if (variant == 14 && p.d == 64) return launch_wgmma<V14d64>(p);

@@ -1,0 +1,565 @@
+// The kernel template of FlashAttention-2's backward on warpgroup MMA (sm_90a), shared by
+// gpu/fa2_bwd_wgmma.cu (the default, configuration 9) and gpu/ladder/bwd_wgmma_rungs.cu (the
+// ladder's other wgmma rungs, 5-8 and 10). Everything is in an anonymous namespace: each
+// including file gets its own copies of what it instantiates.
+//
+// Variants 5-7 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's
+// backward (Dao 2023, Algorithm 2) on warpgroup MMA (wgmma.mma_async, sm_90a only; this file is
+// compiled for 90a alone, with gpu/fa2_wgmma.cu). FlashAttention-3's backward structure (arXiv
+// 2407.08608, appendix B) as far as it goes without warp specialisation: all five products on
+// wgmma (v5), operands read by the tensor cores from shared memory through matrix descriptors,
+// no ldmatrix. v6 is v5 with dQ's product on mma.sync as v2 does it (ldmatrix.trans of dS^T and
+// K_j): the one product whose wgmma form (both operands MN-major) no earlier rung has run.
+// v7 is v5 with FlashAttention-3's dQ accumulation: tau dQ_i goes to one of two shared-memory
+// slabs laid out as its rows are in HBM, and one thread has the bulk copy engine add it to the
+// float32 accumulator (cp.reduce.async.bulk .add.f32), in place of 256 threads' red.v4 (below, at
+// write_dq_bulk); at d = 128 no third __syncthreads per Q block. v8 (d = 64) is v7 with the two
+// warpgroups apart between the loop's first barrier and the next: a named barrier per warpgroup
+// for its own rows of dS^T (all its K-split dQ product reads) and one bulk add per warpgroup.
+//
+// One thread block per (head, K/V block j), Bc = 128 keys, two warpgroups: warpgroup w owns keys
+// 64 w .. 64 w + 63 of K_j, V_j and their rows of dK~_j, dV~_j (float32 registers, m64 x d
+// accumulators) for the whole loop over i. Per Q block i (Br = 64 queries; FA2b L8), with keys
+// as the MMA's rows (M = 64 keys per warpgroup), as v1-v4:
+//   S_ij^T = K_j Q_i^T        ss: A = K_j (K-major), B = Q_i (K-major), m64n64, D / 16 steps
+//   P_ij^T = exp2(S^T tau log2 e - L2_i)  in the S registers; masked keys 0 (FA2b L11)
+//   dP_ij^T = V_j dO_i^T      ss: A = V_j, B = dO_i, both K-major (FA2b L13)
+//   dV~_j += P_ij^T dO_i      rs: A = P^T rounded to the type in registers (the accumulator
+//                             layout is wgmma's register A fragment, as P~ in the forward's v13),
+//                             B = dO_i MN-major (as it arrives, queries x d) (FA2b L12)
+//   dS_ij^T = P^T o (dP^T - D_i)  float32 P, rounded once to the type (FA2b L14)
+//   dK~_j += dS_ij^T Q_i      rs: A = dS^T in registers, B = Q_i MN-major (FA2b L16)
+//   dS_ij^T -> shared memory (keys x queries, 128-byte swizzled rows); barrier;
+//   dQ_i += tau dS_ij K_j     ss with both operands MN-major (imm-trans-a = imm-trans-b = 1, which
+//                             PTX allows for 16-bit types): A = dS, read from the stored dS^T
+//                             (queries contiguous), B = K_j (d contiguous) (FA2b L15).
+//     d = 128: warpgroup w computes d columns 64 w .. over all 128 keys;
+//     d = 64:  warpgroup w computes all 64 columns over its own 64 keys (a K split: a 32-column
+//              MN-major operand would be half a 128-byte swizzle row, which we do not rely on).
+//   The float32 dQ partials go to shared memory (d = 64: one slab per warpgroup, summed on the
+//   way out); barrier; all 256 threads add tau dQ_i to the float32 accumulator in HBM with
+//   red.global.add.v4.f32, one row's 16 consecutive bytes per thread (coalesced; other K/V blocks
+//   add to the same rows at the same time, Dao-AILab/flash-attention#815). dQ is converted to the
+//   type afterwards (gpu/backward_tc.cpp), as for v1-v4.
+// FA2b L18: dK_j = tau dK~_j, dV_j = dV~_j rounded once to the type and written.
+//
+// Shared memory: every 16-bit tile is 64-column panels of 128-byte rows, 16-byte chunk c of row r
+// at c xor (r mod 8) (wgmma's 128B swizzle; panels 1024-byte aligned, 8-row groups 1024 bytes
+// apart). Q_i, dO_i, L2_i, D_i are double-buffered by cp.async; writes by cp.async and by st.shared
+// reach the tensor cores' async proxy through fence.proxy.async before the barrier. Three barriers
+// per i: Q_i landed (and block i - 1 done), dS^T complete, dQ partials complete.
+//
+// Masks (causal bottom-right, key padding) and block skipping as v1-v4: block j starts at the
+// first Q block with a row that keeps one of its keys; a warpgroup whose 64 keys no row of Q_i
+// keeps skips its products (wgmma is issued per warpgroup) and writes zeros for its rows of dS^T;
+// dQ's k steps over keys no row of Q_i keeps are not issued; only warps with a key some row masks
+// pay the per-element test. Rows past Nq are zero-filled with L2 = +inf (P = 0); keys past Nk are
+// zero-filled and masked.
+#pragma once
+#include "gpu/bwd_tc_block.cuh"
+#include "gpu/bwd_tc_launch.h"
+#include "gpu/common.cuh"
+#include "gpu/tc_mma.cuh"
+#include "gpu/tc_ptx.cuh"
+#include "gpu/wgmma_ptx.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace flashstep::gpu::tc {
+
+namespace {
+
+// wgmma m64n64k16, A and B from shared memory, both MN-major (dQ_i += dS_ij K_j); scale_d = 0:
+// D = A B, 1: D += A B.
+template <typename T>
+__device__ __forceinline__ void wgmma_ss_mn(float (&d)[32], uint64_t a, uint64_t b, int scale_d);
+#define FS_DEFINE_WGMMA_SS_MN(T, TY)                                                              \
+  template <>                                                                                     \
+  __device__ __forceinline__ void wgmma_ss_mn<T>(float (&d)[32], uint64_t a, uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS        \
+                 ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                                \
+                 : FS_ACC32_OPS(d)                                                                \
+                 : "l"(a), "l"(b), "r"(scale_d));                                                 \
+  }
+FS_DEFINE_WGMMA_SS_MN(__nv_bfloat16, "bf16")
+FS_DEFINE_WGMMA_SS_MN(__half, "f16")
+#undef FS_DEFINE_WGMMA_SS_MN
+
+// Byte offset of 16-byte chunk c (of D / 8) of row r in a ROWS-row tile stored as 64-column panels.
+template <int ROWS>
+__device__ __forceinline__ uint32_t panel_chunk(int r, int c) {
+  return uint32_t((c >> 3) * ROWS * 128 + r * 128 + ((((c & 7) ^ (r & 7))) << 4));
+}
+
+// ROWS rows of a (n x D) row-major tensor from row `row0` into panels; rows >= n are zero-filled.
+template <int ROWS, int D, int THREADS, typename T>
+__device__ __forceinline__ void cp_panels(uint32_t dst, const T* src, int row0, int n, int tid) {
+  static_assert((ROWS * (D / 8)) % THREADS == 0, "whole chunks per thread");
+#pragma unroll
+  for (int k = 0; k < ROWS * (D / 8) / THREADS; ++k) {
+    const int e = tid + k * THREADS, r = e / (D / 8), c = e % (D / 8);
+    const bool in = row0 + r < n;
+    cp_async16(dst + panel_chunk<ROWS>(r, c), src + (in ? int64_t(row0 + r) * D + c * 8 : 0), in ? 16 : 0);
+  }
+}
+
+__device__ __forceinline__ void red_add4(float* dst, float4 v) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
+// v7's dQ writer: the bulk copy engine adds `bytes` (a multiple of 16) of float32 from shared
+// memory element-wise into global memory (both 16-byte aligned), asynchronously; the issuing
+// thread commits its bulk ops as one group and waits for them by group.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// At most N bulk groups of this thread still reading their shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Every bulk group of this thread complete (its writes to global memory performed).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Named barriers 1 and 2 (0 is __syncthreads): `threads` threads take part, whole warps; a warp
+// that arrives does not wait.
+template <int ID, int THREADS>
+__device__ __forceinline__ void bar_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+template <int ID, int THREADS>
+__device__ __forceinline__ void bar_arrive() {
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+// Named barrier `id` (a register) for the 128 threads of one warpgroup, all waiting (v8).
+__device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+
+template <int V_, int D_, bool DQ_MMA_, bool DQ_BULK_ = false, bool WG_APART_ = false, int ORDER_ = 0>
+struct WgBwdConfig {
+  static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
+  // v6: dQ_i += dS K_j on mma.sync, the 8 warps over 4 row groups x 2 column halves of dQ_i.
+  static constexpr bool DQ_MMA = DQ_MMA_;
+  // v7: tau dQ_i added to HBM by the bulk copy engine from a dense, row-swizzled slab (below).
+  static constexpr bool DQ_BULK = DQ_BULK_;
+  static_assert(!(DQ_MMA && DQ_BULK), "v7 is v5's dQ product with another writer");
+  // v8 (d = 64): the warpgroups meet once per Q block (the loop's first barrier). Each reads only
+  // its own 64 keys' rows of dS^T for dQ's product (the K split), so a named barrier per warpgroup
+  // replaces the dS^T __syncthreads, and each adds its own partial to HBM from its own slab.
+  static constexpr bool WG_APART = WG_APART_;
+  static_assert(!WG_APART || (D_ == 64 && DQ_BULK), "v8 is v7 at d = 64");
+  // The grid's order (v5-v8: 0). 0: heads fastest, every head's block j = 0 first (the most work
+  // when causal), so the SMs run 132 heads' blocks at once, each streaming its own Q, dO and dQ
+  // through L2 (at N = 16384, d = 64: 8 MiB a head, about 1 GiB for 132 heads: from DRAM).
+  // 1 (v9): K/V blocks fastest, so the blocks running at once are one or two heads' K/V blocks,
+  // which share that head's Q_i, dO_i and dQ_i in L2 (FlashAttention-2's grid order).
+  // 2 (v10): v9, and block j starts its loop over Q blocks at the (j mod n)-th of its n blocks and
+  // wraps around, so that the blocks of one head add into different rows of dQ at a time.
+  static constexpr int ORDER = ORDER_;
+  // v5's dQ split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
+  // over columns (one slab). v7: two slabs used by Q blocks in turn (even, odd), each one dense
+  // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
+  static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
+  static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
+  static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
+  static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
+  static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
+  static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;     // + L2_i, D_i
+  static constexpr int64_t SMEM_BUF_PAD = (SMEM_BUF + 1023) / 1024 * 1024;
+  static constexpr int64_t SMEM_DS = int64_t(BC) * BR * 2;          // dS_ij^T (keys x queries)
+  static constexpr int64_t SMEM_DQ = int64_t(SLABS) * BR * DQ_LD * 4;
+  // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
+  static constexpr int64_t SMEM = 2 * SMEM_KV + 2 * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 1024;
+  static_assert(BR * 2 == 128, "a dS^T row (Br queries) is one 128-byte swizzle row");
+};
+
+template <typename T, class C>
+__global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBwdParams p) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t sK = smem_addr(smem), sV = sK + uint32_t(C::SMEM_KV), sBuf0 = sV + uint32_t(C::SMEM_KV);
+  const uint32_t sDS = sBuf0 + uint32_t(2 * C::SMEM_BUF_PAD);
+  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + 2 * C::SMEM_BUF_PAD + C::SMEM_DS);
+  const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+
+  // The grid is (heads, Tc) for order 0 (every head's block j = 0, the most work when causal,
+  // first), (Tc, heads) otherwise.
+  const int64_t h = C::ORDER == 0 ? blockIdx.x : blockIdx.y;
+  const int j = int(C::ORDER == 0 ? blockIdx.y : blockIdx.x), col0 = j * BC;
+  const int wkey0 = col0 + wg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
+  const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
+  const RowLimit lim = hd.lim;
+  const int Tr = hd.Tr, i_first = hd.i_first;
+  // FA2b L8's Q blocks i_first .. Tr - 1, the t-th of them q_block(t): in order, or rotated by j (v10).
+  const int n_i = Tr - i_first, rot = C::ORDER == 2 && n_i > 0 ? j % n_i : 0;
+  auto q_block = [&](int t) { return i_first + (t + rot) % n_i; };
+
+  auto buf_addr = [&](int buf) { return sBuf0 + uint32_t(buf * C::SMEM_BUF_PAD); };
+  auto load_i = [&](int i, int buf) {
+    const uint32_t b = buf_addr(buf);
+    cp_panels<BR, D, C::THREADS>(b, hd.Q, i * BR, p.fwd.nq, tid);
+    cp_panels<BR, D, C::THREADS>(b + uint32_t(C::SMEM_QI), hd.dO, i * BR, p.fwd.nq, tid);
+    load_stats<BR, C::THREADS>(b + uint32_t(2 * C::SMEM_QI), hd, i, tid);  // L2_i, D_i
+  };
+
+  // FA2b L6: load K_j, V_j (with the first Q block's tiles, one group); L7: dK~_j = dV~_j = 0.
+  if (i_first < Tr) {
+    cp_panels<BC, D, C::THREADS>(sK, hd.K, col0, p.fwd.nk, tid);
+    cp_panels<BC, D, C::THREADS>(sV, hd.V, col0, p.fwd.nk, tid);
+    load_i(q_block(0), 0);
+  }
+  cp_async_commit();
+  float dk[PANELS][32] = {}, dv[PANELS][32] = {};
+  const float scale_log2 = p.fwd.scale * kLog2e;
+
+  // acc = X_j Y_i^T for this warpgroup's 64 keys (X = K or V, Y = Q_i or dO_i; both K-major):
+  // D / 16 k steps of 32 bytes along each 128-byte row of a 64-column panel.
+  auto keys_by_queries = [&](float (&acc)[32], uint32_t sX, uint32_t sY) {
+#pragma unroll
+    for (int kd = 0; kd < D / 16; ++kd) {
+      const uint32_t koff = uint32_t((kd % 4) * 32);
+      wgmma_ss<T>(acc, desc_sw128(sX + uint32_t((kd / 4) * BC * 128 + wg * 64 * 128) + koff),
+                  desc_sw128(sY + uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
+    }
+  };
+
+  // v7's dQ writer (FlashAttention-3's dQ accumulation, without a writer warp): the m64 x 64
+  // accumulator dq (this warpgroup's, unscaled) goes to slab (Q block number k) % 2, a dense
+  // Br x d float32 tile laid out as tau dQ_i's rows are in HBM, except that within each row the
+  // 8-float chunks are swizzled: column c at c xor 8 (r mod 8) (8 rows' float2 stores then hit
+  // every bank twice, the minimum; the unswizzled row-major tile puts them all on 8 banks).
+  // dQ's accumulator in HBM keeps that swizzle (rows in order); the conversion to the type
+  // undoes it (fa2_bwd_tc_dq_to_type). Then one thread has the bulk copy engine add the tile's
+  // rows below Nq to the accumulator: one contiguous range, rows row0 .. of this head.
+  //   d = 128: each warpgroup writes its 64 columns; fence.proxy.async (the engine reads through
+  //   the async proxy); warps 1-7 arrive at named barrier 1, warp 0 waits there; thread 0 issues.
+  //   d = 64 (a K split): warpgroup 1 writes its partial and arrives at barrier 1; warpgroup 0
+  //   waits there, adds the partial at its own fragment's positions (the same elements), writes
+  //   the sum; fence; __syncthreads; thread 0 issues.
+  //   v8 (d = 64): each warpgroup writes its own partial to its own slab (four slabs: parity x
+  //   warpgroup), fences, meets at its named barrier 1 + wg, and its thread 0 issues.
+  // A slab is written again two Q blocks later, after its issuing thread's wait_group.read 1 and
+  // the loop's first barrier.
+  auto write_dq_bulk = [&](float (&dq)[32], int k, int row0) {
+    float* slab = sdq + (C::WG_APART ? (k & 1) * 2 + wg : k & 1) * BR * D;
+    const float tau = p.fwd.scale;
+    auto at = [&](int n, int hr) {  // dq[4n + 2hr], + 1: row 16 warp + g + 8 hr, columns 8n + 2 t4, + 1
+      const int r = warp * 16 + g + 8 * hr, c = (C::DQ_KSPLIT ? 0 : wg * 64) + 8 * n + 2 * t4;
+      return reinterpret_cast<float2*>(slab + r * D + (c ^ ((r & 7) << 3)));
+    };
+    // ptxas (nvcc 13.0) serialises every wgmma of the kernel (C7520) if any path returns early
+    // here, and at d = 64 if both of v7's barriers are split into arrive / sync, or if v8's is:
+    // the forms below are the ones that compile without it.
+    if constexpr (C::WG_APART) {
+      // v8: each warpgroup its own partial, its own slab, its own bulk add (twice v7's reduce
+      // traffic into L2 at d = 64); the warpgroup meets at named barrier 1 + wg and its thread 0
+      // (tid 0 or 128) issues.
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *at(n, hr) = make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+      fence_proxy_async();
+      bar_sync_wg(1 + wg);
+    } else if constexpr (C::DQ_KSPLIT) {
+      // v7, d = 64: warpgroup 1 writes its partial and arrives at named barrier 1; warpgroup 0
+      // waits there, adds the partial at its own fragment's positions (the same elements), writes
+      // the sum; fence; a __syncthreads (warpgroup 1 would wait at the loop's first one anyway).
+      if (wg == 1) {
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) *at(n, hr) = make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
+        bar_arrive<1, 256>();
+      } else {
+        bar_sync<1, 256>();  // warpgroup 1's partial is in the slab
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const float2 o = *at(n, hr);
+            *at(n, hr) = make_float2(tau * (dq[4 * n + 2 * hr] + o.x), tau * (dq[4 * n + 2 * hr + 1] + o.y));
+          }
+        fence_proxy_async();
+      }
+      __syncthreads();
+    } else {
+      // v7, d = 128: each warpgroup writes its 64 columns; fence; warps 1-7 arrive at named
+      // barrier 1, warp 0 waits there.
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *at(n, hr) = make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+      fence_proxy_async();
+      if (tid >= 32)
+        bar_arrive<1, 256>();
+      else
+        bar_sync<1, 256>();
+    }
+    if (tid == 0 || (C::WG_APART && tid == 128)) {  // after its warp's wait above
+      const int rows = min(BR, p.fwd.nq - row0);  // the ragged last Q block: rows past Nq are not added
+      bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(slab), uint32_t(rows * D * 4));
+      bulk_commit();
+    }
+  };
+
+  // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
+  for (int t = 0; t < n_i; ++t) {
+    const int i = q_block(t), buf = t & 1, row0 = i * BR;
+    const uint32_t sQ = buf_addr(buf), sdO = sQ + uint32_t(C::SMEM_QI);
+    const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
+    const float* sD = sL2 + BR;
+    // FA2b L9: Q_i, dO_i, L_i, D_i have landed; every warp is done with block i - 1.
+    // v7: block i - 2's bulk add has read its slab, the one block i writes (with the barrier).
+    if constexpr (C::DQ_BULK)
+      if (tid == 0 || (C::WG_APART && tid == 128)) bulk_wait_read<1>();  // the issuing thread(s)
+    cp_async_wait<0>();
+    fence_proxy_async();
+    __syncthreads();
+    if (t + 1 < n_i) load_i(q_block(t + 1), buf ^ 1);
+    cp_async_commit();
+
+    const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
+    const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
+    const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
+    if (wg_live) {
+      // FA2b L10: S_ij^T = K_j Q_i^T (64 keys x Br queries per warpgroup), float32. Element
+      // s[4n + e]: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2).
+      float s[32];
+      fence_regs(s);
+      wgmma_fence();
+      keys_by_queries(s, sK, sQ);
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_regs(s);
+      // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); masked keys (key > hi(row), keys past Nk
+      // included) exactly 0; padding rows have L2 = +inf, so P = 0 there without a test.
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? l2.y : l2.x)));
+          s[4 * n + e] = partial && key0 + g + 8 * (e / 2) > lim.hi(row0 + n * 8 + 2 * t4 + (e & 1)) ? 0.0f : x;
+        }
+      }
+      // P^T rounded to the type, straight into register A fragments: accumulator column tiles
+      // 2kk, 2kk + 1 are (k 0-7, k 8-15) of k step kk (queries 16 kk ..).
+      uint32_t pa[BR / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(s[8 * kk + 2 * q], s[8 * kk + 2 * q + 1]);
+
+      // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
+      float dp[32];
+      fence_regs(dp);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+      wgmma_fence();
+      keys_by_queries(dp, sV, sdO);
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn)
+          wgmma_rs<T>(dv[pn], pa[kk], desc_sw128(sdO + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_regs(dp);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+
+      // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
+      uint32_t dsa[BR / 16][4];
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dp[4 * n + e] = s[4 * n + e] * (dp[4 * n + e] - (e & 1 ? dd.y : dd.x));
+      }
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) dsa[kk][q] = pack2<T>(dp[8 * kk + 2 * q], dp[8 * kk + 2 * q + 1]);
+
+      // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn)
+          wgmma_rs<T>(dk[pn], dsa[kk], desc_sw128(sQ + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+      wgmma_commit();
+      // dS^T to shared memory for L15: fragment register q of k step kk holds keys g (q even) or
+      // g + 8 (q odd) at queries 16 kk + 8 (q / 2) + 2 t4, + 1: chunk 2 kk + q / 2 of that key's row.
+      const int krow = wg * 64 + warp * 16 + g;
+#pragma unroll
+      for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = krow + 8 * (q & 1), c = 2 * kk + q / 2;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + 4 * t4)),
+                       "r"(dsa[kk][q]));
+        }
+    } else {
+      // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
+      for (int e = tid % 128; e < 64 * 8; e += 128)
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((wg * 64 + e / 8) * 128 + (e % 8) * 16)),
+                     "r"(0u));
+    }
+    fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
+    if constexpr (C::WG_APART)
+      bar_sync_wg(3 + wg);  // this warpgroup's 64 rows of dS_ij^T complete (all it reads)
+    else
+      __syncthreads();  // dS_ij^T complete in shared memory
+
+    // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab(s) of shared memory.
+    // k step kk: 16 keys of dS^T's rows and of K_j's rows; steps over keys no row of Q_i keeps
+    // are not issued.
+    if constexpr (C::DQ_MMA) {
+      // v6: mma.sync m16n8k16, as v2: warp w8 takes rows 16 (w8 % 4) .. of Q_i and the d columns
+      // (w8 / 4) D / 2 ..; A = dS from dS^T by ldmatrix.trans, B = K_j by ldmatrix.trans.
+      constexpr int DQN = D / 2;
+      const int w8 = tid / 32, rg = w8 % 4, cg = w8 / 4;
+      wgmma_wait_all();  // dK's product (its dS^T fragments then leave the registers)
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      float dq[DQN / 8][4] = {};
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        if (col0 + kk * 16 > hi_last) break;  // keys no row of Q_i keeps: dS = 0
+        // dS's matrices (q 0-7, k 0-7), (q 8-15, k 0-7), (q 0-7, k 8-15), (q 8-15, k 8-15)
+        const int kr = kk * 16 + lane % 8 + (lane / 16) * 8, qc = rg * 2 + (lane / 8) % 2;
+        uint32_t a[4];
+        ldmatrix_x4_trans(a, sDS + uint32_t(kr * 128 + ((qc ^ (kr & 7)) << 4)));
+#pragma unroll
+        for (int dp = 0; dp < DQN / 16; ++dp) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, sK + panel_chunk<BC>(kk * 16 + lane % 16, (cg * DQN / 16 + dp) * 2 + lane / 16));
+          mma16816<T>(dq[2 * dp], a, b[0], b[1]);
+          mma16816<T>(dq[2 * dp + 1], a, b[2], b[3]);
+        }
+      }
+      // Rows rg * 16 + g + 8 hr, columns cg * DQN + 8 n + 2 t4 (+ 1) of dQ_i.
+#pragma unroll
+      for (int n = 0; n < DQN / 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(sdq + (rg * 16 + g + 8 * hr) * C::DQ_LD + cg * DQN + 8 * n + 2 * t4) =
+              make_float2(dq[n][2 * hr], dq[n][2 * hr + 1]);
+    } else {
+      // v5: wgmma. The first step overwrites the accumulators (scale_d = 0) and is always issued
+      // (a Q block in the loop keeps key col0; a warpgroup no row keeps has zeroed its dS^T rows).
+      float dq[32];
+      fence_regs(dq);
+      wgmma_fence();
+      if constexpr (C::DQ_KSPLIT) {
+        // d = 64: this warpgroup's 64 keys, all 64 columns. The test is warpgroup 0's (a test on
+        // wkey0 made ptxas serialise every wgmma, C7520: it cannot see that wg is uniform); the
+        // extra steps it lets warpgroup 1 issue read masked keys, whose dS^T rows are 0.
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+          if (kk == 0 || col0 + 16 * kk <= hi_last)
+            wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t((wg * 64 + 16 * kk) * 128)),
+                           desc_sw128(sK + uint32_t((wg * 64 + 16 * kk) * 128)), kk > 0);
+      } else {
+        // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j.
+#pragma unroll
+        for (int kk = 0; kk < BC / 16; ++kk)
+          if (kk == 0 || col0 + 16 * kk <= hi_last)
+            wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t(kk * 2048)),
+                           desc_sw128(sK + uint32_t(wg * BC * 128 + kk * 2048)), kk > 0);
+      }
+      wgmma_commit();
+      wgmma_wait_all();  // dQ's product and dK's
+      fence_regs(dq);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      if constexpr (C::DQ_BULK) {
+        write_dq_bulk(dq, t, row0);
+        continue;  // no third __syncthreads: the writer's barriers are named ones
+      }
+      // Query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2), to this warpgroup's slab.
+      float* slab = sdq + (C::DQ_KSPLIT ? wg * BR * C::DQ_LD : 0);
+      const int cbase = C::DQ_KSPLIT ? 0 : wg * 64;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(slab + (warp * 16 + g + 8 * hr) * C::DQ_LD + cbase + 8 * n + 2 * t4) =
+              make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
+    }
+    __syncthreads();  // dQ_i's partials complete
+    // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per thread
+    // and step (rows past Nq are not written).
+    for (int e = tid; e < BR * D / 4; e += C::THREADS) {
+      const int r = e / (D / 4), c = (e % (D / 4)) * 4;
+      if (row0 + r >= p.fwd.nq) break;  // rows grow with e
+      float4 v = *reinterpret_cast<const float4*>(sdq + r * C::DQ_LD + c);
+      if constexpr (C::DQ_KSPLIT) {
+        const float4 w = *reinterpret_cast<const float4*>(sdq + (BR + r) * C::DQ_LD + c);
+        v = make_float4(v.x + w.x, v.y + w.y, v.z + w.z, v.w + w.w);
+      }
+      const float tau = p.fwd.scale;
+      red_add4(hd.dQ + int64_t(row0 + r) * D + c, make_float4(tau * v.x, tau * v.y, tau * v.z, tau * v.w));
+    }
+  }
+  cp_async_wait<0>();
+  // v7, v8: every bulk add complete before the block (and its shared memory) is gone.
+  if constexpr (C::DQ_BULK)
+    if (tid == 0 || (C::WG_APART && tid == 128)) bulk_wait_all();
+
+  // FA2b L18: write dK_j = tau dK~_j and dV_j = dV~_j (zeros for a block no row keeps).
+  T* dKh = static_cast<T*>(p.dK) + h * p.fwd.nk * D;
+  T* dVh = static_cast<T*>(p.dV) + h * p.fwd.nk * D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int key = key0 + g + 8 * hr;
+    if (key >= p.fwd.nk) continue;
+    uint32_t* ok = reinterpret_cast<uint32_t*>(dKh + int64_t(key) * D + 2 * t4);
+    uint32_t* ov = reinterpret_cast<uint32_t*>(dVh + int64_t(key) * D + 2 * t4);
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        ok[(pn * 64 + n * 8) / 2] = pack2<T>(p.fwd.scale * dk[pn][4 * n + 2 * hr], p.fwd.scale * dk[pn][4 * n + 2 * hr + 1]);
+        ov[(pn * 64 + n * 8) / 2] = pack2<T>(dv[pn][4 * n + 2 * hr], dv[pn][4 * n + 2 * hr + 1]);
+      }
+  }
+}
+
+template <class C>
+void launch_bwd_wgmma(const TcBwdParams& p) {
+  static int64_t opted[2] = {0, 0};
+  const unsigned Tc = unsigned((p.fwd.nk + C::BC - 1) / C::BC);
+  const dim3 grid = C::ORDER == 0 ? dim3(unsigned(p.fwd.heads), Tc) : dim3(Tc, unsigned(p.fwd.heads));
+  launch_bwd_kernel(fa2_bwd_wgmma_kernel<__nv_bfloat16, C>, fa2_bwd_wgmma_kernel<__half, C>, p, grid, C::THREADS,
+                    C::SMEM, opted);
+}
+
+template <class C>
+TcBwdVariantInfo info_of() {
+  const char* what = C::ORDER == 1 ? "v5 with the grid's K/V blocks fastest: the blocks at work share one head's Q_i, dO_i, dQ_i in L2"
+                     : C::ORDER == 2 ? "v9 with each block's Q-block loop rotated by j: one head's blocks add to different rows of dQ"
+                     : C::DQ_MMA     ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
+                     : C::WG_APART ? "d = 64: v7 with the warpgroups apart within a Q block: a named barrier per "
+                                     "warpgroup for dS^T, one bulk add of dQ_i per warpgroup"
+                     : C::DQ_BULK  ? "v5 with dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk .add.f32) "
+                                     "from two alternating swizzled slabs"
+                                  : "wgmma (sm_90a): 2 warpgroups x 64 keys (Bc 128), Br 64, all five products from "
+                                    "shared-memory descriptors, dQ via shared memory + red.v4";
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, C::DQ_BULK};
+}
+
+}  // namespace
+}  // namespace flashstep::gpu::tc

@@ -1,0 +1,439 @@
+// FlashAttention-3's forward on Hopper (arXiv 2407.08608, sections 3.1 and 3.2): the kernel
+// template of gpu/fa3_forward.cu (the defaults) and gpu/ladder/fa3_rungs.cu (every other
+// configuration the ladder measured). sm_90a only. A configuration is a set of traits
+// (Fa3Config: d, Bc, K/V stages, consumer warpgroups, and the technique flags below):
+//
+//   Warp specialisation (always). Warpgroup 0 is the producer: one elected thread issues TMA
+//     copies (cp.async.bulk.tensor) of Q_i and of K_j, V_j into a ring of STAGES shared-memory
+//     buffers. The other CONSUMERS warpgroups (64 rows of Q_i each, Br = 64 x CONSUMERS) wait on
+//     "full" mbarriers and release each buffer on an "empty" mbarrier once their products have
+//     read it; no block-wide barrier in the loop. setmaxnreg moves registers from the producer
+//     (24) to the consumers (240 with two, 160 with three).
+//   kIntra: the intra-warpgroup overlap (section 3.2). S_ij is issued first, as its own wgmma
+//     group, then O_i += P~_i,j-1 V_j-1; the consumer waits for S_ij alone (wait_group 1) and runs
+//     the mask and the softmax of block j while the tensor cores still work on P~_i,j-1 V_j-1;
+//     only the rescale of O_i and the new P~ fragments wait for it.
+//   kPingPong: the consumers take turns on the tensor cores through named barriers, so that one's
+//     softmax runs under the other's products (the paper's Figure 1).
+//   kPersistent: a grid of one block per SM, each looping over (Q block, head) tiles (next_tile:
+//     longest first when causal, odd rounds reversed). The producer runs ahead into the next tile
+//     (Q_i once the consumers' last S of the tile is done), so a tile's first loads hide under the
+//     previous tile's last product and write.
+//   kWidePv (d = 128): O += P~ V as one wgmma m64n128k16 per 16 keys over both 64-column panels
+//     of V_j (the descriptor's leading offset steps from one panel to the next) instead of two
+//     m64n64k16: half the instructions, each A fragment of P~ read once.
+//   Bc: the N of S_ij's wgmma; a longer Bc pays the per-block costs (mbarrier waits, the row max
+//     and sum across the quad, the rescale, the waits) over more MMA work. A ragged last block
+//     (Nk not a multiple of Bc) is zero-filled by TMA past N and masked.
+//
+// Each consumer's loop (FA2fwd, per 64 rows):
+//   turn 0:    S_i0
+//   turn j:    O += P~_i,j-1 V_j-1 (after the rescale by the softmax of j - 1), S_ij
+//              (kIntra: S_ij, then O += P~_i,j-1 V_j-1)
+//   after j:   wait (kIntra: for S_ij); release K_j; softmax of block j (L9) in registers;
+//              (kIntra: wait for O) release V_j-1; rescale O, P~_ij into A fragments
+//   turn n:    O += P~_i,n-1 V_n-1
+// The TMA tensor maps are 3-D (d, N, heads): rows past N of a head are zero-filled by the copy
+// engine, never read from the next head; the masks then give those columns -inf.
+// The tensor maps come from the driver's cuTensorMapEncodeTiled, reached through the runtime's
+// cudaGetDriverEntryPointByVersion: no -lcuda at link time, so a build without a GPU still links.
+//
+// Everything is in an anonymous namespace: each including file gets its own copies of the
+// configurations it instantiates.
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "gpu/common.cuh"
+#include "gpu/mbarrier_ptx.cuh"
+#include "gpu/tc_launch.h"
+#include "gpu/tc_ptx.cuh"
+#include "gpu/wgmma_ptx.cuh"
+
+namespace flashstep::gpu::tc {
+
+namespace {
+
+// ---- TMA (PTX ISA 8.0, sm_90); the mbarriers: gpu/mbarrier_ptx.cuh ----
+// One box of a 3-D tensor map (coordinates: column, row, head) into shared memory at dst; the
+// bytes count towards `bar`'s expected transaction.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+// Named barriers 1 and 2 (0 is __syncthreads): the consumers' turns on the tensor cores.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The rungs' options, as bits of Fa3Config's FLAGS.
+constexpr int kPingPong = 1;    // the consumers take turns on the tensor cores (named barriers)
+constexpr int kIntra = 2;       // intra-warpgroup overlap: S_ij issued, softmax under O += P~_i,j-1 V_j-1
+constexpr int kPersistent = 4;  // one block per SM loops over the (Q block, head) tiles
+constexpr int kIlp = 8;         // the softmax's row max and sum in 4 independent chains
+constexpr int kWidePv = 16;     // O += P~ V as one m64n128k16 per 16 keys at d = 128, not two n64
+constexpr int kPoly8 = 32;      // every 8th exp2 of the softmax by core/poly_exp2.h (ladder)
+constexpr int kPoly4 = 64;      // every 4th (ladder)
+constexpr int kStagger = 128;   // consumer 1 starts one softmax after consumer 0, once (ladder)
+
+template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
+struct Fa3Config {
+  static constexpr int VARIANT = V_, D = D_, BC = BC_, STAGES = STAGES_;
+  static constexpr bool PINGPONG = FLAGS_ & kPingPong, INTRA = FLAGS_ & kIntra, PERSISTENT = FLAGS_ & kPersistent;
+  static constexpr int ILP = FLAGS_ & kIlp ? 4 : 1;
+  static constexpr bool WIDE_PV = (FLAGS_ & kWidePv) && D_ == 128;
+  static constexpr int POLY = FLAGS_ & kPoly4 ? 4 : FLAGS_ & kPoly8 ? 8 : 0;
+  static constexpr bool STAGGER = (FLAGS_ & kStagger) && CONSUMERS_ == 2 && !(FLAGS_ & kPingPong);
+  static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
+  // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
+  // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
+  static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 240 : 160;
+  static constexpr int64_t SMEM_Q = int64_t(BR) * D * 2, SMEM_KV = int64_t(BC) * D * 2;
+  // Q, STAGES x (K, V), then the mbarriers (8 bytes each), + 1024 to align the tiles by hand.
+  static constexpr int BARRIERS = 2 + 4 * STAGES;
+  static constexpr int64_t SMEM = SMEM_Q + STAGES * 2 * SMEM_KV + 8 * BARRIERS + 1024;
+  static_assert(CONSUMERS * 64 <= 256, "a TMA box has at most 256 rows");
+  // Bc: the N of S_ij's wgmma (a multiple of 8 up to 256), 16 keys per k-step of O += P~ V, the
+  // rows of a K/V box (at most 256), and 8-row groups of 1024 bytes so that every panel of a
+  // stage starts on a 1024-byte boundary, as the 128B swizzle wants.
+  static_assert(BC % 16 == 0 && BC <= 256, "Bc: a multiple of 16, at most 256");
+  static_assert(SMEM <= 227 * 1024, "Q, the K/V stages and the mbarriers must fit in 227 KiB");
+};
+
+struct Fa3Maps {
+  CUtensorMap q, k, v;
+};
+
+// The k-th tile (Q block i of head h) of this thread block; false past its last. Not persistent: one
+// tile per block, block_index's grid. Persistent: a grid of G blocks over the Tr x heads
+// tiles, block b taking tiles r G + b of round r; tiles are numbered longest first when causal
+// (every head's last Q block, then every head's second last, ...), and odd rounds run backwards
+// (r G + G - 1 - b), so that the block that drew the longest tile of one round draws the shortest
+// of the next. Once a round's tile is past the last, so are all later rounds'.
+template <class C>
+__device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int& i, int64_t& h) {
+  if (!C::PERSISTENT) {
+    if (k > 0) return false;
+    const BlockIndex blk = block_index(p, Tr, p.mask.causal);
+    i = blk.i;
+    h = blk.h;
+    return true;
+  }
+  const int G = int(gridDim.x), b = int(blockIdx.x);
+  const int64_t tiles = int64_t(Tr) * p.heads;
+  const int64_t t = int64_t(k) * G + (p.mask.causal && (k & 1) ? G - 1 - b : b);
+  if (t >= tiles) return false;
+  if (p.mask.causal) {
+    i = Tr - 1 - int(t / p.heads);
+    h = t % p.heads;
+  } else {
+    i = int(t % Tr);
+    h = t / Tr;
+  }
+  return true;
+}
+
+template <typename T, class C>
+__global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, const __grid_constant__ Fa3Maps maps) {
+  constexpr int D = C::D, BC = C::BC, BR = C::BR, PANELS = C::PANELS, ST = C::STAGES;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
+  const uint32_t bars = sKV + uint32_t(ST * 2 * C::SMEM_KV);
+  // mbarriers: Q full, Q empty (persistent: the consumers' last S of a tile is done); per stage
+  // K full, V full, K empty, V empty. K/V block number g (counted over this block's tiles) uses
+  // stage g mod ST, in phase g / ST of its barriers.
+  const uint32_t barQ = bars, emptyQ = bars + 8u;
+  auto fullK = [&](int s) { return bars + 8u * uint32_t(2 + s); };
+  auto fullV = [&](int s) { return bars + 8u * uint32_t(2 + ST + s); };
+  auto emptyK = [&](int s) { return bars + 8u * uint32_t(2 + 2 * ST + s); };
+  auto emptyV = [&](int s) { return bars + 8u * uint32_t(2 + 3 * ST + s); };
+  auto stageK = [&](int s) { return sKV + uint32_t(s * 2 * C::SMEM_KV); };
+
+  const int tid = threadIdx.x, wg = tid / 128;
+  const int Tr = (p.nq + BR - 1) / BR;
+
+  if (tid == 0) {
+    mbar_init(barQ, 1);
+    mbar_init(emptyQ, C::CONSUMERS * 4);  // one arrival per consumer warp
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(fullK(s), 1);
+      mbar_init(fullV(s), 1);
+      mbar_init(emptyK(s), C::CONSUMERS * 4);
+      mbar_init(emptyV(s), C::CONSUMERS * 4);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+
+  int i = 0;
+  int64_t h = 0;
+  if (wg == 0) {
+    // ---- the producer ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    if (tid == 0) {
+      int g0 = 0, q_uses = 0;  // K/V blocks and Q tiles loaded so far
+      for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+        const int row0 = i * BR, n_blocks = kept_blocks(row_limit(p, h), row0, BR, p.nq, BC);
+        if (n_blocks == 0) continue;  // rows that keep no key: the consumers write O = 0 alone
+        // Alg1 L4: Q_i, one box per 64-column panel, once the consumers are done with the last one.
+        if (q_uses > 0) mbar_wait(emptyQ, uint32_t((q_uses - 1) & 1));
+        ++q_uses;
+        mbar_expect_tx(barQ, uint32_t(C::SMEM_Q));
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sQ + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), barQ);
+        // Alg1 L7: K_j, V_j into stage g mod ST, once the consumers released it (block g - ST).
+        for (int j = 0; j < n_blocks; ++j) {
+          const int g = g0 + j, s = g % ST;
+          const uint32_t par = uint32_t((g / ST - 1) & 1);
+          const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
+          if (g >= ST) mbar_wait(emptyK(s), par);
+          mbar_expect_tx(fullK(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fullK(s));
+          if (g >= ST) mbar_wait(emptyV(s), par);
+          mbar_expect_tx(fullV(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fullV(s));
+        }
+        g0 += n_blocks;
+      }
+    }
+    return;
+  }
+
+  // ---- the consumers ----
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
+  const int cw = wg - 1, ctid = tid - 128, warp = (ctid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const float scale_log2 = p.scale * kLog2e;
+  float o[PANELS][32];
+  float s[BC / 2];
+  uint32_t pa[BC / 16][4];
+  int g0 = 0, q_uses = 0;  // as the producer counts them
+  auto phase = [&](int gb) { return uint32_t((gb / ST) & 1); };
+
+  // A turn on the tensor cores (kPingPong): wait for ours (named barrier 1 + cw), and after issuing
+  // hand it to the next consumer in the ring (with two, the other one). In each tile the last
+  // consumer opens consumer 0's first turn, and its own last turn hands nothing on, so every
+  // bar.sync meets exactly one matching bar.arrive (128 waiting + 128 arriving threads); no
+  // consumer can arrive twice ahead, since its next turn waits for the whole ring to go round.
+  auto turn_begin = [&] {
+    if (C::PINGPONG) named_sync(1 + cw, 256);
+  };
+  auto turn_end = [&](bool last) {
+    if (C::PINGPONG && !(last && cw == C::CONSUMERS - 1)) named_arrive(1 + (cw + 1) % C::CONSUMERS, 256);
+  };
+  // O_i += P~_i,j V_j (K/V block gb), one m64n64k16 per (16 keys, 64-column panel of d).
+  // Wide (kWidePv): one m64n128k16 per 16 keys, both panels of V_j through the descriptor's LBO.
+  auto issue_pv = [&](int gb) {
+    const uint32_t sV = stageK(gb % ST) + uint32_t(C::SMEM_KV);
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+      if constexpr (C::WIDE_PV) {
+        wgmma_rs<T>(o[0], o[PANELS - 1], pa[kk], desc_sw128_mn(sV + uint32_t(kk * 2048), uint32_t(BC * 128)), 1);
+      } else {
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn)
+          wgmma_rs<T>(o[pn], pa[kk], desc_sw128(sV + uint32_t(pn * BC * 128 + kk * 2048)), 1);
+      }
+    }
+  };
+  // S_ij = Q_i K_j^T: D / 16 k-steps of 32 bytes along each 128-byte row.
+  auto issue_s = [&](int gb) {
+    const uint32_t sK = stageK(gb % ST);
+#pragma unroll
+    for (int kd = 0; kd < D / 16; ++kd) {
+      const uint32_t koff = uint32_t((kd % 4) * 32);
+      const uint64_t a = desc_sw128(sQ + uint32_t((kd / 4) * BR * 128 + cw * 64 * 128) + koff);
+      const uint64_t b = desc_sw128(sK + uint32_t((kd / 4) * BC * 128) + koff);
+      wgmma_ss<T>(s, a, b, kd > 0);
+    }
+  };
+  auto release = [&](uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar);
+  };
+  auto fence_o = [&] {
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
+  };
+
+  for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+    const int row0 = i * BR;
+    const RowLimit lim = row_limit(p, h);
+    const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);
+    const int wrow0 = row0 + cw * 64 + warp * 16;
+    const int row_hi[2] = {lim.hi(wrow0 + g), lim.hi(wrow0 + g + 8)};
+    const int warp_hi_min = lim.hi(min(wrow0, p.nq - 1));
+
+    // Alg1 L5: on chip, O_i = 0, l_i = 0, m_i = -inf (m in units of tau log2(e) S).
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int e = 0; e < 32; ++e) o[pn][e] = 0.0f;
+    float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
+    if (C::PINGPONG && cw == C::CONSUMERS - 1 && n_blocks > 0) named_arrive(1, 256);
+
+    // kStagger: consumer 1 waits, once, for consumer 0's first softmax (or its empty first tile).
+    if (C::STAGGER && k == 0 && cw == 1) named_sync(5, 256);
+    if (n_blocks > 0) mbar_wait(barQ, uint32_t(q_uses & 1));
+    // The mask and Alg1 L9, then the first half of L10 and P~_ij into A fragments; kIntra
+    // waits for O += P~_i,j-1 V_j-1 (`pending`, from block gb - 1) only between the two.
+    auto softmax_block = [&](int j, int gb, bool pending) {
+      float alphas[2];
+      softmax_scores<BC, C::ILP, C::POLY>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      if (!pending) return rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
+      // The wait for O += P~_i,j-1 V_j-1 (after which O_i and the fragments of P~_i,j-1 are free
+      // again) comes after the softmax it is to hide: its predicate depends on l_i, the sum of the
+      // block's exp2 (ptxas schedules by register dependencies and had issued a plain wait first).
+      // One wait instruction for the whole warpgroup (.sync.aligned); the rescale, a per-warp
+      // vote, only follows it.
+      wgmma_wait_all_after(l_i[0], l_i[1]);
+      fence_o();
+      if (warp_rescales(alphas)) rescale_o(alphas, o);
+      release(emptyV((gb - 1) % ST));
+      pack_p<T, BC>(s, pa);
+    };
+    if (!C::INTRA) {
+      for (int j = 0; j < n_blocks; ++j) {
+        const int gb = g0 + j, st = gb % ST;
+        mbar_wait(fullK(st), phase(gb));
+        if (j > 0) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+        // Turn j: O += P~_i,j-1 V_j-1 (its rescale was done after the softmax of j - 1), S_ij.
+        turn_begin();
+        fence_o();
+        fence_regs(s);
+        wgmma_fence();
+        if (j > 0) issue_pv(gb - 1);
+        issue_s(gb);
+        wgmma_commit();
+        turn_end(false);
+        wgmma_wait_all();
+        fence_regs(s);
+        fence_o();
+        if (j > 0) release(emptyV((gb - 1) % ST));
+        release(emptyK(st));
+        softmax_block(j, gb, false);
+      }
+    } else {
+      // kIntra: S_ij as its own wgmma stage (its own wgmma.fence and group), then, for j > 0,
+      // O += P~_i,j-1 V_j-1 as another; wait for S_ij alone (wait_group 1). Block 0 is peeled
+      // off, so that no branch sits between a stage's start and end: ptxas serialises the
+      // products (C7515) when accumulators may be defined by other instructions in between.
+      auto intra_block = [&](int j, bool pv) {
+        const int gb = g0 + j, st = gb % ST;
+        mbar_wait(fullK(st), phase(gb));
+        if (pv) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+        turn_begin();
+        fence_regs(s);
+        wgmma_fence();
+        issue_s(gb);
+        wgmma_commit();
+        fence_regs(s);
+        if (pv) {
+          fence_o();
+          wgmma_fence();
+          issue_pv(gb - 1);
+          wgmma_commit();
+        }
+        turn_end(false);
+        if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
+        else wgmma_wait_all();
+        fence_regs(s);
+        release(emptyK(st));
+        softmax_block(j, gb, pv);
+      };
+      if (n_blocks > 0) intra_block(0, false);
+      if (C::STAGGER && k == 0 && cw == 0) named_arrive(5, 256);
+      for (int j = 1; j < n_blocks; ++j) intra_block(j, true);
+    }
+    if (n_blocks > 0) {
+      ++q_uses;
+      if (C::PERSISTENT) release(emptyQ);  // every S of this tile is done: Q_i may be replaced
+      // Turn n: the last O_i += P~ V.
+      const int gb = g0 + n_blocks - 1;
+      mbar_wait(fullV(gb % ST), phase(gb));
+      turn_begin();
+      fence_o();
+      wgmma_fence();
+      issue_pv(gb);
+      wgmma_commit();
+      turn_end(true);
+      wgmma_wait_all();
+      fence_o();
+      release(emptyV(gb % ST));
+    }
+    g0 += n_blocks;
+
+    write_o_lse<T, D, PANELS>(p, h, wrow0, g, t4, o, m_i, l_i);  // Alg1 L12-L15
+  }
+}
+
+// ---- host side: the tensor maps ----
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !f)
+      throw std::runtime_error("the CUDA driver has no cuTensorMapEncodeTiled (needs a driver for CUDA 12.0 or newer)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// (heads, n, d) row-major 16-bit tensor as a 3-D map (d, n, heads) of boxes 64 columns x rows,
+// 128-byte swizzle (wgmma's layout, gpu/fa2_wgmma.cu), rows past n filled with zeros.
+CUtensorMap make_map(const void* base, Elem e, int heads, int n, int d, int rows) {
+  CUtensorMap m;
+  const cuuint64_t dims[3] = {cuuint64_t(d), cuuint64_t(n), cuuint64_t(heads)};
+  const cuuint64_t strides[2] = {cuuint64_t(d) * 2, cuuint64_t(n) * cuuint64_t(d) * 2};
+  const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode_tiled()(&m, e == Elem::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                    3, const_cast<void*>(base), dims, strides, box, elem_strides,
+                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed with CUresult " + std::to_string(int(r)));
+  return m;
+}
+
+// Multiprocessors of the current device: the persistent grid's size (one block per SM).
+int sm_count() {
+  int dev = 0, n = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  return n;
+}
+
+template <class C>
+void launch_fa3(const TcParams& p) {
+  static int64_t opted[2] = {0, 0};
+  Fa3Maps maps;
+  maps.q = make_map(p.Q, p.elem, p.heads, p.nq, C::D, C::BR);
+  maps.k = make_map(p.K, p.elem, p.heads, p.nk, C::D, C::BC);
+  maps.v = make_map(p.V, p.elem, p.heads, p.nk, C::D, C::BC);
+  const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
+  const bool by_head = p.mask.causal;
+  dim3 grid = by_head ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
+  if (C::PERSISTENT) {
+    static const int sms = sm_count();
+    grid = dim3(unsigned(std::min<int64_t>(int64_t(Tr) * p.heads, sms)));
+  }
+  if (p.elem == Elem::bf16) {
+    opt_in_shared(fa3_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
+    fa3_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
+  } else {
+    opt_in_shared(fa3_kernel<__half, C>, C::SMEM, opted[1]);
+    fa3_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+
+}  // namespace
+}  // namespace flashstep::gpu::tc

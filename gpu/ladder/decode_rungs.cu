@@ -1,0 +1,37 @@
+// Flash-decoding's ladder variants 4, 6, 7 and 8 (their description: gpu/decode.cu's header; the
+// defaults 3, 5, 9 are built there). Built only with -DFLASHSTEP_LADDER=ON; 16-bit storage at
+// d = 64 and 128, like the defaults 5 and 9.
+#include "gpu/decode_kernel.cuh"
+
+namespace flashstep::gpu {
+
+namespace {
+
+template <typename T, int G>
+bool launch_ladder(const DecodeParams& p, int v) {
+  switch (v) {
+    case 4: return launch_variant<T, G, 4>(p), true;
+    case 6: return launch_variant<T, G, 6>(p), true;
+    case 7: return launch_variant<T, G, 7>(p), true;
+    case 8: return launch_variant<T, G, 8>(p), true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+// False when variant v has no ladder kernel for this d and storage type.
+bool decode_ladder_launch(const DecodeParams& p, int v) {
+  if (p.dtype == Storage::fp32) return false;
+  bool done = false;
+  with_storage(p.dtype, [&](auto st) {
+    using T = decltype(st);
+    if constexpr (sizeof(T) == 2) {
+      if (p.d == 64) done = launch_ladder<T, 8>(p, v);
+      if (p.d == 128) done = launch_ladder<T, 16>(p, v);
+    }
+  });
+  return done;
+}
+
+}  // namespace flashstep::gpu

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# One device call that checks every default kernel of a build and times it fairly:
+#   1. compute-sanitizer's memcheck, racecheck, synccheck and initcheck on each default kernel,
+#      through the CLI on small ragged shapes: the tensor-core forward (d = 64, 128, causal or
+#      not), the tensor-core backward (d = 64, 128, causal), decode (split-KV and combine) and
+#      paged decode, and the float32 step engine (fa2);
+#   2. where the softmax sits against the waits in the forward's machine code (sass_overlap.py);
+#   3. the [gpu] tests five times in a row and the [tc] tests, FLASHSTEP_REQUIRE_GPU=1;
+#   4. the forward, backward and decode benchmarks beside PyTorch in the same call, both sides
+#      timed 10 calls back to back (bench-gpu's default; gpu/tools/sdpa_timing.py), and an older
+#      flashstep binary beside them when OLD is given.
+# Usage, from the repository root on the GPU machine:
+#   bash tools/device/defaults_check.sh BIN OUT [OLD]
+# BIN holds flashstep, flashstep_gpu_tests, flashstep_tc_tests; OLD an older flashstep. A summary
+# table is printed last; the exit status is 1 if any check failed.
+set -u
+BIN=${1:?usage: defaults_check.sh BIN OUT [OLD]}
+OUT=${2:?usage: defaults_check.sh BIN OUT [OLD]}
+OLD=${3:-}
+mkdir -p "$OUT"
+FS=$BIN/flashstep
+export FLASHSTEP_REQUIRE_GPU=1 FLASHSTEP_GOLDEN_DIR=$PWD/tests/golden
+T0=$(date +%s)
+S=()
+fails=0
+note() { S+=("$*"); echo "$*"; }
+check() {  # check NAME RC: a line in the summary, counted as a failure unless RC is 0
+  if [ "$2" -eq 0 ]; then note "ok    $1"; else note "FAIL  $1 (rc=$2)"; fails=$((fails + 1)); fi
+}
+
+note "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+
+# ---- 1. the four sanitizers on every default kernel ----
+V="$FS verify --schedule fa2 --tensor-cores"
+declare -a CASES=(
+  "fwd-d64      $V --dtype bf16 --p-dtype bf16 --nq 333 --nk 517 --d 64"
+  "fwd-d64-c    $V --dtype bf16 --p-dtype bf16 --nq 333 --nk 517 --d 64 --causal"
+  "fwd-d128     $V --dtype fp16 --p-dtype fp16 --nq 333 --nk 517 --d 128 --kv-len 400"
+  "fwd-d128-c   $V --dtype bf16 --p-dtype bf16 --nq 333 --nk 517 --d 128 --causal"
+  "bwd-d64-c    $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 64 --causal"
+  "bwd-d128     $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 128"
+  "decode       $FS verify --schedule decode --dtype bf16 --nq 1 --nk 3000 --d 128 --splits 4"
+  "decode-paged $FS verify --schedule decode --dtype bf16 --nq 1 --nk 3000 --d 64 --splits 4 --page-size 16"
+  "fp32-fa2     $FS verify --schedule fa2 --n 200 --d 64 --M 64KiB"
+)
+for c in "${CASES[@]}"; do
+  name=${c%% *}
+  cmd=${c#* }
+  cmd=${cmd#"${cmd%%[![:space:]]*}"}
+  for tool in memcheck racecheck synccheck initcheck; do
+    log="$OUT/san_${name}_$tool.log"
+    extra=""
+    [ "$tool" = initcheck ] && extra="--track-unused-memory no"
+    timeout 240 compute-sanitizer --tool $tool $extra --error-exitcode 9 $cmd > "$log" 2>&1
+    rc=$?
+    check "$tool $name: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/=========//')" $rc
+  done
+done
+
+# ---- 2. the softmax under O += P~ V in the machine code ----
+if command -v cuobjdump > /dev/null; then
+  cuobjdump --dump-sass "$FS" > "$OUT/sass.txt" 2>/dev/null
+  python3 gpu/tools/sass_overlap.py "$OUT/sass.txt" > "$OUT/overlap.txt" 2>&1
+  check "sass overlap: $(tr '\n' ';' < "$OUT/overlap.txt" | cut -c1-200)" $(grep -q " none " "$OUT/overlap.txt"; echo $(( $? == 0 )))
+fi
+
+# ---- 3. the tests ----
+for k in 1 2 3 4 5; do
+  $BIN/flashstep_gpu_tests "[gpu]" > "$OUT/gpu_tests_$k.log" 2>&1
+  rc=$?
+  check "[gpu] tests, round $k: $(grep -E '^(All tests passed|test cases:)' "$OUT/gpu_tests_$k.log" | tail -1)" $rc
+done
+$BIN/flashstep_tc_tests "[tc]" > "$OUT/tc_tests.log" 2>&1
+check "[tc] tests: $(grep -E '^(All tests passed|test cases:)' "$OUT/tc_tests.log" | tail -1)" $?
+note "checks done at $(($(date +%s) - T0)) s"
+
+# ---- 4. speed, both sides 10 calls back to back ----
+bench_fwd() {  # bench_fwd BINARY FILE
+  : > "$2"
+  for c in "" "--causal"; do
+    timeout 120 "$1" bench-gpu --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --no-sweep --back-to-back 10 $c >> "$2" 2>&1
+  done
+}
+bench_fwd "$FS" "$OUT/fwd_new.txt"
+[ -n "$OLD" ] && bench_fwd "$OLD" "$OUT/fwd_old.txt"
+: > "$OUT/fwd_sdpa.txt"
+for c in "" "--causal"; do
+  timeout 120 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 --back-to-back 10 $c >> "$OUT/fwd_sdpa.txt" 2>&1
+done
+for c in "" "--causal"; do
+  timeout 240 "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --back-to-back 10 $c \
+    >> "$OUT/bwd_new.txt" 2>&1
+done
+timeout 300 python3 gpu/tools/sdpa_bwd_bench.py --backends flash,cudnn --ns 4096,16384 --ds 64,128 --back-to-back 10 \
+  > "$OUT/bwd_sdpa.txt" 2>&1
+timeout 200 python3 gpu/tools/sdpa_decode_bench.py --nks 65536,262144 --back-to-back 10 --json "$OUT/decode_sdpa.json" \
+  > "$OUT/decode_sdpa.txt" 2>&1
+timeout 200 "$FS" bench-gpu --decode --dtype bf16 --nk 65536 262144 --back-to-back 10 --sdpa "$OUT/decode_sdpa.json" \
+  > "$OUT/decode_new.txt" 2>&1
+note "benchmarks done at $(($(date +%s) - T0)) s"
+
+{
+  printf '%s\n' "${S[@]}"
+  python3 tools/device/defaults_table.py "$OUT"
+  echo "failed checks: $fails"
+} | tee "$OUT/summary.txt"
+[ "$fails" -eq 0 ]
