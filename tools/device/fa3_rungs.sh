@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# One device call for the forward rungs after v15 (gpu/fa3_forward.cu): v17 (intra-warpgroup
+# overlap), v18 (v17 persistent), v19 (v17 with 3 consumer warpgroups, Br 192). About 90 s:
+#   1. in parallel: the [tc] tests of each new rung (FLASHSTEP_TC_VARIANTS, split by tag), one
+#      verify --tensor-cores per rung against the CPU emulation (--p-dtype; one causal each),
+#      memcheck and racecheck on one tiny v18 verify each, the SASS counts;
+#   2. alone on the GPU: the bench of v15, v17, v18, v19 (bf16, N = 4096 and 16384, d = 64 and
+#      128, causal and not; one process per rung, so that a rung that hangs costs only its own
+#      figures) and PyTorch's cuDNN sdpa on the same shapes;
+#   3. the summary: one line per check, then TFLOP/s and the ratio to cuDNN per point.
+# Run from the repository root: bash tools/device/fa3_rungs.sh BIN OUT (BIN: flashstep,
+# flashstep_tc_tests, flashstep_tc_bench; LD_LIBRARY_PATH, FLASHSTEP_REQUIRE_GPU and
+# FLASHSTEP_GOLDEN_DIR set by the caller).
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+dev_libs
+dev_gpu_env > /dev/null
+dev_args "$0" "$@"
+NEW="17 18 19"
+S=()
+timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
+
+# ---- 1. correctness, all at once ----
+(timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
+# Each test process prints its cases' durations (-d yes). A process killed by its timeout still
+# prints Catch2's summary line as one failed test case ("due to a fatal error condition: SIGTERM"),
+# which the summary below shows with the failures' first lines: the [persistent] case's float64
+# reference once took longer than the 50 s it had among 19 processes here.
+TC_TIMEOUT=75
+start_rung_tests $TC_TIMEOUT $NEW
+# v15 (the default) on the same [persistent] case, to tell the case from the new rungs.
+FLASHSTEP_TC_VARIANTS=15 catch2 "$OUT/tc15_persistent.log" timeout $TC_TIMEOUT "$BIN/flashstep_tc_tests" -d yes "[tc][persistent]" &
+# The bad-request case and the 16-bit-input case (the default variant; cheap: no backward cases).
+catch2 "$OUT/tc_rest.log" \
+  timeout $TC_TIMEOUT "$BIN/flashstep_tc_tests" -d yes "[tc]~[ragged]~[causal]~[padding]~[ring]~[small]~[persistent]~[tc_backward]" &
+V="$BIN/flashstep verify --schedule fa2 --tensor-cores"
+verify_args() {
+  case $1 in
+    17) echo "--dtype bf16 --p-dtype bf16 --nq 300 --nk 517 --d 128 --causal --kv-len 400" ;;
+    18) echo "--dtype fp16 --p-dtype fp16 --nq 517 --nk 300 --d 64 --causal" ;;
+    19) echo "--dtype bf16 --p-dtype bf16 --nq 1000 --nk 777 --d 64 --kv-len 700" ;;
+  esac
+}
+for v in $NEW; do
+  (timeout 40 $V $(verify_args $v) --variant $v; echo "rc=$?") > "$OUT/verify_v$v.txt" 2>&1 &
+done
+(timeout 50 compute-sanitizer --tool memcheck --error-exitcode 9 $V --dtype bf16 --p-dtype bf16 --nq 130 --nk 77 --d 64 \
+  --causal --variant 18; echo "rc=$?") > "$OUT/memcheck.log" 2>&1 &
+(timeout 50 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 $V --dtype fp16 --p-dtype fp16 \
+  --nq 200 --nk 150 --d 128 --variant 18; echo "rc=$?") > "$OUT/racecheck.log" 2>&1 &
+wait
+S+=("correctness phase: $(($(date +%s) - T0)) s")
+SASS=$OUT/sass.txt
+S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS)")
+declare -A OK
+# The first failed assertion of a Catch2 log, with its message (INFO: variant, type, d, shape, seed).
+tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
+for v in $NEW; do
+  res="PASS"
+  for f in "$OUT"/tc_v${v}_*.log; do
+    grep -q "^All tests passed" "$f" || res="FAIL"
+  done
+  [ "$(tail -1 "$OUT/verify_v$v.txt")" = rc=0 ] || res="FAIL"
+  OK[$v]=$res
+  S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' | tr '\n' ';')")
+  S+=("v$v [tc] durations: $(cat "$OUT"/tc_v${v}_*.log | grep -E '^[0-9.]+ s: ' | cut -d: -f1-2 | cut -c1-60 | tr '\n' ';')")
+  for f in "$OUT"/tc_v${v}_*.log; do
+    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
+  done
+  rc=$(tail -1 "$OUT/verify_v$v.txt")
+  S+=("verify v$v $(verify_args $v): $([ "$rc" = rc=0 ] && echo PASS || echo "FAIL ($rc)") | $(tail -2 "$OUT/verify_v$v.txt" | head -1)")
+done
+S+=("[tc] bad requests, 16-bit inputs: $(grep -E '^(All tests passed|test cases:)' "$OUT/tc_rest.log" | tr '\n' ';')")
+P15=$OUT/tc15_persistent.log
+S+=("v15 [tc][persistent]: $(grep -E '^(All tests passed|test cases:)|^[0-9.]+ s: ' "$P15" | cut -c1-80 | tr '\n' ';')")
+grep -q "^All tests passed" "$P15" || S+=("  v15 [persistent] first failure: $(tc_failure "$P15")")
+S+=("memcheck v18 tiny verify (130 x 77, d 64, causal): $(tail -1 "$OUT/memcheck.log") $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)")
+S+=("racecheck v18 tiny verify (fp16 200 x 150, d 128): $(tail -1 "$OUT/racecheck.log") $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)")
+
+# ---- 2. speed, alone on the GPU ----
+: > "$OUT/bench.txt"
+for v in 15 $NEW; do
+  # A rung that failed its tests is not timed (it cannot become a default; a hang would cost 25 s).
+  if [ "$v" != 15 ] && [ "${OK[$v]}" != PASS ]; then S+=("bench v$v: skipped (tests failed)"); continue; fi
+  timeout 25 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds 64,128 --ns 4096,16384 \
+    --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
+  S+=("bench v$v: rc=$?")
+done
+: > "$OUT/sdpa.txt"
+for c in "" "--causal"; do
+  timeout 25 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/sdpa.txt" 2>&1
+  S+=("sdpa cudnn ${c:-non-causal}: rc=$?")
+done
+S+=("total $(($(date +%s) - T0)) s")
+
+# ---- 3. summary ----
+{
+  cat "$OUT/device.txt"
+  printf '%s\n' "${S[@]}"
+  python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" <<'EOF'
+import re, sys
+tf = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    # dtype d N causal kernel... v ms TFLOP/s x-std
+    if len(f) >= 9 and f[0] == "bf16" and f[3] in ("no", "yes"):
+        tf[(int(f[1]), int(f[2]), f[3] == "yes", int(f[-4]))] = float(f[-2])
+ref = {}
+for line in open(sys.argv[2]):
+    m = re.search(r"sdpa cudnn .*d=(\d+)\s+N=(\d+)\s+causal=(\w+)\s+([\d.]+) ms\s+([\d.]+) TFLOP/s", line)
+    if m:
+        ref[(int(m[1]), int(m[2]), m[3] == "True")] = float(m[5])
+vs = [15, 17, 18, 19]
+print("TFLOP/s, bf16, B x H x N = 131072, H = 8 (x: ratio to cuDNN in this call)")
+print("%-5s %-4s %-6s " % ("N", "d", "causal") + " ".join("%14s" % ("v%d" % v) for v in vs) + " %8s" % "cuDNN")
+for causal in (False, True):
+    for d in (64, 128):
+        for n in (4096, 16384):
+            c = ref.get((d, n, causal))
+            cells = []
+            for v in vs:
+                t = tf.get((d, n, causal, v))
+                cells.append("%14s" % ("-" if t is None else ("%.1f (%.2fx)" % (t, t / c) if c else "%.1f" % t)))
+            print("%-5d %-4d %-6s " % (n, d, "yes" if causal else "no") + " ".join(cells) + " %8s" % ("-" if c is None else "%.1f" % c))
+EOF
+} | tee "$OUT/summary.txt"

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# One device call for the long-Bc forward rungs (gpu/fa3_forward.cu, FlashAttention-3's Hopper
+# tiles): v20 (v17 with Bc 192 at d = 64, 176 at d = 128) and v21 (v18, persistent, with the same
+# Bc). About 120 s, at most 150:
+#   1. in parallel: the [tc] tests of v20 and v21 (FLASHSTEP_TC_VARIANTS, split by tag, the
+#      [persistent] case included), two verify --tensor-cores per rung against the CPU emulation
+#      (--p-dtype; ragged, causal, key length; bf16 and fp16; d = 64 and 128), memcheck and
+#      racecheck on tiny verifies of each rung, the SASS counts (HGMMA of N = 176 and 192);
+#   2. alone on the GPU: the bench of v15, v17, v18, v19, v20, v21 (bf16, N = 4096 and 16384,
+#      d = 64 and 128, causal and not; one process per rung) and PyTorch's cuDNN sdpa on the same
+#      shapes;
+#   3. the summary: one line per check, then TFLOP/s and the ratio to cuDNN per point, with the
+#      fastest rung whose tests passed.
+# Run from the repository root: bash tools/device/fa3_tiles.sh BIN OUT (BIN: flashstep,
+# flashstep_tc_tests, flashstep_tc_bench; LD_LIBRARY_PATH, FLASHSTEP_REQUIRE_GPU and
+# FLASHSTEP_GOLDEN_DIR set by the caller).
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+dev_libs
+dev_gpu_env > /dev/null
+dev_args "$0" "$@"
+NEW="20 21"
+S=()
+timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
+
+# ---- 1. correctness, all at once ----
+(timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
+# Each test process prints its cases' durations (-d yes); a process killed by its timeout shows
+# as one failed test case ("fatal error condition: SIGTERM") in the failure's first lines below.
+TC_TIMEOUT=70
+start_rung_tests $TC_TIMEOUT $NEW
+# The bad-request case, the persistent shapes' CPU check (v18, v21) and the 16-bit-input case.
+catch2 "$OUT/tc_rest.log" \
+  timeout $TC_TIMEOUT "$BIN/flashstep_tc_tests" -d yes "[tc]~[ragged]~[causal]~[padding]~[ring]~[small]~[persistent]~[tc_backward]" &
+V="$BIN/flashstep verify --schedule fa2 --tensor-cores"
+# Two per rung: Nk (or the key length) not a multiple of 176 or 192, causal with Nq < Nk and Nq > Nk.
+verify_args() {
+  case $1 in
+    20a) echo "--dtype bf16 --p-dtype bf16 --nq 300 --nk 517 --d 128 --causal --kv-len 400" ;;
+    20b) echo "--dtype fp16 --p-dtype fp16 --nq 1000 --nk 777 --d 64 --kv-len 700" ;;
+    21a) echo "--dtype fp16 --p-dtype fp16 --nq 517 --nk 300 --d 128 --causal" ;;
+    21b) echo "--dtype bf16 --p-dtype bf16 --nq 1000 --nk 777 --d 64 --causal --kv-len 700" ;;
+  esac
+}
+VERIFIES="20a 20b 21a 21b"
+for c in $VERIFIES; do
+  (timeout 40 $V $(verify_args $c) --variant ${c%?}; echo "rc=$?") > "$OUT/verify_$c.txt" 2>&1 &
+done
+san() {  # tool variant dtype d extra...
+  local tool=$1 v=$2 t=$3 d=$4
+  shift 4
+  local extra=""
+  [ "$tool" = racecheck ] && extra="--racecheck-report all"
+  (timeout 50 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --dtype $t --p-dtype $t --d $d "$@" --variant $v
+   echo "rc=$?") > "$OUT/${tool}_v$v.log" 2>&1
+}
+san memcheck 21 bf16 128 --nq 130 --nk 77 --causal &
+san memcheck 20 fp16 64 --nq 130 --nk 200 --kv-len 190 &
+san racecheck 21 fp16 128 --nq 200 --nk 150 &
+san racecheck 20 bf16 64 --nq 200 --nk 250 --causal &
+wait
+S+=("correctness phase: $(($(date +%s) - T0)) s")
+SASS=$OUT/sass.txt
+S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS) (64x176: $(grep -c 'HGMMA.64x176x16' $SASS), 64x192: $(grep -c 'HGMMA.64x192x16' $SASS)), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS)")
+declare -A OK
+# The first failed assertion of a Catch2 log, with its message (INFO: variant, type, d, shape, seed).
+tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
+for v in $NEW; do
+  res="PASS"
+  for f in "$OUT"/tc_v${v}_*.log; do
+    grep -q "^All tests passed" "$f" || res="FAIL"
+  done
+  for c in ${v}a ${v}b; do
+    [ "$(tail -1 "$OUT/verify_$c.txt")" = rc=0 ] || res="FAIL"
+  done
+  OK[$v]=$res
+  # Per process: "ok A/C" (A assertions in C test cases, all passed) or Catch2's failure count.
+  S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' |
+    sed -E 's/All tests passed \(([0-9]+) assertions? in ([0-9]+) test cases?\)/ok \1\/\2/' | tr '\n' ';')")
+  S+=("v$v [tc] durations: $(cat "$OUT"/tc_v${v}_*.log | grep -E '^[0-9.]+ s: ' | cut -d: -f1-2 | cut -c1-50 | tr '\n' ';')")
+  for f in "$OUT"/tc_v${v}_*.log; do
+    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
+  done
+  for c in ${v}a ${v}b; do
+    rc=$(tail -1 "$OUT/verify_$c.txt")
+    S+=("verify v$v $(verify_args $c | sed 's/--p-dtype [a-z0-9]* //'): $([ "$rc" = rc=0 ] && echo PASS || echo "FAIL ($rc)") | $(tail -2 "$OUT/verify_$c.txt" | head -1 | cut -c1-110)")
+  done
+done
+S+=("[tc] bad requests, persistent shapes, 16-bit inputs: $(grep -E '^(All tests passed|test cases:)' "$OUT/tc_rest.log" | tr '\n' ';')")
+grep -q "^All tests passed" "$OUT/tc_rest.log" || S+=("  tc_rest first failure: $(tc_failure "$OUT/tc_rest.log")")
+for f in "$OUT"/memcheck_v*.log "$OUT"/racecheck_v*.log; do
+  S+=("$(basename "$f" .log) tiny verify: $(tail -1 "$f") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)")
+done
+
+# ---- 2. speed, alone on the GPU ----
+# The new rungs first, then cuDNN, then the old rungs; a step that would start past 130 s is
+# skipped and says so (the call's budget is 150 s; each step takes a few seconds when all is well).
+late() { [ $(($(date +%s) - T0)) -gt 130 ] && S+=("$1: skipped (130 s budget spent)"); }
+: > "$OUT/bench.txt"
+: > "$OUT/sdpa.txt"
+for v in $NEW sdpa 15 18 19 17; do
+  if [ $v = sdpa ]; then
+    for c in "" "--causal"; do
+      late "sdpa cudnn ${c:-non-causal}" && continue
+      timeout 25 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/sdpa.txt" 2>&1
+      S+=("sdpa cudnn ${c:-non-causal}: rc=$?")
+    done
+    continue
+  fi
+  # A new rung that failed its tests is not timed (it cannot become a default).
+  if [ -n "${OK[$v]+x}" ] && [ "${OK[$v]}" != PASS ]; then S+=("bench v$v: skipped (tests failed)"); continue; fi
+  late "bench v$v" && continue
+  timeout 20 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds 64,128 --ns 4096,16384 \
+    --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
+  S+=("bench v$v: rc=$?")
+done
+S+=("total $(($(date +%s) - T0)) s")
+
+# ---- 3. summary ----
+{
+  cat "$OUT/device.txt"
+  printf '%s\n' "${S[@]}" | tr -s ' '
+  python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" "${OK[20]}" "${OK[21]}" <<'EOF'
+import re, sys
+tf = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    # dtype d N causal kernel... v ms TFLOP/s x-std
+    if len(f) >= 9 and f[0] == "bf16" and f[3] in ("no", "yes"):
+        tf[(int(f[1]), int(f[2]), f[3] == "yes", int(f[-4]))] = float(f[-2])
+ref = {}
+for line in open(sys.argv[2]):
+    m = re.search(r"sdpa cudnn .*d=(\d+)\s+N=(\d+)\s+causal=(\w+)\s+([\d.]+) ms\s+([\d.]+) TFLOP/s", line)
+    if m:
+        ref[(int(m[1]), int(m[2]), m[3] == "True")] = float(m[5])
+vs = [15, 17, 18, 19, 20, 21]
+# v15-v19 were shown correct in the call before; v20 and v21 count only if their tests passed here.
+correct = {15, 17, 18, 19} | {v for v, ok in ((20, sys.argv[3]), (21, sys.argv[4])) if ok == "PASS"}
+print("TFLOP/s, bf16, B x H x N = 131072, H = 8 (x: ratio to cuDNN in this call); best: fastest correct rung")
+print("%-5s %-3s %-3s " % ("N", "d", "cau") + " ".join("%13s" % ("v%d" % v) for v in vs) + " %6s %s" % ("cuDNN", "best"))
+for causal in (False, True):
+    for d in (64, 128):
+        for n in (4096, 16384):
+            c = ref.get((d, n, causal))
+            cells = []
+            for v in vs:
+                t = tf.get((d, n, causal, v))
+                cells.append("%13s" % ("-" if t is None else ("%.1f(%.2fx)" % (t, t / c) if c else "%.1f" % t)))
+            got = [(tf[(d, n, causal, v)], v) for v in vs if v in correct and (d, n, causal, v) in tf]
+            best = "-" if not got else "v%d %.2fx" % (max(got)[1], max(got)[0] / c if c else 0.0)
+            print("%-5d %-3d %-3s " % (n, d, "yes" if causal else "no") + " ".join(cells) +
+                  " %6s %s" % ("-" if c is None else "%.1f" % c, best))
+EOF
+} | tee "$OUT/summary.txt"
