@@ -11,13 +11,8 @@
 # Run from the repository root: bash tools/device/back_to_back.sh BIN OUT (about 90 s).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-BIN=${1:?BIN}
-OUT=${2:?OUT}
+dev_setup "$0" "$@"
 RUNGS=${RUNGS:-21 22 19 29}
-mkdir -p "$OUT"
-T0=$(date +%s)
 S=()
 # The SM clock and the board's power, sampled every 100 ms while our forward rungs run.
 clock_line() {  # FILE: median and minimum SM clock (MHz), median power (W) of the samples

@@ -19,11 +19,7 @@
 # Usage (repository root): bash tools/device/bwd_dq.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
-FS=$BIN/flashstep
-T0=$(date +%s)
+dev_setup "$0" "$@"
 BUDGET=${BUDGET:-120}
 VNEW=${VNEW:-7,8}  # the variants under test (a comma list; 8 is d = 64 only)
 # The caller may kill this script at BUDGET: steps stop 8 s before it, and the summary is
@@ -31,7 +27,6 @@ VNEW=${VNEW:-7,8}  # the variants under test (a comma list; 8 is d = 64 only)
 left() { echo $((BUDGET - 8 - ($(date +%s) - T0))); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $((l > 1 ? l : 1)) || echo "$1"; }  # min(want, left)
 S=()
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
 # ---- table ----------------------------------------------------------------------------------------
 # bench-gpu's rows: N d fwd-v bwd-v | fwd ms bwd ms f+b ms | fwd TF bwd TF f+b TF | ...; a header

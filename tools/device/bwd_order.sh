@@ -7,12 +7,7 @@
 # the same shapes; the table last. Usage (repository root): bash tools/device/bwd_order.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_args "$0" "$@"
-FS=$BIN/flashstep
-dev_libs
-dev_gpu_env > "$OUT/gpu.txt"
-T0=$(date +%s)
-S=()
+dev_setup "$0" "$@"
 export FLASHSTEP_TC_BWD_VARIANTS=9,10
 catch2 "$OUT/t_small.log" timeout 60 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" & p1=$!
 catch2 "$OUT/t_ragged.log" timeout 60 "$BIN/flashstep_tc_tests" "*wgmma (v5-v10): ragged*" & p2=$!

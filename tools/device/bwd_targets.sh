@@ -7,11 +7,7 @@
 # Usage (repository root): bash tools/device/bwd_targets.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
-FS=$BIN/flashstep
-T0=$(date +%s)
+dev_setup "$0" "$@"
 S=()
 V="$FS verify --backward --tensor-cores"
 timeout 40 $V --dtype bf16 --nq 517 --nk 300 --d 128 --causal > "$OUT/verify1.txt" 2>&1; r1=$?

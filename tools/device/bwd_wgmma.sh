@@ -12,16 +12,11 @@
 # Usage (repository root): bash tools/device/bwd_wgmma.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
-FS=$BIN/flashstep
-T0=$(date +%s)
+dev_setup "$0" "$@"
 BUDGET=${BUDGET:-100}
 left() { echo $((BUDGET - ($(date +%s) - T0))); }  # seconds of the budget left
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo $((l > 1 ? l : 1)) || echo "$1"; }  # min(want, left)
 S=()
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
 # ---- 1. correctness, in parallel -------------------------------------------------------------
 V5="$FS verify --backward --tensor-cores --variant 5"

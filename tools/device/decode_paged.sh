@@ -3,7 +3,7 @@
 # (gpu/decode.cu, docs/decode.md "Paged KV" and "Version 4, 5"). Run from the repository root on
 # the GPU machine:
 #   bash tools/device/decode_paged.sh BIN OUT
-# BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set), OUT gets the logs. Wall budget
+# BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment), OUT gets the logs. Wall budget
 # 80 s: the correctness checks run side by side (about 30 s at most), then PyTorch's SDPA, the
 # table with the paged column and the variant x S sweep one after another (about 50 s at most).
 # The summary table is the last output: one line per check, what / rc or PASS/FAIL / figure.

@@ -4,7 +4,7 @@
 # docs/decode.md "The combine as a dependent launch".
 # From the repository root on the GPU machine:
 #   ROUNDS=3 bash tools/device/decode_pdl.sh BIN OUT
-# BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set); OUT gets the logs.
+# BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment); OUT gets the logs.
 #   1. side by side (70 s at most): the [paged],[variants] and [decode] tests, four verifies with
 #      S >= 2 (the combine runs), memcheck, racecheck and synccheck of a small verify with splits;
 #   2. alone, ROUNDS rounds: per shape (bf16, d = 128, Nq = 1, B x H = 32, 256, Nk = 16384 ..

@@ -7,10 +7,7 @@
 # Usage (repository root, GPU machine): bash tools/device/decode_snapshots.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
-FS=$BIN/flashstep
+dev_setup "$0" "$@"
 summary=()
 check() {  # name, rc, what
   if [ "$2" -eq 0 ]; then summary+=("$(printf '%-34s PASS  %s' "$1" "$3")")

@@ -4,7 +4,7 @@
 # evict_first policy; that stream with version 5's 256 threads); docs/decode.md "Read streams and
 # versions 8, 9". From the repository root on the GPU machine:
 #   bash tools/device/decode_stream.sh BIN OUT
-# BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set); OUT gets the logs. Wall budget
+# BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment); OUT gets the logs. Wall budget
 # 150 s: the correctness checks side by side (the [paged],[variants] and [decode] tests, four
 # verifies of v8/v9, memcheck and racecheck of a small verify; 70 s at most), then alone, one
 # after another: the read-stream table (timeout 20 s, about 3 s expected), PyTorch's SDPA (25 s,

@@ -3,7 +3,7 @@
 # "Versions 6 and 7"), paged and unpaged, and the read roof of bench-gpu --decode. From the
 # repository root on the GPU machine:
 #   bash tools/device/decode_tma.sh BIN OUT
-# BIN holds flashstep and flashstep_gpu_tests (LD_LIBRARY_PATH set); OUT gets the logs. Wall budget
+# BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment); OUT gets the logs. Wall budget
 # 150 s: the correctness checks side by side (tests, verify --variant 6/7, compute-sanitizer; 45 s
 # at most), then alone, one after another: PyTorch's SDPA at the sweep's shapes, the variant x S
 # sweep unpaged (3 5 6 7) and paged P = 16 (5 6 7) (timeouts 30 + 40 + 22 s; about 13 + 15 + 10 s

@@ -7,11 +7,7 @@
 # TFLOP/s and the ratio per point last. Usage (repository root): bash tools/device/fa3_default.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
-FS=$BIN/flashstep
-T0=$(date +%s)
+dev_setup "$0" "$@"
 S=()
 V="$FS verify --schedule fa2 --tensor-cores"
 i=0

@@ -10,28 +10,21 @@
 #      the same shapes, and Nsight Compute on each rung in NCU at d = NCU_D (default 128), N = 4096, non-causal
 #      (warp stall reasons, pipe use, issue rate: OUT/ncu_vV.txt, the main lines in the summary);
 #   3. the summary: one line per check, then TFLOP/s and the ratio to cuDNN per point, with the
-#      fastest rung whose tests passed (rungs not in NEW count as correct: checked in earlier calls).
-# Run from the repository root (BIN: flashstep, flashstep_tc_tests, flashstep_tc_bench;
-# LD_LIBRARY_PATH, FLASHSTEP_REQUIRE_GPU and FLASHSTEP_GOLDEN_DIR set by the caller):
+#      fastest rung whose tests passed (rungs not in NEW count as correct: checked before).
+# Run from the repository root (BIN: flashstep, flashstep_tc_tests, flashstep_tc_bench; tools/device/lib.sh sets the environment):
 #   NEW="22 23" BENCH="15 17 21" NCU="15 22" SAN="22:memcheck 23:racecheck" \
 #     bash tools/device/fa3_ladder.sh BIN OUT
 # Wall time: about 60 s of checks, 8 s per timed rung, 15 s per profiled rung.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-BIN=${1:?BIN}
-OUT=${2:?OUT}
+dev_setup "$0" "$@"
 NEW=${NEW:?NEW: the rungs to check}
 BENCH=${BENCH:-15 17 19 21}
 NCU=${NCU:-}
 NCU_D=${NCU_D:-128}
 SAN=${SAN:-}
 BUDGET=${BUDGET:-300}
-mkdir -p "$OUT"
-T0=$(date +%s)
 S=()
-timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
 
 # ---- 1. correctness, all at once ----
 (timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
@@ -94,24 +87,8 @@ for f in "$OUT"/memcheck_v*.log "$OUT"/racecheck_v*.log; do
 done
 
 # ---- 2. speed, alone on the GPU ----
+bench_rungs $((BUDGET - 25)) $NEW sdpa $BENCH
 late() { [ $(($(date +%s) - T0)) -gt $((BUDGET - 25)) ] && S+=("$1: skipped (budget spent)"); }
-: > "$OUT/bench.txt"
-: > "$OUT/sdpa.txt"
-for v in $NEW sdpa $BENCH; do
-  if [ $v = sdpa ]; then
-    for c in "" "--causal"; do
-      late "sdpa cudnn ${c:-non-causal}" && continue
-      timeout 25 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/sdpa.txt" 2>&1
-      S+=("sdpa cudnn ${c:-non-causal}: rc=$?")
-    done
-    continue
-  fi
-  if [ -n "${OK[$v]+x}" ] && [ "${OK[$v]}" != PASS ]; then S+=("bench v$v: skipped (tests failed)"); continue; fi
-  late "bench v$v" && continue
-  timeout 20 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds 64,128 --ns 4096,16384 \
-    --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
-  S+=("bench v$v: rc=$?")
-done
 # Nsight Compute: one launch (after the warm-ups) of each rung at d = NCU_D, N = 4096, B x H = 32.
 for v in $NCU; do
   late "ncu v$v" && continue
@@ -130,7 +107,7 @@ S+=("total $(($(date +%s) - T0)) s")
 
 # ---- 3. summary ----
 {
-  cat "$OUT/device.txt"
+  cat "$OUT/gpu.txt"
   printf '%s\n' "${S[@]}" | tr -s ' '
   PASSED=""
   for v in $NEW; do [ "${OK[$v]}" = PASS ] && PASSED="$PASSED $v"; done

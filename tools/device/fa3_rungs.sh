@@ -9,16 +9,12 @@
 #      figures) and PyTorch's cuDNN sdpa on the same shapes;
 #   3. the summary: one line per check, then TFLOP/s and the ratio to cuDNN per point.
 # Run from the repository root: bash tools/device/fa3_rungs.sh BIN OUT (BIN: flashstep,
-# flashstep_tc_tests, flashstep_tc_bench; LD_LIBRARY_PATH, FLASHSTEP_REQUIRE_GPU and
-# FLASHSTEP_GOLDEN_DIR set by the caller).
+# flashstep_tc_tests, flashstep_tc_bench; tools/device/lib.sh sets the environment).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
+dev_setup "$0" "$@"
 NEW="17 18 19"
 S=()
-timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
 
 # ---- 1. correctness, all at once ----
 (timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
@@ -78,24 +74,12 @@ S+=("memcheck v18 tiny verify (130 x 77, d 64, causal): $(tail -1 "$OUT/memcheck
 S+=("racecheck v18 tiny verify (fp16 200 x 150, d 128): $(tail -1 "$OUT/racecheck.log") $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)")
 
 # ---- 2. speed, alone on the GPU ----
-: > "$OUT/bench.txt"
-for v in 15 $NEW; do
-  # A rung that failed its tests is not timed (it cannot become a default; a hang would cost 25 s).
-  if [ "$v" != 15 ] && [ "${OK[$v]}" != PASS ]; then S+=("bench v$v: skipped (tests failed)"); continue; fi
-  timeout 25 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds 64,128 --ns 4096,16384 \
-    --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
-  S+=("bench v$v: rc=$?")
-done
-: > "$OUT/sdpa.txt"
-for c in "" "--causal"; do
-  timeout 25 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/sdpa.txt" 2>&1
-  S+=("sdpa cudnn ${c:-non-causal}: rc=$?")
-done
+bench_rungs 100000 15 $NEW sdpa
 S+=("total $(($(date +%s) - T0)) s")
 
 # ---- 3. summary ----
 {
-  cat "$OUT/device.txt"
+  cat "$OUT/gpu.txt"
   printf '%s\n' "${S[@]}"
   python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" <<'EOF'
 import re, sys

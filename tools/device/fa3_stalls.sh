@@ -10,13 +10,8 @@
 # by opcode, and the read-stream table; OUT/stalls_vV_dD.csv.xz: the whole source page.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-BIN=${1:?BIN}
-OUT=${2:?OUT}
+dev_setup "$0" "$@"
 RUNGS=${RUNGS:-21:64 22:128}
-mkdir -p "$OUT"
-T0=$(date +%s)
 S=()
 for vd in $RUNGS; do
   v=${vd%%:*}

@@ -12,16 +12,12 @@
 #   3. the summary: one line per check, then TFLOP/s and the ratio to cuDNN per point, with the
 #      fastest rung whose tests passed.
 # Run from the repository root: bash tools/device/fa3_tiles.sh BIN OUT (BIN: flashstep,
-# flashstep_tc_tests, flashstep_tc_bench; LD_LIBRARY_PATH, FLASHSTEP_REQUIRE_GPU and
-# FLASHSTEP_GOLDEN_DIR set by the caller).
+# flashstep_tc_tests, flashstep_tc_bench; tools/device/lib.sh sets the environment).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
+dev_setup "$0" "$@"
 NEW="20 21"
 S=()
-timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
 
 # ---- 1. correctness, all at once ----
 (timeout 30 cuobjdump --dump-sass "$BIN/flashstep_tc_bench" > "$OUT/sass.txt" 2>/dev/null) &
@@ -95,30 +91,12 @@ done
 # ---- 2. speed, alone on the GPU ----
 # The new rungs first, then cuDNN, then the old rungs; a step that would start past 130 s is
 # skipped and says so (the call's budget is 150 s; each step takes a few seconds when all is well).
-late() { [ $(($(date +%s) - T0)) -gt 130 ] && S+=("$1: skipped (130 s budget spent)"); }
-: > "$OUT/bench.txt"
-: > "$OUT/sdpa.txt"
-for v in $NEW sdpa 15 18 19 17; do
-  if [ $v = sdpa ]; then
-    for c in "" "--causal"; do
-      late "sdpa cudnn ${c:-non-causal}" && continue
-      timeout 25 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/sdpa.txt" 2>&1
-      S+=("sdpa cudnn ${c:-non-causal}: rc=$?")
-    done
-    continue
-  fi
-  # A new rung that failed its tests is not timed (it cannot become a default).
-  if [ -n "${OK[$v]+x}" ] && [ "${OK[$v]}" != PASS ]; then S+=("bench v$v: skipped (tests failed)"); continue; fi
-  late "bench v$v" && continue
-  timeout 20 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants $v --ds 64,128 --ns 4096,16384 \
-    --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
-  S+=("bench v$v: rc=$?")
-done
+bench_rungs 130 $NEW sdpa 15 18 19 17
 S+=("total $(($(date +%s) - T0)) s")
 
 # ---- 3. summary ----
 {
-  cat "$OUT/device.txt"
+  cat "$OUT/gpu.txt"
   printf '%s\n' "${S[@]}" | tr -s ' '
   python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" "${OK[20]}" "${OK[21]}" <<'EOF'
 import re, sys

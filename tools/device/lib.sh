@@ -10,12 +10,19 @@
 #   dev_gpu_env             FLASHSTEP_REQUIRE_GPU=1 (a [gpu]/[tc] test without a GPU fails instead
 #                           of skipping), FLASHSTEP_GOLDEN_DIR (tests/golden), PYTHONPATH (the
 #                           summary helpers here and gpu/tools' PyTorch timers); prints the GPU
+#   dev_setup "$0" BIN OUT  the usual start: dev_libs, dev_args, dev_gpu_env into $OUT/gpu.txt,
+#                           FS (the flashstep binary in BIN)
 #   dev_args "$0" BIN OUT   the usual two arguments: BIN (the binaries), OUT (the logs, made);
 #                           T0 (the start), S=() (the summary lines)
 #   start_rung_tests SECS V...  the forward rungs' [tc] tests, four processes per rung V in the
 #                           background (FLASHSTEP_TC_VARIANTS=V; -d yes: each case's duration),
 #                           into $OUT/tc_vV_TAG.log; a process killed by its timeout shows as one
 #                           failed test case ("fatal error condition: SIGTERM")
+#   bench_rungs LIMIT V...  the forward ladder's speed phase, alone on the GPU: each V (a rung, or
+#                           "sdpa" for PyTorch's cuDNN backend on the same shapes) at d = 64, 128,
+#                           N = 4096, 16384, bf16, causal and not, into $OUT/bench.txt and
+#                           $OUT/sdpa.txt, one line per step in S; a rung whose tests failed
+#                           (OK[V] set, not PASS) is not timed; nothing starts LIMIT s after T0
 #   gpu_line                the GPU's name, driver and clocks, one line
 #   catch2 LOG CMD...       runs CMD (a Catch2 binary, possibly behind timeout or
 #                           compute-sanitizer) into LOG; its exit code, or 3 when it ran no
@@ -58,6 +65,13 @@ dev_args() {
   S=()
 }
 
+dev_setup() {
+  dev_libs
+  dev_args "$@"
+  dev_gpu_env > "$OUT/gpu.txt"
+  FS=$BIN/flashstep
+}
+
 start_rung_tests() {
   local secs=$1 v part
   shift
@@ -66,6 +80,30 @@ start_rung_tests() {
       FLASHSTEP_TC_VARIANTS=$v catch2 "$OUT/tc_v${v}_$(echo "$part" | tr -dc a-z).log" \
         timeout "$secs" "$BIN/flashstep_tc_tests" -d yes "$part" &
     done
+  done
+}
+
+bench_rungs() {
+  local limit=$1 v c
+  shift
+  late() { [ $(($(date +%s) - T0)) -gt "$limit" ] && S+=("$1: skipped (the ${limit} s budget spent)"); }
+  : > "$OUT/bench.txt"
+  : > "$OUT/sdpa.txt"
+  for v in "$@"; do
+    if [ "$v" = sdpa ]; then
+      for c in "" "--causal"; do
+        late "sdpa cudnn ${c:-non-causal}" && continue
+        timeout 25 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/sdpa.txt" 2>&1
+        S+=("sdpa cudnn ${c:-non-causal}: rc=$?")
+      done
+      continue
+    fi
+    # A rung that failed its tests is not timed (it cannot become a default; a hang would cost 25 s).
+    if [ -n "${OK[$v]+x}" ] && [ "${OK[$v]}" != PASS ]; then S+=("bench v$v: skipped (tests failed)"); continue; fi
+    late "bench v$v" && continue
+    timeout 25 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants "$v" --ds 64,128 --ns 4096,16384 \
+      --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
+    S+=("bench v$v: rc=$?")
   done
 }
 

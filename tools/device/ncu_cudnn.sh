@@ -7,13 +7,9 @@
 #   HD=64 RUNG=21 bash tools/device/ncu_cudnn.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-BIN=${1:?BIN}
-OUT=${2:?OUT}
+dev_setup "$0" "$@"
 HD=${HD:-64}
 RUNG=${RUNG:-21}
-mkdir -p "$OUT"
 SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats
           --section LaunchStats --section Occupancy --page raw)
 timeout 120 ncu --clock-control none --target-processes all -k regex:'sdpa|fmha|flash|attn' --launch-skip 3 --launch-count 1 \

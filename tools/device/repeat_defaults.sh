@@ -12,13 +12,8 @@
 # BIN OUT (about 60 s a round).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-BIN=${1:?BIN}
-OUT=${2:?OUT}
+dev_setup "$0" "$@"
 ROUNDS=${ROUNDS:-3}
-mkdir -p "$OUT"
-T0=$(date +%s)
 S=()
 for r in $(seq 1 "$ROUNDS"); do
   : > "$OUT/fwd_$r.txt"

@@ -10,9 +10,7 @@
 # Run from the repository root on the GPU machine: bash tools/device/warmup.sh BIN OUT
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-dev_libs
-dev_gpu_env > /dev/null
-dev_args "$0" "$@"
+dev_setup "$0" "$@"
 S=()
 for w in 0 25; do
   FLASHSTEP_WARMUP_MS=$w timeout 40 "$BIN/flashstep" bench-gpu --decode --read-streams --reps 20 > "$OUT/streams_w$w.txt" 2>&1
