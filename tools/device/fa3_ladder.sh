@@ -111,32 +111,7 @@ S+=("total $(($(date +%s) - T0)) s")
   printf '%s\n' "${S[@]}" | tr -s ' '
   PASSED=""
   for v in $NEW; do [ "${OK[$v]}" = PASS ] && PASSED="$PASSED $v"; done
-  python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" "$NEW $BENCH" "$NEW" "$PASSED" <<'EOF'
-import re, sys
-tf = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    # dtype d N causal kernel... v ms TFLOP/s x-std
-    if len(f) >= 9 and f[0] == "bf16" and f[3] in ("no", "yes"):
-        tf[(int(f[1]), int(f[2]), f[3] == "yes", int(f[-4]))] = float(f[-2])
-ref = {}
-for line in open(sys.argv[2]):
-    m = re.search(r"sdpa cudnn .*d=(\d+)\s+N=(\d+)\s+causal=(\w+)\s+([\d.]+) ms\s+([\d.]+) TFLOP/s", line)
-    if m:
-        ref[(int(m[1]), int(m[2]), m[3] == "True")] = float(m[5])
-vs = [int(v) for v in sys.argv[3].split()]
-new, passed = {int(v) for v in sys.argv[4].split()}, {int(v) for v in sys.argv[5].split()}
-correct = {v for v in vs if v not in new} | passed
-print("TFLOP/s, bf16, B x H x N = 131072, H = 8 (x: ratio to cuDNN in this call); best: fastest correct rung")
-print("%-5s %-3s %-3s " % ("N", "d", "cau") + " ".join("%6s" % ("v%d" % v) for v in vs) + " %6s %s" % ("cuDNN", "best"))
-for causal in (False, True):
-    for d in (64, 128):
-        for n in (4096, 16384):
-            c = ref.get((d, n, causal))
-            cells = ["%6s" % ("-" if (d, n, causal, v) not in tf else "%.1f" % tf[(d, n, causal, v)]) for v in vs]
-            got = [(tf[(d, n, causal, v)], v) for v in vs if v in correct and (d, n, causal, v) in tf]
-            best = "-" if not got else "v%d %.1f %.3fx" % (max(got)[1], max(got)[0], max(got)[0] / c if c else 0.0)
-            print("%-5d %-3d %-3s " % (n, d, "yes" if causal else "no") + " ".join(cells) +
-                  " %6s %s" % ("-" if c is None else "%.1f" % c, best))
-EOF
+  CORRECT="$PASSED"  # the rungs not in NEW count as correct: checked before
+  for v in $BENCH; do case " $NEW " in *" $v "*) ;; *) CORRECT="$CORRECT $v" ;; esac; done
+  python3 "$DEV_LIB_DIR/tc_tables.py" "$OUT/bench.txt" "$OUT/sdpa.txt" "$NEW $BENCH" "$CORRECT"
 } | tee "$OUT/summary.txt"

@@ -81,30 +81,5 @@ S+=("total $(($(date +%s) - T0)) s")
 {
   cat "$OUT/gpu.txt"
   printf '%s\n' "${S[@]}"
-  python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" <<'EOF'
-import re, sys
-tf = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    # dtype d N causal kernel... v ms TFLOP/s x-std
-    if len(f) >= 9 and f[0] == "bf16" and f[3] in ("no", "yes"):
-        tf[(int(f[1]), int(f[2]), f[3] == "yes", int(f[-4]))] = float(f[-2])
-ref = {}
-for line in open(sys.argv[2]):
-    m = re.search(r"sdpa cudnn .*d=(\d+)\s+N=(\d+)\s+causal=(\w+)\s+([\d.]+) ms\s+([\d.]+) TFLOP/s", line)
-    if m:
-        ref[(int(m[1]), int(m[2]), m[3] == "True")] = float(m[5])
-vs = [15, 17, 18, 19]
-print("TFLOP/s, bf16, B x H x N = 131072, H = 8 (x: ratio to cuDNN in this call)")
-print("%-5s %-4s %-6s " % ("N", "d", "causal") + " ".join("%14s" % ("v%d" % v) for v in vs) + " %8s" % "cuDNN")
-for causal in (False, True):
-    for d in (64, 128):
-        for n in (4096, 16384):
-            c = ref.get((d, n, causal))
-            cells = []
-            for v in vs:
-                t = tf.get((d, n, causal, v))
-                cells.append("%14s" % ("-" if t is None else ("%.1f (%.2fx)" % (t, t / c) if c else "%.1f" % t)))
-            print("%-5d %-4d %-6s " % (n, d, "yes" if causal else "no") + " ".join(cells) + " %8s" % ("-" if c is None else "%.1f" % c))
-EOF
+  python3 "$DEV_LIB_DIR/tc_tables.py" "$OUT/bench.txt" "$OUT/sdpa.txt" "15 17 18 19"
 } | tee "$OUT/summary.txt"

@@ -98,35 +98,8 @@ S+=("total $(($(date +%s) - T0)) s")
 {
   cat "$OUT/gpu.txt"
   printf '%s\n' "${S[@]}" | tr -s ' '
-  python3 - "$OUT/bench.txt" "$OUT/sdpa.txt" "${OK[20]}" "${OK[21]}" <<'EOF'
-import re, sys
-tf = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    # dtype d N causal kernel... v ms TFLOP/s x-std
-    if len(f) >= 9 and f[0] == "bf16" and f[3] in ("no", "yes"):
-        tf[(int(f[1]), int(f[2]), f[3] == "yes", int(f[-4]))] = float(f[-2])
-ref = {}
-for line in open(sys.argv[2]):
-    m = re.search(r"sdpa cudnn .*d=(\d+)\s+N=(\d+)\s+causal=(\w+)\s+([\d.]+) ms\s+([\d.]+) TFLOP/s", line)
-    if m:
-        ref[(int(m[1]), int(m[2]), m[3] == "True")] = float(m[5])
-vs = [15, 17, 18, 19, 20, 21]
-# v15-v19 were shown correct in the call before; v20 and v21 count only if their tests passed here.
-correct = {15, 17, 18, 19} | {v for v, ok in ((20, sys.argv[3]), (21, sys.argv[4])) if ok == "PASS"}
-print("TFLOP/s, bf16, B x H x N = 131072, H = 8 (x: ratio to cuDNN in this call); best: fastest correct rung")
-print("%-5s %-3s %-3s " % ("N", "d", "cau") + " ".join("%13s" % ("v%d" % v) for v in vs) + " %6s %s" % ("cuDNN", "best"))
-for causal in (False, True):
-    for d in (64, 128):
-        for n in (4096, 16384):
-            c = ref.get((d, n, causal))
-            cells = []
-            for v in vs:
-                t = tf.get((d, n, causal, v))
-                cells.append("%13s" % ("-" if t is None else ("%.1f(%.2fx)" % (t, t / c) if c else "%.1f" % t)))
-            got = [(tf[(d, n, causal, v)], v) for v in vs if v in correct and (d, n, causal, v) in tf]
-            best = "-" if not got else "v%d %.2fx" % (max(got)[1], max(got)[0] / c if c else 0.0)
-            print("%-5d %-3d %-3s " % (n, d, "yes" if causal else "no") + " ".join(cells) +
-                  " %6s %s" % ("-" if c is None else "%.1f" % c, best))
-EOF
+  # v15-v19 were shown correct before; v20 and v21 count only if their tests passed here.
+  CORRECT="15 17 18 19"
+  for v in 20 21; do [ "${OK[$v]}" = PASS ] && CORRECT="$CORRECT $v"; done
+  python3 "$DEV_LIB_DIR/tc_tables.py" "$OUT/bench.txt" "$OUT/sdpa.txt" "15 17 18 19 20 21" "$CORRECT"
 } | tee "$OUT/summary.txt"
