@@ -5,6 +5,8 @@
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 D=.dev/fa3
+OUT=${OUT:?OUT: the folder for the logs}
+mkdir -p "$OUT"
 dev_unpack $D
 BIN=$D/bin
 dev_libs $D/lib
