@@ -54,7 +54,7 @@ def read_sdpa(path):
     return t
 torch, old = read_sdpa(f"{out}/sdpa.txt"), read_sdpa(sys.argv[3])
 star = set()
-for k, x in old.items():  # PyTorch's figures from call 1 where this call has none, marked *
+for k, x in old.items():  # PyTorch's figures from the targets run where this run has none, marked *
     if k not in torch:
         torch[k] = x
         star.add(k[1:])
@@ -79,7 +79,7 @@ for d in (64, 128):
                   + " | ".join(f"{r(g(o[v], 0), g(fl, 0))} ({r(g(o[v], 1), g(fl, 1)).strip()})" for v in vs) + " | "
                   + " | ".join(r(g(o[v], 0), g(o[5], 0)) for v in vnew) + f" | {r(best, g(cu, 0))}")
 if star:
-    print("* PyTorch's figures (some or all) from call 1, gpu/results/tensor-core-backward/targets/sdpa.txt")
+    print("* PyTorch's figures (some or all) from the targets run, gpu/results/tensor-core-backward/targets/sdpa.txt")
 PY
 }
 write_summary() {  # the failing tests' first lines, one line per check, the table

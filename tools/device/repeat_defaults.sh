@@ -27,7 +27,7 @@ for r in $(seq 1 "$ROUNDS"); do
   timeout 60 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 16384,65536,262144 --heads 32,256 \
     --json "$OUT/dec_sdpa_$r.json" > /dev/null 2>&1 || S+=("round $r decode PyTorch: rc=$?")
   # One process per shape: in one table, the first column of the row after Nk = 262144's ran 12-14%
-  # slower than the same kernel timed alone (call 7 of 2026-12-02, docs/decode.md).
+  # slower than the same kernel timed alone (docs/decode.md, "H200 results").
   : > "$OUT/dec_$r.txt"
   for bh in 32 256; do
     for nk in 16384 65536 262144; do
