@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device run for flash-decoding over a paged KV cache and the split kernel's variants 4 and 5
-# (gpu/decode.cu, docs/decode.md "Paged KV" and "Version 4, 5"). Run from the repository root on
+# (gpu/decode.cu, docs/decode.md "Paged KV", gpu/ladder/notes/decode.md "Versions 4 and 5"). Run from the repository root on
 # the GPU machine:
 #   bash tools/device/decode_paged.sh BIN OUT
 # BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment), OUT gets the logs. Wall budget

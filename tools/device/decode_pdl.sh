@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device run for the combine launched as the split kernel's programmatic dependent (gpu/decode.cu,
 # decode_combine_launch), and S = 8 against the default S at B x H = 32, Nk = 262144;
-# docs/decode.md "The combine as a dependent launch".
+# gpu/ladder/notes/decode.md "The combine as a dependent launch".
 # From the repository root on the GPU machine:
 #   ROUNDS=3 bash tools/device/decode_pdl.sh BIN OUT
 # BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment); OUT gets the logs.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device run for the read streams (gpu/read_streams.cu: which way of streaming bytes reads
 # fastest) and the decode split kernel's versions 8 and 9 (gpu/decode.cu: version 6 under an L2
-# evict_first policy; that stream with version 5's 256 threads); docs/decode.md "Read streams and
+# evict_first policy; that stream with version 5's 256 threads); gpu/ladder/notes/decode.md "Read streams and
 # versions 8, 9". From the repository root on the GPU machine:
 #   bash tools/device/decode_stream.sh BIN OUT
 # BIN holds flashstep and flashstep_gpu_tests (lib.sh sets the environment); OUT gets the logs. Wall budget

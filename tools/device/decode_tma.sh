@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device run for the decode split kernel's bulk-copy variants 6 and 7 (gpu/decode.cu; docs/decode.md
+# Device run for the decode split kernel's bulk-copy variants 6 and 7 (gpu/decode.cu; gpu/ladder/notes/decode.md
 # "Versions 6 and 7"), paged and unpaged, and the read roof of bench-gpu --decode. From the
 # repository root on the GPU machine:
 #   bash tools/device/decode_tma.sh BIN OUT
