@@ -62,21 +62,8 @@ SASS=$OUT/sass.txt
 S+=("$(python3 gpu/tools/sass_overlap.py "$SASS" $NEW $BENCH 2>&1)")
 S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS), FMNMX $(grep -c FMNMX $SASS), MUFU.EX2 $(grep -c MUFU.EX2 $SASS)")
 declare -A OK
-tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
 for v in $NEW; do
-  res="PASS"
-  for f in "$OUT"/tc_v${v}_*.log; do
-    grep -q "^All tests passed" "$f" || res="FAIL"
-  done
-  for c in a b; do
-    [ "$(tail -1 "$OUT/verify_$v$c.txt")" = rc=0 ] || res="FAIL"
-  done
-  OK[$v]=$res
-  S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' |
-    sed -E 's/All tests passed \(([0-9]+) assertions? in ([0-9]+) test cases?\)/ok \1\/\2/' | tr '\n' ';')")
-  for f in "$OUT"/tc_v${v}_*.log; do
-    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
-  done
+  rung_verdict $v "$OUT/verify_${v}a.txt" "$OUT/verify_${v}b.txt"
   for c in a b; do
     rc=$(tail -1 "$OUT/verify_$v$c.txt")
     S+=("verify v$v $(sed 's/--p-dtype [a-z0-9]* //' "$OUT/verify_$v$c.args"): $([ "$rc" = rc=0 ] && echo PASS || echo "FAIL ($rc)") | $(tail -2 "$OUT/verify_$v$c.txt" | head -1 | cut -c1-100)")

@@ -49,20 +49,8 @@ S+=("correctness phase: $(($(date +%s) - T0)) s")
 SASS=$OUT/sass.txt
 S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS)")
 declare -A OK
-# The first failed assertion of a Catch2 log, with its message (INFO: variant, type, d, shape, seed).
-tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
 for v in $NEW; do
-  res="PASS"
-  for f in "$OUT"/tc_v${v}_*.log; do
-    grep -q "^All tests passed" "$f" || res="FAIL"
-  done
-  [ "$(tail -1 "$OUT/verify_v$v.txt")" = rc=0 ] || res="FAIL"
-  OK[$v]=$res
-  S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' | tr '\n' ';')")
-  S+=("v$v [tc] durations: $(cat "$OUT"/tc_v${v}_*.log | grep -E '^[0-9.]+ s: ' | cut -d: -f1-2 | cut -c1-60 | tr '\n' ';')")
-  for f in "$OUT"/tc_v${v}_*.log; do
-    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
-  done
+  rung_verdict $v "$OUT/verify_v$v.txt"
   rc=$(tail -1 "$OUT/verify_v$v.txt")
   S+=("verify v$v $(verify_args $v): $([ "$rc" = rc=0 ] && echo PASS || echo "FAIL ($rc)") | $(tail -2 "$OUT/verify_v$v.txt" | head -1)")
 done

@@ -59,24 +59,8 @@ S+=("correctness phase: $(($(date +%s) - T0)) s")
 SASS=$OUT/sass.txt
 S+=("SASS of flashstep_tc_bench: HGMMA $(grep -c HGMMA $SASS) (64x176: $(grep -c 'HGMMA.64x176x16' $SASS), 64x192: $(grep -c 'HGMMA.64x192x16' $SASS)), UTMALDG $(grep -c UTMALDG $SASS), USETMAXREG $(grep -c USETMAXREG $SASS)")
 declare -A OK
-# The first failed assertion of a Catch2 log, with its message (INFO: variant, type, d, shape, seed).
-tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
 for v in $NEW; do
-  res="PASS"
-  for f in "$OUT"/tc_v${v}_*.log; do
-    grep -q "^All tests passed" "$f" || res="FAIL"
-  done
-  for c in ${v}a ${v}b; do
-    [ "$(tail -1 "$OUT/verify_$c.txt")" = rc=0 ] || res="FAIL"
-  done
-  OK[$v]=$res
-  # Per process: "ok A/C" (A assertions in C test cases, all passed) or Catch2's failure count.
-  S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' |
-    sed -E 's/All tests passed \(([0-9]+) assertions? in ([0-9]+) test cases?\)/ok \1\/\2/' | tr '\n' ';')")
-  S+=("v$v [tc] durations: $(cat "$OUT"/tc_v${v}_*.log | grep -E '^[0-9.]+ s: ' | cut -d: -f1-2 | cut -c1-50 | tr '\n' ';')")
-  for f in "$OUT"/tc_v${v}_*.log; do
-    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
-  done
+  rung_verdict $v "$OUT/verify_${v}a.txt" "$OUT/verify_${v}b.txt"
   for c in ${v}a ${v}b; do
     rc=$(tail -1 "$OUT/verify_$c.txt")
     S+=("verify v$v $(verify_args $c | sed 's/--p-dtype [a-z0-9]* //'): $([ "$rc" = rc=0 ] && echo PASS || echo "FAIL ($rc)") | $(tail -2 "$OUT/verify_$c.txt" | head -1 | cut -c1-110)")

@@ -23,6 +23,13 @@
 #                           N = 4096, 16384, bf16, causal and not, into $OUT/bench.txt and
 #                           $OUT/sdpa.txt, one line per step in S; a rung whose tests failed
 #                           (OK[V] set, not PASS) is not timed; nothing starts LIMIT s after T0
+#   tc_failure LOG          the first failed assertion of a Catch2 log with its message (INFO:
+#                           variant, type, d, shape, seed)
+#   rung_verdict V FILE...  rung V's verdict from its [tc] logs ($OUT/tc_vV_*.log, all passed) and
+#                           its verify outputs FILE... (last line rc=0): OK[V] = PASS or FAIL (OK is
+#                           an associative array the caller declares), and in S the per-process
+#                           counts ("ok A/C": A assertions in C test cases), durations and the first
+#                           failure of each failed log
 #   gpu_line                the GPU's name, driver and clocks, one line
 #   catch2 LOG CMD...       runs CMD (a Catch2 binary, possibly behind timeout or
 #                           compute-sanitizer) into LOG; its exit code, or 3 when it ran no
@@ -104,6 +111,22 @@ bench_rungs() {
     timeout 25 "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants "$v" --ds 64,128 --ns 4096,16384 \
       --dtypes bf16 --causal both >> "$OUT/bench.txt" 2>&1
     S+=("bench v$v: rc=$?")
+  done
+}
+
+tc_failure() { grep -E -m1 -A8 'FAILED|fatal error' "$1" | grep -vE '^[-.=]+$' | cut -c1-160 | tr -s ' \n' ' '; }
+
+rung_verdict() {
+  local v=$1 res=PASS f
+  shift
+  for f in "$OUT"/tc_v${v}_*.log; do grep -q "^All tests passed" "$f" || res=FAIL; done
+  for f in "$@"; do [ "$(tail -1 "$f")" = rc=0 ] || res=FAIL; done
+  OK[$v]=$res
+  S+=("v$v [tc] + verify: $res | $(cat "$OUT"/tc_v${v}_*.log | grep -E '^(All tests passed|test cases:)' |
+    sed -E 's/All tests passed \(([0-9]+) assertions? in ([0-9]+) test cases?\)/ok \1\/\2/' | tr '\n' ';')")
+  S+=("v$v [tc] durations: $(cat "$OUT"/tc_v${v}_*.log | grep -E '^[0-9.]+ s: ' | cut -d: -f1-2 | cut -c1-50 | tr '\n' ';')")
+  for f in "$OUT"/tc_v${v}_*.log; do
+    grep -q "^All tests passed" "$f" || S+=("  $(basename "$f") first failure: $(tc_failure "$f")")
   done
 }
 
