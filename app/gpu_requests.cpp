@@ -119,7 +119,7 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   add_run_flags(verify, r.rf);
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
-                         "; with --tensor-cores: 1-43 (the ladder of docs/tensor-cores.md; 13-43 on sm_90 only), 101-104 the Bc sweep"
+                         "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-43 of gpu/ladder/ (13-43 on sm_90 only), 101-104 the Bc sweep"
                          "; with --backward --tensor-cores: the backward ladder, 1-10 (5-10: wgmma, sm_90 only; 3, 8: d = 64)"
                          "; with --schedule decode: the split kernel, 3-9 (4-9: d = 64, 128 in fp16/bf16; 6-9: bulk copies, "
                          "8, 9 with an L2 evict_first policy)");

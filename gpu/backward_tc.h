@@ -20,7 +20,7 @@ namespace flashstep::gpu {
 
 struct TcBackwardOptions {
   TcOptions forward;  // dtype, masks, the forward's variant (0: its default)
-  int variant = 0;    // backward ladder variant (docs/tensor-cores.md); 0 = the default for d
+  int variant = 0;    // backward configuration (gpu/README.md; others in gpu/ladder/); 0 = the default for d
 };
 
 int tc_backward_variant_count();

@@ -144,7 +144,7 @@ void decode_split_launch(const DecodeParams& p) {
 }
 
 // FLASHSTEP_DECODE_PDL=0 launches the combine in plain stream order instead, to time what the
-// dependent launch saves (gpu/tools/decode_pdl_device.sh).
+// dependent launch saves (tools/device/decode_pdl.sh).
 static bool combine_as_dependent() {
   static const bool on = [] {
     const char* e = std::getenv("FLASHSTEP_DECODE_PDL");

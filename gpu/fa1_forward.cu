@@ -23,7 +23,7 @@
 //   Both are compiled for each storage type ST of Q, K, V, O (float, __half, __nv_bfloat16:
 //   --dtype): tiles are converted to float32 on load, O_i is read, updated in float32 and
 //   rounded to nearest even as it is written back at every (i, j), as the CPU's Hbm does.
-//   docs/gpu-notes.md records each variant's time, prediction and outcome.
+//   gpu/ladder/notes/fp32-kernels.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
 #include "gpu/flash_block.cuh"

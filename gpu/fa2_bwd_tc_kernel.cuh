@@ -38,7 +38,7 @@
 // only blocks some row partly masks pay the per-element test. Rows past Nq are zero-filled by
 // cp.async and have L2 = +inf; keys past Nk are zero-filled and masked.
 //
-// The ladder (docs/tensor-cores.md, "The backward ladder"):
+// The ladder (gpu/ladder/notes/tensor-cores.md, "The backward ladder"):
 //   1  4 warps x 16 keys (Bc 64), Br 64, two Q_i/dO_i buffers, two barriers per i; d = 64 holds
 //      the warp's K_j, V_j fragments in registers, d = 128 re-reads them from shared memory.
 //   2  8 warps x 16 keys (Bc 128), Br 64: Q_i, dO_i loaded once for twice the keys (half the

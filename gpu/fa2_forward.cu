@@ -26,7 +26,7 @@
 //      not yet divided by l_i) to global memory after every inner step j, a skipped one
 //      included, for `gpu --snapshots`. The normal instantiation (false) compiles
 //      without the dump, so the kernels that are timed are unchanged.
-//   docs/gpu-notes.md records each variant's time, prediction and outcome.
+//   gpu/ladder/notes/fp32-kernels.md records each variant's time, prediction and outcome.
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
 #include "gpu/flash_block.cuh"

@@ -154,7 +154,7 @@ struct CompareState {
   bool passed() const { return loaded && o_stats.max_rel <= tolerance && lse_stats.max_rel <= tolerance; }
 };
 
-// The measured DRAM bytes (gpu/ncu_dram.sh's JSON) the memory panel shows beside the model.
+// The measured DRAM bytes (tools/device/ncu_dram.sh's JSON) the memory panel shows beside the model.
 struct DramState {
   char path[kPathField] = "";
   bool loaded = false;

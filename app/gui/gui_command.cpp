@@ -354,7 +354,7 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
                                                  "(flashstep learn --list; default: the first not finished)")->expected(0, 1);
   g->add_option("--page", o.course_page, "with --course: open at this page (1 = the first)");
   g->add_option("--seed", o.course_seed, "with --course: the course problems' seed (default 1)");
-  g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON gpu/ncu_dram.sh writes) for the memory panel, beside the L2 model");
+  g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON tools/device/ncu_dram.sh writes) for the memory panel, beside the L2 model");
   g->callback([&set_action] {
     o.course = course_opt->count() > 0;
     set_action([] { return gui::run_app(o); });

@@ -66,7 +66,7 @@ namespace {
 
 DramMeasurements parse_dram_json(const json& j, const std::string& path) {
   const std::string file = "measurement file " + excerpt(path, 512);
-  if (!j.is_object()) throw InputError(file + ": expected an object with \"points\" (gpu/ncu_dram.sh's format)");
+  if (!j.is_object()) throw InputError(file + ": expected an object with \"points\" (tools/device/ncu_dram.sh's format)");
   DramMeasurements m;
   m.path = path;
   m.gpu = j.contains("gpu") ? text_at(j, "gpu", file) : "h200";

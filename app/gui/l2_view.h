@@ -1,9 +1,9 @@
 // What the memory panel shows of the L2 model (core/l2_cache.h, docs/l2-model.md) and of a
 // measurement: the L2 at the current step, each schedule's DRAM bytes, and the DRAM bytes that
-// Nsight Compute measured, read from the JSON that gpu/ncu_dram.sh writes. The panel and the
+// Nsight Compute measured, read from the JSON that tools/device/ncu_dram.sh writes. The panel and the
 // --dump-state JSON both take their numbers from here, so the tests check what is drawn.
 //
-// Measurement JSON (gpu/ncu_dram.sh; extra keys are ignored):
+// Measurement JSON (tools/device/ncu_dram.sh; extra keys are ignored):
 //   { "gpu": "h200", "method": "...",
 //     "points": [ { "schedule": "fa1" | "fa2" | "standard", "n": N, "d": D, "heads": H,
 //                   "dtype": "fp32" | "fp16" | "bf16" (default fp32),

@@ -367,14 +367,14 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     if (!r.ok) ErrorText(r.error);
   if (!v.reference_note.empty()) DimText(v.reference_note.c_str());
 
-  // A measurement to set beside the model: the JSON gpu/ncu_dram.sh writes.
+  // A measurement to set beside the model: the JSON tools/device/ncu_dram.sh writes.
   ImGui::Separator();
   ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 9);
   ImGui::InputText("##dram", s.dram.path, sizeof s.dram.path);
   ImGui::SameLine();
   if (ImGui::Button("Load measured")) s.load_dram();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Nsight Compute's DRAM bytes, as gpu/ncu_dram.sh writes them (flashstep gui --dram F.json)");
+    ImGui::SetTooltip("Nsight Compute's DRAM bytes, as tools/device/ncu_dram.sh writes them (flashstep gui --dram F.json)");
   if (!s.dram.error.empty()) ErrorText(s.dram.error);
   else if (s.dram.loaded) {
     std::snprintf(c, sizeof c, "%zu measured points (%s)%s", s.dram.data.points.size(), s.dram.data.gpu.c_str(),

@@ -15,7 +15,7 @@ struct GuiOptions {
   std::string script, screenshot, size = "1600x1000", dump_state, view;
   std::string compare_o, compare_lse;
   std::string bench, bench_figure;  // the Bench view: a bench JSON (default assets/bench/h200.json), a figure
-  std::string dram;  // a measurement JSON (gpu/ncu_dram.sh) for the memory panel
+  std::string dram;  // a measurement JSON (tools/device/ncu_dram.sh) for the memory panel
   std::string snapshots;          // a snapshot folder for the compare view
   bool snapshot_problem = false;  // run the folder's problem (its manifest) instead of the preset's
   int64_t lesson_blocks = -1;

@@ -43,7 +43,7 @@
 //   101-104  the Bc sweep (Figure 2 middle at full speed): Bc = 16, 32, 64, 128 with Br = 128
 //      as 8 warps x 16 rows, Q_i in registers, two K/V buffers, one barrier per j. Not rungs
 //      of the ladder (variant 0 never picks them); bench-gpu --tensor-cores times them.
-// docs/tensor-cores.md records each variant's prediction and measured outcome.
+// gpu/ladder/notes/tensor-cores.md records each variant's prediction and measured outcome.
 #include "gpu/fa2_tc_kernel.cuh"
 
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// libFuzzer target: the measured-DRAM file of the memory panel (gpu/ncu_dram.sh's JSON, read by
+// libFuzzer target: the measured-DRAM file of the memory panel (tools/device/ncu_dram.sh's JSON, read by
 // app/gui/l2_view.cpp). Any input must give measurements or an InputError.
 #include "app/gui/l2_view.h"
 #include "core/types.h"

@@ -2,8 +2,8 @@
 // Algorithm 2 (fa2) and Algorithm 3 (standard) on the GPU against core's CPU engine (the same
 // problem through run_problem + run_backward) and against the float64 reference; fa1's dQ, dK,
 // dV after every j against the CPU trace's HBM; PyTorch's float64 autograd (golden files);
-// batched heads with per-batch key lengths; bad input. A hidden benchmark ([.backward_bench])
-// prints the timings of forward and backward at N = 4096, d = 64, B x H = 32.
+// batched heads with per-batch key lengths; bad input. The timings are `flashstep bench-gpu
+// --backward`'s, not a test's.
 //
 // Tolerance (docs/backward.md, "On the GPU"): errors are normwise, max|x - ref| / max|ref|, but
 // never relative to less than a thousandth of the size of one term of dQ's and dK's sums
@@ -387,37 +387,3 @@ struct WorstErrorReport : Catch::TestEventListenerBase {
   }
 };
 CATCH_REGISTER_LISTENER(WorstErrorReport)
-
-// Not run by default: `flashstep_gpu_tests "[.backward_bench]"`. A sweep of the backward kernels
-// (schedule, d, Br x Bc, variant) at N = 4096, B x H = 32, beside standard attention.
-TEST_CASE("GPU backward benchmark at N = 4096, d = 64 and 128, B x H = 32", "[.backward_bench]") {
-  REQUIRE_GPU_OR_SKIP();
-  struct Config {
-    Schedule schedule;
-    int64_t d, br, bc;
-    int variant;
-  };
-  const Config configs[] = {
-      {Schedule::standard, 64, 64, 64, 0},  {Schedule::fa2, 64, 64, 64, 2},   {Schedule::fa2, 64, 64, 64, 3},
-      {Schedule::fa2, 64, 64, 128, 3},      {Schedule::fa2, 64, 128, 64, 3},  {Schedule::fa1, 64, 64, 64, 2},
-      {Schedule::fa1, 64, 64, 64, 3},       {Schedule::standard, 128, 64, 64, 0}, {Schedule::fa2, 128, 32, 32, 2},
-      {Schedule::fa2, 128, 64, 64, 3},      {Schedule::fa1, 128, 64, 64, 3},
-  };
-  std::printf("%-8s %4s %4s %4s %2s | %9s %9s %9s | %8s | %9s\n", "schedule", "d", "Br", "Bc", "v", "fwd ms",
-              "bwd ms", "total ms", "bwd TF/s", "peak MiB");
-  for (const Config& c : configs) {
-    const gpu::Shape sh = gpu::make_shape(4, 8, 4096, 4096, c.d);
-    const Tiling t = make_tiling(sh.nq, sh.nk, sh.d, fit_M(c.br, c.bc, c.d), c.br, c.bc);
-    const double fwd_flops = 4.0 * double(sh.heads()) * double(sh.nq) * double(sh.nk) * double(sh.d);
-    gpu::BackwardOptions o;
-    o.variant = c.variant;
-    const float scale = float(1.0 / std::sqrt(double(c.d)));
-    const gpu::BackwardTiming bt = gpu::bench_backward(c.schedule, sh, scale, t, o, 3, 20, 7);
-    std::printf("%-8s %4lld %4lld %4lld %2d | %9.3f %9.3f %9.3f | %8.2f | %9.1f\n", schedule_name(c.schedule),
-                (long long)c.d, (long long)t.Br, (long long)t.Bc, bt.backward.variant, bt.forward.median_ms,
-                bt.backward.median_ms, bt.total.median_ms, 2.5 * fwd_flops / bt.backward.median_ms / 1e9,
-                double(bt.total.peak_bytes) / (1 << 20));
-    std::fflush(stdout);
-  }
-  SUCCEED();
-}

@@ -128,6 +128,7 @@ TEST_CASE("fa2 snapshots need variant 1's snapshot kernel", "[gpu][snapshot]") {
   s.M = 128 * 256;  // 128 KiB: Br = 64, Bc = 128 (a compiled variant 2)
   s.schedule = Schedule::fa2;
   s.seed = fresh_seed();
+  INFO("seed " << s.seed);
   const Problem p = make_problem(s);
   const Tiling t = make_tiling(p);
   gpu::Fa2Options o;

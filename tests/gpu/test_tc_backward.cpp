@@ -48,6 +48,8 @@ struct Shape4 {
 // One case on the GPU and, head by head, on the CPU engine; every element within its bound.
 void check_case(const Shape4& c, Dtype t, int64_t d, int variant) {
   const uint64_t seed = gputest::fresh_seed();
+  INFO("B " << c.B << " H " << c.H << " Nq " << c.nq << " Nk " << c.nk << " d " << d << " " << dtype_name(t) << " variant "
+                 << variant << " seed " << seed);
   std::mt19937_64 rng(seed);
   const Shape s = make_shape(c.B, c.H, c.nq, c.nk, d);
   const int64_t nq = c.nq, nk = c.nk, hq = nq * d, hk = nk * d;
@@ -161,6 +163,7 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
 
 TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
   if (!tc_backward_variant_compiled(9, 64)) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 9)");
     WARN("SKIPPED: this build has no sm_90a code (backward variant 9)");
     return;
   }

@@ -206,6 +206,7 @@ TEST_CASE("tensor cores: the persistent case's shapes have the tiles it needs", 
   for (int64_t d : {64, 128}) {
     const int variant = tc_hopper_default_variant(d, false);
     if (variant == 0 || !tc_variant_built(variant, d)) {
+      if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code");
       WARN("SKIPPED: this build has no sm_90a code");
       return;
     }
