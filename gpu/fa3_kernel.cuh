@@ -288,13 +288,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       softmax_scores<BC, C::ILP, C::POLY>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
       if (!pending) return rescale_and_pack<T, BC, PANELS>(s, alphas, o, pa);
       // The wait for O += P~_i,j-1 V_j-1 (after which O_i and the fragments of P~_i,j-1 are free
-      // again) comes after the softmax it is to hide: its predicate depends on l_i, the sum of the
-      // block's exp2 (ptxas schedules by register dependencies and had issued a plain wait first).
-      // One wait instruction for the whole warpgroup (.sync.aligned); the rescale, a per-warp
-      // vote, only follows it.
-      wgmma_wait_all_after(l_i[0], l_i[1]);
+      // again) must come after the softmax it is to hide. ptxas schedules within a basic block and
+      // issues a wait as early as it can: in the softmax's block it put the wait first (a wait
+      // predicated on the softmax's sums too). So the wait sits in the two arms of a branch that
+      // ends that block. The branch is on j's parity, which all four warps of the warpgroup share:
+      // each copy of the wait (.sync.aligned) is executed by the whole warpgroup at one PC, as the
+      // PTX ISA requires (a per-warp condition here is undefined behaviour; synccheck reports it).
+      // The copies are spelled differently so that the compiler cannot merge the arms.
+      if (j & 1)
+        wgmma_wait_all();
+      else
+        wgmma_wait_all_copy();
       fence_o();
-      if (warp_rescales(alphas)) rescale_o(alphas, o);
+      if (warp_rescales(alphas)) rescale_o(alphas, o);  // per warp: no wgmma instruction inside
       release(emptyV((gb - 1) % ST));
       pack_p<T, BC>(s, pa);
     };

@@ -156,19 +156,9 @@ __device__ __forceinline__ void rescale_o(const float (&alphas)[2], float (&o)[P
 __device__ __forceinline__ bool warp_rescales(const float (&alphas)[2]) {
   return __any_sync(0xffffffffu, alphas[0] != 1.0f || alphas[1] != 1.0f);
 }
-// wgmma.wait_group 0 that ptxas cannot schedule before the computation of l0 and l1: the wait is
-// predicated on (l0 * 0 + l1 * 0 equ 0), which is true for every value (0, -0 or NaN: "equ" is
-// equal or unordered), so every thread of the warpgroup executes it, as .sync.aligned requires,
-// while its predicate register depends on l0 and l1, which depend on every exp2 of the softmax.
-// (ptxas schedules by register dependencies: a plain wait, which has none, it issued before the
-// softmax. A branch around the wait would need a condition uniform over the warpgroup.)
-__device__ __forceinline__ void wgmma_wait_all_after(float l0, float l1) {
-  asm volatile(
-      "{\n.reg .pred p;\n.reg .f32 t0, t1;\nmul.f32 t0, %0, 0f00000000;\nmul.f32 t1, %1, 0f00000000;\n"
-      "add.f32 t0, t0, t1;\nsetp.equ.f32 p, t0, 0f00000000;\n@p wgmma.wait_group.sync.aligned 0;\n}\n" ::"f"(l0),
-      "f"(l1)
-      : "memory");
-}
+// wgmma_wait_all spelled differently ("0x0"), for a second copy of the wait that the compiler
+// must not merge with the first (see the forward's softmax_block, gpu/fa3_kernel.cuh).
+__device__ __forceinline__ void wgmma_wait_all_copy() { asm volatile("wgmma.wait_group.sync.aligned 0x0;\n" ::: "memory"); }
 // P~_ij rounded to the input type, straight into A fragments of wgmma's register form: column
 // tiles 2kk, 2kk+1 of the accumulator are (k 0-7, k 8-15) of k-step kk.
 template <typename T, int BC>

@@ -78,7 +78,7 @@ def main():
                       + (f"{o[1]:7.3f} {nv[1] / o[1]:7.3f}x" if o and nv else f"{'-':>16s}") + " | "
                       + (f"{c:9.3f} {c / nv[1]:9.3f}x" if c and nv else "-"))
     bwd, sb = bwd_table(f"{out}/bwd_new.txt"), sdpa_bwd(f"{out}/bwd_sdpa.txt")
-    print("backward, bf16, B = 16, H = 16, ms (10 calls back to back on both sides); ratio = cuDNN / flashstep")
+    print("backward, bf16, B = 16, H = 16, ms (2 calls back to back on both sides); ratio = cuDNN / flashstep")
     print("     N    d causal |   bwd ms  fwd+bwd |  flash bwd | cuDNN bwd  ratio | cuDNN f+b  ratio")
     for causal in (False, True):
         for d in (64, 128):
