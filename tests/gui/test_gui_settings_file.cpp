@@ -64,9 +64,9 @@ TEST_CASE("gui: a refused run leaves the settings file as it was", "[gui][harden
   const fs::path dir = fresh_dir("settings-refused");
   write_text(dir / "s.json", foreign_settings(2000).dump());
   check_refused(dir, "--course backward --page 42 --settings s.json --screenshot a.png", "--page 42");
-  check_refused(dir, "--course tiling --settings s.json --script 'display theme light; step 1 2' --screenshot a.png",
+  check_refused(dir, "--course tiling --settings s.json --script \"display theme light; step 1 2\" --screenshot a.png",
                 "does not take '2'");
-  check_refused(dir, "--settings s.json --script 'display theme light' --screenshot a.png --size 1x1", "--size");
+  check_refused(dir, "--settings s.json --script \"display theme light\" --screenshot a.png --size 1x1", "--size");
 }
 
 TEST_CASE("gui: a save keeps what it does not know, compactly, within the reader's limit", "[gui][hardening3][settings]") {
@@ -75,7 +75,7 @@ TEST_CASE("gui: a save keeps what it does not know, compactly, within the reader
   const nlohmann::json before = foreign_settings(62000);
   REQUIRE(before.dump(1).size() > 65536);
   write_text(dir / "s.json", before.dump());
-  run_ok(dir, "--course tiling --page 2 --settings s.json --script 'display theme light' --screenshot a.png");
+  run_ok(dir, "--course tiling --page 2 --settings s.json --script \"display theme light\" --screenshot a.png");
   const std::string text = read_text(dir / "s.json");
   CHECK(text.size() <= 65536);
   const nlohmann::json after = nlohmann::json::parse(text);
@@ -91,21 +91,24 @@ TEST_CASE("gui: a save keeps what it does not know, compactly, within the reader
 
 TEST_CASE("gui: a save that would pass 64 KiB, or a read-only file, leaves the file alone", "[gui][hardening3][settings]") {
   const fs::path dir = fresh_dir("settings-alone");
-  // Within 100 bytes of the limit: the display keys a save adds would pass it.
-  nlohmann::json full = foreign_settings(65536 - 100);
+  // 20 bytes below the limit: the display keys a save adds (about 50 bytes) would pass it.
+  nlohmann::json full = foreign_settings(60000);
   full.erase("theme");
   full.erase("font_scale");
   full.erase("hidden");
+  full["pad"] = "";
+  full["pad"] = std::string(65536 - 20 - full.dump().size(), 'p');
+  REQUIRE(full.dump().size() == 65536 - 20);
   write_text(dir / "full.json", full.dump());
   const std::string full_text = read_text(dir / "full.json");
   REQUIRE(full_text.size() <= 65536);
-  fstest::Outcome r = run_ok(dir, "--settings full.json --script 'display theme light' --screenshot a.png");
+  fstest::Outcome r = run_ok(dir, "--settings full.json --script \"display theme light\" --screenshot a.png");
   CHECK(r.out.find("over the 64 KiB") != std::string::npos);
   CHECK(read_text(dir / "full.json") == full_text);
 
   write_text(dir / "ro.json", "{\"theme\":\"dark\"}");
   REQUIRE(::chmod((dir / "ro.json").c_str(), 0444) == 0);
-  r = run_ok(dir, "--settings ro.json --course tiling --script 'display theme light' --screenshot b.png");
+  r = run_ok(dir, "--settings ro.json --course tiling --script \"display theme light\" --screenshot b.png");
   CHECK(r.out.find("ro.json is read-only: left as it is") != std::string::npos);
   CHECK(read_text(dir / "ro.json") == "{\"theme\":\"dark\"}");
   struct stat st{};
@@ -118,7 +121,7 @@ TEST_CASE("gui: a screenshot that is a hard link of the settings file is refused
   write_text(dir / "s.json", foreign_settings(1000).dump());
   REQUIRE(::link((dir / "s.json").c_str(), (dir / "a.png").c_str()) == 0);
   check_refused(dir, "--course tiling --settings s.json --screenshot a.png", "refusing to overwrite an input");
-  check_refused(dir, "--settings s.json --script 'display theme light' --screenshot a.png",
+  check_refused(dir, "--settings s.json --script \"display theme light\" --screenshot a.png",
                 "refusing to overwrite an input");
 }
 
@@ -134,14 +137,15 @@ TEST_CASE("gui: JSON with a NUL byte, or a field of the wrong type, is refused n
 
 TEST_CASE("gui --script: run as written or refused", "[gui][hardening3][script]") {
   const fs::path dir = fresh_dir("script");
-  check_refused(dir, "--script \"$(printf 'step 3\\nstep 3\\nfoo bar')\" --screenshot a.png", "control character (code 10)");
-  check_refused(dir, "--script 'set nq 12.7' --screenshot a.png", "script: set nq");
-  check_refused(dir, "--script 'set heads 2.5' --screenshot a.png", "script: set heads");
-  check_refused(dir, "--script 'step 1 2' --screenshot a.png", "'step' does not take '2'");
-  check_refused(dir, "--script 'set seed 18446744073709551616' --screenshot a.png", "out of range");
-  check_refused(dir, "--script 'set seed -1' --screenshot a.png", "set seed");
+  write_text(dir / "newline.txt", "step 3\nstep 3\nfoo bar");  // "$(cat ...)" keeps the inner newlines
+  check_refused(dir, "--script \"$(cat newline.txt)\" --screenshot a.png", "control character (code 10)");
+  check_refused(dir, "--script \"set nq 12.7\" --screenshot a.png", "script: set nq");
+  check_refused(dir, "--script \"set heads 2.5\" --screenshot a.png", "script: set heads");
+  check_refused(dir, "--script \"step 1 2\" --screenshot a.png", "'step' does not take '2'");
+  check_refused(dir, "--script \"set seed 18446744073709551616\" --screenshot a.png", "out of range");
+  check_refused(dir, "--script \"set seed -1\" --screenshot a.png", "set seed");
   // The documented largest seed is taken as it is, with no double in between.
-  run_ok(dir, "--script 'set seed 18446744073709551615; apply' --screenshot a.png --dump-state d.json");
+  run_ok(dir, "--script \"set seed 18446744073709551615; apply\" --screenshot a.png --dump-state d.json");
   const nlohmann::json d = load_json((dir / "d.json").string());
   CHECK(d["problem"]["seed"].get<uint64_t>() == 18446744073709551615ull);
 }
