@@ -92,7 +92,8 @@ std::vector<ScriptCommand> parse_script(const std::string& script) {
     }
     if (c.verb == "step" || c.verb == "back" || c.verb == "seek") {
       if (!c.args.empty() && checked::parse_int(c.args[0], ("script: " + c.verb).c_str()) < 0)
-        throw InputError("script: '" + c.verb + "' needs a whole number >= 0 (got '" + excerpt(c.args[0]) + "')");
+        throw InputError("script: " + c.verb + (c.verb == "seek" ? " needs a step index >= 0" : " needs a count >= 0") +
+                         " (got '" + excerpt(c.args[0]) + "')");
     } else if (c.verb == "jump") {
       for (const std::string& w : c.args) checked::parse_int(w, "script: jump");
     } else if (c.verb == "set") {
