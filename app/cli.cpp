@@ -61,7 +61,7 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--schedule", f.schedule, schedule_help);
   c->add_option("--splits", f.splits, "decode's number of K/V splits S, 1 <= S <= Tc (default: enough to fill "
                                       "132 SMs, FlashAttention's heuristic; docs/decode.md)")
-      ->check(whole_number("splits"));
+      ->check(at_least_one("splits"));
   f.page_opt = c->add_option("--page-size", f.page_size, "decode: the KV cache in pages of P tokens at shuffled places "
                                                          "(seeded by --seed), read through a block table (docs/decode.md)")
                    ->check(whole_number("page-size"));

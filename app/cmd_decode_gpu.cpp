@@ -163,31 +163,6 @@ void write_bench_json(const DecodeBenchRequest& r, const gpu::DeviceInfo& info, 
   if (!r.json_file.empty()) write_file_atomic(r.json_file, out.dump(1) + "\n");
 }
 
-// PyTorch's times from gpu/tools/sdpa_decode_bench.py --json: the fastest backend per shape.
-struct SdpaPoint {
-  double ms = 0;
-  std::string backend;
-};
-std::vector<std::pair<std::string, SdpaPoint>> read_sdpa(const std::string& path) {
-  std::vector<std::pair<std::string, SdpaPoint>> out;
-  if (path.empty()) return out;
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read --sdpa file '" + path + "'");
-  nlohmann::json j;
-  try {
-    in >> j;
-    for (const auto& r : j.at("rows")) {
-      const std::string key = std::to_string(r.at("nk").get<int64_t>()) + "/" + std::to_string(r.at("d").get<int64_t>()) +
-                              "/" + std::to_string(r.at("heads").get<int64_t>()) + "/" + r.at("dtype").get<std::string>();
-      if (r.contains("best_ms") && !r.at("best_ms").is_null())
-        out.push_back({key, {r.at("best_ms").get<double>(), r.at("best_backend").get<std::string>()}});
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("--sdpa file '" + path + "' is not the script's JSON: " + e.what());
-  }
-  return out;
-}
-
 gpu::Shape decode_bench_shape(int64_t nk, int64_t d, int64_t heads) {
   gpu::Shape s;
   s.H = std::min<int64_t>(heads, 8);
@@ -201,7 +176,7 @@ gpu::Shape decode_bench_shape(int64_t nk, int64_t d, int64_t heads) {
 // --sweep-variants: every (variant, S) of each shape on one set of buffers, so that the default
 // variant and S can be chosen from one device run. The default (variant, S) is marked with '*'.
 int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
-                     const std::vector<std::pair<std::string, SdpaPoint>>& sdpa, const gpu::DeviceInfo& info,
+                     const std::vector<SdpaPoint>& sdpa, const gpu::DeviceInfo& info,
                      const Roofs& roofs) {
   const double copy_gbps = roofs.copy_gbps;
   const std::vector<int64_t> splits = r.sweep_splits.empty() ? std::vector<int64_t>{1, 2, 4, 8, 16, 32} : r.sweep_splits;
@@ -226,8 +201,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
         const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
         double sdpa_ms = 0;
         const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" + r.dtype;
-        for (const auto& [k, pt] : sdpa)
-          if (k == key) sdpa_ms = pt.ms;
+        for (const SdpaPoint& pt : sdpa)
+          if (pt.key == key) sdpa_ms = pt.ms;
         std::vector<gpu::DecodeOptions> configs;
         for (int v : r.sweep_variants) {
           if (!gpu::decode_variant_exists(v, d, dt)) continue;
@@ -302,7 +277,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   if (r.warmup < 1) throw InputError("--warmup must be at least 1");
   const Dtype dt = parse_dtype(r.dtype);
   const int64_t M = parse_sram_size(r.M);
-  const auto sdpa = read_sdpa(r.sdpa_json);
+  const std::vector<SdpaPoint> sdpa = read_sdpa_times(r.sdpa_json);  // app/gpu_requests.cpp
   const gpu::DeviceInfo info = gpu::device_info();
   Roofs roofs;
   roofs.copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
@@ -370,8 +345,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         f2.dtype = dt;
         time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
         const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + r.dtype;
-        for (const auto& [k, pt] : sdpa)
-          if (k == key) {
+        for (const SdpaPoint& pt : sdpa)
+          if (pt.key == key) {
             row["sdpa"] = {{"median_ms", pt.ms}, {"backend", pt.backend}, {"kv_gbps", kv_bytes / (pt.ms * 1e6)}};
             if (row["decode"].contains("median_ms"))  // registry-exempt: JSON key
               row["speedup_vs_sdpa"] = pt.ms / row["decode"]["median_ms"].get<double>();  // registry-exempt: JSON key

@@ -45,21 +45,23 @@ struct ExplainCommand {
     nq_opt = ex->add_option("--nq", nq, "Nq, if different from N")->check(whole_number("Nq"));
     nk_opt = ex->add_option("--nk", nk, "Nk, if different from N")->check(whole_number("Nk"));
     ex->add_option("--d", d, "head dimension d (default 64)")->check(whole_number("d"));
-    ex->add_option("--M", M, "SRAM size in elements or KiB (default 16384)");
-    ex->add_option("--br", br, "override Br")->check(whole_number("Br"));
-    ex->add_option("--bc", bc, "override Bc")->check(whole_number("Bc"));
-    ex->add_option("--dtype", dtype, "storage type of Q, K, V, O, S, P: fp32 (default), fp16, bf16");
-    ex->add_option("--p-dtype", p_dtype, "P~ rounded to fp16 or bf16 before P V, as a tensor-core kernel does "
-                                         "(default fp32; needs a 16-bit --dtype)");
+    auto& unused = pipe.not_modelled;  // flags the pipeline model has no use for
+    unused.push_back(ex->add_option("--M", M, "SRAM size in elements or KiB (default 16384)"));
+    unused.push_back(ex->add_option("--br", br, "override Br")->check(whole_number("Br")));
+    unused.push_back(ex->add_option("--bc", bc, "override Bc")->check(whole_number("Bc")));
+    unused.push_back(ex->add_option("--dtype", dtype, "storage type of Q, K, V, O, S, P: fp32 (default), fp16, bf16"));
+    unused.push_back(ex->add_option("--p-dtype", p_dtype, "P~ rounded to fp16 or bf16 before P V, as a tensor-core kernel does "
+                                         "(default fp32; needs a 16-bit --dtype)"));
     add_pipeline_flags(ex, pipe);
-    ex->add_option("--gpu", gpu, "GPU whose SM count the parallelism section uses: h200 (132 SMs, default) or a100");
+    unused.push_back(ex->add_option("--gpu", gpu, "GPU whose SM count the parallelism section uses: h200 (132 SMs, default) or a100"));
     pipe.heads_opt = ex->add_option("--heads", heads, "B x H heads: the parallelism section's (default 1); with "
                                                       "--pipeline, the grid's (default: B x H x N = 131072, H = 8)")
                          ->check(whole_number("heads"));
-    ex->add_option("--splits", splits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
-        ->check(whole_number("splits"));
+    unused.push_back(ex->add_option("--splits", splits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
+                         ->check(at_least_one("splits")));
     page_opt = ex->add_option("--page-size", page, "decode's KV pages of P tokens (block-table reads)")
                    ->check(whole_number("page-size"));
+    unused.push_back(page_opt);
   }
 
   // The simulated traffic of every schedule, as the table's rows; whether it equals the closed
@@ -119,6 +121,8 @@ struct ExplainCommand {
     check_pipeline_flags(pipe);
     PipelineFlags pipeline = pipe;
     pipeline.heads = heads;
+    pipeline.nq_flag = nq_opt->count() ? "--nq" : "--n";
+    pipeline.nk_flag = nk_opt->count() ? "--nk" : "--n";
     const int64_t Nq = nq_opt->count() ? nq : n, Nk = nk_opt->count() ? nk : n;
     if (pipeline.on) return run_pipeline_explain(pipeline, Nq, Nk, d);
     const int64_t M_elems = parse_sram_size(M);

@@ -103,7 +103,7 @@ struct RunCommand {
     opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
     if (spec.q_path.empty()) {  // generated inputs: refuse before generating them
       validate_sizes(spec);
-      const Tiling t0 = make_tiling(spec.nq, spec.nk, spec.d, spec.M, spec.br, spec.bc);
+      const Tiling t0 = spec_tiling(spec);  // with decode's S: its partials count towards the HBM
       check_work(work(spec.nq, spec.nk, spec.d, t0, spec.schedule, dtype_bytes(spec.options.dtype), opt.l2), limits);
     }
     OutputFiles out;

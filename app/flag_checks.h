@@ -23,6 +23,13 @@ CLI::Validator strict(const char* what, Parse parse) {
       "", what);
 }
 inline CLI::Validator whole_number(const char* what) { return strict(what, checked::parse_int); }
+// A whole number >= 1, for flags whose 0 is not "the default" but invalid (--splits 0).
+inline CLI::Validator at_least_one(const char* what) {
+  return strict(what, [](const std::string& text, const char* name) {
+    if (checked::parse_int(text, name) < 1)
+      throw InputError(std::string(name) + " must be at least 1 (got " + text + ")");
+  });
+}
 inline CLI::Validator real_number(const char* what) { return strict(what, checked::parse_double); }
 
 }  // namespace flashstep

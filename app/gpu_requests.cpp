@@ -2,7 +2,9 @@
 // calls the CUDA backend: this file is built with and without it.
 #include "app/gpu_requests.h"
 
+#include "app/flag_checks.h"
 #include "core/backward.h"
+#include "core/input_files.h"
 #include "core/schedule_registry.h"
 #include "core/npy.h"
 #include "core/output_files.h"
@@ -10,6 +12,7 @@
 #include "gpu/decode.h"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace flashstep {
@@ -333,7 +336,8 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   r.nk_opt = b->add_option("--nk", r.dr.nks, "--decode: key lengths (default 4096 16384 65536 262144)");
   b->add_option("--heads", r.dr.heads, "--decode: B x H values (default 32 256; H = 8)");
   b->add_option("--splits", r.dr.splits, "--decode: S for every point (default: the device's default for the shape, "
-                                      "gpu/decode_backend.cpp)");
+                                      "gpu/decode_backend.cpp)")
+      ->check(at_least_one("splits"));
   b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
   r.page_opt = b->add_option("--page-size", r.dr.page_size, "--decode: also time the K/V cache in pages of P tokens through a block table");
   b->add_option("--sweep-variants", r.dr.sweep_variants, "--decode: instead of the table, time these split-kernel variants "
@@ -402,6 +406,49 @@ void check_decode_bench_sweep(const DecodeBenchRequest& r) {
     throw InputError("--read-streams and --sweep-variants are two different runs: pick one");
 }
 
+std::vector<SdpaPoint> parse_sdpa_times(const std::string& text, const std::string& name) {
+  constexpr size_t kMaxRows = 4096, kMaxWord = 64;  // the script writes tens of rows
+  const nlohmann::json j = parse_json_input(text, name);
+  auto fail = [&name](const std::string& field, const std::string& what) -> void {
+    throw InputError(name + ": " + field + " " + what);
+  };
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
+    fail("rows", "must be an array (the top level an object, as sdpa_decode_bench.py --json writes)");
+  const nlohmann::json& rows = j["rows"];
+  if (rows.size() > kMaxRows) fail("rows", "has " + std::to_string(rows.size()) + " entries; at most " + std::to_string(kMaxRows));
+  std::vector<SdpaPoint> out;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const std::string at = "rows[" + std::to_string(k) + "].";
+    const nlohmann::json& r = rows[k];
+    if (!r.is_object()) fail("rows[" + std::to_string(k) + "]", "must be an object, not " + json_excerpt(r));
+    auto size = [&](const char* key) {
+      if (!r.contains(key) || !r[key].is_number_integer() || r[key].get<int64_t>() < 1 || r[key].get<int64_t>() > kMaxSeq)
+        fail(at + key, "must be a whole number from 1 to 2^28");
+      return std::to_string(r[key].get<int64_t>());
+    };
+    auto word = [&](const char* key) {
+      if (!r.contains(key) || !r[key].is_string() || r[key].get_ref<const std::string&>().size() > kMaxWord)
+        fail(at + key, "must be a string of at most " + std::to_string(kMaxWord) + " characters");
+      return r[key].get<std::string>();
+    };
+    SdpaPoint p;
+    p.key = size("nk") + "/" + size("d") + "/" + size("heads") + "/" + word("dtype");
+    if (!r.contains("best_ms") || r["best_ms"].is_null()) continue;  // no backend ran this shape
+    const nlohmann::json& ms = r["best_ms"];
+    if (!ms.is_number() || !(ms.get<double>() > 0) || !std::isfinite(ms.get<double>()))
+      fail(at + "best_ms", "must be a positive number of milliseconds, or null");
+    p.ms = ms.get<double>();
+    p.backend = word("best_backend");
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<SdpaPoint> read_sdpa_times(const std::string& path) {
+  if (path.empty()) return {};
+  return parse_sdpa_times(read_input_file(path, "--sdpa file", int64_t(16) << 20), "--sdpa file " + path);
+}
+
 void check_bench_gpu_request(const BenchGpuRequest& r) {
   const BenchFlags& bf = r.flags;
   if (bf.batch < 1 || bf.batch > 1000)
@@ -413,6 +460,7 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
   if (r.page_opt && r.page_opt->count() && r.dr.page_size < 1)
     throw InputError("--page-size " + std::to_string(r.dr.page_size) + " must be at least 1 (tokens per page)");
   if (r.decode) check_decode_bench_sweep(r.dr);
+  if (r.decode) read_sdpa_times(r.dr.sdpa_json);  // a bad file is refused before any GPU work
   if (r.decode && (r.tensor_cores || bf.backward))
     throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);

@@ -140,6 +140,17 @@ TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r);
 DecodeBenchRequest decode_bench_request(const BenchGpuRequest& r);
 // --page-size at least 1, the sweep's variants among 3, 4, 5 and its S at least 1.
 void check_decode_bench_sweep(const DecodeBenchRequest& r);
+// bench-gpu --decode --sdpa: PyTorch's fastest backend per shape from gpu/tools/
+// sdpa_decode_bench.py --json, keyed "NK/D/HEADS/DTYPE". Read by the checked input reader (a
+// regular file of at most 16 MiB, depth 64) and checked field by field; every problem is an
+// InputError naming the file and the field. An empty path gives no points.
+struct SdpaPoint {
+  std::string key;
+  double ms = 0;
+  std::string backend;
+};
+std::vector<SdpaPoint> read_sdpa_times(const std::string& path);
+std::vector<SdpaPoint> parse_sdpa_times(const std::string& text, const std::string& name);
 
 // bench-gpu --backward (app/cmd_backward_gpu.cpp).
 struct BackwardBenchFlags {

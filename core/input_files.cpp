@@ -85,6 +85,10 @@ std::string json_excerpt(const nlohmann::json& v) {
 }
 
 nlohmann::json parse_json_input(const std::string& text, const std::string& where) {
+  // A NUL byte ends the text for nlohmann's parser, which would then accept whatever follows
+  // it: JSON text never holds one (inside a string it is written \u0000).
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(where + ": a NUL byte at byte " + std::to_string(nul) + ": the file is not JSON text");
   // The nesting first, outside strings: nlohmann parses deep input without recursion, but
   // printing or copying it recurses.
   int depth = 0;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -396,10 +397,36 @@ TileEdges tile_edges(const Timeline& t) {
   return e;
 }
 
+double model_work(const Rung& r, const Shape& s) {
+  const int64_t Tr = (s.nq + r.Br() - 1) / r.Br();
+  std::set<int> counts;  // the K/V-block counts of the Q blocks: one timeline each
+  for (int64_t i = 0; i < Tr; ++i) counts.insert(kept(r, s, i));
+  const int n_max = counts.empty() ? 0 : *counts.rbegin();
+  counts.insert(std::max(1, n_max / 2));  // the steady state's half-length timeline
+  double blocks = double(n_max) + 1;      // and the longest once more
+  for (int n : counts) blocks += double(n) + 1;
+  // A simulated block is a few tasks per warpgroup and its loads, on each resident thread block;
+  // placing a tile on the grid costs about a twentieth of a task, counting a row's kept scores a
+  // thousandth. Measured with explain --pipeline (every rung, twice) on one core: 2e5 tasks
+  // (--n 32768 --d 128 --causal; --nq 65536 --nk 1024 --heads 8000) take about 3 seconds.
+  return blocks * double(r.ctas_per_sm) * double(r.consumers + 1) + 0.05 * double(Tr) * double(s.heads) +
+         0.001 * double(s.nq);
+}
+
 Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
   if (s.heads < 1 || s.nq < 1 || s.nk < 1) throw InputError("pipeline model: heads, Nq and Nk must be at least 1");
   if (s.nk > (int64_t(1) << 22) || s.nq > (int64_t(1) << 22))
     throw InputError("pipeline model: Nq and Nk at most 4194304");
+  // The model's own work is refused before it starts: causal timelines of every length make it
+  // quadratic in Nk, and the grid's tiles are placed one by one.
+  if (const double w = model_work(r, s); w > kMaxModelWork) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "the pipeline model would simulate about %.3g tasks for v%d at this shape (limit %.3g, about five "
+                  "seconds for every rung): use a smaller Nq, Nk or --heads",
+                  w, r.variant, kMaxModelWork);
+    throw InputError(buf);
+  }
   Prediction p;
   const int64_t Tr = (s.nq + r.Br() - 1) / r.Br();
   p.blocks = Tr * s.heads;

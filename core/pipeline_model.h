@@ -116,7 +116,13 @@ struct Prediction {
   double tensor_busy = 0, softmax_busy = 0, load_busy = 0;  // shares of the full-length SM timeline
   double bound_tflops = 0;         // the tensor-core ceiling: rates.tensor_rate() x sms x clock
 };
-Prediction predict(const Rung& r, const Shape& s, const Rates& rates);
+// The model's cost of predict(r, s) in simulated tasks: one timeline per distinct K/V-block count
+// (a causal shape has up to Tc of them, so the cost grows as Nk^2), plus the Tr x heads tiles
+// placed on the grid and the Nq rows counted. predict refuses (InputError) a shape over
+// kMaxModelWork, which keeps `explain --pipeline` (every rung, twice) within about five seconds.
+double model_work(const Rung& r, const Shape& s);
+constexpr double kMaxModelWork = 3e5;
+Prediction predict(const Rung& r, const Shape& s, const Rates& rates);  // InputError: sizes out of range, or over kMaxModelWork
 
 // The text of `flashstep explain --pipeline`: rates, costs, a Gantt chart of the first blocks,
 // the prediction, and every modelled rung at this shape.

@@ -167,6 +167,15 @@ void validate_sizes(const ProblemSpec& s) {
                      "stores P in the --dtype type");
 }
 
+Tiling spec_tiling(const ProblemSpec& s) {
+  Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
+  if (s.schedule == Schedule::decode) {  // S: --splits, else the default for one head (core/decode.h)
+    t.S = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
+    t.P = s.page_size.value_or(0);
+  }
+  return t;
+}
+
 Problem make_problem(const ProblemSpec& spec) {
   ProblemSpec s = spec;
   Problem p;
@@ -208,9 +217,8 @@ Problem make_problem(const ProblemSpec& spec) {
   p.seed = s.seed;
   p.br = s.br;
   p.bc = s.bc;
-  if (s.schedule == Schedule::decode) {  // S: --splits, else the default for one head (core/decode.h)
-    const Tiling t = make_tiling(p.nq, p.nk, p.d, p.M, p.br, p.bc);
-    p.splits = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
+  if (s.schedule == Schedule::decode) {
+    p.splits = spec_tiling(s).S;
     p.page_size = s.page_size.value_or(0);
   }
   p.mask = s.options.mask;

@@ -96,6 +96,10 @@ inline Tiling make_tiling(const Problem& p) {
   return t;
 }
 
+// The tiling a spec will run with, before its inputs exist: the sizes, M and block sizes, and
+// decode's S (--splits, else core/decode.h's default for one head) and page size.
+Tiling spec_tiling(const ProblemSpec& s);
+
 // Parses "16384" (elements), "64KiB" / "64k" (KiB of float32) into elements.
 int64_t parse_sram_size(const std::string& text);
 

@@ -9,6 +9,19 @@
 
 namespace flashstep {
 
+bool reference_keeps(const Mask& mask, int64_t r, int64_t c, int64_t nq, int64_t nk) {
+  // Bottom-right alignment: query row r lines up with key column r + (Nk - Nq).
+  const int64_t aligned = r + (nk - nq);
+  // --causal: no key after the aligned column.
+  if (mask.causal && c > aligned) return false;
+  // --window LEFT,RIGHT: keys from aligned - LEFT to aligned + RIGHT; -1 is no limit on that side.
+  if (mask.window_left != -1 && c < aligned - mask.window_left) return false;
+  if (mask.window_right != -1 && c > aligned + mask.window_right) return false;
+  // --kv-len L: only the first L keys are valid; -1 is no padding.
+  if (mask.kv_len != -1 && c >= mask.kv_len) return false;
+  return true;
+}
+
 Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double scale,
                               const Mask& mask, float dropout, uint64_t seed) {
   const MatD q = Q.cast<double>(), k = K.cast<double>(), v = V.cast<double>();
@@ -19,7 +32,7 @@ Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double s
   for (int64_t r = 0; r < q.rows(); ++r) {
     s.noalias() = scale * (q.row(r) * k.transpose());
     for (int64_t c = 0; c < k.rows(); ++c)
-      if (!mask.allowed(r, c, k.rows())) s(c) = -std::numeric_limits<double>::infinity();
+      if (!reference_keeps(mask, r, c, q.rows(), k.rows())) s(c) = -std::numeric_limits<double>::infinity();
     const double mx = s.maxCoeff();
     if (mx == -std::numeric_limits<double>::infinity()) {  // no key kept: O = 0, lse = -inf
       ref.O.row(r).setZero();

@@ -2,7 +2,7 @@
 // double precision. Every other path in flashstep (CPU schedules, CUDA kernels) is tested
 // against this function; keep it obviously correct rather than fast.
 #pragma once
-#include "core/mask.h"
+#include "core/mask.h"  // the struct Mask only
 #include "core/types.h"
 
 namespace flashstep {
@@ -12,6 +12,12 @@ constexpr double kMaxReferenceWork = 4.0e9;
 inline bool reference_affordable(int64_t nq, int64_t nk, int64_t d) {
   return double(nq) * double(nk) * double(d) <= kMaxReferenceWork;
 }
+
+// Whether query row r keeps key c, written from docs/algorithm.md's definitions and not from
+// core/mask.h (whose interval arithmetic the schedules and kernels use: the reference must not
+// share the code it checks). Only the fields causal, window_left, window_right and kv_len of
+// `mask` are read; the alignment is the documented bottom-right one, Nk - Nq.
+bool reference_keeps(const Mask& mask, int64_t r, int64_t c, int64_t nq, int64_t nk);
 
 struct Reference {
   MatD O;

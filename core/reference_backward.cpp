@@ -21,7 +21,7 @@ ReferenceGrad reference_backward(const Mat& Q, const Mat& K, const Mat& V, const
   for (int64_t r = 0; r < q.rows(); ++r) {
     s.noalias() = scale * (q.row(r) * k.transpose());
     for (int64_t c = 0; c < nk; ++c)
-      if (!mask.allowed(r, c, nk)) s(c) = -std::numeric_limits<double>::infinity();
+      if (!reference_keeps(mask, r, c, q.rows(), nk)) s(c) = -std::numeric_limits<double>::infinity();
     const double mx = s.maxCoeff();
     if (mx == -std::numeric_limits<double>::infinity()) continue;  // no key kept: zero gradient
     const Eigen::RowVectorXd e = (s.array() - mx).exp().matrix();

@@ -1,6 +1,7 @@
 #include "core/work.h"
 
 #include "core/closed_form.h"
+#include "core/decode.h"
 #include "core/schedule_registry.h"
 
 #include <cfloat>
@@ -28,6 +29,8 @@ WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, S
   w.gflop = (4.0 * Nq * Nk * D + 8.0 * Nq * Nk + kPairOverheadFlops * w.block_pairs) / 1e9;
   w.hbm_bytes = 2 * (Nq * D + 2 * Nk * D) * f + 2 * (Nq * D + 2 * Nq) * f;
   w.hbm_bytes += info.nn_matrices_forward * Nq * Nk * f;  // S and P (standard attention)
+  // Flash-decoding's S partials O_i^(s) and lse_i^(s): S x Nq x (d + 1) float32 values.
+  if (schedule_splits_kv(s) && t.S > 1) w.hbm_bytes += double(t.S) * Nq * (D + 1) * 4;
   return w;
 }
 

@@ -18,7 +18,8 @@ struct WorkEstimate {
   double hbm_bytes = 0;    // the simulated HBM and the inputs (estimate_hbm_bytes)
 };
 
-// Estimated in doubles, so that no size can overflow it.
+// Estimated in doubles, so that no size can overflow it. t.S must be the run's splits (decode's
+// partials take S x Nq x (d + 1) float32 values of HBM): spec_tiling gives it before the run.
 WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bytes_per_elem);
 
 // With the L2 model (--l2, --gpu): the replay of every head's HBM accesses through the cache,

@@ -4,6 +4,11 @@
 # backend's target does not link CLI11. Prints each breach and fails if there is one.
 # Usage: check_layers.sh SOURCE_ROOT
 root=${1:?usage: check_layers.sh SOURCE_ROOT}
+# A folder without the layers is not a tree that keeps the rule: grep would find nothing in it.
+for layer in core gpu app; do
+  [ -d "$root/$layer" ] || { echo "check_layers.sh: $root/$layer is not a folder (give the source root)"; exit 2; }
+done
+[ -f "$root/gpu/CMakeLists.txt" ] || { echo "check_layers.sh: no $root/gpu/CMakeLists.txt"; exit 2; }
 status=0
 breach() { echo "layer rule broken: $1"; status=1; }
 

@@ -3,6 +3,8 @@
 #pragma once
 #include "tests/cli_helpers.h"
 
+#include <catch2/catch.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -44,6 +46,32 @@ inline std::map<std::string, std::string> tree(const std::filesystem::path& root
     out[rel.string()] = v;
   }
   return out;
+}
+
+// A file's whole text, and a file written with exactly `text` (NUL bytes included).
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+inline void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+// Runs `flashstep ARGS` in `dir` under a time limit; checks the one short line naming `expect`,
+// exit 2, the time and that nothing under `dir` was created, changed or deleted.
+inline void check_refused(const std::filesystem::path& dir, const std::string& args, const std::string& expect) {
+  CAPTURE(args);
+  const auto before = tree(dir);
+  const Outcome r = run_limited("cd " + dir.string() + " && " + kBin + " " + args, 60);
+  CAPTURE(r.out);
+  CHECK(r.rc == 2);
+  CHECK(one_short_error_line(r.out));
+  CHECK(r.out.find(expect) != std::string::npos);
+  CHECK(r.seconds < 30);
+  CHECK(tree(dir) == before);
 }
 
 }  // namespace fstest

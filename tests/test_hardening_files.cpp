@@ -31,19 +31,7 @@ std::string read_text(const fsys::path& p) {
   return ss.str();
 }
 
-// Runs `flashstep ARGS` in `dir`; checks the one short line naming `expect`, exit 2, the time
-// and that nothing under `dir` was created, changed or deleted.
-void check_refused(const fsys::path& dir, const std::string& args, const std::string& expect) {
-  CAPTURE(args);
-  const auto before = fstest::tree(dir);
-  const fstest::Outcome r = fstest::run_limited("cd " + dir.string() + " && " + kBin + " " + args, 60);
-  CAPTURE(r.out);
-  CHECK(r.rc == 2);
-  CHECK(fstest::one_short_error_line(r.out));
-  CHECK(r.out.find(expect) != std::string::npos);
-  CHECK(r.seconds < 30);
-  CHECK(fstest::tree(dir) == before);
-}
+using fstest::check_refused;
 
 std::string deep_json(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 

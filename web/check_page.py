@@ -8,6 +8,9 @@
   check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
   check_page.py bench DOM.html               prints the page's frame benchmark lines
   check_page.py first-frame DOM.html         prints the time to the first frame
+  check_page.py virtual DOM.html             a page loaded under virtual time: no error message,
+                                             a first frame drawn (data-step set)
+  check_page.py self-test                    the matrix comparison refuses truncated data
 Each prints what it checked and exits 1 on a failure. Standard library only (fresh CI machine).
 """
 import html.parser
@@ -60,6 +63,19 @@ def close(a, b):
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 
+def same_matrix(a, b):
+    """Two matrices (lists of rows) or both None: the same shape first, then every value close.
+    zip() alone would stop at the shorter one, so that truncated data would pass."""
+    if a is None or b is None:
+        return a is None and b is None
+    if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b) or not a:
+        return False
+    for ra, rb in zip(a, b):
+        if not isinstance(ra, list) or not isinstance(rb, list) or len(ra) != len(rb) or not ra:
+            return False
+    return all(close(x, y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+
+
 def check_step(dom_path, desktop_path):
     dom = read_dom(dom_path)
     with open(desktop_path, encoding="utf-8") as f:
@@ -82,7 +98,7 @@ def check_step(dom_path, desktop_path):
             fail(f"{key}: page {page[key]}, desktop {desk[key]}")
     for t in ("m", "l", "O"):
         a, b = page["hbm"][t], desk["hbm"][t]
-        if (a is None) != (b is None) or (a and not all(close(x, y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))):
+        if not same_matrix(a, b):
             fail(f"HBM {t}: page {a}, desktop {b}")
     print(f"web-check: step {page['index']} of {page['steps']}: label, HBM totals and m, l, O match the desktop "
           f"(m = {[round(r[0], 4) for r in page['hbm']['m']]}, l = {[round(r[0], 4) for r in page['hbm']['l']]})")
@@ -173,7 +189,40 @@ def print_bench(dom_path):
         print("web-check: " + l)
 
 
+def check_virtual(dom_path, *expect):
+    """A page loaded with --virtual-time-budget (frames that may share a timestamp): it must show
+    no message (the app did not stop) and have drawn frames: its status says the step, or the
+    course chapter given in `expect`."""
+    dom = read_dom(dom_path)
+    msg = dom.text.get("message", "").strip()
+    attrs = dom.attrs.get("status", {})
+    print(f"web-check: virtual time: status '{dom.text.get('status', '').strip()}', message '{msg}'")
+    if msg:
+        fail("the page under virtual time shows: " + msg)
+    if "first-frame-ms" not in attrs:
+        fail("the page under virtual time drew no frame")
+    for want in expect:
+        if want.startswith("step="):
+            if attrs.get("step") != want[5:]:
+                fail(f"the page under virtual time is at step {attrs.get('step')}, not {want[5:]}")
+        elif want not in attrs.get("course", ""):
+            fail(f"the page under virtual time does not show course {want}")
+
+
+def self_test():
+    """same_matrix must refuse what zip() would let through: a truncated matrix, an empty one."""
+    full = [[1.0], [2.0], [3.0]]
+    assert same_matrix(full, [[1.0], [2.0], [3.0]])
+    assert not same_matrix(full, [[1.0]]), "1 of 3 rows"
+    assert not same_matrix(full, []), "an empty matrix"
+    assert not same_matrix([[1.0, 2.0]], [[1.0]]), "a short row"
+    assert not same_matrix(full, None) and same_matrix(None, None)
+    assert not same_matrix(full, [[1.0], [2.0], [3.1]])
+    print("web-check: check_page.py's matrix comparison refuses truncated and empty data")
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"step": check_step, "bad": check_bad, "course": check_course, "screenshot": check_screenshot,
-     "bench": print_bench, "first-frame": print_first_frame}[cmd](*args)
+     "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
+     "self-test": self_test}[cmd](*args)

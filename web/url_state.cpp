@@ -171,7 +171,7 @@ std::string query_for_state(const gui::AppState& s, const std::string& base) {
   add_int("M", now.M, was.M);
   add_int("br", now.br, was.br);
   add_int("bc", now.bc, was.bc);
-  add_int("seed", int64_t(now.seed), int64_t(was.seed));
+  if (now.seed != was.seed || !preset) add("seed", std::to_string(now.seed));  // uint64: no int64 cast
   if (now.schedule != was.schedule || !preset) add("schedule", schedule_name(now.schedule));
   if (now.options.dtype != was.options.dtype) add("dtype", dtype_name(now.options.dtype));
   const Mask &m = now.options.mask, &mw = was.options.mask;

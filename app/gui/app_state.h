@@ -110,7 +110,7 @@ struct ProblemForm {
   Schedule schedule = kDefaultSchedule;
   AttentionOptions options;  // mask (window -1: no limit; key length -1: all), dropout, dtype
   double scale = 0.5;
-  int64_t seed = 1;
+  uint64_t seed = 1;  // 0 .. 2^64 - 1, as --seed
   int pattern = 0;          // index into input_patterns()
   bool use_files = false;
   bool backward = false;    // the "backward" checkbox: run the backward pass after the forward
@@ -235,6 +235,8 @@ struct AppState {
   //  the compare view's buttons: "snapshots DIR; snapshot-problem; first-over"; the course:
   //  "course next | back | open ID [PAGE] | answer Q TEXT | new-problem".
   void run_script(const std::string& script);
+  // The script's `set FIELD VALUE [RIGHT]`: the editor's field as typed (RIGHT: window's second side).
+  void set_field_from_script(const std::string& field, const std::string& value, const std::string& right);
   void load_compare();
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
   // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's

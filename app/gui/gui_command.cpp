@@ -111,6 +111,9 @@ std::string screenshot_png(int w, int h) {
 // [SECTION] The frame loop
 // =============================================================================================
 
+// The least frame time ImGui is given: 0.1 ms, far below any real frame.
+constexpr float kMinDeltaTime = 1e-4f;
+
 void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::string* capture, FrameSplit* split) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -121,6 +124,10 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // Two frames can share a timestamp (a browser's virtual time, or timers coarsened for
+  // privacy to 1-100 ms), and ImGui asserts on a zero DeltaTime: never pass it one.
+  ImGuiIO& frame_io = ImGui::GetIO();
+  if (!(frame_io.DeltaTime >= kMinDeltaTime)) frame_io.DeltaTime = kMinDeltaTime;
   if (g_offline) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no stray hover
   ImGui::NewFrame();
   const ImVec2 sample = ImGui::CalcTextSize("Step >");  // for --dump-state: the text's size as drawn
@@ -194,6 +201,16 @@ struct FrameClock {
   }
 };
 
+// The saves that waited while the run was checked; a failure (a read-only file) is a note on
+// stderr, not a failed run: the window or screenshot is made.
+void release_settings(SettingsWriteHold& hold) {
+  try {
+    hold.release();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "flashstep: note: %s\n", e.what());
+  }
+}
+
 int run_app(const GuiOptions& o) {
   int width = 1600, height = 1000;
   parse_size(o.size, &width, &height);
@@ -201,6 +218,9 @@ int run_app(const GuiOptions& o) {
     throw InputError("--bench-frames must be in 0.." + std::to_string(kMaxBenchFrames) + " (got " +
                      std::to_string(o.bench_frames) + ")");
   if (!have_display()) throw InputError(kNoDisplay);
+  // Saves of the settings file (the display, the course's progress) wait until the run has
+  // passed every check: a refused run leaves the file as it was (app/gui/settings.h).
+  SettingsWriteHold settings_hold;
   // The state first: a bad preset, script, display flag or frame range fails before a window opens.
   AppState s;
   prepare_state(s, o);
@@ -263,14 +283,16 @@ int run_app(const GuiOptions& o) {
       outs.bytes(o.screenshot) = std::move(png);
       if (!o.dump_state.empty()) outs.bytes(o.dump_state) = state_to_json(s).dump(1) + "\n";
       outs.commit();  // both or neither
+      release_settings(settings_hold);
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);
       std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
-    } else if (o.bench_frames > 0) {
-      run_frame_bench(window, s, gpu, o.bench_frames);
-    } else if (animating) {
-      run_animation(window, s, gpu, plan);
+    } else if (o.bench_frames > 0 || animating) {
+      if (o.bench_frames > 0) run_frame_bench(window, s, gpu, o.bench_frames);
+      else run_animation(window, s, gpu, plan);
+      release_settings(settings_hold);  // after the run's own outputs, as the screenshot's
     } else {
+      release_settings(settings_hold);  // the window is open: the run is no longer refused
       FrameClock clock;
       while (!glfwWindowShouldClose(window)) {
         // Idle (not playing): sleep until an event, so a still window costs no CPU.

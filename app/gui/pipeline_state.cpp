@@ -1,12 +1,12 @@
 // The Pipeline view's state (app/gui/pipeline_state.h).
 #include "app/gui/pipeline_state.h"
 
+#include "core/input_files.h"
 #include "core/types.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 
 namespace flashstep::gui {
 
@@ -48,15 +48,8 @@ std::vector<PipelineState::Measured> parse_measured(const nlohmann::json& j, con
 
 void PipelineState::load_measured(const std::string& path) {
   try {
-    std::ifstream f(path);
-    if (!f) throw InputError(path + ": cannot open");
-    nlohmann::json j;
-    try {
-      f >> j;
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(path + " is not JSON");
-    }
-    measured = parse_measured(j, path);
+    // The checked reader, as every file (docs/limits.md): a regular file of at most 16 MiB, depth 64.
+    measured = parse_measured(parse_json_input(read_input_file(path, "measurement file", int64_t(16) << 20), path), path);
     measured_loaded = true;
     measured_error.clear();
   } catch (const InputError& e) {

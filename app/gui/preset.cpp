@@ -123,7 +123,8 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "v"; if (q.contains(key)) s.v_path = r.text(q[key], key, kMaxPathChars);
       key = "causal"; if (q.contains(key)) s.options.mask.causal = r.flag(q[key], key);
       key = "schedule"; if (q.contains(key)) s.schedule = parse_schedule(r.text(q[key], key, kMaxWord));
-      key = "splits"; if (q.contains(key)) s.splits = whole(q[key], where + key);
+      key = "splits";  // 0 is not "the default": leave the key out for that
+      if (q.contains(key) && (s.splits = whole(q[key], where + key)) < 1) throw InputError(where + "\"splits\" must be at least 1");
       key = "page_size"; if (q.contains(key)) s.page_size = whole(q[key], where + key);
       key = "window";
       if (q.contains(key)) {

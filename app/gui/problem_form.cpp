@@ -16,10 +16,9 @@ namespace flashstep::gui {
 ProblemSpec ProblemForm::to_spec() const {
   ProblemSpec s = sizes_spec(nq, nk, d, M, br, bc);
   if (!default_scale) s.scale = scale;
-  s.seed = uint64_t(seed);
+  s.seed = seed;
   s.schedule = schedule;
   s.options = options;
-  if (seed < 0) throw InputError("seed must be non-negative");
   const auto& pats = input_patterns();
   s.pattern = pats.at(size_t(std::clamp(pattern, 0, int(pats.size()) - 1)));
   if (use_files) {
@@ -44,7 +43,7 @@ void ProblemForm::from_spec(const ProblemSpec& s) {
   schedule = s.schedule;
   options = s.options;
   scale = s.scale ? *s.scale : 1.0 / std::sqrt(double(std::max<int64_t>(d, 1)));
-  seed = int64_t(s.seed);
+  seed = s.seed;
   const auto& pats = input_patterns();
   pattern = 0;
   for (size_t k = 0; k < pats.size(); ++k)

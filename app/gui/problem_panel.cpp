@@ -156,7 +156,7 @@ void DrawProblemTab(AppState& s) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Then run the schedule's backward (Algorithm 4, FA2's Algorithm 2, Algorithm 3) on dO from the seed");
   changed |= DrawL2Fields(f);
-  changed |= ImGui::InputScalar("seed", ImGuiDataType_S64, &f.seed);
+  changed |= ImGui::InputScalar("seed", ImGuiDataType_U64, &f.seed);
   FieldError(f, Field::seed);
   changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
   if (!f.use_files) {

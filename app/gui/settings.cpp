@@ -10,7 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace flashstep::gui {
 
@@ -132,49 +135,124 @@ DisplaySettings parse_settings(const std::string& text, const std::string& path)
 
 namespace {
 
-// The file as it stands (its other keys are kept on a save), or an empty object.
+const std::string kFix = " (fix or delete it, or pass --settings another.json)";
+
+// The file as it stands, or an empty object when there is none. A save merges into it, so that
+// what this version does not know (other keys, other chapters) is kept.
 nlohmann::json existing_settings(const std::string& path) {
-  std::error_code ec;
-  if (path.empty() || !fs::exists(path, ec)) return nlohmann::json::object();
+  if (path.empty() || !check_input_file(path, "the settings file", true)) return nlohmann::json::object();
   // Through the same reader as load_settings: a FIFO or a huge file is refused, not read.
   const nlohmann::json j = parse_json_input(read_input_file(path, "the settings file", kMaxSettingsBytes), path);
-  return j.is_object() ? j : nlohmann::json::object();
+  if (!j.is_object()) throw InputError("the settings file " + path + " is not a JSON object" + kFix);
+  return j;
 }
 
-void write_settings(const nlohmann::json& j, const std::string& path) {
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);  // ~/.config/flashstep on first use
-  write_file_atomic(path, j.dump(1) + "\n");
+// The course's progress (course_state.h) merged into the file's "course": a chapter's entry is
+// updated key by key, chapters not in `progress` stay as they were.
+void merge_course(nlohmann::json& j, const nlohmann::json& progress) {
+  nlohmann::json& c = j["course"];
+  if (!c.is_object()) c = nlohmann::json::object();
+  for (auto it = progress.begin(); it != progress.end(); ++it) {
+    nlohmann::json& entry = c[it.key()];
+    if (entry.is_object() && it.value().is_object()) entry.update(it.value());
+    else entry = it.value();
+  }
 }
 
-}  // namespace
-
-nlohmann::json load_course_progress(const std::string& path) {
-  std::error_code ec;
-  if (path.empty() || !fs::exists(path, ec)) return nlohmann::json::object();
-  const nlohmann::json j = parse_json_input(read_input_file(path, "the settings file", kMaxSettingsBytes), path);
-  if (!j.is_object())
-    throw InputError("the settings file " + path + " is not valid JSON (fix or delete it, or pass --settings another.json)");
-  const nlohmann::json c = j.value("course", nlohmann::json::object());
-  return c.is_object() ? c : nlohmann::json::object();
-}
-
-void save_course_progress(const nlohmann::json& progress, const std::string& path) {
-  nlohmann::json j = existing_settings(path);
-  j["course"] = progress;
-  write_settings(j, path);
-}
-
-void save_settings(const DisplaySettings& d, const std::string& path) {
-  nlohmann::json j = existing_settings(path);
+void merge_display(nlohmann::json& j, const DisplaySettings& d) {
   j["theme"] = theme_name(d.theme);
   j["font_scale"] = double(d.font_scale);
   nlohmann::json hidden = nlohmann::json::array();
   for (PanelBit p : kPanels)
     if (d.hidden & p) hidden.push_back(panel_name(p));
   j["hidden"] = hidden;
-  write_settings(j, path);
+}
+
+// One save: read, merge, write compactly (so that the file stays within what the reader takes),
+// all or nothing. A read-only file is left as it is.
+void save_merged(const std::string& path, const DisplaySettings* display, const nlohmann::json* progress) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || ::access(path.c_str(), W_OK) != 0))
+    throw InputError("the settings file " + path + " is read-only: left as it is");
+  nlohmann::json j = existing_settings(path);
+  if (display) merge_display(j, *display);
+  if (progress) merge_course(j, *progress);
+  const std::string text = j.dump() + "\n";
+  if (int64_t(text.size()) > kMaxSettingsBytes)
+    throw InputError("the settings file " + path + " would grow to " + std::to_string(text.size()) +
+                     " bytes, over the " + std::to_string(kMaxSettingsBytes / 1024) + " KiB it may hold: left as it is");
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);  // ~/.config/flashstep on first use
+  write_file_atomic(path, text);
+}
+
+// Saves made while a hold is in force wait here (the latest of each kind).
+struct PendingSaves {
+  int holds = 0;
+  std::string path;
+  std::optional<DisplaySettings> display;
+  std::optional<nlohmann::json> progress;
+};
+PendingSaves g_pending;
+
+// The whole file is checked as load_settings checks it; then each chapter's known fields.
+void check_course_entry(const nlohmann::json& entry, const std::string& where) {
+  for (const char* key : {"pages_seen", "pages", "questions"})
+    if (entry.contains(key) && (!entry[key].is_number_integer() || entry[key].get<int64_t>() < 0 ||
+                                entry[key].get<int64_t>() > 1000000))
+      throw InputError(where + "." + key + " must be a whole number >= 0, not " + json_excerpt(entry[key]) + kFix);
+  if (!entry.contains("right")) return;
+  const nlohmann::json& right = entry["right"];
+  if (!right.is_array()) throw InputError(where + ".right must be an array of strings, not " + json_excerpt(right) + kFix);
+  for (const auto& r : right)
+    if (!r.is_string()) throw InputError(where + ".right must be an array of strings, not one holding " + json_excerpt(r) + kFix);
+}
+
+}  // namespace
+
+SettingsWriteHold::SettingsWriteHold() { ++g_pending.holds; }
+
+SettingsWriteHold::~SettingsWriteHold() {
+  if (held_ && --g_pending.holds == 0) g_pending = PendingSaves{};  // refused: nothing is written
+}
+
+void SettingsWriteHold::release() {
+  if (!held_) return;
+  held_ = false;
+  if (--g_pending.holds > 0) return;
+  PendingSaves p = std::move(g_pending);
+  g_pending = PendingSaves{};
+  if (p.display || p.progress)
+    save_merged(p.path, p.display ? &*p.display : nullptr, p.progress ? &*p.progress : nullptr);
+}
+
+nlohmann::json load_course_progress(const std::string& path) {
+  const nlohmann::json j = existing_settings(path);
+  const nlohmann::json c = j.value("course", nlohmann::json::object());
+  if (!c.is_object()) throw InputError("the settings file " + path + ": course must be an object, not " + json_excerpt(c) + kFix);
+  for (auto it = c.begin(); it != c.end(); ++it)
+    if (it.value().is_object()) check_course_entry(it.value(), "the settings file " + path + ": course." + excerpt(it.key()));
+  return c;
+}
+
+void save_course_progress(const nlohmann::json& progress, const std::string& path) {
+  if (g_pending.holds > 0) {
+    g_pending.path = path;
+    g_pending.progress = progress;
+    return;
+  }
+  save_merged(path, nullptr, &progress);
+}
+
+void save_settings(const DisplaySettings& d, const std::string& path) {
+  if (g_pending.holds > 0) {
+    g_pending.path = path;
+    g_pending.display = d;
+    return;
+  }
+  save_merged(path, &d, nullptr);
 }
 
 void DisplayState::change(const DisplaySettings& next) {

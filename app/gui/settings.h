@@ -63,10 +63,33 @@ DisplaySettings load_settings(const std::string& path);
 // The same from the file's text (the fuzz target feeds this); `path` is for messages.
 DisplaySettings parse_settings(const std::string& text, const std::string& path);
 void save_settings(const DisplaySettings& d, const std::string& path);  // throws InputError
-// The course's progress per chapter (course_state.h), kept in the same file under "course"; each
-// save keeps the other's keys. A missing file or key gives an empty object.
+// The course's progress per chapter (course_state.h), kept in the same file under "course". A
+// missing file or key gives an empty object; the known fields of each chapter's entry are
+// checked (InputError naming the file and the field).
+//
+// Every save merges into the file as it stands: keys this version does not know, chapters it
+// does not know and unknown keys inside a chapter's entry are kept. The file is written
+// compactly, all at once (write_file_atomic), and only when the result is within
+// kMaxSettingsBytes; a read-only file is left as it is. Each failure is an InputError, which the
+// app shows as a message (the Display menu, the course panel).
 nlohmann::json load_course_progress(const std::string& path);  // throws InputError as load_settings
 void save_course_progress(const nlohmann::json& progress, const std::string& path);  // throws InputError
+
+// While a hold exists (`gui` checking its flags, preset, script and outputs), saves wait: a run
+// that is refused writes nothing, and the outputs are checked against the settings file as it
+// is (a --screenshot that is a hard link of it) before anything is written. release() writes
+// what waited, in one save (InputError on failure); a hold destroyed without release() drops it.
+class SettingsWriteHold {
+ public:
+  SettingsWriteHold();
+  ~SettingsWriteHold();
+  SettingsWriteHold(const SettingsWriteHold&) = delete;
+  SettingsWriteHold& operator=(const SettingsWriteHold&) = delete;
+  void release();
+
+ private:
+  bool held_ = true;
+};
 
 // What the app holds: the settings in force, where they are remembered, and what the window
 // measured with them (for --dump-state and the tests).

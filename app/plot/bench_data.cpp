@@ -237,4 +237,35 @@ BenchData load_bench(const std::string& path) {
   return parse_bench_text(read_input_file(path, "bench file", kMaxBenchBytes), path);
 }
 
+nlohmann::json parse_roofline_bench(const std::string& text, const std::string& name) {
+  parse_bench_text(text, name);  // the top level, runs, rows, n, d, flags, sizes, limits
+  nlohmann::json j = parse_json_input(text, name);
+  if (!j.contains("runs")) return j;  // a single run: the roofline takes points from combined files only
+  const Fields top{j, "", name};
+  const nlohmann::json& runs = j["runs"];
+  // registry-exempt: the kernels whose points the roofline draws (app/course/roofline.cpp)
+  const char* const kinds[] = {"fa1", "standard", "fa2_tc", "standard_tc"};  // registry-exempt: file keys
+  for (size_t ri = 0; ri < runs.size(); ++ri) {
+    const Fields run = top.object(runs[ri], "runs[" + std::to_string(ri) + "]");
+    const nlohmann::json& rows = run.array("rows");
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const Fields row = run.object(rows[k], "rows[" + std::to_string(k) + "]");
+      if (row.obj.contains("flops")) row.positive("flops");
+      for (const char* key : kinds) {
+        if (!row.obj.contains(key)) continue;
+        const Fields e = row.object(row.obj[key], key);
+        if (e.obj.contains("tflops")) e.positive("tflops");
+        // A byte count: at least one byte, so that FLOPs / bytes stays finite.
+        if (e.obj.contains("hbm_bytes_predicted") && e.positive("hbm_bytes_predicted") < 1)
+          e.fail("hbm_bytes_predicted", "must be at least 1 (bytes)");
+      }
+    }
+  }
+  return j;
+}
+
+nlohmann::json load_roofline_bench(const std::string& path) {
+  return parse_roofline_bench(read_input_file(path, "bench file", kMaxBenchBytes), path);
+}
+
 }  // namespace flashstep::plot

@@ -55,4 +55,11 @@ BenchData parse_bench_text(const std::string& text, const std::string& name);
 // Reads a bench file (a regular file of at most 16 MiB: core/input_files.h) and parses it.
 BenchData load_bench(const std::string& path);
 
+// The bench file as the roofline takes its measured points (course::add_measured): checked as
+// every bench file (parse_bench's rules and limits), then every field the roofline reads: a
+// row's "flops" and, in its fa1, standard, fa2_tc and standard_tc entries, "hbm_bytes_predicted"
+// and "tflops" must be positive numbers where present. Returns the JSON to take the points from.
+nlohmann::json parse_roofline_bench(const std::string& text, const std::string& name);
+nlohmann::json load_roofline_bench(const std::string& path);
+
 }  // namespace flashstep::plot

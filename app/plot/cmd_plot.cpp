@@ -1,6 +1,7 @@
 // flashstep plot: the Bench view's figures as a PNG, headless (no window, display or OpenGL),
 // for slides and the docs.
 #include "app/commands.h"
+#include "app/flag_checks.h"
 #include "app/course/roofline.h"
 #include "app/plot/bench_data.h"
 #include "app/plot/figures.h"
@@ -21,6 +22,7 @@ namespace {
 struct PlotFlags {
   std::string bench, out, figure = "all", size;
   int64_t d = 0;  // 0: the smallest head dimension in the file
+  bool d_given = false;  // --d was given (0 is then refused, not taken as the default)
 };
 
 constexpr int kWidth = 1200, kFigureHeight = 700;  // one figure; `all` stacks them
@@ -28,10 +30,13 @@ constexpr int kWidth = 1200, kFigureHeight = 700;  // one figure; `all` stacks t
 // The roofline: the simulator's kernels at N = 1024, d (default 64), M = 16384 (one head of GPT-2
 // medium, the paper's Figure 2) against the H200's ceilings, with the bench file's measured points.
 plot::Figure roofline_from(const PlotFlags& o) {
-  const int64_t d = o.d == 0 ? 64 : o.d;
+  const int64_t d = o.d_given ? o.d : 64;  // --d 0 is no head dimension, not "the default"
   if (d < 1 || d > 256) throw InputError("--d for the roofline must be from 1 to 256 (got " + std::to_string(d) + ")");
+  // The file first (the checked reader: a FIFO, a folder, a huge or deep file is refused), then
+  // the simulation.
+  const nlohmann::json bench = plot::load_roofline_bench(o.bench);
   course::Roofline r = course::simulate_roofline(1024, d, 16384);
-  course::add_measured(r, course::load_json_file(o.bench), std::filesystem::path(o.bench).filename().string());
+  course::add_measured(r, bench, std::filesystem::path(o.bench).filename().string());
   return course::roofline_figure(r);
 }
 
@@ -65,7 +70,7 @@ int run_plot(PlotFlags o) {
   const plot::BenchData b = plot::load_bench(o.bench);
   const std::vector<int64_t>& dims = b.dims;
   int64_t d = o.d;
-  if (d == 0) d = dims.empty() ? 0 : dims.front();
+  if (!o.d_given) d = dims.empty() ? 0 : dims.front();
   else if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
     std::string have;
     for (int64_t x : dims) have += (have.empty() ? "" : ", ") + std::to_string(x);
@@ -100,7 +105,9 @@ void add_plot_command(CLI::App& app, const SetAction& set_action) {
   p->add_option("--bench", o.bench, "bench-gpu --json output, or several runs combined (assets/bench/h200.json); required except for --figure roofline, which defaults to that file");
   p->add_option("--out", o.out, "the PNG to write")->required();
   p->add_option("--figure", o.figure, "bc, tflops, memory, all (default: the three stacked), or roofline (the simulator's kernels against the H200's ceilings, with the file's measured points)");
-  p->add_option("--d", o.d, "head dimension of the tflops and memory figures (default: the smallest in the file)");
+  p->add_option("--d", o.d, "head dimension of the tflops and memory figures (default: the smallest in the file)")
+      ->check(whole_number("--d"))
+      ->each([](const std::string&) { o.d_given = true; });
   p->add_option("--size", o.size, "image size WxH (default 1200x700 per figure)");
   p->callback([&set_action] { set_action([] { return run_plot(o); }); });
 }

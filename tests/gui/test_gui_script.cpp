@@ -1,0 +1,57 @@
+// The script's syntax (app/gui/script.h), in-process: every command is taken as written or the
+// whole script is refused with one line, before any of it runs.
+#include "app/gui/app_state.h"
+#include "app/gui/preset.h"
+#include "app/gui/script.h"
+
+#include <catch2/catch.hpp>
+
+using namespace flashstep;
+using Catch::Matchers::Contains;
+
+TEST_CASE("parse_script takes commands as written", "[gui][script]") {
+  const auto c = gui::parse_script(" step 3 ;back; set window 4 0;set seed 18446744073709551615; course answer 1  a b ;;");
+  REQUIRE(c.size() == 5);
+  CHECK(c[0].verb == "step");
+  CHECK(c[0].args == std::vector<std::string>{"3"});
+  CHECK(c[1].args.empty());
+  CHECK(c[2].args == std::vector<std::string>{"window", "4", "0"});
+  CHECK(c[3].args == std::vector<std::string>{"seed", "18446744073709551615"});
+  CHECK(c[4].args == std::vector<std::string>{"answer 1  a b "});  // the rest, whole
+}
+
+TEST_CASE("parse_script refuses what it would otherwise drop or round", "[gui][script]") {
+  const std::pair<const char*, const char*> bad[] = {
+      {"step 3\nstep 3\nfoo bar", "control character (code 10) at byte 6"},
+      {"step 3\rstep 3", "control character (code 13)"},
+      {"set nq 12.7", "script: set nq"},
+      {"set d 0x40", "script: set d"},
+      {"set window 4", "set window needs LEFT and RIGHT"},
+      {"set nq 8 9", "set nq takes one value"},
+      {"set seed 18446744073709551616", "out of range"},
+      {"set seed -1", "script: set seed"},
+      {"set dropout abc", "script: set dropout"},
+      {"set colour 3", "set knows nq"},
+      {"step 1 2", "'step' does not take '2'"},
+      {"step -1", "step needs a count >= 0"},
+      {"seek", "'seek' needs 1 value"},
+      {"jump 1 x", "script: jump"},
+      {"end now", "'end' does not take 'now'"},
+      {"fly 3", "unknown action 'fly'"},
+  };
+  for (const auto& [text, expect] : bad) {
+    CAPTURE(text);
+    REQUIRE_THROWS_WITH(gui::parse_script(text), Contains(expect));
+  }
+}
+
+TEST_CASE("a refused script runs none of its commands", "[gui][script]") {
+  gui::AppState s;
+  s.load_preset(gui::preset_path("tiny", FLASHSTEP_ASSET_DIR));
+  REQUIRE(s.index() == 0);
+  REQUIRE_THROWS_WITH(s.run_script("step 5; set nq 12.7"), Contains("script: set nq"));
+  CHECK(s.index() == 0);  // the first command did not run either
+  s.run_script("step 5; set nq 12");
+  CHECK(s.index() == 5);
+  CHECK(s.form.nq == 12);
+}
