@@ -7,6 +7,9 @@
 
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <limits>
+
 namespace flashstep::py_bind {
 
 Mat to_mat(const py::handle& obj, const char* what, int ndim) {
@@ -26,6 +29,13 @@ Mat to_mat(const py::handle& obj, const char* what, int ndim) {
                      (ndim == 2 ? " (rows, d)" : "") + ", got shape (" + shape + ")");
   }
   if (a.size() == 0) throw InputError(std::string(what) + " is empty");
+  if (dt.itemsize() == 8) {  // float64 beyond float32's range would become inf in the cast
+    const auto d64 = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+    for (py::ssize_t e = 0; e < d64.size(); ++e)
+      if (std::isfinite(d64.data()[e]) && std::abs(d64.data()[e]) > double(std::numeric_limits<float>::max()))
+        throw InputError(std::string(what) + " has a value beyond float32's range (" + std::to_string(d64.data()[e]) +
+                         ") at element " + std::to_string(e));
+  }
   // A C-contiguous float32 copy (NumPy casts float64 to the nearest float32, as the .npy reader).
   const auto c = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
   if (!c) throw InputError(std::string(what) + " could not be converted to float32");
@@ -45,6 +55,26 @@ py::array_t<float> vec_array(const Vec& v) {
   if (v.size()) std::memcpy(out.mutable_data(), v.data(), size_t(v.size()) * sizeof(float));
   return out;
 }
+std::string path_arg(const py::object& path) {
+  try {
+    return py::module_::import("os").attr("fspath")(path).cast<std::string>();
+  } catch (const py::error_already_set&) {
+    throw InputError("a path must be a str or os.PathLike");
+  } catch (const py::cast_error&) {
+    throw InputError("a path must be text, not bytes");
+  }
+}
+
+int64_t int_arg(const py::handle& v, const char* what) {
+  if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::hasattr(v, "__index__")))
+    throw InputError(std::string(what) + " must be a whole number (got " + std::string(py::repr(v)) + ")");
+  try {
+    return v.cast<int64_t>();
+  } catch (const py::cast_error&) {
+    throw InputError(std::string(what) + " is out of range (got " + std::string(py::repr(v)) + ")");
+  }
+}
+
 py::object vec_or_none(const Vec& v) { return v.size() ? py::object(vec_array(v)) : py::object(py::none()); }
 
 // A tile to Python: the puzzles' vectors (one column) as 1-D arrays.
@@ -127,8 +157,8 @@ void bind_machine(py::module_& m) {
       .def("tensor_read", &StudentMachine::tensor_read)
       .def("tensor_written", &StudentMachine::tensor_written)
       .def_static("tensor_names", &StudentMachine::tensor_names)
-      .def("save_trace", [](const StudentMachine& s, const std::string& path) {
-        write_file_atomic(path, trace_to_replay_json(s.to_trace()).dump() + "\n");
+      .def("save_trace", [](const StudentMachine& s, const py::object& path) {
+        write_file_atomic(path_arg(path), trace_to_replay_json(s.to_trace()).dump() + "\n");
       });
 }
 

@@ -17,6 +17,9 @@ Mat to_mat(const py::handle& obj, const char* what, int ndim);
 py::array_t<float> mat_array(const Mat& m);  // 2-D copy
 py::array_t<float> vec_array(const Vec& v);  // 1-D copy
 py::object vec_or_none(const Vec& v);        // None when empty
+std::string path_arg(const py::object& path);  // a str or os.PathLike, as os.fspath takes it
+// An integer argument; ValueError naming `what` for anything else (3.5, "x").
+int64_t int_arg(const py::handle& v, const char* what);
 
 void bind_run(py::module_& m);      // bindings_run.cpp: run, closed_form, schedules, lesson
 void bind_machine(py::module_& m);  // bindings.cpp: the puzzles' StudentMachine

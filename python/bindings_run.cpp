@@ -34,20 +34,26 @@ ProblemSpec spec_from(const std::string& schedule, py::object M, int64_t br, int
                       py::object window, int64_t kv_len, const std::string& dtype, double dropout, uint64_t seed,
                       int64_t splits, py::object scale, const std::string& pattern) {
   ProblemSpec s;
-  s.M = M.is_none() ? 1024 : py::isinstance<py::str>(M) ? parse_sram_size(M.cast<std::string>()) : M.cast<int64_t>();
+  s.M = M.is_none() ? 1024 : py::isinstance<py::str>(M) ? parse_sram_size(M.cast<std::string>()) : int_arg(M, "M");
   s.br = br;
   s.bc = bc;
   s.schedule = parse_schedule(schedule);
   s.splits = splits;
   s.seed = seed;
   s.pattern = pattern;
-  if (!scale.is_none()) s.scale = scale.cast<double>();
+  if (!scale.is_none()) {
+    if (!py::isinstance<py::float_>(scale) && !py::isinstance<py::int_>(scale))
+      throw InputError("scale must be a number (got " + std::string(py::repr(scale)) + ")");
+    s.scale = scale.cast<double>();
+    if (!std::isfinite(*s.scale)) throw InputError("scale must be a finite number");
+  }
   s.options.mask.causal = causal;
   s.options.mask.kv_len = kv_len;
   if (!window.is_none()) {
-    const auto w = window.cast<std::pair<int64_t, int64_t>>();
-    s.options.mask.window_left = w.first;
-    s.options.mask.window_right = w.second;
+    if (!py::isinstance<py::sequence>(window) || py::len(window) != 2)
+      throw InputError("window must be (left, right), e.g. (64, 0); -1 for no limit");
+    s.options.mask.window_left = int_arg(window[py::int_(0)], "window's left");
+    s.options.mask.window_right = int_arg(window[py::int_(1)], "window's right");
   }
   s.options.dtype = parse_dtype(dtype);
   s.options.dropout = dropout;
@@ -82,10 +88,10 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
     spec.d = Q->cols();
   } else {
     if (!n.is_none() && (!nq.is_none() || !nk.is_none())) throw InputError("give either n or nq/nk, not both");
-    const int64_t nn = n.is_none() ? 64 : n.cast<int64_t>();
-    spec.nq = !nq.is_none() ? nq.cast<int64_t>() : nn;
-    spec.nk = !nk.is_none() ? nk.cast<int64_t>() : (!n.is_none() ? nn : spec.nq);
-    spec.d = d.is_none() ? 16 : d.cast<int64_t>();
+    const int64_t nn = n.is_none() ? 64 : int_arg(n, "n");
+    spec.nq = !nq.is_none() ? int_arg(nq, "nq") : nn;
+    spec.nk = !nk.is_none() ? int_arg(nk, "nk") : (!n.is_none() ? nn : spec.nq);
+    spec.d = d.is_none() ? 16 : int_arg(d, "d");
   }
   // Refuse before generating or copying anything: sizes, then the work (app/cmd_run.cpp).
   validate_sizes(spec);
@@ -235,6 +241,9 @@ void bind_run(py::module_& m) {
       .def_property_readonly("flops", [totals](const Result& r) { return totals(r).flops; })
       .def_property_readonly("step_count", [totals](const Result& r) { return totals(r).steps; })
       .def_property_readonly("tiling", [](const Result& r) { return r.trace->tiling; })
+      .def_property_readonly("q", [](const Result& r) { return mat_array(r.trace->problem.Q); })
+      .def_property_readonly("k", [](const Result& r) { return mat_array(r.trace->problem.K); })
+      .def_property_readonly("v", [](const Result& r) { return mat_array(r.trace->problem.V); })
       .def_property_readonly("schedule", [](const Result& r) { return std::string(schedule_name(r.trace->problem.schedule)); })
       .def_property_readonly("tau", [](const Result& r) { return r.trace->problem.scale; })
       .def_property_readonly("accuracy", [](const Result& r) { return accuracy(*r.trace); })
@@ -253,9 +262,9 @@ void bind_run(py::module_& m) {
       })
       // The trace as `flashstep run --trace` writes it, plus the replay section `flashstep gui
       // --trace` needs (core/trace_file.h). Written whole or not at all.
-      .def("save_trace", [](const Result& r, const std::string& path) {
+      .def("save_trace", [](const Result& r, const py::object& path) {
         if (r.trace->steps.empty()) throw InputError("this result was not recorded (record=False): no trace to save");
-        write_file_atomic(path, trace_to_replay_json(*r.trace).dump() + "\n");
+        write_file_atomic(path_arg(path), trace_to_replay_json(*r.trace).dump() + "\n");
       }, py::arg("path"))
       .def("trace_json", [](const Result& r) { return trace_to_json(*r.trace).dump(); });
 
@@ -280,6 +289,30 @@ void bind_run(py::module_& m) {
     }
     return out;
   });
+
+  // core's float64 references (core/reference.h), for the puzzles' judge.
+  auto matd = [](const MatD& m) {
+    py::array_t<double> out({py::ssize_t(m.rows()), py::ssize_t(m.cols())});
+    std::memcpy(out.mutable_data(), m.data(), size_t(m.size()) * sizeof(double));
+    return out;
+  };
+  m.def("reference_attention", [matd](py::handle q, py::handle k, py::handle v, double scale, bool causal, int64_t kv_len) {
+    const Mat Q = to_mat(q, "q", 2), K = to_mat(k, "k", 2), V = to_mat(v, "v", 2);
+    check_shapes(Q, K, V);
+    Mask mask;
+    mask.causal = causal;
+    mask.kv_len = kv_len;
+    mask.offset = K.rows() - Q.rows();
+    const Reference r = reference_attention(Q, K, V, scale, mask);
+    return py::make_tuple(matd(r.O), py::array_t<double>(py::ssize_t(r.lse.size()), r.lse.data()));
+  }, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("scale"), py::arg("causal") = false, py::arg("kv_len") = -1);
+  m.def("reference_backward", [matd](py::handle q, py::handle k, py::handle v, py::handle dout, double scale) {
+    const Mat Q = to_mat(q, "q", 2), K = to_mat(k, "k", 2), V = to_mat(v, "v", 2), dO = to_mat(dout, "dO", 2);
+    check_shapes(Q, K, V);
+    if (dO.rows() != Q.rows() || dO.cols() != Q.cols()) throw InputError("dO must have q's shape");
+    const ReferenceGrad g = reference_backward(Q, K, V, dO, scale);
+    return py::make_tuple(matd(g.dQ), matd(g.dK), matd(g.dV));
+  }, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("dO"), py::arg("scale"));
 
   py::class_<LessonBlock>(m, "LessonBlock")
       .def_readonly("begin", &LessonBlock::begin)

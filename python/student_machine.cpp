@@ -146,10 +146,6 @@ void StudentMachine::store(const std::string& name, int64_t r0, int64_t r1, int6
     throw InputError(where + ": a tile of " + std::to_string(tile.rows()) + " x " + std::to_string(tile.cols()) +
                      " does not fit rows " + range(r0, r1) + ", columns from " + std::to_string(c0) + " of " + name +
                      " (" + std::to_string(dst.rows()) + " x " + std::to_string(dst.cols()) + ")");
-  for (int64_t k = 0; k < tile.size(); ++k)
-    if (std::isnan(tile.data()[k]))
-      throw InputError(where + ": the tile holds NaN at row " + std::to_string(r0 + k / tile.cols()) + ", column " +
-                       std::to_string(c0 + k % tile.cols()));
   open_step_if_none();
   // Whole rows go through Hbm::store; a column slice is written into the rows as they stand
   // and only its own bytes are charged (core's store counts whole rows).
