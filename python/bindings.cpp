@@ -96,17 +96,18 @@ void bind_machine(py::module_& m) {
       .def_readonly("charged_bytes", &StudentStep::charged_bytes)
       .def_readonly("stores", &StudentStep::stores);
   py::class_<StudentMachine>(m, "StudentMachine")
-      // The machine of a problem made from the given inputs: q, k, v as for run().
-      .def(py::init([](py::handle q, py::handle k, py::handle v, int64_t M, int64_t br, int64_t bc, double scale,
-                       bool causal, int64_t capacity) {
+      // The machine of a problem made from the given inputs (q, k, v as for run()); `schedule`
+      // names the schedule the puzzle teaches, which the app shows the student's trace beside.
+      .def(py::init([](py::handle q, py::handle k, py::handle v, int64_t M, double scale, bool causal,
+                       int64_t capacity, const std::string& schedule, int64_t splits) {
              ProblemSpec spec;
+             spec.schedule = parse_schedule(schedule);
+             spec.splits = splits;
              Mat Q = to_mat(q, "q", 2), K = to_mat(k, "k", 2), V = to_mat(v, "v", 2);
              spec.nq = Q.rows();
              spec.nk = K.rows();
              spec.d = Q.cols();
              spec.M = M;
-             spec.br = br;
-             spec.bc = bc;
              spec.scale = scale;
              spec.pattern = "uniform";
              spec.options.mask.causal = causal;
@@ -118,8 +119,8 @@ void bind_machine(py::module_& m) {
              const Tiling t = make_tiling(p);
              return StudentMachine(std::move(p), t, capacity > 0 ? capacity : t.tile_capacity);
            }),
-           py::arg("q"), py::arg("k"), py::arg("v"), py::arg("M"), py::arg("br") = 0, py::arg("bc") = 0,
-           py::arg("scale"), py::arg("causal") = false, py::arg("capacity") = 0)
+           py::arg("q"), py::arg("k"), py::arg("v"), py::arg("M"), py::arg("scale"), py::arg("causal") = false,
+           py::arg("capacity") = 0, py::arg("schedule") = "fa1", py::arg("splits") = 0)
       .def("put", [](StudentMachine& s, const std::string& name, py::handle a) {
              const py::array arr = py::array::ensure(a);
              s.put(name, to_mat(a, name.c_str(), arr && arr.ndim() == 1 ? 1 : 2));
@@ -136,6 +137,11 @@ void bind_machine(py::module_& m) {
              if (!arr) throw InputError("m.store('" + name + "', ...): the tile must be a NumPy array");
              Mat t = to_mat(arr, "the stored tile", arr.ndim() == 1 ? 1 : 2);
              s.store(name, r0, r1, c0, t);
+           })
+      .def("note", [](StudentMachine& s, const std::string& name, py::handle value) {
+             const py::array arr = py::array::ensure(value);
+             if (!arr) throw InputError("m.note('" + name + "', ...): the value must be a NumPy array");
+             s.note(name, to_mat(arr, ("m.note('" + name + "')").c_str(), arr.ndim() == 1 ? 1 : 2));
            })
       .def("free", &StudentMachine::free)
       .def("step", &StudentMachine::step)

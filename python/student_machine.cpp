@@ -97,6 +97,8 @@ void StudentMachine::update_sram() {
   StudentStep& s = steps_.back();
   s.read = read_bytes() - read_before_;
   s.write = write_bytes() - write_before_;
+  s.tensor_read = hbm_.traffic().read;
+  s.tensor_written = hbm_.traffic().written;
   s.slot_elems.fill(0);
   for (const auto& [id, t] : tiles_) s.slot_elems[int(info_of(t.tensor).slot)] += t.elems;
   const int64_t charged = charged_elems_ * hbm_.bytes(Tensor::Q), all = charged + scratch_elems_ * 4;
@@ -159,6 +161,24 @@ void StudentMachine::store(const std::string& name, int64_t r0, int64_t r1, int6
   update_sram();
 }
 
+void StudentMachine::note(const std::string& name, const Mat& value) {
+  static const char* const kValues[] = {"m_tilde", "l_tilde", "m_old", "l_old", "m_new", "l_new", "alpha", "beta"};
+  open_step_if_none();
+  StudentStep& s = steps_.back();
+  if (name == "S" || name == "P") {
+    s.tile = value;
+    return;
+  }
+  for (const char* v : kValues)
+    if (name == v) {
+      if (value.cols() != 1) throw InputError("m.note('" + name + "', ...): a row statistic is a 1-D array");
+      s.values[name] = value.col(0);
+      return;
+    }
+  throw InputError("m.note: '" + name + "' is not a value the trace holds (S, P, m_tilde, l_tilde, m_old, l_old, "
+                   "m_new, l_new, alpha, beta)");
+}
+
 void StudentMachine::free(int64_t tile_id) {
   auto it = tiles_.find(tile_id);
   if (it == tiles_.end()) throw InputError("m.free: this tile is not held in SRAM (freed already, or not from m.load)");
@@ -196,6 +216,17 @@ Trace StudentMachine::to_trace() const {
     st.hbm_write_total = st.dram_write_total = write_total;
     st.sram_elems = s.slot_elems;
     st.sram_bytes = s.sram_bytes;
+    st.tensor_read = s.tensor_read;
+    st.tensor_written = s.tensor_written;
+    st.tile = s.tile;
+    const std::pair<const char*, Vec*> values[] = {{"m_tilde", &st.m_tilde}, {"l_tilde", &st.l_tilde},
+                                                   {"m_old", &st.m_old},     {"l_old", &st.l_old},
+                                                   {"m_new", &st.m_new},     {"l_new", &st.l_new},
+                                                   {"alpha", &st.alpha},     {"beta", &st.beta}};
+    for (const auto& [name, dst] : values) {
+      auto it = s.values.find(name);
+      if (it != s.values.end()) *dst = it->second;
+    }
     st.writes = writes_[k];
     tr.steps.push_back(std::move(st));
   }

@@ -27,7 +27,13 @@ struct StudentStep {
   int64_t read = 0, write = 0;             // bytes moved by the step
   int64_t charged_bytes = 0, sram_bytes = 0;  // SRAM held at the step's end (charged, all)
   std::array<int64_t, kSlots> slot_elems{};   // at the step's end, by the paper's slot
+  std::array<int64_t, kTensors> tensor_read{}, tensor_written{};  // cumulative, at the step's end
   std::vector<StudentStore> stores;
+  // On-chip values the student showed with m.note (the app draws them as the schedules'):
+  // "S" or "P" (the step's score tile) and the row statistics m_tilde, l_tilde, m_old, l_old,
+  // m_new, l_new, alpha, beta.
+  Mat tile;
+  std::map<std::string, Vec> values;
 };
 
 class StudentMachine {
@@ -48,6 +54,8 @@ class StudentMachine {
   void free(int64_t tile_id);  // InputError for an id that is not held
   // Names the pseudocode line the following work belongs to; i, j < -1: from the loads.
   void step(const std::string& label, int64_t i, int64_t j);
+  // Records an on-chip value in the current step (not HBM traffic): see StudentStep.
+  void note(const std::string& name, const Mat& value);
 
   const std::vector<StudentStep>& steps() const { return steps_; }
   const Traffic& traffic() const { return hbm_.traffic(); }

@@ -13,6 +13,7 @@ m.tau (and per puzzle m.n, m.i, m.j, m.S). Data moves only through
     m.store(name, r0, r1, tile, c0=0)            # SRAM -> HBM, bytes counted
     m.free(tile)                                 # or: with m.sram(): ... frees what it loaded
     m.step("Alg1 L9", i=None, j=None)            # names the pseudocode line of what follows
+    m.note(S=Sij, m_new=mi_new, l_new=li_new)    # optional: on-chip values, for the app
 Vectors (l, m, L, D, x, y, Lp) load and store as 1-D arrays. The d-wide tiles (and x, y) held at
 once must fit in M float32 words; the row statistics are on-chip scratch, as in core's count
 (docs/algorithm.md). What you compute from tiles with NumPy stays on chip and costs nothing.
@@ -78,6 +79,13 @@ class Machine:
             for tile in self._scopes.pop():
                 if id(tile) in self._held and self._held[id(tile)][1] is tile:
                     self.free(tile)
+
+    def note(self, **values):
+        """Shows on-chip values to the trace (no HBM traffic), so that the app draws them as it
+        draws the built-in schedules': S= or P= (the step's score tile, Br x Bc) and the row
+        statistics m_tilde=, l_tilde=, m_old=, l_old=, m_new=, l_new=, alpha=, beta=."""
+        for name, value in values.items():
+            self._m.note(name, np.atleast_1d(np.asarray(value)))
 
     def step(self, label, i=None, j=None):
         """Names the pseudocode line the following loads, stores and work belong to ("Alg1 L9").
@@ -204,11 +212,12 @@ class _Puzzle:
         raise NotImplementedError
 
 
-def _core_machine(q, k, v, M, scale=None, causal=False, capacity=0, inputs=True):
-    """core's machine for the problem q, k, v; with inputs, Q, K, V placed in its HBM."""
+def _core_machine(q, k, v, M, causal=False, capacity=0, inputs=True, schedule="fa1", splits=0):
+    """core's machine for the problem q, k, v (tau = 1/sqrt(d), as the CLI's default); with
+    inputs, Q, K, V placed in its HBM."""
     q, k, v = (np.ascontiguousarray(a, np.float32) for a in (q, k, v))
-    scale = 1.0 / np.sqrt(q.shape[1]) if scale is None else scale
-    core = _core.StudentMachine(q, k, v, M=M, scale=scale, causal=causal, capacity=capacity)
+    core = _core.StudentMachine(q, k, v, M=M, scale=1.0 / np.sqrt(q.shape[1]), causal=causal, capacity=capacity,
+                                schedule=schedule, splits=splits)
     if inputs:
         for name, a in (("Q", q), ("K", k), ("V", v)):
             core.put(name, a)
@@ -395,7 +404,7 @@ class OnlineSoftmax(_Puzzle):
             raise _Fail(f"store m and l after each of the {len(blocks)} blocks (you stored m {len(stores['m'])} "
                         f"and l {len(stores['l'])} times): the judge follows your state through them")
         for b, blk in enumerate(blocks):
-            (sm, mine_m), (sl, mine_l) = stores["m"][b], stores["l"][b]
+            mine_m, mine_l = stores["m"][b][1], stores["l"][b][1]
             where = f"after your block {b} (x[{blk.begin}:{blk.end}])"
             if not _close(mine_m, blk.m_new):
                 hint = ("Hint: the max is not carried: m_new = max(m, m~), the running max over all blocks so far."
@@ -623,7 +632,7 @@ class FA2Order(_Puzzle):
     def judge(self, fn, problem):
         nq, nk, d, M, seed = problem
         q, k, v = _inputs(nq, nk, d, seed)
-        core = _core_machine(q, k, v, M=M, causal=self.causal)
+        core = _core_machine(q, k, v, M=M, causal=self.causal, schedule="fa2")
         core.put("O", np.zeros((nq, d), np.float32))
         core.put("L", np.zeros(nq, np.float32))
         m = Machine(core)
@@ -729,7 +738,7 @@ class BackwardBlock(_Puzzle):
         q, k, v = _inputs(nq, nk, d, seed)
         dout = np.random.default_rng(seed).normal(size=(nq, d)).astype(np.float32)
         fwd = _core.run(q, k, v, schedule="fa2", M=M)
-        core = _core_machine(q, k, v, M=M, capacity=2 * M)
+        core = _core_machine(q, k, v, M=M, capacity=2 * M, schedule="fa2")
         core.put("O", fwd.o)
         core.put("L", fwd.lse)
         core.put("dO", dout)
@@ -800,7 +809,7 @@ class DecodeCombine(_Puzzle):
         writes = [w for s in ref.steps for w in s.writes]
         rename = {"O^(s)": "Op", "lse^(s)": "Lp"}
         state = _replay([(rename.get(t, t), r0, rows) for t, r0, rows in writes], {"Op": (S * nq, d), "Lp": (S * nq, 1)})
-        core = _core_machine(q, k, v, M=M)
+        core = _core_machine(q, k, v, M=M, schedule="decode", splits=S)
         core.put("Op", state["Op"])
         core.put("Lp", state["Lp"][:, 0])
         core.put("O", np.zeros((nq, d), np.float32))

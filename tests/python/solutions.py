@@ -87,8 +87,9 @@ def online_softmax_whole_row(m):  # the row does not fit in SRAM
 
 # [SECTION] Algorithm 1 and its block update
 
-def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, rescale_o=True):
-    """Alg1 L9-L12 on one (i, j): returns O_i, l_i, m_i after the update (float64)."""
+def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, rescale_o=True, m=None, ij=None):
+    """Alg1 L9-L12 on one (i, j): returns O_i, l_i, m_i after the update (float64); with the
+    machine m, steps through L9, L10, L11 at ij = (i, j), noting their on-chip values."""
     S = tau * Qi.astype(np.float64) @ Kj.T.astype(np.float64)           # L9
     mt = S.max(axis=1)                                                    # L10
     P = np.exp(S - mt[:, None])
@@ -100,6 +101,13 @@ def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, resca
         On = ((li * a)[:, None] * Oi + b[:, None] * (P @ Vj)) / ln[:, None]
     else:
         On = (li[:, None] * Oi + P @ Vj) / ln[:, None]
+    if m is not None:
+        m.step("Alg1 L9", *ij)
+        m.note(S=S)
+        m.step("Alg1 L10", *ij)
+        m.note(P=P, m_tilde=mt, l_tilde=lt)
+        m.step("Alg1 L11", *ij)
+        m.note(m_old=mi, l_old=li, m_new=mn, l_new=ln, alpha=a, beta=b)
     return On, ln, mn
 
 
@@ -133,8 +141,7 @@ def algorithm_1_with(loop_swapped=False, **mistakes):
             with m.sram():
                 Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
                 li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
-                m.step("Alg1 L11", i=i, j=j)
-                On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, **mistakes)
+                On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, m=m, ij=(i, j), **mistakes)
                 m.step("Alg1 L12", i=i, j=j)
                 m.store("O", q0, q1, On)
                 m.step("Alg1 L13", i=i, j=j)

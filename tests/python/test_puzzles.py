@@ -169,7 +169,12 @@ def test_trace_saves_in_the_apps_format(tmp_path):
     r.trace.save(tmp_path / "student.json")
     doc = json.loads((tmp_path / "student.json").read_text())
     assert doc["replay"]["format"] == "flashstep-trace-replay"
-    assert [s["label"] for s in doc["steps"][:3]] == ["Alg1 L6", "Alg1 L8", "Alg1 L11"]
+    assert [s["label"] for s in doc["steps"][:6]] == ["Alg1 L6", "Alg1 L8", "Alg1 L9", "Alg1 L10", "Alg1 L11",
+                                                      "Alg1 L12"]
+    # the noted l_i^new of L11 (on chip) is what L13 stores
+    assert r.trace.steps[6].label == "Alg1 L13" and r.trace.steps[6].stores[0].tensor == "l"
+    np.testing.assert_array_equal(np.array(doc["steps"][4]["values"]["l_new"], np.float32),
+                                  r.trace.steps[6].stores[0].data)
     assert doc["totals"]["hbm_read_bytes"] == r.read_bytes
     r = puzzles.check("online-softmax", RIGHT["online-softmax"])
     with pytest.raises(ValueError, match="no pseudocode line"):
