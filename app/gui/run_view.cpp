@@ -101,7 +101,7 @@ std::unique_ptr<RunView> make_run_view_from_trace(Trace trace) {
   v->spec.pattern = tp.pattern;
   v->spec.options = tp.options();
   if (tp.page_size > 0) v->spec.page_size = tp.page_size;
-  v->spec.splits = tp.schedule == Schedule::decode ? tp.splits : 0;
+  v->spec.splits = schedule_splits_kv(tp.schedule) ? tp.splits : 0;
   v->trace = std::move(trace);
   return derive_run_view(std::move(v), nullptr);
 }
