@@ -85,6 +85,8 @@ void bind_machine(py::module_& m) {
       .def_readonly("tensor", &StudentStore::tensor)
       .def_readonly("r0", &StudentStore::r0)
       .def_readonly("c0", &StudentStore::c0)
+      .def_readonly("i", &StudentStore::i)
+      .def_readonly("j", &StudentStore::j)
       .def_property_readonly("data", [](const StudentStore& s) { return tile_array(s.data); });
   py::class_<StudentStep>(m, "StudentStep")
       .def_readonly("label", &StudentStep::label)

@@ -71,7 +71,7 @@ void check_shapes(const Mat& Q, const Mat& K, const Mat& V) {
 Result run(py::object q, py::object k, py::object v, const std::string& schedule, py::object M, int64_t br,
            int64_t bc, bool causal, py::object window, int64_t kv_len, const std::string& dtype, double dropout,
            uint64_t seed, int64_t splits, py::object n, py::object nq, py::object nk, py::object d, py::object scale,
-           const std::string& pattern, bool record) {
+           const std::string& pattern, py::object record) {
   ProblemSpec spec = spec_from(schedule, M, br, bc, causal, window, kv_len, dtype, dropout, seed, splits, scale, pattern);
   const int given = int(!q.is_none()) + int(!k.is_none()) + int(!v.is_none());
   if (given != 0 && given != 3) throw InputError("give all three of q, k and v, or none");
@@ -118,7 +118,9 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
   const Tiling t = make_tiling(p);
   check_work(estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem), limits);
   RunOptions opt;
-  opt.record = record;
+  // None: record when the trace fits in RunOptions' limit (1 GiB), else the fast path, whose
+  // result has no steps (Result.recorded says which); True: record or refuse, as `run --steps`.
+  opt.record = record.is_none() ? estimate_trace_bytes(p, t) <= opt.max_trace_bytes : record.cast<bool>();
   Trace tr;
   {
     py::gil_scoped_release unlocked;  // core does not touch Python objects
@@ -241,6 +243,7 @@ void bind_run(py::module_& m) {
       .def_property_readonly("flops", [totals](const Result& r) { return totals(r).flops; })
       .def_property_readonly("step_count", [totals](const Result& r) { return totals(r).steps; })
       .def_property_readonly("tiling", [](const Result& r) { return r.trace->tiling; })
+      .def_property_readonly("recorded", [](const Result& r) { return !r.trace->steps.empty(); })
       .def_property_readonly("q", [](const Result& r) { return mat_array(r.trace->problem.Q); })
       .def_property_readonly("k", [](const Result& r) { return mat_array(r.trace->problem.K); })
       .def_property_readonly("v", [](const Result& r) { return mat_array(r.trace->problem.V); })
@@ -273,7 +276,7 @@ void bind_run(py::module_& m) {
         py::arg("causal") = false, py::arg("window") = py::none(), py::arg("kv_len") = -1,
         py::arg("dtype") = "fp32", py::arg("dropout") = 0.0, py::arg("seed") = 1, py::arg("splits") = 0,
         py::arg("n") = py::none(), py::arg("nq") = py::none(), py::arg("nk") = py::none(), py::arg("d") = py::none(),
-        py::arg("scale") = py::none(), py::arg("pattern") = "random", py::arg("record") = true);
+        py::arg("scale") = py::none(), py::arg("pattern") = "random", py::arg("record") = py::none());
   m.def("closed_form", &closed_form, py::arg("schedule"), py::arg("nq"), py::arg("nk"), py::arg("d"), py::arg("M"),
         py::kw_only(), py::arg("Br") = 0, py::arg("Bc") = 0, py::arg("dtype") = "fp32", py::arg("splits") = 0);
   m.def("schedules", [] {

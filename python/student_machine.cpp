@@ -157,7 +157,8 @@ void StudentMachine::store(const std::string& name, int64_t r0, int64_t r1, int6
   const int64_t unwritten = (rows.cols() - tile.cols()) * rows.rows() * hbm_.bytes(t);
   hbm_.traffic_mut().written[int(t)] -= unwritten;
   writes_.back().push_back({t, r0, hbm_.get(t).middleRows(r0, r1 - r0)});
-  steps_.back().stores.push_back({name, r0, c0, hbm_.get(t).block(r0, c0, tile.rows(), tile.cols())});
+  StudentStep& s = steps_.back();
+  s.stores.push_back({name, r0, c0, s.i, s.j, hbm_.get(t).block(r0, c0, tile.rows(), tile.cols())});
   update_sram();
 }
 

@@ -19,6 +19,7 @@ namespace flashstep {
 struct StudentStore {
   std::string tensor;  // the student's name ("O", "l", "y")
   int64_t r0 = 0, c0 = 0;
+  int64_t i = -1, j = -1;  // the step's blocks when the store happened (named or loaded)
   Mat data;            // as stored (rounded to the storage type)
 };
 struct StudentStep {

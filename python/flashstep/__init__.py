@@ -21,14 +21,15 @@ __all__ = ["run", "closed_form", "schedules", "lesson_softmax", "gpu", "puzzles"
 
 def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal=False,
         window=None, kv_len=None, dtype="fp32", dropout=0.0, seed=1, splits=None, *,
-        n=None, nq=None, nk=None, d=None, scale=None, pattern="random", record=True):
+        n=None, nq=None, nk=None, d=None, scale=None, pattern="random", record=None):
     """Runs one schedule (fa1, fa2, standard, decode) on q, k, v, as `flashstep run` does.
 
     q: (Nq, d), k and v: (Nk, d), float32 or float64 (rounded to float32, as the .npy reader
     does). Without them, n or nq/nk, d, seed and pattern generate the CLI's inputs. M is the
     SRAM size in float32 words (or a string such as "64KiB"); Br, Bc override the paper's
-    block sizes; window=(left, right); kv_len: key padding; record=False runs the fast path
-    (no steps). Returns a Result: .o, .lse, .hbm_read_bytes, .hbm_write_bytes,
+    block sizes; window=(left, right); kv_len: key padding. record=None records the steps when
+    the trace fits in 1 GiB (else the fast path: same bytes, .recorded False, no steps);
+    True records or refuses; False never records. Returns a Result: .o, .lse, .hbm_read_bytes, .hbm_write_bytes,
     .closed_form_read_bytes, .closed_form_write_bytes, .peak_sram_bytes, .tiling,
     .accuracy, .steps, .save_trace(path).
     """
@@ -36,7 +37,7 @@ def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal
                      causal=bool(causal), window=window, kv_len=-1 if kv_len is None else kv_len,
                      dtype=dtype, dropout=float(dropout), seed=seed,
                      splits=_size(splits, "splits"), n=n, nq=nq, nk=nk, d=d, scale=scale,
-                     pattern=pattern, record=record)
+                     pattern=pattern, record=None if record is None else bool(record))
 
 
 def _size(value, name):

@@ -11,7 +11,8 @@ Your function gets a simulated machine `m` for one problem: m.nq, m.nk, m.d, m.M
 m.tau (and per puzzle m.n, m.i, m.j, m.S). Data moves only through
     tile = m.load(name, r0, r1, c0=0, c1=None)   # HBM -> SRAM, a NumPy copy, bytes counted
     m.store(name, r0, r1, tile, c0=0)            # SRAM -> HBM, bytes counted
-    m.free(tile)                                 # or: with m.sram(): ... frees what it loaded
+    m.free(tile)                                 # or: with m.sram(): ... frees what it loaded;
+                                                 # an array the program lets go of is freed too
     m.step("Alg1 L9", i=None, j=None)            # names the pseudocode line of what follows
     m.note(S=Sij, m_new=mi_new, l_new=li_new)    # optional: on-chip values, for the app
 Vectors (l, m, L, D, x, y, Lp) load and store as 1-D arrays. The d-wide tiles (and x, y) held at
@@ -27,6 +28,7 @@ trace, naming the first of your steps that departs from it.
 import builtins
 import contextlib
 import textwrap
+import weakref
 
 import numpy as np
 
@@ -39,11 +41,13 @@ RTOL = 1e-4
 # [SECTION] the machine handed to the student's function
 
 class Machine:
-    """The simulated machine of one problem (see the module's text)."""
+    """The simulated machine of one problem (see the module's text). A tile stays in SRAM until
+    it is freed: by m.free(tile), at the end of the `with m.sram():` block that loaded it, or
+    when the program lets go of the array (as a kernel's registers are reused)."""
 
     def __init__(self, core, **extra):
         self._m = core
-        self._held = {}     # id(array) -> (tile id, array): the tiles in SRAM
+        self._held = {}     # tile id -> weak reference to the array m.load returned
         self._scopes = []
         self.nq, self.nk, self.d, self.M = core.nq, core.nk, core.d, core.M
         self.Br, self.Bc, self.Tr, self.Tc, self.tau = core.Br, core.Bc, core.Tr, core.Tc, core.tau
@@ -53,21 +57,27 @@ class Machine:
     def load(self, name, r0, r1, c0=0, c1=None):
         """Rows [r0, r1) and columns [c0, c1) of HBM tensor `name` into SRAM: a NumPy tile."""
         tile_id, tile = self._m.load(name, int(r0), int(r1), int(c0), -1 if c1 is None else int(c1))
-        self._held[id(tile)] = (tile_id, tile)
+        self._held[tile_id] = weakref.ref(tile)
+        weakref.finalize(tile, self._release, tile_id)
         if self._scopes:
-            self._scopes[-1].append(tile)
+            self._scopes[-1].append(tile_id)
         return tile
+
+    def _release(self, tile_id):
+        if self._held.pop(tile_id, None) is not None:
+            self._m.free(tile_id)
 
     def store(self, name, r0, r1, tile, c0=0):
         """Writes `tile` to rows [r0, r1) of HBM tensor `name` (from column c0)."""
         self._m.store(name, int(r0), int(r1), np.asarray(tile), int(c0))
 
     def free(self, tile):
-        """Frees a tile that m.load returned (the very array, not a slice of it)."""
-        held = self._held.pop(id(tile), None)
-        if held is None or held[1] is not tile:
-            raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned)")
-        self._m.free(held[0])
+        """Frees a tile that m.load returned (the very array, not a slice or a copy of it)."""
+        for tile_id, ref in self._held.items():
+            if ref() is tile:
+                self._release(tile_id)
+                return
+        raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned)")
 
     @contextlib.contextmanager
     def sram(self):
@@ -76,9 +86,8 @@ class Machine:
         try:
             yield self
         finally:
-            for tile in self._scopes.pop():
-                if id(tile) in self._held and self._held[id(tile)][1] is tile:
-                    self.free(tile)
+            for tile_id in self._scopes.pop():
+                self._release(tile_id)
 
     def note(self, **values):
         """Shows on-chip values to the trace (no HBM traffic), so that the app draws them as it
@@ -153,12 +162,15 @@ def _first_bad(a, b):
     return np.unravel_index(int(np.argmax(bad)), bad.shape)
 
 
-def _where(step):
+def _where(step, at=None):
+    """'your step 'Alg1 L13' at i = 0, j = 1': the step's label and the blocks of `at` (a store,
+    whose i, j are those of the moment it happened), else of the step."""
+    at = at or step
     parts = [f"your step '{step.label}'"]
-    if step.i >= 0:
-        parts.append(f"i = {step.i}")
-    if step.j >= 0:
-        parts.append(f"j = {step.j}")
+    if at.i >= 0:
+        parts.append(f"i = {at.i}")
+    if at.j >= 0:
+        parts.append(f"j = {at.j}")
     return parts[0] + (" at " + ", ".join(parts[1:]) if len(parts) > 1 else "")
 
 
@@ -259,7 +271,7 @@ def _departure(machine, reference_writes, algorithm, hint, priority=("m", "l", "
             cands = reference_writes.get((st.tensor, st.r0))
             if not cands:
                 continue
-            ref = cands.get(step.j, cands[max(cands)])
+            ref = cands.get(st.j, cands[max(cands)])
             mine = np.asarray(st.data, np.float64)
             ref = np.asarray(ref, np.float64).reshape(-1, *mine.shape[1:])[:mine.shape[0]]
             if mine.ndim == 2:
@@ -269,11 +281,11 @@ def _departure(machine, reference_writes, algorithm, hint, priority=("m", "l", "
                 found.append((step, st, mine, ref, idx))
     if not found:
         return None
-    first = [f for f in found if (f[0].i, f[0].j) == (found[0][0].i, found[0][0].j)]
+    first = [f for f in found if (f[1].i, f[1].j) == (found[0][1].i, found[0][1].j)]
     rank = {t: k for k, t in enumerate(priority)}
     step, st, mine, ref, idx = min(first, key=lambda f: rank.get(f[1].tensor, len(rank)))
     name = _elem_name(st.tensor, st.r0, idx, mine.ndim == 1)
-    return f"after {_where(step)}, {name} = {_fmt(mine[idx])} but {algorithm} has {_fmt(ref[idx])}. " + hint(st.tensor)
+    return f"after {_where(step, st)}, {name} = {_fmt(mine[idx])} but {algorithm} has {_fmt(ref[idx])}. " + hint(st.tensor)
 
 
 def _writes_table(result, rename=None):

@@ -166,18 +166,17 @@ def algorithm_1_with(loop_swapped=False, **mistakes):
     return fn
 
 
-def algorithm_1_no_free(m):  # never frees K_j, V_j: SRAM overflows at j = 1
+def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
+    K, V = m.load("K", 0, m.nk), m.load("V", 0, m.nk)
     for j in range(m.Tc):
         k0, k1 = rows(j, m.Bc, m.nk)
-        m.step("Alg1 L6", j=j)
-        Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
         for i in range(m.Tr):
             q0, q1 = rows(i, m.Br, m.nq)
             m.step("Alg1 L8", i=i, j=j)
             with m.sram():
                 Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
                 li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
-                On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau)
+                On, ln, mn = alg1_update(Qi, K[k0:k1], V[k0:k1], Oi, li, mi, m.tau)
                 m.store("O", q0, q1, On)
                 m.store("l", q0, q1, ln)
                 m.store("m", q0, q1, mn)

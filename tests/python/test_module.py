@@ -120,6 +120,15 @@ def test_save_trace_writes_the_cli_json_plus_replay(tmp_path):
         flashstep.run(n=8, d=4, M=64, record=False).save_trace(tmp_path / "u.json")
 
 
+def test_recording_follows_the_trace_limit():
+    big = flashstep.run(n=4096, d=64, M=1024, schedule="fa2")  # millions of steps: over 1 GiB
+    assert not big.recorded and big.steps == []
+    assert (big.hbm_read_bytes, big.hbm_write_bytes) == (big.closed_form_read_bytes, big.closed_form_write_bytes)
+    with pytest.raises(ValueError, match="refusing to record"):
+        flashstep.run(n=4096, d=64, M=1024, schedule="fa2", record=True)
+    assert flashstep.run(n=8, d=4, M=64).recorded
+
+
 def test_gpu_is_a_clear_error():
     for fn in (flashstep.gpu.run, flashstep.gpu.verify):
         with pytest.raises(RuntimeError, match="GPU backend|not available from Python"):
