@@ -43,7 +43,7 @@ def safe_softmax_not_normalised(m):  # e^(x - max) without the division
 
 # [SECTION] online-softmax
 
-def _online(m, merge):
+def _online(m, merge, store_stats=True):
     mi, li = -np.inf, 0.0
     for b0 in range(0, m.n, m.Bc):
         b1 = min(b0 + m.Bc, m.n)
@@ -53,8 +53,9 @@ def _online(m, merge):
             mt = x.max()
             lt = np.exp(x - mt).sum()
             mi, li = merge(mi, li, mt, lt)
-        m.store("m", 0, 1, np.array([mi]))
-        m.store("l", 0, 1, np.array([li]))
+        if store_stats:
+            m.store("m", 0, 1, np.array([mi]))
+            m.store("l", 0, 1, np.array([li]))
     for b0 in range(0, m.n, m.Bc):
         b1 = min(b0 + m.Bc, m.n)
         m.step("y")
@@ -63,11 +64,21 @@ def _online(m, merge):
             m.store("y", b0, b1, np.exp(x - mi) / li)
 
 
+def _merge(mi, li, mt, lt):
+    mn = max(mi, mt)
+    return mn, np.exp(mi - mn) * li + np.exp(mt - mn) * lt
+
+
 def online_softmax(m):
-    def merge(mi, li, mt, lt):
-        mn = max(mi, mt)
-        return mn, np.exp(mi - mn) * li + np.exp(mt - mn) * lt
-    _online(m, merge)
+    _online(m, _merge)
+
+
+def online_softmax_quiet(m):  # right, without the per-block stores of m and l
+    _online(m, _merge, store_stats=False)
+
+
+def online_softmax_quiet_no_rescale(m):
+    _online(m, lambda mi, li, mt, lt: (max(mi, mt), li + lt), store_stats=False)
 
 
 def online_softmax_no_rescale(m):
@@ -230,7 +241,7 @@ def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=
 
 # [SECTION] backward-block
 
-def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=False):
+def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=False, d_from_o=False):
     def fn(m):
         j = m.j
         k0, k1 = rows(j, m.Bc, m.nk)
@@ -243,9 +254,14 @@ def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=F
             with m.sram():
                 if reload_kv:
                     m.load("K", k0, k1), m.load("V", k0, k1)
-                Qi, Oi = m.load("Q", q0, q1).astype(np.float64), m.load("O", q0, q1).astype(np.float64)
-                dOi, Li = m.load("dO", q0, q1).astype(np.float64), m.load("L", q0, q1).astype(np.float64)
-                Di = (dOi * Oi).sum(axis=1) if use_D else np.zeros(q1 - q0)
+                Qi, dOi = m.load("Q", q0, q1).astype(np.float64), m.load("dO", q0, q1).astype(np.float64)
+                Li = m.load("L", q0, q1).astype(np.float64)
+                if d_from_o:  # D_i recomputed from O_i: Br d floats read where D_i is Br
+                    Di = (dOi * m.load("O", q0, q1)).sum(axis=1)
+                else:
+                    Di = m.load("D", q0, q1).astype(np.float64)
+                if not use_D:
+                    Di = np.zeros(q1 - q0)
                 S = m.tau * Qi @ Kj.T
                 P = np.exp(S - Li[:, None]) if subtract_L else np.exp(S)
                 dVj += P.T @ dOi

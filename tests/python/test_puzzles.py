@@ -30,6 +30,8 @@ WRONG = [
      ["after your block 1 (x[2:4]), l = 2.736 but the lesson has 1.553", "missing rescale"]),
     ("online-softmax", S.online_softmax_max_not_carried, ["m = 2.474 but the lesson has 4.7", "max is not carried"]),
     ("online-softmax", S.online_softmax_whole_row, ["SRAM full", "M = 2", "one block fits"]),
+    ("online-softmax", S.online_softmax_quiet_no_rescale, ["y[0] = ", "but the float64 softmax has",
+                                                          "l_new = e^(m - m_new) l"]),
     ("block-update", S.block_update_with(rescale=False),
      ["after your step 'Alg1 L13' at i = 0, j = 1, l_0 = 5.601 but Algorithm 1 has 5.58", "missing rescale"]),
     ("block-update", S.block_update_with(carry_max=False), ["m_0 = 0.3357 but Algorithm 1 has 0.343",
@@ -55,6 +57,8 @@ WRONG = [
     ("backward-block", S.backward_block_with(subtract_L=False), ["dV[4, 0]", "logsumexp L_i"]),
     ("backward-block", S.backward_block_with(tau_in_dk=False), ["dK[4, 0] = 0.4947", "the scale tau"]),
     ("backward-block", S.backward_block_with(reload_kv=True), ["K read 192 B where", "once, outside the loop"]),
+    ("backward-block", S.backward_block_with(d_from_o=True), ["O read 128 B where FA2's backward read 0 B",
+                                                              "load D_i"]),
     ("decode-combine", S.decode_combine_with("average"), ["O[0, 0] =", "not averaged"]),
     ("decode-combine", S.decode_combine_with("inf_as_zero"), ["L_0 = 3.428 but the combine has 3.395",
                                                              "e^(-inf) = 0"]),
@@ -82,6 +86,11 @@ def test_wrong_solution_fails_with_its_diagnosis(pid, fn, expected):
     assert not r.passed
     for text in expected:
         assert text in r.message, f"'{text}' not in: {r.message}"
+
+
+def test_online_softmax_without_the_per_block_stores_is_judged_on_y():
+    r = puzzles.check("online-softmax", S.online_softmax_quiet)
+    assert r.passed, r.message
 
 
 def test_every_puzzle_has_three_wrong_solutions():
