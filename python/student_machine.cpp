@@ -207,6 +207,9 @@ Trace StudentMachine::to_trace() const {
       throw InputError("step " + std::to_string(k) + " is labelled '" + s.label +
                        "', which is no pseudocode line of flashstep; the app opens traces whose steps are "
                        "labelled as core's lines (\"Alg1 L9\", \"FA2fwd L8\", ...)");
+    if (is_backward_line(st.line))
+      throw InputError("step " + std::to_string(k) + " ('" + s.label + "') is a line of a backward pass; the app "
+                       "opens forward traces only");
     st.i = int32_t(s.i >= tiling_.Tr ? -1 : s.i);
     st.j = int32_t(s.j >= tiling_.Tc ? -1 : s.j);
     st.hbm_read = st.dram_read = s.read;
