@@ -178,6 +178,19 @@ def test_bad_values_are_value_errors(kwargs, message):
         flashstep.run(**kwargs)
 
 
+def test_fp16_range_as_the_cli(flashstep_bin, tmp_path):
+    q = np.ones((5, 4), np.float32)
+    k = q.copy()
+    k[2, 1] = 65510.0
+    with pytest.raises(ValueError, match=r"input K has a value beyond fp16's range \(65510.000000\) at row 2, column 1"):
+        flashstep.run(q, k, q, dtype="fp16")
+    for name, a in (("q", q), ("k", k), ("v", q)):
+        np.save(tmp_path / f"{name}.npy", a)
+    p = subprocess.run([flashstep_bin, "run", "--dtype", "fp16", "--q", str(tmp_path / "q.npy"), "--k",
+                        str(tmp_path / "k.npy"), "--v", str(tmp_path / "v.npy")], capture_output=True, text=True)
+    assert p.returncode == 2 and "has a value beyond fp16's range (65510.000000) at row 2, column 1" in p.stderr
+
+
 def test_only_some_arrays_or_arrays_with_sizes():
     with pytest.raises(ValueError, match="all three"):
         flashstep.run(GOOD, GOOD)
