@@ -323,10 +323,11 @@ class SafeSoftmax(_Puzzle):
 
     def judge(self, fn, x):
         n = x.size
-        core = _core_machine(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), M=64, capacity=max(n, 4), inputs=False)
+        core = _core_machine(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), M=64, capacity=max(n, 4),
+                             inputs=False)
         core.put("x", x.astype(np.float32))
         core.put("y", np.zeros(n, np.float32))
-        m = Machine(core, n=n)
+        m = Machine(core, n=n, M=max(n, 4))  # the row fits: M = N
         budget = (4 * n, 4 * n)
         try:
             _run_student(fn, m)

@@ -212,3 +212,20 @@ def test_tiles_are_freed_when_the_program_lets_go_of_them():
     r = puzzles.check("algorithm-1", no_frees_no_steps)
     assert "SRAM full" not in r.message
     assert "at i = 0, j = 1, l_0 = 5.601 but Algorithm 1 has 5.58" in r.message, r.message
+
+
+def test_softmax_machines_say_their_sram():
+    seen = []
+
+    def probe(m):
+        seen.append((m.n, m.M))
+        S.safe_softmax(m)
+    assert puzzles.check("safe-softmax", probe).passed
+    assert all(M == max(n, 4) for n, M in seen)
+    seen.clear()
+
+    def probe_online(m):
+        seen.append((m.Bc, m.M))
+        S.online_softmax(m)
+    assert puzzles.check("online-softmax", probe_online).passed
+    assert seen == [(2, 2), (8, 8)]
