@@ -99,6 +99,11 @@ constexpr size_t kMaxTraceBytes = size_t(512) << 20;
 // InputError.
 std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward = false,
                                        const std::optional<L2Config>& l2 = std::nullopt);
+// The view of a trace recorded elsewhere (a file: flashstep gui --trace): its steps as they are,
+// every other schedule run on its inputs beside it. Throws InputError.
+std::unique_ptr<RunView> make_run_view_from_trace(Trace trace);
+// What both share: the views derived from v->trace (dO: the backward's input, when it ran).
+std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* dO);
 
 // The problem editor's fields, edited in place by ImGui widgets.
 enum class Field { none, nq, nk, d, M, M_kib, br, bc, scale, seed, pattern, files, window, kv_len,

@@ -2,6 +2,7 @@
 
 #include "app/gui/resources.h"
 #include "app/gui/text_field.h"
+#include "app/gui/trace_open.h"
 #include "core/checked.h"
 
 #include <algorithm>
@@ -96,6 +97,11 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.preset_title = title;
     s.preset_description = description;
     s.seek(s.run->trace.backward_first_step + 1);
+  }
+  if (!o.trace.empty()) {
+    if (o.backward) throw InputError("--trace opens a forward trace: drop --backward");
+    if (o.course) throw InputError("--trace and --course cannot be combined");
+    open_trace_file(s, o.trace);
   }
   if (o.snapshot_problem && o.snapshots.empty()) throw InputError("--snapshot-problem needs --snapshots DIR");
   if (!o.snapshots.empty()) load_snapshot_option(s, o);

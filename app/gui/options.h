@@ -17,6 +17,7 @@ struct GuiOptions {
   std::string bench, bench_figure;  // the Bench view: a bench JSON (default assets/bench/h200.json), a figure
   std::string dram;  // a measurement JSON (tools/device/ncu_dram.sh) for the memory panel
   std::string snapshots;          // a snapshot folder for the compare view
+  std::string trace;              // a saved trace to open in place of the preset's run (trace_open.h)
   bool snapshot_problem = false;  // run the folder's problem (its manifest) instead of the preset's
   int64_t lesson_blocks = -1;
   int bench_frames = 0;

@@ -88,6 +88,26 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
     }
     v->trace = run_problem(made, tiling, opt);
   }
+  return derive_run_view(std::move(v), opt.dO);
+}
+
+std::unique_ptr<RunView> make_run_view_from_trace(Trace trace) {
+  auto v = std::make_unique<RunView>();
+  const Problem& tp = trace.problem;
+  v->spec = sizes_spec(tp.nq, tp.nk, tp.d, tp.M, tp.br, tp.bc);
+  v->spec.scale = tp.scale;
+  v->spec.schedule = tp.schedule;
+  v->spec.seed = tp.seed;
+  v->spec.pattern = tp.pattern;
+  v->spec.options = tp.options();
+  if (tp.page_size > 0) v->spec.page_size = tp.page_size;
+  v->spec.splits = schedule_splits_kv(tp.schedule) ? tp.splits : 0;
+  v->trace = std::move(trace);
+  return derive_run_view(std::move(v), nullptr);
+}
+
+std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* dO) {
+  const std::optional<L2Config>& l2 = v->l2;
   const Problem& p = v->trace.problem;
   const Tiling& t = v->trace.tiling;
 
@@ -123,7 +143,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
         ps.page_size = rt.P;
         RunOptions fast;
         fast.record = false;
-        fast.dO = opt.dO;
+        fast.dO = dO;
         fast.l2 = l2;
         Trace other = run_problem(ps, rt, fast);
         keep(other);

@@ -1,0 +1,28 @@
+// A trace file that can be read back: the JSON of core/export.h (trace_to_json) with a "replay"
+// section holding what the readers of a Trace need and the JSON leaves out: the inputs Q, K, V,
+// the mask, the outputs, and per step the HBM writes, the on-chip tiles and the per-tensor
+// traffic. `flashstep gui --trace FILE` opens such a file (a student's puzzle run written by
+// the Python module, or any run); docs/python.md ("Trace files") describes the section.
+#pragma once
+#include "core/trace.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace flashstep {
+
+// trace_to_json(t) plus "replay" (format "flashstep-trace-replay", version 1).
+nlohmann::json trace_to_replay_json(const Trace& t);
+
+// Rebuilds the Trace from such a JSON document. `source` names it in errors. Everything that
+// is not a trace with a replay section (wrong types, unknown labels, shapes that do not match
+// the problem, a missing section) is an InputError naming the file and the field.
+Trace trace_from_replay_json(const nlohmann::json& doc, const std::string& source);
+// Reads and parses the file (size-capped, as every reader: docs/limits.md), then the above.
+Trace read_trace_file(const std::string& path);
+
+// The line whose trace label is `label` ("Alg1 L9", "FA2fwd L8", ...) in any algorithm's
+// table; false when no line has it.
+bool line_from_label(const std::string& label, Line& out);
+
+}  // namespace flashstep

@@ -1,0 +1,73 @@
+"""flashstep in Python: FlashAttention's schedules step by step, over flashstep's C++ core.
+
+Every number comes from the core (the same code as the `flashstep` command line): the schedules,
+the memory model that counts each byte between HBM and SRAM, the closed forms, the float64
+reference. Errors in what you pass are ValueError with the command line's one-line message.
+
+    import flashstep
+    r = flashstep.run(n=8, d=4, M=64)              # the CLI's inputs (seed 1)
+    r = flashstep.run(q, k, v, schedule="fa2")     # NumPy float32/float64 arrays
+    r.o, r.lse, r.hbm_read_bytes, r.closed_form_read_bytes, r.tiling, r.accuracy, r.steps
+    r.save_trace("t.json")                         # flashstep gui --trace t.json
+
+docs/python.md has the whole API; flashstep.puzzles the puzzles.
+"""
+from . import _core
+from ._core import Lesson, Result, Step, Tiling
+
+__all__ = ["run", "closed_form", "schedules", "lesson_softmax", "gpu", "puzzles",
+           "Result", "Step", "Tiling", "Lesson"]
+
+
+def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal=False,
+        window=None, kv_len=None, dtype="fp32", dropout=0.0, seed=1, splits=None, *,
+        n=None, nq=None, nk=None, d=None, scale=None, pattern="random", record=None):
+    """Runs one schedule (fa1, fa2, standard, decode) on q, k, v, as `flashstep run` does.
+
+    q: (Nq, d), k and v: (Nk, d), float32 or float64 (rounded to float32, as the .npy reader
+    does). Without them, n or nq/nk, d, seed and pattern generate the CLI's inputs. M is the
+    SRAM size in float32 words (or a string such as "64KiB"); Br, Bc override the paper's
+    block sizes; window=(left, right); kv_len: key padding. record=None records the steps when
+    the trace fits in 1 GiB (else the fast path: same bytes, .recorded False, no steps);
+    True records or refuses; False never records. Returns a Result: .o, .lse, .hbm_read_bytes, .hbm_write_bytes,
+    .closed_form_read_bytes, .closed_form_write_bytes, .peak_sram_bytes, .tiling,
+    .accuracy, .steps, .save_trace(path).
+    """
+    return _core.run(q, k, v, schedule=schedule, M=M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
+                     causal=bool(causal), window=window, kv_len=-1 if kv_len is None else kv_len,
+                     dtype=dtype, dropout=float(dropout), seed=seed,
+                     splits=_size(splits, "splits"), n=n, nq=nq, nk=nk, d=d, scale=scale,
+                     pattern=pattern, record=None if record is None else bool(record))
+
+
+def _size(value, name):
+    """None as core's "not given" (0); a value below 1 is refused here, as the CLI refuses it."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
+    return int(value)
+
+
+def closed_form(schedule, nq, nk, d, M, Br=None, Bc=None, dtype="fp32", splits=None):
+    """The schedule's HBM traffic in closed form (core/closed_form.h), unmasked: a dict with
+    read_bytes, write_bytes, read_elems, write_elems, Br, Bc, Tr, Tc (and the backward's bytes
+    for schedules that have one)."""
+    return _core.closed_form(schedule, nq, nk, d, M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
+                             dtype=dtype, splits=_size(splits, "splits"))
+
+
+def schedules():
+    """The schedules, in the CLI's order: dicts with name, paper_name, title, tiled, backward."""
+    return _core.schedules()
+
+
+def lesson_softmax(values, block):
+    """The online-softmax lesson (`flashstep lesson softmax`): softmax of `values` block by
+    block. Returns a Lesson: .blocks (each with begin, end, local_max, local_sum, m_old, l_old,
+    m_new, l_new, alpha = e^(m_old - m_new), beta = e^(local_max - m_new)), .softmax (the
+    online result), .direct, .max_diff; str() prints the CLI's text."""
+    return _core.lesson_softmax(values, block)
+
+
+from . import gpu, puzzles  # noqa: E402  (they use the names above)

@@ -1,0 +1,255 @@
+#include "student_machine.h"
+
+#include "core/trace_file.h"
+
+#include <cmath>
+
+namespace flashstep {
+
+namespace {
+
+struct NameInfo {
+  const char* name;
+  Tensor tensor;
+  Slot slot;
+  bool charged;  // a tile charged to M (else on-chip scratch: the row statistics)
+  char loop;     // 'i': its row blocks are Q blocks; 'j': K/V blocks; 0: neither
+};
+// The puzzles' names: the paper's, plus x and y (one softmax row, stored as a column) and
+// Op, Lp (flash-decoding's partials O^(s), lse^(s), stacked by split).
+const NameInfo kNames[] = {
+    {"Q", Tensor::Q, Slot::Qi, true, 'i'},     {"K", Tensor::K, Slot::Kj, true, 'j'},
+    {"V", Tensor::V, Slot::Vj, true, 'j'},     {"O", Tensor::O, Slot::Oi, true, 'i'},
+    {"l", Tensor::l, Slot::li, false, 'i'},    {"m", Tensor::m, Slot::mi, false, 'i'},
+    {"L", Tensor::L, Slot::Li, false, 'i'},    {"dO", Tensor::dO, Slot::dOi, true, 'i'},
+    {"dK", Tensor::dK, Slot::dKj, true, 'j'},  {"dV", Tensor::dV, Slot::dVj, true, 'j'},
+    {"D", Tensor::D, Slot::Di, false, 'i'},    {"x", Tensor::S, Slot::Sij, true, 0},
+    {"y", Tensor::P, Slot::Pij, true, 0},      {"Op", Tensor::Op, Slot::Ops, true, 0},
+    {"Lp", Tensor::Lp, Slot::Lps, false, 0},
+};
+const NameInfo* find_name(const std::string& name) {
+  for (const NameInfo& n : kNames)
+    if (name == n.name) return &n;
+  return nullptr;
+}
+const NameInfo& info_of(Tensor t) {
+  for (const NameInfo& n : kNames)
+    if (n.tensor == t) return n;
+  throw std::logic_error("student machine: tensor without a name");
+}
+std::string range(int64_t a, int64_t b) { return std::to_string(a) + ":" + std::to_string(b); }
+
+}  // namespace
+
+StudentMachine::StudentMachine(Problem problem, Tiling tiling, int64_t capacity_elems)
+    : problem_(std::move(problem)), tiling_(tiling), capacity_(capacity_elems), hbm_(problem_.dtype),
+      sram_(0, problem_.dtype) {}
+
+std::vector<std::string> StudentMachine::tensor_names() {
+  std::vector<std::string> out;
+  for (const NameInfo& n : kNames) out.push_back(n.name);
+  return out;
+}
+
+Tensor StudentMachine::tensor_of(const std::string& name) const {
+  const NameInfo* n = find_name(name);
+  if (!n || !present_.count(name)) {
+    std::string have;
+    for (const auto& [k, v] : present_) have += (have.empty() ? "" : ", ") + k;
+    throw InputError("no tensor '" + name + "' in this puzzle's HBM (it holds " + have + ")");
+  }
+  return n->tensor;
+}
+
+void StudentMachine::put(const std::string& name, Mat value) {
+  const NameInfo* n = find_name(name);
+  if (!n) throw InputError("no tensor named '" + name + "'");
+  hbm_.put(n->tensor, std::move(value));
+  present_[name] = true;
+}
+
+bool StudentMachine::has(const std::string& name) const { return present_.count(name) > 0; }
+const Mat& StudentMachine::peek(const std::string& name) const { return hbm_.get(tensor_of(name)); }
+
+void StudentMachine::open_step_if_none() {
+  if (steps_.empty()) step("(no m.step yet)", -2, -2);
+}
+
+void StudentMachine::step(const std::string& label, int64_t i, int64_t j) {
+  if (label.empty()) throw InputError("m.step needs a label, such as \"Alg1 L9\"");
+  StudentStep s;
+  s.label = label;
+  s.i = i;
+  s.j = j;
+  steps_.push_back(std::move(s));
+  writes_.emplace_back();
+  infer_i_ = i < -1;
+  infer_j_ = j < -1;
+  if (infer_i_) steps_.back().i = -1;
+  if (infer_j_) steps_.back().j = -1;
+  read_before_ = read_bytes();
+  write_before_ = write_bytes();
+  update_sram();
+}
+
+void StudentMachine::update_sram() {
+  if (steps_.empty()) return;
+  StudentStep& s = steps_.back();
+  s.read = read_bytes() - read_before_;
+  s.write = write_bytes() - write_before_;
+  s.tensor_read = hbm_.traffic().read;
+  s.tensor_written = hbm_.traffic().written;
+  s.slot_elems.fill(0);
+  for (const auto& [id, t] : tiles_) s.slot_elems[int(info_of(t.tensor).slot)] += t.elems;
+  const int64_t charged = charged_elems_ * hbm_.bytes(Tensor::Q), all = charged + scratch_elems_ * 4;
+  s.charged_bytes = charged;
+  s.sram_bytes = all;
+  peak_charged_ = std::max(peak_charged_, charged);
+  peak_sram_ = std::max(peak_sram_, all);
+}
+
+int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, int64_t c0, int64_t c1, Mat& out) {
+  const Tensor t = tensor_of(name);
+  const NameInfo& n = info_of(t);
+  const Mat& src = hbm_.get(t);
+  if (c1 < 0) c1 = src.cols();
+  if (r0 < 0 || r1 > src.rows() || r0 >= r1 || c0 < 0 || c1 > src.cols() || c0 >= c1)
+    throw InputError("m.load('" + name + "', " + std::to_string(r0) + ", " + std::to_string(r1) + ", " +
+                     std::to_string(c0) + ", " + std::to_string(c1) + "): rows " + range(r0, r1) + ", columns " +
+                     range(c0, c1) + " are not inside " + name + " (" + std::to_string(src.rows()) + " x " +
+                     std::to_string(src.cols()) + ")");
+  const int64_t elems = (r1 - r0) * (c1 - c0);
+  if (n.charged && charged_elems_ + elems > capacity_)
+    throw InputError("SRAM full: loading " + name + "[" + range(r0, r1) + "] (" + std::to_string(elems) +
+                     " elements) while holding " + std::to_string(charged_elems_) + " would need " +
+                     std::to_string(charged_elems_ + elems) + " of M = " + std::to_string(capacity_) +
+                     "; free a tile first (m.free(tile) or a with m.sram(): block)");
+  open_step_if_none();
+  // Through core's memory model: the gathered block is charged to `t` as HBM bytes read.
+  out = sram_.load_gathered(n.slot, hbm_, t, src.block(r0, c0, r1 - r0, c1 - c0));
+  sram_.release(n.slot);
+  const int64_t id = next_id_++;
+  tiles_[id] = {name, t, r0, elems, n.charged};
+  (n.charged ? charged_elems_ : scratch_elems_) += elems;
+  if (n.loop == 'i' && infer_i_ && tiling_.Br > 0) steps_.back().i = last_i_ = r0 / tiling_.Br;
+  if (n.loop == 'j' && infer_j_ && tiling_.Bc > 0) steps_.back().j = last_j_ = r0 / tiling_.Bc;
+  update_sram();
+  return id;
+}
+
+void StudentMachine::store(const std::string& name, int64_t r0, int64_t r1, int64_t c0, const Mat& tile) {
+  const Tensor t = tensor_of(name);
+  const Mat& dst = hbm_.get(t);
+  const std::string where = "m.store('" + name + "', " + std::to_string(r0) + ", " + std::to_string(r1) + ", ...)";
+  if (r0 < 0 || r1 > dst.rows() || r0 >= r1)
+    throw InputError(where + ": rows " + range(r0, r1) + " are not inside " + name + " (" +
+                     std::to_string(dst.rows()) + " rows)");
+  if (tile.rows() != r1 - r0 || c0 < 0 || c0 + tile.cols() > dst.cols())
+    throw InputError(where + ": a tile of " + std::to_string(tile.rows()) + " x " + std::to_string(tile.cols()) +
+                     " does not fit rows " + range(r0, r1) + ", columns from " + std::to_string(c0) + " of " + name +
+                     " (" + std::to_string(dst.rows()) + " x " + std::to_string(dst.cols()) + ")");
+  open_step_if_none();
+  // Whole rows go through Hbm::store; a column slice is written into the rows as they stand
+  // and only its own bytes are charged (core's store counts whole rows).
+  Mat rows = dst.middleRows(r0, r1 - r0);
+  rows.block(0, c0, tile.rows(), tile.cols()) = tile;
+  hbm_.store(t, r0, rows);
+  const int64_t unwritten = (rows.cols() - tile.cols()) * rows.rows() * hbm_.bytes(t);
+  hbm_.traffic_mut().written[int(t)] -= unwritten;
+  writes_.back().push_back({t, r0, hbm_.get(t).middleRows(r0, r1 - r0)});
+  StudentStep& s = steps_.back();
+  s.stores.push_back({name, r0, c0, s.i, s.j, hbm_.get(t).block(r0, c0, tile.rows(), tile.cols())});
+  update_sram();
+}
+
+void StudentMachine::note(const std::string& name, const Mat& value) {
+  static const char* const kValues[] = {"m_tilde", "l_tilde", "m_old", "l_old", "m_new", "l_new", "alpha", "beta"};
+  open_step_if_none();
+  StudentStep& s = steps_.back();
+  if (name == "S" || name == "P") {
+    s.tile = value;
+    return;
+  }
+  for (const char* v : kValues)
+    if (name == v) {
+      if (value.cols() != 1) throw InputError("m.note('" + name + "', ...): a row statistic is a 1-D array");
+      s.values[name] = value.col(0);
+      return;
+    }
+  throw InputError("m.note: '" + name + "' is not a value the trace holds (S, P, m_tilde, l_tilde, m_old, l_old, "
+                   "m_new, l_new, alpha, beta)");
+}
+
+void StudentMachine::free(int64_t tile_id) {
+  auto it = tiles_.find(tile_id);
+  if (it == tiles_.end()) throw InputError("m.free: this tile is not held in SRAM (freed already, or not from m.load)");
+  (it->second.charged ? charged_elems_ : scratch_elems_) -= it->second.elems;
+  tiles_.erase(it);
+  update_sram();
+}
+
+int64_t StudentMachine::tensor_read(const std::string& name) const {
+  return hbm_.traffic().read[int(tensor_of(name))];
+}
+int64_t StudentMachine::tensor_written(const std::string& name) const {
+  return hbm_.traffic().written[int(tensor_of(name))];
+}
+
+Trace StudentMachine::to_trace() const {
+  Trace tr;
+  tr.problem = problem_;
+  tr.tiling = tiling_;
+  int64_t read_total = 0, write_total = 0;
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const StudentStep& s = steps_[k];
+    Step st;
+    if (!line_from_label(s.label, st.line))
+      throw InputError("step " + std::to_string(k) + " is labelled '" + s.label +
+                       "', which is no pseudocode line of flashstep; the app opens traces whose steps are "
+                       "labelled as core's lines (\"Alg1 L9\", \"FA2fwd L8\", ...)");
+    if (is_backward_line(st.line))
+      throw InputError("step " + std::to_string(k) + " ('" + s.label + "') is a line of a backward pass; the app "
+                       "opens forward traces only");
+    st.i = int32_t(s.i >= tiling_.Tr ? -1 : s.i);
+    st.j = int32_t(s.j >= tiling_.Tc ? -1 : s.j);
+    st.hbm_read = st.dram_read = s.read;
+    st.hbm_write = st.dram_write = s.write;
+    read_total += s.read;
+    write_total += s.write;
+    st.hbm_read_total = st.dram_read_total = read_total;
+    st.hbm_write_total = st.dram_write_total = write_total;
+    st.sram_elems = s.slot_elems;
+    st.sram_bytes = s.sram_bytes;
+    st.tensor_read = s.tensor_read;
+    st.tensor_written = s.tensor_written;
+    st.tile = s.tile;
+    const std::pair<const char*, Vec*> values[] = {{"m_tilde", &st.m_tilde}, {"l_tilde", &st.l_tilde},
+                                                   {"m_old", &st.m_old},     {"l_old", &st.l_old},
+                                                   {"m_new", &st.m_new},     {"l_new", &st.l_new},
+                                                   {"alpha", &st.alpha},     {"beta", &st.beta}};
+    for (const auto& [name, dst] : values) {
+      auto it = s.values.find(name);
+      if (it != s.values.end()) *dst = it->second;
+    }
+    st.writes = writes_[k];
+    tr.steps.push_back(std::move(st));
+  }
+  Totals& T = tr.totals;
+  T.hbm_read_bytes = T.dram_read_bytes = read_bytes();
+  T.hbm_write_bytes = T.dram_write_bytes = write_bytes();
+  T.peak_sram_bytes = peak_sram_;
+  T.peak_tile_bytes = peak_charged_;
+  T.steps = int64_t(tr.steps.size());
+  T.traffic = hbm_.traffic();
+  tr.O = has("O") ? hbm_.get(Tensor::O) : Mat::Zero(problem_.nq, problem_.d);
+  if (has("L")) {
+    tr.lse = hbm_.get(Tensor::L).col(0);
+  } else if (has("l") && has("m")) {  // lse = m + log l, the definition (core/trace.h)
+    tr.lse = (hbm_.get(Tensor::m).col(0).array() + hbm_.get(Tensor::l).col(0).array().log()).matrix();
+  } else {
+    tr.lse = Vec::Zero(problem_.nq);
+  }
+  return tr;
+}
+
+}  // namespace flashstep

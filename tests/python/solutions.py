@@ -1,0 +1,302 @@
+"""Solutions to the puzzles, right and wrong, written as a student would: NumPy on the tiles
+the machine hands over. Each wrong one makes one of the common mistakes the judge must name."""
+import numpy as np
+
+
+def rows(b, size, n):
+    return b * size, min((b + 1) * size, n)
+
+
+# [SECTION] safe-softmax
+
+def safe_softmax(m):
+    m.step("row")
+    x = m.load("x", 0, m.n).astype(np.float64)
+    e = np.exp(x - x.max())
+    m.store("y", 0, m.n, e / e.sum())
+
+
+def safe_softmax_no_max(m):  # overflows: exp(1000) = inf
+    m.step("row")
+    x = m.load("x", 0, m.n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x)
+        m.store("y", 0, m.n, e / e.sum())
+
+
+def safe_softmax_two_reads(m):  # reads x twice: over the read budget
+    m.step("max")
+    x = m.load("x", 0, m.n)
+    mx = x.max()
+    m.free(x)
+    m.step("sum")
+    x = m.load("x", 0, m.n).astype(np.float64)
+    e = np.exp(x - mx)
+    m.store("y", 0, m.n, e / e.sum())
+
+
+def safe_softmax_not_normalised(m):  # e^(x - max) without the division
+    m.step("row")
+    x = m.load("x", 0, m.n).astype(np.float64)
+    m.store("y", 0, m.n, np.exp(x - x.max()))
+
+
+# [SECTION] online-softmax
+
+def _online(m, merge, store_stats=True):
+    mi, li = -np.inf, 0.0
+    for b0 in range(0, m.n, m.Bc):
+        b1 = min(b0 + m.Bc, m.n)
+        m.step(f"block {b0 // m.Bc}")
+        with m.sram():
+            x = m.load("x", b0, b1).astype(np.float64)
+            mt = x.max()
+            lt = np.exp(x - mt).sum()
+            mi, li = merge(mi, li, mt, lt)
+        if store_stats:
+            m.store("m", 0, 1, np.array([mi]))
+            m.store("l", 0, 1, np.array([li]))
+    for b0 in range(0, m.n, m.Bc):
+        b1 = min(b0 + m.Bc, m.n)
+        m.step("y")
+        with m.sram():
+            x = m.load("x", b0, b1).astype(np.float64)
+            m.store("y", b0, b1, np.exp(x - mi) / li)
+
+
+def _merge(mi, li, mt, lt):
+    mn = max(mi, mt)
+    return mn, np.exp(mi - mn) * li + np.exp(mt - mn) * lt
+
+
+def online_softmax(m):
+    _online(m, _merge)
+
+
+def online_softmax_quiet(m):  # right, without the per-block stores of m and l
+    _online(m, _merge, store_stats=False)
+
+
+def online_softmax_quiet_no_rescale(m):
+    _online(m, lambda mi, li, mt, lt: (max(mi, mt), li + lt), store_stats=False)
+
+
+def online_softmax_no_rescale(m):
+    _online(m, lambda mi, li, mt, lt: (max(mi, mt), li + lt))
+
+
+def online_softmax_max_not_carried(m):
+    _online(m, lambda mi, li, mt, lt: (mt, np.exp(mi - mt) * li + lt if np.isfinite(mi) else lt))
+
+
+def online_softmax_whole_row(m):  # the row does not fit in SRAM
+    m.step("row")
+    x = m.load("x", 0, m.n).astype(np.float64)
+    e = np.exp(x - x.max())
+    m.store("y", 0, m.n, e / e.sum())
+
+
+# [SECTION] Algorithm 1 and its block update
+
+def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, rescale_o=True, m=None, ij=None):
+    """Alg1 L9-L12 on one (i, j): returns O_i, l_i, m_i after the update (float64); with the
+    machine m, steps through L9, L10, L11 at ij = (i, j), noting their on-chip values."""
+    S = tau * Qi.astype(np.float64) @ Kj.T.astype(np.float64)           # L9
+    mt = S.max(axis=1)                                                    # L10
+    P = np.exp(S - mt[:, None])
+    lt = P.sum(axis=1)
+    mn = np.maximum(mi, mt) if carry_max else mt                          # L11
+    a, b = np.exp(mi - mn), np.exp(mt - mn)
+    ln = a * li + b * lt if rescale else li + lt
+    if rescale_o:                                                         # L12
+        On = ((li * a)[:, None] * Oi + b[:, None] * (P @ Vj)) / ln[:, None]
+    else:
+        On = (li[:, None] * Oi + P @ Vj) / ln[:, None]
+    if m is not None:
+        m.step("Alg1 L9", *ij)
+        m.note(S=S)
+        m.step("Alg1 L10", *ij)
+        m.note(P=P, m_tilde=mt, l_tilde=lt)
+        m.step("Alg1 L11", *ij)
+        m.note(m_old=mi, l_old=li, m_new=mn, l_new=ln, alpha=a, beta=b)
+    return On, ln, mn
+
+
+def block_update_with(**mistakes):
+    def fn(m):
+        q0, q1 = rows(m.i, m.Br, m.nq)
+        k0, k1 = rows(m.j, m.Bc, m.nk)
+        m.step("Alg1 L8", i=m.i, j=m.j)
+        Qi, Kj, Vj = m.load("Q", q0, q1), m.load("K", k0, k1), m.load("V", k0, k1)
+        Oi, li, mi = m.load("O", q0, q1), m.load("l", q0, q1), m.load("m", q0, q1)
+        On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, **mistakes)
+        m.step("Alg1 L12", i=m.i, j=m.j)
+        m.store("O", q0, q1, On)
+        m.step("Alg1 L13", i=m.i, j=m.j)
+        m.store("l", q0, q1, ln)
+        m.store("m", q0, q1, mn)
+    return fn
+
+
+def block_update_reading_twice(m):  # loads K_j twice
+    block_update_with()(m)
+    k0, k1 = rows(m.j, m.Bc, m.nk)
+    m.free(m.load("K", k0, k1))
+
+
+def algorithm_1_with(loop_swapped=False, **mistakes):
+    def fn(m):
+        def update(i, j, Kj, Vj):
+            q0, q1 = rows(i, m.Br, m.nq)
+            m.step("Alg1 L8", i=i, j=j)
+            with m.sram():
+                Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
+                li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, m=m, ij=(i, j), **mistakes)
+                m.step("Alg1 L12", i=i, j=j)
+                m.store("O", q0, q1, On)
+                m.step("Alg1 L13", i=i, j=j)
+                m.store("l", q0, q1, ln)
+                m.store("m", q0, q1, mn)
+        if loop_swapped:  # i outside: K_j, V_j loaded Tr times
+            for i in range(m.Tr):
+                for j in range(m.Tc):
+                    k0, k1 = rows(j, m.Bc, m.nk)
+                    m.step("Alg1 L6", j=j)
+                    with m.sram():
+                        Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+                        update(i, j, Kj, Vj)
+            return
+        for j in range(m.Tc):
+            k0, k1 = rows(j, m.Bc, m.nk)
+            m.step("Alg1 L6", j=j)
+            with m.sram():
+                Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+                for i in range(m.Tr):
+                    update(i, j, Kj, Vj)
+    return fn
+
+
+def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
+    K, V = m.load("K", 0, m.nk), m.load("V", 0, m.nk)
+    for j in range(m.Tc):
+        k0, k1 = rows(j, m.Bc, m.nk)
+        for i in range(m.Tr):
+            q0, q1 = rows(i, m.Br, m.nq)
+            m.step("Alg1 L8", i=i, j=j)
+            with m.sram():
+                Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
+                li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                On, ln, mn = alg1_update(Qi, K[k0:k1], V[k0:k1], Oi, li, mi, m.tau)
+                m.store("O", q0, q1, On)
+                m.store("l", q0, q1, ln)
+                m.store("m", q0, q1, mn)
+
+
+# [SECTION] FlashAttention-2's order, causal
+
+def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=True, align_top_left=False):
+    def fn(m):
+        offset = 0 if align_top_left else m.nk - m.nq
+        for i in range(m.Tr):
+            q0, q1 = rows(i, m.Br, m.nq)
+            m.step("FA2fwd L4", i=i)
+            Qt = m.load("Q", q0, q1)
+            Qi = Qt.astype(np.float64)
+            Oi = np.zeros((q1 - q0, m.d))
+            li = np.zeros(q1 - q0)
+            mi = np.full(q1 - q0, -np.inf)
+            for j in range(m.Tc):
+                k0, k1 = rows(j, m.Bc, m.nk)
+                if causal and skip and k0 > q1 - 1 + offset:  # every key of the block is masked
+                    continue
+                m.step("FA2fwd L7", i=i, j=j)
+                with m.sram():
+                    Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+                    S = m.tau * Qi @ Kj.T.astype(np.float64)
+                    if causal:
+                        r = np.arange(q0, q1)[:, None]
+                        c = np.arange(k0, k1)[None, :]
+                        S = np.where(c <= r + offset, S, -np.inf)
+                    mn = np.maximum(mi, S.max(axis=1))
+                    safe = np.where(np.isfinite(mn), mn, 0.0)
+                    P = np.exp(S - safe[:, None])
+                    a = np.exp(np.where(np.isfinite(mi), mi - safe, -np.inf))
+                    li = a * li + P.sum(axis=1)
+                    Oi = a[:, None] * Oi + P @ Vj
+                    mi = mn
+                if o_every_j:
+                    m.step("FA2fwd L14", i=i)
+                    m.store("O", q0, q1, Oi / li[:, None])
+            m.step("FA2fwd L12", i=i)
+            On = Oi / li[:, None] if normalise else Oi
+            m.step("FA2fwd L14", i=i)
+            m.store("O", q0, q1, On)
+            if save_lse:
+                m.step("FA2fwd L15", i=i)
+                m.store("L", q0, q1, mi + np.log(li))
+            m.free(Qt)
+    return fn
+
+
+# [SECTION] backward-block
+
+def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=False, d_from_o=False):
+    def fn(m):
+        j = m.j
+        k0, k1 = rows(j, m.Bc, m.nk)
+        m.step("FA2b L6", j=j)
+        Kj, Vj = m.load("K", k0, k1).astype(np.float64), m.load("V", k0, k1).astype(np.float64)
+        dKj, dVj = np.zeros((k1 - k0, m.d)), np.zeros((k1 - k0, m.d))
+        for i in range(m.Tr):
+            q0, q1 = rows(i, m.Br, m.nq)
+            m.step("FA2b L9", i=i, j=j)
+            with m.sram():
+                if reload_kv:
+                    m.load("K", k0, k1), m.load("V", k0, k1)
+                Qi, dOi = m.load("Q", q0, q1).astype(np.float64), m.load("dO", q0, q1).astype(np.float64)
+                Li = m.load("L", q0, q1).astype(np.float64)
+                if d_from_o:  # D_i recomputed from O_i: Br d floats read where D_i is Br
+                    Di = (dOi * m.load("O", q0, q1)).sum(axis=1)
+                else:
+                    Di = m.load("D", q0, q1).astype(np.float64)
+                if not use_D:
+                    Di = np.zeros(q1 - q0)
+                S = m.tau * Qi @ Kj.T
+                P = np.exp(S - Li[:, None]) if subtract_L else np.exp(S)
+                dVj += P.T @ dOi
+                dP = dOi @ Vj.T
+                dS = P * (dP - Di[:, None])
+                dKj += (m.tau if tau_in_dk else 1.0) * dS.T @ Qi
+        m.step("FA2b L18", j=j)
+        m.store("dK", k0, k1, dKj)
+        m.store("dV", k0, k1, dVj)
+    return fn
+
+
+# [SECTION] decode-combine
+
+def decode_combine_with(mode="right"):
+    def fn(m):
+        for i in range(m.Tr):
+            q0, q1 = rows(i, m.Br, m.nq)
+            m.step("FD L17", i=i)
+            lse = np.stack([m.load("Lp", s * m.nq + q0, s * m.nq + q1) for s in range(m.S)]).astype(np.float64)
+            if mode == "inf_as_zero":  # a split that saw no key treated as lse = 0
+                lse = np.where(np.isinf(lse), 0.0, lse)
+            mx = lse.max(axis=0)
+            with np.errstate(invalid="ignore"):
+                Li = mx + np.log(np.exp(lse - mx).sum(axis=0))
+            m.step("FD L18", i=i)
+            Oi = np.zeros((q1 - q0, m.d))
+            for s in range(m.S):
+                Os = m.load("Op", s * m.nq + q0, s * m.nq + q1)
+                w = 1.0 / m.S if mode == "average" else np.exp(lse[s] - Li)
+                Oi += (w if np.ndim(w) == 0 else w[:, None]) * Os.astype(np.float64)
+                m.free(Os)
+            m.step("FD L19", i=i)
+            m.store("O", q0, q1, Oi)
+            if mode != "no_lse":
+                m.step("FD L20", i=i)
+                m.store("L", q0, q1, Li)
+    return fn

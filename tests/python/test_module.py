@@ -1,0 +1,211 @@
+"""flashstep.run and friends against the CLI (bit for bit) and against float64, and bad input."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import flashstep
+
+
+def cli(flashstep_bin, tmp_path, args, q=None, k=None, v=None):
+    """Runs `flashstep run ARGS` writing O, lse and the trace; returns (O, lse, trace JSON)."""
+    extra = []
+    if q is not None:
+        for name, a in (("q", q), ("k", k), ("v", v)):
+            np.save(tmp_path / f"{name}.npy", a)
+            extra += [f"--{name}", str(tmp_path / f"{name}.npy")]
+    out = [f"--out-o={tmp_path / 'o.npy'}", f"--out-lse={tmp_path / 'lse.npy'}", f"--trace={tmp_path / 't.json'}"]
+    subprocess.run([flashstep_bin, "run", *args, *extra, *out], check=True, capture_output=True)
+    return (np.load(tmp_path / "o.npy"), np.load(tmp_path / "lse.npy"),
+            json.loads((tmp_path / "t.json").read_text()))
+
+
+def assert_same_as_cli(r, o, lse, trace):
+    assert np.array_equal(r.o, o), "O differs from the CLI's"
+    assert np.array_equal(r.lse, lse, equal_nan=True), "lse differs from the CLI's"
+    assert r.hbm_read_bytes == trace["totals"]["hbm_read_bytes"]
+    assert r.hbm_write_bytes == trace["totals"]["hbm_write_bytes"]
+    assert r.peak_sram_bytes == trace["totals"]["peak_sram_bytes"]
+    assert len(r.steps) == len(trace["steps"]) > 0
+    for mine, theirs in zip(r.steps, trace["steps"]):
+        assert (mine.label, mine.i, mine.j) == (theirs["label"], theirs["i"], theirs["j"])
+        assert (mine.read_bytes, mine.write_bytes) == (theirs["hbm_read_bytes"], theirs["hbm_write_bytes"])
+        if theirs.get("values", {}).get("l_new"):
+            assert np.array_equal(mine.l_new, np.array(theirs["values"]["l_new"], np.float32))
+    # the whole JSON the CLI writes, from the module's own trace
+    assert json.loads(r.trace_json()) == trace
+
+
+CASES = [
+    (dict(schedule="fa1", M=64), ["--schedule", "fa1", "--M", "64"]),
+    (dict(schedule="fa2", M=128, causal=True), ["--schedule", "fa2", "--M", "128", "--causal"]),
+    (dict(schedule="standard"), ["--schedule", "standard"]),
+    (dict(schedule="decode", M=128, splits=3, kv_len=50), ["--schedule", "decode", "--M", "128", "--splits", "3",
+                                                            "--kv-len", "50"]),
+    (dict(schedule="fa1", M=96, dtype="bf16", window=(5, 2)), ["--M", "96", "--dtype", "bf16", "--window", "5,2"]),
+    (dict(schedule="fa2", M=128, Br=3, Bc=5, dropout=0.2, seed=9), ["--schedule", "fa2", "--M", "128", "--br", "3",
+                                                                    "--bc", "5", "--dropout", "0.2", "--seed", "9"]),
+]
+
+
+@pytest.mark.parametrize("kwargs,args", CASES)
+def test_numpy_inputs_equal_the_cli_bit_for_bit(flashstep_bin, tmp_path, kwargs, args):
+    rng = np.random.default_rng()
+    q = rng.normal(size=(97, 8))  # float64, as a user's arrays often are: rounded as the .npy reader
+    k = rng.normal(size=(61, 8))
+    v = rng.normal(size=(61, 8))
+    r = flashstep.run(q, k, v, **kwargs)
+    assert_same_as_cli(r, *cli(flashstep_bin, tmp_path, args, q, k, v))
+
+
+def test_generated_inputs_equal_the_cli(flashstep_bin, tmp_path):
+    r = flashstep.run(nq=45, nk=38, d=12, M=256, schedule="fa2", seed=4, pattern="large")
+    assert_same_as_cli(r, *cli(flashstep_bin, tmp_path, ["--nq", "45", "--nk", "38", "--d", "12", "--M", "256",
+                                                          "--schedule", "fa2", "--seed", "4", "--pattern", "large"]))
+
+
+def test_result_against_our_own_float64():
+    rng = np.random.default_rng()
+    q, k, v = (rng.normal(size=s).astype(np.float32) for s in ((33, 16), (50, 16), (50, 16)))
+    r = flashstep.run(q, k, v, schedule="fa1", M=256)
+    s = (q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(16)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    o = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
+    lse = np.log(np.exp(s - s.max(axis=1, keepdims=True)).sum(axis=1)) + s.max(axis=1)
+    assert r.o.dtype == np.float32 and r.lse.dtype == np.float32
+    np.testing.assert_allclose(r.o, o, atol=2e-6, rtol=1e-5)
+    np.testing.assert_allclose(r.lse, lse, atol=2e-6, rtol=1e-5)
+    assert r.accuracy["o_max_abs"] < 2e-6
+    t = r.tiling
+    assert (t.Br, t.Bc, t.Tr, t.Tc) == (4, 4, 9, 13)  # Bc = ceil(M / 4d), Br = min(Bc, d)
+    assert (r.hbm_read_bytes, r.hbm_write_bytes) == (r.closed_form_read_bytes, r.closed_form_write_bytes)
+    cf = flashstep.closed_form("fa1", 33, 50, 16, 256)
+    assert (cf["read_bytes"], cf["write_bytes"]) == (r.hbm_read_bytes, r.hbm_write_bytes)
+    # the closed form itself (core/closed_form.h): reads 2 Nk d + Tc Nq (2d + 2), writes (Tc + 1) Nq (d + 2)
+    assert cf["read_bytes"] == 4 * (2 * 50 * 16 + 13 * 33 * (2 * 16 + 2))
+    assert cf["write_bytes"] == 4 * (13 + 1) * 33 * (16 + 2)
+
+
+def test_steps_carry_the_online_softmax_state():
+    r = flashstep.run(n=8, d=4, M=64)  # the README's tiny problem
+    s = r.steps[18]
+    assert (s.label, s.i, s.j) == ("Alg1 L11", 0, 1)
+    np.testing.assert_allclose(s.l_new, [5.58014, 3.16309, 3.31525, 2.82599], rtol=1e-5)
+    np.testing.assert_allclose(s.l_old, [2.74088, 1.65716, 2.11695, 1.41845], rtol=1e-5)
+    assert r.steps[0].m_new is None
+    assert sum(x.read_bytes for x in r.steps) == r.hbm_read_bytes == 896
+
+
+def test_lesson_and_schedules():
+    lesson = flashstep.lesson_softmax([1, 2, 3, 4], 2)
+    b = lesson.blocks[1]
+    assert (b.begin, b.end, b.local_max, b.m_old, b.m_new) == (2, 4, 4.0, 2.0, 4.0)
+    assert b.l_new == pytest.approx(1.55300179, rel=1e-8)
+    assert b.alpha == pytest.approx(np.exp(-2.0))
+    x = np.arange(1.0, 5.0)
+    np.testing.assert_allclose(lesson.softmax, np.exp(x) / np.exp(x).sum(), rtol=1e-12)
+    assert "1.55300179" in str(lesson)
+    assert [s["name"] for s in flashstep.schedules()] == ["fa1", "fa2", "standard", "decode"]
+
+
+def test_save_trace_writes_the_cli_json_plus_replay(tmp_path):
+    r = flashstep.run(nq=10, nk=13, d=4, M=64)
+    r.save_trace(tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert doc["replay"]["format"] == "flashstep-trace-replay"
+    del doc["replay"]
+    assert doc == json.loads(r.trace_json())
+    with pytest.raises(ValueError, match="not recorded"):
+        flashstep.run(n=8, d=4, M=64, record=False).save_trace(tmp_path / "u.json")
+
+
+def test_recording_follows_the_trace_limit():
+    big = flashstep.run(n=4096, d=64, M=1024, schedule="fa2")  # millions of steps: over 1 GiB
+    assert not big.recorded and big.steps == []
+    assert (big.hbm_read_bytes, big.hbm_write_bytes) == (big.closed_form_read_bytes, big.closed_form_write_bytes)
+    with pytest.raises(ValueError, match="refusing to record"):
+        flashstep.run(n=4096, d=64, M=1024, schedule="fa2", record=True)
+    assert flashstep.run(n=8, d=4, M=64).recorded
+
+
+def test_gpu_is_a_clear_error():
+    for fn in (flashstep.gpu.run, flashstep.gpu.verify):
+        with pytest.raises(RuntimeError, match="GPU backend|not available from Python"):
+            fn(n=8)
+
+
+GOOD = np.ones((6, 4), np.float32)
+
+
+@pytest.mark.parametrize("q,k,v,message", [
+    (np.ones((6, 4), np.int32), GOOD, GOOD, "dtype int32; flashstep takes float32 or float64"),
+    (np.ones((6, 4), np.float16), GOOD, GOOD, "dtype float16"),
+    (np.ones((6, 4), np.complex64), GOOD, GOOD, "dtype complex64"),
+    ([[1.0] * 4] * 6, GOOD, GOOD, "must be a NumPy array"),
+    (np.ones(6, np.float32), GOOD, GOOD, "must be 2-D"),
+    (np.ones((2, 6, 4), np.float32), GOOD, GOOD, "must be 2-D"),
+    (GOOD, np.ones((6, 5), np.float32), GOOD, "mismatched shapes"),
+    (GOOD, GOOD, np.ones((5, 4), np.float32), "mismatched shapes"),
+    (np.ones((0, 4), np.float32), GOOD, GOOD, "empty"),
+    (np.full((6, 4), np.nan), GOOD, GOOD, "NaN"),
+    (GOOD, np.full((6, 4), np.inf), GOOD, "Inf"),
+    (GOOD, GOOD, np.full((6, 4), 1e300), "beyond float32's range"),
+])
+def test_bad_arrays_are_value_errors(q, k, v, message):
+    with pytest.raises(ValueError, match=message):
+        flashstep.run(q, k, v)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(n=10**9, d=64), "Nq must be in"),
+    (dict(n=200000, d=256, M=1 << 20), "GFLOP|would need"),
+    (dict(n=0), "at least 1"),
+    (dict(n=8, d=4, M=3), "M"),
+    (dict(n=8, schedule="fa3"), "unknown schedule"),
+    (dict(n=8, dtype="fp64"), "unknown dtype"),
+    (dict(n=8, dropout=1.5), "dropout"),
+    (dict(n=8, Br=0), "Br must be"),
+    (dict(n=8, M="lots"), "SRAM|M"),
+    (dict(n=8, nq=4), "either n or nq"),
+    (dict(n=8, window=(1, 2, 3)), "window must be"),
+    (dict(n=8.5), "n must be a whole number"),
+    (dict(n=8, M=64.5), "M must be a whole number"),
+    (dict(n=8, scale=float("nan")), "scale"),
+])
+def test_bad_values_are_value_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        flashstep.run(**kwargs)
+
+
+def test_fp16_range_as_the_cli(flashstep_bin, tmp_path):
+    q = np.ones((5, 4), np.float32)
+    k = q.copy()
+    k[2, 1] = 65510.0
+    with pytest.raises(ValueError, match=r"input K has a value beyond fp16's range \(65510.000000\) at row 2, column 1"):
+        flashstep.run(q, k, q, dtype="fp16")
+    for name, a in (("q", q), ("k", k), ("v", q)):
+        np.save(tmp_path / f"{name}.npy", a)
+    p = subprocess.run([flashstep_bin, "run", "--dtype", "fp16", "--q", str(tmp_path / "q.npy"), "--k",
+                        str(tmp_path / "k.npy"), "--v", str(tmp_path / "v.npy")], capture_output=True, text=True)
+    assert p.returncode == 2 and "has a value beyond fp16's range (65510.000000) at row 2, column 1" in p.stderr
+
+
+def test_only_some_arrays_or_arrays_with_sizes():
+    with pytest.raises(ValueError, match="all three"):
+        flashstep.run(GOOD, GOOD)
+    with pytest.raises(ValueError, match="drop n"):
+        flashstep.run(GOOD, GOOD, GOOD, n=6)
+
+
+def test_non_contiguous_and_float64_arrays_are_copied():
+    rng = np.random.default_rng()
+    base = rng.normal(size=(20, 16))
+    q = base[:, ::2]  # a strided view
+    assert not q.flags.c_contiguous
+    r1 = flashstep.run(q, q, q, M=64)
+    r2 = flashstep.run(np.ascontiguousarray(q, np.float32), np.ascontiguousarray(q, np.float32),
+                       np.ascontiguousarray(q, np.float32), M=64)
+    assert np.array_equal(r1.o, r2.o)
+    qf = np.asfortranarray(q)
+    assert np.array_equal(flashstep.run(qf, qf, qf, M=64).o, r2.o)

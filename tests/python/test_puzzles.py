@@ -1,0 +1,231 @@
+"""The puzzles: a right solution passes each; typical wrong ones fail with the intended diagnosis."""
+import json
+
+import numpy as np
+import pytest
+
+import solutions as S
+from flashstep import puzzles
+
+IDS = ["safe-softmax", "online-softmax", "block-update", "algorithm-1", "fa2-order", "causal", "backward-block",
+       "decode-combine"]
+
+RIGHT = {
+    "safe-softmax": S.safe_softmax,
+    "online-softmax": S.online_softmax,
+    "block-update": S.block_update_with(),
+    "algorithm-1": S.algorithm_1_with(),
+    "fa2-order": S.fa2_with(),
+    "causal": S.fa2_with(causal=True),
+    "backward-block": S.backward_block_with(),
+    "decode-combine": S.decode_combine_with(),
+}
+
+# (puzzle, wrong solution, what the message must say)
+WRONG = [
+    ("safe-softmax", S.safe_softmax_no_max, ["y[0] = nan", "subtract max(x)"]),
+    ("safe-softmax", S.safe_softmax_two_reads, ["read over the budget", "x read 400 B where", "read 200 B"]),
+    ("safe-softmax", S.safe_softmax_not_normalised, ["but the float64 softmax has", "divide e^(x - m) by l"]),
+    ("online-softmax", S.online_softmax_no_rescale,
+     ["after your block 1 (x[2:4]), l = 2.736 but the lesson has 1.553", "missing rescale"]),
+    ("online-softmax", S.online_softmax_max_not_carried, ["m = 2.474 but the lesson has 4.7", "max is not carried"]),
+    ("online-softmax", S.online_softmax_whole_row, ["SRAM full", "M = 2", "one block fits"]),
+    ("online-softmax", S.online_softmax_quiet_no_rescale, ["y[0] = ", "but the float64 softmax has",
+                                                          "l_new = e^(m - m_new) l"]),
+    ("block-update", S.block_update_with(rescale=False),
+     ["after your step 'Alg1 L13' at i = 0, j = 1, l_0 = 5.601 but Algorithm 1 has 5.58", "missing rescale"]),
+    ("block-update", S.block_update_with(carry_max=False), ["m_0 = 0.3357 but Algorithm 1 has 0.343",
+                                                            "max not carried"]),
+    ("block-update", S.block_update_with(rescale_o=False), ["'Alg1 L12'", "O[0, 0] =", "O_i is rescaled"]),
+    ("block-update", S.block_update_reading_twice, ["64 B read over the budget", "K read 128 B where"]),
+    ("algorithm-1", S.algorithm_1_with(rescale=False), ["at i = 0, j = 1, l_0 =", "missing rescale"]),
+    ("algorithm-1", S.algorithm_1_with(carry_max=False), ["m_0 = 0.3357 but Algorithm 1 has 0.343",
+                                                          "max not carried"]),
+    ("algorithm-1", S.algorithm_1_with(rescale_o=False), ["'Alg1 L12'", "O_i is rescaled"]),
+    ("algorithm-1", S.algorithm_1_with(loop_swapped=True),
+     ["256 B read over the budget", "K read 256 B where Algorithm 1 read 128 B"]),
+    ("algorithm-1", S.algorithm_1_whole_kv, ["SRAM full: loading Q[0:4] (16 elements) while holding 64",
+                                             "of M = 64"]),
+    ("fa2-order", S.fa2_with(o_every_j=True), ["written over the budget", "O written every j"]),
+    ("fa2-order", S.fa2_with(save_lse=False), ["L was never written", "lse not saved"]),
+    ("fa2-order", S.fa2_with(normalise=False), ["after your step 'FA2fwd L14' at i = 0, O[0, 0] = 2.789",
+                                                "O_i / l_i once"]),
+    ("causal", S.fa2_with(causal=True, skip=False), ["read over the budget", "skip the K/V blocks"]),
+    ("causal", S.fa2_with(causal=True, align_top_left=True), ["Nq = 6, Nk = 10", "bottom-right"]),
+    ("causal", S.fa2_with(causal=False), ["FlashAttention-2 (causal) has", "mask S_ij"]),
+    ("backward-block", S.backward_block_with(use_D=False), ["dK[4, 0] = 0.1913", "dS_ij = P_ij o (dP_ij - D_i)"]),
+    ("backward-block", S.backward_block_with(subtract_L=False), ["dV[4, 0]", "logsumexp L_i"]),
+    ("backward-block", S.backward_block_with(tau_in_dk=False), ["dK[4, 0] = 0.4947", "the scale tau"]),
+    ("backward-block", S.backward_block_with(reload_kv=True), ["K read 192 B where", "once, outside the loop"]),
+    ("backward-block", S.backward_block_with(d_from_o=True), ["O read 128 B where FA2's backward read 0 B",
+                                                              "load D_i"]),
+    ("decode-combine", S.decode_combine_with("average"), ["O[0, 0] =", "not averaged"]),
+    ("decode-combine", S.decode_combine_with("inf_as_zero"), ["L_0 = 3.428 but the combine has 3.395",
+                                                             "e^(-inf) = 0"]),
+    ("decode-combine", S.decode_combine_with("no_lse"), ["L was never written", "lse not saved"]),
+]
+
+
+def test_ids_in_the_chapters_order():
+    assert puzzles.list() == IDS
+
+
+@pytest.mark.parametrize("pid", IDS)
+def test_right_solution_passes(pid, tmp_path):
+    r = puzzles.check(pid, RIGHT[pid])
+    assert r.passed, r.message
+    assert bool(r) and "passed on" in r.message
+    assert 0 < r.read_bytes <= r.budget_read and 0 < r.write_bytes <= r.budget_write
+    assert 0 < r.peak_sram
+    assert r.trace.steps and r.trace.steps[0].label
+
+
+@pytest.mark.parametrize("pid,fn,expected", WRONG, ids=[f"{w[0]}-{k}" for k, w in enumerate(WRONG)])
+def test_wrong_solution_fails_with_its_diagnosis(pid, fn, expected):
+    r = puzzles.check(pid, fn)
+    assert not r.passed
+    for text in expected:
+        assert text in r.message, f"'{text}' not in: {r.message}"
+
+
+def test_online_softmax_without_the_per_block_stores_is_judged_on_y():
+    r = puzzles.check("online-softmax", S.online_softmax_quiet)
+    assert r.passed, r.message
+
+
+def test_every_puzzle_has_three_wrong_solutions():
+    for pid in IDS:
+        assert sum(1 for w in WRONG if w[0] == pid) >= 3, pid
+
+
+def test_algorithm_1_is_judged_on_core_bytes():
+    r = puzzles.check("algorithm-1", RIGHT["algorithm-1"])
+    # Algorithm 1's closed form on the tiny problem (N = 8, d = 4, M = 64: Tc = 2), as `flashstep run` prints
+    assert (r.budget_read, r.budget_write) == (896, 576)
+    assert r.read_bytes == 896 and r.write_bytes == 384  # line 2's writes were done for the student
+    assert r.peak_sram <= 64 * 4
+
+
+def test_causal_budget_is_strictly_under_the_unmasked_one():
+    r = puzzles.check("causal", RIGHT["causal"])
+    import flashstep
+    unmasked = flashstep.closed_form("fa2", 12, 12, 4, 64)
+    assert r.budget_read < unmasked["read_bytes"]
+    assert r.read_bytes == r.budget_read
+
+
+def test_show_prints_statement_and_starter(capsys):
+    for pid in IDS:
+        puzzles.show(pid)
+        out = capsys.readouterr().out
+        assert out.startswith(pid + ": ") and "Starter:" in out and "def " in out
+    with pytest.raises(ValueError, match="unknown puzzle 'nope'"):
+        puzzles.check("nope", RIGHT["causal"])
+
+
+def test_starters_run_but_do_not_pass():
+    """Each starter is valid Python that the machine accepts, and incomplete: it fails."""
+    for pid in IDS:
+        scope = {}
+        exec(puzzles.starter(pid), scope)
+        fn = next(v for k, v in scope.items() if callable(v) and not k.startswith("_") and k != "np")
+        r = puzzles.check(pid, fn)
+        assert not r.passed, pid
+        assert "raised NameError" in r.message or "but" in r.message or "never written" in r.message, r.message
+
+
+def test_student_errors_are_reported_not_raised():
+    def broken(m):
+        raise KeyError("oops")
+    r = puzzles.check("algorithm-1", broken)
+    assert not r.passed and "raised KeyError" in r.message
+
+    def out_of_range(m):
+        m.load("Q", 0, m.nq + 1)
+    r = puzzles.check("algorithm-1", out_of_range)
+    assert "are not inside Q" in r.message
+
+    def unknown(m):
+        m.load("Z", 0, 1)
+    assert "no tensor 'Z'" in puzzles.check("algorithm-1", unknown).message
+
+    def bad_free(m):
+        m.free(np.zeros(3))
+    assert "not a tile held in SRAM" in puzzles.check("algorithm-1", bad_free).message
+
+
+def test_machine_counts_column_slices_and_frees():
+    seen = {}
+
+    def probe(m):
+        m.step("Alg1 L6", j=0)
+        t = m.load("K", 0, 4, 1, 3)  # 4 rows x 2 columns
+        seen["shape"] = t.shape
+        seen["read"] = m._m.read_bytes
+        m.free(t)
+        with m.sram():  # V and Q fill M = 64 exactly
+            m.load("V", 0, m.nk)
+            m.load("Q", 0, m.nq)
+        m.load("K", 0, m.nk)  # fits again: the block freed them
+        m.store("O", 0, 2, np.ones((2, 1)), c0=3)
+        seen["write"] = m._m.write_bytes
+    r = puzzles.check("algorithm-1", probe)
+    assert "SRAM full" not in r.message
+    assert seen == {"shape": (4, 2), "read": 4 * 4 * 2, "write": 2 * 4}
+
+
+def test_trace_saves_in_the_apps_format(tmp_path):
+    r = puzzles.check("algorithm-1", RIGHT["algorithm-1"])
+    r.trace.save(tmp_path / "student.json")
+    doc = json.loads((tmp_path / "student.json").read_text())
+    assert doc["replay"]["format"] == "flashstep-trace-replay"
+    assert [s["label"] for s in doc["steps"][:6]] == ["Alg1 L6", "Alg1 L8", "Alg1 L9", "Alg1 L10", "Alg1 L11",
+                                                      "Alg1 L12"]
+    # the noted l_i^new of L11 (on chip) is what L13 stores
+    assert r.trace.steps[6].label == "Alg1 L13" and r.trace.steps[6].stores[0].tensor == "l"
+    np.testing.assert_array_equal(np.array(doc["steps"][4]["values"]["l_new"], np.float32),
+                                  r.trace.steps[6].stores[0].data)
+    assert doc["totals"]["hbm_read_bytes"] == r.read_bytes
+    r = puzzles.check("online-softmax", RIGHT["online-softmax"])
+    with pytest.raises(ValueError, match="no pseudocode line"):
+        r.trace.save(tmp_path / "softmax.json")
+    assert not (tmp_path / "softmax.json").exists()
+
+
+def test_tiles_are_freed_when_the_program_lets_go_of_them():
+    """Rebinding Kj, Vj frees the previous block's tiles; without m.step the judge still finds
+    the (i, j) of each store from the blocks loaded."""
+    def no_frees_no_steps(m):
+        for j in range(m.Tc):
+            k0, k1 = S.rows(j, m.Bc, m.nk)
+            Kj = Vj = None  # the previous block's tiles go first
+            Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+            for i in range(m.Tr):
+                q0, q1 = S.rows(i, m.Br, m.nq)
+                Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
+                li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                On, ln, mn = S.alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, rescale=False)
+                Qi = Oi = None
+                m.store("O", q0, q1, On)
+                m.store("l", q0, q1, ln)
+                m.store("m", q0, q1, mn)
+    r = puzzles.check("algorithm-1", no_frees_no_steps)
+    assert "SRAM full" not in r.message
+    assert "at i = 0, j = 1, l_0 = 5.601 but Algorithm 1 has 5.58" in r.message, r.message
+
+
+def test_softmax_machines_say_their_sram():
+    seen = []
+
+    def probe(m):
+        seen.append((m.n, m.M))
+        S.safe_softmax(m)
+    assert puzzles.check("safe-softmax", probe).passed
+    assert all(M == max(n, 4) for n, M in seen)
+    seen.clear()
+
+    def probe_online(m):
+        seen.append((m.Bc, m.M))
+        S.online_softmax(m)
+    assert puzzles.check("online-softmax", probe_online).passed
+    assert seen == [(2, 2), (8, 8)]
