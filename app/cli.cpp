@@ -98,7 +98,7 @@ void refuse_fp8_on_gpu(const CLI::App& app) {
     for (const CLI::Option* o : sub->get_options())
       if (o->get_name() == "--dtype" && o->count() > 0 && o->results().back() == "fp8")
         throw InputError(std::string(name) + " --dtype fp8: the GPU kernels take fp32, fp16 and bf16; the FP8 "
-                         "forward (fa1, fa2, decode) runs on the CPU engine: flashstep run --dtype fp8");
+                         "forward (" + fp8_schedule_names() + ") runs on the CPU engine: flashstep run --dtype fp8");
   }
 }
 

@@ -131,6 +131,10 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
                 (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
                 (long long)s.dropout_keep.size());
+  if (s.fp8_scale_b > 0)  // --dtype fp8 (docs/fp8.md)
+    std::printf("         e4m3: scales %s = %.6g, %s = %.6g; largest rounding error %.3g\n",
+                line_role(s.line) == LineRole::scores ? "s_Q" : "P~", double(s.fp8_scale_a),
+                line_role(s.line) == LineRole::scores ? "s_K" : "s_V", double(s.fp8_scale_b), s.fp8_error);
   // The rows of O a tiled schedule writes (Algorithm 0's whole O_i is not printed)
   if (line_role(s.line) == LineRole::write_o && schedule_info(t.problem.schedule).tiled)
     for (const HbmWrite& w : s.writes)
@@ -186,7 +190,8 @@ void print_summary(const Trace& t, bool recorded) {
   print_dram_summary(t);
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),
-              bytes_text(ti.tile_capacity * bpe).c_str(),
+              // fp8: Q_i, K_j, V_j in e4m3 and O_i in bf16, a quarter of the elements each
+              bytes_text(p.dtype == Dtype::fp8 ? ti.tile_capacity / 4 * (3 * bpe + out_bpe) : ti.tile_capacity * bpe).c_str(),
               !info.tiled ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)F.flops, F.flops / 1e9);

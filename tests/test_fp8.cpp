@@ -210,6 +210,20 @@ TEST_CASE("fp8 traffic equals the closed form (unmasked), bytes at e4m3 and bf16
                                                         4 * t.tiling.Tc * (sched == Schedule::fa1 ? 1 : 0));
 }
 
+TEST_CASE("fp8 flash-decoding with splits and a paged KV cache: traffic equals the closed form", "[fp8]") {
+  const auto [splits, page] = GENERATE(std::array<int64_t, 2>{1, 7}, std::array<int64_t, 2>{3, 7}, std::array<int64_t, 2>{4, 16});
+  ProblemSpec spec = fp8_spec(50, 300, 16, 1024, Schedule::decode, Fp8Scale::per_block);
+  spec.splits = splits;
+  spec.page_size = page;
+  CAPTURE(splits, page);
+  const Trace t = fstest::run_spec(spec, false);
+  REQUIRE(t.tiling.S == splits);
+  const TrafficForm f = fp8_traffic(Schedule::decode, 50, 300, 16, t.tiling);
+  CHECK(t.totals.hbm_read_bytes == f.read_bytes(1, 2));
+  CHECK(t.totals.hbm_write_bytes == f.write_bytes(1, 2));
+  CHECK(compare(t.O, reference_attention(t.problem.Q, t.problem.K, t.problem.V, t.problem.scale).O).max_abs < 0.1);
+}
+
 TEST_CASE("fp8 causal traffic of fa2 (Nq = Nk, Br = Bc) equals its hand-derived form", "[fp8]") {
   // Row block i sees K/V blocks 0..i: K, V rows read sum_i min((i+1)B, N) = B T(T-1)/2 + N; one
   // s_Q per i and one s_K, s_V per (i, j <= i): T + T(T+1) scales.

@@ -176,12 +176,17 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   ImGui::Separator();
   // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).
   const bool bwd = cur && is_backward_line(cur->line) && info.tiled;
-  const int64_t cap = (bwd ? backward_tile_capacity(t) : t.tile_capacity) * bpe;
+  const int64_t cap = bwd ? backward_tile_capacity(t) * bpe
+                      : p.dtype == Dtype::fp8 ? t.tile_capacity / 4 * (3 * bpe + out_bpe)  // e4m3 Q_i, K_j, V_j; bf16 O_i
+                                              : t.tile_capacity * bpe;
   int64_t tiles = 0, scratch = 0;
   if (cur)
     for (int k = 0; k < kSlots; ++k)
       (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_bytes(Slot(k));
-  ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
+  if (p.dtype == Dtype::fp8)
+    ImGui::Text("SRAM: M = %lld elements (Q_i, K_j, V_j e4m3, O_i bf16)", (long long)p.M);
+  else
+    ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
   if (!info.tiled)
     std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in %s", fmt_bytes(a, sizeof a, tiles),
                   fmt_bytes(b, sizeof b, cap),
