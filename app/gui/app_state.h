@@ -43,7 +43,9 @@ struct ScheduleRun {
 
 // Forward + backward HBM bytes read and written from the closed forms (the paper's Figure 2,
 // left): the memory panel's row, shown whether or not the backward ran.
-// Inputs at the storage type's size, O at the output type's (fp8: e4m3 and bf16).
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bytes_per_elem);
+// The same with the inputs at the storage type's size and O at the output type's (fp8: e4m3 and
+// bf16; for the other types equal to the above with dtype_bytes(dtype)).
 int64_t fwd_bwd_form_bytes(const ScheduleRun& r, Dtype dtype);
 
 // The schedules in the order the app shows them: the registry's (core/schedule_registry.h), read

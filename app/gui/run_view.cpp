@@ -29,6 +29,11 @@ float max_abs(const Mat& m) {
 
 }  // namespace
 
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bpe) {
+  return r.form.read_bytes(bpe) + r.form.write_bytes(bpe) + r.backward_form.read_bytes(bpe) +
+         r.backward_form.write_bytes(bpe);
+}
+
 int64_t fwd_bwd_form_bytes(const ScheduleRun& r, Dtype dtype) {
   const int bpe = dtype_bytes(dtype), out = dtype_bytes(output_dtype(dtype));
   return r.form.read_bytes(bpe, out) + r.form.write_bytes(bpe, out) + r.backward_form.read_bytes(bpe) +
