@@ -224,22 +224,34 @@ TEST_CASE("fp8 flash-decoding with splits and a paged KV cache: traffic equals t
   CHECK(compare(t.O, reference_attention(t.problem.Q, t.problem.K, t.problem.V, t.problem.scale).O).max_abs < 0.1);
 }
 
-TEST_CASE("fp8 causal traffic of fa2 (Nq = Nk, Br = Bc) equals its hand-derived form", "[fp8]") {
-  // Row block i sees K/V blocks 0..i: K, V rows read sum_i min((i+1)B, N) = B T(T-1)/2 + N; one
-  // s_Q per i and one s_K, s_V per (i, j <= i): T + T(T+1) scales.
+TEST_CASE("fp8 causal traffic (Nq = Nk, Br = Bc) equals its hand-derived form", "[fp8]") {
+  // Causal, offset 0: tile (i, j) is needed iff j <= i; T blocks of B rows, the last r rows.
+  // fa2: row block i reads K, V blocks 0..i, sum_i min((i+1)B, N) = B T(T-1)/2 + N rows; one s_Q
+  //   per i and s_K, s_V per needed (i, j): T + T(T+1) scales; writes O (bf16) and L once.
+  // fa1: every K_j, V_j is needed (the last row block sees all keys): 2 N d bytes and 2T scales;
+  //   each needed (i, j) reads Q_i (1 B), O_i (bf16), l_i, m_i, s_Q and writes O_i, l_i, m_i,
+  //   over R = sum_i rows_i (i + 1) = B T(T-1)/2 + r T rows; L2 writes O, l, m once.
+  const auto sched = GENERATE(Schedule::fa1, Schedule::fa2);
+  const auto scale = GENERATE(Fp8Scale::per_tensor, Fp8Scale::per_block);
   const auto [n, B] = GENERATE(std::array<int64_t, 2>{97, 16}, std::array<int64_t, 2>{64, 16}, std::array<int64_t, 2>{130, 32});
   const int64_t d = 16;
-  ProblemSpec spec = fp8_spec(n, n, d, 4 * d * 2 * B, Schedule::fa2, Fp8Scale::per_block);
+  ProblemSpec spec = fp8_spec(n, n, d, 4 * d * 2 * B, sched, scale);
   spec.br = spec.bc = B;
   spec.options.mask.causal = true;
-  CAPTURE(n, B);
+  CAPTURE(schedule_name(sched), fp8_scale_name(scale), n, B);
   const Trace t = fstest::run_spec(spec, false);
-  const int64_t T = t.tiling.Tr;
+  const int64_t T = t.tiling.Tr, r = n - B * (T - 1);
   REQUIRE(t.tiling.Tc == T);
-  const int64_t kv_rows = B * T * (T - 1) / 2 + n;
-  CHECK(t.totals.hbm_read_bytes == n * d + 2 * kv_rows * d + 4 * (T + T * (T + 1)));
-  CHECK(t.totals.hbm_write_bytes == 2 * n * d + 4 * n);
-  CHECK(t.totals.hbm_read_bytes < fp8_traffic(Schedule::fa2, n, n, d, t.tiling).read_bytes(1, 2));
+  if (sched == Schedule::fa2) {
+    const int64_t kv_rows = B * T * (T - 1) / 2 + n;
+    CHECK(t.totals.hbm_read_bytes == n * d + 2 * kv_rows * d + 4 * (T + T * (T + 1)));
+    CHECK(t.totals.hbm_write_bytes == 2 * n * d + 4 * n);
+  } else {
+    const int64_t R = B * T * (T - 1) / 2 + r * T;
+    CHECK(t.totals.hbm_read_bytes == 2 * n * d + 4 * 2 * T + R * (d + 2 * d + 8) + 4 * (T * (T + 1) / 2));
+    CHECK(t.totals.hbm_write_bytes == 2 * n * d + 8 * n + R * (2 * d + 8));
+  }
+  CHECK(t.totals.hbm_read_bytes < fp8_traffic(sched, n, n, d, t.tiling).read_bytes(1, 2));
 }
 
 namespace {
