@@ -32,6 +32,7 @@ ProblemSpec RunFlags::to_spec() const {
   s.options = options;
   s.options.dtype = parse_dtype(excerpt(dtype));  // quoted cut if refused
   s.options.p_dtype = parse_dtype(excerpt(p_dtype));
+  if (!fp8_scale.empty()) s.options.fp8_scale = parse_fp8_scale(fp8_scale);
   if (!window.empty()) {
     long long left = 0, right = 0;
     char extra = 0;
@@ -68,15 +69,37 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_flag("--causal", f.options.mask.causal, "causal mask (bottom-right aligned when Nq != Nk)");
   c->add_option("--window", f.window, "sliding window LEFT,RIGHT around the aligned key (-1 = no limit)");
   c->add_option("--kv-len", f.options.mask.kv_len, "key padding: only the first KV_LEN keys are valid")->check(whole_number("kv-len"));
-  c->add_option("--dtype", f.dtype, "storage precision of Q, K, V, O in HBM: fp32, fp16 or bf16 (arithmetic is float32)");
+  c->add_option("--dtype", f.dtype, "storage precision of Q, K, V, O in HBM: fp32, fp16, bf16, or fp8 (e4m3 Q, K, V with scales, O in bf16; "
+                                   "the forward of fa1, fa2, decode on the CPU) (arithmetic is float32)");
+  c->add_option("--fp8-scale", f.fp8_scale, "with --dtype fp8: one float32 scale per-tensor (default) or per-block "
+                                             "(a Q block of Br rows, a K/V block of Bc rows; docs/fp8.md)");
+  c->add_flag("--rotate", f.options.rotate, "with --dtype fp8: rotate Q and K by a seeded random Hadamard matrix "
+                                           "before quantisation (incoherent processing; d a power of two)");
   c->add_option("--p-dtype", f.p_dtype, "round P~ to fp16 or bf16 before the P V product, as a tensor-core kernel does (default fp32: not rounded)");
   c->add_option("--dropout", f.options.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)")
       ->check(real_number("dropout"));
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)")->check(strict("seed", checked::parse_uint));
-  c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp");
+  c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp, outliers (a few entries "
+                                         "of magnitude 10-30 per row)");
   c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
   c->add_option("--k", f.k, "K from a .npy file (Nk x d)");
   c->add_option("--v", f.v, "V from a .npy file (Nk x d)");
+}
+
+void refuse_fp8_on_gpu(const CLI::App& app) {
+  for (const char* name : {"verify", "gpu", "bench-gpu"}) {
+    const CLI::App* sub = nullptr;
+    try {
+      sub = app.get_subcommand(name);
+    } catch (const CLI::OptionNotFound&) {
+      continue;  // a build without that subcommand
+    }
+    if (!sub->parsed()) continue;
+    for (const CLI::Option* o : sub->get_options())
+      if (o->get_name() == "--dtype" && o->count() > 0 && o->results().back() == "fp8")
+        throw InputError(std::string(name) + " --dtype fp8: the GPU kernels take fp32, fp16 and bf16; the FP8 "
+                         "forward (" + fp8_schedule_names() + ") runs on the CPU engine: flashstep run --dtype fp8");
+  }
 }
 
 }  // namespace flashstep

@@ -130,6 +130,9 @@ struct ExplainCommand {
     precision.dtype = parse_dtype(excerpt(dtype));
     precision.p_dtype = parse_dtype(excerpt(p_dtype));
     validate_options(precision, 0);
+    if (precision.dtype == Dtype::fp8)  // its closed forms: `run --dtype fp8`'s summary (docs/fp8.md)
+      throw InputError("explain's table covers fp32, fp16 and bf16 for every schedule; FP8 traffic (" +
+                       fp8_schedule_names() + ") is in `flashstep run --dtype fp8`'s summary");
     const int eb = dtype_bytes(precision.dtype);
     Tiling t = make_tiling(Nq, Nk, d, M_elems, br, bc);
     checked::in_range(heads, 1, 65535, "--heads");

@@ -101,6 +101,9 @@ struct RunCommand {
     const WorkLimits limits{max_gflop};
     RunOptions opt;
     opt.l2 = l2_config_from_flags(l2_size, l2_gpu, l2_heads, heads_opt->count() > 0, l2_ncu);
+    if (spec.options.dtype == Dtype::fp8 && (opt.l2 || !snapshots.empty()))  // docs/fp8.md
+      throw InputError("--dtype fp8 runs without the L2 model and snapshot folders (they know fp32, fp16, bf16): "
+                       "drop --l2/--gpu/--snapshots");
     if (spec.q_path.empty()) {  // generated inputs: refuse before generating them
       validate_sizes(spec);
       const Tiling t0 = spec_tiling(spec);  // with decode's S: its partials count towards the HBM

@@ -24,6 +24,7 @@ struct RunFlags {
   std::string window;        // "LEFT,RIGHT", parsed into options.mask by to_spec
   std::string dtype = "fp32";
   std::string p_dtype = "fp32";  // --p-dtype, parsed into options.p_dtype by to_spec
+  std::string fp8_scale;         // --fp8-scale (with --dtype fp8), parsed into options.fp8_scale
   int64_t splits = 0;            // --splits (decode's S); 0 = the default
   int64_t page_size = 0;         // --page-size (decode's paged KV cache), when page_opt counts
   CLI::Option* page_opt = nullptr;
@@ -32,6 +33,9 @@ struct RunFlags {
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags
 };
 void add_run_flags(CLI::App* cmd, RunFlags& f);  // app/cli.cpp
+// --dtype fp8 is the CPU engine's (docs/fp8.md): an InputError if a GPU subcommand (verify, gpu,
+// bench-gpu) was given it, naming what exists. app/cli.cpp; main() calls it after parsing.
+void refuse_fp8_on_gpu(const CLI::App& app);
 
 // A subcommand's work: returns the exit code. It may throw InputError, which main() prints
 // as one line ("flashstep: error: ...") with exit code 2.

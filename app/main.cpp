@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
   }
   try {
     refuse_empty_values(&app);
+    refuse_fp8_on_gpu(app);
     if (!action) {
       if (argc == 1 && gui_available_for_default()) return run_gui_default();
       std::fputs(app.help().c_str(), stdout);

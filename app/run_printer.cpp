@@ -131,6 +131,10 @@ void print_step(const Trace& t, size_t k) {
     std::printf("         dropout dropped %lld of %lld entries of P~ (kept ones scaled by 1/(1-p))\n",
                 (long long)(s.dropout_keep.size() - (long long)s.dropout_keep.sum()),
                 (long long)s.dropout_keep.size());
+  if (s.fp8_scale_b > 0)  // --dtype fp8 (docs/fp8.md)
+    std::printf("         e4m3: scales %s = %.6g, %s = %.6g; largest rounding error %.3g\n",
+                line_role(s.line) == LineRole::scores ? "s_Q" : "P~", double(s.fp8_scale_a),
+                line_role(s.line) == LineRole::scores ? "s_K" : "s_V", double(s.fp8_scale_b), s.fp8_error);
   // The rows of O a tiled schedule writes (Algorithm 0's whole O_i is not printed)
   if (line_role(s.line) == LineRole::write_o && schedule_info(t.problem.schedule).tiled)
     for (const HbmWrite& w : s.writes)
@@ -149,9 +153,14 @@ void print_summary(const Trace& t, bool recorded) {
               "stored as %s%s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed, dtype_name(p.dtype),
-              p.p_dtype == Dtype::fp32 ? ""
+              p.p_dtype == Dtype::fp32   ? ""
+              : p.p_dtype == Dtype::fp8  ? ""
               : p.p_dtype == Dtype::bf16 ? "; P~ rounded to bf16 before P V"
                                          : "; P~ rounded to fp16 before P V");
+  if (p.dtype == Dtype::fp8)
+    std::printf("fp8        Q, K, V in e4m3 with %s float32 scales (amax/448)%s; P~ in e4m3 (scale 1) before P V; "
+                "S, softmax, l, m, O in float32; O stored in bf16\n",
+                fp8_scale_name(p.fp8_scale), p.rotate ? ", Q and K rotated by a seeded Hadamard matrix first" : "");
   std::printf("tiling     M = %lld elements (%s), Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld%s\n",
               (long long)p.M, bytes_text(p.M * p.bytes_per_elem).c_str(), (long long)ti.Br,
               (long long)ti.Bc, (long long)ti.Tr, (long long)ti.Tc,
@@ -165,21 +174,24 @@ void print_summary(const Trace& t, bool recorded) {
   if (ti.P > 0)
     std::printf("pages      P = %lld: K, V in %lld pages at shuffled places, block table read %s\n", (long long)ti.P,
                 (long long)kv_pages(p.nk, ti.P), bytes_text(F.traffic.read[size_t(Tensor::BT)]).c_str());
-  const TrafficForm cf = info.forward_traffic(p.nq, p.nk, p.d, ti);
-  const int64_t bpe = p.bytes_per_elem;
+  // fp8: the forward's form plus the scale reads, e4m3 inputs and a bf16 O (core/closed_form.h)
+  const TrafficForm cf = p.dtype == Dtype::fp8 ? fp8_traffic(p.schedule, p.nq, p.nk, p.d, ti)
+                                               : info.forward_traffic(p.nq, p.nk, p.d, ti);
+  const int64_t bpe = p.bytes_per_elem, out_bpe = dtype_bytes(output_dtype(p.dtype));
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
   const bool skips = p.mask.any() && info.tiled;
   auto verdict = [&](int64_t form, int64_t sim) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
   std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_read_bytes).c_str(),
-              (long long)cf.read_bytes(bpe), verdict(cf.read_bytes(bpe), F.hbm_read_bytes));
+              (long long)cf.read_bytes(bpe, out_bpe), verdict(cf.read_bytes(bpe, out_bpe), F.hbm_read_bytes));
   std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_write_bytes).c_str(),
-              (long long)cf.write_bytes(bpe), verdict(cf.write_bytes(bpe), F.hbm_write_bytes));
+              (long long)cf.write_bytes(bpe, out_bpe), verdict(cf.write_bytes(bpe, out_bpe), F.hbm_write_bytes));
   print_dram_summary(t);
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),
-              bytes_text(ti.tile_capacity * bpe).c_str(),
+              // fp8: Q_i, K_j, V_j in e4m3 and O_i in bf16, a quarter of the elements each
+              bytes_text(p.dtype == Dtype::fp8 ? ti.tile_capacity / 4 * (3 * bpe + out_bpe) : ti.tile_capacity * bpe).c_str(),
               !info.tiled ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)F.flops, F.flops / 1e9);
@@ -189,7 +201,22 @@ void print_summary(const Trace& t, bool recorded) {
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
     const ScheduleInfo& base = baseline_schedule();
-    if (p.dtype != Dtype::fp32 && !info.baseline) {
+    if (p.dtype == Dtype::fp8) {
+      // FP8 beside bf16: the same schedule and inputs stored in bf16 (docs/fp8.md has the table)
+      Problem pb = p;
+      pb.dtype = Dtype::bf16;
+      pb.p_dtype = Dtype::fp32;
+      pb.fp8_scale = Fp8Scale::none;
+      pb.rotate = false;
+      pb.bytes_per_elem = dtype_bytes(pb.dtype);
+      RunOptions opt;
+      opt.record = false;
+      const ErrorStats bo = compare(run_problem(pb, t.tiling, opt).O, ref.O);
+      std::printf("fp8 error  O RMSE %.3g, max abs %.3g (%s%s)\n", eo.rms, eo.max_abs, fp8_scale_name(p.fp8_scale),
+                  p.rotate ? ", rotated" : "");
+      std::printf("bf16 error O RMSE %.3g, max abs %.3g (%s with Q, K, V, O stored in bf16)\n", bo.rms, bo.max_abs,
+                  info.name);
+    } else if (p.dtype != Dtype::fp32 && !info.baseline) {
       Problem ps = p;  // standard attention in the same storage precision, for comparison
       ps.schedule = base.id;
       RunOptions opt;

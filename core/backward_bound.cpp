@@ -17,6 +17,7 @@ static double subnormal_half_spacing(Dtype t) {
   switch (t) {
     case Dtype::fp16: return std::ldexp(1.0, -25);
     case Dtype::bf16: return std::ldexp(1.0, -134);
+    case Dtype::fp8: return std::ldexp(1.0, -10);  // e4m3: subnormal spacing 2^-9
     case Dtype::fp32: break;
   }
   return std::ldexp(1.0, -150);
@@ -26,6 +27,7 @@ double type_unit_roundoff(Dtype t) {
   switch (t) {
     case Dtype::bf16: return std::ldexp(1.0, -8);
     case Dtype::fp16: return std::ldexp(1.0, -11);
+    case Dtype::fp8: return std::ldexp(1.0, -4);  // e4m3: 3 mantissa bits
     case Dtype::fp32: break;
   }
   return std::ldexp(1.0, -24);

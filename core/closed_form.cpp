@@ -16,6 +16,8 @@ TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
   f.write_elems = nq * (d + 2) + Tc * nq * (d + 2);
   f.read_stat_elems = Tc * nq * 2;
   f.write_stat_elems = nq * 2 + Tc * nq * 2;
+  f.read_out_elems = Tc * nq * d;              // O_i at L8
+  f.write_out_elems = nq * d + Tc * nq * d;    // O at L2, O_i at L12
   return f;
 }
 
@@ -25,6 +27,7 @@ TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr) {
   f.read_elems = nq * d + Tr * 2 * nk * d;
   f.write_elems = nq * d + nq;
   f.write_stat_elems = nq;
+  f.write_out_elems = nq * d;
   return f;
 }
 
@@ -33,6 +36,8 @@ TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
   TrafficForm f;
   f.read_elems = (nq * d + nk * d) + nq * nk + (nq * nk + nk * d);
   f.write_elems = nq * nk + nq * nk + nq * d;
+  f.read_out_elems = 2 * nq * nk;   // S, P: stored at the output type as O is
+  f.write_out_elems = 2 * nq * nk + nq * d;
   return f;
 }
 
@@ -73,6 +78,16 @@ TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d) {
   f.read_elems = 5 * nq * nk + 3 * nq * d + 2 * nk * d;
   f.write_elems = 2 * nq * nk + nq * d + 2 * nk * d;
   f.write_stat_elems = nq * d;  // dQ
+  return f;
+}
+
+TrafficForm fp8_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
+  const ScheduleInfo& info = schedule_info(s);
+  if (!info.fp8_scale_reads) throw InputError(std::string("--dtype fp8 has no ") + info.name + " version");
+  TrafficForm f = info.forward_traffic(nq, nk, d, t);
+  const int64_t scales = info.fp8_scale_reads(t);
+  f.read_elems += scales;
+  f.read_stat_elems += scales;
   return f;
 }
 

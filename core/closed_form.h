@@ -19,6 +19,18 @@ struct TrafficForm {
   int64_t write_bytes(int storage_bytes) const {
     return (write_elems - write_stat_elems) * storage_bytes + 4 * write_stat_elems;
   }
+  // Of the rest, the elements of O (and standard attention's S, P) in the output type, which
+  // differs from the input type only for fp8 (core/types.h output_dtype: O in bf16). The forward
+  // forms fill these; the backward's leave them 0 (no FP8 backward).
+  int64_t read_out_elems = 0, write_out_elems = 0;
+  int64_t read_bytes(int in_bytes, int out_bytes) const {
+    return (read_elems - read_stat_elems - read_out_elems) * in_bytes + read_out_elems * out_bytes +
+           4 * read_stat_elems;
+  }
+  int64_t write_bytes(int in_bytes, int out_bytes) const {
+    return (write_elems - write_stat_elems - write_out_elems) * in_bytes + write_out_elems * out_bytes +
+           4 * write_stat_elems;
+  }
 };
 
 // Algorithm 1:
@@ -39,6 +51,12 @@ TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
 // decode's S (core/decode.h).
 TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc,
                              int64_t splits = 1);
+
+// --dtype fp8 (docs/fp8.md): the schedule's forward form plus its scale reads (float32, one per
+// Q, K or V tile loaded: ScheduleInfo::fp8_scale_reads). Bytes: read_bytes(1, 2), write_bytes(1, 2)
+// (e4m3 inputs, bf16 O). Unmasked; with a mask an upper bound. InputError for a schedule without
+// an FP8 forward.
+TrafficForm fp8_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, const Tiling& t);
 
 // The backward passes (derived in docs/backward.md; no mask: with one, an upper bound).
 // Algorithm 4 (fa1):

@@ -27,6 +27,10 @@ static json problem_json(const Trace& t) {
           {"backward", t.has_backward}};
   if (p.schedule == Schedule::decode) pj["splits"] = p.splits;
   if (p.page_size > 0) pj["page_size"] = p.page_size;  // decode's paged KV cache (core/paged_kv.h)
+  if (p.dtype == Dtype::fp8) {  // docs/fp8.md
+    pj["fp8_scale"] = fp8_scale_name(p.fp8_scale);
+    pj["rotate"] = p.rotate;
+  }
   return pj;
 }
 
@@ -104,6 +108,8 @@ json trace_to_json(const Trace& t) {
     }
     if (s.split >= 0) st["split"] = s.split;  // decode: the split the step works for
     if (!s.pages.empty()) st["pages"] = s.pages;  // a paged load: physical page per logical page
+    if (s.fp8_scale_b > 0)  // --dtype fp8: the scales the line applied, its largest rounding error
+      st["fp8"] = {{"scales", {s.fp8_scale_a, s.fp8_scale_b}}, {"max_error", s.fp8_error}};
     if (t.totals.l2.enabled) {
       st["l2_hit_total"] = s.l2_hit_total;
       st["l2_lines"] = s.l2_lines;

@@ -1,5 +1,6 @@
 #include "core/memory.h"
 
+#include "core/fp8.h"
 #include "core/l2_cache.h"
 
 #include <algorithm>
@@ -10,7 +11,8 @@ namespace flashstep {
 
 const char* tensor_name(Tensor t) {
   static const char* names[] = {"Q", "K", "V", "O", "l", "m", "S", "P", "L",
-                                "dO", "dQ", "dK", "dV", "D", "dP", "dS", "O^(s)", "lse^(s)", "block table"};
+                                "dO", "dQ", "dK", "dV", "D", "dP", "dS", "O^(s)", "lse^(s)", "block table",
+                                "s_Q", "s_K", "s_V"};
   return names[static_cast<int>(t)];
 }
 
@@ -123,6 +125,7 @@ const char* dtype_name(Dtype t) {
     case Dtype::fp32: return "fp32";
     case Dtype::fp16: return "fp16";
     case Dtype::bf16: return "bf16";
+    case Dtype::fp8: return "fp8";
   }
   return "?";
 }
@@ -154,6 +157,7 @@ float round_to(Dtype t, float x) {
     case Dtype::fp32: return x;
     case Dtype::fp16: return round_fp16(x);
     case Dtype::bf16: return round_bf16(x);
+    case Dtype::fp8: return round_e4m3(x);
   }
   return x;
 }

@@ -31,7 +31,9 @@ struct AccessLog;  // l2_cache.h
 // Flash-decoding (--schedule decode) adds the float32 partials of its S splits, stacked:
 // Op = O^(s) ((S Nq) x d, split s at rows s Nq ..) and Lp = lse^(s) ((S Nq) x 1); with a paged
 // KV cache (--page-size, core/paged_kv.h) BT is the block table, one int32 per logical page.
-enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, Op, Lp, BT, count };
+// --dtype fp8 adds the float32 scales of Q, K, V (core/fp8.h): sQ, sK, sV, a column of one
+// scale per tensor or one per tile (Q block of Br rows, K/V block of Bc rows).
+enum class Tensor : uint8_t { Q, K, V, O, l, m, S, P, L, dO, dQ, dK, dV, D, dP, dS, Op, Lp, BT, sQ, sK, sV, count };
 constexpr int kTensors = static_cast<int>(Tensor::count);
 const char* tensor_name(Tensor t);
 
@@ -72,7 +74,15 @@ struct HbmWrite {
 // to fp16 would swamp the gradient).
 inline bool tensor_uses_dtype(Tensor t) {
   return !(t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::dQ ||
-           t == Tensor::Op || t == Tensor::Lp || t == Tensor::BT);
+           t == Tensor::Op || t == Tensor::Lp || t == Tensor::BT || t == Tensor::sQ || t == Tensor::sK ||
+           t == Tensor::sV);
+}
+// The type a tensor is stored in under storage type `storage`: float32 for the statistics and
+// scales; Q, K, V in the storage type; the rest (O, ...) in output_dtype(storage), which differs
+// from the storage type only for fp8 (O in bf16).
+inline Dtype tensor_dtype(Tensor t, Dtype storage) {
+  if (!tensor_uses_dtype(t)) return Dtype::fp32;
+  return t == Tensor::Q || t == Tensor::K || t == Tensor::V ? storage : output_dtype(storage);
 }
 // Rows and columns of a tensor in HBM (splits: decode's S, which stacks its partials).
 inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk, int64_t splits = 1) {
@@ -80,7 +90,9 @@ inline int64_t tensor_rows(Tensor t, int64_t nq, int64_t nk, int64_t splits = 1)
   return (t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV) ? nk : nq;
 }
 inline int64_t tensor_cols(Tensor t, int64_t nk, int64_t d) {
-  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::Lp || t == Tensor::BT) return 1;
+  if (t == Tensor::l || t == Tensor::m || t == Tensor::L || t == Tensor::D || t == Tensor::Lp || t == Tensor::BT ||
+      t == Tensor::sQ || t == Tensor::sK || t == Tensor::sV)
+    return 1;
   if (t == Tensor::S || t == Tensor::P || t == Tensor::dP || t == Tensor::dS) return nk;
   return d;
 }
@@ -90,7 +102,7 @@ class Hbm {
   explicit Hbm(Dtype dtype = Dtype::fp32) : dtype_(dtype) {}
   // Places an input in HBM, rounded to the storage type (not counted: inputs start in HBM).
   void put(Tensor t, Mat value) {
-    if (tensor_uses_dtype(t)) round_in_place(dtype_, value.data(), value.size());
+    round_in_place(tensor_dtype(t, dtype_), value.data(), value.size());
     data_[idx(t)] = std::move(value);
   }
   const Mat& get(Tensor t) const { return data_[idx(t)]; }
@@ -102,8 +114,8 @@ class Hbm {
   void store(Tensor t, int64_t row0, const Expr& block) {
     auto dst = data_[idx(t)].middleRows(row0, block.rows());
     dst = block;
-    if (tensor_uses_dtype(t) && dtype_ != Dtype::fp32)
-      for (int64_t r = 0; r < dst.rows(); ++r) round_in_place(dtype_, &dst(r, 0), dst.cols());
+    if (tensor_dtype(t, dtype_) != Dtype::fp32)
+      for (int64_t r = 0; r < dst.rows(); ++r) round_in_place(tensor_dtype(t, dtype_), &dst(r, 0), dst.cols());
     traffic_.written[idx(t)] += int64_t(block.size()) * bytes(t);
     if (log_) log_write(t, row0, block.rows());
     if (access_log_) log_access(t, true, row0, block.rows());
@@ -122,7 +134,7 @@ class Hbm {
   void set_write_log(std::vector<HbmWrite>* log) { log_ = log; }
   const Traffic& traffic() const { return traffic_; }
   Traffic& traffic_mut() { return traffic_; }
-  int bytes(Tensor t) const { return tensor_uses_dtype(t) ? dtype_bytes(dtype_) : 4; }
+  int bytes(Tensor t) const { return dtype_bytes(tensor_dtype(t, dtype_)); }
   Dtype dtype() const { return dtype_; }
   int64_t footprint_bytes() const;
 
@@ -139,10 +151,14 @@ class Hbm {
 class Sram {
  public:
   // tile_capacity: elements the four d-wide tiles may use together; <= 0 means unlimited.
-  // The tiles hold the storage type; scratch (S_ij, statistics) is float32.
+  // The tiles hold the storage type (O_i: the output type, bf16 under fp8); scratch (S_ij,
+  // statistics) is float32.
   Sram(int64_t tile_capacity, Dtype dtype = Dtype::fp32)
-      : tile_capacity_(tile_capacity), tile_bytes_per_elem_(dtype_bytes(dtype)) {}
-  int slot_bytes(Slot s) const { return slot_elem_bytes(s, tile_bytes_per_elem_); }
+      : tile_capacity_(tile_capacity), tile_bytes_per_elem_(dtype_bytes(dtype)),
+        out_bytes_per_elem_(dtype_bytes(output_dtype(dtype))) {}
+  int slot_bytes(Slot s) const {
+    return slot_elem_bytes(s, s == Slot::Oi ? out_bytes_per_elem_ : tile_bytes_per_elem_);
+  }
   // HBM -> SRAM: copies rows [row0, row0+rows) of tensor t into slot s. Counted as HBM read.
   Mat& load(Slot s, Hbm& hbm, Tensor t, int64_t row0, int64_t rows);
   // HBM -> SRAM of rows the caller gathered from t's physical pages (a paged KV cache,
@@ -167,7 +183,7 @@ class Sram {
   std::array<Mat, kSlots> buf_;
   std::array<int64_t, kSlots> elems_{};
   int64_t tile_capacity_;
-  int tile_bytes_per_elem_;
+  int tile_bytes_per_elem_, out_bytes_per_elem_;
   int64_t peak_bytes_ = 0, peak_tile_bytes_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include "core/input_files.h"
 #include "core/decode.h"
 #include "core/npy.h"
+#include "core/schedule_registry.h"
 
 #include <cmath>
 #include <iomanip>
@@ -68,7 +69,7 @@ int64_t parse_sram_size(const std::string& text) {
 }
 
 const std::vector<std::string>& input_patterns() {
-  static const std::vector<std::string> names = {"random", "uniform", "large", "ramp"};
+  static const std::vector<std::string> names = {"random", "uniform", "large", "ramp", "outliers"};
   return names;
 }
 
@@ -98,6 +99,18 @@ Mat make_input(const std::string& pattern, int64_t rows, int64_t d, uint64_t see
     for (int64_t k = 0; k < m.size(); ++k) m.data()[k] = float(amp * rng.normal());
   } else if (pattern == "uniform") {
     for (int64_t k = 0; k < m.size(); ++k) m.data()[k] = float(2.0 * rng.uniform01() - 1.0);
+  } else if (pattern == "outliers") {
+    // FlashAttention-3's accuracy study: standard normal entries, and a few entries per row with
+    // a large magnitude (outlier features). Here two per row (one when d < 4), +-(10 to 30) at
+    // seeded columns.
+    for (int64_t k = 0; k < m.size(); ++k) m.data()[k] = float(rng.normal());
+    const int64_t per_row = d < 4 ? 1 : 2;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t e = 0; e < per_row; ++e) {
+        const auto c = int64_t(rng.next() % uint64_t(d));
+        const double mag = 10.0 + 20.0 * rng.uniform01();
+        m(r, c) = float((rng.next() & 1) ? -mag : mag);
+      }
   } else if (pattern == "ramp") {  // smooth, seed-independent values that read well on screen
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < d; ++c)
@@ -144,6 +157,17 @@ void validate_options(const AttentionOptions& o, int64_t nk) {
   if (o.p_dtype != Dtype::fp32 && o.dtype == Dtype::fp32)
     throw InputError(std::string("--p-dtype ") + dtype_name(o.p_dtype) +
                      " emulates a tensor-core kernel, which takes 16-bit inputs: add --dtype bf16 or fp16");
+  // FP8 (docs/fp8.md): P~ goes to e4m3 with the storage, never on its own; the scale and the
+  // rotation belong to e4m3 storage.
+  if (o.dtype == Dtype::fp8 && o.p_dtype != Dtype::fp32 && o.p_dtype != Dtype::fp8)
+    throw InputError(std::string("--dtype fp8 rounds P~ to e4m3 for the P V product: drop --p-dtype ") +
+                     dtype_name(o.p_dtype));
+  if (o.dtype != Dtype::fp8 && o.p_dtype == Dtype::fp8)
+    throw InputError("--p-dtype takes fp16 or bf16 (P~ in e4m3 comes with --dtype fp8)");
+  if (o.dtype != Dtype::fp8 && o.fp8_scale != Fp8Scale::none)
+    throw InputError("--fp8-scale is for --dtype fp8 (e4m3 storage with float32 scales)");
+  if (o.dtype != Dtype::fp8 && o.rotate)
+    throw InputError("--rotate is for --dtype fp8 (it rotates Q and K before their e4m3 quantisation)");
 }
 
 void validate_sizes(const ProblemSpec& s) {
@@ -162,6 +186,12 @@ void validate_sizes(const ProblemSpec& s) {
                      std::to_string(s.nk) + " (tokens per page of the KV cache)");
   if (s.scale) checked::to_float(*s.scale, "scale");
   validate_options(s.options, s.nk);
+  if (s.options.dtype == Dtype::fp8) {  // the FP8 forward (docs/fp8.md)
+    if (!schedule_info(s.schedule).fp8_scale_reads)
+      throw InputError(std::string("--dtype fp8 has no ") + schedule_name(s.schedule) +
+                       " version: the FP8 forward runs --schedule " + fp8_schedule_names());
+    if (s.options.rotate) check_rotation_dim(s.d);
+  }
   if (s.options.p_dtype != Dtype::fp32 && s.schedule == Schedule::standard)
     throw InputError("--p-dtype is for the tiled schedules (fa1, fa2): standard attention already "
                      "stores P in the --dtype type");
@@ -226,6 +256,11 @@ Problem make_problem(const ProblemSpec& spec) {
   p.dropout = float(s.options.dropout);
   p.dtype = s.options.dtype;
   p.p_dtype = s.options.p_dtype;
+  if (p.dtype == Dtype::fp8) {  // P~ in e4m3 (scale 1) for the P V product; per-tensor by default
+    p.p_dtype = Dtype::fp8;
+    p.fp8_scale = s.options.fp8_scale == Fp8Scale::none ? Fp8Scale::per_tensor : s.options.fp8_scale;
+    p.rotate = s.options.rotate;
+  }
   p.bytes_per_elem = dtype_bytes(p.dtype);
   if (p.dtype == Dtype::fp16)  // the inputs are stored in HBM as fp16: they must fit
     for (const auto& [m, name] : {std::pair<const Mat*, const char*>{&p.Q, "Q"}, {&p.K, "K"}, {&p.V, "V"}})

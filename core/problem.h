@@ -1,5 +1,6 @@
 // Problem and Tiling: what to compute and how it is cut into blocks (paper notation).
 #pragma once
+#include "core/fp8.h"
 #include "core/mask.h"
 #include "core/types.h"
 
@@ -21,11 +22,16 @@ struct AttentionOptions {
   double dropout = 0;         // probability p in [0, 1)
   Dtype dtype = Dtype::fp32;  // storage type of Q, K, V, O in HBM
   // Type P~_ij is rounded to before the P~_ij V_j product (FA2fwd L10, Alg1 L12), as a
-  // tensor-core kernel does in registers; fp32 = not rounded. Needs 16-bit storage.
+  // tensor-core kernel does in registers; fp32 = not rounded. Needs 16-bit storage (fp8 storage
+  // rounds P~ to e4m3 itself: make_problem sets it).
   Dtype p_dtype = Dtype::fp32;
+  // --dtype fp8 only (core/fp8.h, docs/fp8.md): how Q, K, V are scaled (none: per-tensor, the
+  // default), and --rotate, the Hadamard rotation of Q and K before quantisation.
+  Fp8Scale fp8_scale = Fp8Scale::none;
+  bool rotate = false;
 };
 // One InputError for the first value out of range (window sizes, key length against Nk, dropout,
-// --p-dtype without 16-bit storage).
+// --p-dtype without 16-bit storage, --fp8-scale / --rotate without --dtype fp8).
 void validate_options(const AttentionOptions& o, int64_t nk);
 
 // What the user asked for, before validation. Sizes are signed so that a negative value
@@ -83,7 +89,11 @@ struct Problem {
   int64_t splits = 1;      // decode's S, 1 <= S <= Tc (1 for the other schedules)
   int64_t page_size = 0;   // decode's KV pages of P tokens read through a block table; 0 = not paged
   Mat Q, K, V;
-  AttentionOptions options() const { return {mask, dropout, dtype, p_dtype}; }
+  // --dtype fp8 (docs/fp8.md): per_tensor or per_block (none for the other types), and whether Q
+  // and K are rotated before quantisation. Q, K, V above stay the inputs as given.
+  Fp8Scale fp8_scale = Fp8Scale::none;
+  bool rotate = false;
+  AttentionOptions options() const { return {mask, dropout, dtype, p_dtype, fp8_scale, rotate}; }
 };
 
 // The paper's block sizes: Bc = ceil(M/(4d)), Br = min(ceil(M/(4d)), d); overrides checked.

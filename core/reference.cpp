@@ -53,7 +53,7 @@ Reference reference_attention(const Mat& Q, const Mat& K, const Mat& V, double s
 template <typename X, typename R>
 static ErrorStats compare_impl(const X& x, const R& ref) {
   ErrorStats e;
-  double ref_max = 0;
+  double ref_max = 0, sum_sq = 0;
   for (int64_t k = 0; k < ref.size(); ++k) {
     const double xv = double(x.data()[k]), rv = ref.data()[k];
     if (std::isinf(rv) && xv == rv) continue;  // -inf lse of a fully masked row, matched
@@ -63,9 +63,11 @@ static ErrorStats compare_impl(const X& x, const R& ref) {
       return e;
     }
     e.max_abs = std::max(e.max_abs, diff);
+    sum_sq += diff * diff;
     if (std::isfinite(rv)) ref_max = std::max(ref_max, std::abs(rv));
   }
   e.max_rel = ref_max > 0 ? e.max_abs / ref_max : e.max_abs;
+  e.rms = ref.size() > 0 ? std::sqrt(sum_sq / double(ref.size())) : 0.0;
   return e;
 }
 

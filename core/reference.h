@@ -46,6 +46,7 @@ ReferenceGrad reference_backward(const Mat& Q, const Mat& K, const Mat& V, const
 //   do not blow it up). Any NaN in x makes both +inf.
 struct ErrorStats {
   double max_abs = 0, max_rel = 0;
+  double rms = 0;  // root mean square of the differences (entries matched at -inf count as 0)
 };
 ErrorStats compare(const Mat& x, const MatD& ref);
 ErrorStats compare(const Vec& x, const VecD& ref);

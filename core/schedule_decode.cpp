@@ -83,6 +83,7 @@ TrafficForm decode_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_
   f.write_elems = S * nq * (d + 1) + nq * (d + 1);
   f.read_stat_elems = S * nq * (d + 1);
   f.write_stat_elems = S * nq * (d + 1) + nq;
+  f.write_out_elems = nq * d;
   return f;
 }
 

@@ -47,6 +47,7 @@ void run_fa1(Trace& tr, bool record) {
   Mat PV;           // P~_ij V_j, on chip
   Vec alpha, beta;  // e^(m_i - m_i^new), e^(m~_ij - m_i^new), on chip
   const Mask& mask = p.mask;
+  const bool fp8 = p.dtype == Dtype::fp8;  // e4m3 Q, K, V with scales (core/fp8_inputs.h)
   for (int64_t j = 0; j < t.Tc; ++j) {
     const int64_t bc = t.rows_in_kv_block(j, p.nk);
     // A K/V block that every query block masks entirely is never loaded.
@@ -63,6 +64,8 @@ void run_fa1(Trace& tr, bool record) {
     begin(Line::A1_L6, -1, j);
     const Mat& Kj = sram.load(Slot::Kj, hbm, Tensor::K, j * t.Bc, bc);
     const Mat& Vj = sram.load(Slot::Vj, hbm, Tensor::V, j * t.Bc, bc);
+    const float s_k = fp8 ? read_fp8_scale(hbm, Tensor::sK, j) : 1.0f;  // --dtype fp8: their scales
+    const float s_v = fp8 ? read_fp8_scale(hbm, Tensor::sV, j) : 1.0f;
     end(0);
 
     for (int64_t i = 0; i < t.Tr; ++i) {
@@ -80,12 +83,13 @@ void run_fa1(Trace& tr, bool record) {
       Mat& Oi = sram.load(Slot::Oi, hbm, Tensor::O, row0, br);
       const Mat& li = sram.load(Slot::li, hbm, Tensor::l, row0, br);
       const Mat& mi = sram.load(Slot::mi, hbm, Tensor::m, row0, br);
+      const float s_q = fp8 ? read_fp8_scale(hbm, Tensor::sQ, i) : 1.0f;
       end(0);
 
       // Alg1 L9: S_ij = tau Q_i K_j^T
       Step* s = begin(Line::A1_L9, i, j);
       Mat& S = sram.scratch(Slot::Sij, br, bc);
-      score_tile(S, Qi, Kj, p, kind, row0, j * t.Bc, s);
+      score_tile(S, Qi, Kj, p, kind, row0, j * t.Bc, s, s_q, s_k);
       end(2 * br * bc * d + br * bc);
 
       // Alg1 L10: m~_ij = rowmax(S_ij), P~_ij = exp(S_ij - m~_ij), l~_ij = rowsum(P~_ij)
@@ -126,8 +130,9 @@ void run_fa1(Trace& tr, bool record) {
       s = begin(Line::A1_L12, i, j);
       if (p.dropout > 0)  // Algorithm 2: dropout on P~_ij inside the update of O_i
         apply_dropout(S, p.dropout, p.seed, row0, j * t.Bc, s ? &s->dropout_keep : nullptr);
-      round_in_place(p.p_dtype, S.data(), S.size());  // --p-dtype: P~_ij as the tensor cores take it
+      round_p_tile(S, p, s, s_v);  // --p-dtype, or e4m3: P~_ij as the tensor cores take it
       PV.noalias() = S * Vj;
+      if (fp8) PV *= s_v;  // (P~_ij V_j) s_v: V_j's scale after the product
       for (int64_t r = 0; r < br; ++r)
         for (int64_t c = 0; c < d; ++c)
           Oi(r, c) = merged_output(li(r, 0), alpha(r), Oi(r, c), beta(r), PV(r, c), lnew(r, 0));

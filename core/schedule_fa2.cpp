@@ -51,6 +51,8 @@ void fa2_row_block(ScheduleContext& ctx, const Trace& tr, int64_t i, int64_t j0,
   // FA2fwd L4: load Q_i from HBM to SRAM
   begin(lines.load_q, i, -1);
   const Mat& Qi = sram.load(Slot::Qi, hbm, Tensor::Q, row0, br);
+  const bool fp8 = p.dtype == Dtype::fp8;  // e4m3 Q, K, V with scales (core/fp8_inputs.h)
+  const float s_q = fp8 ? read_fp8_scale(hbm, Tensor::sQ, i) : 1.0f;
   end(0);
 
   // FA2fwd L5: on chip, O_i = 0, l_i = 0, m_i = -inf
@@ -77,12 +79,14 @@ void fa2_row_block(ScheduleContext& ctx, const Trace& tr, int64_t i, int64_t j0,
     if (ctx.paged) load_paged_kv(ctx, col0, bc, ld);
     const Mat& Kj = ctx.paged ? sram.at(Slot::Kj) : sram.load(Slot::Kj, hbm, Tensor::K, col0, bc);
     const Mat& Vj = ctx.paged ? sram.at(Slot::Vj) : sram.load(Slot::Vj, hbm, Tensor::V, col0, bc);
+    const float s_k = fp8 ? read_fp8_scale(hbm, Tensor::sK, j) : 1.0f;
+    const float s_v = fp8 ? read_fp8_scale(hbm, Tensor::sV, j) : 1.0f;
     end(0);
 
     // FA2fwd L8: S_ij = tau Q_i K_j^T
     Step* s = begin(lines.scores, i, j);
     Mat& S = sram.scratch(Slot::Sij, br, bc);
-    score_tile(S, Qi, Kj, p, kind, row0, col0, s);
+    score_tile(S, Qi, Kj, p, kind, row0, col0, s, s_q, s_k);
     end(2 * br * bc * d + br * bc);
 
     // FA2fwd L9: m_new = max(m, rowmax S), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
@@ -116,10 +120,11 @@ void fa2_row_block(ScheduleContext& ctx, const Trace& tr, int64_t i, int64_t j0,
     s = begin(lines.update, i, j);
     if (p.dropout > 0)
       apply_dropout(S, p.dropout, p.seed, row0, col0, s ? &s->dropout_keep : nullptr);
-    // P~_ij rounded to --p-dtype for the product, as a tensor-core kernel does in registers
-    // (l_i above was summed from the float32 P~, as there too).
-    round_in_place(p.p_dtype, S.data(), S.size());
+    // P~_ij rounded to --p-dtype (or e4m3) for the product, as a tensor-core kernel does in
+    // registers (l_i above was summed from the float32 P~, as there too).
+    round_p_tile(S, p, s, s_v);
     PV.noalias() = S * Vj;
+    if (fp8) PV *= s_v;  // (P~_ij V_j) s_v: V_j's scale after the product
     for (int64_t r = 0; r < br; ++r)
       for (int64_t c = 0; c < d; ++c) Oi(r, c) = accumulated_output(alpha(r), Oi(r, c), PV(r, c));
     if (s) s->O_i = Oi;  // the on-chip state a snapshot of step j shows (core/snapshot.h)

@@ -50,6 +50,15 @@ std::string schedule_names(const char* last_sep) {
   return out;
 }
 
+std::string fp8_schedule_names() {
+  std::vector<const char*> names;
+  for (const ScheduleInfo* i : schedules())
+    if (i->fp8_scale_reads) names.push_back(i->name);
+  std::string out;
+  for (size_t k = 0; k < names.size(); ++k) out += std::string(k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + names[k];
+  return out;
+}
+
 const char* schedule_name(Schedule s) { return schedule_info(s).name; }
 
 Schedule parse_schedule(const std::string& name) {

@@ -111,6 +111,10 @@ struct ScheduleInfo {
   std::vector<Tensor> hbm_tensors, backward_hbm_tensors, stat_tensors, backward_stat_tensors;
   std::vector<Tensor> state_tensors;
   std::vector<const char*> on_chip_only;
+
+  // [FP8] --dtype fp8 (docs/fp8.md): the scale reads (4 bytes each) of an unmasked forward, one
+  // with every load of a Q, K or V tile; null: the schedule has no FP8 version.
+  int64_t (*fp8_scale_reads)(const Tiling& t);
 };
 
 // Whether a schedule has a backward pass (decode has none: its backward_* fields are null).
@@ -123,6 +127,7 @@ const ScheduleInfo& baseline_schedule();  // standard attention
 int schedule_index(Schedule s);           // position in schedules()
 // "fa1, fa2 or standard": the names for help texts and error messages.
 std::string schedule_names(const char* last_sep = " or ");
+std::string fp8_schedule_names();  // "fa1, fa2 or decode": those with an FP8 forward
 
 // The schedule a default problem, the app and a preset start with.
 constexpr Schedule kDefaultSchedule = Schedule::fa1;

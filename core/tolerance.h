@@ -35,6 +35,7 @@ inline double storage_tol(Dtype t, double tiled_tol = kTiledTol) {
   switch (t) {
     case Dtype::fp16: return std::ldexp(1.0, -10);
     case Dtype::bf16: return std::ldexp(1.0, -7);
+    case Dtype::fp8: return std::ldexp(1.0, -7);  // O is stored in bf16 (core/types.h output_dtype)
     default: return tiled_tol;
   }
 }

@@ -38,6 +38,11 @@ struct Step {
   bool masked = false;           // the block was partly masked, element by element
   std::vector<int32_t> pages;    // a paged load of K_j, V_j: the physical page of each logical page
   Mat dropout_keep;              // the line that applies dropout: 1 kept, 0 dropped
+  // --dtype fp8 (docs/fp8.md): the scales the line applied (scores: s_Q_i, s_K_j; P~ V: 1 for
+  // P~_ij, s_V_j) and its largest rounding error (scores: |S_ij - tau Q_i K_j^T| against the
+  // unquantised inputs; P~ V: |P~_ij in e4m3 - P~_ij|). 0 where the line applies none.
+  float fp8_scale_a = 0, fp8_scale_b = 0;
+  double fp8_error = 0;
   // Backward: `tile` is what the line computed on chip (S_ij, P_ij, dP_ij, dS_ij, or the
   // accumulators dV~_j after L16 and dK~_j after L22); D_i = rowsum(dO_i o O_i) where computed.
   Vec D_i;

@@ -81,7 +81,7 @@ TEST_CASE("bad input gives one clear error line and a non-zero exit and no outpu
       {"run --window 3", "--window must be LEFT,RIGHT"},
       {"run --n 64 --kv-len 65", "key length 65 is out of range 0..64"},
       {"run --dropout 1", "dropout probability must be in [0, 1)"},
-      {"run --dtype fp8", "unknown dtype 'fp8'"},
+      {"run --dtype fp4", "unknown dtype 'fp4'"},
       {"run --dropout -0.1", "dropout probability must be in [0, 1)"},
       {"run --pattern zebra", "unknown input pattern 'zebra'"},
       {"run --M lots", "M must be a number"},

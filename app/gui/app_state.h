@@ -44,6 +44,9 @@ struct ScheduleRun {
 // Forward + backward HBM bytes read and written from the closed forms (the paper's Figure 2,
 // left): the memory panel's row, shown whether or not the backward ran.
 int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bytes_per_elem);
+// The same with the inputs at the storage type's size and O at the output type's (fp8: e4m3 and
+// bf16; for the other types equal to the above with dtype_bytes(dtype)).
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, Dtype dtype);
 
 // The schedules in the order the app shows them: the registry's (core/schedule_registry.h), read
 // at first use (never during static initialisation, when the registry may not be made yet).
@@ -84,6 +87,12 @@ struct RunView {
   std::vector<int64_t> tilde_step, merge_step, keep_step;
   Mat m_series, l_series;      // Nq x Tc: m_i^new, l_i^new of each row after the merge of (i, j)
   float range_qkv = 1, range_o = 1, range_s = 1, range_m = 1, max_l = 1, range_L = 1;
+  // --dtype fp8 (docs/fp8.md), for Q, K, V (0, 1, 2); empty for the other types. values: the
+  // e4m3 values in HBM; scales: their scales as in HBM (1 row, or one per Q / K, V block);
+  // stored: value x scale, what the heatmaps show; inputs: before quantisation (Q, K rotated
+  // with --rotate).
+  Mat fp8_values[3], fp8_scales[3], fp8_stored[3], fp8_inputs[3];
+  float fp8_scale_of(int which, int64_t row) const;  // the scale of the row's block
   int64_t step_of(int64_t i, int64_t j, Line line) const;  // first step of (i, j) at a line
   // The first forward step of iteration (i, j) that is not a skip (untiled schedules: of row
   // block i); -1 when the mask skips it.

@@ -25,6 +25,8 @@ bool gpu_snapshots_available(std::string* why) {
 SnapshotSet gpu_snapshots(const Trace& tr) {
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
+  if (p.dtype == Dtype::fp8)  // docs/fp8.md: the CUDA kernels would take the unquantised inputs
+    throw InputError("the GPU kernels take fp32, fp16 and bf16; --dtype fp8 runs on the CPU engine only");
   const gpu::Shape shape{1, 1, p.nq, p.nk, p.d};
   const gpu::Features f = gpu::features_of(p.options(), p.seed);
   // fa1: O, l, m copied back after every j (one launch per j); fa2: variant 1's snapshot

@@ -31,9 +31,10 @@ void UpdateHeatmaps(AppState& s, GpuState& g) {
   const Problem& p = v.trace.problem;
   if (g.run_seen != s.run_version) {  // a new trace: inputs, score tiles and masks once
     g.run_seen = s.run_version;
-    g.Q.upload(p.Q);
-    g.K.upload(p.K);
-    g.V.upload(p.V);
+    const bool fp8 = v.fp8_stored[0].size() > 0;  // --dtype fp8: the dequantised e4m3 values in HBM
+    g.Q.upload(fp8 ? v.fp8_stored[0] : p.Q);
+    g.K.upload(fp8 ? v.fp8_stored[1] : p.K);
+    g.V.upload(fp8 ? v.fp8_stored[2] : p.V);
     if (v.S.size()) {
       g.S.upload(v.S);  // all tiles; only those computed so far are drawn
       g.P.upload(v.P);

@@ -58,14 +58,22 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const Schedule sched = v.schedule();
   const ScheduleInfo& info = schedule_info(sched);
   const Step* cur = current_step(s);
-  const int bpe = p.bytes_per_elem;
+  const int bpe = p.bytes_per_elem, out_bpe = dtype_bytes(output_dtype(p.dtype));  // fp8: e4m3 inputs, bf16 O
+  const auto slot_bytes = [&](Slot k) { return slot_elem_bytes(k, k == Slot::Oi ? out_bpe : bpe); };
   char a[32], b[32], c[128];
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
 
-  ImGui::TextWrapped("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) are stored in %s; l, m and L stay float32.",
-                      dtype_name(p.dtype));
+  if (p.dtype == Dtype::fp8) {  // docs/fp8.md
+    ImGui::TextWrapped("HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
+                       fp8_scale_name(p.fp8_scale));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A scale is read (4 B) with every Q, K or V tile loaded; l, m and L stay float32.");
+  } else {
+    ImGui::TextWrapped("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) are stored in %s; l, m and L stay float32.",
+                        dtype_name(p.dtype));
+  }
   if (ImGui::BeginTable("hbm", 4, tf)) {
     ImGui::TableSetupColumn("tensor");
     ImGui::TableSetupColumn("shape");
@@ -76,9 +84,10 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     // backward's tensors follow when it ran: dO, the gradients, D (fa2), dP, dS (standard).
     const std::vector<Tensor>& list = info.hbm_tensors;
     const std::vector<Tensor>& blist = info.backward_hbm_tensors;
-    const size_t n = list.size(), nb = v.backward ? blist.size() : 0;
+    static const std::vector<Tensor> scales = {Tensor::sQ, Tensor::sK, Tensor::sV};  // fp8's
+    const size_t n = list.size(), nb = v.backward ? blist.size() : p.dtype == Dtype::fp8 ? scales.size() : 0;
     for (size_t e = 0; e < n + nb; ++e) {
-      const Tensor tn = e < n ? list[e] : blist[e - n];
+      const Tensor tn = e < n ? list[e] : v.backward ? blist[e - n] : scales[e - n];
       ImGui::TableNextRow();
       const int ti = int(tn);
       const int64_t rd = cur ? cur->tensor_read[ti] : 0, wr = cur ? cur->tensor_written[ti] : 0;
@@ -90,7 +99,11 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
       ImGui::TableNextColumn();
       // core/memory.h's shapes (decode's partials stack S blocks of Nq rows)
-      ImGui::Text("%lld x %lld", (long long)tensor_rows(tn, p.nq, p.nk, t.S), (long long)tensor_cols(tn, p.nk, p.d));
+      // fp8's scales: one per tensor, or one per Q block (Tr) / K, V block (Tc)
+      const int64_t rows = tn == Tensor::sQ || tn == Tensor::sK || tn == Tensor::sV
+                               ? (p.fp8_scale != Fp8Scale::per_block ? 1 : tn == Tensor::sQ ? t.Tr : t.Tc)
+                               : tensor_rows(tn, p.nq, p.nk, t.S);
+      ImGui::Text("%lld x %lld", (long long)rows, (long long)tensor_cols(tn, p.nk, p.d));
       ImGui::TableNextColumn();
       if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
       else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, rd));
@@ -163,12 +176,17 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   ImGui::Separator();
   // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).
   const bool bwd = cur && is_backward_line(cur->line) && info.tiled;
-  const int64_t cap = (bwd ? backward_tile_capacity(t) : t.tile_capacity) * bpe;
+  const int64_t cap = bwd ? backward_tile_capacity(t) * bpe
+                      : p.dtype == Dtype::fp8 ? t.tile_capacity / 4 * (3 * bpe + out_bpe)  // e4m3 Q_i, K_j, V_j; bf16 O_i
+                                              : t.tile_capacity * bpe;
   int64_t tiles = 0, scratch = 0;
   if (cur)
     for (int k = 0; k < kSlots; ++k)
-      (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_elem_bytes(Slot(k), bpe);
-  ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
+      (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_bytes(Slot(k));
+  if (p.dtype == Dtype::fp8)
+    ImGui::Text("SRAM: M = %lld elements (Q_i, K_j, V_j e4m3, O_i bf16)", (long long)p.M);
+  else
+    ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
   if (!info.tiled)
     std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in %s", fmt_bytes(a, sizeof a, tiles),
                   fmt_bytes(b, sizeof b, cap),
@@ -193,7 +211,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (int k = 0; k < kSlots; ++k) {
       const int64_t e = cur ? cur->sram_elems[size_t(k)] : 0;
       if (!e || slot_is_tile(Slot(k)) != (pass == 0)) continue;
-      std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * slot_elem_bytes(Slot(k), bpe)));
+      std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * slot_bytes(Slot(k))));
       const float w = ImGui::CalcTextSize(c).x;
       ImGui::SameLine();
       if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
@@ -246,7 +264,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
         }
         const TrafficForm& f = bwd ? r.backward_form : r.form;
         const Totals& tt = bwd ? r.backward_totals : r.forward_totals;
-        const int64_t form = read ? f.read_bytes(bpe) : f.write_bytes(bpe);
+        const int64_t form = bwd ? (read ? f.read_bytes(bpe) : f.write_bytes(bpe))
+                                 : read ? f.read_bytes(bpe, out_bpe) : f.write_bytes(bpe, out_bpe);
         const int64_t sim = read ? tt.hbm_read_bytes : tt.hbm_write_bytes;
         const ImVec4 col = form == sim ? kPassText : masked && sim < form ? kBoundText : kErrorText;
         ImGui::TextColored(col, "%s%s", form == sim ? "= " : masked && sim < form ? "<= " : "!= ",
@@ -308,7 +327,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
                                "for one head: 40.3 GB against 4.4 GB there for the whole batch.");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(fmt_bytes(a, sizeof a, fwd_bwd_form_bytes(r, bpe)));
+      ImGui::TextUnformatted(fmt_bytes(a, sizeof a, fwd_bwd_form_bytes(r, p.dtype)));
     }
     label("FLOPs", nullptr);
     for (const ScheduleRun& r : v.runs) {

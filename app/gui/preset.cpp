@@ -136,6 +136,8 @@ Preset parse_preset(const std::string& text, const std::string& path) {
       key = "kv_len"; if (q.contains(key)) s.options.mask.kv_len = whole(q[key], where + key);
       key = "dropout"; if (q.contains(key)) s.options.dropout = r.real(q[key], key);
       key = "dtype"; if (q.contains(key)) s.options.dtype = parse_dtype(r.text(q[key], key, kMaxWord));
+      key = "fp8_scale"; if (q.contains(key)) s.options.fp8_scale = parse_fp8_scale(r.text(q[key], key, kMaxWord));
+      key = "rotate"; if (q.contains(key)) s.options.rotate = r.flag(q[key], key);
       key = "backward"; if (q.contains(key)) p.backward = r.flag(q[key], key);
       std::string l2_size, gpu;  // checked as `run --l2 --gpu --heads --ncu` checks them
       int64_t heads = 1;

@@ -144,14 +144,31 @@ void DrawProblemTab(AppState& s) {
   changed |= ImGui::InputDouble("dropout p", &f.options.dropout, 0, 0, "%.4g");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("P~_ij entries dropped with probability p in [0, 1) (Philox keyed by the seed)");
   FieldError(f, Field::dropout);
-  static const char* const kDtypeItems[3] = {"fp32", "fp16", "bf16"};
+  static const char* const kDtypeItems[4] = {"fp32", "fp16", "bf16", "fp8"};
   int dt = int(f.options.dtype);
-  if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 3)) {
-    f.options.dtype = Dtype(std::clamp(dt, 0, 2));
+  if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 4)) {
+    f.options.dtype = Dtype(std::clamp(dt, 0, 3));
+    if (f.options.dtype != Dtype::fp8) {  // the scale and the rotation belong to fp8
+      f.options.fp8_scale = Fp8Scale::none;
+      f.options.rotate = false;
+    }
     changed = true;
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) stored in this type; arithmetic in float32.\n"
+                      "fp8: Q, K, V in e4m3 with float32 scales, O in bf16 (fa1, fa2, decode; docs/fp8.md)");
   FieldError(f, Field::dtype);
+  if (f.options.dtype == Dtype::fp8) {
+    bool per_block = f.options.fp8_scale == Fp8Scale::per_block;
+    if (ImGui::Checkbox("per-block scales", &per_block)) {
+      f.options.fp8_scale = per_block ? Fp8Scale::per_block : Fp8Scale::per_tensor;
+      changed = true;
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("One scale per Q block (Br rows) and K, V block (Bc rows), else one per tensor");
+    changed |= ImGui::Checkbox("rotate Q, K (Hadamard)", &f.options.rotate);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Incoherent processing: Q and K times a seeded random Hadamard matrix before quantisation (d a power of two)");
+  }
   changed |= ImGui::Checkbox("backward pass", &f.backward);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Then run the schedule's backward (Algorithm 4, FA2's Algorithm 2, Algorithm 3) on dO from the seed");

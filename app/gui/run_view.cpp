@@ -4,6 +4,7 @@
 
 #include "core/backward.h"
 #include "core/decode.h"
+#include "core/fp8_inputs.h"
 #include "core/run.h"
 
 #include <algorithm>
@@ -33,6 +34,12 @@ int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bpe) {
          r.backward_form.write_bytes(bpe);
 }
 
+int64_t fwd_bwd_form_bytes(const ScheduleRun& r, Dtype dtype) {
+  const int bpe = dtype_bytes(dtype), out = dtype_bytes(output_dtype(dtype));
+  return r.form.read_bytes(bpe, out) + r.form.write_bytes(bpe, out) + r.backward_form.read_bytes(bpe) +
+         r.backward_form.write_bytes(bpe);
+}
+
 const std::vector<Schedule>& schedule_ids() {
   static const std::vector<Schedule> ids = [] {
     std::vector<Schedule> v;
@@ -40,6 +47,12 @@ const std::vector<Schedule>& schedule_ids() {
     return v;
   }();
   return ids;
+}
+
+float RunView::fp8_scale_of(int which, int64_t row) const {
+  const Mat& s = fp8_scales[which];
+  if (s.rows() == 1) return s(0, 0);
+  return s(row / (which == 0 ? trace.tiling.Br : trace.tiling.Bc), 0);
 }
 
 int64_t RunView::step_of(int64_t i, int64_t j, Line line) const {
@@ -63,6 +76,8 @@ int64_t RunView::first_step_at(int64_t i, int64_t j) const {
 namespace {
 
 TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
+  // fp8: with the scale reads (a schedule without an FP8 forward gets none: its run is refused)
+  if (p.dtype == Dtype::fp8 && schedule_info(s).fp8_scale_reads) return fp8_traffic(s, p.nq, p.nk, p.d, t);
   return schedule_info(s).forward_traffic(p.nq, p.nk, p.d, t);  // t.S: decode's splits
 }
 
@@ -279,7 +294,22 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
     for (int64_t e = 0; e < v->S.size(); ++e)
       if (v->S.data()[e] == -std::numeric_limits<float>::infinity())
         v->P.data()[e] = -std::numeric_limits<float>::infinity();
-  v->range_qkv = std::max({max_abs(p.Q), max_abs(p.K), max_abs(p.V)});
+  if (p.dtype == Dtype::fp8) {  // Q, K, V as the FP8 kernel finds them in HBM (core/fp8_inputs.h)
+    Hbm h(Dtype::fp8);
+    put_fp8_inputs(h, p, t);
+    const Tensor values[3] = {Tensor::Q, Tensor::K, Tensor::V}, scales[3] = {Tensor::sQ, Tensor::sK, Tensor::sV};
+    v->fp8_inputs[0] = rotated_input(p, p.Q);
+    v->fp8_inputs[1] = rotated_input(p, p.K);
+    v->fp8_inputs[2] = p.V;
+    for (int e = 0; e < 3; ++e) {
+      v->fp8_values[e] = h.get(values[e]);
+      v->fp8_scales[e] = h.get(scales[e]);
+      v->fp8_stored[e] = v->fp8_values[e];
+      for (int64_t r = 0; r < v->fp8_stored[e].rows(); ++r) v->fp8_stored[e].row(r) *= v->fp8_scale_of(e, r);
+    }
+  }
+  v->range_qkv = p.dtype == Dtype::fp8 ? std::max({max_abs(v->fp8_stored[0]), max_abs(v->fp8_stored[1]), max_abs(v->fp8_stored[2])})
+                                       : std::max({max_abs(p.Q), max_abs(p.K), max_abs(p.V)});
   v->range_o = max_abs(tr.O);
   v->range_s = show_scores ? max_abs(v->S) : 1.0f;
   v->range_L = max_abs(Mat(tr.lse));

@@ -82,14 +82,14 @@ nlohmann::json state_to_json(const AppState& s) {
     e["ok"] = r.ok;
     e["hbm_read"] = r.totals.hbm_read_bytes;
     e["hbm_write"] = r.totals.hbm_write_bytes;
-    const int bpe = p.bytes_per_elem;
-    e["form_read"] = r.form.read_bytes(bpe);
-    e["form_write"] = r.form.write_bytes(bpe);
+    const int bpe = p.bytes_per_elem, out_bpe = dtype_bytes(output_dtype(p.dtype));
+    e["form_read"] = r.form.read_bytes(bpe, out_bpe);
+    e["form_write"] = r.form.write_bytes(bpe, out_bpe);
     e["forward"] = {{"hbm_read", r.forward_totals.hbm_read_bytes}, {"hbm_write", r.forward_totals.hbm_write_bytes}};
     if (s.run->backward)
       e["backward"] = {{"hbm_read", r.backward_totals.hbm_read_bytes}, {"hbm_write", r.backward_totals.hbm_write_bytes},
                        {"form_read", r.backward_form.read_bytes(bpe)}, {"form_write", r.backward_form.write_bytes(bpe)}};
-    e["fwd_bwd_form_bytes"] = fwd_bwd_form_bytes(r, bpe);
+    e["fwd_bwd_form_bytes"] = fwd_bwd_form_bytes(r, p.dtype);
     if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
     // The table's DRAM rows, as the panel draws them (l2_view.h).
     const DramColumn dc = dram_column(r.totals, r.schedule, p, s.dram.loaded ? &s.dram.data : nullptr);

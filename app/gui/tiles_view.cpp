@@ -46,9 +46,9 @@ float value_at(const AppState& s, MatId id, int64_t r, int64_t c) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float k = float(s.index());
   switch (id) {
-    case MatId::Q: return p.Q(r, c);
-    case MatId::K: return p.K(r, c);
-    case MatId::V: return p.V(r, c);
+    case MatId::Q: return v.fp8_stored[0].size() ? v.fp8_stored[0](r, c) : p.Q(r, c);  // fp8: as stored
+    case MatId::K: return v.fp8_stored[1].size() ? v.fp8_stored[1](r, c) : p.K(r, c);
+    case MatId::V: return v.fp8_stored[2].size() ? v.fp8_stored[2](r, c) : p.V(r, c);
     case MatId::S: return v.S.size() && v.s_ready(r / t.Br, c / t.Bc) <= k ? v.S(r, c) : nan;
     case MatId::P: return v.P.size() && v.p_ready(r / t.Br, c / t.Bc) <= k ? v.P(r, c) : nan;
     case MatId::O: return s.cursor->written(Tensor::O) ? s.cursor->hbm(Tensor::O)(r, c) : nan;
@@ -183,6 +183,34 @@ void draw_dropped(ImDrawList* dl, const Grid& g, const Mat& keep, int64_t row0, 
 }
 
 // Tooltip for the element under the mouse.
+// --dtype fp8: an input entry as it sits in HBM, its e4m3 code and value, its block's scale, and
+// the input it came from (docs/fp8.md).
+void fp8_entry_tooltip(const RunView& v, int which, int64_t r, int64_t c) {
+  const float e = v.fp8_values[which](r, c), s = v.fp8_scale_of(which, r), x = v.fp8_inputs[which](r, c);
+  const char* scale_name = which == 0 ? "s_Q" : which == 1 ? "s_K" : "s_V";
+  ImGui::Text("in HBM: e4m3 0x%02X = %g, x %s %.4g = %.5g", unsigned(e4m3_code(e)), double(e), scale_name,
+              double(s), double(e * s));
+  ImGui::Text("input %s%.5g: rounding error %.3g", which < 2 && v.trace.problem.rotate ? "(rotated) " : "",
+              double(x), double(e * s - x));
+}
+
+// The current step's FP8 arithmetic in one line: the scales it applied and its rounding error.
+void fp8_step_text(const RunView& v, const Step* cur) {
+  const Problem& p = v.trace.problem;
+  char buf[256];
+  if (cur && line_role(cur->line) == LineRole::scores && cur->fp8_scale_b > 0)
+    std::snprintf(buf, sizeof buf, "e4m3: S_ij = (Q_i K_j^T) tau s_Q s_K with s_Q = %.4g, s_K = %.4g; largest error "
+                  "against tau Q_i K_j^T of the unquantised inputs: %.3g",
+                  double(cur->fp8_scale_a), double(cur->fp8_scale_b), cur->fp8_error);
+  else if (cur && cur->fp8_scale_b > 0)
+    std::snprintf(buf, sizeof buf, "e4m3: P~_ij rounded to e4m3 (scale 1), largest rounding error %.3g; "
+                  "P~_ij V_j then times s_V = %.4g", cur->fp8_error, double(cur->fp8_scale_b));
+  else
+    std::snprintf(buf, sizeof buf, "fp8: Q, K, V shown as stored, e4m3 x %s scale%s; O in bf16. Hover a cell for "
+                  "its code and scale.", fp8_scale_name(p.fp8_scale), p.rotate ? " (Q, K rotated first)" : "");
+  DimText(buf);
+}
+
 void hover_grid(const AppState& s, const Grid& g) {
   if (!ImGui::IsWindowHovered()) return;
   const ImVec2 mp = ImGui::GetIO().MousePos;
@@ -200,11 +228,13 @@ void hover_grid(const AppState& s, const Grid& g) {
   switch (g.id) {
     case MatId::Q:
       ImGui::Text("Q[%lld, %lld] = %s   (block Q_i, i = %lld)", (long long)mr, (long long)mc, val, (long long)(mr / t.Br));
+      if (s.run->fp8_values[0].size()) fp8_entry_tooltip(*s.run, 0, mr, mc);
       break;
     case MatId::K:
     case MatId::V:
       ImGui::Text("%s[%lld, %lld] = %s   (block %s_j, j = %lld)", g.id == MatId::K ? "K" : "V", (long long)mr,
                   (long long)mc, val, g.id == MatId::K ? "K" : "V", (long long)(mr / t.Bc));
+      if (s.run->fp8_values[0].size()) fp8_entry_tooltip(*s.run, g.id == MatId::K ? 1 : 2, mr, mc);
       break;
     case MatId::S:
     case MatId::P: {
@@ -285,6 +315,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   ImGui::RadioButton(standard ? "P" : "P~_ij", &mode, 2);
   s.sp_mode = SpMode(mode);
   DimText(info.tiles_note);
+  if (p.dtype == Dtype::fp8) fp8_step_text(v, cur);
 
   char Tr_label[32];  // the widest block label, "i=15" for Tr = 16
   std::snprintf(Tr_label, sizeof Tr_label, "i=%lld", (long long)(t.Tr - 1));

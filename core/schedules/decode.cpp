@@ -82,6 +82,8 @@ size_t trace_bytes(const Problem& p, const Tiling& t) {
 TrafficForm forward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
   return with_block_table_reads(decode_traffic(nq, nk, d, t.Tr, t.S), nk, t);
 }
+// FP8: s_Q_i with Q_i once per (i, split) (FD L3), s_K_j, s_V_j with K_j, V_j at each (i, j).
+int64_t decode_scale_reads(const Tiling& t) { return t.Tr * (std::max<int64_t>(t.S, 1) + 2 * t.Tc); }
 
 }  // namespace
 
@@ -134,6 +136,7 @@ const ScheduleInfo kDecodeSchedule = {
     {},
     {Tensor::Op, Tensor::Lp},
     {"l, m", "S, P"},
+    decode_scale_reads,  // [FP8]
 };
 
 }  // namespace flashstep

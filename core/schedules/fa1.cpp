@@ -119,6 +119,8 @@ size_t trace_bytes(const Problem& p, const Tiling& t) {
 size_t backward_steps(const Tiling& t) { return 1 + size_t(t.Tc) * (3 + 12 * size_t(t.Tr)); }
 
 TrafficForm forward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) { return fa1_traffic(nq, nk, d, t.Tc); }
+// FP8: s_K_j, s_V_j with K_j, V_j at each j (L6); s_Q_i with Q_i at each (i, j) (L8).
+int64_t fa1_scale_reads(const Tiling& t) { return t.Tc * (2 + t.Tr); }
 TrafficForm backward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
   return fa1_backward_traffic(nq, nk, d, t.Tc);
 }
@@ -194,6 +196,7 @@ const ScheduleInfo kFa1Schedule = {
     {Tensor::l, Tensor::m},
     {Tensor::O, Tensor::l, Tensor::m},
     {"S, P"},
+    fa1_scale_reads,  // [FP8]
 };
 
 }  // namespace flashstep

@@ -115,6 +115,8 @@ size_t trace_bytes(const Problem& p, const Tiling& t) {
 size_t backward_steps(const Tiling& t) { return 1 + size_t(t.Tr) + size_t(t.Tc) * (3 + 8 * size_t(t.Tr)); }
 
 TrafficForm forward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) { return fa2_traffic(nq, nk, d, t.Tr); }
+// FP8: s_Q_i with Q_i once per i (L4); s_K_j, s_V_j with K_j, V_j at each (i, j) (L7).
+int64_t fa2_scale_reads(const Tiling& t) { return t.Tr * (1 + 2 * t.Tc); }
 TrafficForm backward_form(int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
   return fa2_backward_traffic(nq, nk, d, t.Tc);
 }
@@ -208,6 +210,7 @@ const ScheduleInfo kFa2Schedule = {
     {Tensor::L, Tensor::D},
     {Tensor::O, Tensor::L},
     {"l, m", "S, P"},
+    fa2_scale_reads,  // [FP8]
 };
 
 }  // namespace flashstep

@@ -137,6 +137,7 @@ const ScheduleInfo kStandardSchedule = {
     {},
     {Tensor::S, Tensor::P},
     {},
+    nullptr,  // [FP8]
 };
 
 }  // namespace flashstep
