@@ -2,6 +2,7 @@
 // prints (all right), with wrong answers (hints, nothing right), a second seed (other numerical
 // answers), every number of every page against the source it names (re-derived by
 // course_sources.h from fresh runs), and the roofline's intensities against the simulator.
+#include "app/course/answer.h"
 #include "app/course/builder.h"
 #include "app/course/roofline.h"
 #include "course_sources.h"
@@ -125,6 +126,14 @@ TEST_CASE("course: a numerical answer is accepted within its stated tolerance an
       for (const Question& q : p.questions) {
         if (q.kind != Question::Kind::number) continue;
         INFO(id << "/" << q.id << " answer " << q.answer);
+        if (q.whole) {  // whole and equal: nothing within 0.5 is rounded to it
+          CHECK(q.answer == std::floor(q.answer));
+          CHECK(course::check_answer(q, course::format_number(q.answer, 15)).correct);
+          CHECK(course::check_answer(q, course::format_number(q.answer, 15) + ".000").correct);
+          for (double off : {-0.5, -0.1, 0.4, 1.0})
+            CHECK_FALSE(course::check_answer(q, course::format_number(q.answer + off, 15)).correct);
+          continue;
+        }
         const double tol = std::max(q.abs_tol, q.rel_tol * std::abs(q.answer));
         CHECK(course::check_answer(q, course::format_number(q.answer + 0.9 * tol, 12)).correct);
         CHECK_FALSE(course::check_answer(q, course::format_number(q.answer + 1.2 * tol + 1e-12, 12)).correct);
@@ -255,4 +264,64 @@ TEST_CASE("course: the roofline's intensities are the simulator's FLOPs over its
   CHECK(f.series.size() >= 7);
   CHECK(f.x.log);
   CHECK(f.y.log);
+}
+
+TEST_CASE("course: the answer reader takes what a person types and nothing that only looks like a number", "[course]") {
+  Question q;
+  q.kind = Question::Kind::number;
+  q.answer = 896;
+  q.whole = true;
+  q.units = {"B", "bytes"};
+  struct Typed {
+    std::string text;
+    bool ok;
+    double value;
+  };
+  const Typed typed[] = {
+      {"896", true, 896},       {"  896  ", true, 896},  {"896 B", true, 896},     {"896b", true, 896},
+      {"896 BYTES", true, 896}, {"+896", true, 896},     {"8.96e2", true, 896},    {"896.", true, 896},
+      {"896 KiB", false, 0},    {"896%", false, 0},      {"8,96", false, 0},       {"0x380", false, 0},
+      {"inf", false, 0},        {"nan", false, 0},       {"896 B B", false, 0},    {std::string("896\0", 4), false, 0},
+      {std::string("8\0junk", 6), false, 0},             {"", false, 0},           {".", false, 0},
+      {"1e99999", false, 0},    {"- 896", false, 0},     {"896-", false, 0},
+  };
+  for (const Typed& t : typed) {
+    INFO("'" << course::quoted(t.text) << "'");
+    const course::Reading r = course::read_answer(q, t.text);
+    CHECK(r.ok == t.ok);
+    if (t.ok) CHECK(r.value == t.value);
+    if (!t.ok) CHECK_FALSE(r.slip.empty());
+    if (!t.ok) CHECK(r.slip.find('\n') == std::string::npos);
+  }
+  // A percentage where one is asked.
+  q.percent = true;
+  q.units.clear();
+  CHECK(course::read_answer(q, "13.5%").ok);
+  CHECK(course::read_answer(q, "13.5 %").value == 13.5);
+  // Whole and equal: 7.5 is not 8, and a mistake's note is given.
+  q = Question{};
+  q.kind = Question::Kind::number;
+  q.answer = 8;
+  q.whole = true;
+  q.mistakes.push_back({7.5, 0.5, "Bc is rounded up"});
+  CHECK_FALSE(course::check_answer(q, "7.5").correct);
+  CHECK(course::check_answer(q, "7.5").message.find("Bc is rounded up") != std::string::npos);
+  CHECK_FALSE(course::check_answer(q, "7.99").correct);
+  CHECK_FALSE(course::check_answer(q, "8.01").correct);
+  CHECK(course::check_answer(q, "8").correct);
+  // Choices: the letter in either case, b), (b), b., or the choice's text.
+  q = Question{};
+  q.kind = Question::Kind::choice;
+  q.choices = {"one", "two", "three"};
+  q.correct = 1;
+  for (const char* t : {"b", "B", "b)", "(b)", "b.", " B) ", "two", "TWO"}) {
+    INFO(t);
+    CHECK(course::check_answer(q, t).correct);
+  }
+  for (const char* t : {"d", "bb", "b c", "2", ""}) {
+    INFO(t);
+    CHECK(course::check_answer(q, t).bad_format);
+  }
+  CHECK_FALSE(course::check_answer(q, "a)").correct);
+  CHECK_FALSE(course::check_answer(q, "a)").bad_format);
 }

@@ -226,7 +226,8 @@ Question& ChapterBuilder::ask_number(const std::string& id, const std::string& p
 Question& ChapterBuilder::ask_integer(const std::string& id, const std::string& prompt, int64_t answer,
                                       const std::string& source, const std::string& hint, Panel panel) {
   Question& q = ask_number(id, prompt, double(answer), source, 0, hint, panel);
-  q.abs_tol = 0.5;  // whole numbers: exactly
+  q.whole = true;  // whole numbers: exactly (answer.h)
+  q.abs_tol = 0;
   q.tolerance_text = "exactly";
   q.answer_text = std::to_string(answer);
   return q;
@@ -254,6 +255,28 @@ Question& ChapterBuilder::ask_budget(const std::string& id, const std::string& p
   q.answer_text = answer_text;
   q.tolerance_text = "checked by the simulator";
   return q;
+}
+
+Question& ChapterBuilder::last_question() {
+  if (cur().questions.empty()) throw InputError("course: a question's detail before the question");
+  return cur().questions.back();
+}
+
+ChapterBuilder& ChapterBuilder::units(std::vector<std::string> u) {
+  last_question().units = std::move(u);
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::mistake(double value, const std::string& note, double tol) {
+  Question& q = last_question();
+  if (tol < 0) tol = q.whole ? 0 : std::max(q.abs_tol, q.rel_tol * std::abs(value));
+  q.mistakes.push_back({value, tol, note});
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::inverse(const std::string& what) {
+  const double a = last_question().answer;
+  return a != 0 ? mistake(1 / a, "that is the inverse ratio (" + what + ")") : *this;
 }
 
 Chapter ChapterBuilder::finish() { return std::move(ch_); }

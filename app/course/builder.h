@@ -67,6 +67,18 @@ class ChapterBuilder {
   Question& ask_budget(const std::string& id, const std::string& prompt, const RunDecl& run, int64_t budget_bytes,
                        int64_t max_M, const std::string& answer_text, const std::string& hint, Panel hint_panel);
 
+  // The last question asked: units it may be answered with (answer.h), and known mistakes: a
+  // wrong answer within `tol` of `value` (tol < 0: the question's own tolerance) gets `note`.
+  ChapterBuilder& units(std::vector<std::string> u);
+  ChapterBuilder& bytes() { return units({"B", "bytes", "byte"}); }
+  ChapterBuilder& times() { return units({"x", "times"}); }
+  ChapterBuilder& flop_per_byte() {
+    return units({"FLOP/B", "FLOPs/B", "FLOP/byte", "FLOPs/byte", "FLOP per byte", "FLOPs per byte"});
+  }
+  ChapterBuilder& mistake(double value, const std::string& note, double tol = -1);
+  ChapterBuilder& inverse(const std::string& what);  // 1 / a ratio: "that is the inverse ratio (WHAT)"
+  Question& last_question();
+
   Chapter finish();
   Chapter& chapter() { return ch_; }
 

@@ -31,10 +31,13 @@ Chapter chapter_fa2_order(uint64_t seed) {
       .t(" B. At this step the Tiles view outlines O_i in white: it is on chip, and O in HBM is still empty.");
   b.ask_integer("fa2-writes", "How many bytes does FlashAttention-2 write to HBM in this run?", f.totals.hbm_write_bytes,
                 src_total(n2, "hbm_write_bytes"), "The Memory panel's table: the fa2 column's write bytes.", Panel::memory);
+  b.bytes().mistake(a.totals.hbm_write_bytes, "that is Algorithm 1's writes; FlashAttention-2 writes each O_i once");
   b.ask_integer("round-trips", "How many bytes of O, l and m does Algorithm 1 read back from HBM that FlashAttention-2 never reads?",
                 read_of(a, Tensor::O) + read_of(a, Tensor::l) + read_of(a, Tensor::m),
                 "trace." + n1 + ".read.O + trace." + n1 + ".read.l + trace." + n1 + ".read.m",
                 "Switch the schedule to fa1: the Memory panel lists the bytes read per tensor (O, l, m).", Panel::memory);
+  b.bytes().mistake(a.totals.hbm_read_bytes - f.totals.hbm_read_bytes,
+                    "that is all of the difference in reads; K and V are read in another pattern too: count only O, l, m");
 
   const int64_t kw = find_step(f, Role::write_o, 0);
   const Scene s2 = scene(n2, kw + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::memory});
@@ -51,6 +54,8 @@ Chapter chapter_fa2_order(uint64_t seed) {
   b.ask_integer("kv-bytes", "How many bytes of K and V does FlashAttention-2 read in all?",
                 read_of(f, Tensor::K) + read_of(f, Tensor::V), "trace." + n2 + ".read.K + trace." + n2 + ".read.V",
                 "The Memory panel: K and V read per tensor, or Tr times the bytes of K and V.", Panel::memory);
+  b.bytes().mistake(double(2 * r2.spec.nk * r2.spec.d * f.problem.bytes_per_elem),
+                    "that is K and V read once; they are read again for every Q block (Tr times)");
   return b.finish();
 }
 
@@ -87,6 +92,7 @@ Chapter chapter_masks_dropout_fusion(uint64_t seed) {
                 cf.read_bytes(bpe) + cf.write_bytes(bpe) - bytes_of(c.totals),
                 src_closed(nc, "fa1", "bytes") + " - " + src_total(nc, "bytes"),  // registry-exempt: a chapter about this schedule
                 "The Memory panel's table: the closed form minus the simulated bytes, read and written.", Panel::memory);
+  b.bytes().mistake(cf.read_bytes(bpe) - c.totals.hbm_read_bytes, "that is only the reads saved; add the writes saved");
 
   // The first P~ tile with an entry dropped.
   int64_t kd = -1;
@@ -142,6 +148,7 @@ Chapter chapter_backward(uint64_t seed) {
   b.ask_number("kept-ratio", "How many times more elements does standard attention keep for the backward than Algorithm 1 here?",
                double(2 * nq * nk) / double(nq * (d + 2)), "2 * " + Nq + " * " + Nk + " / ( " + Nq + " * ( " + D + " + 2 ) )",
                0.01, "Divide the two element counts on this page.", Panel::none);
+  b.times().inverse("Algorithm 1's elements over standard attention's");
 
   const int64_t kd = find_step(t, Role::rowsum_d, 0, 0, true);
   const Step& sd = t.steps[size_t(kd)];
@@ -168,6 +175,9 @@ Chapter chapter_backward(uint64_t seed) {
   b.ask_integer("bwd-bytes", "How many HBM bytes did Algorithm 4 move in all (read + written)?",
                 bytes_of(t.backward_totals), "trace." + n + ".backward.bytes",
                 "The Memory panel splits forward and backward: add the backward's read and write.", Panel::memory);
+  b.bytes()
+      .mistake(t.backward_totals.hbm_read_bytes, "that is only the backward's reads; add its writes")
+      .mistake(bytes_of(ts.backward_totals), "that is standard attention's backward");
   b.ask_choice("recomputed", "What does Algorithm 4 recompute instead of reading it from HBM?",
                {"P_ij, from S_ij = tau Q_i K_j^T and l_i, m_i", "dO", "K_j and V_j"}, 0,
                "The first page of this chapter: what standard attention stores and FlashAttention does not.",
@@ -214,9 +224,13 @@ Chapter chapter_gpu(uint64_t seed) {
   b.ask_number("speedup", "How many times faster than standard attention was Algorithm 1 in this run?", mss / ms1,
                at + "/standard/median_ms / " + at + "/fa1/median_ms", 0.01,
                "Divide the two times on this page (the Bench view plots them too).", Panel::bench);
+  b.times().inverse("Algorithm 1's time over standard attention's").mistake(bys / by1,
+      "that is the ratio of the predicted bytes; the question asks the measured times");
   b.ask_number("bytes-ratio", "And how many times the bytes of Algorithm 1 did standard attention move (predicted)?",
                bys / by1, at + "/standard/hbm_bytes_predicted / " + at + "/fa1/hbm_bytes_predicted", 0.01,
                "Divide the two GB figures on this page.", Panel::bench);
+  b.times().inverse("Algorithm 1's bytes over standard attention's").mistake(mss / ms1,
+      "that is the measured speed-up; the question asks the predicted bytes");
 
   const double t_f = num(trow, "fa2_tc", "tflops"), t_s = num(trow, "standard_tc", "tflops");
   const double b_f = num(trow, "fa2_tc", "hbm_bytes_predicted"), b_s = num(trow, "standard_tc", "hbm_bytes_predicted");
@@ -241,6 +255,7 @@ Chapter chapter_gpu(uint64_t seed) {
   b.ask_number("tc-bytes-ratio", "How many times the HBM bytes of FlashAttention-2 does standard attention move in this tensor-core run?",
                b_s / b_f, tat + "/standard_tc/hbm_bytes_predicted / " + tat + "/fa2_tc/hbm_bytes_predicted", 0.01,
                "Both intensities are on this page, for the same FLOPs: their ratio is the bytes' ratio.", Panel::bench);
+  b.times().inverse("FlashAttention-2's bytes over standard attention's");
   b.ask_choice("limit", "What limits standard attention's kernels on the H200?",
                {"HBM bandwidth: they sit below the ridge", "the tensor cores' FLOP/s", "the size of the L2 cache"}, 0,
                "Compare its intensity with the ridge point on this page.", Panel::roofline);

@@ -49,9 +49,12 @@ Chapter chapter_tiling(uint64_t seed) {
       .t(" blocks. The Tiles view draws the blocks as a grid: Q on the left, K^T above, V^T below the score tiles.");
   b.ask_integer("bc-2m", "If M were doubled (same d), what would Bc be?", t2.tiling.Bc, src_tiling(r2.name, "Bc"),
                 "Bc = ceil(M / 4d) with twice the M.", Panel::none);
+  b.mistake(double(t2.tiling.Bc) - 0.5, "Bc is rounded up: ceil(M / 4d) whole rows", 0.5)
+      .mistake(T.Bc, "that is Bc for the run's M; the question doubles M");
   b.ask_integer("pairs-2m", "And how many (i, j) tile pairs would Algorithm 1 visit then (Tr x Tc)?",
                 t2.tiling.Tr * t2.tiling.Tc, src_tiling(r2.name, "Tr") + " * " + src_tiling(r2.name, "Tc"),
                 "Tr = ceil(Nq / Br) with Br = min(Bc, d); Tc = ceil(Nk / Bc).", Panel::none);
+  b.mistake(T.Tr * T.Tc, "that is Tr x Tc for the run's M; the question doubles M");
 
   const int64_t k = find_step(tr, Role::update_o, 0, 0);
   const Step& st = tr.steps[size_t(k)];
@@ -66,6 +69,10 @@ Chapter chapter_tiling(uint64_t seed) {
   b.ask_integer("peak-tiles", "What is the largest number of bytes the four tiles take at any step of this run?",
                 tr.totals.peak_tile_bytes, src_total(n, "peak_tile_bytes"),
                 "The Memory panel's SRAM section: the tiles' peak against the budget.", Panel::memory);
+  b.bytes()
+      .mistake(tr.totals.peak_tile_bytes / tr.problem.bytes_per_elem,
+               "that is elements; the question asks bytes (" + std::to_string(tr.problem.bytes_per_elem) + " B each)")
+      .mistake(T.tile_capacity * tr.problem.bytes_per_elem, "that is the budget; the question asks what the tiles take");
 
   const Scene s3 = scene(n, find_step(tr, Role::scores, 0, 0) + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::softmax});
   b.page("Why Br is capped at d", s3)
@@ -101,6 +108,8 @@ Chapter chapter_algorithm_1(uint64_t seed) {
   b.ask_integer("o-writes", "How many times does the run write an O block to HBM at " + role_label(tr, Role::update_o) + "?",
                 count_steps(tr, Role::update_o), "trace." + n + ".count." + std::to_string(upd_line),
                 "Once per (i, j) pair: Tr x Tc.", Panel::algorithm);
+  if (T.Tr != T.Tr * T.Tc) b.mistake(T.Tr, "that is Tr; the O block is written once per (i, j) pair, Tr x Tc times");
+  if (T.Tc != T.Tr * T.Tc) b.mistake(T.Tc, "that is Tc; the O block is written once per (i, j) pair, Tr x Tc times");
 
   // The O update of row block 0 at its second K/V block (the first has nothing to rescale).
   const int64_t j = T.Tc > 1 ? 1 : 0;
@@ -136,11 +145,13 @@ Chapter chapter_algorithm_1(uint64_t seed) {
       .num(O_new(0, 0), src_step(n, ku, "write.O", 0, 0)).t(", the number written to HBM at this step.");
   b.ask_number("beta-row1", "At this step, what is e^(m~_ij - m_i^new) for the second row of the block?", M.beta(1),
                src_step(n, km, "beta", 1), 0.001, "The Online softmax state panel: the e^(m~ - m_new) column.", Panel::softmax);
+  if (M.alpha(1) != M.beta(1)) b.mistake(M.alpha(1), "that is e^(m_i - m_i^new), the old block's factor");
   b.ask_number("o-row1", "What value does this step write to O for the second row of the block, first column?",
                O_new(1, 0), src_step(n, ku, "write.O", 1, 0), 0.01,
                "Apply the formula to the second row (the panel lists l, m, the rescale factors), or hover O's cell in the "
                "Tiles view after the step.",
                Panel::tiles);
+  b.mistake(O_new(0, 0), "that is the first row's value; the question asks the second row");
 
   const Scene s3 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("After the last block", s3)
@@ -153,6 +164,9 @@ Chapter chapter_algorithm_1(uint64_t seed) {
   b.ask_integer("reads", "How many bytes did this run read from HBM in total?", tr.totals.hbm_read_bytes,
                 src_total(n, "hbm_read_bytes"), "The Memory panel: the HBM read total (or the fa1 column of its table).",
                 Panel::memory);
+  b.bytes()
+      .mistake(tr.totals.hbm_write_bytes, "that is the bytes written; the question asks the bytes read")
+      .mistake(tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes, "that is read and written together");
   return b.finish();
 }
 
@@ -197,6 +211,10 @@ Chapter chapter_io_complexity(uint64_t seed) {
   b.ask_integer("fa1-bytes", "How many bytes did Algorithm 1 move in all (read + written)?",
                 tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes, src_total(n, "bytes"),
                 "Add the two totals on this page, or read the Memory panel's fa1 column.", Panel::memory);
+  b.bytes()
+      .mistake(tr.totals.hbm_read_bytes, "that is only the bytes read; add the bytes written")
+      .mistake(tr.totals.hbm_write_bytes, "that is only the bytes written; add the bytes read")
+      .mistake(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, "that is standard attention's bytes");
 
   const Scene s2 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("The M sweep: Theta(N^2 d^2 / M) against Theta(N d + N^2)", s2)
@@ -216,6 +234,7 @@ Chapter chapter_io_complexity(uint64_t seed) {
                double(sweep[2]->totals.hbm_read_bytes) / double(sweep[3]->totals.hbm_read_bytes),
                src_total("mid_M1024", "hbm_read_bytes") + " / " + src_total("mid_M2048", "hbm_read_bytes"), 0.01,
                "Divide the two reads listed on this page.", Panel::none);
+  b.times().inverse("the larger M's reads over the smaller's");
 
   // The budget challenge: the paper's block sizes at the largest M meet it; the run's M does not.
   const int64_t max_M = Ms[3];

@@ -62,6 +62,15 @@ struct Question {
   std::string answer_source;
   double abs_tol = 0, rel_tol = 0;
   std::string tolerance_text;      // "within 0.1%", "exactly"
+  bool whole = false;              // a whole number: right only when equal (answer.h)
+  bool percent = false;            // the question asks a percentage: "13.5%" is 13.5
+  std::vector<std::string> units;  // units the question names, accepted after the number ("B", "bytes")
+  // Known mistakes: a wrong value within `tol` of `value` is answered with `note` ("Bc is rounded up").
+  struct Mistake {
+    double value = 0, tol = 0;
+    std::string note;
+  };
+  std::vector<Mistake> mistakes;
   // choice: typed as the letter a, b, c, ...
   std::vector<std::string> choices;
   int correct = 0;
@@ -122,8 +131,9 @@ const std::vector<ChapterInfo>& chapter_list();
 Chapter make_chapter(const std::string& id, uint64_t seed = 1);
 int chapter_index(const std::string& id);  // -1 when unknown
 
-// Checking a typed answer. A text that is not in the question's format (not a number; not a
-// letter among the choices; not "Br,Bc,M") is `bad_format`, with a message naming the format.
+// Checking a typed answer (answer.h: what each format accepts). A text that is not in the
+// question's format is `bad_format` (a slip: the caller asks again), with a one-line message
+// naming the format. A wrong answer's message is the diagnosis of a known mistake when one fits.
 struct Verdict {
   bool correct = false;
   bool bad_format = false;
