@@ -31,6 +31,7 @@ using namespace flashstep;
 struct World {
   std::map<std::string, std::shared_ptr<Trace>> traces;
   std::map<std::string, Lesson> lessons;
+  std::map<std::string, Mat> dO;  // the loss gradient of each run with the backward
   nlohmann::json bench;
 };
 
@@ -44,6 +45,7 @@ inline World rebuild(const course::Chapter& ch) {
     if (r.backward) {
       dO = make_grad_output(p, r.spec.pattern);
       opt.dO = &dO;
+      w.dO[r.name] = dO;
     }
     w.traces[r.name] = std::make_shared<Trace>(run_problem(p, make_tiling(p), opt));
   }
@@ -111,6 +113,10 @@ inline double resolve(const World& w, const std::string& name) {
     if (f == "bf16_exp_limit") return std::log(float_max(7, 127));
     if (f == "fp16_max") return float_max(10, 15);
     if (f == "fp16_exp_limit") return std::log(float_max(10, 15));
+  }
+  if (kind == "grad") {  // grad.RUN.dO.R.C: the gradient `flashstep run --backward` makes from the seed
+    const Mat& g = w.dO.at(p.at(1));
+    if (p.at(2) == "dO") return g(as_int(p.at(3)), as_int(p.at(4)));
   }
   if (kind == "lesson") {
     const Lesson& L = w.lessons.at(p.at(1));

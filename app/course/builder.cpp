@@ -196,9 +196,32 @@ ChapterBuilder& ChapterBuilder::step_ref(const std::string& run, int64_t k) {
   return integer(k + 1, "trace." + run + ".applied." + std::to_string(k));
 }
 
+std::string run_line(const RunDecl& r) {
+  const ProblemSpec& s = r.spec;
+  std::string l = "flashstep run --nq " + std::to_string(s.nq) + " --nk " + std::to_string(s.nk) + " --d " +
+                  std::to_string(s.d) + " --M " + std::to_string(s.M) + " --seed " + std::to_string(s.seed);
+  if (s.schedule != Schedule::fa1) l += std::string(" --schedule ") + schedule_name(s.schedule);  // registry-exempt: the run's own flag
+  if (s.options.mask.causal) l += " --causal";
+  if (s.options.dtype != Dtype::fp32) l += std::string(" --dtype ") + dtype_name(s.options.dtype);
+  if (s.options.dropout > 0) l += " --dropout " + format_number(s.options.dropout, 6);
+  if (s.pattern != "random") l += " --pattern " + s.pattern;
+  if (r.backward) l += " --backward";
+  return l + " --steps";
+}
+
 Question& ChapterBuilder::add_question(const std::string& id, Question::Kind kind, const std::string& prompt,
                                        const std::string& hint, Panel panel) {
   Question q;
+  // Where the terminal shows the page's run at its step (run --steps counts steps from 0).
+  const Scene& sc = cur().scene;
+  if (sc.view == CentreView::tiles)
+    for (const RunDecl& r : ch_.runs)
+      if (r.name == sc.run) {
+        q.terminal = run_line(r);
+        if (sc.step > 0) q.terminal += ", step " + std::to_string(sc.step - 1) + " of its output";
+        if (r.backward) q.terminal += " (the forward's steps, then the backward's)";
+      }
+  if (sc.view == CentreView::lesson) q.terminal = "flashstep lesson softmax (the block table)";
   q.id = id;
   q.kind = kind;
   q.prompt = prompt;

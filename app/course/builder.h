@@ -104,6 +104,9 @@ RunDecl standard_twin(const RunDecl& r, const std::string& name, bool record = f
 // One head at the bench's sizes: N = 1024 (odd seeds) or 2048 (even seeds), d = 64, M = 16384.
 RunDecl head_run(uint64_t seed, Schedule s);
 std::string sizes_text(const ProblemSpec& s);  // "Nq = Nk = 8, d = 4, M = 64"
+// The command line that prints a run's steps in the terminal: "flashstep run --nq 8 --nk 8 --d 4
+// --M 64 --seed 1 --steps" (with --schedule, --causal, --dtype, --dropout, --backward as the run has).
+std::string run_line(const RunDecl& r);
 
 // The chapters, one function each (chapters_*.cpp).
 Chapter chapter_memory_bound(uint64_t seed);

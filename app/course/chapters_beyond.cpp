@@ -1,6 +1,7 @@
 // Chapters 7-10: fa2-order, masks-dropout-fusion, backward, gpu.
 #include "app/course/builder.h"
 #include "app/course/roofline.h"
+#include "core/backward.h"
 #include "core/closed_form.h"
 
 namespace flashstep::course {
@@ -28,7 +29,10 @@ Chapter chapter_fa2_order(uint64_t seed) {
       .integer(a.totals.hbm_write_bytes, src_total(n1, "hbm_write_bytes")).t(" B and read ")
       .integer(a.totals.hbm_read_bytes, src_total(n1, "hbm_read_bytes")).t(" B; FlashAttention-2 read ")
       .integer(f.totals.hbm_read_bytes, src_total(n2, "hbm_read_bytes"))
-      .t(" B. At this step the Tiles view outlines O_i in white: it is on chip, and O in HBM is still empty.");
+      .t(" B (").integer(a.problem.bytes_per_elem, src_problem(n1, "bytes_per_elem"))
+      .t(" B per element; Algorithm 1 reads O_i, l_i, m_i back at every (i, j): ").f("Tc Nq (d + 2)")
+      .t(" elements, with Tc = ").integer(a.tiling.Tc, src_tiling(n1, "Tc"))
+      .t("). At this step the Tiles view outlines O_i in white: it is on chip, and O in HBM is still empty.");
   b.ask_integer("fa2-writes", "How many bytes does FlashAttention-2 write to HBM in this run?", f.totals.hbm_write_bytes,
                 src_total(n2, "hbm_write_bytes"), "The Memory panel's table: the fa2 column's write bytes.", Panel::memory);
   b.bytes().mistake(a.totals.hbm_write_bytes, "that is Algorithm 1's writes; FlashAttention-2 writes each O_i once");
@@ -85,7 +89,9 @@ Chapter chapter_masks_dropout_fusion(uint64_t seed) {
          "-inf cells). Here the run moved ")
       .integer(bytes_of(c.totals), src_total(nc, "bytes")).t(" B against ")
       .integer(cf.read_bytes(bpe) + cf.write_bytes(bpe), src_closed(nc, "fa1", "bytes"))  // registry-exempt: a chapter about this schedule
-      .t(" B for the unmasked closed form, which is now an upper bound (amber in the Memory panel).");
+      .t(" B for the unmasked closed form, which is now an upper bound (amber in the Memory panel). The tiles: Br = ")
+      .integer(c.tiling.Br, src_tiling(nc, "Br")).t(", Bc = ").integer(c.tiling.Bc, src_tiling(nc, "Bc"))
+      .t(", Tr = ").integer(c.tiling.Tr, src_tiling(nc, "Tr")).t(", Tc = ").integer(c.tiling.Tc, src_tiling(nc, "Tc")).t(".");
   b.ask_integer("skipped", "How many (i, j) tiles does the mask let Algorithm 1 skip?", skipped,
                 "trace." + nc + ".skipped_tiles", "Count the hatched tiles in the Tiles view's score matrix.", Panel::tiles);
   b.ask_integer("saved", "How many HBM bytes did skipping save against the unmasked closed form?",
@@ -109,9 +115,17 @@ Chapter chapter_masks_dropout_fusion(uint64_t seed) {
          "column), drawn on chip when the tile is made, and drawn again identically by the backward pass. At ")
       .step_ref(nd, kd).t(" (").t(line_label(sd.line)).t(", i = ").integer(sd.i, src_step(nd, kd, "i")).t(", j = ")
       .integer(sd.j, src_step(nd, kd, "j")).t(") the crossed-out cells of the current P~ tile are the dropped ones, out of ")
-      .integer(int64_t(sd.dropout_keep.size()), src_step(nd, kd, "dropout_entries")).t(" entries.");
+      .integer(int64_t(sd.dropout_keep.size()), src_step(nd, kd, "dropout_entries")).t(" entries. The tile's keep bits, "
+         "row by row (o kept, x dropped):\n");
+  for (int64_t r = 0; r < sd.dropout_keep.rows(); ++r) {
+    b.t("  ");
+    for (int64_t c = 0; c < sd.dropout_keep.cols(); ++c) b.t(sd.dropout_keep(r, c) > 0 ? " o" : " x");
+    b.t("\n");
+  }
   b.ask_integer("dropped", "How many entries of this P~ tile were dropped at this step?", dropped,
-                src_step(nd, kd, "dropped"), "Count the crossed-out (magenta) cells of the current tile.", Panel::tiles);
+                src_step(nd, kd, "dropped"),
+                "Count the x in the keep bits above; in the app, the crossed-out (magenta) cells of the current tile.",
+                Panel::tiles);
   b.ask_choice("mask-home", "Where does the dropout mask live between the forward and the backward pass?",
                {"in HBM, written by the forward", "nowhere: Philox redraws it from the seed and the position",
                 "in the L2 cache"},
@@ -157,9 +171,20 @@ Chapter chapter_backward(uint64_t seed) {
       .t("With dP_ij = dO_i V_j^T, the softmax's gradient is dS_ij = P_ij o (dP_ij - D_i), where D_i = rowsum(dO_i o O_i) "
          "(").t(line_label(sd.line)).t(" at ").step_ref(n, kd).t("). For the block's first row D = ")
       .num(sd.D_i(0), src_step(n, kd, "D_i", 0)).t(". Then dV_j gains P_ij^T dO_i, dK_j gains tau dS_ij^T Q_i, and dQ_i "
-                                                 "gains tau dS_ij K_j, written back to HBM at every (i, j).");
+                                                 "gains tau dS_ij K_j, written back to HBM at every (i, j).\n\nThe "
+                                                 "block's second row (row ");
+  {
+    const int64_t row = sd.i * t.tiling.Br + 1;
+    const Mat dO = make_grad_output(t.problem, rb.spec.pattern);
+    b.integer(row, src_tiling(n, "Br") + " * " + src_step(n, kd, "i") + " + 1").t(" of O): dO = [");
+    for (int64_t c = 0; c < d; ++c) (c ? b.t(", ") : b).num(dO(row, c), "grad." + n + ".dO." + std::to_string(row) + "." + std::to_string(c), 6);
+    b.t("], O = [");
+    for (int64_t c = 0; c < d; ++c) (c ? b.t(", ") : b).num(t.O(row, c), "trace." + n + ".O." + std::to_string(row) + "." + std::to_string(c), 6);
+    b.t("].");
+  }
   b.ask_number("d-row1", "What is D_i for the second row of the block at this step?", sd.D_i(1), src_step(n, kd, "D_i", 1),
-               0.001, "The step log (the Algorithm panel's explanation) or rowsum(dO_i o O_i) of the second row.",
+               0.001, "rowsum(dO_i o O_i) of the second row's dO and O on this page; in the app, the Algorithm panel's "
+               "explanation of the step.",
                Panel::algorithm);
 
   const TrafficForm bf = fa1_backward_traffic(nq, nk, d, t.tiling.Tc);
@@ -203,8 +228,11 @@ Chapter chapter_gpu(uint64_t seed) {
   const nlohmann::json& row = rows[r];
   const nlohmann::json& trow = tc[q];
   const std::string at = "bench:/runs/0/rows/" + std::to_string(r), tat = "bench:/runs/1/rows/" + std::to_string(q);
-  b.problem_text("the recorded H200 runs (assets/bench/h200.json) at N = " + std::to_string(row.value("n", 0)) +
-                 " and " + std::to_string(trow.value("n", 0)) + ", d = 64");
+  const int64_t n_fp32 = row.value("n", 0), n_tc = trow.value("n", 0);
+  b.problem_text("the recorded H200 runs (assets/bench/h200.json), d = 64: " +
+                 (n_fp32 == n_tc ? "N = " + std::to_string(n_fp32) + " in float32 and on the tensor cores"
+                                 : "N = " + std::to_string(n_fp32) + " in float32, N = " + std::to_string(n_tc) +
+                                       " on the tensor cores"));
   auto num = [&](const nlohmann::json& j, const char* a, const char* c) { return j.at(a).at(c).get<double>(); };
   const double ms1 = num(row, "fa1", "median_ms"), ms2 = num(row, "fa2", "median_ms"), mss = num(row, "standard", "median_ms");  // registry-exempt: the bench file's keys
   const double by1 = num(row, "fa1", "hbm_bytes_predicted"), bys = num(row, "standard", "hbm_bytes_predicted");  // registry-exempt: the bench file's keys

@@ -142,9 +142,18 @@ Chapter chapter_algorithm_1(uint64_t seed) {
   if (O_old) b.num((*O_old)(0, 0), src_step(n, kprev, "write.O", 0, 0));
   else b.t("zero");
   b.t(" and (P~_ij V_j) is ").num(PV(0, 0), src_step(n, kp, "pv", 0, 0)).t(", so the new value is ")
-      .num(O_new(0, 0), src_step(n, ku, "write.O", 0, 0)).t(", the number written to HBM at this step.");
+      .num(O_new(0, 0), src_step(n, ku, "write.O", 0, 0)).t(", the number written to HBM at this step.\n\nFor the second "
+         "row: l_i = ").num(M.l_old(1), src_step(n, km, "l_old", 1), 6).t(", m_i = ").num(M.m_old(1), src_step(n, km, "m_old", 1), 6)
+      .t(", m~_ij = ").num(tr.steps[size_t(kp)].m_tilde(1), src_step(n, kp, "m_tilde", 1), 6)
+      .t(", m_i^new = ").num(M.m_new(1), src_step(n, km, "m_new", 1), 6).t(", l_i^new = ")
+      .num(M.l_new(1), src_step(n, km, "l_new", 1), 6).t("; O_i's first column was ");
+  if (O_old) b.num((*O_old)(1, 0), src_step(n, kprev, "write.O", 1, 0), 6);
+  else b.t("zero");
+  b.t(" and (P~_ij V_j) is ").num(PV(1, 0), src_step(n, kp, "pv", 1, 0), 6).t(".");
   b.ask_number("beta-row1", "At this step, what is e^(m~_ij - m_i^new) for the second row of the block?", M.beta(1),
-               src_step(n, km, "beta", 1), 0.001, "The Online softmax state panel: the e^(m~ - m_new) column.", Panel::softmax);
+               src_step(n, km, "beta", 1), 0.001,
+               "e^(m~_ij - m_i^new) from the second row's numbers on this page; in the app, the Online softmax state "
+               "panel's e^(m~ - m_new) column.", Panel::softmax);
   if (M.alpha(1) != M.beta(1)) b.mistake(M.alpha(1), "that is e^(m_i - m_i^new), the old block's factor");
   b.ask_number("o-row1", "What value does this step write to O for the second row of the block, first column?",
                O_new(1, 0), src_step(n, ku, "write.O", 1, 0), 0.01,
@@ -160,7 +169,9 @@ Chapter chapter_algorithm_1(uint64_t seed) {
          "against the float64 reference. Its first entry is ")
       .num(tr.O(0, 0), "trace." + n + ".O.0.0").t(". The run moved ")
       .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B to HBM for ")
-      .integer(tr.totals.flops, src_total(n, "flops")).t(" FLOPs.");
+      .integer(tr.totals.flops, src_total(n, "flops")).t(" FLOPs. It reads K and V once (").f("2 Nk d")
+      .t(" elements) and Q_i, O_i, l_i, m_i at every (i, j) (").f("Tc Nq (2d + 2)").t(" elements), ")
+      .integer(tr.problem.bytes_per_elem, src_problem(n, "bytes_per_elem")).t(" B each.");
   b.ask_integer("reads", "How many bytes did this run read from HBM in total?", tr.totals.hbm_read_bytes,
                 src_total(n, "hbm_read_bytes"), "The Memory panel: the HBM read total (or the fa1 column of its table).",
                 Panel::memory);

@@ -158,12 +158,21 @@ Chapter chapter_safe_softmax(uint64_t seed) {
       .t(" (i = ").integer(st.i, src_step(rd.name, k, "i")).t(", j = ").integer(st.j, src_step(rd.name, k, "j"))
       .t(") row 0 of S_ij has max m~ = ").num(st.m_tilde(0), src_step(rd.name, k, "m_tilde", 0))
       .t(", so its largest P~ entry is exactly e^0; the row sums to l~ = ").num(st.l_tilde(0), src_step(rd.name, k, "l_tilde", 0))
-      .t(". The Online softmax state panel lists m~ and l~ for every row of the tile.");
+      .t(". The Online softmax state panel lists m~ and l~ for every row of the tile (in the terminal: ").f(run_line(rd))
+      .t("). Row 1 of this S_ij is [");
+  {
+    const int64_t ks = find_step(tr, Role::scores, st.i, st.j);
+    const Mat& S = tr.steps[size_t(ks)].tile;
+    for (int64_t c = 0; c < S.cols(); ++c) (c ? b.t(", ") : b).num(S(1, c), src_step(rd.name, ks, "tile", 1, c), 6);
+  }
+  b.t("].");
   b.ask_number("row1-max", "At this step, what is m~ (the row max of S_ij) for row 1 of the tile?", st.m_tilde(1),
-               src_step(rd.name, k, "m_tilde", 1), 0.001, "The Online softmax state panel: the m~_ij column, row 1.",
+               src_step(rd.name, k, "m_tilde", 1), 0.001,
+               "The largest entry of row 1 above; in the app, the Online softmax state panel's m~_ij column, row 1.",
                Panel::softmax);
   b.ask_number("row1-sum", "And l~ (the sum of P~ over row 1)?", st.l_tilde(1), src_step(rd.name, k, "l_tilde", 1), 0.001,
-               "The Online softmax state panel: the l~_ij column, row 1.", Panel::softmax);
+               "Sum e^(x - m~) over row 1 above; in the app, the Online softmax state panel's l~_ij column, row 1.",
+               Panel::softmax);
   return b.finish();
 }
 

@@ -56,6 +56,7 @@ constexpr int kTries = 2;  // as in the app (app/gui/course_state.h)
 std::string format_hint(const course::Question& q) {
   std::string h = q.hint;
   if (q.hint_panel != course::Panel::none) h += std::string(" (in the app: ") + course::panel_title(q.hint_panel) + ")";
+  if (!q.terminal.empty()) h += " (in the terminal: " + q.terminal + ")";
   return h;
 }
 

@@ -80,6 +80,7 @@ struct Question {
   int64_t budget_max_M = 0;        // M may be at most this
   std::string hint;                // where the answer can be read
   Panel hint_panel = Panel::none;
+  std::string terminal;            // where the terminal shows it: "flashstep run ... --steps, step index 18"
   std::string answer_text;         // exactly what a student types to get it right
 };
 
