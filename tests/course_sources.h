@@ -79,6 +79,10 @@ inline double totals_field(const Totals& t, const std::string& f) {
 }
 
 inline Tensor tensor_named(const std::string& n) {
+  // Decode's partials and the block table by their enum names (their printed names have spaces).
+  if (n == "Op") return Tensor::Op;
+  if (n == "Lp") return Tensor::Lp;
+  if (n == "BT") return Tensor::BT;
   for (int k = 0; k < kTensors; ++k)
     if (n == tensor_name(Tensor(k))) return Tensor(k);
   throw std::runtime_error("unknown tensor " + n);
@@ -159,6 +163,9 @@ inline double resolve(const World& w, const std::string& name) {
       if (f == "Tc") return double(ti.Tc);
       if (f == "M") return double(ti.M);
       if (f == "tile_capacity") return double(ti.tile_capacity);
+      if (f == "S") return double(ti.S);
+      if (f == "P") return double(ti.P);
+      if (f == "pages") return double((pr.nk + ti.P - 1) / ti.P);  // ceil(Nk / P)
     }
     if (kind == "closed" || kind == "closedbwd") {
       const Schedule s = parse_schedule(p.at(2));
@@ -180,6 +187,12 @@ inline double resolve(const World& w, const std::string& name) {
       if (f == "backward") return totals_field(t.backward_totals, p.at(3));
       if (f == "read") return double(t.totals.traffic.read[size_t(tensor_named(p.at(3)))]);
       if (f == "O") return double(t.O(as_int(p.at(3)), as_int(p.at(4))));
+      if (f == "lse") return double(t.lse(as_int(p.at(3))));
+      if (f == "combine_weight") {  // e^(lse^(s) - lse) of row 0: split s's lse as its step wrote it
+        for (const Step& s : t.steps)
+          for (const HbmWrite& hw : s.writes)
+            if (hw.tensor == Tensor::Lp && s.split == as_int(p.at(3))) return std::exp(double(hw.data(0, 0)) - double(t.lse(0)));
+      }
       if (f == "applied") {
         const int64_t k = as_int(p.at(3));
         if (k < 0 || size_t(k) >= t.steps.size()) throw std::runtime_error("no step " + p.at(3));

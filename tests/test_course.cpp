@@ -74,7 +74,8 @@ std::vector<std::string> stray_numbers(const course::Page& p) {
 TEST_CASE("course: the chapters are listed in the textbook's order with the issue's ids", "[course]") {
   const std::vector<std::string> want = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",
                                          "algorithm-1",  "io-complexity", "fa2-order",      "masks-dropout-fusion",
-                                         "backward",     "gpu"};
+                                         "backward",     "gpu",            "decode",
+                                         "paged-kv"};
   CHECK(chapter_ids() == want);
   REQUIRE_THROWS_WITH(course::make_chapter("no-such-chapter"), Catch::Matchers::StartsWith("unknown chapter 'no-such-chapter'"));
 }

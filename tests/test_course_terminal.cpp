@@ -254,6 +254,39 @@ const std::map<std::string, Solver>& solvers() {
          return fmt(after(p, "The fused kernel's") / after(p, "Standard attention's intensity,"));
        }},
       {"gpu/limit", [](const Printed&, const std::string& p) { return letter_of(p, "HBM bandwidth"); }},
+      // decode
+      {"decode/intensity", [](const Printed&, const std::string& p) {
+         return fmt(after(p, "one head does") / after(p, "FLOPs for"));
+       }},
+      {"decode/roofline", [](const Printed&, const std::string& p) {
+         const double i = after(p, "one head does") / after(p, "FLOPs for");
+         return letter_of(p, i < after(p, "float32 ridge is") ? "memory-bound" : "compute-bound");
+       }},
+      {"decode/per-split", [](const Printed&, const std::string& p) {
+         return whole(std::ceil(after(p, "the Tc =") / after(p, "into S =")));
+       }},
+      {"decode/blocks", [](const Printed&, const std::string& p) { return whole(after(p, "there is Tr =") * after(p, "into S =")); }},
+      {"decode/lse", [](const Printed&, const std::string& p) {
+         const auto v = list_after(p, "lse^(s) = [");
+         const double m = *std::max_element(v.begin(), v.end());
+         return fmt(m + std::log(sum_exp_minus_max(v)));
+       }},
+      {"decode/weight", [](const Printed&, const std::string& p) {
+         const auto v = list_after(p, "lse^(s) = [");
+         const double m = *std::max_element(v.begin(), v.end());
+         return fmt(std::exp(v[0] - (m + std::log(sum_exp_minus_max(v)))));
+       }},
+      // paged-kv
+      {"paged-kv/pages", [](const Printed&, const std::string& p) {
+         return whole(std::ceil(after(p, "Nk =") / after(p, "pages of P =")));
+       }},
+      {"paged-kv/table-bytes", [](const Printed&, const std::string& p) {
+         const double P = after(p, "pages of P ="), bc = after(p, "Bc =");
+         return whole(after(p, "Tr =") * after(p, "Tc =") * std::ceil(bc / P) * after(p, "it touches,"));
+       }},
+      {"paged-kv/last-page-waste", [](const Printed& c, const std::string& p) {
+         return whole((after(c.problem, "pages of") - 1) * 2 * after(c.problem, "d =") * after(p, "elements of"));
+       }},
   };
   return s;
 }

@@ -201,6 +201,8 @@ std::string run_line(const RunDecl& r) {
   std::string l = "flashstep run --nq " + std::to_string(s.nq) + " --nk " + std::to_string(s.nk) + " --d " +
                   std::to_string(s.d) + " --M " + std::to_string(s.M) + " --seed " + std::to_string(s.seed);
   if (s.schedule != Schedule::fa1) l += std::string(" --schedule ") + schedule_name(s.schedule);  // registry-exempt: the run's own flag
+  if (s.splits > 0) l += " --splits " + std::to_string(s.splits);
+  if (s.page_size) l += " --page-size " + std::to_string(*s.page_size);
   if (s.options.mask.causal) l += " --causal";
   if (s.options.dtype != Dtype::fp32) l += std::string(" --dtype ") + dtype_name(s.options.dtype);
   if (s.options.dropout > 0) l += " --dropout " + format_number(s.options.dropout, 6);

@@ -119,5 +119,7 @@ Chapter chapter_fa2_order(uint64_t seed);
 Chapter chapter_masks_dropout_fusion(uint64_t seed);
 Chapter chapter_backward(uint64_t seed);
 Chapter chapter_gpu(uint64_t seed);
+Chapter chapter_decode(uint64_t seed);
+Chapter chapter_paged_kv(uint64_t seed);
 
 }  // namespace flashstep::course

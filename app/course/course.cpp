@@ -38,6 +38,8 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"masks-dropout-fusion", "Masks, dropout and fusion: everything in one kernel"},
       {"backward", "The backward pass: recomputation instead of storage"},
       {"gpu", "On the GPU: tensor cores, and why the speed-ups follow the bytes"},
+      {"decode", "Decoding: one query row, split-KV and the log-sum-exp combine"},
+      {"paged-kv", "Paged KV cache: the block table, and what each allocation wastes"},
   };
   return list;
 }
@@ -54,7 +56,8 @@ Chapter make_chapter(const std::string& id, uint64_t seed) {
   static const Maker makers[] = {chapter_memory_bound,  chapter_safe_softmax, chapter_online_softmax,
                                  chapter_tiling,        chapter_algorithm_1,  chapter_io_complexity,
                                  chapter_fa2_order,     chapter_masks_dropout_fusion,
-                                 chapter_backward,      chapter_gpu};
+                                 chapter_backward,      chapter_gpu,          chapter_decode,
+                                 chapter_paged_kv};
   const int k = chapter_index(id);
   if (k < 0) {
     std::string known;
