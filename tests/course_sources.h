@@ -10,6 +10,7 @@
 #include "core/closed_form.h"
 #include "core/l2_cache.h"
 #include "core/lesson.h"
+#include "core/pipeline_model.h"
 #include "core/run.h"
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -94,6 +96,31 @@ inline double vec_at(const Vec& v, const std::vector<std::string>& p, size_t at)
 
 // One name (no operators).
 inline double resolve(const World& w, const std::string& name) {
+  if (name.rfind("hopper:", 0) == 0) {  // a JSON pointer into the Hopper bench file beside the bench file
+    const std::string path = std::filesystem::path(FLASHSTEP_BENCH_FILE).parent_path() / "h200_hopper.json";
+    std::ifstream in(path);
+    return nlohmann::json::parse(in).at(nlohmann::json::json_pointer(name.substr(7))).get<double>();
+  }
+  if (name.rfind("pipecost.", 0) == 0 || name.rfind("pipeline.", 0) == 0) {
+    // pipecost.V.D.F: block_costs of rung V at head dimension D; pipeline.V.D.Bc; pipeline.V.D.N.F:
+    // the prediction for the default heads at N x N, non-causal (core/pipeline_model.h).
+    const std::vector<std::string> p = split(name, '.');
+    const pipeline::Rung r = pipeline::rung(int(as_int(p.at(1))), as_int(p.at(2)));
+    const pipeline::Rates rates;
+    if (p.at(0) == "pipecost") {
+      const pipeline::BlockCosts c = pipeline::block_costs(r, as_int(p.at(2)), rates);
+      if (p.at(3) == "s_clk") return c.s_clk;
+      if (p.at(3) == "softmax_clk") return c.softmax_clk;
+      if (p.at(3) == "o_clk") return c.o_clk;
+    } else if (p.size() == 4 && p.at(3) == "Bc") {
+      return double(r.Bc);
+    } else if (p.size() == 5) {
+      pipeline::Shape s;
+      s.d = as_int(p.at(2));
+      s.nq = s.nk = as_int(p.at(3));
+      if (p.at(4) == "tflops") return pipeline::predict(r, s, rates).tflops;
+    }
+  }
   if (name.rfind("bench:", 0) == 0) return w.bench.at(nlohmann::json::json_pointer(name.substr(6))).get<double>();
   const std::vector<std::string> p = split(name, '.');
   const std::string& kind = p.at(0);

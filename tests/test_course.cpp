@@ -58,7 +58,7 @@ std::vector<std::string> stray_numbers(const course::Page& p) {
     size_t w = k >= 1 && before == ' ' ? k - 1 : k;
     while (w > 0 && std::isalpha(static_cast<unsigned char>(t[w - 1]))) --w;
     const std::string word = before == ' ' ? t.substr(w, k - 1 - w) : "";
-    static const std::set<std::string> kNaming = {"Algorithm", "Theorem", "Block", "block", "Row", "row", "Figure"};
+    static const std::set<std::string> kNaming = {"Algorithm", "Theorem", "Block", "block", "Row", "row", "Figure", "variant"};
     const bool dashed_name = before == '-' && k >= 2 && std::isalpha(static_cast<unsigned char>(t[k - 2]));  // FlashAttention-2
     const bool in_name = std::isalpha(static_cast<unsigned char>(before)) || before == '_' || before == '^' ||
                          (std::isalpha(static_cast<unsigned char>(after)) && after != 'e') || dashed_name ||
@@ -75,7 +75,7 @@ TEST_CASE("course: the chapters are listed in the textbook's order with the issu
   const std::vector<std::string> want = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",
                                          "algorithm-1",  "io-complexity", "fa2-order",      "masks-dropout-fusion",
                                          "backward",     "gpu",            "decode",
-                                         "paged-kv"};
+                                         "paged-kv",     "hopper"};
   CHECK(chapter_ids() == want);
   REQUIRE_THROWS_WITH(course::make_chapter("no-such-chapter"), Catch::Matchers::StartsWith("unknown chapter 'no-such-chapter'"));
 }

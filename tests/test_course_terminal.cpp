@@ -276,6 +276,26 @@ const std::map<std::string, Solver>& solvers() {
          const double m = *std::max_element(v.begin(), v.end());
          return fmt(std::exp(v[0] - (m + std::log(sum_exp_minus_max(v)))));
        }},
+      // hopper
+      {"hopper/serial-clocks", [](const Printed&, const std::string& p) {
+         return fmt(after(p, "charges S_ij") + after(p, "the softmax") + after(p, R"(O_i \+= P~_ij V_j)"));
+       }},
+      {"hopper/chart", [](const Printed&, const std::string& p) {
+         // Columns where warpgroup 0's softmax runs: does warpgroup 1's tensor lane have a product there?
+         auto lane = [&](const std::string& label) {
+           const size_t a = p.find(label);
+           const size_t b = p.find('|', a), e = p.find('|', b + 1);
+           return p.substr(b + 1, e - b - 1);
+         };
+         const std::string sm0 = lane("wg0 softmax"), tc1 = lane("wg1 tensor");
+         int overlap = 0, soft = 0;
+         for (size_t k = 0; k < sm0.size() && k < tc1.size(); ++k)
+           if (sm0[k] != '.') ++soft, overlap += tc1[k] != '.';
+         return letter_of(p, 2 * overlap > soft ? "take turns" : "nothing much");
+       }},
+      {"hopper/pingpong-gain", [](const Printed&, const std::string& p) {
+         return fmt(after(p, "TFLOP/s for variant 15 and") / after(p, "The model predicts"));
+       }},
       // paged-kv
       {"paged-kv/pages", [](const Printed&, const std::string& p) {
          return whole(std::ceil(after(p, "Nk =") / after(p, "pages of P =")));

@@ -175,6 +175,11 @@ ChapterBuilder& ChapterBuilder::f(const std::string& formula) {
   return *this;
 }
 
+ChapterBuilder& ChapterBuilder::terminal_only(const std::string& text) {
+  cur().terminal += text;
+  return *this;
+}
+
 ChapterBuilder& ChapterBuilder::num(double x, const std::string& source, int digits) {
   Page& p = cur();
   Number n{source, x, format_number(x, digits), p.text.size()};

@@ -52,6 +52,7 @@ class ChapterBuilder {
   ChapterBuilder& page(const std::string& title, const Scene& scene);
   ChapterBuilder& t(const std::string& text);  // prose; no free-standing numbers
   ChapterBuilder& f(const std::string& formula);  // notation: its constants are not data
+  ChapterBuilder& terminal_only(const std::string& text);  // Page::terminal
   ChapterBuilder& num(double x, const std::string& source, int digits = 4);
   ChapterBuilder& integer(int64_t x, const std::string& source);
   // The step a scene stands on: its index k in the trace, printed as "step k".
@@ -121,5 +122,6 @@ Chapter chapter_backward(uint64_t seed);
 Chapter chapter_gpu(uint64_t seed);
 Chapter chapter_decode(uint64_t seed);
 Chapter chapter_paged_kv(uint64_t seed);
+Chapter chapter_hopper(uint64_t seed);
 
 }  // namespace flashstep::course

@@ -1,11 +1,16 @@
-// Chapters 11-12: decode (inference latency, split-KV and the log-sum-exp combine) and paged-kv
-// (PagedAttention's block table). Seed 1 is the decode and decode-paged presets' problem.
+// Chapters 11-13: decode (inference latency, split-KV and the log-sum-exp combine), paged-kv
+// (PagedAttention's block table; seed 1 is the decode and decode-paged presets' problem), and
+// hopper (FlashAttention-3's pipeline, from the pipeline model and the Hopper bench file).
 #include "app/course/builder.h"
 #include "app/course/device.h"
 #include "core/decode.h"
 #include "core/paged_kv.h"
+#include "core/pipeline_model.h"
+#include "app/course/roofline.h"
 
 #include <cmath>
+#include <filesystem>
+#include <sstream>
 
 namespace flashstep::course {
 
@@ -159,6 +164,105 @@ Chapter chapter_paged_kv(uint64_t seed) {
                 "The last page holds one token; P - 1 slots of 2 d elements each are empty.", Panel::memory);
   b.bytes().mistake((T.P - 1) * 2 * rd.spec.d, "that is elements; each is " + std::to_string(bpe) + " B")
       .mistake((T.P - 1) * rd.spec.d * bpe, "that counts K alone; V's slots are empty too");
+  return b.finish();
+}
+
+}  // namespace flashstep::course
+
+namespace flashstep::course {
+
+namespace {
+
+// The lines of `flashstep explain --pipeline`'s Gantt chart (the loads and each warpgroup's
+// tensor and softmax lanes), as that command prints them.
+std::string gantt_lines(int variant, const pipeline::Shape& s) {
+  std::istringstream in(pipeline::explain_pipeline(variant, s, pipeline::Rates{}));
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.find('|') != std::string::npos && line.rfind("  ", 0) == 0) out += line + "\n";
+  return out;
+}
+
+// The latest measured point of the Hopper bench file for (variant, d, n), non-causal: its index
+// (a later point of the same key replaces an earlier one), or -1.
+int latest_point(const nlohmann::json& j, int variant, int64_t d, int64_t n) {
+  int at = -1;
+  const nlohmann::json& pts = j.at("points");
+  for (size_t k = 0; k < pts.size(); ++k)
+    if (pts[k].value("variant", -1) == variant && pts[k].value("d", 0) == d && pts[k].value("n", 0) == n &&
+        !pts[k].value("causal", true))
+      at = int(k);
+  return at;
+}
+
+}  // namespace
+
+Chapter chapter_hopper(uint64_t seed) {
+  ChapterBuilder b("hopper", seed);
+  const RunDecl rd = tiny_run(seed);  // the scenes' run; the chapter's numbers are the pipeline model's
+  b.add_run(rd);
+  pipeline::Shape sh;
+  sh.d = seed % 2 ? 128 : 64;
+  sh.nq = sh.nk = 4096;
+  const pipeline::Rates rates;
+  const std::string D = std::to_string(sh.d), sfx = "." + D + "." + std::to_string(sh.nq);
+  b.problem_text("the pipeline model of one H200 SM (core/pipeline_model.h), " + std::to_string(sh.heads) +
+                 " heads of N = " + std::to_string(sh.nq) + ", d = " + D + ", bf16; assets/bench/h200_hopper.json");
+  const pipeline::Rung r15 = pipeline::rung(15, sh.d), r16 = pipeline::rung(16, sh.d), r18 = pipeline::rung(18, sh.d);
+  const pipeline::BlockCosts c = pipeline::block_costs(r15, sh.d, rates);
+  const std::string cost = "pipecost.15." + D + ".";
+
+  Scene s1 = scene(rd.name, 0, CentreView::pipeline, Panel::pipeline);
+  s1.pipeline_variant = 15;
+  s1.pipeline_d = int(sh.d);
+  b.page("Producer, consumers and the tensor cores", s1)
+      .t("FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao) splits each thread block by role. A producer warp issues the loads of K_j and "
+         "V_j with the Tensor Memory Accelerator (TMA) into a ring of shared-memory stages and signals their arrival on "
+         "barriers; consumer warpgroups, each with its own rows of Q_i, compute S_ij = Q_i K_j^T and O_i += P~_ij V_j with wgmma on the "
+         "tensor cores, and the softmax in between on the exp2 units. Per warpgroup and K/V block (Bc = ")
+      .integer(r15.Bc, "pipeline.15." + D + ".Bc").t(") the model of variant 15 charges S_ij ")
+      .num(c.s_clk, cost + "s_clk").t(" clocks on the tensor cores, the softmax ").num(c.softmax_clk, cost + "softmax_clk")
+      .t(" clocks, O_i += P~_ij V_j ").num(c.o_clk, cost + "o_clk")
+      .t(" clocks. The Pipeline view draws the timeline of one thread block; in the terminal, flashstep explain --pipeline "
+         "--variant 15 prints it as below (s and o: products, p: softmax, k and v: loads; lower case: the unit is shared "
+         "at that moment).");
+  b.terminal_only(gantt_lines(15, sh));
+  b.ask_number("serial-clocks", "One warpgroup does S_ij, then its softmax, then O_i += P~_ij V_j. How many clocks does "
+               "one K/V block take that way, with nothing overlapped?",
+               c.s_clk + c.softmax_clk + c.o_clk, cost + "s_clk + " + cost + "softmax_clk + " + cost + "o_clk", 0.01,
+               "Add the three costs on this page.", Panel::pipeline);
+  b.mistake(c.s_clk + c.o_clk, "that is the tensor cores' share alone; the softmax sits between the two products");
+  b.ask_choice("chart", "Read the chart: while warpgroup 0 runs its softmax (p), what are the tensor cores doing?",
+               {"warpgroup 1's products: the two take turns", "nothing much: warpgroup 1 is in its softmax too",
+                "loading K and V"},
+               1, "Compare the wg0 softmax lane with the wg1 tensor and softmax lanes, column by column.", Panel::pipeline);
+
+  const pipeline::Prediction p15 = pipeline::predict(r15, sh, rates), p16 = pipeline::predict(r16, sh, rates),
+                             p18 = pipeline::predict(r18, sh, rates);
+  const nlohmann::json hop = load_json_file((std::filesystem::path(default_bench_path()).parent_path() / "h200_hopper.json").string());
+  Scene s2 = scene(rd.name, 0, CentreView::pipeline, Panel::pipeline);
+  s2.pipeline_variant = 16;
+  s2.pipeline_d = int(sh.d);
+  b.page("Ping-pong, and the persistent grid", s2)
+      .t("Ping-pong scheduling (variant 16) makes the two consumer warpgroups take turns: one's softmax runs under the "
+         "other's products, so the tensor cores stay busy. The model predicts ")
+      .num(p15.tflops, "pipeline.15" + sfx + ".tflops").t(" TFLOP/s for variant 15 and ")
+      .num(p16.tflops, "pipeline.16" + sfx + ".tflops").t(" for variant 16 at this shape. A persistent grid (variant 18: "
+         "one thread block per SM looping over the tiles, with S_ij issued before the softmax of the previous block) "
+         "hides each tile's start under the previous tile's end: ")
+      .num(p18.tflops, "pipeline.18" + sfx + ".tflops").t(" TFLOP/s.");
+  for (int v : {15, 16, 18}) {
+    const int at = latest_point(hop, v, sh.d, sh.nq);
+    if (at < 0) continue;
+    b.t(" Measured on the H200, variant ").integer(v, "hopper:/points/" + std::to_string(at) + "/variant").t(": ")
+        .num(hop["points"][size_t(at)]["tflops"].get<double>(), "hopper:/points/" + std::to_string(at) + "/tflops")
+        .t(" TFLOP/s.");
+  }
+  b.t(" The Pipeline view draws the chart and every rung's prediction beside its measurement.");
+  b.ask_number("pingpong-gain", "By what factor does ping-pong raise the model's TFLOP/s over variant 15 here?",
+               p16.tflops / p15.tflops, "pipeline.16" + sfx + ".tflops / pipeline.15" + sfx + ".tflops", 0.01,
+               "Divide the two predictions on this page.", Panel::pipeline);
+  b.times().inverse("variant 15's over variant 16's");
   return b.finish();
 }
 

@@ -27,6 +27,13 @@ std::string wrap(const std::string& text, size_t width) {
     const size_t nl = text.find('\n', start);
     const std::string para = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
     const size_t indent = para.find_first_not_of(' ');
+    if (indent != std::string::npos && indent >= 2 && para.size() > width) {  // an indented line is a table or a chart: as it is
+      out += para;
+      if (nl == std::string::npos) break;
+      out += "\n";
+      start = nl + 1;
+      continue;
+    }
     line = para.substr(0, indent == std::string::npos ? para.size() : indent);
     const size_t base = line.size();
     size_t p = line.size();
@@ -165,6 +172,7 @@ int run_learn(const std::string& id, uint64_t seed, bool answers) {
   for (size_t pi = 0; pi < ch.pages.size(); ++pi) {
     const course::Page& p = ch.pages[pi];
     std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(p.text, 92).c_str());
+    if (!p.terminal.empty()) std::printf("%s", p.terminal.c_str());
     std::printf("   (in the app: flashstep gui --course %s --page %zu%s)\n", ch.id.c_str(), pi + 1,
                 seed != 1 ? (" --seed " + std::to_string(seed)).c_str() : "");
     for (const course::Question& q : p.questions) {

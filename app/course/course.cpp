@@ -22,6 +22,7 @@ const char* panel_title(Panel p) {
     case Panel::lesson: return "the Online-softmax lesson view (the block table)";
     case Panel::bench: return "the Bench view (measured H200 runs)";
     case Panel::roofline: return "the roofline figure";
+    case Panel::pipeline: return "the Pipeline view (centre: one SM's Gantt chart, every rung's prediction)";
   }
   return "";
 }
@@ -40,6 +41,7 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"gpu", "On the GPU: tensor cores, and why the speed-ups follow the bytes"},
       {"decode", "Decoding: one query row, split-KV and the log-sum-exp combine"},
       {"paged-kv", "Paged KV cache: the block table, and what each allocation wastes"},
+      {"hopper", "Hopper: FlashAttention-3's producer, ping-pong consumers and persistent grid"},
   };
   return list;
 }
@@ -57,7 +59,7 @@ Chapter make_chapter(const std::string& id, uint64_t seed) {
                                  chapter_tiling,        chapter_algorithm_1,  chapter_io_complexity,
                                  chapter_fa2_order,     chapter_masks_dropout_fusion,
                                  chapter_backward,      chapter_gpu,          chapter_decode,
-                                 chapter_paged_kv};
+                                 chapter_paged_kv,      chapter_hopper};
   const int k = chapter_index(id);
   if (k < 0) {
     std::string known;

@@ -20,11 +20,11 @@
 namespace flashstep::course {
 
 // The app's panels a page can point at (outline) or a hint can name.
-enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline };
+enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline, pipeline };
 const char* panel_title(Panel p);  // "the Memory panel (right)", ...
 
 // What the app's centre shows for a page.
-enum class CentreView { tiles, lesson, bench, roofline };
+enum class CentreView { tiles, lesson, bench, roofline, pipeline };
 
 // A number as it appears in a page's text: its value, the text it is printed as, where, and the
 // source it was taken from.
@@ -95,6 +95,7 @@ struct Scene {
   std::string lesson;     // a LessonDecl name for the lesson view
   int lesson_shown = -1;  // blocks merged in the lesson view (-1: all)
   std::string bench_figure;  // the Bench view's figure (bc, tflops, memory; "" leaves it)
+  int pipeline_variant = 0, pipeline_d = 128;  // the Pipeline view's rung and head dimension (hopper chapter)
 };
 
 struct Page {
@@ -105,6 +106,10 @@ struct Page {
   // are the formula's own constants.
   std::vector<std::pair<size_t, size_t>> notation;
   Scene scene;
+  // Printed after the text in the terminal only, where the app draws the thing itself (the
+  // Pipeline view's Gantt chart as `flashstep explain --pipeline` prints it). No data: the
+  // numbers a question needs are in `text`, with their sources.
+  std::string terminal;
   std::vector<Question> questions;  // asked after the page
 };
 

@@ -142,6 +142,14 @@ void CourseState::apply_scene(AppState& s) {
       s.view = View::bench;
       if (!sc.bench_figure.empty() && s.bench.loaded) s.bench.select(plot::parse_figure(sc.bench_figure), 64);
       break;
+    case course::CentreView::pipeline:
+      s.view = View::pipeline;
+      s.pipeline.variant = sc.pipeline_variant;
+      s.pipeline.d = sc.pipeline_d;
+      s.pipeline.n = 4096;
+      s.pipeline.causal = false;
+      s.pipeline.rebuild();
+      break;
     default: s.view = View::tiles; break;
   }
   s.view_changed = true;
