@@ -326,3 +326,37 @@ TEST_CASE("course: the answer reader takes what a person types and nothing that 
   CHECK_FALSE(course::check_answer(q, "a)").correct);
   CHECK_FALSE(course::check_answer(q, "a)").bad_format);
 }
+
+TEST_CASE("course: the roofline says which ceiling, draws each ridge, and the text agrees with the numbers",
+          "[course][roofline]") {
+  for (uint64_t seed : {uint64_t(1), uint64_t(2)}) {
+    INFO("seed " << seed);
+    const Chapter ch = course::make_chapter("memory-bound", seed);
+    REQUIRE(ch.roofline);
+    const course::Roofline& r = *ch.roofline;
+    const double fp32 = r.device.fp32_flops / r.device.hbm_bytes_per_s, bf16 = r.device.bf16_tc_flops / r.device.hbm_bytes_per_s;
+    const double s = r.kernels[0].intensity(), p = r.kernels[1].intensity(), o = r.kernels[2].intensity();
+    const std::string& text = ch.pages[1].text;
+    // The matmul kernels against the float32 ridge, as the page states it.
+    if (s > fp32 && o > fp32) CHECK(text.find("the two matmul kernels sit above it") != std::string::npos);
+    else CHECK(text.find("the two matmul kernels sit below it") != std::string::npos);
+    CHECK(text.find(p > fp32 ? "the softmax above it" : "the softmax far below it") != std::string::npos);
+    if (std::max({s, p, o}) < bf16) CHECK(text.find("all three are below") != std::string::npos);
+    // The furthest-left question asks the lowest intensity, which is below both ridges.
+    const Question& q = ch.pages[1].questions[1];
+    REQUIRE(q.id == "furthest-below");
+    const double lowest = std::min({s, p, o});
+    CHECK(lowest == r.kernels[size_t(q.correct)].intensity());
+    CHECK(lowest < fp32);
+    // Each ridge is drawn: a vertical series at the peak over the bandwidth.
+    const plot::Figure f = course::roofline_figure(r);
+    int ridges = 0;
+    for (const plot::Series& se : f.series)
+      if (se.label.rfind("ridge: ", 0) == 0) {
+        ++ridges;
+        REQUIRE(se.x.size() == 2);
+        CHECK_THAT(se.x[0], Catch::Matchers::WithinRel(se.label.find("float32") != std::string::npos ? fp32 : bf16, 1e-9));
+      }
+    CHECK(ridges == 2);
+  }
+}

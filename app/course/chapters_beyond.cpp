@@ -284,8 +284,9 @@ Chapter chapter_gpu(uint64_t seed) {
                b_s / b_f, tat + "/standard_tc/hbm_bytes_predicted / " + tat + "/fa2_tc/hbm_bytes_predicted", 0.01,
                "Both intensities are on this page, for the same FLOPs: their ratio is the bytes' ratio.", Panel::bench);
   b.times().inverse("FlashAttention-2's bytes over standard attention's");
-  b.ask_choice("limit", "What limits standard attention's kernels on the H200?",
-               {"HBM bandwidth: they sit below the ridge", "the tensor cores' FLOP/s", "the size of the L2 cache"}, 0,
+  b.ask_choice("limit", "What limits standard attention on the tensor cores (bf16) on the H200?",
+               {"HBM bandwidth: its intensity is below the bf16 tensor-core ridge", "the tensor cores' FLOP/s",
+                "the size of the L2 cache"}, 0,
                "Compare its intensity with the ridge point on this page.", Panel::roofline);
   Chapter ch = b.finish();
   // The roofline with these measured points, for the app's second page (its numbers are the

@@ -73,8 +73,16 @@ Chapter chapter_memory_bound(uint64_t seed) {
   }
   b.t("All three together: ").num((kS.flops + kP.flops + kO.flops) / (kS.bytes + kP.bytes + kO.bytes),
                                  src_total(hs.name, "flops") + " / " + src_total(hs.name, "bytes"))
-      .t(" FLOP/B. The Tiles view shows the same kernels on the tiny problem: S and P are whole matrices in HBM, "
-         "row block by row block.");
+      .t(" FLOP/B. Which ceiling matters depends on where the kernel runs. Against the float32 ridge of the previous "
+         "page, the two matmul kernels sit ")
+      .t(kS.intensity() > ridge_point(D.fp32_flops, D) && kO.intensity() > ridge_point(D.fp32_flops, D) ? "above it (they could be compute-bound on the CUDA cores)" : "below it")
+      .t(" and the softmax ").t(kP.intensity() > ridge_point(D.fp32_flops, D) ? "above it" : "far below it")
+      .t("; against the bf16 tensor-core ridge, ").num(ridge_point(D.bf16_tc_flops, D), "device.h200.bf16_tc_flops / device.h200.hbm_bytes_per_s")
+      .t(std::max({kS.intensity(), kP.intensity(), kO.intensity()}) < ridge_point(D.bf16_tc_flops, D)
+             ? " FLOP/B, all three are below: on tensor cores every one of them waits for HBM."
+             : " FLOP/B, not all three are below it.")
+      .t(" The Tiles view shows the same "
+         "kernels on the tiny problem: S and P are whole matrices in HBM, row block by row block.");
   b.ask_number("qk-intensity", "What is the arithmetic intensity of the S = QK^T kernel, in FLOP per byte (it grows with N)?",
                kS.intensity(), kS.intensity_source(), 0.01,
                "Its FLOPs over its bytes, both listed on this page (MFLOP / MB).", Panel::memory);
@@ -82,7 +90,8 @@ Chapter chapter_memory_bound(uint64_t seed) {
   int worst = 0;
   for (int k = 1; k < 3; ++k)
     if (roof->kernels[size_t(k)].intensity() < roof->kernels[size_t(worst)].intensity()) worst = k;
-  b.ask_choice("furthest-below", "Which of the three kernels sits furthest below the ridge?",
+  b.ask_choice("furthest-below", "Which of the three kernels has the lowest arithmetic intensity (the furthest left on "
+               "the roofline, below both ridges)?",
                {"S = QK^T", "P = softmax(S)", "O = PV"}, worst,
                "The smallest FLOP per byte is the furthest left on the roofline.", Panel::roofline);
 
