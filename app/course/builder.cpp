@@ -267,7 +267,17 @@ Question& ChapterBuilder::ask_choice(const std::string& id, const std::string& p
                                      const std::vector<std::string>& choices, int correct, const std::string& hint,
                                      Panel panel) {
   Question& q = add_question(id, Question::Kind::choice, prompt, hint, panel);
-  q.choices = choices;
+  // The letters move with the seed (seed 1 keeps the written order): the choices rotated by an
+  // amount from the seed and the question's id, so that a letter learnt by heart is not an answer.
+  const size_t n = choices.size();
+  size_t rot = 0;
+  if (ch_.seed > 1 && n > 0) {
+    uint64_t h = ch_.seed;
+    for (char c : id) h = h * 131 + uint64_t(static_cast<unsigned char>(c));
+    rot = size_t(h % n);
+  }
+  for (size_t k = 0; k < n; ++k) q.choices.push_back(choices[(k + rot) % n]);
+  correct = int((size_t(correct) + n - rot) % n);
   q.correct = correct;
   q.answer = correct;
   q.answer_text = std::string(1, char('a' + correct));

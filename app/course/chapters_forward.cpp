@@ -218,7 +218,7 @@ Chapter chapter_io_complexity(uint64_t seed) {
            src_total(n, "bytes") + " / " + src_total(rs.name, "bytes"))
       .t(" times as many. With N this small the two are close: standard attention's S and P grow as N^2, Algorithm "
          "1's repeated reads of Q_i, O_i, l_i, m_i as Tc N, and Tc falls as M grows. The Memory panel's table shows "
-         "all three schedules beside their closed forms.");
+         "every schedule beside its closed form.");
   b.ask_integer("fa1-bytes", "How many bytes did Algorithm 1 move in all (read + written)?",
                 tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes, src_total(n, "bytes"),
                 "Add the two totals on this page, or read the Memory panel's fa1 column.", Panel::memory);

@@ -17,7 +17,7 @@ const char* panel_title(Panel p) {
     case Panel::none: return "";
     case Panel::tiles: return "the Tiles view (centre)";
     case Panel::algorithm: return "the Algorithm panel (pseudocode, current line highlighted)";
-    case Panel::memory: return "the Memory panel (HBM bytes per tensor, SRAM, the three schedules side by side)";
+    case Panel::memory: return "the Memory panel (HBM bytes per tensor, SRAM, every schedule side by side)";
     case Panel::softmax: return "the Online softmax state panel (m_i, l_i, rescale factors)";
     case Panel::lesson: return "the Online-softmax lesson view (the block table)";
     case Panel::bench: return "the Bench view (measured H200 runs)";
