@@ -96,6 +96,27 @@ inline double vec_at(const Vec& v, const std::vector<std::string>& p, size_t at)
 
 // One name (no operators).
 inline double resolve(const World& w, const std::string& name) {
+  if (name.rfind("scale.", 0) == 0) {
+    // scale.N.D.M.F: one head of N x N, d = D, M words, from the tiling rule and the closed forms
+    // (standard: S and P through HBM; Algorithm 1 with its Tc), float32.
+    const std::vector<std::string> p = split(name, '.');
+    const int64_t N = as_int(p.at(1)), d = as_int(p.at(2)), M = as_int(p.at(3));
+    const std::string& f = p.at(4);
+    if (f == "N") return double(N);
+    if (f == "d") return double(d);
+    const int64_t Bc = (M + 4 * d - 1) / (4 * d), Br = std::min(Bc, d), Tc = (N + Bc - 1) / Bc;  // the paper's rule
+    if (f == "Bc") return double(Bc);
+    if (f == "Br") return double(Br);
+    if (f == "Tc") return double(Tc);
+    if (f == "fa1_bytes") {
+      const TrafficForm t = fa1_traffic(N, N, d, Tc);  // registry-exempt: the closed form of this schedule
+      return double(t.read_bytes(4) + t.write_bytes(4));
+    }
+    if (f == "standard_bytes") {
+      const TrafficForm t = standard_traffic(N, N, d);
+      return double(t.read_bytes(4) + t.write_bytes(4));
+    }
+  }
   if (name.rfind("hopper:", 0) == 0) {  // a JSON pointer into the Hopper bench file beside the bench file
     const std::string path = std::filesystem::path(FLASHSTEP_BENCH_FILE).parent_path() / "h200_hopper.json";
     std::ifstream in(path);

@@ -191,6 +191,14 @@ const std::map<std::string, Solver>& solvers() {
          REQUIRE(reads.size() >= 2);
          return fmt(reads[reads.size() - 2] / reads.back());
        }},
+      {"io-complexity/tc-128", [](const Printed&, const std::string& p) {
+         const double M = after(p, "shared memory: M ="), bc = std::ceil(M / (4 * 128));
+         return whole(std::ceil(16384 / bc));
+       }},
+      {"io-complexity/scale-ratio", [](const Printed&, const std::string& p) {
+         const std::string line = flat(p).substr(flat(p).find("N = 16384, d = 64:"));
+         return fmt(after(line, "standard") / after(line, "Algorithm 1"));
+       }},
       {"io-complexity/budget", [](const Printed& c, const std::string& p) {
          const double M = after(p, "at most"), d = after(c.problem, "and Nq = Nk = [0-9]+, d =");
          const double bc = std::ceil(M / (4 * d)), br = std::min(bc, d);

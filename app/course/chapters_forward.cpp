@@ -1,6 +1,8 @@
 // Chapters 4-6: tiling, algorithm-1, io-complexity.
 #include "app/course/builder.h"
 #include "core/closed_form.h"
+#include "core/l2_cache.h"
+#include "core/problem.h"
 #include "core/run.h"
 
 #include <cmath>
@@ -194,7 +196,11 @@ Chapter chapter_io_complexity(uint64_t seed) {
   mid.spec.seed = seed;
   const int64_t Ms[] = {256, 512, 1024, 2048};
   std::vector<const Trace*> sweep;
-  for (int64_t M : Ms) sweep.push_back(&b.add_run(variant(mid, "mid_M" + std::to_string(M), M)));
+  for (int64_t M : Ms) {
+    RunDecl v = variant(mid, "mid_M" + std::to_string(M), M);
+    v.record = M == Ms[3];  // the sweep's and the budget's pages stand on the largest M's run
+    sweep.push_back(&b.add_run(v));
+  }
   RunDecl ms = mid;
   ms.name = "mid_standard";
   ms.spec.schedule = Schedule::standard;  // registry-exempt: a chapter about this schedule
@@ -227,7 +233,7 @@ Chapter chapter_io_complexity(uint64_t seed) {
       .mistake(tr.totals.hbm_write_bytes, "that is only the bytes written; add the bytes read")
       .mistake(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, "that is standard attention's bytes");
 
-  const Scene s2 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  const Scene s2 = scene("mid_M2048", int64_t(sweep[3]->steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("The M sweep: Theta(N^2 d^2 / M) against Theta(N d + N^2)", s2)
       .t("Theorem 2: Algorithm 1 needs Theta(N^2 d^2 / M) HBM accesses, standard attention Theta(N d + N^2). With Nq "
          "= Nk = ").integer(mid.spec.nq, src_problem("mid_M256", "nq")).t(", d = ").integer(mid.spec.d, src_problem("mid_M256", "d"))
@@ -247,11 +253,60 @@ Chapter chapter_io_complexity(uint64_t seed) {
                "Divide the two reads listed on this page.", Panel::none);
   b.times().inverse("the larger M's reads over the smaller's");
 
+  // At real scale: the H200's shared memory per SM, d = 64 and 128, N up to 16k, from the closed
+  // forms and the tiling rule alone (no run: N = 16384 is past what a recorded trace is for).
+  {
+    const GpuSpec& g = find_gpu("h200");
+    const int64_t Mh = g.smem_per_sm_bytes / 4;  // float32 words
+    const std::string Msrc = "device.h200.smem_per_sm_bytes / 4";
+    auto tiling_at = [&](int64_t N, int64_t d) { return make_tiling(make_problem(sizes_spec(N, N, d, Mh))); };
+    auto scale_src = [&](int64_t N, int64_t d, const std::string& f) {
+      return "scale." + std::to_string(N) + "." + std::to_string(d) + "." + std::to_string(Mh) + "." + f;
+    };
+    const Scene s4 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+    b.page("At real scale: the H200's SRAM", s4)
+        .t("The tiny problem's M hides the point. An H200 SM has ").num(double(g.smem_per_sm_bytes) / 1024.0, "device.h200.smem_per_sm_bytes / 1024")
+        .t(" KiB of shared memory: M = ").integer(Mh, Msrc).t(" float32 words. Step by step for d = ")
+        .integer(64, "64").t(": Bc = ceil(M / 4d) = ceil(").integer(Mh, Msrc).t(" / ").integer(256, "4 * 64").t(") = ")
+        .integer(tiling_at(16384, 64).Bc, scale_src(16384, 64, "Bc")).t(", Br = min(Bc, d) = ")
+        .integer(tiling_at(16384, 64).Br, scale_src(16384, 64, "Br")).t(", and for N = ").integer(16384, "16384")
+        .t(", Tc = ceil(N / Bc) = ").integer(tiling_at(16384, 64).Tc, scale_src(16384, 64, "Tc"))
+        .t(". Standard attention writes and reads S and P, about ").f("4 N^2").t(" elements; Algorithm 1 reads Q_i, O_i, "
+           "l_i, m_i and writes O_i, l_i, m_i at every (i, j), about ").f("Tc N (3d + 4) ~ 12 N^2 d^2 / M")
+        .t(" with ").f("Tc ~ 4 N d / M").t(". Their ratio is about ").f("M / 3d^2").t(": ")
+        .num(double(Mh) / (3.0 * 64 * 64), Msrc + " / ( 3 * 64 * 64 )").t(" for d = ").integer(64, "64").t(" and ")
+        .num(double(Mh) / (3.0 * 128 * 128), Msrc + " / ( 3 * 128 * 128 )").t(" for d = ").integer(128, "128")
+        .t(", whatever N is: the "
+           "larger the SRAM against d^2, the more tiling saves. The closed forms, in MB (float32):\n");
+    for (int64_t d : {64, 128})
+      for (int64_t N : {1024, 4096, 16384}) {
+        const Tiling Ts = tiling_at(N, d);
+        const TrafficForm a = fa1_traffic(N, N, d, Ts.Tc), s = standard_traffic(N, N, d);  // registry-exempt: a chapter about this schedule
+        b.t("  N = ").integer(N, scale_src(N, d, "N")).t(", d = ").integer(d, scale_src(N, d, "d")).t(": ");
+        if (d == 64) b.t("Tc = ").integer(Ts.Tc, scale_src(N, d, "Tc")).t(", ");  // d = 128's Tc is asked
+        b.t("Algorithm 1 ")
+            .num(double(a.read_bytes(4) + a.write_bytes(4)) / 1e6, scale_src(N, d, "fa1_bytes") + " / 1e6")
+            .t(" MB, standard ").num(double(s.read_bytes(4) + s.write_bytes(4)) / 1e6, scale_src(N, d, "standard_bytes") + " / 1e6")
+            .t(" MB\n");
+      }
+    const Tiling T128 = tiling_at(16384, 128);
+    b.ask_integer("tc-128", "For d = 128 and N = 16384 on the H200, what is Tc?", T128.Tc, scale_src(16384, 128, "Tc"),
+                  "Bc = ceil(M / 4d) with d = 128, then Tc = ceil(N / Bc).", Panel::none);
+    b.mistake(double(16384) / double(T128.Bc) , "Tc is rounded up: ceil(N / Bc)", 0.999)
+        .mistake(tiling_at(16384, 64).Tc, "that is Tc for d = 64; with d = 128, Bc is half as large");
+    const TrafficForm a64 = fa1_traffic(16384, 16384, 64, tiling_at(16384, 64).Tc), s64 = standard_traffic(16384, 16384, 64);  // registry-exempt: a chapter about this schedule
+    b.ask_number("scale-ratio", "At N = 16384, d = 64, how many times the bytes of Algorithm 1 does standard attention move?",
+                 double(s64.read_bytes(4) + s64.write_bytes(4)) / double(a64.read_bytes(4) + a64.write_bytes(4)),
+                 scale_src(16384, 64, "standard_bytes") + " / " + scale_src(16384, 64, "fa1_bytes"), 0.01,
+                 "Divide the two MB figures of that line.", Panel::none);
+    b.times().inverse("Algorithm 1's over standard attention's");
+  }
+
   // The budget challenge: the paper's block sizes at the largest M meet it; the run's M does not.
   const int64_t max_M = Ms[3];
   const Trace& best = *sweep[3];
   const int64_t budget = best.totals.hbm_read_bytes + 1;
-  const Scene s3 = scene(n, 0, CentreView::tiles, Panel::memory, {Panel::memory});
+  const Scene s3 = scene("mid_M2048", 0, CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("Budget challenge", s3)
       .t("Pick Br, Bc and M (at most ").integer(max_M, src_problem("mid_M2048", "M"))
       .t(" elements) for the sweep's problem so that Algorithm 1 reads fewer than ")
