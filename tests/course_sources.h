@@ -10,6 +10,7 @@
 #include "core/closed_form.h"
 #include "core/l2_cache.h"
 #include "core/lesson.h"
+#include "core/pipeline_model.h"
 #include "core/run.h"
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -31,6 +33,7 @@ using namespace flashstep;
 struct World {
   std::map<std::string, std::shared_ptr<Trace>> traces;
   std::map<std::string, Lesson> lessons;
+  std::map<std::string, Mat> dO;  // the loss gradient of each run with the backward
   nlohmann::json bench;
 };
 
@@ -44,6 +47,7 @@ inline World rebuild(const course::Chapter& ch) {
     if (r.backward) {
       dO = make_grad_output(p, r.spec.pattern);
       opt.dO = &dO;
+      w.dO[r.name] = dO;
     }
     w.traces[r.name] = std::make_shared<Trace>(run_problem(p, make_tiling(p), opt));
   }
@@ -77,6 +81,10 @@ inline double totals_field(const Totals& t, const std::string& f) {
 }
 
 inline Tensor tensor_named(const std::string& n) {
+  // Decode's partials and the block table by their enum names (their printed names have spaces).
+  if (n == "Op") return Tensor::Op;
+  if (n == "Lp") return Tensor::Lp;
+  if (n == "BT") return Tensor::BT;
   for (int k = 0; k < kTensors; ++k)
     if (n == tensor_name(Tensor(k))) return Tensor(k);
   throw std::runtime_error("unknown tensor " + n);
@@ -88,6 +96,52 @@ inline double vec_at(const Vec& v, const std::vector<std::string>& p, size_t at)
 
 // One name (no operators).
 inline double resolve(const World& w, const std::string& name) {
+  if (name.rfind("scale.", 0) == 0) {
+    // scale.N.D.M.F: one head of N x N, d = D, M words, from the tiling rule and the closed forms
+    // (standard: S and P through HBM; Algorithm 1 with its Tc), float32.
+    const std::vector<std::string> p = split(name, '.');
+    const int64_t N = as_int(p.at(1)), d = as_int(p.at(2)), M = as_int(p.at(3));
+    const std::string& f = p.at(4);
+    if (f == "N") return double(N);
+    if (f == "d") return double(d);
+    const int64_t Bc = (M + 4 * d - 1) / (4 * d), Br = std::min(Bc, d), Tc = (N + Bc - 1) / Bc;  // the paper's rule
+    if (f == "Bc") return double(Bc);
+    if (f == "Br") return double(Br);
+    if (f == "Tc") return double(Tc);
+    if (f == "fa1_bytes") {
+      const TrafficForm t = fa1_traffic(N, N, d, Tc);  // registry-exempt: the closed form of this schedule
+      return double(t.read_bytes(4) + t.write_bytes(4));
+    }
+    if (f == "standard_bytes") {
+      const TrafficForm t = standard_traffic(N, N, d);
+      return double(t.read_bytes(4) + t.write_bytes(4));
+    }
+  }
+  if (name.rfind("hopper:", 0) == 0) {  // a JSON pointer into the Hopper bench file beside the bench file
+    const std::string path = std::filesystem::path(FLASHSTEP_BENCH_FILE).parent_path() / "h200_hopper.json";
+    std::ifstream in(path);
+    return nlohmann::json::parse(in).at(nlohmann::json::json_pointer(name.substr(7))).get<double>();
+  }
+  if (name.rfind("pipecost.", 0) == 0 || name.rfind("pipeline.", 0) == 0) {
+    // pipecost.V.D.F: block_costs of rung V at head dimension D; pipeline.V.D.Bc; pipeline.V.D.N.F:
+    // the prediction for the default heads at N x N, non-causal (core/pipeline_model.h).
+    const std::vector<std::string> p = split(name, '.');
+    const pipeline::Rung r = pipeline::rung(int(as_int(p.at(1))), as_int(p.at(2)));
+    const pipeline::Rates rates;
+    if (p.at(0) == "pipecost") {
+      const pipeline::BlockCosts c = pipeline::block_costs(r, as_int(p.at(2)), rates);
+      if (p.at(3) == "s_clk") return c.s_clk;
+      if (p.at(3) == "softmax_clk") return c.softmax_clk;
+      if (p.at(3) == "o_clk") return c.o_clk;
+    } else if (p.size() == 4 && p.at(3) == "Bc") {
+      return double(r.Bc);
+    } else if (p.size() == 5) {
+      pipeline::Shape s;
+      s.d = as_int(p.at(2));
+      s.nq = s.nk = as_int(p.at(3));
+      if (p.at(4) == "tflops") return pipeline::predict(r, s, rates).tflops;
+    }
+  }
   if (name.rfind("bench:", 0) == 0) return w.bench.at(nlohmann::json::json_pointer(name.substr(6))).get<double>();
   const std::vector<std::string> p = split(name, '.');
   const std::string& kind = p.at(0);
@@ -111,6 +165,10 @@ inline double resolve(const World& w, const std::string& name) {
     if (f == "bf16_exp_limit") return std::log(float_max(7, 127));
     if (f == "fp16_max") return float_max(10, 15);
     if (f == "fp16_exp_limit") return std::log(float_max(10, 15));
+  }
+  if (kind == "grad") {  // grad.RUN.dO.R.C: the gradient `flashstep run --backward` makes from the seed
+    const Mat& g = w.dO.at(p.at(1));
+    if (p.at(2) == "dO") return g(as_int(p.at(3)), as_int(p.at(4)));
   }
   if (kind == "lesson") {
     const Lesson& L = w.lessons.at(p.at(1));
@@ -153,6 +211,9 @@ inline double resolve(const World& w, const std::string& name) {
       if (f == "Tc") return double(ti.Tc);
       if (f == "M") return double(ti.M);
       if (f == "tile_capacity") return double(ti.tile_capacity);
+      if (f == "S") return double(ti.S);
+      if (f == "P") return double(ti.P);
+      if (f == "pages") return double((pr.nk + ti.P - 1) / ti.P);  // ceil(Nk / P)
     }
     if (kind == "closed" || kind == "closedbwd") {
       const Schedule s = parse_schedule(p.at(2));
@@ -174,6 +235,12 @@ inline double resolve(const World& w, const std::string& name) {
       if (f == "backward") return totals_field(t.backward_totals, p.at(3));
       if (f == "read") return double(t.totals.traffic.read[size_t(tensor_named(p.at(3)))]);
       if (f == "O") return double(t.O(as_int(p.at(3)), as_int(p.at(4))));
+      if (f == "lse") return double(t.lse(as_int(p.at(3))));
+      if (f == "combine_weight") {  // e^(lse^(s) - lse) of row 0: split s's lse as its step wrote it
+        for (const Step& s : t.steps)
+          for (const HbmWrite& hw : s.writes)
+            if (hw.tensor == Tensor::Lp && s.split == as_int(p.at(3))) return std::exp(double(hw.data(0, 0)) - double(t.lse(0)));
+      }
       if (f == "applied") {
         const int64_t k = as_int(p.at(3));
         if (k < 0 || size_t(k) >= t.steps.size()) throw std::runtime_error("no step " + p.at(3));

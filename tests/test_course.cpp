@@ -2,6 +2,7 @@
 // prints (all right), with wrong answers (hints, nothing right), a second seed (other numerical
 // answers), every number of every page against the source it names (re-derived by
 // course_sources.h from fresh runs), and the roofline's intensities against the simulator.
+#include "app/course/answer.h"
 #include "app/course/builder.h"
 #include "app/course/roofline.h"
 #include "course_sources.h"
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cctype>
+#include <map>
 #include <set>
 
 using namespace flashstep;
@@ -57,7 +59,7 @@ std::vector<std::string> stray_numbers(const course::Page& p) {
     size_t w = k >= 1 && before == ' ' ? k - 1 : k;
     while (w > 0 && std::isalpha(static_cast<unsigned char>(t[w - 1]))) --w;
     const std::string word = before == ' ' ? t.substr(w, k - 1 - w) : "";
-    static const std::set<std::string> kNaming = {"Algorithm", "Theorem", "Block", "block", "Row", "row", "Figure"};
+    static const std::set<std::string> kNaming = {"Algorithm", "Theorem", "Block", "block", "Row", "row", "Figure", "variant"};
     const bool dashed_name = before == '-' && k >= 2 && std::isalpha(static_cast<unsigned char>(t[k - 2]));  // FlashAttention-2
     const bool in_name = std::isalpha(static_cast<unsigned char>(before)) || before == '_' || before == '^' ||
                          (std::isalpha(static_cast<unsigned char>(after)) && after != 'e') || dashed_name ||
@@ -73,7 +75,8 @@ std::vector<std::string> stray_numbers(const course::Page& p) {
 TEST_CASE("course: the chapters are listed in the textbook's order with the issue's ids", "[course]") {
   const std::vector<std::string> want = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",
                                          "algorithm-1",  "io-complexity", "fa2-order",      "masks-dropout-fusion",
-                                         "backward",     "gpu"};
+                                         "backward",     "gpu",            "decode",
+                                         "paged-kv",     "hopper"};
   CHECK(chapter_ids() == want);
   REQUIRE_THROWS_WITH(course::make_chapter("no-such-chapter"), Catch::Matchers::StartsWith("unknown chapter 'no-such-chapter'"));
 }
@@ -125,6 +128,14 @@ TEST_CASE("course: a numerical answer is accepted within its stated tolerance an
       for (const Question& q : p.questions) {
         if (q.kind != Question::Kind::number) continue;
         INFO(id << "/" << q.id << " answer " << q.answer);
+        if (q.whole) {  // whole and equal: nothing within 0.5 is rounded to it
+          CHECK(q.answer == std::floor(q.answer));
+          CHECK(course::check_answer(q, course::format_number(q.answer, 15)).correct);
+          CHECK(course::check_answer(q, course::format_number(q.answer, 15) + ".000").correct);
+          for (double off : {-0.5, -0.1, 0.4, 1.0})
+            CHECK_FALSE(course::check_answer(q, course::format_number(q.answer + off, 15)).correct);
+          continue;
+        }
         const double tol = std::max(q.abs_tol, q.rel_tol * std::abs(q.answer));
         CHECK(course::check_answer(q, course::format_number(q.answer + 0.9 * tol, 12)).correct);
         CHECK_FALSE(course::check_answer(q, course::format_number(q.answer + 1.2 * tol + 1e-12, 12)).correct);
@@ -255,4 +266,129 @@ TEST_CASE("course: the roofline's intensities are the simulator's FLOPs over its
   CHECK(f.series.size() >= 7);
   CHECK(f.x.log);
   CHECK(f.y.log);
+}
+
+TEST_CASE("course: the answer reader takes what a person types and nothing that only looks like a number", "[course]") {
+  Question q;
+  q.kind = Question::Kind::number;
+  q.answer = 896;
+  q.whole = true;
+  q.units = {"B", "bytes"};
+  struct Typed {
+    std::string text;
+    bool ok;
+    double value;
+  };
+  const Typed typed[] = {
+      {"896", true, 896},       {"  896  ", true, 896},  {"896 B", true, 896},     {"896b", true, 896},
+      {"896 BYTES", true, 896}, {"+896", true, 896},     {"8.96e2", true, 896},    {"896.", true, 896},
+      {"896 KiB", false, 0},    {"896%", false, 0},      {"8,96", false, 0},       {"0x380", false, 0},
+      {"inf", false, 0},        {"nan", false, 0},       {"896 B B", false, 0},    {std::string("896\0", 4), false, 0},
+      {std::string("8\0junk", 6), false, 0},             {"", false, 0},           {".", false, 0},
+      {"1e99999", false, 0},    {"- 896", false, 0},     {"896-", false, 0},
+  };
+  for (const Typed& t : typed) {
+    INFO("'" << course::quoted(t.text) << "'");
+    const course::Reading r = course::read_answer(q, t.text);
+    CHECK(r.ok == t.ok);
+    if (t.ok) CHECK(r.value == t.value);
+    if (!t.ok) CHECK_FALSE(r.slip.empty());
+    if (!t.ok) CHECK(r.slip.find('\n') == std::string::npos);
+  }
+  // A percentage where one is asked.
+  q.percent = true;
+  q.units.clear();
+  CHECK(course::read_answer(q, "13.5%").ok);
+  CHECK(course::read_answer(q, "13.5 %").value == 13.5);
+  // Whole and equal: 7.5 is not 8, and a mistake's note is given.
+  q = Question{};
+  q.kind = Question::Kind::number;
+  q.answer = 8;
+  q.whole = true;
+  q.mistakes.push_back({7.5, 0.5, "Bc is rounded up"});
+  CHECK_FALSE(course::check_answer(q, "7.5").correct);
+  CHECK(course::check_answer(q, "7.5").message.find("Bc is rounded up") != std::string::npos);
+  CHECK_FALSE(course::check_answer(q, "7.99").correct);
+  CHECK_FALSE(course::check_answer(q, "8.01").correct);
+  CHECK(course::check_answer(q, "8").correct);
+  // Choices: the letter in either case, b), (b), b., or the choice's text.
+  q = Question{};
+  q.kind = Question::Kind::choice;
+  q.choices = {"one", "two", "three"};
+  q.correct = 1;
+  for (const char* t : {"b", "B", "b)", "(b)", "b.", " B) ", "two", "TWO"}) {
+    INFO(t);
+    CHECK(course::check_answer(q, t).correct);
+  }
+  for (const char* t : {"d", "bb", "b c", "2", ""}) {
+    INFO(t);
+    CHECK(course::check_answer(q, t).bad_format);
+  }
+  CHECK_FALSE(course::check_answer(q, "a)").correct);
+  CHECK_FALSE(course::check_answer(q, "a)").bad_format);
+}
+
+TEST_CASE("course: the roofline says which ceiling, draws each ridge, and the text agrees with the numbers",
+          "[course][roofline]") {
+  for (uint64_t seed : {uint64_t(1), uint64_t(2)}) {
+    INFO("seed " << seed);
+    const Chapter ch = course::make_chapter("memory-bound", seed);
+    REQUIRE(ch.roofline);
+    const course::Roofline& r = *ch.roofline;
+    const double fp32 = r.device.fp32_flops / r.device.hbm_bytes_per_s, bf16 = r.device.bf16_tc_flops / r.device.hbm_bytes_per_s;
+    const double s = r.kernels[0].intensity(), p = r.kernels[1].intensity(), o = r.kernels[2].intensity();
+    const std::string& text = ch.pages[1].text;
+    // The matmul kernels against the float32 ridge, as the page states it.
+    if (s > fp32 && o > fp32) CHECK(text.find("the two matmul kernels sit above it") != std::string::npos);
+    else CHECK(text.find("the two matmul kernels sit below it") != std::string::npos);
+    CHECK(text.find(p > fp32 ? "the softmax above it" : "the softmax far below it") != std::string::npos);
+    if (std::max({s, p, o}) < bf16) CHECK(text.find("all three are below") != std::string::npos);
+    // The furthest-left question asks the lowest intensity, which is below both ridges.
+    const Question& q = ch.pages[1].questions[1];
+    REQUIRE(q.id == "furthest-below");
+    const double lowest = std::min({s, p, o});
+    // The right choice names the kernel of the lowest intensity (the letters move with the seed).
+    const std::string picked = q.choices[size_t(q.correct)];
+    int named = 0;
+    for (size_t k = 0; k < 3; ++k)
+      if (r.kernels[k].label.rfind(picked, 0) == 0) {
+        ++named;
+        CHECK(r.kernels[k].intensity() == lowest);
+      }
+    CHECK(named == 1);
+    CHECK(lowest < fp32);
+    // Each ridge is drawn: a vertical series at the peak over the bandwidth.
+    const plot::Figure f = course::roofline_figure(r);
+    int ridges = 0;
+    for (const plot::Series& se : f.series)
+      if (se.label.rfind("ridge: ", 0) == 0) {
+        ++ridges;
+        REQUIRE(se.x.size() == 2);
+        CHECK_THAT(se.x[0], Catch::Matchers::WithinRel(se.label.find("float32") != std::string::npos ? fp32 : bf16, 1e-9));
+      }
+    CHECK(ridges == 2);
+  }
+}
+
+TEST_CASE("course: the multiple-choice letters move with the seed, and the right one stays the same text", "[course]") {
+  for (const std::string& id : {std::string("safe-softmax"), std::string("tiling"), std::string("fa2-order"),
+                                std::string("masks-dropout-fusion"), std::string("backward")}) {
+    std::map<std::string, std::set<int>> letters;
+    std::map<std::string, std::set<std::string>> texts;
+    for (uint64_t seed = 1; seed <= 7; ++seed) {
+      const Chapter ch = course::make_chapter(id, seed);
+      for (const course::Page& p : ch.pages)
+        for (const Question& q : p.questions)
+          if (q.kind == Question::Kind::choice) {
+            letters[q.id].insert(q.correct);
+            texts[q.id].insert(q.choices[size_t(q.correct)]);
+            CHECK(course::check_answer(q, q.choices[size_t(q.correct)]).correct);
+          }
+    }
+    for (const auto& [qid, set] : letters) {
+      INFO(id << "/" << qid);
+      CHECK(set.size() >= 2);
+      CHECK(texts[qid].size() == 1);
+    }
+  }
 }

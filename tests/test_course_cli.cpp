@@ -1,5 +1,6 @@
 // `flashstep learn` as a user runs it: the contract's spellings (--list, a chapter with answers on
 // standard input, --seed, --answers), one error line with exit 2, and `plot --figure roofline`.
+#include "app/course/course.h"
 #include "test_helpers.h"
 #ifdef FLASHSTEP_HAVE_PLOT_CLI
 #include "png_helpers.h"
@@ -46,10 +47,11 @@ TEST_CASE("learn --list: one line per chapter, id TAB title, in the course's ord
   std::string out;
   REQUIRE(fstest::run_command(kBin + " learn --list", out) == 0);
   const auto l = lines_of(out);
-  REQUIRE(l.size() == 10);
+  REQUIRE(l.size() == 13);
   const char* ids[] = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",   "algorithm-1",
-                       "io-complexity", "fa2-order",    "masks-dropout-fusion", "backward", "gpu"};
-  for (size_t k = 0; k < 10; ++k) {
+                       "io-complexity", "fa2-order",    "masks-dropout-fusion", "backward", "gpu",
+                       "decode",        "paged-kv",     "hopper"};
+  for (size_t k = 0; k < 13; ++k) {
     INFO(l[k]);
     CHECK(l[k].rfind(std::string(ids[k]) + "\t", 0) == 0);
     CHECK(l[k].size() > std::string(ids[k]).size() + 5);
@@ -73,7 +75,7 @@ TEST_CASE("learn online-softmax: the textbook's 4 and 1.553 are right, and early
 TEST_CASE("learn CHAPTER: the --answers piped back score n of n, for two seeds; wrong ones get hints", "[course][cli]") {
   const fstest::TempDir tmp;
   for (const char* id : {"memory-bound", "safe-softmax", "online-softmax", "tiling", "algorithm-1", "io-complexity",
-                         "fa2-order", "masks-dropout-fusion", "backward", "gpu"})
+                         "fa2-order", "masks-dropout-fusion", "backward", "gpu", "decode", "paged-kv", "hopper"})
     for (const std::string& seed : {std::string(""), std::string(" --seed 3")}) {
       INFO(id << seed);
       const std::string col = answers_of(id, seed);
@@ -103,7 +105,8 @@ TEST_CASE("learn CHAPTER: the --answers piped back score n of n, for two seeds; 
   CHECK(out.find("in the app: the Online-softmax lesson view") != std::string::npos);
 }
 
-TEST_CASE("learn: an unknown chapter or an answer in the wrong format is one error line and exit 2", "[course][cli]") {
+TEST_CASE("learn: an unknown chapter, a bad seed or unreadable answers are one error line and exit 2", "[course][cli]") {
+  const fstest::TempDir tmp;
   struct Case {
     std::string cmd, expect;
   };
@@ -112,8 +115,10 @@ TEST_CASE("learn: an unknown chapter or an answer in the wrong format is one err
       {kBin + " learn", "learn needs a chapter id or --list"},
       {kBin + " learn tiling --seed 0", "--seed must be a whole number"},
       {kBin + " learn tiling --seed x", "--seed must be a whole number"},
-      {"printf 'four\\n' | " + kBin + " learn online-softmax", "answer to question final-m: 'four' is not a number"},
-      {"printf '4\\n1.553\\n0.1353\\n12 apples\\n' | " + kBin + " learn online-softmax", "is not a number"},
+      // A stream without newlines is not read into memory without end (under a 1 GB address-space limit).
+      {"ulimit -v 1000000; timeout 20 " + kBin + " learn tiling < /dev/zero", "an answer line is longer than"},
+      {"head -c 5000 /dev/zero | " + kBin + " learn online-softmax", "an answer line is longer than"},
+      {kBin + " learn tiling < " + tmp.path.string(), "standard input is a directory"},
   };
   for (const Case& c : cases) {
     INFO(c.cmd);
@@ -124,13 +129,100 @@ TEST_CASE("learn: an unknown chapter or an answer in the wrong format is one err
     CHECK(out.find(c.expect) != std::string::npos);
     CHECK(lines_of(out).size() == 1);
   }
-  // A letter out of range for a choice question.
-  std::string col = answers_of("memory-bound", "");
-  const auto ls = lines_of(col);
+}
+
+TEST_CASE("learn: a line not in the question's format is a slip: a one-line note, the question again, exit 0",
+          "[course][cli]") {
+  // The issue's slips, each followed by the right answer: the question counts as right.
+  struct Case {
+    std::string id, input, note;
+    int right;
+  };
+  const std::string mb = answers_of("memory-bound", "");
+  const auto mbl = lines_of(mb);
+  const Case cases[] = {
+      {"online-softmax", "four\n4\n", "'four' is not a number", 1},
+      {"online-softmax", "4\n1.553 s\n1.553\n", "'1.553 s' is not a number alone (no unit)", 2},
+      {"online-softmax", "4\n1,553\n1.553\n", "no commas", 2},
+      {"online-softmax", "4\n13.5%\n1.553\n", "the question does not ask a percentage", 2},
+      {"online-softmax", "0x4\n4\n", "decimal digits, not hex", 1},
+      {"online-softmax", std::string("4\0junk\n4\n", 10), "'4?junk' is not a number", 1},
+      {"online-softmax", "12 apples\n 4 \n", "'12 apples' is not a number", 1},
+      {"memory-bound", mbl[0] + "\n" + mbl[1] + "\nq\n" + mbl[2] + ")\n", "'q' is not one of the letters a to c", 3},
+  };
+  for (const Case& c : cases) {
+    INFO(c.id << ": " << c.input);
+    const fstest::TempDir tmp;
+    const std::string file = (tmp.path / "in.txt").string();
+    std::ofstream(file, std::ios::binary) << c.input;
+    std::string out;
+    REQUIRE(fstest::run_command(kBin + " learn " + c.id + " < " + file, out) == 0);
+    CHECK(out.find(c.note) != std::string::npos);
+    CHECK(out.find(". Try again.") != std::string::npos);
+    const size_t n = lines_of(answers_of(c.id, "")).size();
+    CHECK(last_line(out) == std::to_string(c.right) + " of " + std::to_string(n) + " correct");
+  }
+}
+
+TEST_CASE("learn: whole-number answers are whole and equal; two tries; known mistakes are diagnosed", "[course][cli]") {
+  // tiling's first question is Bc for twice the M: 8 for seed 1. 7.5 and 8.4 are wrong, twice.
   std::string out;
-  const int rc = fstest::run_command("{ printf '" + ls[0] + "\\n" + ls[1] + "\\nq\\n' | " + kBin + " learn memory-bound 2>&1 >/dev/null; }", out);
-  CHECK(rc == 2);
-  CHECK(out.find("'q' is not one of the letters a to c") != std::string::npos);
+  REQUIRE(fstest::run_command("printf '7.5\\n8.4\\n' | " + kBin + " learn tiling", out) == 0);
+  CHECK(out.find("7.5 is not it: Bc is rounded up") != std::string::npos);
+  CHECK(out.find("8.4 is not it: the answer is a whole number") != std::string::npos);
+  CHECK(out.find("One more try.") != std::string::npos);
+  CHECK(last_line(out).rfind("0 of ", 0) == 0);
+  // A wrong first try, then the right answer: right (as in the app).
+  const auto tl = lines_of(answers_of("tiling", ""));
+  REQUIRE(fstest::run_command("printf '7.5\\n" + tl[0] + ".0\\n' | " + kBin + " learn tiling", out) == 0);
+  CHECK(last_line(out).rfind("1 of ", 0) == 0);
+  // algorithm-1's byte count: off by a fraction is wrong; with its unit it is right.
+  const auto al = lines_of(answers_of("algorithm-1", ""));
+  const std::string reads = al.back();
+  REQUIRE(fstest::run_command("printf '\\n\\n\\n" + reads + ".4\\n" + reads + " B\\n' | " + kBin + " learn algorithm-1", out) == 0);
+  CHECK(out.find(reads + ".4 is not it") != std::string::npos);
+  CHECK(last_line(out) == "1 of " + std::to_string(al.size()) + " correct");
+  // safe-softmax: float32's limit typed for bfloat16's.
+  REQUIRE(fstest::run_command("printf '\\n88.72\\n' | " + kBin + " learn safe-softmax", out) == 0);
+  CHECK(out.find("88.72 is not it: that is float32's limit; the question asks bf16") != std::string::npos);
+}
+
+TEST_CASE("learn: answers with the units the question names, upper-case letters and b) count", "[course][cli]") {
+  const fstest::TempDir tmp;
+  for (const char* id : {"memory-bound", "tiling", "algorithm-1", "io-complexity", "fa2-order", "masks-dropout-fusion",
+                         "backward", "gpu", "decode", "paged-kv", "hopper"}) {
+    INFO(id);
+    // Every answer as a person might type it: with a unit where the question has one, spaces
+    // around, a choice's letter as "B)".
+    const flashstep::course::Chapter ch = flashstep::course::make_chapter(id, 1);
+    std::string typed;
+    using flashstep::course::Question;
+    for (const flashstep::course::Page& p : ch.pages)
+      for (const Question& q : p.questions) {
+        std::string a = q.answer_text;
+        if (q.kind == Question::Kind::number && !q.units.empty()) a += " " + q.units.back();
+        if (q.kind == Question::Kind::choice) a = std::string(1, char('A' + q.correct)) + ")";
+        typed += "  " + a + "  \n";
+      }
+    const std::string file = (tmp.path / "typed.txt").string();
+    std::ofstream(file) << typed;
+    std::string out;
+    REQUIRE(fstest::run_command(kBin + " learn " + id + " < " + file, out) == 0);
+    const std::string n = std::to_string(ch.question_count());
+    CHECK(last_line(out) == n + " of " + n + " correct");
+    CHECK(out.find("Try again") == std::string::npos);
+  }
+}
+
+TEST_CASE("learn | head -1 stops quietly: no SIGPIPE death, no error line", "[course][cli]") {
+  std::string out;
+  const int rc = fstest::run_command(
+      // The answers come a second late, so head has read its line and gone when the rest is written.
+      "bash -c '{ sleep 1; } | " + kBin + " learn memory-bound 2>/tmp/flashstep_learn_head_err.$$ | head -1 >/dev/null; "
+      "echo rc=${PIPESTATUS[0]}; cat /tmp/flashstep_learn_head_err.$$; rm -f /tmp/flashstep_learn_head_err.$$'",
+      out);
+  CHECK(rc == 0);
+  CHECK(out == "rc=0\n");
 }
 
 #ifdef FLASHSTEP_HAVE_PLOT_CLI

@@ -100,6 +100,7 @@ UrlRequest parse_query(const Query& q) {
       r.options.course_chapter = value;
     } else if (name == "page") {
       r.options.course_page = whole_number(name, value, 1, 1000);
+      r.options.course_page_given = true;
     } else if (name == "course_seed") {
       r.options.course_seed = whole_number(name, value, 1, int64_t(1) << 40);
     } else if (name == "dump") {
@@ -112,7 +113,7 @@ UrlRequest parse_query(const Query& q) {
                        "font, hide, presentation, dump, bench)");
     }
   }
-  if (!r.options.course && (r.options.course_page != 0 || r.options.course_seed != 1))
+  if (!r.options.course && (r.options.course_page_given || r.options.course_seed != 1))
     throw InputError("page and course_seed need course=CHAPTER");
   if (r.options.course && !script.empty())
     throw InputError("a course page sets its own problem: drop the problem fields or course");

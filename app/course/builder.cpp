@@ -175,6 +175,11 @@ ChapterBuilder& ChapterBuilder::f(const std::string& formula) {
   return *this;
 }
 
+ChapterBuilder& ChapterBuilder::terminal_only(const std::string& text) {
+  cur().terminal += text;
+  return *this;
+}
+
 ChapterBuilder& ChapterBuilder::num(double x, const std::string& source, int digits) {
   Page& p = cur();
   Number n{source, x, format_number(x, digits), p.text.size()};
@@ -196,9 +201,34 @@ ChapterBuilder& ChapterBuilder::step_ref(const std::string& run, int64_t k) {
   return integer(k + 1, "trace." + run + ".applied." + std::to_string(k));
 }
 
+std::string run_line(const RunDecl& r) {
+  const ProblemSpec& s = r.spec;
+  std::string l = "flashstep run --nq " + std::to_string(s.nq) + " --nk " + std::to_string(s.nk) + " --d " +
+                  std::to_string(s.d) + " --M " + std::to_string(s.M) + " --seed " + std::to_string(s.seed);
+  if (s.schedule != Schedule::fa1) l += std::string(" --schedule ") + schedule_name(s.schedule);  // registry-exempt: the run's own flag
+  if (s.splits > 0) l += " --splits " + std::to_string(s.splits);
+  if (s.page_size) l += " --page-size " + std::to_string(*s.page_size);
+  if (s.options.mask.causal) l += " --causal";
+  if (s.options.dtype != Dtype::fp32) l += std::string(" --dtype ") + dtype_name(s.options.dtype);
+  if (s.options.dropout > 0) l += " --dropout " + format_number(s.options.dropout, 6);
+  if (s.pattern != "random") l += " --pattern " + s.pattern;
+  if (r.backward) l += " --backward";
+  return l + " --steps";
+}
+
 Question& ChapterBuilder::add_question(const std::string& id, Question::Kind kind, const std::string& prompt,
                                        const std::string& hint, Panel panel) {
   Question q;
+  // Where the terminal shows the page's run at its step (run --steps counts steps from 0).
+  const Scene& sc = cur().scene;
+  if (sc.view == CentreView::tiles)
+    for (const RunDecl& r : ch_.runs)
+      if (r.name == sc.run) {
+        q.terminal = run_line(r);
+        if (sc.step > 0) q.terminal += ", step " + std::to_string(sc.step - 1) + " of its output";
+        if (r.backward) q.terminal += " (the forward's steps, then the backward's)";
+      }
+  if (sc.view == CentreView::lesson) q.terminal = "flashstep lesson softmax (the block table)";
   q.id = id;
   q.kind = kind;
   q.prompt = prompt;
@@ -226,7 +256,8 @@ Question& ChapterBuilder::ask_number(const std::string& id, const std::string& p
 Question& ChapterBuilder::ask_integer(const std::string& id, const std::string& prompt, int64_t answer,
                                       const std::string& source, const std::string& hint, Panel panel) {
   Question& q = ask_number(id, prompt, double(answer), source, 0, hint, panel);
-  q.abs_tol = 0.5;  // whole numbers: exactly
+  q.whole = true;  // whole numbers: exactly (answer.h)
+  q.abs_tol = 0;
   q.tolerance_text = "exactly";
   q.answer_text = std::to_string(answer);
   return q;
@@ -236,7 +267,17 @@ Question& ChapterBuilder::ask_choice(const std::string& id, const std::string& p
                                      const std::vector<std::string>& choices, int correct, const std::string& hint,
                                      Panel panel) {
   Question& q = add_question(id, Question::Kind::choice, prompt, hint, panel);
-  q.choices = choices;
+  // The letters move with the seed (seed 1 keeps the written order): the choices rotated by an
+  // amount from the seed and the question's id, so that a letter learnt by heart is not an answer.
+  const size_t n = choices.size();
+  size_t rot = 0;
+  if (ch_.seed > 1 && n > 0) {
+    uint64_t h = ch_.seed;
+    for (char c : id) h = h * 131 + uint64_t(static_cast<unsigned char>(c));
+    rot = size_t(h % n);
+  }
+  for (size_t k = 0; k < n; ++k) q.choices.push_back(choices[(k + rot) % n]);
+  correct = int((size_t(correct) + n - rot) % n);
   q.correct = correct;
   q.answer = correct;
   q.answer_text = std::string(1, char('a' + correct));
@@ -254,6 +295,28 @@ Question& ChapterBuilder::ask_budget(const std::string& id, const std::string& p
   q.answer_text = answer_text;
   q.tolerance_text = "checked by the simulator";
   return q;
+}
+
+Question& ChapterBuilder::last_question() {
+  if (cur().questions.empty()) throw InputError("course: a question's detail before the question");
+  return cur().questions.back();
+}
+
+ChapterBuilder& ChapterBuilder::units(std::vector<std::string> u) {
+  last_question().units = std::move(u);
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::mistake(double value, const std::string& note, double tol) {
+  Question& q = last_question();
+  if (tol < 0) tol = q.whole ? 0 : std::max(q.abs_tol, q.rel_tol * std::abs(value));
+  q.mistakes.push_back({value, tol, note});
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::inverse(const std::string& what) {
+  const double a = last_question().answer;
+  return a != 0 ? mistake(1 / a, "that is the inverse ratio (" + what + ")") : *this;
 }
 
 Chapter ChapterBuilder::finish() { return std::move(ch_); }

@@ -52,6 +52,7 @@ class ChapterBuilder {
   ChapterBuilder& page(const std::string& title, const Scene& scene);
   ChapterBuilder& t(const std::string& text);  // prose; no free-standing numbers
   ChapterBuilder& f(const std::string& formula);  // notation: its constants are not data
+  ChapterBuilder& terminal_only(const std::string& text);  // Page::terminal
   ChapterBuilder& num(double x, const std::string& source, int digits = 4);
   ChapterBuilder& integer(int64_t x, const std::string& source);
   // The step a scene stands on: its index k in the trace, printed as "step k".
@@ -66,6 +67,18 @@ class ChapterBuilder {
                        int correct, const std::string& hint, Panel hint_panel);
   Question& ask_budget(const std::string& id, const std::string& prompt, const RunDecl& run, int64_t budget_bytes,
                        int64_t max_M, const std::string& answer_text, const std::string& hint, Panel hint_panel);
+
+  // The last question asked: units it may be answered with (answer.h), and known mistakes: a
+  // wrong answer within `tol` of `value` (tol < 0: the question's own tolerance) gets `note`.
+  ChapterBuilder& units(std::vector<std::string> u);
+  ChapterBuilder& bytes() { return units({"B", "bytes", "byte"}); }
+  ChapterBuilder& times() { return units({"x", "times"}); }
+  ChapterBuilder& flop_per_byte() {
+    return units({"FLOP/B", "FLOPs/B", "FLOP/byte", "FLOPs/byte", "FLOP per byte", "FLOPs per byte"});
+  }
+  ChapterBuilder& mistake(double value, const std::string& note, double tol = -1);
+  ChapterBuilder& inverse(const std::string& what);  // 1 / a ratio: "that is the inverse ratio (WHAT)"
+  Question& last_question();
 
   Chapter finish();
   Chapter& chapter() { return ch_; }
@@ -92,6 +105,9 @@ RunDecl standard_twin(const RunDecl& r, const std::string& name, bool record = f
 // One head at the bench's sizes: N = 1024 (odd seeds) or 2048 (even seeds), d = 64, M = 16384.
 RunDecl head_run(uint64_t seed, Schedule s);
 std::string sizes_text(const ProblemSpec& s);  // "Nq = Nk = 8, d = 4, M = 64"
+// The command line that prints a run's steps in the terminal: "flashstep run --nq 8 --nk 8 --d 4
+// --M 64 --seed 1 --steps" (with --schedule, --causal, --dtype, --dropout, --backward as the run has).
+std::string run_line(const RunDecl& r);
 
 // The chapters, one function each (chapters_*.cpp).
 Chapter chapter_memory_bound(uint64_t seed);
@@ -104,5 +120,8 @@ Chapter chapter_fa2_order(uint64_t seed);
 Chapter chapter_masks_dropout_fusion(uint64_t seed);
 Chapter chapter_backward(uint64_t seed);
 Chapter chapter_gpu(uint64_t seed);
+Chapter chapter_decode(uint64_t seed);
+Chapter chapter_paged_kv(uint64_t seed);
+Chapter chapter_hopper(uint64_t seed);
 
 }  // namespace flashstep::course

@@ -1,6 +1,7 @@
 // Chapters 7-10: fa2-order, masks-dropout-fusion, backward, gpu.
 #include "app/course/builder.h"
 #include "app/course/roofline.h"
+#include "core/backward.h"
 #include "core/closed_form.h"
 
 namespace flashstep::course {
@@ -28,13 +29,19 @@ Chapter chapter_fa2_order(uint64_t seed) {
       .integer(a.totals.hbm_write_bytes, src_total(n1, "hbm_write_bytes")).t(" B and read ")
       .integer(a.totals.hbm_read_bytes, src_total(n1, "hbm_read_bytes")).t(" B; FlashAttention-2 read ")
       .integer(f.totals.hbm_read_bytes, src_total(n2, "hbm_read_bytes"))
-      .t(" B. At this step the Tiles view outlines O_i in white: it is on chip, and O in HBM is still empty.");
+      .t(" B (").integer(a.problem.bytes_per_elem, src_problem(n1, "bytes_per_elem"))
+      .t(" B per element; Algorithm 1 reads O_i, l_i, m_i back at every (i, j): ").f("Tc Nq (d + 2)")
+      .t(" elements, with Tc = ").integer(a.tiling.Tc, src_tiling(n1, "Tc"))
+      .t("). At this step the Tiles view outlines O_i in white: it is on chip, and O in HBM is still empty.");
   b.ask_integer("fa2-writes", "How many bytes does FlashAttention-2 write to HBM in this run?", f.totals.hbm_write_bytes,
                 src_total(n2, "hbm_write_bytes"), "The Memory panel's table: the fa2 column's write bytes.", Panel::memory);
+  b.bytes().mistake(a.totals.hbm_write_bytes, "that is Algorithm 1's writes; FlashAttention-2 writes each O_i once");
   b.ask_integer("round-trips", "How many bytes of O, l and m does Algorithm 1 read back from HBM that FlashAttention-2 never reads?",
                 read_of(a, Tensor::O) + read_of(a, Tensor::l) + read_of(a, Tensor::m),
                 "trace." + n1 + ".read.O + trace." + n1 + ".read.l + trace." + n1 + ".read.m",
                 "Switch the schedule to fa1: the Memory panel lists the bytes read per tensor (O, l, m).", Panel::memory);
+  b.bytes().mistake(a.totals.hbm_read_bytes - f.totals.hbm_read_bytes,
+                    "that is all of the difference in reads; K and V are read in another pattern too: count only O, l, m");
 
   const int64_t kw = find_step(f, Role::write_o, 0);
   const Scene s2 = scene(n2, kw + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::memory});
@@ -51,6 +58,8 @@ Chapter chapter_fa2_order(uint64_t seed) {
   b.ask_integer("kv-bytes", "How many bytes of K and V does FlashAttention-2 read in all?",
                 read_of(f, Tensor::K) + read_of(f, Tensor::V), "trace." + n2 + ".read.K + trace." + n2 + ".read.V",
                 "The Memory panel: K and V read per tensor, or Tr times the bytes of K and V.", Panel::memory);
+  b.bytes().mistake(double(2 * r2.spec.nk * r2.spec.d * f.problem.bytes_per_elem),
+                    "that is K and V read once; they are read again for every Q block (Tr times)");
   return b.finish();
 }
 
@@ -80,13 +89,16 @@ Chapter chapter_masks_dropout_fusion(uint64_t seed) {
          "-inf cells). Here the run moved ")
       .integer(bytes_of(c.totals), src_total(nc, "bytes")).t(" B against ")
       .integer(cf.read_bytes(bpe) + cf.write_bytes(bpe), src_closed(nc, "fa1", "bytes"))  // registry-exempt: a chapter about this schedule
-      .t(" B for the unmasked closed form, which is now an upper bound (amber in the Memory panel).");
+      .t(" B for the unmasked closed form, which is now an upper bound (amber in the Memory panel). The tiles: Br = ")
+      .integer(c.tiling.Br, src_tiling(nc, "Br")).t(", Bc = ").integer(c.tiling.Bc, src_tiling(nc, "Bc"))
+      .t(", Tr = ").integer(c.tiling.Tr, src_tiling(nc, "Tr")).t(", Tc = ").integer(c.tiling.Tc, src_tiling(nc, "Tc")).t(".");
   b.ask_integer("skipped", "How many (i, j) tiles does the mask let Algorithm 1 skip?", skipped,
                 "trace." + nc + ".skipped_tiles", "Count the hatched tiles in the Tiles view's score matrix.", Panel::tiles);
   b.ask_integer("saved", "How many HBM bytes did skipping save against the unmasked closed form?",
                 cf.read_bytes(bpe) + cf.write_bytes(bpe) - bytes_of(c.totals),
                 src_closed(nc, "fa1", "bytes") + " - " + src_total(nc, "bytes"),  // registry-exempt: a chapter about this schedule
                 "The Memory panel's table: the closed form minus the simulated bytes, read and written.", Panel::memory);
+  b.bytes().mistake(cf.read_bytes(bpe) - c.totals.hbm_read_bytes, "that is only the reads saved; add the writes saved");
 
   // The first P~ tile with an entry dropped.
   int64_t kd = -1;
@@ -103,9 +115,17 @@ Chapter chapter_masks_dropout_fusion(uint64_t seed) {
          "column), drawn on chip when the tile is made, and drawn again identically by the backward pass. At ")
       .step_ref(nd, kd).t(" (").t(line_label(sd.line)).t(", i = ").integer(sd.i, src_step(nd, kd, "i")).t(", j = ")
       .integer(sd.j, src_step(nd, kd, "j")).t(") the crossed-out cells of the current P~ tile are the dropped ones, out of ")
-      .integer(int64_t(sd.dropout_keep.size()), src_step(nd, kd, "dropout_entries")).t(" entries.");
+      .integer(int64_t(sd.dropout_keep.size()), src_step(nd, kd, "dropout_entries")).t(" entries. The tile's keep bits, "
+         "row by row (o kept, x dropped):\n");
+  for (int64_t r = 0; r < sd.dropout_keep.rows(); ++r) {
+    b.t("  ");
+    for (int64_t c = 0; c < sd.dropout_keep.cols(); ++c) b.t(sd.dropout_keep(r, c) > 0 ? " o" : " x");
+    b.t("\n");
+  }
   b.ask_integer("dropped", "How many entries of this P~ tile were dropped at this step?", dropped,
-                src_step(nd, kd, "dropped"), "Count the crossed-out (magenta) cells of the current tile.", Panel::tiles);
+                src_step(nd, kd, "dropped"),
+                "Count the x in the keep bits above; in the app, the crossed-out (magenta) cells of the current tile.",
+                Panel::tiles);
   b.ask_choice("mask-home", "Where does the dropout mask live between the forward and the backward pass?",
                {"in HBM, written by the forward", "nowhere: Philox redraws it from the seed and the position",
                 "in the L2 cache"},
@@ -142,6 +162,7 @@ Chapter chapter_backward(uint64_t seed) {
   b.ask_number("kept-ratio", "How many times more elements does standard attention keep for the backward than Algorithm 1 here?",
                double(2 * nq * nk) / double(nq * (d + 2)), "2 * " + Nq + " * " + Nk + " / ( " + Nq + " * ( " + D + " + 2 ) )",
                0.01, "Divide the two element counts on this page.", Panel::none);
+  b.times().inverse("Algorithm 1's elements over standard attention's");
 
   const int64_t kd = find_step(t, Role::rowsum_d, 0, 0, true);
   const Step& sd = t.steps[size_t(kd)];
@@ -150,9 +171,20 @@ Chapter chapter_backward(uint64_t seed) {
       .t("With dP_ij = dO_i V_j^T, the softmax's gradient is dS_ij = P_ij o (dP_ij - D_i), where D_i = rowsum(dO_i o O_i) "
          "(").t(line_label(sd.line)).t(" at ").step_ref(n, kd).t("). For the block's first row D = ")
       .num(sd.D_i(0), src_step(n, kd, "D_i", 0)).t(". Then dV_j gains P_ij^T dO_i, dK_j gains tau dS_ij^T Q_i, and dQ_i "
-                                                 "gains tau dS_ij K_j, written back to HBM at every (i, j).");
+                                                 "gains tau dS_ij K_j, written back to HBM at every (i, j).\n\nThe "
+                                                 "block's second row (row ");
+  {
+    const int64_t row = sd.i * t.tiling.Br + 1;
+    const Mat dO = make_grad_output(t.problem, rb.spec.pattern);
+    b.integer(row, src_tiling(n, "Br") + " * " + src_step(n, kd, "i") + " + 1").t(" of O): dO = [");
+    for (int64_t c = 0; c < d; ++c) (c ? b.t(", ") : b).num(dO(row, c), "grad." + n + ".dO." + std::to_string(row) + "." + std::to_string(c), 6);
+    b.t("], O = [");
+    for (int64_t c = 0; c < d; ++c) (c ? b.t(", ") : b).num(t.O(row, c), "trace." + n + ".O." + std::to_string(row) + "." + std::to_string(c), 6);
+    b.t("].");
+  }
   b.ask_number("d-row1", "What is D_i for the second row of the block at this step?", sd.D_i(1), src_step(n, kd, "D_i", 1),
-               0.001, "The step log (the Algorithm panel's explanation) or rowsum(dO_i o O_i) of the second row.",
+               0.001, "rowsum(dO_i o O_i) of the second row's dO and O on this page; in the app, the Algorithm panel's "
+               "explanation of the step.",
                Panel::algorithm);
 
   const TrafficForm bf = fa1_backward_traffic(nq, nk, d, t.tiling.Tc);
@@ -168,6 +200,9 @@ Chapter chapter_backward(uint64_t seed) {
   b.ask_integer("bwd-bytes", "How many HBM bytes did Algorithm 4 move in all (read + written)?",
                 bytes_of(t.backward_totals), "trace." + n + ".backward.bytes",
                 "The Memory panel splits forward and backward: add the backward's read and write.", Panel::memory);
+  b.bytes()
+      .mistake(t.backward_totals.hbm_read_bytes, "that is only the backward's reads; add its writes")
+      .mistake(bytes_of(ts.backward_totals), "that is standard attention's backward");
   b.ask_choice("recomputed", "What does Algorithm 4 recompute instead of reading it from HBM?",
                {"P_ij, from S_ij = tau Q_i K_j^T and l_i, m_i", "dO", "K_j and V_j"}, 0,
                "The first page of this chapter: what standard attention stores and FlashAttention does not.",
@@ -193,8 +228,11 @@ Chapter chapter_gpu(uint64_t seed) {
   const nlohmann::json& row = rows[r];
   const nlohmann::json& trow = tc[q];
   const std::string at = "bench:/runs/0/rows/" + std::to_string(r), tat = "bench:/runs/1/rows/" + std::to_string(q);
-  b.problem_text("the recorded H200 runs (assets/bench/h200.json) at N = " + std::to_string(row.value("n", 0)) +
-                 " and " + std::to_string(trow.value("n", 0)) + ", d = 64");
+  const int64_t n_fp32 = row.value("n", 0), n_tc = trow.value("n", 0);
+  b.problem_text("the recorded H200 runs (assets/bench/h200.json), d = 64: " +
+                 (n_fp32 == n_tc ? "N = " + std::to_string(n_fp32) + " in float32 and on the tensor cores"
+                                 : "N = " + std::to_string(n_fp32) + " in float32, N = " + std::to_string(n_tc) +
+                                       " on the tensor cores"));
   auto num = [&](const nlohmann::json& j, const char* a, const char* c) { return j.at(a).at(c).get<double>(); };
   const double ms1 = num(row, "fa1", "median_ms"), ms2 = num(row, "fa2", "median_ms"), mss = num(row, "standard", "median_ms");  // registry-exempt: the bench file's keys
   const double by1 = num(row, "fa1", "hbm_bytes_predicted"), bys = num(row, "standard", "hbm_bytes_predicted");  // registry-exempt: the bench file's keys
@@ -211,12 +249,28 @@ Chapter chapter_gpu(uint64_t seed) {
       .t(" ms. The simulator predicts ").num(by1 / 1e9, at + "/fa1/hbm_bytes_predicted / 1e9").t(" GB of HBM traffic for "
                                                                                             "Algorithm 1 and ")
       .num(bys / 1e9, at + "/standard/hbm_bytes_predicted / 1e9").t(" GB for standard attention.");
+  {
+    // Why the speed-up is smaller than the byte ratio: the float32 kernels' time is not all bytes.
+    const double fl = row.at("flops").get<double>();
+    const double t_flops = fl / kH200.fp32_flops * 1e3, t_bytes = by1 / kH200.hbm_bytes_per_s * 1e3;
+    b.t(" At the H200's peaks Algorithm 1's ").num(fl / 1e9, at + "/flops / 1e9").t(" GFLOP would take ")
+        .num(t_flops, at + "/flops / device.h200.fp32_flops * 1000").t(" ms on the float32 CUDA cores and its bytes ")
+        .num(t_bytes, at + "/fa1/hbm_bytes_predicted / device.h200.hbm_bytes_per_s * 1000")
+        .t(" ms on HBM: ");
+    b.t(t_flops > t_bytes ? "its time is mostly arithmetic, which fewer bytes do not shorten, so the speed-up over "
+                            "standard attention is smaller than the ratio of the bytes."
+                          : "its time is mostly bytes, so the speed-up follows the ratio of the bytes.");
+  }
   b.ask_number("speedup", "How many times faster than standard attention was Algorithm 1 in this run?", mss / ms1,
                at + "/standard/median_ms / " + at + "/fa1/median_ms", 0.01,
                "Divide the two times on this page (the Bench view plots them too).", Panel::bench);
+  b.times().inverse("Algorithm 1's time over standard attention's").mistake(bys / by1,
+      "that is the ratio of the predicted bytes; the question asks the measured times");
   b.ask_number("bytes-ratio", "And how many times the bytes of Algorithm 1 did standard attention move (predicted)?",
                bys / by1, at + "/standard/hbm_bytes_predicted / " + at + "/fa1/hbm_bytes_predicted", 0.01,
                "Divide the two GB figures on this page.", Panel::bench);
+  b.times().inverse("Algorithm 1's bytes over standard attention's").mistake(mss / ms1,
+      "that is the measured speed-up; the question asks the predicted bytes");
 
   const double t_f = num(trow, "fa2_tc", "tflops"), t_s = num(trow, "standard_tc", "tflops");
   const double b_f = num(trow, "fa2_tc", "hbm_bytes_predicted"), b_s = num(trow, "standard_tc", "hbm_bytes_predicted");
@@ -241,8 +295,10 @@ Chapter chapter_gpu(uint64_t seed) {
   b.ask_number("tc-bytes-ratio", "How many times the HBM bytes of FlashAttention-2 does standard attention move in this tensor-core run?",
                b_s / b_f, tat + "/standard_tc/hbm_bytes_predicted / " + tat + "/fa2_tc/hbm_bytes_predicted", 0.01,
                "Both intensities are on this page, for the same FLOPs: their ratio is the bytes' ratio.", Panel::bench);
-  b.ask_choice("limit", "What limits standard attention's kernels on the H200?",
-               {"HBM bandwidth: they sit below the ridge", "the tensor cores' FLOP/s", "the size of the L2 cache"}, 0,
+  b.times().inverse("FlashAttention-2's bytes over standard attention's");
+  b.ask_choice("limit", "What limits standard attention on the tensor cores (bf16) on the H200?",
+               {"HBM bandwidth: its intensity is below the bf16 tensor-core ridge", "the tensor cores' FLOP/s",
+                "the size of the L2 cache"}, 0,
                "Compare its intensity with the ridge point on this page.", Panel::roofline);
   Chapter ch = b.finish();
   // The roofline with these measured points, for the app's second page (its numbers are the

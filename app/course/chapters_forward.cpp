@@ -1,6 +1,8 @@
 // Chapters 4-6: tiling, algorithm-1, io-complexity.
 #include "app/course/builder.h"
 #include "core/closed_form.h"
+#include "core/l2_cache.h"
+#include "core/problem.h"
 #include "core/run.h"
 
 #include <cmath>
@@ -49,9 +51,12 @@ Chapter chapter_tiling(uint64_t seed) {
       .t(" blocks. The Tiles view draws the blocks as a grid: Q on the left, K^T above, V^T below the score tiles.");
   b.ask_integer("bc-2m", "If M were doubled (same d), what would Bc be?", t2.tiling.Bc, src_tiling(r2.name, "Bc"),
                 "Bc = ceil(M / 4d) with twice the M.", Panel::none);
+  b.mistake(double(t2.tiling.Bc) - 0.5, "Bc is rounded up: ceil(M / 4d) whole rows", 0.5)
+      .mistake(T.Bc, "that is Bc for the run's M; the question doubles M");
   b.ask_integer("pairs-2m", "And how many (i, j) tile pairs would Algorithm 1 visit then (Tr x Tc)?",
                 t2.tiling.Tr * t2.tiling.Tc, src_tiling(r2.name, "Tr") + " * " + src_tiling(r2.name, "Tc"),
                 "Tr = ceil(Nq / Br) with Br = min(Bc, d); Tc = ceil(Nk / Bc).", Panel::none);
+  b.mistake(T.Tr * T.Tc, "that is Tr x Tc for the run's M; the question doubles M");
 
   const int64_t k = find_step(tr, Role::update_o, 0, 0);
   const Step& st = tr.steps[size_t(k)];
@@ -66,6 +71,10 @@ Chapter chapter_tiling(uint64_t seed) {
   b.ask_integer("peak-tiles", "What is the largest number of bytes the four tiles take at any step of this run?",
                 tr.totals.peak_tile_bytes, src_total(n, "peak_tile_bytes"),
                 "The Memory panel's SRAM section: the tiles' peak against the budget.", Panel::memory);
+  b.bytes()
+      .mistake(tr.totals.peak_tile_bytes / tr.problem.bytes_per_elem,
+               "that is elements; the question asks bytes (" + std::to_string(tr.problem.bytes_per_elem) + " B each)")
+      .mistake(T.tile_capacity * tr.problem.bytes_per_elem, "that is the budget; the question asks what the tiles take");
 
   const Scene s3 = scene(n, find_step(tr, Role::scores, 0, 0) + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::softmax});
   b.page("Why Br is capped at d", s3)
@@ -101,6 +110,8 @@ Chapter chapter_algorithm_1(uint64_t seed) {
   b.ask_integer("o-writes", "How many times does the run write an O block to HBM at " + role_label(tr, Role::update_o) + "?",
                 count_steps(tr, Role::update_o), "trace." + n + ".count." + std::to_string(upd_line),
                 "Once per (i, j) pair: Tr x Tc.", Panel::algorithm);
+  if (T.Tr != T.Tr * T.Tc) b.mistake(T.Tr, "that is Tr; the O block is written once per (i, j) pair, Tr x Tc times");
+  if (T.Tc != T.Tr * T.Tc) b.mistake(T.Tc, "that is Tc; the O block is written once per (i, j) pair, Tr x Tc times");
 
   // The O update of row block 0 at its second K/V block (the first has nothing to rescale).
   const int64_t j = T.Tc > 1 ? 1 : 0;
@@ -133,14 +144,25 @@ Chapter chapter_algorithm_1(uint64_t seed) {
   if (O_old) b.num((*O_old)(0, 0), src_step(n, kprev, "write.O", 0, 0));
   else b.t("zero");
   b.t(" and (P~_ij V_j) is ").num(PV(0, 0), src_step(n, kp, "pv", 0, 0)).t(", so the new value is ")
-      .num(O_new(0, 0), src_step(n, ku, "write.O", 0, 0)).t(", the number written to HBM at this step.");
+      .num(O_new(0, 0), src_step(n, ku, "write.O", 0, 0)).t(", the number written to HBM at this step.\n\nFor the second "
+         "row: l_i = ").num(M.l_old(1), src_step(n, km, "l_old", 1), 6).t(", m_i = ").num(M.m_old(1), src_step(n, km, "m_old", 1), 6)
+      .t(", m~_ij = ").num(tr.steps[size_t(kp)].m_tilde(1), src_step(n, kp, "m_tilde", 1), 6)
+      .t(", m_i^new = ").num(M.m_new(1), src_step(n, km, "m_new", 1), 6).t(", l_i^new = ")
+      .num(M.l_new(1), src_step(n, km, "l_new", 1), 6).t("; O_i's first column was ");
+  if (O_old) b.num((*O_old)(1, 0), src_step(n, kprev, "write.O", 1, 0), 6);
+  else b.t("zero");
+  b.t(" and (P~_ij V_j) is ").num(PV(1, 0), src_step(n, kp, "pv", 1, 0), 6).t(".");
   b.ask_number("beta-row1", "At this step, what is e^(m~_ij - m_i^new) for the second row of the block?", M.beta(1),
-               src_step(n, km, "beta", 1), 0.001, "The Online softmax state panel: the e^(m~ - m_new) column.", Panel::softmax);
+               src_step(n, km, "beta", 1), 0.001,
+               "e^(m~_ij - m_i^new) from the second row's numbers on this page; in the app, the Online softmax state "
+               "panel's e^(m~ - m_new) column.", Panel::softmax);
+  if (M.alpha(1) != M.beta(1)) b.mistake(M.alpha(1), "that is e^(m_i - m_i^new), the old block's factor");
   b.ask_number("o-row1", "What value does this step write to O for the second row of the block, first column?",
                O_new(1, 0), src_step(n, ku, "write.O", 1, 0), 0.01,
                "Apply the formula to the second row (the panel lists l, m, the rescale factors), or hover O's cell in the "
                "Tiles view after the step.",
                Panel::tiles);
+  b.mistake(O_new(0, 0), "that is the first row's value; the question asks the second row");
 
   const Scene s3 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("After the last block", s3)
@@ -149,10 +171,15 @@ Chapter chapter_algorithm_1(uint64_t seed) {
          "against the float64 reference. Its first entry is ")
       .num(tr.O(0, 0), "trace." + n + ".O.0.0").t(". The run moved ")
       .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B to HBM for ")
-      .integer(tr.totals.flops, src_total(n, "flops")).t(" FLOPs.");
+      .integer(tr.totals.flops, src_total(n, "flops")).t(" FLOPs. It reads K and V once (").f("2 Nk d")
+      .t(" elements) and Q_i, O_i, l_i, m_i at every (i, j) (").f("Tc Nq (2d + 2)").t(" elements), ")
+      .integer(tr.problem.bytes_per_elem, src_problem(n, "bytes_per_elem")).t(" B each.");
   b.ask_integer("reads", "How many bytes did this run read from HBM in total?", tr.totals.hbm_read_bytes,
                 src_total(n, "hbm_read_bytes"), "The Memory panel: the HBM read total (or the fa1 column of its table).",
                 Panel::memory);
+  b.bytes()
+      .mistake(tr.totals.hbm_write_bytes, "that is the bytes written; the question asks the bytes read")
+      .mistake(tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes, "that is read and written together");
   return b.finish();
 }
 
@@ -169,7 +196,11 @@ Chapter chapter_io_complexity(uint64_t seed) {
   mid.spec.seed = seed;
   const int64_t Ms[] = {256, 512, 1024, 2048};
   std::vector<const Trace*> sweep;
-  for (int64_t M : Ms) sweep.push_back(&b.add_run(variant(mid, "mid_M" + std::to_string(M), M)));
+  for (int64_t M : Ms) {
+    RunDecl v = variant(mid, "mid_M" + std::to_string(M), M);
+    v.record = M == Ms[3];  // the sweep's and the budget's pages stand on the largest M's run
+    sweep.push_back(&b.add_run(v));
+  }
   RunDecl ms = mid;
   ms.name = "mid_standard";
   ms.spec.schedule = Schedule::standard;  // registry-exempt: a chapter about this schedule
@@ -193,12 +224,16 @@ Chapter chapter_io_complexity(uint64_t seed) {
            src_total(n, "bytes") + " / " + src_total(rs.name, "bytes"))
       .t(" times as many. With N this small the two are close: standard attention's S and P grow as N^2, Algorithm "
          "1's repeated reads of Q_i, O_i, l_i, m_i as Tc N, and Tc falls as M grows. The Memory panel's table shows "
-         "all three schedules beside their closed forms.");
+         "every schedule beside its closed form.");
   b.ask_integer("fa1-bytes", "How many bytes did Algorithm 1 move in all (read + written)?",
                 tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes, src_total(n, "bytes"),
                 "Add the two totals on this page, or read the Memory panel's fa1 column.", Panel::memory);
+  b.bytes()
+      .mistake(tr.totals.hbm_read_bytes, "that is only the bytes read; add the bytes written")
+      .mistake(tr.totals.hbm_write_bytes, "that is only the bytes written; add the bytes read")
+      .mistake(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, "that is standard attention's bytes");
 
-  const Scene s2 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  const Scene s2 = scene("mid_M2048", int64_t(sweep[3]->steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("The M sweep: Theta(N^2 d^2 / M) against Theta(N d + N^2)", s2)
       .t("Theorem 2: Algorithm 1 needs Theta(N^2 d^2 / M) HBM accesses, standard attention Theta(N d + N^2). With Nq "
          "= Nk = ").integer(mid.spec.nq, src_problem("mid_M256", "nq")).t(", d = ").integer(mid.spec.d, src_problem("mid_M256", "d"))
@@ -216,12 +251,62 @@ Chapter chapter_io_complexity(uint64_t seed) {
                double(sweep[2]->totals.hbm_read_bytes) / double(sweep[3]->totals.hbm_read_bytes),
                src_total("mid_M1024", "hbm_read_bytes") + " / " + src_total("mid_M2048", "hbm_read_bytes"), 0.01,
                "Divide the two reads listed on this page.", Panel::none);
+  b.times().inverse("the larger M's reads over the smaller's");
+
+  // At real scale: the H200's shared memory per SM, d = 64 and 128, N up to 16k, from the closed
+  // forms and the tiling rule alone (no run: N = 16384 is past what a recorded trace is for).
+  {
+    const GpuSpec& g = find_gpu("h200");
+    const int64_t Mh = g.smem_per_sm_bytes / 4;  // float32 words
+    const std::string Msrc = "device.h200.smem_per_sm_bytes / 4";
+    auto tiling_at = [&](int64_t N, int64_t d) { return make_tiling(make_problem(sizes_spec(N, N, d, Mh))); };
+    auto scale_src = [&](int64_t N, int64_t d, const std::string& f) {
+      return "scale." + std::to_string(N) + "." + std::to_string(d) + "." + std::to_string(Mh) + "." + f;
+    };
+    const Scene s4 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+    b.page("At real scale: the H200's SRAM", s4)
+        .t("The tiny problem's M hides the point. An H200 SM has ").num(double(g.smem_per_sm_bytes) / 1024.0, "device.h200.smem_per_sm_bytes / 1024")
+        .t(" KiB of shared memory: M = ").integer(Mh, Msrc).t(" float32 words. Step by step for d = ")
+        .integer(64, "64").t(": Bc = ceil(M / 4d) = ceil(").integer(Mh, Msrc).t(" / ").integer(256, "4 * 64").t(") = ")
+        .integer(tiling_at(16384, 64).Bc, scale_src(16384, 64, "Bc")).t(", Br = min(Bc, d) = ")
+        .integer(tiling_at(16384, 64).Br, scale_src(16384, 64, "Br")).t(", and for N = ").integer(16384, "16384")
+        .t(", Tc = ceil(N / Bc) = ").integer(tiling_at(16384, 64).Tc, scale_src(16384, 64, "Tc"))
+        .t(". Standard attention writes and reads S and P, about ").f("4 N^2").t(" elements; Algorithm 1 reads Q_i, O_i, "
+           "l_i, m_i and writes O_i, l_i, m_i at every (i, j), about ").f("Tc N (3d + 4) ~ 12 N^2 d^2 / M")
+        .t(" with ").f("Tc ~ 4 N d / M").t(". Their ratio is about ").f("M / 3d^2").t(": ")
+        .num(double(Mh) / (3.0 * 64 * 64), Msrc + " / ( 3 * 64 * 64 )").t(" for d = ").integer(64, "64").t(" and ")
+        .num(double(Mh) / (3.0 * 128 * 128), Msrc + " / ( 3 * 128 * 128 )").t(" for d = ").integer(128, "128")
+        .t(", whatever N is: the "
+           "larger the SRAM against d^2, the more tiling saves. The closed forms, in MB (float32):\n");
+    for (int64_t d : {64, 128})
+      for (int64_t N : {1024, 4096, 16384}) {
+        const Tiling Ts = tiling_at(N, d);
+        const TrafficForm a = fa1_traffic(N, N, d, Ts.Tc), s = standard_traffic(N, N, d);  // registry-exempt: a chapter about this schedule
+        b.t("  N = ").integer(N, scale_src(N, d, "N")).t(", d = ").integer(d, scale_src(N, d, "d")).t(": ");
+        if (d == 64) b.t("Tc = ").integer(Ts.Tc, scale_src(N, d, "Tc")).t(", ");  // d = 128's Tc is asked
+        b.t("Algorithm 1 ")
+            .num(double(a.read_bytes(4) + a.write_bytes(4)) / 1e6, scale_src(N, d, "fa1_bytes") + " / 1e6")
+            .t(" MB, standard ").num(double(s.read_bytes(4) + s.write_bytes(4)) / 1e6, scale_src(N, d, "standard_bytes") + " / 1e6")
+            .t(" MB\n");
+      }
+    const Tiling T128 = tiling_at(16384, 128);
+    b.ask_integer("tc-128", "For d = 128 and N = 16384 on the H200, what is Tc?", T128.Tc, scale_src(16384, 128, "Tc"),
+                  "Bc = ceil(M / 4d) with d = 128, then Tc = ceil(N / Bc).", Panel::none);
+    b.mistake(double(16384) / double(T128.Bc) , "Tc is rounded up: ceil(N / Bc)", 0.999)
+        .mistake(tiling_at(16384, 64).Tc, "that is Tc for d = 64; with d = 128, Bc is half as large");
+    const TrafficForm a64 = fa1_traffic(16384, 16384, 64, tiling_at(16384, 64).Tc), s64 = standard_traffic(16384, 16384, 64);  // registry-exempt: a chapter about this schedule
+    b.ask_number("scale-ratio", "At N = 16384, d = 64, how many times the bytes of Algorithm 1 does standard attention move?",
+                 double(s64.read_bytes(4) + s64.write_bytes(4)) / double(a64.read_bytes(4) + a64.write_bytes(4)),
+                 scale_src(16384, 64, "standard_bytes") + " / " + scale_src(16384, 64, "fa1_bytes"), 0.01,
+                 "Divide the two MB figures of that line.", Panel::none);
+    b.times().inverse("Algorithm 1's over standard attention's");
+  }
 
   // The budget challenge: the paper's block sizes at the largest M meet it; the run's M does not.
   const int64_t max_M = Ms[3];
   const Trace& best = *sweep[3];
   const int64_t budget = best.totals.hbm_read_bytes + 1;
-  const Scene s3 = scene(n, 0, CentreView::tiles, Panel::memory, {Panel::memory});
+  const Scene s3 = scene("mid_M2048", 0, CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("Budget challenge", s3)
       .t("Pick Br, Bc and M (at most ").integer(max_M, src_problem("mid_M2048", "M"))
       .t(" elements) for the sweep's problem so that Algorithm 1 reads fewer than ")

@@ -52,6 +52,9 @@ Chapter chapter_memory_bound(uint64_t seed) {
   b.ask_number("ridge-fp32", "How many FLOPs per HBM byte must a float32 kernel do on the H200 to reach its peak (the ridge point)?",
                ridge_point(D.fp32_flops, D), kDev + "fp32_flops / " + kDev + "hbm_bytes_per_s", 0.01,
                "Divide the float32 peak by the HBM bandwidth (both on this page).", Panel::none);
+  b.flop_per_byte().mistake(ridge_point(D.bf16_tc_flops, D),
+                          "that is the bf16 tensor-core ridge; the question asks float32's");
+  b.inverse("bytes per FLOP");
 
   const RooflineKernel& kS = roof->kernels[0];
   const RooflineKernel& kP = roof->kernels[1];
@@ -70,15 +73,25 @@ Chapter chapter_memory_bound(uint64_t seed) {
   }
   b.t("All three together: ").num((kS.flops + kP.flops + kO.flops) / (kS.bytes + kP.bytes + kO.bytes),
                                  src_total(hs.name, "flops") + " / " + src_total(hs.name, "bytes"))
-      .t(" FLOP/B. The Tiles view shows the same kernels on the tiny problem: S and P are whole matrices in HBM, "
-         "row block by row block.");
+      .t(" FLOP/B. Which ceiling matters depends on where the kernel runs. Against the float32 ridge of the previous "
+         "page, the two matmul kernels sit ")
+      .t(kS.intensity() > ridge_point(D.fp32_flops, D) && kO.intensity() > ridge_point(D.fp32_flops, D) ? "above it (they could be compute-bound on the CUDA cores)" : "below it")
+      .t(" and the softmax ").t(kP.intensity() > ridge_point(D.fp32_flops, D) ? "above it" : "far below it")
+      .t("; against the bf16 tensor-core ridge, ").num(ridge_point(D.bf16_tc_flops, D), "device.h200.bf16_tc_flops / device.h200.hbm_bytes_per_s")
+      .t(std::max({kS.intensity(), kP.intensity(), kO.intensity()}) < ridge_point(D.bf16_tc_flops, D)
+             ? " FLOP/B, all three are below: on tensor cores every one of them waits for HBM."
+             : " FLOP/B, not all three are below it.")
+      .t(" The Tiles view shows the same "
+         "kernels on the tiny problem: S and P are whole matrices in HBM, row block by row block.");
   b.ask_number("qk-intensity", "What is the arithmetic intensity of the S = QK^T kernel, in FLOP per byte (it grows with N)?",
                kS.intensity(), kS.intensity_source(), 0.01,
                "Its FLOPs over its bytes, both listed on this page (MFLOP / MB).", Panel::memory);
+  b.flop_per_byte().inverse("bytes per FLOP");
   int worst = 0;
   for (int k = 1; k < 3; ++k)
     if (roof->kernels[size_t(k)].intensity() < roof->kernels[size_t(worst)].intensity()) worst = k;
-  b.ask_choice("furthest-below", "Which of the three kernels sits furthest below the ridge?",
+  b.ask_choice("furthest-below", "Which of the three kernels has the lowest arithmetic intensity (the furthest left on "
+               "the roofline, below both ridges)?",
                {"S = QK^T", "P = softmax(S)", "O = PV"}, worst,
                "The smallest FLOP per byte is the furthest left on the roofline.", Panel::roofline);
 
@@ -104,6 +117,7 @@ Chapter chapter_memory_bound(uint64_t seed) {
   b.ask_number("bytes-ratio", "How many times the HBM bytes of fused Algorithm 1 do standard attention's three kernels move here?",
                (kS.bytes + kP.bytes + kO.bytes) / f1.bytes, src_total(hs.name, "bytes") + " / " + f1.bytes_source, 0.01,
                "The ratio is on this page; or add the three kernels' MB of the previous page and divide.", Panel::roofline);
+  b.times().inverse("Algorithm 1's bytes over standard attention's");
   Chapter ch = b.finish();
   ch.roofline = roof;
   return ch;
@@ -118,16 +132,27 @@ Chapter chapter_safe_softmax(uint64_t seed) {
   const Scene s1 = scene(rd.name, 0, CentreView::tiles, Panel::none, {Panel::softmax});
   b.page("Where exp overflows", s1)
       .t("softmax(x)_k = e^(x_k) / sum_j e^(x_j). The largest float32 is ").num(double(FLT_MAX), "float.fp32_max")
-      .t(", so e^x overflows to inf once x > ln of it = ").num(fp32_limit, "float.fp32_exp_limit")
+      .t(", so e^x overflows to inf once x > ln of it = ").num(fp32_limit, "float.fp32_exp_limit", 6)
       .t(": expf(").integer(int64_t(std::ceil(fp32_limit)), "float.fp32_exp_probe").t(") is ")
       .t(std::isinf(std::exp(float(std::ceil(fp32_limit)))) ? "inf" : "finite")
-      .t(". bfloat16 keeps float32's exponent bits: its largest value is ").num(bf16_max(), "float.bf16_max")
-      .t(" and it overflows past ").num(std::log(bf16_max()), "float.bf16_exp_limit")
-      .t(". float16 overflows much sooner: its largest value is ").integer(65504, "float.fp16_max")
+      .t(". bfloat16 keeps float32's exponent bits but fewer significant bits: its largest value is ")
+      .num(bf16_max(), "float.bf16_max", 8)
+      .t(", a little below float32's. float16 overflows much sooner: its largest value is ").integer(65504, "float.fp16_max")
       .t(". Two equal scores past the limit give inf / inf = NaN in every entry.");
   b.ask_number("fp16-limit", "What is the largest x for which e^x is finite in float16 (two decimals)?", fp16_limit,
                "float.fp16_exp_limit", 0.001, "Take the natural log of float16's largest value, given on this page.",
                Panel::none);
+  b.mistake(fp32_limit, "that is float32's limit; the question asks float16")
+      .mistake(65504, "that is float16's largest value; the limit is its natural log")
+      .mistake(std::log10(65504.0), "that is the base-10 log; e^x needs the natural log");
+  const double bf16_limit = std::log(bf16_max());
+  Question& bq = b.ask_number("bf16-limit",
+                              "What is the largest x for which e^x is finite in bfloat16 (three decimals)?", bf16_limit,
+                              "float.bf16_exp_limit", 0, "Take the natural log of bfloat16's largest value, given on "
+                              "this page (float32's limit is not it: bfloat16's largest value is smaller).", Panel::none);
+  bq.abs_tol = 0.0005;  // float32's limit is 0.004 away: three decimals tell them apart
+  bq.tolerance_text = "within 0.0005";
+  b.mistake(fp32_limit, "that is float32's limit; the question asks bf16, whose largest value is a little smaller", 0.003);
   b.ask_choice("naive-equal", "Two equal scores, both past the float32 limit, put through e^x / sum e^x in float32, give:",
                {"one half each", "NaN in both (inf / inf)", "one and zero"}, 1,
                "e^x is inf for both, and so is the sum.", Panel::none);
@@ -142,12 +167,21 @@ Chapter chapter_safe_softmax(uint64_t seed) {
       .t(" (i = ").integer(st.i, src_step(rd.name, k, "i")).t(", j = ").integer(st.j, src_step(rd.name, k, "j"))
       .t(") row 0 of S_ij has max m~ = ").num(st.m_tilde(0), src_step(rd.name, k, "m_tilde", 0))
       .t(", so its largest P~ entry is exactly e^0; the row sums to l~ = ").num(st.l_tilde(0), src_step(rd.name, k, "l_tilde", 0))
-      .t(". The Online softmax state panel lists m~ and l~ for every row of the tile.");
+      .t(". The Online softmax state panel lists m~ and l~ for every row of the tile (in the terminal: ").f(run_line(rd))
+      .t("). Row 1 of this S_ij is [");
+  {
+    const int64_t ks = find_step(tr, Role::scores, st.i, st.j);
+    const Mat& S = tr.steps[size_t(ks)].tile;
+    for (int64_t c = 0; c < S.cols(); ++c) (c ? b.t(", ") : b).num(S(1, c), src_step(rd.name, ks, "tile", 1, c), 6);
+  }
+  b.t("].");
   b.ask_number("row1-max", "At this step, what is m~ (the row max of S_ij) for row 1 of the tile?", st.m_tilde(1),
-               src_step(rd.name, k, "m_tilde", 1), 0.001, "The Online softmax state panel: the m~_ij column, row 1.",
+               src_step(rd.name, k, "m_tilde", 1), 0.001,
+               "The largest entry of row 1 above; in the app, the Online softmax state panel's m~_ij column, row 1.",
                Panel::softmax);
   b.ask_number("row1-sum", "And l~ (the sum of P~ over row 1)?", st.l_tilde(1), src_step(rd.name, k, "l_tilde", 1), 0.001,
-               "The Online softmax state panel: the l~_ij column, row 1.", Panel::softmax);
+               "Sum e^(x - m~) over row 1 above; in the app, the Online softmax state panel's l~_ij column, row 1.",
+               Panel::softmax);
   return b.finish();
 }
 
@@ -185,8 +219,15 @@ Chapter chapter_online_softmax(uint64_t seed) {
       .t(" around its own m~ = ").num(B1.local_max, blk(1, "local_max")).t(".");
   b.ask_number("final-m", "After merging both blocks, what is the running max m?", B1.m_new, blk(1, "m_new"), 0.001,
                "m_new = max(m, m~): the lesson view's 'm: old -> new' column.", Panel::lesson);
+  b.mistake(B0.m_new,
+                          "that is the max after block 1; after block 2, m = max(m, m~)");
   b.ask_number("final-l", "And the running sum l (three decimals)?", B1.l_new, blk(1, "l_new"), 0.001,
                "l_new = e^(m - m_new) l + e^(m~ - m_new) l~: the 'l: old -> new' column.", Panel::lesson);
+  b.mistake(B0.l_new + B1.local_sum,
+                          "the two sums were added as they are; block 1's was taken around its own max and is "
+                          "rescaled by e^(m - m_new) first");
+  b.mistake(B1.local_sum,
+                          "that is block 2's own sum l~; block 1's sum, rescaled, is added to it");
 
   const Scene s2 = scene(rd.name, 0, CentreView::lesson, Panel::lesson, {}, "book", 2);
   b.page("The merge: rescale onto the new max", s2)
@@ -205,6 +246,8 @@ Chapter chapter_online_softmax(uint64_t seed) {
          "to try your own.");
   b.ask_number("rescale", "By what factor was block 1's sum rescaled in the merge?", B1.alpha, blk(1, "alpha"), 0.001,
                "e^(m_old - m_new): the lesson view's 'e^(m_old - m_new)' column, block 2.", Panel::lesson);
+  b.mistake(1 / B1.alpha,
+                          "that is e^(m_new - m_old); the old sum is scaled down onto the new max, by e^(m_old - m_new) <= 1");
 
   // Row 0 of the tiny problem's S, block by block: what Algorithm 1 merges at L11.
   const int64_t Tc = tr.tiling.Tc;
@@ -230,6 +273,12 @@ Chapter chapter_online_softmax(uint64_t seed) {
   b.ask_number("row0-l", "What is the running sum l of row 0 after the last block (three significant digits at least)?",
                m.l_new(0), src_step(rd.name, last, "l_new", 0), 0.001,
                "Do the merge on the row above, or read l_i^new for row 0 in the Online softmax state panel.", Panel::softmax);
+  {
+    double unscaled = 0;  // the blocks' own sums added without the rescale
+    for (int64_t j = 0; j < Tc; ++j) unscaled += tr.steps[size_t(find_step(tr, Role::softmax, 0, j))].l_tilde(0);
+    b.mistake(unscaled,
+                            "that adds the blocks' sums l~ without rescaling each onto the final max");
+  }
   return b.finish();
 }
 

@@ -1,12 +1,18 @@
-// flashstep learn: the course in the terminal. The pages print as text; each question reads one
-// line of standard input (a wrong answer gets its hint and the right answer, and the chapter moves
-// on); the chapter ends with "k of n correct". --answers prints the answers for teachers.
+// flashstep learn: the course in the terminal. The pages print as text; each question reads lines
+// of standard input: a line not in the question's format is a slip (a note, and the question
+// again); a wrong answer gets its diagnosis and hint and one more try, then the right answer. The
+// chapter ends with "k of n correct". --answers prints the answers for teachers.
 #include "app/commands.h"
+#include "app/course/answer.h"
 #include "app/course/course.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
-#include <iostream>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace flashstep {
@@ -21,6 +27,13 @@ std::string wrap(const std::string& text, size_t width) {
     const size_t nl = text.find('\n', start);
     const std::string para = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
     const size_t indent = para.find_first_not_of(' ');
+    if (indent != std::string::npos && indent >= 2 && para.size() > width) {  // an indented line is a table or a chart: as it is
+      out += para;
+      if (nl == std::string::npos) break;
+      out += "\n";
+      start = nl + 1;
+      continue;
+    }
     line = para.substr(0, indent == std::string::npos ? para.size() : indent);
     const size_t base = line.size();
     size_t p = line.size();
@@ -45,10 +58,97 @@ std::string wrap(const std::string& text, size_t width) {
   return out;
 }
 
+constexpr int kTries = 2;  // as in the app (app/gui/course_state.h)
+
 std::string format_hint(const course::Question& q) {
   std::string h = q.hint;
   if (q.hint_panel != course::Panel::none) h += std::string(" (in the app: ") + course::panel_title(q.hint_panel) + ")";
+  if (!q.terminal.empty()) h += " (in the terminal: " + q.terminal + ")";
   return h;
+}
+
+// Standard input, one answer line at a time, read with read(2): a line is capped at
+// kMaxAnswerLine bytes (a stream without newlines, /dev/zero, is refused instead of filling
+// memory), a NUL byte is part of the line (the answer reader refuses it), and a read error
+// (standard input a directory) is an input error, not the end of the answers.
+class AnswerInput {
+ public:
+  // False at the end of input.
+  bool line(std::string* out) {
+    out->clear();
+    if (ended_) return false;
+    for (;;) {
+      if (at_ == len_) {
+        ssize_t n;
+        do n = ::read(STDIN_FILENO, buf_, sizeof buf_);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) throw InputError(std::string("reading the answers from standard input: ") + std::strerror(errno));
+        if (n == 0) {
+          ended_ = true;
+          return !out->empty();
+        }
+        at_ = 0;
+        len_ = size_t(n);
+      }
+      const char c = buf_[at_++];
+      if (c == '\n') return true;
+      if (out->size() >= course::kMaxAnswerLine)
+        throw InputError("an answer line is longer than " + std::to_string(course::kMaxAnswerLine) +
+                         " characters (one answer per line)");
+      *out += c;
+    }
+  }
+
+ private:
+  char buf_[4096];
+  size_t at_ = 0, len_ = 0;
+  bool ended_ = false;
+};
+
+// The reader of the transcript went away (`learn ... | head -1`): stop quietly, as a finished
+// run would, instead of dying by SIGPIPE or reporting a write error nobody reads.
+void flush_or_quit() {
+  if (std::fflush(stdout) != 0 && errno == EPIPE) std::_Exit(0);
+}
+
+// Asks one question until it is answered right, answered wrong twice (the app's two tries), left
+// blank, or the answers end. A slip (a line not in the question's format) gets a one-line note
+// and the question again; it is not a try. Returns true when answered right.
+bool ask(const course::Question& q, AnswerInput& in, bool echo) {
+  int tries = 0;
+  for (;;) {
+    std::printf("answer> ");
+    flush_or_quit();
+    std::string line;
+    if (!in.line(&line)) {
+      std::printf("\n  no answer (standard input ended). The answer: %s\n", q.answer_text.c_str());
+      return false;
+    }
+    if (echo) std::printf("%s\n", course::quoted(line).c_str());
+    // A line of --answers ("id<TAB>answer") counts as its answer, so its output pipes back as it is.
+    const size_t tab = line.find('\t');
+    if (tab != std::string::npos && line.compare(0, tab, q.id) == 0) line = line.substr(tab + 1);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      std::printf("  no answer. The answer: %s\n", q.answer_text.c_str());
+      return false;
+    }
+    const course::Verdict v = course::check_answer(q, line);
+    if (v.bad_format) {
+      std::printf("  %s. Try again.\n", v.message.c_str());
+      continue;
+    }
+    if (v.correct) {
+      std::printf("  correct.%s\n", v.message.empty() ? "" : ("  " + v.message).c_str());
+      return true;
+    }
+    ++tries;
+    std::printf("  not right: %s.\n  Hint: %s\n", v.message.c_str(), format_hint(q).c_str());
+    if (tries >= kTries) {
+      std::printf("  The answer: %s\n", q.answer_text.c_str());
+      return false;
+    }
+    std::printf("  One more try.\n");
+  }
 }
 
 int run_learn(const std::string& id, uint64_t seed, bool answers) {
@@ -58,16 +158,21 @@ int run_learn(const std::string& id, uint64_t seed, bool answers) {
       for (const course::Question& q : p.questions) std::printf("%s\t%s\n", q.id.c_str(), q.answer_text.c_str());
     return 0;
   }
+  struct stat st {};
+  if (::fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode))
+    throw InputError("standard input is a directory, not answers (one answer per line)");
+  std::signal(SIGPIPE, SIG_IGN);
   const bool echo = !::isatty(STDIN_FILENO);  // a piped answer is shown, so the transcript reads on
+  AnswerInput in;
   const int index = course::chapter_index(id);
   std::printf("Chapter %d of %zu: %s - %s\nThe problem: %s\n", index + 1, course::chapter_list().size(), ch.id.c_str(),
               ch.title.c_str(), ch.problem_text.c_str());
   const size_t n = ch.question_count();
   size_t asked = 0, correct = 0;
-  bool input_open = true;
   for (size_t pi = 0; pi < ch.pages.size(); ++pi) {
     const course::Page& p = ch.pages[pi];
     std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(p.text, 92).c_str());
+    if (!p.terminal.empty()) std::printf("%s", p.terminal.c_str());
     std::printf("   (in the app: flashstep gui --course %s --page %zu%s)\n", ch.id.c_str(), pi + 1,
                 seed != 1 ? (" --seed " + std::to_string(seed)).c_str() : "");
     for (const course::Question& q : p.questions) {
@@ -78,36 +183,14 @@ int run_learn(const std::string& id, uint64_t seed, bool answers) {
         for (size_t c = 0; c < q.choices.size(); ++c) std::printf("  %c) %s\n", char('a' + c), q.choices[c].c_str());
         std::printf("Type a letter.");
       } else if (q.kind == course::Question::Kind::number) {
-        std::printf(" (a number; checked %s)", q.tolerance_text.c_str());
+        std::printf(" (%s; checked %s)", q.whole ? "a whole number" : "a number", q.tolerance_text.c_str());
       }
-      std::printf("\nanswer> ");
-      std::fflush(stdout);
-      std::string line;
-      if (input_open && !std::getline(std::cin, line)) input_open = false;
-      if (!input_open) {
-        std::printf("\n  no answer (standard input ended). The answer: %s\n", q.answer_text.c_str());
-        continue;
-      }
-      if (echo) std::printf("%s\n", line.c_str());
-      // A line of --answers ("id<TAB>answer") counts as its answer, so its output pipes back as it is.
-      const size_t tab = line.find('\t');
-      if (tab != std::string::npos && line.compare(0, tab, q.id) == 0) line = line.substr(tab + 1);
-      if (line.find_first_not_of(" \t\r") == std::string::npos) {
-        std::printf("  no answer. The answer: %s\n", q.answer_text.c_str());
-        continue;
-      }
-      const course::Verdict v = course::check_answer(q, line);
-      if (v.bad_format) throw InputError("answer to question " + q.id + ": " + v.message);
-      if (v.correct) {
-        ++correct;
-        std::printf("  correct.%s\n", v.message.empty() ? "" : ("  " + v.message).c_str());
-      } else {
-        std::printf("  not right: %s.\n  Hint: %s\n  The answer: %s\n", v.message.c_str(), format_hint(q).c_str(),
-                    q.answer_text.c_str());
-      }
+      std::printf("\n");
+      if (ask(q, in, echo)) ++correct;
     }
   }
   std::printf("\n%zu of %zu correct\n", correct, n);
+  flush_or_quit();
   return 0;
 }
 

@@ -1,4 +1,5 @@
 // The chapter list, and checking a typed answer.
+#include "app/course/answer.h"
 #include "app/course/builder.h"
 
 #include "core/run.h"
@@ -16,11 +17,12 @@ const char* panel_title(Panel p) {
     case Panel::none: return "";
     case Panel::tiles: return "the Tiles view (centre)";
     case Panel::algorithm: return "the Algorithm panel (pseudocode, current line highlighted)";
-    case Panel::memory: return "the Memory panel (HBM bytes per tensor, SRAM, the three schedules side by side)";
+    case Panel::memory: return "the Memory panel (HBM bytes per tensor, SRAM, every schedule side by side)";
     case Panel::softmax: return "the Online softmax state panel (m_i, l_i, rescale factors)";
     case Panel::lesson: return "the Online-softmax lesson view (the block table)";
     case Panel::bench: return "the Bench view (measured H200 runs)";
     case Panel::roofline: return "the roofline figure";
+    case Panel::pipeline: return "the Pipeline view (centre: one SM's Gantt chart, every rung's prediction)";
   }
   return "";
 }
@@ -37,6 +39,9 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"masks-dropout-fusion", "Masks, dropout and fusion: everything in one kernel"},
       {"backward", "The backward pass: recomputation instead of storage"},
       {"gpu", "On the GPU: tensor cores, and why the speed-ups follow the bytes"},
+      {"decode", "Decoding: one query row, split-KV and the log-sum-exp combine"},
+      {"paged-kv", "Paged KV cache: the block table, and what each allocation wastes"},
+      {"hopper", "Hopper: FlashAttention-3's producer, ping-pong consumers and persistent grid"},
   };
   return list;
 }
@@ -53,7 +58,8 @@ Chapter make_chapter(const std::string& id, uint64_t seed) {
   static const Maker makers[] = {chapter_memory_bound,  chapter_safe_softmax, chapter_online_softmax,
                                  chapter_tiling,        chapter_algorithm_1,  chapter_io_complexity,
                                  chapter_fa2_order,     chapter_masks_dropout_fusion,
-                                 chapter_backward,      chapter_gpu};
+                                 chapter_backward,      chapter_gpu,          chapter_decode,
+                                 chapter_paged_kv,      chapter_hopper};
   const int k = chapter_index(id);
   if (k < 0) {
     std::string known;
@@ -76,32 +82,6 @@ const RunDecl& Chapter::run(const std::string& name) const {
   throw InputError("course: chapter " + id + " has no run named " + name);
 }
 
-namespace {
-
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r\n");
-  if (a == std::string::npos) return "";
-  const size_t b = s.find_last_not_of(" \t\r\n");
-  return s.substr(a, b - a + 1);
-}
-
-bool parse_real(const std::string& text, double* x) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  *x = std::strtod(text.c_str(), &end);
-  return end && *end == 0 && std::isfinite(*x);
-}
-
-bool parse_whole(const std::string& text, int64_t* x) {
-  if (text.empty()) return false;
-  for (char c : text)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  if (text.size() > 12) return false;
-  *x = std::strtoll(text.c_str(), nullptr, 10);
-  return true;
-}
-
-}  // namespace
 
 int64_t budget_reads(const Question& q, int64_t br, int64_t bc, int64_t M) {
   if (M > q.budget_max_M)
@@ -117,49 +97,42 @@ int64_t budget_reads(const Question& q, int64_t br, int64_t bc, int64_t M) {
   return run_spec(s, opt).totals.hbm_read_bytes;
 }
 
-Verdict check_answer(const Question& q, const std::string& typed_raw) {
+Verdict check_answer(const Question& q, const std::string& typed) {
   Verdict v;
-  const std::string typed = trim(typed_raw);
+  const Reading r = read_answer(q, typed);
+  if (!r.ok) {
+    v.bad_format = true;
+    v.message = r.slip;
+    return v;
+  }
   switch (q.kind) {
     case Question::Kind::number: {
-      double x = 0;
-      if (!parse_real(typed, &x)) {
-        v.bad_format = true;
-        v.message = "'" + typed + "' is not a number";
-        return v;
+      const double x = r.value;
+      if (q.whole) {
+        v.correct = x == q.answer;  // whole numbers: equal, not rounded (7.5 is not 8)
+      } else {
+        const double tol = std::max(q.abs_tol, q.rel_tol * std::abs(q.answer));
+        v.correct = std::abs(x - q.answer) <= tol;
       }
-      const double tol = std::max(q.abs_tol, q.rel_tol * std::abs(q.answer));
-      v.correct = std::abs(x - q.answer) <= tol;
-      if (!v.correct) v.message = typed + " is not it";
+      if (v.correct) return v;
+      v.message = quoted(typed) + " is not it";
+      if (q.whole && x != std::floor(x)) v.message += ": the answer is a whole number";
+      for (const Question::Mistake& m : q.mistakes)
+        if (std::abs(x - m.value) <= m.tol) {
+          v.message = quoted(typed) + " is not it: " + m.note;
+          break;
+        }
       return v;
     }
     case Question::Kind::choice: {
-      if (typed.size() != 1 || !std::isalpha(static_cast<unsigned char>(typed[0])) ||
-          std::tolower(static_cast<unsigned char>(typed[0])) - 'a' >= int(q.choices.size())) {
-        v.bad_format = true;
-        v.message = "'" + typed + "' is not one of the letters a to " + std::string(1, char('a' + q.choices.size() - 1));
-        return v;
-      }
-      v.correct = std::tolower(static_cast<unsigned char>(typed[0])) - 'a' == q.correct;
-      if (!v.correct) v.message = typed + " is not it";
+      v.correct = r.letter == q.correct;
+      if (!v.correct) v.message = std::string(1, char('a' + r.letter)) + " is not it";
       return v;
     }
     case Question::Kind::budget: {
-      std::string norm = typed;
-      for (char& c : norm)
-        if (c == ',') c = ' ';
-      std::istringstream in(norm);
-      std::string a, b, c, extra;
-      in >> a >> b >> c >> extra;
-      int64_t br = 0, bc = 0, M = 0;
-      if (!parse_whole(a, &br) || !parse_whole(b, &bc) || !parse_whole(c, &M) || !extra.empty() || br < 1 || bc < 1 ||
-          M < 1) {
-        v.bad_format = true;
-        v.message = "'" + typed + "' is not three whole numbers Br,Bc,M (e.g. " + q.answer_text + ")";
-        return v;
-      }
+      const std::string a = std::to_string(r.br), b = std::to_string(r.bc), c = std::to_string(r.M);
       try {
-        const int64_t reads = budget_reads(q, br, bc, M);
+        const int64_t reads = budget_reads(q, r.br, r.bc, r.M);
         v.correct = reads < q.budget_bytes;
         v.message = "Algorithm 1 with Br = " + a + ", Bc = " + b + ", M = " + c + " reads " + std::to_string(reads) +
                     " B (budget: fewer than " + std::to_string(q.budget_bytes) + " B)";

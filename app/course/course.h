@@ -20,11 +20,11 @@
 namespace flashstep::course {
 
 // The app's panels a page can point at (outline) or a hint can name.
-enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline };
+enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline, pipeline };
 const char* panel_title(Panel p);  // "the Memory panel (right)", ...
 
 // What the app's centre shows for a page.
-enum class CentreView { tiles, lesson, bench, roofline };
+enum class CentreView { tiles, lesson, bench, roofline, pipeline };
 
 // A number as it appears in a page's text: its value, the text it is printed as, where, and the
 // source it was taken from.
@@ -62,6 +62,15 @@ struct Question {
   std::string answer_source;
   double abs_tol = 0, rel_tol = 0;
   std::string tolerance_text;      // "within 0.1%", "exactly"
+  bool whole = false;              // a whole number: right only when equal (answer.h)
+  bool percent = false;            // the question asks a percentage: "13.5%" is 13.5
+  std::vector<std::string> units;  // units the question names, accepted after the number ("B", "bytes")
+  // Known mistakes: a wrong value within `tol` of `value` is answered with `note` ("Bc is rounded up").
+  struct Mistake {
+    double value = 0, tol = 0;
+    std::string note;
+  };
+  std::vector<Mistake> mistakes;
   // choice: typed as the letter a, b, c, ...
   std::vector<std::string> choices;
   int correct = 0;
@@ -71,6 +80,7 @@ struct Question {
   int64_t budget_max_M = 0;        // M may be at most this
   std::string hint;                // where the answer can be read
   Panel hint_panel = Panel::none;
+  std::string terminal;            // where the terminal shows it: "flashstep run ... --steps, step index 18"
   std::string answer_text;         // exactly what a student types to get it right
 };
 
@@ -85,6 +95,7 @@ struct Scene {
   std::string lesson;     // a LessonDecl name for the lesson view
   int lesson_shown = -1;  // blocks merged in the lesson view (-1: all)
   std::string bench_figure;  // the Bench view's figure (bc, tflops, memory; "" leaves it)
+  int pipeline_variant = 0, pipeline_d = 128;  // the Pipeline view's rung and head dimension (hopper chapter)
 };
 
 struct Page {
@@ -95,6 +106,10 @@ struct Page {
   // are the formula's own constants.
   std::vector<std::pair<size_t, size_t>> notation;
   Scene scene;
+  // Printed after the text in the terminal only, where the app draws the thing itself (the
+  // Pipeline view's Gantt chart as `flashstep explain --pipeline` prints it). No data: the
+  // numbers a question needs are in `text`, with their sources.
+  std::string terminal;
   std::vector<Question> questions;  // asked after the page
 };
 
@@ -122,8 +137,9 @@ const std::vector<ChapterInfo>& chapter_list();
 Chapter make_chapter(const std::string& id, uint64_t seed = 1);
 int chapter_index(const std::string& id);  // -1 when unknown
 
-// Checking a typed answer. A text that is not in the question's format (not a number; not a
-// letter among the choices; not "Br,Bc,M") is `bad_format`, with a message naming the format.
+// Checking a typed answer (answer.h: what each format accepts). A text that is not in the
+// question's format is `bad_format` (a slip: the caller asks again), with a one-line message
+// naming the format. A wrong answer's message is the diagnosis of a known mistake when one fits.
 struct Verdict {
   bool correct = false;
   bool bad_format = false;

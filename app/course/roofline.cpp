@@ -132,6 +132,16 @@ plot::Figure roofline_figure(const Roofline& r) {
     }
     ys.insert(ys.end(), s.y.begin(), s.y.end());
     f.series.push_back(std::move(s));
+    // The ridge: where this ceiling's bandwidth roof meets its compute roof, drawn down to the floor.
+    plot::Series v;
+    char lab[96];
+    std::snprintf(lab, sizeof lab, "ridge: %s, %.4g FLOP/B", label.substr(label.find(':') + 2).c_str(), ridge);
+    v.label = lab;
+    v.colour = colour;
+    v.dashed = true;
+    v.x = {ridge, ridge * (1 + 1e-9)};
+    v.y = {bw * x_lo, peak_tflops};
+    f.series.push_back(std::move(v));
   };
   // Eight colours: the ceilings share one; each kernel has its own, and a measured kernel takes
   // its simulated counterpart's (fa1, fa2), the standard ones the last two.

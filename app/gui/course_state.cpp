@@ -1,6 +1,7 @@
 #include "app/gui/course_state.h"
 
 #include "app/gui/app_state.h"
+#include "app/course/answer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -48,8 +49,11 @@ unsigned CourseState::shown_panels() const {
   return bits;
 }
 
-void CourseState::open(AppState& s, const std::string& id, int pg) {
+void CourseState::open(AppState& s, const std::string& id, int pg, bool strict) {
   auto ch = std::make_shared<const course::Chapter>(course::make_chapter(id, seed));  // throws before a change
+  if (strict && (pg < 0 || pg >= int(ch->pages.size())))
+    throw InputError("chapter " + id + " has pages 1 to " + std::to_string(ch->pages.size()) + " (got " +
+                     std::to_string(int64_t(pg) + 1) + ")");
   chapter = std::move(ch);
   roofline = chapter->roofline ? course::roofline_figure(*chapter->roofline) : plot::Figure{};
   active = true;
@@ -137,6 +141,14 @@ void CourseState::apply_scene(AppState& s) {
     case course::CentreView::bench:
       s.view = View::bench;
       if (!sc.bench_figure.empty() && s.bench.loaded) s.bench.select(plot::parse_figure(sc.bench_figure), 64);
+      break;
+    case course::CentreView::pipeline:
+      s.view = View::pipeline;
+      s.pipeline.variant = sc.pipeline_variant;
+      s.pipeline.d = sc.pipeline_d;
+      s.pipeline.n = 4096;
+      s.pipeline.causal = false;
+      s.pipeline.rebuild();
       break;
     default: s.view = View::tiles; break;
   }
@@ -228,10 +240,21 @@ void CourseState::run_command(AppState& s, const std::string& command) {
   if (verb == "back") return back(s);
   if (verb == "new-problem") return new_problem(s);
   if (verb == "open") {
-    std::string id;
+    std::string id, pg_text, extra;
+    in >> id >> pg_text >> extra;
+    if (id.empty() || !extra.empty())
+      throw InputError("script: course open ID [PAGE] (got 'open" + command.substr(std::min(command.size(), size_t(4))) + "')");
     int pg = 1;
-    in >> id >> pg;
-    return open(s, id, pg - 1);
+    if (!pg_text.empty()) {
+      const bool digits = pg_text.size() <= 6 && pg_text.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits) throw InputError("script: course open " + id + " PAGE: a page number (got '" + course::quoted(pg_text) + "')");
+      pg = std::stoi(pg_text);
+    }
+    try {
+      return open(s, id, pg - 1, true);
+    } catch (const InputError& e) {
+      throw InputError(std::string("script: course open: ") + e.what());
+    }
   }
   if (verb == "answer") {
     int q = 0;
@@ -243,10 +266,20 @@ void CourseState::run_command(AppState& s, const std::string& command) {
     AnswerState& a = answers[size_t(q - 1)];
     const size_t b = rest.find_first_not_of(' ');
     rest = b == std::string::npos ? "" : rest.substr(b);
-    if (current_page()->questions[size_t(q - 1)].kind == course::Question::Kind::choice)
-      a.choice = rest.size() == 1 ? rest[0] - 'a' : -1;
-    else
+    if (rest.size() >= sizeof a.text)  // the answer field's size: refused, not cut
+      throw InputError("script: course answer Q TEXT: the text is longer than " + std::to_string(sizeof a.text - 1) +
+                       " characters");
+    const course::Question& qq = current_page()->questions[size_t(q - 1)];
+    if (qq.kind == course::Question::Kind::choice) {
+      const course::Reading r = course::read_answer(qq, rest);  // "b", "B", "b)" as typed in the terminal
+      if (!r.ok) {
+        a.feedback = r.slip;
+        return;
+      }
+      a.choice = r.letter;
+    } else {
       std::snprintf(a.text, sizeof a.text, "%s", rest.c_str());
+    }
     submit(q - 1);
     return;
   }

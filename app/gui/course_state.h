@@ -49,9 +49,9 @@ struct CourseState {
   plot::Figure roofline;       // the chapter's roofline (memory-bound), made when it opens
   float column_w = 0, centre_w = 0;  // the window's course column and centre widths (for --dump-state)
 
-  // Opens a chapter (by id) at a page (0-based; clamped) and moves the app to its scene. Throws
-  // InputError for an unknown chapter.
-  void open(AppState& s, const std::string& id, int page = 0);
+  // Opens a chapter (by id) at a page (0-based; clamped, or refused when `strict`) and moves the
+  // app to its scene. Throws InputError for an unknown chapter (or page), before any change.
+  void open(AppState& s, const std::string& id, int page = 0, bool strict = false);
   void go(AppState& s, int page);  // another page of this chapter (clamped)
   void next(AppState& s);          // the next page; from the last one, the next chapter's first
   void back(AppState& s);

@@ -374,12 +374,15 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
   g->add_option("--fps", o.animation.fps, "steps per second in --gif/--video (default 4)");
   // The guided course (app/gui/course_state.h): the chapter's text and questions beside the views.
   static CLI::Option* course_opt = g->add_option("--course", o.course_chapter, "open the guided course, at this chapter "
-                                                 "(flashstep learn --list; default: the first not finished)")->expected(0, 1);
-  g->add_option("--page", o.course_page, "with --course: open at this page (1 = the first)");
+                                                 "(flashstep learn --list; default: the first not finished)")
+                                         ->expected(0, 1)
+                                         ->type_name("CHAPTER");  // not TEXT: no value is the documented default
+  static CLI::Option* page_opt = g->add_option("--page", o.course_page, "with --course: open at this page (1 = the first)");
   g->add_option("--seed", o.course_seed, "with --course: the course problems' seed (default 1)");
   g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON tools/device/ncu_dram.sh writes) for the memory panel, beside the L2 model");
   g->callback([&set_action] {
     o.course = course_opt->count() > 0;
+    o.course_page_given = page_opt->count() > 0;
     set_action([] { return gui::run_app(o); });
   });
 }

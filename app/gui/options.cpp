@@ -54,7 +54,7 @@ void load_snapshot_option(AppState& s, const GuiOptions& o) {
 // --course [CHAPTER] [--page P] [--seed N]: the chapter's page moves the app to its scene.
 void prepare_course(AppState& s, const GuiOptions& o) {
   if (!o.course) {
-    if (o.course_page != 0) throw InputError("--page needs --course");
+    if (o.course_page_given) throw InputError("--page needs --course");
     if (o.course_seed != 1) throw InputError("--seed needs --course");
     return;
   }
@@ -73,11 +73,15 @@ void prepare_course(AppState& s, const GuiOptions& o) {
       }
     }
   }
-  s.course.open(s, id, 0);  // an unknown chapter throws here
-  const int64_t pages = int64_t(s.course.chapter->pages.size());
-  if (o.course_page < 0 || o.course_page > pages)
-    throw InputError("--page " + std::to_string(o.course_page) + ": chapter " + id + " has pages 1 to " + std::to_string(pages));
-  if (o.course_page > 1) s.course.go(s, int(o.course_page - 1));
+  // An unknown chapter or a page out of range (--page 0 included) throws before anything changes.
+  const int64_t pg = o.course_page_given ? o.course_page : 1;
+  if (pg < 1 || pg > 100000) throw InputError("--page " + std::to_string(pg) + ": pages count from 1");
+  if (course::chapter_index(id) < 0) course::make_chapter(id);  // the unknown-chapter error, naming the known ids
+  try {
+    s.course.open(s, id, int(pg - 1), true);
+  } catch (const InputError& e) {
+    throw InputError("--page " + std::to_string(pg) + ": " + e.what());
+  }
 }
 
 }  // namespace

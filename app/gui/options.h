@@ -30,7 +30,8 @@ struct GuiOptions {
   // (1-based), --seed N (the course problems').
   bool course = false;
   std::string course_chapter;
-  int64_t course_page = 0;  // 0: not given
+  int64_t course_page = 0;
+  bool course_page_given = false;
   int64_t course_seed = 1;
 };
 

@@ -475,7 +475,7 @@ TEST_CASE("the course: every chapter's first page renders, in the default displa
   const std::string settings = out_path("course-shots-settings.json");
   fs::remove(settings);
   const char* ids[] = {"memory-bound", "safe-softmax", "online-softmax", "tiling", "algorithm-1", "io-complexity",
-                       "fa2-order", "masks-dropout-fusion", "backward", "gpu"};
+                       "fa2-order", "masks-dropout-fusion", "backward", "gpu", "decode", "paged-kv", "hopper"};
   for (const char* id : ids)
     for (const std::string& mode : {std::string(""), std::string(" --presentation")}) {
       const std::string tag = std::string("course-") + id + (mode.empty() ? "" : "-pres");
@@ -508,4 +508,23 @@ TEST_CASE("the course: every chapter's first page renders, in the default displa
   const Result bad = run_gui("--settings " + settings + " --course nope --screenshot " + out_path("nope.png"), "course-bad");
   CHECK(bad.code == 2);
   CHECK(bad.output.rfind("flashstep: error: unknown chapter 'nope'", 0) == 0);
+}
+
+TEST_CASE("gui --course without a value opens the first unfinished chapter; --page 0 is refused and writes nothing",
+          "[gui][course]") {
+  const std::string settings = out_path("course-novalue-settings.json");
+  fs::remove(settings);
+  const std::string png = out_path("course-novalue.png"), js = out_path("course-novalue.json");
+  const Result r = run_gui("--settings " + settings + " --course --screenshot " + png + " --dump-state " + js, "course-novalue");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(load_json(js)["course"]["chapter"] == "memory-bound");
+  const std::string bad_settings = out_path("course-page0-settings.json"), bad_png = out_path("course-page0.png");
+  fs::remove(bad_settings);
+  fs::remove(bad_png);
+  const Result bad = run_gui("--settings " + bad_settings + " --course tiling --page 0 --screenshot " + bad_png, "course-page0");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("--page 0: pages count from 1") != std::string::npos);
+  CHECK_FALSE(fs::exists(bad_settings));
+  CHECK_FALSE(fs::exists(bad_png));
 }

@@ -22,6 +22,7 @@ gui::GuiOptions course_options(const std::string& settings, const std::string& c
   o.course = true;
   o.course_chapter = chapter;
   o.course_page = page;
+  o.course_page_given = page != 0;
   return o;
 }
 
@@ -115,10 +116,22 @@ TEST_CASE("gui --course: pages and chapters follow each other; --page and the ch
 
   gui::AppState bad;
   REQUIRE_THROWS_WITH(gui::prepare_state(bad, course_options(settings, "no-such")), StartsWith("unknown chapter 'no-such'"));
-  REQUIRE_THROWS_WITH(gui::prepare_state(bad, course_options(settings, "tiling", 9)), "--page 9: chapter tiling has pages 1 to 3");
+  REQUIRE_THROWS_WITH(gui::prepare_state(bad, course_options(settings, "tiling", 9)),
+                      "--page 9: chapter tiling has pages 1 to 3 (got 9)");
+  gui::GuiOptions zero = course_options(settings, "tiling", 0);
+  zero.course_page_given = true;  // --page 0: pages count from 1
+  REQUIRE_THROWS_WITH(gui::prepare_state(bad, zero), StartsWith("--page 0: pages count from 1"));
+  // The script's `course open` is checked the same way, and leaves the page as it was.
+  for (const char* cmd : {"course open tiling 99", "course open tiling 0", "course open tiling x", "course open"}) {
+    INFO(cmd);
+    REQUIRE_THROWS_WITH(s.run_script(cmd), StartsWith("script: course open"));
+    CHECK(s.course.chapter->id == "online-softmax");
+    CHECK(s.course.page == 1);
+  }
   gui::GuiOptions np;
   np.settings = settings;
   np.course_page = 2;
+  np.course_page_given = true;
   REQUIRE_THROWS_WITH(gui::prepare_state(bad, np), "--page needs --course");
 }
 
@@ -142,6 +155,9 @@ TEST_CASE("gui --course: a wrong answer gets the hint, two get the answer; progr
     s.run_script("course answer 1 8");
     CHECK(s.course.answers[0].revealed);
     CHECK_THAT(s.course.answers[0].feedback, Contains("The answer: " + q0.answer_text));
+    // An answer longer than the field is refused, not cut (and not a try).
+    REQUIRE_THROWS_WITH(s.run_script("course answer 2 " + std::string(200, '1')), Contains("longer than"));
+    CHECK(s.course.answers[1].tries == 0);
     s.run_script("course answer 2 " + s.course.current_page()->questions[1].answer_text);
     CHECK(s.course.answers[1].correct);
     s.run_script("course next");
