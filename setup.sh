@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 packages=(cmake g++ make pkg-config libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev
           libimgui-dev libglfw3-dev libstb-dev xvfb xauth fonts-dejavu-core)
+packages+=(dpkg-dev file)  # the Debian package: CPack runs dpkg-shlibdeps and file (docs/packaging.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
