@@ -19,8 +19,9 @@ for p in "${tools[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 if dpkg-query -W -f='${Status}' flashstep 2>/dev/null | grep -q "install ok installed"; then
   fail "flashstep is already installed here (apt-get remove flashstep first): the check installs its own"
@@ -75,11 +76,11 @@ work=$(mktemp -d)
 cleanup() {
   rm -rf "$control" "$work"
   if dpkg-query -W -f='${Status}' flashstep 2>/dev/null | grep -q "install ok installed"; then
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get remove -y -qq flashstep >/dev/null || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 remove -y -qq flashstep >/dev/null || true
   fi
 }
 trap cleanup EXIT
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$deb" >/dev/null
+DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$deb" >/dev/null
 [ "$(command -v flashstep)" = /usr/bin/flashstep ] || fail "flashstep on PATH is $(command -v flashstep), not /usr/bin/flashstep"
 desktop-file-validate /usr/share/applications/flashstep.desktop
 
@@ -137,7 +138,7 @@ echo "deb-check: man flashstep ok ($(wc -l <"$work/man.txt") lines)"
 exec_line=$(sed -n 's/^Exec=//p' /usr/share/applications/flashstep.desktop)
 [ -n "$exec_line" ] || fail "the .desktop entry has no Exec line"
 [ "${exec_line%% *}" = flashstep ] || fail "the Exec line ($exec_line) does not run flashstep"
-hidden "${xvfb[@]}" sh -c "$exec_line & pid=\$!; sleep 5; kill -0 \$pid || exit 1; kill \$pid; wait \$pid; exit 0" ||
+hidden "${xvfb[@]}" sh -c "$exec_line & pid=\$!; sleep 5; kill -0 \$pid || exit 1; kill \$pid; wait \$pid 2>/dev/null; exit 0" ||
   fail "the menu entry's Exec line ($exec_line) did not keep a window open"
 # shellcheck disable=SC2086  # the Exec line's words after the program, as the desktop splits them
 shot installed "$work/menu.png" ${exec_line#flashstep }
@@ -148,7 +149,7 @@ echo "deb-check: the menu entry's Exec line ($exec_line) opens the app"
 
 # [6] Remove: nothing left under /usr/share/flashstep, no /usr/bin/flashstep.
 cd "$src"
-DEBIAN_FRONTEND=noninteractive $sudo apt-get remove -y -qq flashstep >/dev/null
+DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 remove -y -qq flashstep >/dev/null
 [ ! -e /usr/share/flashstep ] || fail "/usr/share/flashstep is left after apt-get remove: $(find /usr/share/flashstep | head)"
 [ ! -e /usr/bin/flashstep ] || fail "/usr/bin/flashstep is left after apt-get remove"
 echo "deb-check: removed, nothing left under /usr/share/flashstep"

@@ -58,16 +58,21 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${FLASHSTEP_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "step-through simulator of FlashAttention for teaching")
-set(CPACK_PACKAGE_DESCRIPTION "flashstep steps through FlashAttention (Dao et al. 2022) one line of \
-the paper's pseudocode at a time, with every byte that moves between a simulated HBM and SRAM \
-counted and checked against the paper's closed forms. FlashAttention-2's loop order, standard \
-attention and a float64 reference run on the same inputs beside it.
-The package has the command line (lessons, stepped runs, traffic tables, a guided course with \
-questions checked against the trace) and the desktop app, with its presets. It is built \
-without the CUDA backend: the GPU subcommands say so.")
+# The long description as the control file shows it: lines under 80 characters (lintian).
+string(JOIN "\n" CPACK_PACKAGE_DESCRIPTION
+  "flashstep steps through FlashAttention (Dao et al. 2022) one line of the"
+  "paper's pseudocode at a time, with every byte that moves between a simulated"
+  "HBM and SRAM counted and checked against the paper's closed forms."
+  "FlashAttention-2's loop order, standard attention and a float64 reference run"
+  "on the same inputs beside it."
+  ""
+  "The package has the command line (lessons, stepped runs, traffic tables, a"
+  "guided course with questions checked against the trace) and the desktop app"
+  "with its presets. It is built without the CUDA backend: the GPU subcommands"
+  "say so.")
 # Depends: from dpkg-shlibdeps over the installed program (libc6, libstdc++6, libglfw3,
-# libgl1, ...), never written by hand. The fonts are read as files, not linked, so they are
-# named here.
+# libopengl0, libstb0, ...), never written by hand. The fonts are read as files, not linked,
+# so they are named here.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core")
 set(CPACK_STRIP_FILES ON)  # lintian: no unstripped binaries in a package

@@ -99,7 +99,7 @@ string(APPEND page ".SH FILES\n.TP\n.I /usr/share/flashstep/\n\
 The presets (assets/presets), the recorded GPU timings (assets/bench) and the heatmap shaders \
 (shaders), read from here when flashstep is installed; a program run from its build tree reads its \
 source tree instead.\n.TP\n.I ~/.config/flashstep/settings.json\n\
-The desktop app's display settings (\\fB\\-\\-settings\\fR, or \\fBFLASHSTEP_SETTINGS\\fR, or \
+The desktop app's display settings and the course's progress (\\fB\\-\\-settings\\fR, or \\fBFLASHSTEP_SETTINGS\\fR, or \
 \\fB$XDG_CONFIG_HOME\\fR/flashstep/settings.json), written only when a setting is changed.\n")
 string(APPEND page ".SH SEE ALSO\nThe project's documentation (docs/ in its source tree); \
 /usr/share/doc/flashstep/copyright for the licences of the libraries it is built with.\n")

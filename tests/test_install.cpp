@@ -1,7 +1,8 @@
-// Where the program finds its data (core/data_dir.h): <exe dir>/../share/flashstep when that
-// folder exists (an installed program), else the source tree compiled in (a build tree). The
-// rule on made-up trees, the test program's own root, and a copy of the flashstep program
-// "installed" into a temporary prefix, which must read the prefix's files and not the source's.
+// What an installed flashstep relies on (docs/packaging.md). Where it finds its data
+// (core/data_dir.h): <exe dir>/../share/flashstep when that folder exists (an installed program),
+// else the source tree compiled in (a build tree); tested on made-up trees, on the test program's
+// own root, and with a copy of the flashstep program "installed" into a temporary prefix, which
+// must read the prefix's files and not the source's. And its version, from the project() line.
 #include "cli_helpers.h"
 #include "core/data_dir.h"
 
@@ -21,7 +22,7 @@ void write_file(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("data root: <prefix>/share/flashstep beside <prefix>/bin when it is a folder, else the source tree", "[data_dir]") {
+TEST_CASE("data root: <prefix>/share/flashstep beside <prefix>/bin when it is a folder, else the source tree", "[install]") {
   const fstest::TempDir tmp;
   const fs::path prefix = tmp.path / "prefix";
   const std::string exe = (prefix / "bin" / "flashstep").string();
@@ -44,13 +45,13 @@ TEST_CASE("data root: <prefix>/share/flashstep beside <prefix>/bin when it is a 
   REQUIRE(flashstep::data_root_for("", source) == source);  // no /proc/self/exe (the web build)
 }
 
-TEST_CASE("data root: the test program, run from its build tree, reads the source tree", "[data_dir]") {
+TEST_CASE("data root: the test program, run from its build tree, reads the source tree", "[install]") {
   REQUIRE(fs::equivalent(flashstep::data_path("assets/bench/h200.json"), FLASHSTEP_BENCH_FILE));
   REQUIRE(fs::is_regular_file(flashstep::data_path("assets/presets/tiny.json")));
   REQUIRE(fs::is_regular_file(flashstep::data_path("shaders/heatmap.frag")));
 }
 
-TEST_CASE("data root: a copy of flashstep installed into a prefix reads <prefix>/share/flashstep", "[data_dir]") {
+TEST_CASE("data root: a copy of flashstep installed into a prefix reads <prefix>/share/flashstep", "[install]") {
   // `learn memory-bound` reads the bench file (assets/bench/h200.json) for its measured points.
   const fstest::TempDir tmp;
   const fs::path bin = tmp.path / "bin" / "flashstep";
@@ -75,4 +76,13 @@ TEST_CASE("data root: a copy of flashstep installed into a prefix reads <prefix>
     REQUIRE(o.rc == 0);
     REQUIRE(o.out == from_build.out);
   }
+}
+
+TEST_CASE("flashstep --version prints the project's version and what the build has, and exits 0", "[install]") {
+  const fstest::Outcome o = fstest::run_flashstep("--version");
+  REQUIRE(o.rc == 0);
+  const std::string expected = std::string("flashstep ") + FLASHSTEP_PROJECT_VERSION + " (desktop app: ";
+  REQUIRE(o.out.rfind(expected, 0) == 0);
+  REQUIRE(o.out.find(FLASHSTEP_BIN_HAS_CUDA ? "GPU backend: yes)" : "GPU backend: no)") != std::string::npos);
+  REQUIRE(o.out.find('\n') == o.out.size() - 1);  // one line
 }
