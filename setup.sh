@@ -7,6 +7,7 @@ packages=(cmake g++ make pkg-config libeigen3-dev catch2 libcli11-dev nlohmann-j
           libimgui-dev libglfw3-dev libstb-dev xvfb xauth fonts-dejavu-core
           pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
           jupyter-nbconvert python3-nbclient python3-ipykernel jupyter-notebook)
+packages+=(dpkg-dev file)  # the Debian package: CPack runs dpkg-shlibdeps and file (docs/packaging.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

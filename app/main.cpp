@@ -1,6 +1,7 @@
 // flashstep: an educational step-through simulator of FlashAttention.
 // main() only dispatches; each subcommand lives with the part of the project it belongs to.
 #include "app/commands.h"
+#include "app/version.h"  // generated from app/version.h.in
 #include "core/checked.h"
 #include "core/input_files.h"
 
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   CLI::App app{"flashstep: step through FlashAttention (Dao et al. 2022) one pseudocode line "
                "at a time, with simulated HBM/SRAM traffic"};
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", "flashstep " FLASHSTEP_VERSION " (" FLASHSTEP_BUILD_FEATURES ")");
   Action action;
   SetAction set_action = [&](Action f) { action = std::move(f); };
   add_lesson_command(app, set_action);
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return flush_stdout(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
+    return flush_stdout(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
     return flush_stdout(app.exit(e));
   } catch (const CLI::ParseError& e) {
     print_error(e.what());

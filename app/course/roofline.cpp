@@ -1,16 +1,12 @@
 #include "app/course/roofline.h"
 
 #include "app/course/trace_lookup.h"
+#include "core/data_dir.h"
 #include "core/run.h"
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
-
-#ifndef FLASHSTEP_ASSET_DIR
-#define FLASHSTEP_ASSET_DIR ""
-#endif
 
 namespace flashstep::course {
 
@@ -188,18 +184,7 @@ plot::Figure roofline_figure(const Roofline& r) {
   return f;
 }
 
-std::string default_bench_path() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const std::string compiled = std::string(FLASHSTEP_ASSET_DIR) + "/bench/h200.json";
-  if (fs::exists(compiled, ec)) return compiled;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
-    for (const fs::path& p : {exe.parent_path() / ".." / "share" / "flashstep" / "assets" / "bench" / "h200.json",
-                              exe.parent_path() / "assets" / "bench" / "h200.json"})
-      if (fs::exists(p, ec)) return p.string();
-  return compiled;
-}
+std::string default_bench_path() { return data_path("assets/bench/h200.json"); }
 
 nlohmann::json load_json_file(const std::string& path) {
   std::ifstream in(path);

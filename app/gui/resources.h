@@ -4,8 +4,8 @@
 
 namespace flashstep::gui {
 
-// The source tree's folder when it exists (a build run from its tree), else
-// <exe>/../share/flashstep/<name> or <exe dir>/<name>. Returns the first that exists.
+// shaders/ and assets/ under the data root: /usr/share/flashstep when installed, the source
+// tree when run from a build tree (core/data_dir.h has the rule).
 std::string shader_dir();
 std::string asset_dir();
 // A TrueType font from fonts-dejavu-core, or "" (ImGui's built-in font is used then).
