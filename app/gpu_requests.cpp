@@ -123,9 +123,9 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-43 of gpu/ladder/ (13-43 on sm_90 only), 101-104 the Bc sweep"
-                         "; with --backward --tensor-cores: the backward ladder, 1-10 (5-10: wgmma, sm_90 only; 3, 8: d = 64)"
-                         "; with --schedule decode: the split kernel, 3-9 (4-9: d = 64, 128 in fp16/bf16; 6-9: bulk copies, "
-                         "8, 9 with an L2 evict_first policy)");
+                         "; with --backward --tensor-cores: 2, and 9 on sm_90 (wgmma); with the ladder 1-10 (3, 8: d = 64)"
+                         "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
+                         "copies with an L2 evict_first policy); with the ladder also 4, 6, 7, 8");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   auto* b = verify->add_flag("--backward", r.bwd.backward,
                              "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");

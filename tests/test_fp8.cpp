@@ -398,7 +398,7 @@ TEST_CASE("the fp8 steps record their scales and rounding errors", "[fp8]") {
   CHECK(updates == scores);
 }
 
-TEST_CASE("--pattern outliers: a few large entries per row, the rest standard normal", "[fp8]") {
+TEST_CASE("the outliers pattern (--pattern outliers): a few large entries per row, the rest standard normal", "[fp8]") {
   const Mat X = make_input("outliers", 200, 64, 5, 0);
   for (int64_t r = 0; r < X.rows(); ++r) {
     int large = 0;
