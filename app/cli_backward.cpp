@@ -42,7 +42,7 @@ void add_backward_outputs(const BackwardFlags& f, const Trace& t, OutputFiles& o
     if (!path->empty()) out.bytes(*path) = npy_bytes(g->data(), {int64_t(g->rows()), int64_t(g->cols())});
 }
 
-void print_backward_summary(const Trace& t) {
+void print_backward_summary(const Trace& t, const Accuracy& a) {
   const Problem& p = t.problem;
   const Tiling& ti = t.tiling;
   const Totals& B = t.backward_totals;
@@ -68,11 +68,11 @@ void print_backward_summary(const Trace& t) {
     std::printf("; Algorithm 3 is not tiled against M\n");
   else
     std::printf(", within the backward budget 2M = %lld B (docs/backward.md)\n", (long long)(budget * bpe));
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const ReferenceGrad g = reference_backward(p.Q, p.K, p.V, t.dO, p.scale, p.mask, p.dropout, p.seed);
-    const ErrorStats q = compare(t.dQ, g.dQ), k = compare(t.dK, g.dK), v = compare(t.dV, g.dV);
+  if (a.backward) {
+    const BackwardAccuracy& g = *a.backward;
     std::printf("  vs float64 dQ max abs %.3g, max rel %.3g; dK max abs %.3g, max rel %.3g; dV max abs "
-                "%.3g, max rel %.3g\n", q.max_abs, q.max_rel, k.max_abs, k.max_rel, v.max_abs, v.max_rel);
+                "%.3g, max rel %.3g\n", g.dQ.max_abs, g.dQ.max_rel, g.dK.max_abs, g.dK.max_rel, g.dV.max_abs,
+                g.dV.max_rel);
   } else {
     std::printf("  vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
   }

@@ -20,8 +20,9 @@ Mat backward_grad_output(const BackwardFlags& f, const Problem& p, const std::st
 // Checks the gradients are finite (an InputError naming the tensor otherwise) and plans the
 // ones asked for (.npy, float32) into `out`, which the caller commits with the run's others.
 void add_backward_outputs(const BackwardFlags& f, const Trace& t, OutputFiles& out);
-// The backward's traffic against its closed form, FLOPs, peak SRAM, errors against float64.
-void print_backward_summary(const Trace& t);
+// The backward's traffic against its closed form, FLOPs, peak SRAM, and its errors against
+// float64 from the run's accuracy (core/accuracy.h).
+void print_backward_summary(const Trace& t, const Accuracy& a);
 // explain: the backward closed forms, Theorem 5's order and (when affordable) the simulation.
 void print_explain_backward(int64_t nq, int64_t nk, int64_t d, int64_t M, const Tiling& t);
 

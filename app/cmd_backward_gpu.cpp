@@ -16,7 +16,7 @@
 #include "core/backward.h"
 #include "core/npy.h"
 #include "core/output_files.h"
-#include "core/reference.h"
+#include "core/verify.h"
 #include "core/tolerance.h"
 #include "core/schedule_registry.h"
 #include "gpu/backward.h"
@@ -152,28 +152,6 @@ Mat head_of(const std::vector<float>& v, int64_t rows, int64_t cols) {
   return Eigen::Map<const Mat>(v.data(), rows, cols);
 }
 
-// The denominators of the tolerance rule above: max|ref| for each gradient, and for dQ and dK
-// at least a thousandth of one term of their sums.
-struct GradScale {
-  double dq, dk, dv;
-};
-GradScale grad_scale(const Problem& p, const Mat& dO, const MatD& dQ, const MatD& dK, const MatD& dV) {
-  const double mdo = dO.cwiseAbs().maxCoeff(), mv = p.V.cwiseAbs().maxCoeff();
-  return {std::max(dQ.cwiseAbs().maxCoeff(), grad_scale_floor(p.scale, p.d, mdo, mv, p.K.cwiseAbs().maxCoeff())),
-          std::max(dK.cwiseAbs().maxCoeff(), grad_scale_floor(p.scale, p.d, mdo, mv, p.Q.cwiseAbs().maxCoeff())),
-          std::max(dV.cwiseAbs().maxCoeff(), 1e-300)};
-}
-
-// max|x - ref| / scale for dQ, dK, dV.
-struct GradErr {
-  double dq, dk, dv;
-  double worst() const { return std::max({dq, dk, dv}); }
-};
-GradErr grad_err(const Mat& dq, const Mat& dk, const Mat& dv, const MatD& rq, const MatD& rk, const MatD& rv,
-                 const GradScale& sc) {
-  return {compare(dq, rq).max_abs / sc.dq, compare(dk, rk).max_abs / sc.dk, compare(dv, rv).max_abs / sc.dv};
-}
-
 const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
 
 void print_err(const char* what, const GradErr& e, double tol) {
@@ -262,14 +240,11 @@ int run_verify_backward(const RunFlags& rf, const BackwardFlags& bf, int variant
   const GradErr gc = grad_err(gq, gk, gv, cq, ck, cv, cpu_scale);
   ok = ok && gc.worst() <= kGradTiledTol;
   print_err("final      GPU vs CPU", gc, kGradTiledTol);
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const ReferenceGrad ref = reference_backward(p.Q, p.K, p.V, dO, p.scale, p.mask, p.dropout, p.seed);
-    const GradScale rs = grad_scale(p, dO, ref.dQ, ref.dK, ref.dV);
-    const GradErr ge = grad_err(gq, gk, gv, ref.dQ, ref.dK, ref.dV, rs);
-    const GradErr ce = grad_err(tr.dQ, tr.dK, tr.dV, ref.dQ, ref.dK, ref.dV, rs);
-    ok = ok && ge.worst() <= kGradFloat64Tol && ce.worst() <= kGradFloat64Tol;
-    print_err("           GPU vs float64", ge, kGradFloat64Tol);
-    print_err("           CPU vs float64", ce, kGradFloat64Tol);
+  const GradFloat64Checks f64 = grad_float64_checks(tr, gq, gk, gv);  // core/verify.h
+  if (f64.measured) {
+    ok = ok && f64.pass();
+    print_err("           GPU vs float64", f64.gpu, kGradFloat64Tol);
+    print_err("           CPU vs float64", f64.cpu, kGradFloat64Tol);
   } else {
     std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
   }

@@ -16,7 +16,8 @@
 #include "core/backward_bound.h"
 #include "core/npy.h"
 #include "core/output_files.h"
-#include "core/reference.h"
+#include "core/schedule_registry.h"
+#include "core/verify.h"
 #include "gpu/backward.h"
 #include "gpu/backward_tc.h"
 
@@ -115,14 +116,9 @@ int run_verify_backward_tensor_cores(const RunFlags& rf, const BackwardFlags& bf
     std::printf("%-30s | %6.3f (%12.4g) | %6.3f (%12.4g) | %6.3f (%12.4g) | %s\n", r.what, r.q.worst_ratio,
                 r.q.max_abs, r.k.worst_ratio, r.k.max_abs, r.v.worst_ratio, r.v.max_abs, rok ? "ok" : "OVER");
   }
-  const ReferenceGrad ref = reference_backward(p.Q, p.K, p.V, dO, p.scale, p.mask, 0, p.seed);
-  const double scale_q = std::max(ref.dQ.cwiseAbs().maxCoeff(), 1e-300),
-               scale_k = std::max(ref.dK.cwiseAbs().maxCoeff(), 1e-300),
-               scale_v = std::max(ref.dV.cwiseAbs().maxCoeff(), 1e-300);
+  const GradNormwise nw = grad_normwise(cpu, gq, gk, gv);  // core/verify.h; affordable, checked above
   std::printf("normwise   GPU vs float64 max|x - ref| / max|ref|: dQ %.3g, dK %.3g, dV %.3g; CPU emulation: dQ "
-              "%.3g, dK %.3g, dV %.3g\n", compare(gq, ref.dQ).max_abs / scale_q, compare(gk, ref.dK).max_abs / scale_k,
-              compare(gv, ref.dV).max_abs / scale_v, compare(cpu.dQ, ref.dQ).max_abs / scale_q,
-              compare(cpu.dK, ref.dK).max_abs / scale_k, compare(cpu.dV, ref.dV).max_abs / scale_v);
+              "%.3g, dK %.3g, dV %.3g\n", nw.gpu.dq, nw.gpu.dk, nw.gpu.dv, nw.cpu.dq, nw.cpu.dk, nw.cpu.dv);
   std::printf("identical  dK %lld of %lld, dV %lld of %lld elements bit-identical GPU vs CPU emulation\n",
               (long long)same_k, (long long)gk.size(), (long long)same_v, (long long)gv.size());
   std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
@@ -207,9 +203,9 @@ int run_bench_backward_tensor_cores(const TcBackwardBenchRequest& r) {
                                  {"peak_bytes", t.backward.peak_bytes}};
       nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"forward_flops", fwd_flops},
                             {"backward_flops", 2.5 * fwd_flops}, {"fa2_tc", tc}};
-      if (!r.causal && n <= r.fp32_max_n) {  // the float32 CUDA-core fa2 backward at the same shape
+      if (!r.causal && n <= r.fp32_max_n) {  // the same schedule's float32 CUDA-core backward, same shape
         const Tiling tt = make_tiling(n, n, d, 128 * 1024, 64, 64);
-        const gpu::BackwardTiming b = gpu::bench_backward(Schedule::fa2, s, scale, tt, gpu::BackwardOptions{},  // registry-exempt: the float32 FlashAttention-2 kernels beside the tensor-core ones
+        const gpu::BackwardTiming b = gpu::bench_backward(kTensorCoreSchedule, s, scale, tt, gpu::BackwardOptions{},
                                                           r.warmup, r.reps, 7);
         row["fp32"] = {{"forward_ms", b.forward.median_ms}, {"backward_ms", b.backward.median_ms},
                        {"backward_tflops", 2.5 * fwd_flops / (b.backward.median_ms * 1e9)},

@@ -7,7 +7,8 @@
 #include "core/decode.h"
 #include "core/paged_kv.h"
 #include "core/export.h"
-#include "core/reference.h"
+#include "core/verify.h"
+#include "app/run_printer.h"
 #include "core/tolerance.h"
 
 #include <algorithm>
@@ -21,12 +22,6 @@ namespace flashstep {
 
 namespace {
 
-Mat rows_of(const std::vector<float>& v, int64_t row0, int64_t rows, int64_t cols) {
-  Mat m(rows, cols);
-  std::copy(v.begin() + row0 * cols, v.begin() + (row0 + rows) * cols, m.data());
-  return m;
-}
-ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
 const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
@@ -86,24 +81,15 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
               tiled_tol, o_tol, tiled_tol, kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported)");
   bool ok = !any_nan(g.O) && !any_nan(g.lse) && !any_nan(g.O_part) && !any_nan(g.lse_part);
   if (!ok) std::printf("GPU output has NaN elements (unwritten, or an empty split gone wrong)\n");
-  if (S > 1 && recorded) {
-    Cursor c(tr);
-    c.run_to_end();
-    const Mat& Op = c.hbm(Tensor::Op);
-    const Mat& Lp = c.hbm(Tensor::Lp);
+  if (S > 1 && recorded) {  // every split's partials (core/verify.h)
     std::printf("%6s %12s | %10s %10s | %10s %10s |\n", "split", "keys", "O^(s) abs", "O^(s) rel", "lse abs",
                 "lse rel");
-    for (int64_t sp = 0; sp < S; ++sp) {
-      const SplitRange J = split_range(t.Tc, S, sp);
-      const ErrorStats eo = diff(rows_of(g.O_part, sp * p.nq, p.nq, p.d), Op.middleRows(sp * p.nq, p.nq));
-      const Vec gl = rows_of(g.lse_part, sp * p.nq, p.nq, 1).col(0);
-      const ErrorStats el = compare(gl, Vec(Lp.middleRows(sp * p.nq, p.nq).col(0)).cast<double>().eval());
-      const bool sok = eo.max_rel <= tiled_tol && el.max_rel <= tiled_tol;
-      ok = ok && sok;
-      if (S <= 32 || sp < 4 || sp >= S - 4 || !sok)
-        std::printf("%6lld %5lld-%-6lld | %10.3g %10.3g | %10.3g %10.3g | %s\n", (long long)sp + 1,
-                    (long long)(J.j0 * t.Bc), (long long)std::min(J.j1 * t.Bc, p.nk) - 1, eo.max_abs, eo.max_rel,
-                    el.max_abs, el.max_rel, verdict(sok));
+    for (const SplitCheck& k : decode_split_checks(tr, g.O_part.data(), g.lse_part.data(), tiled_tol)) {
+      ok = ok && k.pass;
+      if (S <= 32 || k.split < 4 || k.split >= S - 4 || !k.pass)
+        std::printf("%6lld %5lld-%-6lld | %10.3g %10.3g | %10.3g %10.3g | %s\n", (long long)k.split + 1,
+                    (long long)k.first_key, (long long)k.last_key, k.O.max_abs, k.O.max_rel, k.lse.max_abs,
+                    k.lse.max_rel, verdict(k.pass));
     }
     std::printf("\n");
   }
@@ -117,28 +103,13 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
     std::printf("paged      GPU paged vs GPU unpaged: O, lse%s %s\n", S > 1 ? ", partials" : "",
                 same ? "equal bit for bit  ok" : "DIFFERENT");
   }
-  const ErrorStats fo = diff(rows_of(g.O, 0, p.nq, p.d), tr.O);
-  const ErrorStats fl = compare(rows_of(g.lse, 0, p.nq, 1).col(0).eval(), tr.lse.cast<double>().eval());
-  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
-  ok = ok && final_ok;
-  std::printf("final      GPU vs CPU:         O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", fo.max_abs,
-              fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
-    const ErrorStats go_ = compare(rows_of(g.O, 0, p.nq, p.d), ref.O);
-    const ErrorStats gl = compare(rows_of(g.lse, 0, p.nq, 1).col(0).eval(), ref.lse);
-    const ErrorStats co = compare(tr.O, ref.O), cl = compare(tr.lse, ref.lse);
-    const bool judged = p.dtype == Dtype::fp32;
-    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
-    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
-    ok = ok && g_ok && c_ok;
-    std::printf("           GPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", go_.max_abs,
-                go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
-    std::printf("           CPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", co.max_abs,
-                co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
-  } else {
-    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
-  }
+  // The final state against the CPU engine's, then each against float64 (core/verify.h).
+  const EngineOutput gpu_out{"GPU", g.O.data(), g.lse.data()};
+  const ForwardCheck final_state = final_check("GPU vs CPU:", tr, gpu_out, o_tol, tiled_tol);
+  const Float64Checks f64 = float64_checks(tr, "CPU", 1, {gpu_out});
+  ok = ok && final_state.pass() && f64.pass();
+  print_check("final      ", final_state);
+  print_float64_checks(f64);
   std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
   return ok ? 0 : 1;
 }

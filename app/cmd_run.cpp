@@ -120,6 +120,7 @@ struct RunCommand {
     opt.record = steps || !trace_json.empty() || !trace_csv.empty() || !trace_chrome.empty() ||
                  (!snapshots.empty() && snapshots_need_record(p));
     opt.max_trace_bytes = size_t(max_trace_mib) << 20;
+    opt.accuracy = opt.accuracy_companion = true;  // the summary's lines against float64
     Mat dO;
     if (bf.backward) {  // dO from --do or the seed, checked against p's shape
       dO = backward_grad_output(bf, p, rf.pattern);

@@ -12,7 +12,8 @@
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"
-#include "core/reference.h"
+#include "core/verify.h"
+#include "app/run_printer.h"
 #include "core/tolerance.h"
 #include "core/schedule_registry.h"
 #include "gpu/backend.h"
@@ -38,14 +39,6 @@ Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offs
 ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
 
 const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
-
-Vec to_vec(const std::vector<float>& v, int64_t n) { return Eigen::Map<const Vec>(v.data(), n); }
-
-// lse as a vector (compare() counts -inf on both sides, a fully masked row, as agreement).
-ErrorStats diff_lse(const std::vector<float>& gpu, const Vec& cpu) {
-  return compare(to_vec(gpu, cpu.size()), cpu.cast<double>().eval());
-}
-ErrorStats diff_lse_ref(const std::vector<float>& gpu, const VecD& ref) { return compare(to_vec(gpu, ref.size()), ref); }
 
 // verify for schedules without per-j state in HBM (fa2, standard): the final O and lse of the
 // CPU engine and the GPU.
@@ -90,32 +83,15 @@ int run_verify_final(const Problem& p, const Tiling& t, int variant, double tile
   for (float x : g.lse)
     if (std::isnan(x)) ok = false;
   if (!ok) std::printf("GPU output has NaN elements (unwritten, or a masked row gone wrong)\n");
-  const ErrorStats fo = diff(to_mat(g.O, p.nq, p.d), tr.O);
-  const ErrorStats fl = diff_lse(g.lse, tr.lse);
-  int64_t same = 0;
-  for (int64_t k = 0; k < p.nq * p.d; ++k) same += g.O[size_t(k)] == tr.O.data()[k];
-  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
-  ok = ok && final_ok;
-  std::printf("final      GPU vs CPU:         O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-              fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
-  std::printf("           O elements bit-identical: %lld of %lld\n", (long long)same, (long long)(p.nq * p.d));
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
-    const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
-    Vec clse = tr.lse;
-    const ErrorStats co = compare(tr.O, ref.O),
-                     cl = diff_lse_ref(std::vector<float>(clse.data(), clse.data() + clse.size()), ref.lse);
-    const bool judged = p.dtype == Dtype::fp32;
-    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
-    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
-    ok = ok && g_ok && c_ok;
-    std::printf("           GPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
-    std::printf("           CPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
-  } else {
-    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
-  }
+  // The checks (core/verify.h): GPU vs CPU, then each against float64.
+  const EngineOutput gpu_out{"GPU", g.O.data(), g.lse.data()};
+  const ForwardCheck final_state = final_check("GPU vs CPU:", tr, gpu_out, o_tol, tiled_tol);
+  const Float64Checks f64 = float64_checks(tr, "CPU", 1, {gpu_out});
+  ok = ok && final_state.pass() && f64.pass();
+  print_check("final      ", final_state);
+  std::printf("           O elements bit-identical: %lld of %lld\n", (long long)identical_elements(tr, g.O.data()),
+              (long long)(p.nq * p.d));
+  print_float64_checks(f64);
   std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
   return ok ? 0 : 1;
 }
@@ -201,13 +177,11 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     std::printf("worst over j: O rel %.3g, l rel %.3g, m rel %.3g\n\n", worst[0], worst[1], worst[2]);
   }
 
-  // Final state.
-  const ErrorStats fo = diff(to_mat(g.O, p.nq, p.d), tr.O);
-  const ErrorStats fl = diff_lse(g.lse, tr.lse);
-  const bool final_ok = fo.max_rel <= o_tol && fl.max_rel <= tiled_tol;
-  ok = ok && final_ok;
-  std::printf("final      GPU vs CPU tiled:   O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-              fo.max_abs, fo.max_rel, fl.max_abs, fl.max_rel, verdict(final_ok));
+  // Final state (core/verify.h's checks).
+  const EngineOutput gpu_out{std::string("GPU ") + info.name, g.O.data(), g.lse.data()};
+  const ForwardCheck final_state = final_check("GPU vs CPU tiled:", tr, gpu_out, o_tol, tiled_tol);
+  ok = ok && final_state.pass();
+  print_check("final      ", final_state);
   if (recorded && !g.l.empty()) {  // the final row statistics in HBM
     Cursor c(tr);
     c.run_to_end();
@@ -218,27 +192,16 @@ int run_verify(const RunFlags& rf, int variant, double tiled_tol) {
     std::printf("           GPU vs CPU tiled:   l abs %.3g rel %.3g; m abs %.3g rel %.3g  %s\n",
                 el.max_abs, el.max_rel, em.max_abs, em.max_rel, verdict(lm_ok));
   }
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
-    const ErrorStats go_ = compare(to_mat(g.O, p.nq, p.d), ref.O), gl = diff_lse_ref(g.lse, ref.lse);
-    const ErrorStats co = compare(tr.O, ref.O),
-                     cl = diff_lse_ref(std::vector<float>(tr.lse.data(), tr.lse.data() + tr.lse.size()), ref.lse);
+  if (reference_affordable(p.nq, p.nk, p.d)) {  // beside them, the standard baseline in float32
     gpu::ForwardOptions so_;
     so_.features = go.features;
     so_.features.dtype = Dtype::fp32;  // the standard baseline is float32 on the GPU
     const ScheduleInfo& base = baseline_schedule();
     const gpu::Result st = gpu::device_schedule(base.id).forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, so_);
-    const ErrorStats so = compare(to_mat(st.O, p.nq, p.d), ref.O), sl = diff_lse_ref(st.lse, ref.lse);
-    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
-    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
-    const bool s_ok = so.max_rel <= kFloat64Tol && sl.max_rel <= kFloat64Tol;
-    ok = ok && g_ok && c_ok && s_ok;
-    std::printf("           GPU %s vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                info.name, go_.max_abs, go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
-    std::printf("           CPU %s vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                info.name, co.max_abs, co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
-    std::printf("           GPU %s (float32) vs float64: O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n",
-                base.name, so.max_abs, so.max_rel, sl.max_abs, sl.max_rel, verdict(s_ok));
+    const EngineOutput std_out{std::string("GPU ") + base.name + " (float32)", st.O.data(), st.lse.data(), true};
+    const Float64Checks f64 = float64_checks(tr, std::string("CPU ") + info.name, 1, {gpu_out, std_out});
+    ok = ok && f64.pass();
+    print_float64_checks(f64);
   } else {
     std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
   }

@@ -61,9 +61,9 @@ void check_tc_backward_bench_request(const TcBackwardBenchRequest& r) {
 
 ProblemSpec tensor_core_backward_spec(const RunFlags& rf) {
   ProblemSpec spec = rf.to_spec();
-  if (spec.schedule == Schedule::standard)  // registry-exempt: the tensor-core kernels are FlashAttention-2's
+  if (spec.schedule == baseline_schedule().id)
     throw InputError("--tensor-cores runs FlashAttention-2's backward: drop --schedule standard");
-  spec.schedule = Schedule::fa2;  // registry-exempt: the tensor-core kernels are FlashAttention-2's
+  spec.schedule = kTensorCoreSchedule;
   if (spec.options.dtype == Dtype::fp32) spec.options.dtype = Dtype::bf16;
   if (spec.options.p_dtype == Dtype::fp32) spec.options.p_dtype = spec.options.dtype;
   check_tensor_core_spec(spec);
@@ -82,7 +82,7 @@ void check_tensor_core_head_dim(int64_t d) {
 }
 
 void check_tensor_core_spec(const ProblemSpec& s) {
-  if (s.schedule != Schedule::fa2)  // registry-exempt: the tensor-core kernels are FlashAttention-2's
+  if (s.schedule != kTensorCoreSchedule)
     throw InputError(std::string("--tensor-cores runs FlashAttention-2: use --schedule fa2 (got ") +
                      schedule_name(s.schedule) + ")");
   const AttentionOptions& o = s.options;
@@ -252,7 +252,8 @@ void check_gpu_request(const GpuRequest& r) {
     if (!r.bwd.backward)
       throw InputError("gpu --tensor-cores runs forward + backward: add --backward (the forward alone: verify or "
                        "bench-gpu --tensor-cores)");
-    if (spec.schedule == Schedule::standard) throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");  // registry-exempt: the tensor-core kernels are FlashAttention-2's
+    if (spec.schedule == baseline_schedule().id)
+      throw InputError("--tensor-cores runs FlashAttention-2: drop --schedule standard");
     if (spec.options.dtype == Dtype::fp32)
       throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
     if (spec.options.dropout > 0) throw InputError("--tensor-cores: the tensor-core kernels have no dropout");

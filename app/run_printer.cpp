@@ -195,42 +195,38 @@ void print_summary(const Trace& t, bool recorded) {
               !info.tiled ? " (not enforced for Algorithm 0)"
               : ti.tile_capacity != p.M ? " (M rounded up to whole tile rows)" : "");
   std::printf("FLOPs      %lld (%.3g GFLOP)\n", (long long)F.flops, F.flops / 1e9);
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
-    const ErrorStats eo = compare(t.O, ref.O), el = compare(t.lse, ref.lse);
+  const Accuracy a = accuracy_of(t, true);  // core/accuracy.h: the figures every reader shows
+  if (a.measured) {
+    const ErrorStats &eo = a.forward.O, &el = a.forward.lse;
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
-    const ScheduleInfo& base = baseline_schedule();
-    if (p.dtype == Dtype::fp8) {
-      // FP8 beside bf16: the same schedule and inputs stored in bf16 (docs/fp8.md has the table)
-      Problem pb = p;
-      pb.dtype = Dtype::bf16;
-      pb.p_dtype = Dtype::fp32;
-      pb.fp8_scale = Fp8Scale::none;
-      pb.rotate = false;
-      pb.bytes_per_elem = dtype_bytes(pb.dtype);
-      RunOptions opt;
-      opt.record = false;
-      const ErrorStats bo = compare(run_problem(pb, t.tiling, opt).O, ref.O);
+    if (a.companion && p.dtype == Dtype::fp8) {  // FP8 beside bf16 (docs/fp8.md has the table)
       std::printf("fp8 error  O RMSE %.3g, max abs %.3g (%s%s)\n", eo.rms, eo.max_abs, fp8_scale_name(p.fp8_scale),
                   p.rotate ? ", rotated" : "");
-      std::printf("bf16 error O RMSE %.3g, max abs %.3g (%s with Q, K, V, O stored in bf16)\n", bo.rms, bo.max_abs,
-                  info.name);
-    } else if (p.dtype != Dtype::fp32 && !info.baseline) {
-      Problem ps = p;  // standard attention in the same storage precision, for comparison
-      ps.schedule = base.id;
-      RunOptions opt;
-      opt.record = false;
-      const Trace st = run_problem(ps, t.tiling, opt);
-      const ErrorStats so = compare(st.O, ref.O);
+      std::printf("bf16 error O RMSE %.3g, max abs %.3g (%s with Q, K, V, O stored in bf16)\n", a.companion->O.rms,
+                  a.companion->O.max_abs, info.name);
+    } else if (a.companion) {  // standard attention in the same storage precision
       std::printf("%-10s in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
-                  base.name, dtype_name(p.dtype), so.max_abs, so.max_rel, dtype_name(p.dtype));
+                  schedule_info(a.companion->schedule).name, dtype_name(p.dtype), a.companion->O.max_abs,
+                  a.companion->O.max_rel, dtype_name(p.dtype));
     }
   } else {
     std::printf("vs float64 skipped (Nq*Nk*d over %.0e multiply-adds)\n", kMaxReferenceWork);
   }
-  if (t.has_backward) print_backward_summary(t);
+  if (t.has_backward) print_backward_summary(t, a);
 }
 
+void print_check(const char* lead, const ForwardCheck& c) {
+  std::printf("%s%-19s O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", lead, c.name.c_str(), c.err.O.max_abs,
+              c.err.O.max_rel, c.err.lse.max_abs, c.err.lse.max_rel, !c.judged ? "(reported)" : c.pass() ? "ok" : "OVER");
+}
+
+void print_float64_checks(const Float64Checks& c) {
+  if (!c.measured) {
+    std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
+    return;
+  }
+  for (const ForwardCheck& k : c.checks) print_check("           ", k);
+}
 
 }  // namespace flashstep

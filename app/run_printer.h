@@ -1,6 +1,7 @@
 // run's printed output: the step log (--steps) and the summary, taken from the trace alone.
 #pragma once
 #include "core/trace.h"
+#include "core/verify.h"
 
 #include <cstddef>
 
@@ -14,5 +15,13 @@ void print_step(const Trace& t, size_t k);
 // The summary: schedule, problem, tiling, traffic against the closed form, DRAM through the L2
 // model, peak SRAM, FLOPs, errors against float64 (and the backward's, when it ran).
 void print_summary(const Trace& t, bool recorded);
+
+// verify's lines (core/verify.h's results; the commands in app/cmd_verify.cpp and its GPU
+// siblings): `lead` (the line's 11-character heading, "final      " or blanks), the check's
+// name padded to 19 characters, O's and lse's abs and rel errors, and "ok" / "OVER" (or
+// "(reported)" where the check is not judged).
+void print_check(const char* lead, const ForwardCheck& c);
+// Every float64 check, each line led by blanks; or the line saying the reference was skipped.
+void print_float64_checks(const Float64Checks& c);
 
 }  // namespace flashstep

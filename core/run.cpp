@@ -1,5 +1,6 @@
 #include "core/run.h"
 
+#include "core/accuracy.h"
 #include "core/backward.h"
 #include "core/checked.h"
 #include "core/progress.h"
@@ -76,6 +77,7 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   info.run_forward(tr, opt.record);
   if (opt.dO) run_backward(tr, *opt.dO, opt.record);
   progress::end();
+  if (opt.accuracy) tr.accuracy = measure_accuracy(tr, opt.accuracy_companion);
   return tr;
 }
 

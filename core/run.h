@@ -23,6 +23,9 @@ struct RunOptions {
   size_t max_hbm_bytes = sizeof(size_t) >= 8 ? size_t(8) << 30 : size_t(1) << 30;
   const Mat* dO = nullptr;  // when set, the backward pass follows on the same trace (backward.h)
   std::optional<L2Config> l2;                 // the L2 model (l2_cache.h); none: DRAM = HBM
+  // Measure the run against the float64 reference into trace.accuracy (core/accuracy.h), with
+  // the companion run of a 16-bit or FP8 problem too when accuracy_companion is set.
+  bool accuracy = false, accuracy_companion = false;
 };
 
 // Runs p with tiling t. If recording was asked for but the estimate exceeds the limit,

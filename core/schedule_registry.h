@@ -131,5 +131,8 @@ std::string fp8_schedule_names();  // "fa1, fa2 or decode": those with an FP8 fo
 
 // The schedule a default problem, the app and a preset start with.
 constexpr Schedule kDefaultSchedule = Schedule::fa1;
+// The schedule the tensor-core kernels implement (gpu/tensor_core.h, gpu/backward_tc.h): the
+// GPU commands' --tensor-cores and the app's notes about them ask for it by this name.
+constexpr Schedule kTensorCoreSchedule = Schedule::fa2;
 
 }  // namespace flashstep

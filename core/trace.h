@@ -1,6 +1,7 @@
 // Trace: one Step per numbered pseudocode line and (i, j), recorded by a schedule.
 // Readers (CLI printer, exporters, the desktop app, the GPU verifier) only read it.
 #pragma once
+#include "core/accuracy.h"
 #include "core/l2_cache.h"
 #include "core/lines.h"
 #include "core/memory.h"
@@ -78,6 +79,8 @@ struct Trace {
   // HBM (O with l and m, L, or P) and the backward continues on it, counters and all.
   bool keep_hbm = false;
   std::shared_ptr<Hbm> hbm_after;
+  // Against the float64 reference, when RunOptions::accuracy asked for it (core/accuracy.h).
+  std::optional<Accuracy> accuracy;
 
   std::string explain(size_t k) const;  // one sentence for step k (its schedule's explain_*)
   size_t approx_bytes() const;          // memory the recorded trace takes

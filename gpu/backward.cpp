@@ -4,9 +4,11 @@
 #include "gpu/backward.h"
 
 #include "core/online_softmax.h"
+#include "core/schedule_registry.h"
 #include "gpu/backward_kernels.h"
 #include "gpu/common.cuh"
 
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <sstream>
@@ -43,18 +45,33 @@ void check_memory(int64_t need) {
   }
 }
 
+// What a schedule's device path does, from its registry entry (core/schedule_registry.h):
+// untiled (standard attention: S, P and dS in HBM, cuBLAS-style products, no j loop), or
+// tiled with the forward's row statistics in HBM as l and m (Algorithm 1, whose backward,
+// Algorithm 4, also zeroes dK and dV first) or as lse (FlashAttention-2).
+struct Path {
+  bool tiled = true;
+  bool keeps_l_m = false;
+};
+constexpr Path kAlgorithm1{true, true}, kFlash2{true, false}, kUntiled{false, false};
+Path path_of(Schedule sc) {
+  const ScheduleInfo& info = schedule_info(sc);
+  const std::vector<Tensor>& stats = info.stat_tensors;
+  return {info.tiled, std::find(stats.begin(), stats.end(), Tensor::l) != stats.end()};
+}
+
 // One forward + backward on the device: buffers, the forward's statistics, the gradients.
 class Run {
  public:
-  Run(Schedule sc, const Shape& s, float scale, const Tiling* t, const BackwardOptions& o)
-      : sc_(sc), s_(s), scale_(scale) {
+  Run(Path path, const Shape& s, float scale, const Tiling* t, const BackwardOptions& o)
+      : path_(path), s_(s), scale_(scale) {
     if (t) t_ = *t;
     const int64_t h = s.heads(), q = h * s.nq * s.d, k = h * s.nk * s.d, rows = h * s.nq;
     for (auto* b : {&Q, &O, &dO, &dQ}) b->allocate(q);
     for (auto* b : {&K, &V, &dK, &dV}) b->allocate(k);
     st0.allocate(rows);  // l (fa1), lse (fa2, standard)
     st1.allocate(rows);  // m (fa1), D (fa2)
-    if (sc == Schedule::standard)
+    if (!path.tiled)
       for (auto* b : {&S, &P, &dS}) b->allocate(h * s.nq * s.nk);
     x_.mask.causal = o.features.mask.causal;
     x_.mask.window_left = o.features.mask.window_left;
@@ -69,9 +86,11 @@ class Run {
     x_.dropout = o.features.dropout;
     x_.seed = o.features.seed;
     x_.heads_per_batch = s.H;
-    if (sc == Schedule::fa1) fwd_variant_ = resolve_fa1_variant(o.forward_variant, t_, s.d);
-    if (sc == Schedule::fa2) fwd_variant_ = resolve_fa2_variant(o.forward_variant, t_, s.d);
-    if (sc != Schedule::standard) bwd_variant_ = resolve_backward_variant(o.variant, t_, s.d);
+    if (path.tiled) {
+      fwd_variant_ = path.keeps_l_m ? resolve_fa1_variant(o.forward_variant, t_, s.d)
+                                    : resolve_fa2_variant(o.forward_variant, t_, s.d);
+      bwd_variant_ = resolve_backward_variant(o.variant, t_, s.d);
+    }
   }
 
   DeviceBuffer<float> Q, K, V, O, dO, dQ, dK, dV, st0, st1, S, P, dS;
@@ -80,7 +99,7 @@ class Run {
 
   void forward() {
     const int64_t h = s_.heads();
-    if (sc_ == Schedule::fa1) {
+    if (path_.tiled && path_.keeps_l_m) {  // Algorithm 1
       Fa1Params p;
       fill(p);
       p.O = O.get();
@@ -88,7 +107,7 @@ class Run {
       p.m = st1.get();
       fa1_init(p);  // Alg1 L2
       for (int j = 0; j < p.Tc; ++j) fa1_launch_j(fwd_variant_, p, j);
-    } else if (sc_ == Schedule::fa2) {
+    } else if (path_.tiled) {  // FlashAttention-2
       Fa2Params p;
       fill(p);
       p.O = O.get();
@@ -109,7 +128,7 @@ class Run {
   // `after_j` switches to one launch per j (fa1, fa2) and is called after each.
   void backward(const std::function<void(int)>& after_j = nullptr) {
     const int64_t h = s_.heads(), qbytes = 4 * h * s_.nq * s_.d, kbytes = 4 * h * s_.nk * s_.d;
-    if (sc_ == Schedule::standard) return standard();
+    if (!path_.tiled) return standard();
     BwdParams p;
     fill(p);
     p.O = O.get();
@@ -127,7 +146,7 @@ class Run {
         after_j(j);
       }
     };
-    if (sc_ == Schedule::fa1) {
+    if (path_.keeps_l_m) {  // Algorithm 4
       CUDA_CHECK(cudaMemsetAsync(dK.get(), 0, size_t(kbytes)));
       CUDA_CHECK(cudaMemsetAsync(dV.get(), 0, size_t(kbytes)));
       p.l = st0.get();
@@ -175,7 +194,7 @@ class Run {
     p.x = x_;
   }
 
-  Schedule sc_;
+  Path path_;
   Shape s_;
   float scale_;
   Tiling t_;
@@ -184,17 +203,25 @@ class Run {
   int fwd_variant_ = 0, bwd_variant_ = 0;
 };
 
-BackwardResult run_backward(Schedule sc, const float* Q, const float* K, const float* V, const float* dO,
+// Q, O, dO, dQ; K, V, dK, dV; two statistics per row; untiled: S (then dP), P, dS.
+int64_t device_bytes(Path path, const Shape& s) {
+  const int64_t h = s.heads();
+  int64_t floats = h * (4 * s.nq * s.d + 4 * s.nk * s.d + 2 * s.nq);
+  if (!path.tiled) floats += 3 * h * s.nq * s.nk;
+  return 4 * floats + 8 * s.B;  // + kv_lens
+}
+
+BackwardResult run_backward(Path path, const float* Q, const float* K, const float* V, const float* dO,
                             const Shape& s, float scale, const Tiling* t, const BackwardOptions& opt) {
   check_request(s, t, opt.features);
-  if (opt.snapshots && sc == Schedule::standard)
-    throw InputError("per-j gradient snapshots exist for --schedule fa1 and fa2 (standard has no j loop)");
+  if (opt.snapshots && !path.tiled)
+    throw InputError("per-j gradient snapshots exist for the tiled schedules (standard attention has no j loop)");
   if (t && !(t->Tc <= 65535)) throw InputError("more than 65535 K/V blocks for the GPU backward's grid");
-  if (sc != Schedule::standard) resolve_backward_variant(opt.variant, *t, s.d);
-  check_memory(backward_device_bytes(sc, s));
+  if (path.tiled) resolve_backward_variant(opt.variant, *t, s.d);
+  check_memory(device_bytes(path, s));
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
-  Run run(sc, s, scale, t, opt);
+  Run run(path, s, scale, t, opt);
   run.Q.upload(Q, run.Q.size());
   run.K.upload(K, run.K.size());
   run.V.upload(V, run.V.size());
@@ -216,7 +243,7 @@ BackwardResult run_backward(Schedule sc, const float* Q, const float* K, const f
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   r.O = run.O.to_host();
-  if (sc == Schedule::fa1) {  // Alg1 L16: lse = m + log l, as the CPU does
+  if (path.keeps_l_m) {  // Alg1 L16: lse = m + log l, as the CPU does
     const std::vector<float> l = run.st0.to_host(), m = run.st1.to_host();
     r.lse.resize(l.size());
     for (size_t k = 0; k < l.size(); ++k) r.lse[k] = row_logsumexp(m[k], l[k]);
@@ -265,38 +292,33 @@ int resolve_backward_variant(int requested, const Tiling& t, int64_t d) {
   return v;
 }
 
-int64_t backward_device_bytes(Schedule schedule, const Shape& s) {
-  const int64_t h = s.heads();
-  // Q, O, dO, dQ; K, V, dK, dV; two statistics per row; standard: S (then dP), P, dS.
-  int64_t floats = h * (4 * s.nq * s.d + 4 * s.nk * s.d + 2 * s.nq);
-  if (schedule == Schedule::standard) floats += 3 * h * s.nq * s.nk;
-  return 4 * floats + 8 * s.B;  // + kv_lens
-}
+int64_t backward_device_bytes(Schedule schedule, const Shape& s) { return device_bytes(path_of(schedule), s); }
 
 BackwardResult fa1_backward(const float* Q, const float* K, const float* V, const float* dO, const Shape& s,
                             float scale, const Tiling& t, const BackwardOptions& opt) {
-  return run_backward(Schedule::fa1, Q, K, V, dO, s, scale, &t, opt);
+  return run_backward(kAlgorithm1, Q, K, V, dO, s, scale, &t, opt);
 }
 
 BackwardResult fa2_backward(const float* Q, const float* K, const float* V, const float* dO, const Shape& s,
                             float scale, const Tiling& t, const BackwardOptions& opt) {
-  return run_backward(Schedule::fa2, Q, K, V, dO, s, scale, &t, opt);
+  return run_backward(kFlash2, Q, K, V, dO, s, scale, &t, opt);
 }
 
 BackwardResult standard_backward(const float* Q, const float* K, const float* V, const float* dO,
                                  const Shape& s, float scale, const Features& f) {
   BackwardOptions opt;
   opt.features = f;
-  return run_backward(Schedule::standard, Q, K, V, dO, s, scale, nullptr, opt);
+  return run_backward(kUntiled, Q, K, V, dO, s, scale, nullptr, opt);
 }
 
 BackwardTiming bench_backward(Schedule schedule, const Shape& s, float scale, const Tiling& t,
                               const BackwardOptions& opt, int warmup, int reps, uint64_t seed) {
-  check_request(s, schedule == Schedule::standard ? nullptr : &t, opt.features);
-  check_memory(backward_device_bytes(schedule, s));
+  const Path path = path_of(schedule);
+  check_request(s, path.tiled ? &t : nullptr, opt.features);
+  check_memory(device_bytes(path, s));
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
-  Run run(schedule, s, scale, &t, opt);
+  Run run(path, s, scale, &t, opt);
   fill_random(run.Q.get(), run.Q.size(), seed * 4 + 0);
   fill_random(run.K.get(), run.K.size(), seed * 4 + 1);
   fill_random(run.V.get(), run.V.size(), seed * 4 + 2);

@@ -3,6 +3,7 @@
 #include "app/course/trace_lookup.h"
 #include "core/data_dir.h"
 #include "core/run.h"
+#include "core/schedule_registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,7 +88,7 @@ void add_measured(Roofline& r, const nlohmann::json& bench, const std::string& b
 Roofline simulate_roofline(int64_t n, int64_t d, int64_t M) {
   ProblemSpec s = sizes_spec(n, n, d, M);
   RunOptions rec;
-  s.schedule = Schedule::standard;  // registry-exempt: the roofline compares these kernels
+  s.schedule = baseline_schedule().id;  // standard attention, recorded: its three kernels' steps
   const Trace st = run_spec(s, rec);
   RunOptions fast;
   fast.record = false;

@@ -6,6 +6,7 @@
 #include "app/gui/backward_state.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
+#include "core/schedule_registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -142,7 +143,7 @@ void DrawGpuKernelNote(const ScheduleInfo& info) {
   std::snprintf(buf, sizeof buf, "On the GPU: `flashstep gpu --backward --schedule %s` runs this loop in float32 "
                 "(gpu/%s_backward.cu).", info.name, info.name);
   DimText(buf);
-  if (info.id == Schedule::fa2)  // registry-exempt: the tensor-core backward runs FlashAttention-2 alone
+  if (info.id == kTensorCoreSchedule)
     DimText("On tensor cores: gpu/fa2_bwd_tc.cu, one thread block per K/V block j, keys as the MMA's rows, "
             "dQ added atomically; `flashstep gpu --backward --tensor-cores --dtype bf16` (backward variant 2, "
             "mma.sync; --variant 5: wgmma, H100/H200); `flashstep verify --backward --tensor-cores` checks it "
