@@ -4,6 +4,7 @@
 // course_sources.h from fresh runs), and the roofline's intensities against the simulator.
 #include "app/course/answer.h"
 #include "app/course/builder.h"
+#include "app/course/io_explorer.h"
 #include "app/course/roofline.h"
 #include "course_sources.h"
 #include "test_helpers.h"
@@ -391,4 +392,40 @@ TEST_CASE("course: the multiple-choice letters move with the seed, and the right
       CHECK(texts[qid].size() == 1);
     }
   }
+}
+
+TEST_CASE("course: the IO explorer's bytes are the simulator's, and its ratio tends to M / 3d^2", "[course]") {
+  // Small enough to run: every schedule's counted bytes against the explorer's row.
+  for (const int64_t d : {16, 32}) {
+    const int64_t n = 256, M = 16 * 256;  // 16 KiB of float32 words
+    const course::IoRow r = course::io_row(n, d, M);
+    ProblemSpec s;
+    s.nq = s.nk = n;
+    s.d = d;
+    s.M = M;
+    int64_t counted[3];
+    const Schedule scheds[3] = {Schedule::standard, Schedule::fa1, Schedule::fa2};  // registry-exempt: the explorer compares these schedules
+    for (int k = 0; k < 3; ++k) {
+      s.schedule = scheds[k];
+      const Trace t = fstest::run_spec(s, false);
+      counted[k] = t.totals.hbm_read_bytes + t.totals.hbm_write_bytes;
+    }
+    INFO("d = " << d);
+    CHECK(r.standard == counted[0]);
+    CHECK(r.fa1 == counted[1]);
+    CHECK(r.fa2 == counted[2]);
+  }
+  // At the H200's 228 KiB and N = 65536 the ratio is within 10% of M / 3d^2 (the 4Nd and Tc's
+  // rounding are what is left).
+  for (const int64_t d : {64, 128}) {
+    const course::IoRow r = course::io_row(65536, d, 228 * 256);
+    INFO("d = " << d);
+    CHECK(r.ratio() == Approx(228.0 * 256 / (3.0 * d * d)).epsilon(0.1));
+  }
+  // The figure has the three schedules, Theorem 2's two orders and the marked N; bad sizes are refused.
+  const plot::Figure f = course::io_figure(64, 228 * 256, 16384);
+  CHECK(f.series.size() == 6);
+  CHECK(f.series[0].x.size() == course::io_sizes().size());
+  CHECK_THROWS_WITH(course::io_row(100, 64, 16384), Catch::Matchers::Contains("N must be from 256 to 65536"));
+  CHECK_THROWS_WITH(course::io_row(1024, 48 + 1, 16384), Catch::Matchers::Contains("multiple of 16"));
 }

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -128,6 +129,10 @@ TEST_CASE("learn: an unknown chapter, a bad seed or unreadable answers are one e
       {kMemoryLimit + "timeout 20 " + kBin + " learn tiling < /dev/zero", "an answer line is longer than"},
       {"head -c 5000 /dev/zero | " + kBin + " learn online-softmax", "an answer line is longer than"},
       {kBin + " learn tiling < " + tmp.path.string(), "standard input is a directory"},
+      {kBin + " learn tiling --d 64 < /dev/null", "--d and --M set the IO explorer's table"},
+      {kBin + " learn io-complexity --d 17 < /dev/null", "d must be a multiple of 16 from 16 to 256"},
+      {kBin + " learn io-complexity --M 3KiB < /dev/null", "M must be whole KiB of float32 words from 16 to 1024"},
+      {kBin + " learn io-complexity --M 1000 < /dev/null", "M must be whole KiB"},
   };
   for (const Case& c : cases) {
     INFO(c.cmd);
@@ -247,3 +252,30 @@ TEST_CASE("plot --figure roofline draws the roofline headless, with the shipped 
   CHECK(fstest::distinct_colours(im) > 8);
 }
 #endif
+
+TEST_CASE("learn io-complexity: the IO explorer's page prints its table over N, at --d and --M when given", "[course][cli]") {
+  std::string out;
+  REQUIRE(fstest::run_command(kBin + " learn io-complexity --d 128 --M 64KiB < /dev/null", out) == 0);
+  CHECK(out.find("d = 128, M = 16384 float32 words (64 KiB)") != std::string::npos);
+  // One row per power of two from 256 to 65536; each row's columns from the tiling rule and the
+  // closed forms, worked out here from the printed N alone.
+  int rows = 0;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    double n, bc, tc, tr, st, a1, f2, ratio;
+    if (!(ls >> n >> bc >> tc >> tr >> st >> a1 >> f2 >> ratio) || n < 256) continue;
+    ++rows;
+    const double d = 128, M = 16384, Bc = std::ceil(M / (4 * d)), Br = std::min(Bc, d);
+    INFO(line);
+    CHECK(bc == Bc);
+    CHECK(tc == std::ceil(n / Bc));
+    CHECK(tr == std::ceil(n / Br));
+    CHECK(st == Approx(4 * (4 * n * n + 4 * n * d) / 1e6).epsilon(1e-3));
+    CHECK(a1 == Approx(4 * (3 * n * d + 2 * n + tc * n * (3 * d + 4)) / 1e6).epsilon(1e-3));
+    CHECK(f2 == Approx(4 * (2 * n * d + n + 2 * tr * n * d) / 1e6).epsilon(1e-3));
+    CHECK(ratio == Approx(st / a1).epsilon(2e-3));
+  }
+  CHECK(rows == 2 * 9);  // the real-scale page and the explorer page, N = 256 .. 65536
+}

@@ -199,6 +199,9 @@ const std::map<std::string, Solver>& solvers() {
          const std::string line = flat(p).substr(flat(p).find("N = 16384, d = 64:"));
          return fmt(after(line, "standard") / after(line, "Algorithm 1"));
        }},
+      {"io-complexity/ratio-d", [](const Printed&, const std::string& p) {
+         return fmt(after(p, "it is") / after(p, "for d = 64 and"));
+       }},
       {"io-complexity/budget", [](const Printed& c, const std::string& p) {
          const double M = after(p, "at most"), d = after(c.problem, "and Nq = Nk = [0-9]+, d =");
          const double bc = std::ceil(M / (4 * d)), br = std::min(bc, d);

@@ -264,7 +264,11 @@ Chapter chapter_io_complexity(uint64_t seed) {
     auto scale_src = [&](int64_t N, int64_t d, const std::string& f) {
       return "scale." + std::to_string(N) + "." + std::to_string(d) + "." + std::to_string(Mh) + "." + f;
     };
-    const Scene s4 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+    // The page stands on the IO explorer at the sizes it talks about (the tiny run stays loaded).
+    Scene s4 = scene(n, int64_t(tr.steps.size()), CentreView::io_explorer, Panel::explorer, {});
+    s4.io_n = 16384;
+    s4.io_d = 64;
+    s4.io_M = Mh;
     b.page("At real scale: the H200's SRAM", s4)
         .t("The tiny problem's M hides the point. An H200 SM has ").num(double(g.smem_per_sm_bytes) / 1024.0, "device.h200.smem_per_sm_bytes / 1024")
         .t(" KiB of shared memory: M = ").integer(Mh, Msrc).t(" float32 words. Step by step for d = ")
@@ -301,6 +305,35 @@ Chapter chapter_io_complexity(uint64_t seed) {
                  scale_src(16384, 64, "standard_bytes") + " / " + scale_src(16384, 64, "fa1_bytes"), 0.01,
                  "Divide the two MB figures of that line.", Panel::none);
     b.times().inverse("Algorithm 1's over standard attention's");
+
+    // The explorer: the student moves N, d and M; the question asks what d does to the ratio.
+    Scene s5 = s4;
+    s5.io_d = 128;
+    const TrafficForm a128 = fa1_traffic(16384, 16384, 128, T128.Tc), s128 = standard_traffic(16384, 16384, 128);  // registry-exempt: a chapter about this schedule
+    const double r64 = double(s64.read_bytes(4) + s64.write_bytes(4)) / double(a64.read_bytes(4) + a64.write_bytes(4));
+    const double r128 = double(s128.read_bytes(4) + s128.write_bytes(4)) / double(a128.read_bytes(4) + a128.write_bytes(4));
+    const std::string r64_src = scale_src(16384, 64, "standard_bytes") + " / " + scale_src(16384, 64, "fa1_bytes");
+    const std::string r128_src = scale_src(16384, 128, "standard_bytes") + " / " + scale_src(16384, 128, "fa1_bytes");
+    b.page("The IO explorer: move N, d and M", s5)
+        .t("The centre draws the HBM bytes of standard attention, Algorithm 1 and FlashAttention-2 against N, from the "
+           "closed forms, with Theorem 2's two orders (constant 1) dashed beside them; the sliders move N, d and M, and "
+           "the closed forms with their numbers put in are listed beside the figure. In the terminal the table below "
+           "lists the same for this page's d and M (").f("flashstep learn io-complexity --d D --M KKiB")
+        .t(" prints it for others).\n\nOn log axes the curves are straight lines: standard attention's ")
+        .f("4N^2").t(" and Algorithm 1's ").f("Tc N (3d + 4)").t(" with ").f("Tc ~ 4Nd / M")
+        .t(" both grow as N^2, so their ratio stays near ").f("M / 3d^2").t(" whatever N is. Doubling d halves Bc, "
+           "doubles Tc and makes each (i, j) move twice the elements: the ratio falls about four times. At N = ")
+        .integer(16384, "16384").t(" it is ").num(r64, r64_src).t(" for d = ").integer(64, "64").t(" and ")
+        .num(r128, r128_src).t(" for d = ").integer(128, "128")
+        .t(". FlashAttention-2 removes Algorithm 1's round trips of O, l and m but reads K and V once per Q block, ")
+        .f("2 Tr N d").t(" with ").f("Tr = ceil(N / Br)").t(": with Br = min(Bc, d) that is about ").f("2 N^2")
+        .t(" elements, more than Algorithm 1 moves at this M; a larger Br lowers it.");
+    b.ask_number("ratio-d", "By what factor does the ratio standard / Algorithm 1 at N = 16384 fall when d goes from 64 "
+                 "to 128 (same M)?",
+                 r64 / r128, "( " + r64_src + " ) / ( " + r128_src + " )", 0.01,
+                 "Divide the two ratios on this page (or the std/Alg1 column at N = 16384 of the two tables).",
+                 Panel::explorer);
+    b.times().inverse("the d = 128 ratio over the d = 64 ratio");
   }
 
   // The budget challenge: the paper's block sizes at the largest M meet it; the run's M does not.

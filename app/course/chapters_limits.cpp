@@ -50,7 +50,12 @@ Chapter chapter_memory_bound(uint64_t seed) {
       .t(" MiB on the whole chip. A kernel reads its inputs from HBM into SRAM, computes, and writes its result "
          "back: the Memory panel counts those bytes for every step of the simulated run. The tiny problem in "
          "standard attention moved ").integer(ts.totals.hbm_read_bytes + ts.totals.hbm_write_bytes, src_total(tiny_std.name, "bytes"))
-      .t(" B for ").integer(ts.totals.flops, src_total(tiny_std.name, "flops")).t(" FLOPs.");
+      .t(" B for ").integer(ts.totals.flops, src_total(tiny_std.name, "flops")).t(" FLOPs.\n\n")
+      .t("One FLOP convention throughout the course: ").f("a multiply-add counts 2 FLOPs")
+      .t(", as in the data sheet's peaks and the papers, so a product of an a x b by a b x c matrix is ").f("2abc")
+      .t(" FLOPs and attention's two products ").f("4 N^2 d").t(" per head. The simulator also counts the softmax's "
+         "element operations (max, subtract, exp, sum), the rescales and the scale; the measured runs' TFLOP/s count the "
+         "two products only, the papers' way.");
   b.ask_number("ridge-fp32", "How many FLOPs per HBM byte must a float32 kernel do on the H200 to reach its peak (the ridge point)?",
                ridge_point(D.fp32_flops, D), kDev + "fp32_flops / " + kDev + "hbm_bytes_per_s", 0.01,
                "Divide the float32 peak by the HBM bandwidth (both on this page).", Panel::none);

@@ -5,6 +5,9 @@
 #include "app/commands.h"
 #include "app/course/answer.h"
 #include "app/course/course.h"
+#include "app/course/io_explorer.h"
+#include "core/l2_cache.h"
+#include "core/problem.h"
 
 #include <cerrno>
 #include <csignal>
@@ -151,8 +154,18 @@ bool ask(const course::Question& q, AnswerInput& in, bool echo) {
   }
 }
 
-int run_learn(const std::string& id, uint64_t seed, bool answers) {
+// The IO explorer's sizes for the terminal's table: the page's, or --d and --M when given (0: not given).
+struct IoSizes {
+  int64_t d = 0, M = 0;
+};
+
+int run_learn(const std::string& id, uint64_t seed, bool answers, const IoSizes& io) {
   const course::Chapter ch = course::make_chapter(id, seed);
+  bool explorer = false;
+  for (const course::Page& p : ch.pages) explorer |= p.scene.view == course::CentreView::io_explorer;
+  if ((io.d || io.M) && !explorer)
+    throw InputError("--d and --M set the IO explorer's table; chapter " + id + " has none (io-complexity has)");
+
   if (answers) {
     for (const course::Page& p : ch.pages)
       for (const course::Question& q : p.questions) std::printf("%s\t%s\n", q.id.c_str(), q.answer_text.c_str());
@@ -173,6 +186,8 @@ int run_learn(const std::string& id, uint64_t seed, bool answers) {
     const course::Page& p = ch.pages[pi];
     std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(p.text, 92).c_str());
     if (!p.terminal.empty()) std::printf("%s", p.terminal.c_str());
+    if (p.scene.view == course::CentreView::io_explorer)  // the explorer's sliders, as a table over N
+      std::printf("%s", course::io_table(io.d ? io.d : p.scene.io_d, io.M ? io.M : p.scene.io_M).c_str());
     std::printf("   (in the app: flashstep gui --course %s --page %zu%s)\n", ch.id.c_str(), pi + 1,
                 seed != 1 ? (" --seed " + std::to_string(seed)).c_str() : "");
     for (const course::Question& q : p.questions) {
@@ -200,6 +215,8 @@ void add_learn_command(CLI::App& app, const SetAction& set_action) {
   static std::string id;
   static uint64_t seed = 1;
   static bool list = false, answers = false;
+  static int64_t io_d = 0;
+  static std::string io_M;
   auto* c = app.add_subcommand("learn", "a guided course through FlashAttention, in the terminal: pages of text and "
                                         "questions checked against the trace (answers from standard input)");
   c->add_option("chapter", id, "the chapter's id (flashstep learn --list)");
@@ -213,6 +230,9 @@ void add_learn_command(CLI::App& app, const SetAction& set_action) {
             return std::string();
           },
           "", "seed"));
+  static CLI::Option* d_opt = nullptr;
+  d_opt = c->add_option("--d", io_d, "io-complexity: the IO explorer's table at this head dimension (16 to 256, a multiple of 16)");
+  c->add_option("--M", io_M, "io-complexity: ... and this SRAM size (float32 words, or KiB as 228KiB; 16 to 1024 KiB)");
   c->add_flag("--answers", answers, "for teachers: print the chapter's answers, id<TAB>answer, in the order asked");
   c->callback([&set_action] {
     set_action([] {
@@ -222,7 +242,14 @@ void add_learn_command(CLI::App& app, const SetAction& set_action) {
         return 0;
       }
       if (id.empty()) throw InputError("learn needs a chapter id or --list (flashstep learn --list)");
-      return run_learn(id, seed, answers);
+      IoSizes io;
+      if (!io_M.empty()) io.M = parse_sram_size(io_M);
+      if (d_opt->count() > 0 || !io_M.empty()) {  // one of the two: the other d = 64 or the H200's M
+        io.d = d_opt->count() > 0 ? io_d : 64;
+        if (io_M.empty()) io.M = find_gpu("h200").smem_per_sm_bytes / 4;
+        course::check_io_sizes(io.d, io.M);
+      }
+      return run_learn(id, seed, answers, io);
     });
   });
 }

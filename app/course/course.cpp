@@ -23,6 +23,7 @@ const char* panel_title(Panel p) {
     case Panel::bench: return "the Bench view (measured H200 runs)";
     case Panel::roofline: return "the roofline figure";
     case Panel::pipeline: return "the Pipeline view (centre: one SM's Gantt chart, every rung's prediction)";
+    case Panel::explorer: return "the IO explorer (centre: each schedule's HBM bytes against N, sliders for N, d and M)";
   }
   return "";
 }

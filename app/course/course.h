@@ -20,11 +20,11 @@
 namespace flashstep::course {
 
 // The app's panels a page can point at (outline) or a hint can name.
-enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline, pipeline };
+enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline, pipeline, explorer };
 const char* panel_title(Panel p);  // "the Memory panel (right)", ...
 
 // What the app's centre shows for a page.
-enum class CentreView { tiles, lesson, bench, roofline, pipeline };
+enum class CentreView { tiles, lesson, bench, roofline, pipeline, io_explorer };
 
 // A number as it appears in a page's text: its value, the text it is printed as, where, and the
 // source it was taken from.
@@ -96,6 +96,8 @@ struct Scene {
   int lesson_shown = -1;  // blocks merged in the lesson view (-1: all)
   std::string bench_figure;  // the Bench view's figure (bc, tflops, memory; "" leaves it)
   int pipeline_variant = 0, pipeline_d = 128;  // the Pipeline view's rung and head dimension (hopper chapter)
+  // The IO explorer's starting N, d and M (float32 words; app/course/io_explorer.h), io-complexity chapter.
+  int64_t io_n = 16384, io_d = 64, io_M = 58368;
 };
 
 struct Page {

@@ -104,8 +104,9 @@ plot::Figure roofline_figure(const Roofline& r) {
   f.kind = plot::FigureKind::tflops;  // drawn like the throughput figure: log axes
   f.title = "Roofline: attention's kernels against the " + std::string(r.device.name) + "'s ceilings";
   f.subtitle = "N = " + std::to_string(r.n) + ", d = " + std::to_string(r.d) +
-               ": simulated kernels on the float32 roof (FLOPs / HBM bytes of the simulator)" +
-               (r.measured.empty() ? "" : "; measured runs of " + r.bench_name);
+               ": simulated kernels (discs) on the float32 roof, FLOPs / HBM bytes of the simulator" +
+               (r.measured.empty() ? "" : "; measured runs of " + r.bench_name + " (diamonds)") +
+               "; 2 FLOPs per multiply-add";
   std::vector<double> xs, ys;
   for (const RooflineKernel& k : r.kernels) xs.push_back(k.intensity());
   for (const MeasuredPoint& p : r.measured) {
@@ -149,7 +150,7 @@ plot::Figure roofline_figure(const Roofline& r) {
   int colour = 1;
   for (const RooflineKernel& k : r.kernels) {
     plot::Series s;
-    s.label = k.label + " (simulated)";
+    s.label = k.label + " (simulated, N = " + std::to_string(r.n) + ")";
     s.points = true;
     s.colour = colour++;
     s.x.push_back(k.intensity());
@@ -165,6 +166,7 @@ plot::Figure roofline_figure(const Roofline& r) {
   for (const std::string& l : labels) {
     plot::Series s;
     s.points = true;
+    s.diamonds = true;  // measured: diamonds; simulated: discs
     s.colour = l.rfind("fa1", 0) == 0 ? 4 : l.rfind("fa2", 0) == 0 ? 5 : standard_colour++;  // registry-exempt: the roofline compares these kernels
     int64_t lo = 0, hi = 0;
     for (const MeasuredPoint& p : r.measured)

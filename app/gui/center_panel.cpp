@@ -11,6 +11,11 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::End();
     return;
   }
+  if (s.course.active && s.course.centre() == course::CentreView::io_explorer) {
+    DrawCourseIoExplorer(s);
+    ImGui::End();
+    return;
+  }
   if (ImGui::BeginTabBar("views")) {
     const bool force = s.view_changed;
     s.view_changed = false;

@@ -2,6 +2,7 @@
 
 #include "app/gui/app_state.h"
 #include "app/course/answer.h"
+#include "app/course/io_explorer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +20,19 @@ void describe_run(AppState& s, const course::Chapter& ch, const course::RunDecl&
 }
 
 }  // namespace
+
+void IoExplorerState::set(int64_t n_, int64_t d_, int64_t M_) {
+  log2_n = 0;
+  while ((int64_t(2) << log2_n) <= std::clamp(n_, course::kIoMinN, course::kIoMaxN)) ++log2_n;
+  d = int(std::clamp<int64_t>(d_ / 16 * 16, course::kIoMinD, course::kIoMaxD));
+  kib = int(std::clamp<int64_t>(M_ / 256, course::kIoMinKiB, course::kIoMaxKiB));
+  rebuild();
+}
+
+void IoExplorerState::rebuild() {
+  figure = course::io_figure(d, M(), n());
+  forms = course::io_forms(course::io_row(n(), d, M()));
+}
 
 const course::Page* CourseState::current_page() const {
   if (!chapter || chapter->pages.empty()) return nullptr;
@@ -79,6 +93,7 @@ void CourseState::go(AppState& s, int pg) {
   apply_scene(s);
   note_progress();
   ++version;
+  want_w = 0;
 }
 
 void CourseState::next(AppState& s) {
@@ -149,6 +164,10 @@ void CourseState::apply_scene(AppState& s) {
       s.pipeline.n = 4096;
       s.pipeline.causal = false;
       s.pipeline.rebuild();
+      break;
+    case course::CentreView::io_explorer:  // the centre panel draws it in place of the tabs
+      io.set(sc.io_n, sc.io_d, sc.io_M);
+      s.view = View::tiles;
       break;
     default: s.view = View::tiles; break;
   }

@@ -35,6 +35,18 @@ struct ChapterProgress {
 
 constexpr int kRevealAfterTries = 2;
 
+// The IO explorer's sliders (the io-complexity chapter's explorer pages) and what they show: the
+// figure and the closed forms at the chosen N (app/course/io_explorer.h), remade when a value moves.
+struct IoExplorerState {
+  int log2_n = 14, d = 64, kib = 228;  // N = 2^log2_n; M = kib KiB of float32 words
+  plot::Figure figure;
+  std::vector<std::string> forms;
+  int64_t n() const { return int64_t(1) << log2_n; }
+  int64_t M() const { return int64_t(kib) * 256; }
+  void set(int64_t n, int64_t d_, int64_t M_);  // from a page's scene (clamped to the sliders' ranges)
+  void rebuild();                               // after a slider moved
+};
+
 struct CourseState {
   bool active = false;
   uint64_t seed = 1;
@@ -47,7 +59,10 @@ struct CourseState {
   std::string run_key;         // the run the app holds for the course ("chapter/run/seed")
   uint64_t version = 0;        // bumps when the page changes (the view scrolls to the top)
   plot::Figure roofline;       // the chapter's roofline (memory-bound), made when it opens
+  IoExplorerState io;          // the IO explorer (io-complexity)
   float column_w = 0, centre_w = 0;  // the window's course column and centre widths (for --dump-state)
+  float page_overflow = 0;  // how far the page's text and questions reach below the column (0: they fit)
+  float want_w = 0;         // the column width the page asks for (course_view.cpp; 0 on a new page)
 
   // Opens a chapter (by id) at a page (0-based; clamped, or refused when `strict`) and moves the
   // app to its scene. Throws InputError for an unknown chapter (or page), before any change.

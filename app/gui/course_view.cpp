@@ -3,6 +3,7 @@
 // the roofline in the centre, and the outline around the panel a page points at.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
+#include "app/course/io_explorer.h"
 #include "app/plot/draw_figure.h"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ namespace flashstep::gui {
 // dropped entries have theirs).
 constexpr ImU32 kCourseOutlineCol = IM_COL32(150, 80, 255, 255);
 
-Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds) {
+Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, float want_w) {
   Layout l;
   const float fs = 1.0f + 0.5f * (ds.font_scale - 1.0f);
   const bool algo = ds.shows(kPanelAlgorithm), mem = ds.shows(kPanelMemory), soft = ds.shows(kPanelSoftmax);
@@ -32,6 +33,9 @@ Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds
     course *= k;
     right *= k;
   }
+  // A page whose text and questions would scroll widens the column, from the centre's share only
+  // (the side panels keep their width: their tables need it), down to the centre's 40%.
+  if (want_w > course) course = std::min(want_w, most - right);
   course = std::floor(course);
   right = std::floor(right);
   const float body = std::max(d.y - controls_h, 200.0f);
@@ -205,6 +209,13 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   }
   for (size_t q = 0; q < p.questions.size(); ++q) DrawQuestion(s, int(q), p.questions[q]);
   if (!c.message.empty()) ErrorText(c.message);
+  c.page_overflow = ImGui::GetScrollMaxY();  // what a reader would have to scroll to
+  // When it scrolls, ask for a wider column next frame: a page's height falls about as its width
+  // grows (text wraps into fewer lines). Only widening, so the layout settles in a few frames.
+  if (c.page_overflow > 0.5f) {
+    const float visible = std::max(ImGui::GetWindowHeight(), 1.0f);
+    c.want_w = std::max(c.want_w, std::ceil(l.course_size.x * (visible + c.page_overflow) / visible * 1.03f));
+  }
   ImGui::EndChild();
   ImGui::Separator();
   if (ImGui::Button("< Back")) c.back(s);
@@ -235,6 +246,50 @@ void DrawCourseRoofline(AppState& s) {
                        s.bench.hover, sizeof s.bench.hover))
     ImGui::SetTooltip("%s", s.bench.hover);
   ImGui::Dummy(avail);
+}
+
+void DrawCourseIoExplorer(AppState& s) {
+  IoExplorerState& io = s.course.io;
+  // The sliders: N in powers of two, d in steps of 16, M in KiB; each labelled with its value.
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float sw = std::max(ImGui::GetFontSize() * 5, (w - ImGui::GetStyle().ItemSpacing.x * 2) / 3);
+  char label[48];
+  bool moved = false;
+  std::snprintf(label, sizeof label, "N = %lld", (long long)io.n());
+  ImGui::SetNextItemWidth(sw);
+  moved |= ImGui::SliderInt("##io-n", &io.log2_n, 8, 16, label);
+  ImGui::SameLine();
+  int d16 = io.d / 16;
+  std::snprintf(label, sizeof label, "d = %d", io.d);
+  ImGui::SetNextItemWidth(sw);
+  if (ImGui::SliderInt("##io-d", &d16, int(course::kIoMinD / 16), int(course::kIoMaxD / 16), label)) {
+    io.d = d16 * 16;
+    moved = true;
+  }
+  ImGui::SameLine();
+  std::snprintf(label, sizeof label, "M = %d KiB", io.kib);
+  ImGui::SetNextItemWidth(sw);
+  moved |= ImGui::SliderInt("##io-m", &io.kib, int(course::kIoMinKiB), int(course::kIoMaxKiB), label);
+  if (moved) io.rebuild();
+  // The closed forms under the figure, wrapped to the width; the figure takes the rest.
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  float forms_h = ImGui::GetStyle().ItemSpacing.y * 2;
+  for (const std::string& f : io.forms)
+    forms_h += ImGui::CalcTextSize(f.c_str(), nullptr, false, wrap).y + ImGui::GetStyle().ItemSpacing.y;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+  const float fig_h = std::max(avail.y - forms_h, ImGui::GetFontSize() * 8);
+  if (avail.x >= 50) {
+    const ImVec2 p1(p0.x + avail.x, p0.y + fig_h);
+    const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
+    const plot::FigureStyle st = s.display.now.theme == Theme::light ? plot::light_figure_style() : plot::dark_figure_style();
+    if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, io.figure, st, ImGui::GetFont(), ImGui::GetFontSize(), mouse,
+                         s.bench.hover, sizeof s.bench.hover))
+      ImGui::SetTooltip("%s", s.bench.hover);
+    ImGui::Dummy(ImVec2(avail.x, fig_h));
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  for (const std::string& f : io.forms) ImGui::TextUnformatted(f.c_str());
+  ImGui::PopTextWrapPos();
 }
 
 void DrawCourseOutline(const AppState& s, const Layout& l) {

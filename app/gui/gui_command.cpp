@@ -145,7 +145,7 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   // Decode's combine: the softmax panel's table has one row per split, with its headings around it.
   const int64_t combine_splits = s.run && s.cursor ? combine_splits_at(s.run->trace, *s.cursor) : 0;
   const float softmax_min_h = combine_splits > 0 ? ImGui::GetTextLineHeightWithSpacing() * float(combine_splits + 14) : 0.0f;
-  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown)
+  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown, s.course.want_w)
                                         : ComputeLayout(display, controls_h, shown, softmax_min_h);
   if (s.course.active) DrawCoursePanel(s, layout);
   if (shown.shows(kPanelControls)) DrawControlsPanel(s, layout);
@@ -189,6 +189,28 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
 }
 
 namespace {
+
+// --check-layout: every page of every chapter, a few frames each so that ImGui settles the
+// column, then the page's overflow. Prints the pages that scroll and a summary; 1 when any does.
+int check_course_layout(GLFWwindow* window, AppState& s, GpuState& gpu, int width, int height) {
+  int pages = 0, scrolling = 0;
+  for (const course::ChapterInfo& ci : course::chapter_list()) {
+    s.course.open(s, ci.id, 0);
+    for (size_t p = 0; p < s.course.chapter->pages.size(); ++p) {
+      s.course.go(s, int(p));
+      for (int f = 0; f < 6; ++f) frame(window, s, gpu, 0.0, nullptr);  // the column settles (course_view.cpp)
+      ++pages;
+      if (s.course.page_overflow > 0.5f) {
+        ++scrolling;
+        std::printf("%s page %zu of %zu: scrolls by %.0f px\n", ci.id, p + 1, s.course.chapter->pages.size(),
+                    double(s.course.page_overflow));
+      }
+    }
+  }
+  std::printf("%d of %d pages fit the course column at %dx%d without scrolling\n", pages - scrolling, pages, width,
+              height);
+  return scrolling == 0 ? 0 : 1;
+}
 
 struct FrameClock {
   using clock = std::chrono::steady_clock;
@@ -255,7 +277,9 @@ int run_app(const GuiOptions& o) {
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_DEPTH_BITS, 0);  // 2-D only: no depth or stencil buffer to clear and store
   glfwWindowHint(GLFW_STENCIL_BITS, 0);
-  const bool offline = !o.screenshot.empty() || o.bench_frames > 0 || animating;
+  if (o.check_layout && (!o.course || !o.screenshot.empty() || o.bench_frames > 0 || animating))
+    throw InputError("--check-layout needs --course and cannot be combined with --screenshot, --bench-frames or --frames");
+  const bool offline = !o.screenshot.empty() || o.bench_frames > 0 || animating || o.check_layout;
   glfwWindowHint(GLFW_RESIZABLE, offline ? GLFW_FALSE : GLFW_TRUE);
   GLFWwindow* window = glfwCreateWindow(width, height, "flashstep: FlashAttention tile by tile", nullptr, nullptr);
   if (!window) {
@@ -287,6 +311,9 @@ int run_app(const GuiOptions& o) {
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(window, &fw, &fh);
       std::printf("wrote %s (%dx%d) at step %zu of %zu\n", o.screenshot.c_str(), fw, fh, s.index(), s.steps());
+    } else if (o.check_layout) {
+      rc = check_course_layout(window, s, gpu, width, height);
+      release_settings(settings_hold);
     } else if (o.bench_frames > 0 || animating) {
       if (o.bench_frames > 0) run_frame_bench(window, s, gpu, o.bench_frames);
       else run_animation(window, s, gpu, plan);
@@ -379,6 +406,8 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
                                          ->type_name("CHAPTER");  // not TEXT: no value is the documented default
   static CLI::Option* page_opt = g->add_option("--page", o.course_page, "with --course: open at this page (1 = the first)");
   g->add_option("--seed", o.course_seed, "with --course: the course problems' seed (default 1)");
+  g->add_flag("--check-layout", o.check_layout, "with --course: walk every page of every chapter at this --size and "
+              "display, list the pages whose text and questions need scrolling, exit 1 if any (run under xvfb-run)");
   g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON tools/device/ncu_dram.sh writes) for the memory panel, beside the L2 model");
   g->callback([&set_action] {
     o.course = course_opt->count() > 0;

@@ -33,6 +33,9 @@ struct GuiOptions {
   int64_t course_page = 0;
   bool course_page_given = false;
   int64_t course_seed = 1;
+  // --check-layout: walk every page of the course in the window and report the pages whose text
+  // and questions do not fit the course column without scrolling (exit 1 when one does not).
+  bool check_layout = false;
 };
 
 // "1600x1000" -> 1600, 1000; throws InputError naming --size.

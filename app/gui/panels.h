@@ -34,10 +34,12 @@ int ControlsRows(float width);  // rows of the controls panel at the current fon
 
 // course_view.cpp: in course mode the text and questions take the left column, the page's side
 // panels the right one (CourseDisplay hides the others), and the page's panel is outlined.
-Layout ComputeCourseLayout(ImVec2 display, float controls_height, const DisplaySettings& d);
+// want_w: the course column's width the page asked for last frame (CourseState::want_w; 0: none).
+Layout ComputeCourseLayout(ImVec2 display, float controls_height, const DisplaySettings& d, float want_w = 0);
 DisplaySettings CourseDisplay(const AppState& s);  // the display settings with the page's panels
 void DrawCoursePanel(AppState& s, const Layout& l);
 void DrawCourseRoofline(AppState& s);  // the centre on a roofline page
+void DrawCourseIoExplorer(AppState& s);  // the centre on an IO explorer page: sliders, curves, closed forms
 void DrawCourseOutline(const AppState& s, const Layout& l);
 
 void HandleKeys(AppState& s);

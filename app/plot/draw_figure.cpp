@@ -63,6 +63,13 @@ void polyline(ImDrawList* dl, const ImVec2* p, int n, ImU32 c, float thick, bool
   }
 }
 
+// One marker: a disc, or a diamond of the same area's reach (measured points against simulated ones).
+void marker(ImDrawList* dl, ImVec2 p, float r, ImU32 c, bool diamond) {
+  if (!diamond) return dl->AddCircleFilled(p, r, c);
+  const float k = 1.3f * r;
+  dl->AddQuadFilled(ImVec2(p.x, p.y - k), ImVec2(p.x + k, p.y), ImVec2(p.x, p.y + k), ImVec2(p.x - k, p.y), c);
+}
+
 // The legend's sample of a series: a filled square for bars, a line with its marker otherwise.
 void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, ImU32 c, float lw, float mr) {
   const float cy = p.y + h * 0.5f;
@@ -72,7 +79,7 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
   }
   const ImVec2 line[2] = {ImVec2(p.x, cy), ImVec2(p.x + w, cy)};
   if (!s.points) polyline(dl, line, 2, c, lw, s.dashed);
-  dl->AddCircleFilled(ImVec2(p.x + w * 0.5f, cy), mr, c);
+  marker(dl, ImVec2(p.x + w * 0.5f, cy), s.points ? 1.4f * mr : mr, c, s.diamonds);
 }
 
 }  // namespace
@@ -211,7 +218,7 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
         for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
         polyline(dl, pts, int(m), c, lw, s.dashed);
       }
-      for (size_t k = 0; k < n; ++k) dl->AddCircleFilled(lay.point(f, s, k), s.points ? 1.8f * mr : mr, c);
+      for (size_t k = 0; k < n; ++k) marker(dl, lay.point(f, s, k), s.points ? 1.8f * mr : mr, c, s.diamonds);
     }
   dl->AddRect(a0, a1, st.frame);
 

@@ -40,6 +40,7 @@ struct Series {
   bool right = false;        // against the right-hand y axis
   bool dashed = false;       // causal masks
   bool points = false;       // markers only, no line between them (the roofline's kernels)
+  bool diamonds = false;     // diamond markers instead of discs (the roofline's measured points)
   int colour = 0;            // index into the drawing's palette
 };
 

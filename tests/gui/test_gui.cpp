@@ -528,3 +528,19 @@ TEST_CASE("gui --course without a value opens the first unfinished chapter; --pa
   CHECK_FALSE(fs::exists(bad_settings));
   CHECK_FALSE(fs::exists(bad_png));
 }
+
+TEST_CASE("presentation mode: every page's text and questions fit the course column at 1600x1000 and 1280x720",
+          "[gui][course][present]") {
+  const std::string settings = out_path("course-layout-settings.json");
+  for (const std::string size : {"1600x1000", "1280x720"}) {
+    fs::remove(settings);
+    const Result r = run_gui("--settings " + settings + " --course memory-bound --presentation --size " + size +
+                                 " --check-layout",
+                             "course-layout-" + size);
+    INFO(r.output);
+    CHECK(r.output.find(" pages fit the course column at " + size) != std::string::npos);
+    CHECK(r.code == 0);
+  }
+  // Refused without --course, and with a screenshot.
+  CHECK(run_gui("--check-layout", "course-layout-bad").code == 2);
+}
