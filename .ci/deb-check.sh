@@ -2,7 +2,8 @@
 # The Debian package, built and checked for real on this machine (docs/packaging.md): build it
 # with CPack, lintian it (no errors), install it with apt-get, run the installed program from
 # another folder with the source tree hidden, compare its app screenshot with the build tree's,
-# read its manual page, run its menu entry's Exec line, then remove it and check that nothing is
+# read its manual page, run its menu entry's Exec line, import its Python module (when the build
+# has one) and run a small problem with it, then remove it and check that nothing is
 # left under /usr/share/flashstep. Needs root (or sudo) on Debian 12; .ci/run calls it after the
 # main tests, so build/ exists. The package is removed when the check ends, passed or failed.
 set -euo pipefail
@@ -43,6 +44,10 @@ version=$("$tree/app/flashstep" --version | awk '{print $2}')
 deb="$src/$tree/flashstep_${version}_$(dpkg --print-architecture).deb"
 [ -f "$deb" ] || fail "$deb not written (the name carries the version flashstep --version prints: $version)"
 echo "deb-check: $(basename "$deb"), $(du -k "$deb" | cut -f1) KiB"
+# The Python module goes in when the build tree has it (pybind11-dev and python3-dev found).
+pydir=usr/lib/python3/dist-packages/flashstep
+python_module=no
+if [ -f "$tree/python/flashstep/__init__.py" ]; then python_module=yes; fi
 
 # [2] What is in it: the files the package promises, no maintainer scripts (nothing is written
 # outside the package's files, into no home), Depends from dpkg-shlibdeps with no CUDA library,
@@ -55,6 +60,12 @@ for f in ./usr/bin/flashstep ./usr/share/flashstep/assets/presets/tiny.json \
          ./usr/share/man/man1/flashstep.1.gz ./usr/share/doc/flashstep/copyright ./usr/share/doc/flashstep/changelog.gz; do
   grep -qxF "$f" <<<"$contents" || fail "the package has no $f"
 done
+if [ "$python_module" = yes ]; then
+  for f in "$tree"/python/flashstep/*.py; do
+    grep -qxF "./$pydir/$(basename "$f")" <<<"$contents" || fail "the package has no /$pydir/$(basename "$f")"
+  done
+  grep -qE "^\./$pydir/_core\.cpython-[0-9]+-.*\.so$" <<<"$contents" || fail "the package has no /$pydir/_core*.so"
+fi
 control=$(mktemp -d)
 trap 'rm -rf "$control"' EXIT
 dpkg-deb -e "$deb" "$control"
@@ -63,6 +74,11 @@ scripts=$(find "$control" -mindepth 1 ! -name control ! -name md5sums -printf '%
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "deb-check: Depends: $depends"
 grep -qi 'cublas\|cuda' <<<"$depends" && fail "Depends names a CUDA library"
+if [ "$python_module" = yes ]; then
+  for p in python3 python3-numpy; do
+    tr ',' '\n' <<<"$depends" | grep -qE "^ *$p( |\$)" || fail "the package has the Python module but Depends has no $p"
+  done
+fi
 for p in $(tr ',' '\n' <<<"$depends" | sed 's/(.*//; s/|.*//' | tr -d ' '); do
   grep -qwF -- "$p" packaging/copyright || fail "Depends has $p, which packaging/copyright does not list"
 done
@@ -147,10 +163,28 @@ shot built "$work/menu-built.png" ${exec_line#flashstep }
 cmp -s "$work/menu.png" "$work/menu-built.png" || fail "the menu entry's window differs from the build tree's"
 echo "deb-check: the menu entry's Exec line ($exec_line) opens the app"
 
-# [6] Remove: nothing left under /usr/share/flashstep, no /usr/bin/flashstep.
+# The Python module, imported by Debian's python3 from the package's folder, without PYTHONPATH:
+# one small run, whose bytes and output must equal the build tree's module's. No bytecode is
+# written (PYTHONDONTWRITEBYTECODE): python3 run as root would leave a __pycache__ folder in
+# the package's folder, which apt-get remove does not delete.
+if [ "$python_module" = yes ]; then
+  # shellcheck disable=SC2016  # the program is Python, not shell
+  py_run='import flashstep, numpy as np
+r = flashstep.run(n=8, d=4, M=64, schedule="fa2")
+print(flashstep.__file__.rsplit("/", 2)[0], r.hbm_read_bytes, r.hbm_write_bytes, r.tiling, len(r.steps), np.float32(r.o).tobytes().hex())'
+  installed=$(hidden env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 python3 -c "$py_run") ||
+    fail "python3 -c 'import flashstep; flashstep.run(...)' failed with the package installed"
+  [ "${installed%% *}" = "/$(dirname "$pydir")" ] || fail "python3 imported flashstep from ${installed%% *}, not /$(dirname "$pydir")"
+  built=$(cd "$src" && PYTHONPATH="$src/$tree/python" PYTHONDONTWRITEBYTECODE=1 python3 -c "$py_run")
+  [ "${installed#* }" = "${built#* }" ] || fail "the installed Python module's run differs from the build tree's"
+  echo "deb-check: python3 -c 'import flashstep; flashstep.run(n=8, d=4, M=64, schedule=\"fa2\")' ok (the build tree's bytes and output)"
+fi
+
+# [6] Remove: nothing left under /usr/share/flashstep, no /usr/bin/flashstep, no Python module.
 cd "$src"
 DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 remove -y -qq flashstep >/dev/null
 [ ! -e /usr/share/flashstep ] || fail "/usr/share/flashstep is left after apt-get remove: $(find /usr/share/flashstep | head)"
+[ ! -e "/$pydir" ] || fail "/$pydir is left after apt-get remove: $(find "/$pydir" | head)"
 [ ! -e /usr/bin/flashstep ] || fail "/usr/bin/flashstep is left after apt-get remove"
 echo "deb-check: removed, nothing left under /usr/share/flashstep"
 echo "deb-check: passed"

@@ -7,6 +7,7 @@
 #   /usr/share/icons/hicolor/{48x48,64x64,128x128,256x256,scalable}/apps/flashstep.{png,svg}
 #   /usr/share/man/man1/flashstep.1.gz                            made from the --help texts
 #   /usr/share/doc/flashstep/{copyright,changelog.gz}
+#   /usr/lib/python3/dist-packages/flashstep/{*.py,_core*.so}     the Python module, when built
 # The paths are fixed (bin, share), not GNUInstallDirs variables: core/data_dir.h finds the data
 # at <exe dir>/../share/flashstep, and the two must agree.
 
@@ -15,6 +16,16 @@ install(TARGETS flashstep RUNTIME DESTINATION bin)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/assets/presets ${CMAKE_SOURCE_DIR}/assets/bench
   DESTINATION share/flashstep/assets)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/shaders DESTINATION share/flashstep)
+
+# [SECTION] The Python module (docs/python.md), when this build has it: the package's .py files
+# and the extension _core.cpython-3XY-<arch>.so, in Debian's one folder for every python3 3.x
+# (the extension's name carries its interpreter's version, so only that one imports it).
+if(FLASHSTEP_HAVE_PYTHON)
+  set(FLASHSTEP_PYTHON_DEST lib/python3/dist-packages/flashstep)
+  install(TARGETS flashstep_python LIBRARY DESTINATION ${FLASHSTEP_PYTHON_DEST})
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/flashstep/ DESTINATION ${FLASHSTEP_PYTHON_DEST}
+    FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+endif()
 
 # [SECTION] The menu entry and the icon (packaging/icons/flashstep.svg, drawn for the project;
 # the PNGs were rendered from it once with rsvg-convert -w N -h N, see docs/packaging.md).
@@ -68,13 +79,25 @@ string(JOIN "\n" CPACK_PACKAGE_DESCRIPTION
   ""
   "The package has the command line (lessons, stepped runs, traffic tables, a"
   "guided course with questions checked against the trace) and the desktop app"
-  "with its presets. It is built without the CUDA backend: the GPU subcommands"
-  "say so.")
+  "with its presets, and the Python module (import flashstep) with the"
+  "puzzles, where a student writes the schedule and the simulator judges it."
+  "It is built without the CUDA backend: the GPU subcommands say so.")
 # Depends: from dpkg-shlibdeps over the installed program (libc6, libstdc++6, libglfw3,
 # libopengl0, libstb0, ...), never written by hand. The fonts are read as files, not linked,
 # so they are named here.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "fonts-dejavu-core")
+# The Python module: the interpreter its extension was built for (the extension imports into
+# that minor version only, as dh_python3 would declare it) and NumPy, which its arrays are. In
+# Depends, not Recommends: the module is half of what a student uses (the puzzles, the
+# notebooks), a file in dist-packages that cannot be imported is a broken install, and every
+# Debian desktop has python3 already (python3-numpy adds about 20 MB).
+if(FLASHSTEP_HAVE_PYTHON)
+  set(py "${FLASHSTEP_PYTHON_VERSION_MAJOR}.${FLASHSTEP_PYTHON_VERSION_MINOR}")
+  math(EXPR py_next "${FLASHSTEP_PYTHON_VERSION_MINOR} + 1")
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS
+    ", python3 (>= ${py}~), python3 (<< ${FLASHSTEP_PYTHON_VERSION_MAJOR}.${py_next}), python3-numpy")
+endif()
 set(CPACK_STRIP_FILES ON)  # lintian: no unstripped binaries in a package
 
 # The package has no CUDA backend. A build with it links cuBLAS (libcublas.so.13) from NVIDIA's

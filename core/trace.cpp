@@ -197,11 +197,12 @@ Cursor::Cursor(const Trace& trace, size_t budget) : trace_(trace) {
 void Cursor::reset() {
   k_ = 0;
   has_.fill(false);
+  apply(trace_.hbm_before);
 }
 
-void Cursor::apply(const Step& s) {
+void Cursor::apply(const std::vector<HbmWrite>& writes) {
   const Problem& p = trace_.problem;
-  for (const HbmWrite& w : s.writes) {
+  for (const HbmWrite& w : writes) {
     const int t = static_cast<int>(w.tensor);
     if (!has_[t]) {  // first write allocates; unwritten rows read as NaN ("nothing here yet")
       state_[t].setConstant(tensor_rows(w.tensor, p.nq, p.nk, p.splits), tensor_cols(w.tensor, p.nk, p.d),
@@ -214,7 +215,7 @@ void Cursor::apply(const Step& s) {
 
 void Cursor::forward() {
   if (k_ >= size()) return;
-  apply(trace_.steps[k_++]);
+  apply(trace_.steps[k_++].writes);
   if (k_ % spacing_ == 0 && (checkpoints_.empty() || checkpoints_.back().k < k_))
     checkpoints_.push_back(Checkpoint{k_, state_, has_});
 }

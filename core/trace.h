@@ -68,6 +68,10 @@ struct Trace {
   Totals totals;
   Mat O;    // final output (from HBM)
   Vec lse;  // m + log(l) per row (natural log)
+  // What HBM held before the first step beyond the inputs, written by no step: a puzzle's setup
+  // (Algorithm 1's O = 0, l = 0, m = -inf; decode's partials; the backward's O, L, dO, D) in a
+  // trace read from a file (core/trace_file.h). A Cursor starts from it. Empty for a run.
+  std::vector<HbmWrite> hbm_before;
 
   // The backward pass (RunOptions::dO set): its steps follow the forward's from
   // backward_first_step on; `totals` covers both passes, the phase totals each one alone.
@@ -111,7 +115,8 @@ class Recorder {
 // rebuilt by replaying the recorded writes. Moving backward restores the nearest earlier
 // checkpoint (copies of the state taken every `spacing` steps on the way forward, within a
 // memory budget) and replays from there, so stepping back and forward always lands on the
-// identical state and a step back costs at most `spacing` replays.
+// identical state and a step back costs at most `spacing` replays. Index 0 is the trace's
+// hbm_before (nothing written, for a run).
 class Cursor {
  public:
   explicit Cursor(const Trace& trace, size_t checkpoint_budget_bytes = size_t(64) << 20);
@@ -128,7 +133,7 @@ class Cursor {
 
  private:
   void reset();
-  void apply(const Step& s);
+  void apply(const std::vector<HbmWrite>& writes);
   struct Checkpoint {
     size_t k;
     std::array<Mat, kTensors> state;

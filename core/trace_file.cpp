@@ -127,6 +127,32 @@ Totals totals_from(const Reader& r, const json& o, const std::string& where) {
   return T;
 }
 
+json writes_json(const std::vector<HbmWrite>& writes) {
+  json out = json::array();
+  for (const HbmWrite& w : writes)
+    out.push_back({{"tensor", tensor_name(w.tensor)}, {"row0", w.row0}, {"data", mat_json(w.data)}});
+  return out;
+}
+
+// HBM writes as writes_json has them, each checked against its tensor's shape in the problem.
+std::vector<HbmWrite> writes_from(const Reader& r, const json& writes, const std::string& where, const Problem& p) {
+  if (!writes.is_array()) r.fail(where, "is not an array");
+  std::vector<HbmWrite> out;
+  for (size_t n = 0; n < writes.size(); ++n) {
+    const std::string ww = where + "[" + std::to_string(n) + "]";
+    const std::string name = r.text(writes[n], "tensor", ww);
+    int tensor = 0;
+    while (tensor < kTensors && name != tensor_name(Tensor(tensor))) ++tensor;
+    if (tensor == kTensors) r.fail(ww + ".tensor", "is not a tensor of flashstep (" + excerpt(name) + ")");
+    HbmWrite hw{Tensor(tensor), r.integer(writes[n], "row0", ww), r.mat(r.member(writes[n], "data", ww), ww + ".data")};
+    const int64_t rows = tensor_rows(hw.tensor, p.nq, p.nk, p.splits), cols = tensor_cols(hw.tensor, p.nk, p.d);
+    if (hw.row0 < 0 || hw.data.cols() != cols || hw.row0 + hw.data.rows() > rows)
+      r.fail(ww, "does not fit tensor " + name + " (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
+    out.push_back(std::move(hw));
+  }
+  return out;
+}
+
 json traffic_json(const Traffic& t) { return {{"read", counts_json(t.read)}, {"written", counts_json(t.written)}}; }
 
 }  // namespace
@@ -148,9 +174,7 @@ json trace_to_replay_json(const Trace& t) {
   const Problem& p = t.problem;
   json steps = json::array();
   for (const Step& s : t.steps) {
-    json writes = json::array();
-    for (const HbmWrite& w : s.writes)
-      writes.push_back({{"tensor", tensor_name(w.tensor)}, {"row0", w.row0}, {"data", mat_json(w.data)}});
+    json writes = writes_json(s.writes);
     json st = {{"split", s.split},
                {"flops_total", s.flops_total},
                {"sram_elems", counts_json(s.sram_elems)},
@@ -183,6 +207,7 @@ json trace_to_replay_json(const Trace& t) {
       {"O", mat_json(t.O)},
       {"lse", vec_json(t.lse)},
       {"traffic", traffic_json(t.totals.traffic)},
+      {"hbm_before", writes_json(t.hbm_before)},
       {"steps", std::move(steps)}};
   return doc;
 }
@@ -292,21 +317,10 @@ Trace trace_from_replay_json(const json& doc, const std::string& source) {
                                  {"m_old", &s.m_old}, {"l_old", &s.l_old}, {"m_new", &s.m_new}, {"l_new", &s.l_new},
                                  {"alpha", &s.alpha}, {"beta", &s.beta}, {"D_i", &s.D_i}})
       if (xj.contains(key)) *v = r.vec(xj[key], wx + "." + key);
-    const json& writes = r.member(xj, "writes", wx);
-    if (!writes.is_array()) r.fail(wx + ".writes", "is not an array");
-    for (size_t n = 0; n < writes.size(); ++n) {
-      const std::string ww = wx + ".writes[" + std::to_string(n) + "]";
-      const std::string name = r.text(writes[n], "tensor", ww);
-      int tensor = 0;
-      while (tensor < kTensors && name != tensor_name(Tensor(tensor))) ++tensor;
-      if (tensor == kTensors) r.fail(ww + ".tensor", "is not a tensor of flashstep (" + excerpt(name) + ")");
-      HbmWrite hw{Tensor(tensor), r.integer(writes[n], "row0", ww), r.mat(r.member(writes[n], "data", ww), ww + ".data")};
-      const int64_t rows = tensor_rows(hw.tensor, p.nq, p.nk, p.splits), cols = tensor_cols(hw.tensor, p.nk, p.d);
-      if (hw.row0 < 0 || hw.data.cols() != cols || hw.row0 + hw.data.rows() > rows)
-        r.fail(ww, "does not fit tensor " + name + " (" + std::to_string(rows) + " x " + std::to_string(cols) + ")");
-      s.writes.push_back(std::move(hw));
-    }
+    s.writes = writes_from(r, r.member(xj, "writes", wx), wx + ".writes", p);
   }
+  // What HBM held before the first step (a puzzle's setup); a file without it starts empty.
+  if (rp.contains("hbm_before")) t.hbm_before = writes_from(r, rp["hbm_before"], "replay.hbm_before", p);
   return t;
 }
 

@@ -1,8 +1,9 @@
 // A trace file that can be read back: the JSON of core/export.h (trace_to_json) with a "replay"
 // section holding what the readers of a Trace need and the JSON leaves out: the inputs Q, K, V,
-// the mask, the outputs, and per step the HBM writes, the on-chip tiles and the per-tensor
-// traffic. `flashstep gui --trace FILE` opens such a file (a student's puzzle run written by
-// the Python module, or any run); docs/python.md ("Trace files") describes the section.
+// the mask, the outputs, what HBM held before the first step (Trace::hbm_before), and per step
+// the HBM writes, the on-chip tiles and the per-tensor traffic. `flashstep gui --trace FILE`
+// opens such a file (a student's puzzle run written by the Python module, or any run);
+// docs/python.md ("Trace files") describes the section.
 #pragma once
 #include "core/trace.h"
 

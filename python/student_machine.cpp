@@ -2,6 +2,7 @@
 
 #include "core/trace_file.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace flashstep {
@@ -64,6 +65,14 @@ Tensor StudentMachine::tensor_of(const std::string& name) const {
 void StudentMachine::put(const std::string& name, Mat value) {
   const NameInfo* n = find_name(name);
   if (!n) throw InputError("no tensor named '" + name + "'");
+  // What the puzzle places beyond the inputs is the trace's hbm_before: the app shows it from
+  // the first step on (Q, K, V are the problem's own inputs).
+  if (n->tensor != Tensor::Q && n->tensor != Tensor::K && n->tensor != Tensor::V) {
+    before_.erase(std::remove_if(before_.begin(), before_.end(),
+                                 [&](const HbmWrite& w) { return w.tensor == n->tensor; }),
+                  before_.end());
+    before_.push_back({n->tensor, 0, value});
+  }
   hbm_.put(n->tensor, std::move(value));
   present_[name] = true;
 }
@@ -119,17 +128,28 @@ int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, in
                      range(c0, c1) + " are not inside " + name + " (" + std::to_string(src.rows()) + " x " +
                      std::to_string(src.cols()) + ")");
   const int64_t elems = (r1 - r0) * (c1 - c0);
-  if (n.charged && charged_elems_ + elems > capacity_)
+  if (n.charged && charged_elems_ + elems > capacity_) {
+    // The common case: the previous block of the same tensor is still held, because the variable
+    // that holds it is rebound only after this load returns (Qi = m.load("Q", ...) in a loop).
+    std::string held;
+    for (const auto& [id, tile] : tiles_)
+      if (tile.name == name && tile.charged) {
+        held = "; " + name + "[" + range(tile.r0, tile.r1) +
+               "] is still held: a tile stays in SRAM until it is freed, and rebinding its variable frees it "
+               "only after this load";
+        break;
+      }
     throw InputError("SRAM full: loading " + name + "[" + range(r0, r1) + "] (" + std::to_string(elems) +
                      " elements) while holding " + std::to_string(charged_elems_) + " would need " +
-                     std::to_string(charged_elems_ + elems) + " of M = " + std::to_string(capacity_) +
+                     std::to_string(charged_elems_ + elems) + " of M = " + std::to_string(capacity_) + held +
                      "; free a tile first (m.free(tile) or a with m.sram(): block)");
+  }
   open_step_if_none();
   // Through core's memory model: the gathered block is charged to `t` as HBM bytes read.
   out = sram_.load_gathered(n.slot, hbm_, t, src.block(r0, c0, r1 - r0, c1 - c0));
   sram_.release(n.slot);
   const int64_t id = next_id_++;
-  tiles_[id] = {name, t, r0, elems, n.charged};
+  tiles_[id] = {name, t, r0, r1, elems, n.charged};
   (n.charged ? charged_elems_ : scratch_elems_) += elems;
   if (n.loop == 'i' && infer_i_ && tiling_.Br > 0) steps_.back().i = last_i_ = r0 / tiling_.Br;
   if (n.loop == 'j' && infer_j_ && tiling_.Bc > 0) steps_.back().j = last_j_ = r0 / tiling_.Bc;
@@ -199,6 +219,7 @@ Trace StudentMachine::to_trace() const {
   Trace tr;
   tr.problem = problem_;
   tr.tiling = tiling_;
+  tr.hbm_before = before_;
   int64_t read_total = 0, write_total = 0;
   for (size_t k = 0; k < steps_.size(); ++k) {
     const StudentStep& s = steps_[k];

@@ -80,7 +80,7 @@ class StudentMachine {
   struct Tile {
     std::string name;
     Tensor tensor;
-    int64_t r0, elems;
+    int64_t r0, r1, elems;
     bool charged;
   };
   Tensor tensor_of(const std::string& name) const;  // InputError for an unknown name
@@ -100,6 +100,7 @@ class StudentMachine {
   bool infer_i_ = true, infer_j_ = true;
   std::vector<StudentStep> steps_;
   std::vector<std::vector<HbmWrite>> writes_;  // per step, full rows, for to_trace
+  std::vector<HbmWrite> before_;               // what put() placed beyond Q, K, V (the trace's hbm_before)
   int64_t read_before_ = 0, write_before_ = 0;
 };
 

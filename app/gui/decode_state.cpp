@@ -27,6 +27,14 @@ PartialWrites partial_writes(const Trace& tr) {
   w.Tr = tr.tiling.Tr;
   w.o_step.assign(size_t(w.S * w.Tr), -1);
   w.lse_step.assign(size_t(w.S * w.Tr), -1);
+  // What HBM held before the first step: every Q block of a split whose rows it covers.
+  const int64_t nq = tr.problem.nq;
+  for (const HbmWrite& hw : tr.hbm_before) {
+    if (hw.tensor != Tensor::Op && hw.tensor != Tensor::Lp) continue;
+    auto& at = hw.tensor == Tensor::Op ? w.o_step : w.lse_step;
+    for (int64_t r = hw.row0; r < hw.row0 + hw.data.rows() && r < w.S * nq; ++r)
+      at[size_t((r / nq) * w.Tr + (r % nq) / tr.tiling.Br)] = kBeforeFirstStep;
+  }
   for (size_t k = 0; k < tr.steps.size(); ++k) {
     const Step& st = tr.steps[k];
     if (st.split < 0 || st.i < 0) continue;

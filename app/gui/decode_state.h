@@ -18,13 +18,18 @@ bool has_partials(const Trace& tr);
 int64_t split_of_block(const Trace& tr, int64_t j);
 
 // Per (split s, Q block i), at s * Tr + i: the step that writes O_i^(s) (FD L13) and lse_i^(s)
-// (FD L14), -1 where none; a row block of the partials is in HBM once the cursor has applied
-// that step (cursor index > step).
+// (FD L14), -1 where none, kBeforeFirstStep where HBM held it before the first step (a trace's
+// hbm_before: the decode-combine puzzle's partials); a row block of the partials is in HBM once
+// the cursor has applied that step (partial_in_hbm).
+constexpr int64_t kBeforeFirstStep = -2;
 struct PartialWrites {
   int64_t S = 0, Tr = 0;
   std::vector<int64_t> o_step, lse_step;
 };
 PartialWrites partial_writes(const Trace& tr);
+inline bool partial_in_hbm(int64_t step, size_t applied) {
+  return step == kBeforeFirstStep || (step >= 0 && size_t(step) < applied);
+}
 
 // The combine of Q block i as it stands at the cursor `at` (a Cursor over tr), when its current
 // step has the combine role: per row and split the lse_i^(s) loaded at FD L17, the

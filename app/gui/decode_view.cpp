@@ -121,7 +121,7 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
       const int64_t r0 = sp * nq + i * t.Br, br = t.rows_in_q_block(i, nq);
       const float y0 = top + float(r0) * ch, y1 = y0 + float(br) * ch;
       const int64_t os = pc.writes.o_step[size_t(sp * t.Tr + i)], ls = pc.writes.lse_step[size_t(sp * t.Tr + i)];
-      const bool o_in = Op && os >= 0 && size_t(os) < k, l_in = Lp && ls >= 0 && size_t(ls) < k;
+      const bool o_in = Op && partial_in_hbm(os, k), l_in = Lp && partial_in_hbm(ls, k);
       if (o_in && cells)
         for (int64_t r = 0; r < br; ++r)
           for (int64_t col = 0; col < d; ++col)
@@ -172,7 +172,7 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   const int64_t i = row / t.Br;
   const int64_t step = (in_o ? pc.writes.o_step : pc.writes.lse_step)[size_t(sp * t.Tr + i)];
   ImGui::BeginTooltip();
-  if (step < 0 || size_t(step) >= k) {
+  if (!partial_in_hbm(step, k)) {
     ImGui::Text("%s of split %lld, row %lld: not written yet (FD %s)", in_o ? "O^(s)" : "lse^(s)", (long long)(sp + 1),
                 (long long)row, in_o ? "L13" : "L14");
   } else if (in_o) {

@@ -12,6 +12,10 @@ reference. Errors in what you pass are ValueError with the command line's one-li
 
 docs/python.md has the whole API; flashstep.puzzles the puzzles.
 """
+import operator
+
+import numpy as np
+
 from . import _core
 from ._core import Lesson, Result, Step, Tiling
 
@@ -33,28 +37,70 @@ def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal
     .closed_form_read_bytes, .closed_form_write_bytes, .peak_sram_bytes, .tiling,
     .accuracy, .steps, .save_trace(path).
     """
-    return _core.run(q, k, v, schedule=schedule, M=M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
-                     causal=bool(causal), window=window, kv_len=-1 if kv_len is None else kv_len,
-                     dtype=dtype, dropout=float(dropout), seed=seed,
-                     splits=_size(splits, "splits"), n=n, nq=nq, nk=nk, d=d, scale=scale,
-                     pattern=pattern, record=None if record is None else bool(record))
+    return _core.run(q, k, v, schedule=_text(schedule, "schedule"), M=M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
+                     causal=_flag(causal, "causal"), window=window,
+                     kv_len=-1 if kv_len is None else _whole(kv_len, "kv_len", -1),
+                     dtype=_text(dtype, "dtype"), dropout=_number(dropout, "dropout"),
+                     seed=_whole(seed, "seed", 0, 2**64 - 1), splits=_size(splits, "splits"), n=n, nq=nq,
+                     nk=nk, d=d, scale=scale, pattern=_text(pattern, "pattern"),
+                     record=None if record is None else _flag(record, "record"))
+
+
+# The arguments' checks: each wrong type or value is a ValueError naming the argument, as the
+# CLI names its flag; nothing is rounded or coerced quietly (causal="no" is not True).
+
+def _whole(value, name, lo=None, hi=None):
+    """An integer (int, NumPy integer) in [lo, hi]."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a whole number (got {value!r})")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be a whole number (got {value!r})") from None
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        raise ValueError(f"{name} must be in {lo if lo is not None else '...'}..{hi if hi is not None else '...'} "
+                         f"(got {n})")
+    return n
 
 
 def _size(value, name):
     """None as core's "not given" (0); a value below 1 is refused here, as the CLI refuses it."""
     if value is None:
         return 0
-    if isinstance(value, bool) or int(value) != value or value < 1:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or value != value or int(value) != value or value < 1:
         raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
     return int(value)
+
+
+def _flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False (got {value!r})")
+    return bool(value)
+
+
+def _number(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number (got {value!r})")
+    return float(value)
+
+
+def _text(value, name):
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, such as {_EXAMPLES[name]!r} (got {value!r})")
+    return value
+
+
+_EXAMPLES = {"schedule": "fa2", "dtype": "bf16", "pattern": "random"}
 
 
 def closed_form(schedule, nq, nk, d, M, Br=None, Bc=None, dtype="fp32", splits=None):
     """The schedule's HBM traffic in closed form (core/closed_form.h), unmasked: a dict with
     read_bytes, write_bytes, read_elems, write_elems, Br, Bc, Tr, Tc (and the backward's bytes
     for schedules that have one)."""
-    return _core.closed_form(schedule, nq, nk, d, M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
-                             dtype=dtype, splits=_size(splits, "splits"))
+    return _core.closed_form(_text(schedule, "schedule"), _whole(nq, "nq"), _whole(nk, "nk"), _whole(d, "d"), M,
+                             Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"), dtype=_text(dtype, "dtype"),
+                             splits=_size(splits, "splits"))
 
 
 def schedules():
@@ -67,7 +113,7 @@ def lesson_softmax(values, block):
     block. Returns a Lesson: .blocks (each with begin, end, local_max, local_sum, m_old, l_old,
     m_new, l_new, alpha = e^(m_old - m_new), beta = e^(local_max - m_new)), .softmax (the
     online result), .direct, .max_diff; str() prints the CLI's text."""
-    return _core.lesson_softmax(values, block)
+    return _core.lesson_softmax(values, _whole(block, "block"))
 
 
 from . import gpu, puzzles  # noqa: E402  (they use the names above)

@@ -32,13 +32,19 @@ import weakref
 
 import numpy as np
 
-from . import _core
+from . import _core, _whole
 
 ATOL = 1e-4  # |yours - reference| <= ATOL + RTOL |reference|, element by element
 RTOL = 1e-4
 
 
 # [SECTION] the machine handed to the student's function
+
+def _index(value, what):
+    """A whole number for a row, column or block index (int, NumPy integer); a float or a bool is
+    a ValueError, never rounded quietly. The bounds keep it inside core's int64."""
+    return _whole(value, what, -2**62, 2**62)
+
 
 class Machine:
     """The simulated machine of one problem (see the module's text). A tile stays in SRAM until
@@ -56,7 +62,9 @@ class Machine:
 
     def load(self, name, r0, r1, c0=0, c1=None):
         """Rows [r0, r1) and columns [c0, c1) of HBM tensor `name` into SRAM: a NumPy tile."""
-        tile_id, tile = self._m.load(name, int(r0), int(r1), int(c0), -1 if c1 is None else int(c1))
+        where = f"m.load('{name}', ...)"
+        tile_id, tile = self._m.load(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"),
+                                     _index(c0, where + ": c0"), -1 if c1 is None else _index(c1, where + ": c1"))
         self._held[tile_id] = weakref.ref(tile)
         weakref.finalize(tile, self._release, tile_id)
         if self._scopes:
@@ -69,7 +77,9 @@ class Machine:
 
     def store(self, name, r0, r1, tile, c0=0):
         """Writes `tile` to rows [r0, r1) of HBM tensor `name` (from column c0)."""
-        self._m.store(name, int(r0), int(r1), np.asarray(tile), int(c0))
+        where = f"m.store('{name}', ...)"
+        self._m.store(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"), np.asarray(tile),
+                      _index(c0, where + ": c0"))
 
     def free(self, tile):
         """Frees a tile that m.load returned (the very array, not a slice or a copy of it)."""
@@ -99,7 +109,9 @@ class Machine:
     def step(self, label, i=None, j=None):
         """Names the pseudocode line the following loads, stores and work belong to ("Alg1 L9").
         i, j: the loop indices; left out, they are read from the blocks you load."""
-        self._m.step(str(label), -2 if i is None else int(i), -2 if j is None else int(j))
+        i = -2 if i is None else _index(i, "m.step: i")
+        j = -2 if j is None else _index(j, "m.step: j")
+        self._m.step(str(label), i, j)
 
 
 class StudentTrace:
@@ -332,6 +344,9 @@ class SafeSoftmax(_Puzzle):
         try:
             _run_student(fn, m)
             expected = _core.lesson_softmax(x.astype(np.float32).astype(np.float64), n).direct
+            if not any(st.tensor == "y" for s in core.steps for st in s.stores):
+                raise _Fail("y was never written. Hint: store y = e^(x - max x) / sum e^(x - max x) with "
+                            "m.store(\"y\", 0, m.n, y).")
             try:
                 _check_output(m, "y", expected, "the float64 softmax")
             except _Fail as f:
@@ -341,7 +356,7 @@ class SafeSoftmax(_Puzzle):
                         "Hint: y must sum to 1: divide e^(x - m) by l = sum e^(x - m)."
                         if abs(float(np.sum(got)) - 1.0) > 1e-3 else
                         "Hint: subtract the row's max, then exponentiate, then divide by the sum.")
-                raise _Fail(f"{f} {hint}") from None
+                raise _Fail(f"{f}. {hint}") from None
             _check_budget(m, budget, {"x": (4 * n, 0), "y": (0, 4 * n)}, "a one-pass safe softmax")
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, f"N = {n}")
@@ -396,6 +411,9 @@ class OnlineSoftmax(_Puzzle):
         try:
             _run_student(fn, m)
             self._departure(m, lesson)
+            if not any(st.tensor == "y" for s in core.steps for st in s.stores):
+                raise _Fail("y was never written. Hint: pass 2 stores y = e^(x - m) / l block by block, with the "
+                            "final m and l of pass 1.")
             try:
                 _check_output(m, "y", lesson.direct, "the float64 softmax")
             except _Fail as f:
@@ -504,6 +522,11 @@ class Algorithm1(_Puzzle):
         where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}"
         try:
             _run_student(fn, m)
+            stored = {st.tensor for s in m._m.steps for st in s.stores}
+            for tensor in ("O", "l", "m"):
+                if tensor not in stored:
+                    raise _Fail(f"{tensor} was never written. Hint: store O_i (Alg1 L12), then l_i and m_i "
+                                "(Alg1 L13), for every (i, j).")
             o64, lse64 = _core.reference_attention(q, k, v, m.tau)
             try:
                 _check_output(m, "O", o64, "the float64 reference")
@@ -585,8 +608,11 @@ class BlockUpdate(Algorithm1):
                 if idx is not None:
                     name = _elem_name(tensor, q0, idx, got.ndim == 1)
                     steps = [s for s in core.steps if any(st.tensor == tensor for st in s.stores)]
-                    what = _where(steps[-1]) if steps else "your function (it never stored " + tensor + ")"
-                    raise _Fail(f"after {what}, {name} = {_fmt(got[idx])} but Algorithm 1 has "
+                    if not steps:
+                        raise _Fail(f"{tensor} was never written: rows {q0}:{q1} still hold what they held before "
+                                    f"the update ({name} = {_fmt(got[idx])}, Algorithm 1 has {_fmt(exp[idx])}). "
+                                    "Hint: store O_i (Alg1 L12), then l_i and m_i (Alg1 L13).")
+                    raise _Fail(f"after {_where(steps[-1])}, {name} = {_fmt(got[idx])} but Algorithm 1 has "
                                 f"{_fmt(exp[idx])}. {_ALG1_HINTS[tensor]}")
             _check_budget(m, budget, self._per_tensor(m, bi, bj), "the Algorithm 1 step")
         except _Fail as f:
@@ -785,9 +811,11 @@ class BackwardBlock(_Puzzle):
                 idx = _first_bad(got, exp[k0:k1])
                 if idx is not None:
                     steps = [s for s in core.steps if any(st.tensor == tensor for st in s.stores)]
-                    what = _where(steps[-1]) if steps else f"your function (it never stored {tensor})"
-                    raise _Fail(f"after {what}, {tensor}[{k0 + int(idx[0])}, {int(idx[1])}] = {_fmt(got[idx])} "
-                                f"but the float64 gradient has {_fmt(exp[k0:k1][idx])}. {hint}")
+                    if not steps:
+                        raise _Fail(f"{tensor} was never written (rows {k0}:{k1}). Hint: accumulate dK_j, dV_j "
+                                    "on chip over every i and store them once, after the loop (FA2b L18).")
+                    raise _Fail(f"after {_where(steps[-1])}, {tensor}[{k0 + int(idx[0])}, {int(idx[1])}] = "
+                                f"{_fmt(got[idx])} but the float64 gradient has {_fmt(exp[k0:k1][idx])}. {hint}")
             _check_budget(m, budget, per_tensor, "FA2's backward",
                           {("K", "read"): "Hint: load K_j, V_j once, outside the loop over i",
                            ("V", "read"): "Hint: load K_j, V_j once, outside the loop over i",

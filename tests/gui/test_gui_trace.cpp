@@ -3,6 +3,7 @@
 // Trace, and the app steps through it with the same HBM states, tiles and statistics as the run
 // it came from; files that are not such a trace are refused with one line naming the field.
 #include "app/gui/app_state.h"
+#include "app/gui/decode_state.h"
 #include "app/gui/options.h"
 #include "core/output_files.h"
 #include "core/run.h"
@@ -134,4 +135,71 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
   }
   gui::AppState s;
   REQUIRE_THROWS_WITH(gui::prepare_state(s, trace_options(out_path("missing.json"))), Contains("missing.json"));
+}
+
+TEST_CASE("gui --trace starts from what HBM held before the first step", "[gui][trace]") {
+  // A puzzle's setup: FlashAttention-2's run with O and L placed in HBM before its first step
+  // (values no step writes), as a student's trace carries them in replay.hbm_before.
+  Trace t = recorded(Schedule::fa2, 7, 9, 4, 64, false, uint64_t(Catch::rngSeed()) + 11);
+  Mat O0 = Mat::Constant(7, 4, 0.25f), L0 = Mat::Constant(7, 1, -1.5f);
+  t.hbm_before = {{Tensor::O, 0, O0}, {Tensor::L, 0, L0}};
+  const std::string path = save(t, "before.json");
+  const Trace back = read_trace_file(path);
+  REQUIRE(back.hbm_before.size() == 2);
+  CHECK(back.hbm_before[1].data == L0);
+
+  gui::AppState s;
+  gui::prepare_state(s, trace_options(path));
+  s.seek(0);
+  REQUIRE(s.cursor->written(Tensor::O));
+  CHECK(s.cursor->hbm(Tensor::O) == O0);
+  CHECK(s.cursor->hbm(Tensor::L) == L0);
+  CHECK_FALSE(s.cursor->written(Tensor::l));
+  // The first write of O (FA2fwd L14 of block 0) replaces rows 0..Br-1 only; the rest is the setup's.
+  size_t first_o = 0;
+  while (first_o < t.steps.size() && t.steps[first_o].writes.empty()) ++first_o;
+  REQUIRE(first_o < t.steps.size());
+  s.seek(first_o + 1);
+  const HbmWrite& w = t.steps[first_o].writes[0];
+  REQUIRE(w.tensor == Tensor::O);
+  CHECK(s.cursor->hbm(Tensor::O).middleRows(w.row0, w.data.rows()) == w.data);
+  if (w.row0 + w.data.rows() < 7) CHECK(s.cursor->hbm(Tensor::O)(6, 0) == 0.25f);
+  // Back to the start: the setup again, not the written rows.
+  s.seek(0);
+  CHECK(s.cursor->hbm(Tensor::O) == O0);
+
+  // A setup write that does not fit its tensor is refused, naming it.
+  nlohmann::json bad = trace_to_replay_json(t);
+  bad["replay"]["hbm_before"][1]["row0"] = 5;
+  write_text(out_path("before-bad.json"), bad.dump());
+  gui::AppState s2;
+  REQUIRE_THROWS_WITH(gui::prepare_state(s2, trace_options(out_path("before-bad.json"))),
+                      Contains("replay.hbm_before[1] does not fit tensor L"));
+}
+
+TEST_CASE("decode's partials held before the first step are in HBM from step 0", "[gui][trace][decode]") {
+  // The decode-combine puzzle: the splits' partials are the setup, the student's steps combine.
+  ProblemSpec spec = sizes_spec(5, 30, 4, 64);
+  spec.schedule = Schedule::decode;
+  spec.splits = 3;
+  spec.seed = uint64_t(Catch::rngSeed()) + 13;
+  RunOptions opt;
+  opt.record = true;
+  const Trace run = run_spec(spec, opt);
+  Cursor end(run);
+  end.run_to_end();
+  Trace t = run;
+  t.hbm_before = {{Tensor::Op, 0, end.hbm(Tensor::Op)}, {Tensor::Lp, 0, end.hbm(Tensor::Lp)}};
+  const gui::PartialWrites w = gui::partial_writes(t);
+  REQUIRE(w.S == 3);
+  for (int64_t at = 0; at < w.S * w.Tr; ++at) {
+    CHECK(w.o_step[size_t(at)] == gui::kBeforeFirstStep);
+    CHECK(gui::partial_in_hbm(w.lse_step[size_t(at)], 0));
+  }
+  CHECK_FALSE(gui::partial_in_hbm(-1, 5));  // never written
+  CHECK_FALSE(gui::partial_in_hbm(3, 3));   // written by step 3, not yet applied
+  CHECK(gui::partial_in_hbm(3, 4));
+  Cursor c(t);
+  REQUIRE(c.written(Tensor::Op));
+  CHECK(c.hbm(Tensor::Lp) == end.hbm(Tensor::Lp));
 }

@@ -48,3 +48,54 @@ def test_a_file_that_is_not_a_trace_is_one_error_line(flashstep_bin, tmp_path):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("flashstep: error: ") and "not a flashstep trace" in lines[0]
     assert not (tmp_path / "x.png").exists()
+
+
+def _hbm(state, name):
+    """A tensor of the app's state dump as float64 (-inf, inf, nan are strings there)."""
+    return np.array([[float(x) for x in row] for row in state["hbm"][name]], dtype=np.float64)
+
+
+def test_the_puzzles_setup_is_in_hbm_from_the_first_step(flashstep_bin, tmp_path):
+    # Algorithm 1: O = 0, l = 0, m = -inf as its line 2 leaves them, before any step of the student's.
+    r = puzzles.check("algorithm-1", S.algorithm_1_with())
+    assert r.passed
+    r.trace.save(tmp_path / "alg1.json")
+    before = json.loads((tmp_path / "alg1.json").read_text())["replay"]["hbm_before"]
+    assert sorted(w["tensor"] for w in before) == ["O", "l", "m"]
+    p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "alg1.json"), "--step", "0",
+            "--screenshot", str(tmp_path / "alg1.png"), "--dump-state", str(tmp_path / "alg1-state.json"))
+    assert p.returncode == 0, p.stderr
+    state = json.loads((tmp_path / "alg1-state.json").read_text())
+    assert state["index"] == 0
+    nq, d = state["problem"]["nq"], state["problem"]["d"]
+    np.testing.assert_array_equal(_hbm(state, "O"), np.zeros((nq, d)))
+    np.testing.assert_array_equal(_hbm(state, "l"), np.zeros((nq, 1)))
+    np.testing.assert_array_equal(_hbm(state, "m"), np.full((nq, 1), -np.inf))
+
+    # block-update: O, l, m as Algorithm 1 leaves them after K/V blocks 0..j-1 (not zeros).
+    r = puzzles.check("block-update", S.block_update_with())
+    assert r.passed
+    r.trace.save(tmp_path / "block.json")
+    doc = json.loads((tmp_path / "block.json").read_text())
+    placed = {w["tensor"]: w["data"] for w in doc["replay"]["hbm_before"]}
+    p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "block.json"), "--step", "0",
+            "--dump-state", str(tmp_path / "block-state.json"))
+    assert p.returncode == 0, p.stderr
+    state = json.loads((tmp_path / "block-state.json").read_text())
+    for name in ("O", "l", "m"):
+        want = np.array([float(x) for x in placed[name]["data"]]).reshape(placed[name]["rows"], placed[name]["cols"])
+        np.testing.assert_array_equal(_hbm(state, name), want)
+    assert np.isfinite(_hbm(state, "m")).any()  # j = 1: block 0 has been merged in
+
+
+def test_decode_combine_opens_with_its_partials(flashstep_bin, tmp_path):
+    r = puzzles.check("decode-combine", S.decode_combine_with())
+    assert r.passed
+    r.trace.save(tmp_path / "combine.json")
+    doc = json.loads((tmp_path / "combine.json").read_text())
+    assert {"Op", "Lp"} <= {w["tensor"] for w in doc["replay"]["hbm_before"]}
+    p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "combine.json"), "--step", "1",
+            "--dump-state", str(tmp_path / "state.json"))
+    assert p.returncode == 0, p.stderr
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["line"] == r.trace.steps[0].label
