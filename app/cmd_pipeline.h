@@ -1,6 +1,7 @@
 // `flashstep explain --pipeline`: the pipeline model's timeline and prediction
-// (core/pipeline_model.h). Its flags are registered on explain by add_pipeline_flags; explain's
-// callback hands over to run_pipeline_explain when --pipeline is given.
+// (core/pipeline_model.h; with --backward, core/pipeline_backward.h), beside the H200's measured
+// figures (app/pipeline_measured.h). Its flags are registered on explain by add_pipeline_flags;
+// explain's callback hands over to run_pipeline_explain when --pipeline is given.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -11,15 +12,18 @@
 namespace flashstep {
 
 struct PipelineFlags {
-  bool on = false;      // --pipeline
-  int variant = 0;      // --variant: a Hopper rung 13-22 or 26-29, 0 the one the model predicts fastest
-  bool causal = false;  // --causal
-  bool in_turn = false;  // --tensor-in-turn (pipeline::Rates::tensor_in_turn)
-  double wait_clk = 0;  // --wait-clk: latency of each wait on a product (pipeline::Rates::wait_clk)
-  int64_t heads = 0;    // --heads: B x H; 0: B x H x N = 131072 rows with H = 8, as bench-gpu
+  bool on = false;        // --pipeline
+  bool backward = false;  // --backward: the default tensor-core backward instead of the forward
+  std::string technique;  // --technique: a forward row (pipeline::technique_keys()); default "default"
+  int variant = 0;        // --variant: refused with --pipeline (a ladder rung; the rows are techniques)
+  bool causal = false;    // --causal
+  bool in_turn = false;   // --tensor-in-turn (pipeline::Rates::tensor_in_turn)
+  double wait_clk = 0;    // --wait-clk: latency of each wait on a product (pipeline::Rates::wait_clk)
+  int64_t heads = 0;      // --heads: B x H; 0: the benchmarks' (forward B x H x N = 131072 with H = 8, backward 256)
   std::string nq_flag = "--nq", nk_flag = "--nk";  // the flags that gave Nq and Nk, for messages
   std::vector<CLI::Option*> not_modelled;  // explain's flags the model has no use for (--M, --splits, ...)
-  CLI::Option *variant_opt = nullptr, *causal_opt = nullptr, *heads_opt = nullptr, *wait_opt = nullptr, *turn_opt = nullptr;
+  CLI::Option *variant_opt = nullptr, *causal_opt = nullptr, *heads_opt = nullptr, *wait_opt = nullptr,
+              *turn_opt = nullptr, *technique_opt = nullptr, *backward_opt = nullptr;
 };
 void add_pipeline_flags(CLI::App* explain, PipelineFlags& f);
 // Prints the model's explanation for (nq, nk, d); throws InputError on flags without --pipeline

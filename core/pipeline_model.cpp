@@ -2,6 +2,8 @@
 // three units by a small fluid simulation (tasks that share a unit share its rate equally).
 #include "core/pipeline_model.h"
 
+#include "core/pipeline_graph.h"
+
 #include "core/types.h"
 
 #include <algorithm>
@@ -18,114 +20,61 @@
 
 namespace flashstep::pipeline {
 
-namespace {
-Rung rung_of(const std::vector<Rung>& v, int variant) {
-  for (const Rung& r : v)
-    if (r.variant == variant) return r;
-  throw std::logic_error("pipeline model: no rung " + std::to_string(variant));
-}
-}  // namespace
-
-std::vector<Rung> rungs(int64_t d) {
+std::vector<Kernel> techniques(int64_t d) {
   if (d != 64 && d != 128)
     throw InputError("the pipeline model covers the Hopper kernels' d = 64 and d = 128 (got d = " +
                      std::to_string(d) + ")");
-  // Resident blocks per SM from the registers ptxas reports (gpu/results/ptxas/tc-v13-v14.txt):
-  // v13 at d = 64 takes 116 x 256 threads, two blocks in the 65536 registers; the others one.
-  // v15-v18, v20, v21 launch 3 warpgroups (one producer) capped at 168 registers each, v19 4 capped at
-  // 128 (gpu/results/fa3_rungs/ptxas.txt): one block per SM.
-  // Each rung is the one before it with one change.
-  std::vector<Rung> v;
-  Rung r;
-  auto add = [&](int variant, const char* what, auto change) {
-    r.variant = variant;
-    r.name = "v" + std::to_string(variant);
-    r.what = what;
-    change(r);
-    v.push_back(r);
+  // One thread block per SM in each: the registers ptxas reports (gpu/results/ptxas/: 230 a
+  // thread for cp.async by every thread at d = 128; a producer's consumers take 240 by
+  // setmaxnreg) leave no room for a second.
+  std::vector<Kernel> v;
+  Kernel k;
+  auto add = [&](const char* key, const char* what, auto change) {
+    k.key = key;
+    k.what = what;
+    change(k);
+    v.push_back(k);
   };
-  add(13, "wgmma, cp.async by every thread, 2 K/V buffers, one block-wide barrier per j, Bc 64", [&](Rung& x) {
-    x.Bc = 64;
-    x.ctas_per_sm = d == 64 ? 2 : 1;
-  });
-  add(14, "v13 with Bc 128", [](Rung& x) {
-    x.Bc = 128;
-    x.ctas_per_sm = 1;
-  });
-  add(15, "TMA loads by a producer warp into a ring of K/V stages (mbarriers), no block-wide barrier",
-      [](Rung& x) { x.producer = true; });
-  add(16, "v15 with ping-pong: the two consumer warpgroups take turns on the tensor cores", [](Rung& x) { x.pingpong = true; });
-  add(17, "v15 with the intra-warpgroup overlap: S_ij issued first, the softmax of block j beside O += P~ V of block j - 1",
-      [](Rung& x) {
+  add("fa2-wgmma",
+      "FlashAttention-2 on wgmma: every thread loads K_j, V_j by cp.async into 2 buffers, one block-wide barrier "
+      "per K/V block, Bc 128",
+      [](Kernel& x) { x.Bc = 128; });
+  add("tma-producer", "a producer warp loads by TMA into a ring of K/V stages (mbarriers): no block-wide barrier",
+      [](Kernel& x) { x.producer = true; });
+  add("ping-pong", "the two consumer warpgroups take turns on the tensor cores", [](Kernel& x) { x.pingpong = true; });
+  add("softmax-under-product",
+      "no turns; each warpgroup issues S_ij first and runs the softmax of block j beside O += P~ V of block j - 1",
+      [](Kernel& x) {
         x.pingpong = false;
         x.intra = true;
       });
-  add(18, "v17 persistent: one block per SM over the tiles (longest first when causal), the producer a tile ahead",
-      [](Rung& x) { x.persistent = true; });
-  // Three consumers take 160 registers each: O_i, S_ij and P~ fit at d = 64 with Bc 128, at
-  // d = 128 only with Bc 64.
-  add(19, "v17 with 3 consumer warpgroups (Br 192); Bc 128 at d = 64, 64 at d = 128", [&](Rung& x) {
-    x.persistent = false;
-    x.consumers = 3;
-    x.Bc = d == 64 ? 128 : 64;
-  });
-  // FlashAttention-3's Hopper tiles: two consumers (240 registers each) with a longer Bc, the
-  // per-block costs spread over more MMA work.
-  add(20, "v17 with a longer Bc: 192 at d = 64, 176 at d = 128", [&](Rung& x) {
-    x.consumers = 2;
-    x.Bc = d == 64 ? 192 : 176;
-  });
-  add(21, "v18 (persistent) with v20's Bc", [](Rung& x) { x.persistent = true; });
-  // FlashAttention-3's schedule: the intra-warpgroup overlap and the turns together. (Rungs 23-25
-  // change only the softmax's dependent chains, instruction latencies this model does not have.)
-  add(22, "v17 with ping-pong: the turns of v16 and the overlap of v17 together", [](Rung& x) {
-    x.persistent = false;
-    x.Bc = 128;
-    x.pingpong = true;
-  });
-  add(26, "v22 with v20's Bc", [&](Rung& x) { x.Bc = d == 64 ? 192 : 176; });
-  add(27, "v22 persistent", [](Rung& x) {
-    x.Bc = 128;
-    x.persistent = true;
-  });
-  add(28, "v27 with v20's Bc (v21 with ping-pong)", [&](Rung& x) { x.Bc = d == 64 ? 192 : 176; });
-  add(29, "v19 persistent, its 3 consumers taking turns in a ring", [&](Rung& x) {
-    x.consumers = 3;
-    x.Bc = d == 64 ? 128 : 64;
-  });
-  // The later rungs each change one earlier rung (not the one before them).
-  const auto derive = [&](int variant, int base, const char* what, auto change) {
-    Rung b = rung_of(v, base);
-    b.variant = variant;
-    b.name = "v" + std::to_string(variant);
-    b.what = what;
-    change(b);
-    v.push_back(b);
-  };
-  // Every n-th exp2 from core/poly_exp2.h's polynomial on the float32 pipes, on each d's
-  // defaults: the special-function units' time shrinks, the float32 issue grows.
-  const auto poly = [](int every) { return [every](Rung& x) { x.poly_every = every; }; };
-  derive(35, 21, "v21 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
-  derive(36, 22, "v22 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
-  derive(37, 19, "v19 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));
-  derive(38, 21, "v21 with every 4th exp2 from a polynomial on the float32 pipes", poly(4));
-  derive(39, 21, "v21 with a longer Bc: 224 at d = 64, 192 at d = 128", [&](Rung& x) { x.Bc = d == 64 ? 224 : 192; });
-  // A third K/V stage (the producer two blocks ahead), and v19 persistent without the turns: the
-  // d = 64 default since the softmax runs under O += P~ V (docs/tensor-cores.md).
-  const auto third_stage = [](Rung& x) { x.stages = 3; };
-  derive(33, d == 64 ? 21 : 22, "a third K/V stage on v21 at d = 64, on v22 at d = 128", third_stage);
-  derive(34, 19, "v19 persistent: 3 consumers (Br 192), no turns", [](Rung& x) { x.persistent = true; });
-  derive(43, 34, "v34 with a third K/V stage", third_stage);
-  std::sort(v.begin(), v.end(), [](const Rung& a, const Rung& b) { return a.variant < b.variant; });
+  add("persistent", "one thread block per SM loops over the tiles (longest first when causal), the producer a tile ahead",
+      [](Kernel& x) { x.persistent = true; });
+  // The default kernel of each d (gpu/fa3_forward.cu, fwd_config_sm90): at d = 64 three consumer
+  // warpgroups (Br 192, 160 registers each hold O_i, S_ij and P~ with Bc 128); at d = 128 two with
+  // Bc 192, and O += P~ V as one m64n128k16 per 16 keys, which changes only instruction counts,
+  // not the units' work this model charges.
+  add("default",
+      d == 64 ? "the default at d = 64: persistent, the softmax under the product, 3 consumer warpgroups (Br 192), Bc 128"
+              : "the default at d = 128: persistent, the softmax under the product, 2 consumer warpgroups, Bc 192, "
+                "wide O += P~ V",
+      [&](Kernel& x) {
+        x.consumers = d == 64 ? 3 : 2;
+        x.Bc = d == 64 ? 128 : 192;
+      });
   return v;
 }
 
-Rung rung(int variant, int64_t d) {
-  for (const Rung& r : rungs(d))
-    if (r.variant == variant) return r;
-  throw InputError("the pipeline model has variants 13-22, 26-29, 33-39 and 43 (the Hopper rungs; not 23-25 and 30-32, 41, "
-                   "42, whose softmax in chains or wide O += P~ V change only instruction counts and latencies, nor 40), not " +
-                   std::to_string(variant));
+Kernel technique(const std::string& key, int64_t d) {
+  for (const Kernel& k : techniques(d))
+    if (k.key == key) return k;
+  throw InputError("the pipeline model has no technique '" + key + "' (it has " + technique_keys() + ")");
+}
+
+std::string technique_keys() {
+  std::string out;
+  for (const Kernel& k : techniques(64)) out += (out.empty() ? "" : ", ") + k.key;
+  return out;
 }
 
 const char* unit_name(Unit u) {
@@ -137,7 +86,7 @@ const char* unit_name(Unit u) {
   return "?";
 }
 
-BlockCosts block_costs(const Rung& r, int64_t d, const Rates& rates) {
+BlockCosts block_costs(const Kernel& r, int64_t d, const Rates& rates) {
   BlockCosts c{};
   const double rows = 64, bc = r.Bc, dd = double(d);
   // FA2fwd L8 and L10: 2 x 64 x Bc x d FLOPs each, per warpgroup.
@@ -146,9 +95,9 @@ BlockCosts block_costs(const Rung& r, int64_t d, const Rates& rates) {
   // L9: one exp2 per score and one per row (alpha). Per score also about 4.5 float32 lane
   // operations (FMNMX for the max, FFMA for tau S - m, FADD into l, half an F2FP for the
   // rounding of P~) and, per row, d FMULs of the O_i rescale: issue-limited at fp32_per_clk.
-  // With poly_every = n, one score in n takes its exp2 from core/poly_exp2.h instead: 11
-  // float32 and integer lane operations (clamp, 3 FADD, 4 FFMA, shift, add, FMUL) in place of
-  // the special-function unit's one issue.
+  // With poly_every = n, one score in n takes its exp2 from a polynomial instead (the ladder's
+  // gpu/ladder/poly_exp2.h): 11 float32 and integer lane operations (clamp, 3 FADD, 4 FFMA,
+  // shift, add, FMUL) in place of the special-function unit's one issue.
   const double poly = r.poly_every > 0 ? 1.0 / r.poly_every : 0.0;
   c.exp_clk = (rows * bc * (1 - poly) + rows) / rates.exp_per_clk;
   c.issue_clk = (rows * bc * (4.5 + 1 + 10 * poly) + rows * dd) / rates.fp32_per_clk;
@@ -162,38 +111,10 @@ BlockCosts block_costs(const Rung& r, int64_t d, const Rates& rates) {
 
 namespace {
 
-struct Task {
-  Segment seg;
-  double delay = 0;  // latency after the last dependency before the task competes for its unit
-  std::vector<int> succ;
-  int deps_left = 0;
-  double left = 0, ready_at = -1;
-  bool active = false, done = false, started = false;
-};
-
-struct Graph {
-  std::vector<Task> t;
-  int add(int cta, int wg, Unit u, char kind, int j, double work, std::initializer_list<int> deps, double delay = 0) {
-    Task k;
-    k.seg = Segment{cta, wg, u, kind, j, work, 0, 0};
-    k.left = work;
-    k.delay = delay;
-    const int id = int(t.size());
-    t.push_back(k);
-    for (int dp : deps) depend(id, dp);
-    return id;
-  }
-  void depend(int id, int on) {
-    if (on < 0) return;
-    t[size_t(on)].succ.push_back(id);
-    ++t[size_t(id)].deps_left;
-  }
-};
-
 // The tasks of one thread block (see the header's unit list). Each consumer warpgroup w runs
 // turns on the tensor cores: T_0 = [S_0], T_k = [O_k-1, S_k] (or [S_k, O_k-1] with the
 // intra-warpgroup overlap), T_n = [O_n-1]; the tasks of a turn run in order.
-void build_block(Graph& g, const Rung& r, const BlockCosts& c, int cta, int n) {
+void build_block(Graph& g, const Kernel& r, const BlockCosts& c, int cta, int n) {
   const int W = r.consumers;
   const std::vector<std::vector<int>> empty(size_t(W), std::vector<int>(size_t(n), -1));
   std::vector<std::vector<int>> S = empty, P = empty, O = empty;
@@ -207,7 +128,7 @@ void build_block(Graph& g, const Rung& r, const BlockCosts& c, int cta, int n) {
   for (int j = 0; j < n; ++j)
     for (int w = 0; w < W; ++w) {
       // A producer signals K_j and V_j apart (one mbarrier each): S_ij waits for K_j only.
-      // cp.async (v13, v14) waits for the whole group of block j.
+      // cp.async by every thread waits for the whole group of block j.
       S[size_t(w)][size_t(j)] = g.add(cta, w, Unit::tensor, 'S', j, c.s_clk, {q, K[size_t(j)]});
       if (!r.producer) g.depend(S[size_t(w)][size_t(j)], V[size_t(j)]);
       P[size_t(w)][size_t(j)] = g.add(cta, w, Unit::softmax, 'P', j, c.softmax_clk, {S[size_t(w)][size_t(j)]});
@@ -216,7 +137,7 @@ void build_block(Graph& g, const Rung& r, const BlockCosts& c, int cta, int n) {
   // A stage is refilled once every warpgroup is done with the block that used it: with a
   // producer, K_j after S of block j - stages and V_j after O of that block; without one
   // (cp.async issued after the barrier at the top of block j - 1), after block j - 2's O, for
-  // the two buffers of v13 and v14.
+  // the two buffers of FlashAttention-2 on wgmma.
   for (int j = 0; j < n; ++j) {
     const int free_after = r.producer ? j - r.stages : j - 2;
     if (free_after < 0) continue;
@@ -271,14 +192,7 @@ void build_block(Graph& g, const Rung& r, const BlockCosts& c, int cta, int n) {
 
 }  // namespace
 
-Timeline simulate(const Rung& r, int64_t d, int n_blocks, int ctas, const Rates& rates) {
-  if (n_blocks < 0 || ctas < 1) throw InputError("pipeline model: n_blocks >= 0 and ctas >= 1");
-  const BlockCosts c = block_costs(r, d, rates);
-  Graph g;
-  for (int k = 0; k < ctas; ++k) build_block(g, r, c, k, n_blocks);
-  for (Task& k : g.t)
-    if (k.seg.unit == Unit::softmax) k.delay = rates.wait_clk;
-
+Timeline run_graph(Graph& g, const Rates& rates) {
   Timeline tl;
   double now = 0;
   size_t done = 0;
@@ -364,10 +278,21 @@ Timeline simulate(const Rung& r, int64_t d, int n_blocks, int ctas, const Rates&
   return tl;
 }
 
+Timeline simulate(const Kernel& r, int64_t d, int n_blocks, int ctas, const Rates& rates) {
+  if (n_blocks < 0 || ctas < 1) throw InputError("pipeline model: n_blocks >= 0 and ctas >= 1");
+  const BlockCosts c = block_costs(r, d, rates);
+  Graph g;
+  for (int k = 0; k < ctas; ++k) build_block(g, r, c, k, n_blocks);
+  for (Task& k : g.t)
+    if (k.seg.unit == Unit::softmax) k.delay = rates.wait_clk;
+  return run_graph(g, rates);
+}
+
+
 namespace {
 
 // K/V blocks thread block (Q block i) keeps: Algorithm 2's block skipping, bottom-right causal.
-int kept(const Rung& r, const Shape& s, int64_t i) {
+int kept(const Kernel& r, const Shape& s, int64_t i) {
   const int64_t bc = r.Bc;
   if (!s.causal) return int((s.nk + bc - 1) / bc);
   const int64_t last_row = std::min((i + 1) * r.Br(), s.nq) - 1;
@@ -375,14 +300,14 @@ int kept(const Rung& r, const Shape& s, int64_t i) {
   return hi < 0 ? 0 : int(hi / bc + 1);
 }
 
+}  // namespace
+
 double kept_scores(const Shape& s) {
   if (!s.causal) return double(s.nq) * double(s.nk);
   double sum = 0;
   for (int64_t r = 0; r < s.nq; ++r) sum += double(std::max<int64_t>(0, std::min(s.nk, r + 1 + s.nk - s.nq)));
   return sum;
 }
-
-}  // namespace
 
 TileEdges tile_edges(const Timeline& t) {
   TileEdges e;
@@ -397,7 +322,7 @@ TileEdges tile_edges(const Timeline& t) {
   return e;
 }
 
-double model_work(const Rung& r, const Shape& s) {
+double model_work(const Kernel& r, const Shape& s) {
   const int64_t Tr = (s.nq + r.Br() - 1) / r.Br();
   std::set<int> counts;  // the K/V-block counts of the Q blocks: one timeline each
   for (int64_t i = 0; i < Tr; ++i) counts.insert(kept(r, s, i));
@@ -407,13 +332,13 @@ double model_work(const Rung& r, const Shape& s) {
   for (int n : counts) blocks += double(n) + 1;
   // A simulated block is a few tasks per warpgroup and its loads, on each resident thread block;
   // placing a tile on the grid costs about a twentieth of a task, counting a row's kept scores a
-  // thousandth. Measured with explain --pipeline (every rung, twice) on one core: 2e5 tasks
+  // thousandth. Measured with explain --pipeline (every kernel, twice) on one core: 2e5 tasks
   // (--n 32768 --d 128 --causal; --nq 65536 --nk 1024 --heads 8000) take about 3 seconds.
   return blocks * double(r.ctas_per_sm) * double(r.consumers + 1) + 0.05 * double(Tr) * double(s.heads) +
          0.001 * double(s.nq);
 }
 
-Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
+Prediction predict(const Kernel& r, const Shape& s, const Rates& rates) {
   if (s.heads < 1 || s.nq < 1 || s.nk < 1) throw InputError("pipeline model: heads, Nq and Nk must be at least 1");
   if (s.nk > (int64_t(1) << 22) || s.nq > (int64_t(1) << 22))
     throw InputError("pipeline model: Nq and Nk at most 4194304");
@@ -422,9 +347,9 @@ Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
   if (const double w = model_work(r, s); w > kMaxModelWork) {
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "the pipeline model would simulate about %.3g tasks for v%d at this shape (limit %.3g, about five "
-                  "seconds for every rung): use a smaller Nq, Nk or --heads",
-                  w, r.variant, kMaxModelWork);
+                  "the pipeline model would simulate about %.3g tasks for '%s' at this shape (limit %.3g, about five "
+                  "seconds for every technique): use a smaller Nq, Nk or --heads",
+                  w, r.key.c_str(), kMaxModelWork);
     throw InputError(buf);
   }
   Prediction p;
@@ -467,7 +392,7 @@ Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
       end = std::max(end, t_b);
     }
   } else {
-    // Causal grids run the longest thread blocks first over all heads (v11's grid); each goes
+    // Causal grids run the longest thread blocks first over all heads (as the kernels' grids); each goes
     // to the slot that frees first.
     std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
     for (int64_t k = 0; k < std::min(slots, p.blocks); ++k) free_at.push(0.0);
@@ -497,9 +422,6 @@ Prediction predict(const Rung& r, const Shape& s, const Rates& rates) {
   return p;
 }
 
-namespace {
-
-void append(std::string& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void append(std::string& out, const char* fmt, ...) {
   char buf[1024];
   va_list ap;
@@ -509,47 +431,19 @@ void append(std::string& out, const char* fmt, ...) {
   out += buf;
 }
 
-}  // namespace
-
-std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
-  const Rung r = rung(variant, s.d);
-  const BlockCosts c = block_costs(r, s.d, rates);
-  std::string out;
-  append(out, "pipeline model of one SM (core/pipeline_model.h), variant %d: %s\n", r.variant, r.what.c_str());
-  const std::string poly = r.poly_every > 0 ? ", every " + std::to_string(r.poly_every) + "th exp2 by polynomial" : "";
-  append(out, "  Br %d (%d consumer warpgroups x 64 rows), Bc %d, %d K/V stages, %d thread block%s per SM%s%s%s%s%s%s\n",
-         r.Br(), r.consumers, r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
-         r.producer ? ", producer warp" : ", loads by every thread + barrier per block",
-         r.pingpong ? ", ping-pong" : "", r.intra ? ", intra-warpgroup overlap" : "",
-         r.persistent ? ", persistent" : "", poly.c_str(), r.built ? "" : " (not built)");
-  append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
-              "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n"
-              "tensor cores shared by two warpgroups' products: %s; wait before each softmax: %.0f clocks\n",
-         rates.tensor_flop_per_clk, rates.tensor_efficiency, rates.tensor_rate(), rates.exp_per_clk,
-         rates.fp32_per_clk, rates.l2_bytes_per_clk, rates.hbm_bytes_per_clk, rates.sms, rates.clock_ghz,
-         rates.tensor_in_turn ? "in turn, first ready first (--tensor-in-turn)" : "evenly (both finish late)",
-         rates.wait_clk);
+void append_shape(std::string& out, const Shape& s) {
   append(out, "shape: %lld heads x Nq %lld x Nk %lld, d = %lld%s\n\n", (long long)s.heads, (long long)s.nq,
          (long long)s.nk, (long long)s.d, s.causal ? ", causal (bottom-right)" : "");
-  append(out, "per warpgroup and K/V block (64 rows x Bc %d), clocks at the unit's full rate:\n", r.Bc);
-  append(out, "  S = Q K^T (L8)        %7.0f   tensor\n", c.s_clk);
-  append(out, "  softmax (L9)          %7.0f   exp2 limit %.0f, float32 issue limit %.0f\n", c.softmax_clk,
-         c.exp_clk, c.issue_clk);
-  append(out, "  O += P~ V (L10)       %7.0f   tensor\n", c.o_clk);
-  append(out, "  K_j, V_j load (L7)    %7.0f   load, per thread block\n", c.kv_clk);
-  append(out, "  Q_i load / O_i write  %7.0f   load (HBM), once per thread block\n\n", c.q_clk);
+}
 
-  // The Gantt chart of the first blocks of thread block 0.
-  const int n_show = 4;
-  const Timeline tl = simulate(r, s.d, n_show, r.ctas_per_sm, rates);
+std::string gantt_lines(const Timeline& tl, int warpgroups) {
   double t_end = 0;
   for (const Segment& g : tl.segments)
     if (g.cta == 0) t_end = std::max(t_end, g.end);
   const int cols = 96;
   const double per = t_end / cols;
-  append(out, "timeline of thread block 0, %d K/V blocks (one column = %.0f clocks; Q, K, V: loads, S: Q K^T, "
-              "P: softmax, O: P~ V, W: write O; lower case: the unit is shared at that moment)\n",
-         n_show, per);
+  std::string out;
+  append(out, "  (one column = %.0f clocks)\n", per);
   auto lane = [&](const char* label, int wg, Unit u) {
     std::string row(size_t(cols), '.');
     for (int col = 0; col < cols; ++col) {
@@ -569,13 +463,49 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
     append(out, "  %-14s |%s|\n", label, row.c_str());
   };
   lane("loads", -1, Unit::load);
-  for (int w = 0; w < r.consumers; ++w) {
+  for (int w = 0; w < warpgroups; ++w) {
     char a[32], b[32];
     std::snprintf(a, sizeof a, "wg%d tensor", w);
     std::snprintf(b, sizeof b, "wg%d softmax", w);
     lane(a, w, Unit::tensor);
     lane(b, w, Unit::softmax);
   }
+  return out;
+}
+
+std::string explain_pipeline(const Kernel& r, const Shape& s, const Rates& rates) {
+  const BlockCosts c = block_costs(r, s.d, rates);
+  std::string out;
+  append(out, "pipeline model of one SM (core/pipeline_model.h), technique %s: %s\n", r.key.c_str(), r.what.c_str());
+  const std::string poly = r.poly_every > 0 ? ", every " + std::to_string(r.poly_every) + "th exp2 by polynomial" : "";
+  append(out, "  Br %d (%d consumer warpgroups x 64 rows), Bc %d, %d K/V stages, %d thread block%s per SM%s%s%s%s%s\n",
+         r.Br(), r.consumers, r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
+         r.producer ? ", producer warp" : ", loads by every thread + barrier per block",
+         r.pingpong ? ", ping-pong" : "", r.intra ? ", intra-warpgroup overlap" : "",
+         r.persistent ? ", persistent" : "", poly.c_str());
+  append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
+              "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n"
+              "tensor cores shared by two warpgroups' products: %s; wait before each softmax: %.0f clocks\n",
+         rates.tensor_flop_per_clk, rates.tensor_efficiency, rates.tensor_rate(), rates.exp_per_clk,
+         rates.fp32_per_clk, rates.l2_bytes_per_clk, rates.hbm_bytes_per_clk, rates.sms, rates.clock_ghz,
+         rates.tensor_in_turn ? "in turn, first ready first (--tensor-in-turn)" : "evenly (both finish late)",
+         rates.wait_clk);
+  append_shape(out, s);
+  append(out, "per warpgroup and K/V block (64 rows x Bc %d), clocks at the unit's full rate:\n", r.Bc);
+  append(out, "  S = Q K^T (L8)        %7.0f   tensor\n", c.s_clk);
+  append(out, "  softmax (L9)          %7.0f   exp2 limit %.0f, float32 issue limit %.0f\n", c.softmax_clk,
+         c.exp_clk, c.issue_clk);
+  append(out, "  O += P~ V (L10)       %7.0f   tensor\n", c.o_clk);
+  append(out, "  K_j, V_j load (L7)    %7.0f   load, per thread block\n", c.kv_clk);
+  append(out, "  Q_i load / O_i write  %7.0f   load (HBM), once per thread block\n\n", c.q_clk);
+
+  // The Gantt chart of the first blocks of thread block 0.
+  const int n_show = 4;
+  const Timeline tl = simulate(r, s.d, n_show, r.ctas_per_sm, rates);
+  append(out, "timeline of thread block 0, %d K/V blocks (Q, K, V: loads, S: Q K^T, P: softmax, O: P~ V, W: write O; "
+              "lower case: the unit is shared at that moment)\n",
+         n_show);
+  out += gantt_lines(tl, r.consumers);
   if (r.ctas_per_sm > 1)
     append(out, "  (%d thread blocks share the SM; the other's tasks show as lower case here)\n", r.ctas_per_sm);
 
@@ -588,16 +518,6 @@ std::string explain_pipeline(int variant, const Shape& s, const Rates& rates) {
            (long long)p.blocks, rates.sms, r.ctas_per_sm, p.waves, p.clk_per_kv_block);
   append(out, "  %.3f ms, %.1f TFLOP/s (tensor-core ceiling %.0f); units busy: tensor %.0f%%, softmax %.0f%%, load %.0f%%\n",
          p.ms, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy, 100 * p.load_busy);
-  append(out, "\nevery modelled rung at this shape:\n");
-  append(out, "  %-4s %4s %4s %6s %8s %9s %6s %10s %9s %10s %9s  %s\n", "v", "Br", "Bc", "blk/SM", "producer", "ping-pong",
-         "intra", "persistent", "exp2 poly", "clk/block", "TFLOP/s", "");
-  for (const Rung& q : rungs(s.d)) {
-    const Prediction pq = predict(q, s, rates);
-    const std::string share = q.poly_every > 0 ? "1/" + std::to_string(q.poly_every) : "no";
-    append(out, "  %-4d %4d %4d %6d %8s %9s %6s %10s %9s %10.0f %9.1f  %s\n", q.variant, q.Br(), q.Bc, q.ctas_per_sm,
-           q.producer ? "yes" : "no", q.pingpong ? "yes" : "no", q.intra ? "yes" : "no", q.persistent ? "yes" : "no",
-           share.c_str(), pq.clk_per_kv_block, pq.tflops, q.built ? "" : "(not built)");
-  }
   return out;
 }
 

@@ -1,6 +1,8 @@
 // A model of time inside the Hopper forward kernel: one streaming multiprocessor (SM) running
-// the thread blocks of one rung of the tensor-core ladder (gpu/fa2_wgmma.cu, gpu/fa3_forward.cu),
-// from the H200's per-SM rates. The step engine counts bytes; this counts clocks.
+// the thread blocks of one kernel, described by its techniques (FlashAttention-2 on wgmma, a TMA
+// producer warp, ping-pong, the softmax under the product, a persistent grid), from the H200's
+// per-SM rates. The step engine counts bytes; this counts clocks. The backward's model, on the
+// same units and simulation: core/pipeline_backward.h.
 //
 // Each thread block is a graph of tasks on three units of the SM:
 //   load     the memory path: Q_i (HBM), K_j and V_j (mostly L2 hits), O_i written back (HBM)
@@ -37,10 +39,10 @@ struct Rates {
   double tensor_rate() const { return tensor_flop_per_clk * tensor_efficiency; }
 };
 
-// One rung of the ladder as the model sees it.
-struct Rung {
-  int variant = 0;
-  std::string name, what;
+// One kernel as the model sees it: its tile and the techniques it uses.
+struct Kernel {
+  std::string key;           // the technique's name on the command line (technique_keys())
+  std::string what;          // one line: what the technique changes
   int Bc = 64;
   int consumers = 2;         // warpgroups of 64 rows each: Br = 64 x consumers
   int ctas_per_sm = 1;       // thread blocks resident on one SM (registers, shared memory)
@@ -50,15 +52,20 @@ struct Rung {
   bool intra = false;        // S_ij issued before the softmax of block j, beside O += P~ V of block j - 1
   bool persistent = false;   // one block per SM loops over the tiles; its producer runs a tile ahead
   int poly_every = 0;        // every n-th exp2 from a polynomial on the float32 pipes (0: none)
-  bool built = true;         // a kernel of this variant exists in gpu/
   int Br() const { return 64 * consumers; }
 };
 
-// The modelled rungs for head dimension d (64 or 128), in ladder order: 13 and 14 (gpu/fa2_wgmma.cu),
-// 15-22, 26-29, 33-39 and 43 (gpu/fa3_forward.cu). Throws InputError for another d.
-std::vector<Rung> rungs(int64_t d);
-// One of them; throws InputError naming the modelled variants.
-Rung rung(int variant, int64_t d);
+// The techniques of the Hopper forward for head dimension d (64 or 128), one kernel each, in the
+// order they build on one another: FlashAttention-2 on wgmma (every thread loads by cp.async, a
+// block-wide barrier per K/V block), the TMA producer warp, ping-pong, the softmax under the
+// product, a persistent grid, and the default kernel of gpu/fa3_forward.cu (fwd_config_sm90).
+// Each is the one before it with one change, except the default (its own tile). Throws
+// InputError for another d.
+std::vector<Kernel> techniques(int64_t d);
+// One of them by key; throws InputError naming the keys.
+Kernel technique(const std::string& key, int64_t d);
+// The keys in order, comma-separated, for help and messages.
+std::string technique_keys();
 
 enum class Unit { load, tensor, softmax };
 const char* unit_name(Unit u);
@@ -78,7 +85,7 @@ struct BlockCosts {
   double s_clk, softmax_clk, o_clk, kv_clk, q_clk, w_clk;
   double exp_clk, issue_clk;  // the two limits of softmax_clk
 };
-BlockCosts block_costs(const Rung& r, int64_t d, const Rates& rates);
+BlockCosts block_costs(const Kernel& r, int64_t d, const Rates& rates);
 
 // `ctas` identical thread blocks on one SM, each looping over `n_blocks` K/V blocks.
 struct Timeline {
@@ -86,7 +93,7 @@ struct Timeline {
   double end_clk = 0;                         // when the last block finished
   double busy_clk[3] = {0, 0, 0};             // per unit: clocks with at least one task
 };
-Timeline simulate(const Rung& r, int64_t d, int n_blocks, int ctas, const Rates& rates);
+Timeline simulate(const Kernel& r, int64_t d, int n_blocks, int ctas, const Rates& rates);
 
 // One thread block's ends that a persistent block overlaps with its neighbouring tiles: the
 // prologue (clock 0 to the first product: Q_i and K_0 arriving) hides under the previous tile's
@@ -119,13 +126,16 @@ struct Prediction {
 // The model's cost of predict(r, s) in simulated tasks: one timeline per distinct K/V-block count
 // (a causal shape has up to Tc of them, so the cost grows as Nk^2), plus the Tr x heads tiles
 // placed on the grid and the Nq rows counted. predict refuses (InputError) a shape over
-// kMaxModelWork, which keeps `explain --pipeline` (every rung, twice) within about five seconds.
-double model_work(const Rung& r, const Shape& s);
+// kMaxModelWork, which keeps `explain --pipeline` (every technique, twice) within a few seconds.
+double model_work(const Kernel& r, const Shape& s);
+// Scores the mask keeps: Nq Nk, or with the causal mask (bottom-right aligned) the kept part.
+double kept_scores(const Shape& s);
 constexpr double kMaxModelWork = 3e5;
-Prediction predict(const Rung& r, const Shape& s, const Rates& rates);  // InputError: sizes out of range, or over kMaxModelWork
+Prediction predict(const Kernel& r, const Shape& s, const Rates& rates);  // InputError: sizes out of range, or over kMaxModelWork
 
-// The text of `flashstep explain --pipeline`: rates, costs, a Gantt chart of the first blocks,
-// the prediction, and every modelled rung at this shape.
-std::string explain_pipeline(int variant, const Shape& s, const Rates& rates);
+// The text of `flashstep explain --pipeline`: rates, costs, a Gantt chart of the first blocks and
+// the prediction for one kernel (the table of every technique with its measured figure is the
+// caller's: the measurements are files, read in app/).
+std::string explain_pipeline(const Kernel& k, const Shape& s, const Rates& rates);
 
 }  // namespace flashstep::pipeline

@@ -123,10 +123,10 @@ inline double resolve(const World& w, const std::string& name) {
     return nlohmann::json::parse(in).at(nlohmann::json::json_pointer(name.substr(7))).get<double>();
   }
   if (name.rfind("pipecost.", 0) == 0 || name.rfind("pipeline.", 0) == 0) {
-    // pipecost.V.D.F: block_costs of rung V at head dimension D; pipeline.V.D.Bc; pipeline.V.D.N.F:
-    // the prediction for the default heads at N x N, non-causal (core/pipeline_model.h).
+    // pipecost.T.D.F: block_costs of technique T at head dimension D; pipeline.T.D.Bc;
+    // pipeline.T.D.N.F: the prediction for the default heads at N x N, non-causal (core/pipeline_model.h).
     const std::vector<std::string> p = split(name, '.');
-    const pipeline::Rung r = pipeline::rung(int(as_int(p.at(1))), as_int(p.at(2)));
+    const pipeline::Kernel r = pipeline::technique(p.at(1), as_int(p.at(2)));
     const pipeline::Rates rates;
     if (p.at(0) == "pipecost") {
       const pipeline::BlockCosts c = pipeline::block_costs(r, as_int(p.at(2)), rates);

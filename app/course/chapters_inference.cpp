@@ -175,8 +175,8 @@ namespace {
 
 // The lines of `flashstep explain --pipeline`'s Gantt chart (the loads and each warpgroup's
 // tensor and softmax lanes), as that command prints them.
-std::string gantt_lines(int variant, const pipeline::Shape& s) {
-  std::istringstream in(pipeline::explain_pipeline(variant, s, pipeline::Rates{}));
+std::string gantt_lines(const pipeline::Kernel& k, const pipeline::Shape& s) {
+  std::istringstream in(pipeline::explain_pipeline(k, s, pipeline::Rates{}));
   std::string line, out;
   while (std::getline(in, line))
     if (line.find('|') != std::string::npos && line.rfind("  ", 0) == 0) out += line + "\n";
@@ -208,25 +208,26 @@ Chapter chapter_hopper(uint64_t seed) {
   const std::string D = std::to_string(sh.d), sfx = "." + D + "." + std::to_string(sh.nq);
   b.problem_text("the pipeline model of one H200 SM (core/pipeline_model.h), " + std::to_string(sh.heads) +
                  " heads of N = " + std::to_string(sh.nq) + ", d = " + D + ", bf16; assets/bench/h200_hopper.json");
-  const pipeline::Rung r15 = pipeline::rung(15, sh.d), r16 = pipeline::rung(16, sh.d), r18 = pipeline::rung(18, sh.d);
+  const pipeline::Kernel r15 = pipeline::technique("tma-producer", sh.d), r16 = pipeline::technique("ping-pong", sh.d),
+                         r18 = pipeline::technique("persistent", sh.d);
   const pipeline::BlockCosts c = pipeline::block_costs(r15, sh.d, rates);
-  const std::string cost = "pipecost.15." + D + ".";
+  const std::string cost = "pipecost.tma-producer." + D + ".";
 
   Scene s1 = scene(rd.name, 0, CentreView::pipeline, Panel::pipeline);
-  s1.pipeline_variant = 15;
+  s1.pipeline_technique = r15.key;
   s1.pipeline_d = int(sh.d);
   b.page("Producer, consumers and the tensor cores", s1)
       .t("FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao) splits each thread block by role. A producer warp issues the loads of K_j and "
          "V_j with the Tensor Memory Accelerator (TMA) into a ring of shared-memory stages and signals their arrival on "
          "barriers; consumer warpgroups, each with its own rows of Q_i, compute S_ij = Q_i K_j^T and O_i += P~_ij V_j with wgmma on the "
          "tensor cores, and the softmax in between on the exp2 units. Per warpgroup and K/V block (Bc = ")
-      .integer(r15.Bc, "pipeline.15." + D + ".Bc").t(") the model of variant 15 charges S_ij ")
+      .integer(r15.Bc, "pipeline.tma-producer." + D + ".Bc").t(") the model of the TMA producer's kernel charges S_ij ")
       .num(c.s_clk, cost + "s_clk").t(" clocks on the tensor cores, the softmax ").num(c.softmax_clk, cost + "softmax_clk")
       .t(" clocks, O_i += P~_ij V_j ").num(c.o_clk, cost + "o_clk")
       .t(" clocks. The Pipeline view draws the timeline of one thread block; in the terminal, flashstep explain --pipeline "
-         "--variant 15 prints it as below (s and o: products, p: softmax, k and v: loads; lower case: the unit is shared "
+         "--technique tma-producer prints it as below (s and o: products, p: softmax, k and v: loads; lower case: the unit is shared "
          "at that moment).");
-  b.terminal_only(gantt_lines(15, sh));
+  b.terminal_only(gantt_lines(r15, sh));
   b.ask_number("serial-clocks", "One warpgroup does S_ij, then its softmax, then O_i += P~_ij V_j. How many clocks does "
                "one K/V block take that way, with nothing overlapped?",
                c.s_clk + c.softmax_clk + c.o_clk, cost + "s_clk + " + cost + "softmax_clk + " + cost + "o_clk", 0.01,
@@ -241,28 +242,30 @@ Chapter chapter_hopper(uint64_t seed) {
                              p18 = pipeline::predict(r18, sh, rates);
   const nlohmann::json hop = load_json_file((std::filesystem::path(default_bench_path()).parent_path() / "h200_hopper.json").string());
   Scene s2 = scene(rd.name, 0, CentreView::pipeline, Panel::pipeline);
-  s2.pipeline_variant = 16;
+  s2.pipeline_technique = r16.key;
   s2.pipeline_d = int(sh.d);
   b.page("Ping-pong, and the persistent grid", s2)
-      .t("Ping-pong scheduling (variant 16) makes the two consumer warpgroups take turns: one's softmax runs under the "
+      .t("Ping-pong scheduling makes the two consumer warpgroups take turns: one's softmax runs under the "
          "other's products, so the tensor cores stay busy. The model predicts ")
-      .num(p15.tflops, "pipeline.15" + sfx + ".tflops").t(" TFLOP/s for variant 15 and ")
-      .num(p16.tflops, "pipeline.16" + sfx + ".tflops").t(" for variant 16 at this shape. A persistent grid (variant 18: "
-         "one thread block per SM looping over the tiles, with S_ij issued before the softmax of the previous block) "
+      .num(p15.tflops, "pipeline.tma-producer" + sfx + ".tflops").t(" TFLOP/s for the TMA producer alone and ")
+      .num(p16.tflops, "pipeline.ping-pong" + sfx + ".tflops").t(" with ping-pong at this shape. A persistent grid "
+         "(one thread block per SM looping over the tiles, with S_ij issued before the softmax of the previous block) "
          "hides each tile's start under the previous tile's end: ")
-      .num(p18.tflops, "pipeline.18" + sfx + ".tflops").t(" TFLOP/s.");
+      .num(p18.tflops, "pipeline.persistent" + sfx + ".tflops").t(" TFLOP/s.");
+  // The Hopper bench file names each kernel by its number in the ladder: 15 is the TMA producer
+  // alone, 16 with ping-pong, 18 persistent (gpu/ladder/NOTES.md).
   for (int v : {15, 16, 18}) {
     const int at = latest_point(hop, v, sh.d, sh.nq);
     if (at < 0) continue;
-    b.t(" Measured on the H200, variant ").integer(v, "hopper:/points/" + std::to_string(at) + "/variant").t(": ")
+    b.t(" Measured on the H200, ladder kernel ").integer(v, "hopper:/points/" + std::to_string(at) + "/variant").t(": ")
         .num(hop["points"][size_t(at)]["tflops"].get<double>(), "hopper:/points/" + std::to_string(at) + "/tflops")
         .t(" TFLOP/s.");
   }
-  b.t(" The Pipeline view draws the chart and every rung's prediction beside its measurement.");
-  b.ask_number("pingpong-gain", "By what factor does ping-pong raise the model's TFLOP/s over variant 15 here?",
-               p16.tflops / p15.tflops, "pipeline.16" + sfx + ".tflops / pipeline.15" + sfx + ".tflops", 0.01,
+  b.t(" The Pipeline view draws the chart and every technique's prediction beside its measurement.");
+  b.ask_number("pingpong-gain", "By what factor does ping-pong raise the model's TFLOP/s over the TMA producer alone here?",
+               p16.tflops / p15.tflops, "pipeline.ping-pong" + sfx + ".tflops / pipeline.tma-producer" + sfx + ".tflops", 0.01,
                "Divide the two predictions on this page.", Panel::pipeline);
-  b.times().inverse("variant 15's over variant 16's");
+  b.times().inverse("the TMA producer's over ping-pong's");
   return b.finish();
 }
 

@@ -95,7 +95,8 @@ struct Scene {
   std::string lesson;     // a LessonDecl name for the lesson view
   int lesson_shown = -1;  // blocks merged in the lesson view (-1: all)
   std::string bench_figure;  // the Bench view's figure (bc, tflops, memory; "" leaves it)
-  int pipeline_variant = 0, pipeline_d = 128;  // the Pipeline view's rung and head dimension (hopper chapter)
+  std::string pipeline_technique;  // the Pipeline view's technique (core/pipeline_model.h; hopper chapter)
+  int pipeline_d = 128;             // and its head dimension
   // The IO explorer's starting N, d and M (float32 words; app/course/io_explorer.h), io-complexity chapter.
   int64_t io_n = 16384, io_d = 64, io_M = 58368;
 };

@@ -159,7 +159,7 @@ void CourseState::apply_scene(AppState& s) {
       break;
     case course::CentreView::pipeline:
       s.view = View::pipeline;
-      s.pipeline.variant = sc.pipeline_variant;
+      s.pipeline.technique = sc.pipeline_technique;
       s.pipeline.d = sc.pipeline_d;
       s.pipeline.n = 4096;
       s.pipeline.causal = false;

@@ -13,11 +13,13 @@ namespace flashstep::gui {
 namespace {
 
 // assets/bench/h200_hopper.json: {"flashstep_measured": 1, "points": [{variant, d, n, causal,
-// tflops, source[, kernel]}, ...]}; variant 0 with "kernel" is a reference (PyTorch's sdpa).
-std::vector<PipelineState::Measured> parse_measured(const nlohmann::json& j, const std::string& path) {
+// tflops, source[, kernel]}, ...]}; variant 0 with "kernel" is a reference (PyTorch's sdpa), the
+// view's lines. The other points (kernels of the ladder) are checked and left: the techniques'
+// figures come from the results files.
+std::vector<PipelineState::Reference> parse_measured(const nlohmann::json& j, const std::string& path) {
   if (!j.is_object() || !j.contains("flashstep_measured") || !j.contains("points") || !j["points"].is_array())
     throw InputError(path + ": not a measurements file (needs \"flashstep_measured\" and a \"points\" array)");
-  std::vector<PipelineState::Measured> out;
+  std::vector<PipelineState::Reference> out;
   const nlohmann::json& pts = j["points"];
   for (size_t k = 0; k < pts.size(); ++k) {
     const nlohmann::json& p = pts[k];
@@ -27,8 +29,8 @@ std::vector<PipelineState::Measured> parse_measured(const nlohmann::json& j, con
         throw InputError(where + "." + key + " must be a non-negative integer");
       return p[key].get<int64_t>();
     };
-    PipelineState::Measured m;
-    m.variant = int(integer("variant"));
+    PipelineState::Reference m;
+    const int64_t variant = integer("variant");
     m.d = integer("d");
     m.n = integer("n");
     if (!p.contains("causal") || !p["causal"].is_boolean()) throw InputError(where + ".causal must be true or false");
@@ -36,10 +38,9 @@ std::vector<PipelineState::Measured> parse_measured(const nlohmann::json& j, con
     if (!p.contains("tflops") || !p["tflops"].is_number() || !(p["tflops"].get<double>() > 0))
       throw InputError(where + ".tflops must be a positive number");
     m.tflops = p["tflops"].get<double>();
-    m.source = p.value("source", std::string());
     m.kernel = p.value("kernel", std::string());
-    if (m.variant == 0 && m.kernel.empty()) throw InputError(where + " has variant 0 and no \"kernel\" name");
-    out.push_back(m);
+    if (variant == 0 && m.kernel.empty()) throw InputError(where + " has variant 0 and no \"kernel\" name");
+    if (variant == 0) out.push_back(m);
   }
   return out;
 }
@@ -62,32 +63,38 @@ void PipelineState::load_measured(const std::string& path) {
 void PipelineState::rebuild() {
   pipeline::Rates rates;
   rates.wait_clk = wait_clk;
-  rates.tensor_in_turn = in_turn;
+  rates.tensor_in_turn = in_turn && !backward;
   pipeline::Shape s;
   s.nq = s.nk = n;
   s.d = d;
   s.causal = causal;
-  s.heads = 8 * std::max<int64_t>(1, 131072 / (8 * int64_t(n)));  // B x H x N = 131072, H = 8
-  rung = pipeline::rung(variant, d);
-  timeline = pipeline::simulate(rung, d, kShownBlocks, rung.ctas_per_sm, rates);
-  prediction = pipeline::predict(rung, s, rates);
   rows.clear();
   references.clear();
-  auto here = [&](const Measured& m) { return m.d == d && m.n == n && m.causal == causal; };
-  for (const pipeline::Rung& r : pipeline::rungs(d)) {
+  if (backward) {
+    s.heads = kBackwardBenchHeads;  // bench-gpu --backward --tensor-cores: B = 16, H = 16
+    warpgroups = pipeline::kBwdWarpgroups;
+    ctas = 1;
+    timeline = pipeline::simulate_backward(d, kShownBlocks, rates);
+    backward_prediction = pipeline::predict_backward(s, rates);
+    backward_measured = measured_backward(s.heads, n, d, causal);
+    return;
+  }
+  s.heads = forward_bench_heads(n);  // B x H x N = 131072, H = 8
+  kernel = pipeline::technique(technique, d);
+  warpgroups = kernel.consumers;
+  ctas = kernel.ctas_per_sm;
+  timeline = pipeline::simulate(kernel, d, kShownBlocks, kernel.ctas_per_sm, rates);
+  prediction = pipeline::predict(kernel, s, rates);
+  for (const pipeline::Kernel& k : pipeline::techniques(d)) {
     Row row;
-    row.rung = r;
-    row.predicted = pipeline::predict(r, s, rates).tflops;
-    for (const Measured& m : measured)  // the later point wins: the newer call
-      if (here(m) && m.variant == r.variant) {
-        row.measured = m.tflops;
-        row.measured_source = m.source;
-      }
+    row.kernel = k;
+    row.predicted = pipeline::predict(k, s, rates).tflops;
+    row.measured = measured_forward(k.key, d, n, causal);
     rows.push_back(row);
   }
-  for (const Measured& m : measured) {  // PyTorch's kernels: one line each, the later point wins
-    if (!here(m) || m.variant != 0) continue;
-    auto same = std::find_if(references.begin(), references.end(), [&](const Measured& r) { return r.kernel == m.kernel; });
+  for (const Reference& m : measured) {  // PyTorch's kernels: one line each, the later point wins
+    if (m.d != d || m.n != n || m.causal != causal) continue;
+    auto same = std::find_if(references.begin(), references.end(), [&](const Reference& r) { return r.kernel == m.kernel; });
     if (same != references.end()) *same = m;
     else references.push_back(m);
   }

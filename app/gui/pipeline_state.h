@@ -1,8 +1,12 @@
-// The Pipeline view's state: the pipeline model (core/pipeline_model.h) for one rung and shape,
-// its Gantt timeline and every rung's prediction, next to the TFLOP/s measured on the H200
-// (assets/bench/h200_hopper.json: the ladder's bench and PyTorch's sdpa in the same device call).
-// Rebuilt on a change only.
+// The Pipeline view's state: the pipeline model (core/pipeline_model.h) for one technique of the
+// Hopper forward and one shape, its Gantt timeline and every technique's prediction beside its
+// TFLOP/s measured on the H200 (gpu/results/, app/pipeline_measured.h); or, with `backward`, the
+// default tensor-core backward (core/pipeline_backward.h): what each warpgroup does, the
+// throughput bounds and the measured time. PyTorch's kernels measured in the same device calls
+// come from assets/bench/h200_hopper.json. Rebuilt on a change only.
 #pragma once
+#include "app/pipeline_measured.h"
+#include "core/pipeline_backward.h"
 #include "core/pipeline_model.h"
 
 #include <string>
@@ -11,37 +15,40 @@
 namespace flashstep::gui {
 
 struct PipelineState {
-  int variant = 15;  // the default kernel on the H200
+  bool backward = false;             // the backward's model instead of the forward's
+  std::string technique = "default";  // the forward's kernel (pipeline::technique_keys())
   int d = 128;
   int n = 4096;
   bool causal = false;
-  bool in_turn = false;  // pipeline::Rates::tensor_in_turn
+  bool in_turn = false;  // pipeline::Rates::tensor_in_turn (the forward's)
   float wait_clk = 0;
   // Built by rebuild():
-  pipeline::Timeline timeline;   // one SM, the first kShownBlocks K/V blocks
-  pipeline::Rung rung;
+  pipeline::Timeline timeline;  // one SM: the first kShownBlocks K/V blocks (backward: Q blocks)
+  pipeline::Kernel kernel;      // the forward's kernel drawn
+  int warpgroups = 2, ctas = 1;  // the timeline's lanes
   struct Row {
-    pipeline::Rung rung;
-    double predicted = 0;
-    double measured = 0;         // 0: no measurement in the file
-    std::string measured_source;
+    pipeline::Kernel kernel;
+    double predicted = 0;  // TFLOP/s
+    MeasuredFigure measured;
   };
-  std::vector<Row> rows;         // every modelled rung at this shape
+  std::vector<Row> rows;  // every technique at this shape (the forward)
   pipeline::Prediction prediction;
-  struct Measured {
-    int variant = 0;             // 0: a reference kernel, named by `kernel`
+  pipeline::BackwardPrediction backward_prediction;
+  MeasuredFigure backward_measured;
+  struct Reference {  // a PyTorch kernel measured in the same device call (h200_hopper.json)
     int64_t d = 0, n = 0;
     bool causal = false;
     double tflops = 0;
-    std::string source, kernel;
+    std::string kernel;
   };
-  std::vector<Measured> measured;    // the file of measurements
-  std::vector<Measured> references;  // its reference kernels at this shape (cuDNN, flash)
+  std::vector<Reference> measured;    // the reference file's points
+  std::vector<Reference> references;  // those at this shape (cuDNN, flash), the later point of a kernel wins
   bool measured_loaded = false;
   std::string measured_error;
   static constexpr int kShownBlocks = 4;
 
-  // Reads the measurements (a bench JSON); keeps going without them when the file is bad.
+  // Reads PyTorch's reference points (assets/bench/h200_hopper.json); keeps going without them
+  // when the file is bad.
   void load_measured(const std::string& path);
   // Runs the model for the current settings.
   void rebuild();

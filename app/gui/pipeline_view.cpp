@@ -1,6 +1,8 @@
 // The Pipeline view: the pipeline model of one SM of the Hopper forward kernel as a Gantt chart
-// (loads, each consumer warpgroup's tensor-core products and softmax), and every rung's predicted
-// TFLOP/s beside the TFLOP/s measured on the H200 (app/gui/pipeline_state.h).
+// (loads, each consumer warpgroup's tensor-core products and softmax), and every technique's
+// predicted TFLOP/s beside the TFLOP/s measured on the H200; or the default tensor-core backward:
+// what each warpgroup does, its throughput bounds beside the model's and the measured time
+// (app/gui/pipeline_state.h).
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -11,7 +13,18 @@ namespace flashstep::gui {
 
 namespace {
 
-ImU32 kind_colour(char k) {
+ImU32 kind_colour(char k, bool backward) {
+  if (backward) switch (k) {
+      case 'S': return IM_COL32(90, 150, 255, 255);   // S^T = K Q^T
+      case 'D': return IM_COL32(60, 200, 220, 255);   // dP^T = V dO^T
+      case 'V': return IM_COL32(170, 110, 240, 255);  // dV += P^T dO
+      case 'K': return IM_COL32(240, 150, 210, 255);  // dK += dS^T Q
+      case 'Q': return IM_COL32(250, 200, 90, 255);   // dQ += dS K
+      case 'P': return kComputeCol;                   // exp2
+      case 'G': return IM_COL32(120, 220, 120, 255);  // dS element-wise
+      case 'A': case 'W': return kWriteCol;           // dQ added, dK dV written
+      default: return kReadCol;                       // loads
+    }
   switch (k) {
     case 'S': return IM_COL32(90, 150, 255, 255);   // S = Q K^T on the tensor cores
     case 'O': return IM_COL32(170, 110, 240, 255);  // O += P~ V on the tensor cores
@@ -31,14 +44,14 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
     char name[48];
   };
   std::vector<Lane> lanes;
-  for (int c = 0; c < ps.rung.ctas_per_sm; ++c) {
+  for (int c = 0; c < ps.ctas; ++c) {
     Lane l{c, -1, pipeline::Unit::load, ""};
-    std::snprintf(l.name, sizeof l.name, ps.rung.ctas_per_sm > 1 ? "block %d loads" : "loads", c);
+    std::snprintf(l.name, sizeof l.name, ps.ctas > 1 ? "block %d loads" : "loads", c);
     lanes.push_back(l);
-    for (int w = 0; w < ps.rung.consumers; ++w)
+    for (int w = 0; w < ps.warpgroups; ++w)
       for (pipeline::Unit u : {pipeline::Unit::tensor, pipeline::Unit::softmax}) {
         Lane x{c, w, u, ""};
-        if (ps.rung.ctas_per_sm > 1)
+        if (ps.ctas > 1)
           std::snprintf(x.name, sizeof x.name, "block %d wg%d %s", c, w, pipeline::unit_name(u));
         else
           std::snprintf(x.name, sizeof x.name, "wg%d %s", w, pipeline::unit_name(u));
@@ -58,10 +71,11 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
         continue;
       if (s.end <= s.start) continue;
       const ImVec2 a(X(s.start), y + lane_h * 0.18f), b(std::max(X(s.end), X(s.start) + 1.0f), y + lane_h * 0.82f);
-      dl->AddRectFilled(a, b, kind_colour(s.kind), 2.0f);
+      dl->AddRectFilled(a, b, kind_colour(s.kind, ps.backward), 2.0f);
       dl->AddRect(a, b, IM_COL32(15, 15, 20, 255), 2.0f);
       char txt[16];
-      if (s.kind == 'Q' || s.kind == 'W') std::snprintf(txt, sizeof txt, "%c", s.kind);
+      if (!ps.backward && (s.kind == 'Q' || s.kind == 'W')) std::snprintf(txt, sizeof txt, "%c", s.kind);
+      else if (ps.backward && (s.kind == 'I' || s.kind == 'W')) std::snprintf(txt, sizeof txt, "%c", s.kind);
       else std::snprintf(txt, sizeof txt, "%c%d", s.kind, s.j);
       const ImVec2 ts = ImGui::CalcTextSize(txt);
       if (b.x - a.x > ts.x + 4)
@@ -84,32 +98,27 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   dl->AddText(ImVec2(x1 - us.x, ya + 2 + fs), ImGui::GetColorU32(kDimText), unit);
 }
 
-// Predicted (outline) and measured (filled) TFLOP/s of every rung, one row each.
-void DrawRungBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
+// Predicted (outline) and measured (filled) TFLOP/s of every technique, one row each.
+void DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   const float fs = ImGui::GetFontSize();
-  const float label_w = fs * 4.5f,
+  const float label_w = fs * 11.5f,
               row_h = std::min(fs * 2.4f, (p1.y - p0.y - 2.5f * fs) / float(std::max<size_t>(1, ps.rows.size())));
   double top = 800;
-  for (const auto& r : ps.rows) top = std::max({top, r.predicted, r.measured});
+  for (const auto& r : ps.rows) top = std::max({top, r.predicted, r.measured.value});
   for (const auto& m : ps.references) top = std::max(top, m.tflops);
   const float x0 = p0.x + label_w, x1 = p1.x - fs * 16;
   auto X = [&](double v) { return x0 + float(v / top) * (x1 - x0); };
   for (size_t k = 0; k < ps.rows.size(); ++k) {
     const auto& r = ps.rows[k];
     const float y = p0.y + float(k) * row_h;
-    if (r.rung.variant == ps.variant)
-      dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + row_h - 2), kShownCol);
-    char name[16];
-    std::snprintf(name, sizeof name, "v%d", r.rung.variant);
-    dl->AddText(ImVec2(p0.x + 4, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), name);
+    if (r.kernel.key == ps.technique) dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + row_h - 2), kShownCol);
+    dl->AddText(ImVec2(p0.x + 4, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), r.kernel.key.c_str());
     const float h = (row_h - 4) / 2;
     dl->AddRect(ImVec2(x0, y + 1), ImVec2(X(r.predicted), y + 1 + h), IM_COL32(250, 225, 60, 255), 0, 0, 2.0f);
-    if (r.measured > 0) dl->AddRectFilled(ImVec2(x0, y + 2 + h), ImVec2(X(r.measured), y + 1 + 2 * h), kVisitedCol);
+    if (r.measured.found) dl->AddRectFilled(ImVec2(x0, y + 2 + h), ImVec2(X(r.measured.value), y + 1 + 2 * h), kVisitedCol);
     char txt[128];
-    if (r.measured > 0)
-      std::snprintf(txt, sizeof txt, "model %.0f, measured %.0f", r.predicted, r.measured);
-    else
-      std::snprintf(txt, sizeof txt, "model %.0f, %s", r.predicted, r.rung.built ? "not measured" : "not built");
+    if (r.measured.found) std::snprintf(txt, sizeof txt, "model %.0f, measured %.0f", r.predicted, r.measured.value);
+    else std::snprintf(txt, sizeof txt, "model %.0f, not measured", r.predicted);
     dl->AddText(ImVec2(x1 + 6, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), txt);
   }
   // PyTorch's kernels measured in the same call: vertical lines across the rows.
@@ -124,22 +133,64 @@ void DrawRungBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps)
   }
 }
 
+// The backward's times of the whole problem (ms): each product's and unit's throughput bound,
+// the model's prediction and the H200's measurement, one bar each.
+void DrawBackwardBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
+  const pipeline::BackwardPrediction& p = ps.backward_prediction;
+  struct Bar {
+    const char* name;
+    double ms;
+    ImU32 col;
+  };
+  const Bar bars[] = {{"S^T = K Q^T", p.product_ms[0], kind_colour('S', true)},
+                      {"dP^T = V dO^T", p.product_ms[1], kind_colour('D', true)},
+                      {"dV += P^T dO", p.product_ms[2], kind_colour('V', true)},
+                      {"dK += dS^T Q", p.product_ms[3], kind_colour('K', true)},
+                      {"dQ += dS K", p.product_ms[4], kind_colour('Q', true)},
+                      {"five products", p.tensor_ms, IM_COL32(130, 130, 250, 255)},
+                      {"exp2 of P", p.exp_ms, kind_colour('P', true)},
+                      {"P, dS float32", p.fp32_ms, kind_colour('G', true)},
+                      {"Q, dO, L, D loads", p.load_ms, kReadCol},
+                      {"dQ accumulation", p.dq_add_ms, kWriteCol},
+                      {"model", p.ms, IM_COL32(250, 225, 60, 255)},
+                      {"H200 measured", ps.backward_measured.found ? ps.backward_measured.value : 0, kVisitedCol}};
+  const size_t n = sizeof bars / sizeof bars[0];
+  const float fs = ImGui::GetFontSize();
+  const float label_w = fs * 10.5f, row_h = std::min(fs * 1.7f, (p1.y - p0.y) / float(n));
+  double top = 0;
+  for (const Bar& b : bars) top = std::max(top, b.ms);
+  top = std::max(top, 1e-9);
+  const float x0 = p0.x + label_w, x1 = p1.x - fs * 9;
+  for (size_t k = 0; k < n; ++k) {
+    const float y = p0.y + float(k) * row_h;
+    dl->AddText(ImVec2(p0.x + 4, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), bars[k].name);
+    const float xe = x0 + float(bars[k].ms / top) * (x1 - x0);
+    dl->AddRectFilled(ImVec2(x0, y + 2), ImVec2(std::max(xe, x0 + 1), y + row_h - 2), bars[k].col);
+    char txt[48];
+    if (k + 1 == n && !ps.backward_measured.found) std::snprintf(txt, sizeof txt, "not measured");
+    else std::snprintf(txt, sizeof txt, "%.3f ms", bars[k].ms);
+    dl->AddText(ImVec2(std::max(xe, x0) + 6, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), txt);
+  }
+}
+
 }  // namespace
 
 void DrawPipelineView(AppState& s) {
   PipelineState& ps = s.pipeline;
-  DimText("One SM of the Hopper forward kernel over time, from the H200's rates (core/pipeline_model.h; "
-          "flashstep explain --pipeline prints the same). Bars that overlap on one unit share it, unless the tensor cores serve in turn.");
+  if (ps.backward)
+    DimText("One SM of the default tensor-core backward over time, from the H200's rates (core/pipeline_backward.h; "
+            "flashstep explain --pipeline --backward prints the same). Bars that overlap on one unit share it.");
+  else
+    DimText("One SM of the Hopper forward kernel over time, from the H200's rates (core/pipeline_model.h; "
+            "flashstep explain --pipeline prints the same). Bars that overlap on one unit share it, unless the tensor cores serve in turn.");
   bool changed = false;
-  if (ps.rows.empty()) ps.rebuild();
-  // Every modelled rung (no allocation per frame), wrapped onto the next line where the panel ends.
+  if (ps.rows.empty() && ps.timeline.segments.empty()) ps.rebuild();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  for (const PipelineState::Row& row : ps.rows) {
-    const float w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(row.rung.name.c_str()).x;
-    if (&row != &ps.rows.front() && ImGui::GetItemRectMax().x + style.ItemSpacing.x + w <= right) ImGui::SameLine();
-    if (ImGui::RadioButton(row.rung.name.c_str(), ps.variant == row.rung.variant)) ps.variant = row.rung.variant, changed = true;
-  }
+  if (ImGui::RadioButton("forward", !ps.backward)) ps.backward = false, changed = true;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("backward", ps.backward)) ps.backward = true, changed = true;
+  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   for (int d : {64, 128}) {
     char label[16];
     std::snprintf(label, sizeof label, "d = %d", d);
@@ -155,46 +206,83 @@ void DrawPipelineView(AppState& s) {
   }
   ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   changed |= ImGui::Checkbox("causal", &ps.causal);
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-  changed |= ImGui::Checkbox("tensor cores in turn", &ps.in_turn);
+  if (!ps.backward) {
+    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+    changed |= ImGui::Checkbox("tensor cores in turn", &ps.in_turn);
+  }
   const float slider_w = ImGui::GetFontSize() * 8 + style.ItemInnerSpacing.x + ImGui::CalcTextSize("wait (clocks)").x;
   if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + slider_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   ImGui::PushItemWidth(ImGui::GetFontSize() * 8);
   changed |= ImGui::SliderFloat("wait (clocks)", &ps.wait_clk, 0.0f, 800.0f, "%.0f");
   ImGui::PopItemWidth();
+  // The forward's techniques (no allocation per frame), wrapped onto the next line where the panel ends.
+  if (!ps.backward)
+    for (const PipelineState::Row& row : ps.rows) {
+      const char* key = row.kernel.key.c_str();
+      const float w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(key).x;
+      if (&row != &ps.rows.front() && ImGui::GetItemRectMax().x + style.ItemSpacing.x + w <= right) ImGui::SameLine();
+      if (ImGui::RadioButton(key, ps.technique == row.kernel.key)) ps.technique = row.kernel.key, changed = true;
+    }
   if (changed) ps.rebuild();
 
-  const pipeline::Rung& r = ps.rung;
-  ImGui::Text("v%d: %s", r.variant, r.what.c_str());
-  ImGui::TextColored(kDimText, "Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(),
-                     r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
-                     r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
-  const pipeline::Prediction& p = ps.prediction;
-  ImGui::Text("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
-              "softmax %.0f%%, load %.0f%%",
-              p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
-              100 * p.load_busy);
-  Swatch(kReadCol, false, "load Q, K, V");
-  Swatch(IM_COL32(90, 150, 255, 255), false, "S = Q K^T", true);
-  Swatch(kComputeCol, false, "softmax (exp2)", true);
-  Swatch(IM_COL32(170, 110, 240, 255), false, "O += P~ V", true);
-  Swatch(kWriteCol, false, "write O", true);
+  const float fs0 = ImGui::GetFontSize();
+  if (ps.backward) {
+    const pipeline::BackwardPrediction& p = ps.backward_prediction;
+    ImGui::Text("the default backward (gpu/fa2_bwd_wgmma_kernel.cuh): Bc %d keys in 2 warpgroups, Q blocks of Br %d, "
+                "three barriers per Q block, dQ added by red.global.add; first %d Q blocks shown",
+                pipeline::kBwdBc, pipeline::kBwdBr, PipelineState::kShownBlocks);
+    ImGui::Text("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, softmax "
+                "alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
+                p.clk_per_q_block, p.ms, p.tflops, 100 * p.share_tensor, 100 * p.share_softmax, 100 * p.share_memory,
+                100 * p.share_idle);
+    Swatch(kReadCol, false, "loads");
+    Swatch(kind_colour('S', true), false, "S^T", true);
+    Swatch(kind_colour('P', true), false, "exp2", true);
+    Swatch(kind_colour('D', true), false, "dP^T", true);
+    Swatch(kind_colour('V', true), false, "dV", true);
+    Swatch(kind_colour('G', true), false, "dS", true);
+    Swatch(kind_colour('K', true), false, "dK", true);
+    Swatch(kind_colour('Q', true), false, "dQ", true);
+    Swatch(kWriteCol, false, "dQ added, dK dV written", true);
+  } else {
+    const pipeline::Kernel& r = ps.kernel;
+    ImGui::Text("%s: %s", r.key.c_str(), r.what.c_str());
+    ImGui::TextColored(kDimText, "Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(),
+                       r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
+                       r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
+    const pipeline::Prediction& p = ps.prediction;
+    ImGui::Text("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
+                "softmax %.0f%%, load %.0f%%",
+                p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
+                100 * p.load_busy);
+    Swatch(kReadCol, false, "load Q, K, V");
+    Swatch(IM_COL32(90, 150, 255, 255), false, "S = Q K^T", true);
+    Swatch(kComputeCol, false, "softmax (exp2)", true);
+    Swatch(IM_COL32(170, 110, 240, 255), false, "O += P~ V", true);
+    Swatch(kWriteCol, false, "write O", true);
+  }
 
   const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   if (avail.x < 100 || avail.y < 100) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // The chart takes what its lanes need (at most 58% of the height); the rung bars get the rest.
-  const float fs0 = ImGui::GetFontSize();
-  const int lanes = ps.rung.ctas_per_sm * (1 + 2 * ps.rung.consumers);
+  // The chart takes what its lanes need (at most 58% of the height); the bars get the rest.
+  const int lanes = ps.ctas * (1 + 2 * ps.warpgroups);
   const float gantt_h = std::min(avail.y * 0.58f, float(lanes) * fs0 * 2.2f + fs0 * 2.4f);
   DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
   const float fs = ImGui::GetFontSize();
   const float y2 = p0.y + gantt_h + fs * 0.8f;
-  char head[160];
-  std::snprintf(head, sizeof head, "TFLOP/s at N = %d, d = %d%s, bf16: model (outline), H200 (filled), PyTorch (lines)%s", ps.n, ps.d,
-                ps.causal ? ", causal" : "", ps.measured_loaded ? "" : " - no measurements loaded");
-  dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), head);
-  DrawRungBars(dl, ImVec2(p0.x, y2 + fs * 1.4f), ImVec2(p0.x + avail.x, p0.y + avail.y), ps);
+  char head[200];
+  if (ps.backward) {
+    std::snprintf(head, sizeof head, "the whole backward at N = %d, d = %d%s, bf16, 256 heads: throughput bounds, model, H200 (ms)%s",
+                  ps.n, ps.d, ps.causal ? ", causal" : "", ps.backward_measured.found ? "" : " - no measurement");
+    dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), head);
+    DrawBackwardBars(dl, ImVec2(p0.x, y2 + fs * 1.4f), ImVec2(p0.x + avail.x, p0.y + avail.y), ps);
+  } else {
+    std::snprintf(head, sizeof head, "TFLOP/s at N = %d, d = %d%s, bf16: model (outline), H200 (filled), PyTorch (lines)%s", ps.n,
+                  ps.d, ps.causal ? ", causal" : "", ps.measured_loaded ? "" : " - no PyTorch measurements loaded");
+    dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), head);
+    DrawTechniqueBars(dl, ImVec2(p0.x, y2 + fs * 1.4f), ImVec2(p0.x + avail.x, p0.y + avail.y), ps);
+  }
   ImGui::Dummy(avail);
 }
 

@@ -138,14 +138,17 @@ nlohmann::json state_to_json(const AppState& s) {
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
-  nlohmann::json rungs = nlohmann::json::array();
+  nlohmann::json techniques = nlohmann::json::array();
   for (const auto& r : s.pipeline.rows)
-    rungs.push_back({{"variant", r.rung.variant}, {"predicted_tflops", r.predicted}, {"measured_tflops", r.measured},
-                     {"measured_source", r.measured_source}});
-  j["pipeline"] = {{"variant", s.pipeline.variant}, {"d", s.pipeline.d}, {"n", s.pipeline.n},
-                   {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn}, {"measured_loaded", s.pipeline.measured_loaded},
-                   {"measured_error", s.pipeline.measured_error}, {"segments", s.pipeline.timeline.segments.size()},
-                   {"predicted_tflops", s.pipeline.prediction.tflops}, {"rungs", rungs}};
+    techniques.push_back({{"technique", r.kernel.key}, {"predicted_tflops", r.predicted},
+                          {"measured_tflops", r.measured.found ? r.measured.value : 0.0}, {"measured_source", r.measured.source}});
+  j["pipeline"] = {{"backward", s.pipeline.backward}, {"technique", s.pipeline.technique}, {"d", s.pipeline.d},
+                   {"n", s.pipeline.n}, {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn},
+                   {"measured_loaded", s.pipeline.measured_loaded}, {"measured_error", s.pipeline.measured_error},
+                   {"segments", s.pipeline.timeline.segments.size()}, {"predicted_tflops", s.pipeline.prediction.tflops},
+                   {"backward_predicted_ms", s.pipeline.backward_prediction.ms},
+                   {"backward_measured_ms", s.pipeline.backward_measured.found ? s.pipeline.backward_measured.value : 0.0},
+                   {"techniques", techniques}};
   return j;
 }
 

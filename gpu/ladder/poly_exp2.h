@@ -1,6 +1,8 @@
 // 2^x without the special-function unit: the softmax's exponentials on the float32 and integer
 // pipes, for the Hopper forward rungs that move part of the exp2 work off the 16-per-clock
-// special-function units (gpu/fa3_forward.cu, v35-v38; FlashAttention-4 does this on Blackwell).
+// special-function units (gpu/ladder/fa3_rungs.cu, v35-v38; FlashAttention-4 does this on
+// Blackwell). A ladder file: the default kernels take every exp2 from the special-function unit,
+// and gpu/tc_ptx.cuh includes this header only in a ladder build.
 //
 // x = j + f with j = round(x) and f in [-0.5, 0.5]:
 //   - j: adding 1.5 x 2^23 leaves round(x) in the low mantissa bits of the sum (the float
@@ -41,8 +43,8 @@ FS_HD uint32_t float_to_bits(float f) {
 }
 }  // namespace poly_exp2_detail
 
-// The largest relative error of poly_exp2 on [-125, 0] (tests/test_poly_exp2.cpp measures it);
-// below -125 the results turn subnormal and lose relative precision, as 2^x itself does in float.
+// The largest relative error of poly_exp2 on [-125, 0] (gpu/ladder/tests/test_poly_exp2.cpp
+// measures it); below -125 the results turn subnormal and lose relative precision, as 2^x itself does in float.
 constexpr double kPolyExp2RelError = 3e-6;
 
 FS_HD float poly_exp2(float x) {

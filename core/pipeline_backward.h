@@ -1,0 +1,82 @@
+// The pipeline model of the backward: what each warpgroup of the default tensor-core backward on
+// Hopper does, clock by clock, on one SM's units (the forward's model, core/pipeline_model.h:
+// the same rates, the same task graph and fluid simulation).
+//
+// The kernel (gpu/fa2_bwd_wgmma_kernel.cuh, the configuration bwd_config_sm90 chooses in
+// gpu/fa2_bwd_wgmma.cu; FlashAttention-2's backward, Algorithm 2 of arXiv 2307.08691): one thread
+// block per (head, K/V block j of Bc = 128 keys), two warpgroups of 64 keys each, a loop over the
+// Q blocks i of Br = 64 queries. Per Q block, each warpgroup, in this order:
+//   tensor   S_ij^T = K_j Q_i^T (FA2b L10); wait
+//   softmax  P_ij^T = exp2(S^T tau log2 e - L_i) (L11): 64 x 64 exp2 on the special-function units
+//   tensor   dP_ij^T = V_j dO_i^T (L13) and dV~_j += P_ij^T dO_i (L12), one group; wait
+//   softmax  dS_ij^T = P^T o (dP^T - D_i) (L14): float32 lanes only
+//   tensor   dK~_j += dS_ij^T Q_i (L16), left in flight while dS^T goes to shared memory
+//   barrier  (block-wide) dS_ij^T complete
+//   tensor   dQ_i += dS_ij K_j (L15); wait (for it and dK's)
+//   barrier  dQ_i's partials complete in shared memory
+//   load     tau dQ_i added to the float32 dQ in HBM by every thread (red.global.add, through L2)
+//   barrier  (the loop's top) Q_i+1, dO_i+1, L_i+1, D_i+1 landed: every thread loads them by
+//            cp.async one Q block ahead, so they come in under block i's work
+// Every product is 2 x 64 x 64 x d FLOPs per warpgroup; the two warpgroups run the same chain at
+// once and share the tensor cores and the special-function units evenly (the barriers keep them
+// in step). K_j, V_j come from HBM once per thread block, dK_j, dV_j go back once at the end.
+#pragma once
+#include "core/pipeline_model.h"
+
+#include <cstdint>
+#include <string>
+
+namespace flashstep::pipeline {
+
+// The kernel's tile (gpu/fa2_bwd_wgmma_kernel.cuh: BR, BC, two warpgroups of 64 keys).
+constexpr int kBwdBr = 64, kBwdBc = 128, kBwdWarpgroups = 2;
+
+// Clocks at the unit's full rate: per warpgroup and Q block (the products, P, dS), per thread
+// block and Q block (load_i, dq_add), per thread block (kv, write).
+struct BackwardCosts {
+  double s_clk = 0, dp_clk = 0, dv_clk = 0, dk_clk = 0, dq_clk = 0;  // tensor: 2 x 64 x 64 x d FLOPs each
+  double p_clk = 0, p_exp_clk = 0, p_issue_clk = 0;  // softmax: max(exp2 limit, float32 issue limit)
+  double ds_clk = 0;                                 // softmax: float32 issue
+  double load_i_clk = 0;  // Q_i, dO_i (16-bit), L_i, D_i (float32) from L2
+  double dq_add_clk = 0;  // 64 x d float32 of tau dQ_i added in L2 (red.global.add)
+  double kv_clk = 0;      // K_j, V_j from HBM
+  double write_clk = 0;   // dK_j, dV_j to HBM
+};
+BackwardCosts backward_costs(int64_t d, const Rates& rates);  // InputError: d not 64 or 128
+
+// One thread block looping over n_q Q blocks, alone on its SM (the kernel's registers and shared
+// memory allow one). Segment kinds: loads I (K_j, V_j), L (Q_i, dO_i, L_i, D_i), A (dQ_i added),
+// W (dK_j, dV_j written), B (a barrier: no work); tensor S, D (dP), V (dV), K (dK), Q (dQ);
+// softmax P (exp2), G (dS). Segment::j is the Q block.
+Timeline simulate_backward(int64_t d, int n_q, const Rates& rates);
+
+// The whole problem: one thread block per (head, K/V block), the K/V blocks fastest in the launch
+// order, each to the SM that frees first; a causal block (bottom-right aligned, as the kernels)
+// loops only over the Q blocks with a row that keeps one of its keys.
+struct BackwardPrediction {
+  double ms = 0, tflops = 0;
+  double flops = 0;          // 2.5 x the forward's 4 heads (kept scores) d: five products of 2 (kept) d
+  int64_t blocks = 0;        // thread blocks in the grid
+  double waves = 0;          // blocks / SMs
+  double clk_per_q_block = 0;  // one thread block's steady state
+  // Throughput bounds of the whole problem (ms): each task alone at its unit's full rate on every
+  // SM, over the Q blocks the grid visits (a causal block's Q blocks are counted whole).
+  double product_ms[5] = {0, 0, 0, 0, 0};  // S, dP, dV, dK, dQ
+  double tensor_ms = 0;                    // the five together
+  double exp_ms = 0, fp32_ms = 0;          // the softmax unit: P's exp2; P's and dS's float32 issue
+  double load_ms = 0, dq_add_ms = 0, hbm_ms = 0;  // Q_i, dO_i, L_i, D_i; dQ's adds; K, V, dK, dV
+  // Where the steady state's clocks of one Q block go (shares, summing to 1): the tensor cores
+  // busy; the softmax unit busy and the tensor cores idle; only the memory path busy (dQ's adds,
+  // loads); nothing busy.
+  double share_tensor = 0, share_softmax = 0, share_memory = 0, share_idle = 0;
+};
+// The model's cost grows with the grid (heads x Tc thread blocks placed one by one); refused
+// (InputError) over kMaxModelWork, as predict.
+BackwardPrediction predict_backward(const Shape& s, const Rates& rates);
+
+// The text of `flashstep explain --pipeline --backward`: the kernel, the per-block costs, the
+// timeline of what each warpgroup does, the throughput bounds and the prediction. The measured
+// time is the caller's to add (a results file, read in app/).
+std::string explain_pipeline_backward(const Shape& s, const Rates& rates);
+
+}  // namespace flashstep::pipeline
