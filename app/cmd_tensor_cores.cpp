@@ -15,6 +15,8 @@
 #include "core/closed_form.h"
 #include "core/output_files.h"
 #include "core/reference.h"
+#include "core/schedules/fa2/fa2.h"
+#include "core/schedules/standard/standard.h"
 #include "gpu/tensor_core.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 #include "app/explain_parallelism.h"
 
 #include "core/closed_form.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/l2_cache.h"
 #include "core/schedule_registry.h"
 

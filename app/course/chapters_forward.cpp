@@ -4,6 +4,8 @@
 #include "core/l2_cache.h"
 #include "core/problem.h"
 #include "core/run.h"
+#include "core/schedules/fa1/fa1.h"
+#include "core/schedules/standard/standard.h"
 
 #include <cmath>
 
