@@ -57,7 +57,7 @@ struct ExplainCommand {
     pipe.heads_opt = ex->add_option("--heads", heads, "B x H heads: the parallelism section's (default 1); with "
                                                       "--pipeline, the grid's (default: B x H x N = 131072, H = 8)")
                          ->check(whole_number("heads"));
-    unused.push_back(ex->add_option("--splits", splits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
+    unused.push_back(ex->add_option("--splits", splits, "decode's S (default: FlashAttention's num_splits heuristic for --heads on --gpu)")
                          ->check(at_least_one("splits")));
     page_opt = ex->add_option("--page-size", page, "decode's KV pages of P tokens (block-table reads)")
                    ->check(whole_number("page-size"));
