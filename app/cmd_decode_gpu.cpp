@@ -4,7 +4,7 @@
 // final O is stored once in the storage type (one ulp of a 16-bit type, as fa2); lse float32.
 #include "app/cmd_decode_gpu.h"
 
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 #include "core/export.h"
 #include "core/verify.h"

@@ -8,7 +8,7 @@
 #include "app/flag_checks.h"
 #include "core/checked.h"
 #include "core/closed_form.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/input_files.h"
 #include "core/l2_cache.h"
 #include "core/schedule_registry.h"
@@ -57,7 +57,7 @@ struct ExplainCommand {
     pipe.heads_opt = ex->add_option("--heads", heads, "B x H heads: the parallelism section's (default 1); with "
                                                       "--pipeline, the grid's (default: B x H x N = 131072, H = 8)")
                          ->check(whole_number("heads"));
-    unused.push_back(ex->add_option("--splits", splits, "decode's S (default: core/decode.h's heuristic for --heads on --gpu)")
+    unused.push_back(ex->add_option("--splits", splits, "decode's S (default: FlashAttention's num_splits heuristic for --heads on --gpu)")
                          ->check(at_least_one("splits")));
     page_opt = ex->add_option("--page-size", page, "decode's KV pages of P tokens (block-table reads)")
                    ->check(whole_number("page-size"));
@@ -137,7 +137,7 @@ struct ExplainCommand {
     Tiling t = make_tiling(Nq, Nk, d, M_elems, br, bc);
     checked::in_range(heads, 1, 65535, "--heads");
     // decode's S in the table and the parallelism section: --splits, or the default for the
-    // heads on this GPU's SMs (core/decode.h)
+    // heads on this GPU's SMs (core/schedules/decode/decode.h)
     t.S = splits != 0 ? splits : default_splits(heads * t.Tr, t.Tc, int(find_gpu(gpu).sms));
     if (t.S < 1 || t.S > t.Tc)
       throw InputError("--splits " + std::to_string(t.S) + " is out of range 1..Tc = " + std::to_string(t.Tc));

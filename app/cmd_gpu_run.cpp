@@ -6,7 +6,7 @@
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/npy.h"
 #include "core/output_files.h"
 #include "core/schedule_registry.h"

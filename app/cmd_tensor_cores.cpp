@@ -14,6 +14,8 @@
 
 #include "core/closed_form.h"
 #include "core/output_files.h"
+#include "core/schedules/fa2/fa2.h"
+#include "core/schedules/standard/standard.h"
 #include "core/verify.h"
 #include "gpu/tensor_core.h"
 

@@ -8,7 +8,7 @@
 #include "app/cmd_backward_gpu.h"
 #include "app/cmd_backward_tc.h"
 #include "app/cmd_decode_gpu.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
 #include "core/export.h"

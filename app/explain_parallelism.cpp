@@ -5,7 +5,7 @@
 #include "app/explain_parallelism.h"
 
 #include "core/closed_form.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/l2_cache.h"
 #include "core/schedule_registry.h"
 
@@ -38,9 +38,9 @@ void print_explain_parallelism(const Tiling& t, int64_t heads, const std::string
                   c.name, (long long)bb, 100.0 * double(ba - bb) / double(bb));
     }
   }
-  std::printf("  default S (core/decode.h, FlashAttention's num_splits heuristic): 1 when B H Tr fills 80%% of\n"
-              "  2 x %lld slots (two blocks per SM), else the smallest S whose last wave is within 85%% of the best\n"
-              "  wave efficiency, S <= min(Tc, 128); --splits overrides it\n", (long long)sms);
+  std::printf("  default S (FlashAttention's num_splits heuristic, core/schedules/decode/decode.h): 1 when B H Tr\n"
+              "  fills 80%% of 2 x %lld slots (two blocks per SM), else the smallest S whose last wave is within 85%%\n"
+              "  of the best wave efficiency, S <= min(Tc, 128); --splits overrides it\n", (long long)sms);
 }
 
 }  // namespace flashstep

@@ -22,14 +22,11 @@ namespace flashstep {
 // fits the backward's budget, and the peak against M is reported rather than refused.
 inline int64_t backward_tile_capacity(const Tiling& t) { return 2 * t.tile_capacity; }
 
-// Runs the backward of trace.problem.schedule after its forward (which must have run with
+// Runs the backward of trace.problem.schedule (its ScheduleInfo::run_backward, in the schedule's
+// folder: core/schedules/fa1/backward.cpp, ...) after its forward (which must have run with
 // trace.keep_hbm set, as run_problem does when RunOptions::dO is given). Appends the steps,
 // fills dO, dQ, dK, dV, the phase totals, and extends `totals` to the whole run.
 void run_backward(Trace& trace, const Mat& dO, bool record);
-
-void run_backward_fa1(Trace& trace, bool record);       // backward_fa1.cpp
-void run_backward_fa2(Trace& trace, bool record);       // backward_fa2.cpp
-void run_backward_standard(Trace& trace, bool record);  // backward_standard.cpp
 
 // dO generated from the seed: the pattern of Q, K, V ("random" for inputs read from files),
 // the fourth stream after Q, K, V.

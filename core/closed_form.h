@@ -1,6 +1,8 @@
 // Closed forms for the HBM traffic of each schedule, in elements (multiply by the stored
 // type's size for bytes). Derivations are in docs/algorithm.md ("HBM traffic in closed form"); the
-// tests check that the simulator's counts equal these exactly.
+// tests check that the simulator's counts equal these exactly. Each schedule's own forms live in
+// its folder (core/schedules/fa1/fa1.h's fa1_traffic, ...) and reach the readers through the
+// registry (ScheduleInfo::forward_traffic); this file holds what they share.
 #pragma once
 #include "core/problem.h"
 
@@ -33,22 +35,8 @@ struct TrafficForm {
   }
 };
 
-// Algorithm 1:
-//   L2  writes O, l, m once:                       Nq (d + 2)
-//   L6  reads K_j, V_j once per j:                 2 Nk d
-//   L8  reads Q_i, O_i, l_i, m_i for every (i,j):  Tc Nq (2d + 2)
-//   L12, L13 write O_i, l_i, m_i for every (i,j):  Tc Nq (d + 2)
-TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
-
-// FlashAttention-2 (no mask): Q read once, K and V once per Q block, O and L written once.
-//   reads = Nq d + Tr 2 Nk d;  writes = Nq d + Nq
-TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr);
-
-// Algorithm 0: L1 reads Q, K and writes S; L2 reads S and writes P; L3 reads P, V, writes O.
-TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d);
-
 // The closed form of the schedule a problem runs (no mask: with one, an upper bound); splits:
-// decode's S (core/decode.h).
+// decode's S (core/schedules/decode/decode.h).
 TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t Tc,
                              int64_t splits = 1);
 
@@ -58,19 +46,8 @@ TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int6
 // an FP8 forward.
 TrafficForm fp8_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, const Tiling& t);
 
-// The backward passes (derived in docs/backward.md; no mask: with one, an upper bound).
-// Algorithm 4 (fa1):
-//   reads  = 2 Nk d [L7] + Tc Nq (4d + 2) [L10: Q_i, O_i, dO_i, dQ_i, l_i, m_i per (i, j)]
-//   writes = (Nq + 2 Nk) d [L5] + Tc Nq d [L21] + 2 Nk d [L24]
-TrafficForm fa1_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
-// FlashAttention-2's Algorithm 2 (fa2):
-//   reads  = 2 Nq d [L4: O, dO] + 2 Nk d [L6] + Tc Nq (2d + 2) [L9: Q_i, dO_i, L_i, D_i]
-//            + Tc Nq d [L15: dQ_i]
-//   writes = Nq d [L3: dQ = 0] + Nq [L4: D] + Tc Nq d [L15: dQ_i] + 2 Nk d [L18]
-TrafficForm fa2_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc);
-// Algorithm 3 (standard):
-//   reads  = 5 Nq Nk + 3 Nq d + 2 Nk d;  writes = 2 Nq Nk + Nq d + 2 Nk d
-TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d);
+// The backward's closed form of the schedule a problem runs (derived in docs/backward.md; no
+// mask: with one, an upper bound); a forward-only schedule: all zero.
 TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,
                                       int64_t Tc);
 

@@ -1,8 +1,8 @@
 // The pseudocode lines of every algorithm a schedule runs, and what each line does.
 //
 // A Step records one Line. Every algorithm (Algorithm 1 of the FlashAttention paper, the
-// FlashAttention-2 forward, ...) has one table (AlgorithmInfo, in its schedule's own file under
-// core/schedules/) that gives each of its lines a label ("Alg1 L9"), its number in the paper, the
+// FlashAttention-2 forward, ...) has one table (AlgorithmInfo, in its schedule's schedule.cpp,
+// core/schedules/NAME/) that gives each of its lines a label ("Alg1 L9"), its number in the paper, the
 // paper's text, and a role: what the line does (load K/V, scores, merge statistics, write O, ...).
 // Readers (the CLI, the app, the GPU verifier) decide what to show by role, never by a line's
 // enum value or number; the pseudocode text exists only in these tables.
@@ -35,7 +35,7 @@ enum class Line : uint16_t {
   FA2B_L3 = 503, FA2B_L4 = 504, FA2B_L6 = 506, FA2B_L7 = 507, FA2B_SKIP = 508, FA2B_L9 = 509,
   FA2B_L10 = 510, FA2B_L11 = 511, FA2B_L12 = 512, FA2B_L13 = 513, FA2B_L14 = 514, FA2B_L15 = 515,
   FA2B_L16 = 516, FA2B_L18 = 518,
-  // Flash-decoding (core/schedules/decode.cpp), labelled "FD L6".
+  // Flash-decoding (core/schedules/decode/schedule.cpp), labelled "FD L6".
   FD_L3 = 603, FD_L4 = 604, FD_SKIP = 605, FD_L6 = 606, FD_L7 = 607, FD_L8 = 608, FD_L9 = 609,
   FD_L11 = 611, FD_L12 = 612, FD_L13 = 613, FD_L14 = 614, FD_L17 = 617, FD_L18 = 618,
   FD_L19 = 619, FD_L20 = 620,

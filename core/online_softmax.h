@@ -74,8 +74,8 @@ FS_HD float row_logsumexp(float m, float l) { return l == 0.0f ? -INFINITY : m +
 // e^(-inf - (-inf)) = NaN (rescale_factor returns 0 for a -inf source).
 FS_HD float split_weight(float lse_s, float lse) { return rescale_factor(lse_s, lse); }
 
-// The backward pass recomputes P from the forward's statistics (backward_fa1.cpp, fa2.cpp and
-// the CUDA backward kernels).
+// The backward pass recomputes P from the forward's statistics (core/schedules/fa1/backward.cpp,
+// fa2/backward.cpp and the CUDA backward kernels).
 // Alg4 L13, per element: P_ij = diag(l_i)^-1 exp(S_ij - m_i). A row that kept no key has
 // l_i = 0 and m_i = -inf: its P is 0 (zero gradient), not exp(-inf - (-inf)) / 0 = NaN.
 FS_HD float recomputed_prob(float s, float m, float l) {

@@ -2,7 +2,7 @@
 
 #include "core/checked.h"
 #include "core/input_files.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/npy.h"
 #include "core/schedule_registry.h"
 
@@ -199,7 +199,8 @@ void validate_sizes(const ProblemSpec& s) {
 
 Tiling spec_tiling(const ProblemSpec& s) {
   Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
-  if (s.schedule == Schedule::decode) {  // S: --splits, else the default for one head (core/decode.h)
+  // S: --splits, else the default for one head (core/schedules/decode/decode.h)
+  if (s.schedule == Schedule::decode) {
     t.S = s.splits != 0 ? s.splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
     t.P = s.page_size.value_or(0);
   }

@@ -42,7 +42,7 @@ struct ProblemSpec {
   std::optional<double> scale;       // default 1/sqrt(d)
   int64_t br = 0, bc = 0;            // 0 = the paper's block size
   Schedule schedule = Schedule::fa1;
-  int64_t splits = 0;                // decode's S (--splits); 0 = the default (core/decode.h)
+  int64_t splits = 0;                // decode's S (--splits); 0 = the default (core/schedules/decode/)
   std::optional<int64_t> page_size;  // decode's paged KV cache (--page-size P, core/paged_kv.h)
   uint64_t seed = 1;
   std::string pattern = "random";    // see input_patterns()
@@ -65,7 +65,7 @@ inline ProblemSpec sizes_spec(int64_t nq, int64_t nk, int64_t d, int64_t M, int6
 
 struct Tiling {
   int64_t Br = 0, Bc = 0, Tr = 0, Tc = 0;
-  int64_t S = 1;  // decode's splits of the Tc K/V blocks (core/decode.h); 1 for the others
+  int64_t S = 1;  // decode's splits of the Tc K/V blocks (core/schedules/decode/); 1 for the others
   int64_t P = 0;  // decode's page size (core/paged_kv.h); 0 = K and V contiguous
   int64_t M = 0;            // SRAM size in elements, as given
   int64_t tile_capacity = 0;  // elements available to the four d-wide tiles (see memory.h)
@@ -107,7 +107,7 @@ inline Tiling make_tiling(const Problem& p) {
 }
 
 // The tiling a spec will run with, before its inputs exist: the sizes, M and block sizes, and
-// decode's S (--splits, else core/decode.h's default for one head) and page size.
+// decode's S (--splits, else core/schedules/decode/decode.h's default for one head) and page size.
 Tiling spec_tiling(const ProblemSpec& s);
 
 // Parses "16384" (elements), "64KiB" / "64k" (KiB of float32) into elements.

@@ -1,5 +1,5 @@
 // The registry's list: one line per schedule. A new schedule adds its ScheduleInfo (in its own
-// file under core/schedules/) here and a value to the Schedule enum (core/problem.h).
+// folder, core/schedules/NAME/schedule.cpp) here and a value to the Schedule enum (core/problem.h).
 #include "core/schedule_registry.h"
 
 #include "core/input_files.h"
@@ -10,10 +10,10 @@
 
 namespace flashstep {
 
-extern const ScheduleInfo kFa1Schedule;       // core/schedules/fa1.cpp
-extern const ScheduleInfo kFa2Schedule;       // core/schedules/fa2.cpp
-extern const ScheduleInfo kStandardSchedule;  // core/schedules/standard.cpp
-extern const ScheduleInfo kDecodeSchedule;    // core/schedules/decode.cpp
+extern const ScheduleInfo kFa1Schedule;       // core/schedules/fa1/schedule.cpp
+extern const ScheduleInfo kFa2Schedule;       // core/schedules/fa2/schedule.cpp
+extern const ScheduleInfo kStandardSchedule;  // core/schedules/standard/schedule.cpp
+extern const ScheduleInfo kDecodeSchedule;    // core/schedules/decode/schedule.cpp
 
 const std::vector<const ScheduleInfo*>& schedules() {
   static const std::vector<const ScheduleInfo*> all = {&kFa1Schedule, &kFa2Schedule, &kStandardSchedule,

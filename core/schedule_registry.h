@@ -1,8 +1,10 @@
 // The schedule registry: one ScheduleInfo per schedule, holding everything the rest of the
 // program needs to know about it. The CLI, explain, the summary, the exporters, snapshots,
 // compare, the work limits, the app's panels and the GPU commands ask here; none of them
-// switches on a schedule. A schedule's description lives in its own file under core/schedules/
-// (with the line tables of its algorithms, core/lines.h); schedule_registry.cpp lists them.
+// switches on a schedule. Each schedule lives in its own folder, core/schedules/NAME/: its loops,
+// its description (schedule.cpp: this struct, with the line tables of its algorithms, core/lines.h,
+// and its closed forms) and the header of what it offers the rest of core/;
+// schedule_registry.cpp lists them.
 // docs/internals.md has the checklist for adding one.
 #pragma once
 #include "core/closed_form.h"

@@ -3,7 +3,7 @@
 #include "core/snapshot.h"
 
 #include "core/checked.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"

@@ -3,7 +3,7 @@
 // the schedule writes, each file name, and each .npy file's presence, type and shape. Any
 // problem is one InputError naming the manifest field or the file.
 #include "core/checked.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"

@@ -1,6 +1,6 @@
 #include "core/verify.h"
 
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/trace.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "core/work.h"
 
 #include "core/closed_form.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/schedule_registry.h"
 
 #include <cfloat>

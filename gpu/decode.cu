@@ -1,10 +1,10 @@
-// Flash-decoding on the GPU (Dao, Haziza, Massa, Sizov 2023): the split-KV kernel and the
-// combine kernel of core/schedule_decode.cpp. Decoding reads a long KV cache for one query row
-// (or a few), so the work is a stream of K and V bytes; the kernels are written to keep that
-// stream at the memory's bandwidth, not to use tensor cores (one row gives a GEMV, not a GEMM).
+// Flash-decoding on the GPU (Dao, Haziza, Massa, Sizov 2023): the split-KV kernel and the combine
+// kernel of core/schedules/decode/forward.cpp. Decoding reads a long KV cache for one query row (or
+// a few), so the work is a stream of K and V bytes; the kernels are written to keep that stream at
+// the memory's bandwidth, not to use tensor cores (one row gives a GEMV, not a GEMM).
 //
 //   decode_split_kernel<T, G, R, kPaged, V> (gpu/decode_kernel.cuh): one thread block per (head, group of R query rows,
-//     split s). Split s covers the K/V blocks core/decode.h's split_range gives (the same
+//     split s). Split s covers the K/V blocks core/schedules/decode/decode.h's split_range gives (the same
 //     blocks as the CPU's FD L5 loop), clipped to the keys the mask leaves to any of the rows.
 //     K and V stream through shared memory in tiles of 8 KiB each (TK keys), STAGES tiles deep
 //     by cp.async, so STAGES - 1 tiles per block are in flight while one is computed. 128 threads

@@ -11,7 +11,7 @@
 namespace flashstep::gpu {
 
 struct DecodeOptions {
-  int64_t splits = 1;      // S, 1 <= S <= Tc: split s covers core/decode.h's split_range
+  int64_t splits = 1;      // S, 1 <= S <= Tc: split s covers core/schedules/decode/decode.h's split_range
   Features features;
   // A paged KV cache (core/paged_kv.h): pages of page_size tokens, placed by
   // page_table(B H, ceil(Nk / P), features.seed); 0 = K, V contiguous.

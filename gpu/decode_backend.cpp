@@ -3,7 +3,7 @@
 
 #include "gpu/backend_internal.h"
 #include "gpu/decode_kernels.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 
 #include <climits>
@@ -138,15 +138,15 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 // 128, B x H = 32 and 256, Nk = 16384 .. 262144; docs/decode.md, "The default variant and S" and
 // "Read streams and versions 8, 9"):
 // - d = 64, 128 in 16-bit storage, unpaged: version 9 (bulk copies under an L2 evict_first
-//   policy, 256 threads) with core/decode.h's S, the fastest version at all 12 shapes of the
-//   read-stream sweep (gpu/results/device-checks/decode-read-streams-and-back-to-back, 4-11%
+//   policy, 256 threads) with core's S (core/schedules/decode/decode.h), the fastest version at
+//   all 12 shapes of the read-stream sweep (gpu/results/device-checks/decode-read-streams-and-back-to-back, 4-11%
 //   ahead of versions 5, 6 and 8); except at d = 128, Nq = 1 where that S is 1 (the heads fill
 //   the GPU, or one K/V block): 32 splits, none shorter than 512 keys (the shortest split
 //   measured), the best S of version 5 there before and of version 9 at Nk = 65536 and 262144.
 //   (At B x H = 32, Nk = 262144, S = 32 was level with core's S = 8 over three rounds, 0.07%:
 //   core's S stays.)
-// - paged: version 5 with core/decode.h's S (0.85-0.93x of unpaged; version 6 pays for its
-//   small per-page copies: 0.71-0.84x).
+// - paged: version 5 with core's S (0.85-0.93x of unpaged; version 6 pays for its small
+//   per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
 DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   DecodeChoice c;

@@ -154,7 +154,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   const int s = blockIdx.y;
   const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
 
-  // FD L5: the keys of split s (core/decode.h's split_range), clipped to what any row keeps.
+  // FD L5: the keys of split s (core/schedules/decode/decode.h's split_range), clipped to what
+  // any row keeps.
   const int base = p.Tc / p.S, longer = p.Tc % p.S;
   const int j0 = s * base + min(s, longer), j1 = j0 + base + (s < longer ? 1 : 0);
   int k0 = j0 * p.Bc, k1 = min(j1 * p.Bc, p.nk);

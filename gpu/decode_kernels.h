@@ -16,7 +16,8 @@ struct DecodeParams {
   float *O_part = nullptr, *lse_part = nullptr;  // null: S = 1, the split kernel writes O, lse
   int64_t heads = 1;
   int nq = 0, nk = 0, d = 0;
-  int Bc = 0, Tc = 0, S = 1;  // split s covers core/decode.h's split_range(Tc, S, s) of Bc keys
+  // Split s covers core/schedules/decode/decode.h's split_range(Tc, S, s) of Bc keys.
+  int Bc = 0, Tc = 0, S = 1;
   float scale = 1.0f;
   Storage dtype = Storage::fp32;
   Extras x;

@@ -5,8 +5,8 @@
 // FlashAttention-2's backward (Dao 2023, Algorithm 2) on tensor cores: bf16 / fp16 Q, K, V, O,
 // dO; float32 accumulators, D, L and dQ; mma.sync m16n8k16 (the forward's building blocks,
 // gpu/tc_mma.cuh). d = 64 and 128. The CPU engine steps the same arithmetic with --p-dtype
-// (core/backward_fa2.cpp): P_ij and dS_ij are rounded to the 16-bit type before their matmuls,
-// nothing else is.
+// (core/schedules/fa2/backward.cpp): P_ij and dS_ij are rounded to the 16-bit type before their
+// matmuls, nothing else is.
 //
 // Pre-kernel (FA2b L4): D = rowsum(dO o O), one warp per row, and L2 = lse log2(e) (+inf for a
 // row that keeps no key and for padding rows past Nq, so exp2(S - L2) is exactly 0 there).

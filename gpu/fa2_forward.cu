@@ -1,5 +1,5 @@
 // FlashAttention-2 forward (Dao 2023, Algorithm 1) on the GPU: the loop order of
-// core/schedule_fa2.cpp. One launch; one thread block per (Q block i, head), so the grid
+// core/schedules/fa2/forward.cpp. One launch; one thread block per (Q block i, head), so the grid
 // parallelises over Q blocks and batch x heads. Each block loads Q_i once, keeps O_i, l_i and
 // m_i on chip for its whole inner loop over j, divides O_i by l_i once at the end and writes
 // only O_i and L_i = m_i + log l_i. The online-softmax update is core/online_softmax.h.

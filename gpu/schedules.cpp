@@ -54,7 +54,7 @@ BenchTiming standard_bench(const Shape& s, float scale, const Tiling&, int, cons
   return bench_standard(s, scale, warmup, reps, seed);
 }
 
-// decode's S is the tiling's (Tiling::S, from --splits or core/decode.h's default).
+// decode's S is the tiling's (Tiling::S, from --splits or core/schedules/decode/decode.h's default).
 Result decode_fwd(const float* Q, const float* K, const float* V, const Shape& s, float scale, const Tiling& t,
                   const ForwardOptions& o) {
   DecodeOptions d;

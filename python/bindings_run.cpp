@@ -2,7 +2,7 @@
 // `explain` and `lesson softmax` over the same core calls (app/cmd_run.cpp's order of checks).
 #include "bindings.h"
 
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/export.h"
 #include "core/lesson.h"
 #include "core/output_files.h"

@@ -12,6 +12,8 @@
 #include "core/lesson.h"
 #include "core/pipeline_model.h"
 #include "core/run.h"
+#include "core/schedules/fa1/fa1.h"
+#include "core/schedules/standard/standard.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,6 +4,8 @@
 #include "core/export.h"
 #include "core/online_softmax.h"
 #include "core/reference.h"
+#include "core/schedules/fa1/fa1.h"
+#include "core/schedules/standard/standard.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>

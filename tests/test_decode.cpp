@@ -1,7 +1,7 @@
 // Flash-decoding (--schedule decode) on the CPU: the split ranges, the closed forms of its
 // traffic and steps, S = 1 against fa2, the float64 reference, masks, dropout and storage types.
 #include "core/closed_form.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/reference.h"
 #include "test_helpers.h"
 

@@ -1,6 +1,9 @@
 // Storage precision (fp16, bf16) on the CPU: rounding, bytes moved, and the size of the errors.
 #include "core/closed_form.h"
 #include "core/reference.h"
+#include "core/schedules/fa1/fa1.h"
+#include "core/schedules/fa2/fa2.h"
+#include "core/schedules/standard/standard.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>

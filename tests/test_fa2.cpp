@@ -1,6 +1,7 @@
 // The FlashAttention-2 schedule (fa2) on the CPU: golden outputs and its HBM traffic.
 #include "core/closed_form.h"
 #include "core/reference.h"
+#include "core/schedules/fa2/fa2.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>

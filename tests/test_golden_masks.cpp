@@ -3,7 +3,7 @@
 // made, from the mask definitions and cross-checked with scaled_dot_product_attention). Every
 // schedule runs every case, and so does the float64 reference with its own mask
 // (reference_keeps): neither is checked against core/mask.h, the code they share otherwise.
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/reference.h"
 #include "core/schedule_registry.h"
 #include "test_helpers.h"

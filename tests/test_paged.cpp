@@ -2,7 +2,7 @@
 // the closed form of the block-table reads, a paged run equal to the unpaged one bit for bit
 // (O, lse and every step's values), the physical pages each load names, and the refusals.
 #include "core/closed_form.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/lines.h"
 #include "core/schedule_registry.h"
 #include "core/paged_kv.h"

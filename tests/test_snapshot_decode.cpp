@@ -2,7 +2,7 @@
 // per split, their round trip through the writer and the reader (-inf lse of a row a split keeps
 // no key of included), the reader's checks of the partials and of version 1 folders, and
 // `compare` finding a perturbed partial.
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/npy.h"
 #include "core/snapshot.h"
 #include "core/tolerance.h"

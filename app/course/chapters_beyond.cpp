@@ -3,6 +3,7 @@
 #include "app/course/roofline.h"
 #include "core/backward.h"
 #include "core/closed_form.h"
+#include "core/schedules/fa1/fa1.h"
 
 namespace flashstep::course {
 

@@ -5,6 +5,8 @@
 #include "core/problem.h"
 #include "core/schedule_registry.h"
 #include "core/run.h"
+#include "core/schedules/fa1/fa1.h"
+#include "core/schedules/standard/standard.h"
 
 #include <cmath>
 

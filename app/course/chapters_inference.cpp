@@ -3,7 +3,7 @@
 // hopper (FlashAttention-3's pipeline, from the pipeline model and the Hopper bench file).
 #include "app/course/builder.h"
 #include "app/course/device.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 #include "core/pipeline_model.h"
 #include "app/course/roofline.h"

@@ -5,7 +5,7 @@
 #include "app/gui/app_state.h"
 
 #include "app/gui/text_field.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 
 #include "core/backward.h"
 #include "core/export.h"

@@ -1,7 +1,7 @@
 // The app's flash-decoding state (decode_state.h): everything from the trace's steps.
 #include "app/gui/decode_state.h"
 
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/lines.h"
 
 #include <cmath>

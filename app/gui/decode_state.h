@@ -1,4 +1,4 @@
-// The app's state for flash-decoding (core/schedule_decode.cpp), read from the trace only (no
+// The app's state for flash-decoding (core/schedules/decode/), read from the trace only (no
 // OpenGL or ImGui; the tiles view, the softmax panel and the tests read it): the split each K/V
 // block belongs to (the tiles view's colours), the step at which each partial O_i^(s), lse_i^(s)
 // reaches HBM, and the combine's rescale factors e^(lse_i^(s) - lse_i) at a step.
@@ -13,7 +13,8 @@ namespace flashstep::gui {
 // Whether the run writes partials (decode with S >= 2; S = 1 is fa2 and writes none).
 bool has_partials(const Trace& tr);
 
-// The split of K/V block j: the s with split_range(Tc, S, s).j0 <= j < j1 (core/decode.h);
+// The split of K/V block j: the s with split_range(Tc, S, s).j0 <= j < j1
+// (core/schedules/decode/decode.h);
 // -1 when the run has no partials.
 int64_t split_of_block(const Trace& tr, int64_t j);
 

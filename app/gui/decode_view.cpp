@@ -10,7 +10,7 @@
 
 #include "app/gui/decode_state.h"
 #include "app/gui/widgets.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/schedule_registry.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 // pages the step's own `pages`.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 
 #include <cstdio>

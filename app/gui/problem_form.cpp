@@ -4,7 +4,7 @@
 
 #include "app/gui/text_field.h"
 #include "core/backward.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/run.h"
 
 #include <algorithm>

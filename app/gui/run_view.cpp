@@ -3,7 +3,7 @@
 #include "app/gui/app_state.h"
 
 #include "core/backward.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/fp8_inputs.h"
 #include "core/run.h"
 

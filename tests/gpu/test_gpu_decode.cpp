@@ -2,7 +2,7 @@
 // engine's partials O^(s), lse^(s) and final O, lse, and against float64: Nq = 1 and a few rows,
 // ragged Nk, S from 1 to Tc, masks (causal, window, key length per batch entry, a split that
 // keeps nothing), dropout, fp16 / bf16 storage, several heads.
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "gpu/decode.h"
 #include "decode_test_helpers.h"
 

@@ -4,7 +4,7 @@
 // variants 6-9 (one copy per page piece; pages of 1 row, pages not dividing a stage, pages
 // longer than a stage); the split kernel's variants 4-9 (gpu/decode.cu) against the CPU engine,
 // variants 4, 6, 7 and 8 bit for bit against variant 3, variant 9 against variant 5.
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 #include "gpu/decode.h"
 #include "decode_test_helpers.h"
@@ -212,7 +212,7 @@ TEST_CASE("GPU decode's default variant and S exist for every shape, and variant
             CHECK(gpu::decode_variant_exists(c.variant, d, dt));
             CHECK(c.splits >= 1);
             CHECK(c.splits <= t.Tc);
-            const int64_t S = default_splits(heads, t.Tc, sms);  // core/decode.h's heuristic
+            const int64_t S = default_splits(heads, t.Tc, sms);  // core/schedules/decode/decode.h's heuristic
             if (dt == Dtype::fp32 || (d != 64 && d != 128)) {  // version 3, the kernel for every d and type
               CHECK(c.variant == 3);
               CHECK(c.splits == S);

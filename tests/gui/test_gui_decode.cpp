@@ -1,11 +1,11 @@
-// The app's flash-decoding state (app/gui/decode_state.h) against core's trace: the split each
-// K/V block is coloured by (core/decode.h's split_range), the step at which each partial row
-// block reaches HBM, and the combine's rescale factors at every combine step of the decode
-// preset and of a causal problem whose first rows a split keeps no key of.
+// The app's flash-decoding state (app/gui/decode_state.h) against core's trace: the split each K/V
+// block is coloured by (core/schedules/decode/decode.h's split_range), the step at which each
+// partial row block reaches HBM, and the combine's rescale factors at every combine step of the
+// decode preset and of a causal problem whose first rows a split keeps no key of.
 #include "app/gui/app_state.h"
 #include "app/gui/decode_state.h"
 #include "app/gui/options.h"
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/lines.h"
 #include "core/run.h"
 

@@ -3,11 +3,12 @@
 // chip, so every matrix crosses between HBM and SRAM exactly once per line, as the paper's
 // Theta(Nd + N^2) count assumes. SRAM capacity is not enforced here: the peak shows how far a
 // row block of S overshoots M.
+#include "core/schedules/standard/standard.h"
+
 #include "core/online_softmax.h"
 #include "core/philox.h"
-#include "core/schedule_context.h"
 #include "core/progress.h"
-#include "core/schedules.h"
+#include "core/schedules/context.h"
 
 
 namespace flashstep {

@@ -1,14 +1,43 @@
-// decode: flash-decoding (Dao, Haziza, Massa, Sizov 2023). The Tc K/V blocks in S splits; each
-// split runs FlashAttention-2's row block and writes a float32 partial O_i^(s), lse_i^(s); the
-// combine merges them by e^(lse_i^(s) - lse_i). Forward only (inference). The loops:
-// core/schedule_decode.cpp; the sizes and closed forms: core/decode.h.
-#include "core/decode.h"
+// decode's registry entry (core/schedule_registry.h): the line table of flash-decoding (the only
+// place its pseudocode is written), the closed form, the estimates and what the readers print.
+// The loops are forward.cpp beside this file; the sizes every reader needs, decode.h.
+#include "core/schedules/decode/decode.h"
+
+#include "core/checked.h"
 #include "core/paged_kv.h"
 #include "core/schedule_registry.h"
-#include "core/schedules.h"
 #include "core/schedules/common.h"
+#include "core/schedules/fa2/fa2.h"
 
 namespace flashstep {
+
+// [SECTION] Closed form and step count (declared with their derivation in decode.h)
+
+TrafficForm decode_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t S) {
+  if (S <= 1) return fa2_traffic(nq, nk, d, Tr);
+  checked::fits_int64((double(S) * double(nq) * (3.0 * double(d) + 3.0) + double(Tr) * 2.0 * double(nk) * double(d)) * 4.0,
+                      "flash-decoding's HBM traffic");
+  TrafficForm f;
+  f.read_elems = S * nq * d + 2 * Tr * nk * d + S * nq * (d + 1);
+  f.write_elems = S * nq * (d + 1) + nq * (d + 1);
+  f.read_stat_elems = S * nq * (d + 1);
+  f.write_stat_elems = S * nq * (d + 1) + nq;
+  f.write_out_elems = nq * d;
+  return f;
+}
+
+TrafficForm with_block_table_reads(TrafficForm f, int64_t nk, const Tiling& t) {
+  if (t.P <= 0) return f;
+  const int64_t entries = t.Tr * block_table_entries(nk, t.Bc, t.Tc, t.P);
+  f.read_elems += entries;
+  f.read_stat_elems += entries;
+  return f;
+}
+
+int64_t decode_steps(const Tiling& t, int64_t S) {
+  if (S <= 1) return t.Tr * (6 + 4 * t.Tc);
+  return t.Tr * (7 * S + 4 * t.Tc + 3);
+}
 
 namespace {
 

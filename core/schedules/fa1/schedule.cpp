@@ -1,14 +1,41 @@
-// fa1: Algorithm 1 of the FlashAttention paper (Dao et al. 2022) forward, Algorithm 4 backward.
-// Outer j over K/V blocks, inner i over Q blocks; O, l, m live in HBM and travel there and back
-// at every (i, j). The loops themselves: core/schedule_fa1.cpp, core/backward_fa1.cpp.
+// fa1's registry entry (core/schedule_registry.h): the line tables of Algorithms 1 and 4 (the
+// only place their pseudocode is written), the closed forms, the estimates and what the readers
+// print. The loops are forward.cpp and backward.cpp beside this file.
+#include "core/schedules/fa1/fa1.h"
+
 #include "core/backward.h"
+#include "core/checked.h"
 #include "core/schedule_registry.h"
-#include "core/schedules.h"
 #include "core/schedules/common.h"
 #include "core/snapshot.h"
 #include "core/trace_align.h"
 
 namespace flashstep {
+
+// [SECTION] Closed forms (declared with their derivation in fa1.h)
+
+// Each form is first estimated in doubles, in bytes: Nq, Nk, d and Tc are each within their
+// limits, but their product need not be, and then the caller gets an InputError.
+TrafficForm fa1_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  checked::fits_int64(2.0 * double(nk) * double(d) + double(Tc) * double(nq) * (2.0 * double(d) + 2.0) * 4.0, "Algorithm 1's HBM traffic");
+  TrafficForm f;
+  f.read_elems = 2 * nk * d + Tc * nq * (2 * d + 2);
+  f.write_elems = nq * (d + 2) + Tc * nq * (d + 2);
+  f.read_stat_elems = Tc * nq * 2;
+  f.write_stat_elems = nq * 2 + Tc * nq * 2;
+  f.read_out_elems = Tc * nq * d;              // O_i at L8
+  f.write_out_elems = nq * d + Tc * nq * d;    // O at L2, O_i at L12
+  return f;
+}
+
+TrafficForm fa1_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  TrafficForm f;
+  f.read_elems = 2 * nk * d + Tc * nq * (4 * d + 2);
+  f.write_elems = (nq + 2 * nk) * d + Tc * nq * d + 2 * nk * d;
+  f.read_stat_elems = Tc * nq * (d + 2);   // dQ_i, l_i, m_i
+  f.write_stat_elems = nq * d + Tc * nq * d;  // dQ
+  return f;
+}
 
 namespace {
 

@@ -4,7 +4,9 @@
 // Q_i, K_j and the l, m the forward wrote, so no N x N matrix ever reaches HBM. The price is
 // dQ: every j adds its share to every dQ_i, so dQ_i makes a read-modify-write round trip
 // through HBM at every (i, j) (on a GPU, where the j blocks run in parallel, an atomic add).
-#include "core/backward_tiles.h"
+#include "core/schedules/fa1/fa1.h"
+
+#include "core/schedules/backward_tiles.h"
 
 namespace flashstep {
 

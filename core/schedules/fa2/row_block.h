@@ -1,8 +1,9 @@
 // FlashAttention-2's work on one Q block (FA2fwd L4-L13): the forward's whole inner loop, shared
-// by fa2 (over every K/V block) and flash-decoding (over the blocks of one split), so that
+// by fa2 (over every K/V block, forward.cpp) and flash-decoding (over the blocks of one split,
+// core/schedules/decode/forward.cpp), so that
 // decode's phase 1 is fa2's own code and its S = 1 run is fa2's, bit for bit.
 #pragma once
-#include "core/schedule_context.h"
+#include "core/schedules/context.h"
 
 namespace flashstep {
 

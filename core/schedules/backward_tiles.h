@@ -1,11 +1,11 @@
 // What the tiled backward passes (Algorithm 4 and FlashAttention-2's Algorithm 2) share: the
 // hand-over from the forward, the per-tile formulas, and how each recomputes P_ij. Internal
-// to core/ (the backward_*.cpp files); the public entry points are in backward.h.
+// to core/ (the schedules' backward.cpp files); the public entry points are in core/backward.h.
 #pragma once
 #include "core/backward.h"
 #include "core/online_softmax.h"
 #include "core/philox.h"
-#include "core/schedule_context.h"
+#include "core/schedules/context.h"
 
 #include <stdexcept>
 

@@ -5,7 +5,9 @@
 // and SRAM once per line that uses it. SRAM capacity is not enforced (the peak shows the
 // overshoot). With dropout, P in HBM is the undropped P; Z is drawn again from Philox at
 // lines 1 and 3, as the forward drew it at its line 3.
-#include "core/backward_tiles.h"
+#include "core/schedules/standard/standard.h"
+
+#include "core/schedules/backward_tiles.h"
 
 namespace flashstep {
 

@@ -2,46 +2,24 @@
 // 2023), one pseudocode line per step. Decoding has one query row (or a few) against a long
 // KV cache: FlashAttention-2 then starts only heads x Tr thread blocks. Flash-decoding splits
 // the Tc K/V blocks into S contiguous ranges that run in parallel: phase 1 runs FA2's row block
-// (core/fa2_row_block.h) over one split and writes the split's normalised partial O_i^(s) and
+// (core/schedules/fa2/row_block.h) over one split and writes the split's normalised partial O_i^(s) and
 // its log-sum-exp lse_i^(s) to HBM in float32; phase 2 combines them per Q block:
 // lse_i = log sum_s e^(lse_i^(s)), O_i = sum_s e^(lse_i^(s) - lse_i) O_i^(s), the merge of two
 // softmax blocks in the lesson, over splits instead of blocks.
 //
-// The listing (labels "FD Ln"; the table is core/schedules/decode.cpp):
-//   FD L1  Divide Q into Tr blocks of Br rows and K, V into Tc blocks of Bc rows; group the
-//          Tc blocks into S contiguous splits J_1 .. J_S (the first Tc mod S one block longer).
-//   FD L2  for 1 <= s <= S and 1 <= i <= Tr (in parallel) do
-//   FD L3    Load Q_i from HBM to on-chip SRAM.
-//   FD L4    On chip, initialise O_i = (0), l_i = (0), m_i = (-inf).
-//   FD L5    for j in J_s do          (a block the mask removes entirely: skipped)
-//   FD L6      Load K_j, V_j from HBM to on-chip SRAM.
-//   FD L7      On chip, S_ij = tau Q_i K_j^T.
-//   FD L8      On chip, m_i^new = max(m_i, rowmax S_ij), P~_ij = exp(S_ij - m_i^new),
-//              l_i = e^(m_i - m_i^new) l_i + rowsum P~_ij.
-//   FD L9      On chip, O_i = diag(e^(m_i - m_i^new)) O_i + P~_ij V_j.
-//   FD L10   end for
-//   FD L11   On chip, O_i^(s) = diag(l_i)^-1 O_i.
-//   FD L12   On chip, lse_i^(s) = m_i + log(l_i)   (-inf for a row the split keeps no key of).
-//   FD L13   Write O_i^(s) to HBM (float32).
-//   FD L14   Write lse_i^(s) to HBM (float32).
-//   FD L15 end for
-//   FD L16 for 1 <= i <= Tr (in parallel) do                                  (the combine)
-//   FD L17   Load lse_i^(1..S) from HBM; on chip m = max_s lse_i^(s),
-//            lse_i = m + log sum_s e^(lse_i^(s) - m), O_i = (0).
-//   FD L18   for each s: load O_i^(s) from HBM; on chip O_i = O_i + e^(lse_i^(s) - lse_i) O_i^(s).
-//   FD L19   Write O_i to HBM.
-//   FD L20   Write lse_i to HBM as L_i.
+// The pseudocode, labelled "FD Ln", is the line table in schedule.cpp beside this file; the
+// loops below tag each line they implement.
 //
 // With S = 1 there are no partials and no combine: decode runs fa2 itself (same steps, same
 // bits). Masks, dropout (Philox keyed by the global row and column, so a split sees the mask
 // fa2 sees) and the storage type work inside the row block exactly as in fa2.
-#include "core/decode.h"
-#include "core/checked.h"
-#include "core/fa2_row_block.h"
+#include "core/schedules/decode/decode.h"
+
 #include "core/online_softmax.h"
 #include "core/paged_kv.h"
-#include "core/schedule_context.h"
-#include "core/schedules.h"
+#include "core/schedules/context.h"
+#include "core/schedules/fa2/fa2.h"
+#include "core/schedules/fa2/row_block.h"
 
 #include <algorithm>
 #include <cmath>
@@ -72,32 +50,6 @@ int64_t default_splits(int64_t blocks, int64_t Tc, int sm_count) {
   for (int64_t s = 1; s <= max_s; ++s)
     if (eff[size_t(s)] >= 0.85 * best) return s;
   return 1;
-}
-
-TrafficForm decode_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr, int64_t S) {
-  if (S <= 1) return fa2_traffic(nq, nk, d, Tr);
-  checked::fits_int64((double(S) * double(nq) * (3.0 * double(d) + 3.0) + double(Tr) * 2.0 * double(nk) * double(d)) * 4.0,
-                      "flash-decoding's HBM traffic");
-  TrafficForm f;
-  f.read_elems = S * nq * d + 2 * Tr * nk * d + S * nq * (d + 1);
-  f.write_elems = S * nq * (d + 1) + nq * (d + 1);
-  f.read_stat_elems = S * nq * (d + 1);
-  f.write_stat_elems = S * nq * (d + 1) + nq;
-  f.write_out_elems = nq * d;
-  return f;
-}
-
-TrafficForm with_block_table_reads(TrafficForm f, int64_t nk, const Tiling& t) {
-  if (t.P <= 0) return f;
-  const int64_t entries = t.Tr * block_table_entries(nk, t.Bc, t.Tc, t.P);
-  f.read_elems += entries;
-  f.read_stat_elems += entries;
-  return f;
-}
-
-int64_t decode_steps(const Tiling& t, int64_t S) {
-  if (S <= 1) return t.Tr * (6 + 4 * t.Tc);
-  return t.Tr * (7 * S + 4 * t.Tc + 3);
 }
 
 namespace {

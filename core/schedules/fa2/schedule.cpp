@@ -1,15 +1,41 @@
-// fa2: the FlashAttention-2 paper's forward (Dao 2023, Algorithm 1) and backward (its
-// Algorithm 2). Outer i over Q blocks, inner j; O_i, l_i, m_i stay on chip, 1/l is applied once,
-// only O and the logsumexp L are written. The loops: core/schedule_fa2.cpp, backward_fa2.cpp.
+// fa2's registry entry (core/schedule_registry.h): the line tables of the FlashAttention-2
+// paper's Algorithms 1 and 2 (the only place their pseudocode is written), the closed forms, the
+// estimates and what the readers print. The loops are forward.cpp (with row_block.h) and
+// backward.cpp beside this file.
+#include "core/schedules/fa2/fa2.h"
+
 #include "core/backward.h"
+#include "core/checked.h"
 #include "core/schedule_registry.h"
-#include "core/schedules.h"
 #include "core/schedules/common.h"
 #include "core/snapshot.h"
 
 #include <cmath>
 
 namespace flashstep {
+
+// [SECTION] Closed forms (declared with their derivation in fa2.h)
+
+// Each form is first estimated in doubles, in bytes: Nq, Nk, d and Tc are each within their
+// limits, but their product need not be, and then the caller gets an InputError.
+TrafficForm fa2_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tr) {
+  checked::fits_int64((double(nq) * double(d) + double(Tr) * 2.0 * double(nk) * double(d)) * 4.0, "FlashAttention-2's HBM traffic");
+  TrafficForm f;
+  f.read_elems = nq * d + Tr * 2 * nk * d;
+  f.write_elems = nq * d + nq;
+  f.write_stat_elems = nq;
+  f.write_out_elems = nq * d;
+  return f;
+}
+
+TrafficForm fa2_backward_traffic(int64_t nq, int64_t nk, int64_t d, int64_t Tc) {
+  TrafficForm f;
+  f.read_elems = 2 * nq * d + 2 * nk * d + Tc * nq * (2 * d + 2) + Tc * nq * d;
+  f.write_elems = nq * d + nq + Tc * nq * d + 2 * nk * d;
+  f.read_stat_elems = Tc * nq * 2 + Tc * nq * d;  // L_i, D_i; dQ_i
+  f.write_stat_elems = nq * d + nq + Tc * nq * d;  // dQ, D
+  return f;
+}
 
 namespace {
 

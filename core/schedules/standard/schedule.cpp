@@ -1,13 +1,36 @@
-// standard: Algorithm 0 of the FlashAttention paper (standard attention) forward, Algorithm 3
-// backward: S, P (and dP, dS) are whole Nq x Nk matrices written to HBM and read back. The
-// baseline every tiled schedule is compared with. The loops: core/schedule_standard.cpp,
-// core/backward_standard.cpp.
+// standard's registry entry (core/schedule_registry.h): the line tables of Algorithms 0 and 3
+// (the only place their pseudocode is written), the closed forms, the estimates and what the
+// readers print. The steps are forward.cpp and backward.cpp beside this file.
+#include "core/schedules/standard/standard.h"
+
 #include "core/backward.h"
+#include "core/checked.h"
 #include "core/schedule_registry.h"
-#include "core/schedules.h"
 #include "core/schedules/common.h"
 
 namespace flashstep {
+
+// [SECTION] Closed forms (declared with their derivation in standard.h)
+
+// Each form is first estimated in doubles, in bytes: Nq, Nk, d and Tc are each within their
+// limits, but their product need not be, and then the caller gets an InputError.
+TrafficForm standard_traffic(int64_t nq, int64_t nk, int64_t d) {
+  checked::fits_int64((double(nq + nk) * double(d) + 3.0 * double(nq) * double(nk)) * 4.0, "standard attention's HBM traffic");
+  TrafficForm f;
+  f.read_elems = (nq * d + nk * d) + nq * nk + (nq * nk + nk * d);
+  f.write_elems = nq * nk + nq * nk + nq * d;
+  f.read_out_elems = 2 * nq * nk;   // S, P: stored at the output type as O is
+  f.write_out_elems = 2 * nq * nk + nq * d;
+  return f;
+}
+
+TrafficForm standard_backward_traffic(int64_t nq, int64_t nk, int64_t d) {
+  TrafficForm f;
+  f.read_elems = 5 * nq * nk + 3 * nq * d + 2 * nk * d;
+  f.write_elems = 2 * nq * nk + nq * d + 2 * nk * d;
+  f.write_stat_elems = nq * d;  // dQ
+  return f;
+}
 
 namespace {
 

@@ -1,11 +1,12 @@
 // Algorithm 1 of Dao et al. 2022 (FlashAttention forward pass), one pseudocode line per step.
 // Loop order as printed: outer j over K/V blocks, inner i over Q blocks; O, l, m live in HBM
 // and make a round trip at every (i, j).
+#include "core/schedules/fa1/fa1.h"
+
 #include "core/online_softmax.h"
 #include "core/philox.h"
-#include "core/schedule_context.h"
 #include "core/progress.h"
-#include "core/schedules.h"
+#include "core/schedules/context.h"
 
 
 namespace flashstep {

@@ -5,7 +5,9 @@
 // Algorithm 4's (outer j, inner i); dQ_i still makes a round trip at every (i, j) (line 15).
 // Dropout, which the paper's Algorithm 2 leaves out, is applied as in Algorithm 4: P_ij^dropped
 // in line 12, dP_ij o Z_ij in line 13.
-#include "core/backward_tiles.h"
+#include "core/schedules/fa2/fa2.h"
+
+#include "core/schedules/backward_tiles.h"
 
 namespace flashstep {
 

@@ -2,12 +2,13 @@
 // Loop order swapped against Algorithm 1: outer i over Q blocks, inner j over K/V blocks.
 // O_i, l_i and m_i stay on chip for the whole inner loop, O_i is divided by l_i once at the
 // end, and only O and the logsumexp L are written to HBM.
-#include "core/fa2_row_block.h"
+#include "core/schedules/fa2/fa2.h"
+
 #include "core/online_softmax.h"
 #include "core/philox.h"
-#include "core/schedule_context.h"
 #include "core/progress.h"
-#include "core/schedules.h"
+#include "core/schedules/context.h"
+#include "core/schedules/fa2/row_block.h"
 
 
 namespace flashstep {

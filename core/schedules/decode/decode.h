@@ -1,11 +1,19 @@
-// Flash-decoding (Dao, Haziza, Massa, Sizov 2023): split-KV attention and its log-sum-exp
-// combine. The sizes every reader needs (split ranges, the default S, the closed form of the
-// traffic, the step count); the schedule itself is core/schedule_decode.cpp.
+// decode: flash-decoding (Dao, Haziza, Massa, Sizov 2023), split-KV attention and its
+// log-sum-exp combine. The Tc K/V blocks in S splits; each split runs FlashAttention-2's row
+// block and writes a float32 partial O_i^(s), lse_i^(s); the combine merges them by
+// e^(lse_i^(s) - lse_i). Forward only (inference). This folder holds the whole schedule:
+//   forward.cpp   the loops (phase 1 over splits, phase 2 the combine) and one sentence per step
+//   schedule.cpp  its registry entry: the line table (the pseudocode, written there only), the
+//                 closed form below, the estimates, the names readers print
+// and this header, the sizes every reader needs (split ranges, the default S, the closed form
+// of the traffic, the step count).
 #pragma once
 #include "core/closed_form.h"
 #include "core/problem.h"
+#include "core/trace.h"
 
 #include <cstdint>
+#include <string>
 
 namespace flashstep {
 
@@ -50,5 +58,14 @@ TrafficForm with_block_table_reads(TrafficForm f, int64_t nk, const Tiling& t);
 // combine FD L17, one L18 per split, L19, L20). A mask replaces each skipped block's four
 // steps by one.
 int64_t decode_steps(const Tiling& t, int64_t S);
+
+// Phase 1 runs fa2's row block (core/schedules/fa2/row_block.h) over each of S splits of the K/V
+// blocks and writes float32 partials O^(s), lse^(s); phase 2 combines them per Q block. S = 1
+// runs fa2 itself.
+void run_decode(Trace& trace, bool record);
+// One sentence for step k of a decode trace (fa2's sentences for an S = 1 run).
+std::string explain_decode_step(const Trace& trace, size_t k);
+// Whether a line is one of decode's own (FD L3 .. FD L20).
+inline bool is_decode_line(Line l) { return int(l) > 600 && int(l) < 700; }
 
 }  // namespace flashstep
