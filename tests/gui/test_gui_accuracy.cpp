@@ -51,27 +51,37 @@ double number_after(const std::string& text, const std::string& line_start, cons
 }  // namespace
 
 TEST_CASE("run's summary, the memory panel and verify's CPU side report one accuracy figure", "[accuracy][gui]") {
-  // tests/golden/manifest.json: n100_d32_ragged, Nq = Nk = 100, d = 32, unmasked, tau = 1/sqrt(32)
-  const std::string name = "n100_d32_ragged";
-  const double tau = 0.17677669529663687;
+  // tests/golden/manifest.json: n64_d16, Nq = Nk = 64, d = 16, unmasked, tau = 0.25 (exact in
+  // float32, as the problem stores tau: the golden output is then the problem's float64 answer)
+  const std::string name = "n64_d16";
+  const double tau = 0.25;
   ProblemSpec spec = fstest::golden_spec(name, tau);
   spec.schedule = Schedule::fa2;
-  const Trace cpu = fstest::run_spec(spec, false);
-  REQUIRE(cpu.O.rows() == 100);
-  REQUIRE(cpu.O.cols() == 32);
+  // The app's view of the run; its recorded trace is the CPU engine's run that all three read.
+  const std::unique_ptr<gui::RunView> view = gui::make_run_view(spec);
+  const Trace& cpu = view->trace;
+  REQUIRE(cpu.O.rows() == 64);
+  REQUIRE(cpu.O.cols() == 16);
 
-  // The oracle: max |O - O_torch| / max |O_torch| over the golden float64 output.
-  const MatD gold = read_float64_npy(fstest::golden(name + ".o.npy"), 100, 32);
-  const double expected = (cpu.O.cast<double>() - gold).cwiseAbs().maxCoeff() / gold.cwiseAbs().maxCoeff();
-  REQUIRE(expected > 0);     // a float32 engine is not exact: the figure says something
-  REQUIRE(expected < 1e-5);  // and within verify's float64 tolerance
+  // The oracle: max |O - O_torch| / max |O_torch| over the golden float64 output. The figures
+  // may differ from it by at most the golden file's distance from core's reference (triangle
+  // inequality), which is float64 rounding: far below the figure.
+  const MatD gold = read_float64_npy(fstest::golden(name + ".o.npy"), 64, 16);
+  const double gold_max = gold.cwiseAbs().maxCoeff();
+  const double expected = (cpu.O.cast<double>() - gold).cwiseAbs().maxCoeff() / gold_max;
+  const Reference ref = reference_attention(cpu.problem.Q, cpu.problem.K, cpu.problem.V, tau);
+  const double slack = (ref.O - gold).cwiseAbs().maxCoeff() / gold_max;
+  REQUIRE(expected > 0);         // a float32 engine is not exact: the figure says something
+  REQUIRE(expected < 1e-5);      // and within verify's float64 tolerance
+  REQUIRE(slack < 0.2 * expected);  // the golden file is precise enough to check the figure
+  const auto near_oracle = [&](double figure) { return std::abs(figure - expected) <= slack * 1.001; };
 
   // The memory panel's O error column for the shown schedule.
-  const std::unique_ptr<gui::RunView> view = gui::make_run_view(spec);
   const gui::ScheduleRun& shown = view->runs[size_t(gui::schedule_column(spec.schedule))];
   REQUIRE(shown.have_error);
   const double panel = shown.o_err.max_rel;
-  CHECK_THAT(panel, Catch::Matchers::WithinRel(expected, 1e-6));
+  INFO("oracle " << expected << ", slack " << slack << ", panel " << panel);
+  CHECK(near_oracle(panel));
 
   // verify's CPU engine line ("CPU vs float64: O abs .. rel ..").
   const Float64Checks checks = float64_checks(cpu, "CPU", 0, {});
@@ -83,7 +93,7 @@ TEST_CASE("run's summary, the memory panel and verify's CPU side report one accu
 
   // run's summary: "vs float64 O max abs A, max rel R; ...", printed with three digits.
   const std::string args = "run --q " + spec.q_path + " --k " + spec.k_path + " --v " + spec.v_path +
-                           " --scale 0.17677669529663687 --schedule fa2";
+                           " --scale 0.25 --schedule fa2";
   const fstest::Outcome o = fstest::run_flashstep(args);
   INFO(o.out);
   REQUIRE(o.rc == 0);
@@ -91,5 +101,5 @@ TEST_CASE("run's summary, the memory panel and verify's CPU side report one accu
   char panel_text[32];
   std::snprintf(panel_text, sizeof panel_text, "%.3g", panel);
   CHECK(std::stod(panel_text) == summary);  // the panel's figure as run prints it
-  CHECK_THAT(summary, Catch::Matchers::WithinRel(expected, 6e-3));  // three digits of the oracle
+  CHECK(std::abs(summary - panel) <= 5e-3 * panel);  // three digits
 }
