@@ -163,7 +163,8 @@ shot built "$work/menu-built.png" ${exec_line#flashstep }
 cmp -s "$work/menu.png" "$work/menu-built.png" || fail "the menu entry's window differs from the build tree's"
 echo "deb-check: the menu entry's Exec line ($exec_line) opens the app"
 
-# The Python module, imported by Debian's python3 from the package's folder, without PYTHONPATH:
+# The Python module, imported by Debian's python3 (/usr/bin/python3, not another one first on
+# PATH, such as pyenv's) from the package's folder, without PYTHONPATH:
 # one small run, whose bytes and output must equal the build tree's module's. No bytecode is
 # written (PYTHONDONTWRITEBYTECODE): python3 run as root would leave a __pycache__ folder in
 # the package's folder, which apt-get remove does not delete.
@@ -172,10 +173,10 @@ if [ "$python_module" = yes ]; then
   py_run='import flashstep, numpy as np
 r = flashstep.run(n=8, d=4, M=64, schedule="fa2")
 print(flashstep.__file__.rsplit("/", 2)[0], r.hbm_read_bytes, r.hbm_write_bytes, r.tiling, len(r.steps), np.float32(r.o).tobytes().hex())'
-  installed=$(hidden env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 python3 -c "$py_run") ||
+  installed=$(hidden env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c "$py_run") ||
     fail "python3 -c 'import flashstep; flashstep.run(...)' failed with the package installed"
   [ "${installed%% *}" = "/$(dirname "$pydir")" ] || fail "python3 imported flashstep from ${installed%% *}, not /$(dirname "$pydir")"
-  built=$(cd "$src" && PYTHONPATH="$src/$tree/python" PYTHONDONTWRITEBYTECODE=1 python3 -c "$py_run")
+  built=$(cd "$src" && PYTHONPATH="$src/$tree/python" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c "$py_run")
   [ "${installed#* }" = "${built#* }" ] || fail "the installed Python module's run differs from the build tree's"
   echo "deb-check: python3 -c 'import flashstep; flashstep.run(n=8, d=4, M=64, schedule=\"fa2\")' ok (the build tree's bytes and output)"
 fi

@@ -101,7 +101,7 @@ void bind_machine(py::module_& m) {
       // The machine of a problem made from the given inputs (q, k, v as for run()); `schedule`
       // names the schedule the puzzle teaches, which the app shows the student's trace beside.
       .def(py::init([](py::handle q, py::handle k, py::handle v, int64_t M, double scale, bool causal,
-                       int64_t capacity, const std::string& schedule, int64_t splits) {
+                       int64_t capacity, const std::string& schedule, int64_t splits, int64_t kv_len) {
              ProblemSpec spec;
              spec.schedule = parse_schedule(schedule);
              spec.splits = splits;
@@ -113,6 +113,7 @@ void bind_machine(py::module_& m) {
              spec.scale = scale;
              spec.pattern = "uniform";
              spec.options.mask.causal = causal;
+             spec.options.mask.kv_len = kv_len;  // decode-combine's key padding: the app shows it
              Problem p = make_problem(spec);
              p.Q = std::move(Q);
              p.K = std::move(K);
@@ -122,7 +123,7 @@ void bind_machine(py::module_& m) {
              return StudentMachine(std::move(p), t, capacity > 0 ? capacity : t.tile_capacity);
            }),
            py::arg("q"), py::arg("k"), py::arg("v"), py::arg("M"), py::arg("scale"), py::arg("causal") = false,
-           py::arg("capacity") = 0, py::arg("schedule") = "fa1", py::arg("splits") = 0)
+           py::arg("capacity") = 0, py::arg("schedule") = "fa1", py::arg("splits") = 0, py::arg("kv_len") = -1)
       .def("put", [](StudentMachine& s, const std::string& name, py::handle a) {
              const py::array arr = py::array::ensure(a);
              s.put(name, to_mat(a, name.c_str(), arr && arr.ndim() == 1 ? 1 : 2));

@@ -104,8 +104,21 @@ void AppState::set_run(std::unique_ptr<RunView> v) {
 void AppState::cursor_moved() {
   ++cursor_version;
   const size_t k = index();
-  if (k == 0) explanation = "Before the first step: Q, K and V are in HBM; nothing else exists yet.";
-  else explanation = run->trace.explain(k - 1);
+  if (k == 0) {
+    // A trace read from a file may start from more (a puzzle's setup: Trace::hbm_before).
+    std::string placed;
+    std::array<bool, kTensors> named{};
+    for (const HbmWrite& w : run->trace.hbm_before)
+      if (!named[size_t(w.tensor)]) {
+        named[size_t(w.tensor)] = true;
+        placed += (placed.empty() ? "" : ", ") + std::string(tensor_name(w.tensor));
+      }
+    explanation = placed.empty() ? "Before the first step: Q, K and V are in HBM; nothing else exists yet."
+                                 : "Before the first step: Q, K and V are in HBM, and what was placed there "
+                                   "before the run: " + placed + ".";
+  } else {
+    explanation = run->trace.explain(k - 1);
+  }
   if (plot_follow && cursor->current() && cursor->current()->i >= 0)
     plot_row = int(cursor->current()->i * run->trace.tiling.Br);
   select_snapshot_tile();

@@ -35,7 +35,7 @@ namespace {
 struct PartialsCache {
   uint64_t run = ~uint64_t(0);
   PartialWrites writes;
-  float range = 1;  // max |O^(s)| over every write: the colour scale
+  float range = 1;  // max |O^(s)| over every write (and the setup's): the colour scale
 };
 const PartialsCache& partials_cache(const AppState& s) {
   static PartialsCache c;
@@ -43,9 +43,12 @@ const PartialsCache& partials_cache(const AppState& s) {
     c.run = s.run_version;
     c.writes = partial_writes(s.run->trace);
     c.range = 1e-30f;
-    for (const Step& st : s.run->trace.steps)
-      for (const HbmWrite& w : st.writes)
+    auto widen = [&c](const std::vector<HbmWrite>& writes) {
+      for (const HbmWrite& w : writes)
         if (w.tensor == Tensor::Op) c.range = std::max(c.range, float(w.data.cwiseAbs().maxCoeff()));
+    };
+    widen(s.run->trace.hbm_before);  // a puzzle's partials, in HBM before the first step
+    for (const Step& st : s.run->trace.steps) widen(st.writes);
   }
   return c;
 }

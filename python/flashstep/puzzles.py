@@ -236,12 +236,12 @@ class _Puzzle:
         raise NotImplementedError
 
 
-def _core_machine(q, k, v, M, causal=False, capacity=0, inputs=True, schedule="fa1", splits=0):
+def _core_machine(q, k, v, M, causal=False, capacity=0, inputs=True, schedule="fa1", splits=0, kv_len=-1):
     """core's machine for the problem q, k, v (tau = 1/sqrt(d), as the CLI's default); with
     inputs, Q, K, V placed in its HBM."""
     q, k, v = (np.ascontiguousarray(a, np.float32) for a in (q, k, v))
     core = _core.StudentMachine(q, k, v, M=M, scale=1.0 / np.sqrt(q.shape[1]), causal=causal, capacity=capacity,
-                                schedule=schedule, splits=splits)
+                                schedule=schedule, splits=splits, kv_len=kv_len)
     if inputs:
         for name, a in (("Q", q), ("K", k), ("V", v)):
             core.put(name, a)
@@ -861,7 +861,7 @@ class DecodeCombine(_Puzzle):
         writes = [w for s in ref.steps for w in s.writes]
         rename = {"O^(s)": "Op", "lse^(s)": "Lp"}
         state = _replay([(rename.get(t, t), r0, rows) for t, r0, rows in writes], {"Op": (S * nq, d), "Lp": (S * nq, 1)})
-        core = _core_machine(q, k, v, M=M, schedule="decode", splits=S)
+        core = _core_machine(q, k, v, M=M, schedule="decode", splits=S, kv_len=kv_len)
         core.put("Op", state["Op"])
         core.put("Lp", state["Lp"][:, 0])
         core.put("O", np.zeros((nq, d), np.float32))

@@ -79,7 +79,7 @@ def test_the_puzzles_setup_is_in_hbm_from_the_first_step(flashstep_bin, tmp_path
     doc = json.loads((tmp_path / "block.json").read_text())
     placed = {w["tensor"]: w["data"] for w in doc["replay"]["hbm_before"]}
     p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "block.json"), "--step", "0",
-            "--dump-state", str(tmp_path / "block-state.json"))
+            "--screenshot", str(tmp_path / "block.png"), "--dump-state", str(tmp_path / "block-state.json"))
     assert p.returncode == 0, p.stderr
     state = json.loads((tmp_path / "block-state.json").read_text())
     for name in ("O", "l", "m"):
@@ -93,9 +93,9 @@ def test_decode_combine_opens_with_its_partials(flashstep_bin, tmp_path):
     assert r.passed
     r.trace.save(tmp_path / "combine.json")
     doc = json.loads((tmp_path / "combine.json").read_text())
-    assert {"Op", "Lp"} <= {w["tensor"] for w in doc["replay"]["hbm_before"]}
+    assert {"O^(s)", "lse^(s)"} <= {w["tensor"] for w in doc["replay"]["hbm_before"]}  # core's names of Op, Lp
     p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "combine.json"), "--step", "1",
-            "--dump-state", str(tmp_path / "state.json"))
+            "--screenshot", str(tmp_path / "combine.png"), "--dump-state", str(tmp_path / "state.json"))
     assert p.returncode == 0, p.stderr
     state = json.loads((tmp_path / "state.json").read_text())
     assert state["line"] == r.trace.steps[0].label

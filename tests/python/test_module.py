@@ -172,10 +172,43 @@ def test_bad_arrays_are_value_errors(q, k, v, message):
     (dict(n=8.5), "n must be a whole number"),
     (dict(n=8, M=64.5), "M must be a whole number"),
     (dict(n=8, scale=float("nan")), "scale"),
+    # each argument's type: a ValueError naming it, nothing coerced (causal="no" is not True)
+    (dict(n=8, seed=-1), r"seed must be in 0\.\.18446744073709551615 \(got -1\)"),
+    (dict(n=8, seed=1.5), r"seed must be a whole number \(got 1\.5\)"),
+    (dict(n=8, seed=2**64), "seed must be in"),
+    (dict(n=8, causal="no"), r"causal must be True or False \(got 'no'\)"),
+    (dict(n=8, causal=1), "causal must be True or False"),
+    (dict(n=8, record="yes"), "record must be True or False"),
+    (dict(n=8, kv_len=2.5), "kv_len must be a whole number"),
+    (dict(n=8, dropout="0.1"), "dropout must be a number"),
+    (dict(n=8, dropout=True), "dropout must be a number"),
+    (dict(n=8, schedule=3), "schedule must be a string"),
+    (dict(n=8, dtype=None), "dtype must be a string"),
+    (dict(n=8, Br="3"), "Br must be a whole number"),
+    (dict(n=8, Br=float("nan")), "Br must be a whole number"),
+    (dict(n=8, splits=True), "splits must be a whole number"),
 ])
 def test_bad_values_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         flashstep.run(**kwargs)
+
+
+def test_numpy_scalars_are_whole_numbers_and_flags():
+    a = flashstep.run(n=8, d=4, M=64, seed=np.uint64(3), causal=np.bool_(True), Br=np.int64(2))
+    b = flashstep.run(n=8, d=4, M=64, seed=3, causal=True, Br=2)
+    np.testing.assert_array_equal(a.o, b.o)
+    assert a.hbm_read_bytes == b.hbm_read_bytes
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: flashstep.closed_form("fa1", 8.5, 8, 4, 64), "nq must be a whole number"),
+    (lambda: flashstep.closed_form(None, 8, 8, 4, 64), "schedule must be a string"),
+    (lambda: flashstep.lesson_softmax([1, 2, 3, 4], 1.5), "block must be a whole number"),
+    (lambda: flashstep.lesson_softmax([1, 2, 3, 4], "2"), "block must be a whole number"),
+])
+def test_other_functions_check_their_arguments(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
 
 
 def test_fp16_range_as_the_cli(flashstep_bin, tmp_path):

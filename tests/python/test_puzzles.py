@@ -4,6 +4,7 @@ import json
 import numpy as np
 import pytest
 
+import flashstep
 import solutions as S
 from flashstep import puzzles
 
@@ -229,3 +230,70 @@ def test_softmax_machines_say_their_sram():
         S.online_softmax(m)
     assert puzzles.check("online-softmax", probe_online).passed
     assert seen == [(2, 2), (8, 8)]
+
+
+def _nothing(m):
+    """A function that moves nothing: every output is left as the puzzle placed it."""
+
+
+@pytest.mark.parametrize("puzzle,message", [
+    ("safe-softmax", "y was never written"),
+    ("online-softmax", "y was never written"),
+    ("block-update", "was never written: rows 0:4 still hold what they held before the update"),
+    ("algorithm-1", "O was never written. Hint: store O_i (Alg1 L12)"),
+    ("fa2-order", "L was never written"),
+    ("causal", "L was never written"),
+    ("backward-block", "dV was never written (rows 4:8)"),
+    ("decode-combine", "L was never written"),
+])
+def test_an_output_never_written_is_said_so(puzzle, message):
+    r = puzzles.check(puzzle, _nothing)
+    assert not r.passed
+    assert message in r.message, r.message
+    assert "missing rescale" not in r.message and "Hint: P_ij" not in r.message
+
+
+def test_the_machine_refuses_indices_that_are_not_whole_numbers():
+    def half_block(m):
+        m.load("Q", 0, m.Br / 2)
+    assert "m.load('Q', ...): r1 must be a whole number (got 2.0)" in puzzles.check("algorithm-1", half_block).message
+
+    def huge(m):
+        m.load("Q", 0, 2**70)
+    assert "m.load('Q', ...): r1 must be in" in puzzles.check("algorithm-1", huge).message
+
+    def bool_block(m):
+        m.step("Alg1 L6", j=True)
+    assert "m.step: j must be a whole number (got True)" in puzzles.check("algorithm-1", bool_block).message
+
+
+def test_sram_full_names_the_tile_still_held():
+    """The natural loop without frees: Q_i is still bound to its variable when Q_{i+1} loads."""
+    def no_frees(m):
+        for j in range(m.Tc):
+            k0, k1 = S.rows(j, m.Bc, m.nk)
+            Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+            for i in range(m.Tr):
+                q0, q1 = S.rows(i, m.Br, m.nq)
+                Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
+    r = puzzles.check("algorithm-1", no_frees)
+    assert "SRAM full: loading Q[4:8] (16 elements) while holding 64 would need 80 of M = 64; Q[0:4] is still " \
+           "held" in r.message, r.message
+    assert "m.free(tile) or a with m.sram(): block" in r.message
+
+
+def test_the_trace_carries_the_puzzles_setup(tmp_path):
+    r = puzzles.check("block-update", RIGHT["block-update"])
+    assert r.passed
+    r.trace.save(tmp_path / "block.json")
+    before = {w["tensor"]: w for w in json.loads((tmp_path / "block.json").read_text())["replay"]["hbm_before"]}
+    assert sorted(before) == ["O", "l", "m"]  # Q, K, V are the problem's inputs, not a setup
+    # the first problem, (i, j) = (0, 1): m as Algorithm 1 leaves it after K/V block 0
+    nq, nk, d, M, seed = 8, 8, 4, 64, 1
+    ref = flashstep.run(nq=nq, nk=nk, d=d, M=M, seed=seed)
+    after_j0 = [w for s in ref.steps if s.j == 0 for w in s.writes if w[0] == "m"]
+    want = np.zeros(nq, np.float32)
+    for _, row0, rows in after_j0:
+        want[row0:row0 + rows.shape[0]] = rows[:, 0]
+    got = np.array([float(x) for x in before["m"]["data"]["data"]], np.float32)
+    np.testing.assert_array_equal(got, want)
