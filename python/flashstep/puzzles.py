@@ -215,7 +215,8 @@ def _check_budget(machine, budget, per_tensor, teaches, hints=None):
             mine = method(tensor)
             allowed = r if kind == "read" else w
             if mine > allowed:
-                over.append(f"{tensor} {kind} {mine} B where {teaches} {kind} {allowed} B")
+                over.append(f"{tensor} {kind} {mine} B where {teaches} {'read' if kind == 'read' else 'wrote'} "
+                            f"{allowed} B")
                 hint = (hints or {}).get((tensor, kind))
                 if hint:
                     over[-1] += ". " + hint
