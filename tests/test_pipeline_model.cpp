@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <regex>
 
@@ -180,6 +182,22 @@ TEST_CASE("pipeline model: each technique's measured TFLOP/s is its results file
           REQUIRE(m.found);
           CHECK(m.value == expected);
         }
+  // The installed package and the web page carry every results file the figures are read from.
+  const auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string root = std::string(FLASHSTEP_RESULTS_DIR) + "/../../";
+  const std::string packaging = text_of(root + "cmake/Packaging.cmake"), web = text_of(root + "web/Makefile");
+  std::vector<std::string> files{kBackwardResultsFiles[0], kBackwardResultsFiles[1]};
+  for (int64_t d : {64, 128})
+    for (const Kernel& k : techniques(d)) files.push_back(technique_source(k.key, d).file);
+  for (const std::string& f : files) {
+    INFO(f);
+    const std::string rel = f.substr(std::string("gpu/results/").size());
+    CHECK(packaging.find(rel) != std::string::npos);
+    CHECK(web.find(rel) != std::string::npos);
+  }
   // A shape the benchmarks did not run has no figure, and says so.
   const MeasuredFigure none = measured_forward("ping-pong", 64, 2048, false);
   REQUIRE_FALSE(none.found);
