@@ -22,7 +22,9 @@ void add_pipeline_flags(CLI::App* ex, PipelineFlags& f) {
   f.backward_opt = ex->add_flag("--backward", f.backward,
                                 "with --pipeline: the default tensor-core backward: what each warpgroup does, the five "
                                 "products' throughput bounds, the measured time");
-  f.variant_opt = ex->add_option("--variant", f.variant, "not with --pipeline: its rows are techniques (--technique)");
+  f.variant_opt = ex->add_option("--variant", f.variant,
+                                 "with --pipeline: the ladder's number of a technique's kernel (the configuration its "
+                                 "measured figure names), instead of --technique");
   f.causal_opt = ex->add_flag("--causal", f.causal, "with --pipeline: causal mask, bottom-right aligned");
   f.wait_opt = ex->add_option("--wait-clk", f.wait_clk,
                               "with --pipeline: clocks of latency before each softmax starts (default 0)");
@@ -40,9 +42,10 @@ void check_pipeline_flags(const PipelineFlags& f) {
       if (o && o->count())
         throw InputError(o->get_name() + " is not an input of the pipeline model (--pipeline times the Hopper "
                                          "kernels at their own tiles, in bf16 on an H200): leave it out");
-    if (f.variant_opt && f.variant_opt->count())
-      throw InputError("--variant: the pipeline model's rows are techniques, not ladder rungs: use --technique (" +
-                       pipeline::technique_keys() + "); the ladder's rungs are modelled in gpu/ladder/pipeline_rungs.h");
+    if (f.variant_opt && f.variant_opt->count() && f.technique_opt && f.technique_opt->count())
+      throw InputError("--variant and --technique both name the kernel: give one");
+    if (f.backward && f.variant_opt && f.variant_opt->count())
+      throw InputError("--variant names a forward kernel: --backward models the default backward alone");
     if (f.backward && f.technique_opt && f.technique_opt->count())
       throw InputError("--technique names a forward kernel: --backward models the default backward alone");
     if (f.backward && f.turn_opt && f.turn_opt->count())
@@ -54,6 +57,20 @@ void check_pipeline_flags(const PipelineFlags& f) {
 }
 
 namespace {
+
+// --variant N: the technique whose measured kernel is configuration N of the ladder at this d.
+std::string technique_of_config(int config, int64_t d) {
+  if (d != 64 && d != 128) pipeline::techniques(d);  // throws the model's message for this d
+  std::string known;
+  for (const pipeline::Kernel& k : pipeline::techniques(d)) {
+    const int c = technique_source(k.key, d).config;
+    if (c == config) return k.key;
+    known += (known.empty() ? "" : ", ") + std::to_string(c) + " " + k.key;
+  }
+  throw InputError("--variant " + std::to_string(config) + " has no row in the pipeline model, whose rows are techniques (" +
+                   known + " at d = " + std::to_string(d) + "); the ladder's other rungs are modelled in "
+                   "gpu/ladder/pipeline_rungs.h (a -DFLASHSTEP_LADDER=ON build's tests)");
+}
 
 // The forward's rows: every technique at this shape, the model beside the measured TFLOP/s.
 void print_techniques(const pipeline::Shape& s, const pipeline::Rates& rates, bool bench_shape) {
@@ -78,7 +95,8 @@ void print_techniques(const pipeline::Shape& s, const pipeline::Rates& rates, bo
   }
   if (bench_shape) std::printf("measured in:\n%s", sources.c_str());
   else
-    std::printf("(measured figures exist at N = 4096 and 16384, Nq = Nk, d = 64 and 128, with the default --heads)\n");
+    std::printf("(measured figures exist at N = 4096 and 16384, Nq = Nk, d = 64 and 128, with the benchmarks' "
+                "number of heads)\n");
 }
 
 }  // namespace
@@ -126,7 +144,8 @@ int run_pipeline_explain(const PipelineFlags& f, int64_t nq, int64_t nk, int64_t
                 p.ms, p.ms / m.value, p.tensor_ms, 100 * p.tensor_ms / m.value);
     return 0;
   }
-  const std::string key = f.technique.empty() ? "default" : f.technique;
+  std::string key = f.technique.empty() ? "default" : f.technique;
+  if (f.variant_opt && f.variant_opt->count()) key = technique_of_config(f.variant, d);
   const pipeline::Kernel k = pipeline::technique(key, d);
   std::fputs(pipeline::explain_pipeline(k, s, rates).c_str(), stdout);
   print_techniques(s, rates, bench_shape);

@@ -3,6 +3,7 @@
 # build/flashstep_<version>_<arch>.deb with CPack's DEB generator:
 #   /usr/bin/flashstep
 #   /usr/share/flashstep/{assets/presets,assets/bench,shaders}   the data root (core/data_dir.h)
+#   /usr/share/flashstep/gpu/results/...                         the pipeline model's measured figures
 #   /usr/share/applications/flashstep.desktop                    the menu entry
 #   /usr/share/icons/hicolor/{48x48,64x64,128x128,256x256,scalable}/apps/flashstep.{png,svg}
 #   /usr/share/man/man1/flashstep.1.gz                            made from the --help texts
@@ -16,6 +17,14 @@ install(TARGETS flashstep RUNTIME DESTINATION bin)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/assets/presets ${CMAKE_SOURCE_DIR}/assets/bench
   DESTINATION share/flashstep/assets)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/shaders DESTINATION share/flashstep)
+# The H200 results the pipeline model's measured figures are read from (app/pipeline_measured.cpp
+# names the same files), at their paths under the data root.
+foreach(results_file fa3/bench.txt fa3_ladder/softmax-overlap-after/bench.txt
+    device-checks/defaults-v34-v42-final-build/fa3_ladder/bench.txt
+    tensor-core-backward/targets-v9/bench.json tensor-core-backward/targets-v9/bench_causal.json)
+  get_filename_component(results_dir ${results_file} DIRECTORY)
+  install(FILES ${CMAKE_SOURCE_DIR}/gpu/results/${results_file} DESTINATION share/flashstep/gpu/results/${results_dir})
+endforeach()
 
 # [SECTION] The Python module (docs/python.md), when this build has it: the package's .py files
 # and the extension _core.cpython-3XY-<arch>.so, in Debian's one folder for every python3 3.x

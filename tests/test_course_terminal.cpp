@@ -305,7 +305,7 @@ const std::map<std::string, Solver>& solvers() {
          return letter_of(p, 2 * overlap > soft ? "take turns" : "nothing much");
        }},
       {"hopper/pingpong-gain", [](const Printed&, const std::string& p) {
-         return fmt(after(p, "TFLOP/s for variant 15 and") / after(p, "The model predicts"));
+         return fmt(after(p, "TFLOP/s for the TMA producer alone and") / after(p, "The model predicts"));
        }},
       // paged-kv
       {"paged-kv/pages", [](const Printed&, const std::string& p) {

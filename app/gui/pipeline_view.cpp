@@ -206,8 +206,9 @@ void DrawPipelineView(AppState& s) {
   }
   ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   changed |= ImGui::Checkbox("causal", &ps.causal);
-  if (!ps.backward) {
-    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+  if (!ps.backward) {  // on this line where it fits, else on the next
+    const float turn_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("tensor cores in turn").x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + turn_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
     changed |= ImGui::Checkbox("tensor cores in turn", &ps.in_turn);
   }
   const float slider_w = ImGui::GetFontSize() * 8 + style.ItemInnerSpacing.x + ImGui::CalcTextSize("wait (clocks)").x;
@@ -228,11 +229,11 @@ void DrawPipelineView(AppState& s) {
   const float fs0 = ImGui::GetFontSize();
   if (ps.backward) {
     const pipeline::BackwardPrediction& p = ps.backward_prediction;
-    ImGui::Text("the default backward (gpu/fa2_bwd_wgmma_kernel.cuh): Bc %d keys in 2 warpgroups, Q blocks of Br %d, "
-                "three barriers per Q block, dQ added by red.global.add; first %d Q blocks shown",
+    ImGui::TextWrapped("the default backward (gpu/fa2_bwd_wgmma_kernel.cuh): Bc %d keys in 2 warpgroups, Q blocks of Br "
+                       "%d, three barriers per Q block, dQ added by red.global.add; first %d Q blocks shown",
                 pipeline::kBwdBc, pipeline::kBwdBr, PipelineState::kShownBlocks);
-    ImGui::Text("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, softmax "
-                "alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
+    ImGui::TextWrapped("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
+                       "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
                 p.clk_per_q_block, p.ms, p.tflops, 100 * p.share_tensor, 100 * p.share_softmax, 100 * p.share_memory,
                 100 * p.share_idle);
     Swatch(kReadCol, false, "loads");
@@ -246,7 +247,7 @@ void DrawPipelineView(AppState& s) {
     Swatch(kWriteCol, false, "dQ added, dK dV written", true);
   } else {
     const pipeline::Kernel& r = ps.kernel;
-    ImGui::Text("%s: %s", r.key.c_str(), r.what.c_str());
+    ImGui::TextWrapped("%s: %s", r.key.c_str(), r.what.c_str());
     ImGui::TextColored(kDimText, "Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(),
                        r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
                        r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);

@@ -10,7 +10,9 @@
 #include "core/export.h"
 #include "core/npy.h"
 #include "core/output_files.h"
+#include "app/pipeline_measured.h"
 #include "core/pipeline_model.h"
+#include "tests/pipeline_results.h"
 #include "core/reference.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
@@ -417,7 +419,7 @@ TEST_CASE("the bench view: the shipped file by default, a named file and figure,
   REQUIRE(s.view == gui::View::bench);
 }
 
-TEST_CASE("the pipeline view: the model for each rung beside the H200's measurements", "[gui][pipeline]") {
+TEST_CASE("the pipeline view: the model for each technique beside the H200's measurements", "[gui][pipeline]") {
   gui::GuiOptions o = options("tiny", 0, 0, "");
   o.view = "pipeline";
   gui::AppState s;
@@ -428,29 +430,29 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   s.pipeline.n = 4096;
   s.pipeline.causal = false;
   s.pipeline.rebuild();
-  REQUIRE(s.pipeline.rows.size() == 22);  // v13-v22, v26-v29, v33-v39, v43
-  // The file's numbers for this shape, read here from the file itself: each rung's point at
-  // d = 128, N = 4096, non-causal, and PyTorch's (variant 0, a "kernel" name); the file lists its
-  // device runs in order, so a later point replaces an earlier one.
-  const nlohmann::json bench = load_json(std::string(FLASHSTEP_ASSET_DIR) + "/bench/h200_hopper.json");
-  std::map<int, double> expected;
-  std::map<std::string, double> expected_reference;
-  for (const auto& pt : bench["points"]) {
-    if (pt["d"] != 128 || pt["n"] != 4096 || pt["causal"] != false) continue;
-    if (pt["variant"] == 0) expected_reference[pt["kernel"].get<std::string>()] = pt["tflops"].get<double>();
-    else expected[pt["variant"].get<int>()] = pt["tflops"].get<double>();
-  }
+  REQUIRE(s.pipeline.rows.size() == pipeline::techniques(128).size());
+  // Each technique's figure is its results file's, read here by the tests' own parser.
   for (const auto& r : s.pipeline.rows) {
-    INFO("v" << r.rung.variant);
-    REQUIRE(expected.count(r.rung.variant) == 1);  // every rung of the view was measured at this shape
-    CHECK(r.measured == expected[r.rung.variant]);
+    INFO(r.kernel.key);
+    const TechniqueSource src = technique_source(r.kernel.key, 128);
+    const double expected =
+        fstest::bench_txt_tflops(std::string(FLASHSTEP_SOURCE_DIR) + "/" + src.file, src.config, 128, 4096, false);
+    REQUIRE(expected > 0);
+    REQUIRE(r.measured.found);
+    CHECK(r.measured.value == expected);
     pipeline::Shape shape;
     shape.heads = 32;
     shape.nq = shape.nk = 4096;
     shape.d = 128;
-    REQUIRE_THAT(r.predicted, Catch::Matchers::WithinRel(pipeline::predict(r.rung, shape, pipeline::Rates{}).tflops, 1e-12));
+    REQUIRE_THAT(r.predicted, Catch::Matchers::WithinRel(pipeline::predict(r.kernel, shape, pipeline::Rates{}).tflops, 1e-12));
   }
-  // PyTorch's cuDNN and flash backends, one line each, the latest point of each.
+  // PyTorch's cuDNN and flash backends (variant 0 with a "kernel" name in the Hopper bench file),
+  // one line each, the latest point of each.
+  const nlohmann::json bench = load_json(std::string(FLASHSTEP_ASSET_DIR) + "/bench/h200_hopper.json");
+  std::map<std::string, double> expected_reference;
+  for (const auto& pt : bench["points"])
+    if (pt["d"] == 128 && pt["n"] == 4096 && pt["causal"] == false && pt["variant"] == 0)
+      expected_reference[pt["kernel"].get<std::string>()] = pt["tflops"].get<double>();
   REQUIRE(s.pipeline.references.size() == 2);
   REQUIRE(expected_reference.size() == 2);
   for (const auto& r : s.pipeline.references) {
@@ -465,7 +467,18 @@ TEST_CASE("the pipeline view: the model for each rung beside the H200's measurem
   REQUIRE_FALSE(s.pipeline.measured_loaded);
   REQUIRE_THAT(s.pipeline.measured_error, Catch::Contains("not a measurements file"));
   s.pipeline.rebuild();
-  REQUIRE(s.pipeline.rows[2].measured == 0);
+  REQUIRE(s.pipeline.references.empty());
+  REQUIRE(s.pipeline.rows[2].measured.found);  // the techniques' figures are the results files'
+  // The backward: what each warpgroup does (the five products each Q block), the prediction, and
+  // the measured time of the default backward from its results file.
+  s.pipeline.backward = true;
+  s.pipeline.rebuild();
+  int products = 0;
+  for (const auto& g : s.pipeline.timeline.segments) products += g.unit == pipeline::Unit::tensor;
+  REQUIRE(products == gui::PipelineState::kShownBlocks * 2 * 5);
+  REQUIRE(s.pipeline.backward_prediction.ms > 0);
+  REQUIRE(s.pipeline.backward_measured.found);
+  REQUIRE(s.pipeline.backward_measured.value > s.pipeline.backward_prediction.tensor_ms);
   o.view = "pipelines";
   gui::AppState bad;
   REQUIRE_THROWS_WITH(gui::prepare_state(bad, o), Catch::Contains("--view must be tiles, lesson, compare, bench or pipeline"));
