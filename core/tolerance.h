@@ -1,5 +1,5 @@
-// The tolerance rule of verify (app/cmd_verify.cpp, app/cmd_backward_gpu.cpp) and compare
-// (app/cmd_compare.cpp), in one place: how far two float32 tiled engines (the CPU engine and a
+// The tolerance rule of verify (its checks: core/verify.h) and compare (app/cmd_compare.cpp),
+// in one place: how far two float32 tiled engines (the CPU engine and a
 // GPU kernel, or two runs of either) may differ, and each of them from the float64 reference.
 //
 //   tiled vs tiled: max_rel <= 5e-6 for O, l, m and lse. Same algorithm, same blocks, same
