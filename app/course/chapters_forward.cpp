@@ -318,8 +318,8 @@ Chapter chapter_io_complexity(uint64_t seed) {
     const std::string r128_src = scale_src(16384, 128, "standard_bytes") + " / " + scale_src(16384, 128, "fa1_bytes");
     b.page("The IO explorer: move N, d and M", s5)
         .t("The centre draws the HBM bytes of standard attention, Algorithm 1 and FlashAttention-2 against N, from the "
-           "closed forms, with Theorem 2's two orders (constant 1) dashed beside them; the sliders move N, d and M, and "
-           "the closed forms with their numbers put in are listed beside the figure. In the terminal the table below "
+           "closed forms, with Theorem 2's two orders ").f("(constant 1)").t(" dashed beside them; the sliders move N, d and M, and "
+           "the closed forms with their numbers put in are listed under the figure. In the terminal the table below "
            "lists the same for this page's d and M (").f("flashstep learn io-complexity --d D --M KKiB")
         .t(" prints it for others).\n\nOn log axes the curves are straight lines: standard attention's ")
         .f("4N^2").t(" and Algorithm 1's ").f("Tc N (3d + 4)").t(" with ").f("Tc ~ 4Nd / M")
@@ -328,8 +328,9 @@ Chapter chapter_io_complexity(uint64_t seed) {
         .integer(16384, "16384").t(" it is ").num(r64, r64_src).t(" for d = ").integer(64, "64").t(" and ")
         .num(r128, r128_src).t(" for d = ").integer(128, "128")
         .t(". FlashAttention-2 removes Algorithm 1's round trips of O, l and m but reads K and V once per Q block, ")
-        .f("2 Tr N d").t(" with ").f("Tr = ceil(N / Br)").t(": with Br = min(Bc, d) that is about ").f("2 N^2")
-        .t(" elements, more than Algorithm 1 moves at this M; a larger Br lowers it.");
+        .f("2 Tr N d").t(" with ").f("Tr = ceil(N / Br)").t(": with Br = min(Bc, d) that is ").f("2 N^2 d / Br")
+        .t(" elements, about ").f("2 N^2").t(" when Br = d. Whether that is more or less than Algorithm 1's depends on d "
+           "and M: compare the last columns of the two tables, or move the sliders.");
     b.ask_number("ratio-d", "By what factor does the ratio standard / Algorithm 1 at N = 16384 fall when d goes from 64 "
                  "to 128 (same M)?",
                  r64 / r128, "( " + r64_src + " ) / ( " + r128_src + " )", 0.01,

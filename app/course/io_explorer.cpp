@@ -26,6 +26,12 @@ std::string fmt(const char* format, ...) {
 
 double mb(int64_t bytes) { return double(bytes) / 1e6; }
 
+// A table cell of megabytes: four significant digits, whole megabytes past 10000 (no exponent).
+std::string mb_cell(int64_t bytes) {
+  const double v = mb(bytes);
+  return v >= 1e4 ? fmt("%12.0f", v) : fmt("%12.4g", v);
+}
+
 }  // namespace
 
 void check_io_sizes(int64_t d, int64_t M) {
@@ -140,8 +146,9 @@ std::string io_table(int64_t d, int64_t M) {
              "std/Alg1");
   for (int64_t n : io_sizes()) {
     const IoRow r = io_row(n, d, M);
-    out += fmt("  %7lld %6lld %6lld %6lld %12.4g %12.4g %12.4g %9.3g\n", (long long)n, (long long)r.tiling.Bc,
-               (long long)r.tiling.Tc, (long long)r.tiling.Tr, mb(r.standard), mb(r.fa1), mb(r.fa2), r.ratio());
+    out += fmt("  %7lld %6lld %6lld %6lld ", (long long)n, (long long)r.tiling.Bc, (long long)r.tiling.Tc,
+               (long long)r.tiling.Tr) +
+           mb_cell(r.standard) + " " + mb_cell(r.fa1) + " " + mb_cell(r.fa2) + fmt(" %9.4g\n", r.ratio());
   }
   return out;
 }

@@ -94,10 +94,18 @@ void CourseState::go(AppState& s, int pg) {
   note_progress();
   ++version;
   want_w = 0;
+  part = 0;
+  parts = 1;
+  tail_h.clear();
 }
 
 void CourseState::next(AppState& s) {
   if (!chapter) return;
+  if (part + 1 < parts) {
+    ++part;
+    ++version;  // the column scrolls to the top
+    return;
+  }
   if (!on_last_page()) return go(s, page + 1);
   const int k = course::chapter_index(chapter->id);
   if (k + 1 < int(course::chapter_list().size())) open(s, course::chapter_list()[size_t(k + 1)].id, 0);
@@ -105,6 +113,11 @@ void CourseState::next(AppState& s) {
 
 void CourseState::back(AppState& s) {
   if (!chapter) return;
+  if (part > 0) {
+    --part;
+    ++version;
+    return;
+  }
   if (page > 0) return go(s, page - 1);
   const int k = course::chapter_index(chapter->id);
   if (k > 0) {

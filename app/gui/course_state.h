@@ -63,6 +63,12 @@ struct CourseState {
   float column_w = 0, centre_w = 0;  // the window's course column and centre widths (for --dump-state)
   float page_overflow = 0;  // how far the page's text and questions reach below the column (0: they fit)
   float want_w = 0;         // the column width the page asks for (course_view.cpp; 0 on a new page)
+  // A page taller than the column is shown in parts (course_view.cpp plans them): Next and Back
+  // go through the parts first. tail_h: the heights of the outline's note and of each question
+  // as drawn (empty: not measured yet on this page).
+  int part = 0, parts = 1;
+  std::vector<int> part_first{0};
+  std::vector<float> tail_h;
 
   // Opens a chapter (by id) at a page (0-based; clamped, or refused when `strict`) and moves the
   // app to its scene. Throws InputError for an unknown chapter (or page), before any change.

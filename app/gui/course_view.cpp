@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace flashstep::gui {
 
@@ -71,30 +73,76 @@ DisplaySettings CourseDisplay(const AppState& s) {
 
 namespace {
 
-// Text wrapped at spaces only (ImGui's own wrapping also breaks after '.', which splits a number
-// such as 29.39 across two lines). Draws line by line without allocating.
-void WrappedWords(const char* text) {
-  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
-  const char* p = text;
-  const char* end = text + std::strlen(text);
-  while (p <= end) {
-    const char* nl = std::find(p, end, '\n');
-    const char* line = p;
-    while (true) {  // one wrapped line of the paragraph [line, nl)
-      const char* cut = nullptr;
-      for (const char* q = line; q <= nl; ++q) {
-        if (q != nl && *q != ' ') continue;
-        if (cut && ImGui::CalcTextSize(line, q).x > width) break;
-        cut = q;
-        if (q == nl) break;
+// A page's text wrapped at spaces only (ImGui's own wrapping also breaks after '.', which splits
+// a number such as 29.39 across two lines), kept until the page, the width or the font changes
+// (an idle frame allocates nothing).
+struct PageLines {
+  std::vector<std::pair<const char*, const char*>> lines;
+  const char* text = nullptr;
+  float width = 0, font = 0;
+  uint64_t version = ~uint64_t(0);  // CourseState::version: the page (and its part) shown
+  void update(const char* t, float w, uint64_t v, float f) {
+    if (t == text && w == width && v == version && f == font) return;
+    text = t;
+    width = w;
+    version = v;
+    font = f;
+    lines.clear();
+    const char* p = t;
+    const char* end = t + std::strlen(t);
+    while (p <= end) {
+      const char* nl = std::find(p, end, '\n');
+      const char* line = p;
+      while (true) {
+        const char* cut = nullptr;
+        for (const char* q = line; q <= nl; ++q) {
+          if (q != nl && *q != ' ') continue;
+          if (cut && ImGui::CalcTextSize(line, q).x > w) break;
+          cut = q;
+          if (q == nl) break;
+        }
+        lines.emplace_back(line, cut);
+        if (cut >= nl) break;
+        line = cut + 1;
       }
-      ImGui::TextUnformatted(line, cut);
-      if (cut >= nl) break;
-      line = cut + 1;
+      if (nl == end) break;
+      p = nl + 1;
     }
-    if (nl == end) break;
-    p = nl + 1;
   }
+};
+
+// Cuts a page into parts of at most `room` pixels: its text's lines (line_h each), then the
+// outline's note and the questions (tail[k], as tall as they were drawn; never cut). Fills
+// first[k] with part k's first item (lines count from 0, the tail from the number of lines) and
+// returns the number of parts (1: the page fits). A cut among the lines falls at a paragraph's
+// end where one is in the part's last third.
+int PlanParts(const PageLines& pl, float line_h, float room, const std::vector<float>& tail, std::vector<int>* first) {
+  const int n = int(pl.lines.size()), total = n + int(tail.size());
+  auto h = [&](int i) { return i < n ? line_h : tail[size_t(i - n)]; };
+  auto paragraph_end = [&](int i) { return i < n && pl.lines[size_t(i)].first == pl.lines[size_t(i)].second; };
+  first->assign(1, 0);
+  float all = 0;
+  for (int i = 0; i < total; ++i) all += h(i);
+  if (all <= room + line_h) return 1;  // (the part's note line is not needed then)
+  float used = 0;
+  int start = 0;
+  for (int i = 0; i < total; ++i) {
+    if (used + h(i) > room && i > start) {
+      int cut = i;
+      if (i <= n)
+        for (int k = i; k > start + 2 * (i - start) / 3; --k)
+          if (paragraph_end(k - 1)) {
+            cut = k;
+            break;
+          }
+      first->push_back(cut);
+      start = cut;
+      used = 0;
+      for (int k = cut; k < i; ++k) used += h(k);  // the lines carried over to the new part
+    }
+    used += h(i);
+  }
+  return int(first->size());
 }
 
 void DrawQuestion(AppState& s, int qi, const course::Question& q) {
@@ -197,30 +245,65 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
     ImGui::SetScrollY(0);
     seen = c.version;
   }
+  // A page taller than the column is shown in parts (Next and Space go through them first): the
+  // text's wrapped lines are cut where the column ends, the questions come with the last part.
+  const float line_h = ImGui::GetTextLineHeightWithSpacing(), avail_h = ImGui::GetContentRegionAvail().y;
+  static PageLines pl;  // the wrapped lines, remade when the page, the width or the font changes
+  // The wrap width leaves the scrollbar's room whether or not one shows, so that the lines (and the
+  // parts) do not change when it comes and goes.
+  const float wrap_w = ImGui::GetWindowWidth() - ImGui::GetStyle().ScrollbarSize - 2 * ImGui::GetCursorPosX();
+  pl.update(p.text.c_str(), std::max(wrap_w, ImGui::GetFontSize() * 4), c.version, ImGui::GetFontSize());
+  // The outline's note and the questions as tall as they were drawn; a new page's first frame
+  // draws it whole to measure them (tail_h empty until then).
+  // The title, wrapped, with room for "(part 2 of 3)"; the part's note and a line to spare.
+  char title[320];
+  std::snprintf(title, sizeof title, "%s  (part 99 of 99)", p.title.c_str());
+  const float title_h = ImGui::CalcTextSize(title, nullptr, false, wrap_w).y + ImGui::GetStyle().ItemSpacing.y;
+  const float room = avail_h - title_h - 2 * line_h;
+  const size_t n_tail = 1 + p.questions.size();
+  if (c.tail_h.size() != n_tail) {
+    c.tail_h.assign(n_tail, 0.0f);
+    c.part_first.assign(1, 0);
+    c.parts = 1;
+  } else {
+    c.parts = PlanParts(pl, line_h, room, c.tail_h, &c.part_first);
+  }
+  if (c.parts > 1) c.want_w = 1e9f;  // first the widest column the layout allows (ComputeCourseLayout clamps)
+  c.part = std::min(c.part, c.parts - 1);
   ImGui::PushStyleColor(ImGuiCol_Text, kBoundText);
-  ImGui::TextUnformatted(p.title.c_str());
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap_w);
+  if (c.parts > 1) ImGui::Text("%s  (part %d of %d)", p.title.c_str(), c.part + 1, c.parts);
+  else ImGui::TextUnformatted(p.title.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
-  WrappedWords(p.text.c_str());
-  if (p.scene.outline != course::Panel::none) {
-    ImGui::Spacing();
-    char look[256];
-    std::snprintf(look, sizeof look, "Outlined: %s.", course::panel_title(p.scene.outline));
-    DimText(look);
+  const int n_lines = int(pl.lines.size());
+  const int first = c.part_first[size_t(c.part)];
+  const int last = c.part + 1 < c.parts ? c.part_first[size_t(c.part + 1)] : n_lines + int(n_tail);
+  for (int k = first; k < last; ++k) {
+    if (k < n_lines) {
+      ImGui::TextUnformatted(pl.lines[size_t(k)].first, pl.lines[size_t(k)].second);
+      continue;
+    }
+    const size_t t = size_t(k - n_lines);
+    const float y0 = ImGui::GetCursorPosY();
+    if (t == 0 && p.scene.outline != course::Panel::none) {
+      ImGui::Spacing();
+      char look[256];
+      std::snprintf(look, sizeof look, "Outlined: %s.", course::panel_title(p.scene.outline));
+      DimText(look);
+    } else if (t > 0) {
+      DrawQuestion(s, int(t - 1), p.questions[t - 1]);
+    }
+    c.tail_h[t] = std::max(c.tail_h[t], ImGui::GetCursorPosY() - y0);  // only growing: the parts settle
   }
-  for (size_t q = 0; q < p.questions.size(); ++q) DrawQuestion(s, int(q), p.questions[q]);
-  if (!c.message.empty()) ErrorText(c.message);
+  if (c.part + 1 < c.parts) DimText("(continued: Next > or Space)");
+  else if (!c.message.empty()) ErrorText(c.message);
   c.page_overflow = ImGui::GetScrollMaxY();  // what a reader would have to scroll to
-  // When it scrolls, ask for a wider column next frame: a page's height falls about as its width
-  // grows (text wraps into fewer lines). Only widening, so the layout settles in a few frames.
-  if (c.page_overflow > 0.5f) {
-    const float visible = std::max(ImGui::GetWindowHeight(), 1.0f);
-    c.want_w = std::max(c.want_w, std::ceil(l.course_size.x * (visible + c.page_overflow) / visible * 1.03f));
-  }
   ImGui::EndChild();
   ImGui::Separator();
   if (ImGui::Button("< Back")) c.back(s);
   ImGui::SameLine();
-  if (ImGui::Button(c.on_last_page() ? "Next chapter >" : "Next >")) c.next(s);
+  if (ImGui::Button(c.on_last_page() && c.part + 1 >= c.parts ? "Next chapter >" : "Next >")) c.next(s);
   ImGui::SameLine();
   if (ImGui::Button("New problem")) c.new_problem(s);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The next seed: other sizes and inputs, other answers");

@@ -135,7 +135,8 @@ nlohmann::json state_to_json(const AppState& s) {
   const CourseState& c = s.course;
   j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
-                 {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow}};
+                 {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow},
+                 {"part", c.part + 1}, {"parts", c.parts}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
   nlohmann::json techniques = nlohmann::json::array();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -531,16 +532,22 @@ TEST_CASE("gui --course without a value opens the first unfinished chapter; --pa
 
 TEST_CASE("presentation mode: every page's text and questions fit the course column at 1600x1000 and 1280x720",
           "[gui][course][present]") {
+  // --check-layout walks every page (and every part of a page cut into parts) in the window.
   const std::string settings = out_path("course-layout-settings.json");
   for (const std::string size : {"1600x1000", "1280x720"}) {
     fs::remove(settings);
-    const Result r = run_gui("--settings " + settings + " --course memory-bound --presentation --size " + size +
-                                 " --check-layout",
+    const Result r = run_gui("--settings " + settings + " --course --presentation --size " + size + " --check-layout",
                              "course-layout-" + size);
     INFO(r.output);
-    CHECK(r.output.find(" pages fit the course column at " + size) != std::string::npos);
+    std::smatch m;
+    REQUIRE(std::regex_search(r.output, m, std::regex("([0-9]+) of ([0-9]+) pages fit the course column at " + size)));
+    CHECK(m[1] == m[2]);
+    CHECK(std::stoi(m[2]) >= 30);  // every chapter's pages, not one chapter's
     CHECK(r.code == 0);
   }
-  // Refused without --course, and with a screenshot.
+  // A chapter alone; refused without --course.
+  const Result one = run_gui("--settings " + settings + " --course gpu --presentation --size 1280x720 --check-layout",
+                             "course-layout-one");
+  CHECK(one.output.find("2 of 2 pages fit") != std::string::npos);
   CHECK(run_gui("--check-layout", "course-layout-bad").code == 2);
 }
