@@ -142,8 +142,7 @@ std::string io_table(int64_t d, int64_t M) {
   std::string out = fmt("  d = %lld, M = %lld float32 words (%lld KiB); bytes read + written, MB; M / 3d^2 = %.3g\n",
                         (long long)d, (long long)M, (long long)(M * kBytes / 1024),
                         double(M) / (3.0 * double(d) * double(d)));
-  out += fmt("  %7s %6s %6s %6s %12s %12s %12s %9s\n", "N", "Bc", "Tc", "Tr", "standard", "Algorithm 1", "FA-2",
-             "std/Alg1");
+  out += "        N     Bc     Tc     Tr     standard  Algorithm 1         FA-2  std/Alg1\n";  // the columns below
   for (int64_t n : io_sizes()) {
     const IoRow r = io_row(n, d, M);
     out += fmt("  %7lld %6lld %6lld %6lld ", (long long)n, (long long)r.tiling.Bc, (long long)r.tiling.Tc,

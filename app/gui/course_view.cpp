@@ -227,9 +227,15 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   const course::Chapter& ch = *c.chapter;
   const course::Page& p = *c.current_page();
   DrawChapterPicker(s);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(ch.title.c_str());
-  ImGui::PopTextWrapPos();
+  // The chapter's title under the picker where the window is tall enough; in a short one (a
+  // 720-line projector) its lines go to the page, and the title to the picker's tooltip.
+  if (ImGui::GetIO().DisplaySize.y >= 900) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(ch.title.c_str());
+    ImGui::PopTextWrapPos();
+  } else if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("%s", ch.title.c_str());
+  }
   const auto it = c.progress.find(ch.id);
   char status[160];
   std::snprintf(status, sizeof status, "page %d of %zu  |  %d of %zu answered right  |  seed %llu", c.page + 1,
@@ -247,7 +253,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   }
   // A page taller than the column is shown in parts (Next and Space go through them first): the
   // text's wrapped lines are cut where the column ends, the questions come with the last part.
-  const float line_h = ImGui::GetTextLineHeightWithSpacing(), avail_h = ImGui::GetContentRegionAvail().y;
+  const float line_h = ImGui::GetTextLineHeightWithSpacing(), avail_h = ImGui::GetWindowHeight();
   static PageLines pl;  // the wrapped lines, remade when the page, the width or the font changes
   // The wrap width leaves the scrollbar's room whether or not one shows, so that the lines (and the
   // parts) do not change when it comes and goes.
@@ -255,11 +261,12 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   pl.update(p.text.c_str(), std::max(wrap_w, ImGui::GetFontSize() * 4), c.version, ImGui::GetFontSize());
   // The outline's note and the questions as tall as they were drawn; a new page's first frame
   // draws it whole to measure them (tail_h empty until then).
-  // The title, wrapped, with room for "(part 2 of 3)"; the part's note and a line to spare.
+  // The title, wrapped, with room for "(part 2 of 3)"; the part's note and two lines to spare (a
+  // question's height is known from the frames it was drawn in, and can grow by a line).
   char title[320];
   std::snprintf(title, sizeof title, "%s  (part 99 of 99)", p.title.c_str());
   const float title_h = ImGui::CalcTextSize(title, nullptr, false, wrap_w).y + ImGui::GetStyle().ItemSpacing.y;
-  const float room = avail_h - title_h - 2 * line_h;
+  const float room = avail_h - title_h - 3 * line_h;
   const size_t n_tail = 1 + p.questions.size();
   if (c.tail_h.size() != n_tail) {
     c.tail_h.assign(n_tail, 0.0f);
