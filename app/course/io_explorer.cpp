@@ -1,6 +1,9 @@
 #include "app/course/io_explorer.h"
 
 #include "core/closed_form.h"
+#include "core/schedules/fa1/fa1.h"
+#include "core/schedules/fa2/fa2.h"
+#include "core/schedules/standard/standard.h"
 #include "core/input_error.h"
 
 #include <cstdarg>

@@ -5,7 +5,7 @@
 #      not), the tensor-core backward (d = 64, 128, causal), decode (split-KV and combine) and
 #      paged decode, and the float32 step engine (fa2);
 #   2. where the softmax sits against the waits in the forward's machine code (sass_overlap.py);
-#   3. the [gpu] tests five times in a row and the [tc] tests, FLASHSTEP_REQUIRE_GPU=1;
+#   3. the [gpu] tests ROUNDS times in a row (default 5) and the [tc] tests, FLASHSTEP_REQUIRE_GPU=1;
 #   4. the forward, backward and decode benchmarks beside PyTorch in the same call, both sides
 #      timed the same way: 10 calls back to back (bench-gpu's default; gpu/tools/sdpa_timing.py),
 #      2 for the backward, whose calls take 5-250 ms (a launch's host time is then under 0.1%);
@@ -67,7 +67,7 @@ if command -v cuobjdump > /dev/null; then
 fi
 
 # ---- 3. the tests ----
-for k in 1 2 3 4 5; do
+for k in $(seq "${ROUNDS:-5}"); do
   $BIN/flashstep_gpu_tests "[gpu]" > "$OUT/gpu_tests_$k.log" 2>&1
   rc=$?
   check "[gpu] tests, round $k: $(grep -E '^(All tests passed|test cases:)' "$OUT/gpu_tests_$k.log" | tail -1)" $rc
