@@ -5,6 +5,9 @@
 #include "app/cmd_decode_gpu.h"
 
 #include "core/decode.h"
+#include "core/fp8.h"
+#include "core/fp8_bound.h"
+#include "core/fp8_inputs.h"
 #include "core/paged_kv.h"
 #include "core/export.h"
 #include "core/reference.h"
@@ -33,6 +36,29 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 bool any_nan(const std::vector<float>& v) {
   return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
+}
+
+// --dtype fp8: O against float64 held to the format's bound, row by row (core/fp8_bound.h), on
+// the inputs as they are quantised (Q, K rotated with --rotate), with each tensor's largest scale;
+// O is stored once in bf16 and P~ stays float32 in decode. Returns the largest error / bound.
+double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O) {
+  const MatD Q = rotated_input(p, p.Q).cast<double>(), K = rotated_input(p, p.K).cast<double>(), V = p.V.cast<double>();
+  const int64_t q_rows = p.fp8_scale == Fp8Scale::per_block ? t.Br : p.nq;
+  const int64_t kv_rows = p.fp8_scale == Fp8Scale::per_block ? t.Bc : p.nk;
+  const double sq = quantise_e4m3(Q.cast<float>(), q_rows).scales.maxCoeff();
+  const double sk = quantise_e4m3(K.cast<float>(), kv_rows).scales.maxCoeff();
+  const double sv = quantise_e4m3(p.V, kv_rows).scales.maxCoeff();
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+  double worst = 0;
+  for (int64_t r = 0; r < p.nq; ++r) {
+    double bound = fp8_row_bound(Q, K, V, p.scale, sq, sk, sv, r, p.mask.lo(r), p.mask.hi(r, p.nk) + 1, 1,
+                                       p.p_dtype == Dtype::fp8);
+    const double err = (O.row(r).cast<double>() - ref.O.row(r)).cwiseAbs().maxCoeff();
+    bound /= 1.0 - double(p.dropout);  // a kept weight is scaled by 1 / (1 - p), its error too
+    if (bound > 0) worst = std::max(worst, err / bound);
+    else if (err > 0) worst = INFINITY;  // a row with no key: O = 0 exactly
+  }
+  return worst;
 }
 
 }  // namespace
@@ -82,8 +108,14 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   if (p.page_size > 0)
     std::printf("pages      P = %lld: K, V in %lld pages at shuffled places (seed %llu), read through a block table\n",
                 (long long)p.page_size, (long long)kv_pages(p.nk, p.page_size), (unsigned long long)p.seed);
-  std::printf("tolerance  partials (float32) max rel <= %.0e; O <= %.3g, lse <= %.0e; each vs float64 <= %.0e%s\n\n",
-              tiled_tol, o_tol, tiled_tol, kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported)");
+  if (p.dtype == Dtype::fp8)
+    std::printf("fp8        Q, K, V in e4m3 with %s float32 scales%s, quantised on the host as the CPU engine "
+                "quantises; P~ in float32; O in bf16\n", fp8_scale_name(p.fp8_scale), p.rotate ? " (Q, K rotated)" : "");
+  std::printf("tolerance  partials (float32) max rel <= %.0e; O <= %.3g, lse <= %.0e; each vs float64 <= %s\n\n",
+              tiled_tol, o_tol, tiled_tol,
+              p.dtype == Dtype::fp32   ? "1e-05"
+              : p.dtype == Dtype::fp8  ? "the format's bound per row (docs/fp8.md; O), lse reported"
+                                       : "1e-05 (fp32 only; reported)");
   bool ok = !any_nan(g.O) && !any_nan(g.lse) && !any_nan(g.O_part) && !any_nan(g.lse_part);
   if (!ok) std::printf("GPU output has NaN elements (unwritten, or an empty split gone wrong)\n");
   if (S > 1 && recorded) {
@@ -110,6 +142,7 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   if (p.page_size > 0) {  // the same kernels on contiguous K, V: every bit the same
     gpu::DecodeOptions flat = go;
     flat.page_size = 0;
+    if (p.dtype == Dtype::fp8) flat.variant = 0;  // 9 unpaged: variant 5's threads and values
     const gpu::DecodeResult u = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, flat);
     const bool same = same_bits(g.O, u.O) && same_bits(g.lse, u.lse) && same_bits(g.O_part, u.O_part) &&
                       same_bits(g.lse_part, u.lse_part);
@@ -129,13 +162,24 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
     const ErrorStats gl = compare(rows_of(g.lse, 0, p.nq, 1).col(0).eval(), ref.lse);
     const ErrorStats co = compare(tr.O, ref.O), cl = compare(tr.lse, ref.lse);
     const bool judged = p.dtype == Dtype::fp32;
-    const bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
-    const bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
+    bool g_ok = !judged || (go_.max_rel <= kFloat64Tol && gl.max_rel <= kFloat64Tol);
+    bool c_ok = !judged || (co.max_rel <= kFloat64Tol && cl.max_rel <= kFloat64Tol);
+    double g_ratio = 0, c_ratio = 0;
+    if (p.dtype == Dtype::fp8) {  // each O row within the format's bound
+      g_ratio = fp8_bound_ratio(p, t, rows_of(g.O, 0, p.nq, p.d));
+      c_ratio = fp8_bound_ratio(p, t, tr.O);
+      g_ok = g_ratio <= 1;
+      c_ok = c_ratio <= 1;
+    }
     ok = ok && g_ok && c_ok;
+    char g_verdict[64], c_verdict[64];
+    std::snprintf(g_verdict, sizeof g_verdict, "error/bound %.3g  %s", g_ratio, verdict(g_ok));
+    std::snprintf(c_verdict, sizeof c_verdict, "error/bound %.3g  %s", c_ratio, verdict(c_ok));
+    const bool fp8 = p.dtype == Dtype::fp8;
     std::printf("           GPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", go_.max_abs,
-                go_.max_rel, gl.max_abs, gl.max_rel, judged ? verdict(g_ok) : "(reported)");
+                go_.max_rel, gl.max_abs, gl.max_rel, fp8 ? g_verdict : judged ? verdict(g_ok) : "(reported)");
     std::printf("           CPU vs float64:     O abs %.3g rel %.3g; lse abs %.3g rel %.3g  %s\n", co.max_abs,
-                co.max_rel, cl.max_abs, cl.max_rel, judged ? verdict(c_ok) : "(reported)");
+                co.max_rel, cl.max_abs, cl.max_rel, fp8 ? c_verdict : judged ? verdict(c_ok) : "(reported)");
   } else {
     std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
   }
@@ -278,6 +322,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   const Dtype dt = parse_dtype(r.dtype);
   const int64_t M = parse_sram_size(r.M);
   const std::vector<SdpaPoint> sdpa = read_sdpa_times(r.sdpa_json);  // app/gpu_requests.cpp
+  // fp8 (an FP8 KV cache) is set beside PyTorch's bf16: PyTorch's attention has no FP8 path.
+  const std::string sdpa_dtype = dt == Dtype::fp8 ? "bf16" : r.dtype;
   const gpu::DeviceInfo info = gpu::device_info();
   Roofs roofs;
   roofs.copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
@@ -290,6 +336,9 @@ int run_bench_decode(const DecodeBenchRequest& r) {
     std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs (at least %.0f ms), median of %d, %d calls back to back per sample\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.warmup,
                 gpu::timing_warmup_ms(r.warmup), r.reps, gpu::timing_batch());
+    if (dt == Dtype::fp8)
+      std::printf("fp8: K, V (and Q) in e4m3, one float32 scale per head and block of Bc keys (per-block), O in bf16; "
+                  "sdpa = PyTorch's bf16 (it has no FP8 attention)\n");
     std::printf("copy bandwidth (cudaMemcpy device to device, 2 GiB, read + written bytes / time): %.0f GB/s\n",
                 copy_gbps);
     std::printf("read roof (a kernel that only reads 2 GiB by bulk copies on every SM, bytes read / time): %.0f GB/s\n",
@@ -328,6 +377,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         };
         gpu::DecodeOptions o;
         o.features.dtype = dt;
+        if (dt == Dtype::fp8) o.features.fp8_scale = Fp8Scale::per_block;  // the finer scales: a lookup per key
         o.splits = S;
         time("decode", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
         if (r.page_size > 0) {  // the paged default (variant, S), through the block table
@@ -343,8 +393,9 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         time("decode_s1", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });
         gpu::Features f2;
         f2.dtype = dt;
-        time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
-        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + r.dtype;
+        if (dt == Dtype::fp8) row["fa2"] = {{"skipped", "no fp8 fa2 kernel"}};  // registry-exempt: JSON key
+        else time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + sdpa_dtype;
         for (const SdpaPoint& pt : sdpa)
           if (pt.key == key) {
             row["sdpa"] = {{"median_ms", pt.ms}, {"backend", pt.backend}, {"kv_gbps", kv_bytes / (pt.ms * 1e6)}};
