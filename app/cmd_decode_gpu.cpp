@@ -244,7 +244,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
             gpu::decode_default(s, t, dt, r.page_size > 0 ? std::min(r.page_size, nk) : 0);  // marked '*'
         const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
         double sdpa_ms = 0;
-        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" + r.dtype;
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" +
+                                (dt == Dtype::fp8 ? "bf16" : r.dtype);  // fp8 beside PyTorch's bf16
         for (const SdpaPoint& pt : sdpa)
           if (pt.key == key) sdpa_ms = pt.ms;
         std::vector<gpu::DecodeOptions> configs;
@@ -254,6 +255,7 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
             if (S > t.Tc) continue;
             gpu::DecodeOptions o;
             o.features.dtype = dt;
+            if (dt == Dtype::fp8) o.features.fp8_scale = Fp8Scale::per_block;  // as the table
             o.splits = S;
             o.variant = v;
             o.page_size = r.page_size > 0 ? std::min(r.page_size, nk) : 0;

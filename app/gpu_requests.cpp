@@ -111,8 +111,8 @@ void check_standard_float32(Schedule s, Dtype t) {
 void check_fp8_decode(int64_t d, int variant, bool paged) {
   if (d != 64 && d != 128)
     throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-  if (variant != 0 && variant != (paged ? 5 : 9))
-    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9 unpaged and 5 paged (0 picks it), not " +
+  if (variant != 0 && variant != (paged ? 5 : 9) && !(variant == 10 && !paged))
+    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9 (or 10) unpaged and 5 paged (0 picks it), not " +
                      std::to_string(variant) + (paged ? " with --page-size" : " without --page-size"));
 }
 
@@ -404,7 +404,7 @@ TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
 void check_decode_bench_sweep(const DecodeBenchRequest& r) {
   if (r.page_size < 0) throw InputError("--page-size must be at least 1 (tokens per page)");
   for (int v : r.sweep_variants)
-    if (v < gpu::kFirstDecodeVariant || v > gpu::kLastDecodeVariant)
+    if ((v < gpu::kFirstDecodeVariant || v > gpu::kLastDecodeVariant) && v != 10)  // 10: e4m3 only
       throw InputError("--sweep-variants: " + std::to_string(v) + " is not a decode kernel variant (" +
                        std::to_string(gpu::kFirstDecodeVariant) + "-" + std::to_string(gpu::kLastDecodeVariant) + ")");
   for (int64_t S : r.sweep_splits)
@@ -473,7 +473,8 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
   if (r.decode && (r.tensor_cores || bf.backward))
     throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
   if (r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8") {
-    if (!r.dr.sweep_variants.empty()) throw InputError("--dtype fp8 has one decode kernel per layout: drop --sweep-variants");
+    for (int v : r.dr.sweep_variants)
+      if (v != 9 && v != 10) throw InputError("--dtype fp8 sweeps variants 9 and 10 (unpaged), not " + std::to_string(v));
     for (int64_t d : bf.dims) check_fp8_decode(d, 0, false);
   }
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);

@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
 # Flash-decoding from an FP8 KV cache (gpu/decode.cu, docs/fp8.md) on one device call:
-#   1. the [gpu] tests [fp8] and the other [decode] tests (the 16-bit kernels share the template);
+#   1. the [gpu] tests [fp8];
 #   2. verify --schedule decode --dtype fp8 on several shapes (ragged Nk, d = 64 and 128, per
 #      tensor and per block, the rotation with outliers, paged, a key length, a few query rows);
-#   3. the four compute-sanitizer tools on one small paged verify (the paged kernel and its
-#      unpaged twin, variants 5 and 9), memcheck on a second with one query row;
-#   4. PyTorch's fastest bf16 backend (gpu/tools/sdpa_decode_bench.py) and bench-gpu --decode in
+#   3. PyTorch's fastest bf16 backend (gpu/tools/sdpa_decode_bench.py) and bench-gpu --decode in
 #      bf16 and fp8 at d = 128, B x H = 32 and 256, Nk = 65536 and 262144, 10 calls back to back
-#      per timed sample on both sides, paged P = 16 beside.
+#      per timed sample on both sides, paged P = 16 beside;
+#   4. the four compute-sanitizer tools on one small paged verify (the paged kernel and its
+#      unpaged twin, variants 5 and 9), memcheck on a second with one query row;
+#   5. the other [decode] tests (the 16-bit kernels share the template), as time allows.
 # Run from the repository root: bash tools/device/fp8_decode.sh BIN OUT (about 4 minutes).
 set -u
 source tools/device/lib.sh
 dev_setup "$0" "$@"
 T=$BIN/flashstep_gpu_tests
 
-catch2 "$OUT/tests_fp8.log" timeout 200 "$T" "[fp8]"
+catch2 "$OUT/tests_fp8.log" timeout 60 "$T" "[fp8]"
 S+=("tests [fp8]: $(tests_line "$OUT/tests_fp8.log" $?)")
-catch2 "$OUT/tests_decode.log" timeout 200 "$T" "[decode]~[fp8]"
-S+=("tests [decode]~[fp8]: $(tests_line "$OUT/tests_decode.log" $?)")
 
 VERIFY=(
   "--nq 1 --nk 65536 --d 128 --dtype fp8"
@@ -27,39 +26,51 @@ VERIFY=(
   "--nq 4 --nk 5000 --d 64 --dtype fp8 --page-size 7 --kv-len 3000 --splits 5"
   "--nq 1 --nk 4099 --d 128 --dtype fp8 --fp8-scale per-block --splits 1"
   "--nq 3 --nk 2500 --d 64 --dtype fp8 --fp8-scale per-block --M 12288 --splits 9"
+  "--nq 1 --nk 30001 --d 128 --dtype fp8 --fp8-scale per-block --variant 10"
+  "--nq 3 --nk 2500 --d 64 --dtype fp8 --fp8-scale per-block --M 12288 --splits 4 --variant 10"
+  "--nq 1 --nk 777 --d 64 --dtype fp8 --rotate --variant 10 --splits 1"
 )
 for args in "${VERIFY[@]}"; do
   echo "== verify --schedule decode $args"
-  timeout 120 "$FS" verify --schedule decode $args; echo "rc=$?"
+  timeout 25 "$FS" verify --schedule decode $args; echo "rc=$?"
 done > "$OUT/verify.txt" 2>&1
 S+=("verify: $(grep -c '^PASS' "$OUT/verify.txt") PASS of ${#VERIFY[@]}; $(grep -c '^rc=0' "$OUT/verify.txt") exit 0")
 grep -E '^== verify|^final|GPU vs float64|^paged|^(PASS|FAIL)' "$OUT/verify.txt" > "$OUT/verify_lines.txt"
 
-# A paged verify runs the paged kernel (variant 5) and its unpaged twin (variant 9): both
-# configurations, here with four query rows per block (R = 4); memcheck also on one row (R = 1).
-SMALL4="verify --schedule decode --nq 3 --nk 2000 --d 64 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 3"
-SMALL1="verify --schedule decode --nq 1 --nk 3000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 4"
-for run in "memcheck $SMALL4" "memcheck $SMALL1" "racecheck $SMALL4" "synccheck $SMALL4" "initcheck $SMALL4"; do
-  set -- $run
-  tool=$1
-  shift
-  log=$OUT/sanitizer_${tool}_nq$5.txt
-  timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
-  S+=("compute-sanitizer $tool (Nq = $5, paged + unpaged): rc=$? $(sanitized "$log")")
-done
-
-timeout 150 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
+timeout 80 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
   --json "$OUT/sdpa.json" > "$OUT/sdpa.txt" 2>&1
 S+=("PyTorch bf16 decode: rc=$?")
 for dt in bf16 fp8; do
-  timeout 150 "$FS" bench-gpu --decode --dtype $dt --d 128 --nk 65536 262144 --heads 32 256 --page-size 16 \
+  timeout 60 "$FS" bench-gpu --decode --dtype $dt --d 128 --nk 65536 262144 --heads 32 256 --page-size 16 \
     --sdpa "$OUT/sdpa.json" --back-to-back 10 --json-file "$OUT/bench_$dt.json" > "$OUT/bench_$dt.txt" 2>&1
   S+=("bench-gpu --decode --dtype $dt: rc=$?")
 done
+# Variants 9 and 10 (fp8, unpaged) at the default S of each shape (7 at B x H = 32, 32 at 256)
+timeout 60 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 --heads 32 256 --sweep-variants 9 10 \
+  --sweep-splits 7 32 --sdpa "$OUT/sdpa.json" --back-to-back 10 > "$OUT/bench_fp8_sweep.txt" 2>&1
+S+=("bench-gpu --decode --dtype fp8 --sweep-variants 9 10: rc=$?")
+# A paged verify runs the paged kernel (variant 5) and its unpaged twin (variant 9): both
+# configurations, here with four query rows per block (R = 4); memcheck also on one row (R = 1).
+SMALL4="verify --schedule decode --nq 3 --nk 2000 --d 64 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 3"
+SMALL10="verify --schedule decode --nq 3 --nk 2000 --d 64 --dtype fp8 --fp8-scale per-block --splits 3 --variant 10"
+SMALL1="verify --schedule decode --nq 1 --nk 3000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 4"
+for run in "memcheck $SMALL4" "racecheck $SMALL4" "synccheck $SMALL4" "initcheck $SMALL4" "memcheck $SMALL10" \
+  "racecheck $SMALL10" "memcheck $SMALL1"; do
+  set -- $run
+  tool=$1
+  shift
+  log=$OUT/sanitizer_${tool}_nq$5_$(echo "$@" | grep -q "variant 10" && echo v10 || echo v5v9).txt
+  timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
+  S+=("compute-sanitizer $tool $(basename "$log" .txt): rc=$? $(sanitized "$log")")
+done
+
+catch2 "$OUT/tests_decode.log" timeout 40 "$T" "[decode]~[fp8]"
+S+=("tests [decode]~[fp8]: $(tests_line "$OUT/tests_decode.log" $?)")
 S+=("total $(($(date +%s) - T0)) s")
 {
   printf '%s\n' "${S[@]}"
   cat "$OUT/verify_lines.txt"
+  grep -E "^ +[0-9]+ +128 " "$OUT/bench_fp8_sweep.txt"
   python3 - "$OUT" <<'EOF'
 import json, sys
 out = sys.argv[1]
