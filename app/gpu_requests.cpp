@@ -404,7 +404,7 @@ TcBackwardBenchRequest tc_backward_bench_request(const BenchGpuRequest& r) {
 void check_decode_bench_sweep(const DecodeBenchRequest& r) {
   if (r.page_size < 0) throw InputError("--page-size must be at least 1 (tokens per page)");
   for (int v : r.sweep_variants)
-    if ((v < gpu::kFirstDecodeVariant || v > gpu::kLastDecodeVariant) && v != 10)  // 10: e4m3 only
+    if (v < gpu::kFirstDecodeVariant || v > gpu::kLastDecodeVariant)
       throw InputError("--sweep-variants: " + std::to_string(v) + " is not a decode kernel variant (" +
                        std::to_string(gpu::kFirstDecodeVariant) + "-" + std::to_string(gpu::kLastDecodeVariant) + ")");
   for (int64_t S : r.sweep_splits)
@@ -468,15 +468,20 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
     throw InputError("--nk, --splits, --sdpa, --page-size, --sweep-* and --read-streams belong to --decode");
   if (r.page_opt && r.page_opt->count() && r.dr.page_size < 1)
     throw InputError("--page-size " + std::to_string(r.dr.page_size) + " must be at least 1 (tokens per page)");
-  if (r.decode) check_decode_bench_sweep(r.dr);
-  if (r.decode) read_sdpa_times(r.dr.sdpa_json);  // a bad file is refused before any GPU work
-  if (r.decode && (r.tensor_cores || bf.backward))
-    throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
-  if (r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8") {
+  const bool fp8 = r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8";
+  if (fp8) {  // the FP8 KV cache: d = 64, 128; variants 9 and 10 (gpu/decode.cu) are its sweep
     for (int v : r.dr.sweep_variants)
       if (v != 9 && v != 10) throw InputError("--dtype fp8 sweeps variants 9 and 10 (unpaged), not " + std::to_string(v));
     for (int64_t d : bf.dims) check_fp8_decode(d, 0, false);
+    DecodeBenchRequest rest = r.dr;  // the sweep's other checks
+    rest.sweep_variants.assign(r.dr.sweep_variants.empty() ? 0 : 1, 9);
+    check_decode_bench_sweep(rest);
+  } else if (r.decode) {
+    check_decode_bench_sweep(r.dr);
   }
+  if (r.decode) read_sdpa_times(r.dr.sdpa_json);  // a bad file is refused before any GPU work
+  if (r.decode && (r.tensor_cores || bf.backward))
+    throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);
   if (r.tensor_cores && bf.backward) return check_tc_backward_bench_request(tc_backward_bench_request(r));
   if (r.tensor_cores) return check_tc_bench_request(tc_bench_request(r));
