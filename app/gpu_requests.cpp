@@ -111,8 +111,8 @@ void check_standard_float32(Schedule s, Dtype t) {
 void check_fp8_decode(int64_t d, int variant, bool paged) {
   if (d != 64 && d != 128)
     throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-  if (variant != 0 && variant != (paged ? 5 : 9) && !(variant == 10 && !paged))
-    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9 (or 10) unpaged and 5 paged (0 picks it), not " +
+  if (variant != 0 && variant != (paged ? 5 : 9))
+    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9 unpaged and 5 paged (0 picks it), not " +
                      std::to_string(variant) + (paged ? " with --page-size" : " without --page-size"));
 }
 
@@ -468,20 +468,14 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
     throw InputError("--nk, --splits, --sdpa, --page-size, --sweep-* and --read-streams belong to --decode");
   if (r.page_opt && r.page_opt->count() && r.dr.page_size < 1)
     throw InputError("--page-size " + std::to_string(r.dr.page_size) + " must be at least 1 (tokens per page)");
-  const bool fp8 = r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8";
-  if (fp8) {  // the FP8 KV cache: d = 64, 128; variants 9 and 10 (gpu/decode.cu) are its sweep
-    for (int v : r.dr.sweep_variants)
-      if (v != 9 && v != 10) throw InputError("--dtype fp8 sweeps variants 9 and 10 (unpaged), not " + std::to_string(v));
-    for (int64_t d : bf.dims) check_fp8_decode(d, 0, false);
-    DecodeBenchRequest rest = r.dr;  // the sweep's other checks
-    rest.sweep_variants.assign(r.dr.sweep_variants.empty() ? 0 : 1, 9);
-    check_decode_bench_sweep(rest);
-  } else if (r.decode) {
-    check_decode_bench_sweep(r.dr);
-  }
+  if (r.decode) check_decode_bench_sweep(r.dr);
   if (r.decode) read_sdpa_times(r.dr.sdpa_json);  // a bad file is refused before any GPU work
   if (r.decode && (r.tensor_cores || bf.backward))
     throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
+  if (r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8") {
+    if (!r.dr.sweep_variants.empty()) throw InputError("--dtype fp8 has one decode kernel per layout: drop --sweep-variants");
+    for (int64_t d : bf.dims) check_fp8_decode(d, 0, false);
+  }
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);
   if (r.tensor_cores && bf.backward) return check_tc_backward_bench_request(tc_backward_bench_request(r));
   if (r.tensor_cores) return check_tc_bench_request(tc_bench_request(r));

@@ -52,10 +52,6 @@
 //     product of the e4m3 values, P~ stays float32 and is multiplied by s_V before P~ V: the
 //     CPU engine's decode (core/schedule_context.h's score_tile) up to float32 summation order.
 //     O is bf16; the partials and the combine are the 16-bit kernels' own.
-//      10  (e4m3, unpaged) variant 9 with 16 elements per lane (one 16-byte shared-memory load of
-//          K and of V per key and lane), so d / 16 lanes share a key: half the shuffles, scale
-//          look-ups and softmax steps per key, which every lane of a group repeats. Twice the
-//          groups: the merge reuses the ring's shared memory. Same values up to float32 order.
 //   Paged K/V (kPaged, core/paged_kv.h): the pipeline's chunk addresses go through the block
 //     table (key n at pool row table[n / P] P + n mod P); the tiles in shared memory, hence
 //     every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
@@ -110,8 +106,7 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-// The FP8 configurations (the header's list): variant 9 unpaged, 5 paged, one query row or four;
-// variant 10 unpaged (G / 2 lanes of 16 elements per key).
+// The FP8 configurations (the header's list): variant 9 unpaged, 5 paged, one query row or four.
 template <int G>
 void launch_split_fp8(const DecodeParams& p) {
   using T = __nv_fp8_e4m3;
@@ -119,9 +114,6 @@ void launch_split_fp8(const DecodeParams& p) {
   if (p.block_table != nullptr) {
     if (one) launch_split_kernel<T, G, 1, true, 5>(p);
     else launch_split_kernel<T, G, 4, true, 5>(p);
-  } else if (p.variant == 10) {
-    if (one) launch_split_kernel<T, G / 2, 1, false, 10>(p);
-    else launch_split_kernel<T, G / 2, 4, false, 10>(p);
   } else {
     if (one) launch_split_kernel<T, G, 1, false, 9>(p);
     else launch_split_kernel<T, G, 4, false, 9>(p);
@@ -160,7 +152,7 @@ bool decode_variant_supported(int variant, int d, Storage dtype) {
 
 
 bool decode_fp8_supported(int variant, int d, bool paged) {
-  return (d == 64 || d == 128) && (variant == 0 || variant == (paged ? 5 : 9) || (!paged && variant == 10));
+  return (d == 64 || d == 128) && (variant == 0 || variant == (paged ? 5 : 9));
 }
 
 namespace {

@@ -235,8 +235,8 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
   if (opt.features.dtype == Dtype::fp8) {
     const int v = resolve_decode_variant(opt.variant, s, t, Dtype::fp8, opt.page_size);
     if (!decode_fp8_supported(v, int(s.d), opt.page_size > 0))
-      throw InputError("the FP8 KV-cache decode runs variant " + std::string(opt.page_size > 0 ? "5 paged" : "9 or 10 unpaged") +
-                       " (9, 10 unpaged, 5 paged; 0 picks it), not " + std::to_string(v));
+      throw InputError("the FP8 KV-cache decode runs variant " + std::string(opt.page_size > 0 ? "5 paged" : "9 unpaged") +
+                       " (9 unpaged, 5 paged; 0 picks it), not " + std::to_string(v));
     if (s.nk >= (int64_t(1) << 24)) throw InputError("the FP8 KV-cache decode takes Nk below 2^24 keys");
   }
   if (s.heads() * ((s.nq + 3) / 4) > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
@@ -291,9 +291,9 @@ void check_decode_variant(int variant, int64_t d, Dtype dtype) {
   if (dtype == Dtype::fp8) {  // the FP8 KV cache (gpu/decode.cu's header)
     if (d != 64 && d != 128)
       throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-    if (variant != 0 && variant != 5 && variant != 9 && variant != 10)
+    if (variant != 0 && variant != 5 && variant != 9)
       throw InputError("decode kernel variant " + std::to_string(variant) +
-                       " has no fp8 version: the FP8 KV cache runs variant 9 or 10 unpaged, 5 paged (0 picks it)");
+                       " has no fp8 version: the FP8 KV cache runs variant 9 unpaged, 5 paged (0 picks it)");
     return;
   }
   if (!decode_variant_exists(variant, d, dtype) && decode_variant_is_ladder(variant) && (d == 64 || d == 128) &&

@@ -88,26 +88,6 @@ __device__ __forceinline__ void load8<__nv_fp8_e4m3>(const __nv_fp8_e4m3* src, f
   e4m3x8_to_float(__ldg(reinterpret_cast<const uint2*>(src)), v);
 }
 
-// A lane's N consecutive elements of a row as float32: N = 8 (load8, smem_load8), or N = 16 of
-// e4m3 (16 bytes, one vector load, variant 10).
-template <int N, typename T>
-__device__ __forceinline__ void load_lane(const T* src, float (&v)[N]) {
-  if constexpr (N == 8) {
-    load8(src, v);
-  } else {
-    static_assert(N == 16 && std::is_same_v<T, __nv_fp8_e4m3>, "16 elements per lane: e4m3 only");
-    const uint4 u = __ldg(reinterpret_cast<const uint4*>(src));
-    float a[8], b[8];
-    e4m3x8_to_float(make_uint2(u.x, u.y), a);
-    e4m3x8_to_float(make_uint2(u.z, u.w), b);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      v[e] = a[e];
-      v[8 + e] = b[e];
-    }
-  }
-}
-
 // Sum over the G lanes of a group (G a power of two dividing 32; groups are lane-aligned).
 template <int G>
 __device__ __forceinline__ float group_sum(float x) {
@@ -116,8 +96,7 @@ __device__ __forceinline__ float group_sum(float x) {
   return x;
 }
 
-// Eight consecutive elements of a row in shared memory, as float32 (16-byte aligned); smem_lane:
-// N = 8 or 16 (e4m3) of them, as load_lane.
+// Eight consecutive elements of a row in shared memory, as float32 (16-byte aligned).
 template <typename T>
 __device__ __forceinline__ void smem_load8(const T* src, float (&v)[8]);
 template <>
@@ -136,24 +115,6 @@ __device__ __forceinline__ void smem_load8<__nv_bfloat16>(const __nv_bfloat16* s
 template <>
 __device__ __forceinline__ void smem_load8<__nv_fp8_e4m3>(const __nv_fp8_e4m3* src, float (&v)[8]) {
   e4m3x8_to_float(*reinterpret_cast<const uint2*>(src), v);
-}
-
-template <int N, typename T>
-__device__ __forceinline__ void smem_lane(const T* src, float (&v)[N]) {
-  if constexpr (N == 8) {
-    smem_load8(src, v);
-  } else {
-    static_assert(N == 16 && std::is_same_v<T, __nv_fp8_e4m3>, "16 elements per lane: e4m3 only");
-    const uint4 u = *reinterpret_cast<const uint4*>(src);
-    float a[8], b[8];
-    e4m3x8_to_float(make_uint2(u.x, u.y), a);
-    e4m3x8_to_float(make_uint2(u.z, u.w), b);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      v[e] = a[e];
-      v[8 + e] = b[e];
-    }
-  }
 }
 
 // An FP8 KV cache: the storage type of Q, K, V is e4m3 and O is bf16 (core/types.h output_dtype).
@@ -176,15 +137,12 @@ __device__ __forceinline__ int scale_block(int key, int rows, float inv_rows) {
 // variant V (the header's list).
 template <typename T, int G, int R, int V>
 struct SplitTraits {
-  static constexpr int kThreads = V == 5 || V >= 9 ? 256 : 128;
+  static constexpr int kThreads = V == 5 || V == 9 ? 256 : 128;
   static constexpr bool kPrefetch256 = V == 4 || V == 5;
   static constexpr bool kBulk = V >= 6;                   // stages by the bulk copy engine
   static constexpr bool kEvictFirst = V >= 8;             // bulk copies with an L2 evict_first policy
   static constexpr int NG = kThreads / G;                   // groups; each takes one key at a time
-  // Elements per lane: 8 (a 16-byte load of 16-bit storage, 8 bytes of e4m3); variant 10
-  // (e4m3 only): 16, a 16-byte load, so that G = d / 16 lanes share a key.
-  static constexpr int EPL = V == 10 ? 16 : 8;
-  static constexpr int D = EPL * G;
+  static constexpr int D = 8 * G;
   static constexpr int TK = 8192 / (D * int(sizeof(T)));  // keys per tile: 8 KiB of K, 8 KiB of V
   static constexpr int KPG = TK / NG;                     // keys per group per tile
   static constexpr int CPK = D * int(sizeof(T)) / 16;     // 16-byte chunks per key row
@@ -198,11 +156,8 @@ struct SplitTraits {
   static constexpr int64_t kStageElems = NSUB * kTileElems;
   static constexpr int64_t kRingBytes = 2 * STAGES * kStageElems * int64_t(sizeof(T));
   static constexpr int64_t kBarrierBytes = kBulk ? 8 * STAGES : 0;  // one "full" mbarrier per stage
-  // Variant 10's merge (twice the groups) reuses the ring, free once the last stage is computed.
-  static constexpr bool kMergeInRing = V == 10;
-  static_assert(!kMergeInRing || int64_t(NG) * R * (D + 2) * 4 <= kRingBytes, "the merge fits in the ring");
   static int64_t smem_bytes(int d) {  // K and V stages, the mbarriers, the merge's m, l, O per group and row
-    return kRingBytes + kBarrierBytes + (kMergeInRing ? 0 : int64_t(NG) * R * (d + 2) * 4);
+    return kRingBytes + kBarrierBytes + int64_t(NG) * R * (d + 2) * 4;
   }
 };
 
@@ -234,8 +189,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   T* Ks = reinterpret_cast<T*>(smem4);          // STAGES stages of SK keys x d
   T* Vs = Ks + STAGES * Tr::kStageElems;
   uint64_t* full = reinterpret_cast<uint64_t*>(Vs + STAGES * Tr::kStageElems);  // kBulk: per stage
-  float* merge = Tr::kMergeInRing ? reinterpret_cast<float*>(smem4)
-                                  : reinterpret_cast<float*>(reinterpret_cast<char*>(full) + Tr::kBarrierBytes);
+  float* merge = reinterpret_cast<float*>(reinterpret_cast<char*>(full) + Tr::kBarrierBytes);
   const int lane = threadIdx.x % G, group = threadIdx.x / G;
   const int64_t qblocks = (p.nq + R - 1) / R;
   const int64_t h = int64_t(blockIdx.x) / qblocks;
@@ -264,18 +218,17 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   const int32_t* table = kPaged ? p.block_table + h * int64_t(p.pages) : nullptr;
 
   // FD L3: Q_i (this lane's 8 columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
-  constexpr int EPL = Tr::EPL;
-  const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * EPL;
-  float q[R][EPL], o[R][EPL], m[R], l[R];
+  const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * 8;
+  float q[R][8], o[R][8], m[R], l[R];
   // fp8: the scores' factor (tau s_Q) s_K is applied after the dot product of the e4m3 values,
   // in this order, as the CPU's score_tile (core/schedule_context.h); qf = tau s_Q per row.
   float qf[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     qf[r] = kFp8 && r < rows ? p.scale * p.q_scale[h * p.nq + row0 + r] : p.scale;
-    if (r < rows) load_lane<EPL>(Qh + int64_t(r) * D, q[r]);
+    if (r < rows) load8(Qh + int64_t(r) * D, q[r]);
 #pragma unroll
-    for (int e = 0; e < EPL; ++e) {
+    for (int e = 0; e < 8; ++e) {
       if (r >= rows) q[r][e] = 0.0f;
       o[r][e] = 0.0f;
     }
@@ -337,7 +290,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
   auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
-    float kv[KPG][EPL], vv[KPG][EPL];
+    float kv[KPG][8], vv[KPG][8];
     // fp8: each key's s_K and s_V (its block of scale_rows keys; one block: a uniform branch).
     float ks[KPG], vs[KPG];
     if constexpr (kFp8) {
@@ -354,18 +307,18 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     if (!Tr::kBulk || kt + TK <= k1) {
 #pragma unroll
       for (int u = 0; u < KPG; ++u) {
-        smem_lane<EPL>(Kb + (u * NG + group) * D + lane * EPL, kv[u]);
-        smem_lane<EPL>(Vb + (u * NG + group) * D + lane * EPL, vv[u]);
+        smem_load8(Kb + (u * NG + group) * D + lane * 8, kv[u]);
+        smem_load8(Vb + (u * NG + group) * D + lane * 8, vv[u]);
       }
     } else {  // bulk copies stop at k1: keys past it are zeros, as version 3's zero-filled chunks
 #pragma unroll
       for (int u = 0; u < KPG; ++u) {
         if (kt + u * NG + group < k1) {
-          smem_lane<EPL>(Kb + (u * NG + group) * D + lane * EPL, kv[u]);
-          smem_lane<EPL>(Vb + (u * NG + group) * D + lane * EPL, vv[u]);
+          smem_load8(Kb + (u * NG + group) * D + lane * 8, kv[u]);
+          smem_load8(Vb + (u * NG + group) * D + lane * 8, vv[u]);
         } else {
 #pragma unroll
-          for (int e = 0; e < EPL; ++e) kv[u][e] = vv[u][e] = 0.0f;
+          for (int e = 0; e < 8; ++e) kv[u][e] = vv[u][e] = 0.0f;
         }
       }
     }
@@ -377,7 +330,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       for (int u = 0; u < KPG; ++u) {
         float dot = 0.0f;
 #pragma unroll
-        for (int e = 0; e < EPL; ++e) dot = fmaf(q[r][e], kv[u][e], dot);
+        for (int e = 0; e < 8; ++e) dot = fmaf(q[r][e], kv[u][e], dot);
         dot = group_sum<G>(dot);
         const int key = kt + u * NG + group;
         const bool keep = key < k1 && r < rows && (!masked || mask.allowed(row0 + r, key, p.nk));
@@ -406,7 +359,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
         for (int u = 0; u < KPG; ++u) sc[u] *= vs[u];
       }
 #pragma unroll
-      for (int e = 0; e < EPL; ++e) {
+      for (int e = 0; e < 8; ++e) {
         float pv = 0.0f;
 #pragma unroll
         for (int u = 0; u < KPG; ++u) pv = fmaf(sc[u], vv[u][e], pv);
@@ -468,7 +421,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       sl[group * R + r] = l[r];
     }
 #pragma unroll
-    for (int e = 0; e < EPL; ++e) so[(group * R + r) * d + lane * EPL + e] = o[r][e];
+    for (int e = 0; e < 8; ++e) so[(group * R + r) * d + lane * 8 + e] = o[r][e];
   }
   __syncthreads();
   for (int e = threadIdx.x; e < rows * d; e += kThreads) {

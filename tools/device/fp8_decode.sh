@@ -28,9 +28,7 @@ VERIFY=(
   "--nq 4 --nk 5000 --d 64 --dtype fp8 --page-size 7 --kv-len 3000 --splits 5"
   "--nq 1 --nk 4099 --d 128 --dtype fp8 --fp8-scale per-block --splits 1"
   "--nq 3 --nk 2500 --d 64 --dtype fp8 --fp8-scale per-block --M 12288 --splits 9"
-  "--nq 1 --nk 30001 --d 128 --dtype fp8 --fp8-scale per-block --variant 10"
-  "--nq 3 --nk 2500 --d 64 --dtype fp8 --fp8-scale per-block --M 12288 --splits 4 --variant 10"
-  "--nq 1 --nk 777 --d 64 --dtype fp8 --rotate --variant 10 --splits 1"
+  "--nq 1 --nk 777 --d 64 --dtype fp8 --rotate --splits 1"
 )
 for args in "${VERIFY[@]}"; do
   echo "== verify --schedule decode $args"
@@ -45,10 +43,6 @@ S+=("PyTorch bf16 decode: rc=$?")
 timeout 60 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 --heads 32 256 --page-size 16 \
   --sdpa "$OUT/sdpa.json" --back-to-back 10 --json-file "$OUT/bench_fp8.json" > "$OUT/bench_fp8.txt" 2>&1
 S+=("bench-gpu --decode --dtype fp8: rc=$?")
-# Variants 9 and 10 (fp8, unpaged) at the default S of each shape (7 at B x H = 32, 32 at 256)
-before $((BUDGET - 60)) "the sweep of variants 9 and 10" && timeout 60 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 --heads 32 256 --sweep-variants 9 10 \
-  --sweep-splits 7 32 --sdpa "$OUT/sdpa.json" --back-to-back 10 > "$OUT/bench_fp8_sweep.txt" 2>&1
-S+=("bench-gpu --decode --dtype fp8 --sweep-variants 9 10: rc=$?")
 if before $((BUDGET - 60)) "bench-gpu --decode --dtype bf16"; then
   timeout 60 "$FS" bench-gpu --decode --dtype bf16 --d 128 --nk 65536 262144 --heads 32 256 --page-size 16 \
     --sdpa "$OUT/sdpa.json" --back-to-back 10 --json-file "$OUT/bench_bf16.json" > "$OUT/bench_bf16.txt" 2>&1
@@ -57,15 +51,13 @@ fi
 # A paged verify runs the paged kernel (variant 5) and its unpaged twin (variant 9): both
 # configurations, here with four query rows per block (R = 4); memcheck also on one row (R = 1).
 SMALL4="verify --schedule decode --nq 3 --nk 2000 --d 64 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 3"
-SMALL10="verify --schedule decode --nq 3 --nk 2000 --d 64 --dtype fp8 --fp8-scale per-block --splits 3 --variant 10"
 SMALL1="verify --schedule decode --nq 1 --nk 3000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 4"
-for run in "memcheck $SMALL4" "racecheck $SMALL4" "synccheck $SMALL4" "initcheck $SMALL4" "memcheck $SMALL10" \
-  "racecheck $SMALL10" "memcheck $SMALL1"; do
+for run in "memcheck $SMALL4" "racecheck $SMALL4" "synccheck $SMALL4" "initcheck $SMALL4" "memcheck $SMALL1"; do
   set -- $run
   before $((BUDGET - 40)) "compute-sanitizer $run" || continue
   tool=$1
   shift
-  log=$OUT/sanitizer_${tool}_nq$5_$(echo "$@" | grep -q "variant 10" && echo v10 || echo v5v9).txt
+  log=$OUT/sanitizer_${tool}_nq$5.txt
   timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
   S+=("compute-sanitizer $tool $(basename "$log" .txt): rc=$? $(sanitized "$log")")
 done
@@ -78,7 +70,6 @@ S+=("total $(($(date +%s) - T0)) s")
 {
   printf '%s\n' "${S[@]}"
   cat "$OUT/verify_lines.txt"
-  grep -E "^ +[0-9]+ +128 " "$OUT/bench_fp8_sweep.txt"
   python3 - "$OUT" <<'EOF'
 import json, sys
 out = sys.argv[1]
