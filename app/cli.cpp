@@ -95,10 +95,20 @@ void refuse_fp8_on_gpu(const CLI::App& app) {
       continue;  // a build without that subcommand
     }
     if (!sub->parsed()) continue;
-    for (const CLI::Option* o : sub->get_options())
-      if (o->get_name() == "--dtype" && o->count() > 0 && o->results().back() == "fp8")
-        throw InputError(std::string(name) + " --dtype fp8: the GPU kernels take fp32, fp16 and bf16; the FP8 "
-                         "forward (" + fp8_schedule_names() + ") runs on the CPU engine: flashstep run --dtype fp8");
+    bool fp8 = false, decode = false, other = false;  // other: tensor cores or the backward
+    for (const CLI::Option* o : sub->get_options()) {
+      if (o->count() == 0) continue;
+      const std::string& opt = o->get_name();
+      if (opt == "--dtype" && o->results().back() == "fp8") fp8 = true;
+      if (opt == "--schedule" && std::string(name) == "verify" && o->results().back() == "decode") decode = true;
+      if (opt == "--decode" && std::string(name) == "bench-gpu") decode = true;
+      if (opt == "--tensor-cores" || opt == "--backward") other = true;
+    }
+    // The GPU's FP8 path is flash-decoding from an FP8 KV cache (gpu/decode.cu, docs/fp8.md).
+    if (fp8 && !(decode && !other))
+      throw InputError(std::string(name) + " --dtype fp8: on the GPU only flash-decoding reads FP8 (verify --schedule "
+                       "decode --dtype fp8, bench-gpu --decode --dtype fp8); the FP8 forward (" + fp8_schedule_names() +
+                       ") runs on the CPU engine: flashstep run --dtype fp8");
   }
 }
 

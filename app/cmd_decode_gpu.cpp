@@ -4,6 +4,9 @@
 // final O is stored once in the storage type (one ulp of a 16-bit type, as fa2); lse float32.
 #include "app/cmd_decode_gpu.h"
 
+#include "core/fp8.h"
+#include "core/fp8_bound.h"
+#include "core/fp8_inputs.h"
 #include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 #include "core/export.h"
@@ -77,8 +80,14 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   if (p.page_size > 0)
     std::printf("pages      P = %lld: K, V in %lld pages at shuffled places (seed %llu), read through a block table\n",
                 (long long)p.page_size, (long long)kv_pages(p.nk, p.page_size), (unsigned long long)p.seed);
-  std::printf("tolerance  partials (float32) max rel <= %.0e; O <= %.3g, lse <= %.0e; each vs float64 <= %.0e%s\n\n",
-              tiled_tol, o_tol, tiled_tol, kFloat64Tol, p.dtype == Dtype::fp32 ? "" : " (fp32 only; reported)");
+  if (p.dtype == Dtype::fp8)
+    std::printf("fp8        Q, K, V in e4m3 with %s float32 scales%s, quantised on the host as the CPU engine "
+                "quantises; P~ in float32; O in bf16\n", fp8_scale_name(p.fp8_scale), p.rotate ? " (Q, K rotated)" : "");
+  std::printf("tolerance  partials (float32) max rel <= %.0e; O <= %.3g, lse <= %.0e; each vs float64 <= %s\n\n",
+              tiled_tol, o_tol, tiled_tol,
+              p.dtype == Dtype::fp32   ? "1e-05"
+              : p.dtype == Dtype::fp8  ? "the format's bound per row (docs/fp8.md; O), lse reported"
+                                       : "1e-05 (fp32 only; reported)");
   bool ok = !any_nan(g.O) && !any_nan(g.lse) && !any_nan(g.O_part) && !any_nan(g.lse_part);
   if (!ok) std::printf("GPU output has NaN elements (unwritten, or an empty split gone wrong)\n");
   if (S > 1 && recorded) {  // every split's partials (core/verify.h)
@@ -96,6 +105,7 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   if (p.page_size > 0) {  // the same kernels on contiguous K, V: every bit the same
     gpu::DecodeOptions flat = go;
     flat.page_size = 0;
+    if (p.dtype == Dtype::fp8) flat.variant = 0;  // 9 unpaged: variant 5's threads and values
     const gpu::DecodeResult u = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, flat);
     const bool same = same_bits(g.O, u.O) && same_bits(g.lse, u.lse) && same_bits(g.O_part, u.O_part) &&
                       same_bits(g.lse_part, u.lse_part);
@@ -110,6 +120,14 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   ok = ok && final_state.pass() && f64.pass();
   print_check("final      ", final_state);
   print_float64_checks(f64);
+  if (p.dtype == Dtype::fp8 && f64.measured) {  // each O row within the format's bound (core/fp8_bound.h)
+    const double g_ratio = fp8_bound_ratio(p, t, Eigen::Map<const Mat>(g.O.data(), p.nq, p.d));
+    const double c_ratio = fp8_bound_ratio(p, t, tr.O);
+    const bool b_ok = g_ratio <= 1 && c_ratio <= 1;
+    ok = ok && b_ok;
+    std::printf("fp8 bound  O error / the format's bound, worst row: GPU %.3g, CPU %.3g  %s\n", g_ratio, c_ratio,
+                verdict(b_ok));
+  }
   std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
   return ok ? 0 : 1;
 }
@@ -171,7 +189,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
             gpu::decode_default(s, t, dt, r.page_size > 0 ? std::min(r.page_size, nk) : 0);  // marked '*'
         const double kv_bytes = 2.0 * double(s.heads()) * double(nk) * double(d) * dtype_bytes(dt);
         double sdpa_ms = 0;
-        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" + r.dtype;
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(heads) + "/" +
+                                (dt == Dtype::fp8 ? "bf16" : r.dtype);  // fp8 beside PyTorch's bf16
         for (const SdpaPoint& pt : sdpa)
           if (pt.key == key) sdpa_ms = pt.ms;
         std::vector<gpu::DecodeOptions> configs;
@@ -181,6 +200,7 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
             if (S > t.Tc) continue;
             gpu::DecodeOptions o;
             o.features.dtype = dt;
+            if (dt == Dtype::fp8) o.features.fp8_scale = Fp8Scale::per_block;  // as the table
             o.splits = S;
             o.variant = v;
             o.page_size = r.page_size > 0 ? std::min(r.page_size, nk) : 0;
@@ -249,6 +269,8 @@ int run_bench_decode(const DecodeBenchRequest& r) {
   const Dtype dt = parse_dtype(r.dtype);
   const int64_t M = parse_sram_size(r.M);
   const std::vector<SdpaPoint> sdpa = read_sdpa_times(r.sdpa_json);  // app/gpu_requests.cpp
+  // fp8 (an FP8 KV cache) is set beside PyTorch's bf16: PyTorch's attention has no FP8 path.
+  const std::string sdpa_dtype = dt == Dtype::fp8 ? "bf16" : r.dtype;
   const gpu::DeviceInfo info = gpu::device_info();
   Roofs roofs;
   roofs.copy_gbps = gpu::measure_copy_bandwidth(int64_t(2) << 30, 3, 20);
@@ -261,6 +283,9 @@ int run_bench_decode(const DecodeBenchRequest& r) {
     std::printf("bench-gpu --decode on %s (%d SMs), %s storage, Nq = 1, CUDA events, %d warm-up runs (at least %.0f ms), median of %d, %d calls back to back per sample\n",
                 info.name.c_str(), info.sm_count, r.dtype.c_str(), r.warmup,
                 gpu::timing_warmup_ms(r.warmup), r.reps, gpu::timing_batch());
+    if (dt == Dtype::fp8)
+      std::printf("fp8: K, V (and Q) in e4m3, one float32 scale per head and block of Bc keys (per-block), O in bf16; "
+                  "sdpa = PyTorch's bf16 (it has no FP8 attention)\n");
     std::printf("copy bandwidth (cudaMemcpy device to device, 2 GiB, read + written bytes / time): %.0f GB/s\n",
                 copy_gbps);
     std::printf("read roof (a kernel that only reads 2 GiB by bulk copies on every SM, bytes read / time): %.0f GB/s\n",
@@ -299,6 +324,7 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         };
         gpu::DecodeOptions o;
         o.features.dtype = dt;
+        if (dt == Dtype::fp8) o.features.fp8_scale = Fp8Scale::per_block;  // the finer scales: a lookup per key
         o.splits = S;
         time("decode", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });  // registry-exempt: JSON key
         if (r.page_size > 0) {  // the paged default (variant, S), through the block table
@@ -314,8 +340,9 @@ int run_bench_decode(const DecodeBenchRequest& r) {
         time("decode_s1", [&] { return gpu::bench_decode(s, scale, t, o, r.warmup, r.reps, 7); });
         gpu::Features f2;
         f2.dtype = dt;
-        time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
-        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + r.dtype;
+        if (dt == Dtype::fp8) row["fa2"] = {{"skipped", "no fp8 fa2 kernel"}};  // registry-exempt: JSON key
+        else time("fa2", [&] { return gpu::bench_fa2(s, scale, t, 0, f2, r.warmup, r.reps, 7); });  // registry-exempt: the contrast column of bench-gpu --decode (JSON key)
+        const std::string key = std::to_string(nk) + "/" + std::to_string(d) + "/" + std::to_string(s.heads()) + "/" + sdpa_dtype;
         for (const SdpaPoint& pt : sdpa)
           if (pt.key == key) {
             row["sdpa"] = {{"median_ms", pt.ms}, {"backend", pt.backend}, {"kv_gbps", kv_bytes / (pt.ms * 1e6)}};

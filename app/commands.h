@@ -33,8 +33,10 @@ struct RunFlags {
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags
 };
 void add_run_flags(CLI::App* cmd, RunFlags& f);  // app/cli.cpp
-// --dtype fp8 is the CPU engine's (docs/fp8.md): an InputError if a GPU subcommand (verify, gpu,
-// bench-gpu) was given it, naming what exists. app/cli.cpp; main() calls it after parsing.
+// --dtype fp8 is the CPU engine's (docs/fp8.md), and on the GPU only flash-decoding's (verify
+// --schedule decode, bench-gpu --decode): an InputError if another GPU subcommand or path (gpu,
+// the tensor cores, the backward) was given it, naming what exists. app/cli.cpp; main() calls it
+// after parsing.
 void refuse_fp8_on_gpu(const CLI::App& app);
 
 // A subcommand's work: returns the exit code. It may throw InputError, which main() prints

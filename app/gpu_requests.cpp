@@ -108,6 +108,14 @@ void check_standard_float32(Schedule s, Dtype t) {
                      "standard-attention baseline runs in float32 (use --dtype fp32)");
 }
 
+void check_fp8_decode(int64_t d, int variant, bool paged) {
+  if (d != 64 && d != 128)
+    throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
+  if (variant != 0 && variant != (paged ? 5 : 9))
+    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9 unpaged and 5 paged (0 picks it), not " +
+                     std::to_string(variant) + (paged ? " with --page-size" : " without --page-size"));
+}
+
 void check_float32_storage(Dtype t) {
   if (t != Dtype::fp32)
     throw InputError(std::string("the GPU backward runs in float32 only: --dtype ") + dtype_name(t) +
@@ -155,6 +163,7 @@ void check_verify_request(const VerifyRequest& r) {
   if (r.bwd.backward) check_float32_storage(spec.options.dtype);
   else check_standard_float32(spec.schedule, spec.options.dtype);
   const Problem p = make_problem(spec);  // sizes, options, input files
+  if (p.dtype == Dtype::fp8) check_fp8_decode(p.d, r.variant, p.page_size > 0);  // only decode gets here (main.cpp)
   if (r.bwd.backward && !r.bwd.do_path.empty()) backward_grad_output(r.bwd, p, r.rf.pattern);  // dO's shape and values
 }
 
@@ -464,6 +473,10 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
   if (r.decode) read_sdpa_times(r.dr.sdpa_json);  // a bad file is refused before any GPU work
   if (r.decode && (r.tensor_cores || bf.backward))
     throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
+  if (r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8") {
+    if (!r.dr.sweep_variants.empty()) throw InputError("--dtype fp8 has one decode kernel per layout: drop --sweep-variants");
+    for (int64_t d : bf.dims) check_fp8_decode(d, 0, false);
+  }
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);
   if (r.tensor_cores && bf.backward) return check_tc_backward_bench_request(tc_backward_bench_request(r));
   if (r.tensor_cores) return check_tc_bench_request(tc_bench_request(r));

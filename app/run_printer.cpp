@@ -158,9 +158,10 @@ void print_summary(const Trace& t, bool recorded) {
               : p.p_dtype == Dtype::bf16 ? "; P~ rounded to bf16 before P V"
                                          : "; P~ rounded to fp16 before P V");
   if (p.dtype == Dtype::fp8)
-    std::printf("fp8        Q, K, V in e4m3 with %s float32 scales (amax/448)%s; P~ in e4m3 (scale 1) before P V; "
+    std::printf("fp8        Q, K, V in e4m3 with %s float32 scales (amax/448)%s; %s; "
                 "S, softmax, l, m, O in float32; O stored in bf16\n",
-                fp8_scale_name(p.fp8_scale), p.rotate ? ", Q and K rotated by a seeded Hadamard matrix first" : "");
+                fp8_scale_name(p.fp8_scale), p.rotate ? ", Q and K rotated by a seeded Hadamard matrix first" : "",
+                p.p_dtype == Dtype::fp8 ? "P~ in e4m3 (scale 1) before P V" : "P~ in float32 (decode: P V on CUDA cores)");
   std::printf("tiling     M = %lld elements (%s), Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld%s\n",
               (long long)p.M, bytes_text(p.M * p.bytes_per_elem).c_str(), (long long)ti.Br,
               (long long)ti.Bc, (long long)ti.Tr, (long long)ti.Tc,

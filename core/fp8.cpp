@@ -1,8 +1,11 @@
 // e4m3 rounding, block quantisation and the Hadamard rotation (core/fp8.h; docs/fp8.md).
 #include "core/fp8.h"
+#include "core/fp8_bound.h"
 
 #include "core/fp8_inputs.h"
 #include "core/input_files.h"
+#include "core/problem.h"
+#include "core/reference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -100,6 +103,55 @@ MatD hadamard_rotation(int64_t d, uint64_t seed) {
   return R;
 }
 
+Mat rotate_rows(const Mat& X, uint64_t seed) {
+  return (X.cast<double>() * hadamard_rotation(X.cols(), seed)).cast<float>();
+}
+
+double fp8_row_bound(const MatD& Q, const MatD& K, const MatD& V, double tau, double sq, double sk, double sv,
+                     int64_t r, int64_t lo, int64_t hi, int64_t stores, bool p_rounded) {
+  lo = std::max<int64_t>(lo, 0);
+  hi = std::min<int64_t>(hi, K.rows());
+  if (lo >= hi) return 0;
+  const double u = 1.0 / 16, sub = std::ldexp(1.0, -10);
+  double delta = 0, smax = -INFINITY;
+  for (int64_t c = lo; c < hi; ++c) {
+    double dc = 0;
+    for (int64_t k = 0; k < Q.cols(); ++k) {
+      const double eq = u * std::fabs(Q(r, k)) + sub * sq, ek = u * std::fabs(K(c, k)) + sub * sk;
+      dc += std::fabs(Q(r, k)) * ek + eq * std::fabs(K(c, k)) + eq * ek;
+    }
+    delta = std::max(delta, tau * dc);
+    smax = std::max(smax, tau * Q.row(r).dot(K.row(c)));
+  }
+  double l = 0;
+  for (int64_t c = lo; c < hi; ++c) l += std::exp(tau * Q.row(r).dot(K.row(c)) - smax);
+  l *= std::exp(-2 * delta);
+  const double vmax = V.middleRows(lo, hi - lo).cwiseAbs().maxCoeff();
+  const double sigma = std::expm1(2 * delta);
+  const double rho = p_rounded ? u + double(hi - lo) * sub / std::max(l, 1.0) : 0.0;
+  return vmax * (sigma + rho) + (u * vmax + sub * sv) * (1 + sigma + rho) + double(stores) * std::ldexp(vmax, -9) * 1.01;
+}
+
+double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O) {
+  const MatD Q = rotated_input(p, p.Q).cast<double>(), K = rotated_input(p, p.K).cast<double>(), V = p.V.cast<double>();
+  const int64_t q_rows = p.fp8_scale == Fp8Scale::per_block ? t.Br : p.nq;
+  const int64_t kv_rows = p.fp8_scale == Fp8Scale::per_block ? t.Bc : p.nk;
+  const double sq = quantise_e4m3(Q.cast<float>(), q_rows).scales.maxCoeff();
+  const double sk = quantise_e4m3(K.cast<float>(), kv_rows).scales.maxCoeff();
+  const double sv = quantise_e4m3(p.V, kv_rows).scales.maxCoeff();
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+  double worst = 0;
+  for (int64_t r = 0; r < p.nq; ++r) {
+    double bound = fp8_row_bound(Q, K, V, p.scale, sq, sk, sv, r, p.mask.lo(r), p.mask.hi(r, p.nk) + 1, 1,
+                                 p.p_dtype == Dtype::fp8);
+    const double err = (O.row(r).cast<double>() - ref.O.row(r)).cwiseAbs().maxCoeff();
+    bound /= 1.0 - double(p.dropout);  // a kept weight is scaled by 1 / (1 - p), its error too
+    if (bound > 0) worst = std::max(worst, err / bound);
+    else if (err > 0) worst = INFINITY;  // a row with no key: O = 0 exactly
+  }
+  return worst;
+}
+
 }  // namespace flashstep
 
 // [SECTION] the memory model's side (core/fp8_inputs.h)
@@ -108,7 +160,7 @@ namespace flashstep {
 
 Mat rotated_input(const Problem& p, const Mat& X) {
   if (!p.rotate) return X;
-  return (X.cast<double>() * hadamard_rotation(p.d, p.seed)).cast<float>();
+  return rotate_rows(X, p.seed);
 }
 
 void put_fp8_inputs(Hbm& hbm, const Problem& p, const Tiling& t) {

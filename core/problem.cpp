@@ -257,8 +257,12 @@ Problem make_problem(const ProblemSpec& spec) {
   p.dropout = float(s.options.dropout);
   p.dtype = s.options.dtype;
   p.p_dtype = s.options.p_dtype;
-  if (p.dtype == Dtype::fp8) {  // P~ in e4m3 (scale 1) for the P V product; per-tensor by default
-    p.p_dtype = Dtype::fp8;
+  if (p.dtype == Dtype::fp8) {  // per-tensor scales by default
+    // P~ in e4m3 (scale 1) for the P V product of a tensor-core forward (fa1, fa2). Flash-decoding
+    // multiplies P~ by V on CUDA cores in float32 (one query row is a GEMV, gpu/decode.cu), so
+    // its P~ stays float32: rounding it to e4m3 relative to a running maximum would tie the
+    // result to the order in which keys meet (the GPU's key groups are not the CPU's blocks).
+    p.p_dtype = s.schedule == Schedule::decode ? Dtype::fp32 : Dtype::fp8;
     p.fp8_scale = s.options.fp8_scale == Fp8Scale::none ? Fp8Scale::per_tensor : s.options.fp8_scale;
     p.rotate = s.options.rotate;
   }

@@ -44,6 +44,14 @@
 //          256 threads (16 groups at d = 128): the stream of version 6 under the arithmetic that
 //          was fastest where the heads fill the GPU. Results equal version 5's bit for bit.
 //     Variants 4-9 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
+//   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8.md): the same template with T =
+//     e4m3, d = 64, 128, in two configurations: variant 9's stream unpaged, variant 5's paged
+//     (the same 256 threads and groups, so the same values bit for bit). A tile is still 8 KiB,
+//     now twice the keys; each lane loads its 8 bytes of a K or V row from shared memory and
+//     converts them to float32 in registers (exact). The scores take (tau s_Q) s_K after the dot
+//     product of the e4m3 values, P~ stays float32 and is multiplied by s_V before P~ V: the
+//     CPU engine's decode (core/schedule_context.h's score_tile) up to float32 summation order.
+//     O is bf16; the partials and the combine are the 16-bit kernels' own.
 //   Paged K/V (kPaged, core/paged_kv.h): the pipeline's chunk addresses go through the block
 //     table (key n at pool row table[n / P] P + n mod P); the tiles in shared memory, hence
 //     every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
@@ -98,6 +106,20 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
+// The FP8 configurations (the header's list): variant 9 unpaged, 5 paged, one query row or four.
+template <int G>
+void launch_split_fp8(const DecodeParams& p) {
+  using T = __nv_fp8_e4m3;
+  const bool one = p.nq == 1;
+  if (p.block_table != nullptr) {
+    if (one) launch_split_kernel<T, G, 1, true, 5>(p);
+    else launch_split_kernel<T, G, 4, true, 5>(p);
+  } else {
+    if (one) launch_split_kernel<T, G, 1, false, 9>(p);
+    else launch_split_kernel<T, G, 4, false, 9>(p);
+  }
+}
+
 template <typename T, int G>
 void launch_split_rows(const DecodeParams& p) {
   const int v = p.variant == 0 ? kDefaultDecodeVariant : p.variant;
@@ -129,7 +151,30 @@ bool decode_variant_supported(int variant, int d, Storage dtype) {
 }
 
 
+bool decode_fp8_supported(int variant, int d, bool paged) {
+  return (d == 64 || d == 128) && (variant == 0 || variant == (paged ? 5 : 9));
+}
+
+namespace {
+__global__ void to_e4m3_kernel(const float* __restrict__ src, uint8_t* __restrict__ dst, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += stride)
+    dst[e] = __nv_cvt_float_to_fp8(src[e], __NV_SATFINITE, __NV_E4M3);
+}
+}  // namespace
+
+void to_e4m3(const float* src, uint8_t* dst, int64_t n) {
+  if (n <= 0) return;
+  to_e4m3_kernel<<<unsigned(std::min<int64_t>((n + 255) / 256, 65536)), 256>>>(src, dst, n);
+  CUDA_CHECK_LAUNCH();
+}
+
 void decode_split_launch(const DecodeParams& p) {
+  if (p.fp8) {  // checked by the host first: d = 64 or 128
+    if (p.d == 64) return launch_split_fp8<8>(p);
+    if (p.d == 128) return launch_split_fp8<16>(p);
+    throw std::runtime_error("decode: no fp8 kernel for this d");
+  }
   with_storage(p.dtype, [&](auto st) {
     using T = decltype(st);
     switch (p.d) {

@@ -3,6 +3,8 @@
 
 #include "gpu/backend_internal.h"
 #include "gpu/decode_kernels.h"
+#include "core/fp8.h"
+#include "core/fp8_bound.h"
 #include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
 
@@ -14,10 +16,69 @@ using namespace internal;
 
 namespace {
 
-// The decode buffers: Q, K, V, O in the storage type, lse and the float32 partials; with a
-// page size, the K and V pools and the block table (core/paged_kv.h).
+// Float32 host values into x: rounded to its storage type; e4m3 by to_e4m3 (for the values
+// core's quantise_e4m3 gives, already e4m3 values, an exact conversion to their codes).
+void put(Stored& x, const float* host, DeviceBuffer<float>& staging) {
+  if (x.dtype != Dtype::fp8) return x.upload(host, staging);
+  staging.upload(host, x.count);
+  to_e4m3(staging.get(), x.bytes.get(), x.count);
+}
+// Float32 values on the device (n of them, from offset e0) into x's storage type.
+void put_from_device(Stored& x, const float* src, int64_t e0, int64_t n) {
+  uint8_t* out = x.bytes.get() + e0 * dtype_bytes(x.dtype);
+  if (x.dtype == Dtype::fp32) CUDA_CHECK(cudaMemcpy(out, src, size_t(n) * 4, cudaMemcpyDeviceToDevice));
+  else if (x.dtype == Dtype::fp8) to_e4m3(src, out, n);
+  else to_storage(src, out, n, Storage(int(x.dtype)));
+}
+
+// --dtype fp8: Q, K, V of every head quantised as the CPU engine quantises them
+// (core/fp8_inputs.h's put_fp8_inputs: Q, K rotated first with --rotate; one scale per head's
+// tensor, or per Q block of Br rows and per K/V block of Bc keys), the e4m3 values in floats and
+// the scales, Q's expanded to one per row.
+struct Fp8Inputs {
+  std::vector<float> Q, K, V;             // (heads, N, d), every value exact in e4m3
+  std::vector<float> q_scale;             // (heads, Nq)
+  std::vector<float> k_scale, v_scale;    // (heads, scale_blocks)
+  int64_t scale_rows = 0, scale_blocks = 0;
+};
+int64_t fp8_scale_rows(const Shape& s, const Tiling& t, Fp8Scale mode) {
+  return mode == Fp8Scale::per_block ? t.Bc : s.nk;
+}
+Fp8Inputs quantise_inputs(const float* Q, const float* K, const float* V, const Shape& s, const Tiling& t,
+                          const Features& f) {
+  const bool per_block = f.fp8_scale == Fp8Scale::per_block;
+  Fp8Inputs q;
+  q.scale_rows = fp8_scale_rows(s, t, f.fp8_scale);
+  q.scale_blocks = (s.nk + q.scale_rows - 1) / q.scale_rows;
+  const int64_t d = s.d;
+  auto head = [&](const float* X, int64_t h, int64_t n) {
+    return Mat(Eigen::Map<const Mat>(X + h * n * d, n, d));
+  };
+  auto quantise = [&](Mat X, bool rotate, int64_t block_rows, std::vector<float>& values, std::vector<float>& scales) {
+    if (rotate) X = rotate_rows(X, f.seed);
+    const Fp8Tensor e = quantise_e4m3(X, block_rows);
+    values.insert(values.end(), e.values.data(), e.values.data() + e.values.size());
+    for (int64_t r = 0; r < e.scales.rows(); ++r) scales.push_back(e.scales(r, 0));
+  };
+  std::vector<float> q_blocks;
+  for (int64_t h = 0; h < s.heads(); ++h) {
+    q_blocks.clear();
+    const int64_t q_rows = per_block ? t.Br : std::max<int64_t>(s.nq, 1);
+    quantise(head(Q, h, s.nq), f.rotate, q_rows, q.Q, q_blocks);
+    for (int64_t r = 0; r < s.nq; ++r) q.q_scale.push_back(q_blocks[size_t(r / q_rows)]);
+    quantise(head(K, h, s.nk), f.rotate, q.scale_rows, q.K, q.k_scale);
+    quantise(head(V, h, s.nk), false, q.scale_rows, q.V, q.v_scale);
+  }
+  return q;
+}
+
+// The decode buffers: Q, K, V, O in the storage type (fp8: e4m3 Q, K, V and a bf16 O, with the
+// scales), lse and the float32 partials; with a page size, the K and V pools and the block
+// table (core/paged_kv.h).
 struct DecodeBuffers {
   FlashBuffers io;
+  DeviceBuffer<float> q_scale, k_scale, v_scale;  // fp8 only
+  int64_t scale_rows = 0, scale_blocks = 0;
   DeviceBuffer<float> lse, O_part, lse_part;
   Stored K_pool, V_pool;
   DeviceBuffer<int32_t> table;
@@ -31,6 +92,7 @@ struct DecodeBuffers {
   }
   DecodeBuffers(const Shape& s, Dtype t, int64_t S, int64_t page_size = 0, uint64_t seed = 0)
       : io(io_shape(s, page_size), t), lse(s.heads() * s.nq) {
+    if (t == Dtype::fp8) io.O.allocate(s.heads() * s.nq * s.d, output_dtype(t));  // bf16
     if (S > 1) {
       O_part.allocate(S * s.heads() * s.nq * s.d);
       lse_part.allocate(S * s.heads() * s.nq);
@@ -58,8 +120,42 @@ struct DecodeBuffers {
         std::copy(V + src, V + src + rows * d, vp.begin() + dst);
       }
     DeviceBuffer<float> staging(n);
-    K_pool.upload(kp.data(), staging);
-    V_pool.upload(vp.data(), staging);
+    put(K_pool, kp.data(), staging);
+    put(V_pool, vp.data(), staging);
+  }
+  // fp8: the quantised inputs and their scales (the values into Q and K, V or their pools).
+  void upload_fp8(const Shape& s, const Fp8Inputs& q) {
+    put(io.Q, q.Q.data(), io.staging);
+    if (P > 0) {
+      upload_pools(s, q.K.data(), q.V.data());
+    } else {
+      put(io.K, q.K.data(), io.staging);
+      put(io.V, q.V.data(), io.staging);
+    }
+    upload_scales(q.q_scale, q.k_scale, q.v_scale, q.scale_rows, q.scale_blocks);
+  }
+  void upload_scales(const std::vector<float>& sq, const std::vector<float>& sk, const std::vector<float>& sv,
+                     int64_t rows, int64_t blocks) {
+    q_scale.allocate(int64_t(sq.size()));
+    k_scale.allocate(int64_t(sk.size()));
+    v_scale.allocate(int64_t(sv.size()));
+    q_scale.upload(sq.data(), int64_t(sq.size()));
+    k_scale.upload(sk.data(), int64_t(sk.size()));
+    v_scale.upload(sv.data(), int64_t(sv.size()));
+    scale_rows = rows;
+    scale_blocks = blocks;
+  }
+  // Benchmarks, fp8: random e4m3 inputs (fill_random in float32, then to e4m3; the values do not
+  // matter to the time) and scales of one per head's tensor or per block of t.Bc keys.
+  void fill_random_fp8(const Shape& s, const Tiling& t, Fp8Scale mode, uint64_t seed) {
+    Stored* dst[3] = {&io.Q, &io.K, &io.V};
+    for (int w = 0; w < 3; ++w) {
+      fill_random(io.staging.get(), dst[w]->count, seed * 3 + uint64_t(w));
+      put_from_device(*dst[w], io.staging.get(), 0, dst[w]->count);
+    }
+    const int64_t rows = fp8_scale_rows(s, t, mode), blocks = (s.nk + rows - 1) / rows;
+    const std::vector<float> sq(size_t(s.heads() * s.nq), 1.0f / 64), skv(size_t(s.heads() * blocks), 1.0f / 128);
+    upload_scales(sq, skv, skv, rows, blocks);
   }
   // Benchmarks: random pools (the values do not matter to the time, the addresses do), made
   // in float32 chunks of at most kChunk elements and rounded to the storage type.
@@ -72,12 +168,13 @@ struct DecodeBuffers {
       for (int64_t e0 = 0; e0 < dst[w]->count; e0 += kChunk) {
         const int64_t n = std::min(kChunk, dst[w]->count - e0);
         fill_random(staging.get(), n, seed * 3 + 1 + uint64_t(w) + uint64_t(e0 / kChunk) * 7919);
-        uint8_t* out = dst[w]->bytes.get() + e0 * dtype_bytes(dst[w]->dtype);
-        if (dst[w]->dtype == Dtype::fp32)
-          CUDA_CHECK(cudaMemcpy(out, staging.get(), size_t(n) * 4, cudaMemcpyDeviceToDevice));
-        else
-          to_storage(staging.get(), out, n, Storage(int(dst[w]->dtype)));
+        put_from_device(*dst[w], staging.get(), e0, n);
       }
+  }
+  void fill_inputs(const Shape& s, const Tiling& t, const Features& f, uint64_t seed) {
+    if (f.dtype == Dtype::fp8) fill_random_fp8(s, t, f.fp8_scale, seed);
+    else io.fill_random_inputs(seed);
+    fill_random_pools(seed);
   }
   void poison() {
     io.O.bytes.poison();
@@ -95,8 +192,16 @@ struct DecodeBuffers {
     p.nq = int(s.nq); p.nk = int(s.nk); p.d = int(s.d);
     p.Bc = int(t.Bc); p.Tc = int(t.Tc); p.S = int(S);
     p.scale = scale;
-    p.dtype = Storage(int(io.Q.dtype));
+    p.dtype = Storage(int(io.O.dtype));  // fp8: bf16, the type of O
     p.x = x;
+    if (io.Q.dtype == Dtype::fp8) {
+      p.fp8 = true;
+      p.q_scale = q_scale.get();
+      p.k_scale = k_scale.get();
+      p.v_scale = v_scale.get();
+      p.scale_rows = int(scale_rows);
+      p.scale_blocks = int(scale_blocks);
+    }
     if (P > 0) {  // K, V: the pools, addressed through the table
       p.K = K_pool.bytes.get();
       p.V = V_pool.bytes.get();
@@ -127,6 +232,13 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
   if (opt.page_size > 0 && s.heads() * kv_pages(s.nk, opt.page_size) > INT32_MAX)
     throw InputError("too many pages for an int32 block table");
   check_decode_variant(opt.variant, s.d, opt.features.dtype);
+  if (opt.features.dtype == Dtype::fp8) {
+    const int v = resolve_decode_variant(opt.variant, s, t, Dtype::fp8, opt.page_size);
+    if (!decode_fp8_supported(v, int(s.d), opt.page_size > 0))
+      throw InputError("the FP8 KV-cache decode runs variant " + std::string(opt.page_size > 0 ? "5 paged" : "9 unpaged") +
+                       " (9 unpaged, 5 paged; 0 picks it), not " + std::to_string(v));
+    if (s.nk >= (int64_t(1) << 24)) throw InputError("the FP8 KV-cache decode takes Nk below 2^24 keys");
+  }
   if (s.heads() * ((s.nq + 3) / 4) > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
   check_features(opt.features, s);
   check_memory(decode_device_bytes(s, opt.features.dtype, opt.splits, opt.page_size), "flash-decoding");
@@ -148,6 +260,8 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 // - paged: version 5 with core's S (0.85-0.93x of unpaged; version 6 pays for its small
 //   per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
+// - fp8 (an FP8 KV cache, d = 64, 128): the same rule, 9 unpaged and 5 paged, the two
+//   configurations built for e4m3 (gpu/decode.cu).
 DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   DecodeChoice c;
   c.splits = default_splits(s.heads() * t.Tr, t.Tc, device_info().sm_count);
@@ -169,10 +283,19 @@ int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype d
 }
 
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
+  if (dtype == Dtype::fp8) return decode_fp8_supported(variant, int(d), false) || decode_fp8_supported(variant, int(d), true);
   return decode_variant_supported(variant, int(d), Storage(int(dtype)));
 }
 
 void check_decode_variant(int variant, int64_t d, Dtype dtype) {
+  if (dtype == Dtype::fp8) {  // the FP8 KV cache (gpu/decode.cu's header)
+    if (d != 64 && d != 128)
+      throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
+    if (variant != 0 && variant != 5 && variant != 9)
+      throw InputError("decode kernel variant " + std::to_string(variant) +
+                       " has no fp8 version: the FP8 KV cache runs variant 9 unpaged, 5 paged (0 picks it)");
+    return;
+  }
   if (!decode_variant_exists(variant, d, dtype) && decode_variant_is_ladder(variant) && (d == 64 || d == 128) &&
       dtype != Dtype::fp32)
     throw InputError("decode kernel variant " + std::to_string(variant) +
@@ -187,6 +310,7 @@ int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t
   const int64_t h = s.heads(), b = dtype_bytes(dtype);
   const int64_t nk = page_size > 0 ? 1 : s.nk;  // paged: the cache is in the pools
   int64_t bytes = h * (2 * s.nq + 2 * nk) * s.d * b + 4 * h * s.nq;
+  if (dtype == Dtype::fp8) bytes += h * s.nq * s.d + 4 * h * (s.nq + 2 * s.nk);  // O in bf16; scales at most
   if (dtype != Dtype::fp32) bytes += 4 * h * std::max(s.nq, nk) * s.d;  // staging
   if (splits > 1) bytes += 4 * splits * h * s.nq * (s.d + 1);
   if (page_size > 0) {  // the pools, a float32 staging chunk (a whole pool for an upload) and the table
@@ -203,7 +327,9 @@ DecodeResult decode_forward(const float* Q, const float* K, const float* V, cons
   const PeakSince peak;
   DeviceExtras ex(opt.features, s);
   DecodeBuffers b(s, opt.features.dtype, opt.splits, opt.page_size, opt.features.seed);
-  if (opt.page_size > 0) {  // Q, and K, V into the pools
+  if (opt.features.dtype == Dtype::fp8) {  // quantised on the host as the CPU engine quantises
+    b.upload_fp8(s, quantise_inputs(Q, K, V, s, t, opt.features));
+  } else if (opt.page_size > 0) {  // Q, and K, V into the pools
     b.io.Q.upload(Q, b.io.staging);
     b.upload_pools(s, K, V);
   } else {
@@ -228,8 +354,7 @@ BenchTiming bench_decode(const Shape& s, float scale, const Tiling& t, const Dec
   const PeakSince peak;
   DeviceExtras ex(opt.features, s);
   DecodeBuffers b(s, opt.features.dtype, opt.splits, opt.page_size, seed);
-  b.io.fill_random_inputs(seed);
-  b.fill_random_pools(seed);
+  b.fill_inputs(s, t, opt.features, seed);
   DecodeParams p = b.params(s, t, scale, opt.splits, ex.x);
   p.variant = resolve_decode_variant(opt.variant, s, t, opt.features.dtype, opt.page_size);
   const TimingStats ts = median_ms([&] { run_decode_launches(p); }, warmup, reps);
@@ -254,8 +379,7 @@ std::vector<BenchTiming> bench_decode_configs(const Shape& s, float scale, const
   const PeakSince peak;
   DeviceExtras ex(configs[0].features, s);
   DecodeBuffers b(s, configs[0].features.dtype, S_max, configs[0].page_size, seed);
-  b.io.fill_random_inputs(seed);
-  b.fill_random_pools(seed);
+  b.fill_inputs(s, t, configs[0].features, seed);
   std::vector<BenchTiming> out;
   for (const DecodeOptions& o : configs) {
     DecodeParams p = b.params(s, t, scale, o.splits, ex.x);

@@ -11,9 +11,12 @@
 #include "gpu/register_tile.cuh"
 #include "gpu/tc_ptx.cuh"
 
+#include <cuda_fp8.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 namespace flashstep::gpu {
 
@@ -65,6 +68,26 @@ __device__ __forceinline__ void load8<__nv_bfloat16>(const __nv_bfloat16* src, f
                           [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
 }
 
+// Eight e4m3 codes (one per byte, the first in the lowest) as float32: e4m3 -> f16 pairs by
+// cvt.rn.f16x2.e4m3x2, then f16 -> f32; both exact (every e4m3 value is an f16 value).
+__device__ __forceinline__ void e4m3x8_to_float(uint2 u, float (&v)[8]) {
+  const uint32_t w[2] = {u.x, u.y};
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const __half2_raw r = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w[k] >> (16 * h)), __NV_E4M3);
+      const float2 f = __half22float2(__half2(r));
+      v[4 * k + 2 * h] = f.x;
+      v[4 * k + 2 * h + 1] = f.y;
+    }
+  }
+}
+template <>
+__device__ __forceinline__ void load8<__nv_fp8_e4m3>(const __nv_fp8_e4m3* src, float (&v)[8]) {
+  e4m3x8_to_float(__ldg(reinterpret_cast<const uint2*>(src)), v);
+}
+
 // Sum over the G lanes of a group (G a power of two dividing 32; groups are lane-aligned).
 template <int G>
 __device__ __forceinline__ float group_sum(float x) {
@@ -88,6 +111,26 @@ __device__ __forceinline__ void smem_load8<__half>(const __half* src, float (&v)
 template <>
 __device__ __forceinline__ void smem_load8<__nv_bfloat16>(const __nv_bfloat16* src, float (&v)[8]) {
   unpack8<__nv_bfloat162>(*reinterpret_cast<const uint4*>(src), v, [](__nv_bfloat162 h) { return __bfloat1622float2(h); });
+}
+template <>
+__device__ __forceinline__ void smem_load8<__nv_fp8_e4m3>(const __nv_fp8_e4m3* src, float (&v)[8]) {
+  e4m3x8_to_float(*reinterpret_cast<const uint2*>(src), v);
+}
+
+// An FP8 KV cache: the storage type of Q, K, V is e4m3 and O is bf16 (core/types.h output_dtype).
+template <typename T>
+inline constexpr bool kIsE4m3 = std::is_same_v<T, __nv_fp8_e4m3>;
+template <typename T>
+using DecodeOut = std::conditional_t<kIsE4m3<T>, __nv_bfloat16, T>;
+
+// The scale block of `key` (key / rows, rows >= 1), by a float reciprocal and one correction:
+// exact for key < 2^24 (the host checks Nk): key is exact in a float, and the product's error is
+// below one unit for rows >= 3 (rows 1, 2: inv is exact).
+__device__ __forceinline__ int scale_block(int key, int rows, float inv_rows) {
+  int b = __float2int_rz(__int2float_rz(key) * inv_rows);
+  const int r = key - b * rows;
+  b += (r >= rows ? 1 : 0) - (r < 0 ? 1 : 0);
+  return b;
 }
 
 // The split kernel's sizes: G lanes per key (d = 8 G), R query rows, STAGES tiles in flight,
@@ -153,6 +196,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   const int row0 = int(int64_t(blockIdx.x) % qblocks) * R, rows = min(R, p.nq - row0);
   const int s = blockIdx.y;
   const KeyMask mask = p.x.mask.for_batch(h / p.x.heads_per_batch);
+  constexpr bool kFp8 = kIsE4m3<T>;
 
   // FD L5: the keys of split s (core/schedules/decode/decode.h's split_range), clipped to what
   // any row keeps.
@@ -177,8 +221,12 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   // FD L3: Q_i (this lane's 8 columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
   const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * 8;
   float q[R][8], o[R][8], m[R], l[R];
+  // fp8: the scores' factor (tau s_Q) s_K is applied after the dot product of the e4m3 values,
+  // in this order, as the CPU's score_tile (core/schedule_context.h); qf = tau s_Q per row.
+  float qf[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
+    qf[r] = kFp8 && r < rows ? p.scale * p.q_scale[h * p.nq + row0 + r] : p.scale;
     if (r < rows) load8(Qh + int64_t(r) * D, q[r]);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
@@ -244,6 +292,19 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
     float kv[KPG][8], vv[KPG][8];
+    // fp8: each key's s_K and s_V (its block of scale_rows keys; one block: a uniform branch).
+    float ks[KPG], vs[KPG];
+    if constexpr (kFp8) {
+      const float* sk = p.k_scale + h * int64_t(p.scale_blocks);
+      const float* sv = p.v_scale + h * int64_t(p.scale_blocks);
+      const float inv_rows = 1.0f / float(p.scale_rows);
+#pragma unroll
+      for (int u = 0; u < KPG; ++u) {
+        const int b = p.scale_blocks == 1 ? 0 : min(scale_block(kt + u * NG + group, p.scale_rows, inv_rows), p.scale_blocks - 1);
+        ks[u] = __ldg(sk + b);
+        vs[u] = __ldg(sv + b);
+      }
+    }
     if (!Tr::kBulk || kt + TK <= k1) {
 #pragma unroll
       for (int u = 0; u < KPG; ++u) {
@@ -274,7 +335,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
         dot = group_sum<G>(dot);
         const int key = kt + u * NG + group;
         const bool keep = key < k1 && r < rows && (!masked || mask.allowed(row0 + r, key, p.nk));
-        sc[u] = keep ? dot * p.scale : -INFINITY;
+        if constexpr (kFp8) sc[u] = keep ? dot * (qf[r] * ks[u]) : -INFINITY;
+        else sc[u] = keep ? dot * p.scale : -INFINITY;
       }
       // FD L8: m_new = max(m, rowmax), P~ = exp(S - m_new), l = e^(m - m_new) l + rowsum P~
       float mt = -INFINITY;
@@ -292,7 +354,11 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       }
       l[r] = merged_sum(alpha, l[r], 1.0f, lt);
       m[r] = mnew;
-      // FD L9: O_i = diag(e^(m_old - m_new)) O_i + P~ V_j
+      // FD L9: O_i = diag(e^(m_old - m_new)) O_i + P~ V_j (fp8: P~ s_V, P~ in float32)
+      if constexpr (kFp8) {
+#pragma unroll
+        for (int u = 0; u < KPG; ++u) sc[u] *= vs[u];
+      }
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         float pv = 0.0f;
@@ -377,7 +443,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       p.O_part[prow * d + c] = out;
       if (c == 0) p.lse_part[prow] = lse;
     } else {  // S = 1: O and lse directly, as FA2fwd L14, L15
-      static_cast<T*>(p.O)[row * d + c] = from_float<T>(out);
+      static_cast<DecodeOut<T>*>(p.O)[row * d + c] = from_float<DecodeOut<T>>(out);
       if (c == 0) p.lse[row] = lse;
     }
   }

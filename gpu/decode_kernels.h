@@ -27,6 +27,12 @@ struct DecodeParams {
   const int32_t* block_table = nullptr;
   int page_size = 0, pages = 0;  // P and logical pages per head, ceil(Nk / P)
   int variant = 0;               // the split kernel's variant (gpu/decode.cu); 0 = the default
+  // An FP8 KV cache (--dtype fp8, docs/fp8.md): Q, K, V hold e4m3 codes (one byte per element)
+  // and O is of `dtype` (bf16). Scales, float32: q_scale per (head, row); k_scale, v_scale per
+  // (head, block of scale_rows keys), scale_blocks = ceil(Nk / scale_rows) of them per head.
+  bool fp8 = false;
+  const float *q_scale = nullptr, *k_scale = nullptr, *v_scale = nullptr;
+  int scale_rows = 0, scale_blocks = 0;
 };
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
@@ -36,6 +42,12 @@ bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
 // launch; a 0 that reaches the launcher runs kDefaultDecodeVariant, the kernel for every d and type.
 inline constexpr int kDefaultDecodeVariant = 3;
 bool decode_variant_supported(int variant, int d, Storage dtype);  // built in this build
+// The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variant 9's stream unpaged and
+// variant 5's paged (the two compute the same values bit for bit: same threads, same groups).
+bool decode_fp8_supported(int variant, int d, bool paged);
+// e4m3 codes of n float32 values on the device (cvt.rn.satfinite: to nearest even, +-448 past
+// the range), as core/fp8.h's e4m3_code.
+void to_e4m3(const float* src, uint8_t* dst, int64_t n);
 bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8: built only with -DFLASHSTEP_LADDER=ON
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.
 void decode_split_launch(const DecodeParams& p);

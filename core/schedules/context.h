@@ -105,9 +105,16 @@ inline void score_tile(Mat& S, const Mat& Qi, const Mat& Kj, const Problem& p, M
 
 // FA2fwd L10 / Alg1 L12 under --dtype fp8: P~_ij in e4m3 with scale 1 (P~ <= 1 fits without one),
 // as FlashAttention-3 converts it in registers; the step records the scales of the product
-// (1 for P~, s_v for V_j) and the largest rounding error of P~_ij. Other types: --p-dtype's rounding.
+// (1 for P~, s_v for V_j) and the largest rounding error of P~_ij. Decode keeps P~ in float32
+// (p_dtype fp32, core/problem.cpp): the step records the scales and an error of 0. Other types:
+// --p-dtype's rounding.
 inline void round_p_tile(Mat& P, const Problem& p, Step* step, float s_v) {
-  if (step && p.dtype == Dtype::fp8) {
+  if (step && p.dtype == Dtype::fp8 && p.p_dtype != Dtype::fp8) {
+    step->fp8_scale_a = 1.0f;
+    step->fp8_scale_b = s_v;
+    step->fp8_error = 0;
+  }
+  if (step && p.p_dtype == Dtype::fp8) {
     double worst = 0;
     for (int64_t k = 0; k < P.size(); ++k)
       worst = std::max(worst, std::abs(double(round_e4m3(P.data()[k])) - double(P.data()[k])));
