@@ -3,7 +3,7 @@
 // e4m3 values and scales, float32 arithmetic in another order) and against float64 within the
 // format's bound (core/fp8_bound.h); per-tensor and per-block scales (Bc not a power of two),
 // the rotation, outliers, paged caches (equal bit for bit to the unpaged run), a key length.
-#include "core/decode.h"
+#include "core/schedules/decode/decode.h"
 #include "core/fp8.h"
 #include "core/fp8_bound.h"
 #include "core/fp8_inputs.h"
