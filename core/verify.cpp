@@ -9,7 +9,7 @@ namespace flashstep {
 
 namespace {
 
-Eigen::Map<const Mat> rows_of(const float* x, int64_t rows, int64_t cols) { return {x, rows, cols}; }
+Eigen::Map<const Mat> rows_of(const float* x, int64_t rows, int64_t cols) { return {x, Eigen::Index(rows), Eigen::Index(cols)}; }
 Vec vec_of(const float* x, int64_t n) { return Eigen::Map<const Vec>(x, n); }
 ErrorStats diff(const Mat& x, const Mat& cpu) { return compare(x, cpu.cast<double>().eval()); }
 ErrorStats diff(const Vec& x, const Vec& cpu) { return compare(x, cpu.cast<double>().eval()); }
