@@ -43,7 +43,7 @@ const PartialsCache& partials_cache(const AppState& s) {
     c.run = s.run_version;
     c.writes = partial_writes(s.run->trace);
     c.range = 1e-30f;
-    auto widen = [&c](const std::vector<HbmWrite>& writes) {
+    auto widen = [](const std::vector<HbmWrite>& writes) {
       for (const HbmWrite& w : writes)
         if (w.tensor == Tensor::Op) c.range = std::max(c.range, float(w.data.cwiseAbs().maxCoeff()));
     };
