@@ -26,290 +26,33 @@ float64 reference within the puzzle's tolerance, your bytes with the schedule's 
 trace, naming the first of your steps that departs from it.
 """
 import builtins
-import contextlib
 import textwrap
-import weakref
 
 import numpy as np
 
-from . import _core, _whole
-
-ATOL = 1e-4  # |yours - reference| <= ATOL + RTOL |reference|, element by element
-RTOL = 1e-4
-
-
-# [SECTION] the machine handed to the student's function
-
-def _index(value, what):
-    """A whole number for a row, column or block index (int, NumPy integer); a float or a bool is
-    a ValueError, never rounded quietly. The bounds keep it inside core's int64."""
-    return _whole(value, what, -2**62, 2**62)
-
-
-class Machine:
-    """The simulated machine of one problem (see the module's text). A tile stays in SRAM until
-    it is freed: by m.free(tile), at the end of the `with m.sram():` block that loaded it, or
-    when the program lets go of the array (as a kernel's registers are reused)."""
-
-    def __init__(self, core, **extra):
-        self._m = core
-        self._held = {}     # tile id -> weak reference to the array m.load returned
-        self._scopes = []
-        self.nq, self.nk, self.d, self.M = core.nq, core.nk, core.d, core.M
-        self.Br, self.Bc, self.Tr, self.Tc, self.tau = core.Br, core.Bc, core.Tr, core.Tc, core.tau
-        for key, value in extra.items():
-            setattr(self, key, value)
-
-    def load(self, name, r0, r1, c0=0, c1=None):
-        """Rows [r0, r1) and columns [c0, c1) of HBM tensor `name` into SRAM: a NumPy tile."""
-        where = f"m.load('{name}', ...)"
-        tile_id, tile = self._m.load(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"),
-                                     _index(c0, where + ": c0"), -1 if c1 is None else _index(c1, where + ": c1"))
-        self._held[tile_id] = weakref.ref(tile)
-        weakref.finalize(tile, self._release, tile_id)
-        if self._scopes:
-            self._scopes[-1].append(tile_id)
-        return tile
-
-    def _release(self, tile_id):
-        if self._held.pop(tile_id, None) is not None:
-            self._m.free(tile_id)
-
-    def store(self, name, r0, r1, tile, c0=0):
-        """Writes `tile` to rows [r0, r1) of HBM tensor `name` (from column c0)."""
-        where = f"m.store('{name}', ...)"
-        self._m.store(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"), np.asarray(tile),
-                      _index(c0, where + ": c0"))
-
-    def free(self, tile):
-        """Frees a tile that m.load returned (the very array, not a slice or a copy of it)."""
-        for tile_id, ref in self._held.items():
-            if ref() is tile:
-                self._release(tile_id)
-                return
-        raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned)")
-
-    @contextlib.contextmanager
-    def sram(self):
-        """`with m.sram():` frees, at its end, every tile loaded inside it and not yet freed."""
-        self._scopes.append([])
-        try:
-            yield self
-        finally:
-            for tile_id in self._scopes.pop():
-                self._release(tile_id)
-
-    def note(self, **values):
-        """Shows on-chip values to the trace (no HBM traffic), so that the app draws them as it
-        draws the built-in schedules': S= or P= (the step's score tile, Br x Bc) and the row
-        statistics m_tilde=, l_tilde=, m_old=, l_old=, m_new=, l_new=, alpha=, beta=."""
-        for name, value in values.items():
-            self._m.note(name, np.atleast_1d(np.asarray(value)))
-
-    def step(self, label, i=None, j=None):
-        """Names the pseudocode line the following loads, stores and work belong to ("Alg1 L9").
-        i, j: the loop indices; left out, they are read from the blocks you load."""
-        i = -2 if i is None else _index(i, "m.step: i")
-        j = -2 if j is None else _index(j, "m.step: j")
-        self._m.step(str(label), i, j)
-
-
-class StudentTrace:
-    """Your run: .steps (label, i, j, read_bytes, write_bytes, sram_bytes, stores), and
-    .save(path) to open it with `flashstep gui --trace path`."""
-
-    def __init__(self, core):
-        self._m = core
-        self.steps = core.steps
-
-    def save(self, path):
-        """Writes the trace as `flashstep gui --trace` reads it (steps labelled with core's lines)."""
-        self._m.save_trace(str(path))
-
-
-class CheckResult:
-    """What check() returns: passed, message, bytes against the budget, peak SRAM, trace. The
-    numbers are those of the problem the message is about (the first, when all passed)."""
-
-    def __init__(self, passed, message, machine=None, budget=(0, 0), problem=""):
-        self.passed = passed
-        self.message = message
-        self.problem = problem
-        core = machine._m if machine is not None else None
-        self.read_bytes = core.read_bytes if core else 0
-        self.write_bytes = core.write_bytes if core else 0
-        self.budget_read, self.budget_write = budget
-        self.peak_sram = core.peak_charged_bytes if core else 0
-        self.trace = StudentTrace(core) if core else None
-
-    def __bool__(self):
-        return self.passed
-
-    def __repr__(self):
-        return (f"CheckResult(passed={self.passed}, read {self.read_bytes}/{self.budget_read} B, "
-                f"write {self.write_bytes}/{self.budget_write} B, peak SRAM {self.peak_sram} B)\n{self.message}")
-
-
-# [SECTION] judging helpers
-
-class _Fail(Exception):
-    pass
-
-
-def _fmt(x):
-    return f"{x:.4g}" if np.isfinite(x) else str(x)
-
-
-def _close(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    both_inf = np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b))
-    return both_inf | (np.abs(a - b) <= ATOL + RTOL * np.abs(np.where(np.isinf(b), 0, b)))
-
-
-def _first_bad(a, b):
-    """Index of the first element where a and b differ beyond the tolerance (None: all agree)."""
-    bad = ~_close(a, b)
-    if not bad.any():
-        return None
-    return np.unravel_index(int(np.argmax(bad)), bad.shape)
-
-
-def _where(step, at=None):
-    """'your step 'Alg1 L13' at i = 0, j = 1': the step's label and the blocks of `at` (a store,
-    whose i, j are those of the moment it happened), else of the step."""
-    at = at or step
-    parts = [f"your step '{step.label}'"]
-    if at.i >= 0:
-        parts.append(f"i = {at.i}")
-    if at.j >= 0:
-        parts.append(f"j = {at.j}")
-    return parts[0] + (" at " + ", ".join(parts[1:]) if len(parts) > 1 else "")
-
-
-def _elem_name(tensor, r0, idx, vector):
-    """'l_5' for row 5 of a vector, 'O[5, 2]' for a matrix element."""
-    row = r0 + int(idx[0])
-    return f"{tensor}_{row}" if vector else f"{tensor}[{row}, {int(idx[1])}]"
-
-
-def _check_output(machine, name, expected, what):
-    """The output tensor `name` in HBM against `expected` (float64)."""
-    got = machine._m.peek(name)
-    idx = _first_bad(got, np.asarray(expected).reshape(got.shape))
-    if idx is not None:
-        exp = np.asarray(expected).reshape(got.shape)
-        label = f"{name}[{', '.join(str(int(k)) for k in idx)}]"
-        raise _Fail(f"{label} = {_fmt(got[idx])} but {what} has {_fmt(exp[idx])}")
-
-
-def _check_budget(machine, budget, per_tensor, teaches, hints=None):
-    """Bytes against the budget; over it, by how much and which tensor (with hints[(tensor,
-    kind)] for the common mistake behind it)."""
-    core = machine._m
-    for kind, used, limit, method in (("read", core.read_bytes, budget[0], core.tensor_read),
-                                      ("written", core.write_bytes, budget[1], core.tensor_written)):
-        if used <= limit:
-            continue
-        over = []
-        for tensor, (r, w) in per_tensor.items():
-            mine = method(tensor)
-            allowed = r if kind == "read" else w
-            if mine > allowed:
-                over.append(f"{tensor} {kind} {mine} B where {teaches} {'read' if kind == 'read' else 'wrote'} "
-                            f"{allowed} B")
-                hint = (hints or {}).get((tensor, kind))
-                if hint:
-                    over[-1] += ". " + hint
-        raise _Fail(f"{used - limit} B {kind} over the budget ({used} B against {limit} B, {teaches}'s "
-                    f"bytes): " + ("; ".join(over) if over else "spread over several tensors"))
-
-
-class _Puzzle:
-    id = ""
-    title = ""
-    statement = ""
-    starter = ""
-
-    def problems(self):
-        raise NotImplementedError
-
-    def judge(self, fn, setup):
-        raise NotImplementedError
-
-
-def _core_machine(q, k, v, M, causal=False, capacity=0, inputs=True, schedule="fa1", splits=0, kv_len=-1):
-    """core's machine for the problem q, k, v (tau = 1/sqrt(d), as the CLI's default); with
-    inputs, Q, K, V placed in its HBM."""
-    q, k, v = (np.ascontiguousarray(a, np.float32) for a in (q, k, v))
-    core = _core.StudentMachine(q, k, v, M=M, scale=1.0 / np.sqrt(q.shape[1]), causal=causal, capacity=capacity,
-                                schedule=schedule, splits=splits, kv_len=kv_len)
-    if inputs:
-        for name, a in (("Q", q), ("K", k), ("V", v)):
-            core.put(name, a)
-    return core
-
-
-def _run_student(fn, machine):
-    try:
-        fn(machine)
-    except ValueError as e:  # the machine refused something: say what
-        raise _Fail(f"your function stopped: {e}") from None
-    except Exception as e:  # noqa: BLE001 (the student's own error, reported, not raised)
-        raise _Fail(f"your function raised {type(e).__name__}: {e}") from None
-
-
-def _inputs(nq, nk, d, seed):
-    """The CLI's generated inputs (pattern random, this seed), from core."""
-    r = _core.run(nq=nq, nk=nk, d=d, M=max(4 * d, 64), seed=seed, record=False)
-    return r.q, r.k, r.v
-
-
-def _replay(writes_by_step, shapes):
-    """HBM after applying recorded writes (tensor, row0, rows) in order, from shapes' zeros."""
-    state = {name: np.zeros(shape, np.float32) for name, shape in shapes.items()}
-    for tensor, row0, rows in writes_by_step:
-        if tensor in state:
-            state[tensor][row0:row0 + rows.shape[0]] = rows
-    return state
-
-
-def _departure(machine, reference_writes, algorithm, hint, priority=("m", "l", "L")):
-    """The first of the student's stores that differs from the reference schedule's write of
-    the same rows (at the same j where both have one): the message, with the values. Among the
-    departures of that (i, j), the statistics (priority) come first: a wrong m_i makes l_i and
-    O_i wrong too, and its hint is the one that helps."""
-    found = []
-    for step in machine._m.steps:
-        for st in step.stores:
-            cands = reference_writes.get((st.tensor, st.r0))
-            if not cands:
-                continue
-            ref = cands.get(st.j, cands[max(cands)])
-            mine = np.asarray(st.data, np.float64)
-            ref = np.asarray(ref, np.float64).reshape(-1, *mine.shape[1:])[:mine.shape[0]]
-            if mine.ndim == 2:
-                ref = ref[:, st.c0:st.c0 + mine.shape[1]]
-            idx = _first_bad(mine, ref)
-            if idx is not None:
-                found.append((step, st, mine, ref, idx))
-    if not found:
-        return None
-    first = [f for f in found if (f[1].i, f[1].j) == (found[0][1].i, found[0][1].j)]
-    rank = {t: k for k, t in enumerate(priority)}
-    step, st, mine, ref, idx = min(first, key=lambda f: rank.get(f[1].tensor, len(rank)))
-    name = _elem_name(st.tensor, st.r0, idx, mine.ndim == 1)
-    return f"after {_where(step, st)}, {name} = {_fmt(mine[idx])} but {algorithm} has {_fmt(ref[idx])}. " + hint(st.tensor)
-
-
-def _writes_table(result, rename=None):
-    """{(tensor, row0): {j: rows}} of a core run's HBM writes (the last one of each j)."""
-    table = {}
-    for s in result.steps:
-        for tensor, row0, rows in s.writes:
-            tensor = (rename or {}).get(tensor, tensor)
-            data = rows[:, 0] if rows.shape[1] == 1 else rows
-            table.setdefault((tensor, row0), {})[s.j] = data
-    return table
+from . import _core
+from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
+    ATOL,
+    RTOL,
+    Machine,
+    StudentTrace,
+    CheckResult,
+    _Fail,
+    _fmt,
+    _close,
+    _first_bad,
+    _where,
+    _elem_name,
+    _check_output,
+    _check_budget,
+    _Puzzle,
+    _core_machine,
+    _run_student,
+    _inputs,
+    _replay,
+    _departure,
+    _writes_table,
+)
 
 
 # [SECTION] the puzzles
