@@ -150,7 +150,10 @@ TEST_CASE("GPU bad input for masks dropout and dtype: one clear InputError each"
     CHECK_THROWS_WITH(gpu::standard_forward(x.data(), x.data(), x.data(), sh, 0.125f, f),
                       Catch::Contains("runs in float32"));
   }
-  SECTION("unknown dtype name") { CHECK_THROWS_WITH(parse_dtype("fp8"), Catch::Contains("unknown dtype")); }
+  SECTION("unknown dtype name") {
+    CHECK_THROWS_WITH(parse_dtype("fp4"), Catch::Contains("unknown dtype"));
+    CHECK(parse_dtype("fp8") == Dtype::fp8);  // e4m3: the decode path's KV cache (docs/fp8.md)
+  }
   SECTION("fa2 variant 2 for sizes it is not compiled for, and blocks over shared memory") {
     CHECK_THROWS_WITH(fa2(f, 2, make_tiling(64, 64, 64, 4096, 8, 8)), Catch::Contains("compiled only"));
     CHECK_THROWS_WITH(fa2(f, 1, make_tiling(64, 64, 64, fit_M(64, 1024, 64), 64, 1024)),
