@@ -108,12 +108,12 @@ void check_standard_float32(Schedule s, Dtype t) {
                      "standard-attention baseline runs in float32 (use --dtype fp32)");
 }
 
-void check_fp8_decode(int64_t d, int variant, bool paged) {
+void check_fp8_decode(int64_t d, int variant) {
   if (d != 64 && d != 128)
     throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-  if (variant != 0 && variant != (paged ? 5 : 9))
-    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9 unpaged and 5 paged (0 picks it), not " +
-                     std::to_string(variant) + (paged ? " with --page-size" : " without --page-size"));
+  if (variant != 0 && variant != 5 && variant != 9)
+    throw InputError("the FP8 KV-cache decode runs split-kernel variant 5 or 9 (0 picks 9 unpaged, 5 paged), not " +
+                     std::to_string(variant));
 }
 
 void check_float32_storage(Dtype t) {
@@ -163,7 +163,7 @@ void check_verify_request(const VerifyRequest& r) {
   if (r.bwd.backward) check_float32_storage(spec.options.dtype);
   else check_standard_float32(spec.schedule, spec.options.dtype);
   const Problem p = make_problem(spec);  // sizes, options, input files
-  if (p.dtype == Dtype::fp8) check_fp8_decode(p.d, r.variant, p.page_size > 0);  // only decode gets here (main.cpp)
+  if (p.dtype == Dtype::fp8) check_fp8_decode(p.d, r.variant);  // only decode gets here (main.cpp)
   if (r.bwd.backward && !r.bwd.do_path.empty()) backward_grad_output(r.bwd, p, r.rf.pattern);  // dO's shape and values
 }
 
@@ -354,7 +354,7 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
                                                          "(gpu/decode.cu: 3-9) x --sweep-splits per shape");
   b->add_option("--sweep-splits", r.dr.sweep_splits, "--decode: the S values of the sweep (default 1 2 4 8 16 32)");
   b->add_flag("--read-streams", r.dr.read_streams, "--decode: instead of the table, the read bandwidth of several "
-                                                   "ways of streaming 2 GiB (bulk copies, register loads; gpu/read_streams.cu)");
+                                                   "ways of streaming 2 GiB (bulk copies, register loads; a ladder build: gpu/ladder/read_streams.cu)");
   b->add_flag("--no-fp32", r.no_fp32, "with --backward --tensor-cores: skip the float32 kernels beside it");
   b->add_flag("--tensor-cores", r.tensor_cores, "FlashAttention-2 on tensor cores (bf16 default, or --dtype fp16) vs cuBLAS "
                                                 "standard attention, N = 1024, 4096, 16384 (or --n), d = 64, 128 (or --d), "
@@ -474,8 +474,10 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
   if (r.decode && (r.tensor_cores || bf.backward))
     throw InputError("--decode times the forward on CUDA cores: drop --tensor-cores/--backward");
   if (r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8") {
-    if (!r.dr.sweep_variants.empty()) throw InputError("--dtype fp8 has one decode kernel per layout: drop --sweep-variants");
-    for (int64_t d : bf.dims) check_fp8_decode(d, 0, false);
+    for (int64_t d : bf.dims) {
+      check_fp8_decode(d, 0);
+      for (int v : r.dr.sweep_variants) check_fp8_decode(d, v);  // 5 and 9, paged or not
+    }
   }
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);
   if (r.tensor_cores && bf.backward) return check_tc_backward_bench_request(tc_backward_bench_request(r));

@@ -195,7 +195,7 @@ void check_standard_float32(Schedule s, Dtype t);
 
 // --dtype fp8 on the GPU is flash-decoding from an FP8 KV cache (gpu/decode.cu): d = 64 or 128,
 // the split kernel's variant 9 unpaged or 5 paged (0 picks it). Checked before any GPU is looked for.
-void check_fp8_decode(int64_t d, int variant, bool paged);
+void check_fp8_decode(int64_t d, int variant);
 
 // The backward kernels of gpu/backward.h are float32 only.
 void check_float32_storage(Dtype t);

@@ -47,7 +47,15 @@ int check_flash(const Shape& s, const Tiling& t, const Features& f, int variant,
   check_shape(s);
   check_tiling(s, t);
   check_features(f, s);
-  const int v = resolve(variant, t, s.d);
+  int v = resolve(variant, t, s.d);
+  if (v == 2 && f.dtype != Dtype::fp32 && !v2_takes_16bit(t.Br, t.Bc, s.d)) {  // gpu/common.cuh
+    if (variant == 2)
+      throw InputError(std::string(what) + " variant 2 in " + dtype_name(f.dtype) +
+                       " storage is compiled only for (Br, Bc, d) in " FS_V2_16BIT_NAMES "; got (" +
+                       std::to_string(t.Br) + ", " + std::to_string(t.Bc) + ", " + std::to_string(s.d) +
+                       "): use --variant 1 or 0, or float32 storage");
+    v = resolve(1, t, s.d);  // automatic: the plain variant takes any sizes
+  }
   check_memory(device_bytes(s, f.dtype), what);
   return v;
 }

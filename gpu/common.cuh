@@ -54,6 +54,15 @@ void opt_in_shared(Kernel kernel, int64_t bytes, int64_t& opted) {
 // One (Br, Bc, d) of a kernel's compiled list, as text: "(64, 128, 64) ".
 #define FS_CONFIG_NAME(br, bc, dd) "(" #br ", " #bc ", " #dd ") "
 
+// The register-tiled variant 2 of fa1 and fa2 in 16-bit storage: compiled at the paper's blocks
+// at M = 128 KiB alone (d = 64: Br = 64, Bc = 128; d = 128: Br = Bc = 64). Its other sizes (the
+// Bc sweep of bench-gpu, which runs in float32) are float32 only: a 16-bit kernel for each would
+// double the binary's instantiations for sizes no default picks.
+constexpr bool v2_takes_16bit(int64_t br, int64_t bc, int64_t d) {
+  return (br == 64 && bc == 128 && d == 64) || (br == 64 && bc == 64 && d == 128);
+}
+#define FS_V2_16BIT_NAMES "(64, 128, 64) (64, 64, 128)"
+
 // Live and peak bytes of device memory this process allocated through DeviceBuffer.
 struct MemoryTracker {
   int64_t live = 0, peak = 0;

@@ -41,7 +41,9 @@ unsigned grid_for(int64_t n) { return unsigned(std::min<int64_t>((n + 255) / 256
 void to_storage(const float* src, void* dst, int64_t n, Storage t) {
   if (n <= 0) return;
   switch (t) {
-    case Storage::fp32: to_storage_kernel<<<grid_for(n), 256>>>(src, static_cast<float*>(dst), n); break;
+    case Storage::fp32:  // nothing to round: a copy in stream order (the default stream, as the kernels)
+      if (dst != src) CUDA_CHECK(cudaMemcpyAsync(dst, src, size_t(n) * 4, cudaMemcpyDeviceToDevice));
+      return;
     case Storage::fp16: to_storage_kernel<<<grid_for(n), 256>>>(src, static_cast<__half*>(dst), n); break;
     case Storage::bf16: to_storage_kernel<<<grid_for(n), 256>>>(src, static_cast<__nv_bfloat16*>(dst), n); break;
   }
@@ -51,7 +53,9 @@ void to_storage(const float* src, void* dst, int64_t n, Storage t) {
 void from_storage(const void* src, float* dst, int64_t n, Storage t) {
   if (n <= 0) return;
   switch (t) {
-    case Storage::fp32: from_storage_kernel<<<grid_for(n), 256>>>(static_cast<const float*>(src), dst, n); break;
+    case Storage::fp32:
+      if (dst != src) CUDA_CHECK(cudaMemcpyAsync(dst, src, size_t(n) * 4, cudaMemcpyDeviceToDevice));
+      return;
     case Storage::fp16: from_storage_kernel<<<grid_for(n), 256>>>(static_cast<const __half*>(src), dst, n); break;
     case Storage::bf16:
       from_storage_kernel<<<grid_for(n), 256>>>(static_cast<const __nv_bfloat16*>(src), dst, n);

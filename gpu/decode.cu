@@ -3,7 +3,7 @@
 // a few), so the work is a stream of K and V bytes; the kernels are written to keep that stream at
 // the memory's bandwidth, not to use tensor cores (one row gives a GEMV, not a GEMM).
 //
-//   decode_split_kernel<T, G, R, kPaged, V> (gpu/decode_kernel.cuh): one thread block per (head, group of R query rows,
+//   decode_split_kernel<T, G, R, V> (gpu/decode_kernel.cuh): one thread block per (head, group of R query rows,
 //     split s). Split s covers the K/V blocks core/schedules/decode/decode.h's split_range gives (the same
 //     blocks as the CPU's FD L5 loop), clipped to the keys the mask leaves to any of the rows.
 //     K and V stream through shared memory in tiles of 8 KiB each (TK keys), STAGES tiles deep
@@ -43,18 +43,22 @@
 //       9  version 8's stream (bulk copies, two-tile stages 3 deep, evict_first) with version 5's
 //          256 threads (16 groups at d = 128): the stream of version 6 under the arithmetic that
 //          was fastest where the heads fill the GPU. Results equal version 5's bit for bit.
-//     Variants 4-9 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes).
+//     Variants 4-9 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes). A
+//     default build compiles the defaults alone: 5 and 9 there, 3 for every other d and type
+//     (float32 storage, d = 16, 32, 256); 3 at d = 64, 128 in 16 bits, 4, 6, 7 and 8 are the
+//     ladder's (gpu/ladder/decode_rungs.cu). Variant 3 runs a single query row in its four-row
+//     kernel (launch_variant); 5 and 9 have a one-row kernel for Nq = 1, decoding proper.
 //   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8.md): the same template with T =
-//     e4m3, d = 64, 128, in two configurations: variant 9's stream unpaged, variant 5's paged
-//     (the same 256 threads and groups, so the same values bit for bit). A tile is still 8 KiB,
+//     e4m3, d = 64, 128, variants 9 and 5, paged or not (the default: 9 unpaged, 5 paged; the
+//     same 256 threads and groups, so the same values bit for bit). A tile is still 8 KiB,
 //     now twice the keys; each lane loads its 8 bytes of a K or V row from shared memory and
 //     converts them to float32 in registers (exact). The scores take (tau s_Q) s_K after the dot
 //     product of the e4m3 values, P~ stays float32 and is multiplied by s_V before P~ V: the
 //     CPU engine's decode (core/schedule_context.h's score_tile) up to float32 summation order.
 //     O is bf16; the partials and the combine are the 16-bit kernels' own.
-//   Paged K/V (kPaged, core/paged_kv.h): the pipeline's chunk addresses go through the block
-//     table (key n at pool row table[n / P] P + n mod P); the tiles in shared memory, hence
-//     every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
+//   Paged K/V (core/paged_kv.h; a run-time switch, DecodeParams::block_table set): the chunk
+//     addresses go through the block table (key n at pool row table[n / P] P + n mod P); the
+//     tiles in shared memory, hence every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
 //     are contiguous in the pool, so a stage is one bulk copy per page piece it touches (P = 1:
 //     one per row), issued by the 32 lanes of warp 0, one table read per piece.
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight,
@@ -106,28 +110,24 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-// The FP8 configurations (the header's list): variant 9 unpaged, 5 paged, one query row or four.
+// The FP8 configurations (the header's list): variants 9 and 5, paged or not (the host's default:
+// 9 unpaged, 5 paged), one query row or four.
 template <int G>
 void launch_split_fp8(const DecodeParams& p) {
   using T = __nv_fp8_e4m3;
-  const bool one = p.nq == 1;
-  if (p.block_table != nullptr) {
-    if (one) launch_split_kernel<T, G, 1, true, 5>(p);
-    else launch_split_kernel<T, G, 4, true, 5>(p);
-  } else {
-    if (one) launch_split_kernel<T, G, 1, false, 9>(p);
-    else launch_split_kernel<T, G, 4, false, 9>(p);
-  }
+  if (p.variant == 5) launch_variant<T, G, 5>(p);
+  else launch_variant<T, G, 9>(p);
 }
 
 template <typename T, int G>
 void launch_split_rows(const DecodeParams& p) {
-  const int v = p.variant == 0 ? kDefaultDecodeVariant : p.variant;
+  const int v = p.variant;  // resolved by the host (decode_default)
   if constexpr (sizeof(T) == 2 && (G == 8 || G == 16)) {  // the 16-bit defaults at d = 64, 128
     if (v == 5) return launch_variant<T, G, 5>(p);
     if (v == 9) return launch_variant<T, G, 9>(p);
+  } else {
+    if (v == 3) return launch_variant<T, G, 3>(p);  // every other d and type
   }
-  if (v == 3) return launch_variant<T, G, 3>(p);
 #if defined(FLASHSTEP_LADDER)
   if (decode_ladder_launch(p, v)) return;
 #endif
@@ -136,23 +136,28 @@ void launch_split_rows(const DecodeParams& p) {
 
 }  // namespace
 
-// The variants a default build holds: 3 (every d and type), 5 and 9 (d = 64, 128 in 16 bits,
-// gpu/decode_backend.cpp's decode_default); 4, 6, 7, 8 are the ladder's.
-bool decode_variant_is_ladder(int variant) { return variant == 4 || (variant >= 6 && variant <= 8); }
+// The variants a default build holds, the defaults of gpu/decode_backend.cpp's decode_default:
+// 5 and 9 at d = 64, 128 in 16 bits, 3 for every other d and type. The ladder's: 4, 6, 7, 8, and
+// 3 at d = 64, 128 in 16 bits (the reference the ladder's rungs are compared with bit for bit).
+bool decode_variant_is_ladder(int variant) { return variant == 3 || variant == 4 || (variant >= 6 && variant <= 8); }
 
 bool decode_supports_d(int d) { return d == 16 || d == 32 || d == 64 || d == 128 || d == 256; }
 
 bool decode_variant_supported(int variant, int d, Storage dtype) {
-  if (variant == 0 || variant == 3) return decode_supports_d(d);
+  const bool fast_shape = (d == 64 || d == 128) && dtype != Storage::fp32;  // 5 and 9 built
+  if (variant == 0) return decode_supports_d(d);
 #if !defined(FLASHSTEP_LADDER)
+  if (variant == 3) return decode_supports_d(d) && !fast_shape;
   if (decode_variant_is_ladder(variant)) return false;
+#else
+  if (variant == 3) return decode_supports_d(d);
 #endif
-  return variant >= 4 && variant <= 9 && (d == 64 || d == 128) && dtype != Storage::fp32;
+  return variant >= 4 && variant <= 9 && fast_shape;
 }
 
 
-bool decode_fp8_supported(int variant, int d, bool paged) {
-  return (d == 64 || d == 128) && (variant == 0 || variant == (paged ? 5 : 9));
+bool decode_fp8_supported(int variant, int d) {  // paged or not: both take a block table
+  return (d == 64 || d == 128) && (variant == 0 || variant == 5 || variant == 9);
 }
 
 namespace {

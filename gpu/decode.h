@@ -42,7 +42,7 @@ int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype d
 // Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-9 for d = 64, 128 in
 // fp16/bf16; 0 = the default) for this d and storage type.
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype);  // built in this build
-bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8: built only with -DFLASHSTEP_LADDER=ON
+bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8 (and 3 at d = 64, 128 in 16 bits): -DFLASHSTEP_LADDER=ON only
 // The same as a check: an InputError naming what exists when it does not.
 void check_decode_variant(int variant, int64_t d, Dtype dtype);
 
@@ -75,10 +75,12 @@ double measure_copy_bandwidth(int64_t bytes, int warmup, int reps);
 // bandwidth, is its ceiling.
 double measure_read_bandwidth(int64_t bytes, int warmup, int reps);
 
-// The read streams (gpu/read_streams.cu): each stream shape (bulk copies of several sizes and
-// depths, with and without an L2 evict_first policy; register loads with 4-16 in flight per
-// thread, with and without the .L2::256B prefetch; chunks interleaved over the grid or one
-// range per block) reading the same `bytes` buffer: bytes read / median time, GB/s.
+// The read streams (the read roof, gpu/read_streams.cu, then the ladder's shapes,
+// gpu/ladder/read_streams.cu: bulk copies of several sizes and depths, with and without an L2
+// evict_first policy; register loads with 4-16 in flight per thread, with and without the
+// .L2::256B prefetch; chunks interleaved over the grid or one range per block) reading the same
+// `bytes` buffer: bytes read / median time, GB/s. A default build has the read roof alone and
+// refuses with an InputError naming -DFLASHSTEP_LADDER=ON.
 struct ReadStreamResult {
   std::string name;
   int threads = 0, blocks_per_sm = 0, in_flight_kib_per_sm = 0;

@@ -233,10 +233,6 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
     throw InputError("too many pages for an int32 block table");
   check_decode_variant(opt.variant, s.d, opt.features.dtype);
   if (opt.features.dtype == Dtype::fp8) {
-    const int v = resolve_decode_variant(opt.variant, s, t, Dtype::fp8, opt.page_size);
-    if (!decode_fp8_supported(v, int(s.d), opt.page_size > 0))
-      throw InputError("the FP8 KV-cache decode runs variant " + std::string(opt.page_size > 0 ? "5 paged" : "9 unpaged") +
-                       " (9 unpaged, 5 paged; 0 picks it), not " + std::to_string(v));
     if (s.nk >= (int64_t(1) << 24)) throw InputError("the FP8 KV-cache decode takes Nk below 2^24 keys");
   }
   if (s.heads() * ((s.nq + 3) / 4) > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
@@ -283,7 +279,7 @@ int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype d
 }
 
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype) {
-  if (dtype == Dtype::fp8) return decode_fp8_supported(variant, int(d), false) || decode_fp8_supported(variant, int(d), true);
+  if (dtype == Dtype::fp8) return decode_fp8_supported(variant, int(d));
   return decode_variant_supported(variant, int(d), Storage(int(dtype)));
 }
 
@@ -293,7 +289,7 @@ void check_decode_variant(int variant, int64_t d, Dtype dtype) {
       throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
     if (variant != 0 && variant != 5 && variant != 9)
       throw InputError("decode kernel variant " + std::to_string(variant) +
-                       " has no fp8 version: the FP8 KV cache runs variant 9 unpaged, 5 paged (0 picks it)");
+                       " has no fp8 version: the FP8 KV cache runs variant 5 or 9 (0 picks 9 unpaged, 5 paged)");
     return;
   }
   if (!decode_variant_exists(variant, d, dtype) && decode_variant_is_ladder(variant) && (d == 64 || d == 128) &&
@@ -303,7 +299,7 @@ void check_decode_variant(int variant, int64_t d, Dtype dtype) {
                      "(gpu/ladder/); variant 0 picks the default");
   if (!decode_variant_exists(variant, d, dtype))
     throw InputError("decode kernel variant " + std::to_string(variant) + " does not exist for d = " + std::to_string(d) +
-                     " in " + dtype_name(dtype) + " (3: every d and type; 4-9: d = 64, 128 in fp16/bf16)");
+                     " in " + dtype_name(dtype) + " (5, 9: d = 64, 128 in fp16/bf16; 3: every other d and type)");
 }
 
 int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size) {
@@ -412,6 +408,9 @@ double measure_read_bandwidth(int64_t bytes, int warmup, int reps) {
 }
 
 std::vector<ReadStreamResult> measure_read_streams(int64_t bytes, int warmup, int reps) {
+  if (read_stream_count() < 2)
+    throw InputError("--read-streams times the kernel ladder's stream shapes beside the read roof: configure with "
+                     "-DFLASHSTEP_LADDER=ON (gpu/ladder/); in this build bench-gpu --decode prints the read roof");
   check_memory(bytes, "the read-stream measurement");
   DeviceBuffer<uint8_t> a(bytes);
   DeviceBuffer<uint32_t> sink(1);

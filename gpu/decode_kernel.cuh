@@ -176,7 +176,7 @@ __device__ __forceinline__ void wait_for_prerequisite_grid() {
 #endif
 }
 
-template <typename T, int G, int R, bool kPaged, int V>
+template <typename T, int G, int R, int V>
 __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_split_kernel(DecodeParams p) {
   // S > 1: float32 partials for the combine (a run-time switch: it only changes the epilogue).
   const bool partials = p.O_part != nullptr;
@@ -214,9 +214,12 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     if (hi + 1 < k1) k1 = int(hi + 1);
   }
   // Unpaged: head h's rows. Paged: the whole pool, addressed through head h's block table.
-  const T* Kg = static_cast<const T*>(p.K) + (kPaged ? 0 : h * int64_t(p.nk) * D);
-  const T* Vg = static_cast<const T*>(p.V) + (kPaged ? 0 : h * int64_t(p.nk) * D);
-  const int32_t* table = kPaged ? p.block_table + h * int64_t(p.pages) : nullptr;
+  // Paged or not is a run-time switch (uniform over the grid): it changes an address, not the
+  // arithmetic, and one kernel per (T, G, R, V) serves both.
+  const bool paged = p.block_table != nullptr;
+  const T* Kg = static_cast<const T*>(p.K) + (paged ? 0 : h * int64_t(p.nk) * D);
+  const T* Vg = static_cast<const T*>(p.V) + (paged ? 0 : h * int64_t(p.nk) * D);
+  const int32_t* table = paged ? p.block_table + h * int64_t(p.pages) : nullptr;
 
   // FD L3: Q_i (this lane's 8 columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
   const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * 8;
@@ -251,7 +254,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       const bool ok = key < k1;
       const int n = ok ? key : k0;  // a key past the split reads nothing (zero-filled)
       int64_t row = n;
-      if constexpr (kPaged) row = int64_t(__ldg(table + n / p.page_size)) * p.page_size + n % p.page_size;
+      if (paged) row = int64_t(__ldg(table + n / p.page_size)) * p.page_size + n % p.page_size;
       const int64_t off = row * D + (c % CPK) * (16 / int(sizeof(T)));
       cp_async16_hint<Tr::kPrefetch256>(kd + c * 16, Kg + off, ok ? 16 : 0);
       cp_async16_hint<Tr::kPrefetch256>(vd + c * 16, Vg + off, ok ? 16 : 0);
@@ -271,7 +274,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     const uint32_t bar = tc::smem_addr(full + t % STAGES);
     constexpr uint32_t kRowBytes = uint32_t(D * sizeof(T));  // 128 or 256: a multiple of 16
     if (lane32 == 0) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
-    if constexpr (!kPaged) {
+    if (!paged) {
       if (lane32 == 0) {
         bulk_copy<Tr::kEvictFirst>(kd, Kg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
         bulk_copy<Tr::kEvictFirst>(vd, Vg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
@@ -449,29 +452,31 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   }
 }
 
-template <typename T, int G, int R, bool kPaged, int V>
+template <typename T, int G, int R, int V>
 void launch_split_kernel(const DecodeParams& p) {
   using Tr = SplitTraits<T, G, R, V>;
   const int64_t smem = Tr::smem_bytes(p.d);
   const int64_t qblocks = (p.nq + R - 1) / R;
   const dim3 grid(unsigned(p.heads * qblocks), unsigned(p.S));
   static int64_t opted = 48 * 1024;  // one per kernel
-  opt_in_shared(decode_split_kernel<T, G, R, kPaged, V>, smem, opted);
-  decode_split_kernel<T, G, R, kPaged, V><<<grid, Tr::kThreads, size_t(smem)>>>(p);
+  opt_in_shared(decode_split_kernel<T, G, R, V>, smem, opted);
+  decode_split_kernel<T, G, R, V><<<grid, Tr::kThreads, size_t(smem)>>>(p);
   CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, int G, int R, int V>
-void launch_split(const DecodeParams& p) {
-  if (p.block_table != nullptr) launch_split_kernel<T, G, R, true, V>(p);
-  else launch_split_kernel<T, G, R, false, V>(p);
-}
-
 // One variant at one d: a single query row (decoding proper) or a few rows sharing each K/V tile.
+// Variant 3, the kernel of the shapes no faster variant is built for (float32, d other than 64
+// and 128), runs a single row in its four-row kernel: rows past nq score nothing, and the one
+// row's arithmetic is the same, in the same order, bit for bit; one kernel instead of two per
+// (T, d).
 template <typename T, int G, int V>
 void launch_variant(const DecodeParams& p) {
-  if (p.nq == 1) launch_split<T, G, 1, V>(p);
-  else launch_split<T, G, 4, V>(p);
+  if constexpr (V == 3) {
+    launch_split_kernel<T, G, 4, V>(p);
+  } else {
+    if (p.nq == 1) launch_split_kernel<T, G, 1, V>(p);
+    else launch_split_kernel<T, G, 4, V>(p);
+  }
 }
 
 }  // namespace

@@ -36,19 +36,19 @@ struct DecodeParams {
 };
 
 bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
-// The split kernel's variants (gpu/decode.cu's header): 3 for every d and storage type; 4-9
-// for d = 64, 128 in 16-bit storage (6-9: the bulk copy engine). The host resolves 0 to the
-// default for the shape (decode_backend.cpp's decode_default: 5 or 6 where they exist) before a
-// launch; a 0 that reaches the launcher runs kDefaultDecodeVariant, the kernel for every d and type.
-inline constexpr int kDefaultDecodeVariant = 3;
+// The split kernel's variants (gpu/decode.cu's header): 4-9 for d = 64, 128 in 16-bit storage
+// (6-9: the bulk copy engine), 3 for every d and storage type. A default build holds 5 and 9
+// there and 3 elsewhere. The host resolves 0 to the default for the shape (decode_backend.cpp's
+// decode_default) before a launch: DecodeParams::variant is never 0 at the launcher.
 bool decode_variant_supported(int variant, int d, Storage dtype);  // built in this build
-// The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variant 9's stream unpaged and
-// variant 5's paged (the two compute the same values bit for bit: same threads, same groups).
-bool decode_fp8_supported(int variant, int d, bool paged);
+// The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variants 5 and 9, paged or not (the
+// default: 9 unpaged, 5 paged; the two compute the same values bit for bit: same threads, same
+// groups).
+bool decode_fp8_supported(int variant, int d);
 // e4m3 codes of n float32 values on the device (cvt.rn.satfinite: to nearest even, +-448 past
 // the range), as core/fp8.h's e4m3_code.
 void to_e4m3(const float* src, uint8_t* dst, int64_t n);
-bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8: built only with -DFLASHSTEP_LADDER=ON
+bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8 (and 3 at d = 64, 128 in 16 bits): -DFLASHSTEP_LADDER=ON only
 // FD L2-L14: one launch over (head, row group, split); partials, or O and lse when S = 1.
 void decode_split_launch(const DecodeParams& p);
 // FD L16-L20: one launch over (head, row); the combine smem holds S floats.

@@ -37,24 +37,17 @@ namespace flashstep::gpu {
 
 // ---------------------------------------------------------------------------------------------
 // Alg1 L2: O = 0, l = 0, m = -inf in HBM.
-template <typename ST>
-__global__ void fa1_init_kernel(ST* O, float* l, float* m, int64_t o_count, int64_t rows) {
+// O = 0 and l = 0 are zero bytes in every storage type (a memset); m = -inf takes a kernel.
+__global__ void fa1_init_m_kernel(float* m, int64_t rows) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < o_count; e += stride) {
-    O[e] = from_float<ST>(0.0f);
-    if (e < rows) {
-      l[e] = 0.0f;
-      m[e] = -INFINITY;
-    }
-  }
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows; e += stride) m[e] = -INFINITY;
 }
 
 void fa1_init(const Fa1Params& p) {
   const int64_t o_count = p.heads * p.nq * p.d, rows = p.heads * p.nq;
-  const int blocks = int(std::min<int64_t>((o_count + 255) / 256, 65536));
-  with_storage(p.dtype, [&](auto st) {
-    fa1_init_kernel<<<blocks, 256>>>(static_cast<decltype(st)*>(p.O), p.l, p.m, o_count, rows);
-  });
+  CUDA_CHECK(cudaMemsetAsync(p.O, 0, size_t(o_count) * size_t(storage_bytes(p.dtype))));
+  CUDA_CHECK(cudaMemsetAsync(p.l, 0, size_t(rows) * 4));
+  fa1_init_m_kernel<<<int(std::min<int64_t>((rows + 255) / 256, 65536)), 256>>>(p.m, rows);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -252,7 +245,8 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
 }
 
 // The (Br, Bc, d) variant 2 is compiled for: the paper's blocks at M = 128 KiB for d = 64 and
-// d = 128 (Br = 64, Bc = 128 and 64), and the Bc sweep of bench-gpu.
+// d = 128 (Br = 64, Bc = 128 and 64), and the Bc sweep of bench-gpu (float32 storage only:
+// v2_takes_16bit, gpu/common.cuh).
 #define FS_FA1_V2_CONFIGS(X) \
   X(64, 16, 64) X(64, 32, 64) X(64, 64, 64) X(64, 128, 64) X(64, 256, 64) \
   X(64, 16, 128) X(64, 32, 128) X(64, 64, 128) X(64, 128, 128)
@@ -260,10 +254,17 @@ __global__ void __launch_bounds__(256) fa1_v2_kernel(Fa1Params p, int j) {
 template <int BR, int BC, int D>
 static void launch_v2(const Fa1Params& p, int j) {
   using T = V2Traits<BR, BC, D>;
-  with_storage(p.dtype, [&](auto st) {
-    static int64_t opted = 48 * 1024;  // one per kernel: per (BR, BC, D) and storage type
-    launch_per_q_block(fa1_v2_kernel<BR, BC, D, decltype(st)>, p, T::kThreads, T::kSmemBytes, opted, j);
-  });
+  if constexpr (v2_takes_16bit(BR, BC, D)) {
+    with_storage(p.dtype, [&](auto st) {
+      static int64_t opted = 48 * 1024;  // one per kernel: per (BR, BC, D) and storage type
+      launch_per_q_block(fa1_v2_kernel<BR, BC, D, decltype(st)>, p, T::kThreads, T::kSmemBytes, opted, j);
+    });
+  } else {
+    if (p.dtype != Storage::fp32)  // check_flash (backend.cpp) refuses this before any work
+      throw std::runtime_error("fa1 variant 2 at these sizes is compiled for float32 storage only");
+    static int64_t opted = 48 * 1024;
+    launch_per_q_block(fa1_v2_kernel<BR, BC, D, float>, p, T::kThreads, T::kSmemBytes, opted, j);
+  }
 }
 
 static void launch_v1(const Fa1Params& p, int j) {

@@ -230,16 +230,24 @@ __global__ void __launch_bounds__(256) fa2_v2_kernel(Fa2Params p) {
 }
 
 // The (Br, Bc, d) variant 2 is compiled for: the paper's blocks at M = 128 KiB (d = 64:
-// Br = 64, Bc = 128; d = 128: Br = Bc = 64) and two alternatives at d = 64 for the block sweep.
+// Br = 64, Bc = 128; d = 128: Br = Bc = 64) and two alternatives at d = 64 for the block sweep
+// (float32 storage only: v2_takes_16bit, gpu/common.cuh).
 #define FS_FA2_V2_CONFIGS(X) X(64, 128, 64) X(64, 64, 64) X(128, 64, 64) X(64, 64, 128)
 
 template <int BR, int BC, int D>
 static void launch_fa2_v2(const Fa2Params& p) {
   using Tr = Fa2V2Traits<BR, BC, D>;
-  with_storage(p.dtype, [&](auto st) {
-    static int64_t opted = 48 * 1024;  // one per kernel: per (BR, BC, D) and storage type
-    launch_per_q_block(fa2_v2_kernel<BR, BC, D, decltype(st)>, p, Tr::kThreads, Tr::kSmemBytes, opted);
-  });
+  if constexpr (v2_takes_16bit(BR, BC, D)) {
+    with_storage(p.dtype, [&](auto st) {
+      static int64_t opted = 48 * 1024;  // one per kernel: per (BR, BC, D) and storage type
+      launch_per_q_block(fa2_v2_kernel<BR, BC, D, decltype(st)>, p, Tr::kThreads, Tr::kSmemBytes, opted);
+    });
+  } else {
+    if (p.dtype != Storage::fp32)  // check_flash (backend.cpp) refuses this before any work
+      throw std::runtime_error("fa2 variant 2 at these sizes is compiled for float32 storage only");
+    static int64_t opted = 48 * 1024;
+    launch_per_q_block(fa2_v2_kernel<BR, BC, D, float>, p, Tr::kThreads, Tr::kSmemBytes, opted);
+  }
 }
 
 static void launch_fa2_v1(const Fa2Params& p) {

@@ -14,6 +14,7 @@ namespace flashstep::gpu {
 
 // Storage type of Q, K, V, O in global memory; the order of flashstep::Dtype (core/types.h).
 enum class Storage : int { fp32 = 0, fp16 = 1, bf16 = 2 };
+inline int storage_bytes(Storage t) { return t == Storage::fp32 ? 4 : 2; }
 
 // Algorithm 2's additions, the same for every kernel: the mask, dropout with probability p
 // from Philox keyed by `seed` and (batch, head, row, column) (core/philox.h), and the number

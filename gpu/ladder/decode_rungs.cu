@@ -1,6 +1,6 @@
-// Flash-decoding's ladder variants 4, 6, 7 and 8 (their description: gpu/decode.cu's header; the
-// defaults 3, 5, 9 are built there). Built only with -DFLASHSTEP_LADDER=ON; 16-bit storage at
-// d = 64 and 128, like the defaults 5 and 9.
+// Flash-decoding's ladder variants 4, 6, 7 and 8, and 3 at the defaults' shapes (their
+// description: gpu/decode.cu's header; the defaults 5, 9 and 3 elsewhere are built there). Built
+// only with -DFLASHSTEP_LADDER=ON; 16-bit storage at d = 64 and 128, like the defaults 5 and 9.
 #include "gpu/decode_kernel.cuh"
 
 namespace flashstep::gpu {
@@ -10,6 +10,7 @@ namespace {
 template <typename T, int G>
 bool launch_ladder(const DecodeParams& p, int v) {
   switch (v) {
+    case 3: return launch_variant<T, G, 3>(p), true;  // the default build's kernel of other shapes
     case 4: return launch_variant<T, G, 4>(p), true;
     case 6: return launch_variant<T, G, 6>(p), true;
     case 7: return launch_variant<T, G, 7>(p), true;

@@ -2,8 +2,8 @@
 # One device call that checks every default kernel of a build and times it fairly:
 #   1. compute-sanitizer's memcheck, racecheck, synccheck and initcheck on each default kernel,
 #      through the CLI on small ragged shapes: the tensor-core forward (d = 64, 128, causal or
-#      not), the tensor-core backward (d = 64, 128, causal), decode (split-KV and combine) and
-#      paged decode, and the float32 step engine (fa2);
+#      not), the tensor-core backward (d = 64, 128, causal), decode (split-KV and combine), paged
+#      decode, float32 decode (variant 3) and FP8 paged decode, and the float32 step engine (fa2);
 #   2. where the softmax sits against the waits in the forward's machine code (sass_overlap.py);
 #   3. the [gpu] tests ROUNDS times in a row (default 5) and the [tc] tests, FLASHSTEP_REQUIRE_GPU=1;
 #   4. the forward, backward and decode benchmarks beside PyTorch in the same call, both sides
@@ -45,6 +45,8 @@ declare -a CASES=(
   "bwd-d128     $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 128"
   "decode       $FS verify --schedule decode --dtype bf16 --nq 1 --nk 3000 --d 128 --splits 4"
   "decode-paged $FS verify --schedule decode --dtype bf16 --nq 1 --nk 3000 --d 64 --splits 4 --page-size 16"
+  "decode-fp32  $FS verify --schedule decode --nq 1 --nk 2000 --d 64 --splits 3"
+  "decode-fp8   $FS verify --schedule decode --dtype fp8 --nq 3 --nk 2000 --d 64 --fp8-scale per-block --page-size 16 --splits 3"
   "fp32-fa2     $FS verify --schedule fa2 --n 200 --d 64 --M 64KiB"
 )
 for c in "${CASES[@]}"; do

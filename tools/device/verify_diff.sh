@@ -26,6 +26,12 @@ CMDS=(
   "verify --backward --tensor-cores --dtype bf16 --n 512 --d 64"
   "verify --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 128 --causal"
   "gpu --schedule fa2 --backward --n 300 --d 64"
+  "verify --schedule decode --nq 1 --nk 3001 --d 256 --splits 3"
+  "verify --schedule decode --dtype bf16 --nq 1 --nk 2000 --d 32 --splits 2"
+  "verify --schedule decode --dtype bf16 --nq 1 --nk 4000 --d 128 --page-size 16 --variant 9"
+  "verify --schedule decode --dtype fp8 --nq 1 --nk 5000 --d 128 --page-size 16"
+  "verify --n 700 --d 64 --M 128KiB --dtype bf16"
+  "verify --n 500 --d 64 --br 64 --bc 32 --dtype bf16"
 )
 differ=0
 k=0
