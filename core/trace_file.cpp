@@ -15,6 +15,9 @@ namespace {
 
 constexpr const char* kFormat = "flashstep-trace-replay";
 constexpr int kVersion = 1;
+// What the file traces: an attention problem (a file without "kind" too) or one softmax row.
+constexpr const char* kKindAttention = "attention";
+constexpr const char* kKindRow = "softmax-row";
 constexpr int64_t kMaxTraceFileBytes = int64_t(512) << 20;
 
 // Numbers as JSON numbers; -inf, inf and nan as strings (JSON has none), as export.cpp does.
@@ -195,6 +198,7 @@ json trace_to_replay_json(const Trace& t) {
   doc["replay"] = {
       {"format", kFormat},
       {"version", kVersion},
+      {"kind", kKindAttention},
       {"mask",
        {{"causal", p.mask.causal}, {"window_left", p.mask.window_left}, {"window_right", p.mask.window_right},
         {"kv_len", p.mask.kv_len}}},
@@ -209,20 +213,24 @@ json trace_to_replay_json(const Trace& t) {
       {"traffic", traffic_json(t.totals.traffic)},
       {"hbm_before", writes_json(t.hbm_before)},
       {"steps", std::move(steps)}};
+  if (t.has_backward) {  // the backward's input and gradients, each pass's traffic (the phases)
+    json& rp = doc["replay"];
+    rp["dO"] = mat_json(t.dO);
+    rp["dQ"] = mat_json(t.dQ);
+    rp["dK"] = mat_json(t.dK);
+    rp["dV"] = mat_json(t.dV);
+    rp["forward_traffic"] = traffic_json(t.forward_totals.traffic);
+    rp["backward_traffic"] = traffic_json(t.backward_totals.traffic);
+  }
   return doc;
 }
 
-Trace trace_from_replay_json(const json& doc, const std::string& source) {
-  const Reader r{source};
-  if (!doc.is_object() || !doc.contains("problem") || !doc.contains("steps"))
-    throw InputError(source + ": not a flashstep trace (no \"problem\" and \"steps\")");
-  if (!doc.contains("replay"))
-    throw InputError(source + ": a trace without its \"replay\" section (inputs and HBM writes); write it with "
-                              "flashstep's Python module (result.save_trace) or a puzzle's trace.save");
-  const json& rp = doc["replay"];
-  if (r.text(rp, "format", "replay") != kFormat) r.fail("replay.format", "is not \"" + std::string(kFormat) + "\"");
-  if (r.integer(rp, "version", "replay") != kVersion) r.fail("replay.version", "is not " + std::to_string(kVersion));
+namespace {
 
+// An attention trace: the problem, its steps (labelled with core's lines) and, when the
+// backward follows, its phases, dO and gradients.
+Trace attention_from(const Reader& r, const json& doc) {
+  const json& rp = doc["replay"];
   Trace t;
   Problem& p = t.problem;
   const json& pj = r.member(doc, "problem", "trace");
@@ -240,8 +248,7 @@ Trace trace_from_replay_json(const json& doc, const std::string& source) {
   p.pattern = r.text(pj, "pattern", "problem");
   p.splits = r.integer_or(pj, "splits", "problem", 1);
   p.page_size = r.integer_or(pj, "page_size", "problem", 0);
-  if (r.member(pj, "backward", "problem") != false)
-    r.fail("problem.backward", "is true: a trace with the backward pass cannot be opened from a file");
+  const bool backward = r.member(pj, "backward", "problem") == true;
   const json& mj = r.member(rp, "mask", "replay");
   p.mask.causal = r.member(mj, "causal", "replay.mask") == true;
   p.mask.window_left = r.integer(mj, "window_left", "replay.mask");
@@ -282,6 +289,33 @@ Trace trace_from_replay_json(const json& doc, const std::string& source) {
   const json& extra = r.member(rp, "steps", "replay");
   if (!steps.is_array() || !extra.is_array() || steps.size() != extra.size())
     r.fail("replay.steps", "does not have one entry per step");
+  // The backward: its steps follow the forward's from phases.backward.first_step on, each pass
+  // with its own totals and traffic; dO its input, dQ, dK, dV what it left in HBM (dQ may be
+  // absent: a puzzle's backward of one K/V block computes dK_j, dV_j only).
+  size_t first_backward = steps.size();
+  if (backward) {
+    const json& ph = r.member(doc, "phases", "trace");
+    const json& fb = r.member(ph, "backward", "phases");
+    const int64_t first = r.integer(fb, "first_step", "phases.backward");
+    if (first < 0 || size_t(first) > steps.size()) r.fail("phases.backward.first_step", "is not a step of the trace");
+    first_backward = size_t(first);
+    t.has_backward = true;
+    t.backward_first_step = first_backward;
+    t.forward_totals = totals_from(r, r.member(ph, "forward", "phases"), "phases.forward");
+    t.backward_totals = totals_from(r, fb, "phases.backward");
+    for (const auto& [key, totals] : {std::pair<const char*, Totals*>{"forward_traffic", &t.forward_totals},
+                                      {"backward_traffic", &t.backward_totals}}) {
+      const json& tj = r.member(rp, key, "replay");
+      r.counts(tj, "read", std::string("replay.") + key, totals->traffic.read);
+      r.counts(tj, "written", std::string("replay.") + key, totals->traffic.written);
+    }
+    if (!schedule_info(p.schedule).backward_lines)
+      r.fail("problem.schedule", "has no backward pass, but problem.backward is true");
+    t.dO = r.mat_shaped(r.member(rp, "dO", "replay"), "replay.dO", p.nq, p.d);
+    t.dK = r.mat_shaped(r.member(rp, "dK", "replay"), "replay.dK", p.nk, p.d);
+    t.dV = r.mat_shaped(r.member(rp, "dV", "replay"), "replay.dV", p.nk, p.d);
+    if (!r.member(rp, "dQ", "replay").is_null()) t.dQ = r.mat_shaped(rp["dQ"], "replay.dQ", p.nq, p.d);
+  }
   t.steps.resize(steps.size());
   for (size_t k = 0; k < steps.size(); ++k) {
     const std::string w = "steps[" + std::to_string(k) + "]", wx = "replay." + w;
@@ -290,7 +324,11 @@ Trace trace_from_replay_json(const json& doc, const std::string& source) {
     Step& s = t.steps[k];
     const std::string label = r.text(sj, "label", w);
     if (!line_from_label(label, s.line)) r.fail(w + ".label", "is not a pseudocode line of flashstep (" + excerpt(label) + ")");
-    if (is_backward_line(s.line)) r.fail(w + ".label", "is a line of a backward pass, which a trace file cannot hold");
+    if (k < first_backward && is_backward_line(s.line))
+      r.fail(w + ".label", backward ? "is a line of a backward pass before phases.backward.first_step"
+                                    : "is a line of a backward pass in a trace without one (problem.backward is false)");
+    if (k >= first_backward && &line_algorithm(s.line) != schedule_info(p.schedule).backward_lines)
+      r.fail(w + ".label", "is not a line of " + std::string(schedule_info(p.schedule).backward_lines->title));
     s.i = int32_t(r.integer(sj, "i", w));
     s.j = int32_t(r.integer(sj, "j", w));
     if (s.i < -1 || s.i >= tl.Tr || s.j < -1 || s.j >= tl.Tc) r.fail(w, "has i or j outside the tiling");
@@ -322,6 +360,171 @@ Trace trace_from_replay_json(const json& doc, const std::string& source) {
   // What HBM held before the first step (a puzzle's setup); a file without it starts empty.
   if (rp.contains("hbm_before")) t.hbm_before = writes_from(r, rp["hbm_before"], "replay.hbm_before", p);
   return t;
+}
+
+// [SECTION] a softmax row (core/row_trace.h)
+
+json row_writes_json(const std::vector<RowWrite>& writes) {
+  json out = json::array();
+  for (const RowWrite& w : writes)
+    out.push_back({{"tensor", row_tensor_name(w.tensor)}, {"row0", w.begin}, {"data", vec_json(w.data)}});
+  return out;
+}
+
+// The "tensor" of an access at `where`: one of the row's.
+RowTensor row_tensor_at(const Reader& r, const json& access, const std::string& where) {
+  const std::string name = r.text(access, "tensor", where);
+  RowTensor t;
+  if (!row_tensor_from_name(name, t)) r.fail(where + ".tensor", "is not x, y, m or l (" + excerpt(name) + ")");
+  return t;
+}
+
+std::vector<RowWrite> row_writes_from(const Reader& r, const json& writes, const std::string& where, int64_t n) {
+  if (!writes.is_array()) r.fail(where, "is not an array");
+  std::vector<RowWrite> out;
+  for (size_t k = 0; k < writes.size(); ++k) {
+    const std::string ww = where + "[" + std::to_string(k) + "]";
+    RowWrite w;
+    w.tensor = row_tensor_at(r, writes[k], ww);
+    w.begin = r.integer(writes[k], "row0", ww);
+    const int64_t size = row_tensor_size(w.tensor, n);
+    if (w.begin < 0 || w.begin >= size)  // before the sum below, which could overflow
+      r.fail(ww + ".row0", "is " + std::to_string(w.begin) + ", outside " + row_tensor_name(w.tensor) + " (" +
+                               std::to_string(size) + (size == 1 ? " value)" : " values)"));
+    w.data = r.vec(r.member(writes[k], "data", ww), ww + ".data");
+    check_row_access(w.tensor, w.begin, w.begin + w.data.size(), n, r.source + ": " + ww);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// The row's bytes are a consequence of its accesses: each step's bytes are checked against its
+// loads and stores, and the totals against the steps'.
+RowTrace row_from(const Reader& r, const json& doc) {
+  const json& rp = doc["replay"];
+  const json& rj = r.member(doc, "row", "trace");
+  RowTrace t;
+  const int64_t n = r.integer(rj, "n", "row");
+  if (n < 1 || n > kMaxRowLength) r.fail("row.n", "must be in 1.." + std::to_string(kMaxRowLength) + " (got " + std::to_string(n) + ")");
+  t.block = r.integer(rj, "block", "row");
+  if (t.block < 1 || t.block > n) r.fail("row.block", "must be in 1..N = " + std::to_string(n) + " (got " + std::to_string(t.block) + ")");
+  if (r.integer(rj, "bytes_per_elem", "row") != kRowElemBytes)
+    r.fail("row.bytes_per_elem", "is not " + std::to_string(kRowElemBytes) + " (the row is float32)");
+  t.x = r.vec(r.member(rp, "x", "replay"), "replay.x");
+  if (t.x.size() != n) r.fail("replay.x", "holds " + std::to_string(t.x.size()) + " values where row.n is " + std::to_string(n));
+  for (int64_t k = 0; k < n; ++k)
+    if (!std::isfinite(t.x(k))) r.fail("replay.x[" + std::to_string(k) + "]", "is not finite (the lesson takes a finite row)");
+  t.hbm_before = row_writes_from(r, r.member(rp, "hbm_before", "replay"), "replay.hbm_before", n);
+
+  const json& steps = doc["steps"];
+  const json& extra = r.member(rp, "steps", "replay");
+  if (!steps.is_array() || !extra.is_array() || steps.size() != extra.size())
+    r.fail("replay.steps", "does not have one entry per step");
+  int64_t read_total = 0, write_total = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const std::string w = "steps[" + std::to_string(k) + "]", wx = "replay." + w;
+    RowStep s;
+    s.label = r.text(steps[k], "label", w);
+    check_row_label(s.label, r.source + ": " + w + ".label");
+    s.read = r.integer(steps[k], "hbm_read_bytes", w);
+    s.write = r.integer(steps[k], "hbm_write_bytes", w);
+    s.read_total = r.integer(steps[k], "hbm_read_total", w);
+    s.write_total = r.integer(steps[k], "hbm_write_total", w);
+    const json& loads = r.member(extra[k], "loads", wx);
+    if (!loads.is_array()) r.fail(wx + ".loads", "is not an array");
+    int64_t loaded = 0, stored = 0;
+    for (size_t a = 0; a < loads.size(); ++a) {
+      const std::string wl = wx + ".loads[" + std::to_string(a) + "]";
+      RowLoad l;
+      l.tensor = row_tensor_at(r, loads[a], wl);
+      l.begin = r.integer(loads[a], "begin", wl);
+      l.end = r.integer(loads[a], "end", wl);
+      check_row_access(l.tensor, l.begin, l.end, n, r.source + ": " + wl);
+      loaded += l.end - l.begin;
+      s.loads.push_back(l);
+    }
+    s.stores = row_writes_from(r, r.member(extra[k], "stores", wx), wx + ".stores", n);
+    for (const RowWrite& st : s.stores) stored += st.data.size();
+    if (s.read != loaded * kRowElemBytes)
+      r.fail(w + ".hbm_read_bytes", "is " + std::to_string(s.read) + " where the step's loads move " +
+                                        std::to_string(loaded * kRowElemBytes) + " bytes");
+    if (s.write != stored * kRowElemBytes)
+      r.fail(w + ".hbm_write_bytes", "is " + std::to_string(s.write) + " where the step's stores move " +
+                                         std::to_string(stored * kRowElemBytes) + " bytes");
+    read_total += s.read;
+    write_total += s.write;
+    if (s.read_total != read_total || s.write_total != write_total)
+      r.fail(w, "has totals that are not the sum of the steps' bytes so far");
+    t.steps.push_back(std::move(s));
+  }
+  const json& totals = r.member(doc, "totals", "trace");
+  if (r.integer(totals, "hbm_read_bytes", "totals") != read_total || r.integer(totals, "hbm_write_bytes", "totals") != write_total)
+    r.fail("totals", "do not equal the steps' bytes");
+  t.peak_sram_bytes = r.integer(totals, "peak_sram_bytes", "totals");
+  return t;
+}
+
+}  // namespace
+
+json row_trace_to_replay_json(const RowTrace& t) {
+  json steps = json::array(), extra = json::array();
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    const RowStep& s = t.steps[k];
+    steps.push_back({{"index", k}, {"label", s.label}, {"hbm_read_bytes", s.read}, {"hbm_write_bytes", s.write},
+                     {"hbm_read_total", s.read_total}, {"hbm_write_total", s.write_total}});
+    json loads = json::array();
+    for (const RowLoad& l : s.loads)
+      loads.push_back({{"tensor", row_tensor_name(l.tensor)}, {"begin", l.begin}, {"end", l.end}});
+    extra.push_back({{"loads", std::move(loads)}, {"stores", row_writes_json(s.stores)}});
+  }
+  const int64_t rd = t.steps.empty() ? 0 : t.steps.back().read_total;
+  const int64_t wr = t.steps.empty() ? 0 : t.steps.back().write_total;
+  return {{"row", {{"n", t.n()}, {"block", t.block}, {"blocks", (t.n() + t.block - 1) / t.block},
+                   {"bytes_per_elem", kRowElemBytes}}},
+          {"steps", std::move(steps)},
+          {"totals", {{"hbm_read_bytes", rd}, {"hbm_write_bytes", wr}, {"peak_sram_bytes", t.peak_sram_bytes},
+                      {"steps", t.steps.size()}}},
+          {"replay", {{"format", kFormat},
+                      {"version", kVersion},
+                      {"kind", kKindRow},
+                      {"x", vec_json(t.x)},
+                      {"hbm_before", row_writes_json(t.hbm_before)},
+                      {"steps", std::move(extra)}}}};
+}
+
+TraceFile trace_file_from_json(const json& doc, const std::string& source) {
+  const Reader r{source};
+  if (!doc.is_object() || !(doc.contains("problem") || doc.contains("row")) || !doc.contains("steps"))
+    throw InputError(source + ": not a flashstep trace (no \"problem\" and \"steps\")");
+  if (!doc.contains("replay"))
+    throw InputError(source + ": a trace without its \"replay\" section (inputs and HBM writes); write it with "
+                              "flashstep's Python module (result.save_trace) or a puzzle's trace.save");
+  const json& rp = doc["replay"];
+  if (r.text(rp, "format", "replay") != kFormat) r.fail("replay.format", "is not \"" + std::string(kFormat) + "\"");
+  if (r.integer(rp, "version", "replay") != kVersion) r.fail("replay.version", "is not " + std::to_string(kVersion));
+  const std::string kind = rp.is_object() && rp.contains("kind") ? r.text(rp, "kind", "replay") : kKindAttention;
+  TraceFile f;
+  if (kind == kKindRow) {
+    f.kind = TraceKind::softmax_row;
+    f.row = row_from(r, doc);
+  } else if (kind == kKindAttention) {
+    f.trace = attention_from(r, doc);
+  } else {
+    r.fail("replay.kind", "is not \"" + std::string(kKindAttention) + "\" or \"" + kKindRow + "\" (" + excerpt(kind) + ")");
+  }
+  return f;
+}
+
+Trace trace_from_replay_json(const json& doc, const std::string& source) {
+  TraceFile f = trace_file_from_json(doc, source);
+  if (f.kind != TraceKind::attention)
+    throw InputError(source + ": a softmax row's trace (a puzzle's row), not an attention trace");
+  return std::move(f.trace);
+}
+
+TraceFile read_any_trace_file(const std::string& path) {
+  const std::string text = read_input_file(path, "trace", kMaxTraceFileBytes);
+  return trace_file_from_json(parse_json_input(text, path), path);
 }
 
 Trace read_trace_file(const std::string& path) {

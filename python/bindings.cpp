@@ -166,8 +166,11 @@ void bind_machine(py::module_& m) {
       .def("tensor_read", &StudentMachine::tensor_read)
       .def("tensor_written", &StudentMachine::tensor_written)
       .def_static("tensor_names", &StudentMachine::tensor_names)
+      .def("set_row_block", &StudentMachine::set_row_block)
+      // A softmax row's run as a row trace, every other as an attention trace (core/trace_file.h).
       .def("save_trace", [](const StudentMachine& s, const py::object& path) {
-        write_file_atomic(path_arg(path), trace_to_replay_json(s.to_trace()).dump() + "\n");
+        const nlohmann::json doc = s.is_row() ? row_trace_to_replay_json(s.to_row_trace()) : trace_to_replay_json(s.to_trace());
+        write_file_atomic(path_arg(path), doc.dump() + "\n");
       });
 }
 

@@ -1,5 +1,7 @@
 #include "student_machine.h"
 
+#include "core/run.h"
+#include "core/schedule_registry.h"
 #include "core/trace_file.h"
 
 #include <algorithm>
@@ -148,6 +150,7 @@ int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, in
   // Through core's memory model: the gathered block is charged to `t` as HBM bytes read.
   out = sram_.load_gathered(n.slot, hbm_, t, src.block(r0, c0, r1 - r0, c1 - c0));
   sram_.release(n.slot);
+  steps_.back().loads.push_back({name, r0, r1, c0, c1});
   const int64_t id = next_id_++;
   tiles_[id] = {name, t, r0, r1, elems, n.charged};
   (n.charged ? charged_elems_ : scratch_elems_) += elems;
@@ -183,13 +186,16 @@ void StudentMachine::store(const std::string& name, int64_t r0, int64_t r1, int6
 }
 
 void StudentMachine::note(const std::string& name, const Mat& value) {
-  static const char* const kValues[] = {"m_tilde", "l_tilde", "m_old", "l_old", "m_new", "l_new", "alpha", "beta"};
+  static const char* const kValues[] = {"m_tilde", "l_tilde", "m_old", "l_old", "m_new", "l_new", "alpha", "beta", "D"};
+  static const char* const kTiles[] = {"S", "P", "dP", "dS", "dV", "dK"};
   open_step_if_none();
   StudentStep& s = steps_.back();
-  if (name == "S" || name == "P") {
-    s.tile = value;
-    return;
-  }
+  for (const char* t : kTiles)
+    if (name == t) {
+      s.tile = value;
+      s.tile_name = name;
+      return;
+    }
   for (const char* v : kValues)
     if (name == v) {
       if (value.cols() != 1) throw InputError("m.note('" + name + "', ...): a row statistic is a 1-D array");
@@ -197,7 +203,7 @@ void StudentMachine::note(const std::string& name, const Mat& value) {
       return;
     }
   throw InputError("m.note: '" + name + "' is not a value the trace holds (S, P, m_tilde, l_tilde, m_old, l_old, "
-                   "m_new, l_new, alpha, beta)");
+                   "m_new, l_new, alpha, beta; in a backward P, dP, dS, dV, dK, D)");
 }
 
 void StudentMachine::free(int64_t tile_id) {
@@ -215,22 +221,98 @@ int64_t StudentMachine::tensor_written(const std::string& name) const {
   return hbm_.traffic().written[int(tensor_of(name))];
 }
 
+namespace {
+
+// The tile a backward line computes on chip, as m.note names it ("" for a line that computes none).
+const char* backward_tile_of(LineRole role) {
+  switch (role) {
+    case LineRole::recompute_scores:
+    case LineRole::mask_scores: return "S";
+    case LineRole::recompute_probs:
+    case LineRole::dropout: return "P";
+    case LineRole::grad_p: return "dP";
+    case LineRole::grad_s: return "dS";
+    case LineRole::grad_v: return "dV";
+    case LineRole::grad_k: return "dK";
+    default: return "";
+  }
+}
+
+template <size_t N>
+std::array<int64_t, N> plus(std::array<int64_t, N> a, const std::array<int64_t, N>& b) {
+  for (size_t k = 0; k < N; ++k) a[k] += b[k];
+  return a;
+}
+
+}  // namespace
+
 Trace StudentMachine::to_trace() const {
+  // Every label a line of core's tables; a backward's steps all of the schedule's backward.
+  std::vector<Line> lines(steps_.size());
+  bool backward = false;
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    if (!line_from_label(steps_[k].label, lines[k]))
+      throw InputError("step " + std::to_string(k) + " is labelled '" + steps_[k].label +
+                       "', which is no pseudocode line of flashstep; the app opens traces whose steps are "
+                       "labelled as core's lines (\"Alg1 L9\", \"FA2fwd L8\", \"FA2b L12\", ...)");
+    backward = backward || is_backward_line(lines[k]);
+  }
+  const AlgorithmInfo* bwd_lines = schedule_info(problem_.schedule).backward_lines;
+  if (backward) {
+    if (!bwd_lines)
+      throw InputError(std::string("the trace has backward lines, but ") + schedule_name(problem_.schedule) +
+                       " has no backward pass");
+    for (size_t k = 0; k < steps_.size(); ++k)
+      if (&line_algorithm(lines[k]) != bwd_lines)
+        throw InputError("step " + std::to_string(k) + " ('" + steps_[k].label + "') is not a line of " +
+                         bwd_lines->title + ": a backward's trace holds the backward's lines only (its forward "
+                         "is core's run)");
+  }
+
   Trace tr;
-  tr.problem = problem_;
-  tr.tiling = tiling_;
-  tr.hbm_before = before_;
+  std::array<int64_t, kTensors> read0{}, written0{};
   int64_t read_total = 0, write_total = 0;
+  if (backward) {
+    // The backward runs on what the forward left in HBM: core's own recorded forward of the
+    // same problem comes first, so that the app steps through both passes as for a run.
+    RunOptions opt;
+    opt.record = true;
+    tr = run_problem(problem_, tiling_, opt);
+    for (const HbmWrite& w : before_) {
+      const bool differs = (w.tensor == Tensor::O && !(w.data == tr.O)) ||
+                           (w.tensor == Tensor::L && !(w.data.cols() == 1 && w.data.col(0) == tr.lse));
+      if (differs)
+        throw InputError(std::string("the ") + tensor_name(w.tensor) + " placed in HBM before the backward is not "
+                         "what core's forward of this problem writes: the trace cannot show the forward it ran on");
+      if (w.tensor != Tensor::O && w.tensor != Tensor::L) tr.hbm_before.push_back(w);  // the forward writes O, L
+    }
+    if (!has("dO")) throw InputError("a backward's trace needs dO in HBM (the backward's input)");
+    for (const HbmWrite& w : before_)
+      if (w.tensor == Tensor::dO) tr.dO = w.data;
+    tr.has_backward = true;
+    tr.backward_first_step = tr.steps.size();
+    tr.forward_totals = tr.totals;
+    read0 = tr.totals.traffic.read;
+    written0 = tr.totals.traffic.written;
+    read_total = tr.totals.hbm_read_bytes;
+    write_total = tr.totals.hbm_write_bytes;
+  } else {
+    tr.problem = problem_;
+    tr.tiling = tiling_;
+    tr.hbm_before = before_;
+  }
+  const int64_t flops0 = tr.totals.flops;
   for (size_t k = 0; k < steps_.size(); ++k) {
     const StudentStep& s = steps_[k];
     Step st;
-    if (!line_from_label(s.label, st.line))
-      throw InputError("step " + std::to_string(k) + " is labelled '" + s.label +
-                       "', which is no pseudocode line of flashstep; the app opens traces whose steps are "
-                       "labelled as core's lines (\"Alg1 L9\", \"FA2fwd L8\", ...)");
-    if (is_backward_line(st.line))
-      throw InputError("step " + std::to_string(k) + " ('" + s.label + "') is a line of a backward pass; the app "
-                       "opens forward traces only");
+    st.line = lines[k];
+    if (!s.tile_name.empty() && s.tile_name != "S" && s.tile_name != "P" && !is_backward_line(st.line))
+      throw InputError("step " + std::to_string(k) + " ('" + s.label + "') notes " + s.tile_name +
+                       ", a backward's tile, at a forward line");
+    if (backward && !s.tile_name.empty() && s.tile_name != backward_tile_of(line_role(st.line)))
+      throw InputError("step " + std::to_string(k) + " ('" + s.label + "') notes " + s.tile_name +
+                       ", which its line does not compute: note each tile at its own line (S, P, dP, dS, dV, dK "
+                       "at the lines that compute them, as in " + bwd_lines->title + ")");
     st.i = int32_t(s.i >= tiling_.Tr ? -1 : s.i);
     st.j = int32_t(s.j >= tiling_.Tc ? -1 : s.j);
     st.hbm_read = st.dram_read = s.read;
@@ -239,15 +321,17 @@ Trace StudentMachine::to_trace() const {
     write_total += s.write;
     st.hbm_read_total = st.dram_read_total = read_total;
     st.hbm_write_total = st.dram_write_total = write_total;
+    st.flops_total = flops0;  // the student's NumPy arithmetic is not counted
     st.sram_elems = s.slot_elems;
     st.sram_bytes = s.sram_bytes;
-    st.tensor_read = s.tensor_read;
-    st.tensor_written = s.tensor_written;
+    st.tensor_read = plus(s.tensor_read, read0);
+    st.tensor_written = plus(s.tensor_written, written0);
     st.tile = s.tile;
     const std::pair<const char*, Vec*> values[] = {{"m_tilde", &st.m_tilde}, {"l_tilde", &st.l_tilde},
                                                    {"m_old", &st.m_old},     {"l_old", &st.l_old},
                                                    {"m_new", &st.m_new},     {"l_new", &st.l_new},
-                                                   {"alpha", &st.alpha},     {"beta", &st.beta}};
+                                                   {"alpha", &st.alpha},     {"beta", &st.beta},
+                                                   {"D", &st.D_i}};
     for (const auto& [name, dst] : values) {
       auto it = s.values.find(name);
       if (it != s.values.end()) *dst = it->second;
@@ -255,13 +339,29 @@ Trace StudentMachine::to_trace() const {
     st.writes = writes_[k];
     tr.steps.push_back(std::move(st));
   }
-  Totals& T = tr.totals;
-  T.hbm_read_bytes = T.dram_read_bytes = read_bytes();
-  T.hbm_write_bytes = T.dram_write_bytes = write_bytes();
-  T.peak_sram_bytes = peak_sram_;
-  T.peak_tile_bytes = peak_charged_;
-  T.steps = int64_t(tr.steps.size());
-  T.traffic = hbm_.traffic();
+  Totals mine;  // the student's steps alone
+  mine.hbm_read_bytes = mine.dram_read_bytes = read_bytes();
+  mine.hbm_write_bytes = mine.dram_write_bytes = write_bytes();
+  mine.peak_sram_bytes = peak_sram_;
+  mine.peak_tile_bytes = peak_charged_;
+  mine.steps = int64_t(steps_.size());
+  mine.traffic = hbm_.traffic();
+  if (backward) {
+    tr.backward_totals = mine;
+    Totals& T = tr.totals;
+    T.hbm_read_bytes = T.dram_read_bytes = read_total;
+    T.hbm_write_bytes = T.dram_write_bytes = write_total;
+    T.peak_sram_bytes = std::max(T.peak_sram_bytes, mine.peak_sram_bytes);
+    T.peak_tile_bytes = std::max(T.peak_tile_bytes, mine.peak_tile_bytes);
+    T.steps = int64_t(tr.steps.size());
+    T.traffic.read = plus(T.traffic.read, mine.traffic.read);
+    T.traffic.written = plus(T.traffic.written, mine.traffic.written);
+    tr.dK = has("dK") ? hbm_.get(Tensor::dK) : Mat::Zero(problem_.nk, problem_.d);
+    tr.dV = has("dV") ? hbm_.get(Tensor::dV) : Mat::Zero(problem_.nk, problem_.d);
+    if (has("dQ")) tr.dQ = hbm_.get(Tensor::dQ);
+    return tr;  // O and lse: the forward's
+  }
+  tr.totals = mine;
   tr.O = has("O") ? hbm_.get(Tensor::O) : Mat::Zero(problem_.nq, problem_.d);
   if (has("L")) {
     tr.lse = hbm_.get(Tensor::L).col(0);
@@ -271,6 +371,48 @@ Trace StudentMachine::to_trace() const {
     tr.lse = Vec::Zero(problem_.nq);
   }
   return tr;
+}
+
+void StudentMachine::set_row_block(int64_t block) {
+  if (block < 1) throw InputError("the row's block size must be at least 1 (got " + std::to_string(block) + ")");
+  row_block_ = block;
+}
+
+RowTrace StudentMachine::to_row_trace() const {
+  auto row_tensor = [](const std::string& name, const std::string& where) {
+    RowTensor t;
+    if (!row_tensor_from_name(name, t))
+      throw InputError(where + " is '" + name + "', not a tensor of the row (x, y, m, l)");
+    return t;
+  };
+  RowTrace t;
+  for (const HbmWrite& w : before_) {
+    const RowTensor rt = row_tensor(info_of(w.tensor).name, "a tensor placed in HBM");
+    if (rt == RowTensor::x) t.x = w.data.col(0);
+    else t.hbm_before.push_back({rt, w.row0, w.data.col(0)});
+  }
+  if (t.x.size() == 0) throw InputError("no row x in this machine's HBM: its trace is an attention trace");
+  if (row_block_ < 1 || row_block_ > t.n())
+    throw InputError("the row's block size is not set (set_row_block, 1..N = " + std::to_string(t.n()) + ")");
+  t.block = row_block_;
+  int64_t read_total = 0, write_total = 0;
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const StudentStep& s = steps_[k];
+    const std::string where = "step " + std::to_string(k);
+    RowStep rs;
+    rs.label = s.label;
+    check_row_label(rs.label, where + "'s label");
+    rs.read = s.read;
+    rs.write = s.write;
+    rs.read_total = read_total += s.read;
+    rs.write_total = write_total += s.write;
+    for (const StudentLoad& l : s.loads) rs.loads.push_back({row_tensor(l.tensor, where + " loads a tensor that"), l.r0, l.r1});
+    for (const StudentStore& st : s.stores)
+      rs.stores.push_back({row_tensor(st.tensor, where + " stores a tensor that"), st.r0, st.data.col(0)});
+    t.steps.push_back(std::move(rs));
+  }
+  t.peak_sram_bytes = peak_charged_;
+  return t;
 }
 
 }  // namespace flashstep

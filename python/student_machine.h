@@ -7,6 +7,7 @@
 // statistics (l, m, L, D, lse^(s)) are on-chip scratch, tracked but not charged.
 #pragma once
 #include "core/memory.h"
+#include "core/row_trace.h"
 #include "core/trace.h"
 
 #include <map>
@@ -22,6 +23,10 @@ struct StudentStore {
   int64_t i = -1, j = -1;  // the step's blocks when the store happened (named or loaded)
   Mat data;            // as stored (rounded to the storage type)
 };
+struct StudentLoad {
+  std::string tensor;
+  int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+};
 struct StudentStep {
   std::string label;
   int64_t i = -1, j = -1;
@@ -29,11 +34,14 @@ struct StudentStep {
   int64_t charged_bytes = 0, sram_bytes = 0;  // SRAM held at the step's end (charged, all)
   std::array<int64_t, kSlots> slot_elems{};   // at the step's end, by the paper's slot
   std::array<int64_t, kTensors> tensor_read{}, tensor_written{};  // cumulative, at the step's end
+  std::vector<StudentLoad> loads;
   std::vector<StudentStore> stores;
-  // On-chip values the student showed with m.note (the app draws them as the schedules'):
-  // "S" or "P" (the step's score tile) and the row statistics m_tilde, l_tilde, m_old, l_old,
-  // m_new, l_new, alpha, beta.
+  // On-chip values the student showed with m.note (the app draws them as the schedules'): the
+  // step's tile (S or P; in a backward P, dP, dS or the accumulators dV, dK, named in
+  // tile_name), the row statistics m_tilde, l_tilde, m_old, l_old, m_new, l_new, alpha, beta,
+  // and the backward's D (D_i).
   Mat tile;
+  std::string tile_name;
   std::map<std::string, Vec> values;
 };
 
@@ -73,8 +81,18 @@ class StudentMachine {
   static std::vector<std::string> tensor_names();
 
   // The student's run as a core Trace (the app opens it: core/trace_file.h). Every step's label
-  // must be a pseudocode line of core's tables (InputError naming the first that is not).
+  // must be a pseudocode line of core's tables (InputError naming the first that is not). A
+  // backward's steps (lines of the schedule's backward, every one) follow core's own recorded
+  // forward of the same problem, whose O and L must be the ones the puzzle placed in HBM: the
+  // app's backward view steps through a forward before its backward.
   Trace to_trace() const;
+
+  // The softmax puzzles: HBM holds a row x (with y, m, l), and the steps are labelled freely.
+  // set_row_block names the block size the puzzle gave (N for one block); to_row_trace is the
+  // run as core/row_trace.h keeps it (InputError without x or a block size).
+  void set_row_block(int64_t block);
+  bool is_row() const { return has("x"); }
+  RowTrace to_row_trace() const;
 
  private:
   struct Tile {
@@ -102,6 +120,7 @@ class StudentMachine {
   std::vector<std::vector<HbmWrite>> writes_;  // per step, full rows, for to_trace
   std::vector<HbmWrite> before_;               // what put() placed beyond Q, K, V (the trace's hbm_before)
   int64_t read_before_ = 0, write_before_ = 0;
+  int64_t row_block_ = 0;
 };
 
 }  // namespace flashstep

@@ -86,6 +86,7 @@ bool AppState::apply_form() {
 }
 
 void AppState::set_run(std::unique_ptr<RunView> v) {
+  row.reset();     // a row's trace gives way to the new run
   cursor.reset();  // it points into the old trace
   run = std::move(v);
   cursor = std::make_unique<Cursor>(run->trace);
@@ -104,6 +105,10 @@ void AppState::set_run(std::unique_ptr<RunView> v) {
 void AppState::cursor_moved() {
   ++cursor_version;
   const size_t k = index();
+  if (row) {
+    explanation = row_explain(*row, k);
+    return;
+  }
   if (k == 0) {
     // A trace read from a file may start from more (a puzzle's setup: Trace::hbm_before).
     std::string placed;
@@ -131,6 +136,7 @@ void AppState::select_snapshot_tile() {
 }
 
 void AppState::step_forward() {
+  if (row) return seek(index() + 1);
   if (cursor && index() < steps()) {
     cursor->forward();
     cursor_moved();
@@ -138,6 +144,10 @@ void AppState::step_forward() {
 }
 
 void AppState::step_back() {
+  if (row) {
+    if (index() > 0) seek(index() - 1);
+    return;
+  }
   if (cursor && index() > 0) {
     cursor->backward();
     cursor_moved();
@@ -145,8 +155,14 @@ void AppState::step_back() {
 }
 
 void AppState::seek(size_t k) {
-  if (!cursor) return;
   k = std::min(k, steps());
+  if (row) {  // a row's state is rebuilt from its few steps
+    if (k == index()) return;
+    row_now = row_at(*row, k);
+    cursor_moved();
+    return;
+  }
+  if (!cursor) return;
   if (k == index()) return;
   if (k == index() + 1) cursor->forward();  // the common case while playing: no replay
   else cursor->seek(k);
@@ -165,6 +181,10 @@ void AppState::reset() {
 
 bool AppState::jump_to(int64_t i, int64_t j) {
   jump_error.clear();
+  if (row) {
+    jump_error = "a softmax row has no blocks (i, j)";
+    return false;
+  }
   const Tiling& t = run->trace.tiling;
   if (i < 0 || i >= t.Tr || j < 0 || j >= t.Tc) {
     char buf[128];

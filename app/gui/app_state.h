@@ -13,6 +13,7 @@
 #include "app/gui/course_state.h"
 #include "app/gui/l2_view.h"
 #include "app/gui/preset.h"
+#include "app/gui/row_state.h"
 #include "app/gui/settings.h"
 #include "app/gui/snapshot_compare.h"
 #include "core/closed_form.h"
@@ -109,7 +110,8 @@ constexpr size_t kMaxTraceBytes = size_t(512) << 20;
 std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward = false,
                                        const std::optional<L2Config>& l2 = std::nullopt);
 // The view of a trace recorded elsewhere (a file: flashstep gui --trace): its steps as they are,
-// every other schedule run on its inputs beside it. Throws InputError.
+// every other schedule run on its inputs beside it (with their backward on the file's dO when
+// the trace has a backward). Throws InputError.
 std::unique_ptr<RunView> make_run_view_from_trace(Trace trace);
 // What both share: the views derived from v->trace (dO: the backward's input, when it ran).
 std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* dO);
@@ -197,6 +199,11 @@ struct AppState {
 
   std::unique_ptr<RunView> run;
   std::unique_ptr<Cursor> cursor;
+  // A softmax row's trace (gui --trace of a softmax puzzle's run, row_state.h): while set, the
+  // panels show it in place of the run (row_view.cpp) and the controls step through its steps;
+  // row_now is the state after row_now.k of them. A new run (set_run) ends it.
+  std::unique_ptr<RowView> row;
+  RowAt row_now;
   uint64_t run_version = 0;    // bumps when a new trace replaces the old one
   uint64_t cursor_version = 0; // bumps when the cursor moves
   std::string explanation;     // Trace::explain of the current step (cached on move)
@@ -271,8 +278,8 @@ struct AppState {
   // Inputs from three .npy files (the editor's file fields), validated as typed.
   void set_files(const std::string& q, const std::string& k, const std::string& v);
   void cursor_moved();
-  size_t index() const { return cursor ? cursor->index() : 0; }
-  size_t steps() const { return cursor ? cursor->size() : 0; }
+  size_t index() const { return row ? row_now.k : cursor ? cursor->index() : 0; }
+  size_t steps() const { return row ? row->trace.steps.size() : cursor ? cursor->size() : 0; }
 };
 
 }  // namespace flashstep::gui

@@ -5,6 +5,7 @@
 namespace flashstep::gui {
 
 void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
+  if (s.row) return DrawRowCenter(s, g, l);
   if (!BeginPanel("FlashAttention, tile by tile", l.center_pos, l.center_size, s)) return;
   if (s.course.active && s.course.centre() == course::CentreView::roofline) {
     DrawCourseRoofline(s);

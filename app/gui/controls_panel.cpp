@@ -72,6 +72,50 @@ void HandleKeys(AppState& s) {
   if (ImGui::IsKeyPressed(GLFW_KEY_F2, false)) s.display.menu_open = true;
 }
 
+namespace {
+
+// Jump to the load of iteration (i, j): the run's only (a softmax row has no (i, j)).
+void DrawJump(AppState& s) {
+  ImGui::TextUnformatted("Jump to i");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  ImGui::InputInt("##ji", &s.jump_i);
+  ImGui::SameLine();
+  ImGui::TextUnformatted("j");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+  ImGui::InputInt("##jj", &s.jump_j);
+  ImGui::SameLine();
+  if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Go to the load of iteration (i, j): Q_i, O_i, l_i, m_i at Alg1 L8; K_j, V_j at "
+                      "FA2fwd L7; row block i at Alg0 L1");
+  if (!s.jump_error.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
+  }
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+}
+
+// Where the cursor is: the line and its loop variables, or a row's step by its label.
+void describe_position(const AppState& s, char* where, size_t n) {
+  if (s.index() == 0) {
+    std::snprintf(where, n, "before the first step");
+    return;
+  }
+  if (s.row) {
+    std::snprintf(where, n, "'%s'", s.row->trace.steps[s.index() - 1].label.c_str());
+    return;
+  }
+  const Step* cur = current_step(s);
+  if (cur->i >= 0 && cur->j >= 0) std::snprintf(where, n, "%s  i = %d, j = %d", line_label(cur->line), cur->i, cur->j);
+  else if (cur->i >= 0) std::snprintf(where, n, "%s  i = %d", line_label(cur->line), cur->i);
+  else if (cur->j >= 0) std::snprintf(where, n, "%s  j = %d", line_label(cur->line), cur->j);
+  else std::snprintf(where, n, "%s", line_label(cur->line));
+}
+
+}  // namespace
+
 void DrawControlsPanel(AppState& s, const Layout& l) {
   if (!BeginPanel("Controls", l.controls_pos, l.controls_size, s, ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) return;
   if (ImGui::Button("Reset")) s.reset();
@@ -95,38 +139,13 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
   if (ControlsRows(l.controls_size.x) == 2) ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-  ImGui::TextUnformatted("Jump to i");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
-  ImGui::InputInt("##ji", &s.jump_i);
-  ImGui::SameLine();
-  ImGui::TextUnformatted("j");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
-  ImGui::InputInt("##jj", &s.jump_j);
-  ImGui::SameLine();
-  if (ImGui::Button("Go")) s.jump_to(s.jump_i, s.jump_j);
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Go to the load of iteration (i, j): Q_i, O_i, l_i, m_i at Alg1 L8; K_j, V_j at "
-                      "FA2fwd L7; row block i at Alg0 L1");
-  if (!s.jump_error.empty()) {
-    ImGui::SameLine();
-    ImGui::TextColored(kErrorText, "%s", s.jump_error.c_str());
-  }
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  if (!s.row) DrawJump(s);
   if (ImGui::Button("Display")) s.display.menu_open = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Theme, text size and panels for a projector (F2)");
 
   // Row 2: the scrubber and where we are.
-  const Step* cur = current_step(s);
-  char where[96];
-  if (!cur) std::snprintf(where, sizeof where, "before the first step");
-  else if (cur->i >= 0 && cur->j >= 0)
-    std::snprintf(where, sizeof where, "%s  i = %d, j = %d", line_label(cur->line), cur->i, cur->j);
-  else if (cur->i >= 0)
-    std::snprintf(where, sizeof where, "%s  i = %d", line_label(cur->line), cur->i);
-  else if (cur->j >= 0) std::snprintf(where, sizeof where, "%s  j = %d", line_label(cur->line), cur->j);
-  else std::snprintf(where, sizeof where, "%s", line_label(cur->line));
+  char where[128];
+  describe_position(s, where, sizeof where);
   const float info_w = ImGui::GetFontSize() * 16;
   ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - info_w, 100.0f));
   int k = int(s.index());

@@ -50,6 +50,7 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
 }  // namespace
 
 void DrawMemoryPanel(AppState& s, const Layout& l) {
+  if (s.row) return DrawRowMemoryPanel(s, l);
   if (!BeginPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size, s)) return;
   const RunView& v = *s.run;
   const Trace& tr = v.trace;

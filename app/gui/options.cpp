@@ -103,7 +103,7 @@ void prepare_state(AppState& s, const GuiOptions& o) {
     s.seek(s.run->trace.backward_first_step + 1);
   }
   if (!o.trace.empty()) {
-    if (o.backward) throw InputError("--trace opens a forward trace: drop --backward");
+    if (o.backward) throw InputError("--trace opens the trace as recorded (with its backward, if any): drop --backward");
     if (o.course) throw InputError("--trace and --course cannot be combined");
     open_trace_file(s, o.trace);
   }

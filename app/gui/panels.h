@@ -69,4 +69,12 @@ void DrawBenchView(AppState& s);  // bench_view.cpp
 void DrawPipelineView(AppState& s);  // pipeline_view.cpp
 void DrawSnapshotCompare(AppState& s);  // the compare view's snapshot folder part (snapshot_view.cpp)
 
+// row_view.cpp: a softmax row's trace (AppState::row), drawn in place of the run's panels (each
+// of the run's Draw functions above hands over to its row counterpart while a row is open).
+void DrawRowStepsPanel(AppState& s, GpuState& g, const Layout& l);
+void DrawRowProblemPanel(AppState& s, const Layout& l);
+void DrawRowCenter(AppState& s, GpuState& g, const Layout& l);
+void DrawRowMemoryPanel(AppState& s, const Layout& l);
+void DrawRowSoftmaxPanel(AppState& s, const Layout& l);
+
 }  // namespace flashstep::gui

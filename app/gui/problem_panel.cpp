@@ -239,6 +239,7 @@ void DrawExportTab(AppState& s) {
 }  // namespace
 
 void DrawProblemPanel(AppState& s, const Layout& l) {
+  if (s.row) return DrawRowProblemPanel(s, l);
   PlaceWindow(l.problem_pos, l.problem_size);
   ImGui::Begin("Problem", nullptr, kPanelFlags);
   if (ImGui::BeginTabBar("problem_tabs")) {

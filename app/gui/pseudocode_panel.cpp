@@ -25,6 +25,7 @@ bool i_outer(const AlgorithmInfo& a) {
 }  // namespace
 
 void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
+  if (s.row) return DrawRowStepsPanel(s, g, l);
   const ScheduleInfo& info = schedule_info(s.run ? s.run->schedule() : kDefaultSchedule);
   const Step* cur = s.run ? current_step(s) : nullptr;
   // The backward's algorithm from its first step on (both loops j outer, i inner).

@@ -118,7 +118,10 @@ std::unique_ptr<RunView> make_run_view_from_trace(Trace trace) {
   if (tp.page_size > 0) v->spec.page_size = tp.page_size;
   v->spec.splits = schedule_splits_kv(tp.schedule) ? tp.splits : 0;
   v->trace = std::move(trace);
-  return derive_run_view(std::move(v), nullptr);
+  // With the backward, every other schedule runs its backward on the file's dO beside it.
+  v->backward = v->trace.has_backward;
+  const Mat* dO = v->backward ? &v->trace.dO : nullptr;
+  return derive_run_view(std::move(v), dO);
 }
 
 std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* dO) {

@@ -12,6 +12,7 @@
 namespace flashstep::gui {
 
 void DrawSoftmaxPanel(AppState& s, const Layout& l) {
+  if (s.row) return DrawRowSoftmaxPanel(s, l);
   if (!BeginPanel("Online softmax state", l.softmax_pos, l.softmax_size, s)) return;
   const RunView& v = *s.run;
   const Problem& p = v.trace.problem;

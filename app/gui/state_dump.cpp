@@ -1,5 +1,7 @@
 #include "app/gui/state_dump.h"
 
+#include "app/gui/backward_state.h"
+
 #include "core/export.h"
 
 #include <cmath>
@@ -48,9 +50,59 @@ nlohmann::json snapshots_to_json(const SnapshotCompare& c) {
   return j;
 }
 
+nlohmann::json vec_to_json(const Vec& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (int64_t k = 0; k < v.size(); ++k) a.push_back(number_or_text(v(k)));
+  return a;
+}
+
+// A softmax row's trace (row_state.h): the step, HBM, what was loaded and written, and per block
+// core's lesson beside the student's m and l after it.
+nlohmann::json row_to_json(const AppState& s) {
+  const RowView& v = *s.row;
+  const RowAt& at = s.row_now;
+  const size_t k = at.k;
+  nlohmann::json j;
+  j["kind"] = "softmax-row";
+  j["index"] = k;
+  j["steps"] = v.trace.steps.size();
+  j["line"] = k ? v.trace.steps[k - 1].label : "";
+  j["hbm_read_total"] = k ? v.trace.steps[k - 1].read_total : 0;
+  j["hbm_write_total"] = k ? v.trace.steps[k - 1].write_total : 0;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (size_t b = 0; b < v.lesson.blocks.size(); ++b) {
+    const LessonBlock& lb = v.lesson.blocks[b];
+    const RowBlockAt& rb = at.blocks[b];
+    blocks.push_back({{"begin", lb.begin}, {"end", lb.end}, {"reached", rb.reached},
+                      {"lesson", {{"local_max", lb.local_max}, {"local_sum", lb.local_sum}, {"m_new", lb.m_new},
+                                  {"l_new", lb.l_new}, {"alpha", lb.alpha}, {"beta", lb.beta}}},
+                      {"student", {{"m", rb.m_stored ? number_or_text(rb.m) : nullptr},
+                                   {"l", rb.l_stored ? number_or_text(rb.l) : nullptr}}}});
+  }
+  auto seen = [](const std::vector<Seen>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (Seen x : v) a.push_back(x == Seen::no ? "no" : x == Seen::now ? "now" : "before");
+    return a;
+  };
+  nlohmann::json hbm, read, written;
+  for (int t = 0; t < kRowTensors; ++t) {
+    hbm[row_tensor_name(RowTensor(t))] = vec_to_json(at.hbm[size_t(t)]);
+    read[row_tensor_name(RowTensor(t))] = at.read[size_t(t)];
+    written[row_tensor_name(RowTensor(t))] = at.written[size_t(t)];
+  }
+  j["row"] = {{"n", v.trace.n()}, {"block", v.trace.block}, {"current_block", at.current_block},
+              {"blocks", blocks}, {"hbm", hbm}, {"x_loaded", seen(at.x_loaded)}, {"y_written", seen(at.y_written)},
+              {"tensor_read", read}, {"tensor_written", written},
+              {"lesson_softmax", v.lesson.direct}, {"lesson_online", v.lesson.online}};
+  j["explanation"] = s.explanation;
+  j["view"] = "row";
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json state_to_json(const AppState& s) {
+  if (s.row) return row_to_json(s);
   nlohmann::json j;
   const Step* cur = s.cursor->current();
   j["index"] = s.index();
@@ -68,6 +120,13 @@ nlohmann::json state_to_json(const AppState& s) {
   const Trace& tr = s.run->trace;
   j["backward"] = {{"ran", tr.has_backward}, {"first_step", tr.backward_first_step},
                    {"in_backward", tr.has_backward && s.index() > tr.backward_first_step}};
+  // The backward view's on-chip tiles at this step (backward_state.h): the accumulators dV~_j,
+  // dK~_j and the step each was recorded at.
+  const BackwardChip chip = backward_chip(tr, s.index());
+  for (const auto& [name, st] : {std::pair<const char*, const Step*>{"dV", chip.dV}, {"dK", chip.dK},
+                                 {"P", chip.P}, {"dP", chip.dP}, {"dS", chip.dS}})
+    j["backward"]["chip"][name] =
+        st ? nlohmann::json{{"step", st - tr.steps.data()}, {"tile", matrix_to_json(st->tile)}} : nlohmann::json(nullptr);
   for (Tensor t : {Tensor::O, Tensor::l, Tensor::m, Tensor::L, Tensor::S, Tensor::P, Tensor::dQ, Tensor::dK,
                    Tensor::dV, Tensor::D, Tensor::dP, Tensor::dS}) {
     if (!s.cursor->written(t)) {

@@ -77,7 +77,8 @@ class Machine:
     def note(self, **values):
         """Shows on-chip values to the trace (no HBM traffic), so that the app draws them as it
         draws the built-in schedules': S= or P= (the step's score tile, Br x Bc) and the row
-        statistics m_tilde=, l_tilde=, m_old=, l_old=, m_new=, l_new=, alpha=, beta=."""
+        statistics m_tilde=, l_tilde=, m_old=, l_old=, m_new=, l_new=, alpha=, beta=; in a
+        backward, the tile of the step's line (S, P, dP, dS, or the accumulators dV, dK) and D=."""
         for name, value in values.items():
             self._m.note(name, np.atleast_1d(np.asarray(value)))
 
@@ -98,7 +99,9 @@ class StudentTrace:
         self.steps = core.steps
 
     def save(self, path):
-        """Writes the trace as `flashstep gui --trace` reads it (steps labelled with core's lines)."""
+        """Writes the trace as `flashstep gui --trace` reads it: an attention puzzle's steps must be
+        labelled with core's lines (backward-block's follow core's own forward of the problem); a
+        softmax puzzle's row keeps your labels (docs/python.md, "The student's run in the app")."""
         self._m.save_trace(str(path))
 
 

@@ -83,6 +83,7 @@ class SafeSoftmax(_Puzzle):
                              inputs=False)
         core.put("x", x.astype(np.float32))
         core.put("y", np.zeros(n, np.float32))
+        core.set_row_block(n)  # one block: the app shows the lesson's one merge beside yours
         m = Machine(core, n=n, M=max(n, 4))  # the row fits: M = N
         budget = (4 * n, 4 * n)
         try:
@@ -148,6 +149,7 @@ class OnlineSoftmax(_Puzzle):
         core.put("y", np.zeros(n, np.float32))
         core.put("m", np.array([-np.inf], np.float32))
         core.put("l", np.zeros(1, np.float32))
+        core.set_row_block(block)
         m = Machine(core, n=n, Bc=block, M=block)
         budget = (4 * 2 * n, 4 * (n + 2 * nblocks))
         lesson = _core.lesson_softmax(x.astype(np.float32).astype(np.float64), block)
@@ -499,7 +501,9 @@ class BackwardBlock(_Puzzle):
     Store dK_j, dV_j once. Budget: FA2b's reads for one K/V block, K_j, V_j (its L6) and
     Q_i, dO_i, L_i, D_i for every i (its L9): 2 Bc d + Nq (2d + 2) floats; 2 Bc d written.
     SRAM: 2M, core's backward budget (dK_j, dV_j accumulate on chip). Judged against core's
-    float64 gradients (1e-4 abs + 1e-4 rel)."""
+    float64 gradients (1e-4 abs + 1e-4 rel). In the app (trace.save) your steps follow core's
+    FlashAttention-2 forward of the same problem; label them with FA2b's lines and note the
+    tiles (m.note(P=..., dV=dVj, ...)) to see them on chip."""
     starter = '''\
     import numpy as np
 
@@ -515,7 +519,8 @@ class BackwardBlock(_Puzzle):
             with m.sram():
                 Qi, dOi = m.load("Q", q0, q1), m.load("dO", q0, q1)
                 Li, Di = m.load("L", q0, q1), m.load("D", q0, q1)
-                # P_ij, dV_j, dP_ij, dS_ij, dK_j
+                # P_ij, dV_j, dP_ij, dS_ij, dK_j; for the app, each at its line with its
+                # on-chip result: m.step("FA2b L12", i=i, j=j); ...; m.note(dV=dVj)
         m.step("FA2b L18", j=j)
         m.store("dK", k0, k1, dKj); m.store("dV", k0, k1, dVj)
     '''

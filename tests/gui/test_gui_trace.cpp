@@ -1,17 +1,26 @@
 // `flashstep gui --trace FILE` in-process: a trace written with its replay section
 // (core/trace_file.h, what the Python module's save_trace writes) reads back into the same
 // Trace, and the app steps through it with the same HBM states, tiles and statistics as the run
-// it came from; files that are not such a trace are refused with one line naming the field.
+// it came from (a backward's from its first step on in the backward view); a softmax row's trace
+// (core/row_trace.h) steps beside core's lesson; files that are not such a trace are refused with
+// one line naming the field.
 #include "app/gui/app_state.h"
+#include "app/gui/backward_state.h"
 #include "app/gui/decode_state.h"
 #include "app/gui/options.h"
+#include "app/gui/state_dump.h"
+#include "core/backward.h"
 #include "core/output_files.h"
 #include "core/run.h"
 #include "core/trace_file.h"
 #include "gui_test_helpers.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
+#include <functional>
+#include <cstdint>
+#include <limits>
 
 using namespace flashstep;
 using Catch::Matchers::Contains;
@@ -209,4 +218,183 @@ TEST_CASE("decode's partials held before the first step are in HBM from step 0",
   Cursor c(t);
   REQUIRE(c.written(Tensor::Op));
   CHECK(c.hbm(Tensor::Lp) == end.hbm(Tensor::Lp));
+}
+
+TEST_CASE("a trace with the backward reads back and opens in the backward view", "[gui][trace][backward]") {
+  ProblemSpec spec = sizes_spec(10, 13, 4, 64);
+  spec.schedule = Schedule::fa2;
+  spec.seed = uint64_t(Catch::rngSeed()) + 17;
+  const Problem p = make_problem(spec);
+  const Mat dO = make_grad_output(p, "random");
+  RunOptions opt;
+  opt.record = true;
+  opt.dO = &dO;
+  const Trace t = run_problem(p, make_tiling(p), opt);
+  REQUIRE(t.has_backward);
+  const std::string path = save(t, "backward.json");
+  const Trace back = read_trace_file(path);
+  REQUIRE(back.has_backward);
+  CHECK(back.backward_first_step == t.backward_first_step);
+  REQUIRE(back.steps.size() == t.steps.size());
+  for (size_t k = 0; k < t.steps.size(); ++k) REQUIRE(back.steps[k].line == t.steps[k].line);
+  CHECK(back.dO == t.dO);
+  CHECK(back.dQ == t.dQ);
+  CHECK(back.dK == t.dK);
+  CHECK(back.backward_totals.hbm_read_bytes == t.backward_totals.hbm_read_bytes);
+  CHECK(back.forward_totals.traffic.read == t.forward_totals.traffic.read);
+  CHECK(back.backward_totals.traffic.written == t.backward_totals.traffic.written);
+
+  gui::AppState s;
+  gui::prepare_state(s, trace_options(path));
+  CHECK(s.run->backward);
+  CHECK(s.form.backward);
+  s.seek(t.backward_first_step);
+  CHECK_FALSE(gui::in_backward(s.run->trace, s.index()));
+  s.seek(s.steps());
+  CHECK(gui::in_backward(s.run->trace, s.index()));
+  Cursor c(t);
+  c.run_to_end();
+  CHECK(s.cursor->hbm(Tensor::dK) == c.hbm(Tensor::dK));
+  CHECK(s.cursor->hbm(Tensor::D) == c.hbm(Tensor::D));
+  // Beside it every schedule ran its backward on the file's dO.
+  const auto& fa1 = s.run->runs[size_t(gui::schedule_column(Schedule::fa1))];
+  REQUIRE(fa1.ok);
+  CHECK(fa1.backward_totals.hbm_read_bytes > 0);
+
+  // A backward line before the backward's first step, or of another schedule's backward, is refused.
+  nlohmann::json early = trace_to_replay_json(t), other = early;
+  early["phases"]["backward"]["first_step"] = t.backward_first_step + 1;
+  other["steps"][t.steps.size() - 1]["label"] = "Alg4 L24";
+  const std::string at = "steps[" + std::to_string(t.backward_first_step) + "].label";
+  write_text(out_path("early.json"), early.dump());
+  write_text(out_path("other.json"), other.dump());
+  gui::AppState s2, s3;
+  REQUIRE_THROWS_WITH(gui::prepare_state(s2, trace_options(out_path("early.json"))),
+                      Contains(at + " is a line of a backward pass before phases.backward.first_step"));
+  REQUIRE_THROWS_WITH(gui::prepare_state(s3, trace_options(out_path("other.json"))),
+                      Contains("is not a line of FlashAttention-2"));
+}
+
+namespace {
+
+// [1, 2, 3, 4] in blocks of 2, as a student of the online-softmax puzzle runs it: m and l
+// stored after each block, then y in one step.
+RowTrace lesson_row() {
+  RowTrace t;
+  t.x = Vec(4);
+  t.x << 1, 2, 3, 4;
+  t.block = 2;
+  const float inf = std::numeric_limits<float>::infinity();
+  t.hbm_before = {{RowTensor::y, 0, Vec::Zero(4)}, {RowTensor::m, 0, Vec::Constant(1, -inf)}, {RowTensor::l, 0, Vec::Zero(1)}};
+  float m = -inf, l = 0;
+  int64_t rd = 0, wr = 0;
+  for (int64_t b = 0; b < 2; ++b) {
+    RowStep s;
+    s.label = "block " + std::to_string(b);
+    s.loads = {{RowTensor::x, 2 * b, 2 * b + 2}};
+    const float mt = t.x(2 * b + 1), lt = std::exp(t.x(2 * b) - mt) + 1.0f, mn = std::max(m, mt);
+    l = std::exp(m - mn) * l + std::exp(mt - mn) * lt;
+    m = mn;
+    s.stores = {{RowTensor::m, 0, Vec::Constant(1, m)}, {RowTensor::l, 0, Vec::Constant(1, l)}};
+    s.read = 8, s.write = 8;
+    s.read_total = rd += 8, s.write_total = wr += 8;
+    t.steps.push_back(s);
+  }
+  RowStep y;
+  y.label = "y";
+  y.loads = {{RowTensor::x, 0, 4}};
+  y.stores = {{RowTensor::y, 0, ((t.x.array() - m).exp() / l).matrix()}};
+  y.read = y.write = 16;
+  y.read_total = rd + 16, y.write_total = wr + 16;
+  t.steps.push_back(y);
+  t.peak_sram_bytes = 8;
+  return t;
+}
+
+std::string save_row(const RowTrace& t, const std::string& name) {
+  const std::string path = out_path(name);
+  write_file_atomic(path, row_trace_to_replay_json(t).dump() + "\n");
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a softmax row's trace reads back and steps beside core's lesson", "[gui][trace][row]") {
+  const RowTrace t = lesson_row();
+  const std::string path = save_row(t, "row.json");
+  const TraceFile f = read_any_trace_file(path);
+  REQUIRE(f.kind == TraceKind::softmax_row);
+  CHECK(f.row.x == t.x);
+  CHECK(f.row.block == 2);
+  REQUIRE(f.row.steps.size() == 3);
+  CHECK(f.row.steps[1].label == "block 1");
+  CHECK(f.row.steps[1].stores[1].data == t.steps[1].stores[1].data);
+  CHECK(f.row.steps[2].loads[0].end == 4);
+  CHECK(std::isinf(f.row.hbm_before[1].data(0)));
+  REQUIRE_THROWS_WITH(read_trace_file(path), Contains("a softmax row's trace"));
+
+  gui::AppState s;
+  gui::prepare_state(s, trace_options(path));
+  REQUIRE(s.row);
+  REQUIRE(s.steps() == 3);
+  CHECK(s.index() == 0);
+  s.step_forward();
+  const gui::RowAt& a = s.row_now;
+  CHECK(a.current_block == 0);
+  CHECK((a.x_loaded == std::vector<gui::Seen>{gui::Seen::now, gui::Seen::now, gui::Seen::no, gui::Seen::no}));
+  CHECK((a.blocks[0].m_stored && a.blocks[0].m == 2.0f && a.blocks[0].l == t.steps[0].stores[1].data(0)));
+  CHECK_FALSE(a.blocks[1].reached);
+  CHECK_FALSE(a.blocks[1].m_stored);
+  s.seek(3);
+  CHECK(s.row_now.hbm[size_t(RowTensor::y)] == t.steps[2].stores[0].data);
+  CHECK(s.row_now.read[size_t(RowTensor::x)] == 32);
+  s.step_back();
+  CHECK(s.index() == 2);
+  CHECK(s.row_now.blocks[1].m == 4.0f);
+  // The lesson beside it is core's for the same row and blocks.
+  const Lesson L = run_lesson({1, 2, 3, 4}, 2);
+  CHECK(s.row->lesson.blocks[1].l_new == L.blocks[1].l_new);
+  const nlohmann::json dump = gui::state_to_json(s);
+  CHECK(dump["line"] == "block 1");
+  CHECK(dump["row"]["blocks"][1]["student"]["m"] == 4.0);
+  CHECK(dump["row"]["blocks"][1]["lesson"]["l_new"] == L.blocks[1].l_new);
+  // A new run (the editor's Apply) ends the row.
+  s.run_script("apply");
+  CHECK_FALSE(s.row);
+  CHECK(s.steps() == s.cursor->size());
+}
+
+TEST_CASE("a softmax row's trace with a bad field is refused naming it", "[gui][trace][row]") {
+  const nlohmann::json good = row_trace_to_replay_json(lesson_row());
+  struct Case {
+    const char* name;
+    std::function<void(nlohmann::json&)> edit;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"kind", [](nlohmann::json& d) { d["replay"]["kind"] = "matrix"; }, "replay.kind is not \"attention\" or \"softmax-row\" (matrix)"},
+      {"block", [](nlohmann::json& d) { d["row"]["block"] = 5; }, "row.block must be in 1..N = 4 (got 5)"},
+      {"x", [](nlohmann::json& d) { d["replay"]["x"][2] = "nan"; }, "replay.x[2] is not finite"},
+      {"xlen", [](nlohmann::json& d) { d["replay"]["x"].erase(3); }, "replay.x holds 3 values where row.n is 4"},
+      {"label", [](nlohmann::json& d) { d["steps"][0]["label"] = std::string(81, 'a'); }, "steps[0].label is longer than 80 bytes"},
+      {"empty", [](nlohmann::json& d) { d["steps"][2]["label"] = ""; }, "steps[2].label is empty"},
+      {"bytes", [](nlohmann::json& d) { d["steps"][2]["hbm_write_bytes"] = 12; }, "steps[2].hbm_write_bytes is 12 where the step's stores move 16 bytes"},
+      {"total", [](nlohmann::json& d) { d["steps"][1]["hbm_read_total"] = 9; }, "steps[1] has totals that are not the sum"},
+      {"load", [](nlohmann::json& d) { d["replay"]["steps"][0]["loads"][0]["end"] = 5; }, "replay.steps[0].loads[0] [0:5] is not inside x (4 values)"},
+      {"tensor", [](nlohmann::json& d) { d["replay"]["steps"][0]["stores"][0]["tensor"] = "O"; }, "replay.steps[0].stores[0].tensor is not x, y, m or l (O)"},
+      {"before", [](nlohmann::json& d) { d["replay"].erase("hbm_before"); }, "replay.hbm_before is missing"},
+      {"count", [](nlohmann::json& d) { d["replay"]["steps"].erase(0); }, "replay.steps does not have one entry per step"},
+      {"row0", [](nlohmann::json& d) { d["replay"]["steps"][2]["stores"][0]["row0"] = INT64_MAX; }, "replay.steps[2].stores[0].row0 is 9223372036854775807, outside y (4 values)"},
+      {"store", [](nlohmann::json& d) { d["replay"]["steps"][2]["stores"][0]["row0"] = 1; }, "replay.steps[2].stores[0] [1:5] is not inside y (4 values)"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    nlohmann::json bad = good;
+    c.edit(bad);
+    const std::string path = out_path(std::string("row-") + c.name + ".json");
+    write_text(path, bad.dump());
+    gui::AppState s;
+    REQUIRE_THROWS_WITH(gui::prepare_state(s, trace_options(path)), Contains(c.expect));
+    CHECK_FALSE(s.row);
+  }
 }

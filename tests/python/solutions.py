@@ -262,12 +262,26 @@ def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=F
                     Di = m.load("D", q0, q1).astype(np.float64)
                 if not use_D:
                     Di = np.zeros(q1 - q0)
+                m.note(D=Di)
+                # each line's on-chip result noted at its line, for the app's backward view
+                m.step("FA2b L10", i=i, j=j)
                 S = m.tau * Qi @ Kj.T
+                m.note(S=S)
+                m.step("FA2b L11", i=i, j=j)
                 P = np.exp(S - Li[:, None]) if subtract_L else np.exp(S)
+                m.note(P=P)
+                m.step("FA2b L12", i=i, j=j)
                 dVj += P.T @ dOi
+                m.note(dV=dVj)
+                m.step("FA2b L13", i=i, j=j)
                 dP = dOi @ Vj.T
+                m.note(dP=dP)
+                m.step("FA2b L14", i=i, j=j)
                 dS = P * (dP - Di[:, None])
+                m.note(dS=dS)
+                m.step("FA2b L16", i=i, j=j)
                 dKj += (m.tau if tau_in_dk else 1.0) * dS.T @ Qi
+                m.note(dK=dKj)
         m.step("FA2b L18", j=j)
         m.store("dK", k0, k1, dKj)
         m.store("dV", k0, k1, dVj)

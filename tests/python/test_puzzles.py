@@ -188,10 +188,44 @@ def test_trace_saves_in_the_apps_format(tmp_path):
     np.testing.assert_array_equal(np.array(doc["steps"][4]["values"]["l_new"], np.float32),
                                   r.trace.steps[6].stores[0].data)
     assert doc["totals"]["hbm_read_bytes"] == r.read_bytes
-    r = puzzles.check("online-softmax", RIGHT["online-softmax"])
+    # an attention puzzle's steps must be labelled with core's lines: the file is not written
+    def free_label(m):
+        m.step("my loop")
+        m.load("Q", 0, 1)
+    r = puzzles.check("algorithm-1", free_label)
     with pytest.raises(ValueError, match="no pseudocode line"):
-        r.trace.save(tmp_path / "softmax.json")
-    assert not (tmp_path / "softmax.json").exists()
+        r.trace.save(tmp_path / "free.json")
+    assert not (tmp_path / "free.json").exists()
+
+
+def test_a_backward_tile_noted_at_another_line_is_refused_when_saving(tmp_path):
+    right = S.backward_block_with()
+
+    def dv_at_the_loads(m):  # dV~_j noted at FA2b L9, which loads and computes nothing
+        right(m)
+        m.step("FA2b L9", i=0, j=m.j)
+        m.note(dV=np.zeros((2, m.d)))
+    r = puzzles.check("backward-block", dv_at_the_loads)
+    assert r.passed
+    with pytest.raises(ValueError, match=r"\('FA2b L9'\) notes dV, which its line does not compute"):
+        r.trace.save(tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists()
+
+
+@pytest.mark.parametrize("puzzle", IDS)
+def test_every_puzzles_trace_saves(puzzle, tmp_path):
+    """The softmax puzzles' as a row's trace (their steps labelled freely), backward-block's after
+    core's forward, the others as the attention traces they are."""
+    r = puzzles.check(puzzle, RIGHT[puzzle])
+    assert r.passed, r.message
+    r.trace.save(tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    kind = "softmax-row" if puzzle in ("safe-softmax", "online-softmax") else "attention"
+    assert doc["replay"]["kind"] == kind
+    labels = [s["label"] for s in doc["steps"]]
+    first = doc["phases"]["backward"]["first_step"] if puzzle == "backward-block" else 0
+    assert labels[first:] == [s.label for s in r.trace.steps]
+    assert doc["totals"]["hbm_read_bytes"] - (doc["phases"]["forward"]["hbm_read_bytes"] if first else 0) == r.read_bytes
 
 
 def test_tiles_are_freed_when_the_program_lets_go_of_them():
