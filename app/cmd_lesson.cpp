@@ -12,6 +12,7 @@ namespace {
 
 struct LessonSoftmaxCommand {
   std::string values = "1,2,3,4";
+  std::string v;  // a value per entry: the output O carried with the blocks ("" for none)
   size_t block = 2;
 
   static void check_block(const std::string& text, const char* what) {
@@ -23,10 +24,13 @@ struct LessonSoftmaxCommand {
   void add_flags(CLI::App* sm) {
     sm->add_option("--values", values, "comma-separated values (default 1,2,3,4)");
     sm->add_option("--block", block, "block size (default 2)")->check(strict("--block", check_block));
+    sm->add_option("--v", v, "comma-separated value vector, one per value: also carry O = sum softmax(x)_k v_k "
+                             "block by block (Algorithm 1's O update)");
   }
 
   int execute() const {
-    std::fputs(format_lesson(run_lesson(parse_values(values), block)).c_str(), stdout);
+    const std::vector<double> vv = v.empty() ? std::vector<double>{} : parse_values(v, "--v");
+    std::fputs(format_lesson(run_lesson(parse_values(values), block, vv)).c_str(), stdout);
     return 0;
   }
 };

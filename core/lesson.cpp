@@ -1,7 +1,8 @@
 // The seed chapter's example: softmax([1, 2, 3, 4]) in blocks [1, 2] and [3, 4]. Each block
 // gets its local max and sum; the running statistics are merged by the schedules' own update
-// (core/online_softmax.h: softmax_weight, merged_max, rescale_factor, merged_sum), run in
-// double so the printed digits are the mathematics.
+// (core/online_softmax.h: softmax_weight, merged_max, rescale_factor, merged_sum, and
+// merged_output for O when a value vector is given), run in double so the printed digits are the
+// mathematics.
 #include "core/lesson.h"
 
 #include "core/input_files.h"
@@ -14,7 +15,7 @@
 
 namespace flashstep {
 
-std::vector<double> parse_values(const std::string& csv) {
+std::vector<double> parse_values(const std::string& csv, const std::string& flag) {
   std::vector<double> v;
   std::stringstream ss(csv);
   std::string item;
@@ -24,26 +25,32 @@ std::vector<double> parse_values(const std::string& csv) {
     try {
       x = std::stod(item, &pos);
     } catch (const std::exception&) {
-      throw InputError("--values: '" + excerpt(item) + "' is not a number");
+      throw InputError(flag + ": '" + excerpt(item) + "' is not a number");
     }
     if (item.find_first_not_of(" \t", pos) != std::string::npos)
-      throw InputError("--values: '" + excerpt(item) + "' is not a number");
-    if (!std::isfinite(x)) throw InputError("--values: '" + excerpt(item) + "' is not finite");
+      throw InputError(flag + ": '" + excerpt(item) + "' is not a number");
+    if (!std::isfinite(x)) throw InputError(flag + ": '" + excerpt(item) + "' is not finite");
     v.push_back(x);
   }
-  if (v.empty()) throw InputError("--values: give at least one number, e.g. 1,2,3,4");
+  if (v.empty()) throw InputError(flag + ": give at least one number, e.g. 1,2,3,4");
   return v;
 }
 
-Lesson run_lesson(const std::vector<double>& values, size_t block) {
+Lesson run_lesson(const std::vector<double>& values, size_t block, const std::vector<double>& v) {
   if (values.empty()) throw InputError("the lesson needs at least one value");
   if (block == 0) throw InputError("--block must be at least 1");
   for (double x : values)
     if (!std::isfinite(x)) throw InputError("the lesson's values must be finite");
+  if (!v.empty() && v.size() != values.size())
+    throw InputError("V needs one value per entry of x: " + std::to_string(values.size()) + " values, V has " +
+                     std::to_string(v.size()));
+  for (double x : v)
+    if (!std::isfinite(x)) throw InputError("the lesson's V must be finite");
   Lesson L;
   L.values = values;
   L.block = block;
-  double m = -INFINITY, l = 0;
+  L.v = v;
+  double m = -INFINITY, l = 0, o = 0;
   for (size_t b = 0; b < values.size(); b += block) {
     LessonBlock B;
     B.begin = b;
@@ -58,6 +65,12 @@ Lesson run_lesson(const std::vector<double>& values, size_t block) {
     B.alpha = rescale_factor(m, B.m_new);  // 0 for the first block (m = -inf)
     B.beta = rescale_factor(B.local_max, B.m_new);
     B.l_new = merged_sum(B.alpha, l, B.beta, B.local_sum);
+    if (!v.empty()) {  // Alg1 L12 for one column of V: O <- (l e^(m - m_new) O + e^(m~ - m_new) P~V) / l_new
+      for (size_t k = B.begin; k < B.end; ++k) B.local_pv += softmax_weight(values[k], B.local_max) * v[k];
+      B.o_old = o;
+      B.o_new = merged_output(l, B.alpha, o, B.beta, B.local_pv, B.l_new);
+      o = B.o_new;
+    }
     m = B.m_new;
     l = B.l_new;
     L.blocks.push_back(B);
@@ -70,6 +83,7 @@ Lesson run_lesson(const std::vector<double>& values, size_t block) {
     L.direct.push_back(std::exp(x - dmax) / dsum);
     L.max_diff = std::max(L.max_diff, std::abs(L.online.back() - L.direct.back()));
   }
+  for (size_t k = 0; k < v.size(); ++k) L.o_direct += L.direct[k] * v[k];
   return L;
 }
 
@@ -84,7 +98,12 @@ std::string format_lesson(const Lesson& L) {
   os << "Online softmax of [";
   for (size_t k = 0; k < L.values.size(); ++k) os << (k ? ", " : "") << fmt(L.values[k]);
   os << "] in blocks of " << L.block << "\n";
-  os << "Running statistics start at m = -inf, l = 0.\n";
+  if (!L.v.empty()) {
+    os << "V = [";
+    for (size_t k = 0; k < L.v.size(); ++k) os << (k ? ", " : "") << fmt(L.v[k]);
+    os << "]: O = sum softmax(x)_k v_k is carried block by block (Alg1 L12)\n";
+  }
+  os << (L.v.empty() ? "Running statistics start at m = -inf, l = 0.\n" : "Running statistics start at m = -inf, l = 0, O = 0.\n");
   for (size_t b = 0; b < L.blocks.size(); ++b) {
     const LessonBlock& B = L.blocks[b];
     os << "\nBlock " << b + 1 << ": [";
@@ -98,6 +117,12 @@ std::string format_lesson(const Lesson& L) {
        << fmt(B.beta) << "\n";
     os << "  merge      l_new = " << fmt(B.alpha) << " * " << fmt(B.l_old) << " + "
        << fmt(B.beta) << " * " << fmt(B.local_sum) << " = " << fmt(B.l_new) << "\n";
+    if (!L.v.empty()) {
+      os << "  P~V        sum exp(x - m~) v = " << fmt(B.local_pv) << "\n";
+      os << "  update     O_new = (l * e^(m - m_new) * O + e^(m~ - m_new) * P~V) / l_new = (" << fmt(B.l_old)
+         << " * " << fmt(B.alpha) << " * " << fmt(B.o_old) << " + " << fmt(B.beta) << " * " << fmt(B.local_pv)
+         << ") / " << fmt(B.l_new) << " = " << fmt(B.o_new) << "\n";
+    }
   }
   os << "\nFinal m = " << fmt(L.blocks.back().m_new) << ", l = " << fmt(L.blocks.back().l_new)
      << "\n";
@@ -110,6 +135,11 @@ std::string format_lesson(const Lesson& L) {
   }
   os << "max |online - direct| = " << fmt(L.max_diff)
      << (L.max_diff <= 1e-12 ? "  (equal)" : "  (DIFFERENT)") << "\n";
+  if (!L.v.empty()) {
+    const double o = L.blocks.back().o_new, diff = std::abs(o - L.o_direct);
+    os << "O = sum softmax(x)_k v_k: online " << fmt(o) << ", direct " << fmt(L.o_direct)
+       << (diff <= 1e-12 * std::max(1.0, std::abs(L.o_direct)) ? "  (equal)" : "  (DIFFERENT)") << "\n";
+  }
   return os.str();
 }
 

@@ -52,8 +52,9 @@ FS_HD T merged_sum(T alpha, T l_old, T beta, T l_tilde) {
 
 // Alg1 L12, per element: O_i <- diag(l_new)^-1 (diag(l_i) alpha O_i + beta P~_ij V_j).
 // A row with l_new = 0 (every key so far masked) stays 0 rather than 0/0.
-FS_HD float merged_output(float l_old, float alpha, float o_old, float beta, float pv, float l_new) {
-  return l_new == 0.0f ? 0.0f : (l_old * alpha * o_old + beta * pv) / l_new;
+template <typename T>
+FS_HD T merged_output(T l_old, T alpha, T o_old, T beta, T pv, T l_new) {
+  return l_new == T(0) ? T(0) : (l_old * alpha * o_old + beta * pv) / l_new;
 }
 
 // FA2fwd L10, per element: O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j, not yet normalised

@@ -53,7 +53,7 @@ inline World rebuild(const course::Chapter& ch) {
     }
     w.traces[r.name] = std::make_shared<Trace>(run_problem(p, make_tiling(p), opt));
   }
-  for (const course::LessonDecl& l : ch.lessons) w.lessons[l.name] = run_lesson(l.values, l.block);
+  for (const course::LessonDecl& l : ch.lessons) w.lessons[l.name] = run_lesson(l.values, l.block, l.v);
   std::ifstream in(FLASHSTEP_BENCH_FILE);
   w.bench = nlohmann::json::parse(in);
   return w;
@@ -179,6 +179,8 @@ inline double resolve(const World& w, const std::string& name) {
     if (f == "online") return L.online.at(size_t(as_int(p.at(3))));
     if (f == "block") return double(L.block);
     if (f == "max_diff") return L.max_diff;
+    if (f == "v") return L.v.at(size_t(as_int(p.at(3))));
+    if (f == "o_direct") return L.o_direct;
     if (f == "blocks") {
       const LessonBlock& B = L.blocks.at(size_t(as_int(p.at(3))));
       const std::string& g = p.at(4);
@@ -190,6 +192,9 @@ inline double resolve(const World& w, const std::string& name) {
       if (g == "l_new") return B.l_new;
       if (g == "alpha") return B.alpha;
       if (g == "beta") return B.beta;
+      if (g == "local_pv") return B.local_pv;
+      if (g == "o_old") return B.o_old;
+      if (g == "o_new") return B.o_new;
     }
   }
   if (kind == "problem" || kind == "tiling" || kind == "closed" || kind == "closedbwd" || kind == "trace") {

@@ -3,6 +3,8 @@
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -91,6 +93,8 @@ TEST_CASE("bad input gives one clear error line and a non-zero exit and no outpu
       {"run --n 8 --d abc", "--d"},
       {"lesson softmax --values 1,x,3", "'x' is not a number"},
       {"lesson softmax --block 0", "--block must be at least 1"},
+      {"lesson softmax --v 10,20,30", "V needs one value per entry of x: 4 values, V has 3"},
+      {"lesson softmax --v 10,y,30,40", "--v: 'y' is not a number"},
       {"explain --n 64 --d 32 --M 64", "smaller than 4d"},
   };
   for (const Failure& f : cases) {
@@ -169,6 +173,16 @@ TEST_CASE("the 1 2 3 4 lesson prints each block statistics and ends at the softm
   REQUIRE(fstest::run_command(kBin + " lesson softmax --values 3,-1,10,0.5,7 --block 3", output) == 0);
   CHECK(output.find("(equal)") != std::string::npos);
   CHECK(output.find("Block 2: [0.5, 7]") != std::string::npos);
+  // With V: O after block 1 is (10 e^-1 + 20) / (1 + e^-1); after block 2, softmax([1, 2, 3, 4]) . V.
+  REQUIRE(fstest::run_command(kBin + " lesson softmax --v 10,20,30,40", output) == 0);
+  const double e1 = std::exp(-1.0), o1 = (10 * e1 + 20) / (1 + e1);
+  const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0) + std::exp(4.0);
+  const double o = (10 * std::exp(1.0) + 20 * std::exp(2.0) + 30 * std::exp(3.0) + 40 * std::exp(4.0)) / z;
+  char want[160];
+  std::snprintf(want, sizeof want, "= %.9g\n", o1);
+  CHECK(output.find(want) != std::string::npos);
+  std::snprintf(want, sizeof want, "O = sum softmax(x)_k v_k: online %.9g, direct %.9g  (equal)", o, o);
+  CHECK(output.find(want) != std::string::npos);
 }
 
 TEST_CASE("run with steps prints the step log of Algorithm 1", "[cli]") {

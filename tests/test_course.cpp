@@ -11,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -428,4 +430,142 @@ TEST_CASE("course: the IO explorer's bytes are the simulator's, and its ratio te
   CHECK(f.series[0].x.size() == course::io_sizes().size());
   CHECK_THROWS_WITH(course::io_row(100, 64, 16384), Catch::Matchers::Contains("N must be from 256 to 65536"));
   CHECK_THROWS_WITH(course::io_row(1024, 48 + 1, 16384), Catch::Matchers::Contains("multiple of 16"));
+}
+
+namespace {
+
+// The O-update page of online-softmax worked here in float64 from its inputs alone (two blocks):
+// block 1's m, l, O; block 2's m_new, e^(m - m_new), l_new, O_new; and the typical wrong values.
+struct OWork {
+  double m1 = 0, l1 = 0, o1 = 0, m2 = 0, alpha = 0, l2 = 0, o2 = 0, direct = 0;
+  double lt = 0, mt = 0, pv2 = 0;  // block 2's own sum, max and sum e^(x - m~) v
+};
+
+OWork work_o_update(const std::vector<double>& x, const std::vector<double>& v) {
+  OWork w;
+  const size_t h = x.size() / 2;
+  w.m1 = x[0];
+  for (size_t k = 0; k < h; ++k) w.m1 = std::max(w.m1, x[k]);
+  w.mt = x[h];
+  for (size_t k = h; k < x.size(); ++k) w.mt = std::max(w.mt, x[k]);
+  double pv1 = 0;
+  for (size_t k = 0; k < h; ++k) {
+    w.l1 += std::exp(x[k] - w.m1);
+    pv1 += std::exp(x[k] - w.m1) * v[k];
+  }
+  for (size_t k = h; k < x.size(); ++k) {
+    w.lt += std::exp(x[k] - w.mt);
+    w.pv2 += std::exp(x[k] - w.mt) * v[k];
+  }
+  w.o1 = pv1 / w.l1;
+  w.m2 = std::max(w.m1, w.mt);
+  w.alpha = std::exp(w.m1 - w.m2);
+  w.l2 = w.alpha * w.l1 + std::exp(w.mt - w.m2) * w.lt;
+  w.o2 = (w.l1 * w.alpha * w.o1 + std::exp(w.mt - w.m2) * w.pv2) / w.l2;
+  // softmax(x) . v in one pass
+  const double mx = *std::max_element(x.begin(), x.end());
+  double num = 0, den = 0;
+  for (size_t k = 0; k < x.size(); ++k) {
+    num += std::exp(x[k] - mx) * v[k];
+    den += std::exp(x[k] - mx);
+  }
+  w.direct = num / den;
+  return w;
+}
+
+const course::Page& o_update_page(const Chapter& ch) {
+  for (const course::Page& p : ch.pages)
+    if (p.title == "The O update, filled in by you") return p;
+  FAIL("online-softmax has no O-update page");
+  return ch.pages.front();
+}
+
+const course::LessonDecl& lesson_of(const Chapter& ch, const course::Page& p) {
+  for (const course::LessonDecl& l : ch.lessons)
+    if (l.name == p.scene.lesson) return l;
+  FAIL("no lesson " << p.scene.lesson);
+  return ch.lessons.front();
+}
+
+}  // namespace
+
+TEST_CASE("course: the O-update page's answers are [1, 2, 3, 4]'s online softmax with V, worked here in float64",
+          "[course]") {
+  std::set<double> finals;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    INFO("seed " << seed);
+    const Chapter ch = course::make_chapter("online-softmax", seed);
+    const course::Page& p = o_update_page(ch);
+    const course::LessonDecl& l = lesson_of(ch, p);
+    CHECK(l.values == std::vector<double>{1, 2, 3, 4});
+    CHECK(l.block == 2);
+    REQUIRE(l.v.size() == 4);
+    if (seed == 1) CHECK(l.v == std::vector<double>{10, 20, 30, 40});
+    const OWork w = work_o_update(l.values, l.v);
+    // The final O is softmax([1, 2, 3, 4]) . V.
+    CHECK(w.o2 == Approx(w.direct).epsilon(1e-14));
+    const std::vector<std::pair<std::string, double>> want = {{"o-m1", w.m1},   {"o-l1", w.l1},       {"o-o1", w.o1},
+                                                              {"o-m2", w.m2},   {"o-alpha", w.alpha}, {"o-l2", w.l2},
+                                                              {"o-o2", w.direct}};
+    REQUIRE(p.questions.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      const Question& q = p.questions[k];
+      INFO(q.id);
+      CHECK(q.id == want[k].first);  // in the order of the working
+      CHECK(q.answer == Approx(want[k].second).epsilon(1e-12));
+      CHECK(course::check_answer(q, q.answer_text).correct);
+    }
+    // The page prints the inputs only: every number is an entry of x or V or the block size, none a
+    // statistic a question asks (the lesson view opens with no block merged).
+    for (const course::Number& n : p.numbers) {
+      INFO(n.source);
+      const bool input = n.source.rfind("lesson.book_v.values.", 0) == 0 || n.source.rfind("lesson.book_v.v.", 0) == 0 ||
+                         n.source == "lesson.book_v.block";
+      CHECK(input);
+    }
+    CHECK(p.scene.lesson_shown == 0);
+    finals.insert(w.o2);
+  }
+  CHECK(finals.size() >= 5);  // V, and so O, moves with the seed
+}
+
+TEST_CASE("course: the O update's typical mistakes each get their own note", "[course]") {
+  for (uint64_t seed : {uint64_t(1), uint64_t(2), uint64_t(3)}) {
+    INFO("seed " << seed);
+    const Chapter ch = course::make_chapter("online-softmax", seed);
+    const course::Page& p = o_update_page(ch);
+    const course::LessonDecl& l = lesson_of(ch, p);
+    const OWork w = work_o_update(l.values, l.v);
+    std::map<std::string, const Question*> q;
+    for (const Question& x : p.questions) q[x.id] = &x;
+    const double old_part = w.l1 * w.o1;  // block 1's l O
+    struct Wrong {
+      std::string id;
+      double value;
+      std::string note;  // a piece of the message it must get
+    };
+    const Wrong wrong[] = {
+        {"o-o2", (old_part + w.pv2) / w.l2, "O was not rescaled"},
+        {"o-o2", (w.alpha * old_part + w.pv2) / (w.l1 + w.lt), "l was not rescaled"},
+        {"o-o2", (w.alpha * old_part + w.pv2) / w.lt, "divides by block 2's own l~"},
+        {"o-o2", (w.alpha * w.o1 + w.pv2) / w.l2, "multiply block 1's O back by its l"},
+        {"o-o2", w.pv2 / w.lt, "block 2's weighted mean alone"},
+        {"o-l2", w.l1 + w.lt, "l was not rescaled"},
+        {"o-l2", w.l1 + std::exp(w.mt - w.m1) * w.lt, "the max is carried forward"},
+        {"o-m2", w.m1, "the max is carried and merged"},
+        {"o-alpha", 1 / w.alpha, "that is e^(m_new - m)"},
+        {"o-alpha", 1.0, "not 1"},
+        {"o-o1", w.o1 * w.l1, "before dividing by l"},
+        {"o-l1", std::exp(l.values[0]) + std::exp(l.values[1]), "that is sum e^x"},
+        {"o-m1", w.m2, "the max of the whole row"},
+    };
+    for (const Wrong& x : wrong) {
+      INFO(x.id << " typed " << x.value << ", expecting '" << x.note << "'");
+      REQUIRE(q.count(x.id) == 1);
+      // As a student types it, to four significant digits.
+      const course::Verdict v = course::check_answer(*q[x.id], course::format_number(x.value, 4));
+      CHECK_FALSE(v.correct);
+      CHECK_THAT(v.message, Catch::Matchers::Contains(x.note));
+    }
+  }
 }

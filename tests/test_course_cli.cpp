@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -199,6 +200,44 @@ TEST_CASE("learn: whole-number answers are whole and equal; two tries; known mis
   // safe-softmax: float32's limit typed for bfloat16's.
   REQUIRE(fstest::run_command("printf '\\n88.72\\n' | " + kBin + " learn safe-softmax", out) == 0);
   CHECK(out.find("88.72 is not it: that is float32's limit; the question asks bf16") != std::string::npos);
+}
+
+TEST_CASE("learn online-softmax: the O update's mistakes are diagnosed in the terminal, line by line", "[course][cli]") {
+  // Seed 1: x = [1, 2, 3, 4] in blocks of 2, V = [10, 20, 30, 40]. Worked here: block 1's l and O,
+  // block 2's l~ and P~V, the merge.
+  const double e = std::exp(1.0), l1 = 1 + 1 / e, o1 = (10 / e + 20) / l1, lt = l1, pv2 = 30 / e + 40;
+  const double a = 1 / (e * e), l2 = a * l1 + lt, o2 = (a * l1 * o1 + pv2) / l2;
+  char unrescaled_o[32], unrescaled_l[32], right_o[32], right_l[32];
+  std::snprintf(unrescaled_o, sizeof unrescaled_o, "%.4f", (l1 * o1 + pv2) / l2);
+  std::snprintf(unrescaled_l, sizeof unrescaled_l, "%.4f", l1 + lt);
+  std::snprintf(right_o, sizeof right_o, "%.4f", o2);
+  std::snprintf(right_l, sizeof right_l, "%.4f", l2);
+  // The chapter's answers in order, with the O page's l_new and O_new each typed wrong once first.
+  std::string listed;
+  REQUIRE(fstest::run_command(kBin + " learn online-softmax --answers", listed) == 0);
+  const auto ans = lines_of(listed);
+  std::string typed, l2_given, o2_given;
+  for (const std::string& x : ans) {
+    const std::string id = x.substr(0, x.find('\t')), value = x.substr(x.find('\t') + 1);
+    if (id == "o-l2") typed += std::string(unrescaled_l) + "\n", l2_given = value;
+    if (id == "o-o2") typed += std::string(unrescaled_o) + "\n", o2_given = value;
+    typed += value + "\n";
+  }
+  REQUIRE_FALSE(l2_given.empty());
+  REQUIRE_FALSE(o2_given.empty());
+  const fstest::TempDir tmp;
+  const std::string file = (tmp.path / "typed.txt").string();
+  std::ofstream(file) << typed;
+  std::string out;
+  REQUIRE(fstest::run_command(kBin + " learn online-softmax < " + file, out) == 0);
+  CHECK(out.find(std::string(unrescaled_l) + " is not it: l was not rescaled") != std::string::npos);
+  CHECK(out.find(std::string(unrescaled_o) + " is not it: O was not rescaled") != std::string::npos);
+  CHECK(last_line(out) == std::to_string(ans.size()) + " of " + std::to_string(ans.size()) + " correct");
+  // The right values, worked here, are what the chapter asks.
+  CHECK(std::abs(std::stod(l2_given) - l2) < 1e-4);
+  CHECK(std::abs(std::stod(o2_given) - o2) < 1e-3);
+  CHECK(std::string(right_o) == "34.9265");
+  CHECK(std::string(right_l) == "1.5530");
 }
 
 TEST_CASE("learn: answers with the units the question names, upper-case letters and b) count", "[course][cli]") {

@@ -96,6 +96,37 @@ std::string fmt(double x) {
 }
 std::string whole(double x) { return std::to_string(int64_t(std::llround(x))); }
 
+// The O-update page worked by hand: block 1 alone, then the merge with block 2 (two blocks).
+struct OUpdate {
+  double m1, l1, o1, m2, alpha, l2, o2;
+};
+OUpdate o_update(const std::string& page) {
+  const std::vector<double> x = list_after(page, "Take x ="), v = list_after(page, "and V =");
+  const size_t bs = size_t(after(page, "in blocks of"));
+  REQUIRE(x.size() == v.size());
+  REQUIRE(x.size() == 2 * bs);
+  OUpdate r{};
+  double mt = x[bs], lt = 0, pv1 = 0, pv2 = 0;
+  r.m1 = x[0];
+  for (size_t k = 0; k < bs; ++k) r.m1 = std::max(r.m1, x[k]);
+  for (size_t k = bs; k < 2 * bs; ++k) mt = std::max(mt, x[k]);
+  r.l1 = 0;
+  for (size_t k = 0; k < bs; ++k) {
+    r.l1 += std::exp(x[k] - r.m1);
+    pv1 += std::exp(x[k] - r.m1) * v[k];
+  }
+  for (size_t k = bs; k < 2 * bs; ++k) {
+    lt += std::exp(x[k] - mt);
+    pv2 += std::exp(x[k] - mt) * v[k];
+  }
+  r.o1 = pv1 / r.l1;
+  r.m2 = std::max(r.m1, mt);
+  r.alpha = std::exp(r.m1 - r.m2);
+  r.l2 = r.alpha * r.l1 + std::exp(mt - r.m2) * lt;
+  r.o2 = (r.l1 * r.alpha * r.o1 + std::exp(mt - r.m2) * pv2) / r.l2;
+  return r;
+}
+
 using Solver = std::function<std::string(const Printed&, const std::string& page)>;
 
 // One solver per question: the student's working, from the printed text only.
@@ -144,6 +175,14 @@ const std::map<std::string, Solver>& solvers() {
       {"online-softmax/rescale", [](const Printed&, const std::string& p) {
          return fmt(std::exp(after(p, R"(m_new = max\()") - after(p, R"(m_new = max\([-0-9.e]+, [-0-9.e]+\) =)")));
        }},
+      // online-softmax, the O update: the row, the block size and V from the page, the formulas it gives.
+      {"online-softmax/o-m1", [](const Printed&, const std::string& p) { return fmt(o_update(p).m1); }},
+      {"online-softmax/o-l1", [](const Printed&, const std::string& p) { return fmt(o_update(p).l1); }},
+      {"online-softmax/o-o1", [](const Printed&, const std::string& p) { return fmt(o_update(p).o1); }},
+      {"online-softmax/o-m2", [](const Printed&, const std::string& p) { return fmt(o_update(p).m2); }},
+      {"online-softmax/o-alpha", [](const Printed&, const std::string& p) { return fmt(o_update(p).alpha); }},
+      {"online-softmax/o-l2", [](const Printed&, const std::string& p) { return fmt(o_update(p).l2); }},
+      {"online-softmax/o-o2", [](const Printed&, const std::string& p) { return fmt(o_update(p).o2); }},
       {"online-softmax/row0-l", [](const Printed&, const std::string& p) {
          return fmt(sum_exp_minus_max(list_after(p, "Row 0 of the tiny problem's S is")));
        }},

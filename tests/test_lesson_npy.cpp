@@ -34,6 +34,42 @@ TEST_CASE("lesson with any vector and block size ends equal to the direct softma
   CHECK(sum == Approx(1.0).epsilon(1e-14));
 }
 
+TEST_CASE("lesson with a value vector carries O block by block to softmax(x) . V", "[lesson]") {
+  const size_t n = GENERATE(1, 2, 5, 13);
+  const size_t block = GENERATE(1, 2, 3, 4, 20);
+  std::vector<double> x, v;
+  for (size_t k = 0; k < n; ++k) {
+    x.push_back(11.0 * std::sin(double(k * k + 3 * n + block)));
+    v.push_back(5.0 * std::cos(double(7 * k + n)) + 2.0);
+  }
+  const Lesson L = run_lesson(x, block, v);
+  // The direct sum, written out here: e^(x_k - max) v_k / sum e^(x_k - max).
+  double mx = x[0], num = 0, den = 0;
+  for (double a : x) mx = std::max(mx, a);
+  for (size_t k = 0; k < n; ++k) {
+    num += std::exp(x[k] - mx) * v[k];
+    den += std::exp(x[k] - mx);
+  }
+  CHECK(L.blocks.back().o_new == Approx(num / den).epsilon(1e-13));
+  CHECK(L.o_direct == Approx(num / den).epsilon(1e-13));
+  // After each block, O is the softmax-weighted mean of the values seen so far.
+  for (const LessonBlock& B : L.blocks) {
+    double m = x[0], a = 0, b = 0;
+    for (size_t k = 0; k < B.end; ++k) m = std::max(m, x[k]);
+    for (size_t k = 0; k < B.end; ++k) {
+      a += std::exp(x[k] - m) * v[k];
+      b += std::exp(x[k] - m);
+    }
+    CHECK(B.o_new == Approx(a / b).epsilon(1e-13));
+  }
+  CHECK(L.blocks.front().o_old == 0);
+  // Without V nothing is carried; a V of the wrong length is refused.
+  CHECK(run_lesson(x, block).blocks.back().o_new == 0);
+  std::vector<double> longer = v;
+  longer.push_back(1.0);
+  CHECK_THROWS_WITH(run_lesson(x, block, longer), Catch::Matchers::Contains("V needs one value per entry of x"));
+}
+
 TEST_CASE("npy round trip with 4-D and float64 files", "[npy]") {
   const fstest::TempDir tmp;
   const auto& dir = tmp.path;

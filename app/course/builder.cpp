@@ -148,7 +148,7 @@ const Trace& ChapterBuilder::trace(const std::string& name) const {
 
 const Lesson& ChapterBuilder::add_lesson(const LessonDecl& d) {
   ch_.lessons.push_back(d);
-  return lessons_[d.name] = run_lesson(d.values, d.block);
+  return lessons_[d.name] = run_lesson(d.values, d.block, d.v);
 }
 
 ChapterBuilder& ChapterBuilder::page(const std::string& title, const Scene& scene) {

@@ -16,6 +16,22 @@ const std::string kDev = "device.h200.";
 // The largest finite bf16: float32's exponent range with 8 significant bits, (2 - 2^-7) 2^127.
 double bf16_max() { return std::ldexp(2.0 - std::ldexp(1.0, -7), 127); }
 
+// The value vector of the O-update page, one value per entry of [1, 2, 3, 4]: seed 1 the easy
+// [10, 20, 30, 40]; other seeds four distinct tens from 10 to 90 in an order drawn from the seed,
+// so that the O answers change with the problem while staying easy to multiply.
+std::vector<double> o_update_values(uint64_t seed) {
+  if (seed <= 1) return {10, 20, 30, 40};
+  std::vector<double> pool = {10, 20, 30, 40, 50, 60, 70, 80, 90}, v;
+  uint64_t h = seed;
+  for (int k = 0; k < 4; ++k) {
+    h = h * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
+    const size_t at = size_t((h >> 33) % pool.size());
+    v.push_back(pool[at]);
+    pool.erase(pool.begin() + std::ptrdiff_t(at));
+  }
+  return v;
+}
+
 }  // namespace
 
 Chapter chapter_memory_bound(uint64_t seed) {
@@ -194,7 +210,7 @@ Chapter chapter_safe_softmax(uint64_t seed) {
 
 Chapter chapter_online_softmax(uint64_t seed) {
   ChapterBuilder b("online-softmax", seed);
-  const LessonDecl book{"book", {1, 2, 3, 4}, 2};  // the textbook chapter's example
+  const LessonDecl book{"book", {1, 2, 3, 4}, 2, {}};  // the textbook chapter's example
   const Lesson L = b.add_lesson(book);
   const RunDecl rd = tiny_run(seed);
   const Trace& tr = b.add_run(rd);
@@ -255,6 +271,112 @@ Chapter chapter_online_softmax(uint64_t seed) {
                "e^(m_old - m_new): the lesson view's 'e^(m_old - m_new)' column, block 2.", Panel::lesson);
   b.mistake(1 / B1.alpha,
                           "that is e^(m_new - m_old); the old sum is scaled down onto the new max, by e^(m_old - m_new) <= 1");
+
+  // The O update (Alg1 L12) on the same row with a value vector, filled in by the student line by
+  // line: the text gives the formulas and the inputs only; each question is the next line of the
+  // working, so no answer is on the page before it is asked, and the lesson view starts with no
+  // block merged (Next block shows a block's line once its questions are answered).
+  {
+    const LessonDecl withv{"book_v", book.values, book.block, o_update_values(seed)};
+    const Lesson& O = b.add_lesson(withv);
+    const LessonBlock& C0 = O.blocks[0];
+    const LessonBlock& C1 = O.blocks[1];
+    auto ov = [&](size_t k, const std::string& f) { return "lesson.book_v.blocks." + std::to_string(k) + "." + f; };
+    auto list = [&](const std::vector<double>& x, const std::string& field, size_t from, size_t to) {
+      b.t("[");
+      for (size_t k = from; k < to; ++k) (k > from ? b.t(", ") : b).num(x[k], "lesson.book_v." + field + "." + std::to_string(k));
+      b.t("]");
+    };
+    const Scene s3 = scene(rd.name, 0, CentreView::lesson, Panel::lesson, {}, withv.name, 0);
+    b.page("The O update, filled in by you", s3)
+        .t("Attention needs O = sum_k softmax(x)_k v_k, the values v weighted by the softmax. Algorithm 1 keeps O "
+           "divided by the running l and updates it block by block (L12) with the same rescale as l:\n")
+        .f("  P~V = sum over the block of e^(x_k - m~) v_k\n"
+           "  m_new = max(m, m~)\n"
+           "  l_new = e^(m - m_new) l + e^(m~ - m_new) l~\n"
+           "  O_new = (l e^(m - m_new) O + e^(m~ - m_new) P~V) / l_new\n")
+        .t("from ").f("m = -inf, l = 0, O = 0").t(". Take x = ");
+    list(O.values, "values", 0, O.values.size());
+    b.t(" in blocks of ").integer(int64_t(O.block), "lesson.book_v.block").t(" and V = ");
+    list(O.v, "v", 0, O.v.size());
+    b.t(" (block 1: x = ");
+    list(O.values, "values", C0.begin, C0.end);
+    b.t(", v = ");
+    list(O.v, "v", C0.begin, C0.end);
+    b.t("; block 2: x = ");
+    list(O.values, "values", C1.begin, C1.end);
+    b.t(", v = ");
+    list(O.v, "v", C1.begin, C1.end);
+    b.t(") and fill in the working line by line. In the app, Next block in the lesson view shows a block's line: "
+        "press it once you have answered that block's questions.");
+    std::string vtext;
+    for (double x : O.v) vtext += (vtext.empty() ? "" : ",") + format_number(x);
+    const std::string where = "flashstep lesson softmax --v " + vtext + " (the block lines)";
+    // A known mistake's note, when its value is told apart from the right answer for this V (the
+    // values move with the seed): the note is given to an answer within 0.5% of it.
+    auto diagnose = [&](double value, const std::string& note) {
+      const double answer = b.last_question().answer, gap = std::abs(value - answer);
+      if (gap <= 0.004 * std::abs(answer)) return;
+      b.mistake(value, note, std::min(0.005 * std::abs(value), 0.5 * gap));
+    };
+    double sum_ex = 0, plain = 0;  // block 1: sum e^x without the max, the unweighted mean of v
+    for (size_t k = C0.begin; k < C0.end; ++k) {
+      sum_ex += std::exp(O.values[k]);
+      plain += O.v[k] / double(C0.end - C0.begin);
+    }
+    b.ask_number("o-m1", "Block 1: the running max m after it?", C0.m_new, ov(0, "m_new"), 0.001,
+                 "m = max(-inf, m~): the largest x of block 1; the lesson view's 'm: old -> new' column after Next block.",
+                 Panel::lesson)
+        .terminal = where;
+    diagnose(C1.m_new, "that is the max of the whole row; after block 1 only its own entries have been seen");
+    b.ask_number("o-l1", "Block 1: the running sum l after it?", C0.l_new, ov(0, "l_new"), 0.001,
+                 "l = sum over block 1 of e^(x_k - m), with the m you just found.", Panel::lesson)
+        .terminal = where;
+    diagnose(sum_ex, "that is sum e^x; the running sum is taken around the max: sum e^(x_k - m)");
+    diagnose(C1.alpha * C0.l_new,
+             "that is block 1's sum around the whole row's max; after block 1 the max seen is block 1's own");
+    b.ask_number("o-o1", "Block 1: the output O after it?", C0.o_new, ov(0, "o_new"), 0.001,
+                 "O = P~V / l: sum over block 1 of e^(x_k - m) v_k, divided by the l you just found.", Panel::lesson)
+        .terminal = where;
+    diagnose(C0.local_pv, "that is P~V before dividing by l; O is the weighted mean, P~V / l");
+    diagnose(plain, "that is the plain mean of v; each v_k is weighted by e^(x_k - m) / l");
+    b.ask_number("o-m2", "Block 2: the new max m_new?", C1.m_new, ov(1, "m_new"), 0.001,
+                 "m_new = max(m, m~) with m from block 1 and m~ the largest x of block 2.", Panel::lesson)
+        .terminal = where;
+    diagnose(C0.m_new, "that is m before block 2; the max is carried and merged: m_new = max(m, m~)");
+    b.ask_number("o-alpha", "Block 2: the rescale factor e^(m - m_new)?", C1.alpha, ov(1, "alpha"), 0.001,
+                 "e^(m - m_new) with m from block 1 and the m_new you just found.", Panel::lesson)
+        .terminal = where;
+    diagnose(1 / C1.alpha, "that is e^(m_new - m); the old sums are scaled down onto the new max, by e^(m - m_new) <= 1");
+    diagnose(1, "the max moved, so the old l and O are rescaled: by e^(m - m_new), not 1");
+    b.ask_number("o-l2", "Block 2: the new sum l_new?", C1.l_new, ov(1, "l_new"), 0.001,
+                 "l_new = e^(m - m_new) l + e^(m~ - m_new) l~, with block 2's l~ = sum e^(x_k - m~) over its entries.",
+                 Panel::lesson)
+        .terminal = where;
+    diagnose(C0.l_new + C1.local_sum,
+             "l was not rescaled: block 1's l is multiplied by e^(m - m_new) before block 2's sum is added");
+    diagnose(C1.local_sum, "that is block 2's own sum l~; block 1's l, rescaled, is added to it");
+    diagnose(C0.l_new + std::exp(C1.local_max - C0.m_new) * C1.local_sum,
+             "that keeps block 1's max as the reference; the max is carried forward to m_new, and l with it");
+    const double pv_old = C0.l_new * C0.o_new;  // block 1's un-normalised output, l O
+    b.ask_number("o-o2", "Block 2: the output O_new after both blocks?", C1.o_new, ov(1, "o_new"), 0.001,
+                 "O_new = (l e^(m - m_new) O + e^(m~ - m_new) P~V) / l_new, with block 1's l and O, the factor and l_new "
+                 "you found, and block 2's P~V = sum e^(x_k - m~) v_k.",
+                 Panel::lesson)
+        .terminal = where;
+    diagnose((pv_old + C1.beta * C1.local_pv) / C1.l_new,
+             "O was not rescaled: block 1's part is l e^(m - m_new) O, not l O");
+    diagnose((C1.alpha * pv_old + C1.beta * C1.local_pv) / (C0.l_new + C1.local_sum),
+             "l was not rescaled: divide by l_new = e^(m - m_new) l + e^(m~ - m_new) l~, not l + l~");
+    diagnose((C1.alpha * pv_old + C1.beta * C1.local_pv) / C1.local_sum,
+             "that divides by block 2's own l~; the sum of both blocks' parts is divided by l_new");
+    diagnose((C1.alpha * C0.o_new + C1.beta * C1.local_pv) / C1.l_new,
+             "O is kept divided by l: multiply block 1's O back by its l before rescaling (l e^(m - m_new) O)");
+    diagnose(C1.local_pv / C1.local_sum, "that is block 2's weighted mean alone; block 1's O is carried in with the "
+                                         "weight l e^(m - m_new) / l_new");
+    diagnose(0.5 * (C0.o_new + C1.local_pv / C1.local_sum),
+             "that averages the two blocks' means equally; each counts with its share of l_new");
+  }
 
   // Row 0 of the tiny problem's S, block by block: what Algorithm 1 merges at L11.
   const int64_t Tc = tr.tiling.Tc;

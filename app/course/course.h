@@ -45,11 +45,13 @@ struct RunDecl {
   std::string preset;  // the shipped preset this equals for seed 1 ("" if none)
 };
 
-// A vector whose online softmax the text refers to by name (core/lesson.h).
+// A vector whose online softmax the text refers to by name (core/lesson.h), with a value vector v
+// when the output O is carried too.
 struct LessonDecl {
   std::string name;
   std::vector<double> values;
   size_t block = 2;
+  std::vector<double> v;
 };
 
 struct Question {

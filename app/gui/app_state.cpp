@@ -29,7 +29,8 @@ namespace flashstep::gui {
 void LessonState::recompute() {
   error.clear();
   try {
-    lesson = run_lesson(parse_values(values), size_t(std::max(block, 0)));
+    const bool no_v = std::string(v).find_first_not_of(" \t") == std::string::npos;
+    lesson = run_lesson(parse_values(values), size_t(std::max(block, 0)), no_v ? std::vector<double>{} : parse_values(v, "V"));
     shown = std::clamp(shown, 0, int(lesson.blocks.size()));
   } catch (const InputError& e) {
     error = e.what();  // the previous lesson stays on screen

@@ -150,6 +150,7 @@ struct ProblemForm {
 
 struct LessonState {
   char values[256] = "1, 2, 3, 4";
+  char v[256] = "";  // a value per entry: the output O carried with the blocks (empty: none)
   int block = 2;
   int shown = 0;  // blocks merged so far (0 .. blocks.size())
   Lesson lesson;

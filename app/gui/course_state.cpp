@@ -158,6 +158,12 @@ void CourseState::apply_scene(AppState& s) {
           vals += buf;
         }
         std::snprintf(s.lesson.values, sizeof s.lesson.values, "%s", vals.c_str());
+        std::string vs;  // the value vector (empty for a lesson without one)
+        for (double x : l.v) {
+          std::snprintf(buf, sizeof buf, "%s%g", vs.empty() ? "" : ", ", x);
+          vs += buf;
+        }
+        std::snprintf(s.lesson.v, sizeof s.lesson.v, "%s", vs.c_str());
         s.lesson.block = int(l.block);
         s.lesson.recompute();
         const int nb = int(s.lesson.lesson.blocks.size());

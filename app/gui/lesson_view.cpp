@@ -1,5 +1,6 @@
 // The lesson view: the online softmax of one vector, block by block (core/lesson.h), beside the
-// direct softmax.
+// direct softmax; with a value vector V, the output O = sum softmax(x)_k v_k carried with the
+// blocks (Algorithm 1's O update) beside the direct sum.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
@@ -9,44 +10,84 @@
 
 namespace flashstep::gui {
 
+namespace {
+
+// Continues the line with an item `w` pixels wide where it fits, else leaves it for the next line.
+void SameLineIfRoom(float w) {
+  const float line_end = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (line_end - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x >= w) ImGui::SameLine();
+}
+
+// A block's row in the lesson's tables: highlighted when it is the last block merged, numbered from 1.
+void BlockRow(int k, int shown) {
+  ImGui::TableNextRow();
+  if (k == shown - 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
+  ImGui::TableNextColumn();
+  ImGui::Text("%d", k + 1);
+}
+
+}  // namespace
+
 void DrawLessonView(AppState& s) {
   LessonState& ls = s.lesson;
   DimText("Softmax of a vector computed block by block: each block contributes its own max m~ and "
           "sum l~, and the running (m, l) is rescaled onto the new max when blocks merge. This is "
           "what every row of S goes through: lines 10 and 11 of Algorithm 1, line 9 of FlashAttention-2.");
+  // The controls flow onto the next line where the view is narrow (a course page with a wide
+  // text column, presentation mode's large text) rather than run past its edge.
+  const float fs = ImGui::GetFontSize(), gap = ImGui::GetStyle().ItemSpacing.x;
+  auto labelled = [&](float field_w, const char* label) { return field_w + gap + ImGui::CalcTextSize(label).x; };
+  auto button_w = [&](const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+  };
   bool changed = false;
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+  const float values_w = std::clamp(ImGui::GetContentRegionAvail().x - gap - ImGui::CalcTextSize("values").x, fs * 6, fs * 18);
+  ImGui::SetNextItemWidth(values_w);
   changed |= ImGui::InputText("values", ls.values, sizeof ls.values);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  SameLineIfRoom(labelled(fs * 6, "block size"));
+  ImGui::SetNextItemWidth(fs * 6);
   changed |= ImGui::InputInt("block size", &ls.block);
+  const float v_w = fs * 12;
+  SameLineIfRoom(labelled(v_w, "V (optional)"));
+  ImGui::SetNextItemWidth(v_w);
+  changed |= ImGui::InputText("V (optional)", ls.v, sizeof ls.v);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("One value per entry of the values: the output O = sum softmax(x)_k v_k is carried block by "
+                      "block with the same rescale as l (Algorithm 1, line 12).");
   if (changed) ls.recompute();
   if (!ls.error.empty()) ErrorText(ls.error + "  (showing the last valid lesson)");
   const Lesson& L = ls.lesson;
   const int nb = int(L.blocks.size());
   if (ImGui::Button("Reset##lesson")) ls.shown = 0;
-  ImGui::SameLine();
+  SameLineIfRoom(button_w("< Previous block"));
   if (ImGui::Button("< Previous block")) ls.shown = std::max(0, ls.shown - 1);
-  ImGui::SameLine();
+  SameLineIfRoom(button_w("Next block >"));
   if (ImGui::Button("Next block >")) ls.shown = std::min(nb, ls.shown + 1);
-  ImGui::SameLine();
+  SameLineIfRoom(button_w("All blocks"));
   if (ImGui::Button("All blocks")) ls.shown = nb;
-  ImGui::SameLine();
-  ImGui::Text("merged %d of %d blocks", ls.shown, nb);
+  char merged[64];
+  std::snprintf(merged, sizeof merged, "merged %d of %d blocks", ls.shown, nb);
+  SameLineIfRoom(ImGui::CalcTextSize(merged).x);
+  ImGui::TextUnformatted(merged);
 
+  const bool with_v = !L.v.empty();
   if (ls.shown > 0 && ls.shown <= nb) {
     const LessonBlock& b = L.blocks[size_t(ls.shown - 1)];
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "Block %d (x[%zu..%zu]): local max m~ = %.4g, local sum l~ = sum e^(x - m~) = %.4g. "
-                  "Merge: m = max(%.4g, %.4g) = %.4g;  l = e^(%.4g - %.4g) * %.4g + e^(%.4g - %.4g) * %.4g = %.4g.",
-                  ls.shown, b.begin, b.end - 1, b.local_max, b.local_sum, b.m_old, b.local_max, b.m_new,
-                  b.m_old, b.m_new, b.l_old, b.local_max, b.m_new, b.local_sum, b.l_new);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
+    char text[768];
+    int n = std::snprintf(text, sizeof text,
+                          "Block %d (x[%zu..%zu]): local max m~ = %.4g, local sum l~ = sum e^(x - m~) = %.4g. "
+                          "Merge: m = max(%.4g, %.4g) = %.4g;  l = e^(%.4g - %.4g) * %.4g + e^(%.4g - %.4g) * %.4g = %.4g.",
+                          ls.shown, b.begin, b.end - 1, b.local_max, b.local_sum, b.m_old, b.local_max, b.m_new,
+                          b.m_old, b.m_new, b.l_old, b.local_max, b.m_new, b.local_sum, b.l_new);
+    if (with_v && n > 0 && size_t(n) < sizeof text)
+      std::snprintf(text + n, sizeof text - size_t(n),
+                    "  P~V = sum e^(x - m~) v = %.4g;  O = (l e^(m - m_new) O + e^(m~ - m_new) P~V) / l_new = "
+                    "(%.4g * %.4g * %.4g + %.4g * %.4g) / %.4g = %.4g.",
+                    b.local_pv, b.l_old, b.alpha, b.o_old, b.beta, b.local_pv, b.l_new, b.o_new);
+    TextWrappedAtSpaces(text);
   } else {
-    ImGui::TextUnformatted("Start: m = -inf, l = 0 (nothing seen yet).");
+    ImGui::TextUnformatted(with_v ? "Start: m = -inf, l = 0, O = 0 (nothing seen yet)."
+                                  : "Start: m = -inf, l = 0 (nothing seen yet).");
   }
 
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
@@ -68,10 +109,7 @@ void DrawLessonView(AppState& s) {
     char a[32], b2[32];
     for (int k = 0; k < std::min(ls.shown, nb); ++k) {
       const LessonBlock& b = L.blocks[size_t(k)];
-      ImGui::TableNextRow();
-      if (k == ls.shown - 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", k + 1);
+      BlockRow(k, ls.shown);
       ImGui::TableNextColumn();
       for (size_t e = b.begin; e < b.end && e < b.begin + 6; ++e) {
         if (e > b.begin) ImGui::SameLine(0, 4);
@@ -96,20 +134,43 @@ void DrawLessonView(AppState& s) {
     }
     ImGui::EndTable();
   }
+  // With V, the output per merged block in a table of its own under the statistics (a ninth
+  // column would not fit beside the course column); the line above the table has the update in full.
+  if (with_v && ls.shown > 0) {
+    const ImGuiTableFlags of = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+    if (ImGui::BeginTable("outputs", 3, of)) {
+      ImGui::TableSetupColumn(titles == kLong ? "block" : "#", ImGuiTableColumnFlags_WidthFixed);
+      ImGui::TableSetupColumn(titles == kLong ? "P~V = sum e^(x - m~) v (block's own)" : "P~V (block's own)");
+      ImGui::TableSetupColumn("O: old -> new");
+      ImGui::TableHeadersRow();
+      for (int k = 0; k < std::min(ls.shown, nb); ++k) {
+        const LessonBlock& b = L.blocks[size_t(k)];
+        BlockRow(k, ls.shown);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.4g", b.local_pv);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.4g -> %.4g", b.o_old, b.o_new);
+      }
+      ImGui::EndTable();
+    }
+  }
 
   // Softmax so far (online, with the running m and l) beside the direct softmax.
   ImGui::Spacing();
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted("softmax(x): online with the running (m, l) so far, and direct in one pass");
+  ImGui::PopTextWrapPos();
   const size_t seen = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].end : 0;
   const double m_run = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].m_new : 0;
   const double l_run = ls.shown > 0 && ls.shown <= nb ? L.blocks[size_t(ls.shown - 1)].l_new : 1;
   const float row_h = ImGui::GetFrameHeightWithSpacing();
   const float fit = row_h * float(L.values.size() + 1) + 8;
   const float room = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 120.0f);
-  if (ImGui::BeginTable("softmax", 4, tf | ImGuiTableFlags_ScrollY, ImVec2(0, std::min(fit, room)))) {
+  if (ImGui::BeginTable("softmax", with_v ? 5 : 4, tf | ImGuiTableFlags_ScrollY, ImVec2(0, std::min(fit, room)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("k");
     ImGui::TableSetupColumn("x_k");
+    if (with_v) ImGui::TableSetupColumn("v_k");
     ImGui::TableSetupColumn("online e^(x_k - m) / l", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("direct softmax", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
@@ -120,6 +181,10 @@ void DrawLessonView(AppState& s) {
       ImGui::Text("%zu", e);
       ImGui::TableNextColumn();
       ImGui::Text("%.4g", L.values[e]);
+      if (with_v) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%.4g", L.v[e]);
+      }
       ImGui::TableNextColumn();
       if (e < seen) {
         const double o = std::exp(L.values[e] - m_run) / l_run;
@@ -134,10 +199,18 @@ void DrawLessonView(AppState& s) {
     }
     ImGui::EndTable();
   }
-  if (ls.shown == nb && nb > 0)
+  ImGui::PushTextWrapPos(0.0f);
+  if (ls.shown == nb && nb > 0) {
     ImGui::TextColored(kPassText, "All blocks merged: max |online - direct| = %.3g", L.max_diff);
-  else
+    if (with_v)
+      ImGui::TextColored(kPassText, "O = %.6g online, %.6g direct (sum of softmax(x)_k v_k)", L.blocks.back().o_new,
+                         L.o_direct);
+  } else {
     DimText("Until every block is merged, the online values are relative to the max seen so far.");
+    if (with_v && ls.shown > 0 && ls.shown <= nb)
+      ImGui::Text("O so far = %.6g: the mean of the v seen, weighted by e^(x - m) / l", L.blocks[size_t(ls.shown - 1)].o_new);
+  }
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace flashstep::gui

@@ -8,11 +8,43 @@
 #include "core/schedule_registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace flashstep::gui {
 
 namespace {
+
+// A count with an SI prefix and three significant digits ("1.79 k", "268 M"): shorter than
+// "1.79e+03" in the side-by-side table's narrow columns.
+const char* fmt_si(char* buf, size_t n, double x) {
+  static const char* const kPrefix[] = {"", " k", " M", " G", " T", " P"};
+  int p = 0;
+  while (std::abs(x) >= 999.5 && p < 5) {
+    x /= 1000;
+    ++p;
+  }
+  std::snprintf(buf, n, p == 0 ? "%.0f%s" : "%.3g%s", x, kPrefix[p]);
+  return buf;
+}
+
+// Bytes to three significant digits ("896 B", "1.06 KiB", "33.0 KiB", "260 KiB", "4.56 MiB"): the
+// side-by-side table's four schedules share a column's width of the right panel.
+const char* fmt_bytes3(char* buf, size_t n, int64_t b) {
+  if (b < 1024) {
+    std::snprintf(buf, n, "%lld B", (long long)b);
+    return buf;
+  }
+  static const char* const kUnit[] = {"KiB", "MiB", "GiB", "TiB"};
+  double x = double(b) / 1024;
+  int u = 0;
+  while (x >= 999.5 && u < 3) {
+    x /= 1024;
+    ++u;
+  }
+  std::snprintf(buf, n, "%.*f %s", x < 9.995 ? 2 : x < 99.95 ? 1 : 0, x, kUnit[u]);
+  return buf;
+}
 
 // The L2 model at this step (l2_view.h): DRAM bytes beside the HBM bytes above, the L2's
 // occupancy and hit rate.
@@ -228,39 +260,73 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   // The whole run of each schedule on the same inputs, with its closed form.
   ImGui::Separator();
   static const std::string all_names = schedule_names(" and ");  // made once: idle frames allocate nothing
+  ImGui::PushTextWrapPos(0.0f);  // a narrow panel (1280 pixels) wraps the four names
   ImGui::Text("Whole run: %s (%s)", all_names.c_str(), dtype_name(p.dtype));
+  ImGui::PopTextWrapPos();
   const int shown = schedule_column(sched);
   const bool masked = p.mask.any();
   const size_t n_runs = v.runs.size();
-  if (ImGui::BeginTable("vs", 1 + int(n_runs), tf)) {
+  // The table's columns share the panel's width while their texts fit it (measured as they are
+  // drawn, for the next frame); where even the short labels and numbers do not (large byte counts
+  // with the L2 rows, large text), the columns keep their texts' widths and the table scrolls
+  // sideways rather than cut a number.
+  constexpr int kMaxCols = 8;
+  static float widest[kMaxCols], need_w = 0;
+  static int rows_drawn = 0;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // Cells a little narrower than the style's: five columns in the right panel.
+  const ImVec2 pad(std::min(style.CellPadding.x, 3.0f), style.CellPadding.y);
+  const bool scroll = need_w > ImGui::GetContentRegionAvail().x;
+  const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  const ImGuiTableFlags vf = scroll ? ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                          ImGuiTableFlags_ScrollX
+                                    : tf;
+  const ImVec2 vs_size(0, scroll ? float(rows_drawn + 1) * row_h + style.ScrollbarSize + 2 : 0.0f);
+  const int n_cols = std::min(1 + int(n_runs), kMaxCols);
+  std::fill(widest, widest + kMaxCols, 0.0f);
+  rows_drawn = 0;
+  auto track = [&] {  // the last text drawn, at its full width (a cut one too)
+    const int col = ImGui::TableGetColumnIndex();
+    if (col >= 0 && col < kMaxCols) widest[col] = std::max(widest[col], ImGui::GetItemRectSize().x);
+  };
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, pad);
+  if (ImGui::BeginTable("vs", n_cols, vf, vs_size)) {
     ImGui::TableSetupColumn("same inputs");
     for (const ScheduleInfo* si : schedules()) ImGui::TableSetupColumn(si->name);
     ImGui::TableHeadersRow();
+    widest[0] = ImGui::CalcTextSize("same inputs").x;
+    for (int k = 1; k < n_cols; ++k) widest[k] = ImGui::CalcTextSize(schedules()[size_t(k - 1)]->name).x;
     const ImU32 shown_bg = kShownCol;
     auto label = [&](const char* name, const char* tip) {
       ImGui::TableNextRow();
       ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, shown_bg, 1 + shown);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(name);
+      track();
+      ++rows_drawn;
       if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
-    auto bytes_row = [&](const char* name, int64_t (*get)(const ScheduleRun&)) {
-      label(name, nullptr);
+    auto bytes_row = [&](const char* name, int64_t (*get)(const ScheduleRun&), const char* tip = nullptr) {
+      label(name, tip);
       for (const ScheduleRun& r : v.runs) {
         ImGui::TableNextColumn();
         if (!r.ok) ImGui::TextDisabled("n/a");
-        else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, get(r)));
+        else ImGui::TextUnformatted(fmt_bytes3(a, sizeof a, get(r)));
+        track();
       }
     };
-    // The closed form beside the simulated count: green when equal, amber when a mask makes the
-    // form an upper bound (skipped blocks move nothing), red otherwise.
+    // The closed form under the simulated count: green when equal, amber with "<" when a mask
+    // makes the form an upper bound the run stays under (skipped blocks move nothing), red with
+    // "!=" otherwise.
     auto form_row = [&](const char* name, bool read, bool bwd) {
       label(name, "The unmasked closed form (core/closed_form.h) at the stored size.\n"
-                  "Green: the simulation equals it. Amber: less, because masked blocks are skipped.");
+                  "Green: the simulation equals it. Amber (<): less, because masked blocks are skipped.\n"
+                  "Red (!=): the simulation and the form disagree.");
       for (const ScheduleRun& r : v.runs) {
         ImGui::TableNextColumn();
         if (!r.ok) {
           ImGui::TextDisabled("n/a");
+          track();
           continue;
         }
         const TrafficForm& f = bwd ? r.backward_form : r.form;
@@ -269,21 +335,27 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
                                  : read ? f.read_bytes(bpe, out_bpe) : f.write_bytes(bpe, out_bpe);
         const int64_t sim = read ? tt.hbm_read_bytes : tt.hbm_write_bytes;
         const ImVec4 col = form == sim ? kPassText : masked && sim < form ? kBoundText : kErrorText;
-        ImGui::TextColored(col, "%s%s", form == sim ? "= " : masked && sim < form ? "<= " : "!= ",
-                           fmt_bytes(a, sizeof a, form));
+        // Equal needs no sign (green, and the label's tooltip says so); the others keep theirs.
+        ImGui::TextColored(col, "%s%s", form == sim ? "" : masked && sim < form ? "<" : "!=", fmt_bytes3(a, sizeof a, form));
+        track();
       }
     };
-    const char* fwd = v.backward ? "forward read" : "HBM read";
-    bytes_row(fwd, [](const ScheduleRun& r) { return r.forward_totals.hbm_read_bytes; });
+    // Row labels are kept short (a tooltip says the rest) and bytes have three digits: with four
+    // schedules beside them the table fits the right column at 1600 pixels without cutting a number.
+    const char* fwd = v.backward ? "fwd read" : "HBM read";
+    bytes_row(fwd, [](const ScheduleRun& r) { return r.forward_totals.hbm_read_bytes; }, "HBM bytes read by the forward pass");
     form_row("  closed form", true, false);
-    bytes_row(v.backward ? "forward written" : "HBM written", [](const ScheduleRun& r) { return r.forward_totals.hbm_write_bytes; });
+    bytes_row(v.backward ? "fwd written" : "HBM written", [](const ScheduleRun& r) { return r.forward_totals.hbm_write_bytes; },
+              "HBM bytes written by the forward pass");
     form_row("  closed form", false, false);
     if (v.backward) {
-      bytes_row("backward read", [](const ScheduleRun& r) { return r.backward_totals.hbm_read_bytes; });
+      bytes_row("bwd read", [](const ScheduleRun& r) { return r.backward_totals.hbm_read_bytes; }, "HBM bytes read by the backward pass");
       form_row("  closed form", true, true);
-      bytes_row("backward written", [](const ScheduleRun& r) { return r.backward_totals.hbm_write_bytes; });
+      bytes_row("bwd written", [](const ScheduleRun& r) { return r.backward_totals.hbm_write_bytes; },
+                "HBM bytes written by the backward pass");
       form_row("  closed form", false, true);
-      bytes_row("fwd + bwd R+W", [](const ScheduleRun& r) { return r.totals.hbm_read_bytes + r.totals.hbm_write_bytes; });
+      bytes_row("fwd+bwd R+W", [](const ScheduleRun& r) { return r.totals.hbm_read_bytes + r.totals.hbm_write_bytes; },
+                "Forward + backward HBM bytes read and written, simulated");
     }
     if (v.l2) {  // the L2 model's DRAM bytes, and a measurement's (l2_view.h)
       const DramMeasurements* m = s.dram.loaded ? &s.dram.data : nullptr;
@@ -296,66 +368,75 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
           ImGui::TableNextColumn();
           const int64_t x = v.runs[k].ok ? get(cols[k]) : -1;
           if (x < 0) ImGui::TextDisabled(v.runs[k].ok ? "-" : "n/a");
-          else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, x));
+          else ImGui::TextUnformatted(fmt_bytes3(a, sizeof a, x));
+          track();
         }
       };
       const int64_t H = v.l2->heads;
       dram_row("DRAM read", "Between the L2 and DRAM, with the L2 model (head 0)", [](const DramColumn& d) { return d.read; });
       dram_row("DRAM written", "Including the dirty lines written back at the end", [](const DramColumn& d) { return d.write; });
       if (H > 1) {
-        std::snprintf(c, sizeof c, "%lld heads: read", (long long)H);
-        dram_row(c, "Every head's DRAM bytes: the figure to compare with a measurement", [](const DramColumn& d) { return d.all_heads_read; });
-        std::snprintf(c, sizeof c, "%lld heads: written", (long long)H);
-        dram_row(c, nullptr, [](const DramColumn& d) { return d.all_heads_write; });
+        std::snprintf(c, sizeof c, "H=%lld read", (long long)H);
+        dram_row(c, "Every head's DRAM bytes read: the figure to compare with a measurement", [](const DramColumn& d) { return d.all_heads_read; });
+        std::snprintf(c, sizeof c, "H=%lld written", (long long)H);
+        dram_row(c, "Every head's DRAM bytes written", [](const DramColumn& d) { return d.all_heads_write; });
       }
       if (v.l2->ncu) {
         const char* tip = "Every head, counted as Nsight Compute does: the L2 emptied before each kernel,\n"
                           "dirty lines a kernel leaves behind not counted (docs/l2-model.md)";
-        dram_row("as ncu: read", tip, [](const DramColumn& d) { return d.ncu_read; });
-        dram_row("as ncu: written", tip, [](const DramColumn& d) { return d.ncu_write; });
+        dram_row("ncu read", tip, [](const DramColumn& d) { return d.ncu_read; });
+        dram_row("ncu written", tip, [](const DramColumn& d) { return d.ncu_write; });
       }
       if (m) {
         const char* tip = "Measured with Nsight Compute (the loaded file), every head; '-': no point for this\n"
                           "problem (Nq = Nk, d, M, dtype), heads and GPU in the file";
-        dram_row("measured read", tip, [](const DramColumn& d) { return d.measured ? int64_t(d.measured->read_bytes) : -1; });
-        dram_row("measured written", tip, [](const DramColumn& d) { return d.measured ? int64_t(d.measured->write_bytes) : -1; });
+        dram_row("meas. read", tip, [](const DramColumn& d) { return d.measured ? int64_t(d.measured->read_bytes) : -1; });
+        dram_row("meas. written", tip, [](const DramColumn& d) { return d.measured ? int64_t(d.measured->write_bytes) : -1; });
       }
     }
     // The paper's Figure 2 (left): forward + backward HBM reads and writes, from the closed
     // forms, so the row is there also when the backward did not run (the gpt2-medium preset).
-    label("fwd + bwd, closed", "Forward + backward HBM bytes read and written, from the closed forms\n"
+    label("fwd+bwd form", "Forward + backward HBM bytes read and written, from the closed forms\n"
                                "(core/closed_form.h; unmasked), as in the paper's Figure 2 (left),\n"
                                "for one head: 40.3 GB against 4.4 GB there for the whole batch.");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(fmt_bytes(a, sizeof a, fwd_bwd_form_bytes(r, p.dtype)));
+      ImGui::TextUnformatted(fmt_bytes3(a, sizeof a, fwd_bwd_form_bytes(r, p.dtype)));
+      track();
     }
-    label("FLOPs", nullptr);
+    label("FLOPs", "Floating-point operations of the whole run (k = 10^3, M = 10^6, G = 10^9, T = 10^12)");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
-      if (r.ok) ImGui::Text("%.3g", double(r.totals.flops));
+      if (r.ok) ImGui::TextUnformatted(fmt_si(a, sizeof a, double(r.totals.flops)));
       else ImGui::TextDisabled("n/a");
+      track();
     }
-    bytes_row("peak on chip", [](const ScheduleRun& r) { return r.totals.peak_sram_bytes; });
+    bytes_row("peak on chip", [](const ScheduleRun& r) { return r.totals.peak_sram_bytes; },
+              "The most bytes on chip at once: tiles and scratch");
     const ScheduleRun& st = v.runs[size_t(schedule_column(baseline_schedule().id))];
     const int64_t st_total = st.totals.hbm_read_bytes + st.totals.hbm_write_bytes;
-    label("HBM / standard", "This schedule's HBM bytes over standard attention's: below 1x, tiling pays");
+    label("vs standard", "This schedule's HBM bytes over standard attention's: below 1x, tiling pays");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
       if (r.ok && st.ok && st_total > 0)
         ImGui::Text("%.2fx", double(r.totals.hbm_read_bytes + r.totals.hbm_write_bytes) / double(st_total));
       else ImGui::TextDisabled("n/a");
+      track();
     }
-    label("O error vs fp64", "max |O - O_ref| / max |O_ref| against the float64 reference on the\n"
+    label("O error", "max |O - O_ref| / max |O_ref| against the float64 reference on the\n"
                              "original float32 inputs (same mask and dropout). In fp16 or bf16 every\n"
                              "schedule rounds Q, K, V and O on store; standard attention also S and P.");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
-      if (r.have_error) ImGui::TextUnformatted(fmt_g(a, sizeof a, r.o_err.max_rel));
+      if (r.have_error) ImGui::Text("%.2e", r.o_err.max_rel);  // three digits: "6.41e-08" fits its column
       else ImGui::TextDisabled("-");
+      track();
     }
     ImGui::EndTable();
+    need_w = 0;
+    for (int k = 0; k < n_cols; ++k) need_w += widest[k] + 2 * pad.x + 1;  // and a border
   }
+  ImGui::PopStyleVar();
   const ScheduleInfo& base = baseline_schedule();
   const ScheduleRun& r0 = v.runs[size_t(schedule_column(base.id))];
   if (masked && v.skipped_tiles) {

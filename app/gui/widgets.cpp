@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace flashstep::gui {
 
@@ -42,6 +43,23 @@ void LabelledBar(float fraction, const char* text) {
   }
   ImGui::TextWrapped("%s", text);
   ImGui::ProgressBar(fraction, ImVec2(-1, 0), "");
+}
+
+void TextWrappedAtSpaces(const char* text) {
+  const float w = ImGui::GetContentRegionAvail().x;
+  const char* end = text + std::strlen(text);
+  const char* line = text;
+  while (line < end) {
+    const char* cut = nullptr;  // the last space (or the end) up to which the line fits; at least one word
+    for (const char* q = line; q <= end; ++q) {
+      if (q != end && *q != ' ') continue;
+      if (cut && ImGui::CalcTextSize(line, q).x > w) break;
+      cut = q;
+      if (q == end) break;
+    }
+    ImGui::TextUnformatted(line, cut);
+    line = cut + 1;
+  }
 }
 
 void DimText(const char* text) {

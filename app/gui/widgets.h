@@ -51,6 +51,9 @@ void ErrorText(const std::string& msg);
 // A full-width progress bar with `text` on it, or above it when the text is wider (large fonts).
 void LabelledBar(float fraction, const char* text);
 void DimText(const char* text);
+// Text wrapped to the available width at spaces only: ImGui's own wrapping also breaks after '.',
+// which splits a number such as 51.04 across two lines.
+void TextWrappedAtSpaces(const char* text);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
 bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);
