@@ -105,7 +105,6 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   if (p.page_size > 0) {  // the same kernels on contiguous K, V: every bit the same
     gpu::DecodeOptions flat = go;
     flat.page_size = 0;
-    if (p.dtype == Dtype::fp8) flat.variant = 0;  // 9 unpaged: variant 5's threads and values
     const gpu::DecodeResult u = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, flat);
     const bool same = same_bits(g.O, u.O) && same_bits(g.lse, u.lse) && same_bits(g.O_part, u.O_part) &&
                       same_bits(g.lse_part, u.lse_part);

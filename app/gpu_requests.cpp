@@ -111,8 +111,8 @@ void check_standard_float32(Schedule s, Dtype t) {
 void check_fp8_decode(int64_t d, int variant) {
   if (d != 64 && d != 128)
     throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-  if (variant != 0 && variant != 5 && variant != 9)
-    throw InputError("the FP8 KV-cache decode runs split-kernel variant 5 or 9 (0 picks 9 unpaged, 5 paged), not " +
+  if (variant != 0 && variant != 9)
+    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9, paged or not (0 picks it), not " +
                      std::to_string(variant));
 }
 
@@ -476,7 +476,7 @@ void check_bench_gpu_request(const BenchGpuRequest& r) {
   if (r.decode && r.dtype_opt && r.dtype_opt->count() && bf.dtype == "fp8") {
     for (int64_t d : bf.dims) {
       check_fp8_decode(d, 0);
-      for (int v : r.dr.sweep_variants) check_fp8_decode(d, v);  // 5 and 9, paged or not
+      for (int v : r.dr.sweep_variants) check_fp8_decode(d, v);  // 9, paged or not
     }
   }
   if (r.decode) return check_bench_repetitions(bf.reps, bf.warmup);

@@ -49,8 +49,9 @@
 //     ladder's (gpu/ladder/decode_rungs.cu). Variant 3 runs a single query row in its four-row
 //     kernel (launch_variant); 5 and 9 have a one-row kernel for Nq = 1, decoding proper.
 //   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8.md): the same template with T =
-//     e4m3, d = 64, 128, variants 9 and 5, paged or not (the default: 9 unpaged, 5 paged; the
-//     same 256 threads and groups, so the same values bit for bit). A tile is still 8 KiB,
+//     e4m3, d = 64, 128, variant 9, paged or not (measured against variant 5, its arithmetic
+//     with cp.async chunks: 9 reads 8-11% faster unpaged and 9-10% paged,
+//     gpu/results/fp8-decode/kernel_budget/). A tile is still 8 KiB,
 //     now twice the keys; each lane loads its 8 bytes of a K or V row from shared memory and
 //     converts them to float32 in registers (exact). The scores take (tau s_Q) s_K after the dot
 //     product of the e4m3 values, P~ stays float32 and is multiplied by s_V before P~ V: the
@@ -110,13 +111,10 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-// The FP8 configurations (the header's list): variants 9 and 5, paged or not (the host's default:
-// 9 unpaged, 5 paged), one query row or four.
+// The FP8 configuration (the header's list): variant 9, paged or not, one query row or four.
 template <int G>
 void launch_split_fp8(const DecodeParams& p) {
-  using T = __nv_fp8_e4m3;
-  if (p.variant == 5) launch_variant<T, G, 5>(p);
-  else launch_variant<T, G, 9>(p);
+  launch_variant<__nv_fp8_e4m3, G, 9>(p);
 }
 
 template <typename T, int G>
@@ -156,8 +154,8 @@ bool decode_variant_supported(int variant, int d, Storage dtype) {
 }
 
 
-bool decode_fp8_supported(int variant, int d) {  // paged or not: both take a block table
-  return (d == 64 || d == 128) && (variant == 0 || variant == 5 || variant == 9);
+bool decode_fp8_supported(int variant, int d) {  // paged or not: it takes a block table
+  return (d == 64 || d == 128) && (variant == 0 || variant == 9);
 }
 
 namespace {

@@ -245,7 +245,10 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   // in flight while the arithmetic runs. Keys past the split read nothing and count as zeros.
   const int nstages = k1 > k0 ? (k1 - k0 + SK - 1) / SK : 0;
   // Variants 3-5: every thread issues 16-byte cp.async chunks (zero-filled past the split).
-  auto issue_chunks = [&](int t) {
+  // The chunk loop is compiled once per layout (kPagedLoop) inside the one kernel, so that the
+  // run-time switch is taken once per tile, not per chunk.
+  auto issue_chunks_as = [&](auto paged_loop, int t) {
+    constexpr bool kPagedLoop = decltype(paged_loop)::value;
     const int kt = k0 + t * TK;
     const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kTileElems);
     const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kTileElems);
@@ -254,11 +257,15 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       const bool ok = key < k1;
       const int n = ok ? key : k0;  // a key past the split reads nothing (zero-filled)
       int64_t row = n;
-      if (paged) row = int64_t(__ldg(table + n / p.page_size)) * p.page_size + n % p.page_size;
+      if constexpr (kPagedLoop) row = int64_t(__ldg(table + n / p.page_size)) * p.page_size + n % p.page_size;
       const int64_t off = row * D + (c % CPK) * (16 / int(sizeof(T)));
       cp_async16_hint<Tr::kPrefetch256>(kd + c * 16, Kg + off, ok ? 16 : 0);
       cp_async16_hint<Tr::kPrefetch256>(vd + c * 16, Vg + off, ok ? 16 : 0);
     }
+  };
+  auto issue_chunks = [&](int t) {
+    if (paged) issue_chunks_as(std::true_type{}, t);
+    else issue_chunks_as(std::false_type{}, t);
   };
   // Variants 6-9 (8, 9 under the evict_first policy), called by the 32 lanes of warp 0: lane 0
   // arms stage t's barrier with the bytes of its keys that exist (the stage is clipped at k1: nothing past it is copied), then the
@@ -328,6 +335,9 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
+      // Rows past nq (a four-row kernel on fewer rows) keep m = -inf, l = 0, O = 0 untouched:
+      // no work for them (rows is the same for the whole block, so the shuffles stay uniform).
+      if (R > 1 && r >= rows) break;
       // FD L7: S_ij = tau q K_j^T (masked keys and keys past the split -inf)
       float sc[KPG];
 #pragma unroll
