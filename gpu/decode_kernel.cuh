@@ -298,12 +298,14 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       }
     }
   };
-  // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
-  auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
+  // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for the first NR rows
+  // (NR = R, or 1: see compute_tile).
+  auto compute_rows = [&](auto nr, const T* Kb, const T* Vb, int kt) {
+    constexpr int NR = decltype(nr)::value;
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
     float kv[KPG][8], vv[KPG][8];
     // fp8: each key's s_K and s_V (its block of scale_rows keys; one block: a uniform branch).
-    float ks[KPG], vs[KPG];
+    [[maybe_unused]] float ks[KPG], vs[KPG];
     if constexpr (kFp8) {
       const float* sk = p.k_scale + h * int64_t(p.scale_blocks);
       const float* sv = p.v_scale + h * int64_t(p.scale_blocks);
@@ -334,10 +336,10 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       }
     }
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
+    for (int r = 0; r < NR; ++r) {
       // Rows past nq (a four-row kernel on fewer rows) keep m = -inf, l = 0, O = 0 untouched:
       // no work for them (rows is the same for the whole block, so the shuffles stay uniform).
-      if (R > 1 && r >= rows) break;
+      if (NR > 1 && r >= rows) break;
       // FD L7: S_ij = tau q K_j^T (masked keys and keys past the split -inf)
       float sc[KPG];
 #pragma unroll
@@ -380,6 +382,19 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
         o[r][e] = accumulated_output(alpha, o[r][e], pv);
       }
     }
+  };
+  // Variant 3 runs a single query row in its four-row kernel (the only kernel it has): the tile's
+  // arithmetic is compiled a second time for one row, taken when rows = 1 (uniform over the
+  // block), so one row does not carry the four-row loop's code (measured 1.10x slower at Nq = 1,
+  // gpu/results/device-checks/decode-rows/). Variants 5 and 9 launch a one-row kernel instead.
+  auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
+    if constexpr (R > 1 && V == 3) {
+      if (rows == 1) {
+        compute_rows(std::integral_constant<int, 1>{}, Kb, Vb, kt);
+        return;
+      }
+    }
+    compute_rows(std::integral_constant<int, R>{}, Kb, Vb, kt);
   };
   if constexpr (Tr::kBulk) {
     if (threadIdx.x == 0) {
