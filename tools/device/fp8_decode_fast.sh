@@ -36,14 +36,14 @@ grep -E '^== verify|^verify|^final|^paged|^(PASS|FAIL)' "$OUT/verify.txt" > "$OU
 say "verify --variant 10: $(grep -c '^PASS' "$OUT/verify.txt") PASS of ${#VERIFY[@]}; $(grep -c '^rc=0' "$OUT/verify.txt") exit 0; kernel named: $(grep -c 'split kernel variant 10' "$OUT/verify.txt")"
 
 # 2. speed: PyTorch's bf16 first, then the fp8 sweeps (variants 9 and 10)
-if before $((BUDGET - 200)) "PyTorch bf16 decode"; then
+if before $((BUDGET - 200)) "PyTorch bf16 decode"; then  # each step: start by, then its timeout
   timeout 60 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
     --json "$OUT/sdpa.json" > "$OUT/sdpa.txt" 2>&1
   say "PyTorch bf16 decode: rc=$?"
 fi
 SDPA=(); [ -s "$OUT/sdpa.json" ] && SDPA=(--sdpa "$OUT/sdpa.json")
 for P in 0 16; do
-  before $((BUDGET - 120)) "fp8 sweep page $P" || continue
+  before $((BUDGET - 130 + P)) "fp8 sweep page $P" || continue
   pg=(); [ $P -gt 0 ] && pg=(--page-size $P)
   timeout 75 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 --heads 32 256 \
     --sweep-variants 9 10 --sweep-splits 8 16 32 64 "${pg[@]}" "${SDPA[@]}" --back-to-back 10 \
@@ -52,8 +52,8 @@ for P in 0 16; do
 done
 
 # 3. the [fp8] tests
-if before $((BUDGET - 80)) "tests [fp8]"; then
-  catch2 "$OUT/tests_fp8.log" timeout 60 "$T" "[fp8]"
+if before $((BUDGET - 90)) "tests [fp8]"; then
+  catch2 "$OUT/tests_fp8.log" timeout 70 "$T" "[fp8]"
   say "tests [fp8]: $(tests_line "$OUT/tests_fp8.log" $?)"
 fi
 
@@ -64,7 +64,7 @@ for run in "memcheck p $SMALLP" "racecheck p $SMALLP" "synccheck p $SMALLP" "ini
   set -- $run
   tool=$1 tag=$2
   shift 2
-  before $((BUDGET - 25)) "compute-sanitizer $tool $tag" || continue
+  before $((BUDGET - 40)) "compute-sanitizer $tool $tag" || continue
   log=$OUT/sanitizer_${tool}_$tag.txt
   timeout 40 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
   say "compute-sanitizer $tool ($tag): rc=$? $(sanitized "$log") $(grep -c '^PASS' "$log") PASS"
