@@ -111,9 +111,9 @@ void check_standard_float32(Schedule s, Dtype t) {
 void check_fp8_decode(int64_t d, int variant) {
   if (d != 64 && d != 128)
     throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-  if (variant != 0 && variant != 9)
-    throw InputError("the FP8 KV-cache decode runs split-kernel variant 9, paged or not (0 picks it), not " +
-                     std::to_string(variant));
+  if (variant != 0 && variant != 9 && variant != 10)
+    throw InputError("the FP8 KV-cache decode runs split-kernel variants 9 and 10, paged or not (0 picks the "
+                     "default), not " + std::to_string(variant));
 }
 
 void check_float32_storage(Dtype t) {
@@ -133,7 +133,7 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-43 of gpu/ladder/ (13-43 on sm_90 only), 101-104 the Bc sweep"
                          "; with --backward --tensor-cores: 2, and 9 on sm_90 (wgmma); with the ladder 1-10 (3, 8: d = 64)"
                          "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
-                         "copies with an L2 evict_first policy); with the ladder also 4, 6, 7, 8");
+                         "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   auto* b = verify->add_flag("--backward", r.bwd.backward,
                              "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");
@@ -351,7 +351,7 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--sdpa", r.dr.sdpa_json, "--decode: PyTorch's times from gpu/tools/sdpa_decode_bench.py --json, set beside");
   r.page_opt = b->add_option("--page-size", r.dr.page_size, "--decode: also time the K/V cache in pages of P tokens through a block table");
   b->add_option("--sweep-variants", r.dr.sweep_variants, "--decode: instead of the table, time these split-kernel variants "
-                                                         "(gpu/decode.cu: 3-9) x --sweep-splits per shape");
+                                                         "(gpu/decode.cu: 3-10) x --sweep-splits per shape");
   b->add_option("--sweep-splits", r.dr.sweep_splits, "--decode: the S values of the sweep (default 1 2 4 8 16 32)");
   b->add_flag("--read-streams", r.dr.read_streams, "--decode: instead of the table, the read bandwidth of several "
                                                    "ways of streaming 2 GiB (bulk copies, register loads; a ladder build: gpu/ladder/read_streams.cu)");

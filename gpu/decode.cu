@@ -43,15 +43,27 @@
 //       9  version 8's stream (bulk copies, two-tile stages 3 deep, evict_first) with version 5's
 //          256 threads (16 groups at d = 128): the stream of version 6 under the arithmetic that
 //          was fastest where the heads fill the GPU. Results equal version 5's bit for bit.
+//      10  (e4m3 only) version 9's stream (the same stages, copies, policy and 256 threads) under
+//          batched arithmetic: L = d / 16 lanes per key, 16 e4m3 codes (one 16-byte shared-memory
+//          word) per lane, and each group of L lanes takes a batch of 4 keys of the stage at once.
+//          The four partial dots of a lane are reduced by a transposed (reduce-scatter)
+//          butterfly that leaves one key's whole dot in each lane; that lane alone looks up the
+//          key's scales, applies the mask and computes its score, P~ and P~ s_V; m is updated
+//          once per batch (O and l rescaled only when it grows), l summed per lane and over the
+//          group at the end, the four P~ s_V broadcast for O += (P~ s_V) v. The same function
+//          as variant 9 in another order of float32 sums; one query row per block (Nq > 1: a
+//          block per row). Per key, the work every lane of variant 9's group repeats (a full
+//          shuffle reduction, the scale look-up, the softmax step) is here a quarter of a
+//          reduction per lane and one lane's score: decode_kernel.cuh's compute_batched.
 //     Variants 4-9 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes). A
 //     default build compiles the defaults alone: 5 and 9 there, 3 for every other d and type
 //     (float32 storage, d = 16, 32, 256); 3 at d = 64, 128 in 16 bits, 4, 6, 7 and 8 are the
 //     ladder's (gpu/ladder/decode_rungs.cu). Variant 3 runs a single query row in its four-row
 //     kernel (launch_variant); 5 and 9 have a one-row kernel for Nq = 1, decoding proper.
 //   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8.md): the same template with T =
-//     e4m3, d = 64, 128, variant 9, paged or not (measured against variant 5, its arithmetic
-//     with cp.async chunks: 9 reads 8-11% faster unpaged and 9-10% paged,
-//     gpu/results/fp8-decode/kernel_budget/). A tile is still 8 KiB,
+//     e4m3, d = 64, 128, variants 9 and 10, paged or not (9 measured against variant 5, its
+//     arithmetic with cp.async chunks: 9 reads 8-11% faster unpaged and 9-10% paged,
+//     gpu/results/fp8-decode/kernel_budget/; 10 not yet measured). A tile is still 8 KiB,
 //     now twice the keys; each lane loads its 8 bytes of a K or V row from shared memory and
 //     converts them to float32 in registers (exact). The scores take (tau s_Q) s_K after the dot
 //     product of the e4m3 values, P~ stays float32 and is multiplied by s_V before P~ V: the
@@ -111,9 +123,11 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-// The FP8 configuration (the header's list): variant 9, paged or not, one query row or four.
+// The FP8 configurations (the header's list): variant 9 (one query row or four) and variant 10
+// (one row per block), paged or not.
 template <int G>
 void launch_split_fp8(const DecodeParams& p) {
+  if (p.variant == 10) return launch_variant<__nv_fp8_e4m3, G, 10>(p);
   launch_variant<__nv_fp8_e4m3, G, 9>(p);
 }
 
@@ -155,7 +169,7 @@ bool decode_variant_supported(int variant, int d, Storage dtype) {
 
 
 bool decode_fp8_supported(int variant, int d) {  // paged or not: it takes a block table
-  return (d == 64 || d == 128) && (variant == 0 || variant == 9);
+  return (d == 64 || d == 128) && (variant == 0 || variant == 9 || variant == 10);
 }
 
 namespace {

@@ -27,7 +27,7 @@ struct DecodeResult {
 
 // The split kernel's numbered variants (gpu/decode.cu's header); 0 = the default, the one
 // decode_default picks for the shape.
-inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 9;
+inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 10;
 
 // The default split kernel and S of a decode run on this device (the rule and the sweep it
 // comes from: gpu/decode_backend.cpp). Needs the device (its SM count).
@@ -40,7 +40,7 @@ DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_
 int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size);
 
 // Whether the split kernel has variant v (gpu/decode.cu: 3 always; 4-9 for d = 64, 128 in
-// fp16/bf16; 0 = the default) for this d and storage type.
+// fp16/bf16; 9 and 10 for fp8 at d = 64, 128; 0 = the default) for this d and storage type.
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype);  // built in this build
 bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8 (and 3 at d = 64, 128 in 16 bits): -DFLASHSTEP_LADDER=ON only
 // The same as a check: an InputError naming what exists when it does not.

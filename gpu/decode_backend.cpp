@@ -235,10 +235,19 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
   if (opt.features.dtype == Dtype::fp8) {
     if (s.nk >= (int64_t(1) << 24)) throw InputError("the FP8 KV-cache decode takes Nk below 2^24 keys");
   }
-  if (s.heads() * ((s.nq + 3) / 4) > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
+  // (The grid has a block per head and group of four rows, or per head and row: FP8's variant 10.)
+  if (s.heads() * s.nq > INT_MAX / 2) throw InputError("too many heads x query rows for the decode grid");
   check_features(opt.features, s);
   check_memory(decode_device_bytes(s, opt.features.dtype, opt.splits, opt.page_size), "flash-decoding");
 }
+
+// The FP8 cache's split kernel. Variant 9 rests on gpu/results/fp8-decode/kernel_budget/ (8-11%
+// ahead of variant 5 unpaged, 9-10% paged); variant 10 (batched arithmetic, one row per block)
+// is built beside it and not yet measured: tools/device/fp8_decode_fast.sh times both. To make
+// 10 the default for decoding proper (one query row; Nq > 1 stays with 9's four-row kernel,
+// which reads each K/V tile once for four rows), set kFp8BatchedDefault to true.
+constexpr bool kFp8BatchedDefault = false;
+int fp8_default_variant(const Shape& s) { return kFp8BatchedDefault && s.nq == 1 ? 10 : 9; }
 
 }  // namespace
 
@@ -256,20 +265,21 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 // - paged: version 5 with core's S (0.85-0.93x of unpaged; version 6 pays for its small
 //   per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
-// - fp8 (an FP8 KV cache, d = 64, 128): version 9, paged or not, with the 16-bit rule's S
-//   (8-11% ahead of version 5 unpaged, 9-10% paged: gpu/results/fp8-decode/kernel_budget/).
+// - fp8 (an FP8 KV cache, d = 64, 128): fp8_default_variant's (9 today), paged or not, with the
+//   16-bit rule's S.
 DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   DecodeChoice c;
   c.splits = default_splits(s.heads() * t.Tr, t.Tc, device_info().sm_count);
   const bool fast_shapes = (s.d == 64 || s.d == 128) && dtype != Dtype::fp32;
   if (!fast_shapes) return c;  // version 3
+  const int unpaged = dtype == Dtype::fp8 ? fp8_default_variant(s) : 9;
   if (page_size > 0 && dtype != Dtype::fp8) {
     c.variant = 5;
   } else if (s.d == 128 && s.nq == 1 && c.splits == 1) {
-    c.variant = 9;
+    c.variant = unpaged;
     c.splits = std::max<int64_t>(1, std::min<int64_t>({32, s.nk / 512, t.Tc}));
   } else {
-    c.variant = 9;
+    c.variant = unpaged;
   }
   return c;
 }
@@ -287,9 +297,9 @@ void check_decode_variant(int variant, int64_t d, Dtype dtype) {
   if (dtype == Dtype::fp8) {  // the FP8 KV cache (gpu/decode.cu's header)
     if (d != 64 && d != 128)
       throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-    if (variant != 0 && variant != 9)
+    if (!decode_fp8_supported(variant, int(d)))
       throw InputError("decode kernel variant " + std::to_string(variant) +
-                       " has no fp8 version: the FP8 KV cache runs variant 9, paged or not (0 picks it)");
+                       " has no fp8 version: the FP8 KV cache runs variants 9 and 10, paged or not (0 picks the default)");
     return;
   }
   if (!decode_variant_exists(variant, d, dtype) && decode_variant_is_ladder(variant) && (d == 64 || d == 128) &&
@@ -299,7 +309,7 @@ void check_decode_variant(int variant, int64_t d, Dtype dtype) {
                      "(gpu/ladder/); variant 0 picks the default");
   if (!decode_variant_exists(variant, d, dtype))
     throw InputError("decode kernel variant " + std::to_string(variant) + " does not exist for d = " + std::to_string(d) +
-                     " in " + dtype_name(dtype) + " (5, 9: d = 64, 128 in fp16/bf16; 3: every other d and type)");
+                     " in " + dtype_name(dtype) + " (5, 9: d = 64, 128 in fp16/bf16; 3: every other d and type; 10: fp8 only)");
 }
 
 int64_t decode_device_bytes(const Shape& s, Dtype dtype, int64_t splits, int64_t page_size) {

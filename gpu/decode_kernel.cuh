@@ -1,7 +1,7 @@
-// The split-KV kernel template of flash-decoding (its description: gpu/decode.cu), shared by
-// gpu/decode.cu (the defaults: variants 3, 5, 9) and gpu/ladder/decode_rungs.cu (the ladder's
-// variants 4, 6, 7, 8). Everything is in an anonymous namespace: each including file gets its own
-// copies of what it instantiates.
+// The split-KV kernel template of flash-decoding (its description and the variant list:
+// gpu/decode.cu), shared by gpu/decode.cu (the defaults: variants 3, 5, 9; the FP8 cache's 9 and
+// 10) and gpu/ladder/decode_rungs.cu (the ladder's variants 4, 6, 7, 8). Everything is in an
+// anonymous namespace: each including file gets its own copies of what it instantiates.
 #pragma once
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
@@ -87,6 +87,28 @@ template <>
 __device__ __forceinline__ void load8<__nv_fp8_e4m3>(const __nv_fp8_e4m3* src, float (&v)[8]) {
   e4m3x8_to_float(__ldg(reinterpret_cast<const uint2*>(src)), v);
 }
+// Sixteen e4m3 codes (one 16-byte word of shared memory) as float32, the same exact conversion.
+__device__ __forceinline__ void e4m3x16_to_float(uint4 u, float (&v)[16]) {
+  float a[8], b[8];
+  e4m3x8_to_float(make_uint2(u.x, u.y), a);
+  e4m3x8_to_float(make_uint2(u.z, u.w), b);
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    v[e] = a[e];
+    v[8 + e] = b[e];
+  }
+}
+// E consecutive elements of a row (E a multiple of 8) as float32, by load8.
+template <int E, typename T>
+__device__ __forceinline__ void load_slice(const T* src, float (&v)[E]) {
+#pragma unroll
+  for (int c = 0; c < E / 8; ++c) {
+    float t[8];
+    load8(src + 8 * c, t);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[8 * c + e] = t[e];
+  }
+}
 
 // Sum over the G lanes of a group (G a power of two dividing 32; groups are lane-aligned).
 template <int G>
@@ -133,16 +155,22 @@ __device__ __forceinline__ int scale_block(int key, int rows, float inv_rows) {
   return b;
 }
 
-// The split kernel's sizes: G lanes per key (d = 8 G), R query rows, STAGES tiles in flight,
-// variant V (the header's list).
+// The split kernel's sizes: d = 8 G, R query rows, STAGES tiles in flight, variant V (the
+// header's list). Variants 3-9: G lanes per key, 8 elements each. Variant 10 (kBatched, e4m3):
+// L = d / 16 lanes per key, 16 elements (one 16-byte word) each, KB keys per group per stage.
 template <typename T, int G, int R, int V>
 struct SplitTraits {
-  static constexpr int kThreads = V == 5 || V == 9 ? 256 : 128;
+  static constexpr bool kBatched = V == 10;
+  static_assert(!kBatched || kIsE4m3<T>, "variant 10 is the FP8 cache's");
+  static constexpr int kThreads = V == 5 || V >= 9 ? 256 : 128;
   static constexpr bool kPrefetch256 = V == 4 || V == 5;
   static constexpr bool kBulk = V >= 6;                   // stages by the bulk copy engine
   static constexpr bool kEvictFirst = V >= 8;             // bulk copies with an L2 evict_first policy
-  static constexpr int NG = kThreads / G;                   // groups; each takes one key at a time
   static constexpr int D = 8 * G;
+  static constexpr int E = kBatched ? 16 : 8;             // elements of a key row per lane
+  static constexpr int L = D / E;                         // lanes per key (a group)
+  static constexpr int NG = kThreads / L;                 // groups; variants 3-9: one key at a time each
+  static constexpr int kMinBlocks = kBatched ? 2 : 1;     // two blocks per SM: at most 128 registers
   static constexpr int TK = 8192 / (D * int(sizeof(T)));  // keys per tile: 8 KiB of K, 8 KiB of V
   static constexpr int KPG = TK / NG;                     // keys per group per tile
   static constexpr int CPK = D * int(sizeof(T)) / 16;     // 16-byte chunks per key row
@@ -156,9 +184,18 @@ struct SplitTraits {
   static constexpr int64_t kStageElems = NSUB * kTileElems;
   static constexpr int64_t kRingBytes = 2 * STAGES * kStageElems * int64_t(sizeof(T));
   static constexpr int64_t kBarrierBytes = kBulk ? 8 * STAGES : 0;  // one "full" mbarrier per stage
-  static int64_t smem_bytes(int d) {  // K and V stages, the mbarriers, the merge's m, l, O per group and row
-    return kRingBytes + kBarrierBytes + int64_t(NG) * R * (d + 2) * 4;
+  // Variant 10: a stage of SK keys gives each group KB of them (the batch its reduction takes).
+  static constexpr int KB = SK / NG;
+  static_assert(!kBatched || (SK % NG == 0 && KB == 4 && L >= 4 && kBulk), "variant 10: 4 keys per group, 4 or 8 lanes");
+  static constexpr int64_t kMergeBytes = int64_t(NG) * R * (D + 2) * 4;  // m, l, O per group and row
+  // K and V stages, the mbarriers, the merge's m, l, O. Variant 10 merges in the K ring (every
+  // copy has landed and every thread has left the loop by then), so that with its twice as many
+  // groups two blocks still fit on an SM.
+  static int64_t smem_bytes(int) {
+    if constexpr (kBatched) return kRingBytes + kBarrierBytes;
+    return kRingBytes + kBarrierBytes + kMergeBytes;
   }
+  static_assert(!kBatched || kMergeBytes <= STAGES * kStageElems * int64_t(sizeof(T)), "the merge fits in the K ring");
 };
 
 // Programmatic dependent launch (sm_90): the combine is launched as the split kernel's dependent
@@ -177,20 +214,23 @@ __device__ __forceinline__ void wait_for_prerequisite_grid() {
 }
 
 template <typename T, int G, int R, int V>
-__global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_split_kernel(DecodeParams p) {
+__global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits<T, G, R, V>::kMinBlocks)
+    decode_split_kernel(DecodeParams p) {
   // S > 1: float32 partials for the combine (a run-time switch: it only changes the epilogue).
   const bool partials = p.O_part != nullptr;
   if (partials) allow_dependent_launch();  // every block has started: the combine may launch
   using Tr = SplitTraits<T, G, R, V>;
   constexpr int NG = Tr::NG, D = Tr::D, TK = Tr::TK, KPG = Tr::KPG, CPK = Tr::CPK, STAGES = Tr::STAGES;
   constexpr int kThreads = Tr::kThreads;
-  constexpr int SK = Tr::SK, NSUB = Tr::NSUB;
+  constexpr int SK = Tr::SK, NSUB = Tr::NSUB, E = Tr::E, L = Tr::L;
   extern __shared__ float4 smem4[];
   T* Ks = reinterpret_cast<T*>(smem4);          // STAGES stages of SK keys x d
   T* Vs = Ks + STAGES * Tr::kStageElems;
   uint64_t* full = reinterpret_cast<uint64_t*>(Vs + STAGES * Tr::kStageElems);  // kBulk: per stage
-  float* merge = reinterpret_cast<float*>(reinterpret_cast<char*>(full) + Tr::kBarrierBytes);
-  const int lane = threadIdx.x % G, group = threadIdx.x / G;
+  // Variant 10 merges in the K ring (SplitTraits::smem_bytes), the others after the mbarriers.
+  float* merge = Tr::kBatched ? reinterpret_cast<float*>(smem4)
+                              : reinterpret_cast<float*>(reinterpret_cast<char*>(full) + Tr::kBarrierBytes);
+  const int lane = threadIdx.x % L, group = threadIdx.x / L;
   const int64_t qblocks = (p.nq + R - 1) / R;
   const int64_t h = int64_t(blockIdx.x) / qblocks;
   const int row0 = int(int64_t(blockIdx.x) % qblocks) * R, rows = min(R, p.nq - row0);
@@ -221,18 +261,18 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
   const T* Vg = static_cast<const T*>(p.V) + (paged ? 0 : h * int64_t(p.nk) * D);
   const int32_t* table = paged ? p.block_table + h * int64_t(p.pages) : nullptr;
 
-  // FD L3: Q_i (this lane's 8 columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
-  const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * 8;
-  float q[R][8], o[R][8], m[R], l[R];
+  // FD L3: Q_i (this lane's E columns of each row) into registers. FD L4: O_i = 0, l = 0, m = -inf.
+  const T* Qh = static_cast<const T*>(p.Q) + (h * p.nq + row0) * D + lane * E;
+  float q[R][E], o[R][E], m[R], l[R];
   // fp8: the scores' factor (tau s_Q) s_K is applied after the dot product of the e4m3 values,
   // in this order, as the CPU's score_tile (core/schedule_context.h); qf = tau s_Q per row.
   float qf[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     qf[r] = kFp8 && r < rows ? p.scale * p.q_scale[h * p.nq + row0 + r] : p.scale;
-    if (r < rows) load8(Qh + int64_t(r) * D, q[r]);
+    if (r < rows) load_slice(Qh + int64_t(r) * D, q[r]);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
+    for (int e = 0; e < E; ++e) {
       if (r >= rows) q[r][e] = 0.0f;
       o[r][e] = 0.0f;
     }
@@ -396,6 +436,122 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     }
     compute_rows(std::integral_constant<int, R>{}, Kb, Vb, kt);
   };
+  // Variant 10: the arithmetic of one stage (SK keys from kt), FD L7-L9 for every row, a batch of
+  // KB = 4 keys per group of L lanes (keys u NG + group, u < 4; lane c holds elements
+  // 16 c .. 16 c + 15 of each). What variants 3-9 do once per key in every lane of its group (the
+  // shuffle reduction of the dot, the scale look-up, the score, the exponential) is done here
+  // once per batch or once per key in one lane (L / 4 lanes: the same values):
+  // - the four partial dots of a lane are reduced by a transposed (reduce-scatter) butterfly:
+  //   step 1 exchanges two of them with the lane L/2 away, step 2 one with the lane L/4 away,
+  //   then an all-reduce of the last over the remaining L/4 lanes; lane c ends with the whole dot
+  //   of key own = 2 [c & L/2] + [c & L/4] (3 exchanges and 3 additions for 4 keys at L = 4,
+  //   4 at L = 8, against 4 x log2 L);
+  // - that lane looks up its key's s_K, s_V, takes its score S = dot ((tau s_Q) s_K) (the CPU's
+  //   factor, in the CPU's order), the mask, P~ = e^(S - m) and P~ s_V;
+  // - the batch's max over the group (log2 L exchanges) updates m once per batch; O and l are
+  //   rescaled only when m grows (otherwise alpha = e^0 = 1 exactly, and a product by 1 changes
+  //   no bit);
+  // - l is summed per lane from the keys it owns (one lane of the L / 4 per key) and over the
+  //   group's lanes after the loop; the four P~ s_V are broadcast from their owners for
+  //   O += (P~ s_V) v. P~ stays float32.
+  // Constants of a lane: its key in the batch, whether it adds that key's P~ to l.
+  constexpr int L2 = Tr::kBatched ? L / 2 : 1, L4 = Tr::kBatched ? L / 4 : 1;  // (L >= 4 there)
+  const int own = 2 * ((lane & L2) ? 1 : 0) + ((lane & L4) ? 1 : 0);
+  const bool adds_l = lane % L4 == 0;
+  const float* sk_head = kFp8 ? p.k_scale + h * int64_t(p.scale_blocks) : nullptr;
+  const float* sv_head = kFp8 ? p.v_scale + h * int64_t(p.scale_blocks) : nullptr;
+  const float inv_scale_rows = kFp8 ? 1.0f / float(p.scale_rows) : 1.0f;
+  // s_K, s_V of the key this lane scores in the next stage, loaded a stage ahead: a new stage
+  // usually starts a new scale block, whose first load misses the L1. One block (per tensor):
+  // loaded once, here.
+  float ks_next = 1.0f, vs_next = 1.0f;
+  auto load_scales = [&](int key) {
+    const int b = p.scale_blocks == 1 ? 0 : min(scale_block(key, p.scale_rows, inv_scale_rows), p.scale_blocks - 1);
+    ks_next = __ldg(sk_head + b);
+    vs_next = __ldg(sv_head + b);
+  };
+  if constexpr (kFp8 && Tr::kBatched) load_scales(k0 + own * NG + group);
+  auto compute_batched = [&](const T* Kb, const T* Vb, int kt) {
+    if constexpr (Tr::kBatched) {
+      constexpr int KB = Tr::KB;
+      constexpr unsigned kAll = 0xffffffffu;
+      // FD L6 (in shared memory): this lane's 16 bytes of each key's K and V row; keys past the
+      // split (not copied) read as zeros, as variant 9's.
+      uint4 kr[KB], vr[KB];
+#pragma unroll
+      for (int u = 0; u < KB; ++u) {
+        kr[u] = vr[u] = make_uint4(0u, 0u, 0u, 0u);
+        if (kt + u * NG + group < k1) {
+          kr[u] = *reinterpret_cast<const uint4*>(Kb + (u * NG + group) * D + lane * E);
+          vr[u] = *reinterpret_cast<const uint4*>(Vb + (u * NG + group) * D + lane * E);
+        }
+      }
+      const int key = kt + own * NG + group;  // the key this lane scores
+      const float ks = ks_next, vs = vs_next;  // its s_K, s_V
+      if (p.scale_blocks > 1) load_scales(key + SK);  // the next stage's (uniform branch)
+      // FD L7, partial: each row's dot with each key over this lane's 16 elements.
+      float x[R][KB];
+#pragma unroll
+      for (int u = 0; u < KB; ++u) {
+        float kf[16];
+        e4m3x16_to_float(kr[u], kf);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          float dot = 0.0f;
+#pragma unroll
+          for (int e = 0; e < 16; ++e) dot = fmaf(q[r][e], kf[e], dot);
+          x[r][u] = dot;
+        }
+      }
+      float w[R];  // P~ s_V of the owned key, per row
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        // The reduce-scatter: after it, sum = the whole dot of key `own`.
+        const bool up1 = lane & L2, up2 = lane & L4;
+        float a0 = up1 ? x[r][2] : x[r][0], a1 = up1 ? x[r][3] : x[r][1];
+        const float g0 = up1 ? x[r][0] : x[r][2], g1 = up1 ? x[r][1] : x[r][3];
+        a0 += __shfl_xor_sync(kAll, g0, L2);
+        a1 += __shfl_xor_sync(kAll, g1, L2);
+        float sum = up2 ? a1 : a0;
+        sum += __shfl_xor_sync(kAll, up2 ? a0 : a1, L4);
+#pragma unroll
+        for (int off = L / 8; off > 0; off /= 2) sum += __shfl_xor_sync(kAll, sum, off);
+        // FD L7: S_ij = dot ((tau s_Q) s_K) (masked keys and keys past the split -inf)
+        const bool keep = key < k1 && r < rows && (!masked || mask.allowed(row0 + r, key, p.nk));
+        const float sc = keep ? sum * (qf[r] * ks) : -INFINITY;
+        // FD L8: m_new = max(m, rowmax S_ij); O and l rescaled by e^(m - m_new) when m grows
+        float mt = sc;
+#pragma unroll
+        for (int off = L / 2; off > 0; off /= 2) mt = fmaxf(mt, __shfl_xor_sync(kAll, mt, off));
+        if (mt > m[r]) {  // the same in every lane of the group
+          const float mnew = merged_max(m[r], mt);
+          const float alpha = rescale_factor(m[r], mnew);  // 0 while nothing was kept (m = -inf)
+#pragma unroll
+          for (int e = 0; e < E; ++e) o[r][e] = accumulated_output(alpha, o[r][e], 0.0f);
+          l[r] = merged_sum(alpha, l[r], 1.0f, 0.0f);
+          m[r] = mnew;
+        }
+        // P~ = e^(S - m_new), l += P~ (this lane's share), then dropout and s_V for P~ V_j
+        float pt = softmax_weight(sc, m[r]);  // 0 for a key not kept, and while m = -inf
+        if (adds_l) l[r] += pt;
+        if (p.x.dropout > 0.0f && pt != 0.0f) pt = dropout_weight(pt, p.x, h, row0 + r, key);
+        w[r] = pt * vs;
+      }
+      // FD L9: O_i += (P~ s_V) v for the batch's keys, each weight from the lane that owns it.
+#pragma unroll
+      for (int u = 0; u < KB; ++u) {
+        float vf[16];
+        e4m3x16_to_float(vr[u], vf);
+        const int src = (u / 2) * L2 + (u % 2) * L4;  // a lane that owns key u
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float wu = __shfl_sync(kAll, w[r], src, L);
+#pragma unroll
+          for (int e = 0; e < 16; ++e) o[r][e] = fmaf(wu, vf[e], o[r][e]);
+        }
+      }
+    }
+  };
   if constexpr (Tr::kBulk) {
     if (threadIdx.x == 0) {
       for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), 1);
@@ -413,11 +569,15 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       tc::mbar_wait(tc::smem_addr(full + t % STAGES), uint32_t((t / STAGES) & 1));  // stage t has landed
       const T* Kb = Ks + (t % STAGES) * Tr::kStageElems;
       const T* Vb = Vs + (t % STAGES) * Tr::kStageElems;
+      if constexpr (Tr::kBatched) {
+        compute_batched(Kb, Vb, k0 + t * SK);  // the whole stage
+      } else {
 #pragma unroll
-      for (int sub = 0; sub < NSUB; ++sub) {
-        const int kt = k0 + t * SK + sub * TK;
-        if (kt >= k1) break;  // the split's last stage may hold fewer tiles (the same tiles as v3)
-        compute_tile(Kb + sub * Tr::kTileElems, Vb + sub * Tr::kTileElems, kt);
+        for (int sub = 0; sub < NSUB; ++sub) {
+          const int kt = k0 + t * SK + sub * TK;
+          if (kt >= k1) break;  // the split's last stage may hold fewer tiles (the same tiles as v3)
+          compute_tile(Kb + sub * Tr::kTileElems, Vb + sub * Tr::kTileElems, kt);
+        }
       }
       __syncthreads();  // everyone is done with buffer t % STAGES before it is refilled
     }
@@ -438,6 +598,11 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
     tc::cp_async_wait<0>();
   }
 
+  // Variant 10: l of each group is the sum of its lanes' shares.
+  if constexpr (Tr::kBatched) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) l[r] = group_sum<L>(l[r]);
+  }
   // Merge the NG groups' (m, l, O) with the same update (the lesson's merge of two blocks).
   const int d = D;
   float* sm = merge;
@@ -450,7 +615,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads) decode_spli
       sl[group * R + r] = l[r];
     }
 #pragma unroll
-    for (int e = 0; e < 8; ++e) so[(group * R + r) * d + lane * 8 + e] = o[r][e];
+    for (int e = 0; e < E; ++e) so[(group * R + r) * d + lane * E + e] = o[r][e];
   }
   __syncthreads();
   for (int e = threadIdx.x; e < rows * d; e += kThreads) {
@@ -498,6 +663,11 @@ template <typename T, int G, int V>
 void launch_variant(const DecodeParams& p) {
   if constexpr (V == 3) {
     launch_split_kernel<T, G, 4, V>(p);
+  } else if constexpr (SplitTraits<T, G, 1, V>::kBatched) {
+    // Variant 10 holds 16 columns of q and of O per lane and row: four rows would not fit in the
+    // 128 registers of two blocks per SM. It runs each query row in a block of its own (Nq > 1
+    // reads the cache once per row; the FP8 default there is variant 9's four-row kernel).
+    launch_split_kernel<T, G, 1, V>(p);
   } else {
     if (p.nq == 1) launch_split_kernel<T, G, 1, V>(p);
     else launch_split_kernel<T, G, 4, V>(p);

@@ -41,7 +41,7 @@ bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
 // there and 3 elsewhere. The host resolves 0 to the default for the shape (decode_backend.cpp's
 // decode_default) before a launch: DecodeParams::variant is never 0 at the launcher.
 bool decode_variant_supported(int variant, int d, Storage dtype);  // built in this build
-// The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variant 9, paged or not.
+// The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variants 9 and 10, paged or not.
 bool decode_fp8_supported(int variant, int d);
 // e4m3 codes of n float32 values on the device (cvt.rn.satfinite: to nearest even, +-448 past
 // the range), as core/fp8.h's e4m3_code.

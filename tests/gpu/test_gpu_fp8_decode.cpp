@@ -2,7 +2,8 @@
 // against the CPU engine's emulation of --dtype fp8 (partials O^(s), lse^(s), O, lse: the same
 // e4m3 values and scales, float32 arithmetic in another order) and against float64 within the
 // format's bound (core/fp8_bound.h); per-tensor and per-block scales (Bc not a power of two),
-// the rotation, outliers, paged caches (equal bit for bit to the unpaged run), a key length.
+// the rotation, outliers, paged caches (equal bit for bit to the unpaged run), a key length;
+// each for both split kernels the FP8 cache has (variant 9, and variant 10's batched keys).
 #include "core/schedules/decode/decode.h"
 #include "core/fp8.h"
 #include "core/fp8_bound.h"
@@ -24,6 +25,7 @@ struct Fp8Case {
   bool rotate = false;
   int64_t page = 0, kv_len = -1;
   const char* pattern = "random";
+  int variant = 9;
 };
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -32,7 +34,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 void check_fp8_decode(const Fp8Case& c) {
   const uint64_t seed = fresh_seed();
-  INFO("Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S << " scale "
+  INFO("variant " << c.variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S << " scale "
              << fp8_scale_name(c.scale) << " rotate " << c.rotate << " page " << c.page << " kv_len " << c.kv_len
              << " " << c.pattern << " seed " << seed);
   ProblemSpec s;
@@ -55,6 +57,7 @@ void check_fp8_decode(const Fp8Case& c) {
   gpu::DecodeOptions go;
   go.splits = c.S;
   go.page_size = c.page;
+  go.variant = c.variant;
   go.features = gpu::features_of(p.options(), p.seed);
   const gpu::DecodeResult g = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), sh, p.scale, t, go);
   REQUIRE(no_nan(g.O));
@@ -94,13 +97,16 @@ void check_fp8_decode(const Fp8Case& c) {
 
 TEST_CASE("GPU fp8 decode equals the CPU engine's emulation and stays within the format's bound", "[gpu][decode][fp8]") {
   REQUIRE_GPU_OR_SKIP();
-  const Fp8Case c = GENERATE(Fp8Case{1, 4096, 128, 64, 8},                                      // per tensor
-                             Fp8Case{1, 1000, 64, 32, 7, Fp8Scale::per_block},                  // ragged Nk
-                             Fp8Case{3, 777, 64, 48, 5, Fp8Scale::per_block},                   // Bc = 48, 3 rows
-                             Fp8Case{1, 3001, 128, 32, 1, Fp8Scale::per_block, true},           // S = 1, rotated
-                             Fp8Case{1, 1500, 128, 100, 3, Fp8Scale::per_block, true, 0, -1, "outliers"},
-                             Fp8Case{1, 2048, 128, 64, 16, Fp8Scale::per_block, false, 16},     // paged
-                             Fp8Case{5, 999, 64, 32, 4, Fp8Scale::per_tensor, false, 7, 500});  // paged, key length
+  Fp8Case c = GENERATE(Fp8Case{1, 4096, 128, 64, 8},                                      // per tensor
+                       Fp8Case{1, 1000, 64, 32, 7, Fp8Scale::per_block},                  // ragged Nk
+                       Fp8Case{3, 777, 64, 48, 5, Fp8Scale::per_block},                   // Bc = 48, 3 rows
+                       Fp8Case{1, 3001, 128, 32, 1, Fp8Scale::per_block, true},           // S = 1, rotated
+                       Fp8Case{1, 1500, 128, 100, 3, Fp8Scale::per_block, true, 0, -1, "outliers"},
+                       Fp8Case{1, 2048, 128, 64, 16, Fp8Scale::per_block, false, 16},     // paged
+                       Fp8Case{5, 999, 64, 32, 4, Fp8Scale::per_tensor, false, 7, 500},   // paged, key length
+                       Fp8Case{2, 20000, 128, 96, 6, Fp8Scale::per_block, false, 5},      // many stages, P = 5
+                       Fp8Case{1, 513, 64, 7, 2, Fp8Scale::per_block});                   // a scale block of 7 keys
+  c.variant = GENERATE(9, 10);
   check_fp8_decode(c);
 }
 
@@ -111,6 +117,7 @@ TEST_CASE("GPU fp8 decode with one key gives V in e4m3 exactly", "[gpu][decode][
   // both signs) against core's rounding.
   REQUIRE_GPU_OR_SKIP();
   const int64_t d = GENERATE(64, 128), heads = 3;
+  const int variant = GENERATE(9, 10);
   std::vector<float> Q(size_t(heads * d), 0.25f), V(size_t(heads * d));
   std::mt19937_64 rng(fresh_seed());
   std::uniform_real_distribution<float> expo(-11.0f, 8.8f);
@@ -118,11 +125,12 @@ TEST_CASE("GPU fp8 decode with one key gives V in e4m3 exactly", "[gpu][decode][
   for (int64_t h = 0; h < heads; ++h) V[size_t(h * d)] = 448.0f;  // each head's amax: scale 1
   gpu::Shape sh{1, heads, 1, 1, d};
   gpu::DecodeOptions go;
+  go.variant = variant;
   go.features.dtype = Dtype::fp8;
   go.features.fp8_scale = Fp8Scale::per_tensor;
   const gpu::DecodeResult g = gpu::decode_forward(Q.data(), V.data(), V.data(), sh, 0.5f, make_tiling(1, 1, d, 4 * d * 16), go);
   for (size_t k = 0; k < V.size(); ++k) {
-    CAPTURE(k, V[k]);
+    CAPTURE(variant, k, V[k]);
     REQUIRE(g.O[k] == round_e4m3(V[k]));
   }
 }
@@ -143,4 +151,7 @@ TEST_CASE("GPU fp8 decode refuses what it has no kernel for, before any work", "
   go.page_size = 16;
   CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, make_tiling(1, 100, 64, 4096, 0, 16), go),
                     Catch::Contains("no fp8 version"));
+  go.variant = 11;
+  CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, make_tiling(1, 100, 64, 4096, 0, 16), go),
+                    Catch::Contains("runs variants 9 and 10"));
 }

@@ -20,16 +20,8 @@ before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { S+=("skipped (past $1 s): $2"
 catch2 "$OUT/tests_fp8.log" timeout 45 "$T" "[fp8]"
 S+=("tests [fp8]: $(tests_line "$OUT/tests_fp8.log" $?)")
 
-VERIFY=(
-  "--nq 1 --nk 65536 --d 128 --dtype fp8"
-  "--nq 1 --nk 10007 --d 64 --dtype fp8 --fp8-scale per-block"
-  "--nq 1 --nk 30001 --d 128 --dtype fp8 --fp8-scale per-block --rotate --pattern outliers"
-  "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16"
-  "--nq 4 --nk 5000 --d 64 --dtype fp8 --page-size 7 --kv-len 3000 --splits 5"
-  "--nq 1 --nk 4099 --d 128 --dtype fp8 --fp8-scale per-block --splits 1"
-  "--nq 3 --nk 2500 --d 64 --dtype fp8 --fp8-scale per-block --M 12288 --splits 9"
-  "--nq 1 --nk 777 --d 64 --dtype fp8 --rotate --splits 1"
-)
+source tools/device/fp8_verify_cases.sh
+VERIFY=("${FP8_VERIFY[@]}")
 for args in "${VERIFY[@]}"; do
   echo "== verify --schedule decode $args"
   timeout 20 "$FS" verify --schedule decode $args; echo "rc=$?"
