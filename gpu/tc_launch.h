@@ -52,6 +52,30 @@ int fwd_config_sm90(int d, bool causal);  // 0: none for this d
 TcVariantInfo fa3_variant(int variant, int d);
 void fa3_launch(int variant, const TcParams& p);
 
+// fp8_forward.cu (sm_90a, where FLASHSTEP_HAVE_WGMMA is defined): the FP8 forward (docs/fp8.md,
+// "On the GPU: the forward"). base.Q, base.K: e4m3 codes (heads, N, d); base.V: V^T's codes
+// (heads, d, nk_pad), the keys of each group of 32 in the order fp8_vt_key gives; base.O bf16;
+// base.lse float32. The scales are float32 (heads, q_blocks) and (heads, k_blocks): one block per
+// head (per tensor) or one per Q block of Br rows / K, V block of Bc keys (the kernel's tiles).
+struct Fp8Params {
+  TcParams base;
+  const float *q_scale = nullptr, *k_scale = nullptr, *v_scale = nullptr;
+  int q_blocks = 1, k_blocks = 1;
+  int nk_pad = 0;  // Nk rounded up to a multiple of 32: V^T's row length in bytes
+};
+// V^T's key order (why: gpu/fp8_kernel.cuh's header): storage position q (0-31) of a group of 32
+// keys holds key fp8_vt_key(q) of the group, so that P~'s bytes go from the accumulator of S_ij
+// to the A fragments of O += P~ V without moving between lanes.
+constexpr int fp8_vt_key(int q) { return (q & 16) + 2 * ((q >> 2) & 3) + (q & 1) + 8 * ((q >> 1) & 1); }
+struct Fp8TileInfo {
+  int Br = 0, Bc = 0, threads = 0, stages = 0;
+  int64_t smem_bytes = 0;
+  const char* what = "";
+  bool compiled = false;  // false: no FP8 kernel for this d in this build
+};
+Fp8TileInfo fp8_tile_info(int d);
+void fp8_launch(const Fp8Params& p);
+
 // standard_tc.cu: P = softmax(S) row by row in the 16-bit type (masked scores get weight 0),
 // lse float32; S and P are (heads * nq) x nk.
 void softmax_rows_tc(const void* S, void* P, float* lse, int64_t rows, int nq, int nk,
