@@ -10,12 +10,14 @@ namespace flashstep::gpu::tc {
 
 namespace {
 
-// Both: the bf16 default's pipeline (TMA producer, two consumer warpgroups, Br = 128, the softmax
-// under O += P~ V, persistent grid) with Bc = 128 keys (one 128-byte row of V^T per column of d)
-// and two K/V stages. Not yet measured: the first configuration, chosen for correctness (the
-// registers: S_ij 64, O_i 32 or 64, P~ 16 a thread, well under 240).
-using Fp8D64 = Fp8Config<64, 2>;
-using Fp8D128 = Fp8Config<128, 2>;
+// Both: the bf16 default's pipeline (a TMA producer warpgroup, the softmax under O += P~ V, a
+// persistent grid) with Bc = 128 keys (one 128-byte row of V^T per column of d) and two K/V
+// stages; the consumers as the bf16 defaults (gpu/fa3_forward.cu): three at d = 64 (Br = 192,
+// 160 registers), two at d = 128 (Br = 128, 240). Not yet measured: the first configuration,
+// chosen for correctness. ptxas: 128 and 168 registers at compile time (before setmaxnreg), no
+// spills (S_ij 64, O_i 32 or 64, P~ 16 registers a thread).
+using Fp8D64 = Fp8Config<64, 2, 3>;
+using Fp8D128 = Fp8Config<128, 2, 2>;
 
 template <class C>
 Fp8TileInfo info_of(const char* what) {
@@ -25,7 +27,7 @@ Fp8TileInfo info_of(const char* what) {
 }  // namespace
 
 Fp8TileInfo fp8_tile_info(int d) {
-  if (d == 64) return info_of<Fp8D64>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, softmax under O += P~ V, persistent");
+  if (d == 64) return info_of<Fp8D64>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, softmax under O += P~ V, persistent");
   if (d == 128) return info_of<Fp8D128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, softmax under O += P~ V, persistent");
   return Fp8TileInfo{};
 }

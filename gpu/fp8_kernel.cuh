@@ -228,9 +228,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     // P~_ij into A fragments; `pending`: O += P~_i,j-1 V_j-1 still runs and is waited for between
     // the two, as in the bf16 kernel's softmax_block (the wait in both arms of a branch on j's
     // parity, which the whole warpgroup shares, so that ptxas keeps it after the softmax).
-    auto softmax_block = [&](int j, int gb, bool pending) {
-      const float s_k = kv_per_block ? sk[j] : sk[0];
-      const float s_v = kv_per_block ? sv[j] : sv[0];
+    auto softmax_block = [&](int j, int gb, bool pending, float s_k, float s_v) {
       const float scale_log2 = tau_sq * s_k * kLog2e;
       float alphas[2];
       softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
@@ -255,6 +253,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     // for S_ij alone. Block 0 is peeled off (no branch between a group's fence and commit).
     auto intra_block = [&](int j, bool pv) {
       const int gb = g0 + j, st = gb % ST;
+      // Block j's scales, loaded before the waits so that their latency hides under S_ij.
+      const float s_k = kv_per_block ? sk[j] : sk[0];
+      const float s_v = kv_per_block ? sv[j] : sv[0];
       mbar_wait(fullK(st), phase(gb));
       if (pv) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
       fence_regs(s);
@@ -272,7 +273,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       else wgmma_wait_all();
       fence_regs(s);
       release(emptyK(st));
-      softmax_block(j, gb, pv);
+      softmax_block(j, gb, pv, s_k, s_v);
     };
     if (n_blocks > 0) intra_block(0, false);
     for (int j = 1; j < n_blocks; ++j) intra_block(j, true);
