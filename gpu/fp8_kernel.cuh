@@ -35,7 +35,7 @@
 //     is the bf16 kernel's); at the end O = acc s_V,last / l_i. The CPU adds (P~ V_j) s_V,j to a
 //     float32 O instead: the two differ by a few float32 roundings, far under O's bf16 step.
 //   Padding. Rows of Q, K past N are zero-filled by TMA (3-D maps, so never the next head's), and
-//     V^T's rows are padded to nk_pad (a multiple of 32) with zeros by the producer; keys past Nk
+//     V^T's rows are padded to nk_pad (a multiple of Bc) with zeros by the producer; keys past Nk
 //     and masked keys get S = -inf, so P~ = 0 there.
 //
 // Everything is in an anonymous namespace, as gpu/fa3_kernel.cuh.
@@ -88,11 +88,13 @@ template <int BC>
 __device__ __forceinline__ void pack_p_e4m3(const float (&s)[BC / 2], uint32_t (&pa)[BC / 32][4]) {
 #pragma unroll
   for (int kk = 0; kk < BC / 32; ++kk) {
+    // Register 0: row g, keys 2t, 2t+1, 8+2t, 9+2t (entries 0, 1, 4, 5); 1: row g + 8, the same
+    // keys; 2, 3: those + 16 (gpu/tc_launch.h's fp8_pack_entry).
     const float* x = s + 16 * kk;
-    pa[kk][0] = pack4_e4m3(x[0], x[1], x[4], x[5]);      // row g:     keys 2t, 2t+1, 8+2t, 9+2t
-    pa[kk][1] = pack4_e4m3(x[2], x[3], x[6], x[7]);      // row g + 8: the same keys
-    pa[kk][2] = pack4_e4m3(x[8], x[9], x[12], x[13]);    // row g:     those + 16
-    pa[kk][3] = pack4_e4m3(x[10], x[11], x[14], x[15]);  // row g + 8: those + 16
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      pa[kk][r] = pack4_e4m3(x[fp8_pack_entry(r, 0)], x[fp8_pack_entry(r, 1)], x[fp8_pack_entry(r, 2)],
+                             x[fp8_pack_entry(r, 3)]);
   }
 }
 
@@ -320,12 +322,20 @@ template <class C>
 void launch_fp8(const Fp8Params& fp) {
   static int64_t opted = 0;
   const TcParams& p = fp.base;
+  const int64_t Tr = (p.nq + C::BR - 1) / C::BR, Tc = (p.nk + C::BC - 1) / C::BC;
+  // What the kernel assumes of its inputs (gpu/fp8_tc.cpp builds them so): V^T rows of whole
+  // blocks, one scale per head or one per tile, every pointer set.
+  if (p.d != C::D || fp.nk_pad % C::BC != 0 || fp.nk_pad < p.nk || p.nq < 1 || p.nk < 1 ||
+      (fp.q_blocks != 1 && fp.q_blocks != Tr) || (fp.k_blocks != 1 && fp.k_blocks != Tc) || !p.Q || !p.K || !p.V ||
+      !p.O || !p.lse || !fp.q_scale || !fp.k_scale || !fp.v_scale)
+    throw std::runtime_error("launch_fp8: inputs not laid out as the FP8 kernel reads them (d " + std::to_string(p.d) +
+                             ", nk_pad " + std::to_string(fp.nk_pad) + ", scale blocks " + std::to_string(fp.q_blocks) +
+                             " / " + std::to_string(fp.k_blocks) + ")");
   Fp8Maps maps;
   const CUtensorMapSwizzle sw = C::D == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   maps.q = make_map_u8(p.Q, p.heads, p.nq, C::D, C::D, C::BR, sw);
   maps.k = make_map_u8(p.K, p.heads, p.nk, C::D, C::D, C::BC, sw);
   maps.vt = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::BC, C::D, CU_TENSOR_MAP_SWIZZLE_128B);
-  const int64_t Tr = (p.nq + C::BR - 1) / C::BR;
   static const int sms = sm_count();
   const dim3 grid(unsigned(std::min<int64_t>(Tr * p.heads, sms)));
   opt_in_shared(fp8_kernel<C>, C::SMEM, opted);

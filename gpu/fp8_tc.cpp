@@ -29,9 +29,9 @@ tc::Fp8TileInfo tile_info(int64_t d) {
 #endif
 }
 
-// Nk rounded up to a whole group of 32 keys (V^T's row length in bytes, a multiple of 16 as TMA
-// wants of a row stride).
-int64_t nk_padded(int64_t nk) { return (nk + 31) / 32 * 32; }
+// Nk rounded up to a whole K/V block of 128 keys (the kernels' Bc): V^T's row length in bytes, a
+// multiple of 16 as TMA wants of a row stride, and never shorter than one box of 128 keys.
+int64_t nk_padded(int64_t nk) { return (nk + 127) / 128 * 128; }
 
 // The 8-bit code of each value (already exact in e4m3: e4m3_code only picks its bits).
 std::vector<uint8_t> codes_of(const std::vector<float>& x) {

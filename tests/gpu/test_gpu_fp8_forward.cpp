@@ -146,6 +146,24 @@ TEST_CASE("fp8_vt_key is a permutation of each group of 32 keys", "[tc][fp8]") {
   CHECK(gpu::tc::fp8_vt_key(31) == 31);  // t = 3, e = 3, + 16
 }
 
+// The layouts as the PTX ISA draws them: lane (g, t4) of a warp holds accumulator entry 4 n + e of
+// a k32 step at row g + 8 (e >> 1), column (key) 8 n + 2 t4 + (e & 1) (figure "WGMMA .m64nNk32
+// register fragment layout for accumulator matrix D"); the 8-bit A fragment's register r, byte b
+// is row g + 8 (r & 1), k = 4 t4 + b + 16 (r >> 1) (figure "... for matrix A"). The kernel's
+// byte (fp8_pack_entry) must be P~ of the key that V^T's row k holds (fp8_vt_key).
+TEST_CASE("P~'s bytes in the A fragment meet V^T's key order", "[tc][fp8]") {
+  for (int t4 = 0; t4 < 4; ++t4)
+    for (int r = 0; r < 4; ++r)
+      for (int b = 0; b < 4; ++b) {
+        const int entry = gpu::tc::fp8_pack_entry(r, b), n = entry / 4, e = entry % 4;
+        const int acc_row = 8 * (e >> 1), acc_key = 8 * n + 2 * t4 + (e & 1);
+        const int frag_row = 8 * (r & 1), frag_k = 4 * t4 + b + 16 * (r >> 1);
+        INFO("t4 " << t4 << " register " << r << " byte " << b);
+        CHECK(acc_row == frag_row);
+        CHECK(gpu::tc::fp8_vt_key(frag_k) == acc_key);
+      }
+}
+
 TEST_CASE("FP8 forward on tensor cores: the CPU emulation and float64", "[gpu][tc][fp8]") {
   REQUIRE_GPU_OR_SKIP();
   const Fp8Case cases[] = {
