@@ -9,11 +9,12 @@
 #      d = 64 at N = 4096, not causal, then causal as time allows (TFLOP/s, ms, ratio);
 #   4. the four compute-sanitizer tools on one small verify (d = 128, causal, per block).
 # Run from the repository root: bash tools/device/fp8_forward.sh BIN OUT (BIN holds flashstep,
-# flashstep_gpu_tests and flashstep_tc_tests). BUDGET (seconds, default 280): a step that would
+# flashstep_gpu_tests and flashstep_tc_tests, and lib/ with libstb.so.0 where the machine lacks it). BUDGET (seconds, default 280): a step that would
 # start after it is skipped and says so. summary.txt is written as it goes; a table last.
 set -u
 source tools/device/lib.sh
 dev_setup "$0" "$@"
+[ -d "$BIN/lib" ] && dev_libs "$BIN/lib"  # a carried lib/ (libstb.so.0 for flashstep)
 BUDGET=${BUDGET:-280}
 before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { S+=("skipped (past $1 s): $2"); return 1; }; }
 save() { printf '%s\n' "${S[@]}" > "$OUT/summary.txt"; }
