@@ -8,8 +8,8 @@
 // the special-function unit), which can move a P~ across an e4m3 rounding boundary.
 //   1. The format's bound, row by row (core/fp8_bound.h: fp8_row_bound, with the kernel's
 //      accumulation steps for the GPU, none for the CPU): each O against float64 on the
-//      unquantised inputs, worst error / bound <= 1. The GPU and CPU O then differ by at most the
-//      sum of their bounds (reported).
+//      unquantised inputs, worst error / bound <= 1 (so the GPU and CPU O differ by at most the
+//      sum of the two bounds).
 //   2. Sharp, as FlashAttention's rule for low precision (flash within twice standard's error):
 //      max|O_gpu - O_64| <= 2 max|O_cpu - O_64| + the accumulation's share, Vmax (e^(2 dS) - 1 +
 //      u_acc pv_steps), dS = tau u_acc (d / 32) max sum_k |q~_k| |k~_k| (u_acc = 2^-13).
