@@ -95,20 +95,25 @@ void refuse_fp8_on_gpu(const CLI::App& app) {
       continue;  // a build without that subcommand
     }
     if (!sub->parsed()) continue;
-    bool fp8 = false, decode = false, other = false;  // other: tensor cores or the backward
+    bool fp8 = false, decode = false, tensor_cores = false, backward = false;
     for (const CLI::Option* o : sub->get_options()) {
       if (o->count() == 0) continue;
       const std::string& opt = o->get_name();
       if (opt == "--dtype" && o->results().back() == "fp8") fp8 = true;
       if (opt == "--schedule" && std::string(name) == "verify" && o->results().back() == "decode") decode = true;  // registry-exempt: the GPU reads FP8 in the decode kernel only
       if (opt == "--decode" && std::string(name) == "bench-gpu") decode = true;
-      if (opt == "--tensor-cores" || opt == "--backward") other = true;
+      if (opt == "--tensor-cores") tensor_cores = true;
+      if (opt == "--backward") backward = true;
     }
-    // The GPU's FP8 path is flash-decoding from an FP8 KV cache (gpu/decode.cu, docs/fp8.md).
-    if (fp8 && !(decode && !other))
-      throw InputError(std::string(name) + " --dtype fp8: on the GPU only flash-decoding reads FP8 (verify --schedule "
-                       "decode --dtype fp8, bench-gpu --decode --dtype fp8); the FP8 forward (" + fp8_schedule_names() +
-                       ") runs on the CPU engine: flashstep run --dtype fp8");
+    // The GPU's FP8 paths: flash-decoding from an FP8 KV cache (gpu/decode.cu) and the forward on
+    // Hopper's tensor cores (gpu/fp8_kernel.cuh), verify and bench-gpu only (docs/fp8.md).
+    const bool fp8_decode = decode && !tensor_cores && !backward;
+    const bool fp8_forward = tensor_cores && !backward && !decode && std::string(name) != "gpu";
+    if (fp8 && !fp8_decode && !fp8_forward)
+      throw InputError(std::string(name) + " --dtype fp8: on the GPU FP8 runs in flash-decoding (verify --schedule "
+                       "decode --dtype fp8, bench-gpu --decode --dtype fp8) and in the forward on tensor cores (verify "
+                       "--schedule fa2 --tensor-cores --dtype fp8, bench-gpu --tensor-cores --dtype fp8); the CPU "
+                       "engine's FP8 forward (" + fp8_schedule_names() + "): flashstep run --dtype fp8");
   }
 }
 

@@ -12,6 +12,7 @@
 //   standard attention on tensor cores in the same precision on the same inputs.
 #include "app/cmd_tensor_cores.h"
 
+#include "app/cmd_fp8_tc.h"
 #include "core/closed_form.h"
 #include "core/output_files.h"
 #include "core/schedules/fa2/fa2.h"
@@ -53,6 +54,12 @@ Trace run_cpu_on_kernel_blocks(Problem p, int64_t Br, int64_t Bc, const Mat* dO)
 
 int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   ProblemSpec spec = rf.to_spec();
+  if (spec.options.dtype == Dtype::fp8) {  // the FP8 forward: app/cmd_fp8_tc.cpp
+    if (variant != 0)
+      throw InputError("--tensor-cores --dtype fp8 runs the FP8 forward, one kernel per d: drop --variant (got " +
+                       std::to_string(variant) + ")");
+    return run_verify_fp8_tensor_cores(rf);
+  }
   check_tensor_core_spec(spec);
   validate_sizes(spec);
   Problem p = make_problem(spec);
@@ -166,6 +173,7 @@ static nlohmann::json bc_sweep(const TcBenchRequest& r, Dtype dtype, int64_t H) 
 }
 
 int run_bench_tensor_cores(const TcBenchRequest& r) {
+  if (r.dtype == "fp8") return run_bench_fp8_tensor_cores(r);  // app/cmd_fp8_tc.cpp
   check_tc_bench_request(r);  // app/gpu_requests.cpp
   const Dtype dtype = parse_dtype(r.dtype);
   const gpu::DeviceInfo info = gpu::device_info();

@@ -32,7 +32,7 @@ void check_bench_request(const BenchFlags& bf) {
 
 void check_tc_bench_request(const TcBenchRequest& r) {
   if (parse_dtype(r.dtype) == Dtype::fp32)
-    throw InputError("--tensor-cores takes bf16 or fp16 inputs: use --dtype bf16 or --dtype fp16");
+    throw InputError("--tensor-cores takes bf16, fp16 or fp8 inputs: use --dtype bf16, fp16 or fp8");
   check_bench_repetitions(r.reps, r.warmup);
   if (r.rows < 1) throw InputError("--rows must be at least 1");
   if (!r.no_sweep) {
@@ -87,8 +87,8 @@ void check_tensor_core_spec(const ProblemSpec& s) {
                      schedule_name(s.schedule) + ")");
   const AttentionOptions& o = s.options;
   if (o.dtype == Dtype::fp32)
-    throw InputError("--tensor-cores takes bf16 or fp16 inputs: add --dtype bf16 or --dtype fp16");
-  if (o.p_dtype != o.dtype)
+    throw InputError("--tensor-cores takes bf16, fp16 or fp8 inputs: add --dtype bf16, fp16 or fp8");
+  if (o.dtype != Dtype::fp8 && o.p_dtype != o.dtype)  // fp8 rounds P~ to e4m3 by itself (docs/fp8.md)
     throw InputError(std::string("--tensor-cores rounds P~ to the input type: add --p-dtype ") +
                      dtype_name(o.dtype) + " so the CPU engine does the same arithmetic");
   if (s.q_path.empty()) check_tensor_core_head_dim(s.d);  // from the files: checked once they are read

@@ -108,18 +108,20 @@ Mat rotate_rows(const Mat& X, uint64_t seed) {
 }
 
 double fp8_row_bound(const MatD& Q, const MatD& K, const MatD& V, double tau, double sq, double sk, double sv,
-                     int64_t r, int64_t lo, int64_t hi, int64_t stores, bool p_rounded) {
+                     int64_t r, int64_t lo, int64_t hi, int64_t stores, bool p_rounded, Fp8Accumulation acc) {
   lo = std::max<int64_t>(lo, 0);
   hi = std::min<int64_t>(hi, K.rows());
   if (lo >= hi) return 0;
   const double u = 1.0 / 16, sub = std::ldexp(1.0, -10);
   double delta = 0, smax = -INFINITY;
   for (int64_t c = lo; c < hi; ++c) {
-    double dc = 0;
+    double dc = 0, mag = 0;
     for (int64_t k = 0; k < Q.cols(); ++k) {
       const double eq = u * std::fabs(Q(r, k)) + sub * sq, ek = u * std::fabs(K(c, k)) + sub * sk;
       dc += std::fabs(Q(r, k)) * ek + eq * std::fabs(K(c, k)) + eq * ek;
+      mag += (std::fabs(Q(r, k)) + eq) * (std::fabs(K(c, k)) + ek);  // |q~| |k~| of the quantised values
     }
+    dc += kFp8AccumulationU * double(acc.s_steps) * mag;
     delta = std::max(delta, tau * dc);
     smax = std::max(smax, tau * Q.row(r).dot(K.row(c)));
   }
@@ -129,10 +131,12 @@ double fp8_row_bound(const MatD& Q, const MatD& K, const MatD& V, double tau, do
   const double vmax = V.middleRows(lo, hi - lo).cwiseAbs().maxCoeff();
   const double sigma = std::expm1(2 * delta);
   const double rho = p_rounded ? u + double(hi - lo) * sub / std::max(l, 1.0) : 0.0;
-  return vmax * (sigma + rho) + (u * vmax + sub * sv) * (1 + sigma + rho) + double(stores) * std::ldexp(vmax, -9) * 1.01;
+  const double accumulation = kFp8AccumulationU * double(acc.pv_steps) * (vmax + u * vmax + sub * sv) * (1 + sigma + rho);
+  return vmax * (sigma + rho) + (u * vmax + sub * sv) * (1 + sigma + rho) + double(stores) * std::ldexp(vmax, -9) * 1.01 +
+         accumulation;
 }
 
-double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O) {
+double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O, Fp8Accumulation acc) {
   const MatD Q = rotated_input(p, p.Q).cast<double>(), K = rotated_input(p, p.K).cast<double>(), V = p.V.cast<double>();
   const int64_t q_rows = p.fp8_scale == Fp8Scale::per_block ? t.Br : p.nq;
   const int64_t kv_rows = p.fp8_scale == Fp8Scale::per_block ? t.Bc : p.nk;
@@ -143,7 +147,7 @@ double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O) {
   double worst = 0;
   for (int64_t r = 0; r < p.nq; ++r) {
     double bound = fp8_row_bound(Q, K, V, p.scale, sq, sk, sv, r, p.mask.lo(r), p.mask.hi(r, p.nk) + 1, 1,
-                                 p.p_dtype == Dtype::fp8);
+                                 p.p_dtype == Dtype::fp8, acc);
     const double err = (O.row(r).cast<double>() - ref.O.row(r)).cwiseAbs().maxCoeff();
     bound /= 1.0 - double(p.dropout);  // a kept weight is scaled by 1 / (1 - p), its error too
     if (bound > 0) worst = std::max(worst, err / bound);

@@ -26,14 +26,26 @@ Mat rotate_rows(const Mat& X, uint64_t seed);
 //   rho    = u + Nk 2^-10 / l (P~ in e4m3; 0 otherwise), l = sum_c e^(S_c - max S) e^(-2 delta)
 //   bound  = Vmax (sigma + rho) + (u Vmax + 2^-10 s_v)(1 + sigma + rho) + stores 2^-9 Vmax
 // A row with no key (lo >= hi) gets 0.
+//
+// acc: a tensor core whose float32 accumulation keeps fewer bits (Hopper's FP8 wgmma; the
+// DeepSeek-V3 report, section 3.3, measures about 14 bits). Modelled as: each k32 instruction's
+// result carries an error of at most u_acc = 2^-13 of (|C| + sum |a_k b_k|), its accumulator
+// input and its 32 products. S_ij takes s_steps instructions per score (d / 32), so delta grows by
+// tau u_acc s_steps sum_k |q_k| |k_ck| (quantised magnitudes); O takes pv_steps instructions per
+// row, each adding at most u_acc sum_c p_c |v_c| over every key so far: u_acc pv_steps Vmax (1 +
+// sigma + rho) after the division by l. Zero steps (the CPU engine): no term.
+struct Fp8Accumulation {
+  int64_t s_steps = 0, pv_steps = 0;
+};
+constexpr double kFp8AccumulationU = 1.0 / 8192;  // 2^-13
 double fp8_row_bound(const MatD& Q, const MatD& K, const MatD& V, double tau, double sq, double sk, double sv,
-                     int64_t r, int64_t lo, int64_t hi, int64_t stores, bool p_rounded);
+                     int64_t r, int64_t lo, int64_t hi, int64_t stores, bool p_rounded, Fp8Accumulation acc = {});
 
 // An engine's O (Nq x d) of the problem against its float64 reference, held to fp8_row_bound
 // row by row: the largest error / bound over the rows (<= 1 passes). The inputs as quantised (Q,
 // K rotated with --rotate), each tensor's largest scale, O stored once in bf16, P~ in e4m3 only
 // where the problem rounds it (fa1, fa2; decode keeps it in float32); with dropout, the bound
 // scaled by 1 / (1 - p) as a kept weight is.
-double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O);
+double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O, Fp8Accumulation acc = {});
 
 }  // namespace flashstep

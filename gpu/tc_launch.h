@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include "core/host_device.h"
+
 namespace flashstep::gpu::tc {
 
 enum class Elem : int { fp16 = 1, bf16 = 2 };  // the order of flashstep::Dtype
@@ -51,6 +53,34 @@ void fa2_tc_launch(int variant, const TcParams& p);
 int fwd_config_sm90(int d, bool causal);  // 0: none for this d
 TcVariantInfo fa3_variant(int variant, int d);
 void fa3_launch(int variant, const TcParams& p);
+
+// fp8_forward.cu (sm_90a, where FLASHSTEP_HAVE_WGMMA is defined): the FP8 forward (docs/fp8.md,
+// "On the GPU: the forward on tensor cores"). base.Q, base.K: e4m3 codes (heads, N, d); base.V: V^T's codes
+// (heads, d, nk_pad), the keys of each group of 32 in the order fp8_vt_key gives; base.O bf16;
+// base.lse float32. The scales are float32 (heads, q_blocks) and (heads, k_blocks): one block per
+// head (per tensor) or one per Q block of Br rows / K, V block of Bc keys (the kernel's tiles).
+struct Fp8Params {
+  TcParams base;
+  const float *q_scale = nullptr, *k_scale = nullptr, *v_scale = nullptr;
+  int q_blocks = 1, k_blocks = 1;
+  int nk_pad = 0;  // Nk rounded up to a multiple of Bc = 128: V^T's row length in bytes
+};
+// V^T's key order (why: gpu/fp8_kernel.cuh's header): storage position q (0-31) of a group of 32
+// keys holds key fp8_vt_key(q) of the group, so that P~'s bytes go from the accumulator of S_ij
+// to the A fragments of O += P~ V without moving between lanes.
+FS_HD constexpr int fp8_vt_key(int q) { return (q & 16) + 2 * ((q >> 2) & 3) + (q & 1) + 8 * ((q >> 1) & 1); }
+// The other half of that bargain (gpu/fp8_kernel.cuh's pack_p_e4m3): byte b of A register r of a
+// k32 step takes entry fp8_pack_entry(r, b) of the lane's 16 accumulator entries of that step
+// (s[16 kk + 4 n + e]: 8-column tile n, row g + 8 (e >> 1), column 2 t4 + (e & 1)).
+FS_HD constexpr int fp8_pack_entry(int r, int b) { return 8 * (r >> 1) + 2 * (r & 1) + (b & 1) + 4 * (b >> 1); }
+struct Fp8TileInfo {
+  int Br = 0, Bc = 0, threads = 0, stages = 0;
+  int64_t smem_bytes = 0;
+  const char* what = "";
+  bool compiled = false;  // false: no FP8 kernel for this d in this build
+};
+Fp8TileInfo fp8_tile_info(int d);
+void fp8_launch(const Fp8Params& p);
 
 // standard_tc.cu: P = softmax(S) row by row in the 16-bit type (masked scores get weight 0),
 // lse float32; S and P are (heads * nq) x nk.

@@ -86,6 +86,34 @@ __device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const
 FS_DEFINE_WGMMA(__nv_bfloat16, "bf16")
 FS_DEFINE_WGMMA(__half, "f16")
 
+// wgmma m64nNk32 on e4m3 inputs with float32 accumulators (the FP8 forward, gpu/fp8_kernel.cuh).
+// For 8-bit inputs the PTX ISA allows K-major operands only: no transpose immediates, so the
+// second product reads V^T (d rows of keys) and its instruction has no imm-trans argument.
+//   ss: A (Q_i) and B (K_j) from shared memory, N = 128 (Bc).
+//   rs: A (P~_ij, 4 registers of 4 e4m3 bytes) from registers, B (V_j^T) from shared memory,
+//       N = 64 (d = 64) or N = 128 over two 32-register halves (d = 128: columns 0-63 in d0).
+__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[64], uint64_t a, uint64_t b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FS_ACC64_REGS ", %64, %65, p, 1, 1;\n}\n"
+               : FS_ACC64_OPS(d)
+               : "l"(a), "l"(b), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FS_ACC32_REGS
+               ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+               : FS_ACC32_OPS(d)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_rs_e4m3(float (&d0)[32], float (&d1)[32], const uint32_t (&a)[4], uint64_t b,
+                                              int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FS_ACC64_REGS
+               ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+               : FS_ACC32_OPS(d0), FS_ACC32_OPS(d1)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
@@ -110,6 +138,12 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1024 >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
          (uint64_t(1) << 62);
+}
+// The same for 64B swizzling (layout type 2): K-major rows of 64 bytes (the FP8 forward's Q_i and
+// K_j at d = 64), 8-row groups SBO = 512 bytes apart, atoms 512-byte aligned. The leading offset
+// is unused by a K-major swizzled operand whose k-step (32 bytes) lies within one row.
+__device__ __forceinline__ uint64_t desc_sw64(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) | (uint64_t(2) << 62);
 }
 // The same for an MN-major B operand wider than one panel (O_i += P~ V with N = 128 at d = 128):
 // PTX's canonical 128B-swizzled MN-major layout is ((8 x 8 elements, m), (8 rows, k)) with the

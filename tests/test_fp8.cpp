@@ -417,9 +417,9 @@ TEST_CASE("fp8 on the command line: the summary and the refusals", "[fp8][cli]")
       {"run --dtype fp8 --p-dtype bf16", "drop --p-dtype"},
       {"run --dtype bf16 --p-dtype fp8", "--p-dtype takes fp16 or bf16"},
       {"run --dtype fp8 --snapshots /tmp/fp8-never-written", "snapshot"},
-      {"verify --dtype fp8", "on the GPU only flash-decoding reads FP8"},
-      {"gpu --dtype fp8", "on the GPU only flash-decoding reads FP8"},
-      {"bench-gpu --dtype fp8", "on the GPU only flash-decoding reads FP8"},
+      {"verify --dtype fp8", "on the GPU FP8 runs in flash-decoding"},
+      {"gpu --dtype fp8", "on the GPU FP8 runs in flash-decoding"},
+      {"bench-gpu --dtype fp8", "on the GPU FP8 runs in flash-decoding"},
       {"explain --dtype fp8", "run --dtype fp8"},
       {"run --dtype fp4", "fp32, fp16, bf16 or fp8"},
   };
