@@ -241,13 +241,11 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
   check_memory(decode_device_bytes(s, opt.features.dtype, opt.splits, opt.page_size), "flash-decoding");
 }
 
-// The FP8 cache's split kernel. Variant 9 rests on gpu/results/fp8-decode/kernel_budget/ (8-11%
-// ahead of variant 5 unpaged, 9-10% paged); variant 10 (batched arithmetic, one row per block)
-// is built beside it and not yet measured: tools/device/fp8_decode_fast.sh times both. To make
-// 10 the default for decoding proper (one query row; Nq > 1 stays with 9's four-row kernel,
-// which reads each K/V tile once for four rows), set kFp8BatchedDefault to true.
-constexpr bool kFp8BatchedDefault = false;
-int fp8_default_variant(const Shape& s) { return kFp8BatchedDefault && s.nq == 1 ? 10 : 9; }
+// The FP8 cache's split kernel. Decoding proper (one query row, paged or not): variant 10, the
+// batched arithmetic, 0.58-0.64x variant 9's time at d = 128, Nk 65536 and 262144, B x H 32 and
+// 256, unpaged and paged (gpu/results/fp8-decode/variant10/). Nq > 1: variant 9's four-row
+// kernel, which reads each K/V tile once for four rows (10 runs one row per block).
+int fp8_default_variant(const Shape& s) { return s.nq == 1 ? 10 : 9; }
 
 }  // namespace
 
@@ -265,7 +263,7 @@ int fp8_default_variant(const Shape& s) { return kFp8BatchedDefault && s.nq == 1
 // - paged: version 5 with core's S (0.85-0.93x of unpaged; version 6 pays for its small
 //   per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
-// - fp8 (an FP8 KV cache, d = 64, 128): fp8_default_variant's (9 today), paged or not, with the
+// - fp8 (an FP8 KV cache, d = 64, 128): fp8_default_variant's (10 for one row, 9 for more), paged or not, with the
 //   16-bit rule's S.
 DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   DecodeChoice c;
