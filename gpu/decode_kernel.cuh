@@ -338,10 +338,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
       }
     }
   };
-  // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for the first NR rows
-  // (NR = R, or 1: see compute_tile).
-  auto compute_rows = [&](auto nr, const T* Kb, const T* Vb, int kt) {
-    constexpr int NR = decltype(nr)::value;
+  // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
+  auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
     float kv[KPG][8], vv[KPG][8];
     // fp8: each key's s_K and s_V (its block of scale_rows keys; one block: a uniform branch).
@@ -376,10 +374,10 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
       }
     }
 #pragma unroll
-    for (int r = 0; r < NR; ++r) {
+    for (int r = 0; r < R; ++r) {
       // Rows past nq (a four-row kernel on fewer rows) keep m = -inf, l = 0, O = 0 untouched:
       // no work for them (rows is the same for the whole block, so the shuffles stay uniform).
-      if (NR > 1 && r >= rows) break;
+      if (R > 1 && r >= rows) break;
       // FD L7: S_ij = tau q K_j^T (masked keys and keys past the split -inf)
       float sc[KPG];
 #pragma unroll
@@ -422,19 +420,6 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
         o[r][e] = accumulated_output(alpha, o[r][e], pv);
       }
     }
-  };
-  // Variant 3 runs a single query row in its four-row kernel (the only kernel it has): the tile's
-  // arithmetic is compiled a second time for one row, taken when rows = 1 (uniform over the
-  // block), so one row does not carry the four-row loop's code (measured 1.10x slower at Nq = 1,
-  // gpu/results/device-checks/decode-rows/). Variants 5 and 9 launch a one-row kernel instead.
-  auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
-    if constexpr (R > 1 && V == 3) {
-      if (rows == 1) {
-        compute_rows(std::integral_constant<int, 1>{}, Kb, Vb, kt);
-        return;
-      }
-    }
-    compute_rows(std::integral_constant<int, R>{}, Kb, Vb, kt);
   };
   // Variant 10: the arithmetic of one stage (SK keys from kt), FD L7-L9 for every row, a batch of
   // KB = 4 keys per group of L lanes (keys u NG + group, u < 4; lane c holds elements
@@ -656,12 +641,16 @@ void launch_split_kernel(const DecodeParams& p) {
 
 // One variant at one d: a single query row (decoding proper) or a few rows sharing each K/V tile.
 // Variant 3, the kernel of the shapes no faster variant is built for (float32, d other than 64
-// and 128), runs a single row in its four-row kernel: rows past nq score nothing, and the one
-// row's arithmetic is the same, in the same order, bit for bit; one kernel instead of two per
-// (T, d).
+// and 128 in 16 bits), has a one-row kernel only in float32 at d = 64 and 128 (the CPU trace's
+// comparison shapes); elsewhere its four-row kernel runs a single row, the absent rows skipped
+// (the same bits, measured 1.10x slower than a one-row kernel at float32 d = 64, Nq = 1:
+// gpu/results/device-checks/decode-rows/), one kernel instead of two per (T, d).
 template <typename T, int G, int V>
 void launch_variant(const DecodeParams& p) {
   if constexpr (V == 3) {
+    if constexpr (std::is_same_v<T, float> && (G == 8 || G == 16)) {
+      if (p.nq == 1) return launch_split_kernel<T, G, 1, V>(p);
+    }
     launch_split_kernel<T, G, 4, V>(p);
   } else if constexpr (SplitTraits<T, G, 1, V>::kBatched) {
     // Variant 10 holds 16 columns of q and of O per lane and row: four rows would not fit in the
