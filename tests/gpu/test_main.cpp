@@ -1,6 +1,7 @@
 // The [gpu] test binaries' main: Catch2's, and the exit code kSkipExitCode when every test case
 // that ran was skipped (gpu_test_helpers.h's SKIP_TEST) and none failed, which ctest reports as a
-// skip. A run with some cases passed and some skipped exits 0, as before.
+// skip. A run with some cases passed and some skipped exits 0, as before. Compiled once for both
+// GPU binaries (flashstep_gpu_catch_main in tests/gpu/CMakeLists.txt).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
