@@ -11,7 +11,7 @@ namespace flashstep::gui {
 namespace {
 
 constexpr int64_t kMaxFileBytes = int64_t(16) << 20;  // a few hundred points take kilobytes
-constexpr size_t kMaxWord = 64;                       // "gpu", "schedule", "dtype": short names
+constexpr size_t kMaxL2Word = 64;                      // "gpu", "schedule", "dtype": short names
 
 using nlohmann::json;
 
@@ -42,7 +42,7 @@ double bytes_at(const json& o, const char* key, const std::string& where) {
 std::string text_at(const json& o, const char* key, const std::string& where) {
   const json& v = need(o, key, where);
   if (!v.is_string()) throw InputError(where + ": \"" + key + "\" must be a string");
-  check_text_length(v.get_ref<const std::string&>(), kMaxWord, where, key);
+  check_text_length(v.get_ref<const std::string&>(), kMaxL2Word, where, key);
   return v.get<std::string>();
 }
 
