@@ -12,15 +12,16 @@ namespace {
 
 // The automatic pick among the run-time variants (gpu/tc_launch.h's kFp8Variants; FLASHSTEP_FP8_VARIANT
 // overrides it): variant 0, the configuration measured in gpu/results/fp8-forward/first/, at both
-// d until the candidates (ping-pong, the polynomial exp2) are measured beside it.
+// d until the candidates (ping-pong, the polynomial exp2, four chains) are measured beside it
+// (tools/device/fp8_forward.sh's table names the best per d). This line flips the default.
 constexpr int kFp8DefaultVariantD64 = 0, kFp8DefaultVariantD128 = 0;
 
 // Both: the bf16 default's pipeline (a TMA producer warpgroup, the softmax under O += P~ V, a
 // persistent grid) with Bc = 128 keys (one 128-byte row of V^T per column of d) and two K/V
 // stages; the consumers as the bf16 defaults (gpu/fa3_forward.cu): three at d = 64 (Br = 192,
 // 160 registers), two at d = 128 (Br = 128, 240). ptxas: 128 and 168 registers at compile time
-// (before setmaxnreg), no spills (S_ij 64, O_i 32 or 64, P~ 16 registers a thread), with the four
-// instantiations of the softmax of the run-time variants. Variant 0 measured (TFLOP/s,
+// (before setmaxnreg), no spills (S_ij 64, O_i 32 or 64, P~ 16 registers a thread), with the
+// softmax's instantiations of the run-time variants (four at d = 64, eight at d = 128). Variant 0 measured (TFLOP/s,
 // gpu/results/fp8-forward/first/summary.txt): d = 128 853 / 781 at N = 16384 / 4096 non-causal
 // (1.31x / 1.30x the bf16 default), d = 64 511 at N = 4096 (1.11x).
 using Fp8D64 = Fp8Config<64, 2, 3>;

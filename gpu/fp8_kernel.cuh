@@ -48,8 +48,14 @@
 //     products instead of all softmaxes contending at once;
 //   polynomial exp2 (bits 1-2): every 4th, 3rd or 2nd exp2 of a row from gpu/poly_exp2.h (ten
 //     float32 and integer instructions, relative error 3e-6, far below e4m3's 2^-4) on the float32
-//     pipes (128 a clock), as FlashAttention-4 does on Blackwell; the softmax is one of four
-//     instantiations of the same code, picked once per kernel by a uniform switch.
+//     pipes (128 a clock), as FlashAttention-4 does on Blackwell;
+//   four chains (bit 3, d = 128 only: at d = 64 ptxas spilled the kernel at its 128 registers, so
+//     the bit is ignored there): the row max and sum in 4 independent chains (online_softmax_row's
+//     ILP) against the per-warp chains of dependent instructions that the bf16 kernel's warps
+//     waited on (gpu/ladder/notes/tensor-cores.md, "Why d = 64 is slow").
+//   The softmax is one of eight instantiations of the same code, picked once per kernel by a
+//   uniform switch. The bf16 ladder measured both softmax levers and ping-pong slower than its
+//   defaults (rungs v23, v35-v38, v22 at d = 64); with products twice as fast they may pay here.
 // Variant 0 is the configuration measured first (gpu/results/fp8-forward/first/).
 //
 // Everything is in an anonymous namespace, as gpu/fa3_kernel.cuh.
@@ -112,6 +118,9 @@ __device__ __forceinline__ void pack_p_e4m3(const float (&s)[BC / 2], uint32_t (
   }
 }
 
+template <int V>
+using Int = std::integral_constant<int, V>;
+
 struct Fp8Maps {
   CUtensorMap q, k, vt;
 };
@@ -119,6 +128,7 @@ struct Fp8Maps {
 template <class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, const __grid_constant__ Fp8Maps maps) {
   constexpr int D = C::D, BC = C::BC, BR = C::BR, PANELS = C::PANELS, ST = C::STAGES;
+  constexpr int CHAINS = D == 128 ? 4 : 1;  // bit 3 at d = 64: ptxas spills at its 128 registers
   const TcParams& p = fp.base;
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
@@ -189,7 +199,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   int g0 = 0, q_uses = 0;
   auto phase = [&](int gb) { return uint32_t((gb / ST) & 1); };
   const bool pingpong = fp8_variant_pingpong(fp.variant);
-  const int poly = fp8_variant_poly(fp.variant);
+  // The softmax's instantiation: (ILP 4 ? 4 : 0) + (POLY 4, 3, 2 -> 1, 2, 3; none 0).
+  const int softmax_kind = (C::D == 128 && fp8_variant_ilp(fp.variant) == 4 ? 4 : 0) + ((fp.variant >> 1) & 3);
 
   // A turn on the tensor cores (ping-pong): wait for ours (named barrier 1 + cw), and after issuing
   // hand it to the next consumer in the ring. In each tile the last consumer opens consumer 0's
@@ -261,11 +272,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     auto softmax_block = [&](int j, int gb, bool pending, float s_k, float s_v) {
       const float scale_log2 = tau_sq * s_k * kLog2e;
       float alphas[2];
-      switch (poly) {  // uniform: one value per kernel
-        case 4: softmax_scores<BC, 1, 4>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4); break;
-        case 3: softmax_scores<BC, 1, 3>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4); break;
-        case 2: softmax_scores<BC, 1, 2>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4); break;
-        default: softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      auto scores = [&](auto ilp, auto poly) {
+        softmax_scores<BC, decltype(ilp)::value, decltype(poly)::value>(s, alphas, m_i, l_i, scale_log2, j * BC,
+                                                                        warp_hi_min, row_hi, t4);
+      };
+      switch (softmax_kind) {  // uniform: one value per kernel
+        case 1: scores(Int<1>{}, Int<4>{}); break;
+        case 2: scores(Int<1>{}, Int<3>{}); break;
+        case 3: scores(Int<1>{}, Int<2>{}); break;
+        case 4: scores(Int<CHAINS>{}, Int<0>{}); break;
+        case 5: scores(Int<CHAINS>{}, Int<4>{}); break;
+        case 6: scores(Int<CHAINS>{}, Int<3>{}); break;
+        case 7: scores(Int<CHAINS>{}, Int<2>{}); break;
+        default: scores(Int<1>{}, Int<0>{});
       }
       const float ratio = sv_prev / s_v;  // 1 exactly with one scale per tensor
       sv_prev = s_v;

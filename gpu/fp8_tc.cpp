@@ -30,13 +30,16 @@ tc::Fp8TileInfo tile_info(int64_t d) {
 #endif
 }
 
-// What a run-time variant changes (gpu/tc_launch.h).
-std::string variant_text(int v) {
+// What a run-time variant changes at d (gpu/tc_launch.h).
+std::string variant_text(int v, int64_t d) {
   std::string t = "variant " + std::to_string(v) + ": ";
-  const int poly = tc::fp8_variant_poly(v);
   if (v == 0) return t + "the measured configuration";
-  if (tc::fp8_variant_pingpong(v)) t += poly ? "ping-pong, " : "ping-pong";
-  if (poly) t += "every " + std::string(poly == 4 ? "4th" : poly == 3 ? "3rd" : "2nd") + " exp2 by polynomial";
+  std::vector<std::string> parts;
+  if (tc::fp8_variant_pingpong(v)) parts.push_back("ping-pong");
+  const int poly = tc::fp8_variant_poly(v);
+  if (poly) parts.push_back("every " + std::string(poly == 4 ? "4th" : poly == 3 ? "3rd" : "2nd") + " exp2 by polynomial");
+  if (tc::fp8_variant_ilp(v) > 1) parts.push_back(d == 128 ? "four chains" : "four chains (ignored at this d)");
+  for (size_t k = 0; k < parts.size(); ++k) t += (k ? ", " : "") + parts[k];
   return t;
 }
 
@@ -162,7 +165,7 @@ Fp8TcTiles fp8_tc_tiles(int64_t d) {
                      "(got d = " + std::to_string(d) + ")" +
                      (tile_info(64).compiled ? "" : "; this build has no sm_90a kernels"));
   const int v = variant_from_env(i.variant);
-  return Fp8TcTiles{i.Br, i.Bc, i.threads, i.stages, i.smem_bytes, std::string(i.what) + "; " + variant_text(v), v};
+  return Fp8TcTiles{i.Br, i.Bc, i.threads, i.stages, i.smem_bytes, std::string(i.what) + "; " + variant_text(v, d), v};
 }
 
 void check_fp8_tc_request(const Shape& s, float scale, const Fp8TcOptions& o) {

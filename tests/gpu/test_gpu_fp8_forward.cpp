@@ -149,13 +149,15 @@ TEST_CASE("fp8_vt_key is a permutation of each group of 32 keys", "[tc][fp8]") {
 }
 
 // The run-time variants (gpu/tc_launch.h): bit 0 ping-pong, bits 1-2 the polynomial's share of
-// the exp2 (none, every 4th, 3rd, 2nd); FLASHSTEP_FP8_VARIANT picks one, a bad value is an
-// InputError before any device work.
+// the exp2 (none, every 4th, 3rd, 2nd), bit 3 four chains; FLASHSTEP_FP8_VARIANT picks one, a bad
+// value is an InputError before any device work.
 TEST_CASE("the FP8 forward's run-time variants", "[tc][fp8]") {
-  const int poly[gpu::tc::kFp8Variants] = {0, 0, 4, 4, 3, 3, 2, 2};
+  const int poly[8] = {0, 0, 4, 4, 3, 3, 2, 2};
+  REQUIRE(gpu::tc::kFp8Variants == 16);
   for (int v = 0; v < gpu::tc::kFp8Variants; ++v) {
     CHECK(gpu::tc::fp8_variant_pingpong(v) == (v % 2 == 1));
-    CHECK(gpu::tc::fp8_variant_poly(v) == poly[v]);
+    CHECK(gpu::tc::fp8_variant_poly(v) == poly[v % 8]);
+    CHECK(gpu::tc::fp8_variant_ilp(v) == (v >= 8 ? 4 : 1));
   }
   const char* before = std::getenv("FLASHSTEP_FP8_VARIANT");
   const std::string saved = before ? before : "";
@@ -170,7 +172,9 @@ TEST_CASE("the FP8 forward's run-time variants", "[tc][fp8]") {
   ::setenv("FLASHSTEP_FP8_VARIANT", "3", 1);
   CHECK(gpu::fp8_tc_tiles(128).variant == 3);
   CHECK(gpu::fp8_tc_tiles(128).what.find("ping-pong, every 4th exp2") != std::string::npos);
-  ::setenv("FLASHSTEP_FP8_VARIANT", "8", 1);
+  ::setenv("FLASHSTEP_FP8_VARIANT", "11", 1);
+  CHECK(gpu::fp8_tc_tiles(128).what.find("ping-pong, every 4th exp2 by polynomial, four chains") != std::string::npos);
+  ::setenv("FLASHSTEP_FP8_VARIANT", "16", 1);
   CHECK_THROWS_AS(gpu::fp8_tc_tiles(64), InputError);
   if (before) ::setenv("FLASHSTEP_FP8_VARIANT", saved.c_str(), 1);
   else ::unsetenv("FLASHSTEP_FP8_VARIANT");

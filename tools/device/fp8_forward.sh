@@ -3,17 +3,20 @@
 # measured configuration (run-time variant 0) and the candidates beside it, on one device call:
 #   1. at once, in the background: the verify list under each variant (FLASHSTEP_FP8_VARIANT; d = 64
 #      and 128, ragged, causal, a key length, per tensor and per block, the rotation on outliers),
-#      the [fp8] tests of flashstep_tc_tests (the forward) under each variant and of
-#      flashstep_gpu_tests (the decode) once, and the four compute-sanitizer tools on one small
-#      verify under the sanitised candidate (SANITIZE, default 7: ping-pong and the polynomial exp2);
+#      the [fp8] tests of flashstep_tc_tests (the forward) under the variants TESTS (default
+#      "0 3 6 11") and of flashstep_gpu_tests (the decode) once, the four compute-sanitizer tools on
+#      one small d = 128 verify under SANITIZE (default 11: ping-pong, the polynomial exp2 and four
+#      chains), and racecheck and synccheck on a small d = 64 one under SANITIZE64 (default 7: the
+#      three consumers' ping-pong ring, every 2nd exp2 by polynomial);
 #   2. alone on the GPU: bench-gpu --tensor-cores --dtype fp8 beside the bf16 default under each
 #      variant, d = 64 and 128, N = 4096 and 16384, causal and not;
 #   3. the table (last): TFLOP/s and the ratio to the bf16 default per variant and point, the
 #      best variant per point and per d.
 # Run from the repository root: bash tools/device/fp8_forward.sh BIN OUT (BIN holds flashstep,
 # flashstep_gpu_tests and flashstep_tc_tests, and lib/ with libstb.so.0 where the machine lacks
-# it). VARIANTS (default "0 1 2 3 4 5 6 7", the measured one first), BUDGET (seconds, default 190): a
-# step that would start after its share of it is skipped and says so. OUT gets three files:
+# it). VARIANTS (default "0 1 2 3 8 9 6 4 11 7", the measured one first, then the likeliest
+# candidates), BUDGET (seconds, default 190): a bench that would start after BUDGET - 25 s is
+# skipped and says so. OUT gets three files:
 # gpu.txt, summary.txt (written as it goes, the table last) and logs.tar.gz (every log, repacked
 # after each step).
 set -u
@@ -21,8 +24,10 @@ source tools/device/lib.sh
 dev_setup "$0" "$@"
 [ -d "$BIN/lib" ] && dev_libs "$BIN/lib"  # a carried lib/ (libstb.so.0 for flashstep)
 BUDGET=${BUDGET:-190}
-read -r -a VARIANTS <<< "${VARIANTS:-0 1 2 3 4 5 6 7}"
-SANITIZE=${SANITIZE:-7}
+read -r -a VARIANTS <<< "${VARIANTS:-0 1 2 3 8 9 6 4 11 7}"
+read -r -a TESTS <<< "${TESTS:-0 3 6 11}"
+SANITIZE=${SANITIZE:-11}
+SANITIZE64=${SANITIZE64:-7}
 W=$(mktemp -d)
 before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { S+=("skipped (past $1 s): $2"); return 1; }; }
 save() {
@@ -50,9 +55,12 @@ verify_list() {  # verify_list V: the list under variant V into $W/verify_vV.txt
   done > "$W/verify_v$1.txt" 2>&1
 }
 SMALL="verify --schedule fa2 --tensor-cores --dtype fp8 --nq 200 --nk 333 --d 128 --causal --fp8-scale per-block"
-sanitize() {  # sanitize TOOL: one small verify under the sanitised candidate
-  FLASHSTEP_FP8_VARIANT=$SANITIZE timeout 90 compute-sanitizer --tool "$1" --error-exitcode 9 $FS $SMALL \
-    > "$W/sanitizer_$1_v$SANITIZE.txt" 2>&1
+SMALL64="verify --schedule fa2 --tensor-cores --dtype fp8 --nq 333 --nk 200 --d 64 --causal"
+sanitize() {  # sanitize TOOL V VERIFY...: one small verify under variant V into $W/sanitizer_TOOL_vV.txt
+  local tool=$1 v=$2
+  shift 2
+  FLASHSTEP_FP8_VARIANT=$v timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 9 $FS "$@" \
+    > "$W/sanitizer_${tool}_v$v.txt" 2>&1
 }
 
 # 1. Correctness, every variant at once (the CPU emulation dominates; the machine has 16 cores).
@@ -60,28 +68,39 @@ declare -A PID
 for v in "${VARIANTS[@]}"; do
   verify_list "$v" &
   PID[verify_$v]=$!
+done
+for v in "${TESTS[@]}"; do
   FLASHSTEP_FP8_VARIANT=$v catch2 "$W/tests_tc_fp8_v$v.log" timeout 120 "$BIN/flashstep_tc_tests" "[fp8]" &
   PID[tc_$v]=$!
 done
 catch2 "$W/tests_gpu_fp8.log" timeout 90 "$BIN/flashstep_gpu_tests" "[fp8]" &
 PID[gpu]=$!
+SANS=()
 for tool in memcheck racecheck synccheck initcheck; do
-  sanitize $tool &
-  PID[san_$tool]=$!
+  sanitize $tool "$SANITIZE" $SMALL &
+  PID[san_${tool}_$SANITIZE]=$!
+  SANS+=("${tool}_$SANITIZE")
+done
+for tool in racecheck synccheck; do
+  sanitize $tool "$SANITIZE64" $SMALL64 &
+  PID[san_${tool}_$SANITIZE64]=$!
+  SANS+=("${tool}_$SANITIZE64")
 done
 for v in "${VARIANTS[@]}"; do
   wait "${PID[verify_$v]}"
   f=$W/verify_v$v.txt
   S+=("verify v$v: $(grep -c '^PASS' "$f") PASS of ${#VERIFY[@]}; $(grep -c '^rc=0' "$f") exit 0")
   grep -E '^== |^verify |^final|vs float64|^fp8 bound|error:|NaN|^(PASS|FAIL)' "$f" > "$W/verify_lines_v$v.txt"
+done
+for v in "${TESTS[@]}"; do
   wait "${PID[tc_$v]}"
   S+=("flashstep_tc_tests [fp8] v$v: $(tests_line "$W/tests_tc_fp8_v$v.log" $?)")
 done
 wait "${PID[gpu]}"
 S+=("flashstep_gpu_tests [fp8]: $(tests_line "$W/tests_gpu_fp8.log" $?)")
-for tool in memcheck racecheck synccheck initcheck; do
-  wait "${PID[san_$tool]}"
-  S+=("compute-sanitizer $tool v$SANITIZE: rc=$? $(sanitized "$W/sanitizer_${tool}_v$SANITIZE.txt")")
+for k in "${SANS[@]}"; do
+  wait "${PID[san_$k]}"
+  S+=("compute-sanitizer ${k%_*} v${k##*_}: rc=$? $(sanitized "$W/sanitizer_${k%_*}_v${k##*_}.txt")")
 done
 S+=("correctness phase: $(($(date +%s) - T0)) s")
 save
