@@ -42,7 +42,7 @@
 // kernel budget): with the tensor cores twice as fast as at 16 bits, the softmax's special-function
 // work is the bound. Per score one ex2 and half a cvt e4m3x2 on units that do 16 a clock per SM,
 // against 4 d multiply-adds on the tensor cores at 8192 FLOP a clock: at d = 128 the two take
-// about as long, at d = 64 the exponentials twice as long as the products. Two levers:
+// about as long, at d = 64 the exponentials twice as long as the products. The levers:
 //   ping-pong (bit 0): the consumers take turns issuing their products (named barriers 1 ..
 //     CONSUMERS, as gpu/fa3_kernel.cuh's kPingPong), so that one's softmax runs under another's
 //     products instead of all softmaxes contending at once;
