@@ -152,7 +152,6 @@ Mat head_of(const std::vector<float>& v, int64_t rows, int64_t cols) {
   return Eigen::Map<const Mat>(v.data(), rows, cols);
 }
 
-const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
 
 void print_err(const char* what, const GradErr& e, double tol) {
   std::printf("%-26s dQ %10.3g   dK %10.3g   dV %10.3g   %s\n", what, e.dq, e.dk, e.dv, verdict(e.worst() <= tol));

@@ -25,7 +25,6 @@ namespace flashstep {
 
 namespace {
 
-const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }

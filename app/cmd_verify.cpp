@@ -38,7 +38,6 @@ Mat to_mat(const std::vector<float>& v, int64_t rows, int64_t cols, int64_t offs
 
 ErrorStats diff(const Mat& gpu, const Mat& cpu) { return compare(gpu, cpu.cast<double>().eval()); }
 
-const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
 
 // verify for schedules without per-j state in HBM (fa2, standard): the final O and lse of the
 // CPU engine and the GPU.

@@ -104,4 +104,7 @@ struct GradNormwise {
 };
 GradNormwise grad_normwise(const Trace& cpu, const Mat& dQ, const Mat& dK, const Mat& dV);
 
+// The word a verify line prints after a figure held to its bound.
+inline const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }
+
 }  // namespace flashstep
