@@ -121,7 +121,6 @@ int run_bench_fp8_tensor_cores(const TcBenchRequest& r) {
     std::printf("bench-gpu --tensor-cores --dtype fp8 on %s (%d SMs), %s, CUDA events, %d warm-up runs, median of %d; "
                 "e4m3 Q, K, V with per-block scales, O in bf16, beside the bf16 default\n", info.name.c_str(),
                 info.sm_count, r.causal ? "causal" : "no mask", r.warmup, r.reps);
-    for (int64_t d : r.dims) std::printf("fp8 kernel at d = %lld: %s\n", (long long)d, gpu::fp8_tc_tiles(d).what.c_str());
     std::printf("TFLOP/s = 4 B H N^2 d / time (causal: the kept N(N+1)/2 scores)\n\n");
     std::printf("%6s %4s %4s %3s %4s %4s | %9s %8s | %9s %8s %2s | %6s\n", "N", "d", "B", "H", "Br", "Bc", "fp8 ms",
                 "TFLOP/s", "bf16 ms", "TFLOP/s", "v", "fp8/bf16");
@@ -149,8 +148,6 @@ int run_bench_fp8_tensor_cores(const TcBenchRequest& r) {
                             {"bf16_default", entry(b)}, {"speedup_over_bf16", b.median_ms / f.median_ms}};
       row["fp8_tc"]["Br"] = kt.Br;
       row["fp8_tc"]["Bc"] = kt.Bc;
-      row["fp8_tc"]["variant"] = kt.variant;
-      row["fp8_tc"]["what"] = kt.what;
       row["bf16_default"]["variant"] = b.variant;
       rows.push_back(row);
       if (!r.as_json) {

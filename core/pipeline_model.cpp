@@ -96,7 +96,7 @@ BlockCosts block_costs(const Kernel& r, int64_t d, const Rates& rates) {
   // operations (FMNMX for the max, FFMA for tau S - m, FADD into l, half an F2FP for the
   // rounding of P~) and, per row, d FMULs of the O_i rescale: issue-limited at fp32_per_clk.
   // With poly_every = n, one score in n takes its exp2 from a polynomial instead (the ladder's
-  // gpu/poly_exp2.h): 11 float32 and integer lane operations (clamp, 3 FADD, 4 FFMA,
+  // gpu/ladder/poly_exp2.h): 11 float32 and integer lane operations (clamp, 3 FADD, 4 FFMA,
   // shift, add, FMUL) in place of the special-function unit's one issue.
   const double poly = r.poly_every > 0 ? 1.0 / r.poly_every : 0.0;
   c.exp_clk = (rows * bc * (1 - poly) + rows) / rates.exp_per_clk;

@@ -77,7 +77,7 @@ constexpr int kIntra = 2;       // intra-warpgroup overlap: S_ij issued, softmax
 constexpr int kPersistent = 4;  // one block per SM loops over the (Q block, head) tiles
 constexpr int kIlp = 8;         // the softmax's row max and sum in 4 independent chains
 constexpr int kWidePv = 16;     // O += P~ V as one m64n128k16 per 16 keys at d = 128, not two n64
-constexpr int kPoly8 = 32;      // every 8th exp2 of the softmax by gpu/poly_exp2.h (ladder)
+constexpr int kPoly8 = 32;      // every 8th exp2 of the softmax by gpu/ladder/poly_exp2.h (ladder)
 constexpr int kPoly4 = 64;      // every 4th (ladder)
 constexpr int kStagger = 128;   // consumer 1 starts one softmax after consumer 0, once (ladder)
 

@@ -38,26 +38,6 @@
 //     V^T's rows are padded to nk_pad (a multiple of Bc) with zeros by the producer; keys past Nk
 //     and masked keys get S = -inf, so P~ = 0 there.
 //
-// Run-time variants (Fp8Params::variant, gpu/tc_launch.h; one kernel per d, so no entry of the
-// kernel budget): with the tensor cores twice as fast as at 16 bits, the softmax's special-function
-// work is the bound. Per score one ex2 and half a cvt e4m3x2 on units that do 16 a clock per SM,
-// against 4 d multiply-adds on the tensor cores at 8192 FLOP a clock: at d = 128 the two take
-// about as long, at d = 64 the exponentials twice as long as the products. The levers:
-//   ping-pong (bit 0): the consumers take turns issuing their products (named barriers 1 ..
-//     CONSUMERS, as gpu/fa3_kernel.cuh's kPingPong), so that one's softmax runs under another's
-//     products instead of all softmaxes contending at once;
-//   polynomial exp2 (bits 1-2): every 4th, 3rd or 2nd exp2 of a row from gpu/poly_exp2.h (ten
-//     float32 and integer instructions, relative error 3e-6, far below e4m3's 2^-4) on the float32
-//     pipes (128 a clock), as FlashAttention-4 does on Blackwell;
-//   four chains (bit 3, d = 128 only: at d = 64 ptxas spilled the kernel at its 128 registers, so
-//     the bit is ignored there): the row max and sum in 4 independent chains (online_softmax_row's
-//     ILP) against the per-warp chains of dependent instructions that the bf16 kernel's warps
-//     waited on (gpu/ladder/notes/tensor-cores.md, "Why d = 64 is slow").
-//   The softmax is one of eight instantiations of the same code, picked once per kernel by a
-//   uniform switch. The bf16 ladder measured both softmax levers and ping-pong slower than its
-//   defaults (rungs v23, v35-v38, v22 at d = 64); with products twice as fast they may pay here.
-// Variant 0 is the configuration measured first (gpu/results/fp8-forward/first/).
-//
 // Everything is in an anonymous namespace, as gpu/fa3_kernel.cuh.
 #pragma once
 #include "gpu/fa3_kernel.cuh"  // tma_load_3d, next_tile, encode_tiled, sm_count (the bf16 kernel's helpers)
@@ -118,9 +98,6 @@ __device__ __forceinline__ void pack_p_e4m3(const float (&s)[BC / 2], uint32_t (
   }
 }
 
-template <int V>
-using Int = std::integral_constant<int, V>;
-
 struct Fp8Maps {
   CUtensorMap q, k, vt;
 };
@@ -128,7 +105,6 @@ struct Fp8Maps {
 template <class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, const __grid_constant__ Fp8Maps maps) {
   constexpr int D = C::D, BC = C::BC, BR = C::BR, PANELS = C::PANELS, ST = C::STAGES;
-  constexpr int CHAINS = D == 128 ? 4 : 1;  // bit 3 at d = 64: ptxas spills at its 128 registers
   const TcParams& p = fp.base;
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
@@ -198,20 +174,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   uint32_t pa[BC / 32][4];
   int g0 = 0, q_uses = 0;
   auto phase = [&](int gb) { return uint32_t((gb / ST) & 1); };
-  const bool pingpong = fp8_variant_pingpong(fp.variant);
-  // The softmax's instantiation: (ILP 4 ? 4 : 0) + (POLY 4, 3, 2 -> 1, 2, 3; none 0).
-  const int softmax_kind = (C::D == 128 && fp8_variant_ilp(fp.variant) == 4 ? 4 : 0) + ((fp.variant >> 1) & 3);
-
-  // A turn on the tensor cores (ping-pong): wait for ours (named barrier 1 + cw), and after issuing
-  // hand it to the next consumer in the ring. In each tile the last consumer opens consumer 0's
-  // first turn and its own last turn hands nothing on, so every bar.sync meets exactly one
-  // bar.arrive (gpu/fa3_kernel.cuh's turn_begin and turn_end, there a trait, here a uniform flag).
-  auto turn_begin = [&] {
-    if (pingpong) named_sync(1 + cw, 256);
-  };
-  auto turn_end = [&](bool last) {
-    if (pingpong && !(last && cw == C::CONSUMERS - 1)) named_arrive(1 + (cw + 1) % C::CONSUMERS, 256);
-  };
 
   // O_i += P~_ij V_j (K/V block gb): one m64n{d}k32 per 32 keys, B = V_j^T from byte 32 kk of each row.
   auto issue_pv = [&](int gb) {
@@ -262,7 +224,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
 #pragma unroll
       for (int e = 0; e < 32; ++e) o[pn][e] = 0.0f;
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
-    if (pingpong && cw == C::CONSUMERS - 1 && n_blocks > 0) named_arrive(1, 256);
 
     if (n_blocks > 0) mbar_wait(barQ, uint32_t(q_uses & 1));
     // The mask and FA2fwd L9 with block j's factor, then L10's rescale (times s_V,j-1 / s_V,j) and
@@ -272,20 +233,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     auto softmax_block = [&](int j, int gb, bool pending, float s_k, float s_v) {
       const float scale_log2 = tau_sq * s_k * kLog2e;
       float alphas[2];
-      auto scores = [&](auto ilp, auto poly) {
-        softmax_scores<BC, decltype(ilp)::value, decltype(poly)::value>(s, alphas, m_i, l_i, scale_log2, j * BC,
-                                                                        warp_hi_min, row_hi, t4);
-      };
-      switch (softmax_kind) {  // uniform: one value per kernel
-        case 1: scores(Int<1>{}, Int<4>{}); break;
-        case 2: scores(Int<1>{}, Int<3>{}); break;
-        case 3: scores(Int<1>{}, Int<2>{}); break;
-        case 4: scores(Int<CHAINS>{}, Int<0>{}); break;
-        case 5: scores(Int<CHAINS>{}, Int<4>{}); break;
-        case 6: scores(Int<CHAINS>{}, Int<3>{}); break;
-        case 7: scores(Int<CHAINS>{}, Int<2>{}); break;
-        default: scores(Int<1>{}, Int<0>{});
-      }
+      softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
       const float ratio = sv_prev / s_v;  // 1 exactly with one scale per tensor
       sv_prev = s_v;
       alphas[0] *= ratio;
@@ -312,7 +260,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       const float s_v = kv_per_block ? sv[j] : sv[0];
       mbar_wait(fullK(st), phase(gb));
       if (pv) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
-      turn_begin();
       fence_regs(s);
       wgmma_fence();
       issue_s(gb);
@@ -324,7 +271,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
         issue_pv(gb - 1);
         wgmma_commit();
       }
-      turn_end(false);
       if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
       else wgmma_wait_all();
       fence_regs(s);
@@ -339,12 +285,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       // The last O_i += P~ V.
       const int gb = g0 + n_blocks - 1;
       mbar_wait(fullV(gb % ST), phase(gb));
-      turn_begin();
       fence_o();
       wgmma_fence();
       issue_pv(gb);
       wgmma_commit();
-      turn_end(true);
       wgmma_wait_all();
       fence_o();
       release(emptyV(gb % ST));
@@ -383,7 +327,7 @@ void launch_fp8(const Fp8Params& fp) {
   // blocks, one scale per head or one per tile, every pointer set.
   if (p.d != C::D || fp.nk_pad % C::BC != 0 || fp.nk_pad < p.nk || p.nq < 1 || p.nk < 1 ||
       (fp.q_blocks != 1 && fp.q_blocks != Tr) || (fp.k_blocks != 1 && fp.k_blocks != Tc) || !p.Q || !p.K || !p.V ||
-      !p.O || !p.lse || !fp.q_scale || !fp.k_scale || !fp.v_scale || fp.variant < 0 || fp.variant >= kFp8Variants)
+      !p.O || !p.lse || !fp.q_scale || !fp.k_scale || !fp.v_scale)
     throw std::runtime_error("launch_fp8: inputs not laid out as the FP8 kernel reads them (d " + std::to_string(p.d) +
                              ", nk_pad " + std::to_string(fp.nk_pad) + ", scale blocks " + std::to_string(fp.q_blocks) +
                              " / " + std::to_string(fp.k_blocks) + ")");

@@ -9,7 +9,6 @@
 
 #include <climits>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -28,32 +27,6 @@ tc::Fp8TileInfo tile_info(int64_t d) {
   (void)d;
   return tc::Fp8TileInfo{};
 #endif
-}
-
-// What a run-time variant changes at d (gpu/tc_launch.h).
-std::string variant_text(int v, int64_t d) {
-  std::string t = "variant " + std::to_string(v) + ": ";
-  if (v == 0) return t + "the measured configuration";
-  std::vector<std::string> parts;
-  if (tc::fp8_variant_pingpong(v)) parts.push_back("ping-pong");
-  const int poly = tc::fp8_variant_poly(v);
-  if (poly) parts.push_back("every " + std::string(poly == 4 ? "4th" : poly == 3 ? "3rd" : "2nd") + " exp2 by polynomial");
-  if (tc::fp8_variant_ilp(v) > 1) parts.push_back(d == 128 ? "four chains" : "four chains (ignored at this d)");
-  for (size_t k = 0; k < parts.size(); ++k) t += (k ? ", " : "") + parts[k];
-  return t;
-}
-
-// FLASHSTEP_FP8_VARIANT: a run-time variant other than the automatic pick, for measuring them side
-// by side (tools/device/fp8_forward.sh).
-int variant_from_env(int fallback) {
-  const char* e = std::getenv("FLASHSTEP_FP8_VARIANT");
-  if (!e || !*e) return fallback;
-  char* end = nullptr;
-  const long v = std::strtol(e, &end, 10);
-  if (*end != '\0' || v < 0 || v >= tc::kFp8Variants)
-    throw InputError("FLASHSTEP_FP8_VARIANT must be an integer from 0 to " + std::to_string(tc::kFp8Variants - 1) +
-                     " (got \"" + std::string(e) + "\")");
-  return int(v);
 }
 
 // Nk rounded up to a whole K/V block of 128 keys (the kernels' Bc): V^T's row length in bytes, a
@@ -111,7 +84,6 @@ struct Fp8Buffers {
     p.q_blocks = int(q_blocks);
     p.k_blocks = int(k_blocks);
     p.nk_pad = int(nk_padded(s.nk));
-    p.variant = fp8_tc_tiles(s.d).variant;
     return p;
   }
 };
@@ -164,8 +136,7 @@ Fp8TcTiles fp8_tc_tiles(int64_t d) {
     throw InputError("the FP8 forward on tensor cores supports d = 64 and d = 128 on compute capability 9.0 "
                      "(got d = " + std::to_string(d) + ")" +
                      (tile_info(64).compiled ? "" : "; this build has no sm_90a kernels"));
-  const int v = variant_from_env(i.variant);
-  return Fp8TcTiles{i.Br, i.Bc, i.threads, i.stages, i.smem_bytes, std::string(i.what) + "; " + variant_text(v, d), v};
+  return Fp8TcTiles{i.Br, i.Bc, i.threads, i.stages, i.smem_bytes, i.what};
 }
 
 void check_fp8_tc_request(const Shape& s, float scale, const Fp8TcOptions& o) {

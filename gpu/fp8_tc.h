@@ -35,13 +35,10 @@ Fp8TcOptions fp8_tc_options(const Problem& p);
 
 // The kernel's tiles at d (its Br and Bc are the per-block scales' blocks). InputError when this
 // build has no FP8 kernel for d.
-// variant: the kernel's run-time variant (gpu/tc_launch.h's kFp8Variants): the environment's
-// FLASHSTEP_FP8_VARIANT (0-7) if set, else the automatic pick at d; `what` names it.
 struct Fp8TcTiles {
   int Br = 0, Bc = 0, threads = 0, stages = 0;
   int64_t smem_bytes = 0;
   std::string what;
-  int variant = 0;
 };
 Fp8TcTiles fp8_tc_tiles(int64_t d);
 

@@ -64,17 +64,7 @@ struct Fp8Params {
   const float *q_scale = nullptr, *k_scale = nullptr, *v_scale = nullptr;
   int q_blocks = 1, k_blocks = 1;
   int nk_pad = 0;  // Nk rounded up to a multiple of Bc = 128: V^T's row length in bytes
-  int variant = 0;  // the kernel's run-time variant (fp8_variant_*; 0: the measured configuration)
 };
-// The FP8 forward's run-time variants, read once per kernel (uniform, so no extra kernel): bit 0
-// ping-pong between the consumer warpgroups; bits 1-2 the share of the softmax's exp2 taken from
-// gpu/poly_exp2.h's polynomial instead of the special-function unit (0 none, 1 every 4th, 2 every
-// 3rd, 3 every 2nd); bit 3 the row max and sum in 4 independent chains (online_softmax_row's ILP).
-// Valid values 0 .. kFp8Variants - 1 (gpu/fp8_kernel.cuh's header says why).
-constexpr int kFp8Variants = 16;
-FS_HD constexpr bool fp8_variant_pingpong(int v) { return (v & 1) != 0; }
-FS_HD constexpr int fp8_variant_poly(int v) { return ((v >> 1) & 3) == 0 ? 0 : 5 - ((v >> 1) & 3); }  // 0, 4, 3, 2
-FS_HD constexpr int fp8_variant_ilp(int v) { return (v & 8) != 0 ? 4 : 1; }
 // V^T's key order (why: gpu/fp8_kernel.cuh's header): storage position q (0-31) of a group of 32
 // keys holds key fp8_vt_key(q) of the group, so that P~'s bytes go from the accumulator of S_ij
 // to the A fragments of O += P~ V without moving between lanes.
@@ -88,7 +78,6 @@ struct Fp8TileInfo {
   int64_t smem_bytes = 0;
   const char* what = "";
   bool compiled = false;  // false: no FP8 kernel for this d in this build
-  int variant = 0;        // the run-time variant the automatic pick runs at this d
 };
 Fp8TileInfo fp8_tile_info(int d);
 void fp8_launch(const Fp8Params& p);

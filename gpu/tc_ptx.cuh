@@ -8,7 +8,9 @@
 
 #include "gpu/common.cuh"
 #include "gpu/tc_launch.h"
-#include "gpu/poly_exp2.h"  // POLY > 0: the ladder's rungs v35-v38 and the FP8 forward's variants
+#if defined(FLASHSTEP_LADDER)
+#include "gpu/ladder/poly_exp2.h"  // POLY > 0: the ladder's polynomial-exp2 rungs
+#endif
 
 namespace flashstep::gpu::tc {
 
@@ -88,12 +90,15 @@ __device__ __forceinline__ int kept_blocks(const RowLimit& lim, int row0, int Br
 // ILP > 1 keeps ILP independent partial maxima and sums (score k goes to partial k mod ILP,
 // folded pairwise at the end): the same maximum, the row sum in another order, and chains of
 // NV / ILP dependent instructions instead of NV, for warps that have little else to hide them.
-// POLY > 0 takes every POLY-th score's exp2 (k mod POLY = POLY - 1) from gpu/poly_exp2.h's
-// polynomial on the float32 pipes instead of the special-function unit (16 a clock per SM): the
-// ladder's rungs and the FP8 forward's variants (the bf16 defaults have POLY = 0).
+// POLY > 0 takes every POLY-th score's exp2 (k mod POLY = POLY - 1) from gpu/ladder/poly_exp2.h's
+// polynomial on the float32 pipes instead of the special-function unit (16 a clock per SM): in a
+// ladder build only (the defaults have POLY = 0).
 template <int NV, int ILP = 1, int POLY = 0, class At>
 __device__ __forceinline__ float online_softmax_row(At at, float& m_i, float& l_i, float scale_log2) {
   static_assert(ILP >= 1 && NV % ILP == 0 && (ILP & (ILP - 1)) == 0, "ILP: a power of two dividing NV");
+#if !defined(FLASHSTEP_LADDER)
+  static_assert(POLY == 0, "the polynomial exp2 is a ladder rung: configure with -DFLASHSTEP_LADDER=ON");
+#endif
   float mxs[ILP];
 #pragma unroll
   for (int r = 0; r < ILP; ++r) mxs[r] = -INFINITY;
@@ -117,7 +122,11 @@ __device__ __forceinline__ float online_softmax_row(At at, float& m_i, float& l_
   for (int k = 0; k < NV; ++k) {
     float& x = at(k);
     const float arg = fmaf(x, scale_log2, -m_use);
+#if defined(FLASHSTEP_LADDER)
     x = POLY > 0 && k % (POLY > 0 ? POLY : 1) == POLY - 1 ? poly_exp2(arg) : fast_exp2(arg);
+#else
+    x = fast_exp2(arg);
+#endif
     sums[k % ILP] += x;
   }
 #pragma unroll

@@ -302,7 +302,7 @@ TEST_CASE("explain --pipeline prints the model's timeline, its prediction and ev
 }
 
 TEST_CASE("a share of the exp2 on the float32 pipes trades special-function time for issue", "[pipeline]") {
-  // The ladder's polynomial exp2 (gpu/poly_exp2.h) on the persistent kernel: one score in
+  // The ladder's polynomial exp2 (gpu/ladder/poly_exp2.h) on the persistent kernel: one score in
   // n leaves the special-function units, each costing 10 more float32 lane operations.
   const Rates h200;
   for (int64_t d : {64, 128}) {

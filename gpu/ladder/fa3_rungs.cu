@@ -47,7 +47,7 @@
 //       blocks ahead instead of one.
 //   34  v19 persistent without ping-pong (v29 without the turns, which cost d = 64 2-7% elsewhere).
 //   35  v21 with every 8th exp2 of the softmax from a polynomial on the float32 pipes
-//       (gpu/poly_exp2.h) instead of the special-function units: at d = 64 the 16 exp2 a clock
+//       (gpu/ladder/poly_exp2.h) instead of the special-function units: at d = 64 the 16 exp2 a clock
 //       per SM take as long as the products (FlashAttention-4 moves part of them off on
 //       Blackwell). 36 v22 with it, 37 v19 with it, 38 v21 with every 4th.
 //   39  v21 with a still longer Bc: 224 at d = 64 (O_i 32 + S_ij 112 + P~ 56 registers), 192 at

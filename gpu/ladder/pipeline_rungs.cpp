@@ -90,7 +90,7 @@ std::vector<Rung> rungs(int64_t d) {
     change(b.kernel);
     v.push_back(b);
   };
-  // Every n-th exp2 from gpu/poly_exp2.h's polynomial on the float32 pipes, on each d's
+  // Every n-th exp2 from gpu/ladder/poly_exp2.h's polynomial on the float32 pipes, on each d's
   // defaults: the special-function units' time shrinks, the float32 issue grows.
   const auto poly = [](int every) { return [every](pipeline::Kernel& x) { x.poly_every = every; }; };
   derive(35, 21, "v21 with every 8th exp2 from a polynomial on the float32 pipes", poly(8));

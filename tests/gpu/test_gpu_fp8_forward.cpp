@@ -17,10 +17,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <cstring>
 #include <random>
-#include <string>
 #include <set>
 
 using namespace flashstep;
@@ -146,39 +144,6 @@ TEST_CASE("fp8_vt_key is a permutation of each group of 32 keys", "[tc][fp8]") {
   CHECK(gpu::tc::fp8_vt_key(5) == 3);    // t = 1, e = 1
   CHECK(gpu::tc::fp8_vt_key(6) == 10);   // t = 1, e = 2
   CHECK(gpu::tc::fp8_vt_key(31) == 31);  // t = 3, e = 3, + 16
-}
-
-// The run-time variants (gpu/tc_launch.h): bit 0 ping-pong, bits 1-2 the polynomial's share of
-// the exp2 (none, every 4th, 3rd, 2nd), bit 3 four chains; FLASHSTEP_FP8_VARIANT picks one, a bad
-// value is an InputError before any device work.
-TEST_CASE("the FP8 forward's run-time variants", "[tc][fp8]") {
-  const int poly[8] = {0, 0, 4, 4, 3, 3, 2, 2};
-  REQUIRE(gpu::tc::kFp8Variants == 16);
-  for (int v = 0; v < gpu::tc::kFp8Variants; ++v) {
-    CHECK(gpu::tc::fp8_variant_pingpong(v) == (v % 2 == 1));
-    CHECK(gpu::tc::fp8_variant_poly(v) == poly[v % 8]);
-    CHECK(gpu::tc::fp8_variant_ilp(v) == (v >= 8 ? 4 : 1));
-  }
-  const char* before = std::getenv("FLASHSTEP_FP8_VARIANT");
-  const std::string saved = before ? before : "";
-  ::unsetenv("FLASHSTEP_FP8_VARIANT");
-  int automatic = -1;
-  try {
-    automatic = gpu::fp8_tc_tiles(64).variant;
-  } catch (const InputError&) {
-    return;  // a build without the sm_90a kernels
-  }
-  CHECK(automatic >= 0);
-  ::setenv("FLASHSTEP_FP8_VARIANT", "3", 1);
-  CHECK(gpu::fp8_tc_tiles(128).variant == 3);
-  CHECK(gpu::fp8_tc_tiles(128).what.find("ping-pong, every 4th exp2") != std::string::npos);
-  ::setenv("FLASHSTEP_FP8_VARIANT", "11", 1);
-  CHECK(gpu::fp8_tc_tiles(128).what.find("ping-pong, every 4th exp2 by polynomial, four chains") != std::string::npos);
-  ::setenv("FLASHSTEP_FP8_VARIANT", "16", 1);
-  CHECK_THROWS_AS(gpu::fp8_tc_tiles(64), InputError);
-  if (before) ::setenv("FLASHSTEP_FP8_VARIANT", saved.c_str(), 1);
-  else ::unsetenv("FLASHSTEP_FP8_VARIANT");
-  if (!before) CHECK(gpu::fp8_tc_tiles(64).variant == automatic);
 }
 
 // The layouts as the PTX ISA draws them: lane (g, t4) of a warp holds accumulator entry 4 n + e of

@@ -1,7 +1,7 @@
-// gpu/poly_exp2.h: 2^x from a polynomial and the float's exponent bits, which the Hopper
+// gpu/ladder/poly_exp2.h: 2^x from a polynomial and the float's exponent bits, which the Hopper
 // forward rungs v35-v38 use for part of the softmax's exponentials. The same code runs in the kernels
 // (with the device's round-to-nearest intrinsics, which give the same roundings).
-#include "gpu/poly_exp2.h"
+#include "gpu/ladder/poly_exp2.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // 2^x without the special-function unit: the softmax's exponentials on the float32 and integer
-// pipes, for kernels that move part of the exp2 work off the 16-per-clock special-function units
-// (FlashAttention-4 does this on Blackwell): the bf16 ladder's rungs v35-v38
-// (gpu/ladder/fa3_rungs.cu) and the FP8 forward's run-time variants (gpu/fp8_kernel.cuh). The
-// bf16 defaults take every exp2 from the special-function unit.
+// pipes, for the Hopper forward rungs that move part of the exp2 work off the 16-per-clock
+// special-function units (gpu/ladder/fa3_rungs.cu, v35-v38; FlashAttention-4 does this on
+// Blackwell). A ladder file: the default kernels take every exp2 from the special-function unit,
+// and gpu/tc_ptx.cuh includes this header only in a ladder build.
 //
 // x = j + f with j = round(x) and f in [-0.5, 0.5]:
 //   - j: adding 1.5 x 2^23 leaves round(x) in the low mantissa bits of the sum (the float
