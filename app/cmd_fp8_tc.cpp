@@ -32,9 +32,6 @@ namespace flashstep {
 
 namespace {
 
-bool has_nan(const std::vector<float>& v) {
-  return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
-}
 
 }  // namespace
 

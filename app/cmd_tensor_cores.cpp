@@ -36,9 +36,6 @@ Mat rows_of(const std::vector<float>& v, int64_t rows, int64_t cols) {
 }
 Vec vec_of(const std::vector<float>& v) { return Eigen::Map<const Vec>(v.data(), int64_t(v.size())); }
 
-bool has_nan(const std::vector<float>& v) {
-  return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
-}
 
 }  // namespace
 

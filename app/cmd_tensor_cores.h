@@ -6,6 +6,10 @@
 #include "core/run.h"
 #include "app/gpu_requests.h"  // check_tensor_core_spec, reject_p_dtype_on_float32_kernels, TcBenchRequest
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 namespace flashstep {
 
 // verify --tensor-cores: returns 0 (PASS) or 1 (FAIL).
@@ -17,5 +21,10 @@ int run_verify_tensor_cores(const RunFlags& rf, int variant);
 
 // bench-gpu --tensor-cores: the table, then the Bc sweep (JSON key "sweep").
 int run_bench_tensor_cores(const TcBenchRequest& r);
+
+// Whether a kernel's output holds a NaN (reported as a failure, never passed off as a result).
+inline bool has_nan(const std::vector<float>& v) {
+  return std::any_of(v.begin(), v.end(), [](float x) { return std::isnan(x); });
+}
 
 }  // namespace flashstep
