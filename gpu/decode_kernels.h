@@ -26,6 +26,11 @@ struct DecodeParams {
   // n mod page_size of the pool. Null: K, V are (heads, Nk, d).
   const int32_t* block_table = nullptr;
   int page_size = 0, pages = 0;  // P and logical pages per head, ceil(Nk / P)
+  // Paged, variants 6-10: when warp 0 reads the table entry of a page piece it copies (0 at the
+  // copy's issue, 1 a stage ahead, 2 a stage ahead and the split's table prefetched into the L2 as
+  // the block starts; gpu/decode_kernel.cuh's piece_entry). The same copies, values and bits
+  // whichever; decode_split_launch sets it (FLASHSTEP_DECODE_TABLE_AHEAD, default 2).
+  int table_ahead = 2;
   int variant = 0;               // the split kernel's variant (gpu/decode.cu); 0 = the default
   // An FP8 KV cache (--dtype fp8, docs/fp8.md): Q, K, V hold e4m3 codes (one byte per element)
   // and O is of `dtype` (bf16). Scales, float32: q_scale per (head, row); k_scale, v_scale per
@@ -43,6 +48,9 @@ bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
 bool decode_variant_supported(int variant, int d, Storage dtype);  // built in this build
 // The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variants 9 and 10, paged or not.
 bool decode_fp8_supported(int variant, int d);
+// Whether an FP8 variant has a one-row kernel in this build: 10 always, 9 in a ladder build (a
+// default build runs one row in variant 9's four-row kernel: the same bits).
+bool decode_fp8_one_row_kernel(int variant);
 // e4m3 codes of n float32 values on the device (cvt.rn.satfinite: to nearest even, +-448 past
 // the range), as core/fp8.h's e4m3_code.
 void to_e4m3(const float* src, uint8_t* dst, int64_t n);
