@@ -76,8 +76,9 @@
 //     addresses go through the block table (key n at pool row table[n / P] P + n mod P); the
 //     tiles in shared memory, hence every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
 //     are contiguous in the pool, so a stage is one bulk copy per page piece it touches (P = 1:
-//     one per row), issued by the 32 lanes of warp 0, one table read per piece, made a stage
-//     before the copy (decode_kernel.cuh's piece_entry; FLASHSTEP_DECODE_TABLE_AHEAD below).
+//     one per row), issued by the 32 lanes of one warp (stage t: warp t mod the warps), one
+//     table read per piece, made a stage before the copy (decode_kernel.cuh's piece_entry;
+//     FLASHSTEP_DECODE_TABLE_AHEAD below).
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight,
 //     launched as the split kernel's programmatic dependent (sm_90: its launch overlaps the
 //     split kernel's tail; it waits for the partials with griddepcontrol.wait).
@@ -204,14 +205,16 @@ void to_e4m3(const float* src, uint8_t* dst, int64_t n) {
   CUDA_CHECK_LAUNCH();
 }
 
-// FLASHSTEP_DECODE_TABLE_AHEAD=0 or 1 makes the paged bulk-copy variants read each page
-// piece's table entry at the copy's issue (0) or a stage ahead without the L2 prefetch (1), to
-// time what the default (2, DecodeParams::table_ahead) saves (tools/device/fp8_decode_paged.sh).
+// FLASHSTEP_DECODE_TABLE_AHEAD=0, 1 or 2 makes the paged bulk-copy variants issue every stage
+// from warp 0 and read each page piece's table entry at the copy's issue (0, the code before), a
+// stage ahead (1), or a stage ahead after an L2 prefetch of the split's table (2), to time what
+// the default (3: 2 with the stages' issues dealt to the warps in turn; DecodeParams::
+// table_ahead) saves (tools/device/fp8_decode_paged.sh).
 static int table_ahead() {
   static const int mode = [] {
     const char* e = std::getenv("FLASHSTEP_DECODE_TABLE_AHEAD");
     const std::string v = e ? e : "";
-    return v == "0" ? 0 : v == "1" ? 1 : 2;
+    return v == "0" ? 0 : v == "1" ? 1 : v == "2" ? 2 : 3;
   }();
   return mode;
 }

@@ -26,11 +26,12 @@ struct DecodeParams {
   // n mod page_size of the pool. Null: K, V are (heads, Nk, d).
   const int32_t* block_table = nullptr;
   int page_size = 0, pages = 0;  // P and logical pages per head, ceil(Nk / P)
-  // Paged, variants 6-10: when warp 0 reads the table entry of a page piece it copies (0 at the
-  // copy's issue, 1 a stage ahead, 2 a stage ahead and the split's table prefetched into the L2 as
-  // the block starts; gpu/decode_kernel.cuh's piece_entry). The same copies, values and bits
-  // whichever; decode_split_launch sets it (FLASHSTEP_DECODE_TABLE_AHEAD, default 2).
-  int table_ahead = 2;
+  // Paged, variants 6-10: how the page pieces' copies are issued (gpu/decode_kernel.cuh's
+  // piece_entry): 0 by warp 0, each table entry read at the copy's issue; 1 read a stage ahead;
+  // 2 also the split's table prefetched into the L2 as the block starts; 3 also each stage issued
+  // by another warp in turn. The same copies, values and bits whichever; decode_split_launch sets
+  // it (FLASHSTEP_DECODE_TABLE_AHEAD, default 3).
+  int table_ahead = 3;
   int variant = 0;               // the split kernel's variant (gpu/decode.cu); 0 = the default
   // An FP8 KV cache (--dtype fp8, docs/fp8.md): Q, K, V hold e4m3 codes (one byte per element)
   // and O is of `dtype` (bf16). Scales, float32: q_scale per (head, row); k_scale, v_scale per

@@ -5,23 +5,26 @@
 #      7, 5, 3 and 1 (a stage over more than 32 pages: the lanes' second pieces), a page longer
 #      than a stage, several query rows (variant 9's four-row kernel), variant 9 at one row (its
 #      four-row kernel in a default build: the verify line says so), and P = 16 with the table
-#      entries read at the copy's issue and a stage ahead (FLASHSTEP_DECODE_TABLE_AHEAD=0, 1);
+#      entries read at the copy's issue, a stage ahead, and after the L2 prefetch, all from warp 0
+#      (FLASHSTEP_DECODE_TABLE_AHEAD=0, 1, 2; 3, the default, deals the stages to the warps);
 #   2. the [fp8] tests (paged = unpaged bit for bit, one row = the same row among four, the
 #      default rule);
 #   3. compute-sanitizer memcheck, racecheck, synccheck, initcheck on a paged verify (P = 16;
 #      memcheck also on P = 3 at d = 64, more pieces per stage than lanes);
 #   4. PyTorch's fastest bf16 backend (gpu/tools/sdpa_decode_bench.py, 10 calls back to back),
 #      then bench-gpu --decode --dtype fp8 --sweep-variants 10 at d = 128, Nk = 65536 and 262144,
-#      B x H = 32 and 256, S = 4, 8, 16, 32: unpaged, and paged (P = 16) with the table read
-#      a stage ahead and the split's table prefetched into the L2 (the default, 2), a stage
-#      ahead alone (1) and at the copy's issue (0, the code before), then (time permitting)
+#      B x H = 32 and 256, S = 4, 8, 16, 32: unpaged, and paged (P = 16) four ways
+#      (FLASHSTEP_DECODE_TABLE_AHEAD): 3 the default (table entries read a stage ahead, the
+#      split's table prefetched into the L2, each stage issued by another warp in turn), 2 (the
+#      same from warp 0), 1 (a stage ahead, warp 0) and 0 (at the copy's issue, warp 0: the code
+#      before), then (time permitting)
 #      paged with P = 128 (one copy of K and one of V per stage, as unpaged); the table last, with
 #      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
 # Every command has a timeout; a step that would start past BUDGET seconds is skipped and says
 # so. Outputs: $OUT/table.txt (the table last, with the summary), $OUT/summary.txt, $OUT/gpu.txt
 # and $OUT/logs.tar.gz (every log and JSON file).
 # Usage, from the repository root on the GPU machine: bash tools/device/fp8_decode_paged.sh BIN OUT
-# (BIN holds flashstep and flashstep_gpu_tests; about 2.5 minutes.)
+# (BIN holds flashstep and flashstep_gpu_tests; about 3 minutes.)
 set -u
 source tools/device/lib.sh
 dev_setup "$0" "$@"
@@ -47,8 +50,9 @@ VERIFY=(
 )
 n=0
 for args in "${VERIFY[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
-    "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6"; do
-  ahead=2
+    "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6" \
+    "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5"; do
+  ahead=3
   case "$args" in AHEAD=*) ahead=${args%% *}; ahead=${ahead#AHEAD=}; args=${args#* } ;; esac
   echo "== FLASHSTEP_DECODE_TABLE_AHEAD=$ahead verify --schedule decode $args"
   FLASHSTEP_DECODE_TABLE_AHEAD=$ahead timeout 25 "$FS" verify --schedule decode $args; echo "rc=$?"
@@ -85,7 +89,7 @@ if before 130 "PyTorch bf16 decode"; then
   say "PyTorch bf16 decode: rc=$?"
 fi
 SDPA=(); [ -s "$W/sdpa.json" ] && SDPA=(--sdpa "$W/sdpa.json")
-for run in "p0 0 2" "p16a2 16 2" "p16a0 16 0" "p16a1 16 1" "p128 128 2"; do
+for run in "p0 0 3" "p16a3 16 3" "p16a0 16 0" "p16a1 16 1" "p16a2 16 2" "p128 128 3"; do
   set -- $run
   tag=$1 P=$2 ahead=$3
   before $((BUDGET - 35)) "fp8 sweep $tag" || continue
@@ -103,8 +107,9 @@ say "total $(($(date +%s) - T0)) s"
   python3 - "$W" "$ROOF_REF" <<'EOF'
 import json, os, sys
 work, roof_ref = sys.argv[1], float(sys.argv[2])
-runs = [("p0", "unpaged"), ("p16a2", "paged, table ahead + L2 (default)"), ("p16a1", "paged, table ahead"),
-        ("p16a0", "paged, table at issue (before)"), ("p128", "paged P = 128 (a copy per stage)")]
+runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
+        ("p16a1", "paged, 1: table ahead, warp 0"), ("p16a0", "paged, 0: at issue, warp 0 (before)"),
+        ("p128", "paged P = 128 (a copy per stage)")]
 sdpa = {}
 try:
     for r in json.load(open(os.path.join(work, "sdpa.json")))["rows"]:
@@ -141,9 +146,9 @@ for nk, heads in shapes:
               b["median_ms"], pct(b["median_ms"]), sd / b["median_ms"], d["default_splits"] if d else "-",
               f"{d['median_ms']:.4f}" if d else "-", f"{pct(d['median_ms']):.1f}%" if d else "-",
               f"{sd / d['median_ms']:.2f}x" if d else "-", alls))
-        if tag == "p16a2":
+        if tag == "p16a3":
             verdicts.append((nk, heads, pct(b["median_ms"]), sd / b["median_ms"]))
-    un, pa = res["p0"][0], res["p16a2"][0]
+    un, pa = res["p0"][0], res["p16a3"][0]
     bu = min((r["median_ms"] for r in un if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     bp = min((r["median_ms"] for r in pa if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     b0 = min((r["median_ms"] for r in res["p16a0"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
