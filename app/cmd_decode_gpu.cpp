@@ -67,9 +67,12 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   const gpu::DecodeResult g = gpu::decode_forward(p.Q.data(), p.K.data(), p.V.data(), s, p.scale, t, go);
   const gpu::DeviceInfo info = gpu::device_info();
   const double o_tol = tiled_o_tol(p.schedule, p.dtype, tiled_tol);
-  std::printf("verify     flash-decoding, CPU engine vs GPU (%s, split kernel variant %d), S = %lld split%s\n",
-              info.name.c_str(), go.variant, (long long)S,
-              S > 1 ? "s" : "");
+  // FP8 variant 9 at one row in a default build: its four-row kernel (its one-row kernel is a ladder rung).
+  const bool four_row_for_one = p.dtype == Dtype::fp8 && p.nq == 1 && !gpu::decode_fp8_one_row_kernel(go.variant);
+  std::printf("verify     flash-decoding, CPU engine vs GPU (%s, split kernel variant %d%s), S = %lld split%s\n",
+              info.name.c_str(), go.variant,
+              four_row_for_one ? " in its four-row kernel: the one-row kernel is the ladder's, -DFLASHSTEP_LADDER=ON" : "",
+              (long long)S, S > 1 ? "s" : "");
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s\n",
               (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale, p.pattern.c_str(),
               (unsigned long long)p.seed, dtype_name(p.dtype));
@@ -174,6 +177,10 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
                 r.page_size > 0 ? (", paged P = " + std::to_string(r.page_size)).c_str() : "");
     std::printf("copy bandwidth %.0f GB/s, read roof %.0f GB/s; GB/s = bytes of K and V read / time; * = the default "
                 "(variant, S)\n\n", copy_gbps, roofs.read_gbps);
+    for (int v : r.sweep_variants)
+      if (dt == Dtype::fp8 && gpu::decode_variant_exists(v, 64, dt) && !gpu::decode_fp8_one_row_kernel(v))
+        std::printf("variant %d runs Nq = 1 in its four-row kernel in this build (its one-row kernel is the ladder's: "
+                    "-DFLASHSTEP_LADDER=ON)\n\n", v);
     std::printf("%7s %4s %4s %3s %5s | %9s %7s %5s %5s %8s\n", "Nk", "d", "BxH", "var", "S", "ms", "GB/s", "%copy",
                 "%roof", "vs sdpa");
   }
@@ -220,6 +227,8 @@ int run_decode_sweep(const DecodeBenchRequest& r, Dtype dt, int64_t M,
                                 {"page_size", configs[k].page_size}, {"median_ms", ms}, {"kv_gbps", gbps},
                                 {"fraction_of_copy", gbps / copy_gbps}, {"fraction_of_read_roof", gbps / roofs.read_gbps}};
           if (sdpa_ms > 0) row["speedup_vs_sdpa"] = sdpa_ms / ms;
+          if (dt == Dtype::fp8)  // the query rows of the kernel that ran (Nq = 1: 4 = the four-row kernel for one)
+            row["kernel_rows"] = gpu::decode_fp8_one_row_kernel(configs[k].variant) ? 1 : 4;
           rows.push_back(row);
           if (r.as_json) continue;
           std::printf("%7lld %4lld %4lld %3d %4lld%s | %9.4f %7.0f %4.0f%% %4.0f%%", (long long)nk, (long long)d,

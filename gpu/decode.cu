@@ -61,9 +61,12 @@
 //     ladder's (gpu/ladder/decode_rungs.cu). Variant 3 runs a single query row in its four-row
 //     kernel (launch_variant); 5 and 9 have a one-row kernel for Nq = 1, decoding proper.
 //   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8.md): the same template with T =
-//     e4m3, d = 64, 128, variants 9 and 10, paged or not (9 measured against variant 5, its
-//     arithmetic with cp.async chunks: 9 reads 8-11% faster unpaged and 9-10% paged,
-//     gpu/results/fp8-decode/kernel_budget/; 10 not yet measured). A tile is still 8 KiB,
+//     e4m3, d = 64, 128, paged or not: variant 10 (one row per block; the default for Nq = 1) and
+//     variant 9's four-row kernel (the default for Nq > 1; its one-row kernel is the ladder's, a
+//     default build runs one row in the four-row kernel). 9 measured against variant 5, its
+//     arithmetic with cp.async chunks: 9 reads 8-11% faster unpaged and 9-10% paged
+//     (gpu/results/fp8-decode/kernel_budget/); 10 at 0.58-0.64x 9's time, 88-102% of the read
+//     roof unpaged, 77-85% paged (gpu/results/fp8-decode/variant10/). A tile is still 8 KiB,
 //     now twice the keys; each lane loads its 8 bytes of a K or V row from shared memory and
 //     converts them to float32 in registers (exact). The scores take (tau s_Q) s_K after the dot
 //     product of the e4m3 values, P~ stays float32 and is multiplied by s_V before P~ V: the
@@ -73,7 +76,9 @@
 //     addresses go through the block table (key n at pool row table[n / P] P + n mod P); the
 //     tiles in shared memory, hence every value and every rounding, are the unpaged run's. Variants 6-9: the rows of one page
 //     are contiguous in the pool, so a stage is one bulk copy per page piece it touches (P = 1:
-//     one per row), issued by the 32 lanes of warp 0, one table read per piece.
+//     one per row), issued by the 32 lanes of one warp (stage t: warp t mod the warps), one
+//     table read per piece, made a stage before the copy (decode_kernel.cuh's piece_entry;
+//     FLASHSTEP_DECODE_TABLE_AHEAD below).
 //   decode_combine_kernel<T>: one thread block per (head, row): FD L17-L20 with split_weight,
 //     launched as the split kernel's programmatic dependent (sm_90: its launch overlaps the
 //     split kernel's tail; it waits for the partials with griddepcontrol.wait).
@@ -123,12 +128,18 @@ __global__ void decode_combine_kernel(DecodeParams p) {
   if (threadIdx.x == 0) p.lse[row] = lse;
 }
 
-// The FP8 configurations (the header's list): variant 9 (one query row or four) and variant 10
-// (one row per block), paged or not.
+// The FP8 configurations (the header's list), paged or not: variant 10 (one query row per
+// block, the default for one row) and variant 9's four-row kernel (the default for more). Variant
+// 9's one-row kernel is the ladder's (gpu/ladder/decode_rungs.cu); a default build runs one row
+// in the four-row kernel, as variant 3 does: rows past Nq are skipped, and the one row's
+// arithmetic is the same, in the same order.
 template <int G>
 void launch_split_fp8(const DecodeParams& p) {
   if (p.variant == 10) return launch_variant<__nv_fp8_e4m3, G, 10>(p);
-  launch_variant<__nv_fp8_e4m3, G, 9>(p);
+#if defined(FLASHSTEP_LADDER)
+  if (p.nq == 1 && decode_ladder_launch(p, 9)) return;
+#endif
+  launch_split_kernel<__nv_fp8_e4m3, G, 4, 9>(p);
 }
 
 template <typename T, int G>
@@ -172,6 +183,14 @@ bool decode_fp8_supported(int variant, int d) {  // paged or not: it takes a blo
   return (d == 64 || d == 128) && (variant == 0 || variant == 9 || variant == 10);
 }
 
+bool decode_fp8_one_row_kernel(int variant) {
+#if defined(FLASHSTEP_LADDER)
+  return variant == 9 || variant == 10;
+#else
+  return variant == 10;
+#endif
+}
+
 namespace {
 __global__ void to_e4m3_kernel(const float* __restrict__ src, uint8_t* __restrict__ dst, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -186,7 +205,23 @@ void to_e4m3(const float* src, uint8_t* dst, int64_t n) {
   CUDA_CHECK_LAUNCH();
 }
 
-void decode_split_launch(const DecodeParams& p) {
+// FLASHSTEP_DECODE_TABLE_AHEAD=0, 1 or 2 makes the paged bulk-copy variants issue every stage
+// from warp 0 and read each page piece's table entry at the copy's issue (0, the code before), a
+// stage ahead (1), or a stage ahead after an L2 prefetch of the split's table (2), to time what
+// the default (3: 2 with the stages' issues dealt to the warps in turn; DecodeParams::
+// table_ahead) saves (tools/device/fp8_decode_paged.sh).
+static int table_ahead() {
+  static const int mode = [] {
+    const char* e = std::getenv("FLASHSTEP_DECODE_TABLE_AHEAD");
+    const std::string v = e ? e : "";
+    return v == "0" ? 0 : v == "1" ? 1 : v == "2" ? 2 : 3;
+  }();
+  return mode;
+}
+
+void decode_split_launch(const DecodeParams& params) {
+  DecodeParams p = params;
+  p.table_ahead = table_ahead();
   if (p.fp8) {  // checked by the host first: d = 64 or 128
     if (p.d == 64) return launch_split_fp8<8>(p);
     if (p.d == 128) return launch_split_fp8<16>(p);

@@ -43,6 +43,7 @@ int resolve_decode_variant(int variant, const Shape& s, const Tiling& t, Dtype d
 // fp16/bf16; 9 and 10 for fp8 at d = 64, 128; 0 = the default) for this d and storage type.
 bool decode_variant_exists(int variant, int64_t d, Dtype dtype);  // built in this build
 bool decode_variant_is_ladder(int variant);  // 4, 6, 7, 8 (and 3 at d = 64, 128 in 16 bits): -DFLASHSTEP_LADDER=ON only
+bool decode_fp8_one_row_kernel(int variant);  // FP8: 10; 9 too in a ladder build (a default build: 9's four-row kernel)
 // The same as a check: an InputError naming what exists when it does not.
 void check_decode_variant(int variant, int64_t d, Dtype dtype);
 

@@ -247,6 +247,16 @@ void check_decode(const Shape& s, const Tiling& t, const DecodeOptions& opt) {
 // kernel, which reads each K/V tile once for four rows (10 runs one row per block).
 int fp8_default_variant(const Shape& s) { return s.nq == 1 ? 10 : 9; }
 
+// The most splits of the d = 128, Nq = 1 rule below (the heads fill the GPU). 16-bit: 32. FP8,
+// variant 10 at B x H = 256 (gpu/results/fp8-decode/variant10/table.txt): unpaged S = 16 (Nk 65536:
+// 0.9429 ms against 1.0096 at S = 32; Nk 262144: 3.7146 against 3.7120, level), paged P = 16
+// S = 8 (1.1415 against 1.2060 ms at S = 32; 4.4510 against 4.4745): a split holds half the
+// bytes of a 16-bit one, and a paged block starts with a table read before its first copy.
+int64_t most_splits_one_row(Dtype dtype, int64_t page_size) {
+  if (dtype != Dtype::fp8) return 32;
+  return page_size > 0 ? 8 : 16;
+}
+
 }  // namespace
 
 // The default (variant, S), from the variant x S sweeps on the H200 (bf16, Nq = 1, d = 64 and
@@ -264,7 +274,8 @@ int fp8_default_variant(const Shape& s) { return s.nq == 1 ? 10 : 9; }
 //   per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
 // - fp8 (an FP8 KV cache, d = 64, 128): fp8_default_variant's (10 for one row, 9 for more), paged or not, with the
-//   16-bit rule's S.
+//   16-bit rule's S but at most 16 splits unpaged and 8 paged where that rule gives 32
+//   (most_splits_one_row).
 DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   DecodeChoice c;
   c.splits = default_splits(s.heads() * t.Tr, t.Tc, device_info().sm_count);
@@ -275,7 +286,7 @@ DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_
     c.variant = 5;
   } else if (s.d == 128 && s.nq == 1 && c.splits == 1) {
     c.variant = unpaged;
-    c.splits = std::max<int64_t>(1, std::min<int64_t>({32, s.nk / 512, t.Tc}));
+    c.splits = std::max<int64_t>(1, std::min<int64_t>({most_splits_one_row(dtype, page_size), s.nk / 512, t.Tc}));
   } else {
     c.variant = unpaged;
   }

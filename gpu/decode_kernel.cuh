@@ -31,6 +31,9 @@ __device__ __forceinline__ void cp_async16_hint(uint32_t dst, const void* src, i
     tc::cp_async16(dst, src, src_bytes);
 }
 
+// The 128-byte line at `src` (global memory) into the L2, without waiting for it.
+__device__ __forceinline__ void prefetch_l2(const void* src) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(src)); }
+
 // A bulk copy global -> shared completing on mbarrier `bar`; with kHint under the L2 cache
 // policy `policy`.
 template <bool kHint>
@@ -307,15 +310,18 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     if (paged) issue_chunks_as(std::true_type{}, t);
     else issue_chunks_as(std::false_type{}, t);
   };
-  // Variants 6-9 (8, 9 under the evict_first policy), called by the 32 lanes of warp 0: lane 0
-  // arms stage t's barrier with the bytes of its keys that exist (the stage is clipped at k1: nothing past it is copied), then the
-  // copies: unpaged, K and V of the stage are one contiguous range each (lane 0); paged, one
-  // copy per page piece (keys of the stage in one page: contiguous rows of the pool), spread
-  // over the lanes, each reading its page's table entry once.
-  uint64_t policy = 0;  // variants 8, 9: K and V lines first out of the L2
+  // Variants 6-10 (8-10 under the evict_first policy), called by the 32 lanes of one warp: lane 0
+  // arms stage t's barrier with the bytes of its keys that exist (the stage is clipped at k1:
+  // nothing past it is copied), then the copies: unpaged, K and V of the stage are one contiguous
+  // range each (lane 0); paged, one copy per page piece (keys of the stage in one page: contiguous
+  // rows of the pool), piece i by lane i mod 32. `entry` is the table entry of this lane's first
+  // piece (piece_entry), read before the call; further pieces (a stage over more than 32 pages)
+  // read theirs here.
+  uint64_t policy = 0;  // variants 8-10: K and V lines first out of the L2
   if constexpr (Tr::kEvictFirst) policy = tc::evict_first_policy();
-  auto issue_bulk = [&](int t) {
-    const int kt = k0 + t * SK, nkeys = min(SK, k1 - kt), lane32 = threadIdx.x;
+  const int lane32 = threadIdx.x % 32;
+  auto issue_bulk = [&](int t, int entry) {
+    const int kt = k0 + t * SK, nkeys = min(SK, k1 - kt);
     const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kStageElems);
     const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kStageElems);
     const uint32_t bar = tc::smem_addr(full + t % STAGES);
@@ -331,13 +337,31 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
       const int P = p.page_size, pg0 = kt / P, pieces = (kt + nkeys - 1) / P - pg0 + 1;
       for (int i = lane32; i < pieces; i += 32) {
         const int a = max(kt, (pg0 + i) * P), b = min(kt + nkeys, (pg0 + i + 1) * P);  // keys [a, b)
-        const int64_t row = int64_t(__ldg(table + pg0 + i)) * P + a % P;
+        const int page = i == lane32 ? entry : __ldg(table + pg0 + i);
+        const int64_t row = int64_t(page) * P + (i == 0 ? kt - pg0 * P : 0);  // a mod P: past piece 0 a page starts
         const uint32_t off = uint32_t(a - kt) * kRowBytes, bytes = uint32_t(b - a) * kRowBytes;
         bulk_copy<Tr::kEvictFirst>(kd + off, Kg + row * D, bytes, bar, policy);
         bulk_copy<Tr::kEvictFirst>(vd + off, Vg + row * D, bytes, bar, policy);
       }
     }
   };
+  // Paged: the table entry of this lane's first piece of stage t (0 past the last stage or the
+  // stage's last page). A copy's address depends on it, so a read made at the copy's issue puts
+  // its latency (an L1 miss every 128 bytes of table: every fourth stage at P = 16, d = 128 in
+  // e4m3; under a saturated memory it is long) in front of the issuing warp's arithmetic on every
+  // such stage, and the whole block waits for that warp at the stage's barrier; and the paged
+  // issue (its divisions by P, a copy pair per piece) is arithmetic that warp alone does, on one
+  // scheduler of the SM (warp 0 of both blocks). DecodeParams::table_ahead (a run-time switch):
+  // 0 warp 0 issues every stage and reads the entries at the issue; 1 reads each a stage ahead
+  // (while a stage is computed), in a register; 2 also prefetches the split's table lines into
+  // the L2 as the block starts, so that the read a stage ahead is an L2 (or L1) hit; 3 (the
+  // default) also deals the stages' issues to the warps in turn (stage t: warp t mod the warps).
+  auto piece_entry = [&](int t) -> int {
+    if (t >= nstages) return 0;
+    const int kt = k0 + t * SK, P = p.page_size, pg0 = kt / P, last = (min(kt + SK, k1) - 1) / P;
+    return pg0 + lane32 <= last ? __ldg(table + pg0 + lane32) : 0;
+  };
+  const int table_ahead = paged ? p.table_ahead : 0;
   // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
   auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
@@ -543,14 +567,29 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
       tc::mbar_init_fence();
     }
     __syncthreads();
-    if (threadIdx.x < 32) {
-#pragma unroll
-      for (int t = 0; t < STAGES - 1; ++t)
-        if (t < nstages) issue_bulk(t);
+    // The warp that issues stage t: warp 0 unpaged and for table_ahead < 3, else t mod the warps.
+    const int warp = threadIdx.x / 32;
+    auto issuer = [&](int t) { return table_ahead == 3 ? t % (kThreads / 32) : 0; };
+    int ahead = 0;  // table_ahead >= 1: the entry of this lane's piece of the next stage its warp issues
+    if (table_ahead >= 2 && warp == 0 && nstages > 0) {  // the split's table lines into the L2 (a prefetch per 128 bytes)
+      const int first = k0 / p.page_size, last = (k1 - 1) / p.page_size;
+      for (int pg = first + 32 * lane32; pg <= last; pg += 32 * 32) prefetch_l2(table + pg);
+      if (lane32 == 0) prefetch_l2(table + last);
     }
+    int entry[STAGES - 1];  // the first stages' entries, read together
+#pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t) entry[t] = paged && warp == issuer(t) ? piece_entry(t) : 0;
+    if (table_ahead > 0 && warp == issuer(STAGES - 1)) ahead = piece_entry(STAGES - 1);
+#pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t)
+      if (t < nstages && warp == issuer(t)) issue_bulk(t, entry[t]);
     for (int t = 0; t < nstages; ++t) {
       // Buffer (t - 1) % STAGES was released by every thread at the end of step t - 1.
-      if (threadIdx.x < 32 && t + STAGES - 1 < nstages) issue_bulk(t + STAGES - 1);
+      const int ti = t + STAGES - 1;  // the stage to issue now
+      if (ti < nstages) {
+        if (warp == issuer(ti)) issue_bulk(ti, table_ahead > 0 || !paged ? ahead : piece_entry(ti));
+        if (table_ahead > 0 && warp == issuer(ti + 1)) ahead = piece_entry(ti + 1);  // for the next step
+      }
       tc::mbar_wait(tc::smem_addr(full + t % STAGES), uint32_t((t / STAGES) & 1));  // stage t has landed
       const T* Kb = Ks + (t % STAGES) * Tr::kStageElems;
       const T* Vb = Vs + (t % STAGES) * Tr::kStageElems;

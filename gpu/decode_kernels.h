@@ -26,6 +26,12 @@ struct DecodeParams {
   // n mod page_size of the pool. Null: K, V are (heads, Nk, d).
   const int32_t* block_table = nullptr;
   int page_size = 0, pages = 0;  // P and logical pages per head, ceil(Nk / P)
+  // Paged, variants 6-10: how the page pieces' copies are issued (gpu/decode_kernel.cuh's
+  // piece_entry): 0 by warp 0, each table entry read at the copy's issue; 1 read a stage ahead;
+  // 2 also the split's table prefetched into the L2 as the block starts; 3 also each stage issued
+  // by another warp in turn. The same copies, values and bits whichever; decode_split_launch sets
+  // it (FLASHSTEP_DECODE_TABLE_AHEAD, default 3).
+  int table_ahead = 3;
   int variant = 0;               // the split kernel's variant (gpu/decode.cu); 0 = the default
   // An FP8 KV cache (--dtype fp8, docs/fp8.md): Q, K, V hold e4m3 codes (one byte per element)
   // and O is of `dtype` (bf16). Scales, float32: q_scale per (head, row); k_scale, v_scale per
@@ -43,6 +49,9 @@ bool decode_supports_d(int d);                  // d in {16, 32, 64, 128, 256}
 bool decode_variant_supported(int variant, int d, Storage dtype);  // built in this build
 // The FP8 KV-cache kernels (DecodeParams::fp8): d = 64, 128; variants 9 and 10, paged or not.
 bool decode_fp8_supported(int variant, int d);
+// Whether an FP8 variant has a one-row kernel in this build: 10 always, 9 in a ladder build (a
+// default build runs one row in variant 9's four-row kernel: the same bits).
+bool decode_fp8_one_row_kernel(int variant);
 // e4m3 codes of n float32 values on the device (cvt.rn.satfinite: to nearest even, +-448 past
 // the range), as core/fp8.h's e4m3_code.
 void to_e4m3(const float* src, uint8_t* dst, int64_t n);

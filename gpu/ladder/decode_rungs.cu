@@ -1,6 +1,8 @@
 // Flash-decoding's ladder variants 4, 6, 7 and 8, and 3 at the defaults' shapes (their
 // description: gpu/decode.cu's header; the defaults 5, 9 and 3 elsewhere are built there). Built
 // only with -DFLASHSTEP_LADDER=ON; 16-bit storage at d = 64 and 128, like the defaults 5 and 9.
+// With them the FP8 cache's variant 9 for one query row (its one-row kernel: variant 10 is the
+// default there, and a default build runs variant 9's one row in its four-row kernel).
 #include "gpu/decode_kernel.cuh"
 
 namespace flashstep::gpu {
@@ -23,6 +25,12 @@ bool launch_ladder(const DecodeParams& p, int v) {
 
 // False when variant v has no ladder kernel for this d and storage type.
 bool decode_ladder_launch(const DecodeParams& p, int v) {
+  if (p.fp8) {  // p.dtype is O's type (bf16) here
+    if (v != 9 || p.nq != 1) return false;
+    if (p.d == 64) return launch_split_kernel<__nv_fp8_e4m3, 8, 1, 9>(p), true;
+    if (p.d == 128) return launch_split_kernel<__nv_fp8_e4m3, 16, 1, 9>(p), true;
+    return false;
+  }
   if (p.dtype == Storage::fp32) return false;
   bool done = false;
   with_storage(p.dtype, [&](auto st) {

@@ -155,3 +155,66 @@ TEST_CASE("GPU fp8 decode refuses what it has no kernel for, before any work", "
   CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, make_tiling(1, 100, 64, 4096, 0, 16), go),
                     Catch::Contains("runs variants 9 and 10"));
 }
+
+TEST_CASE("GPU fp8 decode gives one query row the bits of the same row among four", "[gpu][decode][fp8]") {
+  // Variant 9 at Nq = 1 runs its four-row kernel in a default build and its one-row kernel in a
+  // ladder build (gpu/decode.cu's launch_split_fp8); variant 10 runs a block per row either way.
+  // The one row's arithmetic is the same in every case: the row alone and the row as the first
+  // of four equal rows (the same e4m3 values and scales) give the same O, lse and partials, paged
+  // or not.
+  REQUIRE_GPU_OR_SKIP();
+  const int64_t d = GENERATE(64, 128), heads = 3, nk = 3000, S = 5;
+  const int variant = GENERATE(9, 10);
+  const int64_t P = GENERATE(0, 16);
+  const uint64_t seed = fresh_seed();
+  INFO("variant " << variant << " d " << d << " P " << P << " seed " << seed
+                  << (gpu::decode_fp8_one_row_kernel(variant) ? " (one-row kernel)" : " (four-row kernel)"));
+  const HeadInputs in = random_heads(heads, nk, d, seed);
+  std::vector<float> Q4;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int r = 0; r < 4; ++r) Q4.insert(Q4.end(), in.Q.begin() + h * d, in.Q.begin() + (h + 1) * d);
+  gpu::DecodeOptions go;
+  go.splits = S;
+  go.variant = variant;
+  go.page_size = P;
+  go.features.dtype = Dtype::fp8;
+  go.features.fp8_scale = Fp8Scale::per_block;
+  const gpu::Shape one{1, heads, 1, nk, d}, four{1, heads, 4, nk, d};
+  const gpu::DecodeResult a =
+      gpu::decode_forward(in.Q.data(), in.K.data(), in.V.data(), one, 0.088f, make_tiling(1, nk, d, 4 * d * 64, 0, 64), go);
+  const gpu::DecodeResult b =
+      gpu::decode_forward(Q4.data(), in.K.data(), in.V.data(), four, 0.088f, make_tiling(4, nk, d, 4 * d * 64, 0, 64), go);
+  REQUIRE(no_nan(a.O));
+  auto rows_of_four = [&](const std::vector<float>& x, int64_t width) {  // row 0 of each (split, head)
+    std::vector<float> out;
+    for (size_t k = 0; k < x.size() / size_t(4 * width); ++k)
+      out.insert(out.end(), x.begin() + int64_t(k) * 4 * width, x.begin() + int64_t(k) * 4 * width + width);
+    return out;
+  };
+  CHECK(same_bits(a.O, rows_of_four(b.O, d)));
+  CHECK(same_bits(a.lse, rows_of_four(b.lse, 1)));
+  CHECK(same_bits(a.O_part, rows_of_four(b.O_part, d)));
+  CHECK(same_bits(a.lse_part, rows_of_four(b.lse_part, 1)));
+}
+
+TEST_CASE("GPU fp8 decode's default: variant 10 for one row, 9's four-row kernel for more", "[gpu][decode][fp8]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int sms = gpu::device_info().sm_count;
+  CHECK(gpu::decode_fp8_one_row_kernel(10));
+  for (int64_t d : {64, 128})
+    for (int64_t nq : {1, 3})
+      for (int64_t heads : {1, 32, 256})
+        for (int64_t nk : {100, 16384, 262144})
+          for (int64_t P : {0, 16}) {
+            INFO("d " << d << " Nq " << nq << " heads " << heads << " Nk " << nk << " P " << P);
+            const gpu::Shape sh{heads, 1, nq, nk, d};
+            const Tiling t = make_tiling(nq, nk, d, 4 * d * 64, 0, 64);
+            const gpu::DecodeChoice c = gpu::decode_default(sh, t, Dtype::fp8, P > 0 ? std::min(P, nk) : 0);
+            CHECK(c.variant == (nq == 1 ? 10 : 9));
+            const int64_t S = default_splits(heads * t.Tr, t.Tc, sms);  // core/schedules/decode/decode.h's heuristic
+            if (d == 128 && nq == 1 && S == 1)  // the heads fill the GPU: at most 16 splits (8 paged) of >= 512 keys
+              CHECK(c.splits == std::max<int64_t>(1, std::min<int64_t>({P > 0 ? 8 : 16, nk / 512, t.Tc})));
+            else
+              CHECK(c.splits == S);
+          }
+}
