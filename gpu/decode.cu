@@ -60,7 +60,7 @@
 //     (float32 storage, d = 16, 32, 256); 3 at d = 64, 128 in 16 bits, 4, 6, 7 and 8 are the
 //     ladder's (gpu/ladder/decode_rungs.cu). Variant 3 runs a single query row in its four-row
 //     kernel (launch_variant); 5 and 9 have a one-row kernel for Nq = 1, decoding proper.
-//   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8.md): the same template with T =
+//   An FP8 KV cache (DecodeParams::fp8, --dtype fp8; docs/fp8-gpu.md): the same template with T =
 //     e4m3, d = 64, 128, paged or not: variant 10 (one row per block; the default for Nq = 1) and
 //     variant 9's four-row kernel (the default for Nq > 1; its one-row kernel is the ladder's, a
 //     default build runs one row in the four-row kernel). 9 measured against variant 5, its

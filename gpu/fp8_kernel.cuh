@@ -1,6 +1,6 @@
 // The FP8 forward on Hopper (FlashAttention-3, arXiv 2407.08608, section 3.3): e4m3 Q, K, V with
 // float32 scales, S_ij and the softmax in float32, P~_ij rounded to e4m3 with scale 1, O in bf16
-// (the CPU engine's contract, docs/fp8.md). The pipeline is the bf16 default's (gpu/fa3_kernel.cuh:
+// (the CPU engine's contract, docs/fp8.md; the kernel's design, docs/fp8-gpu.md). The pipeline is the bf16 default's (gpu/fa3_kernel.cuh:
 // a TMA producer warpgroup, CONSUMERS consumer warpgroups of 64 rows of Q_i each, the softmax of
 // block j under O += P~_i,j-1 V_j-1, a persistent grid); what changes with 8-bit inputs:
 //

@@ -1,5 +1,5 @@
 // The FP8 forward on tensor cores (Hopper, gpu/fp8_kernel.cuh): e4m3 Q, K, V with float32 scales
-// per tensor or per block, O in bf16 (docs/fp8.md, "On the GPU: the forward"). Plain C++.
+// per tensor or per block, O in bf16 (docs/fp8-gpu.md, "On the GPU: the forward"). Plain C++.
 //
 // The inputs are quantised on the host as the CPU engine quantises them (core/fp8.h's
 // quantise_e4m3, after core/fp8_bound.h's rotation with --rotate), on the kernel's blocks (Br rows

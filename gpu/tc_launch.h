@@ -54,7 +54,7 @@ int fwd_config_sm90(int d, bool causal);  // 0: none for this d
 TcVariantInfo fa3_variant(int variant, int d);
 void fa3_launch(int variant, const TcParams& p);
 
-// fp8_forward.cu (sm_90a, where FLASHSTEP_HAVE_WGMMA is defined): the FP8 forward (docs/fp8.md,
+// fp8_forward.cu (sm_90a, where FLASHSTEP_HAVE_WGMMA is defined): the FP8 forward (docs/fp8-gpu.md,
 // "On the GPU: the forward on tensor cores"). base.Q, base.K: e4m3 codes (heads, N, d); base.V: V^T's codes
 // (heads, d, nk_pad), the keys of each group of 32 in the order fp8_vt_key gives; base.O bf16;
 // base.lse float32. The scales are float32 (heads, q_blocks) and (heads, k_blocks): one block per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Flash-decoding from an FP8 KV cache (gpu/decode.cu, docs/fp8.md) on one device call:
+# Flash-decoding from an FP8 KV cache (gpu/decode.cu, docs/fp8-gpu.md) on one device call:
 #   1. the [gpu] tests [fp8];
 #   2. verify --schedule decode --dtype fp8 on several shapes (ragged Nk, d = 64 and 128, per
 #      tensor and per block, the rotation with outliers, paged, a key length, a few query rows);

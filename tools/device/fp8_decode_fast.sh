@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FP8 decode's batched split kernel (variant 10, gpu/decode_kernel.cuh's compute_batched) beside
-# variant 9, the FP8 default, in one device call (docs/fp8.md, "On the GPU"):
+# variant 9, the FP8 default, in one device call (docs/fp8-gpu.md):
 #   1. verify --schedule decode --dtype fp8 --variant 10: d = 64 and 128, per tensor and per
 #      block, the rotation with outliers, paged (each paged verify also runs its unpaged twin and
 #      compares them bit for bit), a key length, ragged Nk, several query rows, S = 1;

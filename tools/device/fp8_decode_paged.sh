@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The FP8 cache's paged decode (variant 10, P = 16) against its unpaged run and PyTorch's bf16, in
-# one device call of at most about 200 s (docs/fp8.md, "On the GPU"):
+# one device call of at most about 200 s (docs/fp8-gpu.md):
 #   1. paged verifies (each also runs its unpaged twin and compares them bit for bit): P = 16,
 #      7, 5, 3 and 1 (a stage over more than 32 pages: the lanes' second pieces), a page longer
 #      than a stage, several query rows (variant 9's four-row kernel), variant 9 at one row (its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The FP8 forward on tensor cores (gpu/fp8_kernel.cuh, docs/fp8.md "On the GPU: the forward") on
+# The FP8 forward on tensor cores (gpu/fp8_kernel.cuh, docs/fp8-gpu.md "On the GPU: the forward") on
 # one device call:
 #   1. verify --schedule fa2 --tensor-cores --dtype fp8, small first (a crash shows early): d = 64
 #      and 128, ragged, causal, a key length, per tensor and per block, the rotation on outliers;
