@@ -108,7 +108,7 @@ TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before lookin
 // The FP8 forward on tensor cores (app/cmd_fp8_tc.cpp): verify and bench-gpu take --tensor-cores
 // --dtype fp8 (each refusal below comes from a later check, so the FP8 gate let it through);
 // gpu, the backward and decode on tensor cores still refuse it with the line naming what exists.
-TEST_CASE("--tensor-cores --dtype fp8: verify and bench-gpu take it, the rest refuse it", "[cli][tensor_cores][fp8]") {
+TEST_CASE("FP8 on tensor cores (--tensor-cores --dtype fp8): verify and bench-gpu take it, the rest refuse it", "[cli][tensor_cores][fp8]") {
   const std::string fp8 = " --schedule fa2 --dtype fp8 --tensor-cores";
   const Bad bad[] = {
       {"verify" + fp8 + " --n 64 --d 96", "d = 64 and d = 128 (got d = 96)"},
