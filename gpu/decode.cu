@@ -87,6 +87,7 @@
 // a split that keeps no key of a row leaves m = -inf, l = 0: O^(s) = 0, lse^(s) = -inf, weight
 // 0 in the combine. Dropout: Philox keyed by (batch, head, row, column) on P~ before P~ V_j, l
 // summing the undropped weights, as the CPU's FD L9.
+#include "core/input_error.h"
 #include "gpu/decode_kernel.cuh"
 
 #include <cmath>
@@ -214,7 +215,9 @@ static int table_ahead() {
   static const int mode = [] {
     const char* e = std::getenv("FLASHSTEP_DECODE_TABLE_AHEAD");
     const std::string v = e ? e : "";
-    return v == "0" ? 0 : v == "1" ? 1 : v == "2" ? 2 : 3;
+    if (v.empty()) return 3;
+    if (v.size() == 1 && v[0] >= '0' && v[0] <= '3') return v[0] - '0';
+    throw InputError("FLASHSTEP_DECODE_TABLE_AHEAD must be 0, 1, 2 or 3 (got '" + v + "')");
   }();
   return mode;
 }
