@@ -2,6 +2,7 @@
 // changed and deleted nothing (running the program under a time limit: tests/cli_helpers.h).
 #pragma once
 #include "tests/cli_helpers.h"
+#include "tests/test_files.h"  // read_text, write_text
 
 #include <catch2/catch.hpp>
 
@@ -46,18 +47,6 @@ inline std::map<std::string, std::string> tree(const std::filesystem::path& root
     out[rel.string()] = v;
   }
   return out;
-}
-
-// A file's whole text, and a file written with exactly `text` (NUL bytes included).
-inline std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-inline void write_text(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
 }
 
 // Runs `flashstep ARGS` in `dir` under a time limit; checks the one short line naming `expect`,

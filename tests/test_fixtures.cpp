@@ -23,18 +23,18 @@ std::string read_all(const fsys::path& p) {
   return os.str();
 }
 
-struct Case {
+struct FixtureCase {
   std::string name, kind, args;
 };
 
-std::vector<Case> read_cases() {
-  std::vector<Case> cases;
+std::vector<FixtureCase> read_cases() {
+  std::vector<FixtureCase> cases;
   std::ifstream in(kFixtures / "cases.txt");
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream is(line);
-    Case c;
+    FixtureCase c;
     is >> c.name >> c.kind;
     std::getline(is, c.args);
     cases.push_back(c);
@@ -54,10 +54,10 @@ std::string first_difference(const std::string& got, const std::string& want) {
 
 TEST_CASE("traces, snapshots and printed output of every schedule match the stored fixtures byte for byte",
           "[cli][fixtures]") {
-  const std::vector<Case> cases = read_cases();
+  const std::vector<FixtureCase> cases = read_cases();
   REQUIRE(cases.size() >= 20);
   const fstest::TempDir tmp;
-  for (const Case& c : cases) {
+  for (const FixtureCase& c : cases) {
     INFO(c.name << ": flashstep" << c.args);
     const fsys::path out = tmp.path / c.name;
     std::string output;

@@ -24,14 +24,14 @@ size_t files_in(const fsys::path& dir) {
   return size_t(std::distance(fsys::directory_iterator(dir), fsys::directory_iterator()));
 }
 
-struct Case {
+struct RefusedCase {
   std::string args, expect;
 };
 
 // Runs each case with outputs asked for in an empty folder; checks the one error line, exit
 // code 2, the time taken and that the folder is still empty.
-void check_refused(const std::vector<Case>& cases, const fsys::path& out_dir) {
-  for (const Case& c : cases) {
+void check_cases_refused(const std::vector<RefusedCase>& cases, const fsys::path& out_dir) {
+  for (const RefusedCase& c : cases) {
     CAPTURE(c.args);
     const bool is_run = c.args.rfind("run", 0) == 0;
     const std::string outs = is_run ? " --out-o " + (out_dir / "o.npy").string() + " --trace " + (out_dir / "t.json").string() : "";
@@ -54,7 +54,7 @@ void check_refused(const std::vector<Case>& cases, const fsys::path& out_dir) {
 TEST_CASE("sizes that overflow are refused with the quantity named", "[cli][hardening]") {
   const fstest::TempDir out_tmp;
   const fsys::path out = out_tmp.path;
-  check_refused({
+  check_cases_refused({
       {"explain --d 2305843009213693952", "d must be in 1..65536"},
       {"run --M 9223372036854775807", "M (SRAM elements) must be in"},
       {"run --bc 9223372036854775807", "Bc must be in 0..268435456"},
@@ -89,7 +89,7 @@ TEST_CASE("the .npy reader is strict and checks sizes before allocating", "[cli]
   fsys::create_directory(dir / "adir");
   REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
   const std::string kv = " --k " + D + "k.npy --v " + D + "k.npy";
-  check_refused({
+  check_cases_refused({
       {"run --q " + D + "spaces.npy" + kv, "malformed .npy header"},
       {"run --q " + D + "wrap.npy" + kv, "the .npy element count overflows"},
       {"run --q " + D + "wrapbytes.npy" + kv, "the .npy data size in bytes overflows"},
@@ -181,7 +181,7 @@ TEST_CASE("outputs are checked, written all or nothing, never replace a non-file
 TEST_CASE("work is estimated and refused before inputs are made", "[cli][hardening][work]") {
   const fstest::TempDir out_tmp;
   const fsys::path out = out_tmp.path;
-  check_refused({
+  check_cases_refused({
       {"run --n 300000 --d 64", "raise --max-gflop"},
       {"run --n 268435456 --d 65536 --M 262144", "simulated HBM would need"},
       {"run --n 268435456 --d 1 --M 4", "simulated HBM would need"},
@@ -228,7 +228,7 @@ TEST_CASE("values are checked in the type they are used in", "[cli][hardening][v
   huge(0, 0) = -3.0e38f;
   write_npy(D + "huge.npy", huge);
   const std::string kv = " --k " + D + "big.npy --v " + D + "big.npy";
-  check_refused({
+  check_cases_refused({
       {"run --scale 1e300", "scale must be a finite float32"},
       {"run --scale 1e39", "scale must be a finite float32"},
       {"run --scale ''", "scale must be a finite number"},

@@ -19,17 +19,8 @@ namespace {
 
 using fstest::kBin;
 
-void write_text(const fsys::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-std::string read_text(const fsys::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using fstest::read_text;
+using fstest::write_text;
 
 using fstest::check_refused;
 

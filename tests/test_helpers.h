@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,12 @@ inline std::vector<long long> numbers_after(const std::string& text, const std::
     k = e;
   }
   return out;
+}
+
+// A seed for fresh random inputs, different in every run.
+inline uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

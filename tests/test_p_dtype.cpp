@@ -32,10 +32,7 @@ Trace run_with_blocks(Problem p, int64_t br, int64_t bc) {
   return run_problem(p, make_tiling(p), opt);
 }
 
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
+using fstest::fresh_seed;
 
 double unit_roundoff(Dtype t) { return t == Dtype::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
 

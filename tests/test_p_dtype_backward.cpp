@@ -13,12 +13,9 @@ using namespace flashstep;
 
 namespace {
 
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
+using fstest::fresh_seed;
 
-struct Case {
+struct RoundedCase {
   int64_t nq, nk, d, br, bc;
   bool causal;
   int64_t kv_len;
@@ -26,7 +23,7 @@ struct Case {
 
 // A problem whose Q, K, V are values of the type, and dO rounded the same way (the engine's
 // HBM stores dO in the type; the bound must see the same dO).
-Problem make_rounded(const Case& c, Dtype t, Dtype p_dtype, Schedule sched, uint64_t seed) {
+Problem make_rounded(const RoundedCase& c, Dtype t, Dtype p_dtype, Schedule sched, uint64_t seed) {
   ProblemSpec s;
   s.nq = c.nq; s.nk = c.nk; s.d = c.d; s.M = 1 << 16; s.seed = seed; s.schedule = sched;
   s.br = c.br; s.bc = c.bc;
@@ -59,7 +56,7 @@ TEST_CASE("p_dtype backward: P and dS are rounded exactly where the kernel round
   const uint64_t seed = fresh_seed();
   CAPTURE(dtype_name(t), seed);
   // One Q block and one K/V block: the recorded tiles are whole matrices.
-  const Case c{23, 37, 16, 23, 37, false, -1};
+  const RoundedCase c{23, 37, 16, 23, 37, false, -1};
   const Problem p = make_rounded(c, t, t, Schedule::fa2, seed);
   const Mat dO = rounded_grad_output(p, t);
   const Trace tr = run_backward_of(p, dO, true);
@@ -99,7 +96,7 @@ TEST_CASE("p_dtype backward: gradients move by about the rounding, no more", "[p
   const auto sched = GENERATE(Schedule::fa2, Schedule::fa1);
   const uint64_t seed = fresh_seed();
   CAPTURE(dtype_name(t), schedule_name(sched), seed);
-  const Case c{41, 29, 16, 16, 12, false, -1};
+  const RoundedCase c{41, 29, 16, 16, 12, false, -1};
   const Problem plain = make_rounded(c, t, Dtype::fp32, sched, seed);
   const Problem emul = make_rounded(c, t, t, sched, seed);
   const Mat dO = rounded_grad_output(plain, t);
@@ -116,10 +113,10 @@ TEST_CASE("p_dtype backward: gradients move by about the rounding, no more", "[p
 TEST_CASE("p_dtype backward: fa2 and fa1 within the derived bound of float64", "[p_dtype][backward]") {
   const auto t = GENERATE(Dtype::bf16, Dtype::fp16);
   const auto sched = GENERATE(Schedule::fa2, Schedule::fa1);
-  const Case c = GENERATE(Case{97, 131, 32, 32, 24, false, -1},   // ragged blocks, Nq < Nk
-                          Case{131, 97, 32, 16, 32, true, -1},    // causal, Nq > Nk: rows with no key
-                          Case{60, 75, 16, 16, 16, true, 50},     // causal with key padding
-                          Case{1, 1, 8, 1, 1, false, -1});
+  const RoundedCase c = GENERATE(RoundedCase{97, 131, 32, 32, 24, false, -1},   // ragged blocks, Nq < Nk
+                          RoundedCase{131, 97, 32, 16, 32, true, -1},    // causal, Nq > Nk: rows with no key
+                          RoundedCase{60, 75, 16, 16, 16, true, 50},     // causal with key padding
+                          RoundedCase{1, 1, 8, 1, 1, false, -1});
   const uint64_t seed = fresh_seed();
   CAPTURE(dtype_name(t), schedule_name(sched), c.nq, c.nk, c.causal, c.kv_len, seed);
   const Problem p = make_rounded(c, t, t, sched, seed);
@@ -142,7 +139,7 @@ TEST_CASE("p_dtype backward: fa2 and fa1 within the derived bound of float64", "
 
 TEST_CASE("p_dtype backward: the bound check fails on a gradient off by a few bounds", "[p_dtype][backward]") {
   const uint64_t seed = fresh_seed();
-  const Case c{40, 50, 16, 16, 16, true, -1};
+  const RoundedCase c{40, 50, 16, 16, 16, true, -1};
   const Problem p = make_rounded(c, Dtype::bf16, Dtype::bf16, Schedule::fa2, seed);
   const Mat dO = rounded_grad_output(p, Dtype::bf16);
   const Trace tr = run_backward_of(p, dO, false);
@@ -153,7 +150,7 @@ TEST_CASE("p_dtype backward: the bound check fails on a gradient off by a few bo
   bad(7, 3) = NAN;
   CHECK(check_within(bad, b.dK_exact, b.dK, 1.0).over >= 1);
   // Rows that see no key (bottom-right causal with Nq > Nk) have an exact zero bound and gradient.
-  const Case e{30, 10, 8, 8, 8, true, -1};
+  const RoundedCase e{30, 10, 8, 8, 8, true, -1};
   const Problem q = make_rounded(e, Dtype::fp16, Dtype::fp16, Schedule::fa2, seed);
   const Mat dOq = rounded_grad_output(q, Dtype::fp16);
   const Trace tq = run_backward_of(q, dOq, false);

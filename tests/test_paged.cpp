@@ -21,7 +21,7 @@
 using namespace flashstep;
 
 namespace {
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 
 ProblemSpec paged_spec(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t bc, int64_t S, int64_t P, uint64_t seed) {
   ProblemSpec s;

@@ -2,6 +2,7 @@
 // against its JSON, the axes on random data, and every class of bad file.
 #include "app/plot/figures.h"
 #include "core/types.h"
+#include "tests/bench_files.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -18,8 +19,8 @@ using namespace flashstep::plot;
 
 namespace {
 
-const std::string kBench = FLASHSTEP_BENCH_FILE;
-const std::string kResults = FLASHSTEP_RESULTS_DIR;
+using fstest::kBench;
+using fstest::kResults;
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

@@ -3,6 +3,7 @@
 // the figures' hover text in a headless ImGui context.
 #include "app/plot/draw_figure.h"
 #include "test_helpers.h"
+#include "tests/bench_files.h"
 #include "tests/png_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -15,16 +16,20 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-using namespace fstest;
 namespace fsys = std::filesystem;
 
 namespace {
 
+using fstest::distinct_colours;
+using fstest::kBench;
 using fstest::kBin;
-const std::string kBench = FLASHSTEP_BENCH_FILE;
-const std::string kResults = FLASHSTEP_RESULTS_DIR;
+using fstest::kResults;
+using fstest::load_png;
+using fstest::pixels_differing;
+using fstest::run_command;
+using fstest::TempDir;
 
-Image plot(const std::string& args, const fsys::path& out) {
+fstest::Image plot_png(const std::string& args, const fsys::path& out) {
   std::string output;
   const int rc = run_command(kBin + " plot " + args + " --out " + out.string(), output);
   INFO(output);
@@ -37,12 +42,12 @@ Image plot(const std::string& args, const fsys::path& out) {
 
 TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they differ", "[plot][cli]") {
   TempDir dir;
-  const Image bc = plot("--bench " + kBench + " --figure bc", dir.path / "bc.png");
-  const Image tf = plot("--bench " + kBench + " --figure tflops", dir.path / "tflops.png");
-  const Image mem = plot("--bench " + kBench + " --figure memory", dir.path / "memory.png");
-  const Image tf128 = plot("--bench " + kBench + " --figure tflops --d 128", dir.path / "tflops128.png");
-  const Image single = plot("--bench " + kResults + "/forward-fp32/fa1-standard_bench.json --figure tflops", dir.path / "single.png");
-  for (const Image* im : {&bc, &tf, &mem, &tf128, &single}) {
+  const fstest::Image bc = plot_png("--bench " + kBench + " --figure bc", dir.path / "bc.png");
+  const fstest::Image tf = plot_png("--bench " + kBench + " --figure tflops", dir.path / "tflops.png");
+  const fstest::Image mem = plot_png("--bench " + kBench + " --figure memory", dir.path / "memory.png");
+  const fstest::Image tf128 = plot_png("--bench " + kBench + " --figure tflops --d 128", dir.path / "tflops128.png");
+  const fstest::Image single = plot_png("--bench " + kResults + "/forward-fp32/fa1-standard_bench.json --figure tflops", dir.path / "single.png");
+  for (const fstest::Image* im : {&bc, &tf, &mem, &tf128, &single}) {
     REQUIRE(im->w == 1200);  // docs/cli.md: 1200 x 700 per figure
     REQUIRE(im->h == 700);
     REQUIRE(distinct_colours(*im) > 50);  // text, bars, lines: anti-aliased shades of several colours
@@ -54,13 +59,13 @@ TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they
 
 TEST_CASE("plot: all stacks the figures the file has, and --size sets the image", "[plot][cli]") {
   TempDir dir;
-  const Image all = plot("--bench " + kBench, dir.path / "all.png");
+  const fstest::Image all = plot_png("--bench " + kBench, dir.path / "all.png");
   REQUIRE(all.w == 1200);
   REQUIRE(all.h == 3 * 700);
   // A --tensor-cores run has no Bc sweep: `all` draws its two figures.
-  const Image tc = plot("--bench " + kResults + "/tensor-core-forward/bench_bf16.json --figure all", dir.path / "tc.png");
+  const fstest::Image tc = plot_png("--bench " + kResults + "/tensor-core-forward/bench_bf16.json --figure all", dir.path / "tc.png");
   REQUIRE(tc.h == 2 * 700);
-  const Image small = plot("--bench " + kBench + " --figure memory --size 640x400", dir.path / "small.png");
+  const fstest::Image small = plot_png("--bench " + kBench + " --figure memory --size 640x400", dir.path / "small.png");
   REQUIRE(small.w == 640);
   REQUIRE(small.h == 400);
   REQUIRE(distinct_colours(small) > 50);
@@ -149,7 +154,7 @@ TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is 
   const nlohmann::json file = {{"device", "test"}, {"dtype", "float32"}, {"rows", rows}};
   const std::string path = (dir.path / "long.json").string();
   std::ofstream(path) << file.dump();
-  const Image im = plot("--bench " + path + " --figure tflops", dir.path / "long.png");
+  const fstest::Image im = plot_png("--bench " + path + " --figure tflops", dir.path / "long.png");
   REQUIRE(distinct_colours(im) > 50);
   const flashstep::plot::Figure f = flashstep::plot::make_figure(flashstep::plot::load_bench(path),
                                                                  flashstep::plot::FigureKind::tflops, 80);

@@ -4,6 +4,7 @@
 #include "core/npy.h"
 #include "core/reference.h"
 #include "test_helpers.h"
+#include "test_files.h"
 
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -51,11 +52,8 @@ AttentionOptions masked(int which) {
   return o;
 }
 
-std::string read_text(const fsys::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-void write_text(const fsys::path& p, const std::string& t) { std::ofstream(p) << t; }
+using fstest::read_text;
+using fstest::write_text;
 
 std::string error_of(const std::string& dir) {
   try {

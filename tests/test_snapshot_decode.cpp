@@ -39,15 +39,15 @@ Trace decode_run(int64_t splits, bool causal, uint64_t seed, Dtype dtype = Dtype
   return run_problem(p, make_tiling(p), opt);
 }
 
-nlohmann::json read_json(const std::string& path) {
+nlohmann::json read_manifest(const std::string& path) {
   std::ifstream in(path);
   nlohmann::json j;
   in >> j;
   return j;
 }
-void write_json(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(1) << "\n"; }
+void write_manifest(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(1) << "\n"; }
 
-const std::string kBin = FLASHSTEP_BIN;
+using fstest::kBin;
 int flashstep_cmd(const std::string& args, std::string& out) { return fstest::run_command(kBin + " " + args, out); }
 
 }  // namespace
@@ -135,7 +135,7 @@ TEST_CASE("partials survive the writer and the reader bit for bit, -inf included
     CHECK(y.j == -1);
     for (const char* t : {"O", "lse"}) CHECK((x.find(t)->array() == y.find(t)->array()).all());
   }
-  const nlohmann::json m = read_json(dir + "/manifest.json");
+  const nlohmann::json m = read_manifest(dir + "/manifest.json");
   CHECK(m["version"] == 2);
   CHECK(m["problem"]["splits"] == 4);
   CHECK(m["snapshots"][2]["phase"] == "partials");
@@ -174,9 +174,9 @@ TEST_CASE("the reader checks the partials as strictly as the other phases", "[sn
     CAPTURE(b.name);
     const fsys::path d = tmp.path / b.name;
     fsys::copy(good, d);
-    nlohmann::json m = read_json((d / "manifest.json").string());
+    nlohmann::json m = read_manifest((d / "manifest.json").string());
     b.edit(m);
-    write_json((d / "manifest.json").string(), m);
+    write_manifest((d / "manifest.json").string(), m);
     try {
       read_snapshots(d.string());
       FAIL("read a bad folder");
@@ -198,7 +198,7 @@ TEST_CASE("version 1 folders stay readable", "[snapshot][decode]") {
   const fstest::TempDir tmp;
   // A version 1 folder as the writer of version 1 made it: no problem.splits, no partials.
   auto as_v1 = [&](const std::string& dir) {
-    nlohmann::json m = read_json(dir + "/manifest.json");
+    nlohmann::json m = read_manifest(dir + "/manifest.json");
     m["version"] = 1;
     m["problem"].erase("splits");
     nlohmann::json kept = nlohmann::json::array();
@@ -206,7 +206,7 @@ TEST_CASE("version 1 folders stay readable", "[snapshot][decode]") {
       if (e["phase"] != "partials") kept.push_back(e);
       else for (const auto& [t, f] : e["files"].items()) fsys::remove(dir + "/" + f.get<std::string>());
     m["snapshots"] = kept;
-    write_json(dir + "/manifest.json", m);
+    write_manifest(dir + "/manifest.json", m);
   };
   ProblemSpec spec;
   spec.nq = 9, spec.nk = 13, spec.d = 4, spec.br = 4, spec.bc = 4, spec.schedule = Schedule::fa2;

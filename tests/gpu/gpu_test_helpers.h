@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -108,6 +109,11 @@ double floored_rel(const X& x, const R& ref) {
 }
 
 inline double rel(const Mat& x, const Mat& ref) { return floored_rel(x, ref.cast<double>().eval()); }
+
+// Equal bit for bit (a NaN equals the same NaN; -0 and +0 differ).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
 
 inline bool no_nan(const std::vector<float>& v) {
   for (float x : v)

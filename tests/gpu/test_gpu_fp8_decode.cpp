@@ -28,10 +28,6 @@ struct Fp8Case {
   int variant = 9;
 };
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
-
 void check_fp8_decode(const Fp8Case& c) {
   const uint64_t seed = fresh_seed();
   INFO("variant " << c.variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " Bc " << c.bc << " S " << c.S << " scale "

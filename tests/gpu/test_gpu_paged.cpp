@@ -27,10 +27,6 @@ struct PagedCase {
   Dtype dtype = Dtype::fp32;
 };
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
-
 struct Run {
   Problem p;
   Tiling t;

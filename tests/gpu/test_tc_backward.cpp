@@ -128,7 +128,7 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
         if (runs_here(v, d)) check_case(c, t, d, v);
 }
 
-void check_all(const Shape4& c) { check_variants(c, every_backward_variant()); }
+void check_every_variant(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
 // The wgmma rungs alone (variants 5-10, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
@@ -192,28 +192,28 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
 
 TEST_CASE("tensor-core backward: small shapes, every variant [small]", "[gpu][tc][tc_backward][small]") {
   REQUIRE_GPU_OR_SKIP();
-  check_all({1, 1, 17, 200, false, {}});
-  check_all({1, 1, 130, 70, true, {}});      // rows 0-59 keep no key
-  check_all({2, 1, 90, 140, true, {100, 0}});  // a batch entry with no keys at all
+  check_every_variant({1, 1, 17, 200, false, {}});
+  check_every_variant({1, 1, 130, 70, true, {}});      // rows 0-59 keep no key
+  check_every_variant({2, 1, 90, 140, true, {100, 0}});  // a batch entry with no keys at all
 }
 
 TEST_CASE("tensor-core backward: ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward]") {
   REQUIRE_GPU_OR_SKIP();
-  check_all({1, 1, 300, 517, false, {}});
-  check_all({1, 1, 517, 300, false, {}});
-  check_all({1, 1, 1, 1, false, {}});
-  check_all({1, 1, 3, 3, false, {}});
-  check_all({1, 2, 256, 256, false, {}});
+  check_every_variant({1, 1, 300, 517, false, {}});
+  check_every_variant({1, 1, 517, 300, false, {}});
+  check_every_variant({1, 1, 1, 1, false, {}});
+  check_every_variant({1, 1, 3, 3, false, {}});
+  check_every_variant({1, 2, 256, 256, false, {}});
 }
 
 TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward]") {
   REQUIRE_GPU_OR_SKIP();
-  check_all({1, 1, 517, 300, true, {}});  // 217 rows keep no key
-  check_all({1, 1, 300, 517, true, {}});
-  check_all({1, 1, 333, 333, false, {}, 250});
-  check_all({3, 2, 200, 400, false, {400, 1, 0}});
-  check_all({2, 1, 300, 300, true, {131, 300}});
-  check_all({1, 1, 1000, 1000, true, {}});
+  check_every_variant({1, 1, 517, 300, true, {}});  // 217 rows keep no key
+  check_every_variant({1, 1, 300, 517, true, {}});
+  check_every_variant({1, 1, 333, 333, false, {}, 250});
+  check_every_variant({3, 2, 200, 400, false, {400, 1, 0}});
+  check_every_variant({2, 1, 300, 300, true, {131, 300}});
+  check_every_variant({1, 1, 1000, 1000, true, {}});
 }
 
 // Variants 5-7 (gpu/fa2_bwd_wgmma.cu): Bc 128 as two warpgroups of 64 keys, Br 64; v5's dQ

@@ -4,7 +4,7 @@
 #include "core/npy.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
-#include "tests/hardening_helpers.h"
+#include "gui_refusal_helpers.h"
 
 #include <csignal>
 #include <string>
@@ -23,28 +23,9 @@ fs::path fresh(const std::string& name) {
   return d;
 }
 
-void write_text(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-std::string gui_cmd(const fs::path& dir, const std::string& args, const std::string& env = "") {
-  return "cd " + dir.string() + " && " + env + " " + FLASHSTEP_XVFB_RUN + " -a -s \"-screen 0 1600x1000x24\" " +
-         FLASHSTEP_BIN + " gui " + args;
-}
-
-// `flashstep gui ARGS` in `dir`: one short error line naming `expect`, exit 2, and the folder
-// as it was.
-void check_refused(const fs::path& dir, const std::string& args, const std::string& expect, const std::string& env = "") {
-  CAPTURE(args, env);
-  const auto before = fstest::tree(dir);
-  const fstest::Outcome r = fstest::run_limited(gui_cmd(dir, args, env), 90);
-  CAPTURE(r.out);
-  CHECK(r.rc == 2);
-  CHECK(fstest::one_short_error_line(r.out));
-  CHECK(r.out.find(expect) != std::string::npos);
-  CHECK(fstest::tree(dir) == before);
-}
+using fstest::check_gui_refused;
+using fstest::gui_cmd;
+using fstest::write_text;
 
 }  // namespace
 
@@ -54,14 +35,14 @@ TEST_CASE("gui: FIFOs, folders and devices given as files are refused at once", 
   fs::create_directories(dir / "folder.json");
   fs::create_symlink("/dev/zero", dir / "zero.json");
   const std::string shot = " --screenshot s.png";
-  check_refused(dir, "--settings settings-fifo" + shot, "is a FIFO, not a regular file");
-  check_refused(dir, shot, "is a FIFO, not a regular file", "FLASHSTEP_SETTINGS=settings-fifo");
-  check_refused(dir, "--preset fifo.json" + shot, "is a FIFO, not a regular file");
-  check_refused(dir, "--preset folder.json" + shot, "is a directory, not a regular file");
-  check_refused(dir, "--preset zero.json" + shot, "is a character device, not a regular file");
-  check_refused(dir, "--dram fifo.json" + shot, "--dram: measurement file fifo.json: is a FIFO, not a regular file");
-  check_refused(dir, "--bench fifo.json" + shot, "is a FIFO, not a regular file");
-  check_refused(dir, "--snapshots fifo.json" + shot, "is a FIFO, not a snapshot folder");
+  check_gui_refused(dir, "--settings settings-fifo" + shot, "is a FIFO, not a regular file");
+  check_gui_refused(dir, shot, "is a FIFO, not a regular file", "FLASHSTEP_SETTINGS=settings-fifo");
+  check_gui_refused(dir, "--preset fifo.json" + shot, "is a FIFO, not a regular file");
+  check_gui_refused(dir, "--preset folder.json" + shot, "is a directory, not a regular file");
+  check_gui_refused(dir, "--preset zero.json" + shot, "is a character device, not a regular file");
+  check_gui_refused(dir, "--dram fifo.json" + shot, "--dram: measurement file fifo.json: is a FIFO, not a regular file");
+  check_gui_refused(dir, "--bench fifo.json" + shot, "is a FIFO, not a regular file");
+  check_gui_refused(dir, "--snapshots fifo.json" + shot, "is a FIFO, not a snapshot folder");
 }
 
 TEST_CASE("gui: presets that are not an object, too deep, too long or out of range", "[gui][hardening2]") {
@@ -85,20 +66,20 @@ TEST_CASE("gui: presets that are not an object, too deep, too long or out of ran
   for (const auto& [text, expect] : bad) {
     const std::string name = "p" + std::to_string(k++) + ".json";
     write_text(dir / name, text);
-    check_refused(dir, "--preset " + name + " --screenshot s.png", expect);
+    check_gui_refused(dir, "--preset " + name + " --screenshot s.png", expect);
   }
 }
 
 TEST_CASE("gui: flags that wrap, huge counts and a missing display", "[gui][hardening2]") {
   const fs::path dir = fresh("flags");
-  check_refused(dir, "--size 4294968496x700 --screenshot s.png", "--size must be between 320x240 and 8192x8192");
-  check_refused(dir, "--size 1600x1000x3 --screenshot s.png", "--size must look like");
-  check_refused(dir, "--step -1 --screenshot s.png", "--step must be >= 0 (got -1)");
-  check_refused(dir, "--step 99999999999999999999 --screenshot s.png", "(got '99999999999999999999')");
-  check_refused(dir, "--bench-frames 2000000000", "--bench-frames must be in 0..100000");
-  check_refused(dir, "--screenshot \"\"", "--screenshot: the value is empty");
-  check_refused(dir, "--frames \"\"", "--frames: the value is empty");
-  check_refused(dir, "--gif \"\"", "--gif: the value is empty");
+  check_gui_refused(dir, "--size 4294968496x700 --screenshot s.png", "--size must be between 320x240 and 8192x8192");
+  check_gui_refused(dir, "--size 1600x1000x3 --screenshot s.png", "--size must look like");
+  check_gui_refused(dir, "--step -1 --screenshot s.png", "--step must be >= 0 (got -1)");
+  check_gui_refused(dir, "--step 99999999999999999999 --screenshot s.png", "(got '99999999999999999999')");
+  check_gui_refused(dir, "--bench-frames 2000000000", "--bench-frames must be in 0..100000");
+  check_gui_refused(dir, "--screenshot \"\"", "--screenshot: the value is empty");
+  check_gui_refused(dir, "--frames \"\"", "--frames: the value is empty");
+  check_gui_refused(dir, "--gif \"\"", "--gif: the value is empty");
   // Without a display, and with one that cannot be reached: one line each.
   const auto before = fstest::tree(dir);
   for (const std::string& env : {std::string("env -u DISPLAY -u WAYLAND_DISPLAY"), std::string("env -u WAYLAND_DISPLAY DISPLAY=:4321")}) {
@@ -119,15 +100,15 @@ TEST_CASE("gui: outputs never replace the app's own inputs, a device or a FIFO, 
   fs::create_symlink(dir / "missing.gif", dir / "dangling.gif");
   fs::create_directories(dir / "dumpdir");
   fs::create_symlink("/dev/null", dir / "null.gif");
-  check_refused(dir, "--preset p.json --screenshot p.json", "refusing to overwrite an input");
-  check_refused(dir, "--bench bench.json --screenshot bench.json", "refusing to overwrite an input");
-  check_refused(dir, "--settings p.json --screenshot p.json", "refusing to overwrite an input");  // read as settings
-  check_refused(dir, "--screenshot s.png --dump-state dumpdir", "is a directory, not a regular file");
-  check_refused(dir, "--screenshot s.png --dump-state s.png", "name the same file");
-  check_refused(dir, "--gif fifo.gif", "is a FIFO, not a regular file");
-  check_refused(dir, "--gif null.gif", "is a character device, not a regular file");
-  check_refused(dir, "--gif dangling.gif", "symlink to a missing file");
-  check_refused(dir, "--video /dev/full", "is a character device, not a regular file");
+  check_gui_refused(dir, "--preset p.json --screenshot p.json", "refusing to overwrite an input");
+  check_gui_refused(dir, "--bench bench.json --screenshot bench.json", "refusing to overwrite an input");
+  check_gui_refused(dir, "--settings p.json --screenshot p.json", "refusing to overwrite an input");  // read as settings
+  check_gui_refused(dir, "--screenshot s.png --dump-state dumpdir", "is a directory, not a regular file");
+  check_gui_refused(dir, "--screenshot s.png --dump-state s.png", "name the same file");
+  check_gui_refused(dir, "--gif fifo.gif", "is a FIFO, not a regular file");
+  check_gui_refused(dir, "--gif null.gif", "is a character device, not a regular file");
+  check_gui_refused(dir, "--gif dangling.gif", "symlink to a missing file");
+  check_gui_refused(dir, "--video /dev/full", "is a character device, not a regular file");
 }
 
 TEST_CASE("gui: --frames writes through a symlinked folder, and SIGTERM leaves no staging folder", "[gui][hardening2]") {

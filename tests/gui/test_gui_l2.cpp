@@ -7,6 +7,7 @@
 #include "app/gui/state_dump.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
+#include "tests/test_files.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +19,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-nlohmann::json state_after(const std::string& preset, const std::string& script, const std::string& dram = "") {
+nlohmann::json l2_state_after(const std::string& preset, const std::string& script, const std::string& dram = "") {
   gui::GuiOptions o;
   o.preset = preset;
   o.script = script;
@@ -51,10 +52,7 @@ Trace core_run(const L2Case& c, Schedule s, bool record) {
   return run_spec(spec, opt);
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
+using fstest::write_text;
 
 }  // namespace
 
@@ -79,7 +77,7 @@ TEST_CASE("the memory panel's DRAM bytes, L2 occupancy and hit rate equal core's
   REQUIRE(tr.steps.size() > 4);
   for (size_t k : {size_t(0), size_t(1), tr.steps.size() / 3, tr.steps.size() / 2 + 1, tr.steps.size()}) {
     CAPTURE(k);
-    const nlohmann::json d = state_after("tiny", c.script() + "; seek " + std::to_string(k));
+    const nlohmann::json d = l2_state_after("tiny", c.script() + "; seek " + std::to_string(k));
     REQUIRE(d["apply_error"] == "");
     REQUIRE(d["index"] == k);
     const nlohmann::json& l2 = d["l2"];
@@ -119,7 +117,7 @@ TEST_CASE("the memory panel's DRAM bytes, L2 occupancy and hit rate equal core's
 }
 
 TEST_CASE("without the L2 model the panel's DRAM bytes are the HBM bytes and there are no L2 lines", "[gui][l2]") {
-  const nlohmann::json d = state_after("fa1-vs-fa2", "step 9");
+  const nlohmann::json d = l2_state_after("fa1-vs-fa2", "step 9");
   REQUIRE(d["l2"].is_null());
   for (Schedule sc : gui::kSchedules) {
     const nlohmann::json& e = d["runs"][schedule_name(sc)];
@@ -152,8 +150,8 @@ TEST_CASE("measured rows: the loaded JSON's bytes for the matching problem, sche
 
   const std::string problem = "set nq 48; set nk 48; set d 8; set M 256; set gpu h200; set l2 1MiB; set heads 4; apply";
   // Loaded by --dram, or by the panel's field (the script's "dram"), before or after the run.
-  for (const nlohmann::json& d : {state_after("tiny", problem, path), state_after("tiny", problem + "; dram " + path),
-                                  state_after("tiny", "dram " + path + "; " + problem)}) {
+  for (const nlohmann::json& d : {l2_state_after("tiny", problem, path), l2_state_after("tiny", problem + "; dram " + path),
+                                  l2_state_after("tiny", "dram " + path + "; " + problem)}) {
     REQUIRE(d["dram"]["loaded"] == true);
     REQUIRE(d["dram"]["points"] == 4);
     REQUIRE(d["runs"]["fa1"]["measured"]["dram_read"].get<double>() == fa1_read);
@@ -165,7 +163,7 @@ TEST_CASE("measured rows: the loaded JSON's bytes for the matching problem, sche
   }
   // Another GPU, head count or size: no row matches, but for d = 16 standard's point does.
   for (const std::string other : {"set gpu a100; apply", "set heads 2; apply", "set d 16; apply", "set nk 47; apply"}) {
-    const nlohmann::json d = state_after("tiny", problem + "; " + other, path);
+    const nlohmann::json d = l2_state_after("tiny", problem + "; " + other, path);
     INFO(other);
     REQUIRE_FALSE(d["runs"]["fa1"].contains("measured"));
     REQUIRE_FALSE(d["runs"]["fa2"].contains("measured"));
@@ -174,9 +172,9 @@ TEST_CASE("measured rows: the loaded JSON's bytes for the matching problem, sche
   }
   // Another M: the tiled schedules' points no longer match; standard attention has no tiles.
   {
-    const nlohmann::json d = state_after("tiny", problem + "; set d 16; set M 512; apply", path);
+    const nlohmann::json d = l2_state_after("tiny", problem + "; set d 16; set M 512; apply", path);
     REQUIRE(d["runs"]["standard"]["measured"]["dram_read"].get<double>() == 2.0);
-    const nlohmann::json e = state_after("tiny", problem + "; set M 512; apply", path);
+    const nlohmann::json e = l2_state_after("tiny", problem + "; set M 512; apply", path);
     REQUIRE_FALSE(e["runs"]["fa1"].contains("measured"));
     REQUIRE_FALSE(e["runs"]["fa2"].contains("measured"));
   }
@@ -263,15 +261,15 @@ TEST_CASE("the editor and presets take the L2 settings as run's flags, and refus
   };
   for (const auto& [script, expect] : bad) {
     INFO(script);
-    const nlohmann::json d = state_after("tiny", script + "; apply");
+    const nlohmann::json d = l2_state_after("tiny", script + "; apply");
     REQUIRE_THAT(d["form_error"].get<std::string>(), Contains(expect));
     REQUIRE(d["form_error_field"] == int(gui::Field::l2));
     REQUIRE(d["l2"].is_null());  // Apply is disabled: the old run (no L2 model) stays
   }
-  REQUIRE_THROWS_WITH(state_after("tiny", "set gpu v100"), Contains("set gpu knows h200, a100"));
+  REQUIRE_THROWS_WITH(l2_state_after("tiny", "set gpu v100"), Contains("set gpu knows h200, a100"));
   // "l2 gpu": the GPU's own size; "off" removes the model.
-  REQUIRE(state_after("tiny", "set gpu a100; set l2 gpu; apply")["l2"]["bytes"] == int64_t(40) << 20);
-  REQUIRE(state_after("tiny", "set l2 gpu; apply; set l2 off; apply")["l2"].is_null());
+  REQUIRE(l2_state_after("tiny", "set gpu a100; set l2 gpu; apply")["l2"]["bytes"] == int64_t(40) << 20);
+  REQUIRE(l2_state_after("tiny", "set l2 gpu; apply; set l2 off; apply")["l2"].is_null());
 
   auto parse = [](const std::string& text) { return gui::parse_preset(text, "t.json"); };
   const gui::Preset p = parse(R"({"problem": {"l2": "8MiB", "gpu": "a100", "heads": 6, "ncu": true}})");
@@ -308,7 +306,7 @@ TEST_CASE("the editor and presets take the L2 settings as run's flags, and refus
 TEST_CASE("the l2-fa1-vs-fa2 preset: the paper's count says fa2 reads more, the L2 model says it reads far less", "[gui][l2]") {
   const gui::Preset pr = gui::load_preset(gui::preset_path("l2-fa1-vs-fa2", FLASHSTEP_ASSET_DIR));
   REQUIRE(pr.l2);
-  const nlohmann::json d = state_after("l2-fa1-vs-fa2", "");
+  const nlohmann::json d = l2_state_after("l2-fa1-vs-fa2", "");
   REQUIRE(d["l2"]["heads"] == pr.l2->heads);
   const nlohmann::json &fa1 = d["runs"]["fa1"], &fa2 = d["runs"]["fa2"];
   // HBM (no cache): fa2 re-reads K and V for every Q block, more than fa1's reads.

@@ -7,6 +7,7 @@
 #include "app/gui/settings.h"
 #include "app/gui/state_dump.h"
 #include "gui_test_helpers.h"
+#include "tests/test_files.h"
 
 #include <cstdlib>
 
@@ -17,9 +18,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+using fstest::write_text;
 
 // Sets an environment variable for one scope and puts the old value back.
 struct ScopedEnv {

@@ -5,7 +5,7 @@
 // refused before anything is written; JSON with a NUL byte is refused; a script is run as
 // written or refused (a newline, a fraction where a whole number goes).
 #include "gui_test_helpers.h"
-#include "tests/hardening_helpers.h"
+#include "gui_refusal_helpers.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,22 +17,8 @@ namespace {
 using fstest::read_text;
 using fstest::write_text;
 
-std::string gui_cmd(const fs::path& dir, const std::string& args) {
-  return "cd " + dir.string() + " && " + FLASHSTEP_XVFB_RUN + " -a -s \"-screen 0 1600x1000x24\" " + FLASHSTEP_BIN +
-         " gui " + args;
-}
-
-// `flashstep gui ARGS` in `dir`: one short error line naming `expect`, exit 2, the folder as it was.
-void check_refused(const fs::path& dir, const std::string& args, const std::string& expect) {
-  CAPTURE(args);
-  const auto before = fstest::tree(dir);
-  const fstest::Outcome r = fstest::run_limited(gui_cmd(dir, args), 90);
-  CAPTURE(r.out);
-  CHECK(r.rc == 2);
-  CHECK(fstest::one_short_error_line(r.out));
-  CHECK(r.out.find(expect) != std::string::npos);
-  CHECK(fstest::tree(dir) == before);
-}
+using fstest::check_gui_refused;
+using fstest::gui_cmd;
 
 fstest::Outcome run_ok(const fs::path& dir, const std::string& args) {
   CAPTURE(args);
@@ -63,10 +49,10 @@ nlohmann::json foreign_settings(size_t bytes) {
 TEST_CASE("gui: a refused run leaves the settings file as it was", "[gui][hardening3][settings]") {
   const fs::path dir = fresh_dir("settings-refused");
   write_text(dir / "s.json", foreign_settings(2000).dump());
-  check_refused(dir, "--course backward --page 42 --settings s.json --screenshot a.png", "--page 42");
-  check_refused(dir, "--course tiling --settings s.json --script \"display theme light; step 1 2\" --screenshot a.png",
+  check_gui_refused(dir, "--course backward --page 42 --settings s.json --screenshot a.png", "--page 42");
+  check_gui_refused(dir, "--course tiling --settings s.json --script \"display theme light; step 1 2\" --screenshot a.png",
                 "does not take '2'");
-  check_refused(dir, "--settings s.json --script \"display theme light\" --screenshot a.png --size 1x1", "--size");
+  check_gui_refused(dir, "--settings s.json --script \"display theme light\" --screenshot a.png --size 1x1", "--size");
 }
 
 TEST_CASE("gui: a save keeps what it does not know, compactly, within the reader's limit", "[gui][hardening3][settings]") {
@@ -120,8 +106,8 @@ TEST_CASE("gui: a screenshot that is a hard link of the settings file is refused
   const fs::path dir = fresh_dir("settings-hardlink");
   write_text(dir / "s.json", foreign_settings(1000).dump());
   REQUIRE(::link((dir / "s.json").c_str(), (dir / "a.png").c_str()) == 0);
-  check_refused(dir, "--course tiling --settings s.json --screenshot a.png", "refusing to overwrite an input");
-  check_refused(dir, "--settings s.json --script \"display theme light\" --screenshot a.png",
+  check_gui_refused(dir, "--course tiling --settings s.json --screenshot a.png", "refusing to overwrite an input");
+  check_gui_refused(dir, "--settings s.json --script \"display theme light\" --screenshot a.png",
                 "refusing to overwrite an input");
 }
 
@@ -130,20 +116,20 @@ TEST_CASE("gui: JSON with a NUL byte, or a field of the wrong type, is refused n
   write_text(dir / "nul.json", std::string("{\"theme\":\"dark\"}\0{garbage", 26));
   write_text(dir / "preset.json", std::string("{\"problem\": {\"nq\": 8}}\0junk", 28));
   write_text(dir / "type.json", "{\"course\": {\"tiling\": {\"pages_seen\": \"three\"}}}");
-  check_refused(dir, "--settings nul.json --screenshot a.png", "a NUL byte at byte 16");
-  check_refused(dir, "--preset preset.json --screenshot a.png", "a NUL byte at byte 22");
-  check_refused(dir, "--settings type.json --course tiling --screenshot a.png", "type.json: course.tiling.pages_seen");
+  check_gui_refused(dir, "--settings nul.json --screenshot a.png", "a NUL byte at byte 16");
+  check_gui_refused(dir, "--preset preset.json --screenshot a.png", "a NUL byte at byte 22");
+  check_gui_refused(dir, "--settings type.json --course tiling --screenshot a.png", "type.json: course.tiling.pages_seen");
 }
 
 TEST_CASE("gui --script: run as written or refused", "[gui][hardening3][script]") {
   const fs::path dir = fresh_dir("script");
   write_text(dir / "newline.txt", "step 3\nstep 3\nfoo bar");  // "$(cat ...)" keeps the inner newlines
-  check_refused(dir, "--script \"$(cat newline.txt)\" --screenshot a.png", "control character (code 10)");
-  check_refused(dir, "--script \"set nq 12.7\" --screenshot a.png", "script: set nq");
-  check_refused(dir, "--script \"set heads 2.5\" --screenshot a.png", "script: set heads");
-  check_refused(dir, "--script \"step 1 2\" --screenshot a.png", "'step' does not take '2'");
-  check_refused(dir, "--script \"set seed 18446744073709551616\" --screenshot a.png", "out of range");
-  check_refused(dir, "--script \"set seed -1\" --screenshot a.png", "set seed");
+  check_gui_refused(dir, "--script \"$(cat newline.txt)\" --screenshot a.png", "control character (code 10)");
+  check_gui_refused(dir, "--script \"set nq 12.7\" --screenshot a.png", "script: set nq");
+  check_gui_refused(dir, "--script \"set heads 2.5\" --screenshot a.png", "script: set heads");
+  check_gui_refused(dir, "--script \"step 1 2\" --screenshot a.png", "'step' does not take '2'");
+  check_gui_refused(dir, "--script \"set seed 18446744073709551616\" --screenshot a.png", "out of range");
+  check_gui_refused(dir, "--script \"set seed -1\" --screenshot a.png", "set seed");
   // The documented largest seed is taken as it is, with no double in between.
   run_ok(dir, "--script \"set seed 18446744073709551615; apply\" --screenshot a.png --dump-state d.json");
   const nlohmann::json d = load_json((dir / "d.json").string());

@@ -104,7 +104,7 @@ void check_every_step(gui::AppState& s, const std::string& dir) {
   REQUIRE(tiles > 0);
 }
 
-gui::GuiOptions options(const std::string& preset, const std::string& dir, bool problem_from_folder = false) {
+gui::GuiOptions folder_options(const std::string& preset, const std::string& dir, bool problem_from_folder = false) {
   gui::GuiOptions o;
   o.preset = preset;
   o.view = "compare";
@@ -138,7 +138,7 @@ TEST_CASE("the compare view's tiles agree with a preset's snapshot files at ever
   const gui::Preset p = gui::load_preset(gui::preset_path(preset, FLASHSTEP_ASSET_DIR));
   const std::string dir = write_folder(p.spec, "snap-" + preset);
   gui::AppState s;
-  gui::prepare_state(s, options(preset, dir));
+  gui::prepare_state(s, folder_options(preset, dir));
   REQUIRE(s.view == gui::View::compare);
   REQUIRE(s.snapshots.final_o_ratio == 0);
   REQUIRE(s.snapshots.final_lse_ratio == 0);
@@ -175,13 +175,13 @@ TEST_CASE("ragged, masked problems: the folder's problem is loaded from its mani
   // The tiny preset is another problem: one line naming the field, and the way out.
   gui::AppState plain;
   try {
-    gui::prepare_state(plain, options("tiny", dir));
+    gui::prepare_state(plain, folder_options("tiny", dir));
     FAIL("a folder of another problem was accepted");
   } catch (const InputError& e) {
     REQUIRE_THAT(e.what(), Contains("another problem") && Contains("--snapshot-problem"));
   }
   gui::AppState s;
-  gui::prepare_state(s, options("tiny", dir, true));
+  gui::prepare_state(s, folder_options("tiny", dir, true));
   REQUIRE(s.run->trace.problem.nq == c.spec.nq);
   REQUIRE(s.run->trace.problem.nk == c.spec.nk);
   REQUIRE(s.form.nq == c.spec.nq);  // the editor shows the problem that runs
@@ -209,7 +209,7 @@ TEST_CASE("one perturbed value: the first j over tolerance is its j, one click a
   write_npy(file, a.data.data(), a.shape);
 
   gui::AppState s;
-  gui::prepare_state(s, options("tiny", dir, true));
+  gui::prepare_state(s, folder_options("tiny", dir, true));
   gui::SnapshotCompare& c = s.snapshots;
   REQUIRE(c.loaded);
   const int64_t I = row / s.run->trace.tiling.Br;
@@ -244,7 +244,7 @@ TEST_CASE("one perturbed value: the first j over tolerance is its j, one click a
 
 TEST_CASE("bad snapshot folders: one clear line, nothing loaded", "[gui][snapshots]") {
   gui::AppState s;
-  gui::GuiOptions o = options("tiny", out_path("no-such-folder"));
+  gui::GuiOptions o = folder_options("tiny", out_path("no-such-folder"));
   REQUIRE_THROWS_AS(gui::prepare_state(s, o), InputError);
   o.snapshots.clear();
   o.snapshot_problem = true;
@@ -253,7 +253,7 @@ TEST_CASE("bad snapshot folders: one clear line, nothing loaded", "[gui][snapsho
   const gui::Preset p = gui::load_preset(gui::preset_path("tiny", FLASHSTEP_ASSET_DIR));
   const std::string dir = write_folder(p.spec, "snap-truncated");
   gui::AppState t;
-  gui::prepare_state(t, options("tiny", dir));
+  gui::prepare_state(t, folder_options("tiny", dir));
   REQUIRE(t.snapshots.loaded);
   fs::resize_file(dir + "/forward_j0001_l.npy", 40);
   t.load_snapshots();

@@ -14,6 +14,7 @@
 #include "core/run.h"
 #include "core/trace_file.h"
 #include "gui_test_helpers.h"
+#include "tests/test_files.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -43,9 +44,7 @@ std::string save(const Trace& t, const std::string& name) {
   return path;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+using fstest::write_text;
 
 gui::GuiOptions trace_options(const std::string& path) {
   gui::GuiOptions o;
