@@ -142,6 +142,78 @@ __device__ __forceinline__ void bar_arrive() {
 // Named barrier `id` (a register) for the 128 threads of one warpgroup, all waiting (v8).
 __device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
+// The elementwise steps of one warp's 16 keys x Br = 64 queries (element 4n + e of an m64n64
+// accumulator with keys as rows: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2)),
+// shared by every wgmma configuration (here and gpu/ladder/bwd_pipe_kernel.cuh).
+// FA2b L11: P = exp2(S tau log2 e - L2_i) in place of S; masked keys (key > hi(row), keys past Nk
+// included) exactly 0 where `partial` (some row of Q_i masks a key of this warp); padding rows
+// have L2 = +inf, so P = 0 there without a test.
+__device__ __forceinline__ void bwd_probabilities(float (&s)[32], const float* sL2, float scale_log2, bool partial,
+                                                  int key0, int row0, const RowLimit& lim, int g, int t4) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? l2.y : l2.x)));
+      s[4 * n + e] = partial && key0 + g + 8 * (e / 2) > lim.hi(row0 + n * 8 + 2 * t4 + (e & 1)) ? 0.0f : x;
+    }
+  }
+}
+// FA2b L14: dS^T = P^T o (dP^T - D_i) in float32, in place of dP^T.
+__device__ __forceinline__ void bwd_ds(float (&dp)[32], const float (&s)[32], const float* sD, int t4) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dp[4 * n + e] = s[4 * n + e] * (dp[4 * n + e] - (e & 1 ? dd.y : dd.x));
+  }
+}
+// An accumulator rounded to the type, straight into register A fragments: column tiles 2kk,
+// 2kk + 1 are (k 0-7, k 8-15) of k step kk (queries 16 kk ..).
+template <typename T>
+__device__ __forceinline__ void bwd_fragments(const float (&x)[32], uint32_t (&a)[4][4]) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) a[kk][q] = pack2<T>(x[8 * kk + 2 * q], x[8 * kk + 2 * q + 1]);
+}
+// dS^T's fragments to shared memory (keys x queries, 128-byte swizzled rows) for L15: fragment
+// register q of k step kk holds keys g (q even) or g + 8 (q odd) at queries 16 kk + 8 (q / 2) +
+// 2 t4, + 1: chunk 2 kk + q / 2 of that key's row. krow: the warp's first key row + g.
+__device__ __forceinline__ void bwd_store_ds_t(uint32_t sDS, const uint32_t (&dsa)[4][4], int krow, int t4) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int r = krow + 8 * (q & 1), c = 2 * kk + q / 2;
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + 4 * t4)),
+                   "r"(dsa[kk][q]));
+    }
+}
+// FA2b L18: dK_j = tau dK~_j and dV_j = dV~_j rounded once to the type, this warp's 16 keys from
+// key0 (keys past Nk not written).
+template <typename T, int D, int PANELS>
+__device__ __forceinline__ void bwd_write_dk_dv(const TcBwdParams& p, int64_t h, int key0, int g, int t4,
+                                                const float (&dk)[PANELS][32], const float (&dv)[PANELS][32]) {
+  T* dKh = static_cast<T*>(p.dK) + h * p.fwd.nk * D;
+  T* dVh = static_cast<T*>(p.dV) + h * p.fwd.nk * D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int key = key0 + g + 8 * hr;
+    if (key >= p.fwd.nk) continue;
+    uint32_t* ok = reinterpret_cast<uint32_t*>(dKh + int64_t(key) * D + 2 * t4);
+    uint32_t* ov = reinterpret_cast<uint32_t*>(dVh + int64_t(key) * D + 2 * t4);
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+#pragma unroll
+      for (int n = 0; n < 8; ++n) {
+        ok[(pn * 64 + n * 8) / 2] = pack2<T>(p.fwd.scale * dk[pn][4 * n + 2 * hr], p.fwd.scale * dk[pn][4 * n + 2 * hr + 1]);
+        ov[(pn * 64 + n * 8) / 2] = pack2<T>(dv[pn][4 * n + 2 * hr], dv[pn][4 * n + 2 * hr + 1]);
+      }
+  }
+}
+
 template <int V_, int D_, bool DQ_MMA_, bool DQ_BULK_ = false, bool WG_APART_ = false, int ORDER_ = 0>
 struct WgBwdConfig {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
@@ -341,24 +413,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       wgmma_commit();
       wgmma_wait_all();
       fence_regs(s);
-      // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); masked keys (key > hi(row), keys past Nk
-      // included) exactly 0; padding rows have L2 = +inf, so P = 0 there without a test.
-#pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? l2.y : l2.x)));
-          s[4 * n + e] = partial && key0 + g + 8 * (e / 2) > lim.hi(row0 + n * 8 + 2 * t4 + (e & 1)) ? 0.0f : x;
-        }
-      }
-      // P^T rounded to the type, straight into register A fragments: accumulator column tiles
-      // 2kk, 2kk + 1 are (k 0-7, k 8-15) of k step kk (queries 16 kk ..).
+      // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
+      bwd_probabilities(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
       uint32_t pa[BR / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) pa[kk][q] = pack2<T>(s[8 * kk + 2 * q], s[8 * kk + 2 * q + 1]);
+      bwd_fragments<T>(s, pa);
 
       // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
       float dp[32];
@@ -379,17 +437,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
 
       // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
+      bwd_ds(dp, s, sD, t4);
       uint32_t dsa[BR / 16][4];
-#pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dp[4 * n + e] = s[4 * n + e] * (dp[4 * n + e] - (e & 1 ? dd.y : dd.x));
-      }
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) dsa[kk][q] = pack2<T>(dp[8 * kk + 2 * q], dp[8 * kk + 2 * q + 1]);
+      bwd_fragments<T>(dp, dsa);
 
       // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
 #pragma unroll
@@ -401,17 +451,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
         for (int pn = 0; pn < PANELS; ++pn)
           wgmma_rs<T>(dk[pn], dsa[kk], desc_sw128(sQ + uint32_t(pn * BR * 128 + kk * 2048)), 1);
       wgmma_commit();
-      // dS^T to shared memory for L15: fragment register q of k step kk holds keys g (q even) or
-      // g + 8 (q odd) at queries 16 kk + 8 (q / 2) + 2 t4, + 1: chunk 2 kk + q / 2 of that key's row.
-      const int krow = wg * 64 + warp * 16 + g;
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = krow + 8 * (q & 1), c = 2 * kk + q / 2;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + 4 * t4)),
-                       "r"(dsa[kk][q]));
-        }
+      bwd_store_ds_t(sDS, dsa, wg * 64 + warp * 16 + g, t4);  // for L15
     } else {
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
       for (int e = tid % 128; e < 64 * 8; e += 128)
@@ -519,23 +559,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   if constexpr (C::DQ_BULK)
     if (tid == 0 || (C::WG_APART && tid == 128)) bulk_wait_all();
 
-  // FA2b L18: write dK_j = tau dK~_j and dV_j = dV~_j (zeros for a block no row keeps).
-  T* dKh = static_cast<T*>(p.dK) + h * p.fwd.nk * D;
-  T* dVh = static_cast<T*>(p.dV) + h * p.fwd.nk * D;
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    const int key = key0 + g + 8 * hr;
-    if (key >= p.fwd.nk) continue;
-    uint32_t* ok = reinterpret_cast<uint32_t*>(dKh + int64_t(key) * D + 2 * t4);
-    uint32_t* ov = reinterpret_cast<uint32_t*>(dVh + int64_t(key) * D + 2 * t4);
-#pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn)
-#pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        ok[(pn * 64 + n * 8) / 2] = pack2<T>(p.fwd.scale * dk[pn][4 * n + 2 * hr], p.fwd.scale * dk[pn][4 * n + 2 * hr + 1]);
-        ov[(pn * 64 + n * 8) / 2] = pack2<T>(dv[pn][4 * n + 2 * hr], dv[pn][4 * n + 2 * hr + 1]);
-      }
-  }
+  // FA2b L18 (zeros for a block no row keeps).
+  bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
 }
 
 template <class C>

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One device call for the backward's pipelined rung (configuration 11, gpu/ladder/bwd_pipe_kernel.cuh)
+# against the default (9), from a ladder build (BIN holds its flashstep and flashstep_tc_tests).
+# First, in parallel: the [bwd_wgmma] tests of 11, four verifies of 11, and the four
+# compute-sanitizer tools on small verifies of 11 at d = 64 and 128; then alone: bench-gpu
+# --backward --tensor-cores at the 8 target points for 9 and 11 and PyTorch's flash and cuDNN
+# backward on the same shapes (both sides BTB calls back to back); the table last.
+# Usage (repository root): bash tools/device/bwd_pipe.sh BIN OUT   (VARIANTS="9 11" by default)
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+dev_setup "$0" "$@"
+VARIANTS=${VARIANTS:-9 11}
+NEW=${NEW:-11}
+BTB=${BTB:-3}  # calls back to back per timed sample, both sides (a backward call is 9 ms or more)
+export FLASHSTEP_TC_BWD_VARIANTS=$NEW
+catch2 "$OUT/t_small.log" timeout 90 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" & p1=$!
+catch2 "$OUT/t_ragged.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma (v5-v11): ragged*" & p2=$!
+catch2 "$OUT/t_causal.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma (v5-v11): causal*" & p3=$!
+unset FLASHSTEP_TC_BWD_VARIANTS
+V="$FS verify --backward --tensor-cores"
+i=0
+for args in "--dtype bf16 --nq 517 --nk 300 --d 64 --causal" "--dtype bf16 --nq 300 --nk 517 --d 128 --causal" \
+            "--dtype fp16 --nq 1000 --nk 700 --d 64 --kv-len 650" "--dtype fp16 --nq 333 --nk 333 --d 128 --kv-len 250"; do
+  i=$((i + 1)); (timeout 60 $V --variant $NEW $args; echo "rc=$?") > "$OUT/verify$i.txt" 2>&1 &
+done
+wait $p1; r1=$?; wait $p2; r2=$?; wait $p3; r3=$?
+wait
+SAN=()
+for tool in memcheck racecheck synccheck initcheck; do
+  extra=""; [ $tool = racecheck ] && extra="--racecheck-report all"
+  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq 150 --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
+  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype fp16 --nq 150 --nk 300 --d 128 --kv-len 250; echo "rc=$?") > "$OUT/${tool}_d128.txt" 2>&1 &
+done
+wait
+tl() { echo "$(verdict "$2") $(catch2_line "$1") $(grep -m1 -A3 FAILED "$1" | tr -s ' \n' ' ' | cut -c1-120)"; }
+S+=("tests v$NEW [bwd_wgmma][small]  | $(tl "$OUT/t_small.log" $r1)")
+S+=("tests v$NEW ragged, Nq != Nk    | $(tl "$OUT/t_ragged.log" $r2)")
+S+=("tests v$NEW causal, key padding | $(tl "$OUT/t_causal.log" $r3)")
+for k in 1 2 3 4; do S+=("verify $k: $(tail -1 "$OUT/verify$k.txt") $(grep -E '^(PASS|FAIL)' "$OUT/verify$k.txt" | head -1)"); done
+for f in "$OUT"/*check_d*.txt; do S+=("$(basename "$f" .txt): $(tail -1 "$f") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"); done
+S+=("correctness: $(($(date +%s) - T0)) s")
+: > "$OUT/bench.txt"
+for v in $VARIANTS; do
+  for c in "" "--causal"; do
+    timeout 90 "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --no-fp32 --back-to-back $BTB --variant $v $c >> "$OUT/bench.txt" 2>&1
+    S+=("bench v$v ${c:-non-causal}: rc=$?")
+  done
+done
+timeout 200 python3 gpu/tools/sdpa_bwd_bench.py --dtype bf16 --ns 4096,16384 --ds 64,128 --causal both --back-to-back $BTB > "$OUT/sdpa.txt" 2>&1
+S+=("sdpa_bwd_bench.py: rc=$?; total $(($(date +%s) - T0)) s")
+{
+  printf '%s\n' "${S[@]}"
+  python3 - "$OUT" "$VARIANTS" <<'PY'
+import sys
+sys.path.insert(0, "tools/device")
+import bwd_tables
+out, vs = sys.argv[1], [int(v) for v in sys.argv[2].split()]
+ours = {k: t[1:] for k, t in bwd_tables.ours(f"{out}/bench.txt").items()}  # (bwd, f+b)
+torch = {k: t[1:] for k, t in bwd_tables.torch(f"{out}/sdpa.txt").items()}
+print("bwd TFLOP/s (f+b), bf16 B16 H16, both sides back to back | N d causal | " + " | ".join(f"v{v}" for v in vs)
+      + " | flash | cudnn | last/first bwd | last/cudnn bwd (f+b)")
+for causal in (False, True):
+    for d in (64, 128):
+        for n in (4096, 16384):
+            c = lambda t: f"{t[0]:6.1f} ({t[1]:6.1f})" if t else "      - (     -)"
+            row = [ours.get((n, d, causal, v)) for v in vs]
+            fl, cu = torch.get(("flash", n, d, causal)), torch.get(("cudnn", n, d, causal))
+            gain = f"{row[-1][0] / row[0][0]:.3f}x" if row[0] and row[-1] else "-"
+            vs_cu = f"{row[-1][0] / cu[0]:.2f}x ({row[-1][1] / cu[1]:.2f}x)" if row[-1] and cu else "-"
+            print(f"{n:6d} {d:4d} {'yes' if causal else 'no ':3s} | " + " | ".join(c(r) for r in row) + f" | {c(fl)} | {c(cu)} | {gain} | {vs_cu}")
+PY
+} | tee "$OUT/summary.txt"
