@@ -20,7 +20,8 @@
 #include "core/fp8_bound.h"
 #include "core/fp8_inputs.h"
 #include "core/output_files.h"
-#include "core/reference.h"
+#include "core/reference.h"  // kMaxReferenceWork
+#include "core/verify.h"
 #include "gpu/fp8_tc.h"
 
 #include <algorithm>
@@ -71,40 +72,21 @@ int run_verify_fp8_tensor_cores(const RunFlags& rf) {
               "           GPU error <= 2 x CPU emulation's + %.3g (the accumulation's share); lse <= 2 dS + 1e-5 "
               "max(1, |lse|), dS = %.3g\n\n", (long long)acc.s_steps, (long long)acc.pv_steps, acc_share, dS);
 
-  bool ok = true;
-  if (has_nan(g.O) || has_nan(g.lse)) {
-    std::printf("GPU output has NaN elements (unwritten, or a masked row gone wrong)\n");
-    ok = false;
-  }
-  const Mat Og = Eigen::Map<const Mat>(g.O.data(), p.nq, p.d);
-  const ErrorStats eo = compare(Og, cpu.O.cast<double>().eval());
-  const ErrorStats el = compare(Eigen::Map<const Vec>(g.lse.data(), p.nq).eval(), cpu.lse.cast<double>().eval());
-  double lse_scale = 1;
-  for (int64_t r = 0; r < cpu.lse.size(); ++r)
-    if (std::isfinite(cpu.lse(r))) lse_scale = std::max(lse_scale, double(std::abs(cpu.lse(r))));
-  const double lse_tol = 2 * dS + 1e-5 * lse_scale;
-  const bool lse_ok = el.max_abs <= lse_tol;
-  ok = ok && lse_ok;
-  int64_t same = 0;
-  for (int64_t k = 0; k < p.nq * p.d; ++k) same += g.O[size_t(k)] == cpu.O.data()[k];
+  const Fp8ForwardCheck c = fp8_forward_check(cpu, g.O.data(), g.lse.data(), acc, dS, acc_share);
+  if (c.nan) std::printf("GPU output has NaN elements (unwritten, or a masked row gone wrong)\n");
   std::printf("final      GPU vs CPU emulation: O max abs %.3g, RMS %.3g, bit-identical %lld of %lld; lse max abs %.3g "
-              "(tolerance %.3g)  %s\n", eo.max_abs, eo.rms, (long long)same, (long long)(p.nq * p.d), el.max_abs,
-              lse_tol, lse_ok ? "ok" : "OVER");
-  if (reference_affordable(p.nq, p.nk, p.d)) {
-    const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask);
-    const ErrorStats eg = compare(Og, ref.O), ec = compare(cpu.O, ref.O);
-    const double allowed = 2 * ec.max_abs + acc_share;
-    const bool sharp_ok = eg.max_abs <= allowed;
-    const double g_ratio = fp8_bound_ratio(p, t, Og, acc), c_ratio = fp8_bound_ratio(p, t, cpu.O);
-    const bool bound_ok = g_ratio <= 1 && c_ratio <= 1;
-    ok = ok && sharp_ok && bound_ok;
+              "(tolerance %.3g)  %s\n", c.O.max_abs, c.O.rms, (long long)c.identical, (long long)(p.nq * p.d),
+              c.lse.max_abs, c.lse_tol, verdict(c.lse_ok()));
+  if (c.measured) {
     std::printf("           vs float64, O max abs: GPU %.3g, CPU emulation %.3g (RMS %.3g, %.3g); GPU <= 2 x CPU + "
-                "%.3g = %.3g  %s\n", eg.max_abs, ec.max_abs, eg.rms, ec.rms, acc_share, allowed, sharp_ok ? "ok" : "OVER");
-    std::printf("fp8 bound  O error / the format's bound, worst row: GPU %.3g, CPU %.3g  %s\n", g_ratio, c_ratio,
-                bound_ok ? "ok" : "OVER");
+                "%.3g = %.3g  %s\n", c.gpu_O.max_abs, c.cpu_O.max_abs, c.gpu_O.rms, c.cpu_O.rms, acc_share, c.allowed,
+                verdict(c.sharp_ok()));
+    std::printf("fp8 bound  O error / the format's bound, worst row: GPU %.3g, CPU %.3g  %s\n", c.gpu_ratio, c.cpu_ratio,
+                verdict(c.bound_ok()));
   } else {
     std::printf("           float64 reference skipped (Nq*Nk*d over %.0e)\n", kMaxReferenceWork);
   }
+  const bool ok = c.pass();
   std::printf("%s\n", ok ? "PASS" : "FAIL: a difference is over its tolerance");
   return ok ? 0 : 1;
 }
@@ -112,7 +94,6 @@ int run_verify_fp8_tensor_cores(const RunFlags& rf) {
 int run_bench_fp8_tensor_cores(const TcBenchRequest& r) {
   check_tc_bench_request(r);  // app/gpu_requests.cpp
   const gpu::DeviceInfo info = gpu::device_info();
-  const int64_t H = 8;
   nlohmann::json rows = nlohmann::json::array();
   if (!r.as_json) {
     std::printf("bench-gpu --tensor-cores --dtype fp8 on %s (%d SMs), %s, CUDA events, %d warm-up runs, median of %d; "
@@ -124,10 +105,10 @@ int run_bench_fp8_tensor_cores(const TcBenchRequest& r) {
   }
   for (int64_t d : r.dims)
     for (int64_t n : r.sizes) {
-      const gpu::Shape s = gpu::make_shape(std::max<int64_t>(1, r.rows / (n * H)), H, n, n, d);
-      const float scale = float(1.0 / std::sqrt(double(d)));
-      const double pairs = r.causal ? double(n) * double(n + 1) / 2 : double(n) * double(n);
-      const double flops = 4.0 * double(s.heads()) * pairs * double(d);
+      const TcBenchPoint pt = tc_bench_point(r.rows, n, d, r.causal);
+      const gpu::Shape& s = pt.shape;
+      const float scale = pt.scale;
+      const double flops = pt.flops;
       gpu::Fp8TcOptions o;
       o.causal = r.causal;
       o.scale_mode = Fp8Scale::per_block;

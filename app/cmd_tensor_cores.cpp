@@ -189,10 +189,10 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
   }
   for (int64_t d : r.dims)
     for (int64_t n : r.sizes) {
-      const gpu::Shape s = gpu::make_shape(std::max<int64_t>(1, r.rows / (n * H)), H, n, n, d);
-      const float scale = float(1.0 / std::sqrt(double(d)));
-      const double pairs = r.causal ? double(n) * double(n + 1) / 2 : double(n) * double(n);
-      const double flops = 4.0 * double(s.heads()) * pairs * double(d);
+      const TcBenchPoint pt = tc_bench_point(r.rows, n, d, r.causal);
+      const gpu::Shape& s = pt.shape;
+      const float scale = pt.scale;
+      const double flops = pt.flops;
       gpu::TcOptions o;
       o.dtype = dtype;
       o.causal = r.causal;

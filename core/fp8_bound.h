@@ -47,5 +47,8 @@ double fp8_row_bound(const MatD& Q, const MatD& K, const MatD& V, double tau, do
 // where the problem rounds it (fa1, fa2; decode keeps it in float32); with dropout, the bound
 // scaled by 1 / (1 - p) as a kept weight is.
 double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O, Fp8Accumulation acc = {});
+// The same against a float64 reference already computed (core/reference.h's reference_attention
+// of the problem), so that several engines' outputs share one.
+double fp8_bound_ratio(const Problem& p, const Tiling& t, const Mat& O, const MatD& ref_O, Fp8Accumulation acc = {});
 
 }  // namespace flashstep

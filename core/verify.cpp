@@ -4,6 +4,7 @@
 #include "core/trace.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace flashstep {
 
@@ -143,6 +144,32 @@ GradNormwise grad_normwise(const Trace& cpu, const Mat& dQ, const Mat& dK, const
                      std::max(ref->dV.cwiseAbs().maxCoeff(), 1e-300)};
   c.gpu = grad_err(dQ, dK, dV, ref->dQ, ref->dK, ref->dV, rs);
   c.cpu = grad_err(cpu.dQ, cpu.dK, cpu.dV, ref->dQ, ref->dK, ref->dV, rs);
+  return c;
+}
+
+Fp8ForwardCheck fp8_forward_check(const Trace& cpu, const float* O, const float* lse, const Fp8Accumulation& acc,
+                                  double dS, double acc_share) {
+  const Problem& p = cpu.problem;
+  const int64_t nq = p.nq, d = p.d;
+  Fp8ForwardCheck c;
+  c.nan = std::any_of(O, O + nq * d, [](float x) { return std::isnan(x); }) ||
+          std::any_of(lse, lse + nq, [](float x) { return std::isnan(x); });
+  const Mat Og = Eigen::Map<const Mat>(O, nq, d);
+  c.O = compare(Og, cpu.O.cast<double>().eval());
+  c.lse = compare(Eigen::Map<const Vec>(lse, nq).eval(), cpu.lse.cast<double>().eval());
+  double lse_scale = 1;
+  for (int64_t r = 0; r < cpu.lse.size(); ++r)
+    if (std::isfinite(cpu.lse(r))) lse_scale = std::max(lse_scale, double(std::abs(cpu.lse(r))));
+  c.lse_tol = 2 * dS + 1e-5 * lse_scale;
+  for (int64_t k = 0; k < nq * d; ++k) c.identical += O[k] == cpu.O.data()[k];
+  if (!reference_affordable(p.nq, p.nk, p.d)) return c;
+  c.measured = true;
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask, p.dropout, p.seed);
+  c.gpu_O = compare(Og, ref.O);
+  c.cpu_O = compare(cpu.O, ref.O);
+  c.allowed = 2 * c.cpu_O.max_abs + acc_share;
+  c.gpu_ratio = fp8_bound_ratio(p, cpu.tiling, Og, ref.O, acc);
+  c.cpu_ratio = fp8_bound_ratio(p, cpu.tiling, cpu.O, ref.O);
   return c;
 }
 

@@ -6,6 +6,7 @@
 // engine's figures against float64 are core/accuracy.h's, the ones run's summary prints.
 #pragma once
 #include "core/accuracy.h"
+#include "core/fp8_bound.h"
 #include "core/tolerance.h"
 
 #include <string>
@@ -103,6 +104,28 @@ struct GradNormwise {
   GradErr gpu, cpu;
 };
 GradNormwise grad_normwise(const Trace& cpu, const Mat& dQ, const Mat& dK, const Mat& dV);
+
+// verify --tensor-cores --dtype fp8 (app/cmd_fp8_tc.cpp; docs/fp8-gpu.md, "On the GPU: the
+// forward"): the FP8 forward's O and lse against the CPU engine's emulation (`cpu`, run on the
+// kernel's blocks), and both O against float64: the GPU's error within twice the emulation's plus
+// the accumulation's share (`acc_share`), each within the format's bound row by row
+// (fp8_bound_ratio; `acc`: the GPU's accumulation steps); lse within 2 dS + 1e-5 max(1, max|lse|).
+struct Fp8ForwardCheck {
+  ErrorStats O, lse;         // the GPU against the CPU emulation
+  double lse_tol = 0;
+  int64_t identical = 0;     // elements of O equal bit for bit
+  bool nan = false;          // the GPU's O or lse holds a NaN
+  bool measured = false;     // float64 compared (false: its cost is over kMaxReferenceWork)
+  ErrorStats gpu_O, cpu_O;   // each O against float64
+  double allowed = 0;        // 2 cpu_O.max_abs + acc_share
+  double gpu_ratio = 0, cpu_ratio = 0;  // worst row error / the format's bound
+  bool lse_ok() const { return lse.max_abs <= lse_tol; }
+  bool sharp_ok() const { return !measured || gpu_O.max_abs <= allowed; }
+  bool bound_ok() const { return !measured || (gpu_ratio <= 1 && cpu_ratio <= 1); }
+  bool pass() const { return !nan && lse_ok() && sharp_ok() && bound_ok(); }
+};
+Fp8ForwardCheck fp8_forward_check(const Trace& cpu, const float* O, const float* lse, const Fp8Accumulation& acc,
+                                  double dS, double acc_share);
 
 // The word a verify line prints after a figure held to its bound.
 inline const char* verdict(bool ok) { return ok ? "ok" : "OVER"; }

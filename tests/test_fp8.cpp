@@ -8,6 +8,7 @@
 #include "core/fp8_inputs.h"
 #include "core/reference.h"
 #include "core/schedule_registry.h"
+#include "core/verify.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -281,6 +282,56 @@ TEST_CASE("fp8 error against float64 stays within the format's bound (ragged, Nq
   // The bound takes every rounding error pointing the same way; the errors seen are 100 to 250
   // times smaller (docs/fp8.md), not a million.
   CHECK(worst_ratio > 1e-3);
+}
+
+// verify --tensor-cores --dtype fp8's check (core/verify.h) without a GPU: the CPU emulation's
+// own output stands in for the GPU's. Equal outputs pass with zero difference and the float64
+// figures computed here; one element moved by 50 (the format's bound is about 10 here: a worst
+// case) fails the float64 checks and nothing else; a NaN
+// fails; an lse off by 1e-3 fails the lse check alone.
+TEST_CASE("fp8_forward_check: an equal engine passes, a moved element, a NaN and a moved lse fail", "[fp8][verify]") {
+  const Trace t = fstest::run_spec(fp8_spec(70, 90, 16, 1024, Schedule::fa2, Fp8Scale::per_block), false);
+  const Problem& p = t.problem;
+  std::vector<float> O(t.O.data(), t.O.data() + t.O.size()), lse(t.lse.data(), t.lse.data() + t.lse.size());
+  const Fp8ForwardCheck same = fp8_forward_check(t, O.data(), lse.data(), {}, 0.0, 0.0);
+  CHECK(same.identical == t.O.size());
+  CHECK(same.O.max_abs == 0);
+  CHECK(same.lse.max_abs == 0);
+  REQUIRE(same.measured);
+  const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask);
+  double err = 0;
+  for (int64_t r = 0; r < p.nq; ++r)
+    for (int64_t c = 0; c < p.d; ++c) err = std::max(err, std::abs(double(t.O(r, c)) - ref.O(r, c)));
+  CHECK(same.cpu_O.max_abs == err);
+  CHECK(same.gpu_O.max_abs == err);
+  CHECK(same.allowed == 2 * err);
+  CHECK(same.gpu_ratio == same.cpu_ratio);
+  CHECK(same.cpu_ratio > 0);
+  CHECK(same.cpu_ratio <= 1);
+  CHECK(same.pass());
+
+  O[size_t(5 * 16 + 3)] += 50.0f;
+  const Fp8ForwardCheck moved = fp8_forward_check(t, O.data(), lse.data(), {}, 0.0, 0.0);
+  CHECK(moved.identical == t.O.size() - 1);
+  CHECK(moved.O.max_abs == Approx(50.0).margin(1e-5));
+  CHECK(moved.lse_ok());
+  CHECK_FALSE(moved.sharp_ok());
+  CHECK_FALSE(moved.bound_ok());
+  CHECK(moved.gpu_ratio > 1);
+  CHECK(moved.cpu_ratio == same.cpu_ratio);
+  CHECK_FALSE(moved.pass());
+
+  O[size_t(5 * 16 + 3)] = NAN;
+  CHECK(fp8_forward_check(t, O.data(), lse.data(), {}, 0.0, 0.0).nan);
+  CHECK_FALSE(fp8_forward_check(t, O.data(), lse.data(), {}, 0.0, 0.0).pass());
+
+  O[size_t(5 * 16 + 3)] = t.O(5, 3);
+  lse[7] += 1e-3f;  // over 2 dS + 1e-5 max(1, max|lse|) with dS = 0
+  const Fp8ForwardCheck lse_moved = fp8_forward_check(t, O.data(), lse.data(), {}, 0.0, 0.0);
+  CHECK_FALSE(lse_moved.lse_ok());
+  CHECK(lse_moved.sharp_ok());
+  CHECK(lse_moved.bound_ok());
+  CHECK_FALSE(lse_moved.pass());
 }
 
 TEST_CASE("fp8 with one K/V block equals a direct emulation of the format", "[fp8]") {
