@@ -26,6 +26,14 @@ catch2 "$OUT/passed.log" passed; expect "a passing run passes" 0 $?
 expect "its count line" "All tests passed (12 assertions in 2 test cases)" "$(catch2_line "$OUT/passed.log")"
 catch2 "$OUT/failed.log" failed; expect "a failing run keeps its exit code" 1 $?
 catch2 "$OUT/a.log" passed & catch2 "$OUT/b.log" skipped & wait_jobs; expect "wait_jobs reports a skipped part" 3 $?
+S=(); : > "$OUT/summary.txt"
+T0=$(($(date +%s) - 100))
+before 1000 "a step with time left"; expect "before: a step with time left starts" 0 $?
+before 50 "a late step"; expect "before: a step past its start time is skipped" 1 $?
+say "a line"
+expect "the skipped step and the line are in the summary file" "skipped (past 50 s): a late step|a line" \
+  "$(paste -sd'|' "$OUT/summary.txt")"
+expect "and in S" 2 "${#S[@]}"
 dev_gpu_env > /dev/null 2>&1
 expect "the environment requires the GPU" 1 "$FLASHSTEP_REQUIRE_GPU"
 [ "$bad" -eq 0 ] && echo "device lib ok"

@@ -15,7 +15,6 @@ source tools/device/lib.sh
 dev_setup "$0" "$@"
 T=$BIN/flashstep_gpu_tests
 BUDGET=${BUDGET:-270}  # seconds: a step that would start after this is skipped (and says so)
-before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { S+=("skipped (past $1 s): $2"); return 1; }; }
 
 catch2 "$OUT/tests_fp8.log" timeout 45 "$T" "[fp8]"
 S+=("tests [fp8]: $(tests_line "$OUT/tests_fp8.log" $?)")

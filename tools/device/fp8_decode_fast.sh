@@ -20,9 +20,6 @@ source tools/device/lib.sh
 dev_setup "$0" "$@"
 T=$BIN/flashstep_gpu_tests
 BUDGET=${BUDGET:-290}
-ROOF_REF=4553  # GB/s: the H200's read roof as bench-gpu measured it (the targets' reference)
-say() { S+=("$*"); printf '%s\n' "$*" >> "$OUT/summary.txt"; }
-before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { say "skipped (past $1 s): $2"; return 1; }; }
 : > "$OUT/summary.txt"
 
 # 1. verifies of variant 10

@@ -16,7 +16,6 @@ source tools/device/lib.sh
 dev_setup "$0" "$@"
 [ -d "$BIN/lib" ] && dev_libs "$BIN/lib"  # a carried lib/ (libstb.so.0 for flashstep)
 BUDGET=${BUDGET:-280}
-before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { S+=("skipped (past $1 s): $2"); return 1; }; }
 save() { printf '%s\n' "${S[@]}" > "$OUT/summary.txt"; }
 
 VERIFY=(

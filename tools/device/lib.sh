@@ -46,6 +46,11 @@
 #                           failed step stops the call: a step whose exit code is not the one
 #                           expected prints the summary so far and exits 1
 #   summary_table LINES...  prints the lines and writes them to $OUT/summary.txt
+#   say TEXT                a summary line kept in S and appended to $OUT/summary.txt as it happens
+#   before SECS WHAT        true while fewer than SECS seconds have passed since T0; else says
+#                           "skipped (past SECS s): WHAT" and is false (a step of a budgeted call)
+#   ROOF_REF                4553 (GB/s): the H200's read roof as bench-gpu measured it, the
+#                           reference of the decode targets' "% of the read roof"
 DEV_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 dev_unpack() {
@@ -177,6 +182,9 @@ sanitized() { grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tail -1; }
 verdict() { [ "$1" = 0 ] && echo PASS || echo "FAIL(rc=$1)"; }
 
 note() { echo "$*" | tee -a "${S:-$OUT/summary.txt}"; }
+say() { S+=("$*"); printf '%s\n' "$*" >> "$OUT/summary.txt"; }
+before() { [ $(($(date +%s) - T0)) -lt "$1" ] || { say "skipped (past $1 s): $2"; return 1; }; }
+ROOF_REF=4553
 print_summary() { echo "==== summary"; cat "${S:-$OUT/summary.txt}"; }
 expect() {
   if [ "$2" -ne "$1" ]; then
