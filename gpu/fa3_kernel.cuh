@@ -138,36 +138,48 @@ __device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int&
   return true;
 }
 
+// The forward pipeline's mbarriers (this kernel and the FP8 forward's, gpu/fp8_kernel.cuh), 8 bytes
+// each from `base`: Q full, Q empty (persistent: the consumers' last S of a tile is done); per
+// stage K full, V full, K empty, V empty. K/V block number g (counted over a block's tiles) uses
+// stage g mod ST, in phase g / ST of its barriers.
+template <int ST>
+struct FwdBars {
+  uint32_t base;
+  __device__ __forceinline__ uint32_t fullQ() const { return base; }
+  __device__ __forceinline__ uint32_t emptyQ() const { return base + 8u; }
+  __device__ __forceinline__ uint32_t fullK(int s) const { return base + 8u * uint32_t(2 + s); }
+  __device__ __forceinline__ uint32_t fullV(int s) const { return base + 8u * uint32_t(2 + ST + s); }
+  __device__ __forceinline__ uint32_t emptyK(int s) const { return base + 8u * uint32_t(2 + 2 * ST + s); }
+  __device__ __forceinline__ uint32_t emptyV(int s) const { return base + 8u * uint32_t(2 + 3 * ST + s); }
+  // By one thread, before the block's first __syncthreads: a full barrier takes one arrival (the
+  // producer's, with its bytes), an empty one an arrival per consumer warp.
+  __device__ __forceinline__ void init(int consumer_warps) const {
+    mbar_init(fullQ(), 1);
+    mbar_init(emptyQ(), consumer_warps);
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(fullK(s), 1);
+      mbar_init(fullV(s), 1);
+      mbar_init(emptyK(s), consumer_warps);
+      mbar_init(emptyV(s), consumer_warps);
+    }
+    mbar_init_fence();
+  }
+};
+
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, const __grid_constant__ Fa3Maps maps) {
   constexpr int D = C::D, BC = C::BC, BR = C::BR, PANELS = C::PANELS, ST = C::STAGES;
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
   const uint32_t bars = sKV + uint32_t(ST * 2 * C::SMEM_KV);
-  // mbarriers: Q full, Q empty (persistent: the consumers' last S of a tile is done); per stage
-  // K full, V full, K empty, V empty. K/V block number g (counted over this block's tiles) uses
-  // stage g mod ST, in phase g / ST of its barriers.
-  const uint32_t barQ = bars, emptyQ = bars + 8u;
-  auto fullK = [&](int s) { return bars + 8u * uint32_t(2 + s); };
-  auto fullV = [&](int s) { return bars + 8u * uint32_t(2 + ST + s); };
-  auto emptyK = [&](int s) { return bars + 8u * uint32_t(2 + 2 * ST + s); };
-  auto emptyV = [&](int s) { return bars + 8u * uint32_t(2 + 3 * ST + s); };
+  const FwdBars<ST> fb{bars};  // the mbarriers (FwdBars)
+  const uint32_t barQ = fb.fullQ(), emptyQ = fb.emptyQ();
   auto stageK = [&](int s) { return sKV + uint32_t(s * 2 * C::SMEM_KV); };
 
   const int tid = threadIdx.x, wg = tid / 128;
   const int Tr = (p.nq + BR - 1) / BR;
 
-  if (tid == 0) {
-    mbar_init(barQ, 1);
-    mbar_init(emptyQ, C::CONSUMERS * 4);  // one arrival per consumer warp
-    for (int s = 0; s < ST; ++s) {
-      mbar_init(fullK(s), 1);
-      mbar_init(fullV(s), 1);
-      mbar_init(emptyK(s), C::CONSUMERS * 4);
-      mbar_init(emptyV(s), C::CONSUMERS * 4);
-    }
-    mbar_init_fence();
-  }
+  if (tid == 0) fb.init(C::CONSUMERS * 4);
   __syncthreads();
 
   int i = 0;
@@ -191,14 +203,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
           const int g = g0 + j, s = g % ST;
           const uint32_t par = uint32_t((g / ST - 1) & 1);
           const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
-          if (g >= ST) mbar_wait(emptyK(s), par);
-          mbar_expect_tx(fullK(s), uint32_t(C::SMEM_KV));
+          if (g >= ST) mbar_wait(fb.emptyK(s), par);
+          mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
 #pragma unroll
-          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fullK(s));
-          if (g >= ST) mbar_wait(emptyV(s), par);
-          mbar_expect_tx(fullV(s), uint32_t(C::SMEM_KV));
+          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
+          if (g >= ST) mbar_wait(fb.emptyV(s), par);
+          mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
 #pragma unroll
-          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fullV(s));
+          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
         }
         g0 += n_blocks;
       }
@@ -301,14 +313,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         wgmma_wait_all_copy();
       fence_o();
       if (warp_rescales(alphas)) rescale_o(alphas, o);  // per warp: no wgmma instruction inside
-      release(emptyV((gb - 1) % ST));
+      release(fb.emptyV((gb - 1) % ST));
       pack_p<T, BC>(s, pa);
     };
     if (!C::INTRA) {
       for (int j = 0; j < n_blocks; ++j) {
         const int gb = g0 + j, st = gb % ST;
-        mbar_wait(fullK(st), phase(gb));
-        if (j > 0) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+        mbar_wait(fb.fullK(st), phase(gb));
+        if (j > 0) mbar_wait(fb.fullV((gb - 1) % ST), phase(gb - 1));
         // Turn j: O += P~_i,j-1 V_j-1 (its rescale was done after the softmax of j - 1), S_ij.
         turn_begin();
         fence_o();
@@ -321,8 +333,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         wgmma_wait_all();
         fence_regs(s);
         fence_o();
-        if (j > 0) release(emptyV((gb - 1) % ST));
-        release(emptyK(st));
+        if (j > 0) release(fb.emptyV((gb - 1) % ST));
+        release(fb.emptyK(st));
         softmax_block(j, gb, false);
       }
     } else {
@@ -332,8 +344,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       // products (C7515) when accumulators may be defined by other instructions in between.
       auto intra_block = [&](int j, bool pv) {
         const int gb = g0 + j, st = gb % ST;
-        mbar_wait(fullK(st), phase(gb));
-        if (pv) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+        mbar_wait(fb.fullK(st), phase(gb));
+        if (pv) mbar_wait(fb.fullV((gb - 1) % ST), phase(gb - 1));
         turn_begin();
         fence_regs(s);
         wgmma_fence();
@@ -350,7 +362,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
         else wgmma_wait_all();
         fence_regs(s);
-        release(emptyK(st));
+        release(fb.emptyK(st));
         softmax_block(j, gb, pv);
       };
       if (n_blocks > 0) intra_block(0, false);
@@ -362,7 +374,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       if (C::PERSISTENT) release(emptyQ);  // every S of this tile is done: Q_i may be replaced
       // Turn n: the last O_i += P~ V.
       const int gb = g0 + n_blocks - 1;
-      mbar_wait(fullV(gb % ST), phase(gb));
+      mbar_wait(fb.fullV(gb % ST), phase(gb));
       turn_begin();
       fence_o();
       wgmma_fence();
@@ -371,7 +383,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       turn_end(true);
       wgmma_wait_all();
       fence_o();
-      release(emptyV(gb % ST));
+      release(fb.emptyV(gb % ST));
     }
     g0 += n_blocks;
 

@@ -109,29 +109,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t sQ = (smem_addr(smem) + 1023u) & ~1023u, sKV = sQ + uint32_t(C::SMEM_Q);
   const uint32_t bars = sKV + uint32_t(ST * (C::SMEM_K + C::SMEM_V));
-  // mbarriers as the bf16 kernel's: Q full, Q empty, per stage K full, V full, K empty, V empty.
-  const uint32_t barQ = bars, emptyQ = bars + 8u;
-  auto fullK = [&](int s) { return bars + 8u * uint32_t(2 + s); };
-  auto fullV = [&](int s) { return bars + 8u * uint32_t(2 + ST + s); };
-  auto emptyK = [&](int s) { return bars + 8u * uint32_t(2 + 2 * ST + s); };
-  auto emptyV = [&](int s) { return bars + 8u * uint32_t(2 + 3 * ST + s); };
+  const FwdBars<ST> fb{bars};  // the bf16 kernel's mbarriers (gpu/fa3_kernel.cuh)
+  const uint32_t barQ = fb.fullQ(), emptyQ = fb.emptyQ();
   auto stageK = [&](int s) { return sKV + uint32_t(s * (C::SMEM_K + C::SMEM_V)); };
   auto stageV = [&](int s) { return stageK(s) + uint32_t(C::SMEM_K); };
 
   const int tid = threadIdx.x, wg = tid / 128;
   const int Tr = (p.nq + BR - 1) / BR;
 
-  if (tid == 0) {
-    mbar_init(barQ, 1);
-    mbar_init(emptyQ, C::CONSUMERS * 4);  // one arrival per consumer warp
-    for (int s = 0; s < ST; ++s) {
-      mbar_init(fullK(s), 1);
-      mbar_init(fullV(s), 1);
-      mbar_init(emptyK(s), C::CONSUMERS * 4);
-      mbar_init(emptyV(s), C::CONSUMERS * 4);
-    }
-    mbar_init_fence();
-  }
+  if (tid == 0) fb.init(C::CONSUMERS * 4);
   __syncthreads();
 
   int i = 0;
@@ -153,12 +139,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
         for (int j = 0; j < n_blocks; ++j) {
           const int g = g0 + j, s = g % ST;
           const uint32_t par = uint32_t((g / ST - 1) & 1);
-          if (g >= ST) mbar_wait(emptyK(s), par);
-          mbar_expect_tx(fullK(s), uint32_t(C::SMEM_K));
-          tma_load_3d(stageK(s), &maps.k, 0, j * BC, int(h), fullK(s));
-          if (g >= ST) mbar_wait(emptyV(s), par);
-          mbar_expect_tx(fullV(s), uint32_t(C::SMEM_V));
-          tma_load_3d(stageV(s), &maps.vt, j * BC, 0, int(h), fullV(s));
+          if (g >= ST) mbar_wait(fb.emptyK(s), par);
+          mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_K));
+          tma_load_3d(stageK(s), &maps.k, 0, j * BC, int(h), fb.fullK(s));
+          if (g >= ST) mbar_wait(fb.emptyV(s), par);
+          mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_V));
+          tma_load_3d(stageV(s), &maps.vt, j * BC, 0, int(h), fb.fullV(s));
         }
         g0 += n_blocks;
       }
@@ -245,7 +231,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
           wgmma_wait_all_copy();
         fence_o();
         if (warp_rescales(alphas)) rescale_o(alphas, o);  // per warp: no wgmma instruction inside
-        release(emptyV((gb - 1) % ST));
+        release(fb.emptyV((gb - 1) % ST));
       } else {
         if (warp_rescales(alphas)) rescale_o(alphas, o);
       }
@@ -258,8 +244,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       // Block j's scales, loaded before the waits so that their latency hides under S_ij.
       const float s_k = kv_per_block ? sk[j] : sk[0];
       const float s_v = kv_per_block ? sv[j] : sv[0];
-      mbar_wait(fullK(st), phase(gb));
-      if (pv) mbar_wait(fullV((gb - 1) % ST), phase(gb - 1));
+      mbar_wait(fb.fullK(st), phase(gb));
+      if (pv) mbar_wait(fb.fullV((gb - 1) % ST), phase(gb - 1));
       fence_regs(s);
       wgmma_fence();
       issue_s(gb);
@@ -274,7 +260,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
       else wgmma_wait_all();
       fence_regs(s);
-      release(emptyK(st));
+      release(fb.emptyK(st));
       softmax_block(j, gb, pv, s_k, s_v);
     };
     if (n_blocks > 0) intra_block(0, false);
@@ -284,14 +270,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       release(emptyQ);  // every S of this tile is done: Q_i may be replaced
       // The last O_i += P~ V.
       const int gb = g0 + n_blocks - 1;
-      mbar_wait(fullV(gb % ST), phase(gb));
+      mbar_wait(fb.fullV(gb % ST), phase(gb));
       fence_o();
       wgmma_fence();
       issue_pv(gb);
       wgmma_commit();
       wgmma_wait_all();
       fence_o();
-      release(emptyV(gb % ST));
+      release(fb.emptyV(gb % ST));
       // The accumulator is O_i / s_V,last: back to O_i before FA2fwd L12's division by l_i.
       const float alphas[2] = {sv_prev, sv_prev};
       rescale_o(alphas, o);
