@@ -1,7 +1,8 @@
 // verify --tensor-cores --dtype fp8 and bench-gpu --tensor-cores --dtype fp8: the FP8 forward on
 // Hopper's tensor cores (gpu/fp8_tc.h) against the CPU engine's FP8 emulation and float64.
 //
-// The checks (docs/fp8-gpu.md, "On the GPU: the forward"). Both sides quantise the same inputs to the
+// The checks (docs/fp8-gpu.md, "On the GPU: the forward"; computed by core/verify.h's
+// fp8_forward_check, printed here). Both sides quantise the same inputs to the
 // same e4m3 values and scales (the kernel's Br x Bc blocks), keep S, m, l in float32, round P~ to
 // e4m3 and O to bf16 once; they differ in the order and precision of the sums (the tensor cores'
 // FP8 accumulation keeps about 14 bits, core/fp8_bound.h's Fp8Accumulation) and in exp (exp2 on
