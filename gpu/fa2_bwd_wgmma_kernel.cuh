@@ -191,6 +191,27 @@ __device__ __forceinline__ void bwd_store_ds_t(uint32_t sDS, const uint32_t (&ds
                    "r"(dsa[kk][q]));
     }
 }
+// acc = X_j Y_i^T for warpgroup wg's 64 keys (X = K_j or V_j: BC rows; Y = Q_i or dO_i: BR
+// rows; both K-major 64-column panels): D / 16 k steps of 32 bytes along each 128-byte row.
+template <typename T, int D, int BC, int BR>
+__device__ __forceinline__ void bwd_keys_by_queries(float (&acc)[32], uint32_t sX, uint32_t sY, int wg) {
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd) {
+    const uint32_t koff = uint32_t((kd % 4) * 32);
+    wgmma_ss<T>(acc, desc_sw128(sX + uint32_t((kd / 4) * BC * 128 + wg * 64 * 128) + koff),
+                desc_sw128(sY + uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
+  }
+}
+// acc[pn] += A^T Y_i, A^T in register fragments (a: BR / 16 k steps of 16 queries), Y_i the
+// MN-major tile at sY (BR rows of 64-column panels): dV~_j += P^T dO_i, dK~_j += dS^T Q_i.
+template <typename T, int PANELS, int BR>
+__device__ __forceinline__ void bwd_keys_by_cols(float (&acc)[PANELS][32], const uint32_t (&a)[BR / 16][4], uint32_t sY) {
+#pragma unroll
+  for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+      wgmma_rs<T>(acc[pn], a[kk], desc_sw128(sY + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+}
 // FA2b L18: dK_j = tau dK~_j and dV_j = dV~_j rounded once to the type, this warp's 16 keys from
 // key0 (keys past Nk not written).
 template <typename T, int D, int PANELS>
@@ -292,16 +313,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   float dk[PANELS][32] = {}, dv[PANELS][32] = {};
   const float scale_log2 = p.fwd.scale * kLog2e;
 
-  // acc = X_j Y_i^T for this warpgroup's 64 keys (X = K or V, Y = Q_i or dO_i; both K-major):
-  // D / 16 k steps of 32 bytes along each 128-byte row of a 64-column panel.
-  auto keys_by_queries = [&](float (&acc)[32], uint32_t sX, uint32_t sY) {
-#pragma unroll
-    for (int kd = 0; kd < D / 16; ++kd) {
-      const uint32_t koff = uint32_t((kd % 4) * 32);
-      wgmma_ss<T>(acc, desc_sw128(sX + uint32_t((kd / 4) * BC * 128 + wg * 64 * 128) + koff),
-                  desc_sw128(sY + uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
-    }
-  };
 
   // v7's dQ writer (FlashAttention-3's dQ accumulation, without a writer warp): the m64 x 64
   // accumulator dq (this warpgroup's, unscaled) goes to slab (Q block number k) % 2, a dense
@@ -409,7 +420,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       float s[32];
       fence_regs(s);
       wgmma_fence();
-      keys_by_queries(s, sK, sQ);
+      bwd_keys_by_queries<T, D, BC, BR>(s, sK, sQ, wg);
       wgmma_commit();
       wgmma_wait_all();
       fence_regs(s);
@@ -424,12 +435,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
       wgmma_fence();
-      keys_by_queries(dp, sV, sdO);
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn)
-          wgmma_rs<T>(dv[pn], pa[kk], desc_sw128(sdO + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+      bwd_keys_by_queries<T, D, BC, BR>(dp, sV, sdO, wg);
+      bwd_keys_by_cols<T, PANELS, BR>(dv, pa, sdO);
       wgmma_commit();
       wgmma_wait_all();
       fence_regs(dp);
@@ -445,11 +452,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
       wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn)
-          wgmma_rs<T>(dk[pn], dsa[kk], desc_sw128(sQ + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+      bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, sQ);
       wgmma_commit();
       bwd_store_ds_t(sDS, dsa, wg * 64 + warp * 16 + g, t4);  // for L15
     } else {

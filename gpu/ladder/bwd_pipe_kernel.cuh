@@ -89,14 +89,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_pipe_kernel(const TcBwd
   uint32_t dsa[BR / 16][4];  // dS_ij^T of the previous step, the A fragments of dK's product
   const float scale_log2 = p.fwd.scale * kLog2e, tau = p.fwd.scale;
 
-  auto keys_by_queries = [&](float (&acc)[32], uint32_t sX, uint32_t sY) {
-#pragma unroll
-    for (int kd = 0; kd < D / 16; ++kd) {
-      const uint32_t koff = uint32_t((kd % 4) * 32);
-      wgmma_ss<T>(acc, desc_sw128(sX + uint32_t((kd / 4) * BC * 128 + wg * 64 * 128) + koff),
-                  desc_sw128(sY + uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
-    }
-  };
   // FA2b L16 and L15 of step t (issued at the start of step t + 1, after the barrier that
   // completes dS^T): dK~_j += dS_ij^T Q_i (A = dS^T in registers), dQ_i = dS_ij K_j (both from
   // shared memory, tau on the way out), one wgmma group. Every k step is issued: the dS^T rows
@@ -104,11 +96,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_pipe_kernel(const TcBwd
   auto issue_dk_dq = [&](int t) {
     const uint32_t sQ = buf_addr(t), sDS = sDS0 + uint32_t((t & 1) * C::SMEM_DS);
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn)
-        wgmma_rs<T>(dk[pn], dsa[kk], desc_sw128(sQ + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+    bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, sQ);
     if constexpr (C::DQ_KSPLIT) {  // d = 64: this warpgroup's 64 keys, all 64 columns
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
@@ -158,7 +146,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_pipe_kernel(const TcBwd
     // FA2b L10: S_ij^T = K_j Q_i^T; under it, step t - 1's dQ partial goes to HBM.
     float s[32];
     wgmma_fence();
-    keys_by_queries(s, sK, sQ);
+    bwd_keys_by_queries<T, D, BC, BR>(s, sK, sQ, wg);
     wgmma_commit();
     if constexpr (!kFirst) {
       wgmma_wait<1>();  // dK and dQ of step t - 1
@@ -170,7 +158,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_pipe_kernel(const TcBwd
     // FA2b L13: dP_ij^T = V_j dO_i^T, issued before P is computed.
     float dp[32];
     wgmma_fence();
-    keys_by_queries(dp, sV, sdO);
+    bwd_keys_by_queries<T, D, BC, BR>(dp, sV, sdO, wg);
     wgmma_commit();
     wgmma_wait<1>();  // S
     fence_regs(s);
@@ -180,11 +168,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_pipe_kernel(const TcBwd
     bwd_fragments<T>(s, pa);
     // FA2b L12: dV~_j += P_ij^T dO_i, issued before dS is computed.
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BR / 16; ++kk)
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn)
-        wgmma_rs<T>(dv[pn], pa[kk], desc_sw128(sdO + uint32_t(pn * BR * 128 + kk * 2048)), 1);
+    bwd_keys_by_cols<T, PANELS, BR>(dv, pa, sdO);
     wgmma_commit();
     wgmma_wait<1>();  // dP
     fence_regs(dp);
