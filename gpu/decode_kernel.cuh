@@ -362,37 +362,6 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     return pg0 + lane32 <= last ? __ldg(table + pg0 + lane32) : 0;
   };
   const int table_ahead = paged ? p.table_ahead : 0;
-  // table_ahead 4: no bulk copies for a paged stage. Every thread copies its share of the stage's
-  // rows in 16-byte cp.async chunks (as versions 3-5, each chunk through its own table entry, read
-  // a stage ahead into registers), then arrives on the stage's barrier when they have landed
-  // (cp.async.mbarrier.arrive.noinc; the barrier counts every thread). A stage is then many small
-  // requests spread over all warps instead of a few 2-4 KiB copies issued by one warp; the same
-  // bytes land in the same places.
-  constexpr int kCp = Tr::kBulk ? SK * CPK / kThreads : 1;  // chunks of K (and of V) per thread per stage
-  static_assert(!Tr::kBulk || SK * CPK % kThreads == 0, "a stage's chunks are dealt evenly to the threads");
-  auto cp_key = [&](int t, int i) {  // the key of this thread's chunk i of stage t; past the split, k0's
-    const int key = k0 + t * SK + (int(threadIdx.x) + i * kThreads) / CPK;
-    return t < nstages && key < k1 ? key : k0;
-  };
-  auto cp_pages = [&](int t, int (&pages)[kCp]) {  // the table entries of this thread's chunks of stage t
-#pragma unroll
-    for (int i = 0; i < kCp; ++i) pages[i] = __ldg(table + cp_key(t, i) / p.page_size);
-  };
-  auto issue_cp = [&](int t, const int (&pages)[kCp]) {
-    const int kt = k0 + t * SK;
-    const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kStageElems);
-    const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kStageElems);
-#pragma unroll
-    for (int i = 0; i < kCp; ++i) {
-      const int c = int(threadIdx.x) + i * kThreads;
-      const int bytes = kt + c / CPK < k1 ? 16 : 0;  // keys past the split are zero-filled
-      const int64_t row = int64_t(pages[i]) * p.page_size + cp_key(t, i) % p.page_size;
-      const int64_t off = row * D + (c % CPK) * (16 / int(sizeof(T)));
-      tc::cp_async16(kd + c * 16, Kg + off, bytes);
-      tc::cp_async16(vd + c * 16, Vg + off, bytes);
-    }
-    tc::cp_async_mbar_arrive_noinc(tc::smem_addr(full + t % STAGES));
-  };
   // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
   auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
@@ -593,9 +562,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     }
   };
   if constexpr (Tr::kBulk) {
-    const bool by_threads = table_ahead == 4;
     if (threadIdx.x == 0) {
-      for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), by_threads ? kThreads : 1);
+      for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), 1);
       tc::mbar_init_fence();
     }
     __syncthreads();
@@ -608,30 +576,17 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
       for (int pg = first + 32 * lane32; pg <= last; pg += 32 * 32) prefetch_l2(table + pg);
       if (lane32 == 0) prefetch_l2(table + last);
     }
-    int pages[kCp];  // table_ahead 4: the table entries of this thread's chunks of the next stage it copies
-    if (by_threads) {
+    int entry[STAGES - 1];  // the first stages' entries, read together
 #pragma unroll
-      for (int t = 0; t < STAGES - 1; ++t) {
-        cp_pages(t, pages);
-        if (t < nstages) issue_cp(t, pages);
-      }
-      cp_pages(STAGES - 1, pages);
-    } else {
-      int entry[STAGES - 1];  // the first stages' entries, read together
+    for (int t = 0; t < STAGES - 1; ++t) entry[t] = paged && warp == issuer(t) ? piece_entry(t) : 0;
+    if (table_ahead > 0 && warp == issuer(STAGES - 1)) ahead = piece_entry(STAGES - 1);
 #pragma unroll
-      for (int t = 0; t < STAGES - 1; ++t) entry[t] = paged && warp == issuer(t) ? piece_entry(t) : 0;
-      if (table_ahead > 0 && warp == issuer(STAGES - 1)) ahead = piece_entry(STAGES - 1);
-#pragma unroll
-      for (int t = 0; t < STAGES - 1; ++t)
-        if (t < nstages && warp == issuer(t)) issue_bulk(t, entry[t]);
-    }
+    for (int t = 0; t < STAGES - 1; ++t)
+      if (t < nstages && warp == issuer(t)) issue_bulk(t, entry[t]);
     for (int t = 0; t < nstages; ++t) {
       // Buffer (t - 1) % STAGES was released by every thread at the end of step t - 1.
       const int ti = t + STAGES - 1;  // the stage to issue now
-      if (ti < nstages && by_threads) {
-        issue_cp(ti, pages);
-        cp_pages(ti + 1, pages);  // for the next step, read while this stage is computed
-      } else if (ti < nstages) {
+      if (ti < nstages) {
         if (warp == issuer(ti)) issue_bulk(ti, table_ahead > 0 || !paged ? ahead : piece_entry(ti));
         if (table_ahead > 0 && warp == issuer(ti + 1)) ahead = piece_entry(ti + 1);  // for the next step
       }

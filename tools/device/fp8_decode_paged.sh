@@ -4,23 +4,22 @@
 #   1. paged verifies (each also runs its unpaged twin and compares them bit for bit): P = 16,
 #      7, 5, 3 and 1 (a stage over more than 32 pages: the lanes' second pieces), a page longer
 #      than a stage, several query rows (variant 9's four-row kernel), variant 9 at one row (its
-#      four-row kernel in a default build: the verify line says so), each in the default mode
-#      (FLASHSTEP_DECODE_TABLE_AHEAD=3: bulk copies per page piece, the stages dealt to the
-#      warps) and in mode 4 (every thread's cp.async chunks, arriving on the stage's barrier);
+#      four-row kernel in a default build: the verify line says so), and P = 16 with the table
+#      entries read at the copy's issue, a stage ahead, and after the L2 prefetch, all from warp 0
+#      (FLASHSTEP_DECODE_TABLE_AHEAD=0, 1, 2; 3, the default, deals the stages to the warps);
 #   2. the [fp8] tests (paged = unpaged bit for bit, one row = the same row among four, the
-#      default rule), then the [fp8] and [paged] tests in mode 4;
-#   3. compute-sanitizer memcheck, racecheck, synccheck, initcheck on a paged verify (P = 16)
-#      in modes 3 and 4; memcheck also on P = 3 at d = 64 (more pieces per stage than lanes);
+#      default rule);
+#   3. compute-sanitizer memcheck, racecheck, synccheck, initcheck on a paged verify (P = 16;
+#      memcheck also on P = 3 at d = 64, more pieces per stage than lanes);
 #   4. PyTorch's fastest bf16 backend (gpu/tools/sdpa_decode_bench.py, 10 calls back to back),
 #      then bench-gpu --decode --dtype fp8 --sweep-variants 10 at d = 128, Nk = 65536 and 262144,
-#      B x H = 32 and 256, S = 4, 8, 16, 32: unpaged, and paged (P = 16) two ways
-#      (FLASHSTEP_DECODE_TABLE_AHEAD): 3 the default (bulk copies per page piece, table entries
-#      read a stage ahead, the split's table prefetched into the L2, each stage issued by another
-#      warp in turn) and 4 (every thread's cp.async chunks), then (time permitting) paged with
-#      P = 128 (one copy of K and one of V per stage, as unpaged); modes 0-2 of the table's read
-#      (gpu/results/fp8-decode/paged/) with RUNS="p16a0 p16a1 p16a2" added. The table last, with
-#      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met by the
-#      better mode.
+#      B x H = 32 and 256, S = 4, 8, 16, 32: unpaged, and paged (P = 16) four ways
+#      (FLASHSTEP_DECODE_TABLE_AHEAD): 3 the default (table entries read a stage ahead, the
+#      split's table prefetched into the L2, each stage issued by another warp in turn), 2 (the
+#      same from warp 0), 1 (a stage ahead, warp 0) and 0 (at the copy's issue, warp 0: the code
+#      before), then (time permitting)
+#      paged with P = 128 (one copy of K and one of V per stage, as unpaged); the table last, with
+#      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
 # Every command has a timeout; a step that would start past BUDGET seconds is skipped and says
 # so. Outputs: $OUT/table.txt (the table last, with the summary), $OUT/summary.txt, $OUT/gpu.txt
 # and $OUT/logs.tar.gz (every log and JSON file).
@@ -30,7 +29,7 @@ set -u
 source tools/device/lib.sh
 dev_setup "$0" "$@"
 T=$BIN/flashstep_gpu_tests
-BUDGET=${BUDGET:-230}
+BUDGET=${BUDGET:-190}
 W=$OUT/logs
 mkdir -p "$W"
 : > "$OUT/summary.txt"
@@ -46,11 +45,10 @@ VERIFY=(
   "--nq 2 --nk 777 --d 128 --dtype fp8 --rotate --splits 1 --page-size 5"
   "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --variant 9"
 )
-AHEAD4=()
-for args in "${VERIFY[@]}"; do AHEAD4+=("AHEAD=4 $args"); done
 n=0
-for args in "${VERIFY[@]}" "${AHEAD4[@]}" "AHEAD=4 --nq 1 --nk 4099 --d 128 --dtype bf16 --page-size 16 --splits 3 --variant 9" \
-    "AHEAD=4 --nq 1 --nk 5000 --d 64 --dtype fp16 --page-size 3 --splits 2 --variant 9"; do
+for args in "${VERIFY[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
+    "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6" \
+    "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5"; do
   ahead=3
   case "$args" in AHEAD=*) ahead=${args%% *}; ahead=${ahead#AHEAD=}; args=${args#* } ;; esac
   echo "== FLASHSTEP_DECODE_TABLE_AHEAD=$ahead verify --schedule decode $args"
@@ -67,34 +65,29 @@ if before 90 "tests [fp8]"; then
   catch2 "$W/tests_fp8.log" timeout 60 "$T" "[fp8]"
   say "tests [fp8]: $(tests_line "$W/tests_fp8.log" $?)"
 fi
-if before 100 "tests [fp8],[paged] in mode 4"; then  # paged = unpaged bit for bit with the cp.async stages
-  FLASHSTEP_DECODE_TABLE_AHEAD=4 catch2 "$W/tests_mode4.log" timeout 60 "$T" "[fp8],[paged]"
-  say "tests [fp8],[paged] (FLASHSTEP_DECODE_TABLE_AHEAD=4): $(tests_line "$W/tests_mode4.log" $?)"
-fi
 
 # 3. the sanitizers on a paged verify (the paged kernel and its unpaged twin)
 SMALLP="verify --schedule decode --nq 1 --nk 3000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 4"
 SMALL3="verify --schedule decode --nq 1 --nk 2000 --d 64 --dtype fp8 --page-size 3 --splits 3"
-for run in "memcheck p16 3 $SMALLP" "racecheck p16 3 $SMALLP" "synccheck p16 3 $SMALLP" "initcheck p16 3 $SMALLP" \
-    "memcheck p3 3 $SMALL3" "memcheck p16a4 4 $SMALLP" "racecheck p16a4 4 $SMALLP" "synccheck p16a4 4 $SMALLP" \
-    "initcheck p16a4 4 $SMALLP" "memcheck p3a4 4 $SMALL3"; do
+for run in "memcheck p16 $SMALLP" "racecheck p16 $SMALLP" "synccheck p16 $SMALLP" "initcheck p16 $SMALLP" \
+    "memcheck p3 $SMALL3"; do
   set -- $run
-  tool=$1 tag=$2 ahead=$3
-  shift 3
-  before 140 "compute-sanitizer $tool $tag" || continue
+  tool=$1 tag=$2
+  shift 2
+  before 120 "compute-sanitizer $tool $tag" || continue
   log=$W/sanitizer_${tool}_$tag.txt
-  FLASHSTEP_DECODE_TABLE_AHEAD=$ahead timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
+  timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
   say "compute-sanitizer $tool ($tag): rc=$? $(sanitized "$log") $(grep -c '^PASS' "$log") PASS"
 done
 # 4. speed: PyTorch's bf16, then variant 10 unpaged and paged (three ways of reading the table)
-if before 150 "PyTorch bf16 decode"; then
-  timeout 70 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
+if before 130 "PyTorch bf16 decode"; then
+  timeout 40 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
     --json "$W/sdpa.json" > "$W/sdpa.txt" 2>&1
   say "PyTorch bf16 decode: rc=$?"
 fi
 SDPA=(); [ -s "$W/sdpa.json" ] && SDPA=(--sdpa "$W/sdpa.json")
-for run in ${RUNS:-p0 p16a3 p16a4 p128}; do
-  case $run in p0) set -- p0 0 3 ;; p128) set -- p128 128 3 ;; p16a*) set -- $run 16 "${run#p16a}" ;; esac
+for run in "p0 0 3" "p16a3 16 3" "p16a0 16 0" "p16a1 16 1" "p16a2 16 2" "p128 128 3"; do
+  set -- $run
   tag=$1 P=$2 ahead=$3
   before $((BUDGET - 35)) "fp8 sweep $tag" || continue
   pg=(); [ "$P" -gt 0 ] && pg=(--page-size "$P")
@@ -111,8 +104,7 @@ say "total $(($(date +%s) - T0)) s"
   python3 - "$W" "$ROOF_REF" <<'EOF'
 import json, os, sys
 work, roof_ref = sys.argv[1], float(sys.argv[2])
-runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"),
-        ("p16a4", "paged, 4: every thread's cp.async"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
+runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
         ("p16a1", "paged, 1: table ahead, warp 0"), ("p16a0", "paged, 0: at issue, warp 0 (before)"),
         ("p128", "paged P = 128 (a copy per stage)")]
 sdpa = {}
@@ -151,16 +143,16 @@ for nk, heads in shapes:
               b["median_ms"], pct(b["median_ms"]), sd / b["median_ms"], d["default_splits"] if d else "-",
               f"{d['median_ms']:.4f}" if d else "-", f"{pct(d['median_ms']):.1f}%" if d else "-",
               f"{sd / d['median_ms']:.2f}x" if d else "-", alls))
-        if tag in ("p16a3", "p16a4"):
-            verdicts.append((tag, nk, heads, pct(b["median_ms"]), sd / b["median_ms"]))
+        if tag == "p16a3":
+            verdicts.append((nk, heads, pct(b["median_ms"]), sd / b["median_ms"]))
     un, pa = res["p0"][0], res["p16a3"][0]
     bu = min((r["median_ms"] for r in un if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     bp = min((r["median_ms"] for r in pa if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
-    b4 = min((r["median_ms"] for r in res["p16a4"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
-    print(f"  paged (default) / unpaged = {bp / bu:.3f}; paged mode 4 / unpaged = {b4 / bu:.3f}; mode 3 / mode 4 = {bp / b4:.3f}")
-for tag, nk, heads, pct, x in verdicts:
+    b0 = min((r["median_ms"] for r in res["p16a0"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
+    print(f"  paged (default) / unpaged = {bp / bu:.3f}; paged before / paged default = {b0 / bp:.3f}")
+for nk, heads, pct, x in verdicts:
     ok = pct >= 85 and x >= 1.8
-    print(f"target paged ({tag}) Nk {nk} BxH {heads}: {pct:.1f}% of the roof (>= 85), {x:.2f}x PyTorch (>= 1.8): {'met' if ok else 'NOT met'}")
+    print(f"target paged Nk {nk} BxH {heads}: {pct:.1f}% of the roof (>= 85), {x:.2f}x PyTorch (>= 1.8): {'met' if ok else 'NOT met'}")
 EOF
   printf '%s\n' "${S[@]}"
 } > "$OUT/table.txt"
