@@ -9,6 +9,9 @@
 #include "core/paged_kv.h"
 
 #include <climits>
+#include <cstdlib>
+#include <numeric>
+#include <string>
 
 namespace flashstep::gpu {
 
@@ -75,6 +78,21 @@ Fp8Inputs quantise_inputs(const float* Q, const float* K, const float* V, const 
 // The decode buffers: Q, K, V, O in the storage type (fp8: e4m3 Q, K, V and a bf16 O, with the
 // scales), lse and the float32 partials; with a page size, the K and V pools and the block
 // table (core/paged_kv.h).
+// FLASHSTEP_DECODE_PAGES_IN_ORDER=1 places the pool's pages in logical order (the block table is
+// the identity: head h's page lp at physical page h pages + lp) instead of page_table's shuffle,
+// the same copies and values, so that a benchmark can tell what the shuffled placement costs in
+// DRAM from what the paged kernel costs (tools/device/fp8_decode_paged.sh).
+static bool pages_in_order() {
+  static const bool in_order = [] {
+    const char* e = std::getenv("FLASHSTEP_DECODE_PAGES_IN_ORDER");
+    const std::string v = e ? e : "";
+    if (v.empty() || v == "0") return false;
+    if (v == "1") return true;
+    throw InputError("FLASHSTEP_DECODE_PAGES_IN_ORDER must be 0 or 1 (got '" + v + "')");
+  }();
+  return in_order;
+}
+
 struct DecodeBuffers {
   FlashBuffers io;
   DeviceBuffer<float> q_scale, k_scale, v_scale;  // fp8 only
@@ -101,6 +119,7 @@ struct DecodeBuffers {
       P = page_size;
       pages = kv_pages(s.nk, P);
       host_table = page_table(s.heads(), pages, seed);
+      if (pages_in_order()) std::iota(host_table.begin(), host_table.end(), 0);
       K_pool.allocate(s.heads() * pages * P * s.d, t);
       V_pool.allocate(s.heads() * pages * P * s.d, t);
       table.allocate(int64_t(host_table.size()));

@@ -17,8 +17,10 @@
 #      (FLASHSTEP_DECODE_TABLE_AHEAD): 3 the default (table entries read a stage ahead, the
 #      split's table prefetched into the L2, each stage issued by another warp in turn), 2 (the
 #      same from warp 0), 1 (a stage ahead, warp 0) and 0 (at the copy's issue, warp 0: the code
-#      before), then (time permitting)
-#      paged with P = 128 (one copy of K and one of V per stage, as unpaged); the table last, with
+#      before), the default with the pool's pages in logical order (FLASHSTEP_DECODE_PAGES_IN_ORDER=1:
+#      the same copies, the DRAM placement of an unpaged cache), then (time permitting)
+#      paged with P = 128 (one copy of K and one of V per stage, as unpaged); RUNS picks and
+#      orders these (p0 p16a3 p16io p128 p16a0 p16a1 p16a2 by default); the table last, with
 #      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
 # Every command has a timeout; a step that would start past BUDGET seconds is skipped and says
 # so. Outputs: $OUT/table.txt (the table last, with the summary), $OUT/summary.txt, $OUT/gpu.txt
@@ -29,7 +31,7 @@ set -u
 source tools/device/lib.sh
 dev_setup "$0" "$@"
 T=$BIN/flashstep_gpu_tests
-BUDGET=${BUDGET:-190}
+BUDGET=${BUDGET:-220}
 W=$OUT/logs
 mkdir -p "$W"
 : > "$OUT/summary.txt"
@@ -81,17 +83,19 @@ for run in "memcheck p16 $SMALLP" "racecheck p16 $SMALLP" "synccheck p16 $SMALLP
 done
 # 4. speed: PyTorch's bf16, then variant 10 unpaged and paged (three ways of reading the table)
 if before 130 "PyTorch bf16 decode"; then
-  timeout 40 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
+  timeout 70 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 65536,262144 --heads 32,256 --back-to-back 10 \
     --json "$W/sdpa.json" > "$W/sdpa.txt" 2>&1
   say "PyTorch bf16 decode: rc=$?"
 fi
 SDPA=(); [ -s "$W/sdpa.json" ] && SDPA=(--sdpa "$W/sdpa.json")
-for run in "p0 0 3" "p16a3 16 3" "p16a0 16 0" "p16a1 16 1" "p16a2 16 2" "p128 128 3"; do
-  set -- $run
+for run in ${RUNS:-p0 p16a3 p16io p128 p16a0 p16a1 p16a2}; do
+  inorder=0
+  case $run in p0) set -- p0 0 3 ;; p128) set -- p128 128 3 ;; p16io) set -- p16io 16 3; inorder=1 ;;
+               p16a*) set -- $run 16 "${run#p16a}" ;; esac
   tag=$1 P=$2 ahead=$3
   before $((BUDGET - 35)) "fp8 sweep $tag" || continue
   pg=(); [ "$P" -gt 0 ] && pg=(--page-size "$P")
-  FLASHSTEP_DECODE_TABLE_AHEAD=$ahead timeout 35 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 \
+  FLASHSTEP_DECODE_PAGES_IN_ORDER=$inorder FLASHSTEP_DECODE_TABLE_AHEAD=$ahead timeout 35 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 \
     --heads 32 256 --sweep-variants 10 --sweep-splits 4 8 16 32 "${pg[@]}" "${SDPA[@]}" --back-to-back 10 \
     --json-file "$W/sweep_$tag.json" > "$W/sweep_$tag.txt" 2>&1
   say "bench-gpu --decode --dtype fp8 --sweep-variants 10, $tag (P $P, table ahead $ahead): rc=$? at $(($(date +%s) - T0)) s"
@@ -106,6 +110,7 @@ import json, os, sys
 work, roof_ref = sys.argv[1], float(sys.argv[2])
 runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
         ("p16a1", "paged, 1: table ahead, warp 0"), ("p16a0", "paged, 0: at issue, warp 0 (before)"),
+        ("p16io", "paged, 3, pages in pool order"),
         ("p128", "paged P = 128 (a copy per stage)")]
 sdpa = {}
 try:
@@ -149,7 +154,9 @@ for nk, heads in shapes:
     bu = min((r["median_ms"] for r in un if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     bp = min((r["median_ms"] for r in pa if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     b0 = min((r["median_ms"] for r in res["p16a0"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
-    print(f"  paged (default) / unpaged = {bp / bu:.3f}; paged before / paged default = {b0 / bp:.3f}")
+    bo = min((r["median_ms"] for r in res["p16io"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
+    print(f"  paged (default) / unpaged = {bp / bu:.3f}; paged before / paged default = {b0 / bp:.3f};"
+          f" pages in pool order / unpaged = {bo / bu:.3f}")
 for nk, heads, pct, x in verdicts:
     ok = pct >= 85 and x >= 1.8
     print(f"target paged Nk {nk} BxH {heads}: {pct:.1f}% of the roof (>= 85), {x:.2f}x PyTorch (>= 1.8): {'met' if ok else 'NOT met'}")
