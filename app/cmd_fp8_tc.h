@@ -7,10 +7,12 @@
 
 namespace flashstep {
 
-// verify --schedule fa2 --tensor-cores --dtype fp8: returns 0 (PASS) or 1 (FAIL).
-int run_verify_fp8_tensor_cores(const RunFlags& rf);
+// verify --schedule fa2 --tensor-cores --dtype fp8 [--variant N]: returns 0 (PASS) or 1 (FAIL).
+// variant 0 is the default kernel of d; 1-3 the ladder's rungs (gpu/ladder/fp8_rungs.cu).
+int run_verify_fp8_tensor_cores(const RunFlags& rf, int variant);
 
-// bench-gpu --tensor-cores --dtype fp8: the FP8 kernel beside the bf16 default, TFLOP/s and ratio.
+// bench-gpu --tensor-cores --dtype fp8 [--variant N]: the FP8 kernel beside the bf16 default,
+// TFLOP/s and ratio.
 int run_bench_fp8_tensor_cores(const TcBenchRequest& r);
 
 }  // namespace flashstep

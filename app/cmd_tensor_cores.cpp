@@ -51,12 +51,7 @@ Trace run_cpu_on_kernel_blocks(Problem p, int64_t Br, int64_t Bc, const Mat* dO)
 
 int run_verify_tensor_cores(const RunFlags& rf, int variant) {
   ProblemSpec spec = rf.to_spec();
-  if (spec.options.dtype == Dtype::fp8) {  // the FP8 forward: app/cmd_fp8_tc.cpp
-    if (variant != 0)
-      throw InputError("--tensor-cores --dtype fp8 runs the FP8 forward, one kernel per d: drop --variant (got " +
-                       std::to_string(variant) + ")");
-    return run_verify_fp8_tensor_cores(rf);
-  }
+  if (spec.options.dtype == Dtype::fp8) return run_verify_fp8_tensor_cores(rf, variant);  // app/cmd_fp8_tc.cpp
   check_tensor_core_spec(spec);
   validate_sizes(spec);
   Problem p = make_problem(spec);
@@ -172,6 +167,8 @@ static nlohmann::json bc_sweep(const TcBenchRequest& r, Dtype dtype, int64_t H) 
 int run_bench_tensor_cores(const TcBenchRequest& r) {
   if (r.dtype == "fp8") return run_bench_fp8_tensor_cores(r);  // app/cmd_fp8_tc.cpp
   check_tc_bench_request(r);  // app/gpu_requests.cpp
+  if (r.variant != 0)
+    for (int64_t d : r.dims) gpu::tc_variant(r.variant, d);  // a variant with no kernel: refused before any run
   const Dtype dtype = parse_dtype(r.dtype);
   const gpu::DeviceInfo info = gpu::device_info();
   const int64_t H = 8;
@@ -196,7 +193,9 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
       gpu::TcOptions o;
       o.dtype = dtype;
       o.causal = r.causal;
+      o.variant = r.variant;
       const gpu::BenchTiming f = gpu::bench_fa2_tc(s, scale, o, r.warmup, r.reps, 42);
+      o.variant = 0;
       const gpu::BenchTiming b = gpu::bench_standard_tc(s, scale, o, r.warmup, r.reps, 42);
       const gpu::TcVariant v = gpu::tc_variant(f.variant ? f.variant : gpu::tc_default_variant(d, r.causal), d);
       const int64_t Tr = (n + v.Br - 1) / v.Br;

@@ -45,6 +45,7 @@ void check_tc_bench_request(const TcBenchRequest& r) {
       throw InputError("bench-gpu --tensor-cores takes --d 64 and/or 128 (got " + std::to_string(d) + ")");
   for (int64_t n : r.sizes)
     if (n < 1) throw InputError("--n values must be at least 1 (got " + std::to_string(n) + ")");
+  if (r.variant < 0) throw InputError("--variant must be 0 (the default) or a kernel variant (got " + std::to_string(r.variant) + ")");
 }
 
 void check_tc_backward_bench_request(const TcBackwardBenchRequest& r) {
@@ -131,7 +132,8 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-43 of gpu/ladder/ (13-43 on sm_90 only), 101-104 the Bc sweep"
-                         "; with --backward --tensor-cores: 2, and 9 on sm_90 (wgmma); with the ladder 1-10 (3, 8: d = 64)"
+                         "; with --backward --tensor-cores: 2, and 9 on sm_90 (wgmma); with the ladder 1-12 (3, 8: d = 64)"
+                         "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-3 (2, 3: d = 128)"
                          "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
                          "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
@@ -327,7 +329,7 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--back-to-back", bf.batch,
                 "calls issued back to back per timed sample, the time per call reported (default 10; 1-1000): "
                 "the host's work before each launch runs under the previous call, as for PyTorch's side");
-  b->add_option("--variant", bf.variant, "fa1 kernel variant (default 0: automatic)");
+  b->add_option("--variant", bf.variant, "kernel variant (default 0: automatic); with --tensor-cores a rung as for verify, with --dtype fp8 0-3");
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
   b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
   b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
@@ -370,6 +372,7 @@ TcBenchRequest tc_bench_request(const BenchGpuRequest& r) {
                    bf.as_json, bf.json_file, bf.sweep_n, bf.sweep_d, bf.no_sweep};
   if (r.n_opt && r.n_opt->count()) t.sizes = bf.sizes;  // else N = 1024, 4096, 16384
   if (r.d_opt && r.d_opt->count()) t.dims = bf.dims;
+  t.variant = bf.variant;
   return t;
 }
 

@@ -121,6 +121,7 @@ struct TcBenchRequest {
   int64_t sweep_n = 4096, sweep_d = 64;  // the Bc sweep (Figure 2 middle) at full speed
   bool no_sweep = false;
   std::vector<int64_t> sizes = {1024, 4096, 16384}, dims = {64, 128};  // the table's points (--n, --d)
+  int variant = 0;  // --variant: 0 the default kernels; a rung (ladder build) or FP8 variant otherwise
 };
 TcBenchRequest tc_bench_request(const BenchGpuRequest& r);
 

@@ -160,7 +160,12 @@ Fp8ForwardCheck fp8_forward_check(const Trace& cpu, const float* O, const float*
   double lse_scale = 1;
   for (int64_t r = 0; r < cpu.lse.size(); ++r)
     if (std::isfinite(cpu.lse(r))) lse_scale = std::max(lse_scale, double(std::abs(cpu.lse(r))));
-  c.lse_tol = 2 * dS + 1e-5 * lse_scale;
+  // 4 dS: dS is the accumulation model's bound on a score's error (core/fp8_bound.h: u_acc = 2^-13 per
+  // k32 instruction, an estimate of Hopper's FP8 accumulation), not a proven one; the largest
+  // |lse_gpu - lse_cpu| / dS measured over the [fp8] tests is 2.03 (d = 128, outlier rows, per-tensor
+  // scales: one product dominates a k32 step), so the check allows twice that. A wrong row, mask or
+  // scale moves lse by far more (dS is 0.002-0.07 on the verifies' inputs).
+  c.lse_tol = 4 * dS + 1e-5 * lse_scale;
   for (int64_t k = 0; k < nq * d; ++k) c.identical += O[k] == cpu.O.data()[k];
   if (!reference_affordable(p.nq, p.nk, p.d)) return c;
   c.measured = true;

@@ -2,7 +2,7 @@
 // preparation, dQ's conversion to the type) and the one place that maps a configuration number
 // to its kernel. Configuration 2 (mma.sync, 8 warps x 16 keys, Bc = 128, Br = 64) is the default
 // on GPUs other than compute capability 9.0; on Hopper the default is gpu/fa2_bwd_wgmma.cu's.
-// The ladder's other rungs (1, 3, 4; 5-8, 10): gpu/ladder/, built with -DFLASHSTEP_LADDER=ON.
+// The ladder's other rungs (1, 3, 4; 5-8, 10-12): gpu/ladder/, built with -DFLASHSTEP_LADDER=ON.
 // The kernel template and its traits: gpu/fa2_bwd_tc_kernel.cuh.
 #include "gpu/fa2_bwd_tc_kernel.cuh"
 

@@ -1,6 +1,6 @@
 // The kernel template of FlashAttention-2's backward on warpgroup MMA (sm_90a), shared by
 // gpu/fa2_bwd_wgmma.cu (the default, configuration 9) and gpu/ladder/bwd_wgmma_rungs.cu (the
-// ladder's other wgmma rungs, 5-8 and 10). Everything is in an anonymous namespace: each
+// ladder's other wgmma rungs, 5-8, 10 and 12). Everything is in an anonymous namespace: each
 // including file gets its own copies of what it instantiates.
 //
 // Variants 5-7 of the backward ladder (gpu/fa2_bwd_tc.cu lists v1-v4): FlashAttention-2's
@@ -16,6 +16,9 @@
 // write_dq_bulk); at d = 128 no third __syncthreads per Q block. v8 (d = 64) is v7 with the two
 // warpgroups apart between the loop's first barrier and the next: a named barrier per warpgroup
 // for its own rows of dS^T (all its K-split dQ product reads) and one bulk add per warpgroup.
+// v9 is v5 with the grid's K/V blocks fastest, v10 v9 with each block's Q-block loop rotated
+// (WgBwdConfig::ORDER). v12 is v9 with the matrix descriptors built once (WgBwdDescOnce):
+// each wgmma's descriptor one add from its buffer's, the same products in the same order.
 //
 // One thread block per (head, K/V block j), Bc = 128 keys, two warpgroups: warpgroup w owns keys
 // 64 w .. 64 w + 63 of K_j, V_j and their rows of dK~_j, dV~_j (float32 registers, m64 x d
@@ -212,6 +215,41 @@ __device__ __forceinline__ void bwd_keys_by_cols(float (&acc)[PANELS][32], const
     for (int pn = 0; pn < PANELS; ++pn)
       wgmma_rs<T>(acc[pn], a[kk], desc_sw128(sY + uint32_t(pn * BR * 128 + kk * 2048)), 1);
 }
+
+// v12 (DESC_ONCE): the same products, and dQ's, from base descriptors built once (BwdDescs,
+// below); each wgmma's descriptor is its base plus the byte offset (desc_add), with the same
+// offsets as above, so the tensor cores read the same operands in the same order.
+// acc = X_j Y_i^T: dX describes this warpgroup's first key row of X_j, dY Y_i's first row.
+template <typename T, int D, int BC, int BR>
+__device__ __forceinline__ void bwd_keys_by_queries_desc(float (&acc)[32], uint64_t dX, uint64_t dY) {
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd) {
+    const uint32_t koff = uint32_t((kd % 4) * 32);
+    wgmma_ss<T>(acc, desc_add(dX, uint32_t((kd / 4) * BC * 128) + koff),
+                desc_add(dY, uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
+  }
+}
+// acc[pn] += A^T Y_i: dY describes Y_i's first row.
+template <typename T, int PANELS, int BR>
+__device__ __forceinline__ void bwd_keys_by_cols_desc(float (&acc)[PANELS][32], const uint32_t (&a)[BR / 16][4],
+                                                      uint64_t dY) {
+#pragma unroll
+  for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn)
+      wgmma_rs<T>(acc[pn], a[kk], desc_add(dY, uint32_t(pn * BR * 128 + kk * 2048)), 1);
+}
+// FA2b L15's product dq = dS_ij K_j (the kernel's wgmma form of it, below) over STEPS k steps of 16
+// keys: dDS and dK describe the rows of dS^T and K_j where this warpgroup's first step starts (d =
+// 64: its own 64 keys; d = 128: key 0, and its 64-column panel of K_j). Steps over keys no row of
+// Q_i keeps (col0 + 16 kk > hi_last) are not issued; the first always is (scale_d = 0).
+template <typename T, int STEPS>
+__device__ __forceinline__ void bwd_dq_product_desc(float (&dq)[32], uint64_t dDS, uint64_t dK, int col0, int hi_last) {
+#pragma unroll
+  for (int kk = 0; kk < STEPS; ++kk)
+    if (kk == 0 || col0 + 16 * kk <= hi_last)
+      wgmma_ss_mn<T>(dq, desc_add(dDS, uint32_t(kk * 2048)), desc_add(dK, uint32_t(kk * 2048)), kk > 0);
+}
 // FA2b L18: dK_j = tau dK~_j and dV_j = dV~_j rounded once to the type, this warp's 16 keys from
 // key0 (keys past Nk not written).
 template <typename T, int D, int PANELS>
@@ -256,6 +294,9 @@ struct WgBwdConfig {
   // 2 (v10): v9, and block j starts its loop over Q blocks at the (j mod n)-th of its n blocks and
   // wraps around, so that the blocks of one head add into different rows of dQ at a time.
   static constexpr int ORDER = ORDER_;
+  // v12 (WgBwdDescOnce, below): each operand buffer's matrix descriptor built once, every wgmma's
+  // formed from it by one add. false: desc_sw128 per wgmma.
+  static constexpr bool DESC_ONCE = false;
   // v5's dQ split between the two warpgroups (above): d = 64 over keys (one slab each), d = 128
   // over columns (one slab). v7: two slabs used by Q blocks in turn (even, odd), each one dense
   // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
@@ -273,6 +314,39 @@ struct WgBwdConfig {
   static_assert(BR * 2 == 128, "a dS^T row (Br queries) is one 128-byte swizzle row");
 };
 
+// v12: configuration C with DESC_ONCE. Each operand buffer's matrix descriptor is built once
+// (BwdDescs: per block; Q_i's and dO_i's one add per Q block) and every wgmma's is that base plus
+// its byte offset >> 4 (desc_add: one add), in place of desc_sw128 per wgmma (mask, shift, ORs:
+// about 10 integer instructions; under Nsight Compute v9's uniform pipe, where they run, is 10x as
+// busy as cuDNN's per unit of tensor work: gpu/results/tensor-core-backward/pipelined/ncu/). The
+// same operands in the same order: the results are C's, bit for bit. A type of its own rather than
+// a template parameter of WgBwdConfig, so that the other configurations' kernels keep their names
+// and their PTX byte for byte.
+template <class C>
+struct WgBwdDescOnce : C {
+  static constexpr bool DESC_ONCE = true;
+  // desc_add's bound: every tile's shared address stays below 256 KiB, so no offset carries out of
+  // the descriptor's 14-bit start-address field (an SM's shared memory is 228 KiB; this checks the
+  // tiles' own size).
+  static_assert(C::SMEM <= 256 * 1024, "desc_add needs shared addresses below 256 KiB");
+};
+
+// v12's base descriptors (WgBwdDescOnce), built once per block: this warpgroup's 64 keys
+// of K_j and of V_j (the A operands of S^T and dP^T), buffer 0's Q_i (its dO_i is SMEM_QI bytes on,
+// buffer 1 SMEM_BUF_PAD bytes on), and dQ's two operands where this warpgroup's k steps start
+// (d = 64: its own 64 keys' rows of dS^T and K_j; d = 128: dS^T's first row and its 64-column
+// panel of K_j).
+struct BwdDescs {
+  uint64_t k_wg, v_wg, buf0, dq_ds, dq_k;
+};
+template <class C>
+__device__ __forceinline__ BwdDescs bwd_descs(uint32_t sK, uint32_t sV, uint32_t sBuf0, uint32_t sDS, int wg) {
+  const uint32_t keys = uint32_t(wg * 64 * 128);  // this warpgroup's first key row of a BC-row tile
+  const uint32_t dq_k = C::DQ_KSPLIT ? keys : uint32_t(wg * C::BC * 128);
+  return BwdDescs{desc_sw128(sK + keys), desc_sw128(sV + keys), desc_sw128(sBuf0),
+                  desc_sw128(sDS + (C::DQ_KSPLIT ? keys : 0u)), desc_sw128(sK + dq_k)};
+}
+
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBwdParams p) {
   constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
@@ -282,6 +356,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   const uint32_t sDS = sBuf0 + uint32_t(2 * C::SMEM_BUF_PAD);
   float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + 2 * C::SMEM_BUF_PAD + C::SMEM_DS);
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const BwdDescs dsc = bwd_descs<C>(sK, sV, sBuf0, sDS, wg);  // v12's base descriptors (dead code elsewhere)
 
   // The grid is (heads, Tc) for order 0 (every head's block j = 0, the most work when causal,
   // first), (Tc, heads) otherwise.
@@ -399,6 +474,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
   for (int t = 0; t < n_i; ++t) {
     const int i = q_block(t), buf = t & 1, row0 = i * BR;
     const uint32_t sQ = buf_addr(buf), sdO = sQ + uint32_t(C::SMEM_QI);
+    const uint64_t dQi = desc_add(dsc.buf0, uint32_t(buf * C::SMEM_BUF_PAD));  // v12: Q_i's and dO_i's descriptors
+    const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
     const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
     const float* sD = sL2 + BR;
     // FA2b L9: Q_i, dO_i, L_i, D_i have landed; every warp is done with block i - 1.
@@ -420,7 +497,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       float s[32];
       fence_regs(s);
       wgmma_fence();
-      bwd_keys_by_queries<T, D, BC, BR>(s, sK, sQ, wg);
+      if constexpr (C::DESC_ONCE)
+        bwd_keys_by_queries_desc<T, D, BC, BR>(s, dsc.k_wg, dQi);
+      else
+        bwd_keys_by_queries<T, D, BC, BR>(s, sK, sQ, wg);
       wgmma_commit();
       wgmma_wait_all();
       fence_regs(s);
@@ -435,8 +515,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
       wgmma_fence();
-      bwd_keys_by_queries<T, D, BC, BR>(dp, sV, sdO, wg);
-      bwd_keys_by_cols<T, PANELS, BR>(dv, pa, sdO);
+      if constexpr (C::DESC_ONCE) {
+        bwd_keys_by_queries_desc<T, D, BC, BR>(dp, dsc.v_wg, ddOi);
+        bwd_keys_by_cols_desc<T, PANELS, BR>(dv, pa, ddOi);
+      } else {
+        bwd_keys_by_queries<T, D, BC, BR>(dp, sV, sdO, wg);
+        bwd_keys_by_cols<T, PANELS, BR>(dv, pa, sdO);
+      }
       wgmma_commit();
       wgmma_wait_all();
       fence_regs(dp);
@@ -452,7 +537,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
       wgmma_fence();
-      bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, sQ);
+      if constexpr (C::DESC_ONCE)
+        bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, dQi);
+      else
+        bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, sQ);
       wgmma_commit();
       bwd_store_ds_t(sDS, dsa, wg * 64 + warp * 16 + g, t4);  // for L15
     } else {
@@ -506,7 +594,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       float dq[32];
       fence_regs(dq);
       wgmma_fence();
-      if constexpr (C::DQ_KSPLIT) {
+      if constexpr (C::DESC_ONCE) {
+        // v12: the same k steps as below, from the base descriptors (d = 64: this warpgroup's 64
+        // keys, warpgroup 0's test; d = 128: all 128 keys).
+        bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+      } else if constexpr (C::DQ_KSPLIT) {
         // d = 64: this warpgroup's 64 keys, all 64 columns. The test is warpgroup 0's (a test on
         // wkey0 made ptxas serialise every wgmma, C7520: it cannot see that wg is uniform); the
         // extra steps it lets warpgroup 1 issue read masked keys, whose dS^T rows are 0.
@@ -577,7 +669,9 @@ void launch_bwd_wgmma(const TcBwdParams& p) {
 
 template <class C>
 TcBwdVariantInfo info_of() {
-  const char* what = C::ORDER == 1 ? "v5 with the grid's K/V blocks fastest: the blocks at work share one head's Q_i, dO_i, dQ_i in L2"
+  const char* what = C::DESC_ONCE ? "v9 with each buffer's matrix descriptor built once, every wgmma's formed from it "
+                                    "by one add (base + offset >> 4) in place of desc_sw128 per wgmma"
+                     : C::ORDER == 1 ? "v5 with the grid's K/V blocks fastest: the blocks at work share one head's Q_i, dO_i, dQ_i in L2"
                      : C::ORDER == 2 ? "v9 with each block's Q-block loop rotated by j: one head's blocks add to different rows of dQ"
                      : C::DQ_MMA     ? "v5 with dQ_i += dS K_j on mma.sync (ldmatrix.trans from dS^T and K_j, as v2)"
                      : C::WG_APART ? "d = 64: v7 with the warpgroups apart within a Q block: a named barrier per "

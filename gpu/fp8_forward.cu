@@ -19,20 +19,29 @@ namespace {
 using Fp8D64 = Fp8Config<64, 2, 3>;
 using Fp8D128 = Fp8Config<128, 2, 2>;
 
-template <class C>
-Fp8TileInfo info_of(const char* what) {
-  return Fp8TileInfo{C::BR, C::BC, C::THREADS, C::STAGES, C::SMEM, what, true};
-}
-
 }  // namespace
 
-Fp8TileInfo fp8_tile_info(int d) {
-  if (d == 64) return info_of<Fp8D64>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, softmax under O += P~ V, persistent");
-  if (d == 128) return info_of<Fp8D128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, softmax under O += P~ V, persistent");
+Fp8TileInfo fp8_tile_info(int d, int variant) {
+  if (variant != 0) {
+#if defined(FLASHSTEP_LADDER)
+    return fp8_ladder_tile_info(d, variant);
+#else
+    return Fp8TileInfo{};
+#endif
+  }
+  if (d == 64) return fp8_info_of<Fp8D64>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, softmax under O += P~ V, persistent");
+  if (d == 128) return fp8_info_of<Fp8D128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, softmax under O += P~ V, persistent");
   return Fp8TileInfo{};
 }
 
 void fp8_launch(const Fp8Params& p) {
+  if (p.variant != 0) {
+#if defined(FLASHSTEP_LADDER)
+    return fp8_ladder_launch(p);
+#else
+    throw std::runtime_error("fp8_launch: variant " + std::to_string(p.variant) + " is the ladder's");
+#endif
+  }
   if (p.base.d == 64) return launch_fp8<Fp8D64>(p);
   if (p.base.d == 128) return launch_fp8<Fp8D128>(p);
   throw std::runtime_error("fp8_launch: no FP8 kernel for d = " + std::to_string(p.base.d));

@@ -6,12 +6,13 @@
 //
 //   Products. wgmma m64nNk32 e4m3 x e4m3 -> f32: 32 keys (or 32 columns of d) per instruction,
 //     32 bytes along each operand row, the same byte geometry as a 16-bit k16 step. S_ij = Q_i K_j^T:
-//     m64n128k32 (Bc = 128), d / 32 steps. O_i += P~_ij V_j: m64n{d}k32, Bc / 32 steps.
+//     m64n128k32 (Bc = 128; m64n192k32 in the ladder's Bc = 192 rungs), d / 32 steps. O_i += P~_ij V_j:
+//     m64n{d}k32, Bc / 32 steps.
 //   Operands K-major only. For 8-bit types the PTX ISA has no transpose immediates: both shared
 //     memory operands are K-major. Q_i and K_j are (rows, d) as stored; the B operand of P~ V must
 //     be V_j^T (d rows of keys). The producer of V (the layer that quantises it, here the host)
 //     writes V^T per head, (d, nk_pad), and TMA copies a box of Bc = 128 keys x d rows, one
-//     128-byte swizzled row per column of d.
+//     128-byte swizzled row per column of d (Bc = 192: a second box of 64 keys, 64B swizzled).
 //   Shared memory rows. d = 128: Q_i, K_j rows of 128 bytes, 128B swizzle (as the bf16 kernel's
 //     panels). d = 64: rows of 64 bytes, 64B swizzle (8-row atoms of 512 bytes, desc_sw64). V_j^T:
 //     rows of 128 keys, 128B swizzle, at either d.
@@ -40,15 +41,32 @@
 //
 // Everything is in an anonymous namespace, as gpu/fa3_kernel.cuh.
 #pragma once
+#include <type_traits>
+
 #include "gpu/fa3_kernel.cuh"  // tma_load_3d, next_tile, encode_tiled, sm_count (the bf16 kernel's helpers)
 
 namespace flashstep::gpu::tc {
 
 namespace {
 
-template <int D_, int STAGES_, int CONSUMERS_ = 2>
+struct Fp8Maps {
+  CUtensorMap q, k, vt;
+};
+struct Fp8Maps2 : Fp8Maps {  // Bc = 192: V^T's second panel (keys 128-191 of a block)
+  CUtensorMap vt2;
+};
+
+// BC_: keys per K/V block, 128 (the defaults) or 192 (ladder rungs 2, 3). V_j^T is then two
+// panels along the keys: keys 0-127 in rows of 128 bytes (128B swizzle, one TMA box), keys
+// 128-191 in rows of 64 bytes (64B swizzle, a second box), since a 128B-swizzled TMA box is at
+// most 128 bytes wide. ILP_: the softmax's row max and sum in ILP_ independent chains (ladder
+// rungs 1, 3; online_softmax_row's ILP).
+template <int D_, int STAGES_, int CONSUMERS_ = 2, int BC_ = 128, int ILP_ = 1>
 struct Fp8Config {
-  static constexpr int D = D_, BC = 128, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+  static constexpr int D = D_, BC = BC_, STAGES = STAGES_, CONSUMERS = CONSUMERS_, ILP = ILP_;
+  static constexpr int VP0 = BC < 128 ? BC : 128, VP1 = BC - VP0;  // V_j^T's panels: keys per row
+  static_assert(BC == 128 || BC == 192, "Bc = 128 (one V^T panel) or 192 (128 + 64 keys)");
+  using Maps = std::conditional_t<VP1 == 0, Fp8Maps, Fp8Maps2>;  // the kernel's tensor maps
   static constexpr int THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   static constexpr bool PERSISTENT = true;  // next_tile's persistent order
   static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 240 : 160;
@@ -98,12 +116,8 @@ __device__ __forceinline__ void pack_p_e4m3(const float (&s)[BC / 2], uint32_t (
   }
 }
 
-struct Fp8Maps {
-  CUtensorMap q, k, vt;
-};
-
 template <class C>
-__global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, const __grid_constant__ Fp8Maps maps) {
+__global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, const __grid_constant__ typename C::Maps maps) {
   constexpr int D = C::D, BC = C::BC, BR = C::BR, PANELS = C::PANELS, ST = C::STAGES;
   const TcParams& p = fp.base;
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -145,6 +159,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
           if (g >= ST) mbar_wait(fb.emptyV(s), par);
           mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_V));
           tma_load_3d(stageV(s), &maps.vt, j * BC, 0, int(h), fb.fullV(s));
+          if constexpr (C::VP1 > 0)
+            tma_load_3d(stageV(s) + uint32_t(D * C::VP0), &maps.vt2, j * BC + C::VP0, 0, int(h), fb.fullV(s));
         }
         g0 += n_blocks;
       }
@@ -166,7 +182,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     const uint32_t sV = stageV(gb % ST);
 #pragma unroll
     for (int kk = 0; kk < BC / 32; ++kk) {
-      const uint64_t b = desc_sw128(sV + uint32_t(kk * 32));
+      // Keys 32 kk.. in the first panel (rows of 128 bytes) or, past it, the second (rows of 64).
+      const uint64_t b = kk < C::VP0 / 32 ? desc_sw128(sV + uint32_t(kk * 32))
+                                          : desc_sw64(sV + uint32_t(D * C::VP0 + (kk - C::VP0 / 32) * 32));
       if constexpr (PANELS == 2) wgmma_rs_e4m3(o[0], o[1], pa[kk], b, 1);
       else wgmma_rs_e4m3(o[0], pa[kk], b, 1);
     }
@@ -219,7 +237,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     auto softmax_block = [&](int j, int gb, bool pending, float s_k, float s_v) {
       const float scale_log2 = tau_sq * s_k * kLog2e;
       float alphas[2];
-      softmax_scores<BC>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      softmax_scores<BC, C::ILP>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
       const float ratio = sv_prev / s_v;  // 1 exactly with one scale per tensor
       sv_prev = s_v;
       alphas[0] *= ratio;
@@ -304,6 +322,12 @@ CUtensorMap make_map_u8(const void* base, int heads, int rows, int inner, int bo
   return m;
 }
 
+// The host's view of configuration C's tiles (fp8_tile_info, the ladder's rungs).
+template <class C>
+Fp8TileInfo fp8_info_of(const char* what) {
+  return Fp8TileInfo{C::BR, C::BC, C::THREADS, C::STAGES, C::SMEM, what, true};
+}
+
 template <class C>
 void launch_fp8(const Fp8Params& fp) {
   static int64_t opted = 0;
@@ -317,11 +341,12 @@ void launch_fp8(const Fp8Params& fp) {
     throw std::runtime_error("launch_fp8: inputs not laid out as the FP8 kernel reads them (d " + std::to_string(p.d) +
                              ", nk_pad " + std::to_string(fp.nk_pad) + ", scale blocks " + std::to_string(fp.q_blocks) +
                              " / " + std::to_string(fp.k_blocks) + ")");
-  Fp8Maps maps;
+  typename C::Maps maps;
   const CUtensorMapSwizzle sw = C::D == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   maps.q = make_map_u8(p.Q, p.heads, p.nq, C::D, C::D, C::BR, sw);
   maps.k = make_map_u8(p.K, p.heads, p.nk, C::D, C::D, C::BC, sw);
-  maps.vt = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::BC, C::D, CU_TENSOR_MAP_SWIZZLE_128B);
+  maps.vt = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP0, C::D, CU_TENSOR_MAP_SWIZZLE_128B);
+  if constexpr (C::VP1 > 0) maps.vt2 = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP1, C::D, CU_TENSOR_MAP_SWIZZLE_64B);
   static const int sms = sm_count();
   const dim3 grid(unsigned(std::min<int64_t>(Tr * p.heads, sms)));
   opt_in_shared(fp8_kernel<C>, C::SMEM, opted);

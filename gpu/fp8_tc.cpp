@@ -20,18 +20,19 @@ std::string cc_text(const DeviceInfo& info) {
   return std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor);
 }
 
-tc::Fp8TileInfo tile_info(int64_t d) {
+tc::Fp8TileInfo tile_info(int64_t d, int variant = 0) {
 #if defined(FLASHSTEP_HAVE_WGMMA)
-  return tc::fp8_tile_info(int(d));
+  return tc::fp8_tile_info(int(d), variant);
 #else
   (void)d;
+  (void)variant;
   return tc::Fp8TileInfo{};
 #endif
 }
 
-// Nk rounded up to a whole K/V block of 128 keys (the kernels' Bc): V^T's row length in bytes, a
-// multiple of 16 as TMA wants of a row stride, and never shorter than one box of 128 keys.
-int64_t nk_padded(int64_t nk) { return (nk + 127) / 128 * 128; }
+// Nk rounded up to a whole K/V block of the kernel's Bc keys (128 or 192): V^T's row length in
+// bytes, a multiple of 16 as TMA wants of a row stride, and never shorter than one block.
+int64_t nk_padded(int64_t nk, int64_t Bc) { return (nk + Bc - 1) / Bc * Bc; }
 
 // The 8-bit code of each value (already exact in e4m3: e4m3_code only picks its bits).
 std::vector<uint8_t> codes_of(const std::vector<float>& x) {
@@ -42,8 +43,8 @@ std::vector<uint8_t> codes_of(const std::vector<float>& x) {
 
 // V (heads, Nk, d) codes as V^T (heads, d, nk_pad): storage position q of each group of 32 keys
 // holds key fp8_vt_key(q) of the group (gpu/fp8_kernel.cuh's header says why); zeros past Nk.
-std::vector<uint8_t> transposed_v(const std::vector<uint8_t>& v, int64_t heads, int64_t nk, int64_t d) {
-  const int64_t np = nk_padded(nk);
+std::vector<uint8_t> transposed_v(const std::vector<uint8_t>& v, int64_t heads, int64_t nk, int64_t d, int64_t Bc) {
+  const int64_t np = nk_padded(nk, Bc);
   std::vector<uint8_t> vt(size_t(heads * d * np), 0);
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t q = 0; q < np; ++q) {
@@ -60,11 +61,11 @@ struct Fp8Buffers {
   DeviceBuffer<uint16_t> O;  // bf16 bits
   DeviceBuffer<float> lse, q_scale, k_scale, v_scale;
   DeviceBuffer<int> kv_lens;
-  int64_t q_blocks = 1, k_blocks = 1;
-  Fp8Buffers(const Shape& s, const Fp8TcOptions& o, int64_t q_blocks_, int64_t k_blocks_)
-      : Q(s.heads() * s.nq * s.d), K(s.heads() * s.nk * s.d), Vt(s.heads() * s.d * nk_padded(s.nk)),
+  int64_t q_blocks = 1, k_blocks = 1, Bc = 128;
+  Fp8Buffers(const Shape& s, const Fp8TcOptions& o, int64_t q_blocks_, int64_t k_blocks_, int64_t Bc_)
+      : Q(s.heads() * s.nq * s.d), K(s.heads() * s.nk * s.d), Vt(s.heads() * s.d * nk_padded(s.nk, Bc_)),
         O(s.heads() * s.nq * s.d), lse(s.heads() * s.nq), q_scale(s.heads() * q_blocks_),
-        k_scale(s.heads() * k_blocks_), v_scale(s.heads() * k_blocks_), q_blocks(q_blocks_), k_blocks(k_blocks_) {
+        k_scale(s.heads() * k_blocks_), v_scale(s.heads() * k_blocks_), q_blocks(q_blocks_), k_blocks(k_blocks_), Bc(Bc_) {
     if (!o.kv_lens.empty()) {
       const std::vector<int> lens(o.kv_lens.begin(), o.kv_lens.end());
       kv_lens.allocate(int64_t(lens.size()));
@@ -83,7 +84,8 @@ struct Fp8Buffers {
     p.v_scale = v_scale.get();
     p.q_blocks = int(q_blocks);
     p.k_blocks = int(k_blocks);
-    p.nk_pad = int(nk_padded(s.nk));
+    p.nk_pad = int(nk_padded(s.nk, Bc));
+    p.variant = o.variant;
     return p;
   }
 };
@@ -111,8 +113,9 @@ Fp8TcOptions fp8_tc_options(const Problem& p) {
   return o;
 }
 
-Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t nq, int64_t nk, int64_t d, float tau) {
-  const Fp8TcTiles t = fp8_tc_tiles(d);
+Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t nq, int64_t nk, int64_t d, float tau,
+                                                  int variant) {
+  const Fp8TcTiles t = fp8_tc_tiles(d, variant);
   Fp8TcAccumulationShare a;
   a.acc.s_steps = d / 32;
   a.acc.pv_steps = (t.Bc / 32) * ((nk + t.Bc - 1) / t.Bc);
@@ -130,8 +133,18 @@ Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t 
   return a;
 }
 
-Fp8TcTiles fp8_tc_tiles(int64_t d) {
-  const tc::Fp8TileInfo i = tile_info(d);
+Fp8TcTiles fp8_tc_tiles(int64_t d, int variant) {
+  const tc::Fp8TileInfo i = tile_info(d, variant);
+  if (variant != 0) {  // the ladder's rungs (gpu/ladder/fp8_rungs.cu): 1 at d = 64 and 128, 2 and 3 at d = 128
+    const bool rung = (variant == 1 && (d == 64 || d == 128)) || ((variant == 2 || variant == 3) && d == 128);
+    if (!rung)
+      throw InputError("no FP8 forward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
+                       " (0 the default; the ladder's rung 1 at d = 64 and 128, rungs 2 and 3 at d = 128)");
+    if (!i.compiled && tile_info(d).compiled)
+      throw InputError("FP8 forward variant " + std::to_string(variant) +
+                       " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "
+                       "(gpu/ladder/); variant 0 picks the default");
+  }
   if (!i.compiled)
     throw InputError("the FP8 forward on tensor cores supports d = 64 and d = 128 on compute capability 9.0 "
                      "(got d = " + std::to_string(d) + ")" +
@@ -139,8 +152,10 @@ Fp8TcTiles fp8_tc_tiles(int64_t d) {
   return Fp8TcTiles{i.Br, i.Bc, i.threads, i.stages, i.smem_bytes, i.what};
 }
 
+bool fp8_tc_variant_built(int64_t d, int variant) { return tile_info(d, variant).compiled; }
+
 void check_fp8_tc_request(const Shape& s, float scale, const Fp8TcOptions& o) {
-  const Fp8TcTiles t = fp8_tc_tiles(s.d);
+  const Fp8TcTiles t = fp8_tc_tiles(s.d, o.variant);
   if (s.B < 1 || s.H < 1 || s.nq < 1 || s.nk < 1) throw InputError("B, H, Nq and Nk must be at least 1");
   if (s.nq > INT_MAX / 2 || s.nk > INT_MAX / 2 || s.heads() * s.nq > INT_MAX || s.heads() > INT_MAX / 2)
     throw InputError("sizes too large for the FP8 kernel (Nq, Nk < 2^30, B x H x Nq < 2^31)");
@@ -162,20 +177,20 @@ void check_fp8_tc_request(const Shape& s, float scale, const Fp8TcOptions& o) {
   if (t.smem_bytes > info.smem_per_block_optin)
     throw InputError("the FP8 kernel needs " + std::to_string(t.smem_bytes) + " bytes of shared memory per block; " +
                      info.name + " allows " + std::to_string(info.smem_per_block_optin));
-  const int64_t need = fp8_tc_device_bytes(s);
+  const int64_t need = fp8_tc_device_bytes(s, t.Bc);
   if (need + (int64_t(64) << 20) > info.free_bytes)
     throw InputError("not enough device memory: the FP8 forward needs " + std::to_string(need >> 20) + " MiB, " +
                      std::to_string(info.free_bytes >> 20) + " MiB free on " + info.name);
 }
 
-int64_t fp8_tc_device_bytes(const Shape& s) {
+int64_t fp8_tc_device_bytes(const Shape& s, int64_t Bc) {
   const int64_t h = s.heads();
-  return h * s.nq * s.d + h * s.nk * s.d + h * s.d * nk_padded(s.nk) + 2 * h * s.nq * s.d + 4 * h * s.nq +
+  return h * s.nq * s.d + h * s.nk * s.d + h * s.d * nk_padded(s.nk, Bc) + 2 * h * s.nq * s.d + 4 * h * s.nq +
          4 * h * (s.nq + 2 * s.nk);  // scales: at most one per row
 }
 
 Fp8TcInputs fp8_tc_quantise(const float* Q, const float* K, const float* V, const Shape& s, const Fp8TcOptions& o) {
-  const Fp8TcTiles t = fp8_tc_tiles(s.d);
+  const Fp8TcTiles t = fp8_tc_tiles(s.d, o.variant);
   if (o.rotate) check_rotation_dim(s.d);
   const bool per_block = o.scale_mode == Fp8Scale::per_block;
   const int64_t q_rows = per_block ? t.Br : std::max<int64_t>(s.nq, 1);
@@ -208,15 +223,15 @@ TcResult fp8_tc_forward(const Fp8TcInputs& in, const Shape& s, float scale, cons
       int64_t(in.k_scale.size()) != h * in.k_blocks || int64_t(in.v_scale.size()) != h * in.k_blocks)
     throw InputError("fp8_tc_forward: the quantised inputs do not match the shape");
   // The kernel reads one scale per head (q_blocks = 1) or one per tile of its own Br, Bc.
-  const Fp8TcTiles t = fp8_tc_tiles(s.d);
+  const Fp8TcTiles t = fp8_tc_tiles(s.d, o.variant);
   if ((in.q_blocks != 1 && in.q_blocks != blocks_of(s.nq, t.Br)) || (in.k_blocks != 1 && in.k_blocks != blocks_of(s.nk, t.Bc)))
     throw InputError("fp8_tc_forward: per-block scales must be on the kernel's blocks (Br = " + std::to_string(t.Br) +
                      ", Bc = " + std::to_string(t.Bc) + ")");
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
-  Fp8Buffers b(s, o, in.q_blocks, in.k_blocks);
+  Fp8Buffers b(s, o, in.q_blocks, in.k_blocks, t.Bc);
   const std::vector<uint8_t> q = codes_of(in.Q), k = codes_of(in.K), v = codes_of(in.V);
-  const std::vector<uint8_t> vt = transposed_v(v, h, s.nk, s.d);
+  const std::vector<uint8_t> vt = transposed_v(v, h, s.nk, s.d, t.Bc);
   b.Q.upload(q.data(), int64_t(q.size()));
   b.K.upload(k.data(), int64_t(k.size()));
   b.Vt.upload(vt.data(), int64_t(vt.size()));
@@ -241,12 +256,12 @@ TcResult fp8_tc_forward(const Fp8TcInputs& in, const Shape& s, float scale, cons
 
 BenchTiming bench_fp8_tc(const Shape& s, float scale, const Fp8TcOptions& o, int warmup, int reps, uint64_t seed) {
   check_fp8_tc_request(s, scale, o);
-  const Fp8TcTiles t = fp8_tc_tiles(s.d);
+  const Fp8TcTiles t = fp8_tc_tiles(s.d, o.variant);
   const bool per_block = o.scale_mode == Fp8Scale::per_block;
   const int64_t qb = per_block ? blocks_of(s.nq, t.Br) : 1, kb = per_block ? blocks_of(s.nk, t.Bc) : 1;
   MemoryTracker::get().reset_peak();
   const int64_t live0 = MemoryTracker::get().live;
-  Fp8Buffers b(s, o, qb, kb);
+  Fp8Buffers b(s, o, qb, kb, t.Bc);
   // Random inputs: codes of N(0, 1) values (a table of 4096 drawn once, picked by a fast
   // generator; no NaN code), scales 1/16: what the kernel does does not depend on the values.
   std::mt19937_64 rng(seed);

@@ -28,19 +28,23 @@ struct Fp8TcOptions {
   Fp8Scale scale_mode = Fp8Scale::per_tensor;
   bool rotate = false;  // Q, K times a seeded random Hadamard matrix first (core/fp8.h)
   uint64_t seed = 1;    // the rotation's signs
+  int variant = 0;      // the kernel: 0 the default for d; 1-3 the ladder's rungs (-DFLASHSTEP_LADDER=ON)
 };
 
 // A problem's mask, scale mode and rotation as the kernel's options.
 Fp8TcOptions fp8_tc_options(const Problem& p);
 
-// The kernel's tiles at d (its Br and Bc are the per-block scales' blocks). InputError when this
-// build has no FP8 kernel for d.
+// The tiles of the kernel at d (variant 0: the default; a ladder rung otherwise); its Br and Bc are
+// the per-block scales' blocks. InputError when this build has no such kernel (a rung names the
+// ladder).
 struct Fp8TcTiles {
   int Br = 0, Bc = 0, threads = 0, stages = 0;
   int64_t smem_bytes = 0;
   std::string what;
 };
-Fp8TcTiles fp8_tc_tiles(int64_t d);
+Fp8TcTiles fp8_tc_tiles(int64_t d, int variant = 0);
+// Whether this build holds the kernel of variant at d (no InputError).
+bool fp8_tc_variant_built(int64_t d, int variant);
 
 // Quantised inputs, (heads, N, d) each, every value exact in e4m3; scales per head and block:
 // (heads, q_blocks) and (heads, k_blocks), one block per head with one scale per tensor.
@@ -60,7 +64,8 @@ struct Fp8TcAccumulationShare {
   Fp8Accumulation acc;
   double dS = 0, share = 0, vmax = 0;
 };
-Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t nq, int64_t nk, int64_t d, float tau);
+Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t nq, int64_t nk, int64_t d, float tau,
+                                                  int variant = 0);
 
 void check_fp8_tc_request(const Shape& s, float scale, const Fp8TcOptions& o);
 
@@ -70,7 +75,8 @@ TcResult fp8_tc_forward(const Fp8TcInputs& in, const Shape& s, float scale, cons
 // Timing on random e4m3 inputs (scales 1/16 per block), CUDA events, median of reps.
 BenchTiming bench_fp8_tc(const Shape& s, float scale, const Fp8TcOptions& o, int warmup, int reps, uint64_t seed);
 
-// Device memory of a run: Q, K, V^T in e4m3, O in bf16, lse and the scales in float32.
-int64_t fp8_tc_device_bytes(const Shape& s);
+// Device memory of a run: Q, K, V^T in e4m3 (V^T's rows padded to the kernel's Bc), O in bf16,
+// lse and the scales in float32.
+int64_t fp8_tc_device_bytes(const Shape& s, int64_t Bc = 128);
 
 }  // namespace flashstep::gpu

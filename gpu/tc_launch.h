@@ -63,7 +63,8 @@ struct Fp8Params {
   TcParams base;
   const float *q_scale = nullptr, *k_scale = nullptr, *v_scale = nullptr;
   int q_blocks = 1, k_blocks = 1;
-  int nk_pad = 0;  // Nk rounded up to a multiple of Bc = 128: V^T's row length in bytes
+  int nk_pad = 0;  // Nk rounded up to a multiple of the kernel's Bc: V^T's row length in bytes
+  int variant = 0;  // 0: the default kernel for d; 1-3: the ladder's rungs (gpu/ladder/fp8_rungs.cu)
 };
 // V^T's key order (why: gpu/fp8_kernel.cuh's header): storage position q (0-31) of a group of 32
 // keys holds key fp8_vt_key(q) of the group, so that P~'s bytes go from the accumulator of S_ij
@@ -79,8 +80,15 @@ struct Fp8TileInfo {
   const char* what = "";
   bool compiled = false;  // false: no FP8 kernel for this d in this build
 };
-Fp8TileInfo fp8_tile_info(int d);
+// The FP8 forward's kernel for d and variant (0: the default; gpu/fp8_forward.cu), and its launch
+// (Fp8Params::variant). A ladder rung in a build without the ladder: compiled = false.
+Fp8TileInfo fp8_tile_info(int d, int variant = 0);
 void fp8_launch(const Fp8Params& p);
+constexpr int kFp8LadderLast = 3;  // the ladder's FP8 forward rungs are 1-3
+#if defined(FLASHSTEP_LADDER)
+Fp8TileInfo fp8_ladder_tile_info(int d, int variant);  // gpu/ladder/fp8_rungs.cu
+void fp8_ladder_launch(const Fp8Params& p);
+#endif
 
 // standard_tc.cu: P = softmax(S) row by row in the 16-bit type (masked scores get weight 0),
 // lse float32; S and P are (heads * nq) x nk.

@@ -89,13 +89,20 @@ FS_DEFINE_WGMMA(__half, "f16")
 // wgmma m64nNk32 on e4m3 inputs with float32 accumulators (the FP8 forward, gpu/fp8_kernel.cuh).
 // For 8-bit inputs the PTX ISA allows K-major operands only: no transpose immediates, so the
 // second product reads V^T (d rows of keys) and its instruction has no imm-trans argument.
-//   ss: A (Q_i) and B (K_j) from shared memory, N = 128 (Bc).
+//   ss: A (Q_i) and B (K_j) from shared memory, N = 128 (Bc) or 192.
 //   rs: A (P~_ij, 4 registers of 4 e4m3 bytes) from registers, B (V_j^T) from shared memory,
 //       N = 64 (d = 64) or N = 128 over two 32-register halves (d = 128: columns 0-63 in d0).
 __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[64], uint64_t a, uint64_t b, int scale_d) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FS_ACC64_REGS ", %64, %65, p, 1, 1;\n}\n"
                : FS_ACC64_OPS(d)
+               : "l"(a), "l"(b), "r"(scale_d));
+}
+// ss with N = 192 (Bc = 192, the ladder's FP8 rungs 2 and 3: 96 accumulator registers).
+__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[96], uint64_t a, uint64_t b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 " FS_ACC96_REGS ", %96, %97, p, 1, 1;\n}\n"
+               : FS_ACC96_OPS(d)
                : "l"(a), "l"(b), "r"(scale_d));
 }
 __device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) {
@@ -152,6 +159,16 @@ __device__ __forceinline__ uint64_t desc_sw64(uint32_t addr) {
 __device__ __forceinline__ uint64_t desc_sw128_mn(uint32_t addr, uint32_t panel_bytes) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t((panel_bytes >> 4) & 0x3FFF) << 16) |
          (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+// The descriptor of the operand `byte_offset` bytes (a multiple of 16) past the one `desc`
+// describes, for a kernel that builds each buffer's descriptor once: one 32-bit add to the
+// start-address field (bits 0-13, address >> 4) in place of the mask, shift and ORs above. Equal
+// to desc_sw128(addr + byte_offset) (or the sw64 / MN-major form) as long as addr + byte_offset
+// stays below 256 KiB (the 18 bits those keep), so that nothing carries out of the field: every
+// shared-memory address of a Hopper SM (228 KiB at most) is below that; the caller checks its
+// tiles' size.
+__device__ __forceinline__ uint64_t desc_add(uint64_t desc, uint32_t byte_offset) {
+  return (desc & 0xFFFFFFFF00000000ull) | uint32_t(uint32_t(desc) + (byte_offset >> 4));
 }
 
 

@@ -10,6 +10,7 @@
 // the formats' bit fields).
 #include "core/fp8.h"
 #include "core/fp8_bound.h"
+#include "core/input_error.h"
 #include "core/run.h"
 #include "gpu/fp8_tc.h"
 #include "gpu/tc_launch.h"
@@ -53,12 +54,24 @@ Problem fp8_problem(const Fp8Case& c, uint64_t seed, int64_t Br, int64_t Bc) {
   return make_problem(s);
 }
 
-void check_against_cpu(const Fp8Case& c) {
+// The kernels this build holds: the default (0) and, with -DFLASHSTEP_LADDER=ON, the ladder's rungs;
+// FLASHSTEP_FP8_VARIANTS="2" (a comma list) checks only those. A rung without a kernel at a d
+// (2, 3 at d = 64) is left out there.
+std::vector<int> fp8_variants(int64_t d) {
+  std::vector<int> v = gputest::variants_from_env("FLASHSTEP_FP8_VARIANTS"), out;
+  if (v.empty())
+    for (int k = 0; k <= gpu::tc::kFp8LadderLast; ++k) v.push_back(k);
+  for (int k : v)
+    if (gpu::fp8_tc_variant_built(d, k)) out.push_back(k);
+  return out;
+}
+
+void check_against_cpu(const Fp8Case& c, int variant) {
   const uint64_t seed = gputest::fresh_seed();
-  INFO("Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " causal " << c.causal << " scale "
-             << fp8_scale_name(c.scale) << " rotate " << c.rotate << " kv_len " << c.kv_len << " " << c.pattern
-             << " seed " << seed);
-  const gpu::Fp8TcTiles kt = gpu::fp8_tc_tiles(c.d);
+  INFO("variant " << variant << " Nq " << c.nq << " Nk " << c.nk << " d " << c.d << " causal " << c.causal << " scale "
+                  << fp8_scale_name(c.scale) << " rotate " << c.rotate << " kv_len " << c.kv_len << " " << c.pattern
+                  << " seed " << seed);
+  const gpu::Fp8TcTiles kt = gpu::fp8_tc_tiles(c.d, variant);
   const Problem p = fp8_problem(c, seed, kt.Br, kt.Bc);
   REQUIRE(p.p_dtype == Dtype::fp8);  // fa2 rounds P~ to e4m3 (core/problem.cpp)
   const Tiling t = make_tiling(p);
@@ -68,14 +81,15 @@ void check_against_cpu(const Fp8Case& c) {
   ro.record = false;
   const Trace cpu = run_problem(p, t, ro);
   const gpu::Shape s = gpu::make_shape(1, 1, p.nq, p.nk, p.d);
-  const gpu::Fp8TcOptions o = gpu::fp8_tc_options(p);
+  gpu::Fp8TcOptions o = gpu::fp8_tc_options(p);
+  o.variant = variant;
   const gpu::Fp8TcInputs in = gpu::fp8_tc_quantise(p.Q.data(), p.K.data(), p.V.data(), s, o);
   const gpu::TcResult g = gpu::fp8_tc_forward(in, s, p.scale, o);
   REQUIRE(gputest::no_nan(g.O));
   REQUIRE(gputest::no_nan(g.lse));
   const Mat Og = gputest::to_mat(g.O, p.nq, p.d);
 
-  const gpu::Fp8TcAccumulationShare a = gpu::fp8_tc_accumulation_share(in, p.nq, p.nk, p.d, p.scale);
+  const gpu::Fp8TcAccumulationShare a = gpu::fp8_tc_accumulation_share(in, p.nq, p.nk, p.d, p.scale, variant);
   const double g_ratio = fp8_bound_ratio(p, t, Og, a.acc), c_ratio = fp8_bound_ratio(p, t, cpu.O);
   const Reference ref = reference_attention(p.Q, p.K, p.V, p.scale, p.mask);
   const ErrorStats eg = compare(Og, ref.O), ec = compare(cpu.O, ref.O), egc = compare(Og, cpu.O.cast<double>().eval());
@@ -88,7 +102,8 @@ void check_against_cpu(const Fp8Case& c) {
   CHECK(g_ratio <= 1.0);
   CHECK(c_ratio <= 1.0);
   CHECK(eg.max_abs <= 2 * ec.max_abs + share);
-  // lse: float32 on both sides, the scores moved by at most dS each.
+  // lse: float32 on both sides, the scores moved by about dS each (the accumulation model's bound,
+  // an estimate: core/verify.cpp's fp8_forward_check allows 4 dS, and so does this check).
   double lse_max_abs = 0;
   for (int64_t r = 0; r < p.nq; ++r) {
     const float a = g.lse[size_t(r)], b = cpu.lse(r);
@@ -98,7 +113,7 @@ void check_against_cpu(const Fp8Case& c) {
     }
     lse_max_abs = std::max(lse_max_abs, double(std::fabs(a - b)));
   }
-  CHECK(lse_max_abs <= 2 * dS + 1e-5 * std::max(1.0, double(cpu.lse.cwiseAbs().maxCoeff())));
+  CHECK(lse_max_abs <= 4 * dS + 1e-5 * std::max(1.0, double(cpu.lse.cwiseAbs().maxCoeff())));
 }
 
 // The e4m3 values from their bit fields (the formats' definitions; not core/fp8.h): every finite
@@ -180,70 +195,97 @@ TEST_CASE("FP8 forward on tensor cores: the CPU emulation and float64", "[gpu][t
       {190, 401, 64, false, Fp8Scale::per_block, true, -1, "outliers"},
       {97, 257, 128, false, Fp8Scale::per_tensor, false, -1, "outliers"},
   };
-  for (const Fp8Case& c : cases) check_against_cpu(c);
+  for (const Fp8Case& c : cases)
+    for (int v : fp8_variants(c.d)) check_against_cpu(c, v);
 }
 
 TEST_CASE("FP8 forward on tensor cores: each head of a batch equals its own run", "[gpu][tc][fp8]") {
   REQUIRE_GPU_OR_SKIP();
   for (int64_t d : {64, 128})
-    for (bool causal : {false, true}) {
-      const int64_t B = 2, H = 3, nq = 150, nk = 270;
-      const uint64_t seed = gputest::fresh_seed();
-      INFO("d " << d << " causal " << causal << " seed " << seed);
-      std::mt19937_64 rng(seed);
-      std::normal_distribution<float> nd(0.0f, 1.0f);
-      std::vector<float> Q(size_t(B * H * nq * d)), K(size_t(B * H * nk * d)), V(K.size());
-      for (auto* x : {&Q, &K, &V})
-        for (float& v : *x) v = nd(rng);
-      gpu::Fp8TcOptions o;
-      o.causal = causal;
-      o.scale_mode = Fp8Scale::per_block;
-      o.kv_lens = {200, 31};
-      const gpu::Shape s = gpu::make_shape(B, H, nq, nk, d);
-      const float tau = 1.0f / std::sqrt(float(d));
-      const gpu::TcResult all = gpu::fp8_tc_forward(gpu::fp8_tc_quantise(Q.data(), K.data(), V.data(), s, o), s, tau, o);
-      REQUIRE(gputest::no_nan(all.O));
-      for (int64_t h = 0; h < B * H; ++h) {
-        gpu::Fp8TcOptions oh = o;
-        oh.kv_lens.clear();
-        oh.kv_len = o.kv_lens[size_t(h / H)];
-        const gpu::Shape s1 = gpu::make_shape(1, 1, nq, nk, d);
-        const gpu::TcResult one = gpu::fp8_tc_forward(
-            gpu::fp8_tc_quantise(Q.data() + h * nq * d, K.data() + h * nk * d, V.data() + h * nk * d, s1, oh), s1, tau, oh);
-        INFO("head " << h);
-        CHECK(std::memcmp(one.O.data(), all.O.data() + h * nq * d, size_t(nq * d) * sizeof(float)) == 0);
-        CHECK(std::memcmp(one.lse.data(), all.lse.data() + h * nq, size_t(nq) * sizeof(float)) == 0);
+    for (int variant : fp8_variants(d))
+      for (bool causal : {false, true}) {
+        const int64_t B = 2, H = 3, nq = 150, nk = 270;
+        const uint64_t seed = gputest::fresh_seed();
+        INFO("variant " << variant << " d " << d << " causal " << causal << " seed " << seed);
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        std::vector<float> Q(size_t(B * H * nq * d)), K(size_t(B * H * nk * d)), V(K.size());
+        for (auto* x : {&Q, &K, &V})
+          for (float& v : *x) v = nd(rng);
+        gpu::Fp8TcOptions o;
+        o.causal = causal;
+        o.scale_mode = Fp8Scale::per_block;
+        o.kv_lens = {200, 31};
+        o.variant = variant;
+        const gpu::Shape s = gpu::make_shape(B, H, nq, nk, d);
+        const float tau = 1.0f / std::sqrt(float(d));
+        const gpu::TcResult all = gpu::fp8_tc_forward(gpu::fp8_tc_quantise(Q.data(), K.data(), V.data(), s, o), s, tau, o);
+        REQUIRE(gputest::no_nan(all.O));
+        for (int64_t h = 0; h < B * H; ++h) {
+          gpu::Fp8TcOptions oh = o;
+          oh.kv_lens.clear();
+          oh.kv_len = o.kv_lens[size_t(h / H)];
+          const gpu::Shape s1 = gpu::make_shape(1, 1, nq, nk, d);
+          const gpu::TcResult one = gpu::fp8_tc_forward(
+              gpu::fp8_tc_quantise(Q.data() + h * nq * d, K.data() + h * nk * d, V.data() + h * nk * d, s1, oh), s1, tau, oh);
+          INFO("head " << h);
+          CHECK(std::memcmp(one.O.data(), all.O.data() + h * nq * d, size_t(nq * d) * sizeof(float)) == 0);
+          CHECK(std::memcmp(one.lse.data(), all.lse.data() + h * nq, size_t(nq) * sizeof(float)) == 0);
+        }
       }
-    }
 }
 
 TEST_CASE("FP8 forward on tensor cores: one key gives V's e4m3 value times its scale, in bf16", "[gpu][tc][fp8]") {
   REQUIRE_GPU_OR_SKIP();
-  for (int64_t d : {64, 128}) {
-    const int64_t nq = 130;
-    const uint64_t seed = gputest::fresh_seed();
-    INFO("d " << d << " seed " << seed);
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> ud(-3.0f, 3.0f);
-    std::vector<float> Q(static_cast<size_t>(nq * d)), K(static_cast<size_t>(d)), V(static_cast<size_t>(d));
-    for (auto* x : {&Q, &K, &V})
-      for (float& v : *x) v = ud(rng);
-    gpu::Fp8TcOptions o;
-    const gpu::Shape s = gpu::make_shape(1, 1, nq, 1, d);
-    const gpu::TcResult g = gpu::fp8_tc_forward(gpu::fp8_tc_quantise(Q.data(), K.data(), V.data(), s, o), s, 0.125f, o);
-    double amax = 0;
-    for (float v : V) amax = std::max(amax, double(std::fabs(v)));
-    const float sv = float(amax / 448.0);
-    // The kernel's P~ = exp2 of the score minus its own rounded maximum, and l, may be 1 - 2^-24
-    // rather than 1: a value within that of a bf16 rounding boundary may round to its neighbour.
-    for (int64_t c = 0; c < d; ++c) {
-      const float x = float(nearest_e4m3(double(V[size_t(c)] / sv))) * sv;
-      const float expect = to_bf16(x), lo = to_bf16(x * (1 - 1e-6f)), hi = to_bf16(x * (1 + 1e-6f));
-      INFO("column " << c << " v " << V[size_t(c)] << " expect " << expect);
-      for (int64_t r = 0; r < nq; ++r) {
-        const float o = g.O[size_t(r * d + c)];
-        CHECK((o == expect || o == lo || o == hi));
+  for (int64_t d : {64, 128})
+    for (int variant : fp8_variants(d)) {
+      const int64_t nq = 130;
+      const uint64_t seed = gputest::fresh_seed();
+      INFO("variant " << variant << " d " << d << " seed " << seed);
+      std::mt19937_64 rng(seed);
+      std::uniform_real_distribution<float> ud(-3.0f, 3.0f);
+      std::vector<float> Q(static_cast<size_t>(nq * d)), K(static_cast<size_t>(d)), V(static_cast<size_t>(d));
+      for (auto* x : {&Q, &K, &V})
+        for (float& v : *x) v = ud(rng);
+      gpu::Fp8TcOptions o;
+      o.variant = variant;
+      const gpu::Shape s = gpu::make_shape(1, 1, nq, 1, d);
+      const gpu::TcResult g = gpu::fp8_tc_forward(gpu::fp8_tc_quantise(Q.data(), K.data(), V.data(), s, o), s, 0.125f, o);
+      double amax = 0;
+      for (float v : V) amax = std::max(amax, double(std::fabs(v)));
+      const float sv = float(amax / 448.0);
+      // The kernel's P~ = exp2 of the score minus its own rounded maximum, and l, may be 1 - 2^-24
+      // rather than 1: a value within that of a bf16 rounding boundary may round to its neighbour.
+      for (int64_t c = 0; c < d; ++c) {
+        const float x = float(nearest_e4m3(double(V[size_t(c)] / sv))) * sv;
+        const float expect = to_bf16(x), lo = to_bf16(x * (1 - 1e-6f)), hi = to_bf16(x * (1 + 1e-6f));
+        INFO("column " << c << " v " << V[size_t(c)] << " expect " << expect);
+        for (int64_t r = 0; r < nq; ++r) {
+          const float o = g.O[size_t(r * d + c)];
+          CHECK((o == expect || o == lo || o == hi));
+        }
       }
     }
+}
+
+// The variants without a GPU: the default's tiles, each rung's where the build holds the ladder,
+// and one error line for a rung left out of this build or a variant with no kernel at d.
+TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc][fp8]") {
+  if (!gpu::fp8_tc_variant_built(128, 0)) {  // no sm_90a kernels in this build
+    REQUIRE_THROWS_AS(gpu::fp8_tc_tiles(128), InputError);
+    return;
+  }
+  CHECK(gpu::fp8_tc_tiles(128).Bc == 128);
+  CHECK(gpu::fp8_tc_tiles(64).Br == 192);
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 2), Catch::Contains("no FP8 forward variant 2 for d = 64"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 4), Catch::Contains("no FP8 forward variant 4"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, -1), Catch::Contains("no FP8 forward variant -1"));
+  if (gpu::fp8_tc_variant_built(128, 2)) {  // a ladder build
+    CHECK(gpu::fp8_tc_tiles(128, 2).Bc == 192);
+    CHECK(gpu::fp8_tc_tiles(128, 3).Bc == 192);
+    CHECK(gpu::fp8_tc_tiles(64, 1).Bc == 128);
+  } else {
+    for (int v : {1, 2, 3}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, v), Catch::Contains("rung of the kernel ladder"));
+    REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 1), Catch::Contains("rung of the kernel ladder"));
   }
 }

@@ -130,7 +130,7 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_every_variant(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5-11, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-12, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!tc_backward_variant_compiled(9, 64)) {
@@ -139,7 +139,7 @@ void check_wgmma(const Shape4& c) {
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11};  // those this build holds (runs_here): 9 alone without the ladder
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12};  // those this build holds (runs_here): 9 alone without the ladder
   check_variants(c, v);
 }
 
@@ -167,8 +167,8 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     SKIP_TEST("this build has no sm_90a code (backward variant 9)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 11);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11})
+  REQUIRE(tc_backward_variant_count() == 12);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12})
     for (int64_t d : {64, 128}) {
       if (variant == 8 && d == 128) {
         CHECK_FALSE(tc_backward_variant_compiled(8, 128));  // v8 is d = 64 only
@@ -224,7 +224,7 @@ TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward
 // warpgroup whose 64 keys no row of Q_i keeps (its dS^T rows zeroed, its dQ steps cut), Q blocks
 // and K/V blocks cut short by Nq, Nk, the key length and the causal diagonal, several K/V blocks
 // adding into one dQ row, rows that keep no key.
-TEST_CASE("tensor-core backward, wgmma (v5-v11): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v12): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 17, 200, false, {}});
   check_wgmma({1, 1, 130, 70, true, {}});        // rows 0-59 keep no key
@@ -232,7 +232,7 @@ TEST_CASE("tensor-core backward, wgmma (v5-v11): small shapes [small]", "[gpu][t
   check_wgmma({1, 1, 150, 256, false, {}, 60});  // block 0's second warpgroup: no key kept
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5-v11): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v12): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 300, 517, false, {}});
   check_wgmma({1, 1, 517, 300, false, {}});
@@ -242,7 +242,7 @@ TEST_CASE("tensor-core backward, wgmma (v5-v11): ragged, Nq != Nk, tiny", "[gpu]
   check_wgmma({1, 1, 65, 1000, false, {}});  // eight K/V blocks add into each dQ row
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5-v11): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma (v5-v12): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 517, 300, true, {}});  // 217 rows keep no key
   check_wgmma({1, 1, 300, 517, true, {}});

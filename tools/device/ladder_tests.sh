@@ -4,7 +4,7 @@
 #   fwd       flashstep_tc_tests' forward cases but [persistent] for every rung (1-43 and the Bc
 #             sweep's 101-104), in 8 processes by FLASHSTEP_TC_VARIANTS (FWD_GROUPS: which of the 8)
 #   persist   the [persistent] case (its float64 references dominate: CPU-bound) in 16 processes
-#   bwd       every backward configuration (1-11) in two processes by FLASHSTEP_TC_BWD_VARIANTS
+#   bwd       every backward configuration (1-12) in two processes by FLASHSTEP_TC_BWD_VARIANTS
 #   fp8       the FP8 forward's tests;  gpu  flashstep_gpu_tests whole;  ladder  flashstep_ladder_tests
 # Usage (repository root): [PARTS="fwd persist bwd fp8 gpu ladder"] [SECS=480] bash tools/device/ladder_tests.sh BIN OUT
 set -u
@@ -31,7 +31,7 @@ if has persist; then
 fi
 if has bwd; then
   FLASHSTEP_TC_BWD_VARIANTS=1,3,5,7,9,11 catch2 "$OUT/bwd_0.log" timeout "$SECS" "$BIN/flashstep_tc_tests" "[tc_backward]" &
-  FLASHSTEP_TC_BWD_VARIANTS=2,4,6,8,10 catch2 "$OUT/bwd_1.log" timeout "$SECS" "$BIN/flashstep_tc_tests" "[tc_backward]" &
+  FLASHSTEP_TC_BWD_VARIANTS=2,4,6,8,10,12 catch2 "$OUT/bwd_1.log" timeout "$SECS" "$BIN/flashstep_tc_tests" "[tc_backward]" &
 fi
 has fp8 && { catch2 "$OUT/fp8.log" timeout "$SECS" "$BIN/flashstep_tc_tests" "[fp8]" & }
 has gpu && { catch2 "$OUT/gpu.log" timeout "$SECS" "$BIN/flashstep_gpu_tests" & }

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The FP8 forward's ladder rungs (gpu/ladder/fp8_rungs.cu: 1 four chains; 2 Bc = 192 at d = 128;
+# 3 both) beside the default, from a ladder build, in one device call:
+#   1. verify --tensor-cores --dtype fp8 --variant V for each rung on ragged, causal, key-length,
+#      per-block and rotated-outlier shapes (rung 1 also at d = 64), against the CPU emulation on the
+#      rung's own blocks and float64;
+#   2. the [fp8] tests of flashstep_tc_tests for the rungs (FLASHSTEP_FP8_VARIANTS);
+#   3. compute-sanitizer memcheck, racecheck, synccheck and initcheck on a small verify of each rung;
+#   4. bench-gpu --tensor-cores --dtype fp8 --variant V (the default 0 and each rung, each beside
+#      the bf16 default in its own process) at N = 4096, 16384, d = 128 (and 64 for 0, 1), causal
+#      and not; the table last: TFLOP/s, each rung over the default, and FP8 over bf16.
+# Usage (repository root, GPU machine): bash tools/device/fp8_rungs.sh BIN OUT   (BIN: a ladder build's
+# flashstep and flashstep_tc_tests; about 4 minutes)
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+dev_setup "$0" "$@"
+RUNGS=${RUNGS:-1 2 3}
+V="$FS verify --schedule fa2 --tensor-cores --dtype fp8"
+SHAPES=("--nq 333 --nk 517 --d 128" "--nq 517 --nk 333 --d 128 --causal --fp8-scale per-block"
+        "--nq 700 --nk 1000 --d 128 --kv-len 650 --fp8-scale per-block"
+        "--nq 257 --nk 3000 --d 128 --rotate --pattern outliers --fp8-scale per-block"
+        "--nq 1 --nk 1 --d 128" "--nq 200 --nk 191 --d 128 --causal")
+n=0
+for v in $RUNGS; do
+  shapes=("${SHAPES[@]}")
+  [ "$v" = 1 ] && shapes+=("--nq 333 --nk 517 --d 64 --fp8-scale per-block" "--nq 517 --nk 300 --d 64 --causal")
+  for a in "${shapes[@]}"; do
+    n=$((n + 1))
+    (echo "== verify --variant $v $a"; timeout 60 $V --variant $v $a; echo "rc=$?") > "$OUT/verify_$n.txt" 2>&1 &
+  done
+done
+FLASHSTEP_FP8_VARIANTS=$(echo $RUNGS | tr ' ' ',') catch2 "$OUT/tests_fp8.log" timeout 120 "$BIN/flashstep_tc_tests" "[fp8]" &
+pt=$!
+wait $pt; rt=$?
+wait
+cat "$OUT"/verify_*.txt > "$OUT/verify.txt"
+say "verifies: $(grep -c '^PASS' "$OUT/verify.txt") PASS of $n; $(grep -c '^rc=0' "$OUT/verify.txt") exit 0"
+grep -B1 -E '^(FAIL|rc=[1-9])' "$OUT/verify.txt" | head -20 | while read -r l; do say "  $l"; done
+say "tests [fp8] (variants $RUNGS): $(tests_line "$OUT/tests_fp8.log" $rt)"
+for v in $RUNGS; do
+  d=128; [ "$v" = 1 ] && d=64
+  for tool in memcheck racecheck synccheck initcheck; do
+    log=$OUT/san_${tool}_v$v.txt
+    timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 $V --variant $v --nq 150 --nk 260 --d $d --causal \
+      --fp8-scale per-block > "$log" 2>&1 &
+  done
+  wait
+  for tool in memcheck racecheck synccheck initcheck; do
+    log=$OUT/san_${tool}_v$v.txt
+    say "compute-sanitizer $tool rung $v (d $d): $(sanitized "$log") $(grep -c '^PASS' "$log") PASS"
+  done
+done
+say "correctness: $(($(date +%s) - T0)) s"
+for v in 0 $RUNGS; do
+  for c in "" "--causal"; do
+    ds="128"; [ "$v" = 0 ] || [ "$v" = 1 ] && ds="64 128"
+    tag=v${v}${c:+_causal}
+    timeout 90 "$FS" bench-gpu --tensor-cores --dtype fp8 --variant $v --no-sweep --n 4096 16384 --d $ds $c \
+      --json-file "$OUT/bench_$tag.json" > "$OUT/bench_$tag.txt" 2>&1
+    say "bench $tag: rc=$?"
+  done
+done
+say "total $(($(date +%s) - T0)) s"
+python3 - "$OUT" "0 $RUNGS" <<'PY' | tee "$OUT/table.txt"
+import json, os, sys
+out, vs = sys.argv[1], sys.argv[2].split()
+res = {}
+for v in vs:
+    for causal in (False, True):
+        path = os.path.join(out, f"bench_v{v}{'_causal' if causal else ''}.json")
+        try:
+            for r in json.load(open(path))["rows"]:
+                res[(v, r["n"], r["d"], causal)] = (r["fp8_tc"]["tflops"], r["bf16_default"]["tflops"], r["fp8_tc"]["Bc"])
+        except Exception:
+            pass
+print("FP8 forward rungs, TFLOP/s (x the default FP8 / x the bf16 default of the same process); B x H x N = 131072, H = 8")
+print("%6s %4s %3s | " % ("N", "d", "cau") + " | ".join("%-24s" % f"v{v}" for v in vs))
+for causal in (False, True):
+    for d in (128, 64):
+        for n in (16384, 4096):
+            if (vs[0], n, d, causal) not in res:
+                continue
+            base = res[(vs[0], n, d, causal)][0]
+            cells = []
+            for v in vs:
+                t = res.get((v, n, d, causal))
+                cells.append("%-24s" % (f"{t[0]:6.1f} ({t[0] / base:.3f}x / {t[0] / t[1]:.2f}x)" if t else "-"))
+            print("%6d %4d %3s | " % (n, d, "yes" if causal else "no") + " | ".join(cells))
+PY
+{ printf '%s\n' "${S[@]}"; } >> "$OUT/table.txt"
+printf '%s\n' "${S[@]}"
