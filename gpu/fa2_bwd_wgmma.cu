@@ -7,7 +7,12 @@
 // grid-order/run1_summary.txt: 1.04x to 1.20x the same kernel in the heads-first order at the 8
 // target points; the rotated Q-block loop within 1% (the simpler kept). Rejected: dQ's product
 // on mma.sync, dQ added by the bulk copy engine, the warpgroups apart at d = 64
-// (tensor-core-backward/wgmma/ and dq-writer/). The other configurations: gpu/ladder/.
+// (tensor-core-backward/wgmma/ and dq-writer/). At d = 128 the default is configuration 12, the
+// same kernel with each buffer's matrix descriptor built once and every wgmma's formed from it by
+// one add (WgBwdDescOnce): 1.033x to 1.041x configuration 9 in three alternating rounds at the four
+// d = 128 target points, dK and dV bit for bit the same (tensor-core-backward/desc-once/ and
+// desc-once-rounds/); at d = 64 it measured 0.99x, and 9 stays. The other configurations:
+// gpu/ladder/.
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 
 #include <stdexcept>
@@ -22,11 +27,11 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p);
 
 namespace {
 //                        variant, D, dQ on mma.sync, dQ by the bulk copy engine, warpgroups apart, grid order
-using BwdD64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;
-using BwdD128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;
+using BwdD64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;                   // 9
+using BwdD128 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 128, false, false, false, 1>>;  // 12
 }  // namespace
 
-int bwd_config_sm90(int d) { return d == 64 || d == 128 ? BwdD64::VARIANT : 0; }
+int bwd_config_sm90(int d) { return d == 64 ? BwdD64::VARIANT : d == 128 ? BwdD128::VARIANT : 0; }
 
 TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
   if (variant == BwdD64::VARIANT && d == 64) return info_of<BwdD64>();

@@ -1,4 +1,5 @@
-// The backward ladder's wgmma rungs other than the default (configuration 9, gpu/fa2_bwd_wgmma.cu):
+// The backward ladder's wgmma rungs other than the defaults (gpu/fa2_bwd_wgmma.cu: configuration 9 at
+// d = 64, 12 at d = 128; so 9 at d = 128 and 12 at d = 64 are rungs here):
 // 5 (all five products on wgmma, the heads-first grid), 6 (dQ's product on mma.sync), 7 (dQ added
 // by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 10 (9 with each
 // block's Q-block loop rotated by j), 11 (9 with its products pipelined,
@@ -26,8 +27,8 @@ using V10d64 = WgBwdConfig<kBwdWgmmaVariant + 5, 64, false, false, false, 2>;
 using V10d128 = WgBwdConfig<kBwdWgmmaVariant + 5, 128, false, false, false, 2>;
 using V11d64 = PipeBwdConfig<kBwdWgmmaVariant + 6, 64>;
 using V11d128 = PipeBwdConfig<kBwdWgmmaVariant + 6, 128>;
+using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;  // the default before 12
 using V12d64 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 64, false, false, false, 1>>;  // v9's traits
-using V12d128 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 128, false, false, false, 1>>;
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -43,7 +44,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V11d64::VARIANT && d == 64) return info_of_pipe<V11d64>();
   if (variant == V11d128::VARIANT && d == 128) return info_of_pipe<V11d128>();
   if (variant == V12d64::VARIANT && d == 64) return info_of<V12d64>();
-  if (variant == V12d128::VARIANT && d == 128) return info_of<V12d128>();
+  if (variant == V9d128::VARIANT && d == 128) return info_of<V9d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -60,7 +61,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V11d64::VARIANT && p.fwd.d == 64) return launch_bwd_pipe<V11d64>(p);
   if (variant == V11d128::VARIANT && p.fwd.d == 128) return launch_bwd_pipe<V11d128>(p);
   if (variant == V12d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V12d64>(p);
-  if (variant == V12d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V12d128>(p);
+  if (variant == V9d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V9d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }
