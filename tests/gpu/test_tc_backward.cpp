@@ -224,7 +224,7 @@ TEST_CASE("tensor-core backward: causal and key padding", "[gpu][tc][tc_backward
 // warpgroup whose 64 keys no row of Q_i keeps (its dS^T rows zeroed, its dQ steps cut), Q blocks
 // and K/V blocks cut short by Nq, Nk, the key length and the causal diagonal, several K/V blocks
 // adding into one dQ row, rows that keep no key.
-TEST_CASE("tensor-core backward, wgmma (v5-v12): small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
+TEST_CASE("tensor-core backward, wgmma rungs: small shapes [small]", "[gpu][tc][tc_backward][bwd_wgmma][small]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 17, 200, false, {}});
   check_wgmma({1, 1, 130, 70, true, {}});        // rows 0-59 keep no key
@@ -232,7 +232,7 @@ TEST_CASE("tensor-core backward, wgmma (v5-v12): small shapes [small]", "[gpu][t
   check_wgmma({1, 1, 150, 256, false, {}, 60});  // block 0's second warpgroup: no key kept
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5-v12): ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma rungs: ragged, Nq != Nk, tiny", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 300, 517, false, {}});
   check_wgmma({1, 1, 517, 300, false, {}});
@@ -242,7 +242,7 @@ TEST_CASE("tensor-core backward, wgmma (v5-v12): ragged, Nq != Nk, tiny", "[gpu]
   check_wgmma({1, 1, 65, 1000, false, {}});  // eight K/V blocks add into each dQ row
 }
 
-TEST_CASE("tensor-core backward, wgmma (v5-v12): causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
+TEST_CASE("tensor-core backward, wgmma rungs: causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
   REQUIRE_GPU_OR_SKIP();
   check_wgmma({1, 1, 517, 300, true, {}});  // 217 rows keep no key
   check_wgmma({1, 1, 300, 517, true, {}});

@@ -95,8 +95,8 @@ write_summary() {  # the failing tests' first lines, one line per check, the tab
 V7="$FS verify --backward --tensor-cores --variant 7"
 T="$BIN/flashstep_tc_tests"
 FLASHSTEP_TC_BWD_VARIANTS=$VNEW catch2 "$OUT/t_small.log" timeout 40 "$T" "[bwd_wgmma][small]" & p1=$!
-FLASHSTEP_TC_BWD_VARIANTS=$VNEW catch2 "$OUT/t_ragged.log" timeout 40 "$T" "*wgmma (v5-v8): ragged*" & p2=$!
-FLASHSTEP_TC_BWD_VARIANTS=$VNEW catch2 "$OUT/t_causal.log" timeout 40 "$T" "*wgmma (v5-v8): causal*" & p3=$!
+FLASHSTEP_TC_BWD_VARIANTS=$VNEW catch2 "$OUT/t_ragged.log" timeout 40 "$T" "*wgmma rungs: ragged*" & p2=$!
+FLASHSTEP_TC_BWD_VARIANTS=$VNEW catch2 "$OUT/t_causal.log" timeout 40 "$T" "*wgmma rungs: causal*" & p3=$!
 timeout 30 $V7 --dtype bf16 --nq 517 --nk 300 --d 64 --causal > "$OUT/verify1.txt" 2>&1 & p4=$!
 timeout 30 $V7 --dtype fp16 --nq 333 --nk 333 --d 64 --kv-len 250 > "$OUT/verify2.txt" 2>&1 & p5=$!
 timeout 30 $V7 --dtype bf16 --nq 300 --nk 517 --d 128 --causal > "$OUT/verify3.txt" 2>&1 & p6=$!

@@ -10,8 +10,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 dev_setup "$0" "$@"
 export FLASHSTEP_TC_BWD_VARIANTS=9,10
 catch2 "$OUT/t_small.log" timeout 60 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" & p1=$!
-catch2 "$OUT/t_ragged.log" timeout 60 "$BIN/flashstep_tc_tests" "*wgmma (v5-v10): ragged*" & p2=$!
-catch2 "$OUT/t_causal.log" timeout 60 "$BIN/flashstep_tc_tests" "*wgmma (v5-v10): causal*" & p3=$!
+catch2 "$OUT/t_ragged.log" timeout 60 "$BIN/flashstep_tc_tests" "*wgmma rungs: ragged*" & p2=$!
+catch2 "$OUT/t_causal.log" timeout 60 "$BIN/flashstep_tc_tests" "*wgmma rungs: causal*" & p3=$!
 unset FLASHSTEP_TC_BWD_VARIANTS
 V="$FS verify --backward --tensor-cores"
 i=0

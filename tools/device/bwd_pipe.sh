@@ -18,8 +18,8 @@ NEW=${NEW:-11}
 BTB=${BTB:-3}  # calls back to back per timed sample, both sides (a backward call is 9 ms or more)
 export FLASHSTEP_TC_BWD_VARIANTS=$NEW
 catch2 "$OUT/t_small.log" timeout 90 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" & p1=$!
-catch2 "$OUT/t_ragged.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma (v5-v12): ragged*" & p2=$!
-catch2 "$OUT/t_causal.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma (v5-v12): causal*" & p3=$!
+catch2 "$OUT/t_ragged.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma rungs: ragged*" & p2=$!
+catch2 "$OUT/t_causal.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma rungs: causal*" & p3=$!
 unset FLASHSTEP_TC_BWD_VARIANTS
 V="$FS verify --backward --tensor-cores"
 i=0

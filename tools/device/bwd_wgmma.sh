@@ -21,8 +21,8 @@ S=()
 # ---- 1. correctness, in parallel -------------------------------------------------------------
 V5="$FS verify --backward --tensor-cores --variant 5"
 FLASHSTEP_TC_BWD_VARIANTS=5,6 catch2 "$OUT/t_small.log" timeout 45 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" & p1=$!
-FLASHSTEP_TC_BWD_VARIANTS=5,6 catch2 "$OUT/t_ragged.log" timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5-v8): ragged*" & p2=$!
-FLASHSTEP_TC_BWD_VARIANTS=5,6 catch2 "$OUT/t_causal.log" timeout 45 "$BIN/flashstep_tc_tests" "*wgmma (v5-v8): causal*" & p3=$!
+FLASHSTEP_TC_BWD_VARIANTS=5,6 catch2 "$OUT/t_ragged.log" timeout 45 "$BIN/flashstep_tc_tests" "*wgmma rungs: ragged*" & p2=$!
+FLASHSTEP_TC_BWD_VARIANTS=5,6 catch2 "$OUT/t_causal.log" timeout 45 "$BIN/flashstep_tc_tests" "*wgmma rungs: causal*" & p3=$!
 timeout 30 $V5 --dtype bf16 --nq 517 --nk 300 --d 128 --causal > "$OUT/verify1.txt" 2>&1 & p4=$!
 timeout 30 $V5 --dtype fp16 --nq 333 --nk 333 --d 64 --kv-len 250 > "$OUT/verify2.txt" 2>&1 & p5=$!
 timeout 30 "$FS" verify --backward --tensor-cores --variant 6 --dtype bf16 --nq 300 --nk 517 --d 128 --causal \
