@@ -97,7 +97,10 @@ def act(chrome, action):
         for t in ("rawKeyDown", "keyUp"):
             chrome.send("Input.dispatchKeyEvent", {"type": t, "key": arg, "code": code,
                                                    "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
-            time.sleep(0.15)  # a frame between down and up: ImGui sees the press
+            # Frames between down and up, and after up, so that ImGui sees the press: a frame of
+            # SwiftShader's WebGL takes up to 40 ms on a 2-core machine, more while the page is new
+            # (0.15 s once lost one of three presses in CI).
+            time.sleep(0.3)
     elif kind == "click":
         x, y = (float(v) for v in arg.split(","))
         for t in ("mouseMoved", "mousePressed", "mouseReleased"):

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace fstest {
 
@@ -30,6 +31,14 @@ inline void check_gui_refused(const std::filesystem::path& dir, const std::strin
   CHECK(one_short_error_line(r.out));
   CHECK(r.out.find(expect) != std::string::npos);
   CHECK(tree(dir) == before);
+}
+
+// check_gui_refused for each (ARGS, expected text) of a table, in the same folder.
+struct GuiRefusal {
+  std::string args, expect;
+};
+inline void check_gui_refused_each(const std::filesystem::path& dir, const std::vector<GuiRefusal>& cases) {
+  for (const GuiRefusal& c : cases) check_gui_refused(dir, c.args, c.expect);
 }
 
 }  // namespace fstest

@@ -37,12 +37,14 @@ TEST_CASE("gui: FIFOs, folders and devices given as files are refused at once", 
   const std::string shot = " --screenshot s.png";
   check_gui_refused(dir, "--settings settings-fifo" + shot, "is a FIFO, not a regular file");
   check_gui_refused(dir, shot, "is a FIFO, not a regular file", "FLASHSTEP_SETTINGS=settings-fifo");
-  check_gui_refused(dir, "--preset fifo.json" + shot, "is a FIFO, not a regular file");
-  check_gui_refused(dir, "--preset folder.json" + shot, "is a directory, not a regular file");
-  check_gui_refused(dir, "--preset zero.json" + shot, "is a character device, not a regular file");
-  check_gui_refused(dir, "--dram fifo.json" + shot, "--dram: measurement file fifo.json: is a FIFO, not a regular file");
-  check_gui_refused(dir, "--bench fifo.json" + shot, "is a FIFO, not a regular file");
-  check_gui_refused(dir, "--snapshots fifo.json" + shot, "is a FIFO, not a snapshot folder");
+  check_gui_refused_each(dir, {
+      {"--preset fifo.json" + shot, "is a FIFO, not a regular file"},
+      {"--preset folder.json" + shot, "is a directory, not a regular file"},
+      {"--preset zero.json" + shot, "is a character device, not a regular file"},
+      {"--dram fifo.json" + shot, "--dram: measurement file fifo.json: is a FIFO, not a regular file"},
+      {"--bench fifo.json" + shot, "is a FIFO, not a regular file"},
+      {"--snapshots fifo.json" + shot, "is a FIFO, not a snapshot folder"},
+  });
 }
 
 TEST_CASE("gui: presets that are not an object, too deep, too long or out of range", "[gui][hardening2]") {
@@ -72,14 +74,16 @@ TEST_CASE("gui: presets that are not an object, too deep, too long or out of ran
 
 TEST_CASE("gui: flags that wrap, huge counts and a missing display", "[gui][hardening2]") {
   const fs::path dir = fresh("flags");
-  check_gui_refused(dir, "--size 4294968496x700 --screenshot s.png", "--size must be between 320x240 and 8192x8192");
-  check_gui_refused(dir, "--size 1600x1000x3 --screenshot s.png", "--size must look like");
-  check_gui_refused(dir, "--step -1 --screenshot s.png", "--step must be >= 0 (got -1)");
-  check_gui_refused(dir, "--step 99999999999999999999 --screenshot s.png", "(got '99999999999999999999')");
-  check_gui_refused(dir, "--bench-frames 2000000000", "--bench-frames must be in 0..100000");
-  check_gui_refused(dir, "--screenshot \"\"", "--screenshot: the value is empty");
-  check_gui_refused(dir, "--frames \"\"", "--frames: the value is empty");
-  check_gui_refused(dir, "--gif \"\"", "--gif: the value is empty");
+  check_gui_refused_each(dir, {
+      {"--size 4294968496x700 --screenshot s.png", "--size must be between 320x240 and 8192x8192"},
+      {"--size 1600x1000x3 --screenshot s.png", "--size must look like"},
+      {"--step -1 --screenshot s.png", "--step must be >= 0 (got -1)"},
+      {"--step 99999999999999999999 --screenshot s.png", "(got '99999999999999999999')"},
+      {"--bench-frames 2000000000", "--bench-frames must be in 0..100000"},
+      {"--screenshot \"\"", "--screenshot: the value is empty"},
+      {"--frames \"\"", "--frames: the value is empty"},
+      {"--gif \"\"", "--gif: the value is empty"},
+  });
   // Without a display, and with one that cannot be reached: one line each.
   const auto before = fstest::tree(dir);
   for (const std::string& env : {std::string("env -u DISPLAY -u WAYLAND_DISPLAY"), std::string("env -u WAYLAND_DISPLAY DISPLAY=:4321")}) {
@@ -100,15 +104,17 @@ TEST_CASE("gui: outputs never replace the app's own inputs, a device or a FIFO, 
   fs::create_symlink(dir / "missing.gif", dir / "dangling.gif");
   fs::create_directories(dir / "dumpdir");
   fs::create_symlink("/dev/null", dir / "null.gif");
-  check_gui_refused(dir, "--preset p.json --screenshot p.json", "refusing to overwrite an input");
-  check_gui_refused(dir, "--bench bench.json --screenshot bench.json", "refusing to overwrite an input");
-  check_gui_refused(dir, "--settings p.json --screenshot p.json", "refusing to overwrite an input");  // read as settings
-  check_gui_refused(dir, "--screenshot s.png --dump-state dumpdir", "is a directory, not a regular file");
-  check_gui_refused(dir, "--screenshot s.png --dump-state s.png", "name the same file");
-  check_gui_refused(dir, "--gif fifo.gif", "is a FIFO, not a regular file");
-  check_gui_refused(dir, "--gif null.gif", "is a character device, not a regular file");
-  check_gui_refused(dir, "--gif dangling.gif", "symlink to a missing file");
-  check_gui_refused(dir, "--video /dev/full", "is a character device, not a regular file");
+  check_gui_refused_each(dir, {
+      {"--preset p.json --screenshot p.json", "refusing to overwrite an input"},
+      {"--bench bench.json --screenshot bench.json", "refusing to overwrite an input"},
+      {"--settings p.json --screenshot p.json", "refusing to overwrite an input"},  // read as settings
+      {"--screenshot s.png --dump-state dumpdir", "is a directory, not a regular file"},
+      {"--screenshot s.png --dump-state s.png", "name the same file"},
+      {"--gif fifo.gif", "is a FIFO, not a regular file"},
+      {"--gif null.gif", "is a character device, not a regular file"},
+      {"--gif dangling.gif", "symlink to a missing file"},
+      {"--video /dev/full", "is a character device, not a regular file"},
+  });
 }
 
 TEST_CASE("gui: --frames writes through a symlinked folder, and SIGTERM leaves no staging folder", "[gui][hardening2]") {

@@ -116,20 +116,24 @@ TEST_CASE("gui: JSON with a NUL byte, or a field of the wrong type, is refused n
   write_text(dir / "nul.json", std::string("{\"theme\":\"dark\"}\0{garbage", 26));
   write_text(dir / "preset.json", std::string("{\"problem\": {\"nq\": 8}}\0junk", 28));
   write_text(dir / "type.json", "{\"course\": {\"tiling\": {\"pages_seen\": \"three\"}}}");
-  check_gui_refused(dir, "--settings nul.json --screenshot a.png", "a NUL byte at byte 16");
-  check_gui_refused(dir, "--preset preset.json --screenshot a.png", "a NUL byte at byte 22");
-  check_gui_refused(dir, "--settings type.json --course tiling --screenshot a.png", "type.json: course.tiling.pages_seen");
+  check_gui_refused_each(dir, {
+      {"--settings nul.json --screenshot a.png", "a NUL byte at byte 16"},
+      {"--preset preset.json --screenshot a.png", "a NUL byte at byte 22"},
+      {"--settings type.json --course tiling --screenshot a.png", "type.json: course.tiling.pages_seen"},
+  });
 }
 
 TEST_CASE("gui --script: run as written or refused", "[gui][hardening3][script]") {
   const fs::path dir = fresh_dir("script");
   write_text(dir / "newline.txt", "step 3\nstep 3\nfoo bar");  // "$(cat ...)" keeps the inner newlines
-  check_gui_refused(dir, "--script \"$(cat newline.txt)\" --screenshot a.png", "control character (code 10)");
-  check_gui_refused(dir, "--script \"set nq 12.7\" --screenshot a.png", "script: set nq");
-  check_gui_refused(dir, "--script \"set heads 2.5\" --screenshot a.png", "script: set heads");
-  check_gui_refused(dir, "--script \"step 1 2\" --screenshot a.png", "'step' does not take '2'");
-  check_gui_refused(dir, "--script \"set seed 18446744073709551616\" --screenshot a.png", "out of range");
-  check_gui_refused(dir, "--script \"set seed -1\" --screenshot a.png", "set seed");
+  check_gui_refused_each(dir, {
+      {"--script \"$(cat newline.txt)\" --screenshot a.png", "control character (code 10)"},
+      {"--script \"set nq 12.7\" --screenshot a.png", "script: set nq"},
+      {"--script \"set heads 2.5\" --screenshot a.png", "script: set heads"},
+      {"--script \"step 1 2\" --screenshot a.png", "'step' does not take '2'"},
+      {"--script \"set seed 18446744073709551616\" --screenshot a.png", "out of range"},
+      {"--script \"set seed -1\" --screenshot a.png", "set seed"},
+  });
   // The documented largest seed is taken as it is, with no double in between.
   run_ok(dir, "--script \"set seed 18446744073709551615; apply\" --screenshot a.png --dump-state d.json");
   const nlohmann::json d = load_json((dir / "d.json").string());
