@@ -94,13 +94,14 @@ def act(chrome, action):
     kind, _, arg = action.partition(":")
     if kind == "key":
         code, key_code = KEYS[arg]
-        for t in ("rawKeyDown", "keyUp"):
+        # A short press, as a user's: ImGui repeats a key held past io.KeyRepeatDelay (0.275 s), so
+        # a hold of 0.15 s plus a slow round trip under load stepped twice once in CI. ImGui's
+        # input queue gives the down and the up a frame each however close they come; the pause
+        # after the up lets that frame run before the next action.
+        for t, pause in (("rawKeyDown", 0.05), ("keyUp", 0.2)):
             chrome.send("Input.dispatchKeyEvent", {"type": t, "key": arg, "code": code,
                                                    "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
-            # Frames between down and up, and after up, so that ImGui sees the press: a frame of
-            # SwiftShader's WebGL takes up to 40 ms on a 2-core machine, more while the page is new
-            # (0.15 s once lost one of three presses in CI).
-            time.sleep(0.3)
+            time.sleep(pause)
     elif kind == "click":
         x, y = (float(v) for v in arg.split(","))
         for t in ("mouseMoved", "mousePressed", "mouseReleased"):
