@@ -109,8 +109,14 @@ TEST_CASE("learn CHAPTER: the --answers piped back score n of n, for two seeds; 
 
 // An endless answer line must not grow memory: under a 1 GB address-space limit the run still ends
 // with its one error line. AddressSanitizer reserves terabytes of address space at start, so its
-// build runs without the limit (the timeout and the line cap still hold).
-#if defined(__SANITIZE_ADDRESS__)
+// build runs without the limit (the timeout and the line cap still hold). GCC says ASan by
+// __SANITIZE_ADDRESS__, clang by __has_feature(address_sanitizer).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FS_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(FS_TEST_ASAN)
 const std::string kMemoryLimit = "";
 #else
 const std::string kMemoryLimit = "ulimit -v 1000000; ";
