@@ -347,6 +347,103 @@ __device__ __forceinline__ BwdDescs bwd_descs(uint32_t sK, uint32_t sV, uint32_t
                   desc_sw128(sDS + (C::DQ_KSPLIT ? keys : 0u)), desc_sw128(sK + dq_k)};
 }
 
+// dQ's partial of this warp (an m64n64 accumulator: query rows 16 warp + g + 8 (e / 2), columns
+// 8n + 2 t4 + (e % 2)) to a float32 slab of rows DQ_LD floats apart, from column cbase.
+template <int DQ_LD>
+__device__ __forceinline__ void bwd_store_dq_slab(float* slab, const float (&dq)[32], int cbase, int warp, int g, int t4) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr)
+      *reinterpret_cast<float2*>(slab + (warp * 16 + g + 8 * hr) * DQ_LD + cbase + 8 * n + 2 * t4) =
+          make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
+}
+
+// tau dQ_i from a slab of shared memory (Br rows DQ_LD floats apart; KSPLIT: a second partial Br
+// rows further on, summed) into the float32 accumulator dQ in HBM: four consecutive floats of one
+// row per thread and step, thread `first` of COUNT (rows past Nq are not written).
+template <int D, int BR, int DQ_LD, bool KSPLIT, int COUNT>
+__device__ __forceinline__ void bwd_add_dq_slab(float* dQ, const float* slab, int row0, int nq, float tau, int first) {
+  for (int e = first; e < BR * D / 4; e += COUNT) {
+    const int r = e / (D / 4), c = (e % (D / 4)) * 4;
+    if (row0 + r >= nq) break;  // rows grow with e
+    float4 v = *reinterpret_cast<const float4*>(slab + r * DQ_LD + c);
+    if constexpr (KSPLIT) {
+      const float4 w = *reinterpret_cast<const float4*>(slab + (BR + r) * DQ_LD + c);
+      v = make_float4(v.x + w.x, v.y + w.y, v.z + w.z, v.w + w.w);
+    }
+    red_add4(dQ + int64_t(row0 + r) * D + c, make_float4(tau * v.x, tau * v.y, tau * v.z, tau * v.w));
+  }
+}
+
+// The operands of one Q block's products for configuration C: shared-memory addresses (v5-v11,
+// desc_sw128 per wgmma) or base descriptors (DESC_ONCE: this warpgroup's keys of K_j and V_j, Q_i
+// and dO_i), whichever C reads.
+struct BwdBlockOperands {
+  uint32_t sK, sV, sQ, sdO;
+  uint64_t k_wg, v_wg, q, dO;
+};
+// FA2b L10-L14 and L16 for this warpgroup's 64 keys and Q block i: S^T, P^T (into A fragments),
+// dP^T with dV~_j += P^T dO_i, dS^T rounded into dsa, then dK~_j += dS^T Q_i issued and left in
+// flight (the caller stores dS^T under it; dQ's wait retires it). Shared by the kernel below and
+// the warp-specialised rungs (gpu/ladder/bwd_ws_kernel.cuh), whose consumers run these products.
+template <typename T, class C>
+__device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
+                                                   uint32_t (&dsa)[C::BR / 16][4], const BwdBlockOperands& op, int wg,
+                                                   const float* sL2, const float* sD, float scale_log2, bool partial,
+                                                   int key0, int row0, const RowLimit& lim, int g, int t4) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  // FA2b L10: S_ij^T = K_j Q_i^T (64 keys x Br queries per warpgroup), float32. Element
+  // s[4n + e]: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2).
+  float s[32];
+  fence_regs(s);
+  wgmma_fence();
+  if constexpr (C::DESC_ONCE)
+    bwd_keys_by_queries_desc<T, D, BC, BR>(s, op.k_wg, op.q);
+  else
+    bwd_keys_by_queries<T, D, BC, BR>(s, op.sK, op.sQ, wg);
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_regs(s);
+  // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
+  bwd_probabilities(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
+  uint32_t pa[BR / 16][4];
+  bwd_fragments<T>(s, pa);
+
+  // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
+  float dp[32];
+  fence_regs(dp);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+  wgmma_fence();
+  if constexpr (C::DESC_ONCE) {
+    bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);
+    bwd_keys_by_cols_desc<T, PANELS, BR>(dv, pa, op.dO);
+  } else {
+    bwd_keys_by_queries<T, D, BC, BR>(dp, op.sV, op.sdO, wg);
+    bwd_keys_by_cols<T, PANELS, BR>(dv, pa, op.sdO);
+  }
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_regs(dp);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+
+  // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
+  bwd_ds(dp, s, sD, t4);
+  bwd_fragments<T>(dp, dsa);
+
+  // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+  wgmma_fence();
+  if constexpr (C::DESC_ONCE)
+    bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, op.q);
+  else
+    bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, op.sQ);
+  wgmma_commit();
+}
+
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBwdParams p) {
   constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
@@ -492,56 +589,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
     const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
     if (wg_live) {
-      // FA2b L10: S_ij^T = K_j Q_i^T (64 keys x Br queries per warpgroup), float32. Element
-      // s[4n + e]: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2).
-      float s[32];
-      fence_regs(s);
-      wgmma_fence();
-      if constexpr (C::DESC_ONCE)
-        bwd_keys_by_queries_desc<T, D, BC, BR>(s, dsc.k_wg, dQi);
-      else
-        bwd_keys_by_queries<T, D, BC, BR>(s, sK, sQ, wg);
-      wgmma_commit();
-      wgmma_wait_all();
-      fence_regs(s);
-      // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
-      bwd_probabilities(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
-      uint32_t pa[BR / 16][4];
-      bwd_fragments<T>(s, pa);
-
-      // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
-      float dp[32];
-      fence_regs(dp);
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
-      wgmma_fence();
-      if constexpr (C::DESC_ONCE) {
-        bwd_keys_by_queries_desc<T, D, BC, BR>(dp, dsc.v_wg, ddOi);
-        bwd_keys_by_cols_desc<T, PANELS, BR>(dv, pa, ddOi);
-      } else {
-        bwd_keys_by_queries<T, D, BC, BR>(dp, sV, sdO, wg);
-        bwd_keys_by_cols<T, PANELS, BR>(dv, pa, sdO);
-      }
-      wgmma_commit();
-      wgmma_wait_all();
-      fence_regs(dp);
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
-
-      // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-      bwd_ds(dp, s, sD, t4);
       uint32_t dsa[BR / 16][4];
-      bwd_fragments<T>(dp, dsa);
-
-      // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-      wgmma_fence();
-      if constexpr (C::DESC_ONCE)
-        bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, dQi);
-      else
-        bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, sQ);
-      wgmma_commit();
+      bwd_block_products<T, C>(dk, dv, dsa, BwdBlockOperands{sK, sV, sQ, sdO, dsc.k_wg, dsc.v_wg, dQi, ddOi}, wg, sL2, sD,
+                               scale_log2, partial, key0, row0, lim, g, t4);
       bwd_store_ds_t(sDS, dsa, wg * 64 + warp * 16 + g, t4);  // for L15
     } else {
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
@@ -624,30 +674,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
         write_dq_bulk(dq, t, row0);
         continue;  // no third __syncthreads: the writer's barriers are named ones
       }
-      // Query rows 16 warp + g + 8 (e / 2), columns 8n + 2 t4 + (e % 2), to this warpgroup's slab.
-      float* slab = sdq + (C::DQ_KSPLIT ? wg * BR * C::DQ_LD : 0);
-      const int cbase = C::DQ_KSPLIT ? 0 : wg * 64;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr)
-          *reinterpret_cast<float2*>(slab + (warp * 16 + g + 8 * hr) * C::DQ_LD + cbase + 8 * n + 2 * t4) =
-              make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
+      // To this warpgroup's slab (d = 64) or its 64 columns of the slab (d = 128).
+      bwd_store_dq_slab<C::DQ_LD>(sdq + (C::DQ_KSPLIT ? wg * BR * C::DQ_LD : 0), dq, C::DQ_KSPLIT ? 0 : wg * 64, warp, g,
+                                  t4);
     }
     __syncthreads();  // dQ_i's partials complete
     // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per thread
     // and step (rows past Nq are not written).
-    for (int e = tid; e < BR * D / 4; e += C::THREADS) {
-      const int r = e / (D / 4), c = (e % (D / 4)) * 4;
-      if (row0 + r >= p.fwd.nq) break;  // rows grow with e
-      float4 v = *reinterpret_cast<const float4*>(sdq + r * C::DQ_LD + c);
-      if constexpr (C::DQ_KSPLIT) {
-        const float4 w = *reinterpret_cast<const float4*>(sdq + (BR + r) * C::DQ_LD + c);
-        v = make_float4(v.x + w.x, v.y + w.y, v.z + w.z, v.w + w.w);
-      }
-      const float tau = p.fwd.scale;
-      red_add4(hd.dQ + int64_t(row0 + r) * D + c, make_float4(tau * v.x, tau * v.y, tau * v.z, tau * v.w));
-    }
+    bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::THREADS>(hd.dQ, sdq, row0, p.fwd.nq, p.fwd.scale, tid);
   }
   cp_async_wait<0>();
   // v7, v8: every bulk add complete before the block (and its shared memory) is gone.

@@ -4,9 +4,12 @@
 // by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 10 (9 with each
 // block's Q-block loop rotated by j), 11 (9 with its products pipelined,
 // gpu/ladder/bwd_pipe_kernel.cuh), 12 (9 with its matrix descriptors built once, each wgmma's one
-// add from its buffer's). Built only with -DFLASHSTEP_LADDER=ON; the kernel template and each
-// trait's description: gpu/fa2_bwd_wgmma_kernel.cuh.
+// add from its buffer's), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg,
+// the consumers' barriers named; gpu/ladder/bwd_ws_kernel.cuh), 14 (13 with dQ added to HBM by the
+// producer warpgroup's other warps). Built only with -DFLASHSTEP_LADDER=ON; the kernel template and
+// each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
+#include "gpu/ladder/bwd_ws_kernel.cuh"
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 
 #include <stdexcept>
@@ -29,6 +32,11 @@ using V11d64 = PipeBwdConfig<kBwdWgmmaVariant + 6, 64>;
 using V11d128 = PipeBwdConfig<kBwdWgmmaVariant + 6, 128>;
 using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;  // the default before 12
 using V12d64 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 64, false, false, false, 1>>;  // v9's traits
+//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3
+using V13d64 = WsBwdConfig<kBwdWgmmaVariant + 8, 64, 3>;
+using V13d128 = WsBwdConfig<kBwdWgmmaVariant + 8, 128, 3>;
+using V14d64 = WsBwdConfig<kBwdWgmmaVariant + 9, 64, 3, true>;
+using V14d128 = WsBwdConfig<kBwdWgmmaVariant + 9, 128, 2, true>;  // a second slab leaves room for 2 stages
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -45,6 +53,10 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V11d128::VARIANT && d == 128) return info_of_pipe<V11d128>();
   if (variant == V12d64::VARIANT && d == 64) return info_of<V12d64>();
   if (variant == V9d128::VARIANT && d == 128) return info_of<V9d128>();
+  if (variant == V13d64::VARIANT && d == 64) return info_of_ws<V13d64>();
+  if (variant == V13d128::VARIANT && d == 128) return info_of_ws<V13d128>();
+  if (variant == V14d64::VARIANT && d == 64) return info_of_ws<V14d64>();
+  if (variant == V14d128::VARIANT && d == 128) return info_of_ws<V14d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -62,6 +74,10 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V11d128::VARIANT && p.fwd.d == 128) return launch_bwd_pipe<V11d128>(p);
   if (variant == V12d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V12d64>(p);
   if (variant == V9d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V9d128>(p);
+  if (variant == V13d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V13d64>(p);
+  if (variant == V13d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V13d128>(p);
+  if (variant == V14d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V14d64>(p);
+  if (variant == V14d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V14d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -2,8 +2,9 @@
 # One device call that checks every default kernel of a build and times it fairly:
 #   1. compute-sanitizer's memcheck, racecheck, synccheck and initcheck on each default kernel,
 #      through the CLI on small ragged shapes: the tensor-core forward (d = 64, 128, causal or
-#      not), the tensor-core backward (d = 64, 128, causal), decode (split-KV and combine), paged
-#      decode, float32 decode (variant 3) and FP8 paged decode, and the float32 step engine (fa2);
+#      not), the tensor-core backward (d = 64 causal, d = 128 causal or not), the FP8 forward (d = 64
+#      causal, d = 128 per block with key padding), decode (split-KV and combine), paged decode,
+#      float32 decode (variant 3) and FP8 paged decode, and the float32 step engine (fa2);
 #   2. where the softmax sits against the waits in the forward's machine code (sass_overlap.py);
 #   3. the [gpu] tests ROUNDS times in a row (default 5) and the [tc] tests, FLASHSTEP_REQUIRE_GPU=1;
 #   4. the forward, backward and decode benchmarks beside PyTorch in the same call, both sides
@@ -43,6 +44,9 @@ declare -a CASES=(
   "fwd-d128-c   $V --dtype bf16 --p-dtype bf16 --nq 333 --nk 517 --d 128 --causal"
   "bwd-d64-c    $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 64 --causal"
   "bwd-d128     $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 128"
+  "bwd-d128-c   $FS gpu --schedule fa2 --backward --tensor-cores --dtype fp16 --nq 333 --nk 200 --d 128 --causal"
+  "fp8-d64      $V --dtype fp8 --nq 333 --nk 200 --d 64 --causal"
+  "fp8-d128     $V --dtype fp8 --nq 200 --nk 333 --d 128 --fp8-scale per-block --kv-len 300"
   "decode       $FS verify --schedule decode --dtype bf16 --nq 1 --nk 3000 --d 128 --splits 4"
   "decode-paged $FS verify --schedule decode --dtype bf16 --nq 1 --nk 3000 --d 64 --splits 4 --page-size 16"
   "decode-fp32  $FS verify --schedule decode --nq 1 --nk 2000 --d 64 --splits 3"

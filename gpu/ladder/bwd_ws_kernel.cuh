@@ -1,0 +1,291 @@
+// FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation
+// (backward configurations 13 and 14, ladder rungs: gpu/ladder/bwd_wgmma_rungs.cu). The work,
+// tiles, grid and products of configuration 12 (gpu/fa2_bwd_wgmma_kernel.cuh, WgBwdDescOnce: one
+// block per K/V block j of Bc = 128 keys, two warpgroups of 64 keys each, Br = 64, all five
+// products on wgmma from descriptors built once, the grid's K/V blocks fastest), with a third
+// warpgroup that moves the data:
+//
+//   warpgroup 0, the producer (setmaxnreg.dec to 24 registers a thread): one thread loads K_j and
+//     V_j once, and Q_i, dO_i (TMA: cp.async.bulk.tensor, 64-column boxes, 128-byte swizzle, the
+//     layout the descriptors read) and L2_i, D_i (plain bulk copies of 64 floats each) of every Q
+//     block of the loop into a ring of STAGES buffers, each with a "full" mbarrier (armed with the
+//     bytes it expects) and an "empty" one (one arrival per consumer warp). The tensor maps are
+//     3-D (d, rows, heads), so rows past Nq of Q_i, dO_i and keys past Nk of K_j, V_j land as
+//     zeros, as v12's cp.async zero-fill gave them; L2_i and D_i come from the pre-kernel's
+//     buffers padded to whole Q blocks (L2 = +inf, D = 0 past Nq), as load_stats reads them.
+//   warpgroups 1 and 2, the consumers (setmaxnreg.inc to 240): v12's warpgroups 0 and 1, the
+//     same products in the same order on the same operands, so dK and dV are v12's bit for bit.
+//     They wait on a stage's full barrier where v12 waits for its cp.async groups and
+//     __syncthreads; the two other barriers of a Q block (dS^T complete, dQ partials complete)
+//     are named barriers over the 256 consumer threads; each consumer warp releases the stage
+//     (empty barrier) once dK's product, the last reader of Q_i, has retired.
+//   14 (DQ_WARPS): warps 1-3 of the producer warpgroup add tau dQ_i to HBM (red.global.add.v4.f32)
+//     from one of two slabs, so that the consumers' third barrier no longer waits for the adds:
+//     the consumers write slab t mod 2 and meet the dQ warps at one named barrier of 352 threads
+//     (the 256 consumers and the 96 dQ threads, all waiting). Passing it, the consumers know
+//     every consumer is done with dS^T of block t (dQ's product has retired: block t + 1 may
+//     overwrite it) and the dQ warps are done with slab t - 1 (they arrive only after its adds),
+//     so block t + 1 may write that one; the dQ warps know slab t is complete.
+//
+// Barriers per Q block: v12 three block-wide ones; 13 two named ones (256 threads) and a wait on
+// the full barrier; 14 one of 256 and one of 352.
+//
+// Shared memory: K_j, V_j, STAGES x (Q_i, dO_i, L2_i, D_i), dS^T, the dQ slab(s) (v12's), the
+// mbarriers. Register budget: 24 x 128 + 240 x 256 = 64512 <= 65536 (the SM's file); ptxas
+// compiles the kernel at 168 a thread (384 threads, one block per SM) and lets each role use
+// what its setmaxnreg gives it.
+#pragma once
+#include "gpu/fa2_bwd_wgmma_kernel.cuh"
+#include "gpu/fa3_kernel.cuh"  // tma_load_3d, named_sync, encode_tiled, make_map
+#include "gpu/mbarrier_ptx.cuh"
+
+
+namespace flashstep::gpu::tc {
+
+namespace {
+
+template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false>
+struct WsBwdConfig {
+  static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, PANELS = D / 64, STAGES = STAGES_;
+  static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
+  // setmaxnreg: the producer warpgroup keeps 24 registers a thread, the consumers take 240 (a
+  // multiple of 8): 24 x 128 + 240 x 256 = 64512 <= 65536.
+  static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  static_assert(128 * PRODUCER_REGS + CONSUMER_THREADS * CONSUMER_REGS <= 65536, "the SM's register file");
+  // 14: warps 1-3 of the producer warpgroup add dQ_i to HBM from two alternating slabs.
+  static constexpr bool DQ_WARPS = DQ_WARPS_;
+  static constexpr int DQ_THREADS = 96;
+  static constexpr int ORDER = 1;                 // the grid's K/V blocks fastest (v9's order)
+  static constexpr bool DESC_ONCE = true;         // v12's products (bwd_block_products) from base descriptors
+  static constexpr bool DQ_KSPLIT = D == 64;      // v12's dQ split: d = 64 over keys, d = 128 over columns
+  static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
+  static constexpr int SLABS = DQ_WARPS ? 2 : 1;
+  static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
+  static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
+  static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
+  static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;     // + L2_i, D_i
+  static constexpr int64_t SMEM_BUF_PAD = (SMEM_BUF + 1023) / 1024 * 1024;
+  static constexpr int64_t SMEM_DS = int64_t(BC) * BR * 2;          // dS_ij^T (keys x queries)
+  static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
+  static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
+  // The mbarriers: K_j and V_j full; per stage full and empty.
+  static constexpr int BARRIERS = 1 + 2 * STAGES;
+  // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
+  static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
+  static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
+  static_assert(SMEM <= 256 * 1024, "desc_add needs shared addresses below 256 KiB");
+  static_assert(SMEM_DQ % 8 == 0, "the mbarriers are 8-byte aligned");
+  static_assert(BR * 2 == 128, "a dS^T row (Br queries) is one 128-byte swizzle row");
+};
+
+// The tensor maps of Q, dO (boxes of 64 columns x Br rows) and K, V (64 x Bc), each 3-D
+// (d, N, heads): rows past N of a head are zero-filled by the copy engine.
+struct BwdWsMaps {
+  CUtensorMap q, dO, k, v;
+};
+
+// A loop-invariant value made opaque to the compiler once per Q block, so that what is formed
+// from it (each wgmma's descriptor: base + constant offset, desc_add; each dS^T store's address)
+// is formed in the loop, one add each, as v12 means it. Without it the compiler hoists them all out
+// of the loop as invariants (32 descriptors, 8 store addresses), registers live through every
+// product that the consumers' 240 cannot hold beside v12's tiles at its peak (dK~, dV~, P, P^T's
+// fragments and dP^T: 208): ptxas spilled 8 to 112 bytes, the amount moving with every change.
+__device__ __forceinline__ uint32_t per_block(uint32_t x) {
+  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+  return x;
+}
+__device__ __forceinline__ uint64_t per_block(uint64_t d) {
+  return (d & 0xFFFFFFFF00000000ull) | per_block(uint32_t(d));
+}
+
+// Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
+// (256 consumers); 2 dQ's slab complete (13: 256 consumers; 14: + the 96 dQ threads).
+constexpr int kBarDsT = 1, kBarSlab = 2;
+
+template <typename T, class C>
+__global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdParams p, const __grid_constant__ BwdWsMaps maps) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS, ST = C::STAGES;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t sK = smem_addr(smem), sV = sK + uint32_t(C::SMEM_KV), sBuf0 = sV + uint32_t(C::SMEM_KV);
+  const uint32_t sDS = sBuf0 + uint32_t(ST * C::SMEM_BUF_PAD);
+  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + ST * C::SMEM_BUF_PAD + C::SMEM_DS);
+  // The mbarriers, 8 bytes each: K_j and V_j full, then per stage full, then per stage empty.
+  const uint32_t bar_kv = sDS + uint32_t(C::SMEM_DS + C::SMEM_DQ);
+  auto bar_full = [&](int s) { return bar_kv + 8u * uint32_t(1 + s); };
+  auto bar_empty = [&](int s) { return bar_kv + 8u * uint32_t(1 + ST + s); };
+  auto buf_addr = [&](int s) { return sBuf0 + uint32_t(s * C::SMEM_BUF_PAD); };
+  const int tid = threadIdx.x, wg = tid / 128;
+
+  // The grid is (Tc, heads): the blocks at work at once share one head's Q_i, dO_i, dQ_i in L2.
+  const int64_t h = blockIdx.y;
+  const int j = int(blockIdx.x), col0 = j * BC;
+
+  if (tid == 0) {
+    mbar_init(bar_kv, 1);
+    for (int s = 0; s < ST; ++s) {
+      mbar_init(bar_full(s), 1);                          // the producer's arrival, with its bytes
+      mbar_init(bar_empty(s), C::CONSUMER_THREADS / 32);  // one arrival per consumer warp
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
+
+  if (wg == 0) {
+    // ---- the producer warpgroup ----
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
+    const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);
+    const int i_first = hd.i_first, n_i = hd.Tr - i_first;
+    if (tid == 0 && n_i > 0) {
+      // FA2b L6: K_j, V_j, once.
+      mbar_expect_tx(bar_kv, uint32_t(2 * C::SMEM_KV));
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) {
+        tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, col0, int(h), bar_kv);
+        tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, col0, int(h), bar_kv);
+      }
+      // FA2b L9's loads: Q_i, dO_i, L2_i, D_i of the t-th Q block into stage t mod ST, once the
+      // consumers have released the block that used it before (t - ST).
+      for (int t = 0; t < n_i; ++t) {
+        const int s = t % ST, row0 = (i_first + t) * BR;
+        if (t >= ST) mbar_wait(bar_empty(s), uint32_t((t / ST - 1) & 1));
+        const uint32_t b = buf_addr(s), full = bar_full(s);
+        mbar_expect_tx(full, uint32_t(C::SMEM_BUF));
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) {
+          tma_load_3d(b + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), full);
+          tma_load_3d(b + uint32_t(C::SMEM_QI + pn * BR * 128), &maps.dO, pn * 64, row0, int(h), full);
+        }
+        bulk_copy_g2s(b + uint32_t(2 * C::SMEM_QI), hd.L2 + row0, uint32_t(BR * 4), full);
+        bulk_copy_g2s(b + uint32_t(2 * C::SMEM_QI + BR * 4), hd.D + row0, uint32_t(BR * 4), full);
+      }
+    } else if (C::DQ_WARPS && tid >= 32) {
+      // 14: the dQ warps. Per Q block: meet the consumers once slab t mod 2 is complete, add
+      // tau dQ_i to the float32 accumulator in HBM (four consecutive floats of one row per thread
+      // and step; rows past Nq are not written), and come back for the next.
+      const int dtid = tid - 32;
+      const float tau = p.fwd.scale;
+      for (int t = 0; t < n_i; ++t) {
+        const int row0 = (i_first + t) * BR;
+        const float* slab = sdq + (t & 1) * (C::SMEM_SLAB / 4);
+        named_sync(kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS);
+        bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::DQ_THREADS>(hd.dQ, slab, row0, p.fwd.nq, tau, dtid);
+      }
+    }
+    return;
+  }
+
+  // ---- the consumers: v12's warpgroups 0 and 1 (cwg) ----
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
+  const int cwg = wg - 1, ctid = tid - 128, warp = (ctid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const BwdDescs dsc0 = bwd_descs<C>(sK, sV, sBuf0, sDS, cwg);  // v12's base descriptors
+  const int wkey0 = col0 + cwg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
+  const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
+  const RowLimit lim = hd.lim;
+  const int Tr = hd.Tr, i_first = hd.i_first, n_i = Tr - i_first;
+
+  // FA2b L7: dK~_j = dV~_j = 0; L6's K_j, V_j have landed.
+  float dk[PANELS][32] = {}, dv[PANELS][32] = {};
+  const float scale_log2 = p.fwd.scale * kLog2e;
+  if (n_i > 0) mbar_wait(bar_kv, 0);
+
+  // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
+  for (int t = 0; t < n_i; ++t) {
+    const BwdDescs dsc{per_block(dsc0.k_wg), per_block(dsc0.v_wg), per_block(dsc0.buf0), per_block(dsc0.dq_ds),
+                       per_block(dsc0.dq_k)};
+    const int i = i_first + t, s = t % ST, row0 = i * BR;
+    const uint32_t sQ = buf_addr(s);
+    const uint64_t dQi = desc_add(dsc.buf0, uint32_t(s * C::SMEM_BUF_PAD));  // Q_i's and dO_i's descriptors
+    const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
+    const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
+    const float* sD = sL2 + BR;
+    // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
+    mbar_wait(bar_full(s), uint32_t((t / ST) & 1));
+
+    const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
+    const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
+    const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
+    if (wg_live) {
+      uint32_t dsa[BR / 16][4];
+      const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
+      bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+      bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
+    } else {
+      // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
+      for (int e = ctid % 128; e < 64 * 8; e += 128)
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((cwg * 64 + e / 8) * 128 + (e % 8) * 16)),
+                     "r"(0u));
+    }
+    fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
+    bar_sync<kBarDsT, C::CONSUMER_THREADS>();  // dS_ij^T complete in shared memory
+
+    // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab of shared memory. The
+    // first k step overwrites the accumulators (scale_d = 0) and is always issued; steps over
+    // keys no row of Q_i keeps are not (d = 64: this warpgroup's 64 keys, warpgroup 0's test;
+    // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j).
+    float dq[32];
+    fence_regs(dq);
+    wgmma_fence();
+    bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+    wgmma_commit();
+    wgmma_wait_all();  // dQ's product and dK's
+    fence_regs(dq);
+#pragma unroll
+    for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+    // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar_empty(s));
+
+    // To this warpgroup's part of the slab (14: slab t mod 2).
+    float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) + (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : 0);
+    bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT ? 0 : cwg * 64, warp, g, t4);
+    if constexpr (C::DQ_WARPS) {
+      // dQ_i's partials complete: the dQ warps take slab t mod 2 (and are done with the other).
+      named_sync(kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS);
+    } else {
+      bar_sync<kBarSlab, C::CONSUMER_THREADS>();  // dQ_i's partials complete
+      // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per
+      // thread and step (rows past Nq are not written).
+      bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::CONSUMER_THREADS>(hd.dQ, sdq, row0, p.fwd.nq, p.fwd.scale, ctid);
+    }
+  }
+
+  // FA2b L18 (zeros for a block no row keeps).
+  bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
+}
+
+// Host side: the four tensor maps, built per launch (four cuTensorMapEncodeTiled calls on the
+// host, no device work), then the launch on the (Tc, heads) grid.
+template <class C>
+void launch_bwd_ws(const TcBwdParams& p) {
+  static int64_t opted[2] = {0, 0};
+  BwdWsMaps maps;
+  maps.q = make_map(p.fwd.Q, p.fwd.elem, p.fwd.heads, p.fwd.nq, C::D, C::BR);
+  maps.dO = make_map(p.dO, p.fwd.elem, p.fwd.heads, p.fwd.nq, C::D, C::BR);
+  maps.k = make_map(p.fwd.K, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
+  maps.v = make_map(p.fwd.V, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
+  const dim3 grid(unsigned((p.fwd.nk + C::BC - 1) / C::BC), unsigned(p.fwd.heads));
+  if (p.fwd.elem == Elem::bf16) {
+    opt_in_shared(fa2_bwd_ws_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
+    fa2_bwd_ws_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
+  } else {
+    opt_in_shared(fa2_bwd_ws_kernel<__half, C>, C::SMEM, opted[1]);
+    fa2_bwd_ws_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+template <class C>
+TcBwdVariantInfo info_of_ws() {
+  const char* what =
+      C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
+                    "slabs: one named barrier of 352 threads per Q block in place of the consumers' adds"
+                  : (C::STAGES == 3 ? "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA (L2_i, D_i by bulk copy) "
+                                      "into a 3-stage mbarrier ring, setmaxnreg 24/240, the consumers' barriers named"
+                                    : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA (L2_i, D_i by bulk copy) "
+                                      "into a 2-stage mbarrier ring, setmaxnreg 24/240, the consumers' barriers named");
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, false};
+}
+
+}  // namespace
+}  // namespace flashstep::gpu::tc
