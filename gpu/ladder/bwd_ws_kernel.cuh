@@ -5,11 +5,19 @@
 // products on wgmma from descriptors built once, the grid's K/V blocks fastest), with a third
 // warpgroup that moves the data:
 //
-//   warpgroup 0, the producer (setmaxnreg.dec to 24 registers a thread): one thread loads K_j and
-//     V_j once, and Q_i, dO_i (TMA: cp.async.bulk.tensor, 64-column boxes, 128-byte swizzle, the
-//     layout the descriptors read) and L2_i, D_i (plain bulk copies of 64 floats each) of every Q
-//     block of the loop into a ring of STAGES buffers, each with a "full" mbarrier (armed with the
-//     bytes it expects) and an "empty" one (one arrival per consumer warp). The tensor maps are
+//   warpgroup 0, the producer (setmaxnreg.dec to 24 registers a thread): its first warp loads K_j
+//     and V_j once, and Q_i, dO_i (one thread, TMA: cp.async.bulk.tensor, 64-column boxes, 128-byte
+//     swizzle, the layout the descriptors read) and L2_i, D_i (all 32 lanes, two floats of each,
+//     by plain loads and stores) of every Q block of the loop into a ring of STAGES buffers, each
+//     with a "full" mbarrier (32 arrivals, one armed with the bytes the TMA copies bring) and an
+//     "empty" one (one arrival per consumer warp, from its lane 0 after a __syncwarp).
+//     racecheck reports the stage's L2_i, D_i as raced once the ring wraps around (more than
+//     STAGES Q blocks): the producer's writes of block t against the consumers' reads of block
+//     t - STAGES, whether the writes are bulk copies (the async proxy; also with a
+//     fence.proxy.async before the release) or, as here, the producer warp's plain stores
+//     (gpu/results/tensor-core-backward/producer-warpgroup/). Not a default until racecheck is
+//     clean; the next form to try is CUTLASS's, every consumer thread arriving on the empty
+//     barrier (gpu/ladder/notes/tensor-cores.md). The tensor maps are
 //     3-D (d, rows, heads), so rows past Nq of Q_i, dO_i and keys past Nk of K_j, V_j land as
 //     zeros, as v12's cp.async zero-fill gave them; L2_i and D_i come from the pre-kernel's
 //     buffers padded to whole Q blocks (L2 = +inf, D = 0 past Nq), as load_stats reads them.
@@ -124,7 +132,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   if (tid == 0) {
     mbar_init(bar_kv, 1);
     for (int s = 0; s < ST; ++s) {
-      mbar_init(bar_full(s), 1);                          // the producer's arrival, with its bytes
+      mbar_init(bar_full(s), 32);                         // the producer warp's arrivals, one with the bytes
       mbar_init(bar_empty(s), C::CONSUMER_THREADS / 32);  // one arrival per consumer warp
     }
     mbar_init_fence();
@@ -136,13 +144,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
     const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);
     const int i_first = hd.i_first, n_i = hd.Tr - i_first;
-    if (tid == 0 && n_i > 0) {
+    if (tid < 32 && n_i > 0) {
       // FA2b L6: K_j, V_j, once.
-      mbar_expect_tx(bar_kv, uint32_t(2 * C::SMEM_KV));
+      if (tid == 0) {
+        mbar_expect_tx(bar_kv, uint32_t(2 * C::SMEM_KV));
 #pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) {
-        tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, col0, int(h), bar_kv);
-        tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, col0, int(h), bar_kv);
+        for (int pn = 0; pn < PANELS; ++pn) {
+          tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, col0, int(h), bar_kv);
+          tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, col0, int(h), bar_kv);
+        }
       }
       // FA2b L9's loads: Q_i, dO_i, L2_i, D_i of the t-th Q block into stage t mod ST, once the
       // consumers have released the block that used it before (t - ST).
@@ -150,14 +160,22 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         const int s = t % ST, row0 = (i_first + t) * BR;
         if (t >= ST) mbar_wait(bar_empty(s), uint32_t((t / ST - 1) & 1));
         const uint32_t b = buf_addr(s), full = bar_full(s);
-        mbar_expect_tx(full, uint32_t(C::SMEM_BUF));
+        // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
+        // L2 = +inf, D = 0 past Nq), stored before this lane's arrival releases them.
+        static_assert(BR == 64, "two rows of L2_i and D_i per lane of the producer warp");
+        float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
+        stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
+        stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
+        if (tid == 0) {
+          mbar_expect_tx(full, uint32_t(2 * C::SMEM_QI));
 #pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn) {
-          tma_load_3d(b + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), full);
-          tma_load_3d(b + uint32_t(C::SMEM_QI + pn * BR * 128), &maps.dO, pn * 64, row0, int(h), full);
+          for (int pn = 0; pn < PANELS; ++pn) {
+            tma_load_3d(b + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), full);
+            tma_load_3d(b + uint32_t(C::SMEM_QI + pn * BR * 128), &maps.dO, pn * 64, row0, int(h), full);
+          }
+        } else {
+          mbar_arrive(full);
         }
-        bulk_copy_g2s(b + uint32_t(2 * C::SMEM_QI), hd.L2 + row0, uint32_t(BR * 4), full);
-        bulk_copy_g2s(b + uint32_t(2 * C::SMEM_QI + BR * 4), hd.D + row0, uint32_t(BR * 4), full);
       }
     } else if (C::DQ_WARPS && tid >= 32) {
       // 14: the dQ warps. Per Q block: meet the consumers once slab t mod 2 is complete, add
@@ -280,10 +298,10 @@ TcBwdVariantInfo info_of_ws() {
   const char* what =
       C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
                     "slabs: one named barrier of 352 threads per Q block in place of the consumers' adds"
-                  : (C::STAGES == 3 ? "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA (L2_i, D_i by bulk copy) "
-                                      "into a 3-stage mbarrier ring, setmaxnreg 24/240, the consumers' barriers named"
-                                    : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA (L2_i, D_i by bulk copy) "
-                                      "into a 2-stage mbarrier ring, setmaxnreg 24/240, the consumers' barriers named");
+      : C::STAGES == 3 ? "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
+                         "into a 3-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named"
+                       : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
+                         "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
   return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, false};
 }
 
