@@ -6,7 +6,8 @@
 // gpu/ladder/bwd_pipe_kernel.cuh), 12 (9 with its matrix descriptors built once, each wgmma's one
 // add from its buffer's), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg,
 // the consumers' barriers named; gpu/ladder/bwd_ws_kernel.cuh), 14 (13 with dQ added to HBM by the
-// producer warpgroup's other warps). Built only with -DFLASHSTEP_LADDER=ON; the kernel template and
+// producer warpgroup's other warps), 15 (13 with every consumer thread arriving on a stage's
+// empty barrier). Built only with -DFLASHSTEP_LADDER=ON; the kernel template and
 // each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
 #include "gpu/ladder/bwd_ws_kernel.cuh"
@@ -37,6 +38,8 @@ using V13d64 = WsBwdConfig<kBwdWgmmaVariant + 8, 64, 3>;
 using V13d128 = WsBwdConfig<kBwdWgmmaVariant + 8, 128, 3>;
 using V14d64 = WsBwdConfig<kBwdWgmmaVariant + 9, 64, 3, true>;
 using V14d128 = WsBwdConfig<kBwdWgmmaVariant + 9, 128, 2, true>;  // a second slab leaves room for 2 stages
+using V15d64 = WsBwdConfig<kBwdWgmmaVariant + 10, 64, 3, false, true>;
+using V15d128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -57,6 +60,8 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V13d128::VARIANT && d == 128) return info_of_ws<V13d128>();
   if (variant == V14d64::VARIANT && d == 64) return info_of_ws<V14d64>();
   if (variant == V14d128::VARIANT && d == 128) return info_of_ws<V14d128>();
+  if (variant == V15d64::VARIANT && d == 64) return info_of_ws<V15d64>();
+  if (variant == V15d128::VARIANT && d == 128) return info_of_ws<V15d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -78,6 +83,8 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V13d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V13d128>(p);
   if (variant == V14d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V14d64>(p);
   if (variant == V14d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V14d128>(p);
+  if (variant == V15d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V15d64>(p);
+  if (variant == V15d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V15d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -1,5 +1,5 @@
 // FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation
-// (backward configurations 13 and 14, ladder rungs: gpu/ladder/bwd_wgmma_rungs.cu). The work,
+// (backward configurations 13, 14 and 15, ladder rungs: gpu/ladder/bwd_wgmma_rungs.cu). The work,
 // tiles, grid and products of configuration 12 (gpu/fa2_bwd_wgmma_kernel.cuh, WgBwdDescOnce: one
 // block per K/V block j of Bc = 128 keys, two warpgroups of 64 keys each, Br = 64, all five
 // products on wgmma from descriptors built once, the grid's K/V blocks fastest), with a third
@@ -16,7 +16,7 @@
 //     t - STAGES, whether the writes are bulk copies (the async proxy; also with a
 //     fence.proxy.async before the release) or, as here, the producer warp's plain stores
 //     (gpu/results/tensor-core-backward/producer-warpgroup/). Not a default until racecheck is
-//     clean; the next form to try is CUTLASS's, every consumer thread arriving on the empty
+//     clean; 15 is the next form to try, CUTLASS's, every consumer thread arriving on the empty
 //     barrier (gpu/ladder/notes/tensor-cores.md). The tensor maps are
 //     3-D (d, rows, heads), so rows past Nq of Q_i, dO_i and keys past Nk of K_j, V_j land as
 //     zeros, as v12's cp.async zero-fill gave them; L2_i and D_i come from the pre-kernel's
@@ -52,7 +52,7 @@ namespace flashstep::gpu::tc {
 
 namespace {
 
-template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false>
+template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false>
 struct WsBwdConfig {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -62,6 +62,10 @@ struct WsBwdConfig {
   static_assert(128 * PRODUCER_REGS + CONSUMER_THREADS * CONSUMER_REGS <= 65536, "the SM's register file");
   // 14: warps 1-3 of the producer warpgroup add dQ_i to HBM from two alternating slabs.
   static constexpr bool DQ_WARPS = DQ_WARPS_;
+  // 15: every consumer thread arrives on a stage's empty barrier (CUTLASS's pipelines count
+  // threads there), where 13 has each consumer warp's lane 0 arrive after a __syncwarp.
+  static constexpr bool ARRIVE_ALL = ARRIVE_ALL_;
+  static_assert(!(ARRIVE_ALL && DQ_WARPS), "15 is 13 with the release by every consumer thread");
   static constexpr int DQ_THREADS = 96;
   static constexpr int ORDER = 1;                 // the grid's K/V blocks fastest (v9's order)
   static constexpr bool DESC_ONCE = true;         // v12's products (bwd_block_products) from base descriptors
@@ -133,7 +137,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     mbar_init(bar_kv, 1);
     for (int s = 0; s < ST; ++s) {
       mbar_init(bar_full(s), 32);                         // the producer warp's arrivals, one with the bytes
-      mbar_init(bar_empty(s), C::CONSUMER_THREADS / 32);  // one arrival per consumer warp
+      mbar_init(bar_empty(s), C::ARRIVE_ALL ? C::CONSUMER_THREADS : C::CONSUMER_THREADS / 32);  // per thread (15) or warp
     }
     mbar_init_fence();
   }
@@ -251,8 +255,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
     // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
-    __syncwarp();
-    if (lane == 0) mbar_arrive(bar_empty(s));
+    if constexpr (C::ARRIVE_ALL) {
+      mbar_arrive(bar_empty(s));  // 15: each thread releases its own reads of L2_i and D_i
+    } else {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(bar_empty(s));
+    }
 
     // To this warpgroup's part of the slab (14: slab t mod 2).
     float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) + (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : 0);
@@ -296,7 +304,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
+      C::ARRIVE_ALL ? "v13 with every consumer thread arriving on a stage's empty barrier (256 arrivals, as CUTLASS's "
+                      "pipelines), where 13 has each consumer warp's lane 0 arrive after a __syncwarp"
+      : C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
                     "slabs: one named barrier of 352 threads per Q block in place of the consumers' adds"
       : C::STAGES == 3 ? "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 3-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named"

@@ -47,8 +47,10 @@ wait
 SAN=()
 for tool in memcheck racecheck synccheck initcheck; do
   extra=""; [ $tool = racecheck ] && extra="--racecheck-report all"
-  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq 150 --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
-  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype fp16 --nq 150 --nk 300 --d 128 --kv-len 250; echo "rc=$?") > "$OUT/${tool}_d128.txt" 2>&1 &
+  # More than three Q blocks per K/V block (6 and 5), so that a rung's ring of Q_i buffers wraps
+  # around: racecheck found configuration 13's stage reuse only there (producer-warpgroup/).
+  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq 333 --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
+  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype fp16 --nq 300 --nk 300 --d 128 --kv-len 250; echo "rc=$?") > "$OUT/${tool}_d128.txt" 2>&1 &
 done
 wait
 tl() { echo "$(verdict "$2") $(catch2_line "$1") $(grep -m1 -A3 FAILED "$1" | tr -s ' \n' ' ' | cut -c1-120)"; }
