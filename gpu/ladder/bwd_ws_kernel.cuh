@@ -12,8 +12,9 @@
 //     with a "full" mbarrier (32 arrivals, one armed with the bytes the TMA copies bring) and an
 //     "empty" one (one arrival per consumer warp, from its lane 0 after a __syncwarp).
 //     racecheck reports the stage's L2_i, D_i as raced once the ring wraps around (more than
-//     STAGES Q blocks): the producer's writes of block t against the consumers' reads of block
-//     t - STAGES, whether the writes are bulk copies (the async proxy; also with a
+//     STAGES Q blocks; with fewer it is clean): the producer's writes against the consumers'
+//     reads, by inference those of block t against those of block t - STAGES, whether the
+//     writes are bulk copies (the async proxy; also with a
 //     fence.proxy.async before the release) or, as here, the producer warp's plain stores
 //     (gpu/results/tensor-core-backward/producer-warpgroup/). Not a default until racecheck is
 //     clean; 15 is the next form to try, CUTLASS's, every consumer thread arriving on the empty
