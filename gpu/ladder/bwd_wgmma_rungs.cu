@@ -33,13 +33,15 @@ using V11d64 = PipeBwdConfig<kBwdWgmmaVariant + 6, 64>;
 using V11d128 = PipeBwdConfig<kBwdWgmmaVariant + 6, 128>;
 using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;  // the default before 12
 using V12d64 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 64, false, false, false, 1>>;  // v9's traits
-//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3
+//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3, every consumer thread releasing a stage
 using V13d64 = WsBwdConfig<kBwdWgmmaVariant + 8, 64, 3>;
 using V13d128 = WsBwdConfig<kBwdWgmmaVariant + 8, 128, 3>;
 using V14d64 = WsBwdConfig<kBwdWgmmaVariant + 9, 64, 3, true>;
 using V14d128 = WsBwdConfig<kBwdWgmmaVariant + 9, 128, 2, true>;  // a second slab leaves room for 2 stages
 using V15d64 = WsBwdConfig<kBwdWgmmaVariant + 10, 64, 3, false, true>;
 using V15d128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;
+using V16d64 = WsBwdConfig<kBwdWgmmaVariant + 11, 64, 3, true, true>;
+using V16d128 = WsBwdConfig<kBwdWgmmaVariant + 11, 128, 2, true, true>;
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -62,6 +64,8 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V14d128::VARIANT && d == 128) return info_of_ws<V14d128>();
   if (variant == V15d64::VARIANT && d == 64) return info_of_ws<V15d64>();
   if (variant == V15d128::VARIANT && d == 128) return info_of_ws<V15d128>();
+  if (variant == V16d64::VARIANT && d == 64) return info_of_ws<V16d64>();
+  if (variant == V16d128::VARIANT && d == 128) return info_of_ws<V16d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -85,6 +89,8 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V14d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V14d128>(p);
   if (variant == V15d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V15d64>(p);
   if (variant == V15d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V15d128>(p);
+  if (variant == V16d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V16d64>(p);
+  if (variant == V16d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V16d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

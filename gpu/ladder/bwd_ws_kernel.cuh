@@ -63,10 +63,9 @@ struct WsBwdConfig {
   static_assert(128 * PRODUCER_REGS + CONSUMER_THREADS * CONSUMER_REGS <= 65536, "the SM's register file");
   // 14: warps 1-3 of the producer warpgroup add dQ_i to HBM from two alternating slabs.
   static constexpr bool DQ_WARPS = DQ_WARPS_;
-  // 15: every consumer thread arrives on a stage's empty barrier (CUTLASS's pipelines count
-  // threads there), where 13 has each consumer warp's lane 0 arrive after a __syncwarp.
+  // 15, 16: every consumer thread arrives on a stage's empty barrier (CUTLASS's pipelines count
+  // threads there), where 13 and 14 have each consumer warp's lane 0 arrive after a __syncwarp.
   static constexpr bool ARRIVE_ALL = ARRIVE_ALL_;
-  static_assert(!(ARRIVE_ALL && DQ_WARPS), "15 is 13 with the release by every consumer thread");
   static constexpr int DQ_THREADS = 96;
   static constexpr int ORDER = 1;                 // the grid's K/V blocks fastest (v9's order)
   static constexpr bool DESC_ONCE = true;         // v12's products (bwd_block_products) from base descriptors
@@ -191,6 +190,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       for (int t = 0; t < n_i; ++t) {
         const int row0 = (i_first + t) * BR;
         const float* slab = sdq + (t & 1) * (C::SMEM_SLAB / 4);
+        // bar.sync is .aligned: a warp's lanes must reach it together, and the adds' loop before
+        // it (a trip count per lane) need not leave them converged.
+        __syncwarp();
         named_sync(kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS);
         bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::DQ_THREADS>(hd.dQ, slab, row0, p.fwd.nq, tau, dtid);
       }
@@ -305,7 +307,8 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::ARRIVE_ALL ? "v13 with every consumer thread arriving on a stage's empty barrier (256 arrivals, as CUTLASS's "
+      C::ARRIVE_ALL && C::DQ_WARPS ? "v14 with every consumer thread arriving on a stage's empty barrier (as 15 does 13)"
+      : C::ARRIVE_ALL ? "v13 with every consumer thread arriving on a stage's empty barrier (256 arrivals, as CUTLASS's "
                       "pipelines), where 13 has each consumer warp's lane 0 arrive after a __syncwarp"
       : C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
                     "slabs: one named barrier of 352 threads per Q block in place of the consumers' adds"

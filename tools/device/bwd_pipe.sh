@@ -9,7 +9,7 @@
 # Usage (repository root): bash tools/device/bwd_pipe.sh BIN OUT   (VARIANTS="9 11" by default;
 # SDPA=0 leaves PyTorch's side out)
 # Another rung against the default the same way: NEW=12 VARIANTS="9 12" bash tools/device/bwd_pipe.sh BIN OUT
-# (configuration 12: v9 with its matrix descriptors built once).
+# (configuration 12: v9 with its matrix descriptors built once). BENCH=0: the checks of NEW alone.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 dev_setup "$0" "$@"
@@ -62,6 +62,7 @@ for k in 1 2; do S+=("dK, dV v$NEW against v9, shape $k: $(tail -1 "$OUT/same$k.
 for f in "$OUT"/*check_d*.txt; do S+=("$(basename "$f" .txt): $(tail -1 "$f") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"); done
 S+=("correctness: $(($(date +%s) - T0)) s")
 : > "$OUT/bench.txt"
+[ "${BENCH:-1}" = 1 ] || VARIANTS=""
 for v in $VARIANTS; do
   for c in "" "--causal"; do
     timeout 90 "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --no-fp32 --back-to-back $BTB --variant $v $c >> "$OUT/bench.txt" 2>&1
