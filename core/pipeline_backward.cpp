@@ -51,7 +51,8 @@ Timeline simulate_backward(int64_t d, int n_q, const Rates& rates) {
   int load = n_q > 0 ? g.add(0, -1, Unit::load, 'L', 0, c.load_i_clk, {}) : -1;
   int done = kv;  // what the loop's top barrier waits for besides the loads: the block before
   for (int i = 0; i < n_q; ++i) {
-    // FA2b L9: Q_i, dO_i, L_i, D_i landed, block i - 1 done; then block i + 1's loads go out.
+    // FA2b L9: Q_i, dO_i, L_i, D_i landed (the stage's full barrier), block i - 1 done; the
+    // producer loads block i + 1's stage meanwhile.
     const int top = g.add(0, -1, Unit::load, 'B', i, 0, {load, done});
     const int next = i + 1 < n_q ? g.add(0, -1, Unit::load, 'L', i + 1, c.load_i_clk, {top}) : -1;
     int G[kBwdWarpgroups], K[kBwdWarpgroups];
@@ -194,9 +195,10 @@ std::string explain_pipeline_backward(const Shape& s, const Rates& rates) {
   const BackwardPrediction p = predict_backward(s, rates);
   std::string out;
   append(out, "pipeline model of one SM (core/pipeline_backward.h): the default tensor-core backward on Hopper\n"
-              "  (gpu/fa2_bwd_wgmma_kernel.cuh): one thread block per (head, K/V block of Bc %d keys), %d warpgroups x 64 keys,\n"
-              "  a loop over Q blocks of Br %d; all five products on wgmma; every thread loads the next Q block by cp.async;\n"
-              "  three block-wide barriers per Q block; dQ_i added to the float32 dQ in HBM by red.global.add\n",
+              "  (gpu/bwd_ws_kernel.cuh): one thread block per (head, K/V block of Bc %d keys), %d consumer warpgroups x 64 keys,\n"
+              "  a loop over Q blocks of Br %d; all five products on wgmma; a producer warpgroup loads Q blocks by TMA into\n"
+              "  a 3-stage ring (modelled one block ahead); two named barriers per Q block; dQ_i added to the float32 dQ in\n"
+              "  HBM by red.global.add\n",
          kBwdBc, kBwdWarpgroups, kBwdBr);
   append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
               "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n",

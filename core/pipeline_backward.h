@@ -2,21 +2,25 @@
 // Hopper does, clock by clock, on one SM's units (the forward's model, core/pipeline_model.h:
 // the same rates, the same task graph and fluid simulation).
 //
-// The kernel (gpu/fa2_bwd_wgmma_kernel.cuh, the configuration bwd_config_sm90 chooses in
-// gpu/fa2_bwd_wgmma.cu; FlashAttention-2's backward, Algorithm 2 of arXiv 2307.08691): one thread
-// block per (head, K/V block j of Bc = 128 keys), two warpgroups of 64 keys each, a loop over the
-// Q blocks i of Br = 64 queries. Per Q block, each warpgroup, in this order:
+// The kernel (gpu/bwd_ws_kernel.cuh, the configuration bwd_config_sm90 chooses in
+// gpu/fa2_bwd_wgmma.cu; FlashAttention-2's backward, Algorithm 2 of arXiv 2307.08691, with
+// FlashAttention-3's producer warpgroup): one thread block per (head, K/V block j of Bc = 128
+// keys), a producer warpgroup and two consumer warpgroups of 64 keys each, a loop over the Q
+// blocks i of Br = 64 queries. The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
+// ring of 3 stages (TMA); per Q block, each consumer warpgroup, in this order:
+//   barrier  (the stage's full mbarrier) Q_i, dO_i, L_i, D_i landed
 //   tensor   S_ij^T = K_j Q_i^T (FA2b L10); wait
 //   softmax  P_ij^T = exp2(S^T tau log2 e - L_i) (L11): 64 x 64 exp2 on the special-function units
 //   tensor   dP_ij^T = V_j dO_i^T (L13) and dV~_j += P_ij^T dO_i (L12), one group; wait
 //   softmax  dS_ij^T = P^T o (dP^T - D_i) (L14): float32 lanes only
 //   tensor   dK~_j += dS_ij^T Q_i (L16), left in flight while dS^T goes to shared memory
-//   barrier  (block-wide) dS_ij^T complete
-//   tensor   dQ_i += dS_ij K_j (L15); wait (for it and dK's)
-//   barrier  dQ_i's partials complete in shared memory
-//   load     tau dQ_i added to the float32 dQ in HBM by every thread (red.global.add, through L2)
-//   barrier  (the loop's top) Q_i+1, dO_i+1, L_i+1, D_i+1 landed: every thread loads them by
-//            cp.async one Q block ahead, so they come in under block i's work
+//   barrier  (named, the 256 consumer threads) dS_ij^T complete
+//   tensor   dQ_i += dS_ij K_j (L15); wait (for it and dK's), then the stage is released
+//   barrier  (named) dQ_i's partials complete in shared memory
+//   load     tau dQ_i added to the float32 dQ in HBM by every consumer thread (red.global.add)
+// The model has the producer load block i + 1's stage when the consumers start block i: the ring
+// lets it run up to 3 blocks ahead, but each block's loads take a small part of a block's work,
+// so one ahead already hides them and the steady state is the same.
 // Every product is 2 x 64 x 64 x d FLOPs per warpgroup; the two warpgroups run the same chain at
 // once and share the tensor cores and the special-function units evenly (the barriers keep them
 // in step). K_j, V_j come from HBM once per thread block, dK_j, dV_j go back once at the end.
@@ -28,7 +32,7 @@
 
 namespace flashstep::pipeline {
 
-// The kernel's tile (gpu/fa2_bwd_wgmma_kernel.cuh: BR, BC, two warpgroups of 64 keys).
+// The kernel's tile (gpu/bwd_ws_kernel.cuh: BR, BC, two consumer warpgroups of 64 keys).
 constexpr int kBwdBr = 64, kBwdBc = 128, kBwdWarpgroups = 2;
 
 // Clocks at the unit's full rate: per warpgroup and Q block (the products, P, dS), per thread

@@ -1,19 +1,16 @@
-// The backward's default on Hopper (compute capability 9.0, sm_90a): FlashAttention-2's backward
-// on warpgroup MMA (gpu/fa2_bwd_wgmma_kernel.cuh) with the traits that measured fastest on the
-// H200, at d = 64 and 128, causal or not: two warpgroups x 64 keys (Bc = 128), Br = 64, all five
-// products on wgmma from shared-memory descriptors, dQ_i added to HBM with red.global.add.v4.f32,
-// and the grid's K/V blocks fastest so that the blocks at work at once share one head's Q_i,
-// dO_i and dQ_i in L2 (FlashAttention-2's grid order). gpu/results/tensor-core-backward/
-// grid-order/run1_summary.txt: 1.04x to 1.20x the same kernel in the heads-first order at the 8
-// target points; the rotated Q-block loop within 1% (the simpler kept). Rejected: dQ's product
-// on mma.sync, dQ added by the bulk copy engine, the warpgroups apart at d = 64
-// (tensor-core-backward/wgmma/ and dq-writer/). At d = 128 the default is configuration 12, the
-// same kernel with each buffer's matrix descriptor built once and every wgmma's formed from it by
-// one add (WgBwdDescOnce): 1.033x to 1.041x configuration 9 in three alternating rounds at the four
-// d = 128 target points, dK and dV bit for bit the same (tensor-core-backward/desc-once/ and
-// desc-once-rounds/); at d = 64 it measured 0.99x, and 9 stays. The other configurations:
-// gpu/ladder/.
-#include "gpu/fa2_bwd_wgmma_kernel.cuh"
+// The backward's default on Hopper (compute capability 9.0, sm_90a): configuration 15 at d = 64
+// and 128, causal or not (gpu/bwd_ws_kernel.cuh). FlashAttention-2's backward on warpgroup MMA
+// (two consumer warpgroups x 64 keys, Bc = 128, Br = 64, all five products on wgmma from matrix
+// descriptors built once, dQ_i added to HBM with red.global.add.v4.f32, the grid's K/V blocks
+// fastest so that the blocks at work at once share one head's Q_i, dO_i and dQ_i in L2) with
+// FlashAttention-3's producer warpgroup: K_j, V_j, Q_i and dO_i by TMA into a 3-stage mbarrier
+// ring, setmaxnreg 24 / 240, every consumer thread releasing a stage. Chosen by its traits and
+// measured: 1.11-1.12x configuration 9 (the default before it) at d = 64 and 1.05-1.08x
+// configuration 12 at d = 128 at the 8 target points, dK and dV bit for bit v9's; compute-
+// sanitizer's four tools clean on rings that wrap around
+// (gpu/results/tensor-core-backward/producer-warpgroup/: 13's measurement and 15's within
+// 0.985-1.012x of it). The other configurations: gpu/ladder/.
+#include "gpu/bwd_ws_kernel.cuh"
 
 #include <stdexcept>
 #include <string>
@@ -26,16 +23,16 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p);
 #endif
 
 namespace {
-//                        variant, D, dQ on mma.sync, dQ by the bulk copy engine, warpgroups apart, grid order
-using BwdD64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;                   // 9
-using BwdD128 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 128, false, false, false, 1>>;  // 12
+//                         variant, D, Q_i / dO_i stages, dQ by the producer's warps, every consumer thread releases
+using BwdD64 = WsBwdConfig<kBwdWgmmaVariant + 10, 64, 3, false, true>;    // 15
+using BwdD128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;  // 15
 }  // namespace
 
 int bwd_config_sm90(int d) { return d == 64 ? BwdD64::VARIANT : d == 128 ? BwdD128::VARIANT : 0; }
 
 TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
-  if (variant == BwdD64::VARIANT && d == 64) return info_of<BwdD64>();
-  if (variant == BwdD128::VARIANT && d == 128) return info_of<BwdD128>();
+  if (variant == BwdD64::VARIANT && d == 64) return info_of_ws<BwdD64>();
+  if (variant == BwdD128::VARIANT && d == 128) return info_of_ws<BwdD128>();
 #if defined(FLASHSTEP_LADDER)
   return bwd_wgmma_ladder_variant(variant, d);
 #else
@@ -44,8 +41,8 @@ TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d) {
 }
 
 void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p) {
-  if (variant == BwdD64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<BwdD64>(p);
-  if (variant == BwdD128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<BwdD128>(p);
+  if (variant == BwdD64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<BwdD64>(p);
+  if (variant == BwdD128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<BwdD128>(p);
 #if defined(FLASHSTEP_LADDER)
   return bwd_wgmma_ladder_launch(variant, p);
 #else

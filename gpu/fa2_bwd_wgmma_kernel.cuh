@@ -250,6 +250,16 @@ __device__ __forceinline__ void bwd_dq_product_desc(float (&dq)[32], uint64_t dD
     if (kk == 0 || col0 + 16 * kk <= hi_last)
       wgmma_ss_mn<T>(dq, desc_add(dDS, uint32_t(kk * 2048)), desc_add(dK, uint32_t(kk * 2048)), kk > 0);
 }
+// dQ's product, just issued, and dK's, in flight since L16, retired together: commit, wait for every
+// group, and fence the accumulators so that nothing reads or writes them before the wait.
+template <int PANELS>
+__device__ __forceinline__ void bwd_retire_dq_dk(float (&dq)[32], float (&dk)[PANELS][32]) {
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_regs(dq);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+}
 // FA2b L18: dK_j = tau dK~_j and dV_j = dV~_j rounded once to the type, this warp's 16 keys from
 // key0 (keys past Nk not written).
 template <typename T, int D, int PANELS>
@@ -273,8 +283,20 @@ __device__ __forceinline__ void bwd_write_dk_dv(const TcBwdParams& p, int64_t h,
   }
 }
 
+// The shared-memory tiles of one K/V block's backward, in bytes (16-bit inputs), shared by every
+// wgmma configuration: K_j or V_j (Bc x d), Q_i or dO_i (Br x d), one Q block's buffer (Q_i, dO_i,
+// L2_i, D_i) and that padded to the 1024-byte swizzle atom, dS_ij^T (keys x queries).
+template <int D, int BR, int BC>
+struct BwdTileBytes {
+  static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;
+  static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;
+  static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;
+  static constexpr int64_t SMEM_BUF_PAD = (SMEM_BUF + 1023) / 1024 * 1024;
+  static constexpr int64_t SMEM_DS = int64_t(BC) * BR * 2;
+};
+
 template <int V_, int D_, bool DQ_MMA_, bool DQ_BULK_ = false, bool WG_APART_ = false, int ORDER_ = 0>
-struct WgBwdConfig {
+struct WgBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, THREADS = 256, PANELS = D / 64;
   // v6: dQ_i += dS K_j on mma.sync, the 8 warps over 4 row groups x 2 column halves of dQ_i.
   static constexpr bool DQ_MMA = DQ_MMA_;
@@ -303,11 +325,8 @@ struct WgBwdConfig {
   static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
   static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
-  static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
-  static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
-  static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;     // + L2_i, D_i
-  static constexpr int64_t SMEM_BUF_PAD = (SMEM_BUF + 1023) / 1024 * 1024;
-  static constexpr int64_t SMEM_DS = int64_t(BC) * BR * 2;          // dS_ij^T (keys x queries)
+  using Tiles = BwdTileBytes<D_, 64, 128>;
+  using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
   static constexpr int64_t SMEM_DQ = int64_t(SLABS) * BR * DQ_LD * 4;
   // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
   static constexpr int64_t SMEM = 2 * SMEM_KV + 2 * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 1024;
@@ -665,11 +684,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
             wgmma_ss_mn<T>(dq, desc_sw128(sDS + uint32_t(kk * 2048)),
                            desc_sw128(sK + uint32_t(wg * BC * 128 + kk * 2048)), kk > 0);
       }
-      wgmma_commit();
-      wgmma_wait_all();  // dQ's product and dK's
-      fence_regs(dq);
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+      bwd_retire_dq_dk<PANELS>(dq, dk);
       if constexpr (C::DQ_BULK) {
         write_dq_bulk(dq, t, row0);
         continue;  // no third __syncthreads: the writer's barriers are named ones

@@ -229,8 +229,9 @@ void DrawPipelineView(AppState& s) {
   const float fs0 = ImGui::GetFontSize();
   if (ps.backward) {
     const pipeline::BackwardPrediction& p = ps.backward_prediction;
-    ImGui::TextWrapped("the default backward (gpu/fa2_bwd_wgmma_kernel.cuh): Bc %d keys in 2 warpgroups, Q blocks of Br "
-                       "%d, three barriers per Q block, dQ added by red.global.add; first %d Q blocks shown",
+    ImGui::TextWrapped("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
+                       "Br %d loaded by a producer warpgroup (TMA, 3 stages), two barriers per Q block, dQ added by "
+                       "red.global.add; first %d Q blocks shown",
                 pipeline::kBwdBc, pipeline::kBwdBr, PipelineState::kShownBlocks);
     ImGui::TextWrapped("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
                        "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",

@@ -1,16 +1,16 @@
-// The backward ladder's wgmma rungs other than the defaults (gpu/fa2_bwd_wgmma.cu: configuration 9 at
-// d = 64, 12 at d = 128; so 9 at d = 128 and 12 at d = 64 are rungs here):
+// The backward ladder's wgmma rungs other than the default (gpu/fa2_bwd_wgmma.cu: configuration
+// 15 at d = 64 and 128, gpu/bwd_ws_kernel.cuh):
 // 5 (all five products on wgmma, the heads-first grid), 6 (dQ's product on mma.sync), 7 (dQ added
-// by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 10 (9 with each
-// block's Q-block loop rotated by j), 11 (9 with its products pipelined,
-// gpu/ladder/bwd_pipe_kernel.cuh), 12 (9 with its matrix descriptors built once, each wgmma's one
-// add from its buffer's), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg,
-// the consumers' barriers named; gpu/ladder/bwd_ws_kernel.cuh), 14 (13 with dQ added to HBM by the
-// producer warpgroup's other warps), 15 (13 with every consumer thread arriving on a stage's
-// empty barrier). Built only with -DFLASHSTEP_LADDER=ON; the kernel template and
-// each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh.
+// by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 9 (5 with the
+// grid's K/V blocks fastest; the default at d = 64 before 15), 10 (9 with each block's Q-block loop
+// rotated by j), 11 (9 with its products pipelined, gpu/ladder/bwd_pipe_kernel.cuh), 12 (9 with its
+// matrix descriptors built once, each wgmma's one add from its buffer's; the default at d = 128
+// before 15), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg, the
+// consumers' barriers named), 14 (13 with dQ added to HBM by the producer warpgroup's other warps),
+// 16 (14 with 15's release by every consumer thread). Built only with -DFLASHSTEP_LADDER=ON; the
+// kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
-#include "gpu/ladder/bwd_ws_kernel.cuh"
+#include "gpu/bwd_ws_kernel.cuh"
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 
 #include <stdexcept>
@@ -31,15 +31,15 @@ using V10d64 = WgBwdConfig<kBwdWgmmaVariant + 5, 64, false, false, false, 2>;
 using V10d128 = WgBwdConfig<kBwdWgmmaVariant + 5, 128, false, false, false, 2>;
 using V11d64 = PipeBwdConfig<kBwdWgmmaVariant + 6, 64>;
 using V11d128 = PipeBwdConfig<kBwdWgmmaVariant + 6, 128>;
-using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;  // the default before 12
+using V9d64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;
+using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;
 using V12d64 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 64, false, false, false, 1>>;  // v9's traits
+using V12d128 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 128, false, false, false, 1>>;
 //                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3, every consumer thread releasing a stage
 using V13d64 = WsBwdConfig<kBwdWgmmaVariant + 8, 64, 3>;
 using V13d128 = WsBwdConfig<kBwdWgmmaVariant + 8, 128, 3>;
 using V14d64 = WsBwdConfig<kBwdWgmmaVariant + 9, 64, 3, true>;
 using V14d128 = WsBwdConfig<kBwdWgmmaVariant + 9, 128, 2, true>;  // a second slab leaves room for 2 stages
-using V15d64 = WsBwdConfig<kBwdWgmmaVariant + 10, 64, 3, false, true>;
-using V15d128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;
 using V16d64 = WsBwdConfig<kBwdWgmmaVariant + 11, 64, 3, true, true>;
 using V16d128 = WsBwdConfig<kBwdWgmmaVariant + 11, 128, 2, true, true>;
 }  // namespace
@@ -56,14 +56,14 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V10d128::VARIANT && d == 128) return info_of<V10d128>();
   if (variant == V11d64::VARIANT && d == 64) return info_of_pipe<V11d64>();
   if (variant == V11d128::VARIANT && d == 128) return info_of_pipe<V11d128>();
-  if (variant == V12d64::VARIANT && d == 64) return info_of<V12d64>();
+  if (variant == V9d64::VARIANT && d == 64) return info_of<V9d64>();
   if (variant == V9d128::VARIANT && d == 128) return info_of<V9d128>();
+  if (variant == V12d64::VARIANT && d == 64) return info_of<V12d64>();
+  if (variant == V12d128::VARIANT && d == 128) return info_of<V12d128>();
   if (variant == V13d64::VARIANT && d == 64) return info_of_ws<V13d64>();
   if (variant == V13d128::VARIANT && d == 128) return info_of_ws<V13d128>();
   if (variant == V14d64::VARIANT && d == 64) return info_of_ws<V14d64>();
   if (variant == V14d128::VARIANT && d == 128) return info_of_ws<V14d128>();
-  if (variant == V15d64::VARIANT && d == 64) return info_of_ws<V15d64>();
-  if (variant == V15d128::VARIANT && d == 128) return info_of_ws<V15d128>();
   if (variant == V16d64::VARIANT && d == 64) return info_of_ws<V16d64>();
   if (variant == V16d128::VARIANT && d == 128) return info_of_ws<V16d128>();
   return TcBwdVariantInfo{};
@@ -81,14 +81,14 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V10d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V10d128>(p);
   if (variant == V11d64::VARIANT && p.fwd.d == 64) return launch_bwd_pipe<V11d64>(p);
   if (variant == V11d128::VARIANT && p.fwd.d == 128) return launch_bwd_pipe<V11d128>(p);
-  if (variant == V12d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V12d64>(p);
+  if (variant == V9d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V9d64>(p);
   if (variant == V9d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V9d128>(p);
+  if (variant == V12d64::VARIANT && p.fwd.d == 64) return launch_bwd_wgmma<V12d64>(p);
+  if (variant == V12d128::VARIANT && p.fwd.d == 128) return launch_bwd_wgmma<V12d128>(p);
   if (variant == V13d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V13d64>(p);
   if (variant == V13d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V13d128>(p);
   if (variant == V14d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V14d64>(p);
   if (variant == V14d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V14d128>(p);
-  if (variant == V15d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V15d64>(p);
-  if (variant == V15d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V15d128>(p);
   if (variant == V16d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V16d64>(p);
   if (variant == V16d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V16d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +

@@ -1,43 +1,45 @@
-// FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation
-// (backward configurations 13, 14 and 15, ladder rungs: gpu/ladder/bwd_wgmma_rungs.cu). The work,
-// tiles, grid and products of configuration 12 (gpu/fa2_bwd_wgmma_kernel.cuh, WgBwdDescOnce: one
-// block per K/V block j of Bc = 128 keys, two warpgroups of 64 keys each, Br = 64, all five
-// products on wgmma from descriptors built once, the grid's K/V blocks fastest), with a third
-// warpgroup that moves the data:
+// FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation: the
+// Hopper default at d = 64 and 128 (configuration 15, gpu/fa2_bwd_wgmma.cu) and the ladder's
+// configurations 13, 14 and 16 (gpu/ladder/bwd_wgmma_rungs.cu). The work, tiles, grid and products
+// of configuration 12 (gpu/fa2_bwd_wgmma_kernel.cuh, WgBwdDescOnce: one block per K/V block j of
+// Bc = 128 keys, two warpgroups of 64 keys each, Br = 64, all five products on wgmma from
+// descriptors built once, the grid's K/V blocks fastest), with a third warpgroup that moves the data:
 //
 //   warpgroup 0, the producer (setmaxnreg.dec to 24 registers a thread): its first warp loads K_j
 //     and V_j once, and Q_i, dO_i (one thread, TMA: cp.async.bulk.tensor, 64-column boxes, 128-byte
 //     swizzle, the layout the descriptors read) and L2_i, D_i (all 32 lanes, two floats of each,
 //     by plain loads and stores) of every Q block of the loop into a ring of STAGES buffers, each
 //     with a "full" mbarrier (32 arrivals, one armed with the bytes the TMA copies bring) and an
-//     "empty" one (one arrival per consumer warp, from its lane 0 after a __syncwarp).
-//     racecheck reports the stage's L2_i, D_i as raced once the ring wraps around (more than
-//     STAGES Q blocks; with fewer it is clean): the producer's writes against the consumers'
-//     reads, by inference those of block t against those of block t - STAGES, whether the
-//     writes are bulk copies (the async proxy; also with a
-//     fence.proxy.async before the release) or, as here, the producer warp's plain stores
-//     (gpu/results/tensor-core-backward/producer-warpgroup/). Not a default until racecheck is
-//     clean; 15 is the next form to try, CUTLASS's, every consumer thread arriving on the empty
-//     barrier (gpu/ladder/notes/tensor-cores.md). The tensor maps are
-//     3-D (d, rows, heads), so rows past Nq of Q_i, dO_i and keys past Nk of K_j, V_j land as
-//     zeros, as v12's cp.async zero-fill gave them; L2_i and D_i come from the pre-kernel's
-//     buffers padded to whole Q blocks (L2 = +inf, D = 0 past Nq), as load_stats reads them.
+//     "empty" one. The tensor maps are 3-D (d, rows, heads), so rows past Nq of Q_i, dO_i and
+//     keys past Nk of K_j, V_j land as zeros, as v12's cp.async zero-fill gave them; L2_i and D_i
+//     come from the pre-kernel's buffers padded to whole Q blocks (L2 = +inf, D = 0 past Nq), as
+//     load_stats reads them.
 //   warpgroups 1 and 2, the consumers (setmaxnreg.inc to 240): v12's warpgroups 0 and 1, the
 //     same products in the same order on the same operands, so dK and dV are v12's bit for bit.
 //     They wait on a stage's full barrier where v12 waits for its cp.async groups and
 //     __syncthreads; the two other barriers of a Q block (dS^T complete, dQ partials complete)
-//     are named barriers over the 256 consumer threads; each consumer warp releases the stage
-//     (empty barrier) once dK's product, the last reader of Q_i, has retired.
-//   14 (DQ_WARPS): warps 1-3 of the producer warpgroup add tau dQ_i to HBM (red.global.add.v4.f32)
-//     from one of two slabs, so that the consumers' third barrier no longer waits for the adds:
-//     the consumers write slab t mod 2 and meet the dQ warps at one named barrier of 352 threads
-//     (the 256 consumers and the 96 dQ threads, all waiting). Passing it, the consumers know
-//     every consumer is done with dS^T of block t (dQ's product has retired: block t + 1 may
-//     overwrite it) and the dQ warps are done with slab t - 1 (they arrive only after its adds),
-//     so block t + 1 may write that one; the dQ warps know slab t is complete.
+//     are named barriers over the 256 consumer threads; the stage is released (empty barrier)
+//     once dK's product, the last reader of Q_i, has retired.
 //
-// Barriers per Q block: v12 three block-wide ones; 13 two named ones (256 threads) and a wait on
-// the full barrier; 14 one of 256 and one of 352.
+// The release (ARRIVE_ALL): in 15 and 16 every consumer thread arrives on the empty barrier (it
+// counts 256), each after its own reads of L2_i and D_i; in 13 and 14 each consumer warp's lane 0
+// arrives after a __syncwarp (it counts 8). Both are ordered by the PTX memory model, but
+// compute-sanitizer's racecheck follows only a thread's own arrival: it reports 13's stage as raced
+// once the ring wraps (more than STAGES Q blocks) and 15 clean
+// (gpu/results/tensor-core-backward/producer-warpgroup/).
+//
+//   14, 16 (DQ_WARPS): warps 1-3 of the producer warpgroup add tau dQ_i to HBM
+//     (red.global.add.v4.f32) from one of two slabs, so that the consumers' third barrier no longer
+//     waits for the adds: the consumers write slab t mod 2 and meet the dQ warps at one named
+//     barrier of 352 threads (the 256 consumers and the 96 dQ threads, all waiting). Passing it,
+//     the consumers know every consumer is done with dS^T of block t (dQ's product has retired:
+//     block t + 1 may overwrite it) and the dQ warps are done with slab t - 1 (they arrive only
+//     after its adds), so block t + 1 may write that one; the dQ warps know slab t is complete.
+//     That barrier is met from two places in the code, so it is the unaligned barrier.sync
+//     (bar_sync_unaligned): the aligned bar.sync there is what synccheck reported (ladder notes).
+//
+// Barriers per Q block: v12 three block-wide ones; 13 and 15 two named ones (256 threads) and a
+// wait on the full barrier; 14 and 16 one of 256 and one of 352.
 //
 // Shared memory: K_j, V_j, STAGES x (Q_i, dO_i, L2_i, D_i), dS^T, the dQ slab(s) (v12's), the
 // mbarriers. Register budget: 24 x 128 + 240 x 256 = 64512 <= 65536 (the SM's file); ptxas
@@ -45,16 +47,15 @@
 // what its setmaxnreg gives it.
 #pragma once
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
-#include "gpu/fa3_kernel.cuh"  // tma_load_3d, named_sync, encode_tiled, make_map
+#include "gpu/fa3_kernel.cuh"  // tma_load_3d, encode_tiled, make_map
 #include "gpu/mbarrier_ptx.cuh"
-
 
 namespace flashstep::gpu::tc {
 
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false>
-struct WsBwdConfig {
+struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
   // setmaxnreg: the producer warpgroup keeps 24 registers a thread, the consumers take 240 (a
@@ -73,11 +74,8 @@ struct WsBwdConfig {
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
   static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
-  static constexpr int64_t SMEM_KV = int64_t(BC) * D * 2;           // K_j or V_j
-  static constexpr int64_t SMEM_QI = int64_t(BR) * D * 2;           // Q_i or dO_i
-  static constexpr int64_t SMEM_BUF = 2 * SMEM_QI + 2 * BR * 4;     // + L2_i, D_i
-  static constexpr int64_t SMEM_BUF_PAD = (SMEM_BUF + 1023) / 1024 * 1024;
-  static constexpr int64_t SMEM_DS = int64_t(BC) * BR * 2;          // dS_ij^T (keys x queries)
+  using Tiles = BwdTileBytes<D_, 64, 128>;
+  using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
   static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
   static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
   // The mbarriers: K_j and V_j full; per stage full and empty.
@@ -108,6 +106,15 @@ __device__ __forceinline__ uint32_t per_block(uint32_t x) {
 }
 __device__ __forceinline__ uint64_t per_block(uint64_t d) {
   return (d & 0xFFFFFFFF00000000ull) | per_block(uint32_t(d));
+}
+
+// A named barrier that threads reach from different instructions (14, 16: the consumers' and the
+// dQ warps'): barrier.sync without .aligned. bar.sync is barrier.sync.aligned, which requires every
+// thread to execute the same barrier instruction; synccheck reports the aligned form here as
+// "Divergent thread(s) in block".
+template <int ID, int THREADS>
+__device__ __forceinline__ void bar_sync_unaligned() {
+  asm volatile("barrier.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
 }
 
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
@@ -190,10 +197,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       for (int t = 0; t < n_i; ++t) {
         const int row0 = (i_first + t) * BR;
         const float* slab = sdq + (t & 1) * (C::SMEM_SLAB / 4);
-        // bar.sync is .aligned: a warp's lanes must reach it together, and the adds' loop before
-        // it (a trip count per lane) need not leave them converged.
-        __syncwarp();
-        named_sync(kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS);
+        bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
         bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::DQ_THREADS>(hd.dQ, slab, row0, p.fwd.nq, tau, dtid);
       }
     }
@@ -252,11 +256,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     fence_regs(dq);
     wgmma_fence();
     bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
-    wgmma_commit();
-    wgmma_wait_all();  // dQ's product and dK's
-    fence_regs(dq);
-#pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+    bwd_retire_dq_dk<PANELS>(dq, dk);
     // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
     if constexpr (C::ARRIVE_ALL) {
       mbar_arrive(bar_empty(s));  // 15: each thread releases its own reads of L2_i and D_i
@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT ? 0 : cwg * 64, warp, g, t4);
     if constexpr (C::DQ_WARPS) {
       // dQ_i's partials complete: the dQ warps take slab t mod 2 (and are done with the other).
-      named_sync(kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS);
+      bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
     } else {
       bar_sync<kBarSlab, C::CONSUMER_THREADS>();  // dQ_i's partials complete
       // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per
@@ -308,12 +308,14 @@ template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
       C::ARRIVE_ALL && C::DQ_WARPS ? "v14 with every consumer thread arriving on a stage's empty barrier (as 15 does 13)"
-      : C::ARRIVE_ALL ? "v13 with every consumer thread arriving on a stage's empty barrier (256 arrivals, as CUTLASS's "
-                      "pipelines), where 13 has each consumer warp's lane 0 arrive after a __syncwarp"
+      : C::ARRIVE_ALL ? "v12's two warpgroups with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first "
+                        "warp's loads, into a 3-stage mbarrier ring that every consumer thread releases; setmaxnreg 24/240, "
+                        "the consumers' barriers named"
       : C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
                     "slabs: one named barrier of 352 threads per Q block in place of the consumers' adds"
       : C::STAGES == 3 ? "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
-                         "into a 3-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named"
+                         "into a 3-stage mbarrier ring (each consumer warp's lane 0 releases a stage); setmaxnreg 24/240, "
+                         "the consumers' barriers named"
                        : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
   return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, false};
