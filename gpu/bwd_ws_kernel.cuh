@@ -54,7 +54,7 @@ namespace flashstep::gpu::tc {
 
 namespace {
 
-template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false>
+template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -67,6 +67,11 @@ struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   // 15, 16: every consumer thread arrives on a stage's empty barrier (CUTLASS's pipelines count
   // threads there), where 13 and 14 have each consumer warp's lane 0 arrive after a __syncwarp.
   static constexpr bool ARRIVE_ALL = ARRIVE_ALL_;
+  // 17: the dQ warps' slabs handed over by an mbarrier pair each (full: the 256 consumer threads'
+  // stores; empty: the 96 dQ threads' reads), where 14 and 16 meet at one barrier of 352 threads;
+  // the consumers keep a barrier of their own (dS^T's reuse), as 13 and 15 do.
+  static constexpr bool DQ_MBAR = DQ_MBAR_;
+  static_assert(!DQ_MBAR || (DQ_WARPS && ARRIVE_ALL), "17 is 16 with the slabs' mbarriers");
   static constexpr int DQ_THREADS = 96;
   static constexpr int ORDER = 1;                 // the grid's K/V blocks fastest (v9's order)
   static constexpr bool DESC_ONCE = true;         // v12's products (bwd_block_products) from base descriptors
@@ -78,8 +83,8 @@ struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
   static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
   static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
-  // The mbarriers: K_j and V_j full; per stage full and empty.
-  static constexpr int BARRIERS = 1 + 2 * STAGES;
+  // The mbarriers: K_j and V_j full; per stage full and empty; 17: per slab full and empty.
+  static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0);
   // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
   static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
   static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
@@ -133,6 +138,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   const uint32_t bar_kv = sDS + uint32_t(C::SMEM_DS + C::SMEM_DQ);
   auto bar_full = [&](int s) { return bar_kv + 8u * uint32_t(1 + s); };
   auto bar_empty = [&](int s) { return bar_kv + 8u * uint32_t(1 + ST + s); };
+  auto slab_full = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + b); };      // 17
+  auto slab_empty = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + 2 + b); };  // 17
   auto buf_addr = [&](int s) { return sBuf0 + uint32_t(s * C::SMEM_BUF_PAD); };
   const int tid = threadIdx.x, wg = tid / 128;
 
@@ -146,6 +153,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       mbar_init(bar_full(s), 32);                         // the producer warp's arrivals, one with the bytes
       mbar_init(bar_empty(s), C::ARRIVE_ALL ? C::CONSUMER_THREADS : C::CONSUMER_THREADS / 32);  // per thread (15) or warp
     }
+    if constexpr (C::DQ_MBAR)
+      for (int b = 0; b < 2; ++b) {
+        mbar_init(slab_full(b), C::CONSUMER_THREADS);
+        mbar_init(slab_empty(b), C::DQ_THREADS);
+      }
     mbar_init_fence();
   }
   __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
@@ -197,8 +209,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       for (int t = 0; t < n_i; ++t) {
         const int row0 = (i_first + t) * BR;
         const float* slab = sdq + (t & 1) * (C::SMEM_SLAB / 4);
-        bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
+        if constexpr (C::DQ_MBAR) mbar_wait(slab_full(t & 1), uint32_t((t / 2) & 1));  // its k-th fill, k = t / 2
+        else bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
         bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::DQ_THREADS>(hd.dQ, slab, row0, p.fwd.nq, tau, dtid);
+        if constexpr (C::DQ_MBAR) mbar_arrive(slab_empty(t & 1));  // this thread's reads of it done
       }
     }
     return;
@@ -267,8 +281,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
 
     // To this warpgroup's part of the slab (14: slab t mod 2).
     float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) + (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : 0);
+    // 17: slab t mod 2 is free once the dQ warps have read its fill of block t - 2.
+    if constexpr (C::DQ_MBAR)
+      if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
     bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT ? 0 : cwg * 64, warp, g, t4);
-    if constexpr (C::DQ_WARPS) {
+    if constexpr (C::DQ_MBAR) {
+      mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
+      // Every consumer's dQ product of block t has retired before block t + 1 writes dS^T.
+      bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+    } else if constexpr (C::DQ_WARPS) {
       // dQ_i's partials complete: the dQ warps take slab t mod 2 (and are done with the other).
       bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
     } else {
@@ -307,7 +328,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::ARRIVE_ALL && C::DQ_WARPS ? "v14 with every consumer thread arriving on a stage's empty barrier (as 15 does 13)"
+      C::DQ_MBAR ? "v16 with each dQ slab handed over by an mbarrier pair (full: the consumers' stores, empty: the dQ "
+                   "warps' reads) in place of the 352-thread barrier; the consumers' own barrier kept for dS^T"
+      : C::ARRIVE_ALL && C::DQ_WARPS ? "v14 with every consumer thread arriving on a stage's empty barrier (as 15 does 13)"
       : C::ARRIVE_ALL ? "v12's two warpgroups with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first "
                         "warp's loads, into a 3-stage mbarrier ring that every consumer thread releases; setmaxnreg 24/240, "
                         "the consumers' barriers named"
