@@ -8,7 +8,7 @@
 // before 15), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg, the
 // consumers' barriers named), 14 (13 with dQ added to HBM by the producer warpgroup's other warps),
 // 16 (14 with 15's release by every consumer thread), 17 (16 with each dQ slab handed over by an
-// mbarrier pair). Built only with -DFLASHSTEP_LADDER=ON; the
+// mbarrier pair), 18 (d = 64: 17 with two dS^T buffers and no consumer barrier after the slab). Built only with -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
 #include "gpu/bwd_ws_kernel.cuh"
@@ -36,7 +36,7 @@ using V9d64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;
 using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;
 using V12d64 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 64, false, false, false, 1>>;  // v9's traits
 using V12d128 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 128, false, false, false, 1>>;
-//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3, every consumer thread releasing a stage, the slabs' mbarriers
+//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3, every consumer thread releasing a stage, the slabs' mbarriers, two dS^T buffers
 using V13d64 = WsBwdConfig<kBwdWgmmaVariant + 8, 64, 3>;
 using V13d128 = WsBwdConfig<kBwdWgmmaVariant + 8, 128, 3>;
 using V14d64 = WsBwdConfig<kBwdWgmmaVariant + 9, 64, 3, true>;
@@ -45,6 +45,7 @@ using V16d64 = WsBwdConfig<kBwdWgmmaVariant + 11, 64, 3, true, true>;
 using V16d128 = WsBwdConfig<kBwdWgmmaVariant + 11, 128, 2, true, true>;
 using V17d64 = WsBwdConfig<kBwdWgmmaVariant + 12, 64, 3, true, true, true>;
 using V17d128 = WsBwdConfig<kBwdWgmmaVariant + 12, 128, 2, true, true, true>;
+using V18d64 = WsBwdConfig<kBwdWgmmaVariant + 13, 64, 3, true, true, true, true>;  // d = 64 only: at d = 128 a second dS^T does not fit
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -71,6 +72,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V16d128::VARIANT && d == 128) return info_of_ws<V16d128>();
   if (variant == V17d64::VARIANT && d == 64) return info_of_ws<V17d64>();
   if (variant == V17d128::VARIANT && d == 128) return info_of_ws<V17d128>();
+  if (variant == V18d64::VARIANT && d == 64) return info_of_ws<V18d64>();
   return TcBwdVariantInfo{};
 }
 
@@ -98,6 +100,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V16d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V16d128>(p);
   if (variant == V17d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V17d64>(p);
   if (variant == V17d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V17d128>(p);
+  if (variant == V18d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V18d64>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }
