@@ -58,6 +58,13 @@ void AppState::run_script(const std::string& script) {
       if (!load_snapshot_problem()) throw InputError("script: snapshot-problem: no folder of another problem is loaded");
     } else if (verb == "first-over") {  // the "Go to the first over tolerance" button
       if (!seek_first_over()) throw InputError("script: first-over: no snapshot j is over tolerance");
+    } else if (verb == "pipeline") {  // the Pipeline view's radio buttons (values checked by parse_script)
+      PipelineState& ps = pipeline;
+      if (arg(0) == "forward" || arg(0) == "backward") ps.backward = arg(0) == "backward";
+      else if (arg(0) == "d") ps.d = int(whole(1));
+      else if (arg(0) == "n") ps.n = int(whole(1));
+      else ps.causal = arg(1) == "1";
+      ps.rebuild();
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
       if (form.error.empty()) apply_form();
     }

@@ -135,6 +135,7 @@ void DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState
 
 // The backward's times of the whole problem (ms): each product's and unit's throughput bound,
 // the model's prediction and the H200's measurement, one bar each.
+constexpr size_t kBackwardBars = 12;  // DrawBackwardBars' rows
 void DrawBackwardBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   const pipeline::BackwardPrediction& p = ps.backward_prediction;
   struct Bar {
@@ -155,6 +156,7 @@ void DrawBackwardBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState&
                       {"model", p.ms, IM_COL32(250, 225, 60, 255)},
                       {"H200 measured", ps.backward_measured.found ? ps.backward_measured.value : 0, kVisitedCol}};
   const size_t n = sizeof bars / sizeof bars[0];
+  static_assert(sizeof bars / sizeof bars[0] == kBackwardBars, "the view reserves a row per bar");
   const float fs = ImGui::GetFontSize();
   const float label_w = fs * 10.5f, row_h = std::min(fs * 1.7f, (p1.y - p0.y) / float(n));
   double top = 0;
@@ -204,7 +206,8 @@ void DrawPipelineView(AppState& s) {
     if (n != 4096) ImGui::SameLine();
     if (ImGui::RadioButton(label, ps.n == n)) ps.n = n, changed = true;
   }
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+  const float causal_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("causal").x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + causal_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   changed |= ImGui::Checkbox("causal", &ps.causal);
   if (!ps.backward) {  // on this line where it fits, else on the next
     const float turn_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("tensor cores in turn").x;
@@ -249,14 +252,16 @@ void DrawPipelineView(AppState& s) {
   } else {
     const pipeline::Kernel& r = ps.kernel;
     ImGui::TextWrapped("%s: %s", r.key.c_str(), r.what.c_str());
-    ImGui::TextColored(kDimText, "Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(),
-                       r.Bc, r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
+    ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+    ImGui::TextWrapped("Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(), r.Bc,
+                       r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
                        r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
+    ImGui::PopStyleColor();
     const pipeline::Prediction& p = ps.prediction;
-    ImGui::Text("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
-                "softmax %.0f%%, load %.0f%%",
-                p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
-                100 * p.load_busy);
+    ImGui::TextWrapped("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
+                       "softmax %.0f%%, load %.0f%%",
+                       p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
+                       100 * p.load_busy);
     Swatch(kReadCol, false, "load Q, K, V");
     Swatch(IM_COL32(90, 150, 255, 255), false, "S = Q K^T", true);
     Swatch(kComputeCol, false, "softmax (exp2)", true);
@@ -267,25 +272,42 @@ void DrawPipelineView(AppState& s) {
   const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   if (avail.x < 100 || avail.y < 100) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // The chart takes what its lanes need (at most 58% of the height); the bars get the rest.
+  const float fs = ImGui::GetFontSize();
+  // The heading of the bars, on two lines where one does not fit the panel.
+  char head[200], head2[120] = "";
+  if (ps.backward) {
+    std::snprintf(head, sizeof head, "the whole backward at N = %d, d = %d%s, bf16, 256 heads:", ps.n, ps.d,
+                  ps.causal ? ", causal" : "");
+    std::snprintf(head2, sizeof head2, "throughput bounds, model, H200 (ms)%s",
+                  ps.backward_measured.found ? "" : " - no measurement");
+  } else {
+    std::snprintf(head, sizeof head, "TFLOP/s at N = %d, d = %d%s, bf16:", ps.n, ps.d, ps.causal ? ", causal" : "");
+    std::snprintf(head2, sizeof head2, "model (outline), H200 (filled), PyTorch (lines)%s",
+                  ps.measured_loaded ? "" : " - no PyTorch measurements loaded");
+  }
+  const bool one_line = ImGui::CalcTextSize(head).x + fs * 0.3f + ImGui::CalcTextSize(head2).x <= avail.x;
+  const float head_h = fs * (one_line ? 1.4f : 2.6f);
+  // The chart takes what its lanes need (at most 58% of the height); the bars get the rest, and
+  // never less than a readable row each: where the panel is shorter, the view scrolls.
   const int lanes = ps.ctas * (1 + 2 * ps.warpgroups);
   const float gantt_h = std::min(avail.y * 0.58f, float(lanes) * fs0 * 2.2f + fs0 * 2.4f);
+  const size_t bars = ps.backward ? kBackwardBars : ps.rows.size();
+  const float bars_min = float(bars) * fs * 1.3f + (ps.backward ? 0 : fs * (2.5f + float(ps.references.size())));
+  const float total_h = std::max(avail.y, gantt_h + fs * 0.8f + head_h + bars_min);
   DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
-  const float fs = ImGui::GetFontSize();
   const float y2 = p0.y + gantt_h + fs * 0.8f;
-  char head[200];
-  if (ps.backward) {
-    std::snprintf(head, sizeof head, "the whole backward at N = %d, d = %d%s, bf16, 256 heads: throughput bounds, model, H200 (ms)%s",
-                  ps.n, ps.d, ps.causal ? ", causal" : "", ps.backward_measured.found ? "" : " - no measurement");
-    dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), head);
-    DrawBackwardBars(dl, ImVec2(p0.x, y2 + fs * 1.4f), ImVec2(p0.x + avail.x, p0.y + avail.y), ps);
+  if (one_line) {
+    char both[sizeof head + sizeof head2 + 1];
+    std::snprintf(both, sizeof both, "%s %s", head, head2);
+    dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), both);
   } else {
-    std::snprintf(head, sizeof head, "TFLOP/s at N = %d, d = %d%s, bf16: model (outline), H200 (filled), PyTorch (lines)%s", ps.n,
-                  ps.d, ps.causal ? ", causal" : "", ps.measured_loaded ? "" : " - no PyTorch measurements loaded");
     dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), head);
-    DrawTechniqueBars(dl, ImVec2(p0.x, y2 + fs * 1.4f), ImVec2(p0.x + avail.x, p0.y + avail.y), ps);
+    dl->AddText(ImVec2(p0.x, y2 + fs * 1.2f), ImGui::GetColorU32(ImGuiCol_Text), head2);
   }
-  ImGui::Dummy(avail);
+  const ImVec2 b0(p0.x, y2 + head_h), b1(p0.x + avail.x, p0.y + total_h);
+  if (ps.backward) DrawBackwardBars(dl, b0, b1, ps);
+  else DrawTechniqueBars(dl, b0, b1, ps);
+  ImGui::Dummy(ImVec2(avail.x, total_h));
 }
 
 }  // namespace flashstep::gui

@@ -20,11 +20,12 @@ constexpr Action kActions[] = {
     {"step", 0, 1},      {"back", 0, 1},   {"seek", 1, 1},      {"play", 0, 0},      {"pause", 0, 0},
     {"end", 0, 0},       {"home", 0, 0},   {"reset", 0, 0},     {"jump", 2, 2},      {"course", -1, -1},
     {"display", -1, -1}, {"set", 2, 3},    {"files", 3, 3},     {"export", 1, 1},    {"dram", 1, 1},
-    {"snapshots", 1, 1}, {"snapshot-problem", 0, 0},            {"first-over", 0, 0}, {"apply", 0, 0}};
+    {"snapshots", 1, 1}, {"snapshot-problem", 0, 0},            {"first-over", 0, 0}, {"apply", 0, 0},
+    {"pipeline", 1, 2}};
 
 const char* const kUnknown =
     "' (expected step N, back N, seek K, play, pause, end, home, jump I J, set FIELD N, apply, display WHAT, "
-    "export BASE, dram FILE, snapshots DIR, snapshot-problem, first-over, course WHAT)";
+    "export BASE, dram FILE, snapshots DIR, snapshot-problem, first-over, course WHAT, pipeline WHAT)";
 
 // The editor's fields a script sets, and how each value is read.
 enum class Value { whole, seed, number, word };
@@ -54,6 +55,25 @@ void check_set(const ScriptCommand& c) {
     if (f->value == Value::whole) checked::parse_int(c.args[k], what.c_str());
     else if (f->value == Value::seed) checked::parse_uint(c.args[k], what.c_str());
     else if (f->value == Value::number) checked::parse_double(c.args[k], what.c_str());
+  }
+}
+
+// The Pipeline view's radio buttons: "pipeline forward|backward", "pipeline d 64|128",
+// "pipeline n 4096|16384", "pipeline causal 0|1" (the view's choices, no others).
+void check_pipeline(const ScriptCommand& c) {
+  const std::string& what = c.args[0];
+  const bool model = what == "forward" || what == "backward";
+  const char* values = what == "d" ? "64 128" : what == "n" ? "4096 16384" : what == "causal" ? "0 1" : nullptr;
+  if (!model && !values)
+    throw InputError("script: pipeline takes forward, backward, d 64|128, n 4096|16384 or causal 0|1 (got '" +
+                     excerpt(what) + "')");
+  if (model && c.args.size() != 1) throw InputError("script: pipeline " + what + " takes no value");
+  if (values) {
+    const std::string v = c.args.size() == 2 ? c.args[1] : "";
+    std::istringstream vs(values);
+    bool known = false;
+    for (std::string w; vs >> w;) known = known || w == v;
+    if (!known) throw InputError("script: pipeline " + what + " takes one of " + values + " (got '" + excerpt(v) + "')");
   }
 }
 
@@ -98,6 +118,8 @@ std::vector<ScriptCommand> parse_script(const std::string& script) {
       for (const std::string& w : c.args) checked::parse_int(w, "script: jump");
     } else if (c.verb == "set") {
       check_set(c);
+    } else if (c.verb == "pipeline") {
+      check_pipeline(c);
     }
     out.push_back(std::move(c));
   }

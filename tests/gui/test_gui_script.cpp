@@ -3,6 +3,7 @@
 #include "app/gui/app_state.h"
 #include "app/gui/preset.h"
 #include "app/gui/script.h"
+#include "core/pipeline_backward.h"
 
 #include <catch2/catch.hpp>
 
@@ -38,6 +39,13 @@ TEST_CASE("parse_script refuses what it would otherwise drop or round", "[gui][s
       {"jump 1 x", "script: jump"},
       {"end now", "'end' does not take 'now'"},
       {"fly 3", "unknown action 'fly'"},
+      {"pipeline", "'pipeline' needs 1 value"},
+      {"pipeline sideways", "pipeline takes forward, backward"},
+      {"pipeline backward 1", "pipeline backward takes no value"},
+      {"pipeline d 96", "pipeline d takes one of 64 128 (got '96')"},
+      {"pipeline n", "pipeline n takes one of 4096 16384 (got '')"},
+      {"pipeline causal yes", "pipeline causal takes one of 0 1"},
+      {"pipeline d 64 128", "'pipeline' does not take '128'"},
   };
   for (const auto& [text, expect] : bad) {
     CAPTURE(text);
@@ -54,4 +62,28 @@ TEST_CASE("a refused script runs none of its commands", "[gui][script]") {
   s.run_script("step 5; set nq 12");
   CHECK(s.index() == 5);
   CHECK(s.form.nq == 12);
+}
+
+TEST_CASE("the pipeline command sets the Pipeline view's buttons and reruns its model", "[gui][script]") {
+  gui::AppState s;
+  s.load_preset(gui::preset_path("tiny", FLASHSTEP_ASSET_DIR));
+  s.run_script("pipeline backward; pipeline d 64; pipeline n 16384; pipeline causal 1");
+  CHECK(s.pipeline.backward);
+  CHECK(s.pipeline.d == 64);
+  CHECK(s.pipeline.n == 16384);
+  CHECK(s.pipeline.causal);
+  // The model it drew is the backward's at that shape and the backward benchmark's B x H = 16 x 16:
+  // 16384 / 128 K/V blocks of 256 heads, and the core's prediction for them.
+  CHECK(s.pipeline.backward_prediction.blocks == 256 * 128);
+  pipeline::Shape shape;
+  shape.nq = shape.nk = 16384;
+  shape.d = 64;
+  shape.causal = true;
+  shape.heads = 16 * 16;
+  const pipeline::BackwardPrediction p = pipeline::predict_backward(shape, pipeline::Rates{});
+  CHECK(s.pipeline.backward_prediction.ms == p.ms);
+  CHECK(s.pipeline.timeline.segments.size() > 0);
+  s.run_script("pipeline forward");
+  CHECK_FALSE(s.pipeline.backward);
+  CHECK(s.pipeline.prediction.ms > 0);
 }
