@@ -45,7 +45,8 @@ void check_characters(const std::string& name, const std::string& value) {
 }
 
 const char* view_name(gui::View v) {
-  return v == gui::View::lesson ? "lesson" : v == gui::View::compare ? "compare" : v == gui::View::bench ? "bench" : "tiles";
+  return v == gui::View::lesson ? "lesson" : v == gui::View::compare ? "compare" : v == gui::View::bench ? "bench"
+       : v == gui::View::pipeline ? "pipeline" : "tiles";
 }
 
 }  // namespace
@@ -84,8 +85,8 @@ UrlRequest parse_query(const Query& q) {
     } else if (name == "step") {
       r.step = whole_number(name, value, 0, int64_t(1) << 40);
     } else if (name == "view") {
-      if (value != "tiles" && value != "lesson" && value != "compare" && value != "bench")
-        throw InputError("view must be tiles, lesson, compare or bench (got '" + value + "')");
+      if (value != "tiles" && value != "lesson" && value != "compare" && value != "bench" && value != "pipeline")
+        throw InputError("view must be tiles, lesson, compare, bench or pipeline (got '" + value + "')");
       r.options.view = value;
     } else if (name == "theme") {
       r.options.theme = value;  // checked by prepare_display (dark or light)
@@ -129,7 +130,8 @@ void apply_request(gui::AppState& s, const UrlRequest& r) {
     if (!s.apply_error.empty()) throw InputError(s.apply_error);
     if (!r.options.view.empty()) {  // a new run opens on the tiles: the link's view wins
       s.view = r.options.view == "lesson" ? gui::View::lesson : r.options.view == "compare" ? gui::View::compare
-             : r.options.view == "bench" ? gui::View::bench : gui::View::tiles;
+             : r.options.view == "bench" ? gui::View::bench : r.options.view == "pipeline" ? gui::View::pipeline
+             : gui::View::tiles;
       s.view_changed = true;
     }
   }

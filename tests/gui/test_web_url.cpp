@@ -42,6 +42,16 @@ TEST_CASE("web link: a preset at a step opens there and is written back the same
   CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=20");
   s.view = gui::View::lesson;
   CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=20&view=lesson");
+  s.view = gui::View::pipeline;
+  CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=20&view=pipeline");
+}
+
+TEST_CASE("web link: view=pipeline opens the Pipeline view, alone or with a problem", "[gui][web]") {
+  CHECK(open_link({{"preset", "tiny"}, {"view", "pipeline"}}).view == gui::View::pipeline);
+  gui::AppState s = open_link({{"preset", "tiny"}, {"nq", "12"}, {"view", "pipeline"}, {"step", "3"}});
+  CHECK(s.view == gui::View::pipeline);
+  CHECK(s.run->trace.problem.nq == 12);
+  CHECK(web::query_for_state(s, "tiny") == "preset=tiny&nq=12&step=3&view=pipeline");
 }
 
 TEST_CASE("web link: the editor's fields change the preset's problem and stay in the link", "[gui][web]") {
