@@ -150,7 +150,7 @@ int tc_backward_default_variant(int64_t d) {
 TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   const tc::TcBwdVariantInfo i = tc::fa2_bwd_tc_variant(variant, int(d));
   if (!i.compiled && variant >= 1 && variant <= tc_backward_variant_count() && (d == 64 || d == 128) &&
-      !(d == 128 && (variant == 3 || variant == 8)))
+      !(d == 128 && (variant == 3 || variant == 8 || variant == 18)))
     throw InputError("tensor-core backward variant " + std::to_string(variant) +
                      " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "
                      "(gpu/ladder/); variant 0 picks the default");

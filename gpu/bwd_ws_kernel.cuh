@@ -55,7 +55,7 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool DS_DOUBLE_ = false>
+          bool WG_APART_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -73,12 +73,13 @@ struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   // the consumers keep a barrier of their own (dS^T's reuse), as 13 and 15 do.
   static constexpr bool DQ_MBAR = DQ_MBAR_;
   static_assert(!DQ_MBAR || (DQ_WARPS && ARRIVE_ALL), "17 is 16 with the slabs' mbarriers");
-  // 18: two dS^T buffers, block t's in buffer t mod 2, so that block t + 1's stores cannot reach
-  // what another warpgroup's dQ product of block t still reads, and 17's consumer barrier goes.
-  // Buffer t mod 2 is free again at block t + 2: each warpgroup retires its dQ product of block t
-  // before it stores dS^T of block t + 1, and both meet at that block's dS^T barrier.
-  static constexpr bool DS_DOUBLE = DS_DOUBLE_;
-  static_assert(!DS_DOUBLE || DQ_MBAR, "18 is 17 with two dS^T buffers");
+  // 18 (d = 64): the consumer warpgroups apart. At d = 64 each warpgroup's dQ product reads only
+  // its own 64 keys' rows of dS^T (DQ_KSPLIT), which its own threads wrote: dS^T's barrier is one
+  // per warpgroup (128 threads), and 17's consumer barrier after the slab goes (a warpgroup's next
+  // dS^T stores follow its own dQ product's wait). What the warpgroups share is handed over by
+  // mbarriers: the stage (both release it) and the dQ slab (both fill it).
+  static constexpr bool WG_APART = WG_APART_;
+  static_assert(!WG_APART || (DQ_MBAR && D == 64), "18 is 17 at d = 64 with the warpgroups apart");
   static constexpr int DQ_THREADS = 96;
   static constexpr int ORDER = 1;                 // the grid's K/V blocks fastest (v9's order)
   static constexpr bool DESC_ONCE = true;         // v12's products (bwd_block_products) from base descriptors
@@ -93,8 +94,7 @@ struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   // The mbarriers: K_j and V_j full; per stage full and empty; 17: per slab full and empty.
   static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0);
   // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
-  static constexpr int64_t SMEM_DS_ALL = (DS_DOUBLE ? 2 : 1) * SMEM_DS;
-  static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS_ALL + SMEM_DQ + 8 * BARRIERS + 1024;
+  static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
   static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
   static_assert(SMEM <= 256 * 1024, "desc_add needs shared addresses below 256 KiB");
   static_assert(SMEM_DQ % 8 == 0, "the mbarriers are 8-byte aligned");
@@ -132,7 +132,7 @@ __device__ __forceinline__ void bar_sync_unaligned() {
 
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
 // (256 consumers); 2 dQ's slab complete (13: 256 consumers; 14: + the 96 dQ threads).
-constexpr int kBarDsT = 1, kBarSlab = 2;
+constexpr int kBarDsT = 1, kBarSlab = 2, kBarDsTWg = 3;  // 18: 3 and 4, one per consumer warpgroup
 
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdParams p, const __grid_constant__ BwdWsMaps maps) {
@@ -141,9 +141,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
   const uint32_t sK = smem_addr(smem), sV = sK + uint32_t(C::SMEM_KV), sBuf0 = sV + uint32_t(C::SMEM_KV);
   const uint32_t sDS = sBuf0 + uint32_t(ST * C::SMEM_BUF_PAD);
-  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + ST * C::SMEM_BUF_PAD + C::SMEM_DS_ALL);
+  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + ST * C::SMEM_BUF_PAD + C::SMEM_DS);
   // The mbarriers, 8 bytes each: K_j and V_j full, then per stage full, then per stage empty.
-  const uint32_t bar_kv = sDS + uint32_t(C::SMEM_DS_ALL + C::SMEM_DQ);
+  const uint32_t bar_kv = sDS + uint32_t(C::SMEM_DS + C::SMEM_DQ);
   auto bar_full = [&](int s) { return bar_kv + 8u * uint32_t(1 + s); };
   auto bar_empty = [&](int s) { return bar_kv + 8u * uint32_t(1 + ST + s); };
   auto slab_full = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + b); };      // 17
@@ -250,7 +250,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
     const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
     const float* sD = sL2 + BR;
-    const uint32_t ds_off = C::DS_DOUBLE ? uint32_t((t & 1) * C::SMEM_DS) : 0u;  // 18: dS^T buffer t mod 2
     // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
     mbar_wait(bar_full(s), uint32_t((t / ST) & 1));
 
@@ -261,15 +260,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       uint32_t dsa[BR / 16][4];
       const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
       bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
-      bwd_store_ds_t(per_block(sDS) + ds_off, dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
+      bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
     } else {
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
       for (int e = ctid % 128; e < 64 * 8; e += 128)
-        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + ds_off + uint32_t((cwg * 64 + e / 8) * 128 + (e % 8) * 16)),
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((cwg * 64 + e / 8) * 128 + (e % 8) * 16)),
                      "r"(0u));
     }
     fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
-    bar_sync<kBarDsT, C::CONSUMER_THREADS>();  // dS_ij^T complete in shared memory
+    if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
+    else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
 
     // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab of shared memory. The
     // first k step overwrites the accumulators (scale_d = 0) and is always issued; steps over
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     float dq[32];
     fence_regs(dq);
     wgmma_fence();
-    bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, desc_add(dsc.dq_ds, ds_off), dsc.dq_k, col0, hi_last);
+    bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
     bwd_retire_dq_dk<PANELS>(dq, dk);
     // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
     if constexpr (C::ARRIVE_ALL) {
@@ -297,8 +297,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     if constexpr (C::DQ_MBAR) {
       mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
       // 17: every consumer's dQ product of block t has retired before block t + 1 writes dS^T
-      // (18 writes the other buffer).
-      if constexpr (!C::DS_DOUBLE) bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+      // (18: each warpgroup reads only its own rows, after its own stores).
+      if constexpr (!C::WG_APART) bar_sync<kBarSlab, C::CONSUMER_THREADS>();
     } else if constexpr (C::DQ_WARPS) {
       // dQ_i's partials complete: the dQ warps take slab t mod 2 (and are done with the other).
       bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
@@ -338,8 +338,8 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DS_DOUBLE ? "v17 with two dS^T buffers (block t's in buffer t mod 2) and no consumer barrier after the dQ slab: "
-                     "one named barrier per Q block for the consumers"
+      C::WG_APART ? "v17 at d = 64 with the consumer warpgroups apart: dS^T's barrier per warpgroup (each dQ product "
+                    "reads only its own rows), no consumer barrier after the dQ slab"
       : C::DQ_MBAR ? "v16 with each dQ slab handed over by an mbarrier pair (full: the consumers' stores, empty: the dQ "
                    "warps' reads) in place of the 352-thread barrier; the consumers' own barrier kept for dS^T"
       : C::ARRIVE_ALL && C::DQ_WARPS ? "v14 with every consumer thread arriving on a stage's empty barrier (as 15 does 13)"

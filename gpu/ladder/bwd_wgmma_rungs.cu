@@ -8,7 +8,7 @@
 // before 15), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg, the
 // consumers' barriers named), 14 (13 with dQ added to HBM by the producer warpgroup's other warps),
 // 16 (14 with 15's release by every consumer thread), 17 (16 with each dQ slab handed over by an
-// mbarrier pair), 18 (d = 64: 17 with two dS^T buffers and no consumer barrier after the slab). Built only with -DFLASHSTEP_LADDER=ON; the
+// mbarrier pair), 18 (d = 64: 17 with the consumer warpgroups apart, no barrier between them). Built only with -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
 #include "gpu/bwd_ws_kernel.cuh"
@@ -36,7 +36,7 @@ using V9d64 = WgBwdConfig<kBwdWgmmaVariant + 4, 64, false, false, false, 1>;
 using V9d128 = WgBwdConfig<kBwdWgmmaVariant + 4, 128, false, false, false, 1>;
 using V12d64 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 64, false, false, false, 1>>;  // v9's traits
 using V12d128 = WgBwdDescOnce<WgBwdConfig<kBwdWgmmaVariant + 7, 128, false, false, false, 1>>;
-//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3, every consumer thread releasing a stage, the slabs' mbarriers, two dS^T buffers
+//                      variant, D, Q_i / dO_i stages, dQ added by the producer warpgroup's warps 1-3, every consumer thread releasing a stage, the slabs' mbarriers, the warpgroups apart
 using V13d64 = WsBwdConfig<kBwdWgmmaVariant + 8, 64, 3>;
 using V13d128 = WsBwdConfig<kBwdWgmmaVariant + 8, 128, 3>;
 using V14d64 = WsBwdConfig<kBwdWgmmaVariant + 9, 64, 3, true>;
@@ -45,7 +45,7 @@ using V16d64 = WsBwdConfig<kBwdWgmmaVariant + 11, 64, 3, true, true>;
 using V16d128 = WsBwdConfig<kBwdWgmmaVariant + 11, 128, 2, true, true>;
 using V17d64 = WsBwdConfig<kBwdWgmmaVariant + 12, 64, 3, true, true, true>;
 using V17d128 = WsBwdConfig<kBwdWgmmaVariant + 12, 128, 2, true, true, true>;
-using V18d64 = WsBwdConfig<kBwdWgmmaVariant + 13, 64, 3, true, true, true, true>;  // d = 64 only: at d = 128 a second dS^T does not fit
+using V18d64 = WsBwdConfig<kBwdWgmmaVariant + 13, 64, 3, true, true, true, true>;  // d = 64 only (its dQ split by keys)
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {

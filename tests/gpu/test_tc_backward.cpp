@@ -156,6 +156,9 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
   o.variant = 3;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
                       Catch::Contains("no tensor-core backward variant 3 for d = 128"));
+  o.variant = 18;  // d = 64 only, in every build: not "a rung not built here"
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
+                      Catch::Contains("no tensor-core backward variant 18 for d = 128"));
   o.variant = 99;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o),
                       Catch::Contains("no tensor-core backward variant 99"));
