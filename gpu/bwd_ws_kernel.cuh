@@ -142,12 +142,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   const uint32_t sK = smem_addr(smem), sV = sK + uint32_t(C::SMEM_KV), sBuf0 = sV + uint32_t(C::SMEM_KV);
   const uint32_t sDS = sBuf0 + uint32_t(ST * C::SMEM_BUF_PAD);
   float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + ST * C::SMEM_BUF_PAD + C::SMEM_DS);
-  // The mbarriers, 8 bytes each: K_j and V_j full, then per stage full, then per stage empty.
+  // The mbarriers, 8 bytes each: K_j and V_j full, then per stage full, then per stage empty, then
+  // (17, 18) per slab full, then per slab empty.
   const uint32_t bar_kv = sDS + uint32_t(C::SMEM_DS + C::SMEM_DQ);
   auto bar_full = [&](int s) { return bar_kv + 8u * uint32_t(1 + s); };
   auto bar_empty = [&](int s) { return bar_kv + 8u * uint32_t(1 + ST + s); };
   auto slab_full = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + b); };      // 17
-  auto slab_empty = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + 2 + b); };  // 17
+  auto slab_empty = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + C::SLABS + b); };  // 17
   auto buf_addr = [&](int s) { return sBuf0 + uint32_t(s * C::SMEM_BUF_PAD); };
   const int tid = threadIdx.x, wg = tid / 128;
 
@@ -162,7 +163,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       mbar_init(bar_empty(s), C::ARRIVE_ALL ? C::CONSUMER_THREADS : C::CONSUMER_THREADS / 32);  // per thread (15) or warp
     }
     if constexpr (C::DQ_MBAR)
-      for (int b = 0; b < 2; ++b) {
+      for (int b = 0; b < C::SLABS; ++b) {
         mbar_init(slab_full(b), C::CONSUMER_THREADS);
         mbar_init(slab_empty(b), C::DQ_THREADS);
       }
