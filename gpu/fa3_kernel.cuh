@@ -70,6 +70,14 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// The same without .aligned (bar.sync and bar.arrive are barrier.sync.aligned and
+// barrier.arrive.aligned), for a barrier that a warp may meet at different places in the code.
+__device__ __forceinline__ void named_sync_unaligned(int id, int threads) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive_unaligned(int id, int threads) {
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 // The rungs' options, as bits of Fa3Config's FLAGS.
 constexpr int kPingPong = 1;    // the consumers take turns on the tensor cores (named barriers)

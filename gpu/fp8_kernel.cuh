@@ -60,10 +60,21 @@ struct Fp8Maps2 : Fp8Maps {  // Bc = 192: V^T's second panel (keys 128-191 of a 
 // panels along the keys: keys 0-127 in rows of 128 bytes (128B swizzle, one TMA box), keys
 // 128-191 in rows of 64 bytes (64B swizzle, a second box), since a 128B-swizzled TMA box is at
 // most 128 bytes wide. ILP_: the softmax's row max and sum in ILP_ independent chains (ladder
-// rungs 1, 3; online_softmax_row's ILP).
-template <int D_, int STAGES_, int CONSUMERS_ = 2, int BC_ = 128, int ILP_ = 1>
+// rungs 1, 3; online_softmax_row's ILP). PINGPONG_: the consumers take turns issuing their
+// products (ladder rungs 4, 5; the bf16 kernel's kPingPong). POLY_: every POLY_-th exp2 of the
+// softmax by the ladder's polynomial on the FMA pipe (rungs 6, 7; the bf16 kernel's kPoly8).
+// AHEAD_: S_i,j+1 issued before the softmax of block j, into a second accumulator, so that its
+// product runs under that softmax (ladder rung 8: 64 more registers a thread, which only d = 64
+// with two consumers has room for; at d = 128 ptxas serialises the products, C7512).
+// DESC_ONCE_: every wgmma's matrix descriptor formed by one 32-bit add from a base built once per
+// kernel (desc_add), in place of desc_sw128 / desc_sw64 per wgmma (ladder rungs 10, 11; the
+// backward's configuration 12 did the same).
+template <int D_, int STAGES_, int CONSUMERS_ = 2, int BC_ = 128, int ILP_ = 1, bool PINGPONG_ = false, int POLY_ = 0,
+          bool AHEAD_ = false, bool DESC_ONCE_ = false>
 struct Fp8Config {
-  static constexpr int D = D_, BC = BC_, STAGES = STAGES_, CONSUMERS = CONSUMERS_, ILP = ILP_;
+  static constexpr int D = D_, BC = BC_, STAGES = STAGES_, CONSUMERS = CONSUMERS_, ILP = ILP_, POLY = POLY_;
+  static constexpr bool PINGPONG = PINGPONG_, AHEAD = AHEAD_, DESC_ONCE = DESC_ONCE_;
+  static_assert(!(AHEAD && PINGPONG), "S one block ahead is written without the consumers' turns");
   static constexpr int VP0 = BC < 128 ? BC : 128, VP1 = BC - VP0;  // V_j^T's panels: keys per row
   static_assert(BC == 128 || BC == 192, "Bc = 128 (one V^T panel) or 192 (128 + 64 keys)");
   using Maps = std::conditional_t<VP1 == 0, Fp8Maps, Fp8Maps2>;  // the kernel's tensor maps
@@ -173,32 +184,42 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   const int cw = wg - 1, ctid = tid - 128, warp = (ctid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
   float o[PANELS][32];
   float s[BC / 2];
+  float s_ahead[C::AHEAD ? BC / 2 : 1];  // AHEAD: the second accumulator of S
   uint32_t pa[BC / 32][4];
   int g0 = 0, q_uses = 0;
   auto phase = [&](int gb) { return uint32_t((gb / ST) & 1); };
 
   // O_i += P~_ij V_j (K/V block gb): one m64n{d}k32 per 32 keys, B = V_j^T from byte 32 kk of each row.
+  // DESC_ONCE: the descriptors of Q_i (this consumer's rows), of stage 0's K_j and of stage 0's
+  // two V_j^T panels; a stage's are these plus the stage's offset (every address is below 256 KiB,
+  // so desc_add's 14-bit field does not carry).
+  constexpr uint32_t STAGE_BYTES = uint32_t(C::SMEM_K + C::SMEM_V);
+  const uint64_t q_desc = desc_qk<D>(sQ + uint32_t(cw * 64 * D)), k_desc = desc_qk<D>(stageK(0));
+  const uint64_t v_desc = desc_sw128(stageV(0)), v2_desc = desc_sw64(stageV(0) + uint32_t(D * C::VP0));
   auto issue_pv = [&](int gb) {
-    const uint32_t sV = stageV(gb % ST);
+    const uint32_t sV = stageV(gb % ST), st_off = uint32_t(gb % ST) * STAGE_BYTES;
 #pragma unroll
     for (int kk = 0; kk < BC / 32; ++kk) {
       // Keys 32 kk.. in the first panel (rows of 128 bytes) or, past it, the second (rows of 64).
-      const uint64_t b = kk < C::VP0 / 32 ? desc_sw128(sV + uint32_t(kk * 32))
-                                          : desc_sw64(sV + uint32_t(D * C::VP0 + (kk - C::VP0 / 32) * 32));
+      const uint64_t b = C::DESC_ONCE ? (kk < C::VP0 / 32 ? desc_add(v_desc, st_off + uint32_t(kk * 32))
+                                                          : desc_add(v2_desc, st_off + uint32_t((kk - C::VP0 / 32) * 32)))
+                         : kk < C::VP0 / 32 ? desc_sw128(sV + uint32_t(kk * 32))
+                                            : desc_sw64(sV + uint32_t(D * C::VP0 + (kk - C::VP0 / 32) * 32));
       if constexpr (PANELS == 2) wgmma_rs_e4m3(o[0], o[1], pa[kk], b, 1);
       else wgmma_rs_e4m3(o[0], pa[kk], b, 1);
     }
   };
-  // S_ij = Q_i K_j^T: d / 32 k-steps of 32 bytes along each row of d bytes.
-  auto issue_s = [&](int gb) {
-    const uint32_t sK = stageK(gb % ST);
+  // S_ij = Q_i K_j^T into acc: d / 32 k-steps of 32 bytes along each row of d bytes.
+  auto issue_s_to = [&](float (&acc)[BC / 2], int gb) {
+    const uint32_t sK = stageK(gb % ST), st_off = uint32_t(gb % ST) * STAGE_BYTES;
 #pragma unroll
     for (int kd = 0; kd < D / 32; ++kd) {
-      const uint64_t a = desc_qk<D>(sQ + uint32_t(cw * 64 * D + kd * 32));
-      const uint64_t b = desc_qk<D>(sK + uint32_t(kd * 32));
-      wgmma_ss_e4m3(s, a, b, kd > 0);
+      const uint64_t a = C::DESC_ONCE ? desc_add(q_desc, uint32_t(kd * 32)) : desc_qk<D>(sQ + uint32_t(cw * 64 * D + kd * 32));
+      const uint64_t b = C::DESC_ONCE ? desc_add(k_desc, st_off + uint32_t(kd * 32)) : desc_qk<D>(sK + uint32_t(kd * 32));
+      wgmma_ss_e4m3(acc, a, b, kd > 0);
     }
   };
+  auto issue_s = [&](int gb) { issue_s_to(s, gb); };
   auto release = [&](uint32_t bar) {
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
@@ -206,6 +227,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   auto fence_o = [&] {
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
+  };
+  // A turn on the tensor cores (PINGPONG): wait for ours (named barrier 1 + cw), and after
+  // issuing hand it to the next consumer of the ring, as the bf16 kernel's turn_begin and
+  // turn_end (gpu/fa3_kernel.cuh): each tile's last consumer opens consumer 0's first turn and
+  // its own last turn hands nothing on, so every wait meets exactly one arrival. The barriers
+  // are the unaligned forms: a consumer waits at three places in the code and the other arrives
+  // from three, and .aligned would require one instruction for all the threads involved.
+  auto turn_begin = [&] {
+    if constexpr (C::PINGPONG) named_sync_unaligned(1 + cw, 256);
+  };
+  auto turn_end = [&](bool last) {
+    if constexpr (C::PINGPONG)
+      if (!(last && cw == C::CONSUMERS - 1)) named_arrive_unaligned(1 + (cw + 1) % C::CONSUMERS, 256);
   };
 
   for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
@@ -228,6 +262,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
 #pragma unroll
       for (int e = 0; e < 32; ++e) o[pn][e] = 0.0f;
     float m_i[2] = {-INFINITY, -INFINITY}, l_i[2] = {0.0f, 0.0f};
+    if (C::PINGPONG && cw == C::CONSUMERS - 1 && n_blocks > 0) named_arrive_unaligned(1, 256);
 
     if (n_blocks > 0) mbar_wait(barQ, uint32_t(q_uses & 1));
     // The mask and FA2fwd L9 with block j's factor, then L10's rescale (times s_V,j-1 / s_V,j) and
@@ -237,7 +272,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     auto softmax_block = [&](int j, int gb, bool pending, float s_k, float s_v) {
       const float scale_log2 = tau_sq * s_k * kLog2e;
       float alphas[2];
-      softmax_scores<BC, C::ILP>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+      softmax_scores<BC, C::ILP, C::POLY>(s, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
       const float ratio = sv_prev / s_v;  // 1 exactly with one scale per tensor
       sv_prev = s_v;
       alphas[0] *= ratio;
@@ -264,6 +299,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       const float s_v = kv_per_block ? sv[j] : sv[0];
       mbar_wait(fb.fullK(st), phase(gb));
       if (pv) mbar_wait(fb.fullV((gb - 1) % ST), phase(gb - 1));
+      turn_begin();
       fence_regs(s);
       wgmma_fence();
       issue_s(gb);
@@ -275,27 +311,106 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
         issue_pv(gb - 1);
         wgmma_commit();
       }
+      turn_end(false);
       if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
       else wgmma_wait_all();
       fence_regs(s);
       release(fb.emptyK(st));
       softmax_block(j, gb, pv, s_k, s_v);
     };
-    if (n_blocks > 0) intra_block(0, false);
-    for (int j = 1; j < n_blocks; ++j) intra_block(j, true);
+    if constexpr (C::AHEAD) {
+      // S one block ahead. Block j starts with S_ij complete in `cur`; it issues S_i,j+1 into
+      // `nxt`, runs the softmax of block j under it and under O += P~_i,j-1 V_j-1, waits for both,
+      // rescales O, packs P~_ij and issues O += P~_ij V_j. The two accumulators swap roles from
+      // block to block; the loop is unrolled by two so that each role is a fixed set of registers.
+      // NEXT (j + 1 < n_blocks) is a constant at every call, folded once the step is inlined.
+      // ptxas must see, on every path through the code, each accumulator read after the wait for
+      // the product that writes it (else it serialises every product, C7514); it cannot pair
+      // run-time tests with each other. So each step waits before touching O even at j = 0, and
+      // the tile ends with an unconditional wait for everything.
+      auto step = [&](const bool NEXT, float (&cur)[BC / 2], float (&nxt)[BC / 2], int j) {
+        const int gb = g0 + j;
+        const float s_k = kv_per_block ? sk[j] : sk[0];
+        const float s_v = kv_per_block ? sv[j] : sv[0];
+        if (NEXT) {
+          mbar_wait(fb.fullK((gb + 1) % ST), phase(gb + 1));
+          fence_regs(nxt);
+          wgmma_fence();
+          issue_s_to(nxt, gb + 1);
+          wgmma_commit();
+          fence_regs(nxt);
+        }
+        const float scale_log2 = tau_sq * s_k * kLog2e;
+        float alphas[2];
+        softmax_scores<BC, C::ILP, C::POLY>(cur, alphas, m_i, l_i, scale_log2, j * BC, warp_hi_min, row_hi, t4);
+        const float ratio = sv_prev / s_v;
+        sv_prev = s_v;
+        alphas[0] *= ratio;
+        alphas[1] *= ratio;
+        // O += P~_i,j-1 V_j-1 and S_i,j+1 done. One wait for both: a wait for the older alone
+        // (wait_group 1) was not seen by ptxas to retire it once the loop had gone round (it
+        // serialised every product, C7514), and the two arms of softmax_block's branch on the
+        // block's parity made it serialise them too (C7512). By the end of the softmax S_i,j+1
+        // has had the softmax's time to run.
+        wgmma_wait_all();
+        fence_o();
+        if (NEXT) {
+          fence_regs(nxt);
+          release(fb.emptyK((gb + 1) % ST));
+        }
+        if (warp_rescales(alphas)) rescale_o(alphas, o);
+        if (j > 0) release(fb.emptyV((gb - 1) % ST));
+        pack_p_e4m3<BC>(cur, pa);
+        mbar_wait(fb.fullV(gb % ST), phase(gb));
+        fence_o();
+        wgmma_fence();
+        issue_pv(gb);
+        wgmma_commit();
+      };
+      if (n_blocks > 0) {
+        mbar_wait(fb.fullK(g0 % ST), phase(g0));
+        fence_regs(s);
+        wgmma_fence();
+        issue_s_to(s, g0);
+        wgmma_commit();
+        wgmma_wait_all();
+        fence_regs(s);
+        release(fb.emptyK(g0 % ST));
+      }
+      // Blocks in pairs: S of an even block is in s, of an odd one in s_ahead.
+      for (int j = 0; j < n_blocks; j += 2) {
+        if (j + 1 < n_blocks) step(true, s, s_ahead, j);
+        else step(false, s, s_ahead, j);
+        if (j + 1 < n_blocks) {
+          if (j + 2 < n_blocks) step(true, s_ahead, s, j + 1);
+          else step(false, s_ahead, s, j + 1);
+        }
+      }
+      wgmma_wait_all();  // the last O_i += P~ V (already done on every path the tile takes)
+      fence_o();
+    } else {
+      if (n_blocks > 0) intra_block(0, false);
+      for (int j = 1; j < n_blocks; ++j) intra_block(j, true);
+    }
     if (n_blocks > 0) {
       ++q_uses;
       release(emptyQ);  // every S of this tile is done: Q_i may be replaced
-      // The last O_i += P~ V.
       const int gb = g0 + n_blocks - 1;
+      if constexpr (C::AHEAD) {
+        release(fb.emptyV(gb % ST));  // the last O_i += P~ V was issued and waited for above
+      } else {
+      // The last O_i += P~ V.
       mbar_wait(fb.fullV(gb % ST), phase(gb));
+      turn_begin();
       fence_o();
       wgmma_fence();
       issue_pv(gb);
       wgmma_commit();
+      turn_end(true);
       wgmma_wait_all();
       fence_o();
       release(fb.emptyV(gb % ST));
+      }
       // The accumulator is O_i / s_V,last: back to O_i before FA2fwd L12's division by l_i.
       const float alphas[2] = {sv_prev, sv_prev};
       rescale_o(alphas, o);

@@ -135,11 +135,10 @@ Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t 
 
 Fp8TcTiles fp8_tc_tiles(int64_t d, int variant) {
   const tc::Fp8TileInfo i = tile_info(d, variant);
-  if (variant != 0) {  // the ladder's rungs (gpu/ladder/fp8_rungs.cu): 1 at d = 64 and 128, 2 and 3 at d = 128
-    const bool rung = (variant == 1 && (d == 64 || d == 128)) || ((variant == 2 || variant == 3) && d == 128);
-    if (!rung)
+  if (variant != 0) {  // the ladder's rungs (gpu/ladder/fp8_rungs.cu)
+    if (!tc::fp8_ladder_rung(int(d), variant))
       throw InputError("no FP8 forward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
-                       " (0 the default; the ladder's rung 1 at d = 64 and 128, rungs 2 and 3 at d = 128)");
+                       " (0 the default; the ladder's rung 1 at d = 64 and 128, 6, 8 and 9 at d = 64, 2-5, 7, 10 and 11 at d = 128)");
     if (!i.compiled && tile_info(d).compiled)
       throw InputError("FP8 forward variant " + std::to_string(variant) +
                        " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "

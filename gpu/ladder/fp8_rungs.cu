@@ -3,7 +3,16 @@
 // gpu/ladder/notes/tensor-cores.md:
 //   1: the default with the softmax's row max and sum in four independent chains (d = 64, 128);
 //   2: d = 128 with Bc = 192 (S_ij on m64n192k32, V_j^T in two panels of 128 and 64 keys);
-//   3: 2 with the four chains.
+//   3: 2 with the four chains;
+//   4: d = 128 with the consumers taking turns issuing their products (ping-pong, named barriers);
+//   5: 2 with the turns;
+//   6: d = 64 with every 8th exp2 by the polynomial on the FMA pipe (gpu/ladder/poly_exp2.h);
+//   7: 2 with every 8th exp2 by the polynomial;
+//   8: d = 64 with two consumer warpgroups (Br 128) and S_i,j+1 issued before the softmax of
+//      block j (a second S accumulator), 3 stages;
+//   9: d = 64 with two consumer warpgroups (Br 128), as the default otherwise: 8's control;
+//   10: d = 128 with every wgmma's descriptor one add from a base built once;
+//   11: 2 (Bc = 192) with the same.
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
 
@@ -17,6 +26,14 @@ using R1d64 = Fp8Config<64, 2, 3, 128, 4>;
 using R1d128 = Fp8Config<128, 2, 2, 128, 4>;
 using R2d128 = Fp8Config<128, 2, 2, 192, 1>;
 using R3d128 = Fp8Config<128, 2, 2, 192, 4>;
+using R4d128 = Fp8Config<128, 2, 2, 128, 1, true>;
+using R5d128 = Fp8Config<128, 2, 2, 192, 1, true>;
+using R6d64 = Fp8Config<64, 2, 3, 128, 1, false, 8>;
+using R7d128 = Fp8Config<128, 2, 2, 192, 1, false, 8>;
+using R8d64 = Fp8Config<64, 3, 2, 128, 1, false, 0, true>;
+using R9d64 = Fp8Config<64, 2, 2, 128>;
+using R10d128 = Fp8Config<128, 2, 2, 128, 1, false, 0, false, true>;
+using R11d128 = Fp8Config<128, 2, 2, 192, 1, false, 0, false, true>;
 }  // namespace
 
 Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
@@ -28,6 +45,22 @@ Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
     return fp8_info_of<R2d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192 (V^T in panels of 128 and 64 keys), persistent; rung 2");
   if (variant == 3 && d == 128)
     return fp8_info_of<R3d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 3: rung 2 with four chains");
+  if (variant == 4 && d == 128)
+    return fp8_info_of<R4d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 4: the consumers take turns issuing (ping-pong)");
+  if (variant == 5 && d == 128)
+    return fp8_info_of<R5d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 5: rung 2 with ping-pong");
+  if (variant == 6 && d == 64)
+    return fp8_info_of<R6d64>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, persistent; rung 6: every 8th exp2 by a polynomial");
+  if (variant == 7 && d == 128)
+    return fp8_info_of<R7d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 7: rung 2 with every 8th exp2 by a polynomial");
+  if (variant == 8 && d == 64)
+    return fp8_info_of<R8d64>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, 3 stages, persistent; rung 8: S one block ahead of the softmax");
+  if (variant == 9 && d == 64)
+    return fp8_info_of<R9d64>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 9: 8's control, S not ahead");
+  if (variant == 10 && d == 128)
+    return fp8_info_of<R10d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 10: descriptors built once");
+  if (variant == 11 && d == 128)
+    return fp8_info_of<R11d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 11: rung 2 with descriptors built once");
   return Fp8TileInfo{};
 }
 
@@ -37,6 +70,14 @@ void fp8_ladder_launch(const Fp8Params& p) {
   if (v == 1 && d == 128) return launch_fp8<R1d128>(p);
   if (v == 2 && d == 128) return launch_fp8<R2d128>(p);
   if (v == 3 && d == 128) return launch_fp8<R3d128>(p);
+  if (v == 4 && d == 128) return launch_fp8<R4d128>(p);
+  if (v == 5 && d == 128) return launch_fp8<R5d128>(p);
+  if (v == 6 && d == 64) return launch_fp8<R6d64>(p);
+  if (v == 7 && d == 128) return launch_fp8<R7d128>(p);
+  if (v == 8 && d == 64) return launch_fp8<R8d64>(p);
+  if (v == 9 && d == 64) return launch_fp8<R9d64>(p);
+  if (v == 10 && d == 128) return launch_fp8<R10d128>(p);
+  if (v == 11 && d == 128) return launch_fp8<R11d128>(p);
   throw std::runtime_error("fp8_ladder_launch: no FP8 rung " + std::to_string(v) + " for d = " + std::to_string(d));
 }
 

@@ -6,6 +6,8 @@
 # to gpu/read_streams.cu: `bench-gpu --decode --read-streams` (the roof is its first shape).
 # Run from the repository root on the GPU machine:
 #   RUNGS="21:64 22:128" bash tools/device/fa3_stalls.sh BIN OUT
+# FP8=1: the FP8 forward's kernel instead (gpu/fp8_kernel.cuh; RUNGS "V:D" of its variants, 0 the
+# default), on bench-gpu --tensor-cores --dtype fp8 at N = 16384, B x H = 8, non-causal.
 # OUT/summary.txt: per rung the top instructions by samples with their main reasons, the samples
 # by opcode, and the read-stream table; OUT/stalls_vV_dD.csv.xz: the whole source page.
 set -u
@@ -17,10 +19,17 @@ for vd in $RUNGS; do
   v=${vd%%:*}
   d=${vd##*:}
   rep="$OUT/rep_v${v}_d$d"
-  timeout 90 ncu --clock-control none -k regex:fa3_kernel --launch-skip 2 --launch-count 1 \
-    --section SourceCounters --section WarpStateStats -f -o "$rep" \
-    "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants "$v" --ds "$d" --ns 4096 --dtypes bf16 \
-    --causal off --reps 1 --warmup 2 > "$OUT/ncu_v${v}_d$d.log" 2>&1
+  if [ "${FP8:-0}" = 1 ]; then
+    timeout 90 ncu --clock-control none -k regex:fp8_kernel --launch-skip 2 --launch-count 1 \
+      --section SourceCounters --section WarpStateStats -f -o "$rep" \
+      "$FS" bench-gpu --tensor-cores --dtype fp8 --variant "$v" --no-sweep --n 16384 --d "$d" --reps 20 --warmup 1 \
+      --back-to-back 1 > "$OUT/ncu_v${v}_d$d.log" 2>&1
+  else
+    timeout 90 ncu --clock-control none -k regex:fa3_kernel --launch-skip 2 --launch-count 1 \
+      --section SourceCounters --section WarpStateStats -f -o "$rep" \
+      "$BIN/flashstep_tc_bench" --no-verify --no-standard --variants "$v" --ds "$d" --ns 4096 --dtypes bf16 \
+      --causal off --reps 1 --warmup 2 > "$OUT/ncu_v${v}_d$d.log" 2>&1
+  fi
   S+=("ncu v$v d $d: rc=$?")
   timeout 60 ncu -i "$rep.ncu-rep" --page source --print-source sass --csv > "$OUT/stalls_v${v}_d$d.csv" 2> "$OUT/export_v${v}_d$d.log"
   S+=("export v$v d $d: rc=$? ($(wc -l < "$OUT/stalls_v${v}_d$d.csv") lines)")

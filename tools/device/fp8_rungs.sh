@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
 # The FP8 forward's ladder rungs (gpu/ladder/fp8_rungs.cu: 1 four chains; 2 Bc = 192 at d = 128;
-# 3 both) beside the default, from a ladder build, in one device call:
+# 3 both; 4, 5 ping-pong at Bc = 128, 192; 6, 7 every 8th exp2 by a polynomial at d = 64, at d = 128
+# Bc = 192; 8 d = 64 on two consumers with S one block ahead, 9 its control; 10, 11 descriptors
+# built once at Bc = 128, 192) beside the default, from a ladder build, in one device call:
 #   1. verify --tensor-cores --dtype fp8 --variant V for each rung on ragged, causal, key-length,
-#      per-block and rotated-outlier shapes (rung 1 also at d = 64), against the CPU emulation on the
+#      per-block and rotated-outlier shapes (at the rung's d), against the CPU emulation on the
 #      rung's own blocks and float64;
 #   2. the [fp8] tests of flashstep_tc_tests for the rungs (FLASHSTEP_FP8_VARIANTS);
 #   3. compute-sanitizer memcheck, racecheck, synccheck and initcheck on a small verify of each rung;
 #   4. bench-gpu --tensor-cores --dtype fp8 --variant V (the default 0 and each rung, each beside
-#      the bf16 default in its own process) at N = 4096, 16384, d = 128 (and 64 for 0, 1), causal
+#      the bf16 default in its own process) at N = 4096, 16384, at the rung's d, causal
 #      and not; the table last: TFLOP/s, each rung over the default, and FP8 over bf16.
 # Usage (repository root, GPU machine): bash tools/device/fp8_rungs.sh BIN OUT   (BIN: a ladder build's
 # flashstep and flashstep_tc_tests; about 4 minutes)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 dev_setup "$0" "$@"
-RUNGS=${RUNGS:-1 2 3}
+RUNGS=${RUNGS:-1 2 3}  # RUNGS="4 5 6 7": others
 V="$FS verify --schedule fa2 --tensor-cores --dtype fp8"
 SHAPES=("--nq 333 --nk 517 --d 128" "--nq 517 --nk 333 --d 128 --causal --fp8-scale per-block"
         "--nq 700 --nk 1000 --d 128 --kv-len 650 --fp8-scale per-block"
         "--nq 257 --nk 3000 --d 128 --rotate --pattern outliers --fp8-scale per-block"
         "--nq 1 --nk 1 --d 128" "--nq 200 --nk 191 --d 128 --causal")
 n=0
+# The head dimensions of rung v (gpu/tc_launch.h's fp8_ladder_rung): 0 and 1 both, 6, 8, 9 d = 64, the others d = 128.
+ds_of() { case $1 in 0|1) echo "64 128" ;; 6|8|9) echo 64 ;; *) echo 128 ;; esac; }
 for v in $RUNGS; do
-  shapes=("${SHAPES[@]}")
-  [ "$v" = 1 ] && shapes+=("--nq 333 --nk 517 --d 64 --fp8-scale per-block" "--nq 517 --nk 300 --d 64 --causal")
+  shapes=()
+  case " $(ds_of $v) " in *" 128 "*) shapes=("${SHAPES[@]}") ;; esac
+  case " $(ds_of $v) " in *" 64 "*) shapes+=("--nq 333 --nk 517 --d 64 --fp8-scale per-block" "--nq 517 --nk 300 --d 64 --causal"
+                                             "--nq 257 --nk 3000 --d 64 --rotate --pattern outliers --fp8-scale per-block") ;; esac
   for a in "${shapes[@]}"; do
     n=$((n + 1))
     (echo "== verify --variant $v $a"; timeout 60 $V --variant $v $a; echo "rc=$?") > "$OUT/verify_$n.txt" 2>&1 &
@@ -38,7 +44,7 @@ say "verifies: $(grep -c '^PASS' "$OUT/verify.txt") PASS of $n; $(grep -c '^rc=0
 grep -B1 -E '^(FAIL|rc=[1-9])' "$OUT/verify.txt" | head -20 | while read -r l; do say "  $l"; done
 say "tests [fp8] (variants $RUNGS): $(tests_line "$OUT/tests_fp8.log" $rt)"
 for v in $RUNGS; do
-  d=128; [ "$v" = 1 ] && d=64
+  d=128; [ "$(ds_of $v)" != 128 ] && d=64
   for tool in memcheck racecheck synccheck initcheck; do
     log=$OUT/san_${tool}_v$v.txt
     timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 $V --variant $v --nq 150 --nk 260 --d $d --causal \
@@ -53,7 +59,7 @@ done
 say "correctness: $(($(date +%s) - T0)) s"
 for v in 0 $RUNGS; do
   for c in "" "--causal"; do
-    ds="128"; [ "$v" = 0 ] || [ "$v" = 1 ] && ds="64 128"
+    ds=$(ds_of $v)
     tag=v${v}${c:+_causal}
     timeout 90 "$FS" bench-gpu --tensor-cores --dtype fp8 --variant $v --no-sweep --n 4096 16384 --d $ds $c \
       --json-file "$OUT/bench_$tag.json" > "$OUT/bench_$tag.txt" 2>&1
