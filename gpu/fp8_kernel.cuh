@@ -15,7 +15,7 @@
 //     128-byte swizzled row per column of d (Bc = 192: a second box of 64 keys, 64B swizzled).
 //   Shared memory rows. d = 128: Q_i, K_j rows of 128 bytes, 128B swizzle (as the bf16 kernel's
 //     panels). d = 64: rows of 64 bytes, 64B swizzle (8-row atoms of 512 bytes, desc_sw64). V_j^T:
-//     rows of 128 keys, 128B swizzle, at either d.
+//     rows of 128 keys, 128B swizzle, at either d (the ladder's Bc = 64 rungs: rows of 64 keys, 64B swizzle).
 //   P~ from the accumulator to the A fragment, with no data movement. The float32 accumulator of
 //     S_ij gives lane (g, t4) of a warp rows g and g + 8 and, in each 8-column tile n, columns
 //     8n + 2 t4 and 8n + 2 t4 + 1. The 8-bit A fragment of one k32 step (PTX ISA figure "WGMMA
@@ -76,7 +76,9 @@ struct Fp8Config {
   static constexpr bool PINGPONG = PINGPONG_, AHEAD = AHEAD_, DESC_ONCE = DESC_ONCE_;
   static_assert(!(AHEAD && PINGPONG), "S one block ahead is written without the consumers' turns");
   static constexpr int VP0 = BC < 128 ? BC : 128, VP1 = BC - VP0;  // V_j^T's panels: keys per row
-  static_assert(BC == 128 || BC == 192, "Bc = 128 (one V^T panel) or 192 (128 + 64 keys)");
+  static_assert(BC == 64 || BC == 128 || BC == 192, "Bc = 64 or 128 (one V^T panel) or 192 (128 + 64 keys)");
+  // V_j^T's first panel: rows of 128 keys in the 128B swizzle, or of 64 in the 64B one (Bc = 64).
+  static constexpr bool VP0_SW128 = VP0 == 128;
   using Maps = std::conditional_t<VP1 == 0, Fp8Maps, Fp8Maps2>;  // the kernel's tensor maps
   static constexpr int THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   static constexpr bool PERSISTENT = true;  // next_tile's persistent order
@@ -195,15 +197,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   // so desc_add's 14-bit field does not carry).
   constexpr uint32_t STAGE_BYTES = uint32_t(C::SMEM_K + C::SMEM_V);
   const uint64_t q_desc = desc_qk<D>(sQ + uint32_t(cw * 64 * D)), k_desc = desc_qk<D>(stageK(0));
-  const uint64_t v_desc = desc_sw128(stageV(0)), v2_desc = desc_sw64(stageV(0) + uint32_t(D * C::VP0));
+  const uint64_t v_desc = C::VP0_SW128 ? desc_sw128(stageV(0)) : desc_sw64(stageV(0));
+  const uint64_t v2_desc = desc_sw64(stageV(0) + uint32_t(D * C::VP0));
   auto issue_pv = [&](int gb) {
     const uint32_t sV = stageV(gb % ST), st_off = uint32_t(gb % ST) * STAGE_BYTES;
 #pragma unroll
     for (int kk = 0; kk < BC / 32; ++kk) {
-      // Keys 32 kk.. in the first panel (rows of 128 bytes) or, past it, the second (rows of 64).
+      // Keys 32 kk.. in the first panel (rows of 128 bytes, or of 64 at Bc = 64) or, past it, the second (rows of 64).
       const uint64_t b = C::DESC_ONCE ? (kk < C::VP0 / 32 ? desc_add(v_desc, st_off + uint32_t(kk * 32))
                                                           : desc_add(v2_desc, st_off + uint32_t((kk - C::VP0 / 32) * 32)))
-                         : kk < C::VP0 / 32 ? desc_sw128(sV + uint32_t(kk * 32))
+                         : kk < C::VP0 / 32 ? (C::VP0_SW128 ? desc_sw128(sV + uint32_t(kk * 32)) : desc_sw64(sV + uint32_t(kk * 32)))
                                             : desc_sw64(sV + uint32_t(D * C::VP0 + (kk - C::VP0 / 32) * 32));
       if constexpr (PANELS == 2) wgmma_rs_e4m3(o[0], o[1], pa[kk], b, 1);
       else wgmma_rs_e4m3(o[0], pa[kk], b, 1);
@@ -460,7 +463,8 @@ void launch_fp8(const Fp8Params& fp) {
   const CUtensorMapSwizzle sw = C::D == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   maps.q = make_map_u8(p.Q, p.heads, p.nq, C::D, C::D, C::BR, sw);
   maps.k = make_map_u8(p.K, p.heads, p.nk, C::D, C::D, C::BC, sw);
-  maps.vt = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP0, C::D, CU_TENSOR_MAP_SWIZZLE_128B);
+  maps.vt = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP0, C::D,
+                       C::VP0_SW128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B);
   if constexpr (C::VP1 > 0) maps.vt2 = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP1, C::D, CU_TENSOR_MAP_SWIZZLE_64B);
   static const int sms = sm_count();
   const dim3 grid(unsigned(std::min<int64_t>(Tr * p.heads, sms)));

@@ -98,6 +98,13 @@ __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[64], uint64_t a, uint64
                : FS_ACC64_OPS(d)
                : "l"(a), "l"(b), "r"(scale_d));
 }
+// ss with N = 64 (Bc = 64, the ladder's FP8 rungs 12 and 13: 32 accumulator registers).
+__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[32], uint64_t a, uint64_t b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FS_ACC32_REGS ", %32, %33, p, 1, 1;\n}\n"
+               : FS_ACC32_OPS(d)
+               : "l"(a), "l"(b), "r"(scale_d));
+}
 // ss with N = 192 (Bc = 192, the ladder's FP8 rungs 2 and 3: 96 accumulator registers).
 __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[96], uint64_t a, uint64_t b, int scale_d) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"

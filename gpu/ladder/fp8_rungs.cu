@@ -1,6 +1,7 @@
 // The FP8 forward's ladder rungs (gpu/fp8_kernel.cuh's Fp8Config), each measured against the
-// default of its d (gpu/fp8_forward.cu: Br 192 / Bc 128 at d = 64, Br 128 / Bc 128 at d = 128) in
-// gpu/ladder/notes/tensor-cores.md:
+// default of its d in gpu/ladder/notes/tensor-cores.md (gpu/fp8_forward.cu: Br 192 / Bc 128 at
+// d = 64; at d = 128 Br 128 / Bc 128 when rungs 1-13 were measured, Bc 192 since, rung 2's
+// configuration, and the former default is rung 14):
 //   1: the default with the softmax's row max and sum in four independent chains (d = 64, 128);
 //   2: d = 128 with Bc = 192 (S_ij on m64n192k32, V_j^T in two panels of 128 and 64 keys);
 //   3: 2 with the four chains;
@@ -12,7 +13,10 @@
 //      block j (a second S accumulator), 3 stages;
 //   9: d = 64 with two consumer warpgroups (Br 128), as the default otherwise: 8's control;
 //   10: d = 128 with every wgmma's descriptor one add from a base built once;
-//   11: 2 (Bc = 192) with the same.
+//   11: 2 (Bc = 192) with the same;
+//   12: d = 128 on three consumer warpgroups (Br 192) with Bc = 64 (S 32 registers, so that all
+//       fits in 160), 2 stages; 13: 12 with 4 stages;
+//   14: d = 128 with Bc = 128, the default until rung 2 replaced it.
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
 
@@ -34,6 +38,9 @@ using R8d64 = Fp8Config<64, 3, 2, 128, 1, false, 0, true>;
 using R9d64 = Fp8Config<64, 2, 2, 128>;
 using R10d128 = Fp8Config<128, 2, 2, 128, 1, false, 0, false, true>;
 using R11d128 = Fp8Config<128, 2, 2, 192, 1, false, 0, false, true>;
+using R12d128 = Fp8Config<128, 2, 3, 64>;
+using R13d128 = Fp8Config<128, 4, 3, 64>;
+using R14d128 = Fp8Config<128, 2, 2, 128>;
 }  // namespace
 
 Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
@@ -61,6 +68,12 @@ Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
     return fp8_info_of<R10d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 10: descriptors built once");
   if (variant == 11 && d == 128)
     return fp8_info_of<R11d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 11: rung 2 with descriptors built once");
+  if (variant == 12 && d == 128)
+    return fp8_info_of<R12d128>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, persistent; rung 12");
+  if (variant == 13 && d == 128)
+    return fp8_info_of<R13d128>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, 4 stages, persistent; rung 13");
+  if (variant == 14 && d == 128)
+    return fp8_info_of<R14d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 14: the default before Bc 192");
   return Fp8TileInfo{};
 }
 
@@ -78,6 +91,9 @@ void fp8_ladder_launch(const Fp8Params& p) {
   if (v == 9 && d == 64) return launch_fp8<R9d64>(p);
   if (v == 10 && d == 128) return launch_fp8<R10d128>(p);
   if (v == 11 && d == 128) return launch_fp8<R11d128>(p);
+  if (v == 12 && d == 128) return launch_fp8<R12d128>(p);
+  if (v == 13 && d == 128) return launch_fp8<R13d128>(p);
+  if (v == 14 && d == 128) return launch_fp8<R14d128>(p);
   throw std::runtime_error("fp8_ladder_launch: no FP8 rung " + std::to_string(v) + " for d = " + std::to_string(d));
 }
 
