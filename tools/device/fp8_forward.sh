@@ -12,10 +12,14 @@
 # flashstep_gpu_tests and flashstep_tc_tests, and lib/ with libstb.so.0 where the machine lacks it). BUDGET (seconds, default 280): a step that would
 # start after it is skipped and says so. summary.txt is written as it goes; a table last.
 set -u
+BUDGET=${BUDGET:-280}
+# Each step starts only while the time spent is under BUDGET less what the later steps need (the
+# verifies BUDGET - 200): below 240 the verifies could never start.
+case $BUDGET in '' | *[!0-9]*) echo "fp8_forward.sh: BUDGET must be a number of seconds (got '$BUDGET')" >&2; exit 2 ;; esac
+[ "$BUDGET" -ge 240 ] || { echo "fp8_forward.sh: BUDGET must be at least 240 s, or the verifies never start (got $BUDGET)" >&2; exit 2; }
 source tools/device/lib.sh
 dev_setup "$0" "$@"
 [ -d "$BIN/lib" ] && dev_libs "$BIN/lib"  # a carried lib/ (libstb.so.0 for flashstep)
-BUDGET=${BUDGET:-280}
 save() { printf '%s\n' "${S[@]}" > "$OUT/summary.txt"; }
 
 VERIFY=(
