@@ -6,7 +6,7 @@
 //
 //   Products. wgmma m64nNk32 e4m3 x e4m3 -> f32: 32 keys (or 32 columns of d) per instruction,
 //     32 bytes along each operand row, the same byte geometry as a 16-bit k16 step. S_ij = Q_i K_j^T:
-//     m64n128k32 (Bc = 128; m64n192k32 in the ladder's Bc = 192 rungs), d / 32 steps. O_i += P~_ij V_j:
+//     m64n{Bc}k32 (Bc = 128 at d = 64, 192 at d = 128; 64 in two ladder rungs), d / 32 steps. O_i += P~_ij V_j:
 //     m64n{d}k32, Bc / 32 steps.
 //   Operands K-major only. For 8-bit types the PTX ISA has no transpose immediates: both shared
 //     memory operands are K-major. Q_i and K_j are (rows, d) as stored; the B operand of P~ V must

@@ -89,7 +89,7 @@ FS_DEFINE_WGMMA(__half, "f16")
 // wgmma m64nNk32 on e4m3 inputs with float32 accumulators (the FP8 forward, gpu/fp8_kernel.cuh).
 // For 8-bit inputs the PTX ISA allows K-major operands only: no transpose immediates, so the
 // second product reads V^T (d rows of keys) and its instruction has no imm-trans argument.
-//   ss: A (Q_i) and B (K_j) from shared memory, N = 128 (Bc) or 192.
+//   ss: A (Q_i) and B (K_j) from shared memory, N = Bc: 128 (d = 64), 192 (d = 128) or 64 (rungs).
 //   rs: A (P~_ij, 4 registers of 4 e4m3 bytes) from registers, B (V_j^T) from shared memory,
 //       N = 64 (d = 64) or N = 128 over two 32-register halves (d = 128: columns 0-63 in d0).
 __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[64], uint64_t a, uint64_t b, int scale_d) {
@@ -105,7 +105,7 @@ __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[32], uint64_t a, uint64
                : FS_ACC32_OPS(d)
                : "l"(a), "l"(b), "r"(scale_d));
 }
-// ss with N = 192 (Bc = 192, the ladder's FP8 rungs 2 and 3: 96 accumulator registers).
+// ss with N = 192 (Bc = 192, the default at d = 128: 96 accumulator registers).
 __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[96], uint64_t a, uint64_t b, int scale_d) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 " FS_ACC96_REGS ", %96, %97, p, 1, 1;\n}\n"
