@@ -64,8 +64,9 @@ struct Fp8Maps2 : Fp8Maps {  // Bc = 192: V^T's second panel (keys 128-191 of a 
 // products (ladder rungs 4, 5; the bf16 kernel's kPingPong). POLY_: every POLY_-th exp2 of the
 // softmax by the ladder's polynomial on the FMA pipe (rungs 6, 7; the bf16 kernel's kPoly8).
 // AHEAD_: S_i,j+1 issued before the softmax of block j, into a second accumulator, so that its
-// product runs under that softmax (ladder rung 8: 64 more registers a thread, which only d = 64
-// with two consumers has room for; at d = 128 ptxas serialises the products, C7512).
+// product runs under that softmax (ladder rungs 8, 15: the second accumulator fits at d = 64 with
+// two consumers, and at d = 128 with Bc = 64; at d = 128, Bc = 128 ptxas serialises the products
+// for want of registers, C7512).
 // DESC_ONCE_: every wgmma's matrix descriptor formed by one 32-bit add from a base built once per
 // kernel (desc_add), in place of desc_sw128 / desc_sw64 per wgmma (ladder rungs 10, 11; the
 // backward's configuration 12 did the same).

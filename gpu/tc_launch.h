@@ -64,7 +64,7 @@ struct Fp8Params {
   const float *q_scale = nullptr, *k_scale = nullptr, *v_scale = nullptr;
   int q_blocks = 1, k_blocks = 1;
   int nk_pad = 0;  // Nk rounded up to a multiple of the kernel's Bc: V^T's row length in bytes
-  int variant = 0;  // 0: the default kernel for d; 1-14: the ladder's rungs (gpu/ladder/fp8_rungs.cu)
+  int variant = 0;  // 0: the default kernel for d; 1-15: the ladder's rungs (gpu/ladder/fp8_rungs.cu)
 };
 // V^T's key order (why: gpu/fp8_kernel.cuh's header): storage position q (0-31) of a group of 32
 // keys holds key fp8_vt_key(q) of the group, so that P~'s bytes go from the accumulator of S_ij
@@ -84,9 +84,9 @@ struct Fp8TileInfo {
 // (Fp8Params::variant). A ladder rung in a build without the ladder: compiled = false.
 Fp8TileInfo fp8_tile_info(int d, int variant = 0);
 void fp8_launch(const Fp8Params& p);
-constexpr int kFp8LadderLast = 14;  // the ladder's FP8 forward rungs are 1-14
+constexpr int kFp8LadderLast = 15;  // the ladder's FP8 forward rungs are 1-15
 // Whether the ladder has an FP8 forward rung `variant` at head dimension d (gpu/ladder/fp8_rungs.cu):
-// 1 at d = 64 and 128; 6, 8 and 9 at d = 64 only; 2-5, 7 and 10-14 at d = 128 only.
+// 1 at d = 64 and 128; 6, 8 and 9 at d = 64 only; 2-5, 7 and 10-15 at d = 128 only.
 constexpr bool fp8_ladder_rung(int d, int variant) {
   return (variant == 1 && (d == 64 || d == 128)) || ((variant == 6 || variant == 8 || variant == 9) && d == 64) ||
          (((variant >= 2 && variant <= 5) || variant == 7 || (variant >= 10 && variant <= kFp8LadderLast)) && d == 128);

@@ -16,7 +16,9 @@
 //   11: 2 (Bc = 192) with the same;
 //   12: d = 128 on three consumer warpgroups (Br 192) with Bc = 64 (S 32 registers, so that all
 //       fits in 160), 2 stages; 13: 12 with 4 stages;
-//   14: d = 128 with Bc = 128, the default until rung 2 replaced it.
+//   14: d = 128 with Bc = 128, the default until rung 2 replaced it;
+//   15: d = 128 on two consumers at Bc = 64 with S one block ahead (8's schedule; 64 + 64 + 64 + 8
+//       registers fit where Bc = 128's 208 did not), 3 stages.
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
 
@@ -41,6 +43,7 @@ using R11d128 = Fp8Config<128, 2, 2, 192, 1, false, 0, false, true>;
 using R12d128 = Fp8Config<128, 2, 3, 64>;
 using R13d128 = Fp8Config<128, 4, 3, 64>;
 using R14d128 = Fp8Config<128, 2, 2, 128>;
+using R15d128 = Fp8Config<128, 3, 2, 64, 1, false, 0, true>;
 }  // namespace
 
 Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
@@ -74,6 +77,8 @@ Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
     return fp8_info_of<R13d128>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, 4 stages, persistent; rung 13");
   if (variant == 14 && d == 128)
     return fp8_info_of<R14d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 14: the default before Bc 192");
+  if (variant == 15 && d == 128)
+    return fp8_info_of<R15d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 64, 3 stages, persistent; rung 15: S one block ahead of the softmax");
   return Fp8TileInfo{};
 }
 
@@ -94,6 +99,7 @@ void fp8_ladder_launch(const Fp8Params& p) {
   if (v == 12 && d == 128) return launch_fp8<R12d128>(p);
   if (v == 13 && d == 128) return launch_fp8<R13d128>(p);
   if (v == 14 && d == 128) return launch_fp8<R14d128>(p);
+  if (v == 15 && d == 128) return launch_fp8<R15d128>(p);
   throw std::runtime_error("fp8_ladder_launch: no FP8 rung " + std::to_string(v) + " for d = " + std::to_string(d));
 }
 

@@ -3,7 +3,7 @@
 # 3 both; 4, 5 ping-pong at Bc = 128, 192; 6, 7 every 8th exp2 by a polynomial at d = 64, at d = 128
 # Bc = 192; 8 d = 64 on two consumers with S one block ahead, 9 its control; 10, 11 descriptors
 # built once at Bc = 128, 192; 12, 13 d = 128 on three consumers with Bc = 64, 2 and 4 stages; 14 the
-# d = 128 default before Bc = 192) beside the default, from a ladder build, in one device call:
+# d = 128 default before Bc = 192; 15 d = 128 at Bc = 64 with S one block ahead) beside the default, from a ladder build, in one device call:
 #   1. verify --tensor-cores --dtype fp8 --variant V for each rung on ragged, causal, key-length,
 #      per-block and rotated-outlier shapes (at the rung's d), against the CPU emulation on the
 #      rung's own blocks and float64;
