@@ -55,9 +55,9 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool WG_APART_ = false>
-struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
-  static constexpr int VARIANT = V_, D = D_, BR = 64, BC = 128, PANELS = D / 64, STAGES = STAGES_;
+          bool WG_APART_ = false, int BR_ = 64>
+struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
+  static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
   // setmaxnreg: the producer warpgroup keeps 24 registers a thread, the consumers take 240 (a
   // multiple of 8): 24 x 128 + 240 x 256 = 64512 <= 65536.
@@ -83,11 +83,15 @@ struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr int DQ_THREADS = 96;
   static constexpr int ORDER = 1;                 // the grid's K/V blocks fastest (v9's order)
   static constexpr bool DESC_ONCE = true;         // v12's products (bwd_block_products) from base descriptors
-  static constexpr bool DQ_KSPLIT = D == 64;      // v12's dQ split: d = 64 over keys, d = 128 over columns
+  static constexpr bool DQ_KSPLIT = D == 64 && BR == 64;  // v12's dQ split: d = 64 over keys, d = 128 over columns
+  // 19 (d = 64, Br = 128): dQ_i's 128 rows split between the warpgroups, 64 each over all 128 keys
+  // (as d = 128 splits its columns): one partial, no sum.
+  static constexpr bool DQ_ROWSPLIT = BR == 128;
+  static_assert(BR == 64 || (BR == 128 && D == 64 && ARRIVE_ALL && !DQ_WARPS), "19 is 15 at d = 64 with Br = 128");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
   static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
-  using Tiles = BwdTileBytes<D_, 64, 128>;
+  using Tiles = BwdTileBytes<D_, BR_, 128>;
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
   static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
   static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
@@ -98,7 +102,8 @@ struct WsBwdConfig : BwdTileBytes<D_, 64, 128> {
   static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
   static_assert(SMEM <= 256 * 1024, "desc_add needs shared addresses below 256 KiB");
   static_assert(SMEM_DQ % 8 == 0, "the mbarriers are 8-byte aligned");
-  static_assert(BR * 2 == 128, "a dS^T row (Br queries) is one 128-byte swizzle row");
+  // dS^T's key rows: Br = 64 queries, one 128-byte swizzle row; Br = 128, two panels of 64 queries.
+  static_assert(BR % 64 == 0, "dS^T's rows are whole 64-query panels");
 };
 
 // The tensor maps of Q, dO (boxes of 64 columns x Br rows) and K, V (64 x Bc), each 3-D
@@ -194,10 +199,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         const uint32_t b = buf_addr(s), full = bar_full(s);
         // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
         // L2 = +inf, D = 0 past Nq), stored before this lane's arrival releases them.
-        static_assert(BR == 64, "two rows of L2_i and D_i per lane of the producer warp");
-        float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
-        stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
-        stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
+        if constexpr (BR == 64) {
+          float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
+          stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
+          stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
+        } else {  // 19: four of each per lane
+          static_assert(BR == 128, "BR / 32 floats of L2_i and D_i per lane of the producer warp");
+          float4* stats = reinterpret_cast<float4*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
+          stats[0] = *reinterpret_cast<const float4*>(hd.L2 + row0 + 4 * tid);
+          stats[BR / 4] = *reinterpret_cast<const float4*>(hd.D + row0 + 4 * tid);
+        }
         if (tid == 0) {
           mbar_expect_tx(full, uint32_t(2 * C::SMEM_QI));
 #pragma unroll
@@ -264,9 +275,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
     } else {
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
-      for (int e = ctid % 128; e < 64 * 8; e += 128)
-        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((cwg * 64 + e / 8) * 128 + (e % 8) * 16)),
+      // Their rows in each 64-query panel (Br / 64 of them, 16 KiB apart).
+      for (int e = ctid % 128; e < 64 * (BR / 8); e += 128) {
+        // Row e / (Br / 8) of this warpgroup's keys, chunk c = e mod (Br / 8) of its Br / 8: chunk
+        // c mod 8 of panel c / 8.
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((cwg * 64 + e / (BR / 8)) * 128 +
+                                                                                  (e % (BR / 8) % 8) * 16 +
+                                                                                  (e % (BR / 8) / 8) * BC * 128)),
                      "r"(0u));
+      }
     }
     fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
     if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
@@ -289,12 +306,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       if (lane == 0) mbar_arrive(bar_empty(s));
     }
 
-    // To this warpgroup's part of the slab (14: slab t mod 2).
-    float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) + (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : 0);
+    // To this warpgroup's part of the slab (14: slab t mod 2; d = 64: its partial; 19: its 64 rows).
+    float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) +
+                  (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : C::DQ_ROWSPLIT ? cwg * 64 * C::DQ_LD : 0);
     // 17: slab t mod 2 is free once the dQ warps have read its fill of block t - 2.
     if constexpr (C::DQ_MBAR)
       if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
-    bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT ? 0 : cwg * 64, warp, g, t4);
+    bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
     if constexpr (C::DQ_MBAR) {
       mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
       // 17: every consumer's dQ product of block t has retired before block t + 1 writes dS^T
@@ -339,7 +357,10 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::WG_APART ? "v17 at d = 64 with the consumer warpgroups apart: dS^T's barrier per warpgroup (each dQ product "
+      C::DQ_ROWSPLIT ? "v15 at d = 64 with Br = 128 (FlashAttention-3's tiles at d = 64): S^T and dP^T as m64n128 per "
+                       "warpgroup, 8 k steps of dV and dK per Q block, dQ_i's rows split between the warpgroups (64 each "
+                       "over all 128 keys, from dS^T's two 64-query panels)"
+      : C::WG_APART ? "v17 at d = 64 with the consumer warpgroups apart: dS^T's barrier per warpgroup (each dQ product "
                     "reads only its own rows), no consumer barrier after the dQ slab"
       : C::DQ_MBAR ? "v16 with each dQ slab handed over by an mbarrier pair (full: the consumers' stores, empty: the dQ "
                    "warps' reads) in place of the 352-thread barrier; the consumers' own barrier kept for dS^T"

@@ -145,16 +145,18 @@ __device__ __forceinline__ void bar_arrive() {
 // Named barrier `id` (a register) for the 128 threads of one warpgroup, all waiting (v8).
 __device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
-// The elementwise steps of one warp's 16 keys x Br = 64 queries (element 4n + e of an m64n64
-// accumulator with keys as rows: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2)),
-// shared by every wgmma configuration (here and gpu/ladder/bwd_pipe_kernel.cuh).
+// The elementwise steps of one warp's 16 keys x Br queries (N = Br / 2 registers: element 4n + e
+// of an m64nBr accumulator with keys as rows: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 +
+// (e % 2)), shared by every wgmma configuration (here, gpu/bwd_ws_kernel.cuh and
+// gpu/ladder/bwd_pipe_kernel.cuh): Br = 64 (N = 32) everywhere but configuration 19 (Br = 128).
 // FA2b L11: P = exp2(S tau log2 e - L2_i) in place of S; masked keys (key > hi(row), keys past Nk
 // included) exactly 0 where `partial` (some row of Q_i masks a key of this warp); padding rows
 // have L2 = +inf, so P = 0 there without a test.
-__device__ __forceinline__ void bwd_probabilities(float (&s)[32], const float* sL2, float scale_log2, bool partial,
+template <int N>
+__device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL2, float scale_log2, bool partial,
                                                   int key0, int row0, const RowLimit& lim, int g, int t4) {
 #pragma unroll
-  for (int n = 0; n < 8; ++n) {
+  for (int n = 0; n < N / 4; ++n) {
     const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -164,9 +166,10 @@ __device__ __forceinline__ void bwd_probabilities(float (&s)[32], const float* s
   }
 }
 // FA2b L14: dS^T = P^T o (dP^T - D_i) in float32, in place of dP^T.
-__device__ __forceinline__ void bwd_ds(float (&dp)[32], const float (&s)[32], const float* sD, int t4) {
+template <int N>
+__device__ __forceinline__ void bwd_ds(float (&dp)[N], const float (&s)[N], const float* sD, int t4) {
 #pragma unroll
-  for (int n = 0; n < 8; ++n) {
+  for (int n = 0; n < N / 4; ++n) {
     const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
 #pragma unroll
     for (int e = 0; e < 4; ++e) dp[4 * n + e] = s[4 * n + e] * (dp[4 * n + e] - (e & 1 ? dd.y : dd.x));
@@ -174,30 +177,34 @@ __device__ __forceinline__ void bwd_ds(float (&dp)[32], const float (&s)[32], co
 }
 // An accumulator rounded to the type, straight into register A fragments: column tiles 2kk,
 // 2kk + 1 are (k 0-7, k 8-15) of k step kk (queries 16 kk ..).
-template <typename T>
-__device__ __forceinline__ void bwd_fragments(const float (&x)[32], uint32_t (&a)[4][4]) {
+template <typename T, int N>
+__device__ __forceinline__ void bwd_fragments(const float (&x)[N], uint32_t (&a)[N / 8][4]) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
+  for (int kk = 0; kk < N / 8; ++kk)
 #pragma unroll
     for (int q = 0; q < 4; ++q) a[kk][q] = pack2<T>(x[8 * kk + 2 * q], x[8 * kk + 2 * q + 1]);
 }
 // dS^T's fragments to shared memory (keys x queries, 128-byte swizzled rows) for L15: fragment
 // register q of k step kk holds keys g (q even) or g + 8 (q odd) at queries 16 kk + 8 (q / 2) +
-// 2 t4, + 1: chunk 2 kk + q / 2 of that key's row. krow: the warp's first key row + g.
-__device__ __forceinline__ void bwd_store_ds_t(uint32_t sDS, const uint32_t (&dsa)[4][4], int krow, int t4) {
+// 2 t4, + 1: chunk 2 (kk mod 4) + q / 2 of that key's row in panel kk / 4 (64 queries a panel,
+// the Bc = 128 key rows of a panel 16 KiB apart; Br = 64 has one). krow: the warp's first key
+// row + g.
+template <int KK>
+__device__ __forceinline__ void bwd_store_ds_t(uint32_t sDS, const uint32_t (&dsa)[KK][4], int krow, int t4) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
+  for (int kk = 0; kk < KK; ++kk)
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const int r = krow + 8 * (q & 1), c = 2 * kk + q / 2;
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + 4 * t4)),
+      const int r = krow + 8 * (q & 1), c = 2 * (kk % 4) + q / 2;
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + 4 * t4 +
+                                                                    (kk / 4) * 128 * 128)),
                    "r"(dsa[kk][q]));
     }
 }
 // acc = X_j Y_i^T for warpgroup wg's 64 keys (X = K_j or V_j: BC rows; Y = Q_i or dO_i: BR
 // rows; both K-major 64-column panels): D / 16 k steps of 32 bytes along each 128-byte row.
 template <typename T, int D, int BC, int BR>
-__device__ __forceinline__ void bwd_keys_by_queries(float (&acc)[32], uint32_t sX, uint32_t sY, int wg) {
+__device__ __forceinline__ void bwd_keys_by_queries(float (&acc)[BR / 2], uint32_t sX, uint32_t sY, int wg) {
 #pragma unroll
   for (int kd = 0; kd < D / 16; ++kd) {
     const uint32_t koff = uint32_t((kd % 4) * 32);
@@ -221,7 +228,7 @@ __device__ __forceinline__ void bwd_keys_by_cols(float (&acc)[PANELS][32], const
 // offsets as above, so the tensor cores read the same operands in the same order.
 // acc = X_j Y_i^T: dX describes this warpgroup's first key row of X_j, dY Y_i's first row.
 template <typename T, int D, int BC, int BR>
-__device__ __forceinline__ void bwd_keys_by_queries_desc(float (&acc)[32], uint64_t dX, uint64_t dY) {
+__device__ __forceinline__ void bwd_keys_by_queries_desc(float (&acc)[BR / 2], uint64_t dX, uint64_t dY) {
 #pragma unroll
   for (int kd = 0; kd < D / 16; ++kd) {
     const uint32_t koff = uint32_t((kd % 4) * 32);
@@ -323,6 +330,7 @@ struct WgBwdConfig : BwdTileBytes<D_, 64, 128> {
   // over columns (one slab). v7: two slabs used by Q blocks in turn (even, odd), each one dense
   // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
   static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
+  static constexpr bool DQ_ROWSPLIT = false;  // configuration 19's split (gpu/bwd_ws_kernel.cuh)
   static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
   using Tiles = BwdTileBytes<D_, 64, 128>;
@@ -354,16 +362,19 @@ struct WgBwdDescOnce : C {
 // of K_j and of V_j (the A operands of S^T and dP^T), buffer 0's Q_i (its dO_i is SMEM_QI bytes on,
 // buffer 1 SMEM_BUF_PAD bytes on), and dQ's two operands where this warpgroup's k steps start
 // (d = 64: its own 64 keys' rows of dS^T and K_j; d = 128: dS^T's first row and its 64-column
-// panel of K_j).
+// panel of K_j; DQ_ROWSPLIT, d = 64 with Br = 128: the first row of dS^T's panel of this
+// warpgroup's 64 queries, and K_j's first row).
 struct BwdDescs {
   uint64_t k_wg, v_wg, buf0, dq_ds, dq_k;
 };
 template <class C>
 __device__ __forceinline__ BwdDescs bwd_descs(uint32_t sK, uint32_t sV, uint32_t sBuf0, uint32_t sDS, int wg) {
   const uint32_t keys = uint32_t(wg * 64 * 128);  // this warpgroup's first key row of a BC-row tile
-  const uint32_t dq_k = C::DQ_KSPLIT ? keys : uint32_t(wg * C::BC * 128);
-  return BwdDescs{desc_sw128(sK + keys), desc_sw128(sV + keys), desc_sw128(sBuf0),
-                  desc_sw128(sDS + (C::DQ_KSPLIT ? keys : 0u)), desc_sw128(sK + dq_k)};
+  const uint32_t panel = uint32_t(wg * C::BC * 128);  // this warpgroup's 64-column panel of a BC-row tile
+  const uint32_t dq_k = C::DQ_KSPLIT ? keys : C::DQ_ROWSPLIT ? 0u : panel;
+  const uint32_t dq_ds = C::DQ_KSPLIT ? keys : C::DQ_ROWSPLIT ? panel : 0u;
+  return BwdDescs{desc_sw128(sK + keys), desc_sw128(sV + keys), desc_sw128(sBuf0), desc_sw128(sDS + dq_ds),
+                  desc_sw128(sK + dq_k)};
 }
 
 // dQ's partial of this warp (an m64n64 accumulator: query rows 16 warp + g + 8 (e / 2), columns
@@ -414,7 +425,7 @@ __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], f
   constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
   // FA2b L10: S_ij^T = K_j Q_i^T (64 keys x Br queries per warpgroup), float32. Element
   // s[4n + e]: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2).
-  float s[32];
+  float s[BR / 2];
   fence_regs(s);
   wgmma_fence();
   if constexpr (C::DESC_ONCE)
@@ -430,7 +441,7 @@ __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], f
   bwd_fragments<T>(s, pa);
 
   // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
-  float dp[32];
+  float dp[BR / 2];
   fence_regs(dp);
 #pragma unroll
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);

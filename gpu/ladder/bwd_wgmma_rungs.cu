@@ -46,6 +46,7 @@ using V16d128 = WsBwdConfig<kBwdWgmmaVariant + 11, 128, 2, true, true>;
 using V17d64 = WsBwdConfig<kBwdWgmmaVariant + 12, 64, 3, true, true, true>;
 using V17d128 = WsBwdConfig<kBwdWgmmaVariant + 12, 128, 2, true, true, true>;
 using V18d64 = WsBwdConfig<kBwdWgmmaVariant + 13, 64, 3, true, true, true, true>;  // d = 64 only (its dQ split by keys)
+using V19d64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // d = 64 only (Br = 128)
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -73,6 +74,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V17d64::VARIANT && d == 64) return info_of_ws<V17d64>();
   if (variant == V17d128::VARIANT && d == 128) return info_of_ws<V17d128>();
   if (variant == V18d64::VARIANT && d == 64) return info_of_ws<V18d64>();
+  if (variant == V19d64::VARIANT && d == 64) return info_of_ws<V19d64>();
   return TcBwdVariantInfo{};
 }
 
@@ -101,6 +103,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V17d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V17d64>(p);
   if (variant == V17d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V17d128>(p);
   if (variant == V18d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V18d64>(p);
+  if (variant == V19d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V19d64>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -10,7 +10,9 @@
 # SDPA=0 leaves PyTorch's side out)
 # Another rung against the default the same way: NEW=12 VARIANTS="9 12" bash tools/device/bwd_pipe.sh BIN OUT
 # (configuration 12: v9 with its matrix descriptors built once). BENCH=0: the checks of NEW alone.
-# DS=64: only the head dimension 64 (a rung that has no d = 128 form, as 18).
+# DS=64: only the head dimension 64 (a rung that has no d = 128 form, as 18 and 19), PyTorch's side
+# too. SAN_NQ64: the d = 64 sanitizer shape's Nq (333 by default: 6 Q blocks of 64; a rung with
+# Br = 128, as 19, needs 700 or more for its 3-stage ring to wrap).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 dev_setup "$0" "$@"
@@ -54,7 +56,7 @@ for tool in memcheck racecheck synccheck initcheck; do
   extra=""; [ $tool = racecheck ] && extra="--racecheck-report all"
   # More than three Q blocks per K/V block (6 and 5), so that a rung's ring of Q_i buffers wraps
   # around: racecheck found configuration 13's stage reuse only there (producer-warpgroup/).
-  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq 333 --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
+  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq ${SAN_NQ64:-333} --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
   has_d 128 && (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype fp16 --nq 300 --nk 300 --d 128 --kv-len 250; echo "rc=$?") > "$OUT/${tool}_d128.txt" 2>&1 &
 done
 wait
@@ -75,7 +77,7 @@ for v in $VARIANTS; do
   done
 done
 if [ "${SDPA:-1}" = 1 ]; then  # SDPA=0: the rungs only (PyTorch's side takes about 200 s)
-  timeout 200 python3 gpu/tools/sdpa_bwd_bench.py --dtype bf16 --ns 4096,16384 --ds 64,128 --causal both --back-to-back $BTB > "$OUT/sdpa.txt" 2>&1
+  timeout 200 python3 gpu/tools/sdpa_bwd_bench.py --dtype bf16 --ns 4096,16384 --ds "${DS// /,}" --causal both --back-to-back $BTB > "$OUT/sdpa.txt" 2>&1
   S+=("sdpa_bwd_bench.py: rc=$?")
 else
   : > "$OUT/sdpa.txt"
