@@ -20,10 +20,11 @@ BackwardCosts backward_costs(int64_t d, const Rates& rates) {
     throw InputError("the backward's pipeline model covers the Hopper backward's d = 64 and d = 128 (got d = " +
                      std::to_string(d) + ")");
   BackwardCosts c;
-  const double keys = 64, rows = kBwdBr, dd = double(d);
-  // Each product, per warpgroup: 2 x 64 x 64 x d FLOPs. S^T, dP^T: 64 keys x 64 queries over d;
-  // dV, dK: 64 keys x d over 64 queries; dQ: 64 queries x 64 columns over 128 keys at d = 128
-  // (the warpgroup's column panel), 64 queries x 64 columns over its own 64 keys at d = 64.
+  const double keys = 64, rows = bwd_br(d), dd = double(d);
+  // Each product, per warpgroup: 2 x 64 x Br x d FLOPs. S^T, dP^T: 64 keys x Br queries over d;
+  // dV, dK: 64 keys x d over Br queries; dQ: 64 queries x 64 columns over 128 keys at d = 128
+  // (Br = 64: the warpgroup's column panel), 64 of the 128 queries x 64 columns over 128 keys at
+  // d = 64 (Br = 128: the warpgroup's rows).
   const double product = 2 * keys * rows * dd / rates.tensor_rate();
   c.s_clk = c.dp_clk = c.dv_clk = c.dk_clk = c.dq_clk = product;
   // P: one exp2 per score; per score about 2 float32 lane operations (the FFMA of S tau log2 e -
@@ -35,7 +36,7 @@ BackwardCosts backward_costs(int64_t d, const Rates& rates) {
   c.p_clk = std::max(c.p_exp_clk, c.p_issue_clk);
   c.ds_clk = scores * 2.5 / rates.fp32_per_clk;
   // Q_i and dO_i (16-bit) with L_i and D_i (float32), from L2: the grid's K/V blocks fastest puts
-  // the blocks at work on one head, which read the same Q_i and dO_i. dQ_i: 64 x d float32 adds.
+  // the blocks at work on one head, which read the same Q_i and dO_i. dQ_i: Br x d float32 adds.
   c.load_i_clk = (2 * rows * dd * 2 + 2 * rows * 4) / rates.l2_bytes_per_clk;
   c.dq_add_clk = rows * dd * 4 / rates.l2_bytes_per_clk;
   c.kv_clk = 2 * double(kBwdBc) * dd * 2 / rates.hbm_bytes_per_clk;
@@ -82,10 +83,10 @@ namespace {
 // (bottom-right) those from the first with a row that keeps key 128 j (row r keeps keys up to
 // r + Nk - Nq), as the kernel's block skipping.
 int64_t q_blocks(const Shape& s, int64_t j) {
-  const int64_t Tr = (s.nq + kBwdBr - 1) / kBwdBr;
+  const int64_t br = bwd_br(s.d), Tr = (s.nq + br - 1) / br;
   if (!s.causal) return Tr;
   const int64_t first_row = std::max<int64_t>(0, j * kBwdBc - (s.nk - s.nq));
-  return first_row >= s.nq ? 0 : Tr - first_row / kBwdBr;
+  return first_row >= s.nq ? 0 : Tr - first_row / br;
 }
 
 // The steady state is periodic from the second Q block on (the barriers line everything up), so
@@ -199,7 +200,7 @@ std::string explain_pipeline_backward(const Shape& s, const Rates& rates) {
               "  a loop over Q blocks of Br %d; all five products on wgmma; a producer warpgroup loads Q blocks by TMA into\n"
               "  a 3-stage ring (modelled one block ahead); two named barriers per Q block; dQ_i added to the float32 dQ in\n"
               "  HBM by red.global.add\n",
-         kBwdBc, kBwdWarpgroups, kBwdBr);
+         kBwdBc, kBwdWarpgroups, bwd_br(s.d));
   append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
               "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n",
          rates.tensor_flop_per_clk, rates.tensor_efficiency, rates.tensor_rate(), rates.exp_per_clk, rates.fp32_per_clk,
@@ -216,7 +217,7 @@ std::string explain_pipeline_backward(const Shape& s, const Rates& rates) {
               {"dK += dS^T Q_i (L16)", "tensor", c.dk_clk},         {"dQ_i += dS K_j (L15)", "tensor", c.dq_clk},
               {nullptr, nullptr, 0},
               {"Q_i, dO_i, L_i, D_i (L9)", "load, from L2", c.load_i_clk}, {"dQ_i added (red.add)", "load, into L2", c.dq_add_clk}};
-  append(out, "per warpgroup and Q block (64 keys x 64 queries), clocks at the unit's full rate:\n");
+  append(out, "per warpgroup and Q block (64 keys x %d queries), clocks at the unit's full rate:\n", bwd_br(s.d));
   for (const auto& r : rows) {
     if (!r.label) append(out, "per thread block and Q block:\n");
     else append(out, "  %-26s %6.0f   %s\n", r.label, r.clk, r.unit);

@@ -6,11 +6,12 @@
 // gpu/fa2_bwd_wgmma.cu; FlashAttention-2's backward, Algorithm 2 of arXiv 2307.08691, with
 // FlashAttention-3's producer warpgroup): one thread block per (head, K/V block j of Bc = 128
 // keys), a producer warpgroup and two consumer warpgroups of 64 keys each, a loop over the Q
-// blocks i of Br = 64 queries. The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
+// blocks i of Br queries (FlashAttention-3's tiles: 128 at d = 64, configuration 19; 64 at
+// d = 128, configuration 15). The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
 // ring of 3 stages (TMA); per Q block, each consumer warpgroup, in this order:
 //   barrier  (the stage's full mbarrier) Q_i, dO_i, L_i, D_i landed
 //   tensor   S_ij^T = K_j Q_i^T (FA2b L10); wait
-//   softmax  P_ij^T = exp2(S^T tau log2 e - L_i) (L11): 64 x 64 exp2 on the special-function units
+//   softmax  P_ij^T = exp2(S^T tau log2 e - L_i) (L11): 64 x Br exp2 on the special-function units
 //   tensor   dP_ij^T = V_j dO_i^T (L13) and dV~_j += P_ij^T dO_i (L12), one group; wait
 //   softmax  dS_ij^T = P^T o (dP^T - D_i) (L14): float32 lanes only
 //   tensor   dK~_j += dS_ij^T Q_i (L16), left in flight while dS^T goes to shared memory
@@ -21,7 +22,9 @@
 // The model has the producer load block i + 1's stage when the consumers start block i: the ring
 // lets it run up to 3 blocks ahead, but each block's loads take a small part of a block's work,
 // so one ahead already hides them and the steady state is the same.
-// Every product is 2 x 64 x 64 x d FLOPs per warpgroup; the two warpgroups run the same chain at
+// Every product is 2 x 64 x Br x d FLOPs per warpgroup (dQ's: 64 of the Br rows x 64 columns over
+// 128 keys at d = 64, Br rows x 64 columns over 128 keys at d = 128: the same count); the two
+// warpgroups run the same chain at
 // once and share the tensor cores and the special-function units evenly (the barriers keep them
 // in step). K_j, V_j come from HBM once per thread block, dK_j, dV_j go back once at the end.
 #pragma once
@@ -32,17 +35,18 @@
 
 namespace flashstep::pipeline {
 
-// The kernel's tile (gpu/bwd_ws_kernel.cuh: BR, BC, two consumer warpgroups of 64 keys).
-constexpr int kBwdBr = 64, kBwdBc = 128, kBwdWarpgroups = 2;
+// The kernel's tile (gpu/bwd_ws_kernel.cuh: BR, BC, two consumer warpgroups of 64 keys): Br by d.
+constexpr int kBwdBc = 128, kBwdWarpgroups = 2;
+constexpr int bwd_br(int64_t d) { return d == 64 ? 128 : 64; }
 
 // Clocks at the unit's full rate: per warpgroup and Q block (the products, P, dS), per thread
 // block and Q block (load_i, dq_add), per thread block (kv, write).
 struct BackwardCosts {
-  double s_clk = 0, dp_clk = 0, dv_clk = 0, dk_clk = 0, dq_clk = 0;  // tensor: 2 x 64 x 64 x d FLOPs each
+  double s_clk = 0, dp_clk = 0, dv_clk = 0, dk_clk = 0, dq_clk = 0;  // tensor: 2 x 64 x Br x d FLOPs each
   double p_clk = 0, p_exp_clk = 0, p_issue_clk = 0;  // softmax: max(exp2 limit, float32 issue limit)
   double ds_clk = 0;                                 // softmax: float32 issue
   double load_i_clk = 0;  // Q_i, dO_i (16-bit), L_i, D_i (float32) from L2
-  double dq_add_clk = 0;  // 64 x d float32 of tau dQ_i added in L2 (red.global.add)
+  double dq_add_clk = 0;  // Br x d float32 of tau dQ_i added in L2 (red.global.add)
   double kv_clk = 0;      // K_j, V_j from HBM
   double write_clk = 0;   // dK_j, dV_j to HBM
 };

@@ -1,5 +1,5 @@
-// The backward's default on Hopper (compute capability 9.0, sm_90a): configuration 15 at d = 64
-// and 128, causal or not (gpu/bwd_ws_kernel.cuh). FlashAttention-2's backward on warpgroup MMA
+// The backward's default on Hopper (compute capability 9.0, sm_90a): configuration 19 at d = 64
+// and 15 at d = 128, causal or not (gpu/bwd_ws_kernel.cuh). FlashAttention-2's backward on warpgroup MMA
 // (two consumer warpgroups x 64 keys, Bc = 128, Br = 64, all five products on wgmma from matrix
 // descriptors built once, dQ_i added to HBM with red.global.add.v4.f32, the grid's K/V blocks
 // fastest so that the blocks at work at once share one head's Q_i, dO_i and dQ_i in L2) with
@@ -9,7 +9,10 @@
 // configuration 12 at d = 128 at the 8 target points, dK and dV bit for bit v9's; compute-
 // sanitizer's four tools clean on rings that wrap around
 // (gpu/results/tensor-core-backward/producer-warpgroup/: 13's measurement and 15's within
-// 0.985-1.012x of it). The other configurations: gpu/ladder/.
+// 0.985-1.012x of it). Configuration 19 is 15 with FlashAttention-3's tiles at d = 64, Br = 128
+// (S^T and dP^T on m64n128, dQ_i's rows split between the warpgroups): 1.135-1.162x 15 at d = 64,
+// dK and dV still v9's bits, the four tools clean (producer-warpgroup/rung-19/). d = 128 has no
+// Br = 128 form within the consumers' 240 registers. The other configurations: gpu/ladder/.
 #include "gpu/bwd_ws_kernel.cuh"
 
 #include <stdexcept>
@@ -24,7 +27,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p);
 
 namespace {
 //                         variant, D, Q_i / dO_i stages, dQ by the producer's warps, every consumer thread releases
-using BwdD64 = WsBwdConfig<kBwdWgmmaVariant + 10, 64, 3, false, true>;    // 15
+using BwdD64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // 19
 using BwdD128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;  // 15
 }  // namespace
 

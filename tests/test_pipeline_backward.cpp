@@ -26,14 +26,19 @@ constexpr double kTensorPerClk = 4096 * 0.74, kExpPerClk = 16, kFp32PerClk = 128
                  kHbmPerClk = 16.45, kClkPerMs = 1.98e6;
 constexpr int kSms = 132;
 
+// The default backward's Q block by head dimension: 128 queries at d = 64 (configuration 19),
+// 64 at d = 128 (configuration 15); each consumer warpgroup holds 64 keys.
+double rows_of(double d) { return d == 64 ? 128 : 64; }
+
 // One Q block of one thread block in the steady state: the two warpgroups run each step at once
 // and share its unit, so each step takes twice one warpgroup's work; the loads of the next Q block
 // come in under them; dQ's adds close the block before the next barrier.
 double period(double d) {
-  const double product = 2.0 * 64 * 64 * d / kTensorPerClk;
-  const double p = 64.0 * 64 / kExpPerClk;  // exp2-bound: 256 clocks against 64 of float32 issue
-  const double ds = 64.0 * 64 * 2.5 / kFp32PerClk;
-  const double dq_add = 64.0 * d * 4 / kL2PerClk;
+  const double r = rows_of(d);
+  const double product = 2.0 * 64 * r * d / kTensorPerClk;
+  const double p = 64.0 * r / kExpPerClk;  // exp2-bound: 4 clocks a score against 1 of float32 issue
+  const double ds = 64.0 * r * 2.5 / kFp32PerClk;
+  const double dq_add = r * d * 4 / kL2PerClk;
   return 2 * (5 * product + p + ds) + dq_add;
 }
 
@@ -41,7 +46,7 @@ double period(double d) {
 // memory path first, then n periods, then dK_j, dV_j written.
 double block_clocks(double d, int n) {
   const double kv = 2.0 * 128 * d * 2 / kHbmPerClk;
-  const double load_i = (2.0 * 64 * d * 2 + 2.0 * 64 * 4) / kL2PerClk;
+  const double load_i = (2.0 * rows_of(d) * d * 2 + 2.0 * rows_of(d) * 4) / kL2PerClk;
   return kv + load_i + n * period(d) + kv;
 }
 
@@ -52,12 +57,13 @@ TEST_CASE("backward pipeline model: the per-block costs are the tile's FLOPs and
   for (int64_t d : {64, 128}) {
     INFO("d " << d);
     const BackwardCosts c = backward_costs(d, h200);
-    const double product = 2.0 * 64 * 64 * double(d) / kTensorPerClk;
+    const double r = rows_of(double(d));
+    const double product = 2.0 * 64 * r * double(d) / kTensorPerClk;
     for (double x : {c.s_clk, c.dp_clk, c.dv_clk, c.dk_clk, c.dq_clk}) REQUIRE_THAT(x, WithinRel(product, 1e-12));
-    REQUIRE_THAT(c.p_clk, WithinRel(64.0 * 64 / kExpPerClk, 1e-12));
-    REQUIRE_THAT(c.ds_clk, WithinRel(64.0 * 64 * 2.5 / kFp32PerClk, 1e-12));
-    REQUIRE_THAT(c.load_i_clk, WithinRel((2.0 * 64 * double(d) * 2 + 512) / kL2PerClk, 1e-12));
-    REQUIRE_THAT(c.dq_add_clk, WithinRel(64.0 * double(d) * 4 / kL2PerClk, 1e-12));
+    REQUIRE_THAT(c.p_clk, WithinRel(64.0 * r / kExpPerClk, 1e-12));
+    REQUIRE_THAT(c.ds_clk, WithinRel(64.0 * r * 2.5 / kFp32PerClk, 1e-12));
+    REQUIRE_THAT(c.load_i_clk, WithinRel((2.0 * r * double(d) * 2 + 8 * r) / kL2PerClk, 1e-12));
+    REQUIRE_THAT(c.dq_add_clk, WithinRel(r * double(d) * 4 / kL2PerClk, 1e-12));
     REQUIRE_THAT(c.kv_clk, WithinRel(2.0 * 128 * double(d) * 2 / kHbmPerClk, 1e-12));
   }
 }
@@ -111,6 +117,13 @@ TEST_CASE("backward pipeline model: the whole problem, against the FLOP count an
   REQUIRE_THAT(c.flops, WithinRel(2.5 * 4 * 40 * (1024.0 * 1025 / 2) * 128, 1e-12));
   REQUIRE_THAT(c.tensor_ms, WithinRel(40.0 * (16 + 14 + 12 + 10 + 8 + 6 + 4 + 2) * 2 * 5 * product / (kSms * kClkPerMs), 1e-9));
   REQUIRE(c.ms < p.ms);
+  // d = 64: Q blocks of 128 queries, 8 of them, so causal K/V block j loops from Q block j on.
+  s.d = 64;
+  const BackwardPrediction c64 = predict_backward(s, h200);
+  const double product64 = 2.0 * 64 * 128 * 64 / kTensorPerClk;
+  REQUIRE_THAT(c64.tensor_ms,
+               WithinRel(40.0 * (8 + 7 + 6 + 5 + 4 + 3 + 2 + 1) * 2 * 5 * product64 / (kSms * kClkPerMs), 1e-9));
+  REQUIRE_THAT(c64.clk_per_q_block, WithinRel(period(64), 1e-9));
   REQUIRE_THROWS_AS(backward_costs(96, h200), InputError);
 }
 

@@ -235,7 +235,7 @@ void DrawPipelineView(AppState& s) {
     ImGui::TextWrapped("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
                        "Br %d loaded by a producer warpgroup (TMA, 3 stages), two barriers per Q block, dQ added by "
                        "red.global.add; first %d Q blocks shown",
-                pipeline::kBwdBc, pipeline::kBwdBr, PipelineState::kShownBlocks);
+                pipeline::kBwdBc, pipeline::bwd_br(ps.d), PipelineState::kShownBlocks);
     ImGui::TextWrapped("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
                        "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
                 p.clk_per_q_block, p.ms, p.tflops, 100 * p.share_tensor, 100 * p.share_softmax, 100 * p.share_memory,

@@ -1,5 +1,5 @@
 // The backward ladder's wgmma rungs other than the default (gpu/fa2_bwd_wgmma.cu: configuration
-// 15 at d = 64 and 128, gpu/bwd_ws_kernel.cuh):
+// 19 at d = 64, 15 at d = 128, gpu/bwd_ws_kernel.cuh):
 // 5 (all five products on wgmma, the heads-first grid), 6 (dQ's product on mma.sync), 7 (dQ added
 // by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 9 (5 with the
 // grid's K/V blocks fastest; the default at d = 64 before 15), 10 (9 with each block's Q-block loop
@@ -8,7 +8,8 @@
 // before 15), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg, the
 // consumers' barriers named), 14 (13 with dQ added to HBM by the producer warpgroup's other warps),
 // 16 (14 with 15's release by every consumer thread), 17 (16 with each dQ slab handed over by an
-// mbarrier pair), 18 (d = 64: 17 with the consumer warpgroups apart, no barrier between them). Built only with -DFLASHSTEP_LADDER=ON; the
+// mbarrier pair), 18 (d = 64: 17 with the consumer warpgroups apart, no barrier between them), 15 at
+// d = 64 (the default there before 19). Built only with -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
 #include "gpu/bwd_ws_kernel.cuh"
@@ -46,7 +47,7 @@ using V16d128 = WsBwdConfig<kBwdWgmmaVariant + 11, 128, 2, true, true>;
 using V17d64 = WsBwdConfig<kBwdWgmmaVariant + 12, 64, 3, true, true, true>;
 using V17d128 = WsBwdConfig<kBwdWgmmaVariant + 12, 128, 2, true, true, true>;
 using V18d64 = WsBwdConfig<kBwdWgmmaVariant + 13, 64, 3, true, true, true, true>;  // d = 64 only (its dQ split by keys)
-using V19d64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // d = 64 only (Br = 128)
+using V15d64 = WsBwdConfig<kBwdWgmmaVariant + 10, 64, 3, false, true>;  // the d = 128 default's form at d = 64
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -74,7 +75,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V17d64::VARIANT && d == 64) return info_of_ws<V17d64>();
   if (variant == V17d128::VARIANT && d == 128) return info_of_ws<V17d128>();
   if (variant == V18d64::VARIANT && d == 64) return info_of_ws<V18d64>();
-  if (variant == V19d64::VARIANT && d == 64) return info_of_ws<V19d64>();
+  if (variant == V15d64::VARIANT && d == 64) return info_of_ws<V15d64>();
   return TcBwdVariantInfo{};
 }
 
@@ -103,7 +104,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V17d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V17d64>(p);
   if (variant == V17d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V17d128>(p);
   if (variant == V18d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V18d64>(p);
-  if (variant == V19d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V19d64>(p);
+  if (variant == V15d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V15d64>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

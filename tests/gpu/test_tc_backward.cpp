@@ -133,13 +133,13 @@ void check_every_variant(const Shape4& c) { check_variants(c, every_backward_var
 // The wgmma rungs alone (variants 5-19, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
-  if (!tc_backward_variant_compiled(15, 64)) {
+  if (!tc_backward_variant_compiled(15, 128)) {
     if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 15)");
     SKIP_TEST("this build has no sm_90a code (backward variant 15)");
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};  // those this build holds (runs_here): 15 alone without the ladder
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};  // those this build holds (runs_here): 19 at d = 64 and 15 at d = 128 without the ladder
   check_variants(c, v);
 }
 
@@ -168,7 +168,7 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
 }
 
 TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
-  if (!tc_backward_variant_compiled(15, 64)) {
+  if (!tc_backward_variant_compiled(15, 128)) {
     if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 15)");
     SKIP_TEST("this build has no sm_90a code (backward variant 15)");
     return;

@@ -42,7 +42,7 @@ declare -a CASES=(
   "fwd-d64-c    $V --dtype bf16 --p-dtype bf16 --nq 333 --nk 517 --d 64 --causal"
   "fwd-d128     $V --dtype fp16 --p-dtype fp16 --nq 333 --nk 517 --d 128 --kv-len 400"
   "fwd-d128-c   $V --dtype bf16 --p-dtype bf16 --nq 333 --nk 517 --d 128 --causal"
-  "bwd-d64-c    $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 64 --causal"
+  "bwd-d64-c    $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 700 --nk 333 --d 64 --causal"
   "bwd-d128     $FS gpu --schedule fa2 --backward --tensor-cores --dtype bf16 --nq 200 --nk 333 --d 128"
   "bwd-d128-c   $FS gpu --schedule fa2 --backward --tensor-cores --dtype fp16 --nq 333 --nk 200 --d 128 --causal"
   "fp8-d64      $V --dtype fp8 --nq 333 --nk 200 --d 64 --causal"
