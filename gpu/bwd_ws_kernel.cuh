@@ -58,7 +58,7 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool WG_APART_ = false, int BR_ = 64>
+          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -91,6 +91,10 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // (as d = 128 splits its columns): one partial, no sum.
   static constexpr bool DQ_ROWSPLIT = BR == 128;
   static_assert(BR == 64 || (BR == 128 && D == 64 && ARRIVE_ALL && !DQ_WARPS), "19 is 15 at d = 64 with Br = 128");
+  // 20 (19) and 21 (15 at d = 128): a Q block's products overlapped with its element-wise steps
+  // (bwd_block_products_overlap, below) where 15 and 19 wait for each product before the next step.
+  static constexpr bool OVERLAP = OVERLAP_;
+  static_assert(!OVERLAP || (ARRIVE_ALL && !DQ_WARPS), "20 and 21 are 19 and 15 with their products overlapped");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
   static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
@@ -136,6 +140,53 @@ __device__ __forceinline__ uint64_t per_block(uint64_t d) {
 template <int ID, int THREADS>
 __device__ __forceinline__ void bar_sync_unaligned() {
   asm volatile("barrier.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+
+// FA2b L10-L14 and L16 as bwd_block_products (gpu/fa2_bwd_wgmma_kernel.cuh) does them, the same
+// products in the same order on the same operands (so dK and dV are the same bits), with the
+// element-wise steps under the products (20, 21): S^T and dP^T are issued as two groups; the wait
+// for S^T's leaves dP^T in flight while P^T is computed; dV~ += P^T dO_i is issued, and the wait
+// for dP^T's leaves it in flight while dS^T is computed; dK~ += dS^T Q_i is issued after it. dV's
+// and dK's groups are retired by the caller's wait for dQ's product. The registers at the peak are
+// bwd_block_products' (P, P^T's fragments, dP^T, dV~, dK~): only their order in time changes.
+template <typename T, class C>
+__device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
+                                                           uint32_t (&dsa)[C::BR / 16][4], const BwdBlockOperands& op,
+                                                           const float* sL2, const float* sD, float scale_log2,
+                                                           bool partial, int key0, int row0, const RowLimit& lim, int g,
+                                                           int t4) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  static_assert(C::DESC_ONCE, "the products from v12's base descriptors");
+  float s[BR / 2], dp[BR / 2];
+  fence_regs(s);
+  fence_regs(dp);
+  wgmma_fence();
+  bwd_keys_by_queries_desc<T, D, BC, BR>(s, op.k_wg, op.q);  // FA2b L10: S_ij^T = K_j Q_i^T
+  wgmma_commit();
+  bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);  // FA2b L13: dP_ij^T = V_j dO_i^T
+  wgmma_commit();
+  wgmma_wait<1>();  // S^T's group retired; dP^T's in flight
+  fence_regs(s);
+  // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
+  bwd_probabilities(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
+  uint32_t pa[BR / 16][4];
+  bwd_fragments<T>(s, pa);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+  wgmma_fence();
+  bwd_keys_by_cols_desc<T, PANELS, BR>(dv, pa, op.dO);  // FA2b L12: dV~_j += P_ij^T dO_i
+  wgmma_commit();
+  wgmma_wait<1>();  // dP^T's group retired; dV's in flight
+  fence_regs(dp);
+  // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
+  bwd_ds(dp, s, sD, t4);
+  bwd_fragments<T>(dp, dsa);
+  // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+  wgmma_fence();
+  bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, op.q);
+  wgmma_commit();
 }
 
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
@@ -274,7 +325,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     if (wg_live) {
       uint32_t dsa[BR / 16][4];
       const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
-      bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+      if constexpr (C::OVERLAP)
+        bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+      else
+        bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
       bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
     } else {
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
@@ -301,6 +355,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     wgmma_fence();
     bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
     bwd_retire_dq_dk<PANELS>(dq, dk);
+    if constexpr (C::OVERLAP)  // dV's group, retired by the same wait
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
     // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
     if constexpr (C::ARRIVE_ALL) {
       mbar_arrive(bar_empty(s));  // 15: each thread releases its own reads of L2_i and D_i
@@ -360,7 +417,11 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DQ_ROWSPLIT ? "v15 at d = 64 with Br = 128 (FlashAttention-3's tiles at d = 64): S^T and dP^T as m64n128 per "
+      C::OVERLAP && C::DQ_ROWSPLIT ? "v19 with a Q block's products overlapped with its element-wise steps: S^T and dP^T "
+                                     "issued together, P^T under dP^T, dS^T under dV's product"
+      : C::OVERLAP ? "v15 with a Q block's products overlapped with its element-wise steps: S^T and dP^T issued "
+                     "together, P^T under dP^T, dS^T under dV's product"
+      : C::DQ_ROWSPLIT ? "v15 at d = 64 with Br = 128 (FlashAttention-3's tiles at d = 64): S^T and dP^T as m64n128 per "
                        "warpgroup, 8 k steps of dV and dK per Q block, dQ_i's rows split between the warpgroups (64 each "
                        "over all 128 keys, from dS^T's two 64-query panels)"
       : C::WG_APART ? "v17 at d = 64 with the consumer warpgroups apart: dS^T's barrier per warpgroup (each dQ product "

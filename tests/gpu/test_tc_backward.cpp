@@ -130,7 +130,7 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_every_variant(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5-19, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-21, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!tc_backward_variant_compiled(15, 128)) {
@@ -139,7 +139,7 @@ void check_wgmma(const Shape4& c) {
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};  // those this build holds (runs_here): 19 at d = 64 and 15 at d = 128 without the ladder
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};  // those this build holds (runs_here): 19 at d = 64 and 15 at d = 128 without the ladder
   check_variants(c, v);
 }
 
@@ -162,6 +162,9 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
   o.variant = 19;  // Br = 128 at d = 64 only
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
                       Catch::Contains("no tensor-core backward variant 19 for d = 128"));
+  o.variant = 21;  // 15's overlapped form at d = 128 only
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o),
+                      Catch::Contains("no tensor-core backward variant 21 for d = 64"));
   o.variant = 99;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o),
                       Catch::Contains("no tensor-core backward variant 99"));
@@ -173,11 +176,15 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     SKIP_TEST("this build has no sm_90a code (backward variant 15)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 19);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+  REQUIRE(tc_backward_variant_count() == 21);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21})
     for (int64_t d : {64, 128}) {
-      if ((variant == 8 || variant == 18 || variant == 19) && d == 128) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18 and v19 are d = 64 only
+      if ((variant == 8 || variant == 18 || variant == 19 || variant == 20) && d == 128) {
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8 and v18-v20 are d = 64 only
+        continue;
+      }
+      if (variant == 21 && d == 64) {
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21 is d = 128 only
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
@@ -187,9 +194,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       const TcBackwardVariant v = tc_backward_variant(variant, d);
       INFO("v" << variant << ", d = " << d << ": " << v.smem_bytes << " bytes of shared memory");
       CHECK(v.sm90_only);
-      CHECK(v.Br == (variant == 19 ? 128 : 64));  // 19: FlashAttention-3's Br at d = 64
+      CHECK(v.Br == (variant == 19 || variant == 20 ? 128 : 64));  // 19, 20: FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-19: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-21: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);

@@ -56,7 +56,7 @@ for tool in memcheck racecheck synccheck initcheck; do
   extra=""; [ $tool = racecheck ] && extra="--racecheck-report all"
   # More than three Q blocks per K/V block (6 and 5), so that a rung's ring of Q_i buffers wraps
   # around: racecheck found configuration 13's stage reuse only there (producer-warpgroup/).
-  (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq ${SAN_NQ64:-333} --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
+  has_d 64 && (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype bf16 --nq ${SAN_NQ64:-333} --nk 200 --d 64 --causal; echo "rc=$?") > "$OUT/${tool}_d64.txt" 2>&1 &
   has_d 128 && (timeout 90 compute-sanitizer --tool $tool $extra --error-exitcode 9 $V --variant $NEW --dtype fp16 --nq 300 --nk 300 --d 128 --kv-len 250; echo "rc=$?") > "$OUT/${tool}_d128.txt" 2>&1 &
 done
 wait
