@@ -44,62 +44,63 @@ using R12d128 = Fp8Config<128, 2, 3, 64>;
 using R13d128 = Fp8Config<128, 4, 3, 64>;
 using R14d128 = Fp8Config<128, 2, 2, 128>;
 using R15d128 = Fp8Config<128, 3, 2, 64, 1, false, 0, true>;
+
+// Each rung's kernel and tiles, in one table for fp8_ladder_tile_info and fp8_ladder_launch; which
+// (rung, d) pairs exist is also stated in gpu/tc_launch.h's fp8_ladder_rung (for builds without the
+// ladder), and the static_assert below holds the two to the same list.
+struct Fp8Rung {
+  int variant, d;
+  const char* what;
+  Fp8TileInfo (*info)(const char*);
+  void (*launch)(const Fp8Params&);
+};
+template <class C>
+constexpr Fp8Rung rung(int variant, const char* what) {
+  return Fp8Rung{variant, C::D, what, &fp8_info_of<C>, &launch_fp8<C>};
+}
+constexpr Fp8Rung kFp8Rungs[] = {
+    rung<R1d64>(1, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, persistent; rung 1: row max and sum in four chains"),
+    rung<R1d128>(1, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 1: row max and sum in four chains"),
+    rung<R2d128>(2, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192 (V^T in panels of 128 and 64 keys), persistent; rung 2"),
+    rung<R3d128>(3, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 3: rung 2 with four chains"),
+    rung<R4d128>(4, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 4: the consumers take turns issuing (ping-pong)"),
+    rung<R5d128>(5, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 5: rung 2 with ping-pong"),
+    rung<R6d64>(6, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, persistent; rung 6: every 8th exp2 by a polynomial"),
+    rung<R7d128>(7, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 7: rung 2 with every 8th exp2 by a polynomial"),
+    rung<R8d64>(8, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, 3 stages, persistent; rung 8: S one block ahead of the softmax"),
+    rung<R9d64>(9, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 9: 8's control, S not ahead"),
+    rung<R10d128>(10, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 10: descriptors built once"),
+    rung<R11d128>(11, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 11: rung 2 with descriptors built once"),
+    rung<R12d128>(12, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, persistent; rung 12"),
+    rung<R13d128>(13, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, 4 stages, persistent; rung 13"),
+    rung<R14d128>(14, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 14: the default before Bc 192"),
+    rung<R15d128>(15, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 64, 3 stages, persistent; rung 15: S one block ahead of the softmax"),
+};
+constexpr bool rungs_match_fp8_ladder_rung() {
+  int listed = 0;
+  for (const Fp8Rung& r : kFp8Rungs) {
+    if (!fp8_ladder_rung(r.d, r.variant)) return false;
+    for (const Fp8Rung& o : kFp8Rungs)
+      if (&o != &r && o.variant == r.variant && o.d == r.d) return false;
+    ++listed;
+  }
+  int named = 0;
+  for (int v = 1; v <= kFp8LadderLast; ++v) named += fp8_ladder_rung(64, v) + fp8_ladder_rung(128, v);
+  return listed == named;
+}
+static_assert(rungs_match_fp8_ladder_rung(), "the table lists exactly the (rung, d) pairs fp8_ladder_rung names");
 }  // namespace
 
 Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
-  if (variant == 1 && d == 64)
-    return fp8_info_of<R1d64>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, persistent; rung 1: row max and sum in four chains");
-  if (variant == 1 && d == 128)
-    return fp8_info_of<R1d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 1: row max and sum in four chains");
-  if (variant == 2 && d == 128)
-    return fp8_info_of<R2d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192 (V^T in panels of 128 and 64 keys), persistent; rung 2");
-  if (variant == 3 && d == 128)
-    return fp8_info_of<R3d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 3: rung 2 with four chains");
-  if (variant == 4 && d == 128)
-    return fp8_info_of<R4d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 4: the consumers take turns issuing (ping-pong)");
-  if (variant == 5 && d == 128)
-    return fp8_info_of<R5d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 5: rung 2 with ping-pong");
-  if (variant == 6 && d == 64)
-    return fp8_info_of<R6d64>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, persistent; rung 6: every 8th exp2 by a polynomial");
-  if (variant == 7 && d == 128)
-    return fp8_info_of<R7d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 7: rung 2 with every 8th exp2 by a polynomial");
-  if (variant == 8 && d == 64)
-    return fp8_info_of<R8d64>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, 3 stages, persistent; rung 8: S one block ahead of the softmax");
-  if (variant == 9 && d == 64)
-    return fp8_info_of<R9d64>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 9: 8's control, S not ahead");
-  if (variant == 10 && d == 128)
-    return fp8_info_of<R10d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 10: descriptors built once");
-  if (variant == 11 && d == 128)
-    return fp8_info_of<R11d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 11: rung 2 with descriptors built once");
-  if (variant == 12 && d == 128)
-    return fp8_info_of<R12d128>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, persistent; rung 12");
-  if (variant == 13 && d == 128)
-    return fp8_info_of<R13d128>("e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, 4 stages, persistent; rung 13");
-  if (variant == 14 && d == 128)
-    return fp8_info_of<R14d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 14: the default before Bc 192");
-  if (variant == 15 && d == 128)
-    return fp8_info_of<R15d128>("e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 64, 3 stages, persistent; rung 15: S one block ahead of the softmax");
+  for (const Fp8Rung& r : kFp8Rungs)
+    if (r.variant == variant && r.d == d) return r.info(r.what);
   return Fp8TileInfo{};
 }
 
 void fp8_ladder_launch(const Fp8Params& p) {
   const int d = p.base.d, v = p.variant;
-  if (v == 1 && d == 64) return launch_fp8<R1d64>(p);
-  if (v == 1 && d == 128) return launch_fp8<R1d128>(p);
-  if (v == 2 && d == 128) return launch_fp8<R2d128>(p);
-  if (v == 3 && d == 128) return launch_fp8<R3d128>(p);
-  if (v == 4 && d == 128) return launch_fp8<R4d128>(p);
-  if (v == 5 && d == 128) return launch_fp8<R5d128>(p);
-  if (v == 6 && d == 64) return launch_fp8<R6d64>(p);
-  if (v == 7 && d == 128) return launch_fp8<R7d128>(p);
-  if (v == 8 && d == 64) return launch_fp8<R8d64>(p);
-  if (v == 9 && d == 64) return launch_fp8<R9d64>(p);
-  if (v == 10 && d == 128) return launch_fp8<R10d128>(p);
-  if (v == 11 && d == 128) return launch_fp8<R11d128>(p);
-  if (v == 12 && d == 128) return launch_fp8<R12d128>(p);
-  if (v == 13 && d == 128) return launch_fp8<R13d128>(p);
-  if (v == 14 && d == 128) return launch_fp8<R14d128>(p);
-  if (v == 15 && d == 128) return launch_fp8<R15d128>(p);
+  for (const Fp8Rung& r : kFp8Rungs)
+    if (r.variant == v && r.d == d) return r.launch(p);
   throw std::runtime_error("fp8_ladder_launch: no FP8 rung " + std::to_string(v) + " for d = " + std::to_string(d));
 }
 
