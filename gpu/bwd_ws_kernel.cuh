@@ -58,7 +58,7 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false>
+          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -95,6 +95,10 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // (bwd_block_products_overlap, below) where 15 and 19 wait for each product before the next step.
   static constexpr bool OVERLAP = OVERLAP_;
   static_assert(!OVERLAP || (ARRIVE_ALL && !DQ_WARPS), "20 and 21 are 19 and 15 with their products overlapped");
+  // 22 (19) and 23 (15 at d = 128): dS^T stored by stmatrix, one per k step (bwd_stmatrix_ds_t),
+  // where 15 and 19 issue four 4-byte st.shared per k step: the same bytes at the same addresses.
+  static constexpr bool STMATRIX = STMATRIX_;
+  static_assert(!STMATRIX || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP), "22 and 23 are 19 and 15 with stmatrix");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
   static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
@@ -187,6 +191,26 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
   wgmma_fence();
   bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, op.q);
   wgmma_commit();
+}
+
+// 22, 23: dS^T's fragments to shared memory by stmatrix, one instruction per k step where
+// bwd_store_ds_t (gpu/fa2_bwd_wgmma_kernel.cuh) issues four 4-byte stores: the fragment registers
+// dsa[kk][q] are the four 8 x 8 matrices of an mma A fragment (matrix q: keys krow0 + 8 (q & 1) ..,
+// queries 16 kk + 8 (q / 2) ..; each lane's register holds two queries of one key), which is what
+// stmatrix stores, lanes 8 q .. 8 q + 7 giving the addresses of matrix q's 8 rows. The same bytes
+// at the same addresses (keys x queries, 128-byte swizzled rows, 64-query panels 16 KiB apart).
+// krow0: the warp's first key row.
+template <int KK>
+__device__ __forceinline__ void bwd_stmatrix_ds_t(uint32_t sDS, const uint32_t (&dsa)[KK][4], int krow0, int lane) {
+  const int q = lane / 8, r = krow0 + 8 * (q & 1) + lane % 8;
+#pragma unroll
+  for (int kk = 0; kk < KK; ++kk) {
+    const int c = 2 * (kk % 4) + q / 2;
+    const uint32_t addr = sDS + uint32_t(r * 128 + ((c ^ (r & 7)) << 4) + (kk / 4) * 128 * 128);
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(dsa[kk][0]),
+                 "r"(dsa[kk][1]), "r"(dsa[kk][2]), "r"(dsa[kk][3])
+                 : "memory");
+  }
 }
 
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
@@ -329,7 +353,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
       else
         bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
-      bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
+      if constexpr (C::STMATRIX)
+        bwd_stmatrix_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16, lane);  // for L15
+      else
+        bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
     } else {
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
       // Their rows in each 64-query panel (Br / 64 of them, 16 KiB apart).
@@ -417,7 +444,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::OVERLAP && C::DQ_ROWSPLIT ? "v19 with a Q block's products overlapped with its element-wise steps: S^T and dP^T "
+      C::STMATRIX && C::DQ_ROWSPLIT ? "v19 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
+      : C::STMATRIX ? "v15 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
+      : C::OVERLAP && C::DQ_ROWSPLIT ? "v19 with a Q block's products overlapped with its element-wise steps: S^T and dP^T "
                                      "issued together, P^T under dP^T, dS^T under dV's product"
       : C::OVERLAP ? "v15 with a Q block's products overlapped with its element-wise steps: S^T and dP^T issued "
                      "together, P^T under dP^T, dS^T under dV's product"

@@ -25,7 +25,7 @@ PY
 timeout 200 ncu --clock-control none --target-processes all -k regex:'bprop|bwd|backward|dgrad|dq|dkdv' --launch-skip 0 \
   --launch-count 4 "${SECTIONS[@]}" python3 "$OUT/cudnn_bwd.py" > "$OUT/raw_cudnn.txt" 2>&1
 rc_c=$?
-timeout 200 ncu --clock-control none -k regex:'fa2_bwd_(wgmma|pipe)_kernel' --launch-skip 1 --launch-count 1 "${SECTIONS[@]}" \
+timeout 200 ncu --clock-control none -k regex:'fa2_bwd_(wgmma|pipe|ws)_kernel' --launch-skip 1 --launch-count 1 "${SECTIONS[@]}" \
   "$FS" bench-gpu --backward --tensor-cores --no-fp32 --n 4096 --d "$HD" --reps 20 --warmup 1 --back-to-back 1 \
   ${VARIANT:+--variant $VARIANT} > "$OUT/raw_flashstep.txt" 2>&1
 rc_f=$?

@@ -27,7 +27,7 @@ STALLS = ["wait", "barrier", "long_scoreboard", "short_scoreboard", "gmma", "mat
 
 
 def first_launch(path):
-    name, metrics = None, {}
+    name, metrics, ms_done = None, {}, set()
     for line in open(path, errors="replace"):
         m = re.match(r"  (\S.*) \(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context", line)
         if m:
@@ -39,6 +39,11 @@ def first_launch(path):
             parts = line.split()
             if len(parts) >= 2:
                 metrics.setdefault(parts[0], parts[-1])
+                if len(parts) >= 3 and parts[0] == "gpu__time_duration.sum":  # ncu picks ns, us, ms or s
+                    scale = {"ns": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0, "s": 1e3}
+                    if parts[1] in scale and parts[0] not in ms_done:
+                        metrics[parts[0]] = f"{float(parts[-1].replace(',', '')) * scale[parts[1]]:.4g}"
+                        ms_done.add(parts[0])
     return name, metrics
 
 
