@@ -48,11 +48,11 @@ void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
 // swizzled layout (TcBwdVariantInfo::dq_swizzled), dQ row-major.
 void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem);
 
-// The wgmma configurations, 5-23 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
+// The wgmma configurations, 5-24 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
 // reached through fa2_bwd_tc_launch): the default (19 at d = 64, 15 at d = 128) in gpu/fa2_bwd_wgmma.cu, the others in
-// gpu/ladder/ (8, 18, 19, 20 and 22 are d = 64 only, 21 and 23 d = 128 only; 13-23,
+// gpu/ladder/ (8, 18, 19, 20 and 22 are d = 64 only, 21, 23 and 24 d = 128 only; 13-24,
 // warp-specialised, run 12 warps; 19, 20 and 22 have Br = 128). The caller checks that the GPU is 9.0.
-constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 23;
+constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 24;
 int bwd_config_sm90(int d);  // the Hopper default for d (0: none)
 TcBwdVariantInfo fa2_bwd_wgmma_variant(int variant, int d);
 void fa2_bwd_wgmma_launch(int variant, const TcBwdParams& p);

@@ -58,7 +58,7 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false>
+          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -99,6 +99,10 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // where 15 and 19 issue four 4-byte st.shared per k step: the same bytes at the same addresses.
   static constexpr bool STMATRIX = STMATRIX_;
   static_assert(!STMATRIX || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP), "22 and 23 are 19 and 15 with stmatrix");
+  // 24 (23, d = 128): L2_i and D_i stored by the producer with each t4's 16 values side by side, so
+  // that the consumers read them by float4 (bwd_probabilities and bwd_ds with PERM).
+  static constexpr bool STATS_PERM = STATS_PERM_;
+  static_assert(!STATS_PERM || (STMATRIX && BR == 64), "24 is 23 with the statistics laid out for float4 reads");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
   static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
@@ -172,7 +176,7 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
   wgmma_wait<1>();  // S^T's group retired; dP^T's in flight
   fence_regs(s);
   // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
-  bwd_probabilities(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
+  bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
   uint32_t pa[BR / 16][4];
   bwd_fragments<T>(s, pa);
 #pragma unroll
@@ -183,7 +187,7 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
   wgmma_wait<1>();  // dP^T's group retired; dV's in flight
   fence_regs(dp);
   // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-  bwd_ds(dp, s, sD, t4);
+  bwd_ds<BR / 2, C::STATS_PERM>(dp, s, sD, t4);
   bwd_fragments<T>(dp, dsa);
   // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
 #pragma unroll
@@ -278,7 +282,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
         // L2 = +inf, D = 0 past Nq), stored before this lane's arrival releases them.
         if constexpr (BR == 64) {
-          float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
+          // 24: rows 2 tid, + 1 (queries 8n + 2 t4 + e with n = tid / 4, t4 = tid mod 4) at
+          // 16 t4 + 2n + e, bwd_probabilities' PERM layout.
+          float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) +
+                          (C::STATS_PERM ? (tid % 4) * 8 + tid / 4 : tid);
           stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
           stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
         } else {  // 19: four of each per lane
@@ -444,7 +451,8 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::STMATRIX && C::DQ_ROWSPLIT ? "v19 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
+      C::STATS_PERM ? "v23 with L2_i and D_i laid out for float4 reads (each t4's 16 values side by side)"
+      : C::STMATRIX && C::DQ_ROWSPLIT ? "v19 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
       : C::STMATRIX ? "v15 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
       : C::OVERLAP && C::DQ_ROWSPLIT ? "v19 with a Q block's products overlapped with its element-wise steps: S^T and dP^T "
                                      "issued together, P^T under dP^T, dS^T under dV's product"

@@ -152,9 +152,30 @@ __device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0,
 // FA2b L11: P = exp2(S tau log2 e - L2_i) in place of S; masked keys (key > hi(row), keys past Nk
 // included) exactly 0 where `partial` (some row of Q_i masks a key of this warp); padding rows
 // have L2 = +inf, so P = 0 there without a test.
-template <int N>
+// PERM (configuration 24, Br = 64): L2_i and D_i stored with each t4's 16 values side by side
+// (query 8n + 2 t4 + e at 16 t4 + 2n + e), so that a thread reads them as 4 float4 where it would
+// read 8 float2.
+template <int N, bool PERM = false>
 __device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL2, float scale_log2, bool partial,
                                                   int key0, int row0, const RowLimit& lim, int g, int t4) {
+  if constexpr (PERM) {
+    static_assert(N == 32, "the permuted statistics are laid out for Br = 64");
+#pragma unroll
+    for (int m = 0; m < N / 8; ++m) {
+      const float4 v = *reinterpret_cast<const float4*>(sL2 + t4 * (N / 2) + 4 * m);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = 2 * m + h;
+        const float lx = h ? v.z : v.x, ly = h ? v.w : v.y;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? ly : lx)));
+          s[4 * n + e] = partial && key0 + g + 8 * (e / 2) > lim.hi(row0 + n * 8 + 2 * t4 + (e & 1)) ? 0.0f : x;
+        }
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < N / 4; ++n) {
     const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
@@ -166,8 +187,22 @@ __device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL
   }
 }
 // FA2b L14: dS^T = P^T o (dP^T - D_i) in float32, in place of dP^T.
-template <int N>
+template <int N, bool PERM = false>
 __device__ __forceinline__ void bwd_ds(float (&dp)[N], const float (&s)[N], const float* sD, int t4) {
+  if constexpr (PERM) {  // as bwd_probabilities reads L2_i
+#pragma unroll
+    for (int m = 0; m < N / 8; ++m) {
+      const float4 v = *reinterpret_cast<const float4*>(sD + t4 * (N / 2) + 4 * m);
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int k = 4 * (2 * m + h) + e;
+          dp[k] = s[k] * (dp[k] - (e & 1 ? (h ? v.w : v.y) : (h ? v.z : v.x)));
+        }
+    }
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < N / 4; ++n) {
     const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
@@ -331,6 +366,7 @@ struct WgBwdConfig : BwdTileBytes<D_, 64, 128> {
   // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
   static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
   static constexpr bool DQ_ROWSPLIT = false;  // configuration 19's split (gpu/bwd_ws_kernel.cuh)
+  static constexpr bool STATS_PERM = false;   // configuration 24's statistics layout (bwd_probabilities)
   static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
   using Tiles = BwdTileBytes<D_, 64, 128>;
@@ -436,7 +472,7 @@ __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], f
   wgmma_wait_all();
   fence_regs(s);
   // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
-  bwd_probabilities(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
+  bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
   uint32_t pa[BR / 16][4];
   bwd_fragments<T>(s, pa);
 
@@ -460,7 +496,7 @@ __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], f
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
 
   // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-  bwd_ds(dp, s, sD, t4);
+  bwd_ds<BR / 2, C::STATS_PERM>(dp, s, sD, t4);
   bwd_fragments<T>(dp, dsa);
 
   // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.

@@ -52,6 +52,7 @@ using V20d64 = WsBwdConfig<kBwdWgmmaVariant + 15, 64, 3, false, true, false, fal
 using V21d128 = WsBwdConfig<kBwdWgmmaVariant + 16, 128, 3, false, true, false, false, 64, true>;  // 15, overlapped
 using V22d64 = WsBwdConfig<kBwdWgmmaVariant + 17, 64, 3, false, true, false, false, 128, false, true>;   // 19, stmatrix
 using V23d128 = WsBwdConfig<kBwdWgmmaVariant + 18, 128, 3, false, true, false, false, 64, false, true>;  // 15, stmatrix
+using V24d128 = WsBwdConfig<kBwdWgmmaVariant + 19, 128, 3, false, true, false, false, 64, false, true, true>;  // 23, float4 stats
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -84,6 +85,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V21d128::VARIANT && d == 128) return info_of_ws<V21d128>();
   if (variant == V22d64::VARIANT && d == 64) return info_of_ws<V22d64>();
   if (variant == V23d128::VARIANT && d == 128) return info_of_ws<V23d128>();
+  if (variant == V24d128::VARIANT && d == 128) return info_of_ws<V24d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -117,6 +119,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V21d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V21d128>(p);
   if (variant == V22d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V22d64>(p);
   if (variant == V23d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V23d128>(p);
+  if (variant == V24d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V24d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }
