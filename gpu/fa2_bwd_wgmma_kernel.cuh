@@ -149,36 +149,28 @@ __device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0,
 // of an m64nBr accumulator with keys as rows: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 +
 // (e % 2)), shared by every wgmma configuration (here, gpu/bwd_ws_kernel.cuh and
 // gpu/ladder/bwd_pipe_kernel.cuh): Br = 64 (N = 32) everywhere but configuration 19 (Br = 128).
+// L2_i's or D_i's values of queries 8n + 2 t4 and + 1 (a thread's n-th pair). PERM (configuration
+// 24, Br = 64): the values stored with each t4's 16 side by side (query 8n + 2 t4 + e at
+// 16 t4 + 2n + e), read as float4, one per two pairs (the compiler merges the repeated load).
+template <int N, bool PERM>
+__device__ __forceinline__ float2 bwd_stat_pair(const float* stats, int n, int t4) {
+  if constexpr (PERM) {
+    static_assert(N == 32, "the permuted statistics are laid out for Br = 64");
+    const float4 v = *reinterpret_cast<const float4*>(stats + t4 * (N / 2) + 4 * (n / 2));
+    return n % 2 ? make_float2(v.z, v.w) : make_float2(v.x, v.y);
+  } else {
+    return *reinterpret_cast<const float2*>(stats + n * 8 + 2 * t4);
+  }
+}
 // FA2b L11: P = exp2(S tau log2 e - L2_i) in place of S; masked keys (key > hi(row), keys past Nk
 // included) exactly 0 where `partial` (some row of Q_i masks a key of this warp); padding rows
 // have L2 = +inf, so P = 0 there without a test.
-// PERM (configuration 24, Br = 64): L2_i and D_i stored with each t4's 16 values side by side
-// (query 8n + 2 t4 + e at 16 t4 + 2n + e), so that a thread reads them as 4 float4 where it would
-// read 8 float2.
 template <int N, bool PERM = false>
 __device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL2, float scale_log2, bool partial,
                                                   int key0, int row0, const RowLimit& lim, int g, int t4) {
-  if constexpr (PERM) {
-    static_assert(N == 32, "the permuted statistics are laid out for Br = 64");
-#pragma unroll
-    for (int m = 0; m < N / 8; ++m) {
-      const float4 v = *reinterpret_cast<const float4*>(sL2 + t4 * (N / 2) + 4 * m);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int n = 2 * m + h;
-        const float lx = h ? v.z : v.x, ly = h ? v.w : v.y;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? ly : lx)));
-          s[4 * n + e] = partial && key0 + g + 8 * (e / 2) > lim.hi(row0 + n * 8 + 2 * t4 + (e & 1)) ? 0.0f : x;
-        }
-      }
-    }
-    return;
-  }
 #pragma unroll
   for (int n = 0; n < N / 4; ++n) {
-    const float2 l2 = *reinterpret_cast<const float2*>(sL2 + n * 8 + 2 * t4);
+    const float2 l2 = bwd_stat_pair<N, PERM>(sL2, n, t4);
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float x = fast_exp2(fmaf(s[4 * n + e], scale_log2, -(e & 1 ? l2.y : l2.x)));
@@ -189,23 +181,9 @@ __device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL
 // FA2b L14: dS^T = P^T o (dP^T - D_i) in float32, in place of dP^T.
 template <int N, bool PERM = false>
 __device__ __forceinline__ void bwd_ds(float (&dp)[N], const float (&s)[N], const float* sD, int t4) {
-  if constexpr (PERM) {  // as bwd_probabilities reads L2_i
-#pragma unroll
-    for (int m = 0; m < N / 8; ++m) {
-      const float4 v = *reinterpret_cast<const float4*>(sD + t4 * (N / 2) + 4 * m);
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int k = 4 * (2 * m + h) + e;
-          dp[k] = s[k] * (dp[k] - (e & 1 ? (h ? v.w : v.y) : (h ? v.z : v.x)));
-        }
-    }
-    return;
-  }
 #pragma unroll
   for (int n = 0; n < N / 4; ++n) {
-    const float2 dd = *reinterpret_cast<const float2*>(sD + n * 8 + 2 * t4);
+    const float2 dd = bwd_stat_pair<N, PERM>(sD, n, t4);
 #pragma unroll
     for (int e = 0; e < 4; ++e) dp[4 * n + e] = s[4 * n + e] * (dp[4 * n + e] - (e & 1 ? dd.y : dd.x));
   }

@@ -73,6 +73,7 @@
 // gpu/fa3_kernel.cuh, shared with the product's defaults; gpu/fa3_forward.cu asks this file for
 // any other rung (fa3_ladder_variant, fa3_ladder_launch).
 #include "gpu/fa3_kernel.cuh"
+#include "gpu/ladder/rung_table.h"
 
 #include <stdexcept>
 #include <string>
@@ -158,12 +159,7 @@ TcVariantInfo info_of(const char* what) {
 }
 
 // Each variant's kernel for d = 64 and d = 128, in one table for fa3_variant and fa3_launch.
-struct Fa3Entry {
-  int variant, d;
-  const char* what;
-  TcVariantInfo (*info)(const char*);
-  void (*launch)(const TcParams&);
-};
+using Fa3Entry = RungEntry<TcVariantInfo, TcParams>;
 template <class C>
 constexpr Fa3Entry entry(const char* what) {
   return Fa3Entry{C::VARIANT, C::D, what, &info_of<C>, &launch_fa3<C>};
@@ -218,14 +214,12 @@ const Fa3Entry kFa3[] = {
 }  // namespace
 
 TcVariantInfo fa3_ladder_variant(int variant, int d) {
-  for (const Fa3Entry& e : kFa3)
-    if (e.variant == variant && e.d == d) return e.info(e.what);
-  return TcVariantInfo{};
+  const Fa3Entry* e = find_rung(kFa3, variant, d);
+  return e ? e->info(e->what) : TcVariantInfo{};
 }
 
 void fa3_ladder_launch(int variant, const TcParams& p) {
-  for (const Fa3Entry& e : kFa3)
-    if (e.variant == variant && e.d == p.d) return e.launch(p);
+  if (const Fa3Entry* e = find_rung(kFa3, variant, p.d)) return e->launch(p);
   throw std::runtime_error("fa3_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.d));
 }

@@ -21,6 +21,7 @@
 //       registers fit where Bc = 128's 208 did not), 3 stages.
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
+#include "gpu/ladder/rung_table.h"
 
 #include <stdexcept>
 #include <string>
@@ -48,12 +49,7 @@ using R15d128 = Fp8Config<128, 3, 2, 64, 1, false, 0, true>;
 // Each rung's kernel and tiles, in one table for fp8_ladder_tile_info and fp8_ladder_launch; which
 // (rung, d) pairs exist is also stated in gpu/tc_launch.h's fp8_ladder_rung (for builds without the
 // ladder), and the static_assert below holds the two to the same list.
-struct Fp8Rung {
-  int variant, d;
-  const char* what;
-  Fp8TileInfo (*info)(const char*);
-  void (*launch)(const Fp8Params&);
-};
+using Fp8Rung = RungEntry<Fp8TileInfo, Fp8Params>;
 template <class C>
 constexpr Fp8Rung rung(int variant, const char* what) {
   return Fp8Rung{variant, C::D, what, &fp8_info_of<C>, &launch_fp8<C>};
@@ -92,15 +88,13 @@ static_assert(rungs_match_fp8_ladder_rung(), "the table lists exactly the (rung,
 }  // namespace
 
 Fp8TileInfo fp8_ladder_tile_info(int d, int variant) {
-  for (const Fp8Rung& r : kFp8Rungs)
-    if (r.variant == variant && r.d == d) return r.info(r.what);
-  return Fp8TileInfo{};
+  const Fp8Rung* r = find_rung(kFp8Rungs, variant, d);
+  return r ? r->info(r->what) : Fp8TileInfo{};
 }
 
 void fp8_ladder_launch(const Fp8Params& p) {
   const int d = p.base.d, v = p.variant;
-  for (const Fp8Rung& r : kFp8Rungs)
-    if (r.variant == v && r.d == d) return r.launch(p);
+  if (const Fp8Rung* r = find_rung(kFp8Rungs, v, d)) return r->launch(p);
   throw std::runtime_error("fp8_ladder_launch: no FP8 rung " + std::to_string(v) + " for d = " + std::to_string(d));
 }
 
