@@ -149,16 +149,15 @@ int tc_backward_default_variant(int64_t d) {
 
 TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   const tc::TcBwdVariantInfo i = tc::fa2_bwd_tc_variant(variant, int(d));
-  if (!i.compiled && variant >= 1 && variant <= tc_backward_variant_count() && (d == 64 || d == 128) &&
-      !(d == 128 && (variant == 3 || variant == 8 || (variant >= 18 && variant <= 22 && variant != 21))) &&
-      !(d == 64 && (variant == 21 || variant == 23 || variant == 24)))
+  if (!i.compiled && variant <= tc_backward_variant_count() && tc::bwd_variant_for_d(variant, int(d)))
     throw InputError("tensor-core backward variant " + std::to_string(variant) +
                      " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "
                      "(gpu/ladder/); variant 0 picks the default");
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
                      " (variants 1-" + std::to_string(tc_backward_variant_count()) +
-                     "; d = 64 or 128; 3, 8, 18, 19, 20 and 22 are d = 64 only, 21, 23 and 24 d = 128 only; " + std::to_string(tc::kBwdWgmmaVariant) + "-" +
+                     "; d = 64 or 128; 3, 8, 18, 19, 20 and 22 are d = 64 only, 21, 23 and 24 d = 128 only; " +
+                     std::to_string(tc::kBwdWgmmaVariant) + "-" +
                      std::to_string(tc::kBwdWgmmaLast) + ", wgmma, need a build with sm_90a)");
   return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};
 }

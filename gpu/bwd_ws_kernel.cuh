@@ -1,12 +1,15 @@
 // FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation: the
 // Hopper default (configuration 19 at d = 64, 15 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
-// configurations 13, 14, 16-18 and 15 at d = 64 (gpu/ladder/bwd_wgmma_rungs.cu). 19 is 15 with
+// configurations 13, 14, 16-18, 20-24 and 15 at d = 64 (gpu/ladder/bwd_wgmma_rungs.cu; 20-24 are
+// 19 and 15 with their products overlapped, dS^T stored by stmatrix, the statistics read by
+// float4: OVERLAP, STMATRIX, STATS_PERM below). 19 is 15 with
 // Br = 128 (BR_, FlashAttention-3's tiles at d = 64): S^T and dP^T on m64n128, dV and dK over 8 k
 // steps per Q block, dS^T in two 64-query panels, and dQ_i's 128 rows split between the consumer
-// warpgroups (64 rows each over all 128 keys: DQ_ROWSPLIT) where 15 splits d = 64's by keys. The work, tiles, grid and products
-// of configuration 12 (gpu/fa2_bwd_wgmma_kernel.cuh, WgBwdDescOnce: one block per K/V block j of
-// Bc = 128 keys, two warpgroups of 64 keys each, Br = 64, all five products on wgmma from
-// descriptors built once, the grid's K/V blocks fastest), with a third warpgroup that moves the data:
+// warpgroups (64 rows each over all 128 keys: DQ_ROWSPLIT) where 15 splits d = 64's by keys.
+// The work, tiles, grid and products of configuration 12 (gpu/fa2_bwd_wgmma_kernel.cuh,
+// WgBwdDescOnce: one block per K/V block j of Bc = 128 keys, two warpgroups of 64 keys each,
+// Br = 64, all five products on wgmma from descriptors built once, the grid's K/V blocks
+// fastest), with a third warpgroup that moves the data:
 //
 //   warpgroup 0, the producer (setmaxnreg.dec to 24 registers a thread): its first warp loads K_j
 //     and V_j once, and Q_i, dO_i (one thread, TMA: cp.async.bulk.tensor, 64-column boxes, 128-byte
