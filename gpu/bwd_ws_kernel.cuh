@@ -61,7 +61,8 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false>
+          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
+          bool DQ_BULK_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -106,9 +107,19 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // that the consumers read them by float4 (bwd_probabilities and bwd_ds with PERM).
   static constexpr bool STATS_PERM = STATS_PERM_;
   static_assert(!STATS_PERM || (STMATRIX && BR == 64), "24 is 23 with the statistics laid out for float4 reads");
+  // 25 (23, d = 128), 26 (22, d = 64) and 27 (19): tau dQ_i added to HBM by the bulk copy engine
+  // (cp.reduce.async.bulk .add.f32, v7's writer) from a dense slab whose rows hold their 8-float
+  // chunks swizzled (v7's layout, TcBwdVariantInfo::dq_swizzled), in place of the consumers'
+  // read-back and red.global.add.v4 after the slab's barrier: one consumer thread issues one bulk add
+  // of the Q block's rows below Nq, and waits for it to have read the slab before the next Q
+  // block's dS^T barrier (after which the slab is written again).
+  static constexpr bool DQ_BULK = DQ_BULK_;
+  static_assert(!DQ_BULK || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP && !STATS_PERM),
+                "25, 26 and 27 are 23, 22 and 19 with dQ added by the bulk copy engine");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
+  static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
-  static constexpr int DQ_LD = D + 8;             // + 8 floats: fewer bank conflicts (v12's slab)
+  static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v12's slab)
   using Tiles = BwdTileBytes<D_, BR_, 128>;
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
   static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
@@ -380,6 +391,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       }
     }
     fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
+    // 25-27: Q block t - 1's bulk add has read the slab, which every consumer may write again
+    // once past the barrier below.
+    if constexpr (C::DQ_BULK)
+      if (ctid == 0) bulk_wait_read<0>();
     if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
     else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
 
@@ -409,8 +424,24 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     // 17: slab t mod 2 is free once the dQ warps have read its fill of block t - 2.
     if constexpr (C::DQ_MBAR)
       if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
-    bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
-    if constexpr (C::DQ_MBAR) {
+    if constexpr (C::DQ_BULK) {
+      // 25-27: tau dQ_i's partial, swizzled, then fenced for the copy engine (the async proxy).
+      bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
+                                    p.fwd.scale);
+      fence_proxy_async();
+    } else {
+      bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
+    }
+    if constexpr (C::DQ_BULK) {
+      // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
+      // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
+      bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+      if (ctid == 0) {
+        const int rows = min(BR, p.fwd.nq - row0);
+        bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(sdq), uint32_t(rows * D * 4));
+        bulk_commit();
+      }
+    } else if constexpr (C::DQ_MBAR) {
       mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
       // 17: every consumer's dQ product of block t has retired before block t + 1 writes dS^T
       // (18: each warpgroup reads only its own rows, after its own stores).
@@ -426,6 +457,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     }
   }
 
+  // 25-27: the last bulk add complete before the block's shared memory goes.
+  if constexpr (C::DQ_BULK)
+    if (ctid == 0) bulk_wait_all();
   // FA2b L18 (zeros for a block no row keeps).
   bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
 }
@@ -454,7 +488,14 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::STATS_PERM ? "v23 with L2_i and D_i laid out for float4 reads (each t4's 16 values side by side)"
+      C::DQ_BULK && C::DQ_ROWSPLIT && !C::STMATRIX
+          ? "v19 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per Q block) from a "
+            "dense row-swizzled slab, in place of the consumers' red.v4 adds"
+      : C::DQ_BULK && C::DQ_ROWSPLIT ? "v22 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per "
+                                     "Q block) from a dense row-swizzled slab, in place of the consumers' red.v4 adds"
+      : C::DQ_BULK ? "v23 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per Q block) from a "
+                     "dense row-swizzled slab, in place of the consumers' red.v4 adds"
+      : C::STATS_PERM ? "v23 with L2_i and D_i laid out for float4 reads (each t4's 16 values side by side)"
       : C::STMATRIX && C::DQ_ROWSPLIT ? "v19 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
       : C::STMATRIX ? "v15 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
       : C::OVERLAP && C::DQ_ROWSPLIT ? "v19 with a Q block's products overlapped with its element-wise steps: S^T and dP^T "
@@ -479,7 +520,7 @@ TcBwdVariantInfo info_of_ws() {
                          "the consumers' barriers named"
                        : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
-  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, false};
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, C::DQ_BULK};
 }
 
 }  // namespace

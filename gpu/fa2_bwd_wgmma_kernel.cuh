@@ -403,6 +403,26 @@ __device__ __forceinline__ void bwd_store_dq_slab(float* slab, const float (&dq)
           make_float2(dq[4 * n + 2 * hr], dq[4 * n + 2 * hr + 1]);
 }
 
+// v7's dense slab (D floats a row, each row's 8-float chunks swizzled: column c at c xor 8 (r mod 8),
+// so that a warp's float2 stores of 8 rows spread over the banks): tau times this warp's m64n64
+// partial (as bwd_store_dq_slab) from column cbase; the copy engine carries the layout into HBM
+// and fa2_bwd_tc_dq_to_type undoes it. key = r mod 8 = g (rows 16 warp + g + 8 hr). The
+// warp-specialised kernel passes g through per_block: the 8 swizzled chunk offsets are then formed
+// in its Q-block loop where they are stored, not hoisted out of it into 8 registers live through
+// every product (ptxas spilled 28 bytes at d = 128 with them hoisted).
+template <int D>
+__device__ __forceinline__ void bwd_store_dq_slab_swizzled(float* slab, const float (&dq)[32], int cbase, int warp, int g,
+                                                           uint32_t key, int t4, float tau) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const int r = warp * 16 + g + 8 * hr, c = cbase + 8 * n + 2 * t4;
+      *reinterpret_cast<float2*>(slab + r * D + (c ^ int(key << 3))) =
+          make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+    }
+}
+
 // tau dQ_i from a slab of shared memory (Br rows DQ_LD floats apart; KSPLIT: a second partial Br
 // rows further on, summed) into the float32 accumulator dQ in HBM: four consecutive floats of one
 // row per thread and step, thread `first` of COUNT (rows past Nq are not written).
@@ -561,11 +581,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
       // v8: each warpgroup its own partial, its own slab, its own bulk add (twice v7's reduce
       // traffic into L2 at d = 64); the warpgroup meets at named barrier 1 + wg and its thread 0
       // (tid 0 or 128) issues.
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr)
-          *at(n, hr) = make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+      bwd_store_dq_slab_swizzled<D>(slab, dq, 0, warp, g, uint32_t(g), t4, tau);
       fence_proxy_async();
       bar_sync_wg(1 + wg);
     } else if constexpr (C::DQ_KSPLIT) {
@@ -593,11 +609,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_wgmma_kernel(const TcBw
     } else {
       // v7, d = 128: each warpgroup writes its 64 columns; fence; warps 1-7 arrive at named
       // barrier 1, warp 0 waits there.
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr)
-          *at(n, hr) = make_float2(tau * dq[4 * n + 2 * hr], tau * dq[4 * n + 2 * hr + 1]);
+      bwd_store_dq_slab_swizzled<D>(slab, dq, wg * 64, warp, g, uint32_t(g), t4, tau);
       fence_proxy_async();
       if (tid >= 32)
         bar_arrive<1, 256>();
