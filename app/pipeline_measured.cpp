@@ -14,8 +14,8 @@
 
 namespace flashstep {
 
-const char* const kBackwardResultsFiles[2] = {"gpu/results/tensor-core-backward/default-v19/bench/bwd.json",
-                                              "gpu/results/tensor-core-backward/default-v19/bench/bwd_causal.json"};
+const char* const kBackwardResultsFiles[2] = {"gpu/results/tensor-core-backward/default-v25-v26/bench/bwd.json",
+                                              "gpu/results/tensor-core-backward/default-v25-v26/bench/bwd_causal.json"};
 
 TechniqueSource technique_source(const std::string& key, int64_t d) {
   // The kernel of the ladder that is each technique alone (gpu/ladder/NOTES.md): FlashAttention-2

@@ -51,6 +51,7 @@ Timeline simulate_backward(int64_t d, int n_q, const Rates& rates) {
   const int kv = g.add(0, -1, Unit::load, 'I', 0, c.kv_clk, {});
   int load = n_q > 0 ? g.add(0, -1, Unit::load, 'L', 0, c.load_i_clk, {}) : -1;
   int done = kv;  // what the loop's top barrier waits for besides the loads: the block before
+  int add = -1;   // the copy engine's add of the block before, which reads the slab
   for (int i = 0; i < n_q; ++i) {
     // FA2b L9: Q_i, dO_i, L_i, D_i landed (the stage's full barrier), block i - 1 done; the
     // producer loads block i + 1's stage meanwhile.
@@ -65,15 +66,18 @@ Timeline simulate_backward(int64_t d, int n_q, const Rates& rates) {
       G[w] = g.add(0, w, Unit::softmax, 'G', i, c.ds_clk, {V}, rates.wait_clk);
       K[w] = g.add(0, w, Unit::tensor, 'K', i, c.dk_clk, {G[w]});
     }
-    const int ds_stored = g.add(0, -1, Unit::load, 'B', i, 0, {G[0], G[1]});
+    // dS_ij^T complete; past this barrier the slab is written again, so the issuing thread waits
+    // before it for block i - 1's add.
+    const int ds_stored = g.add(0, -1, Unit::load, 'B', i, 0, {G[0], G[1], add});  // add < 0: no dependence
     int Q[kBwdWarpgroups];
     for (int w = 0; w < kBwdWarpgroups; ++w) Q[w] = g.add(0, w, Unit::tensor, 'Q', i, c.dq_clk, {ds_stored, K[w]});
     const int dq_stored = g.add(0, -1, Unit::load, 'B', i, 0, {Q[0], Q[1]});
-    done = g.add(0, -1, Unit::load, 'A', i, c.dq_add_clk, {dq_stored});
+    add = g.add(0, -1, Unit::load, 'A', i, c.dq_add_clk, {dq_stored});  // by the copy engine, under block i + 1
+    done = dq_stored;
     load = next;
   }
-  // FA2b L18: dK_j, dV_j written once the loop is done.
-  g.add(0, -1, Unit::load, 'W', n_q, c.write_clk, {done});
+  // FA2b L18: dK_j, dV_j written once the loop is done (after the last add has completed).
+  g.add(0, -1, Unit::load, 'W', n_q, c.write_clk, {done, add});
   return run_graph(g, rates);
 }
 
@@ -199,7 +203,7 @@ std::string explain_pipeline_backward(const Shape& s, const Rates& rates) {
               "  (gpu/bwd_ws_kernel.cuh): one thread block per (head, K/V block of Bc %d keys), %d consumer warpgroups x 64 keys,\n"
               "  a loop over Q blocks of Br %d; all five products on wgmma; a producer warpgroup loads Q blocks by TMA into\n"
               "  a 3-stage ring (modelled one block ahead); two named barriers per Q block; dQ_i added to the float32 dQ in\n"
-              "  HBM by red.global.add\n",
+              "  HBM by the bulk copy engine (one cp.reduce.async.bulk per Q block, under the next one)\n",
          kBwdBc, kBwdWarpgroups, bwd_br(s.d));
   append(out, "rates per SM per clock (docs/pipeline-model.md): tensor %.0f FLOP x %.2f = %.0f, exp2 %.0f, "
               "float32 %.0f lanes, L2 %.1f B, HBM %.2f B; %d SMs at %.2f GHz\n",
@@ -216,7 +220,7 @@ std::string explain_pipeline_backward(const Shape& s, const Rates& rates) {
               {"dS = P o (dP - D_i) (L14)", "softmax: float32 issue", c.ds_clk},
               {"dK += dS^T Q_i (L16)", "tensor", c.dk_clk},         {"dQ_i += dS K_j (L15)", "tensor", c.dq_clk},
               {nullptr, nullptr, 0},
-              {"Q_i, dO_i, L_i, D_i (L9)", "load, from L2", c.load_i_clk}, {"dQ_i added (red.add)", "load, into L2", c.dq_add_clk}};
+              {"Q_i, dO_i, L_i, D_i (L9)", "load, from L2", c.load_i_clk}, {"dQ_i added (bulk reduce)", "load, into L2", c.dq_add_clk}};
   append(out, "per warpgroup and Q block (64 keys x %d queries), clocks at the unit's full rate:\n", bwd_br(s.d));
   for (const auto& r : rows) {
     if (!r.label) append(out, "per thread block and Q block:\n");

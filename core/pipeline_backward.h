@@ -6,8 +6,8 @@
 // gpu/fa2_bwd_wgmma.cu; FlashAttention-2's backward, Algorithm 2 of arXiv 2307.08691, with
 // FlashAttention-3's producer warpgroup): one thread block per (head, K/V block j of Bc = 128
 // keys), a producer warpgroup and two consumer warpgroups of 64 keys each, a loop over the Q
-// blocks i of Br queries (FlashAttention-3's tiles: 128 at d = 64, configuration 19; 64 at
-// d = 128, configuration 15). The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
+// blocks i of Br queries (FlashAttention-3's tiles: 128 at d = 64, configuration 26; 64 at
+// d = 128, configuration 25). The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
 // ring of 3 stages (TMA); per Q block, each consumer warpgroup, in this order:
 //   barrier  (the stage's full mbarrier) Q_i, dO_i, L_i, D_i landed
 //   tensor   S_ij^T = K_j Q_i^T (FA2b L10); wait
@@ -17,8 +17,10 @@
 //   tensor   dK~_j += dS_ij^T Q_i (L16), left in flight while dS^T goes to shared memory
 //   barrier  (named, the 256 consumer threads) dS_ij^T complete
 //   tensor   dQ_i += dS_ij K_j (L15); wait (for it and dK's), then the stage is released
-//   barrier  (named) dQ_i's partials complete in shared memory
-//   load     tau dQ_i added to the float32 dQ in HBM by every consumer thread (red.global.add)
+//   barrier  (named) tau dQ_i complete in shared memory (and every dQ product retired)
+//   load     tau dQ_i added to the float32 dQ in HBM by the bulk copy engine (cp.reduce.async.bulk,
+//            issued by one consumer thread): under the next Q block, which waits for it to have
+//            read the slab only before its own dS^T barrier (the slab is written again after it)
 // The model has the producer load block i + 1's stage when the consumers start block i: the ring
 // lets it run up to 3 blocks ahead, but each block's loads take a small part of a block's work,
 // so one ahead already hides them and the steady state is the same.
@@ -46,7 +48,7 @@ struct BackwardCosts {
   double p_clk = 0, p_exp_clk = 0, p_issue_clk = 0;  // softmax: max(exp2 limit, float32 issue limit)
   double ds_clk = 0;                                 // softmax: float32 issue
   double load_i_clk = 0;  // Q_i, dO_i (16-bit), L_i, D_i (float32) from L2
-  double dq_add_clk = 0;  // Br x d float32 of tau dQ_i added in L2 (red.global.add)
+  double dq_add_clk = 0;  // Br x d float32 of tau dQ_i added in L2 (the copy engine's bulk reduce)
   double kv_clk = 0;      // K_j, V_j from HBM
   double write_clk = 0;   // dK_j, dV_j to HBM
 };

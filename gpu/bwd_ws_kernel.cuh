@@ -1,8 +1,9 @@
 // FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation: the
-// Hopper default (configuration 19 at d = 64, 15 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
-// configurations 13, 14, 16-18, 20-24 and 15 at d = 64 (gpu/ladder/bwd_wgmma_rungs.cu; 20-24 are
-// 19 and 15 with their products overlapped, dS^T stored by stmatrix, the statistics read by
-// float4: OVERLAP, STMATRIX, STATS_PERM below). 19 is 15 with
+// Hopper default (configuration 26 at d = 64, 25 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
+// configurations 13-24 and 27 (gpu/ladder/bwd_wgmma_rungs.cu; 20-27 are 19 and 15 with their
+// products overlapped, dS^T stored by stmatrix, the statistics read by float4, dQ added by the
+// bulk copy engine: OVERLAP, STMATRIX, STATS_PERM, DQ_BULK below; 25 is 15 with stmatrix and the
+// bulk add, 26 is 19 with both). 19 is 15 with
 // Br = 128 (BR_, FlashAttention-3's tiles at d = 64): S^T and dP^T on m64n128, dV and dK over 8 k
 // steps per Q block, dS^T in two 64-query panels, and dQ_i's 128 rows split between the consumer
 // warpgroups (64 rows each over all 128 keys: DQ_ROWSPLIT) where 15 splits d = 64's by keys.

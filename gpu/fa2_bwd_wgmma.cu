@@ -1,18 +1,18 @@
-// The backward's default on Hopper (compute capability 9.0, sm_90a): configuration 19 at d = 64
-// and 15 at d = 128, causal or not (gpu/bwd_ws_kernel.cuh). FlashAttention-2's backward on warpgroup MMA
-// (two consumer warpgroups x 64 keys, Bc = 128, Br = 64, all five products on wgmma from matrix
-// descriptors built once, dQ_i added to HBM with red.global.add.v4.f32, the grid's K/V blocks
-// fastest so that the blocks at work at once share one head's Q_i, dO_i and dQ_i in L2) with
-// FlashAttention-3's producer warpgroup: K_j, V_j, Q_i and dO_i by TMA into a 3-stage mbarrier
-// ring, setmaxnreg 24 / 240, every consumer thread releasing a stage. Chosen by its traits and
-// measured: 1.11-1.12x configuration 9 (the default before it) at d = 64 and 1.05-1.08x
-// configuration 12 at d = 128 at the 8 target points, dK and dV bit for bit v9's; compute-
-// sanitizer's four tools clean on rings that wrap around
-// (gpu/results/tensor-core-backward/producer-warpgroup/: 13's measurement and 15's within
-// 0.985-1.012x of it). Configuration 19 is 15 with FlashAttention-3's tiles at d = 64, Br = 128
-// (S^T and dP^T on m64n128, dQ_i's rows split between the warpgroups): 1.135-1.162x 15 at d = 64,
-// dK and dV still v9's bits, the four tools clean (producer-warpgroup/rung-19/). d = 128 has no
-// Br = 128 form within the consumers' 240 registers. The other configurations: gpu/ladder/.
+// The backward's default on Hopper (compute capability 9.0, sm_90a): configuration 26 at d = 64
+// and 25 at d = 128, causal or not (gpu/bwd_ws_kernel.cuh). FlashAttention-2's backward on warpgroup
+// MMA (two consumer warpgroups x 64 keys, Bc = 128, all five products on wgmma from matrix
+// descriptors built once, the grid's K/V blocks fastest so that the blocks at work at once share one
+// head's Q_i, dO_i and dQ_i in L2) with FlashAttention-3's producer warpgroup (K_j, V_j, Q_i and dO_i
+// by TMA into a 3-stage mbarrier ring, setmaxnreg 24 / 240, every consumer thread releasing a
+// stage), FlashAttention-3's tiles (Br = 128 at d = 64: S^T and dP^T on m64n128, dQ_i's rows split
+// between the warpgroups; Br = 64 at d = 128, where Br = 128 has no form within the consumers' 240
+// registers), dS^T stored by stmatrix, and FlashAttention-3's dQ accumulation: tau dQ_i added to HBM
+// by the bulk copy engine (cp.reduce.async.bulk) from a dense row-swizzled slab, one per Q block,
+// under the next Q block. Chosen by those traits and measured on the H200 against the defaults
+// before them (19 at d = 64, 15 at d = 128, now ladder rungs): 1.12-1.15x and 1.15-1.16x at the 8
+// target points, dK and dV bit for bit v9's, compute-sanitizer's four tools clean on rings that wrap
+// (gpu/results/tensor-core-backward/producer-warpgroup/rungs-25-26/). The other configurations:
+// gpu/ladder/.
 #include "gpu/bwd_ws_kernel.cuh"
 
 #include <stdexcept>
@@ -26,9 +26,10 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p);
 #endif
 
 namespace {
-//                         variant, D, Q_i / dO_i stages, dQ by the producer's warps, every consumer thread releases
-using BwdD64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // 19
-using BwdD128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;  // 15
+//                         variant, D, Q_i / dO_i stages, dQ by the producer's warps, every consumer thread releases,
+//                         the slabs' mbarriers, the warpgroups apart, Br, overlap, stmatrix, float4 statistics, bulk dQ
+using BwdD64 = WsBwdConfig<kBwdWgmmaVariant + 21, 64, 3, false, true, false, false, 128, false, true, false, true>;  // 26
+using BwdD128 = WsBwdConfig<kBwdWgmmaVariant + 20, 128, 3, false, true, false, false, 64, false, true, false, true>;  // 25
 }  // namespace
 
 int bwd_config_sm90(int d) { return d == 64 ? BwdD64::VARIANT : d == 128 ? BwdD128::VARIANT : 0; }

@@ -88,6 +88,7 @@ constexpr int kWidePv = 16;     // O += P~ V as one m64n128k16 per 16 keys at d 
 constexpr int kPoly8 = 32;      // every 8th exp2 of the softmax by gpu/ladder/poly_exp2.h (ladder)
 constexpr int kPoly4 = 64;      // every 4th (ladder)
 constexpr int kStagger = 128;   // consumer 1 starts one softmax after consumer 0, once (ladder)
+constexpr int kHeadGroups = 256;  // persistent causal: longest first within groups of heads (ladder)
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -97,6 +98,7 @@ struct Fa3Config {
   static constexpr bool WIDE_PV = (FLAGS_ & kWidePv) && D_ == 128;
   static constexpr int POLY = FLAGS_ & kPoly4 ? 4 : FLAGS_ & kPoly8 ? 8 : 0;
   static constexpr bool STAGGER = (FLAGS_ & kStagger) && CONSUMERS_ == 2 && !(FLAGS_ & kPingPong);
+  static constexpr bool HEAD_GROUPS = (FLAGS_ & kHeadGroups) && (FLAGS_ & kPersistent);
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -123,6 +125,12 @@ struct Fa3Maps {
 // (every head's last Q block, then every head's second last, ...), and odd rounds run backwards
 // (r G + G - 1 - b), so that the block that drew the longest tile of one round draws the shortest
 // of the next. Once a round's tile is past the last, so are all later rounds'.
+// HEAD_GROUPS (causal): the longest-first order runs within groups of heads whose K and V together
+// take at most kHeadGroupBytes (every group's last Q blocks, then its second last, ..., then the
+// next group), so that the blocks at work at once read the K and V of a few heads, which stay in
+// L2, rather than of as many heads as there are SMs (each head's last Q block reads all its keys:
+// at 256 heads, N = 4096, d = 128, 132 heads' K and V are 264 MiB against the L2's 50).
+constexpr int64_t kHeadGroupBytes = int64_t(16) << 20;
 template <class C>
 __device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int& i, int64_t& h) {
   if (!C::PERSISTENT) {
@@ -136,7 +144,14 @@ __device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int&
   const int64_t tiles = int64_t(Tr) * p.heads;
   const int64_t t = int64_t(k) * G + (p.mask.causal && (k & 1) ? G - 1 - b : b);
   if (t >= tiles) return false;
-  if (p.mask.causal) {
+  if (p.mask.causal && C::HEAD_GROUPS) {
+    const int64_t per_head = int64_t(4) * p.nk * C::D;  // K and V of one head, 16-bit
+    const int64_t hg = max(int64_t(1), min(int64_t(p.heads), kHeadGroupBytes / per_head));
+    const int64_t g = t / (hg * Tr), r = t - g * hg * Tr;
+    const int64_t hn = min(hg, p.heads - g * hg);  // the last group may hold fewer heads
+    i = Tr - 1 - int(r / hn);
+    h = g * hg + r % hn;
+  } else if (p.mask.causal) {
     i = Tr - 1 - int(t / p.heads);
     h = t % p.heads;
   } else {

@@ -83,6 +83,7 @@ struct Fp8Config {
   using Maps = std::conditional_t<VP1 == 0, Fp8Maps, Fp8Maps2>;  // the kernel's tensor maps
   static constexpr int THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   static constexpr bool PERSISTENT = true;  // next_tile's persistent order
+  static constexpr bool HEAD_GROUPS = false;
   static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 240 : 160;
   // Q_i (Br x d bytes), per stage K_j (Bc x d) and V_j^T (d x Bc), the mbarriers, + 1024 to align.
   static constexpr int64_t SMEM_Q = int64_t(BR) * D, SMEM_K = int64_t(BC) * D, SMEM_V = int64_t(D) * BC;

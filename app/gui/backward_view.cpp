@@ -145,9 +145,10 @@ void DrawGpuKernelNote(const ScheduleInfo& info) {
   DimText(buf);
   if (info.id == kTensorCoreSchedule)
     DimText("On tensor cores: gpu/fa2_bwd_tc.cu, one thread block per K/V block j, keys as the MMA's rows, "
-            "dQ added atomically; `flashstep gpu --backward --tensor-cores --dtype bf16` (backward variant 2, "
-            "mma.sync; --variant 5: wgmma, H100/H200); `flashstep verify --backward --tensor-cores` checks it "
-            "against this engine with --p-dtype bf16.");
+            "dQ added into float32 in HBM; `flashstep gpu --backward --tensor-cores --dtype bf16` (on an H100/H200 "
+            "the wgmma default, 26 at d = 64 and 25 at d = 128, its dQ added by the bulk copy engine; elsewhere "
+            "variant 2, mma.sync, with atomics); `flashstep verify --backward --tensor-cores` checks it against "
+            "this engine with --p-dtype bf16.");
 }
 
 }  // namespace

@@ -38,16 +38,24 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   const pipeline::Timeline& tl = ps.timeline;
   const float fs = ImGui::GetFontSize();
   const float label_w = fs * 9.5f, axis_h = fs * 1.6f;
+  // The backward's dQ adds ('A', the copy engine's, under the next Q block's loads) get a lane of
+  // their own below the loads, so that neither hides the other.
   struct Lane {
     int cta, wg;
     pipeline::Unit unit;
     char name[48];
+    bool adds = false;
   };
   std::vector<Lane> lanes;
   for (int c = 0; c < ps.ctas; ++c) {
     Lane l{c, -1, pipeline::Unit::load, ""};
     std::snprintf(l.name, sizeof l.name, ps.ctas > 1 ? "block %d loads" : "loads", c);
     lanes.push_back(l);
+    if (ps.backward) {
+      Lane a{c, -1, pipeline::Unit::load, "", true};
+      std::snprintf(a.name, sizeof a.name, ps.ctas > 1 ? "block %d dQ adds" : "dQ adds", c);
+      lanes.push_back(a);
+    }
     for (int w = 0; w < ps.warpgroups; ++w)
       for (pipeline::Unit u : {pipeline::Unit::tensor, pipeline::Unit::softmax}) {
         Lane x{c, w, u, ""};
@@ -69,6 +77,7 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
     for (const pipeline::Segment& s : tl.segments) {
       if (s.cta != lanes[k].cta || s.unit != lanes[k].unit || (s.unit != pipeline::Unit::load && s.wg != lanes[k].wg))
         continue;
+      if (ps.backward && s.unit == pipeline::Unit::load && (s.kind == 'A') != lanes[k].adds) continue;
       if (s.end <= s.start) continue;
       const ImVec2 a(X(s.start), y + lane_h * 0.18f), b(std::max(X(s.end), X(s.start) + 1.0f), y + lane_h * 0.82f);
       dl->AddRectFilled(a, b, kind_colour(s.kind, ps.backward), 2.0f);
@@ -234,7 +243,7 @@ void DrawPipelineView(AppState& s) {
     const pipeline::BackwardPrediction& p = ps.backward_prediction;
     ImGui::TextWrapped("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
                        "Br %d loaded by a producer warpgroup (TMA, 3 stages), two barriers per Q block, dQ added by "
-                       "red.global.add; first %d Q blocks shown",
+                       "the bulk copy engine under the next Q block; first %d Q blocks shown",
                 pipeline::kBwdBc, pipeline::bwd_br(ps.d), PipelineState::kShownBlocks);
     ImGui::TextWrapped("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
                        "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",

@@ -1,5 +1,5 @@
 // The backward ladder's wgmma rungs other than the default (gpu/fa2_bwd_wgmma.cu: configuration
-// 19 at d = 64, 15 at d = 128, gpu/bwd_ws_kernel.cuh):
+// 26 at d = 64, 25 at d = 128, gpu/bwd_ws_kernel.cuh):
 // 5 (all five products on wgmma, the heads-first grid), 6 (dQ's product on mma.sync), 7 (dQ added
 // by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 9 (5 with the
 // grid's K/V blocks fastest; the default at d = 64 before 15), 10 (9 with each block's Q-block loop
@@ -8,8 +8,9 @@
 // before 15), 13 (12 with a producer warpgroup: TMA into an mbarrier ring, setmaxnreg, the
 // consumers' barriers named), 14 (13 with dQ added to HBM by the producer warpgroup's other warps),
 // 16 (14 with 15's release by every consumer thread), 17 (16 with each dQ slab handed over by an
-// mbarrier pair), 18 (d = 64: 17 with the consumer warpgroups apart, no barrier between them), 15 at
-// d = 64 (the default there before 19), 20-24 (19 and 15 with their products overlapped, dS^T by
+// mbarrier pair), 18 (d = 64: 17 with the consumer warpgroups apart, no barrier between them), 15
+// (the default at d = 128 before 25, and at d = 64 before 19), 19 (d = 64, Br = 128: the default
+// there before 26), 20-24 (19 and 15 with their products overlapped, dS^T by
 // stmatrix, the statistics read by float4), 25, 26 and 27 (23, 22 and 19 with dQ added by the bulk
 // copy engine). Built only with -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
@@ -55,8 +56,8 @@ using V21d128 = WsBwdConfig<kBwdWgmmaVariant + 16, 128, 3, false, true, false, f
 using V22d64 = WsBwdConfig<kBwdWgmmaVariant + 17, 64, 3, false, true, false, false, 128, false, true>;   // 19, stmatrix
 using V23d128 = WsBwdConfig<kBwdWgmmaVariant + 18, 128, 3, false, true, false, false, 64, false, true>;  // 15, stmatrix
 using V24d128 = WsBwdConfig<kBwdWgmmaVariant + 19, 128, 3, false, true, false, false, 64, false, true, true>;  // 23, float4 stats
-using V25d128 = WsBwdConfig<kBwdWgmmaVariant + 20, 128, 3, false, true, false, false, 64, false, true, false, true>;  // 23, bulk dQ
-using V26d64 = WsBwdConfig<kBwdWgmmaVariant + 21, 64, 3, false, true, false, false, 128, false, true, false, true>;  // 22, bulk dQ
+using V15d128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;  // the d = 128 default before 25
+using V19d64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // the d = 64 default before 26
 using V27d64 = WsBwdConfig<kBwdWgmmaVariant + 22, 64, 3, false, true, false, false, 128, false, false, false, true>;  // 19, bulk dQ
 }  // namespace
 
@@ -91,8 +92,8 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V22d64::VARIANT && d == 64) return info_of_ws<V22d64>();
   if (variant == V23d128::VARIANT && d == 128) return info_of_ws<V23d128>();
   if (variant == V24d128::VARIANT && d == 128) return info_of_ws<V24d128>();
-  if (variant == V25d128::VARIANT && d == 128) return info_of_ws<V25d128>();
-  if (variant == V26d64::VARIANT && d == 64) return info_of_ws<V26d64>();
+  if (variant == V15d128::VARIANT && d == 128) return info_of_ws<V15d128>();
+  if (variant == V19d64::VARIANT && d == 64) return info_of_ws<V19d64>();
   if (variant == V27d64::VARIANT && d == 64) return info_of_ws<V27d64>();
   return TcBwdVariantInfo{};
 }
@@ -128,8 +129,8 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V22d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V22d64>(p);
   if (variant == V23d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V23d128>(p);
   if (variant == V24d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V24d128>(p);
-  if (variant == V25d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V25d128>(p);
-  if (variant == V26d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V26d64>(p);
+  if (variant == V15d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V15d128>(p);
+  if (variant == V19d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V19d64>(p);
   if (variant == V27d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V27d64>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));

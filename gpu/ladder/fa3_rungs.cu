@@ -1,4 +1,4 @@
-// The forward ladder's rungs 15-43 (except the two defaults, gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
+// The forward ladder's rungs 15-44 (except the two defaults, gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -56,6 +56,8 @@
 //       consumer 0 has finished the softmax of its first block (named barrier 5), so that their
 //       softmaxes, which v21 runs at the same moment, fall in each other's products; no turns.
 //   41  v30 with Bc 192 at d = 128; 42 v39 with v30's wide O += P~ V; 43 v34 with 3 K/V stages.
+//   44  the defaults (v34 at d = 64, v42 at d = 128) with the causal tiles longest first within
+//       groups of heads whose K and V fit in 16 MiB, not over all heads at once.
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -152,6 +154,10 @@ using V41d128 = Fa3Config<41, 128, 192, 2, kIntra | kPingPong | kWidePv>;
 using V42d64 = Fa3Config<42, 64, 224, 2, kIntra | kPersistent>;
 using V43d64 = Fa3Config<43, 64, 128, 3, kIntra | kPersistent, 3>;
 using V43d128 = Fa3Config<43, 128, 64, 3, kIntra | kPersistent, 3>;
+// v44: each d's default (v34, v42) with the causal tiles longest first within groups of heads
+// (next_tile's HEAD_GROUPS); non-causal the defaults' order, and kernel.
+using V44d64 = Fa3Config<44, 64, 128, 2, kIntra | kPersistent | kHeadGroups, 3>;
+using V44d128 = Fa3Config<44, 128, 192, 2, kIntra | kPersistent | kWidePv | kHeadGroups>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -193,6 +199,8 @@ const char* const kV40 = "v21 with consumer 1 started one softmax after consumer
 const char* const kV41 = "v30 (FlashAttention-3's schedule, wide O += P~ V) with Bc 192 at d = 128 (at d = 64 v26)";
 const char* const kV42 = "v39 (persistent, Bc 192 at d = 128) with v30's wide O += P~ V (at d = 64 v39)";
 const char* const kV43 = "v34 (3 consumers, Br 192, persistent) with a third K/V stage";
+const char* const kV44 = "the defaults (v34, v42) with the causal tiles longest first within groups of heads whose K and V "
+                         "fit in 16 MiB (the L2 keeps what the blocks at work read)";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -208,7 +216,7 @@ const Fa3Entry kFa3[] = {
     entry<V37d64>(kV37), entry<V37d128>(kV37), entry<V38d64>(kV38), entry<V38d128>(kV38),
     entry<V39d64>(kV39), entry<V39d128>(kV39), entry<V40d64>(kV40), entry<V40d128>(kV40),
     entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), 
-    entry<V43d64>(kV43), entry<V43d128>(kV43),
+    entry<V43d64>(kV43), entry<V43d128>(kV43), entry<V44d64>(kV44), entry<V44d128>(kV44),
 };
 
 }  // namespace
