@@ -196,7 +196,7 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
       o.variant = r.variant;
       const gpu::BenchTiming f = gpu::bench_fa2_tc(s, scale, o, r.warmup, r.reps, 42);
       o.variant = 0;
-      const gpu::BenchTiming b = gpu::bench_standard_tc(s, scale, o, r.warmup, r.reps, 42);
+      const gpu::BenchTiming b = r.no_standard ? gpu::BenchTiming{} : gpu::bench_standard_tc(s, scale, o, r.warmup, r.reps, 42);
       const gpu::TcVariant v = gpu::tc_variant(f.variant ? f.variant : gpu::tc_default_variant(d, r.causal), d);
       const int64_t Tr = (n + v.Br - 1) / v.Br;
       auto bytes = [&](const TrafficForm& tf) { return s.heads() * (tf.read_bytes(2) + tf.write_bytes(2)); };
@@ -207,9 +207,11 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
                               {"hbm_bytes_predicted", hbm}, {"gbps", double(hbm) / (t.median_ms * 1e6)},
                               {"peak_bytes", t.peak_bytes}};
       };
-      nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"flops", flops},
-                            {"fa2_tc", entry(f, fa2_bytes)}, {"standard_tc", entry(b, std_bytes)},
-                            {"speedup_over_standard", b.median_ms / f.median_ms}};
+      nlohmann::json row = {{"n", n}, {"d", d}, {"B", s.B}, {"H", s.H}, {"flops", flops}, {"fa2_tc", entry(f, fa2_bytes)}};
+      if (!r.no_standard) {
+        row["standard_tc"] = entry(b, std_bytes);
+        row["speedup_over_standard"] = b.median_ms / f.median_ms;
+      }
       row["fa2_tc"]["variant"] = f.variant;
       row["fa2_tc"]["Br"] = v.Br;
       row["fa2_tc"]["Bc"] = v.Bc;
@@ -218,12 +220,17 @@ int run_bench_tensor_cores(const TcBenchRequest& r) {
         std::printf("%6lld %4lld %4lld %3lld %4d %4d %2d", (long long)n, (long long)d, (long long)s.B,
                     (long long)s.H, v.Br, v.Bc, f.variant);
         for (const char* k : {"fa2_tc", "standard_tc"}) {
+          if (!row.contains(k)) {  // --no-standard
+            std::printf(" | %9s %8s %12s %8s %9s", "-", "-", "-", "-", "-");
+            continue;
+          }
           const auto& e = row[k];
           std::printf(" | %9.3f %8.1f %12lld %8.0f %9.1f", e["median_ms"].get<double>(), e["tflops"].get<double>(),
                       (long long)e["hbm_bytes_predicted"].get<int64_t>(), e["gbps"].get<double>(),
                       e["peak_bytes"].get<int64_t>() / 1048576.0);
         }
-        std::printf(" | %5.2fx\n", b.median_ms / f.median_ms);
+        if (r.no_standard) std::printf(" | %6s\n", "-");
+        else std::printf(" | %5.2fx\n", b.median_ms / f.median_ms);
         std::fflush(stdout);
       }
     }

@@ -122,6 +122,7 @@ struct TcBenchRequest {
   bool no_sweep = false;
   std::vector<int64_t> sizes = {1024, 4096, 16384}, dims = {64, 128};  // the table's points (--n, --d)
   int variant = 0;  // --variant: 0 the default kernels; a rung (ladder build) or FP8 variant otherwise
+  bool no_standard = false;  // --no-standard: standard attention (S and P in HBM) not timed beside it
 };
 TcBenchRequest tc_bench_request(const BenchGpuRequest& r);
 

@@ -48,6 +48,7 @@
 #include "gpu/mbarrier_ptx.cuh"
 #include "gpu/tc_launch.h"
 #include "gpu/tc_ptx.cuh"
+#include "gpu/tile_order.h"
 #include "gpu/wgmma_ptx.cuh"
 
 namespace flashstep::gpu::tc {
@@ -89,6 +90,7 @@ constexpr int kPoly8 = 32;      // every 8th exp2 of the softmax by gpu/ladder/p
 constexpr int kPoly4 = 64;      // every 4th (ladder)
 constexpr int kStagger = 128;   // consumer 1 starts one softmax after consumer 0, once (ladder)
 constexpr int kHeadGroups = 256;  // persistent causal: longest first within groups of heads (ladder)
+constexpr int kGroupRounds = 512;  // with kHeadGroups: each group's rounds dealt alternately (ladder)
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -99,6 +101,7 @@ struct Fa3Config {
   static constexpr int POLY = FLAGS_ & kPoly4 ? 4 : FLAGS_ & kPoly8 ? 8 : 0;
   static constexpr bool STAGGER = (FLAGS_ & kStagger) && CONSUMERS_ == 2 && !(FLAGS_ & kPingPong);
   static constexpr bool HEAD_GROUPS = (FLAGS_ & kHeadGroups) && (FLAGS_ & kPersistent);
+  static constexpr bool GROUP_ROUNDS = HEAD_GROUPS && (FLAGS_ & kGroupRounds);
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -125,14 +128,20 @@ struct Fa3Maps {
 // (every head's last Q block, then every head's second last, ...), and odd rounds run backwards
 // (r G + G - 1 - b), so that the block that drew the longest tile of one round draws the shortest
 // of the next. Once a round's tile is past the last, so are all later rounds'.
-// HEAD_GROUPS (causal): the longest-first order runs within groups of heads whose K and V together
-// take at most kHeadGroupBytes (every group's last Q blocks, then its second last, ..., then the
-// next group), so that the blocks at work at once read the K and V of a few heads, which stay in
-// L2, rather than of as many heads as there are SMs (each head's last Q block reads all its keys:
-// at 256 heads, N = 4096, d = 128, 132 heads' K and V are 264 MiB against the L2's 50).
+// HEAD_GROUPS (causal, ladder rungs 44 and 45): the longest-first order runs within groups of heads
+// whose K and V together take at most kHeadGroupBytes, so that the blocks at work at once read the
+// K and V of a few heads, which stay in L2, rather than of as many heads as there are SMs (each
+// head's last Q block reads all its keys: at 256 heads, N = 4096, d = 128, 132 heads' K and V are
+// 264 MiB against the L2's 50). 44 numbers the tiles group by group and deals them as above;
+// 45 deals each group's rounds alternately (gpu/tile_order.h), which needs the cursor `cur`.
 constexpr int64_t kHeadGroupBytes = int64_t(16) << 20;
 template <class C>
-__device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int& i, int64_t& h) {
+__device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int& i, int64_t& h, TileCursor& cur) {
+  if constexpr (C::GROUP_ROUNDS) {
+    if (p.mask.causal)
+      return grouped_causal_tile(p.heads, Tr, head_group(p.heads, p.nk, C::D, kHeadGroupBytes), int(gridDim.x),
+                                 int(blockIdx.x), cur, i, h);
+  }
   if (!C::PERSISTENT) {
     if (k > 0) return false;
     const BlockIndex blk = block_index(p, Tr, p.mask.causal);
@@ -145,8 +154,7 @@ __device__ __forceinline__ bool next_tile(const TcParams& p, int Tr, int k, int&
   const int64_t t = int64_t(k) * G + (p.mask.causal && (k & 1) ? G - 1 - b : b);
   if (t >= tiles) return false;
   if (p.mask.causal && C::HEAD_GROUPS) {
-    const int64_t per_head = int64_t(4) * p.nk * C::D;  // K and V of one head, 16-bit
-    const int64_t hg = max(int64_t(1), min(int64_t(p.heads), kHeadGroupBytes / per_head));
+    const int64_t hg = head_group(p.heads, p.nk, C::D, kHeadGroupBytes);
     const int64_t g = t / (hg * Tr), r = t - g * hg * Tr;
     const int64_t hn = min(hg, p.heads - g * hg);  // the last group may hold fewer heads
     i = Tr - 1 - int(r / hn);
@@ -212,7 +220,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
     if (tid == 0) {
       int g0 = 0, q_uses = 0;  // K/V blocks and Q tiles loaded so far
-      for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+      TileCursor cur;
+      for (int k = 0; next_tile<C>(p, Tr, k, i, h, cur); ++k) {
         const int row0 = i * BR, n_blocks = kept_blocks(row_limit(p, h), row0, BR, p.nq, BC);
         if (n_blocks == 0) continue;  // rows that keep no key: the consumers write O = 0 alone
         // Alg1 L4: Q_i, one box per 64-column panel, once the consumers are done with the last one.
@@ -297,7 +306,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
   };
 
-  for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+  TileCursor cur;
+  for (int k = 0; next_tile<C>(p, Tr, k, i, h, cur); ++k) {
     const int row0 = i * BR;
     const RowLimit lim = row_limit(p, h);
     const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);

@@ -83,7 +83,7 @@ struct Fp8Config {
   using Maps = std::conditional_t<VP1 == 0, Fp8Maps, Fp8Maps2>;  // the kernel's tensor maps
   static constexpr int THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   static constexpr bool PERSISTENT = true;  // next_tile's persistent order
-  static constexpr bool HEAD_GROUPS = false;
+  static constexpr bool HEAD_GROUPS = false, GROUP_ROUNDS = false;
   static constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 240 : 160;
   // Q_i (Br x d bytes), per stage K_j (Bc x d) and V_j^T (d x Bc), the mbarriers, + 1024 to align.
   static constexpr int64_t SMEM_Q = int64_t(BR) * D, SMEM_K = int64_t(BC) * D, SMEM_V = int64_t(D) * BC;
@@ -156,7 +156,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
     if (tid == 0) {
       int g0 = 0, q_uses = 0;
-      for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+      TileCursor cur;  // unused: next_tile's ungrouped order
+      for (int k = 0; next_tile<C>(p, Tr, k, i, h, cur); ++k) {
         const int row0 = i * BR, n_blocks = kept_blocks(row_limit(p, h), row0, BR, p.nq, BC);
         if (n_blocks == 0) continue;  // rows that keep no key: the consumers write O = 0 alone
         // FA2fwd L4: Q_i (one box of Br rows x d bytes), once the consumers are done with the last.
@@ -247,7 +248,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
       if (!(last && cw == C::CONSUMERS - 1)) named_arrive_unaligned(1 + (cw + 1) % C::CONSUMERS, 256);
   };
 
-  for (int k = 0; next_tile<C>(p, Tr, k, i, h); ++k) {
+  TileCursor cur;  // unused: next_tile's ungrouped order
+  for (int k = 0; next_tile<C>(p, Tr, k, i, h, cur); ++k) {
     const int row0 = i * BR;
     const RowLimit lim = row_limit(p, h);
     const int n_blocks = kept_blocks(lim, row0, BR, p.nq, BC);

@@ -30,7 +30,7 @@ struct TcParams {
   TcMask mask;
 };
 
-// fa2_tc.cu: a configuration's number (the ladder's: 1-44 and the Bc sweep 101-104) to its
+// fa2_tc.cu: a configuration's number (the ladder's: 1-45 and the Bc sweep 101-104) to its
 // kernel. A default build holds the defaults alone (11, and on sm_90a 34 at d = 64 and 42 at
 // d = 128); the others need -DFLASHSTEP_LADDER=ON (gpu/ladder/).
 struct TcVariantInfo {
@@ -41,7 +41,7 @@ struct TcVariantInfo {
   bool compiled = false;  // false: no kernel for this d in this build
   bool sm90_only = false; // wgmma: runs on compute capability 9.0 alone
 };
-constexpr int kLastLadderRung = 44;
+constexpr int kLastLadderRung = 45;
 int fa2_tc_variant_count();      // kLastLadderRung
 bool tc_ladder_rung(int variant); // a number the ladder uses (built in this build or not)
 TcVariantInfo fa2_tc_variant(int variant, int d);

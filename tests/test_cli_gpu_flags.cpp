@@ -101,6 +101,9 @@ TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before lookin
       {"bench-gpu --tensor-cores --sweep-d 96", "--sweep-d with --tensor-cores must be 64 or 128 (got 96)"},
       {"bench-gpu --tensor-cores --dtype fp16 --sweep-d 32", "must be 64 or 128 (got 32)"},
       {"bench-gpu --tensor-cores --sweep-n 0", "--sweep-n must be at least 1"},
+      {"bench-gpu --tensor-cores --no-fa1", "--no-fa1 does not apply (--no-standard leaves standard attention out)"},
+      {"bench-gpu --tensor-cores --no-fa2 --no-standard", "--no-fa2 does not apply"},
+      {"bench-gpu --tensor-cores --dtype fp8 --no-standard", "--dtype fp8 times no standard attention: --no-standard does not apply"},
   };
   check_refusals(bad);
 }
@@ -181,7 +184,7 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
     if (!std::isspace(static_cast<unsigned char>(c))) flat += c;
     else if (!flat.empty() && flat.back() != ' ') flat += ' ';
   for (const char* want : {"1 plain", "2 register-tiled", "3 register-tiled in less shared memory",
-                           "--tensor-cores: the defaults (gpu/README.md)", "-DFLASHSTEP_LADDER=ON every rung 1-44", "101-104 the Bc sweep",
+                           "--tensor-cores: the defaults (gpu/README.md)", "-DFLASHSTEP_LADDER=ON every rung 1-45", "101-104 the Bc sweep",
                            "--schedule decode: the split kernel, 3 (every d), 5 and 9"})
     CHECK(flat.find(want) != std::string::npos);
 }

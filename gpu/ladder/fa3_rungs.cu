@@ -1,4 +1,4 @@
-// The forward ladder's rungs 15-44 (except the two defaults, gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
+// The forward ladder's rungs 15-45 (except the two defaults, gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -57,7 +57,8 @@
 //       softmaxes, which v21 runs at the same moment, fall in each other's products; no turns.
 //   41  v30 with Bc 192 at d = 128; 42 v39 with v30's wide O += P~ V; 43 v34 with 3 K/V stages.
 //   44  the defaults (v34 at d = 64, v42 at d = 128) with the causal tiles longest first within
-//       groups of heads whose K and V fit in 16 MiB, not over all heads at once.
+//       groups of heads whose K and V fit in 16 MiB, not over all heads at once; 45 44 with each
+//       group's rounds dealt alternately over the blocks (gpu/tile_order.h).
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -158,6 +159,11 @@ using V43d128 = Fa3Config<43, 128, 64, 3, kIntra | kPersistent, 3>;
 // (next_tile's HEAD_GROUPS); non-causal the defaults' order, and kernel.
 using V44d64 = Fa3Config<44, 64, 128, 2, kIntra | kPersistent | kHeadGroups, 3>;
 using V44d128 = Fa3Config<44, 128, 192, 2, kIntra | kPersistent | kWidePv | kHeadGroups>;
+// v45: v44 with each group's rounds dealt alternately, the direction running on across groups
+// (gpu/tile_order.h): 44's groups numbered one after another broke the alternation at every group
+// boundary that fell inside a round.
+using V45d64 = Fa3Config<45, 64, 128, 2, kIntra | kPersistent | kHeadGroups | kGroupRounds, 3>;
+using V45d128 = Fa3Config<45, 128, 192, 2, kIntra | kPersistent | kWidePv | kHeadGroups | kGroupRounds>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -201,6 +207,8 @@ const char* const kV42 = "v39 (persistent, Bc 192 at d = 128) with v30's wide O 
 const char* const kV43 = "v34 (3 consumers, Br 192, persistent) with a third K/V stage";
 const char* const kV44 = "the defaults (v34, v42) with the causal tiles longest first within groups of heads whose K and V "
                          "fit in 16 MiB (the L2 keeps what the blocks at work read)";
+const char* const kV45 = "v44 with each group's rounds of tiles dealt alternately forwards and backwards over the blocks "
+                         "(gpu/tile_order.h), the direction running on from one group to the next";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -217,6 +225,7 @@ const Fa3Entry kFa3[] = {
     entry<V39d64>(kV39), entry<V39d128>(kV39), entry<V40d64>(kV40), entry<V40d128>(kV40),
     entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), 
     entry<V43d64>(kV43), entry<V43d128>(kV43), entry<V44d64>(kV44), entry<V44d128>(kV44),
+    entry<V45d64>(kV45), entry<V45d128>(kV45),
 };
 
 }  // namespace

@@ -16,14 +16,17 @@ ap.add_argument("--backend", default="flash", choices=["flash", "cudnn"])
 ap.add_argument("--ns", default="1024,4096,16384")
 ap.add_argument("--ds", default="64,128")
 ap.add_argument("--back-to-back", type=int, default=10, help="calls back to back per timed sample (sdpa_timing.median_ms; 10: Python's launch latency hidden, as bench-gpu times flashstep)")
+ap.add_argument("--rows", type=int, default=131072, help="B x H x N, H = 8 (bench-gpu's --rows)")
 a = ap.parse_args()
+if a.rows < 8:
+    ap.error("--rows must be at least 8 (H = 8)")
 dt = torch_dtype(a.dtype)
 backend = SDPBackend.FLASH_ATTENTION if a.backend == "flash" else SDPBackend.CUDNN_ATTENTION
 print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {a.back_to_back} calls back to back per timed sample")
 for d in map(int, a.ds.split(",")):
     for n in map(int, a.ns.split(",")):
         H = 8
-        B = max(1, 131072 // (n * H))
+        B = max(1, a.rows // (n * H))
         q, k, v = (torch.randn(B, H, n, d, device="cuda", dtype=dt) for _ in range(3))
         with sdpa_kernel(backend):
             ms = median_ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=a.causal), batch=a.back_to_back)

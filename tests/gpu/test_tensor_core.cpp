@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <vector>
 
 using namespace flashstep;
@@ -253,4 +254,38 @@ TEST_CASE("tensor cores: small shapes for the sanitizers", "[gpu][tc][small]") {
         INFO("v" << v << " d=" << d << " seed " << seed << ": " << a.describe());
         CHECK(a.ok());
       }
+}
+
+// Ladder rungs 44 and 45 are the Hopper defaults with another order of the causal tiles over the
+// persistent blocks (gpu/tile_order.h): the same tiles with the same arithmetic, so O and lse must
+// equal the default's bit for bit. 10 heads of 8192 keys make the head groups apply (K and V of a
+// head: 4 MiB at d = 128, groups of 4, 4 and 2 heads; 2 MiB at d = 64, groups of 8 and 2), so that
+// a tile dealt twice or never shows here.
+TEST_CASE("tensor cores: the causal tiles grouped by heads give the default's bits", "[gpu][tc][order]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Shape s = make_shape(2, 5, 8192, 8192, 128);
+  for (int64_t d : {64, 128})
+    for (int v : {44, 45}) {
+      if (!tc_variant_built(v, d)) continue;  // ladder rungs: not in a default build
+      const Shape sd = make_shape(s.B, s.H, s.nq, s.nk, d);
+      const size_t n = size_t(s.B * s.H * s.nq * d);
+      std::vector<float> q(n), k(n), x(n);
+      const uint64_t seed = gputest::fresh_seed();
+      std::mt19937_64 rng(seed);
+      std::normal_distribution<float> normal;
+      for (auto* t : {&q, &k, &x})
+        for (float& e : *t) e = normal(rng);
+      TcOptions o;
+      o.dtype = Dtype::bf16;
+      o.causal = true;
+      const TcResult a = fa2_tc_forward(q.data(), k.data(), x.data(), sd, 0.125f, o);
+      o.variant = v;
+      const TcResult b = fa2_tc_forward(q.data(), k.data(), x.data(), sd, 0.125f, o);
+      INFO("v" << v << " against the default v" << a.variant << ", d = " << d << ", seed " << seed);
+      REQUIRE(b.variant == v);
+      REQUIRE(a.O.size() == b.O.size());
+      CHECK(gputest::no_nan(b.O));
+      CHECK(gputest::same_bits(a.O, b.O));
+      CHECK(gputest::same_bits(a.lse, b.lse));
+    }
 }
