@@ -132,7 +132,7 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-45 of gpu/ladder/ (13-45 on sm_90 only), 101-104 the Bc sweep"
-                         "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 25 at d = 128; with the ladder 1-27 (3, 8, 18-20, 22, 26, 27: d = 64; 21, 23-25: d = 128)"
+                         "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 25 at d = 128; with the ladder 1-28 (3, 8, 18-20, 22, 26, 27: d = 64; 21, 23-25, 28: d = 128)"
                          "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-15 (6, 8, 9: d = 64; 2-5, 7, 10-15: d = 128)"
                          "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
                          "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8");
@@ -376,7 +376,7 @@ TcBenchRequest tc_bench_request(const BenchGpuRequest& r) {
   // --no-standard leaves standard attention out (at 256 heads of N = 16384 its S and P alone need
   // 264 GB); the other --no-NAME flags name schedules this table does not time.
   for (const std::string& name : bf.skip) {
-    if (name != "standard")
+    if (name != baseline_schedule().name)
       throw InputError("bench-gpu --tensor-cores times fa2 on tensor cores with standard attention beside it: --no-" + name +
                        " does not apply (--no-standard leaves standard attention out)");
     if (t.dtype == "fp8") throw InputError("bench-gpu --tensor-cores --dtype fp8 times no standard attention: --no-standard does not apply");

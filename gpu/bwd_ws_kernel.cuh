@@ -1,9 +1,10 @@
 // FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation: the
 // Hopper default (configuration 26 at d = 64, 25 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
-// configurations 13-24 and 27 (gpu/ladder/bwd_wgmma_rungs.cu; 20-27 are 19 and 15 with their
+// configurations 13-24, 27 and 28 (gpu/ladder/bwd_wgmma_rungs.cu; 20-27 are 19 and 15 with their
 // products overlapped, dS^T stored by stmatrix, the statistics read by float4, dQ added by the
 // bulk copy engine: OVERLAP, STMATRIX, STATS_PERM, DQ_BULK below; 25 is 15 with stmatrix and the
-// bulk add, 26 is 19 with both). 19 is 15 with
+// bulk add, 26 is 19 with both; 28 is 25 with the next Q block's S^T issued under this block's dQ
+// product: S_AHEAD). 19 is 15 with
 // Br = 128 (BR_, FlashAttention-3's tiles at d = 64): S^T and dP^T on m64n128, dV and dK over 8 k
 // steps per Q block, dS^T in two 64-query panels, and dQ_i's 128 rows split between the consumer
 // warpgroups (64 rows each over all 128 keys: DQ_ROWSPLIT) where 15 splits d = 64's by keys.
@@ -63,7 +64,7 @@ namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
-          bool DQ_BULK_ = false>
+          bool DQ_BULK_ = false, bool S_AHEAD_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -117,6 +118,16 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr bool DQ_BULK = DQ_BULK_;
   static_assert(!DQ_BULK || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP && !STATS_PERM),
                 "25, 26 and 27 are 23, 22 and 19 with dQ added by the bulk copy engine");
+  // 28 (25, d = 128): the next Q block's S^T = K_j Q_i+1^T issued right after
+  // this block's dQ product, so that it runs while this block's dQ and dK products retire and
+  // dQ_i goes to the slab, the slab's barrier and the bulk add's issue (the consumers' steps with
+  // no product of their own in flight); the next block starts at S^T's wait. Every Q block issues
+  // one (the last on its own stage, a warpgroup no row keeps on its keys as well, results unused),
+  // so that the wait for dQ's and dK's groups is always wait_group 1: waits in a branch made ptxas
+  // serialise the products of other rungs. Not at d = 64 with Br = 128: the second S^T accumulator
+  // (64 registers) does not fit beside 26's, and ptxas serialises every product (C7512).
+  static constexpr bool S_AHEAD = S_AHEAD_;
+  static_assert(!S_AHEAD || (DQ_BULK && STMATRIX && BR == 64), "28 is 25 with S^T issued a Q block ahead");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -351,6 +362,21 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   float dk[PANELS][32] = {}, dv[PANELS][32] = {};
   const float scale_log2 = p.fwd.scale * kLog2e;
   if (n_i > 0) mbar_wait(bar_kv, 0);
+  // 28: S^T of Q block t, issued a block ahead (the first here, once its stage has landed).
+  [[maybe_unused]] float s_ahead[C::S_AHEAD ? BR / 2 : 1];
+  auto issue_s_ahead = [&](int t_next) {
+    if constexpr (C::S_AHEAD) {
+      const int sn = t_next % ST;
+      mbar_wait(bar_full(sn), uint32_t((t_next / ST) & 1));
+      fence_regs(s_ahead);
+      wgmma_fence();
+      bwd_keys_by_queries_desc<T, D, BC, BR>(s_ahead, per_block(dsc0.k_wg),
+                                             desc_add(per_block(dsc0.buf0), uint32_t(sn * C::SMEM_BUF_PAD)));
+      wgmma_commit();
+    }
+  };
+  if constexpr (C::S_AHEAD)
+    if (n_i > 0) issue_s_ahead(0);
 
   // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
   for (int t = 0; t < n_i; ++t) {
@@ -365,16 +391,23 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
     mbar_wait(bar_full(s), uint32_t((t / ST) & 1));
 
+    if constexpr (C::S_AHEAD) {  // 28: S^T of this Q block, issued a block ahead (unused if !wg_live)
+      wgmma_wait<0>();
+      fence_regs(s_ahead);
+    }
     const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
     const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
     const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
     if (wg_live) {
       uint32_t dsa[BR / 16][4];
       const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
-      if constexpr (C::OVERLAP)
+      if constexpr (C::OVERLAP) {
         bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
-      else
+      } else if constexpr (C::S_AHEAD) {
+        bwd_block_after_s<T, C>(dk, dv, dsa, s_ahead, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+      } else {
         bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+      }
       if constexpr (C::STMATRIX)
         bwd_stmatrix_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16, lane);  // for L15
       else
@@ -407,7 +440,18 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     fence_regs(dq);
     wgmma_fence();
     bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
-    bwd_retire_dq_dk<PANELS>(dq, dk);
+    if constexpr (C::S_AHEAD) {
+      // 28: the next block's S^T (the last block's on its own stage) behind dQ's group, then
+      // dK's and dQ's groups retired with it still in flight.
+      wgmma_commit();
+      issue_s_ahead(t + 1 < n_i ? t + 1 : t);
+      wgmma_wait<1>();
+      fence_regs(dq);
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+    } else {
+      bwd_retire_dq_dk<PANELS>(dq, dk);
+    }
     if constexpr (C::OVERLAP)  // dV's group, retired by the same wait
 #pragma unroll
       for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
@@ -458,6 +502,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     }
   }
 
+  // 28: the S^T issued after the last block retired before the block ends.
+  if constexpr (C::S_AHEAD) {
+    wgmma_wait<0>();
+    fence_regs(s_ahead);
+  }
   // 25-27: the last bulk add complete before the block's shared memory goes.
   if constexpr (C::DQ_BULK)
     if (ctid == 0) bulk_wait_all();
@@ -489,7 +538,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DQ_BULK && C::DQ_ROWSPLIT && !C::STMATRIX
+      C::S_AHEAD ? "v25 with the next Q block's S^T = K_j Q_i+1^T issued right after this block's dQ product, under the "
+                   "retirement of dQ's and dK's products, dQ_i's way to the slab, its barrier and the bulk add's issue"
+      : C::DQ_BULK && C::DQ_ROWSPLIT && !C::STMATRIX
           ? "v19 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per Q block) from a "
             "dense row-swizzled slab, in place of the consumers' red.v4 adds"
       : C::DQ_BULK && C::DQ_ROWSPLIT ? "v22 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per "

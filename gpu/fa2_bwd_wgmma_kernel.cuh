@@ -452,11 +452,17 @@ struct BwdBlockOperands {
 // flight (the caller stores dS^T under it; dQ's wait retires it). Shared by the kernel below and
 // the warp-specialised rungs (gpu/ladder/bwd_ws_kernel.cuh), whose consumers run these products.
 template <typename T, class C>
+__device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
+                                                  uint32_t (&dsa)[C::BR / 16][4], float (&s)[C::BR / 2],
+                                                  const BwdBlockOperands& op, int wg, const float* sL2, const float* sD,
+                                                  float scale_log2, bool partial, int key0, int row0,
+                                                  const RowLimit& lim, int g, int t4);
+template <typename T, class C>
 __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
                                                    uint32_t (&dsa)[C::BR / 16][4], const BwdBlockOperands& op, int wg,
                                                    const float* sL2, const float* sD, float scale_log2, bool partial,
                                                    int key0, int row0, const RowLimit& lim, int g, int t4) {
-  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  constexpr int D = C::D, BR = C::BR, BC = C::BC;
   // FA2b L10: S_ij^T = K_j Q_i^T (64 keys x Br queries per warpgroup), float32. Element
   // s[4n + e]: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 + (e % 2).
   float s[BR / 2];
@@ -469,6 +475,16 @@ __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], f
   wgmma_commit();
   wgmma_wait_all();
   fence_regs(s);
+  bwd_block_after_s<T, C>(dk, dv, dsa, s, op, wg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+}
+// The rest of bwd_block_products once S^T is in s (configuration 28 issues it a Q block ahead).
+template <typename T, class C>
+__device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
+                                                  uint32_t (&dsa)[C::BR / 16][4], float (&s)[C::BR / 2],
+                                                  const BwdBlockOperands& op, int wg, const float* sL2, const float* sD,
+                                                  float scale_log2, bool partial, int key0, int row0,
+                                                  const RowLimit& lim, int g, int t4) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
   // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
   bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
   uint32_t pa[BR / 16][4];

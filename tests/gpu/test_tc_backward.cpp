@@ -130,7 +130,7 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_every_variant(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5-27, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-28, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!tc_backward_variant_compiled(25, 128)) {
@@ -140,7 +140,7 @@ void check_wgmma(const Shape4& c) {
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
   // Those this build holds (runs_here): without the ladder, 26 at d = 64 and 25 at d = 128.
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27};
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28};
   check_variants(c, v);
 }
 
@@ -177,8 +177,8 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     SKIP_TEST("this build has no sm_90a code (backward variant 25)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 27);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27})
+  REQUIRE(tc_backward_variant_count() == 28);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28})
     for (int64_t d : {64, 128}) {
       if ((variant == 8 || variant == 18 || variant == 19 || variant == 20 || variant == 22 || variant == 26 ||
            variant == 27) &&
@@ -186,8 +186,8 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
         CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18-v20, v22, v26 and v27 are d = 64 only
         continue;
       }
-      if ((variant == 21 || variant == 23 || variant == 24 || variant == 25) && d == 64) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25 are d = 128 only
+      if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28) && d == 64) {
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25 and v28 are d = 128 only
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
@@ -199,7 +199,7 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       CHECK(v.sm90_only);
       CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 ? 128 : 64));  // FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-27: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-28: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);
