@@ -474,10 +474,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
                                     p.fwd.scale);
       fence_proxy_async();
-    } else {
-      bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
-    }
-    if constexpr (C::DQ_BULK) {
       // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
       // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
       bar_sync<kBarSlab, C::CONSUMER_THREADS>();
@@ -486,7 +482,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(sdq), uint32_t(rows * D * 4));
         bulk_commit();
       }
-    } else if constexpr (C::DQ_MBAR) {
+      continue;  // nothing else of the Q block is left
+    }
+    bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
+    if constexpr (C::DQ_MBAR) {
       mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
       // 17: every consumer's dQ product of block t has retired before block t + 1 writes dS^T
       // (18: each warpgroup reads only its own rows, after its own stores).
