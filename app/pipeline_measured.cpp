@@ -14,23 +14,24 @@
 
 namespace flashstep {
 
-const char* const kBackwardResultsFiles[2] = {"gpu/results/tensor-core-backward/default-v25-v26/bench/bwd.json",
-                                              "gpu/results/tensor-core-backward/default-v25-v26/bench/bwd_causal.json"};
+const char* const kBackwardResultsFiles[2] = {"gpu/results/device-checks/defaults-f45-b26-b28/bench/bwd.json",
+                                              "gpu/results/device-checks/defaults-f45-b26-b28/bench/bwd_causal.json"};
 
 TechniqueSource technique_source(const std::string& key, int64_t d) {
   // The kernel of the ladder that is each technique alone (gpu/ladder/NOTES.md): FlashAttention-2
   // on wgmma with Bc 128, then one change at a time; the softmax under the product and the
   // persistent grid as measured after the wait for O += P~ V moved below the softmax. The default:
-  // fwd_config_sm90's choice per d (gpu/fa3_forward.cu), in the final build's device check.
+  // fwd_config_sm90's choice (configuration 45 at both d, gpu/fa3_forward.cu), timed by the ladder's
+  // driver in the same device call as the default build's checks.
   const std::string first = "gpu/results/fa3/bench.txt";
   const std::string overlap = "gpu/results/fa3_ladder/softmax-overlap-after/bench.txt";
-  const std::string defaults = "gpu/results/device-checks/defaults-v34-v42-final-build/fa3_ladder/bench.txt";
+  const std::string defaults = "gpu/results/device-checks/defaults-f45-b26-b28/fa3_default/bench.txt";
   if (key == "fa2-wgmma") return {first, 14};
   if (key == "tma-producer") return {first, 15};
   if (key == "ping-pong") return {first, 16};
   if (key == "softmax-under-product") return {overlap, 17};
   if (key == "persistent") return {overlap, 18};
-  if (key == "default") return {defaults, d == 64 ? 34 : 42};
+  if (key == "default") return {defaults, 45};
   throw std::logic_error("technique_source: no results file for technique " + key);
 }
 

@@ -50,7 +50,7 @@ void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
 void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem);
 
 // The wgmma configurations, 5-28 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
-// reached through fa2_bwd_tc_launch): the default (26 at d = 64, 25 at d = 128) in gpu/fa2_bwd_wgmma.cu, the others in
+// reached through fa2_bwd_tc_launch): the default (26 at d = 64, 28 at d = 128) in gpu/fa2_bwd_wgmma.cu, the others in
 // gpu/ladder/ (8, 18-20, 22, 26 and 27 are d = 64 only, 21, 23-25 and 28 d = 128 only; 13-28,
 // warp-specialised, run 12 warps; 19, 20, 22, 26 and 27 have Br = 128). The caller checks that the GPU is 9.0.
 constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 28;

@@ -26,29 +26,37 @@ namespace {
 // N = 4096 / 16384): 448 / 484 non-causal, 399 / 499 causal; two consumers with Bc 192 or 224
 // (the d = 128 choice) 433 / 465 and 367 / 449; three consumers not persistent within 1% at
 // N = 16384 non-causal, 1-3% behind elsewhere.
-using FwdD64 = Fa3Config<34, 64, 128, 2, kIntra | kPersistent, 3>;
+using FwdD64 = Fa3Config<45, 64, 128, 2, kIntra | kPersistent | kHeadGroups | kGroupRounds, 3>;
 // d = 128: a TMA producer and two consumer warpgroups (Br = 128, 240 registers), Bc = 192, two
 // K/V stages, the softmax under O += P~ V, a persistent grid, O += P~ V as one m64n128k16 per
 // 16 keys (wide PV). Same file: 651 / 651 TFLOP/s non-causal; FlashAttention-3's own schedule
 // (ping-pong, Bc 128, wide PV) 627 / 618, with Bc 176 580 / 621; ping-pong with Bc 192 651 / 652.
 // Rejected at d = 128: three consumers (160 registers hold O_i, S_ij and P~ only with Bc = 64:
 // 524 / 557), and the same with a third K/V stage (517 / 542).
-using FwdD128 = Fa3Config<42, 128, 192, 2, kIntra | kPersistent | kWidePv>;
+using FwdD128 = Fa3Config<45, 128, 192, 2, kIntra | kPersistent | kWidePv | kHeadGroups | kGroupRounds>;
+// Both d, causal: the tiles longest first within groups of heads whose K and V fit in 16 MiB of
+// L2, each group's rounds dealt alternately over the blocks (gpu/tile_order.h; ladder rung 45,
+// built on 34 at d = 64 and 42 at d = 128, which are ladder rungs now). Over all heads at once the
+// blocks at work read 132 heads' K and V, more than L2 holds: at 256 heads of 4096 or 16384 keys
+// 45 is 1.12-1.29x 34 / 42 (0.99-1.07x cuDNN), at the forward's own points (8 or 32 heads)
+// 0.99-1.04x (gpu/results/fa3_rungs/head-groups/). Non-causal the order, and the kernel's work, are
+// those of 34 and 42.
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
   return TcVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::STAGES, C::SMEM, true, true};
 }
 const char* const kWhatD64 =
-    "TMA producer + 3 consumer warpgroups (Br 192), Bc 128, softmax under O += P~ V, persistent";
+    "TMA producer + 3 consumer warpgroups (Br 192), Bc 128, softmax under O += P~ V, persistent, causal tiles by head groups";
 const char* const kWhatD128 =
-    "TMA producer + 2 consumer warpgroups (Br 128), Bc 192, softmax under O += P~ V, persistent, wide PV";
+    "TMA producer + 2 consumer warpgroups (Br 128), Bc 192, softmax under O += P~ V, persistent, wide PV, causal tiles by "
+    "head groups";
 
 }  // namespace
 
 // FlashAttention-3's tile_size_fwd_sm90 for this project: (d, causal) -> the configuration. The
 // same kernel wins causal and not at each d (the persistent grid takes causal tiles longest
-// first), and bf16 and fp16 share it (the type changes no tile).
+// first within groups of heads), and bf16 and fp16 share it (the type changes no tile).
 int fwd_config_sm90(int d, bool causal) {
   (void)causal;
   if (d == 64) return FwdD64::VARIANT;

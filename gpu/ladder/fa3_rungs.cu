@@ -1,4 +1,4 @@
-// The forward ladder's rungs 15-45 (except the two defaults, gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
+// The forward ladder's rungs 15-44 (45, at both d, is the default: gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -56,9 +56,10 @@
 //       consumer 0 has finished the softmax of its first block (named barrier 5), so that their
 //       softmaxes, which v21 runs at the same moment, fall in each other's products; no turns.
 //   41  v30 with Bc 192 at d = 128; 42 v39 with v30's wide O += P~ V; 43 v34 with 3 K/V stages.
-//   44  the defaults (v34 at d = 64, v42 at d = 128) with the causal tiles longest first within
-//       groups of heads whose K and V fit in 16 MiB, not over all heads at once; 45 44 with each
-//       group's rounds dealt alternately over the blocks (gpu/tile_order.h).
+//   44  the defaults before 45 (v34 at d = 64, v42 at d = 128) with the causal tiles longest
+//       first within groups of heads whose K and V fit in 16 MiB, not over all heads at once; 45
+//       (the default) 44 with each group's rounds dealt alternately over the blocks
+//       (gpu/tile_order.h).
 //
 // Each consumer's loop (FA2fwd, per 64 rows):
 //   turn 0:    S_i0
@@ -162,8 +163,10 @@ using V44d128 = Fa3Config<44, 128, 192, 2, kIntra | kPersistent | kWidePv | kHea
 // v45: v44 with each group's rounds dealt alternately, the direction running on across groups
 // (gpu/tile_order.h): 44's groups numbered one after another broke the alternation at every group
 // boundary that fell inside a round.
-using V45d64 = Fa3Config<45, 64, 128, 2, kIntra | kPersistent | kHeadGroups | kGroupRounds, 3>;
-using V45d128 = Fa3Config<45, 128, 192, 2, kIntra | kPersistent | kWidePv | kHeadGroups | kGroupRounds>;
+// 45 is the default at both d (gpu/fa3_forward.cu); 34 (d = 64) and 42 (d = 128), the defaults
+// before it, are rungs here.
+using V34d64 = Fa3Config<34, 64, 128, 2, kIntra | kPersistent, 3>;
+using V42d128 = Fa3Config<42, 128, 192, 2, kIntra | kPersistent | kWidePv>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -205,10 +208,8 @@ const char* const kV40 = "v21 with consumer 1 started one softmax after consumer
 const char* const kV41 = "v30 (FlashAttention-3's schedule, wide O += P~ V) with Bc 192 at d = 128 (at d = 64 v26)";
 const char* const kV42 = "v39 (persistent, Bc 192 at d = 128) with v30's wide O += P~ V (at d = 64 v39)";
 const char* const kV43 = "v34 (3 consumers, Br 192, persistent) with a third K/V stage";
-const char* const kV44 = "the defaults (v34, v42) with the causal tiles longest first within groups of heads whose K and V "
+const char* const kV44 = "the defaults before 45 (v34, v42) with the causal tiles longest first within groups of heads whose K and V "
                          "fit in 16 MiB (the L2 keeps what the blocks at work read)";
-const char* const kV45 = "v44 with each group's rounds of tiles dealt alternately forwards and backwards over the blocks "
-                         "(gpu/tile_order.h), the direction running on from one group to the next";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -219,13 +220,12 @@ const Fa3Entry kFa3[] = {
     entry<V27d64>(kV27), entry<V27d128>(kV27), entry<V28d64>(kV28), entry<V28d128>(kV28),
     entry<V29d64>(kV29), entry<V29d128>(kV29), entry<V30d64>(kV30), entry<V30d128>(kV30),
     entry<V31d64>(kV31), entry<V31d128>(kV31), entry<V32d64>(kV32), entry<V32d128>(kV32),
-    entry<V33d64>(kV33), entry<V33d128>(kV33), entry<V34d128>(kV34),
+    entry<V33d64>(kV33), entry<V33d128>(kV33), entry<V34d64>(kV34), entry<V34d128>(kV34),
     entry<V35d64>(kV35), entry<V35d128>(kV35), entry<V36d64>(kV36), entry<V36d128>(kV36),
     entry<V37d64>(kV37), entry<V37d128>(kV37), entry<V38d64>(kV38), entry<V38d128>(kV38),
     entry<V39d64>(kV39), entry<V39d128>(kV39), entry<V40d64>(kV40), entry<V40d128>(kV40),
-    entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), 
+    entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), entry<V42d128>(kV42),
     entry<V43d64>(kV43), entry<V43d128>(kV43), entry<V44d64>(kV44), entry<V44d128>(kV44),
-    entry<V45d64>(kV45), entry<V45d128>(kV45),
 };
 
 }  // namespace
