@@ -133,8 +133,8 @@ BenchTiming timing_of(const TimingStats& ts, int variant, int64_t peak) {
 int tc_backward_variant_count() { return tc::fa2_bwd_tc_variant_count(); }
 
 // The backward's kernel: on compute capability 9.0 with the sm_90a kernels built, the wgmma
-// default (configuration 15 at d = 64 and 128: gpu/fa2_bwd_wgmma.cu, which says what it rests
-// on); elsewhere mma.sync's configuration 2 (gpu/fa2_bwd_tc.cu).
+// default (configuration 26 at d = 64 and 29 at d = 128: gpu/fa2_bwd_wgmma.cu, which says what it
+// rests on); elsewhere mma.sync's configuration 2 (gpu/fa2_bwd_tc.cu).
 int tc_backward_default_variant(int64_t d) {
   static const bool sm90 = [] {
     if (!available()) return false;
@@ -156,7 +156,7 @@ TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
                      " (variants 1-" + std::to_string(tc_backward_variant_count()) +
-                     "; d = 64 or 128; 3, 8, 18-20, 22, 26 and 27 are d = 64 only, 21, 23-25 and 28 d = 128 only; " +
+                     "; d = 64 or 128; 3, 8, 18-20, 22, 26 and 27 are d = 64 only, 21, 23-25, 28 and 29 d = 128 only; " +
                      std::to_string(tc::kBwdWgmmaVariant) + "-" +
                      std::to_string(tc::kBwdWgmmaLast) + ", wgmma, need a build with sm_90a)");
   return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};

@@ -1,10 +1,10 @@
 // FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation: the
-// Hopper default (configuration 26 at d = 64, 28 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
-// configurations 13-25 and 27 (gpu/ladder/bwd_wgmma_rungs.cu; 20-27 are 19 and 15 with their
+// Hopper default (configuration 26 at d = 64, 29 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
+// configurations 13-25, 27 and 28 (gpu/ladder/bwd_wgmma_rungs.cu; 20-27 are 19 and 15 with their
 // products overlapped, dS^T stored by stmatrix, the statistics read by float4, dQ added by the
 // bulk copy engine: OVERLAP, STMATRIX, STATS_PERM, DQ_BULK below; 25 is 15 with stmatrix and the
 // bulk add, 26 is 19 with both; 28 is 25 with the next Q block's S^T issued under this block's dQ
-// product: S_AHEAD). 19 is 15 with
+// product: S_AHEAD; 29 is 28 with dV's and dK's products one wgmma wide: WIDE_KV). 19 is 15 with
 // Br = 128 (BR_, FlashAttention-3's tiles at d = 64): S^T and dP^T on m64n128, dV and dK over 8 k
 // steps per Q block, dS^T in two 64-query panels, and dQ_i's 128 rows split between the consumer
 // warpgroups (64 rows each over all 128 keys: DQ_ROWSPLIT) where 15 splits d = 64's by keys.
@@ -64,7 +64,7 @@ namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
-          bool DQ_BULK_ = false, bool S_AHEAD_ = false>
+          bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -128,6 +128,11 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // (64 registers) does not fit beside 26's, and ptxas serialises every product (C7512).
   static constexpr bool S_AHEAD = S_AHEAD_;
   static_assert(!S_AHEAD || (DQ_BULK && STMATRIX && BR == 64), "28 is 25 with S^T issued a Q block ahead");
+  // 29 (28, d = 128): dV~_j += P^T dO_i and dK~_j += dS^T Q_i as one m64n128k16 per 16 queries
+  // over both 64-column panels of dO_i and Q_i (bwd_keys_by_cols_desc's WIDE), where 28 issues one
+  // m64n64k16 per panel: 8 wgmma a Q block in place of 16, each A fragment read once.
+  static constexpr bool WIDE_KV = WIDE_KV_;
+  static_assert(!WIDE_KV || (S_AHEAD && D == 128), "29 is 28 with the wide dV and dK products");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -208,7 +213,7 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
 #pragma unroll
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
   wgmma_fence();
-  bwd_keys_by_cols_desc<T, PANELS, BR>(dv, pa, op.dO);  // FA2b L12: dV~_j += P_ij^T dO_i
+  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dv, pa, op.dO);  // FA2b L12: dV~_j += P_ij^T dO_i
   wgmma_commit();
   wgmma_wait<1>();  // dP^T's group retired; dV's in flight
   fence_regs(dp);
@@ -219,7 +224,7 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
 #pragma unroll
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
   wgmma_fence();
-  bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, op.q);
+  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dk, dsa, op.q);
   wgmma_commit();
 }
 
@@ -537,7 +542,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::S_AHEAD ? "v25 with the next Q block's S^T = K_j Q_i+1^T issued right after this block's dQ product, under the "
+      C::WIDE_KV ? "v28 with dV's and dK's products as one m64n128k16 per 16 queries over both 64-column panels of dO_i and "
+                   "Q_i (the forward's wide O += P~ V), in place of one m64n64k16 per panel"
+      : C::S_AHEAD ? "v25 with the next Q block's S^T = K_j Q_i+1^T issued right after this block's dQ product, under the "
                    "retirement of dQ's and dK's products, dQ_i's way to the slab, its barrier and the bulk add's issue"
       : C::DQ_BULK && C::DQ_ROWSPLIT && !C::STMATRIX
           ? "v19 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per Q block) from a "

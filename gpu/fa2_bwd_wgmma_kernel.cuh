@@ -249,15 +249,26 @@ __device__ __forceinline__ void bwd_keys_by_queries_desc(float (&acc)[BR / 2], u
                 desc_add(dY, uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
   }
 }
-// acc[pn] += A^T Y_i: dY describes Y_i's first row.
-template <typename T, int PANELS, int BR>
+// acc[pn] += A^T Y_i: dY describes Y_i's first row. WIDE (d = 128, configuration 29): one
+// m64n128k16 per k step over both 64-column panels of Y_i, the second BR x 128 bytes on through the
+// descriptor's leading offset (the forward's wide O += P~ V, desc_sw128_mn), in place of one
+// m64n64k16 per panel: each A fragment read once, half the instructions, the same products.
+template <typename T, int PANELS, int BR, bool WIDE = false>
 __device__ __forceinline__ void bwd_keys_by_cols_desc(float (&acc)[PANELS][32], const uint32_t (&a)[BR / 16][4],
                                                       uint64_t dY) {
+  static_assert(!WIDE || PANELS == 2, "the wide product spans two 64-column panels (d = 128)");
+  if constexpr (WIDE) {
+    // dY with its leading byte offset (bits 16-29, in 16-byte units) set to one panel's bytes.
+    const uint64_t wide = (dY & ~(uint64_t(0x3FFF) << 16)) | (uint64_t((BR * 128) >> 4) << 16);
 #pragma unroll
-  for (int kk = 0; kk < BR / 16; ++kk)
+    for (int kk = 0; kk < BR / 16; ++kk) wgmma_rs<T>(acc[0], acc[1], a[kk], desc_add(wide, uint32_t(kk * 2048)), 1);
+  } else {
 #pragma unroll
-    for (int pn = 0; pn < PANELS; ++pn)
-      wgmma_rs<T>(acc[pn], a[kk], desc_add(dY, uint32_t(pn * BR * 128 + kk * 2048)), 1);
+    for (int kk = 0; kk < BR / 16; ++kk)
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn)
+        wgmma_rs<T>(acc[pn], a[kk], desc_add(dY, uint32_t(pn * BR * 128 + kk * 2048)), 1);
+  }
 }
 // FA2b L15's product dq = dS_ij K_j (the kernel's wgmma form of it, below) over STEPS k steps of 16
 // keys: dDS and dK describe the rows of dS^T and K_j where this warpgroup's first step starts (d =
@@ -345,6 +356,7 @@ struct WgBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
   static constexpr bool DQ_ROWSPLIT = false;  // configuration 19's split (gpu/bwd_ws_kernel.cuh)
   static constexpr bool STATS_PERM = false;   // configuration 24's statistics layout (bwd_probabilities)
+  static constexpr bool WIDE_KV = false;      // configuration 29's wide dV and dK products (bwd_keys_by_cols_desc)
   static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
   using Tiles = BwdTileBytes<D_, 64, 128>;
@@ -498,7 +510,7 @@ __device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], fl
   wgmma_fence();
   if constexpr (C::DESC_ONCE) {
     bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);
-    bwd_keys_by_cols_desc<T, PANELS, BR>(dv, pa, op.dO);
+    bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dv, pa, op.dO);
   } else {
     bwd_keys_by_queries<T, D, BC, BR>(dp, op.sV, op.sdO, wg);
     bwd_keys_by_cols<T, PANELS, BR>(dv, pa, op.sdO);
@@ -518,7 +530,7 @@ __device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], fl
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
   wgmma_fence();
   if constexpr (C::DESC_ONCE)
-    bwd_keys_by_cols_desc<T, PANELS, BR>(dk, dsa, op.q);
+    bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dk, dsa, op.q);
   else
     bwd_keys_by_cols<T, PANELS, BR>(dk, dsa, op.sQ);
   wgmma_commit();

@@ -31,8 +31,8 @@ struct TcParams {
 };
 
 // fa2_tc.cu: a configuration's number (the ladder's: 1-45 and the Bc sweep 101-104) to its
-// kernel. A default build holds the defaults alone (11, and on sm_90a 34 at d = 64 and 42 at
-// d = 128); the others need -DFLASHSTEP_LADDER=ON (gpu/ladder/).
+// kernel. A default build holds the defaults alone (11, and on sm_90a 45 at d = 64 and 128);
+// the others need -DFLASHSTEP_LADDER=ON (gpu/ladder/).
 struct TcVariantInfo {
   int variant = 0;
   const char* what = "";
@@ -84,12 +84,13 @@ struct Fp8TileInfo {
 // (Fp8Params::variant). A ladder rung in a build without the ladder: compiled = false.
 Fp8TileInfo fp8_tile_info(int d, int variant = 0);
 void fp8_launch(const Fp8Params& p);
-constexpr int kFp8LadderLast = 15;  // the ladder's FP8 forward rungs are 1-15
+constexpr int kFp8LadderLast = 17;  // the ladder's FP8 forward rungs are 1-17
 // Whether the ladder has an FP8 forward rung `variant` at head dimension d (gpu/ladder/fp8_rungs.cu):
 // 1 at d = 64 and 128; 6, 8 and 9 at d = 64 only; 2-5, 7 and 10-15 at d = 128 only.
 constexpr bool fp8_ladder_rung(int d, int variant) {
-  return (variant == 1 && (d == 64 || d == 128)) || ((variant == 6 || variant == 8 || variant == 9) && d == 64) ||
-         (((variant >= 2 && variant <= 5) || variant == 7 || (variant >= 10 && variant <= kFp8LadderLast)) && d == 128);
+  return (variant == 1 && (d == 64 || d == 128)) ||
+         ((variant == 6 || variant == 8 || variant == 9 || variant == kFp8LadderLast) && d == 64) ||
+         (((variant >= 2 && variant <= 5) || variant == 7 || (variant >= 10 && variant < kFp8LadderLast)) && d == 128);
 }
 #if defined(FLASHSTEP_LADDER)
 Fp8TileInfo fp8_ladder_tile_info(int d, int variant);  // gpu/ladder/fp8_rungs.cu

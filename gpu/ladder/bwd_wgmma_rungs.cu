@@ -1,5 +1,5 @@
 // The backward ladder's wgmma rungs other than the default (gpu/fa2_bwd_wgmma.cu: configuration
-// 26 at d = 64, 28 at d = 128, gpu/bwd_ws_kernel.cuh):
+// 26 at d = 64, 29 at d = 128, gpu/bwd_ws_kernel.cuh):
 // 5 (all five products on wgmma, the heads-first grid), 6 (dQ's product on mma.sync), 7 (dQ added
 // by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 9 (5 with the
 // grid's K/V blocks fastest; the default at d = 64 before 15), 10 (9 with each block's Q-block loop
@@ -12,8 +12,10 @@
 // (the default at d = 128 before 25, and at d = 64 before 19), 19 (d = 64, Br = 128: the default
 // there before 26), 20-24 (19 and 15 with their products overlapped, dS^T by
 // stmatrix, the statistics read by float4), 25 (23 with dQ added by the bulk copy engine; the
-// default at d = 128 before 28), 27 (19 with it; 26, the d = 64 default, is 22 with it). Built
-// only with -DFLASHSTEP_LADDER=ON; the
+// default at d = 128 before 28), 27 (19 with it; 26, the d = 64 default, is 22 with it), 28 (25
+// with the next Q block's S^T issued under this block's dQ product; the d = 128 default before 29,
+// which is 28 with dV's and dK's products as one m64n128k16 per 16 queries). Built only with
+// -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
 #include "gpu/bwd_ws_kernel.cuh"
@@ -61,6 +63,7 @@ using V15d128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;  // the
 using V19d64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // the d = 64 default before 26
 using V27d64 = WsBwdConfig<kBwdWgmmaVariant + 22, 64, 3, false, true, false, false, 128, false, false, false, true>;  // 19, bulk dQ
 using V25d128 = WsBwdConfig<kBwdWgmmaVariant + 20, 128, 3, false, true, false, false, 64, false, true, false, true>;  // 23, bulk dQ: the d = 128 default before 28
+using V28d128 = WsBwdConfig<kBwdWgmmaVariant + 23, 128, 3, false, true, false, false, 64, false, true, false, true, true>;  // 25, S^T ahead: the d = 128 default before 29
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -98,6 +101,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V19d64::VARIANT && d == 64) return info_of_ws<V19d64>();
   if (variant == V27d64::VARIANT && d == 64) return info_of_ws<V27d64>();
   if (variant == V25d128::VARIANT && d == 128) return info_of_ws<V25d128>();
+  if (variant == V28d128::VARIANT && d == 128) return info_of_ws<V28d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -136,6 +140,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V19d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V19d64>(p);
   if (variant == V27d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V27d64>(p);
   if (variant == V25d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V25d128>(p);
+  if (variant == V28d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V28d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -18,7 +18,9 @@
 //       fits in 160), 2 stages; 13: 12 with 4 stages;
 //   14: d = 128 with Bc = 128, the default until rung 2 replaced it;
 //   15: d = 128 on two consumers at Bc = 64 with S one block ahead (8's schedule; 64 + 64 + 64 + 8
-//       registers fit where Bc = 128's 208 did not), 3 stages.
+//       registers fit where Bc = 128's 208 did not), 3 stages;
+//   16: the d = 128 default (Bc = 192) with 3 K/V stages (160 KiB of shared memory), the producer
+//       two blocks ahead; 17: the d = 64 default with 3 stages.
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
 #include "gpu/ladder/rung_table.h"
@@ -45,6 +47,8 @@ using R12d128 = Fp8Config<128, 2, 3, 64>;
 using R13d128 = Fp8Config<128, 4, 3, 64>;
 using R14d128 = Fp8Config<128, 2, 2, 128>;
 using R15d128 = Fp8Config<128, 3, 2, 64, 1, false, 0, true>;
+using R16d128 = Fp8Config<128, 3, 2, 192>;
+using R17d64 = Fp8Config<64, 3, 3>;
 
 // Each rung's kernel and tiles, in one table for fp8_ladder_tile_info and fp8_ladder_launch; which
 // (rung, d) pairs exist is also stated in gpu/tc_launch.h's fp8_ladder_rung (for builds without the
@@ -71,6 +75,8 @@ constexpr Fp8Rung kFp8Rungs[] = {
     rung<R13d128>(13, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 64, 4 stages, persistent; rung 13"),
     rung<R14d128>(14, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 128, persistent; rung 14: the default before Bc 192"),
     rung<R15d128>(15, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 64, 3 stages, persistent; rung 15: S one block ahead of the softmax"),
+    rung<R16d128>(16, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, 3 stages, persistent; rung 16: the default with a third K/V stage"),
+    rung<R17d64>(17, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, 3 stages, persistent; rung 17: the default with a third K/V stage"),
 };
 constexpr bool rungs_match_fp8_ladder_rung() {
   int listed = 0;

@@ -286,7 +286,9 @@ TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 12), Catch::Contains("no FP8 forward variant 12 for d = 64"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 14), Catch::Contains("no FP8 forward variant 14 for d = 64"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 15), Catch::Contains("no FP8 forward variant 15 for d = 64"));
-  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 16), Catch::Contains("no FP8 forward variant 16"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 16), Catch::Contains("no FP8 forward variant 16 for d = 64"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 17), Catch::Contains("no FP8 forward variant 17 for d = 128"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 18), Catch::Contains("no FP8 forward variant 18"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, -1), Catch::Contains("no FP8 forward variant -1"));
   if (gpu::fp8_tc_variant_built(128, 2)) {  // a ladder build
     CHECK(gpu::fp8_tc_tiles(128, 2).Bc == 192);
@@ -304,8 +306,10 @@ TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc
     CHECK(gpu::fp8_tc_tiles(128, 13).Br == 192);
     CHECK(gpu::fp8_tc_tiles(128, 14).Bc == 128);
     CHECK(gpu::fp8_tc_tiles(128, 15).Bc == 64);
+    CHECK((gpu::fp8_tc_tiles(128, 16).Bc == 192 && gpu::fp8_tc_tiles(128, 16).stages == 3));
+    CHECK((gpu::fp8_tc_tiles(64, 17).Br == 192 && gpu::fp8_tc_tiles(64, 17).stages == 3));
   } else {
-    for (int v : {1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, v), Catch::Contains("rung of the kernel ladder"));
-    REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 1), Catch::Contains("rung of the kernel ladder"));
+    for (int v : {1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, v), Catch::Contains("rung of the kernel ladder"));
+    for (int v : {1, 17}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, v), Catch::Contains("rung of the kernel ladder"));
   }
 }

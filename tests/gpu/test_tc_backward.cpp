@@ -130,17 +130,17 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_every_variant(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5-28, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-29, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
-  if (!tc_backward_variant_compiled(28, 128)) {
-    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 28)");
-    SKIP_TEST("this build has no sm_90a code (backward variant 28)");
+  if (!tc_backward_variant_compiled(29, 128)) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 29)");
+    SKIP_TEST("this build has no sm_90a code (backward variant 29)");
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  // Those this build holds (runs_here): without the ladder, 26 at d = 64 and 28 at d = 128.
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28};
+  // Those this build holds (runs_here): without the ladder, 26 at d = 64 and 29 at d = 128.
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29};
   check_variants(c, v);
 }
 
@@ -172,13 +172,13 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
 }
 
 TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
-  if (!tc_backward_variant_compiled(28, 128)) {
-    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 28)");
-    SKIP_TEST("this build has no sm_90a code (backward variant 28)");
+  if (!tc_backward_variant_compiled(29, 128)) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 29)");
+    SKIP_TEST("this build has no sm_90a code (backward variant 29)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 28);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28})
+  REQUIRE(tc_backward_variant_count() == 29);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29})
     for (int64_t d : {64, 128}) {
       if ((variant == 8 || variant == 18 || variant == 19 || variant == 20 || variant == 22 || variant == 26 ||
            variant == 27) &&
@@ -186,8 +186,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
         CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18-v20, v22, v26 and v27 are d = 64 only
         continue;
       }
-      if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28) && d == 64) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25 and v28 are d = 128 only
+      if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 || variant == 29) &&
+          d == 64) {
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28 and v29 are d = 128 only
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build

@@ -14,6 +14,8 @@
 # Usage, from the repository root on the GPU machine:
 #   bash tools/device/defaults_check.sh BIN OUT [OLD]
 # PHASE=checks runs 1-3 only, PHASE=bench 4 only (one device command is limited to 10 minutes).
+# CASES_ONLY="bwd-d128 bwd-d128-c" runs step 1 on those cases alone (a new default of one kernel,
+# the others' machine code unchanged and checked before).
 # BIN holds flashstep, flashstep_gpu_tests, flashstep_tc_tests; OLD an older flashstep. A summary
 # table is printed last; the exit status is 1 if any check failed.
 set -u
@@ -55,6 +57,7 @@ declare -a CASES=(
 )
 for c in "${CASES[@]}"; do
   name=${c%% *}
+  if [ -n "${CASES_ONLY:-}" ]; then case " $CASES_ONLY " in *" $name "*) ;; *) continue ;; esac; fi
   cmd=${c#* }
   cmd=${cmd#"${cmd%%[![:space:]]*}"}
   for tool in memcheck racecheck synccheck initcheck; do

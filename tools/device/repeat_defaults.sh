@@ -7,13 +7,15 @@
 #   decode:  bench-gpu --decode (the default kernel and S; bf16, d = 128, Nq = 1, Nk = 16384 ..
 #            262144, B x H = 32 and 256; one process per shape) beside
 #            gpu/tools/sdpa_decode_bench.py's fastest backend, timed in the same round just before.
-# Each round is one process per side, one call per pair of CUDA events (the method of every
-# table in docs/). Run from the repository root: ROUNDS=3 bash tools/device/repeat_defaults.sh
-# BIN OUT (about 60 s a round).
+# Each round is one process per side, each timed sample 10 calls back to back on both sides (the
+# defaults of bench-gpu and of gpu/tools/sdpa_bench.py; Python's launch latency hidden). Run from the repository root: ROUNDS=3 bash tools/device/repeat_defaults.sh
+# BIN OUT (about 60 s a round). DECODE=0 leaves the decode rows out (the forward alone, about 25 s
+# a round).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 dev_setup "$0" "$@"
 ROUNDS=${ROUNDS:-3}
+DECODE=${DECODE:-1}
 S=()
 for r in $(seq 1 "$ROUNDS"); do
   : > "$OUT/fwd_$r.txt"
@@ -24,6 +26,8 @@ for r in $(seq 1 "$ROUNDS"); do
     timeout 40 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 $c >> "$OUT/cudnn_$r.txt" 2>&1 ||
       S+=("round $r forward cuDNN ${c:-non-causal}: rc=$?")
   done
+  : > "$OUT/dec_$r.txt"
+  [ "$DECODE" = 0 ] && continue
   timeout 60 python3 gpu/tools/sdpa_decode_bench.py --ds 128 --nks 16384,65536,262144 --heads 32,256 \
     --json "$OUT/dec_sdpa_$r.json" > /dev/null 2>&1 || S+=("round $r decode PyTorch: rc=$?")
   # One process per shape: in one table, the first column of the row after Nk = 262144's ran 12-14%
