@@ -56,7 +56,7 @@ Problem fp8_problem(const Fp8Case& c, uint64_t seed, int64_t Br, int64_t Bc) {
 
 // The kernels this build holds: the default (0) and, with -DFLASHSTEP_LADDER=ON, the ladder's rungs;
 // FLASHSTEP_FP8_VARIANTS="2" (a comma list) checks only those. A rung without a kernel at a d
-// (2-5, 7, 10-15 at d = 64; 6, 8, 9 at d = 128) is left out there.
+// (2-5, 7, 10-16 at d = 64; 6, 8, 9, 17 at d = 128) is left out there.
 std::vector<int> fp8_variants(int64_t d) {
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_FP8_VARIANTS"), out;
   if (v.empty())
