@@ -21,11 +21,12 @@ TechniqueSource technique_source(const std::string& key, int64_t d) {
   // The kernel of the ladder that is each technique alone (gpu/ladder/NOTES.md): FlashAttention-2
   // on wgmma with Bc 128, then one change at a time; the softmax under the product and the
   // persistent grid as measured after the wait for O += P~ V moved below the softmax. The default:
-  // fwd_config_sm90's choice (configuration 45 at both d, gpu/fa3_forward.cu), timed by the ladder's
-  // driver in the same device call as the default build's checks.
+  // fwd_config_sm90's choice (configuration 45 at both d, gpu/fa3_forward.cu): the median of five
+  // alternating rounds of bench-gpu beside cuDNN (tools/device/rounds_table.py over
+  // repeat_defaults.sh's tables), where one call's figure at N = 4096 can be 15% off.
   const std::string first = "gpu/results/fa3/bench.txt";
   const std::string overlap = "gpu/results/fa3_ladder/softmax-overlap-after/bench.txt";
-  const std::string defaults = "gpu/results/device-checks/defaults-f45-b26-b28/fa3_default/bench.txt";
+  const std::string defaults = "gpu/results/device-checks/defaults-f45-5-rounds/medians_bench.txt";
   if (key == "fa2-wgmma") return {first, 14};
   if (key == "tma-producer") return {first, 15};
   if (key == "ping-pong") return {first, 16};
