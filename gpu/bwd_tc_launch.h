@@ -5,7 +5,7 @@
 // float32 (heads, Nq), natural log, as the forward wrote it. The pre-kernel writes, per head, Nq
 // rounded up to `rows_pad` rows of two float32 vectors: D = rowsum(dO o O) and L2 = lse log2(e)
 // (+inf for a row that keeps no key and for padding rows, so exp2(S - L2) = 0 there). dQ is
-// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds (v7 and 25-27, the
+// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds (v7 and 25-29, the
 // Hopper defaults among them: by the bulk copy engine's reduce, in a row-swizzled layout) and
 // converted to the 16-bit type at the end.
 #pragma once
@@ -51,7 +51,7 @@ void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int
 
 // The wgmma configurations, 5-29 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
 // reached through fa2_bwd_tc_launch): the default (26 at d = 64, 29 at d = 128) in gpu/fa2_bwd_wgmma.cu, the others in
-// gpu/ladder/ (8, 18-20, 22, 26 and 27 are d = 64 only, 21, 23-25, 28 and 29 d = 128 only; 13-28,
+// gpu/ladder/ (8, 18-20, 22, 26 and 27 are d = 64 only, 21, 23-25, 28 and 29 d = 128 only; 13-29,
 // warp-specialised, run 12 warps; 19, 20, 22, 26 and 27 have Br = 128). The caller checks that the GPU is 9.0.
 constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 29;
 // Whether tensor-core backward variant `variant` (1 .. kBwdWgmmaLast) exists for head dimension d

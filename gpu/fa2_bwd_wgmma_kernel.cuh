@@ -249,19 +249,17 @@ __device__ __forceinline__ void bwd_keys_by_queries_desc(float (&acc)[BR / 2], u
                 desc_add(dY, uint32_t((kd / 4) * BR * 128) + koff), kd > 0);
   }
 }
-// acc[pn] += A^T Y_i: dY describes Y_i's first row. WIDE (d = 128, configuration 29): one
-// m64n128k16 per k step over both 64-column panels of Y_i, the second BR x 128 bytes on through the
-// descriptor's leading offset (the forward's wide O += P~ V, desc_sw128_mn), in place of one
-// m64n64k16 per panel: each A fragment read once, half the instructions, the same products.
+// acc[pn] += A^T Y_i: dY describes Y_i's first row. WIDE (d = 128, configuration 29): one m64n128k16
+// per k step over both 64-column panels of Y_i (the second BR x 128 bytes on, through the leading
+// offset, as the forward's wide O += P~ V) in place of one m64n64k16 per panel: A read once.
 template <typename T, int PANELS, int BR, bool WIDE = false>
 __device__ __forceinline__ void bwd_keys_by_cols_desc(float (&acc)[PANELS][32], const uint32_t (&a)[BR / 16][4],
                                                       uint64_t dY) {
   static_assert(!WIDE || PANELS == 2, "the wide product spans two 64-column panels (d = 128)");
   if constexpr (WIDE) {
-    // dY with its leading byte offset (bits 16-29, in 16-byte units) set to one panel's bytes.
-    const uint64_t wide = (dY & ~(uint64_t(0x3FFF) << 16)) | (uint64_t((BR * 128) >> 4) << 16);
 #pragma unroll
-    for (int kk = 0; kk < BR / 16; ++kk) wgmma_rs<T>(acc[0], acc[1], a[kk], desc_add(wide, uint32_t(kk * 2048)), 1);
+    for (int kk = 0; kk < BR / 16; ++kk)
+      wgmma_rs<T>(acc[0], acc[1], a[kk], desc_add(desc_lbo(dY, BR * 128), uint32_t(kk * 2048)), 1);
   } else {
 #pragma unroll
     for (int kk = 0; kk < BR / 16; ++kk)

@@ -89,8 +89,8 @@ constexpr int kWidePv = 16;     // O += P~ V as one m64n128k16 per 16 keys at d 
 constexpr int kPoly8 = 32;      // every 8th exp2 of the softmax by gpu/ladder/poly_exp2.h (ladder)
 constexpr int kPoly4 = 64;      // every 4th (ladder)
 constexpr int kStagger = 128;   // consumer 1 starts one softmax after consumer 0, once (ladder)
-constexpr int kHeadGroups = 256;  // persistent causal: longest first within groups of heads (ladder)
-constexpr int kGroupRounds = 512;  // with kHeadGroups: each group's rounds dealt alternately (ladder)
+constexpr int kHeadGroups = 256;  // persistent causal: longest first within groups of heads
+constexpr int kGroupRounds = 512;  // with kHeadGroups: each group's rounds dealt alternately
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -128,7 +128,7 @@ struct Fa3Maps {
 // (every head's last Q block, then every head's second last, ...), and odd rounds run backwards
 // (r G + G - 1 - b), so that the block that drew the longest tile of one round draws the shortest
 // of the next. Once a round's tile is past the last, so are all later rounds'.
-// HEAD_GROUPS (causal, ladder rungs 44 and 45): the longest-first order runs within groups of heads
+// HEAD_GROUPS (causal; ladder rung 44, and 45, the default): the longest-first order runs within groups of heads
 // whose K and V together take at most kHeadGroupBytes, so that the blocks at work at once read the
 // K and V of a few heads, which stay in L2, rather than of as many heads as there are SMs (each
 // head's last Q block reads all its keys: at 256 heads, N = 4096, d = 128, 132 heads' K and V are

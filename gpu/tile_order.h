@@ -1,6 +1,6 @@
 // The order in which the persistent forward's thread blocks take their (Q block, head) tiles when
-// the causal tiles are grouped by heads (gpu/fa3_kernel.cuh's next_tile, ladder rung 45). Host and
-// device code alike: tests/test_tile_order.cpp runs it on the CPU.
+// the causal tiles are grouped by heads (gpu/fa3_kernel.cuh's next_tile, configuration 45, the
+// default). Host and device code alike: tests/test_tile_order.cpp runs it on the CPU.
 //
 // Causal tiles differ in length (Q block i keeps i + 1 K/V blocks of Br / Bc), so the persistent
 // grid takes them longest first and deals each round of G tiles (one per block) forwards and the

@@ -177,6 +177,11 @@ __device__ __forceinline__ uint64_t desc_sw128_mn(uint32_t addr, uint32_t panel_
 __device__ __forceinline__ uint64_t desc_add(uint64_t desc, uint32_t byte_offset) {
   return (desc & 0xFFFFFFFF00000000ull) | uint32_t(uint32_t(desc) + (byte_offset >> 4));
 }
+// `desc` with its leading byte offset (bits 16-29, in 16-byte units) set to `panel_bytes`: an
+// MN-major operand built as one panel read as two, as desc_sw128_mn describes them.
+__device__ __forceinline__ uint64_t desc_lbo(uint64_t desc, uint32_t panel_bytes) {
+  return (desc & ~(uint64_t(0x3FFF) << 16)) | (uint64_t((panel_bytes >> 4) & 0x3FFF) << 16);
+}
 
 
 // One warp's 16 rows of a 64 x BC score tile S_ij (s[4n + e]: row g + 8 (e / 2), column
