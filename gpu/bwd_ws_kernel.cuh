@@ -58,13 +58,16 @@
 #include "gpu/fa3_kernel.cuh"  // tma_load_3d, encode_tiled, make_map
 #include "gpu/mbarrier_ptx.cuh"
 
+#include <type_traits>
+
 namespace flashstep::gpu::tc {
 
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
-          bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false>
+          bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
+          bool DQ_RUN_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -133,6 +136,21 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // m64n64k16 per panel: 8 wgmma a Q block in place of 16, each A fragment read once.
   static constexpr bool WIDE_KV = WIDE_KV_;
   static_assert(!WIDE_KV || (S_AHEAD && D == 128), "29 is 28 with the wide dV and dK products");
+  // 30 (29, d = 128) and 31 (26, d = 64): dK_j and dV_j leave as K_j and V_j came in. Once every
+  // consumer's products have retired, the consumers store them, rounded to the type, by stmatrix
+  // into K_j's and V_j's tiles (the same 128-byte-swizzled panels), and one thread hands each
+  // panel to the copy engine (cp.async.bulk.tensor, the tensor maps of dK and dV; rows past Nk
+  // are not written), where 26 and 29 store them from the registers, 4 bytes per st.global: under
+  // Nsight Compute 29 spent about 4% of the consumers' time at N = 4096 in those stores
+  // (gpu/results/tensor-core-backward/ncu-source/).
+  static constexpr bool DKV_TMA = DKV_TMA_;
+  static_assert(!DKV_TMA || (DQ_BULK && STMATRIX), "30 and 31 are 29 and 26 with dK and dV stored by the copy engine");
+  // 32 (29, d = 128) and 33 (26, d = 64): dQ's product issued as one straight run of wgmma where
+  // every k step is kept (bwd_dq_product_run), where 26 and 29 issue each of its 8 steps behind a
+  // test of its keys: under Nsight Compute the issue of those 8 wgmma held 9% of 29's stall
+  // samples at N = 4096, non-causal, where every step is kept.
+  static constexpr bool DQ_RUN = DQ_RUN_;
+  static_assert(!DQ_RUN || (DQ_BULK && !DQ_KSPLIT), "32 and 33 are 29 and 26 with dQ's product in one run");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -157,6 +175,22 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
 struct BwdWsMaps {
   CUtensorMap q, dO, k, v;
 };
+// 30, 31: and those of dK and dV, with K's and V's boxes.
+struct BwdWsMapsOut : BwdWsMaps {
+  CUtensorMap dk, dv;
+};
+
+template <class C>
+using WsMaps = std::conditional_t<C::DKV_TMA, BwdWsMapsOut, BwdWsMaps>;
+
+// One box of shared memory at src to a 3-D tensor map's box at (column, row, head), by the copy
+// engine (the issuing thread's bulk group; the rows and columns past the tensor's are not written).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, int c0, int c1, int c2, uint32_t src) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
+               : "memory");
+}
 
 // A loop-invariant value made opaque to the compiler once per Q block, so that what is formed
 // from it (each wgmma's descriptor: base + constant offset, desc_add; each dS^T store's address)
@@ -248,12 +282,29 @@ __device__ __forceinline__ void bwd_stmatrix_ds_t(uint32_t sDS, const uint32_t (
   }
 }
 
+// 30, 31: a consumer warp's 16 rows of the accumulator acc (K_j's or V_j's rows krow0 ..,
+// PANELS x 64 columns), times `scale` and rounded to the type, into a Bc x d tile laid out as the
+// tensor map loads K_j (64-column panels of Bc 128-byte swizzled rows): the accumulator's 8-column
+// groups pair up as the A fragments bwd_fragments makes of P^T, and a panel's four k steps are
+// what bwd_stmatrix_ds_t stores into dS^T's panel of the same shape.
+template <typename T, int PANELS>
+__device__ __forceinline__ void bwd_stage_acc(uint32_t tile, float (&acc)[PANELS][32], float scale, int krow0, int lane) {
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) {
+#pragma unroll
+    for (int e = 0; e < 32; ++e) acc[pn][e] *= scale;
+    uint32_t a[4][4];
+    bwd_fragments<T>(acc[pn], a);
+    bwd_stmatrix_ds_t(tile + uint32_t(pn * 128 * 128), a, krow0, lane);
+  }
+}
+
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
 // (256 consumers); 2 dQ's slab complete (13: 256 consumers; 14: + the 96 dQ threads).
 constexpr int kBarDsT = 1, kBarSlab = 2, kBarDsTWg = 3;  // 18: 3 and 4, one per consumer warpgroup
 
 template <typename T, class C>
-__global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdParams p, const __grid_constant__ BwdWsMaps maps) {
+__global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdParams p, const __grid_constant__ WsMaps<C> maps) {
   constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS, ST = C::STAGES;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
@@ -444,7 +495,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     float dq[32];
     fence_regs(dq);
     wgmma_fence();
-    bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+    if constexpr (C::DQ_RUN) bwd_dq_product_run<T, BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+    else bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
     if constexpr (C::S_AHEAD) {
       // 28: the next block's S^T (the last block's on its own stage) behind dQ's group, then
       // dK's and dQ's groups retired with it still in flight.
@@ -515,7 +567,27 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   if constexpr (C::DQ_BULK)
     if (ctid == 0) bulk_wait_all();
   // FA2b L18 (zeros for a block no row keeps).
-  bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
+  if constexpr (C::DKV_TMA) {
+    // 30, 31: no product reads K_j or V_j once every consumer is past this barrier (each has
+    // retired its own), and every Q_i stage has landed: their tiles take tau dK~_j and dV~_j.
+    wgmma_wait<0>();
+    bar_sync<kBarDsT, C::CONSUMER_THREADS>();
+    bwd_stage_acc<T, PANELS>(sK, dk, p.fwd.scale, cwg * 64 + warp * 16, lane);
+    bwd_stage_acc<T, PANELS>(sV, dv, 1.f, cwg * 64 + warp * 16, lane);
+    fence_proxy_async();  // written by stmatrix, read next by the copy engine
+    bar_sync<kBarDsT, C::CONSUMER_THREADS>();
+    if (ctid == 0) {
+#pragma unroll
+      for (int pn = 0; pn < PANELS; ++pn) {
+        tma_store_3d(&maps.dk, pn * 64, col0, int(h), sK + uint32_t(pn * BC * 128));
+        tma_store_3d(&maps.dv, pn * 64, col0, int(h), sV + uint32_t(pn * BC * 128));
+      }
+      bulk_commit();
+      bulk_wait_read<0>();  // the tiles read before the block's shared memory goes
+    }
+  } else {
+    bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
+  }
 }
 
 // Host side: the four tensor maps, built per launch (four cuTensorMapEncodeTiled calls on the
@@ -523,11 +595,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
 template <class C>
 void launch_bwd_ws(const TcBwdParams& p) {
   static int64_t opted[2] = {0, 0};
-  BwdWsMaps maps;
+  WsMaps<C> maps;
   maps.q = make_map(p.fwd.Q, p.fwd.elem, p.fwd.heads, p.fwd.nq, C::D, C::BR);
   maps.dO = make_map(p.dO, p.fwd.elem, p.fwd.heads, p.fwd.nq, C::D, C::BR);
   maps.k = make_map(p.fwd.K, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
   maps.v = make_map(p.fwd.V, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
+  if constexpr (C::DKV_TMA) {
+    maps.dk = make_map(p.dK, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
+    maps.dv = make_map(p.dV, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
+  }
   const dim3 grid(unsigned((p.fwd.nk + C::BC - 1) / C::BC), unsigned(p.fwd.heads));
   if (p.fwd.elem == Elem::bf16) {
     opt_in_shared(fa2_bwd_ws_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
@@ -542,7 +618,15 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::WIDE_KV ? "v28 with dV's and dK's products as one m64n128k16 per 16 queries over both 64-column panels of dO_i and "
+      C::DQ_RUN && C::WIDE_KV ? "v29 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of "
+                                "each step behind a test of its keys"
+      : C::DQ_RUN ? "v26 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of each step "
+                    "behind a test of its keys"
+      : C::DKV_TMA && C::WIDE_KV ? "v29 with dK_j and dV_j stored by stmatrix into K_j's and V_j's tiles and written by the "
+                                 "copy engine (cp.async.bulk.tensor), in place of 4-byte st.global from the registers"
+      : C::DKV_TMA ? "v26 with dK_j and dV_j stored by stmatrix into K_j's and V_j's tiles and written by the copy engine "
+                     "(cp.async.bulk.tensor), in place of 4-byte st.global from the registers"
+      : C::WIDE_KV ? "v28 with dV's and dK's products as one m64n128k16 per 16 queries over both 64-column panels of dO_i and "
                    "Q_i (the forward's wide O += P~ V), in place of one m64n64k16 per panel"
       : C::S_AHEAD ? "v25 with the next Q block's S^T = K_j Q_i+1^T issued right after this block's dQ product, under the "
                    "retirement of dQ's and dK's products, dQ_i's way to the slab, its barrier and the bulk add's issue"

@@ -52,14 +52,18 @@ namespace {
 struct Fp8Maps {
   CUtensorMap q, k, vt;
 };
-struct Fp8Maps2 : Fp8Maps {  // Bc = 192: V^T's second panel (keys 128-191 of a block)
+struct Fp8Maps2 : Fp8Maps {  // Bc = 160, 192: V^T's second panel (keys 128-159 or 128-191 of a block)
   CUtensorMap vt2;
+};
+struct Fp8Maps3 : Fp8Maps2 {  // Bc = 224: V^T's third panel (keys 192-223)
+  CUtensorMap vt3;
 };
 
 // BC_: keys per K/V block, 128 (the defaults) or 192 (ladder rungs 2, 3). V_j^T is then two
 // panels along the keys: keys 0-127 in rows of 128 bytes (128B swizzle, one TMA box), keys
 // 128-191 in rows of 64 bytes (64B swizzle, a second box), since a 128B-swizzled TMA box is at
-// most 128 bytes wide. ILP_: the softmax's row max and sum in ILP_ independent chains (ladder
+// most 128 bytes wide. Bc = 160 (rung 19) and 224 (rung 18), FlashAttention-3's FP8 blocks at d =
+// 64 and 128: 128 + 32 and 128 + 64 + 32 keys, the 32-key panel in rows of 32 bytes (32B swizzle). ILP_: the softmax's row max and sum in ILP_ independent chains (ladder
 // rungs 1, 3; online_softmax_row's ILP). PINGPONG_: the consumers take turns issuing their
 // products (ladder rungs 4, 5; the bf16 kernel's kPingPong). POLY_: every POLY_-th exp2 of the
 // softmax by the ladder's polynomial on the FMA pipe (rungs 6, 7; the bf16 kernel's kPoly8).
@@ -76,11 +80,13 @@ struct Fp8Config {
   static constexpr int D = D_, BC = BC_, STAGES = STAGES_, CONSUMERS = CONSUMERS_, ILP = ILP_, POLY = POLY_;
   static constexpr bool PINGPONG = PINGPONG_, AHEAD = AHEAD_, DESC_ONCE = DESC_ONCE_;
   static_assert(!(AHEAD && PINGPONG), "S one block ahead is written without the consumers' turns");
-  static constexpr int VP0 = BC < 128 ? BC : 128, VP1 = BC - VP0;  // V_j^T's panels: keys per row
-  static_assert(BC == 64 || BC == 128 || BC == 192, "Bc = 64 or 128 (one V^T panel) or 192 (128 + 64 keys)");
+  // V_j^T's panels: keys per row, 128 (or 64 at Bc = 64), then 64 or 32, then 32.
+  static constexpr int VP0 = BC < 128 ? BC : 128, VP1 = BC - VP0 >= 64 ? 64 : BC - VP0, VP2 = BC - VP0 - VP1;
+  static_assert(BC == 64 || BC == 128 || BC == 160 || BC == 192 || BC == 224,
+                "Bc = 64 or 128 (one V^T panel), 160 or 192 (128 + 32 or 64 keys) or 224 (128 + 64 + 32)");
   // V_j^T's first panel: rows of 128 keys in the 128B swizzle, or of 64 in the 64B one (Bc = 64).
   static constexpr bool VP0_SW128 = VP0 == 128;
-  using Maps = std::conditional_t<VP1 == 0, Fp8Maps, Fp8Maps2>;  // the kernel's tensor maps
+  using Maps = std::conditional_t<VP1 == 0, Fp8Maps, std::conditional_t<VP2 == 0, Fp8Maps2, Fp8Maps3>>;  // its tensor maps
   static constexpr int THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   static constexpr bool PERSISTENT = true;  // next_tile's persistent order
   static constexpr bool HEAD_GROUPS = false, GROUP_ROUNDS = false;
@@ -177,6 +183,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
           tma_load_3d(stageV(s), &maps.vt, j * BC, 0, int(h), fb.fullV(s));
           if constexpr (C::VP1 > 0)
             tma_load_3d(stageV(s) + uint32_t(D * C::VP0), &maps.vt2, j * BC + C::VP0, 0, int(h), fb.fullV(s));
+          if constexpr (C::VP2 > 0)
+            tma_load_3d(stageV(s) + uint32_t(D * (C::VP0 + C::VP1)), &maps.vt3, j * BC + C::VP0 + C::VP1, 0, int(h),
+                        fb.fullV(s));
         }
         g0 += n_blocks;
       }
@@ -201,16 +210,22 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   constexpr uint32_t STAGE_BYTES = uint32_t(C::SMEM_K + C::SMEM_V);
   const uint64_t q_desc = desc_qk<D>(sQ + uint32_t(cw * 64 * D)), k_desc = desc_qk<D>(stageK(0));
   const uint64_t v_desc = C::VP0_SW128 ? desc_sw128(stageV(0)) : desc_sw64(stageV(0));
-  const uint64_t v2_desc = desc_sw64(stageV(0) + uint32_t(D * C::VP0));
+  const uint64_t v2_desc = C::VP1 == 32 ? desc_sw32(stageV(0) + uint32_t(D * C::VP0)) : desc_sw64(stageV(0) + uint32_t(D * C::VP0));
+  const uint64_t v3_desc = desc_sw32(stageV(0) + uint32_t(D * (C::VP0 + C::VP1)));
+  constexpr int K1 = C::VP0 / 32, K2 = (C::VP0 + C::VP1) / 32;  // the k steps of the first two panels
   auto issue_pv = [&](int gb) {
     const uint32_t sV = stageV(gb % ST), st_off = uint32_t(gb % ST) * STAGE_BYTES;
 #pragma unroll
     for (int kk = 0; kk < BC / 32; ++kk) {
-      // Keys 32 kk.. in the first panel (rows of 128 bytes, or of 64 at Bc = 64) or, past it, the second (rows of 64).
-      const uint64_t b = C::DESC_ONCE ? (kk < C::VP0 / 32 ? desc_add(v_desc, st_off + uint32_t(kk * 32))
-                                                          : desc_add(v2_desc, st_off + uint32_t((kk - C::VP0 / 32) * 32)))
-                         : kk < C::VP0 / 32 ? (C::VP0_SW128 ? desc_sw128(sV + uint32_t(kk * 32)) : desc_sw64(sV + uint32_t(kk * 32)))
-                                            : desc_sw64(sV + uint32_t(D * C::VP0 + (kk - C::VP0 / 32) * 32));
+      // Keys 32 kk.. in the first panel (rows of 128 bytes, or of 64 at Bc = 64) or, past it, the
+      // second (rows of 64 or 32) or the third (rows of 32).
+      const uint64_t b = C::DESC_ONCE ? (kk < K1   ? desc_add(v_desc, st_off + uint32_t(kk * 32))
+                                         : kk < K2 ? desc_add(v2_desc, st_off + uint32_t((kk - K1) * 32))
+                                                   : desc_add(v3_desc, st_off + uint32_t((kk - K2) * 32)))
+                         : kk < K1 ? (C::VP0_SW128 ? desc_sw128(sV + uint32_t(kk * 32)) : desc_sw64(sV + uint32_t(kk * 32)))
+                         : kk >= K2 ? desc_sw32(sV + uint32_t(D * (C::VP0 + C::VP1) + (kk - K2) * 32))
+                         : C::VP1 == 32 ? desc_sw32(sV + uint32_t(D * C::VP0 + (kk - K1) * 32))
+                                        : desc_sw64(sV + uint32_t(D * C::VP0 + (kk - K1) * 32));
       if constexpr (PANELS == 2) wgmma_rs_e4m3(o[0], o[1], pa[kk], b, 1);
       else wgmma_rs_e4m3(o[0], pa[kk], b, 1);
     }
@@ -469,7 +484,10 @@ void launch_fp8(const Fp8Params& fp) {
   maps.k = make_map_u8(p.K, p.heads, p.nk, C::D, C::D, C::BC, sw);
   maps.vt = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP0, C::D,
                        C::VP0_SW128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B);
-  if constexpr (C::VP1 > 0) maps.vt2 = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP1, C::D, CU_TENSOR_MAP_SWIZZLE_64B);
+  if constexpr (C::VP1 > 0)
+    maps.vt2 = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP1, C::D,
+                           C::VP1 == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B);
+  if constexpr (C::VP2 > 0) maps.vt3 = make_map_u8(p.V, p.heads, C::D, fp.nk_pad, C::VP2, C::D, CU_TENSOR_MAP_SWIZZLE_32B);
   static const int sms = sm_count();
   const dim3 grid(unsigned(std::min<int64_t>(Tr * p.heads, sms)));
   opt_in_shared(fp8_kernel<C>, C::SMEM, opted);

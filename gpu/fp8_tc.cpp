@@ -138,7 +138,8 @@ Fp8TcTiles fp8_tc_tiles(int64_t d, int variant) {
   if (variant != 0) {  // the ladder's rungs (gpu/ladder/fp8_rungs.cu)
     if (!tc::fp8_ladder_rung(int(d), variant))
       throw InputError("no FP8 forward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
-                       " (0 the default; the ladder's rung 1 at d = 64 and 128, 6, 8 and 9 at d = 64, 2-5, 7 and 10-15 at d = 128)");
+                       " (0 the default; the ladder's rung 1 at d = 64 and 128, 6, 8, 9, 17 and 19 at d = 64, 2-5, 7, 10-16 and 18 at "
+                       "d = 128)");
     if (!i.compiled && tile_info(d).compiled)
       throw InputError("FP8 forward variant " + std::to_string(variant) +
                        " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "

@@ -43,6 +43,10 @@ __device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const
 #define FS_ACC112_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}"
 #define FS_ACC112_OPS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
 
+// ... and of an m64n160 tile (the FP8 forward's Bc = 160 at d = 64: 80 registers).
+#define FS_ACC80_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}"
+#define FS_ACC80_OPS(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+
 // wgmma m64nNk16 with float32 accumulators for one 16-bit input type TY ("bf16" or "f16").
 //   ss: A and B from shared memory, both K-major (S_ij = Q_i K_j^T); N = 64, 128, 176, 192 or 224
 //       (any multiple of 8 up to 256 is legal for 16-bit inputs; these are the Bc the rungs use).
@@ -89,29 +93,24 @@ FS_DEFINE_WGMMA(__half, "f16")
 // wgmma m64nNk32 on e4m3 inputs with float32 accumulators (the FP8 forward, gpu/fp8_kernel.cuh).
 // For 8-bit inputs the PTX ISA allows K-major operands only: no transpose immediates, so the
 // second product reads V^T (d rows of keys) and its instruction has no imm-trans argument.
-//   ss: A (Q_i) and B (K_j) from shared memory, N = Bc: 128 (d = 64), 192 (d = 128) or 64 (rungs).
+//   ss: A (Q_i) and B (K_j) from shared memory, N = Bc: 128 (d = 64), 192 (d = 128) or 64, 160, 224 (rungs).
 //   rs: A (P~_ij, 4 registers of 4 e4m3 bytes) from registers, B (V_j^T) from shared memory,
 //       N = 64 (d = 64) or N = 128 over two 32-register halves (d = 128: columns 0-63 in d0).
-__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[64], uint64_t a, uint64_t b, int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FS_ACC64_REGS ", %64, %65, p, 1, 1;\n}\n"
-               : FS_ACC64_OPS(d)
-               : "l"(a), "l"(b), "r"(scale_d));
-}
-// ss with N = 64 (Bc = 64, the ladder's FP8 rungs 12 and 13: 32 accumulator registers).
-__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[32], uint64_t a, uint64_t b, int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FS_ACC32_REGS ", %32, %33, p, 1, 1;\n}\n"
-               : FS_ACC32_OPS(d)
-               : "l"(a), "l"(b), "r"(scale_d));
-}
-// ss with N = 192 (Bc = 192, the default at d = 128: 96 accumulator registers).
-__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[96], uint64_t a, uint64_t b, int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 " FS_ACC96_REGS ", %96, %97, p, 1, 1;\n}\n"
-               : FS_ACC96_OPS(d)
-               : "l"(a), "l"(b), "r"(scale_d));
-}
+// One ss overload per N: R accumulator registers (N / 2), the operands' numbers past them
+// (A = "%R", B = "%R+1", the scale-d predicate's source = "%R+2", as strings).
+#define FS_DEFINE_WGMMA_SS_E4M3(R, N, A_B, SCALE)                                                               \
+  __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[R], uint64_t a, uint64_t b, int scale_d) {           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALE ", 0;\n"                                             \
+                 "wgmma.mma_async.sync.aligned.m64n" N "k32.f32.e4m3.e4m3 " FS_ACC##R##_REGS ", " A_B ", p, 1, 1;\n}\n" \
+                 : FS_ACC##R##_OPS(d)                                                                          \
+                 : "l"(a), "l"(b), "r"(scale_d));                                                              \
+  }
+FS_DEFINE_WGMMA_SS_E4M3(64, "128", "%64, %65", "%66")     // Bc = 128, the default at d = 64
+FS_DEFINE_WGMMA_SS_E4M3(32, "64", "%32, %33", "%34")      // Bc = 64, the ladder's rungs 12, 13, 15
+FS_DEFINE_WGMMA_SS_E4M3(96, "192", "%96, %97", "%98")     // Bc = 192, the default at d = 128
+FS_DEFINE_WGMMA_SS_E4M3(80, "160", "%80, %81", "%82")     // Bc = 160, rung 19
+FS_DEFINE_WGMMA_SS_E4M3(112, "224", "%112, %113", "%114") // Bc = 224, rung 18
+#undef FS_DEFINE_WGMMA_SS_E4M3
 __device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FS_ACC32_REGS
@@ -158,6 +157,12 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
 // is unused by a K-major swizzled operand whose k-step (32 bytes) lies within one row.
 __device__ __forceinline__ uint64_t desc_sw64(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) | (uint64_t(2) << 62);
+}
+// The same for 32B swizzling (layout type 3): K-major rows of 32 bytes (the FP8 forward's last
+// V_j^T panel at Bc = 160 and 224, 32 keys a row), 8-row groups SBO = 256 bytes apart, atoms
+// 256-byte aligned.
+__device__ __forceinline__ uint64_t desc_sw32(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(256 >> 4) << 32) | (uint64_t(3) << 62);
 }
 // The same for an MN-major B operand wider than one panel (O_i += P~ V with N = 128 at d = 128):
 // PTX's canonical 128B-swizzled MN-major layout is ((8 x 8 elements, m), (8 rows, k)) with the

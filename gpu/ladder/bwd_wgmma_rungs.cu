@@ -14,7 +14,9 @@
 // stmatrix, the statistics read by float4), 25 (23 with dQ added by the bulk copy engine; the
 // default at d = 128 before 28), 27 (19 with it; 26, the d = 64 default, is 22 with it), 28 (25
 // with the next Q block's S^T issued under this block's dQ product; the d = 128 default before 29,
-// which is 28 with dV's and dK's products as one m64n128k16 per 16 queries). Built only with
+// which is 28 with dV's and dK's products as one m64n128k16 per 16 queries), 30 and 31 (29 and 26
+// with dK and dV stored by stmatrix into K_j's and V_j's tiles and written by TMA), 32 and 33 (29
+// and 26 with dQ's product issued as one run of wgmma where every step is kept). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -64,6 +66,12 @@ using V19d64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, fal
 using V27d64 = WsBwdConfig<kBwdWgmmaVariant + 22, 64, 3, false, true, false, false, 128, false, false, false, true>;  // 19, bulk dQ
 using V25d128 = WsBwdConfig<kBwdWgmmaVariant + 20, 128, 3, false, true, false, false, 64, false, true, false, true>;  // 23, bulk dQ: the d = 128 default before 28
 using V28d128 = WsBwdConfig<kBwdWgmmaVariant + 23, 128, 3, false, true, false, false, 64, false, true, false, true, true>;  // 25, S^T ahead: the d = 128 default before 29
+//                      ..., S^T ahead, dV and dK wide, dK and dV by the copy engine
+using V30d128 = WsBwdConfig<kBwdWgmmaVariant + 25, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, true>;  // 29, dK and dV by TMA
+using V31d64 = WsBwdConfig<kBwdWgmmaVariant + 26, 64, 3, false, true, false, false, 128, false, true, false, true, false, false, true>;  // 26, dK and dV by TMA
+//                      ..., dK and dV by the copy engine, dQ's product in one run
+using V32d128 = WsBwdConfig<kBwdWgmmaVariant + 27, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, true>;  // 29, dQ in one run
+using V33d64 = WsBwdConfig<kBwdWgmmaVariant + 28, 64, 3, false, true, false, false, 128, false, true, false, true, false, false, false, true>;  // 26, dQ in one run
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -102,6 +110,10 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V27d64::VARIANT && d == 64) return info_of_ws<V27d64>();
   if (variant == V25d128::VARIANT && d == 128) return info_of_ws<V25d128>();
   if (variant == V28d128::VARIANT && d == 128) return info_of_ws<V28d128>();
+  if (variant == V30d128::VARIANT && d == 128) return info_of_ws<V30d128>();
+  if (variant == V31d64::VARIANT && d == 64) return info_of_ws<V31d64>();
+  if (variant == V32d128::VARIANT && d == 128) return info_of_ws<V32d128>();
+  if (variant == V33d64::VARIANT && d == 64) return info_of_ws<V33d64>();
   return TcBwdVariantInfo{};
 }
 
@@ -141,6 +153,10 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V27d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V27d64>(p);
   if (variant == V25d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V25d128>(p);
   if (variant == V28d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V28d128>(p);
+  if (variant == V30d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V30d128>(p);
+  if (variant == V31d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V31d64>(p);
+  if (variant == V32d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V32d128>(p);
+  if (variant == V33d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V33d64>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -20,7 +20,9 @@
 //   15: d = 128 on two consumers at Bc = 64 with S one block ahead (8's schedule; 64 + 64 + 64 + 8
 //       registers fit where Bc = 128's 208 did not), 3 stages;
 //   16: the d = 128 default (Bc = 192) with 3 K/V stages (160 KiB of shared memory), the producer
-//       two blocks ahead; 17: the d = 64 default with 3 stages.
+//       two blocks ahead; 17: the d = 64 default with 3 stages;
+//   18: d = 128 with Bc = 224 and 19: d = 64 with Bc = 160, FlashAttention-3's FP8 tiles (V_j^T's
+//       last 32 keys a panel of 32-byte rows, 32B swizzle).
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
 #include "gpu/ladder/rung_table.h"
@@ -49,6 +51,8 @@ using R14d128 = Fp8Config<128, 2, 2, 128>;
 using R15d128 = Fp8Config<128, 3, 2, 64, 1, false, 0, true>;
 using R16d128 = Fp8Config<128, 3, 2, 192>;
 using R17d64 = Fp8Config<64, 3, 3>;
+using R18d128 = Fp8Config<128, 2, 2, 224>;  // FlashAttention-3's FP8 blocks at d = 128: 128 x 224
+using R19d64 = Fp8Config<64, 2, 3, 160>;    // ... and at d = 64: 192 x 160
 
 // Each rung's kernel and tiles, in one table for fp8_ladder_tile_info and fp8_ladder_launch; which
 // (rung, d) pairs exist is also stated in gpu/tc_launch.h's fp8_ladder_rung (for builds without the
@@ -77,6 +81,8 @@ constexpr Fp8Rung kFp8Rungs[] = {
     rung<R15d128>(15, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 64, 3 stages, persistent; rung 15: S one block ahead of the softmax"),
     rung<R16d128>(16, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, 3 stages, persistent; rung 16: the default with a third K/V stage"),
     rung<R17d64>(17, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, 3 stages, persistent; rung 17: the default with a third K/V stage"),
+    rung<R18d128>(18, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 224 (V^T in panels of 128, 64 and 32 keys), persistent; rung 18"),
+    rung<R19d64>(19, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 160 (V^T in panels of 128 and 32 keys), persistent; rung 19"),
 };
 constexpr bool rungs_match_fp8_ladder_rung() {
   int listed = 0;

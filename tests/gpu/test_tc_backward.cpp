@@ -130,17 +130,25 @@ void check_variants(const Shape4& c, const std::vector<int>& variants) {
 
 void check_every_variant(const Shape4& c) { check_variants(c, every_backward_variant()); }
 
-// The wgmma rungs alone (variants 5-29, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// Whether this build holds sm_90a code: a wgmma configuration at d = 128 (the default's, or a
+// ladder rung's).
+bool wgmma_built() {
+  for (int v = 5; v <= tc_backward_variant_count(); ++v)
+    if (tc_backward_variant_compiled(v, 128)) return true;
+  return false;
+}
+
+// The wgmma rungs alone (variants 5-33, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
-  if (!tc_backward_variant_compiled(29, 128)) {
-    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 29)");
-    SKIP_TEST("this build has no sm_90a code (backward variant 29)");
+  if (!wgmma_built()) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (wgmma backward)");
+    SKIP_TEST("this build has no sm_90a code (wgmma backward)");
     return;
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
-  // Those this build holds (runs_here): without the ladder, 26 at d = 64 and 29 at d = 128.
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29};
+  // Those this build holds (runs_here): without the ladder, the defaults (bwd_config_sm90).
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33};
   check_variants(c, v);
 }
 
@@ -172,23 +180,24 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
 }
 
 TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
-  if (!tc_backward_variant_compiled(29, 128)) {
-    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (backward variant 29)");
-    SKIP_TEST("this build has no sm_90a code (backward variant 29)");
+  if (!wgmma_built()) {
+    if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (wgmma backward)");
+    SKIP_TEST("this build has no sm_90a code (wgmma backward)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 29);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29})
+  REQUIRE(tc_backward_variant_count() == 33);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33})
     for (int64_t d : {64, 128}) {
       if ((variant == 8 || variant == 18 || variant == 19 || variant == 20 || variant == 22 || variant == 26 ||
-           variant == 27) &&
+           variant == 27 || variant == 31 || variant == 33) &&
           d == 128) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18-v20, v22, v26 and v27 are d = 64 only
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18-v20, v22, v26, v27, v31, v33: d = 64 only
         continue;
       }
-      if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 || variant == 29) &&
+      if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 || variant == 29 ||
+           variant == 30 || variant == 32) &&
           d == 64) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28 and v29 are d = 128 only
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32: d = 128 only
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
@@ -198,9 +207,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       const TcBackwardVariant v = tc_backward_variant(variant, d);
       INFO("v" << variant << ", d = " << d << ": " << v.smem_bytes << " bytes of shared memory");
       CHECK(v.sm90_only);
-      CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 ? 128 : 64));  // FlashAttention-3's Br at d = 64
+      CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 || variant == 31 || variant == 33 ? 128 : 64));  // FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-28: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-33: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);

@@ -12,18 +12,8 @@ HD=${HD:-128}
 SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
           --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy
           --section InstructionStats --page raw)
-cat > "$OUT/cudnn_bwd.py" <<PY
-import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
-q, k, v = (torch.randn(2, 16, 4096, $HD, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-    for _ in range(2):
-        o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-        torch.autograd.grad(o, (q, k, v), torch.randn_like(o))
-torch.cuda.synchronize()
-PY
 timeout 200 ncu --clock-control none --target-processes all -k regex:'bprop|bwd|backward|dgrad|dq|dkdv' --launch-skip 0 \
-  --launch-count 4 "${SECTIONS[@]}" python3 "$OUT/cudnn_bwd.py" > "$OUT/raw_cudnn.txt" 2>&1
+  --launch-count 4 "${SECTIONS[@]}" python3 tools/device/cudnn_bwd_once.py "$HD" > "$OUT/raw_cudnn.txt" 2>&1
 rc_c=$?
 timeout 200 ncu --clock-control none -k regex:'fa2_bwd_(wgmma|pipe|ws)_kernel' --launch-skip 1 --launch-count 1 "${SECTIONS[@]}" \
   "$FS" bench-gpu --backward --tensor-cores --no-fp32 --n 4096 --d "$HD" --reps 20 --warmup 1 --back-to-back 1 \
