@@ -79,7 +79,7 @@ struct Run {
   int64_t live0;
   Buffers b;
   int forward_variant, variant;
-  bool dq_swizzled;
+  bool dq_swizzled, dq_quads;
   static int64_t check_and_mark(const Shape& s, float scale, const TcBackwardOptions& o) {
     check_tc_backward_request(s, scale, o);
     const int64_t need = fa2_tc_backward_device_bytes(s);
@@ -94,7 +94,8 @@ struct Run {
   Run(const Shape& s_, float scale_, const TcBackwardOptions& o_)
       : s(s_), scale(scale_), o(o_), live0(check_and_mark(s_, scale_, o_)), b(s_, o_.forward),
         forward_variant(o_.forward.variant ? o_.forward.variant : tc_default_variant(s_.d, o_.forward.causal)),
-        variant(resolve(o_.variant, s_.d)), dq_swizzled(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_swizzled) {}
+        variant(resolve(o_.variant, s_.d)), dq_swizzled(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_swizzled),
+        dq_quads(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_quads) {}
   void forward() { tc::fa2_tc_launch(forward_variant, b.forward_params(s, scale, o.forward)); }
   // FA2b L3 (dQ = 0), L4 (D, and L2 for the loop), L5-L18, then dQ to the type.
   void backward() {
@@ -105,6 +106,10 @@ struct Run {
     tc::fa2_bwd_tc_launch(variant, p);
     if (dq_swizzled)  // v7's accumulator layout
       tc::fa2_bwd_tc_dq_to_type(b.dq_acc.get(), b.dQ.get(), p.fwd.heads, p.fwd.nq, p.fwd.d, true, p.fwd.elem);
+#if defined(FLASHSTEP_LADDER)
+    else if (dq_quads)  // the ladder's rungs 34 and 35
+      tc::fa2_bwd_tc_dq_quads_to_type(b.dq_acc.get(), b.dQ.get(), p.fwd.heads, p.fwd.nq, p.fwd.d, p.fwd.elem);
+#endif
     else
       to_storage(b.dq_acc.get(), b.dQ.get(), b.dq_acc.size(), storage_of(o.forward.dtype));
   }
@@ -156,7 +161,7 @@ TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
                      " (variants 1-" + std::to_string(tc_backward_variant_count()) +
-                     "; d = 64 or 128; 3, 8, 18-20, 22, 26, 27, 31 and 33 are d = 64 only, 21, 23-25, 28-30 and 32 d = 128 only; " +
+                     "; d = 64 or 128; 3, 8, 18-20, 22, 26, 27, 31, 33 and 35 are d = 64 only, 21, 23-25, 28-30, 32 and 34 d = 128 only; " +
                      std::to_string(tc::kBwdWgmmaVariant) + "-" +
                      std::to_string(tc::kBwdWgmmaLast) + ", wgmma, need a build with sm_90a)");
   return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};

@@ -67,7 +67,7 @@ namespace {
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
-          bool DQ_RUN_ = false>
+          bool DQ_RUN_ = false, bool DQ_QUADS_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -151,6 +151,15 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // samples at N = 4096, non-causal, where every step is kept.
   static constexpr bool DQ_RUN = DQ_RUN_;
   static_assert(!DQ_RUN || (DQ_BULK && !DQ_KSPLIT), "32 and 33 are 29 and 26 with dQ's product in one run");
+  // 34 (29, d = 128) and 35 (26, d = 64): tau dQ_i's partial into the slab by 16-byte stores, 8 a
+  // thread and Q block where 26 and 29 issue 16 of 8 bytes: a lane's two column pairs of a row 8
+  // columns apart (its accumulator's n = 2m and 2m + 1) side by side, in the dQ accumulator's
+  // "quads" layout (bwd_store_dq_slab_quads; TcBwdVariantInfo::dq_quads, undone by
+  // fa2_bwd_tc_dq_quads_to_type). Taking the slab's stores out altogether (a knock-out build, the
+  // ladder notes) made 29 1.24-1.28x faster at d = 128: they wait behind the products' reads of
+  // shared memory.
+  static constexpr bool DQ_QUADS = DQ_QUADS_;
+  static_assert(!DQ_QUADS || DQ_BULK, "34 and 35 are 29 and 26 with the slab's stores 16 bytes wide");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -280,6 +289,41 @@ __device__ __forceinline__ void bwd_stmatrix_ds_t(uint32_t sDS, const uint32_t (
                  "r"(dsa[kk][1]), "r"(dsa[kk][2]), "r"(dsa[kk][3])
                  : "memory");
   }
+}
+
+// 32, 33: bwd_dq_product_desc's product with all STEPS steps issued as one straight run of wgmma where every
+// step is kept (all of K_j's keys kept by Q_i's last row: every non-causal block, and every causal
+// one off the diagonal), the steps above otherwise. Issued step by step, each wgmma is a block of
+// its own behind a branch, with its own warpgroup.arrive and descriptor moves.
+template <typename T, int STEPS>
+__device__ __forceinline__ void bwd_dq_product_run(float (&dq)[32], uint64_t dDS, uint64_t dK, int col0, int hi_last) {
+  if (col0 + 16 * (STEPS - 1) <= hi_last) {
+#pragma unroll
+    for (int kk = 0; kk < STEPS; ++kk)
+      wgmma_ss_mn<T>(dq, desc_add(dDS, uint32_t(kk * 2048)), desc_add(dK, uint32_t(kk * 2048)), kk > 0);
+  } else {
+    bwd_dq_product_desc<T, STEPS>(dq, dDS, dK, col0, hi_last);
+  }
+}
+// 34, 35: tau times this warp's m64n64 partial of dQ_i (rows 16 warp + g + 8 hr, columns cbase +
+// 8 n + 2 t4, + 1) into a slab of D-float rows in the "quads" layout: within each group of 16
+// columns q, column 16 q + 8 h + 2 t + e sits at 4 t + 2 h + e, and the groups of odd rows are
+// swapped in pairs (q at q xor 1), so that a lane's four values of a row and group (its
+// accumulator's n = 2m and 2m + 1) are one 16-byte store and a quarter-warp's eight stores (rows g,
+// g + 1) fall on all 32 banks once. Rows stay whole, so the bulk add of the rows below Nq is
+// unchanged. fa2_bwd_tc_dq_quads_to_type undoes the layout.
+template <int D>
+__device__ __forceinline__ void bwd_store_dq_slab_quads(float* slab, const float (&dq)[32], int cbase, int warp, int g,
+                                                        int t4, float tau) {
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int r = warp * 16 + g + 8 * hr, q = cbase / 16 + m;
+      *reinterpret_cast<float4*>(slab + r * D + 16 * (q ^ (g & 1)) + 4 * t4) =
+          make_float4(tau * dq[8 * m + 2 * hr], tau * dq[8 * m + 2 * hr + 1], tau * dq[8 * m + 4 + 2 * hr],
+                      tau * dq[8 * m + 4 + 2 * hr + 1]);
+    }
 }
 
 // 30, 31: a consumer warp's 16 rows of the accumulator acc (K_j's or V_j's rows krow0 ..,
@@ -528,8 +572,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
     if constexpr (C::DQ_BULK) {
       // 25-27: tau dQ_i's partial, swizzled, then fenced for the copy engine (the async proxy).
-      bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
-                                    p.fwd.scale);
+      if constexpr (C::DQ_QUADS)
+        bwd_store_dq_slab_quads<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4, p.fwd.scale);
+      else
+        bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
+                                      p.fwd.scale);
       fence_proxy_async();
       // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
       // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
@@ -618,7 +665,11 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DQ_RUN && C::WIDE_KV ? "v29 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of "
+      C::DQ_QUADS && C::WIDE_KV ? "v29 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of "
+                                  "16 of 8 bytes), in the dQ accumulator's quads layout"
+      : C::DQ_QUADS ? "v26 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of 16 of 8 "
+                      "bytes), in the dQ accumulator's quads layout"
+      : C::DQ_RUN && C::WIDE_KV ? "v29 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of "
                                 "each step behind a test of its keys"
       : C::DQ_RUN ? "v26 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of each step "
                     "behind a test of its keys"
@@ -662,7 +713,8 @@ TcBwdVariantInfo info_of_ws() {
                          "the consumers' barriers named"
                        : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
-  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true, C::DQ_BULK};
+  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true,
+                          C::DQ_BULK && !C::DQ_QUADS, C::DQ_QUADS};
 }
 
 }  // namespace

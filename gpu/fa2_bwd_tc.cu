@@ -80,7 +80,39 @@ __global__ void dq_to_type_kernel(const float* __restrict__ acc, T* __restrict__
   o[3] = from_float<T>(v.w);
 }
 
+#if defined(FLASHSTEP_LADDER)
+// The same from the quads layout (ladder rungs 34, 35: bwd_store_dq_slab_quads in gpu/bwd_ws_kernel.cuh):
+// within each 16-float group of a row the four floats at 4 t hold columns 2 t, 2 t + 1, 8 + 2 t,
+// 9 + 2 t of the group's 16, and the groups of odd rows (r counted within its head) are swapped in
+// pairs (group q's floats at group q xor 1).
+template <typename T>
+__global__ void dq_quads_to_type_kernel(const float* __restrict__ acc, T* __restrict__ dq, int64_t n4, int nq, int d) {
+  const int64_t e4 = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e4 >= n4) return;
+  const int64_t row = e4 * 4 / d;  // four floats of one row: d is a multiple of 16
+  const int pos = int(e4 * 4 % d), group = (pos / 16) ^ int(row % nq & 1);
+  T* o = dq + row * d + 16 * group + 2 * (pos % 16 / 4);
+  const float4 v = *reinterpret_cast<const float4*>(acc + e4 * 4);
+  const float f[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) o[(k & 1) + 8 * (k >> 1)] = from_float<T>(f[k]);
+}
+#endif
+
 }  // namespace
+
+#if defined(FLASHSTEP_LADDER)
+void fa2_bwd_tc_dq_quads_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, Elem elem) {
+  const int64_t n4 = int64_t(heads) * nq * d / 4;  // d is 64 or 128
+  if (n4 == 0) return;
+  const unsigned blocks = unsigned((n4 + 255) / 256);
+  if (elem == Elem::bf16)
+    dq_quads_to_type_kernel<<<blocks, 256>>>(dq_acc, static_cast<__nv_bfloat16*>(dQ), n4, nq, d);
+  else
+    dq_quads_to_type_kernel<<<blocks, 256>>>(dq_acc, static_cast<__half*>(dQ), n4, nq, d);
+  CUDA_CHECK_LAUNCH();
+}
+#endif
 
 void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem) {
   const int64_t n4 = int64_t(heads) * nq * d / 4;  // d is 64 or 128

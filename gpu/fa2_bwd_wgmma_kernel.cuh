@@ -279,20 +279,6 @@ __device__ __forceinline__ void bwd_dq_product_desc(float (&dq)[32], uint64_t dD
     if (kk == 0 || col0 + 16 * kk <= hi_last)
       wgmma_ss_mn<T>(dq, desc_add(dDS, uint32_t(kk * 2048)), desc_add(dK, uint32_t(kk * 2048)), kk > 0);
 }
-// 32, 33: the same product with all STEPS steps issued as one straight run of wgmma where every
-// step is kept (all of K_j's keys kept by Q_i's last row: every non-causal block, and every causal
-// one off the diagonal), the steps above otherwise. Issued step by step, each wgmma is a block of
-// its own behind a branch, with its own warpgroup.arrive and descriptor moves.
-template <typename T, int STEPS>
-__device__ __forceinline__ void bwd_dq_product_run(float (&dq)[32], uint64_t dDS, uint64_t dK, int col0, int hi_last) {
-  if (col0 + 16 * (STEPS - 1) <= hi_last) {
-#pragma unroll
-    for (int kk = 0; kk < STEPS; ++kk)
-      wgmma_ss_mn<T>(dq, desc_add(dDS, uint32_t(kk * 2048)), desc_add(dK, uint32_t(kk * 2048)), kk > 0);
-  } else {
-    bwd_dq_product_desc<T, STEPS>(dq, dDS, dK, col0, hi_last);
-  }
-}
 // dQ's product, just issued, and dK's, in flight since L16, retired together: commit, wait for every
 // group, and fence the accumulators so that nothing reads or writes them before the wait.
 template <int PANELS>
