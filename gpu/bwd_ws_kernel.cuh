@@ -67,7 +67,7 @@ namespace {
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
-          bool DQ_RUN_ = false, bool DQ_QUADS_ = false>
+          bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -156,10 +156,14 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // columns apart (its accumulator's n = 2m and 2m + 1) side by side, in the dQ accumulator's
   // "quads" layout (bwd_store_dq_slab_quads; TcBwdVariantInfo::dq_quads, undone by
   // fa2_bwd_tc_dq_quads_to_type). Taking the slab's stores out altogether (a knock-out build, the
-  // ladder notes) made 29 1.24-1.28x faster at d = 128: they wait behind the products' reads of
-  // shared memory.
+  // ladder notes) made 29 1.24-1.28x faster at d = 128.
   static constexpr bool DQ_QUADS = DQ_QUADS_;
   static_assert(!DQ_QUADS || DQ_BULK, "34 and 35 are 29 and 26 with the slab's stores 16 bytes wide");
+  // 36 (29, d = 128): the next Q block's S^T issued after this block's dQ partial is in the slab,
+  // where 28 and 29 issue it before those stores: S^T reads both operands from shared memory, and
+  // in the knock-out builds the slab's stores, made under it, cost 29 a fifth of its time.
+  static constexpr bool S_LATE = S_LATE_;
+  static_assert(!S_LATE || (S_AHEAD && DQ_BULK), "36 is 29 with the next S^T issued after the slab's stores");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -541,7 +545,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     wgmma_fence();
     if constexpr (C::DQ_RUN) bwd_dq_product_run<T, BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
     else bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
-    if constexpr (C::S_AHEAD) {
+    if constexpr (C::S_LATE) {
+      bwd_retire_dq_dk<PANELS>(dq, dk);  // 36: the next S^T after the slab's stores, below
+    } else if constexpr (C::S_AHEAD) {
       // 28: the next block's S^T (the last block's on its own stage) behind dQ's group, then
       // dK's and dQ's groups retired with it still in flight.
       wgmma_commit();
@@ -578,6 +584,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
                                       p.fwd.scale);
       fence_proxy_async();
+      if constexpr (C::S_LATE) issue_s_ahead(t + 1 < n_i ? t + 1 : t);
       // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
       // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
       bar_sync<kBarSlab, C::CONSUMER_THREADS>();
@@ -665,7 +672,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DQ_QUADS && C::WIDE_KV ? "v29 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of "
+      C::S_LATE ? "v29 with the next Q block's S^T issued after this block's dQ partial is stored to the slab, in place "
+                  "of before those stores"
+      : C::DQ_QUADS && C::WIDE_KV ? "v29 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of "
                                   "16 of 8 bytes), in the dQ accumulator's quads layout"
       : C::DQ_QUADS ? "v26 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of 16 of 8 "
                       "bytes), in the dQ accumulator's quads layout"

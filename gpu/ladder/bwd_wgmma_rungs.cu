@@ -17,7 +17,8 @@
 // which is 28 with dV's and dK's products as one m64n128k16 per 16 queries), 30 and 31 (29 and 26
 // with dK and dV stored by stmatrix into K_j's and V_j's tiles and written by TMA), 32 and 33 (29
 // and 26 with dQ's product issued as one run of wgmma where every step is kept), 34 and 35 (29 and
-// 26 with dQ's partial stored to the slab 16 bytes a store, the accumulator's quads layout). Built only with
+// 26 with dQ's partial stored to the slab 16 bytes a store, the accumulator's quads layout), 36 (29
+// with the next S^T issued after the slab's stores). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -76,6 +77,8 @@ using V33d64 = WsBwdConfig<kBwdWgmmaVariant + 28, 64, 3, false, true, false, fal
 //                      ..., dQ's product in one run, the slab's stores 16 bytes wide
 using V34d128 = WsBwdConfig<kBwdWgmmaVariant + 29, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, true>;  // 29, quads
 using V35d64 = WsBwdConfig<kBwdWgmmaVariant + 30, 64, 3, false, true, false, false, 128, false, true, false, true, false, false, false, false, true>;  // 26, quads
+//                      ..., the slab's stores 16 bytes wide, the next S^T after the slab's stores
+using V36d128 = WsBwdConfig<kBwdWgmmaVariant + 31, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, true>;  // 29, S^T late
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -120,6 +123,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V33d64::VARIANT && d == 64) return info_of_ws<V33d64>();
   if (variant == V34d128::VARIANT && d == 128) return info_of_ws<V34d128>();
   if (variant == V35d64::VARIANT && d == 64) return info_of_ws<V35d64>();
+  if (variant == V36d128::VARIANT && d == 128) return info_of_ws<V36d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -165,6 +169,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V33d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V33d64>(p);
   if (variant == V34d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V34d128>(p);
   if (variant == V35d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V35d64>(p);
+  if (variant == V36d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V36d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -138,7 +138,7 @@ bool wgmma_built() {
   return false;
 }
 
-// The wgmma rungs alone (variants 5-35, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-36, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!wgmma_built()) {
@@ -148,7 +148,7 @@ void check_wgmma(const Shape4& c) {
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
   // Those this build holds (runs_here): without the ladder, the defaults (bwd_config_sm90).
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36};
   check_variants(c, v);
 }
 
@@ -185,8 +185,8 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     SKIP_TEST("this build has no sm_90a code (wgmma backward)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 35);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35})
+  REQUIRE(tc_backward_variant_count() == 36);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36})
     for (int64_t d : {64, 128}) {
       if ((variant == 8 || variant == 18 || variant == 19 || variant == 20 || variant == 22 || variant == 26 ||
            variant == 27 || variant == 31 || variant == 33 || variant == 35) &&
@@ -195,9 +195,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
         continue;
       }
       if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 || variant == 29 ||
-           variant == 30 || variant == 32 || variant == 34) &&
+           variant == 30 || variant == 32 || variant == 34 || variant == 36) &&
           d == 64) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32, v34: d = 128
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32, v34, v36: d = 128
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
@@ -209,7 +209,7 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       CHECK(v.sm90_only);
       CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 || variant == 31 || variant == 33 || variant == 35 ? 128 : 64));  // FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-35: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-36: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);
