@@ -141,7 +141,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // into K_j's and V_j's tiles (the same 128-byte-swizzled panels), and one thread hands each
   // panel to the copy engine (cp.async.bulk.tensor, the tensor maps of dK and dV; rows past Nk
   // are not written), where 26 and 29 store them from the registers, 4 bytes per st.global: under
-  // Nsight Compute 29 spent about 4% of the consumers' time at N = 4096 in those stores
+  // Nsight Compute those stores held about 4% of 29's stall samples at N = 4096
   // (gpu/results/tensor-core-backward/ncu-source/).
   static constexpr bool DKV_TMA = DKV_TMA_;
   static_assert(!DKV_TMA || (DQ_BULK && STMATRIX), "30 and 31 are 29 and 26 with dK and dV stored by the copy engine");
