@@ -133,7 +133,7 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-45 of gpu/ladder/ (13-45 on sm_90 only), 101-104 the Bc sweep"
                          "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 29 at d = 128; with the ladder 1-36 (3, 8, 18-20, 22, 26, 27, 31, 33, 35: d = 64; 21, 23-25, 28-30, 32, 34, 36: d = 128)"
-                         "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-17 (6, 8, 9, 17: d = 64; 2-5, 7, 10-16: d = 128)"
+                         "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-19 (6, 8, 9, 17, 19: d = 64; 2-5, 7, 10-16, 18: d = 128)"
                          "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
                          "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
@@ -329,7 +329,7 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--back-to-back", bf.batch,
                 "calls issued back to back per timed sample, the time per call reported (default 10; 1-1000): "
                 "the host's work before each launch runs under the previous call, as for PyTorch's side");
-  b->add_option("--variant", bf.variant, "kernel variant (default 0: automatic); with --tensor-cores a rung as for verify, with --dtype fp8 0-17");
+  b->add_option("--variant", bf.variant, "kernel variant (default 0: automatic); with --tensor-cores a rung as for verify, with --dtype fp8 0-19");
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
   b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
   b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
