@@ -8,6 +8,7 @@
 #include "gpu/kernels.h"
 #include "gpu/tc_launch.h"
 #include "gpu/tc_params.h"
+#include "gpu/variant_list.h"
 
 #include <climits>
 
@@ -152,6 +153,14 @@ int tc_backward_default_variant(int64_t d) {
   return 2;
 }
 
+// The variants that exist at head dimension d (64 or 128) and not at the other, as a list for the
+// error below.
+static std::string one_d_only(int d) {
+  const int other = d == 64 ? 128 : 64;
+  return variant_list(tc::kBwdWgmmaLast,
+                      [&](int v) { return tc::bwd_variant_for_d(v, d) && !tc::bwd_variant_for_d(v, other); });
+}
+
 TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   const tc::TcBwdVariantInfo i = tc::fa2_bwd_tc_variant(variant, int(d));
   if (!i.compiled && variant <= tc_backward_variant_count() && tc::bwd_variant_for_d(variant, int(d)))
@@ -161,7 +170,7 @@ TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
                      " (variants 1-" + std::to_string(tc_backward_variant_count()) +
-                     "; d = 64 or 128; 3, 8, 18-20, 22, 26, 27, 31, 33 and 35 are d = 64 only, 21, 23-25, 28-30, 32, 34 and 36 d = 128 only; " +
+                     "; d = 64 or 128; " + one_d_only(64) + " are d = 64 only, " + one_d_only(128) + " d = 128 only; " +
                      std::to_string(tc::kBwdWgmmaVariant) + "-" +
                      std::to_string(tc::kBwdWgmmaLast) + ", wgmma, need a build with sm_90a)");
   return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};

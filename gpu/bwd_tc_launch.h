@@ -55,9 +55,10 @@ void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int
 void fa2_bwd_tc_dq_quads_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, Elem elem);
 
 // The wgmma configurations, 5-36 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
-// reached through fa2_bwd_tc_launch): the default (26 at d = 64, 29 at d = 128) in gpu/fa2_bwd_wgmma.cu, the others in
-// gpu/ladder/ (8, 18-20, 22, 26, 27, 31, 33 and 35 are d = 64 only, 21, 23-25, 28-30, 32, 34 and 36 d =
-// 128 only; 13-36, warp-specialised, run 12 warps; 19, 20, 22, 26, 27, 31, 33 and 35 have Br = 128). The caller checks that the GPU is 9.0.
+// reached through fa2_bwd_tc_launch): the default (26 at d = 64, 29 at d = 128) in
+// gpu/fa2_bwd_wgmma.cu, the others in gpu/ladder/ (which d each has: bwd_variant_for_d below;
+// 13-36, warp-specialised, run 12 warps; 19, 20, 22, 26, 27, 31, 33 and 35 have Br = 128). The
+// caller checks that the GPU is 9.0.
 constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 36;
 // Whether tensor-core backward variant `variant` (1 .. kBwdWgmmaLast) exists for head dimension d
 // in a build that holds every rung (the ladder's): each at d = 64 and 128 but those of one d only.

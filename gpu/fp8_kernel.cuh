@@ -63,8 +63,8 @@ struct Fp8Maps3 : Fp8Maps2 {  // Bc = 224: V^T's third panel (keys 192-223)
 // panels along the keys: keys 0-127 in rows of 128 bytes (128B swizzle, one TMA box), keys
 // 128-191 in rows of 64 bytes (64B swizzle, a second box), since a 128B-swizzled TMA box is at
 // most 128 bytes wide. Bc = 160 (rung 19) and 224 (rung 18), FlashAttention-3's FP8 blocks at d =
-// 64 and 128: 128 + 32 and 128 + 64 + 32 keys, the 32-key panel in rows of 32 bytes (32B swizzle). ILP_: the softmax's row max and sum in ILP_ independent chains (ladder
-// rungs 1, 3; online_softmax_row's ILP). PINGPONG_: the consumers take turns issuing their
+// 64 and 128: 128 + 32 and 128 + 64 + 32 keys, the 32-key panel in rows of 32 bytes (32B
+// swizzle). ILP_: the softmax's row max and sum in ILP_ independent chains (ladder rungs 1, 3; online_softmax_row's ILP). PINGPONG_: the consumers take turns issuing their
 // products (ladder rungs 4, 5; the bf16 kernel's kPingPong). POLY_: every POLY_-th exp2 of the
 // softmax by the ladder's polynomial on the FMA pipe (rungs 6, 7; the bf16 kernel's kPoly8).
 // AHEAD_: S_i,j+1 issued before the softmax of block j, into a second accumulator, so that its
@@ -210,7 +210,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
   constexpr uint32_t STAGE_BYTES = uint32_t(C::SMEM_K + C::SMEM_V);
   const uint64_t q_desc = desc_qk<D>(sQ + uint32_t(cw * 64 * D)), k_desc = desc_qk<D>(stageK(0));
   const uint64_t v_desc = C::VP0_SW128 ? desc_sw128(stageV(0)) : desc_sw64(stageV(0));
-  const uint64_t v2_desc = C::VP1 == 32 ? desc_sw32(stageV(0) + uint32_t(D * C::VP0)) : desc_sw64(stageV(0) + uint32_t(D * C::VP0));
+  const uint64_t v2_desc =
+      C::VP1 == 32 ? desc_sw32(stageV(0) + uint32_t(D * C::VP0)) : desc_sw64(stageV(0) + uint32_t(D * C::VP0));
   const uint64_t v3_desc = desc_sw32(stageV(0) + uint32_t(D * (C::VP0 + C::VP1)));
   constexpr int K1 = C::VP0 / 32, K2 = (C::VP0 + C::VP1) / 32;  // the k steps of the first two panels
   auto issue_pv = [&](int gb) {

@@ -85,8 +85,7 @@ struct Fp8TileInfo {
 Fp8TileInfo fp8_tile_info(int d, int variant = 0);
 void fp8_launch(const Fp8Params& p);
 constexpr int kFp8LadderLast = 19;  // the ladder's FP8 forward rungs are 1-19
-// Whether the ladder has an FP8 forward rung `variant` at head dimension d (gpu/ladder/fp8_rungs.cu):
-// 1 at d = 64 and 128; 6, 8, 9, 17 and 19 at d = 64 only; 2-5, 7, 10-16 and 18 at d = 128 only.
+// Whether the ladder has an FP8 forward rung `variant` at head dimension d (gpu/ladder/fp8_rungs.cu).
 constexpr bool fp8_ladder_rung(int d, int variant) {
   return (variant == 1 && (d == 64 || d == 128)) ||
          ((variant == 6 || variant == 8 || variant == 9 || variant == 17 || variant == 19) && d == 64) ||

@@ -279,6 +279,8 @@ TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc
   CHECK(gpu::fp8_tc_tiles(64).Bc == 128);
   CHECK(gpu::fp8_tc_tiles(64).Br == 192);
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 2), Catch::Contains("no FP8 forward variant 2 for d = 64"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 2), Catch::Contains("the ladder's rung 1 at d = 64 and 128, 6, 8, 9, 17 and "
+                                                                "19 at d = 64, 2-5, 7, 10-16 and 18 at d = 128)"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 6), Catch::Contains("no FP8 forward variant 6 for d = 128"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 7), Catch::Contains("no FP8 forward variant 7 for d = 64"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 8), Catch::Contains("no FP8 forward variant 8 for d = 128"));

@@ -9,11 +9,14 @@
 #include "core/backward.h"
 #include "core/backward_bound.h"
 #include "gpu/backward_tc.h"
+#include "gpu/variant_list.h"
 #include "gpu_test_helpers.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -177,6 +180,23 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
   o.variant = 99;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 64), tau, o),
                       Catch::Contains("no tensor-core backward variant 99"));
+  // The lists of the variants of one d alone, written out by hand.
+  o.variant = 3;
+  REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
+                      Catch::Contains("3, 8, 18-20, 22, 26, 27, 31, 33 and 35 are d = 64 only, 21, 23-25, 28-30, 32, 34 "
+                                      "and 36 d = 128 only"));
+}
+
+TEST_CASE("variant lists: runs of three or more as ranges, the last after 'and'", "[tc][tc_backward]") {
+  auto in = [](std::initializer_list<int> vs) {
+    return [vs](int v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); };
+  };
+  CHECK(variant_list(10, in({})) == "");
+  CHECK(variant_list(10, in({7})) == "7");
+  CHECK(variant_list(10, in({3, 4})) == "3 and 4");
+  CHECK(variant_list(10, in({2, 3, 4, 5})) == "2-5");
+  CHECK(variant_list(10, in({1, 2, 3, 5, 6, 8, 9, 10})) == "1-3, 5, 6 and 8-10");
+  CHECK(variant_list(5, in({5, 6, 7})) == "5");  // nothing past `last`
 }
 
 TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][tc_backward]") {
