@@ -10,6 +10,7 @@
 #include "core/output_files.h"
 #include "core/snapshot.h"
 #include "gpu/decode.h"
+#include "gpu/variant_list.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -132,8 +133,12 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-45 of gpu/ladder/ (13-45 on sm_90 only), 101-104 the Bc sweep"
-                         "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 29 at d = 128; with the ladder 1-36 (3, 8, 18-20, 22, 26, 27, 31, 33, 35: d = 64; 21, 23-25, 28-30, 32, 34, 36: d = 128)"
-                         "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-19 (6, 8, 9, 17, 19: d = 64; 2-5, 7, 10-16, 18: d = 128)"
+                         "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 29 at d = 128; with the ladder 1-" +
+                         std::to_string(gpu::tc::kBwdWgmmaLast) + " (" + gpu::bwd_variants_of_one_d(64) + ": d = 64 only; " +
+                         gpu::bwd_variants_of_one_d(128) + ": d = 128 only)" +
+                         "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-" +
+                         std::to_string(gpu::tc::kFp8LadderLast) + " (" + gpu::fp8_rungs_at(true, false) + ": d = 64; " +
+                         gpu::fp8_rungs_at(false, true) + ": d = 128)" +
                          "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
                          "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");

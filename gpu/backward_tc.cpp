@@ -153,14 +153,6 @@ int tc_backward_default_variant(int64_t d) {
   return 2;
 }
 
-// The variants that exist at head dimension d (64 or 128) and not at the other, as a list for the
-// error below.
-static std::string one_d_only(int d) {
-  const int other = d == 64 ? 128 : 64;
-  return variant_list(tc::kBwdWgmmaLast,
-                      [&](int v) { return tc::bwd_variant_for_d(v, d) && !tc::bwd_variant_for_d(v, other); });
-}
-
 TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   const tc::TcBwdVariantInfo i = tc::fa2_bwd_tc_variant(variant, int(d));
   if (!i.compiled && variant <= tc_backward_variant_count() && tc::bwd_variant_for_d(variant, int(d)))
@@ -170,7 +162,8 @@ TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
   if (!i.compiled)
     throw InputError("no tensor-core backward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
                      " (variants 1-" + std::to_string(tc_backward_variant_count()) +
-                     "; d = 64 or 128; " + one_d_only(64) + " are d = 64 only, " + one_d_only(128) + " d = 128 only; " +
+                     "; d = 64 or 128; " + bwd_variants_of_one_d(64) + " are d = 64 only, " + bwd_variants_of_one_d(128) +
+                     " d = 128 only; " +
                      std::to_string(tc::kBwdWgmmaVariant) + "-" +
                      std::to_string(tc::kBwdWgmmaLast) + ", wgmma, need a build with sm_90a)");
   return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};

@@ -67,7 +67,7 @@ namespace {
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
-          bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false>
+          bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -135,7 +135,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // over both 64-column panels of dO_i and Q_i (bwd_keys_by_cols_desc's WIDE), where 28 issues one
   // m64n64k16 per panel: 8 wgmma a Q block in place of 16, each A fragment read once.
   static constexpr bool WIDE_KV = WIDE_KV_;
-  static_assert(!WIDE_KV || (S_AHEAD && D == 128), "29 is 28 with the wide dV and dK products");
+  static_assert(!WIDE_KV || ((S_AHEAD || DQ_ALT_) && D == 128), "29 is 28 with the wide dV and dK products");
   // 30 (29, d = 128) and 31 (26, d = 64): dK_j and dV_j leave as K_j and V_j came in. Once every
   // consumer's products have retired, the consumers store them, rounded to the type, by stmatrix
   // into K_j's and V_j's tiles (the same 128-byte-swizzled panels), and one thread hands each
@@ -164,6 +164,17 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // in the knock-out builds the slab's stores, made under it, cost 29 a fifth of its time.
   static constexpr bool S_LATE = S_LATE_;
   static_assert(!S_LATE || (S_AHEAD && DQ_BULK), "36 is 29 with the next S^T issued after the slab's stores");
+  // 37 (29 without S^T ahead, d = 128): dQ_i's product by one warpgroup per Q block, the two in
+  // turn (warpgroup t mod 2 for block t), one m64n128k16 per 16 keys over both panels of K_j, where
+  // 29 has each warpgroup run m64n64k16 over its 64 columns: dS^T is read once, not twice (16 KiB
+  // less shared memory read per Q block), as in cuDNN's backward (60% of its tensor work in n = 128
+  // products, 29: 40%; tensor-core-backward/ncu-source/). The other warpgroup goes on to the next
+  // Q block meanwhile; a barrier of both before dS^T's stores (the last dQ product retired) replaces
+  // the slab's barrier of both; the slab is the dQ warpgroup's (a barrier of its 128 threads, its
+  // thread 0 issues the bulk add and waits for its read).
+  static constexpr bool DQ_ALT = DQ_ALT_;
+  static_assert(!DQ_ALT || (DQ_BULK && STMATRIX && WIDE_KV && !S_AHEAD && !DQ_QUADS && !DQ_RUN && !DKV_TMA),
+                "37 is 29 without S^T ahead and with dQ's product by one warpgroup a Q block");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -226,6 +237,11 @@ __device__ __forceinline__ uint64_t per_block(uint64_t d) {
 template <int ID, int THREADS>
 __device__ __forceinline__ void bar_sync_unaligned() {
   asm volatile("barrier.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+// The same for one warpgroup's named barrier `id` (37: the dQ slab's, reached by one warpgroup in a
+// branch the other does not take).
+__device__ __forceinline__ void bar_sync_wg_unaligned(int id) {
+  asm volatile("barrier.sync %0, 128;\n" ::"r"(id) : "memory");
 }
 
 // FA2b L10-L14 and L16 as bwd_block_products (gpu/fa2_bwd_wgmma_kernel.cuh) does them, the same
@@ -309,6 +325,17 @@ __device__ __forceinline__ void bwd_dq_product_run(float (&dq)[32], uint64_t dDS
     bwd_dq_product_desc<T, STEPS>(dq, dDS, dK, col0, hi_last);
   }
 }
+// 37: dQ_i = dS_ij K_j for all d = 128 columns by one warpgroup, STEPS k steps of 16 keys from key
+// 0 (dDS: dS^T's first row; dK: K_j's first row, its panels LBO bytes apart), every step issued:
+// dS is exactly 0 on keys no row of Q_i keeps (stored as such) and K_j finite, so those steps add
+// zeros. Skipping them, as bwd_dq_product_desc does, puts a warpgroup.arrive behind each test, and
+// inside the warpgroup's branch ptxas then serialises every wgmma of the kernel (C7520).
+template <typename T, int STEPS>
+__device__ __forceinline__ void bwd_dq_product_wide(float (&d0)[32], float (&d1)[32], uint64_t dDS, uint64_t dK) {
+#pragma unroll
+  for (int kk = 0; kk < STEPS; ++kk)
+    wgmma_ss_mn<T>(d0, d1, desc_add(dDS, uint32_t(kk * 2048)), desc_add(dK, uint32_t(kk * 2048)), kk > 0);
+}
 // 34, 35: tau times this warp's m64n64 partial of dQ_i (rows 16 warp + g + 8 hr, columns cbase +
 // 8 n + 2 t4, + 1) into a slab of D-float rows in the "quads" layout: within each group of 16
 // columns q, column 16 q + 8 h + 2 t + e sits at 4 t + 2 h + e, and the groups of odd rows are
@@ -350,6 +377,8 @@ __device__ __forceinline__ void bwd_stage_acc(uint32_t tile, float (&acc)[PANELS
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
 // (256 consumers); 2 dQ's slab complete (13: 256 consumers; 14: + the 96 dQ threads).
 constexpr int kBarDsT = 1, kBarSlab = 2, kBarDsTWg = 3;  // 18: 3 and 4, one per consumer warpgroup
+// 37: 5 both consumer warpgroups before dS^T's stores; 6 and 7 the dQ slab of one warpgroup.
+constexpr int kBarDqAlt = 5, kBarSlabWg = 6;
 
 template <typename T, class C>
 __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdParams p, const __grid_constant__ WsMaps<C> maps) {
@@ -457,6 +486,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C::CONSUMER_REGS));
   const int cwg = wg - 1, ctid = tid - 128, warp = (ctid / 32) % 4, lane = tid % 32, g = lane / 4, t4 = lane % 4;
   const BwdDescs dsc0 = bwd_descs<C>(sK, sV, sBuf0, sDS, cwg);  // v12's base descriptors
+  // 37: dQ's B operand, K_j from its first row and column, both 64-column panels.
+  [[maybe_unused]] const uint64_t dq_k_all = desc_lbo(desc_sw128(sK), uint32_t(BC * 128));
   const int wkey0 = col0 + cwg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
   const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
   const RowLimit lim = hd.lim;
@@ -512,11 +543,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       } else {
         bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
       }
+      // 37: the other warpgroup's dQ product of block t - 1 (the reader of dS^T) has retired.
+      if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();
       if constexpr (C::STMATRIX)
         bwd_stmatrix_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16, lane);  // for L15
       else
         bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
     } else {
+      if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();  // as above
       // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
       // Their rows in each 64-query panel (Br / 64 of them, 16 KiB apart).
       for (int e = ctid % 128; e < 64 * (BR / 8); e += 128) {
@@ -532,7 +566,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     // 25-27: Q block t - 1's bulk add has read the slab, which every consumer may write again
     // once past the barrier below.
     if constexpr (C::DQ_BULK)
-      if (ctid == 0) bulk_wait_read<0>();
+      if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_read<0>();  // 37: either warpgroup's
     if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
     else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
 
@@ -540,6 +574,40 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     // first k step overwrites the accumulators (scale_d = 0) and is always issued; steps over
     // keys no row of Q_i keeps are not (d = 64: this warpgroup's 64 keys, warpgroup 0's test;
     // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j).
+    if constexpr (C::DQ_ALT) {
+      // 37: warpgroup t mod 2 takes all of dQ_i (over both panels of K_j); the other retires its dK
+      // product and goes on to the next Q block. The product's wait in its branch (one wait after
+      // both branches made ptxas spill 336 bytes).
+      if (cwg == (t & 1)) {
+        float dq0[32], dq1[32];
+        fence_regs(dq0);
+        fence_regs(dq1);
+        wgmma_fence();
+        bwd_dq_product_wide<T, BC / 16>(dq0, dq1, dsc.dq_ds, per_block(dq_k_all));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(dq0);
+        fence_regs(dq1);
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+        mbar_arrive(bar_empty(s));  // dK's product was the stage's last reader
+        bwd_store_dq_slab_swizzled<D>(sdq, dq0, 0, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
+        bwd_store_dq_slab_swizzled<D>(sdq, dq1, 64, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
+        fence_proxy_async();
+        bar_sync_wg_unaligned(kBarSlabWg + cwg);  // this warpgroup's dQ_i complete in the slab
+        if (ctid % 128 == 0) {
+          const int rows = min(BR, p.fwd.nq - row0);
+          bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(sdq), uint32_t(rows * D * 4));
+          bulk_commit();
+        }
+      } else {
+        wgmma_wait<0>();
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+        mbar_arrive(bar_empty(s));
+      }
+      continue;
+    }
     float dq[32];
     fence_regs(dq);
     wgmma_fence();
@@ -619,7 +687,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   }
   // 25-27: the last bulk add complete before the block's shared memory goes.
   if constexpr (C::DQ_BULK)
-    if (ctid == 0) bulk_wait_all();
+    if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_all();
   // FA2b L18 (zeros for a block no row keeps).
   if constexpr (C::DKV_TMA) {
     // 30, 31: no product reads K_j or V_j once every consumer is past this barrier (each has
@@ -672,7 +740,9 @@ void launch_bwd_ws(const TcBwdParams& p) {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::S_LATE ? "v29 with the next Q block's S^T issued after this block's dQ partial is stored to the slab, in place "
+      C::DQ_ALT ? "v29 without S^T a block ahead, and with dQ_i's product by one warpgroup a Q block in turn, as one "
+                  "m64n128k16 per 16 keys over all 128 columns, in place of each warpgroup's m64n64k16 over its 64"
+      : C::S_LATE ? "v29 with the next Q block's S^T issued after this block's dQ partial is stored to the slab, in place "
                   "of before those stores"
       : C::DQ_QUADS && C::WIDE_KV ? "v29 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of "
                                   "16 of 8 bytes), in the dQ accumulator's quads layout"

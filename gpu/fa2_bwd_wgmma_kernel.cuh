@@ -76,23 +76,6 @@ namespace flashstep::gpu::tc {
 
 namespace {
 
-// wgmma m64n64k16, A and B from shared memory, both MN-major (dQ_i += dS_ij K_j); scale_d = 0:
-// D = A B, 1: D += A B.
-template <typename T>
-__device__ __forceinline__ void wgmma_ss_mn(float (&d)[32], uint64_t a, uint64_t b, int scale_d);
-#define FS_DEFINE_WGMMA_SS_MN(T, TY)                                                              \
-  template <>                                                                                     \
-  __device__ __forceinline__ void wgmma_ss_mn<T>(float (&d)[32], uint64_t a, uint64_t b, int scale_d) { \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                   \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS        \
-                 ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                                \
-                 : FS_ACC32_OPS(d)                                                                \
-                 : "l"(a), "l"(b), "r"(scale_d));                                                 \
-  }
-FS_DEFINE_WGMMA_SS_MN(__nv_bfloat16, "bf16")
-FS_DEFINE_WGMMA_SS_MN(__half, "f16")
-#undef FS_DEFINE_WGMMA_SS_MN
-
 // Byte offset of 16-byte chunk c (of D / 8) of row r in a ROWS-row tile stored as 64-column panels.
 template <int ROWS>
 __device__ __forceinline__ uint32_t panel_chunk(int r, int c) {

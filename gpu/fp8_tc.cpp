@@ -134,20 +134,13 @@ Fp8TcAccumulationShare fp8_tc_accumulation_share(const Fp8TcInputs& in, int64_t 
   return a;
 }
 
-// The ladder's FP8 rungs that exist at d = 64 and at d = 128 as asked, as a list for the error below.
-static std::string rungs_at(bool d64, bool d128) {
-  return variant_list(tc::kFp8LadderLast, [=](int v) {
-    return tc::fp8_ladder_rung(64, v) == d64 && tc::fp8_ladder_rung(128, v) == d128;
-  });
-}
-
 Fp8TcTiles fp8_tc_tiles(int64_t d, int variant) {
   const tc::Fp8TileInfo i = tile_info(d, variant);
   if (variant != 0) {  // the ladder's rungs (gpu/ladder/fp8_rungs.cu)
     if (!tc::fp8_ladder_rung(int(d), variant))
       throw InputError("no FP8 forward variant " + std::to_string(variant) + " for d = " + std::to_string(d) +
-                       " (0 the default; the ladder's rung " + rungs_at(true, true) + " at d = 64 and 128, " +
-                       rungs_at(true, false) + " at d = 64, " + rungs_at(false, true) + " at d = 128)");
+                       " (0 the default; the ladder's rung " + fp8_rungs_at(true, true) + " at d = 64 and 128, " +
+                       fp8_rungs_at(true, false) + " at d = 64, " + fp8_rungs_at(false, true) + " at d = 128)");
     if (!i.compiled && tile_info(d).compiled)
       throw InputError("FP8 forward variant " + std::to_string(variant) +
                        " is a rung of the kernel ladder, not built here: configure with -DFLASHSTEP_LADDER=ON "

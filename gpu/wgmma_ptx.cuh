@@ -90,6 +90,40 @@ __device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const
 FS_DEFINE_WGMMA(__nv_bfloat16, "bf16")
 FS_DEFINE_WGMMA(__half, "f16")
 
+// wgmma m64n64k16, A and B from shared memory, both MN-major (dQ_i += dS_ij K_j); scale_d = 0:
+// D = A B, 1: D += A B.
+template <typename T>
+__device__ __forceinline__ void wgmma_ss_mn(float (&d)[32], uint64_t a, uint64_t b, int scale_d);
+#define FS_DEFINE_WGMMA_SS_MN(T, TY)                                                              \
+  template <>                                                                                     \
+  __device__ __forceinline__ void wgmma_ss_mn<T>(float (&d)[32], uint64_t a, uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS        \
+                 ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                                \
+                 : FS_ACC32_OPS(d)                                                                \
+                 : "l"(a), "l"(b), "r"(scale_d));                                                 \
+  }
+FS_DEFINE_WGMMA_SS_MN(__nv_bfloat16, "bf16")
+FS_DEFINE_WGMMA_SS_MN(__half, "f16")
+#undef FS_DEFINE_WGMMA_SS_MN
+// The same with N = 128 (the backward's rung 37: dQ_i = dS_ij K_j over all d = 128 columns):
+// accumulator columns 0-63 in d0, 64-127 in d1; B's two 64-column panels LBO bytes apart (desc_lbo).
+template <typename T>
+__device__ __forceinline__ void wgmma_ss_mn(float (&d0)[32], float (&d1)[32], uint64_t a, uint64_t b, int scale_d);
+#define FS_DEFINE_WGMMA_SS_MN_WIDE(T, TY)                                                                      \
+  template <>                                                                                                  \
+  __device__ __forceinline__ void wgmma_ss_mn<T>(float (&d0)[32], float (&d1)[32], uint64_t a, uint64_t b,     \
+                                                 int scale_d) {                                                \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                  \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " " FS_ACC64_REGS                    \
+                 ", %64, %65, p, 1, 1, 1, 1;\n}\n"                                                             \
+                 : FS_ACC32_OPS(d0), FS_ACC32_OPS(d1)                                                          \
+                 : "l"(a), "l"(b), "r"(scale_d));                                                              \
+  }
+FS_DEFINE_WGMMA_SS_MN_WIDE(__nv_bfloat16, "bf16")
+FS_DEFINE_WGMMA_SS_MN_WIDE(__half, "f16")
+#undef FS_DEFINE_WGMMA_SS_MN_WIDE
+
 // wgmma m64nNk32 on e4m3 inputs with float32 accumulators (the FP8 forward, gpu/fp8_kernel.cuh).
 // For 8-bit inputs the PTX ISA allows K-major operands only: no transpose immediates, so the
 // second product reads V^T (d rows of keys) and its instruction has no imm-trans argument.

@@ -18,7 +18,8 @@
 // with dK and dV stored by stmatrix into K_j's and V_j's tiles and written by TMA), 32 and 33 (29
 // and 26 with dQ's product issued as one run of wgmma where every step is kept), 34 and 35 (29 and
 // 26 with dQ's partial stored to the slab 16 bytes a store, the accumulator's quads layout), 36 (29
-// with the next S^T issued after the slab's stores). Built only with
+// with the next S^T issued after the slab's stores), 37 (29 with dQ's product by one warpgroup a Q
+// block, the two in turn, over all 128 columns). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -79,6 +80,8 @@ using V34d128 = WsBwdConfig<kBwdWgmmaVariant + 29, 128, 3, false, true, false, f
 using V35d64 = WsBwdConfig<kBwdWgmmaVariant + 30, 64, 3, false, true, false, false, 128, false, true, false, true, false, false, false, false, true>;  // 26, quads
 //                      ..., the slab's stores 16 bytes wide, the next S^T after the slab's stores
 using V36d128 = WsBwdConfig<kBwdWgmmaVariant + 31, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, true>;  // 29, S^T late
+//                      ..., S^T late, dQ's product by one warpgroup a Q block (S^T not ahead)
+using V37d128 = WsBwdConfig<kBwdWgmmaVariant + 32, 128, 3, false, true, false, false, 64, false, true, false, true, false, true, false, false, false, false, true>;  // 29, dQ in turn
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -124,6 +127,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V34d128::VARIANT && d == 128) return info_of_ws<V34d128>();
   if (variant == V35d64::VARIANT && d == 64) return info_of_ws<V35d64>();
   if (variant == V36d128::VARIANT && d == 128) return info_of_ws<V36d128>();
+  if (variant == V37d128::VARIANT && d == 128) return info_of_ws<V37d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -170,6 +174,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V34d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V34d128>(p);
   if (variant == V35d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V35d64>(p);
   if (variant == V36d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V36d128>(p);
+  if (variant == V37d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V37d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -21,7 +21,15 @@ ROWS = [
     ("lsu pipe %", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"),
     ("uniform pipe %", "sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active"),
     ("L2 throughput %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L1 throughput % (active)", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+    ("L1 lsu wavefronts %", "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed"),
+    ("L1 bank reads %", "l1tex__data_bank_reads.avg.pct_of_peak_sustained_elapsed"),
+    ("L1 bank writes %", "l1tex__data_bank_writes.avg.pct_of_peak_sustained_elapsed"),
+    ("mio to registers %", "sm__mio2rf_writeback_active.avg.pct_of_peak_sustained_elapsed"),
 ]
+# Shared-memory counts (MemoryWorkloadAnalysis_Tables): every .sum metric of shared memory's wavefronts,
+# instructions and bank conflicts a file holds, in the order first seen.
+SHARED = re.compile(r"(wavefronts_mem_shared|op_shared|bank_conflicts_pipe_lsu_mem_shared)[^.]*\.sum$")
 STALLS = ["wait", "barrier", "long_scoreboard", "short_scoreboard", "gmma", "math_pipe_throttle", "mio_throttle",
           "lg_throttle", "dispatch_stall", "not_selected", "branch_resolving"]
 
@@ -50,7 +58,9 @@ def first_launch(path):
 cols = [(a.split("=", 1)[0], *first_launch(a.split("=", 1)[1])) for a in sys.argv[1:]]
 w = 34
 print("".ljust(w) + "".join(f"{c[0]:>16s}" for c in cols))
-for label, key in ROWS + [(f"stall {s} /issue", f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio") for s in STALLS]:
+shared = [k for c in cols for k in c[2] if SHARED.search(k)]
+shared = [(k.split("__", 1)[-1][:w - 1], k) for i, k in enumerate(shared) if k not in shared[:i]]
+for label, key in ROWS + [(f"stall {s} /issue", f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio") for s in STALLS] + shared:
     print(label.ljust(w) + "".join(f"{c[2].get(key, '-'):>16s}" for c in cols))
 for c in cols:
     print(f"{c[0]}: {c[1]}")
