@@ -67,7 +67,8 @@ namespace {
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
-          bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false>
+          bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false,
+          bool PERSIST_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -175,6 +176,15 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr bool DQ_ALT = DQ_ALT_;
   static_assert(!DQ_ALT || (DQ_BULK && STMATRIX && WIDE_KV && !S_AHEAD && !DQ_QUADS && !DQ_RUN && !DKV_TMA),
                 "37 is 29 without S^T ahead and with dQ's product by one warpgroup a Q block");
+  // 38 (29), 39 (26) and 40 (37): a persistent grid, one thread block per SM taking the (head, K/V
+  // block) tiles in turn, in the grid's order, where 26, 29 and 37 launch one block per tile: the
+  // stage ring runs on across tiles, so the producer loads the next tile's first Q blocks while
+  // the consumers finish this one; it loads the next K_j, V_j once they are done with these (a
+  // fourth kind of mbarrier, K/V empty), while they write dK_j, dV_j. As cuDNN's backward (132
+  // blocks on the H200; default-v19/ncu/).
+  static constexpr bool PERSIST = PERSIST_;
+  static_assert(!PERSIST || (DQ_BULK && ARRIVE_ALL && !DQ_WARPS && !DQ_MBAR && !DKV_TMA && !S_LATE),
+                "38-40 are 29, 26 and 37 on a persistent grid");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : 1;
@@ -183,8 +193,9 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
   static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
   static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
-  // The mbarriers: K_j and V_j full; per stage full and empty; 17: per slab full and empty.
-  static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0);
+  // The mbarriers: K_j and V_j full; per stage full and empty; 17: per slab full and empty; 38-40:
+  // K_j and V_j empty.
+  static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0) + (PERSIST ? 1 : 0);
   // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
   static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
   static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
@@ -395,12 +406,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   auto bar_empty = [&](int s) { return bar_kv + 8u * uint32_t(1 + ST + s); };
   auto slab_full = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + b); };      // 17
   auto slab_empty = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + C::SLABS + b); };  // 17
+  [[maybe_unused]] const uint32_t kv_empty = bar_kv + 8u * uint32_t(1 + 2 * ST + (C::DQ_MBAR ? 2 * C::SLABS : 0));
   auto buf_addr = [&](int s) { return sBuf0 + uint32_t(s * C::SMEM_BUF_PAD); };
   const int tid = threadIdx.x, wg = tid / 128;
 
   // The grid is (Tc, heads): the blocks at work at once share one head's Q_i, dO_i, dQ_i in L2.
-  const int64_t h = blockIdx.y;
-  const int j = int(blockIdx.x), col0 = j * BC;
+  // 38-40: tile h Tc + j is head h's K/V block j (the same order), taken by block tile mod the
+  // grid's size; every role loops over its block's tiles, once where the grid is (Tc, heads).
+  const int64_t grid_h = blockIdx.y;
+  const int grid_col0 = int(blockIdx.x) * BC;
+  const int Tc = (p.fwd.nk + BC - 1) / BC;
+  const int n_tiles = C::PERSIST ? Tc * int(p.fwd.heads) : 1, tile_step = C::PERSIST ? int(gridDim.x) : 1;
+  auto tile_head = [&](int tile) { return C::PERSIST ? int64_t(tile / Tc) : grid_h; };
+  auto tile_col0 = [&](int tile) { return C::PERSIST ? tile % Tc * BC : grid_col0; };
 
   if (tid == 0) {
     mbar_init(bar_kv, 1);
@@ -413,6 +431,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         mbar_init(slab_full(b), C::CONSUMER_THREADS);
         mbar_init(slab_empty(b), C::DQ_THREADS);
       }
+    if constexpr (C::PERSIST) mbar_init(kv_empty, C::CONSUMER_THREADS);
     mbar_init_fence();
   }
   __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
@@ -420,64 +439,80 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   if (wg == 0) {
     // ---- the producer warpgroup ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C::PRODUCER_REGS));
-    const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);
-    const int i_first = hd.i_first, n_i = hd.Tr - i_first;
-    if (tid < 32 && n_i > 0) {
-      // FA2b L6: K_j, V_j, once.
-      if (tid == 0) {
-        mbar_expect_tx(bar_kv, uint32_t(2 * C::SMEM_KV));
+    int q0 = 0, kv_n = 0;  // 38-40: the Q blocks and the loaded K/V tiles of the block's earlier tiles
+    for (int tile = C::PERSIST ? int(blockIdx.x) : 0; tile < n_tiles; tile += tile_step) {
+      const int64_t h = tile_head(tile);
+      const int col0 = tile_col0(tile);
+      const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);
+      const int i_first = hd.i_first, n_i = hd.Tr - i_first;
+      if (tid < 32 && n_i > 0) {
+        // FA2b L6: K_j, V_j, once (38-40: once every consumer is done with the last tile's).
+        auto load_kv = [&] {
+          if (tid == 0) {
+            if constexpr (C::PERSIST)
+              if (kv_n > 0) mbar_wait(kv_empty, uint32_t((kv_n - 1) & 1));
+            mbar_expect_tx(bar_kv, uint32_t(2 * C::SMEM_KV));
 #pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn) {
-          tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, col0, int(h), bar_kv);
-          tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, col0, int(h), bar_kv);
-        }
-      }
-      // FA2b L9's loads: Q_i, dO_i, L2_i, D_i of the t-th Q block into stage t mod ST, once the
-      // consumers have released the block that used it before (t - ST).
-      for (int t = 0; t < n_i; ++t) {
-        const int s = t % ST, row0 = (i_first + t) * BR;
-        if (t >= ST) mbar_wait(bar_empty(s), uint32_t((t / ST - 1) & 1));
-        const uint32_t b = buf_addr(s), full = bar_full(s);
-        // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
-        // L2 = +inf, D = 0 past Nq), stored before this lane's arrival releases them.
-        if constexpr (BR == 64) {
-          // 24: rows 2 tid, + 1 (queries 8n + 2 t4 + e with n = tid / 4, t4 = tid mod 4) at
-          // 16 t4 + 2n + e, bwd_probabilities' PERM layout.
-          float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) +
-                          (C::STATS_PERM ? (tid % 4) * 8 + tid / 4 : tid);
-          stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
-          stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
-        } else {  // 19: four of each per lane
-          static_assert(BR == 128, "BR / 32 floats of L2_i and D_i per lane of the producer warp");
-          float4* stats = reinterpret_cast<float4*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
-          stats[0] = *reinterpret_cast<const float4*>(hd.L2 + row0 + 4 * tid);
-          stats[BR / 4] = *reinterpret_cast<const float4*>(hd.D + row0 + 4 * tid);
-        }
-        if (tid == 0) {
-          mbar_expect_tx(full, uint32_t(2 * C::SMEM_QI));
-#pragma unroll
-          for (int pn = 0; pn < PANELS; ++pn) {
-            tma_load_3d(b + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), full);
-            tma_load_3d(b + uint32_t(C::SMEM_QI + pn * BR * 128), &maps.dO, pn * 64, row0, int(h), full);
+            for (int pn = 0; pn < PANELS; ++pn) {
+              tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, col0, int(h), bar_kv);
+              tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, col0, int(h), bar_kv);
+            }
           }
-        } else {
-          mbar_arrive(full);
+        };
+        if constexpr (!C::PERSIST) load_kv();
+        // FA2b L9's loads: Q_i, dO_i, L2_i, D_i of the block's q-th Q block (t-th of this tile) into
+        // stage q mod ST, once the consumers have released the block that used it before (q - ST).
+        for (int t = 0; t < n_i; ++t) {
+          const int q = q0 + t, s = q % ST, row0 = (i_first + t) * BR;
+          if (q >= ST) mbar_wait(bar_empty(s), uint32_t((q / ST - 1) & 1));
+          const uint32_t b = buf_addr(s), full = bar_full(s);
+          // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
+          // L2 = +inf, D = 0 past Nq), stored before this lane's arrival releases them.
+          if constexpr (BR == 64) {
+            // 24: rows 2 tid, + 1 (queries 8n + 2 t4 + e with n = tid / 4, t4 = tid mod 4) at
+            // 16 t4 + 2n + e, bwd_probabilities' PERM layout.
+            float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) +
+                            (C::STATS_PERM ? (tid % 4) * 8 + tid / 4 : tid);
+            stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
+            stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
+          } else {  // 19: four of each per lane
+            static_assert(BR == 128, "BR / 32 floats of L2_i and D_i per lane of the producer warp");
+            float4* stats = reinterpret_cast<float4*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
+            stats[0] = *reinterpret_cast<const float4*>(hd.L2 + row0 + 4 * tid);
+            stats[BR / 4] = *reinterpret_cast<const float4*>(hd.D + row0 + 4 * tid);
+          }
+          if (tid == 0) {
+            mbar_expect_tx(full, uint32_t(2 * C::SMEM_QI));
+#pragma unroll
+            for (int pn = 0; pn < PANELS; ++pn) {
+              tma_load_3d(b + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), full);
+              tma_load_3d(b + uint32_t(C::SMEM_QI + pn * BR * 128), &maps.dO, pn * 64, row0, int(h), full);
+            }
+          } else {
+            mbar_arrive(full);
+          }
+          // 38-40: this tile's K_j, V_j behind its first stages, which the consumers' last blocks of
+          // the tile before release.
+          if constexpr (C::PERSIST)
+            if (t == min(ST, n_i) - 1) load_kv();
+        }
+      } else if (C::DQ_WARPS && tid >= 32) {
+        // 14: the dQ warps. Per Q block: meet the consumers once slab t mod 2 is complete, add
+        // tau dQ_i to the float32 accumulator in HBM (four consecutive floats of one row per thread
+        // and step; rows past Nq are not written), and come back for the next.
+        const int dtid = tid - 32;
+        const float tau = p.fwd.scale;
+        for (int t = 0; t < n_i; ++t) {
+          const int row0 = (i_first + t) * BR;
+          const float* slab = sdq + (t & 1) * (C::SMEM_SLAB / 4);
+          if constexpr (C::DQ_MBAR) mbar_wait(slab_full(t & 1), uint32_t((t / 2) & 1));  // its k-th fill, k = t / 2
+          else bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
+          bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::DQ_THREADS>(hd.dQ, slab, row0, p.fwd.nq, tau, dtid);
+          if constexpr (C::DQ_MBAR) mbar_arrive(slab_empty(t & 1));  // this thread's reads of it done
         }
       }
-    } else if (C::DQ_WARPS && tid >= 32) {
-      // 14: the dQ warps. Per Q block: meet the consumers once slab t mod 2 is complete, add
-      // tau dQ_i to the float32 accumulator in HBM (four consecutive floats of one row per thread
-      // and step; rows past Nq are not written), and come back for the next.
-      const int dtid = tid - 32;
-      const float tau = p.fwd.scale;
-      for (int t = 0; t < n_i; ++t) {
-        const int row0 = (i_first + t) * BR;
-        const float* slab = sdq + (t & 1) * (C::SMEM_SLAB / 4);
-        if constexpr (C::DQ_MBAR) mbar_wait(slab_full(t & 1), uint32_t((t / 2) & 1));  // its k-th fill, k = t / 2
-        else bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
-        bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::DQ_THREADS>(hd.dQ, slab, row0, p.fwd.nq, tau, dtid);
-        if constexpr (C::DQ_MBAR) mbar_arrive(slab_empty(t & 1));  // this thread's reads of it done
-      }
+      q0 += n_i;
+      kv_n += n_i > 0;
     }
     return;
   }
@@ -488,232 +523,251 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   const BwdDescs dsc0 = bwd_descs<C>(sK, sV, sBuf0, sDS, cwg);  // v12's base descriptors
   // 37: dQ's B operand, K_j from its first row and column, both 64-column panels.
   [[maybe_unused]] const uint64_t dq_k_all = desc_lbo(desc_sw128(sK), uint32_t(BC * 128));
-  const int wkey0 = col0 + cwg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
-  const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
-  const RowLimit lim = hd.lim;
-  const int Tr = hd.Tr, i_first = hd.i_first, n_i = Tr - i_first;
+  int q0 = 0, kv_n = 0;  // 38-40: the Q blocks and the loaded K/V tiles of the block's earlier tiles
+  for (int tile = C::PERSIST ? int(blockIdx.x) : 0; tile < n_tiles; tile += tile_step) {
+    const int64_t h = tile_head(tile);
+    const int col0 = tile_col0(tile);
+    const int wkey0 = col0 + cwg * 64, key0 = wkey0 + warp * 16;  // this warpgroup's and this warp's first key
+    const BwdHead<T> hd = bwd_head<T, D, BR>(p, h, col0);  // the head's tensors, mask, Q blocks
+    const RowLimit lim = hd.lim;
+    const int Tr = hd.Tr, i_first = hd.i_first, n_i = Tr - i_first;
 
-  // FA2b L7: dK~_j = dV~_j = 0; L6's K_j, V_j have landed.
-  float dk[PANELS][32] = {}, dv[PANELS][32] = {};
-  const float scale_log2 = p.fwd.scale * kLog2e;
-  if (n_i > 0) mbar_wait(bar_kv, 0);
-  // 28: S^T of Q block t, issued a block ahead (the first here, once its stage has landed).
-  [[maybe_unused]] float s_ahead[C::S_AHEAD ? BR / 2 : 1];
-  auto issue_s_ahead = [&](int t_next) {
-    if constexpr (C::S_AHEAD) {
-      const int sn = t_next % ST;
-      mbar_wait(bar_full(sn), uint32_t((t_next / ST) & 1));
-      fence_regs(s_ahead);
-      wgmma_fence();
-      bwd_keys_by_queries_desc<T, D, BC, BR>(s_ahead, per_block(dsc0.k_wg),
-                                             desc_add(per_block(dsc0.buf0), uint32_t(sn * C::SMEM_BUF_PAD)));
-      wgmma_commit();
-    }
-  };
-  if constexpr (C::S_AHEAD)
-    if (n_i > 0) issue_s_ahead(0);
-
-  // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
-  for (int t = 0; t < n_i; ++t) {
-    const BwdDescs dsc{per_block(dsc0.k_wg), per_block(dsc0.v_wg), per_block(dsc0.buf0), per_block(dsc0.dq_ds),
-                       per_block(dsc0.dq_k)};
-    const int i = i_first + t, s = t % ST, row0 = i * BR;
-    const uint32_t sQ = buf_addr(s);
-    const uint64_t dQi = desc_add(dsc.buf0, uint32_t(s * C::SMEM_BUF_PAD));  // Q_i's and dO_i's descriptors
-    const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
-    const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
-    const float* sD = sL2 + BR;
-    // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
-    mbar_wait(bar_full(s), uint32_t((t / ST) & 1));
-
-    if constexpr (C::S_AHEAD) {  // 28: S^T of this Q block, issued a block ahead (unused if !wg_live)
-      wgmma_wait<0>();
-      fence_regs(s_ahead);
-    }
-    const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
-    const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
-    const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
-    if (wg_live) {
-      uint32_t dsa[BR / 16][4];
-      const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
-      if constexpr (C::OVERLAP) {
-        bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
-      } else if constexpr (C::S_AHEAD) {
-        bwd_block_after_s<T, C>(dk, dv, dsa, s_ahead, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
-      } else {
-        bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
-      }
-      // 37: the other warpgroup's dQ product of block t - 1 (the reader of dS^T) has retired.
-      if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();
-      if constexpr (C::STMATRIX)
-        bwd_stmatrix_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16, lane);  // for L15
-      else
-        bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
-    } else {
-      if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();  // as above
-      // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
-      // Their rows in each 64-query panel (Br / 64 of them, 16 KiB apart).
-      for (int e = ctid % 128; e < 64 * (BR / 8); e += 128) {
-        // Row e / (Br / 8) of this warpgroup's keys, chunk c = e mod (Br / 8) of its Br / 8: chunk
-        // c mod 8 of panel c / 8.
-        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sDS + uint32_t((cwg * 64 + e / (BR / 8)) * 128 +
-                                                                                  (e % (BR / 8) % 8) * 16 +
-                                                                                  (e % (BR / 8) / 8) * BC * 128)),
-                     "r"(0u));
-      }
-    }
-    fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
-    // 25-27: Q block t - 1's bulk add has read the slab, which every consumer may write again
-    // once past the barrier below.
-    if constexpr (C::DQ_BULK)
-      if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_read<0>();  // 37: either warpgroup's
-    if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
-    else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
-
-    // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab of shared memory. The
-    // first k step overwrites the accumulators (scale_d = 0) and is always issued; steps over
-    // keys no row of Q_i keeps are not (d = 64: this warpgroup's 64 keys, warpgroup 0's test;
-    // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j).
-    if constexpr (C::DQ_ALT) {
-      // 37: warpgroup t mod 2 takes all of dQ_i (over both panels of K_j); the other retires its dK
-      // product and goes on to the next Q block. The product's wait in its branch (one wait after
-      // both branches made ptxas spill 336 bytes).
-      if (cwg == (t & 1)) {
-        float dq0[32], dq1[32];
-        fence_regs(dq0);
-        fence_regs(dq1);
+    // FA2b L7: dK~_j = dV~_j = 0; L6's K_j, V_j have landed.
+    float dk[PANELS][32] = {}, dv[PANELS][32] = {};
+    const float scale_log2 = p.fwd.scale * kLog2e;
+    if (n_i > 0) mbar_wait(bar_kv, uint32_t(kv_n & 1));
+    // 28: S^T of Q block t, issued a block ahead (the first here, once its stage has landed).
+    [[maybe_unused]] float s_ahead[C::S_AHEAD ? BR / 2 : 1];
+    auto issue_s_ahead = [&](int t_next) {
+      if constexpr (C::S_AHEAD) {
+        const int sn = (q0 + t_next) % ST;
+        mbar_wait(bar_full(sn), uint32_t(((q0 + t_next) / ST) & 1));
+        fence_regs(s_ahead);
         wgmma_fence();
-        bwd_dq_product_wide<T, BC / 16>(dq0, dq1, dsc.dq_ds, per_block(dq_k_all));
+        bwd_keys_by_queries_desc<T, D, BC, BR>(s_ahead, per_block(dsc0.k_wg),
+                                               desc_add(per_block(dsc0.buf0), uint32_t(sn * C::SMEM_BUF_PAD)));
         wgmma_commit();
+      }
+    };
+    if constexpr (C::S_AHEAD)
+      if (n_i > 0) issue_s_ahead(0);
+
+    // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
+    for (int t = 0; t < n_i; ++t) {
+      const BwdDescs dsc{per_block(dsc0.k_wg), per_block(dsc0.v_wg), per_block(dsc0.buf0), per_block(dsc0.dq_ds),
+                         per_block(dsc0.dq_k)};
+      const int i = i_first + t, s = (q0 + t) % ST, row0 = i * BR;
+      const uint32_t sQ = buf_addr(s);
+      const uint64_t dQi = desc_add(dsc.buf0, uint32_t(s * C::SMEM_BUF_PAD));  // Q_i's and dO_i's descriptors
+      const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
+      const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
+      const float* sD = sL2 + BR;
+      // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
+      mbar_wait(bar_full(s), uint32_t(((q0 + t) / ST) & 1));
+
+      if constexpr (C::S_AHEAD) {  // 28: S^T of this Q block, issued a block ahead (unused if !wg_live)
         wgmma_wait<0>();
-        fence_regs(dq0);
-        fence_regs(dq1);
+        fence_regs(s_ahead);
+      }
+      const int last_row = min(row0 + BR, p.fwd.nq) - 1, hi_last = lim.hi(last_row);
+      const bool wg_live = wkey0 <= hi_last;                // some row of Q_i keeps a key of this warpgroup
+      const bool partial = key0 + 15 > lim.hi(row0);        // some row of Q_i masks a key of this warp
+      if (wg_live) {
+        uint32_t dsa[BR / 16][4];
+        const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
+        if constexpr (C::OVERLAP) {
+          bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+        } else if constexpr (C::S_AHEAD) {
+          bwd_block_after_s<T, C>(dk, dv, dsa, s_ahead, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+        } else {
+          bwd_block_products<T, C>(dk, dv, dsa, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+        }
+        // 37: the other warpgroup's dQ product of block t - 1 (the reader of dS^T) has retired.
+        if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();
+        if constexpr (C::STMATRIX)
+          bwd_stmatrix_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16, lane);  // for L15
+        else
+          bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
+      } else {
+        if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();  // as above
+        // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
+        // Their rows in each 64-query panel (Br / 64 of them, 16 KiB apart).
+        for (int e = ctid % 128; e < 64 * (BR / 8); e += 128) {
+          // Row e / (Br / 8) of this warpgroup's keys, chunk c = e mod (Br / 8) of its Br / 8: chunk
+          // c mod 8 of panel c / 8.
+          const uint32_t addr = sDS + uint32_t((cwg * 64 + e / (BR / 8)) * 128 + (e % (BR / 8) % 8) * 16 +
+                                               (e % (BR / 8) / 8) * BC * 128);
+          asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u));
+        }
+      }
+      fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
+      // 25-27: Q block t - 1's bulk add has read the slab, which every consumer may write again
+      // once past the barrier below.
+      if constexpr (C::DQ_BULK)
+        if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_read<0>();  // 37: either warpgroup's
+      if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
+      else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
+
+      // FA2b L15: dQ_i += tau dS_ij K_j (tau on the way out), into the slab of shared memory. The
+      // first k step overwrites the accumulators (scale_d = 0) and is always issued; steps over
+      // keys no row of Q_i keeps are not (d = 64: this warpgroup's 64 keys, warpgroup 0's test;
+      // d = 128: all 128 keys, this warpgroup's 64-column panel of K_j).
+      if constexpr (C::DQ_ALT) {
+        // 37: warpgroup t mod 2 takes all of dQ_i (over both panels of K_j); the other retires its dK
+        // product and goes on to the next Q block. The product's wait in its branch (one wait after
+        // both branches made ptxas spill 336 bytes).
+        if (cwg == (t & 1)) {
+          float dq0[32], dq1[32];
+          fence_regs(dq0);
+          fence_regs(dq1);
+          wgmma_fence();
+          bwd_dq_product_wide<T, BC / 16>(dq0, dq1, dsc.dq_ds, per_block(dq_k_all));
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_regs(dq0);
+          fence_regs(dq1);
+#pragma unroll
+          for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+          mbar_arrive(bar_empty(s));  // dK's product was the stage's last reader
+          bwd_store_dq_slab_swizzled<D>(sdq, dq0, 0, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
+          bwd_store_dq_slab_swizzled<D>(sdq, dq1, 64, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
+          fence_proxy_async();
+          bar_sync_wg_unaligned(kBarSlabWg + cwg);  // this warpgroup's dQ_i complete in the slab
+          if (ctid % 128 == 0) {
+            const int rows = min(BR, p.fwd.nq - row0);
+            bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(sdq), uint32_t(rows * D * 4));
+            bulk_commit();
+          }
+        } else {
+          wgmma_wait<0>();
+#pragma unroll
+          for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+          mbar_arrive(bar_empty(s));
+        }
+        continue;
+      }
+      float dq[32];
+      fence_regs(dq);
+      wgmma_fence();
+      if constexpr (C::DQ_RUN) bwd_dq_product_run<T, BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+      else bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+      if constexpr (C::S_LATE) {
+        bwd_retire_dq_dk<PANELS>(dq, dk);  // 36: the next S^T after the slab's stores, below
+      } else if constexpr (C::S_AHEAD) {
+        // 28: the next block's S^T (the last block's on its own stage) behind dQ's group, then
+        // dK's and dQ's groups retired with it still in flight.
+        wgmma_commit();
+        issue_s_ahead(t + 1 < n_i ? t + 1 : t);
+        wgmma_wait<1>();
+        fence_regs(dq);
 #pragma unroll
         for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-        mbar_arrive(bar_empty(s));  // dK's product was the stage's last reader
-        bwd_store_dq_slab_swizzled<D>(sdq, dq0, 0, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
-        bwd_store_dq_slab_swizzled<D>(sdq, dq1, 64, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
+      } else {
+        bwd_retire_dq_dk<PANELS>(dq, dk);
+      }
+      if constexpr (C::OVERLAP)  // dV's group, retired by the same wait
+#pragma unroll
+        for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+      // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
+      // 38: but for the tile's last, which its S^T issued past the end still reads (released below).
+      if constexpr (C::PERSIST && C::S_AHEAD) {
+        if (t + 1 < n_i) mbar_arrive(bar_empty(s));
+      } else if constexpr (C::ARRIVE_ALL) {
+        mbar_arrive(bar_empty(s));  // 15: each thread releases its own reads of L2_i and D_i
+      } else {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bar_empty(s));
+      }
+
+      // To this warpgroup's part of the slab (14: slab t mod 2; d = 64: its partial; 19: its 64 rows).
+      float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) +
+                    (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : C::DQ_ROWSPLIT ? cwg * 64 * C::DQ_LD : 0);
+      // 17: slab t mod 2 is free once the dQ warps have read its fill of block t - 2.
+      if constexpr (C::DQ_MBAR)
+        if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
+      if constexpr (C::DQ_BULK) {
+        // 25-27: tau dQ_i's partial, swizzled, then fenced for the copy engine (the async proxy).
+        if constexpr (C::DQ_QUADS)
+          bwd_store_dq_slab_quads<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4, p.fwd.scale);
+        else
+          bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
+                                        p.fwd.scale);
         fence_proxy_async();
-        bar_sync_wg_unaligned(kBarSlabWg + cwg);  // this warpgroup's dQ_i complete in the slab
-        if (ctid % 128 == 0) {
+        if constexpr (C::S_LATE) issue_s_ahead(t + 1 < n_i ? t + 1 : t);
+        // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
+        // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
+        bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+        if (ctid == 0) {
           const int rows = min(BR, p.fwd.nq - row0);
           bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(sdq), uint32_t(rows * D * 4));
           bulk_commit();
         }
+        continue;  // nothing else of the Q block is left
+      }
+      bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
+      if constexpr (C::DQ_MBAR) {
+        mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
+        // 17: every consumer's dQ product of block t has retired before block t + 1 writes dS^T
+        // (18: each warpgroup reads only its own rows, after its own stores).
+        if constexpr (!C::WG_APART) bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+      } else if constexpr (C::DQ_WARPS) {
+        // dQ_i's partials complete: the dQ warps take slab t mod 2 (and are done with the other).
+        bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
       } else {
-        wgmma_wait<0>();
-#pragma unroll
-        for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-        mbar_arrive(bar_empty(s));
+        bar_sync<kBarSlab, C::CONSUMER_THREADS>();  // dQ_i's partials complete
+        // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per
+        // thread and step (rows past Nq are not written).
+        bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::CONSUMER_THREADS>(hd.dQ, sdq, row0, p.fwd.nq, p.fwd.scale,
+                                                                            ctid);
       }
-      continue;
-    }
-    float dq[32];
-    fence_regs(dq);
-    wgmma_fence();
-    if constexpr (C::DQ_RUN) bwd_dq_product_run<T, BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
-    else bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
-    if constexpr (C::S_LATE) {
-      bwd_retire_dq_dk<PANELS>(dq, dk);  // 36: the next S^T after the slab's stores, below
-    } else if constexpr (C::S_AHEAD) {
-      // 28: the next block's S^T (the last block's on its own stage) behind dQ's group, then
-      // dK's and dQ's groups retired with it still in flight.
-      wgmma_commit();
-      issue_s_ahead(t + 1 < n_i ? t + 1 : t);
-      wgmma_wait<1>();
-      fence_regs(dq);
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-    } else {
-      bwd_retire_dq_dk<PANELS>(dq, dk);
-    }
-    if constexpr (C::OVERLAP)  // dV's group, retired by the same wait
-#pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
-    // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
-    if constexpr (C::ARRIVE_ALL) {
-      mbar_arrive(bar_empty(s));  // 15: each thread releases its own reads of L2_i and D_i
-    } else {
-      __syncwarp();
-      if (lane == 0) mbar_arrive(bar_empty(s));
     }
 
-    // To this warpgroup's part of the slab (14: slab t mod 2; d = 64: its partial; 19: its 64 rows).
-    float* slab = sdq + (C::DQ_WARPS ? (t & 1) * (C::SMEM_SLAB / 4) : 0) +
-                  (C::DQ_KSPLIT ? cwg * BR * C::DQ_LD : C::DQ_ROWSPLIT ? cwg * 64 * C::DQ_LD : 0);
-    // 17: slab t mod 2 is free once the dQ warps have read its fill of block t - 2.
-    if constexpr (C::DQ_MBAR)
-      if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
-    if constexpr (C::DQ_BULK) {
-      // 25-27: tau dQ_i's partial, swizzled, then fenced for the copy engine (the async proxy).
-      if constexpr (C::DQ_QUADS)
-        bwd_store_dq_slab_quads<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4, p.fwd.scale);
-      else
-        bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
-                                      p.fwd.scale);
-      fence_proxy_async();
-      if constexpr (C::S_LATE) issue_s_ahead(t + 1 < n_i ? t + 1 : t);
-      // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
-      // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
-      bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+    // 28: the S^T issued after the last block retired before the block ends.
+    if constexpr (C::S_AHEAD) {
+      wgmma_wait<0>();
+      fence_regs(s_ahead);
+    }
+    if constexpr (C::PERSIST) {
+      if (n_i > 0) {
+        if constexpr (C::S_AHEAD) mbar_arrive(bar_empty((q0 + n_i - 1) % ST));  // 38: the last stage
+        mbar_arrive(kv_empty);  // 38-40: no product of this thread's reads K_j or V_j any more
+      }
+    } else if constexpr (C::DQ_BULK) {
+      // 25-27: the last bulk add complete before the block's shared memory goes.
+      if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_all();
+    }
+    // FA2b L18 (zeros for a block no row keeps).
+    if constexpr (C::DKV_TMA) {
+      // 30, 31: no product reads K_j or V_j once every consumer is past this barrier (each has
+      // retired its own), and every Q_i stage has landed: their tiles take tau dK~_j and dV~_j.
+      wgmma_wait<0>();
+      bar_sync<kBarDsT, C::CONSUMER_THREADS>();
+      bwd_stage_acc<T, PANELS>(sK, dk, p.fwd.scale, cwg * 64 + warp * 16, lane);
+      bwd_stage_acc<T, PANELS>(sV, dv, 1.f, cwg * 64 + warp * 16, lane);
+      fence_proxy_async();  // written by stmatrix, read next by the copy engine
+      bar_sync<kBarDsT, C::CONSUMER_THREADS>();
       if (ctid == 0) {
-        const int rows = min(BR, p.fwd.nq - row0);
-        bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, smem_addr(sdq), uint32_t(rows * D * 4));
-        bulk_commit();
-      }
-      continue;  // nothing else of the Q block is left
-    }
-    bwd_store_dq_slab<C::DQ_LD>(slab, dq, C::DQ_KSPLIT || C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, t4);
-    if constexpr (C::DQ_MBAR) {
-      mbar_arrive(slab_full(t & 1));  // this thread's part of dQ_i's partials is in the slab
-      // 17: every consumer's dQ product of block t has retired before block t + 1 writes dS^T
-      // (18: each warpgroup reads only its own rows, after its own stores).
-      if constexpr (!C::WG_APART) bar_sync<kBarSlab, C::CONSUMER_THREADS>();
-    } else if constexpr (C::DQ_WARPS) {
-      // dQ_i's partials complete: the dQ warps take slab t mod 2 (and are done with the other).
-      bar_sync_unaligned<kBarSlab, C::CONSUMER_THREADS + C::DQ_THREADS>();
-    } else {
-      bar_sync<kBarSlab, C::CONSUMER_THREADS>();  // dQ_i's partials complete
-      // tau dQ_i into the float32 accumulator in HBM: four consecutive floats of one row per
-      // thread and step (rows past Nq are not written).
-      bwd_add_dq_slab<D, BR, C::DQ_LD, C::DQ_KSPLIT, C::CONSUMER_THREADS>(hd.dQ, sdq, row0, p.fwd.nq, p.fwd.scale, ctid);
-    }
-  }
-
-  // 28: the S^T issued after the last block retired before the block ends.
-  if constexpr (C::S_AHEAD) {
-    wgmma_wait<0>();
-    fence_regs(s_ahead);
-  }
-  // 25-27: the last bulk add complete before the block's shared memory goes.
-  if constexpr (C::DQ_BULK)
-    if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_all();
-  // FA2b L18 (zeros for a block no row keeps).
-  if constexpr (C::DKV_TMA) {
-    // 30, 31: no product reads K_j or V_j once every consumer is past this barrier (each has
-    // retired its own), and every Q_i stage has landed: their tiles take tau dK~_j and dV~_j.
-    wgmma_wait<0>();
-    bar_sync<kBarDsT, C::CONSUMER_THREADS>();
-    bwd_stage_acc<T, PANELS>(sK, dk, p.fwd.scale, cwg * 64 + warp * 16, lane);
-    bwd_stage_acc<T, PANELS>(sV, dv, 1.f, cwg * 64 + warp * 16, lane);
-    fence_proxy_async();  // written by stmatrix, read next by the copy engine
-    bar_sync<kBarDsT, C::CONSUMER_THREADS>();
-    if (ctid == 0) {
 #pragma unroll
-      for (int pn = 0; pn < PANELS; ++pn) {
-        tma_store_3d(&maps.dk, pn * 64, col0, int(h), sK + uint32_t(pn * BC * 128));
-        tma_store_3d(&maps.dv, pn * 64, col0, int(h), sV + uint32_t(pn * BC * 128));
+        for (int pn = 0; pn < PANELS; ++pn) {
+          tma_store_3d(&maps.dk, pn * 64, col0, int(h), sK + uint32_t(pn * BC * 128));
+          tma_store_3d(&maps.dv, pn * 64, col0, int(h), sV + uint32_t(pn * BC * 128));
+        }
+        bulk_commit();
+        bulk_wait_read<0>();  // the tiles read before the block's shared memory goes
       }
-      bulk_commit();
-      bulk_wait_read<0>();  // the tiles read before the block's shared memory goes
+    } else {
+      bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
     }
-  } else {
-    bwd_write_dk_dv<T, D, PANELS>(p, h, key0, g, t4, dk, dv);
+    q0 += n_i;
+    kv_n += n_i > 0;
   }
+  // 38-40: the last bulk add complete before the block's shared memory goes.
+  if constexpr (C::PERSIST)
+    if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_all();
 }
 
 // Host side: the four tensor maps, built per launch (four cuTensorMapEncodeTiled calls on the
-// host, no device work), then the launch on the (Tc, heads) grid.
+// host, no device work), then the launch on the (Tc, heads) grid (38-40: one block per SM).
 template <class C>
 void launch_bwd_ws(const TcBwdParams& p) {
   static int64_t opted[2] = {0, 0};
@@ -726,7 +780,10 @@ void launch_bwd_ws(const TcBwdParams& p) {
     maps.dk = make_map(p.dK, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
     maps.dv = make_map(p.dV, p.fwd.elem, p.fwd.heads, p.fwd.nk, C::D, C::BC);
   }
-  const dim3 grid(unsigned((p.fwd.nk + C::BC - 1) / C::BC), unsigned(p.fwd.heads));
+  const int64_t tc = (p.fwd.nk + C::BC - 1) / C::BC;
+  // 38-40: one block per SM, or per tile where there are fewer tiles.
+  const dim3 grid = C::PERSIST ? dim3(unsigned(std::min<int64_t>(tc * p.fwd.heads, sm_count())))
+                               : dim3(unsigned(tc), unsigned(p.fwd.heads));
   if (p.fwd.elem == Elem::bf16) {
     opt_in_shared(fa2_bwd_ws_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
     fa2_bwd_ws_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
@@ -737,64 +794,7 @@ void launch_bwd_ws(const TcBwdParams& p) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <class C>
-TcBwdVariantInfo info_of_ws() {
-  const char* what =
-      C::DQ_ALT ? "v29 without S^T a block ahead, and with dQ_i's product by one warpgroup a Q block in turn, as one "
-                  "m64n128k16 per 16 keys over all 128 columns, in place of each warpgroup's m64n64k16 over its 64"
-      : C::S_LATE ? "v29 with the next Q block's S^T issued after this block's dQ partial is stored to the slab, in place "
-                  "of before those stores"
-      : C::DQ_QUADS && C::WIDE_KV ? "v29 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of "
-                                  "16 of 8 bytes), in the dQ accumulator's quads layout"
-      : C::DQ_QUADS ? "v26 with tau dQ_i's partial stored to the slab 16 bytes a store (8 a thread in place of 16 of 8 "
-                      "bytes), in the dQ accumulator's quads layout"
-      : C::DQ_RUN && C::WIDE_KV ? "v29 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of "
-                                "each step behind a test of its keys"
-      : C::DQ_RUN ? "v26 with dQ's product issued as one run of 8 wgmma where every k step is kept, in place of each step "
-                    "behind a test of its keys"
-      : C::DKV_TMA && C::WIDE_KV ? "v29 with dK_j and dV_j stored by stmatrix into K_j's and V_j's tiles and written by the "
-                                 "copy engine (cp.async.bulk.tensor), in place of 4-byte st.global from the registers"
-      : C::DKV_TMA ? "v26 with dK_j and dV_j stored by stmatrix into K_j's and V_j's tiles and written by the copy engine "
-                     "(cp.async.bulk.tensor), in place of 4-byte st.global from the registers"
-      : C::WIDE_KV ? "v28 with dV's and dK's products as one m64n128k16 per 16 queries over both 64-column panels of dO_i and "
-                   "Q_i (the forward's wide O += P~ V), in place of one m64n64k16 per panel"
-      : C::S_AHEAD ? "v25 with the next Q block's S^T = K_j Q_i+1^T issued right after this block's dQ product, under the "
-                   "retirement of dQ's and dK's products, dQ_i's way to the slab, its barrier and the bulk add's issue"
-      : C::DQ_BULK && C::DQ_ROWSPLIT && !C::STMATRIX
-          ? "v19 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per Q block) from a "
-            "dense row-swizzled slab, in place of the consumers' red.v4 adds"
-      : C::DQ_BULK && C::DQ_ROWSPLIT ? "v22 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per "
-                                     "Q block) from a dense row-swizzled slab, in place of the consumers' red.v4 adds"
-      : C::DQ_BULK ? "v23 with tau dQ_i added to HBM by the bulk copy engine (cp.reduce.async.bulk, one per Q block) from a "
-                     "dense row-swizzled slab, in place of the consumers' red.v4 adds"
-      : C::STATS_PERM ? "v23 with L2_i and D_i laid out for float4 reads (each t4's 16 values side by side)"
-      : C::STMATRIX && C::DQ_ROWSPLIT ? "v19 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
-      : C::STMATRIX ? "v15 with dS^T stored by stmatrix (one per k step, in place of four 4-byte stores)"
-      : C::OVERLAP && C::DQ_ROWSPLIT ? "v19 with a Q block's products overlapped with its element-wise steps: S^T and dP^T "
-                                     "issued together, P^T under dP^T, dS^T under dV's product"
-      : C::OVERLAP ? "v15 with a Q block's products overlapped with its element-wise steps: S^T and dP^T issued "
-                     "together, P^T under dP^T, dS^T under dV's product"
-      : C::DQ_ROWSPLIT ? "v15 at d = 64 with Br = 128 (FlashAttention-3's tiles at d = 64): S^T and dP^T as m64n128 per "
-                       "warpgroup, 8 k steps of dV and dK per Q block, dQ_i's rows split between the warpgroups (64 each "
-                       "over all 128 keys, from dS^T's two 64-query panels)"
-      : C::WG_APART ? "v17 at d = 64 with the consumer warpgroups apart: dS^T's barrier per warpgroup (each dQ product "
-                    "reads only its own rows), no consumer barrier after the dQ slab"
-      : C::DQ_MBAR ? "v16 with each dQ slab handed over by an mbarrier pair (full: the consumers' stores, empty: the dQ "
-                   "warps' reads) in place of the 352-thread barrier; the consumers' own barrier kept for dS^T"
-      : C::ARRIVE_ALL && C::DQ_WARPS ? "v14 with every consumer thread arriving on a stage's empty barrier (as 15 does 13)"
-      : C::ARRIVE_ALL ? "v12's two warpgroups with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first "
-                        "warp's loads, into a 3-stage mbarrier ring that every consumer thread releases; setmaxnreg 24/240, "
-                        "the consumers' barriers named"
-      : C::DQ_WARPS ? "v13 with dQ_i added to HBM by the producer warpgroup's warps 1-3 (red.v4) from two alternating "
-                    "slabs: one named barrier of 352 threads per Q block in place of the consumers' adds"
-      : C::STAGES == 3 ? "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
-                         "into a 3-stage mbarrier ring (each consumer warp's lane 0 releases a stage); setmaxnreg 24/240, "
-                         "the consumers' barriers named"
-                       : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
-                         "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
-  return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true,
-                          C::DQ_BULK && !C::DQ_QUADS, C::DQ_QUADS};
-}
-
 }  // namespace
 }  // namespace flashstep::gpu::tc
+
+#include "gpu/bwd_ws_info.cuh"  // info_of_ws: each configuration's description

@@ -141,7 +141,7 @@ bool wgmma_built() {
   return false;
 }
 
-// The wgmma rungs alone (variants 5-37, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
+// The wgmma rungs alone (variants 5-40, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
 // a failing case names the rung.
 void check_wgmma(const Shape4& c) {
   if (!wgmma_built()) {
@@ -151,7 +151,7 @@ void check_wgmma(const Shape4& c) {
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
   // Those this build holds (runs_here): without the ladder, the defaults (bwd_config_sm90).
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37};
+  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40};
   check_variants(c, v);
 }
 
@@ -183,8 +183,8 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
   // The lists of the variants of one d alone, written out by hand.
   o.variant = 3;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
-                      Catch::Contains("3, 8, 18-20, 22, 26, 27, 31, 33 and 35 are d = 64 only, 21, 23-25, 28-30, 32, 34, "
-                                      "36 and 37 d = 128 only"));
+                      Catch::Contains("3, 8, 18-20, 22, 26, 27, 31, 33, 35 and 39 are d = 64 only, 21, 23-25, 28-30, 32, "
+                                      "34, 36-38 and 40 d = 128 only"));
 }
 
 TEST_CASE("variant lists: runs of three or more as ranges, the last after 'and'", "[tc][tc_backward]") {
@@ -205,19 +205,20 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     SKIP_TEST("this build has no sm_90a code (wgmma backward)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 37);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37})
+  REQUIRE(tc_backward_variant_count() == 40);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40})
     for (int64_t d : {64, 128}) {
       if ((variant == 8 || variant == 18 || variant == 19 || variant == 20 || variant == 22 || variant == 26 ||
-           variant == 27 || variant == 31 || variant == 33 || variant == 35) &&
+           variant == 27 || variant == 31 || variant == 33 || variant == 35 || variant == 39) &&
           d == 128) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18-v20, v22, v26, v27, v31, v33, v35: d = 64
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 128));  // v8, v18-v20, v22, v26, v27, v31, v33, v35, v39: d = 64
         continue;
       }
       if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 || variant == 29 ||
-           variant == 30 || variant == 32 || variant == 34 || variant == 36 || variant == 37) &&
+           variant == 30 || variant == 32 || variant == 34 || variant == 36 || variant == 37 || variant == 38 ||
+           variant == 40) &&
           d == 64) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32, v34, v36, v37: d = 128
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32, v34, v36-v38, v40: d = 128
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
@@ -227,9 +228,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       const TcBackwardVariant v = tc_backward_variant(variant, d);
       INFO("v" << variant << ", d = " << d << ": " << v.smem_bytes << " bytes of shared memory");
       CHECK(v.sm90_only);
-      CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 || variant == 31 || variant == 33 || variant == 35 ? 128 : 64));  // FlashAttention-3's Br at d = 64
+      CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 || variant == 31 || variant == 33 || variant == 35 || variant == 39 ? 128 : 64));  // FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-36: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-40: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);

@@ -12,7 +12,8 @@
 # (configuration 12: v9 with its matrix descriptors built once). BENCH=0: the checks of NEW alone.
 # DS=64: only the head dimension 64 (a rung that has no d = 128 form, as 18 and 19), PyTorch's side
 # too. SAN_NQ64: the d = 64 sanitizer shape's Nq (333 by default: 6 Q blocks of 64; a rung with
-# Br = 128, as 19, needs 700 or more for its 3-stage ring to wrap).
+# Br = 128, as 19, needs 700 or more for its 3-stage ring to wrap). CHECKS=0: the speed of
+# VARIANTS alone (several new rungs checked one by one with BENCH=0, then timed side by side).
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 dev_setup "$0" "$@"
@@ -22,6 +23,7 @@ BTB=${BTB:-3}  # calls back to back per timed sample, both sides (a backward cal
 DS=${DS:-64 128}
 has_d() { case " $DS " in *" $1 "*) return 0 ;; esac; return 1; }
 d_of() { echo "$1" | sed -E 's/.*--d ([0-9]+).*/\1/'; }
+if [ "${CHECKS:-1}" = 1 ]; then
 export FLASHSTEP_TC_BWD_VARIANTS=$NEW
 catch2 "$OUT/t_small.log" timeout 90 "$BIN/flashstep_tc_tests" "[bwd_wgmma][small]" & p1=$!
 catch2 "$OUT/t_ragged.log" timeout 90 "$BIN/flashstep_tc_tests" "*wgmma rungs: ragged*" & p2=$!
@@ -68,6 +70,7 @@ for k in 1 2 3 4; do [ -f "$OUT/verify$k.txt" ] && S+=("verify $k: $(tail -1 "$O
 for k in 1 2; do [ -f "$OUT/same$k.txt" ] && S+=("dK, dV v$NEW against v9, shape $k: $(tail -1 "$OUT/same$k.txt")"); done
 for f in "$OUT"/*check_d*.txt; do S+=("$(basename "$f" .txt): $(tail -1 "$f") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"); done
 S+=("correctness: $(($(date +%s) - T0)) s")
+fi
 : > "$OUT/bench.txt"
 [ "${BENCH:-1}" = 1 ] || VARIANTS=""
 for v in $VARIANTS; do
