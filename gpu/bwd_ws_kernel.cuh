@@ -463,7 +463,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         // FA2b L9's loads: Q_i, dO_i, L2_i, D_i of the block's q-th Q block (t-th of this tile) into
         // stage q mod ST, once the consumers have released the block that used it before (q - ST).
         for (int t = 0; t < n_i; ++t) {
-          const int q = q0 + t, s = q % ST, row0 = (i_first + t) * BR;
+          const int q = C::PERSIST ? q0 + t : t, s = q % ST, row0 = (i_first + t) * BR;
           if (q >= ST) mbar_wait(bar_empty(s), uint32_t((q / ST - 1) & 1));
           const uint32_t b = buf_addr(s), full = bar_full(s);
           // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
@@ -535,13 +535,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     // FA2b L7: dK~_j = dV~_j = 0; L6's K_j, V_j have landed.
     float dk[PANELS][32] = {}, dv[PANELS][32] = {};
     const float scale_log2 = p.fwd.scale * kLog2e;
-    if (n_i > 0) mbar_wait(bar_kv, uint32_t(kv_n & 1));
+    if (n_i > 0) mbar_wait(bar_kv, uint32_t(C::PERSIST ? kv_n & 1 : 0));
     // 28: S^T of Q block t, issued a block ahead (the first here, once its stage has landed).
     [[maybe_unused]] float s_ahead[C::S_AHEAD ? BR / 2 : 1];
     auto issue_s_ahead = [&](int t_next) {
       if constexpr (C::S_AHEAD) {
-        const int sn = (q0 + t_next) % ST;
-        mbar_wait(bar_full(sn), uint32_t(((q0 + t_next) / ST) & 1));
+        const int qn = C::PERSIST ? q0 + t_next : t_next, sn = qn % ST;
+        mbar_wait(bar_full(sn), uint32_t((qn / ST) & 1));
         fence_regs(s_ahead);
         wgmma_fence();
         bwd_keys_by_queries_desc<T, D, BC, BR>(s_ahead, per_block(dsc0.k_wg),
@@ -556,14 +556,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     for (int t = 0; t < n_i; ++t) {
       const BwdDescs dsc{per_block(dsc0.k_wg), per_block(dsc0.v_wg), per_block(dsc0.buf0), per_block(dsc0.dq_ds),
                          per_block(dsc0.dq_k)};
-      const int i = i_first + t, s = (q0 + t) % ST, row0 = i * BR;
+      const int i = i_first + t, q = C::PERSIST ? q0 + t : t, s = q % ST, row0 = i * BR;
       const uint32_t sQ = buf_addr(s);
       const uint64_t dQi = desc_add(dsc.buf0, uint32_t(s * C::SMEM_BUF_PAD));  // Q_i's and dO_i's descriptors
       const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
       const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
       const float* sD = sL2 + BR;
       // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
-      mbar_wait(bar_full(s), uint32_t(((q0 + t) / ST) & 1));
+      mbar_wait(bar_full(s), uint32_t((q / ST) & 1));
 
       if constexpr (C::S_AHEAD) {  // 28: S^T of this Q block, issued a block ahead (unused if !wg_live)
         wgmma_wait<0>();
