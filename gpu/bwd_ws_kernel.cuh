@@ -176,12 +176,10 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr bool DQ_ALT = DQ_ALT_;
   static_assert(!DQ_ALT || (DQ_BULK && STMATRIX && WIDE_KV && !S_AHEAD && !DQ_QUADS && !DQ_RUN && !DKV_TMA),
                 "37 is 29 without S^T ahead and with dQ's product by one warpgroup a Q block");
-  // 38 (29), 39 (26) and 40 (37): a persistent grid, one thread block per SM taking the (head, K/V
-  // block) tiles in turn, in the grid's order, where 26, 29 and 37 launch one block per tile: the
-  // stage ring runs on across tiles, so the producer loads the next tile's first Q blocks while
-  // the consumers finish this one; it loads the next K_j, V_j once they are done with these (a
-  // fourth kind of mbarrier, K/V empty), while they write dK_j, dV_j. As cuDNN's backward (132
-  // blocks on the H200; default-v19/ncu/).
+  // 38 (29), 39 (26), 40 (37): a persistent grid (as cuDNN's backward), a block per SM taking the
+  // tiles in turn: the stage ring runs on across tiles (the next tile's first Q blocks load as this
+  // one ends), the next K_j, V_j load once the consumers are done with these (a K/V-empty
+  // mbarrier), while they write dK_j, dV_j.
   static constexpr bool PERSIST = PERSIST_;
   static_assert(!PERSIST || (DQ_BULK && ARRIVE_ALL && !DQ_WARPS && !DQ_MBAR && !DKV_TMA && !S_LATE),
                 "38-40 are 29, 26 and 37 on a persistent grid");
@@ -411,14 +409,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   const int tid = threadIdx.x, wg = tid / 128;
 
   // The grid is (Tc, heads): the blocks at work at once share one head's Q_i, dO_i, dQ_i in L2.
-  // 38-40: tile h Tc + j is head h's K/V block j (the same order), taken by block tile mod the
-  // grid's size; every role loops over its block's tiles, once where the grid is (Tc, heads).
+  // 38-40: tile h Tc + k is head h's K/V block k (Tc - 1 - k for odd h: a causal head's later blocks
+  // keep fewer Q blocks, and a block's tiles, tile mod the grid's size, pair long with short);
+  // every role loops over its block's tiles, once where the grid is (Tc, heads).
   const int64_t grid_h = blockIdx.y;
   const int grid_col0 = int(blockIdx.x) * BC;
   const int Tc = (p.fwd.nk + BC - 1) / BC;
   const int n_tiles = C::PERSIST ? Tc * int(p.fwd.heads) : 1, tile_step = C::PERSIST ? int(gridDim.x) : 1;
   auto tile_head = [&](int tile) { return C::PERSIST ? int64_t(tile / Tc) : grid_h; };
-  auto tile_col0 = [&](int tile) { return C::PERSIST ? tile % Tc * BC : grid_col0; };
+  auto tile_col0 = [&](int t) { return C::PERSIST ? (t / Tc % 2 ? Tc - 1 - t % Tc : t % Tc) * BC : grid_col0; };
 
   if (tid == 0) {
     mbar_init(bar_kv, 1);
@@ -796,5 +795,4 @@ void launch_bwd_ws(const TcBwdParams& p) {
 
 }  // namespace
 }  // namespace flashstep::gpu::tc
-
 #include "gpu/bwd_ws_info.cuh"  // info_of_ws: each configuration's description
