@@ -409,15 +409,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   const int tid = threadIdx.x, wg = tid / 128;
 
   // The grid is (Tc, heads): the blocks at work at once share one head's Q_i, dO_i, dQ_i in L2.
-  // 38-40: tile h Tc + k is head h's K/V block k (Tc - 1 - k for odd h: a causal head's later blocks
-  // keep fewer Q blocks, and a block's tiles, tile mod the grid's size, pair long with short);
-  // every role loops over its block's tiles, once where the grid is (Tc, heads).
+  // 38-40: tile h Tc + k is head h's K/V block k, from the right on odd heads (backward_tile_block,
+  // gpu/tile_order.h); every role loops over its block's tiles, once where the grid is (Tc, heads).
   const int64_t grid_h = blockIdx.y;
   const int grid_col0 = int(blockIdx.x) * BC;
   const int Tc = (p.fwd.nk + BC - 1) / BC;
   const int n_tiles = C::PERSIST ? Tc * int(p.fwd.heads) : 1, tile_step = C::PERSIST ? int(gridDim.x) : 1;
-  auto tile_head = [&](int tile) { return C::PERSIST ? int64_t(tile / Tc) : grid_h; };
-  auto tile_col0 = [&](int t) { return C::PERSIST ? (t / Tc % 2 ? Tc - 1 - t % Tc : t % Tc) * BC : grid_col0; };
+  auto tile_head = [&](int t) { return C::PERSIST ? backward_tile_head(t, Tc) : grid_h; };
+  auto tile_col0 = [&](int t) { return C::PERSIST ? backward_tile_block(t, Tc) * BC : grid_col0; };
 
   if (tid == 0) {
     mbar_init(bar_kv, 1);

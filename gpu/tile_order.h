@@ -63,4 +63,12 @@ FLASHSTEP_HD inline int64_t head_group(int64_t heads, int64_t nk, int d, int64_t
   return hg < 1 ? 1 : hg > heads ? heads : hg;
 }
 
+// The persistent backward's tiles (gpu/bwd_ws_kernel.cuh, ladder configurations 38-40): tile t of
+// Tc x heads is head t / Tc's K/V block t mod Tc, taken from the right on odd heads. A causal head's
+// K/V block j keeps fewer Q blocks as j grows; a thread block takes the tiles t = b mod the grid's
+// size, and with the odd heads reversed its long and short blocks pair off
+// (tests/test_tile_order.cpp measures the balance).
+FLASHSTEP_HD inline int64_t backward_tile_head(int t, int Tc) { return t / Tc; }
+FLASHSTEP_HD inline int backward_tile_block(int t, int Tc) { return t / Tc % 2 ? Tc - 1 - t % Tc : t % Tc; }
+
 }  // namespace flashstep::gpu

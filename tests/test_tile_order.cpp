@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -89,4 +90,44 @@ TEST_CASE("head groups: K and V of a group within the bytes, at least one head, 
   CHECK(head_group(256, 65536, 128, mib16) == 1);  // 32 MiB: still one
   CHECK(head_group(3, 1024, 64, mib16) == 3);      // all heads fit
   CHECK(head_group(10, 0, 64, mib16) == 10);
+}
+
+// The persistent backward's tiles (ladder configurations 38-40): every (head, K/V block) once, and
+// with the odd heads reversed the causal work of a thread block's tiles (tile mod G) close to the
+// mean, where the plain order leaves some blocks a tenth over it. A causal K/V block j keeps
+// Tr - 2j Q blocks of 64 when Nq = Nk and its blocks are 128 keys.
+TEST_CASE("persistent backward tiles: each once, causal work spread over the blocks", "[tile_order]") {
+  for (int Tc : {1, 2, 5, 32}) {
+    const int heads = 7;
+    std::set<std::pair<int64_t, int>> seen;
+    for (int t = 0; t < Tc * heads; ++t) {
+      const int64_t h = backward_tile_head(t, Tc);
+      const int j = backward_tile_block(t, Tc);
+      REQUIRE(h >= 0);
+      REQUIRE(h < heads);
+      REQUIRE(j >= 0);
+      REQUIRE(j < Tc);
+      REQUIRE(seen.insert({h, j}).second);
+      CHECK(j == (h % 2 ? Tc - 1 - t % Tc : t % Tc));
+    }
+    CHECK(seen.size() == size_t(Tc) * heads);
+  }
+  const int G = 132, heads = 256;
+  for (int n : {4096, 16384}) {
+    const int Tr = n / 64, Tc = n / 128;
+    std::vector<double> plain(G, 0.0), reversed(G, 0.0);
+    for (int t = 0; t < Tc * heads; ++t) {
+      plain[size_t(t % G)] += Tr - 2 * (t % Tc);
+      reversed[size_t(t % G)] += Tr - 2 * backward_tile_block(t, Tc);
+    }
+    auto max_over_mean = [](const std::vector<double>& w) {
+      double sum = 0, most = 0;
+      for (double x : w) sum += x, most = std::max(most, x);
+      return most / (sum / double(w.size()));
+    };
+    INFO("N = " << n);
+    CHECK(max_over_mean(reversed) < 1.03);
+    CHECK(max_over_mean(reversed) < max_over_mean(plain));
+    if (n == 4096) CHECK(max_over_mean(plain) > 1.1);
+  }
 }
