@@ -141,9 +141,11 @@ bool wgmma_built() {
   return false;
 }
 
-// The wgmma rungs alone (variants 5-40, sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7" takes a subset):
-// a failing case names the rung.
-void check_wgmma(const Shape4& c) {
+// The wgmma rungs alone (variants 5-40, or those `all` names; sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7"
+// takes a subset): a failing case names the rung.
+void check_wgmma(const Shape4& c, std::vector<int> all = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                                          22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36,
+                                                          37, 38, 39, 40}) {
   if (!wgmma_built()) {
     if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (wgmma backward)");
     SKIP_TEST("this build has no sm_90a code (wgmma backward)");
@@ -151,8 +153,7 @@ void check_wgmma(const Shape4& c) {
   }
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_TC_BWD_VARIANTS");
   // Those this build holds (runs_here): without the ladder, the defaults (bwd_config_sm90).
-  if (v.empty()) v = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40};
-  check_variants(c, v);
+  check_variants(c, v.empty() ? all : v);
 }
 
 }  // namespace
@@ -287,6 +288,18 @@ TEST_CASE("tensor-core backward, wgmma rungs: ragged, Nq != Nk, tiny", "[gpu][tc
   check_wgmma({1, 1, 3, 3, false, {}});
   check_wgmma({1, 2, 256, 256, false, {}});
   check_wgmma({1, 1, 65, 1000, false, {}});  // eight K/V blocks add into each dQ row
+}
+
+// More (head, K/V block) tiles than the H200's 132 SMs, for the persistent rungs (38-40), where a
+// thread block takes two or more tiles in turn: one Q block a tile (fewer than the 3-stage ring)
+// with whole batch entries and K/V blocks past a key length keeping no key between tiles that
+// keep some, and tiles of 1-5 Q blocks. The defaults on the same shapes are the controls.
+TEST_CASE("tensor-core backward, wgmma rungs: causal and key padding, more tiles than SMs",
+          "[gpu][tc][tc_backward][bwd_wgmma]") {
+  REQUIRE_GPU_OR_SKIP();
+  const std::vector<int> persistent = {26, 29, 37, 38, 39, 40};  // without FLASHSTEP_TC_BWD_VARIANTS
+  check_wgmma({3, 16, 64, 1000, true, {1000, 0, 300}}, persistent);  // 384 tiles of 8 per head
+  check_wgmma({2, 16, 300, 517, true, {}}, persistent);              // 160 tiles of 5 per head
 }
 
 TEST_CASE("tensor-core backward, wgmma rungs: causal and key padding", "[gpu][tc][tc_backward][bwd_wgmma]") {
