@@ -5,18 +5,20 @@
 # tools), then their speed beside the default of their d in one table per d (bwd_pipe.sh with
 # CHECKS=0; PyTorch's side left out), and the summaries last.
 # Usage (repository root): NEW128="37 38 40" NEW64="39" bash tools/device/bwd_rungs.sh BIN OUT
-# (BTB: calls back to back per timed sample, 3 by default; the defaults are 29 and 26.)
+# (BTB: calls back to back per timed sample, 3 by default; the defaults are 29 and 26. MANY_OF: the
+# rungs whose sanitizer runs also cover more tiles than SMs, bwd_pipe.sh's MANY; 38-40 by default.)
 set -u
 BIN=${1:?usage: bwd_rungs.sh BIN OUT}
 OUT=${2:?usage: bwd_rungs.sh BIN OUT}
 mkdir -p "$OUT"
 here=$(dirname "${BASH_SOURCE[0]}")
 T0=$(date +%s)
+many() { case " ${MANY_OF:-38 39 40} " in *" $1 "*) echo 1 ;; *) echo 0 ;; esac; }  # the persistent rungs
 for v in ${NEW128:-}; do
-  BENCH=0 SDPA=0 DS=128 NEW=$v bash "$here/bwd_pipe.sh" "$BIN" "$OUT/v$v" > "$OUT/v$v.log" 2>&1
+  MANY=$(many $v) BENCH=0 SDPA=0 DS=128 NEW=$v bash "$here/bwd_pipe.sh" "$BIN" "$OUT/v$v" > "$OUT/v$v.log" 2>&1
 done
 for v in ${NEW64:-}; do
-  BENCH=0 SDPA=0 DS=64 SAN_NQ64=700 NEW=$v bash "$here/bwd_pipe.sh" "$BIN" "$OUT/v$v" > "$OUT/v$v.log" 2>&1
+  MANY=$(many $v) BENCH=0 SDPA=0 DS=64 SAN_NQ64=700 NEW=$v bash "$here/bwd_pipe.sh" "$BIN" "$OUT/v$v" > "$OUT/v$v.log" 2>&1
 done
 [ -n "${NEW128:-}" ] && CHECKS=0 SDPA=0 DS=128 VARIANTS="29 $NEW128" BTB=${BTB:-3} \
   bash "$here/bwd_pipe.sh" "$BIN" "$OUT/b128" > "$OUT/b128.log" 2>&1
