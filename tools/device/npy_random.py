@@ -35,10 +35,11 @@ def main(argv):
         else:
             cur.append(a)
     groups.append(cur)
-    for g in groups:
+    for g in groups:  # all checked before any file is written
         if len(g) < 2 or not all(x.isdigit() and int(x) > 0 for x in g[1:]):
             print(f"npy_random.py: error: expected PATH DIM [DIM ...], got {' '.join(g)}", file=sys.stderr)
             return 2
+    for g in groups:
         save(g[0], [int(x) for x in g[1:]], rng)
     return 0
 
