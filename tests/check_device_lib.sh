@@ -8,10 +8,7 @@ root=${1:?usage: check_device_lib.sh REPO_ROOT}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 source "$root/tools/device/lib.sh"
-bad=0
-expect() {  # WHAT WANT GOT
-  if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; bad=1; else echo "ok: $1"; fi
-}
+source "$root/tests/check_expect.sh"
 skipped() { printf '%s\n' "===" "test cases: 2 | 2 passed" "assertions: - none -"; }
 matched_nothing() { printf '%s\n' "No test cases matched '[nothing]'" "===" "No tests ran"; }
 passed() { echo "All tests passed (12 assertions in 2 test cases)"; }

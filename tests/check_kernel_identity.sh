@@ -10,10 +10,7 @@ root=${1:?usage: check_kernel_identity.sh REPO_ROOT}
 tool="python3 $root/gpu/tools/kernel_identity.py"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-bad=0
-expect() {  # WHAT WANT GOT
-  if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; bad=1; else echo "ok: $1"; fi
-}
+source "$root/tests/check_expect.sh"
 entry() {  # NAME REG_A REG_B LABEL OPCODE
   printf '.visible .entry %s(\n.param .u64 %s_param_0\n)\n{\n\t.reg .b32 \t%%r<9>;\n\tmov.u32 \t%%r%s, %%tid.x;\n' "$1" "$1" "$2"
   printf '$L__BB%s_1:\n\t%s \t%%r%s, %%r%s, 1; // a comment\n\tbra.uni \t$L__BB%s_1;\n}\n' "$4" "$5" "$3" "$2" "$4"

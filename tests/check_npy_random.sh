@@ -9,10 +9,7 @@ fs=${2:?usage: check_npy_random.sh REPO_ROOT FLASHSTEP}
 tool="python3 $root/tools/device/npy_random.py"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-bad=0
-expect() {  # WHAT WANT GOT
-  if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; bad=1; else echo "ok: $1"; fi
-}
+source "$root/tests/check_expect.sh"
 $tool 5 "$T/q.npy" 8 4 -- "$T/k.npy" 12 4 -- "$T/v.npy" 12 4 -- "$T/x.npy" 2 3 5 7; expect "written" 0 $?
 # The header's length field, and the file's size: 10 + that length (a multiple of 64) + 4 bytes a value.
 hlen() { od -An -tu2 -j8 -N2 "$1" | tr -d ' '; }
