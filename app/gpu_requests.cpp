@@ -334,7 +334,9 @@ CLI::App* add_bench_gpu_subcommand(CLI::App& app, BenchGpuRequest& r, const std:
   b->add_option("--back-to-back", bf.batch,
                 "calls issued back to back per timed sample, the time per call reported (default 10; 1-1000): "
                 "the host's work before each launch runs under the previous call, as for PyTorch's side");
-  b->add_option("--variant", bf.variant, "kernel variant (default 0: automatic); with --tensor-cores a rung as for verify, with --dtype fp8 0-19");
+  b->add_option("--variant", bf.variant,
+                "kernel variant (default 0: automatic); with --tensor-cores a rung as for verify, with --dtype fp8 0-" +
+                    std::to_string(gpu::tc::kFp8LadderLast));
   b->add_option("--sweep-n", bf.sweep_n, "N for the Bc sweep (default 4096)");
   b->add_option("--sweep-d", bf.sweep_d, "d for the Bc sweep (default 64, as in the paper)");
   b->add_flag("--no-sweep", bf.no_sweep, "skip the Bc sweep");
