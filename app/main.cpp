@@ -60,6 +60,39 @@ static void strict_whole_numbers(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) strict_whole_numbers(sub);
 }
 
+// The names of an app's subcommands, "a, b, c".
+static std::string subcommand_names(CLI::App* app) {
+  std::string names;
+  for (const CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+// CLI11 reports a mistyped subcommand as "The following argument was not expected: X" and a
+// group named without one of its own (`lesson`) as "A subcommand is required": say which word
+// was wrong and name what exists instead. Other parse errors keep CLI11's text.
+static std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  CLI::App* at = &app;  // the deepest subcommand the command line named
+  for (;;) {
+    const std::vector<CLI::App*> named = at->get_subcommands();
+    if (named.empty()) break;
+    at = named.front();
+  }
+  const bool top = at == &app;
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && top && argc > 1 && argv[1][0] != '-')
+    return std::string("unknown subcommand '") + argv[1] + "' (the subcommands: " + subcommand_names(&app) +
+           "; flashstep --help)";
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && !top && at->get_require_subcommand_min() > 0 &&
+      at->get_subcommands().empty()) {
+    std::string got;  // the word given in its place, if any
+    for (int a = 1; a + 1 < argc; ++a)
+      if (argv[a] == at->get_name() && argv[a + 1][0] != '-') got = std::string(" (got '") + argv[a + 1] + "')";
+    return at->get_name() + " needs one of its subcommands: " + subcommand_names(at) + got + "; flashstep " +
+           at->get_name() + " --help";
+  }
+  return e.what();
+}
+
 int main(int argc, char** argv) {
   using namespace flashstep;
   CLI::App app{"flashstep: step through FlashAttention (Dao et al. 2022) one pseudocode line "
@@ -89,7 +122,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return flush_stdout(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    print_error(e.what());
+    print_error(parse_error_text(app, e, argc, argv).c_str());
     return 2;
   }
   try {

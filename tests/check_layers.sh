@@ -1,5 +1,5 @@
 #!/bin/sh
-# The dependency rule of the layers (see README's architecture map): core/ includes nothing
+# The dependency rule of the layers (see docs/internals.md, "The layers"): core/ includes nothing
 # from app/ or gpu/; gpu/ includes nothing from app/ and no command-line library; the GPU
 # backend's target does not link CLI11. The ladder's tests (gpu/ladder/tests/) are tests, which
 # sit above every layer as tests/ does, so they may include app/. Prints each breach and fails if there is one.

@@ -96,6 +96,10 @@ TEST_CASE("bad input gives one clear error line and a non-zero exit and no outpu
       {"lesson softmax --v 10,20,30", "V needs one value per entry of x: 4 values, V has 3"},
       {"lesson softmax --v 10,y,30,40", "--v: 'y' is not a number"},
       {"explain --n 64 --d 32 --M 64", "smaller than 4d"},
+      {"nosuch", "unknown subcommand 'nosuch' (the subcommands: lesson, run, explain,"},
+      {"lesson", "lesson needs one of its subcommands: softmax; flashstep lesson --help"},
+      {"lesson nosuch", "lesson needs one of its subcommands: softmax (got 'nosuch')"},
+      {"run nosuch", "The following argument was not expected: nosuch"},
   };
   for (const Failure& f : cases) {
     CAPTURE(f.args);
