@@ -126,6 +126,7 @@ same_output lesson softmax
 same_output learn --list
 same_output run --n 8 --d 4 --M 64
 same_output learn memory-bound --answers   # reads the bench file under assets/bench
+same_output learn fp8 --answers            # and the FP8 forward's, beside it
 
 # The app's screenshot, installed and from the build tree: the same program on the same data
 # writes the same PNG, byte for byte.

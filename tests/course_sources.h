@@ -1,4 +1,4 @@
-// The tests' own reading of the course's source names (app/course/sources.md): every number a
+// The tests' own reading of the course's source names (docs/course.md, "The source names"): every number a
 // page prints and every answer names where it comes from; this file re-derives it from a fresh
 // run of the chapter's problems, the closed forms, the float formats, the device table and the
 // bench file, without the course's code, so that a chapter that took a number from the wrong
@@ -14,6 +14,7 @@
 #include "core/run.h"
 #include "core/schedules/fa1/fa1.h"
 #include "core/schedules/standard/standard.h"
+#include "e4m3_oracle.h"
 
 #include <nlohmann/json.hpp>
 
@@ -92,6 +93,39 @@ inline Tensor tensor_named(const std::string& n) {
   throw std::runtime_error("unknown tensor " + n);
 }
 
+// O's root-mean-square difference from float64 attention softmax(tau Q K^T) V, computed here from
+// the run's inputs (no mask, no dropout: the fp8 chapter's outlier runs).
+inline double o_rms_against_float64(const Trace& t) {
+  const Problem& pr = t.problem;
+  if (pr.mask.causal || pr.dropout > 0) throw std::runtime_error("o_rms: masked or dropped runs are not handled here");
+  double sum = 0;
+  for (int64_t r = 0; r < pr.nq; ++r) {
+    std::vector<double> s(size_t(pr.nk));
+    double mx = -INFINITY, l = 0;
+    for (int64_t k = 0; k < pr.nk; ++k) {
+      double x = 0;
+      for (int64_t c = 0; c < pr.d; ++c) x += double(pr.Q(r, c)) * double(pr.K(k, c));
+      s[size_t(k)] = double(pr.scale) * x;
+      mx = std::max(mx, s[size_t(k)]);
+    }
+    for (double& x : s) l += (x = std::exp(x - mx));
+    for (int64_t c = 0; c < pr.d; ++c) {
+      double o = 0;
+      for (int64_t k = 0; k < pr.nk; ++k) o += s[size_t(k)] * double(pr.V(k, c));
+      const double e = double(t.O(r, c)) - o / l;
+      sum += e * e;
+    }
+  }
+  return std::sqrt(sum / double(pr.nq * pr.d));
+}
+
+inline const Mat& input_named(const Problem& pr, const std::string& n) {
+  if (n == "Q") return pr.Q;
+  if (n == "K") return pr.K;
+  if (n == "V") return pr.V;
+  throw std::runtime_error("unknown input " + n);
+}
+
 inline double vec_at(const Vec& v, const std::vector<std::string>& p, size_t at) {
   return double(v(as_int(p.at(at))));
 }
@@ -137,6 +171,8 @@ inline double resolve(const World& w, const std::string& name) {
       if (p.at(3) == "o_clk") return c.o_clk;
     } else if (p.size() == 4 && p.at(3) == "Bc") {
       return double(r.Bc);
+    } else if (p.size() == 4 && p.at(3) == "d") {
+      return double(as_int(p.at(2)));
     } else if (p.size() == 5) {
       pipeline::Shape s;
       s.d = as_int(p.at(2));
@@ -145,6 +181,11 @@ inline double resolve(const World& w, const std::string& name) {
     }
   }
   if (name.rfind("bench:", 0) == 0) return w.bench.at(nlohmann::json::json_pointer(name.substr(6))).get<double>();
+  if (name.rfind("fp8bench:", 0) == 0) {  // a JSON pointer into the FP8 forward's bench file beside the bench file
+    const std::string path = std::filesystem::path(FLASHSTEP_BENCH_FILE).parent_path() / "h200_fp8.json";
+    std::ifstream in(path);
+    return nlohmann::json::parse(in).at(nlohmann::json::json_pointer(name.substr(9))).get<double>();
+  }
   const std::vector<std::string> p = split(name, '.');
   const std::string& kind = p.at(0);
   if (kind == "device") {
@@ -157,6 +198,7 @@ inline double resolve(const World& w, const std::string& name) {
     if (f == "fp32_flops") return course::kH200.fp32_flops;
     if (f == "bf16_tc_flops") return course::kH200.bf16_tc_flops;
     if (f == "hbm_bytes") return course::kH200.hbm_bytes;
+    if (f == "fp8_tc_flops") return course::kH200.fp8_tc_flops;
   }
   if (kind == "float") {
     const std::string& f = p.at(1);
@@ -167,7 +209,23 @@ inline double resolve(const World& w, const std::string& name) {
     if (f == "bf16_exp_limit") return std::log(float_max(7, 127));
     if (f == "fp16_max") return float_max(10, 15);
     if (f == "fp16_exp_limit") return std::log(float_max(10, 15));
+    if (f == "e4m3_max") return fstest::decode_e4m3(0x7E);  // S.1111.110: S.1111.111 is NaN
   }
+  if (kind == "fp8") {  // fp8.RUN.amax.T, fp8.RUN.input.T.R.C, fp8.RUN.stored.T.R.C (one scale per tensor)
+    const Problem& pr = w.traces.at(p.at(1))->problem;
+    const Mat& X = input_named(pr, p.at(3));
+    const double amax = double(X.cwiseAbs().maxCoeff());
+    if (p.at(2) == "amax") return amax;
+    const float x = X(as_int(p.at(4)), as_int(p.at(5)));
+    if (p.at(2) == "input") return double(x);
+    if (p.at(2) == "stored") {
+      if (pr.dtype != Dtype::fp8 || pr.fp8_scale == Fp8Scale::per_block || pr.rotate)
+        throw std::runtime_error("fp8.stored: a run with one scale per tensor and no rotation");
+      const float s = float(amax) / float(fstest::decode_e4m3(0x7E));
+      return double(fstest::oracle_round_e4m3(x / s) * s);
+    }
+  }
+  if (kind == "accuracy" && p.at(2) == "O_rms") return o_rms_against_float64(*w.traces.at(p.at(1)));
   if (kind == "grad") {  // grad.RUN.dO.R.C: the gradient `flashstep run --backward` makes from the seed
     const Mat& g = w.dO.at(p.at(1));
     if (p.at(2) == "dO") return g(as_int(p.at(3)), as_int(p.at(4)));
@@ -312,13 +370,14 @@ inline double resolve(const World& w, const std::string& name) {
   throw std::runtime_error("the tests do not know the source '" + name + "'");
 }
 
-// A source expression: names and numbers joined by + - * / (spaces around each), parentheses.
+// A source expression: names and numbers joined by + - * / (spaces around each), parentheses,
+// and max ( a , b ).
 class Expr {
  public:
   Expr(const World& w, const std::string& text) : w_(w) {
     std::string spaced;
     for (char c : text) {
-      if (c == '(' || c == ')') spaced += std::string(" ") + c + " ";
+      if (c == '(' || c == ')' || c == ',') spaced += std::string(" ") + c + " ";
       else spaced += c;
     }
     std::istringstream in(spaced);
@@ -352,6 +411,14 @@ class Expr {
   }
   double atom() {
     const std::string& t = toks_.at(k_++);
+    if (t == "max") {  // max ( a , b )
+      if (toks_.at(k_++) != "(") throw std::runtime_error("max without its parenthesis in a source");
+      const double a = sum();
+      if (toks_.at(k_++) != ",") throw std::runtime_error("max takes two arguments in a source");
+      const double b = sum();
+      if (toks_.at(k_++) != ")") throw std::runtime_error("unbalanced parentheses in a source");
+      return std::max(a, b);
+    }
     if (t == "(") {
       const double v = sum();
       if (toks_.at(k_++) != ")") throw std::runtime_error("unbalanced parentheses in a source");

@@ -79,7 +79,7 @@ TEST_CASE("course: the chapters are listed in the textbook's order with the issu
   const std::vector<std::string> want = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",
                                          "algorithm-1",  "io-complexity", "fa2-order",      "masks-dropout-fusion",
                                          "backward",     "gpu",            "decode",
-                                         "paged-kv",     "hopper"};
+                                         "paged-kv",     "hopper",         "fp8"};
   CHECK(chapter_ids() == want);
   REQUIRE_THROWS_WITH(course::make_chapter("no-such-chapter"), Catch::Matchers::StartsWith("unknown chapter 'no-such-chapter'"));
 }

@@ -49,11 +49,11 @@ TEST_CASE("learn --list: one line per chapter, id TAB title, in the course's ord
   std::string out;
   REQUIRE(fstest::run_command(kBin + " learn --list", out) == 0);
   const auto l = lines_of(out);
-  REQUIRE(l.size() == 13);
+  REQUIRE(l.size() == 14);
   const char* ids[] = {"memory-bound", "safe-softmax",  "online-softmax", "tiling",   "algorithm-1",
                        "io-complexity", "fa2-order",    "masks-dropout-fusion", "backward", "gpu",
-                       "decode",        "paged-kv",     "hopper"};
-  for (size_t k = 0; k < 13; ++k) {
+                       "decode",        "paged-kv",     "hopper",         "fp8"};
+  for (size_t k = 0; k < 14; ++k) {
     INFO(l[k]);
     CHECK(l[k].rfind(std::string(ids[k]) + "\t", 0) == 0);
     CHECK(l[k].size() > std::string(ids[k]).size() + 5);
@@ -77,7 +77,8 @@ TEST_CASE("learn online-softmax: the textbook's 4 and 1.553 are right, and early
 TEST_CASE("learn CHAPTER: the --answers piped back score n of n, for two seeds; wrong ones get hints", "[course][cli]") {
   const fstest::TempDir tmp;
   for (const char* id : {"memory-bound", "safe-softmax", "online-softmax", "tiling", "algorithm-1", "io-complexity",
-                         "fa2-order", "masks-dropout-fusion", "backward", "gpu", "decode", "paged-kv", "hopper"})
+                         "fa2-order", "masks-dropout-fusion", "backward", "gpu", "decode", "paged-kv", "hopper",
+                         "fp8"})
     for (const std::string& seed : {std::string(""), std::string(" --seed 3")}) {
       INFO(id << seed);
       const std::string col = answers_of(id, seed);
@@ -249,7 +250,7 @@ TEST_CASE("learn online-softmax: the O update's mistakes are diagnosed in the te
 TEST_CASE("learn: answers with the units the question names, upper-case letters and b) count", "[course][cli]") {
   const fstest::TempDir tmp;
   for (const char* id : {"memory-bound", "tiling", "algorithm-1", "io-complexity", "fa2-order", "masks-dropout-fusion",
-                         "backward", "gpu", "decode", "paged-kv", "hopper"}) {
+                         "backward", "gpu", "decode", "paged-kv", "hopper", "fp8"}) {
     INFO(id);
     // Every answer as a person might type it: with a unit where the question has one, spaces
     // around, a choice's letter as "B)".

@@ -3,6 +3,7 @@
 // student would, from the numbers printed on its page (and the chapter's problem line), with the
 // formulas the text teaches. The answers are then typed back into `learn`, which must count
 // them all right. Nothing here reads the course's internal answers.
+#include "e4m3_oracle.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -345,6 +346,32 @@ const std::map<std::string, Solver>& solvers() {
        }},
       {"hopper/pingpong-gain", [](const Printed&, const std::string& p) {
          return fmt(after(p, "TFLOP/s for the TMA producer alone and") / after(p, "The model predicts"));
+       }},
+      // fp8
+      {"fp8/scale-k", [](const Printed&, const std::string& p) {
+         return fmt(after(p, "and K's") / after(p, "largest value is"));
+       }},
+      {"fp8/stored", [](const Printed&, const std::string& p) {
+         const float s = float(after(p, "Q's largest magnitude is")) / float(after(p, "largest value is"));
+         return fmt(double(fstest::oracle_round_e4m3(float(after(p, "first row is")) / s) * s));
+       }},
+      {"fp8/bytes-ratio", [](const Printed&, const std::string& p) {
+         return fmt(after(p, "bf16 the step reads") / after(p, "in FP8 it reads"));
+       }},
+      {"fp8/bound", [](const Printed&, const std::string& p) {
+         return letter_of(p, after(p, "FP8 decoding at") < after(p, "ridge is at") ? "memory-bound" : "bound by the FP8");
+       }},
+      {"fp8/rotation-gain", [](const Printed&, const std::string& p) {
+         return fmt(after(p, R"(\(--fp8-scale per-block\))") / after(p, R"(exact arithmetic\))"));
+       }},
+      {"fp8/blocks", [](const Printed&, const std::string& p) { return letter_of(p, "every block of rows holds"); }},
+      {"fp8/serial-speedup", [](const Printed&, const std::string& p) {
+         const double prod = after(p, "S_ij") + after(p, R"(O_i \+= P~_ij V_j)"), sm = after(p, "the softmax");
+         return fmt((prod + sm) / (prod / 2 + sm));
+       }},
+      {"fp8/overlap-speedup", [](const Printed&, const std::string& p) {
+         const double prod = after(p, "S_ij") + after(p, R"(O_i \+= P~_ij V_j)"), sm = after(p, "the softmax");
+         return fmt(std::max(prod, sm) / std::max(prod / 2, sm));
        }},
       // paged-kv
       {"paged-kv/pages", [](const Printed&, const std::string& p) {

@@ -9,6 +9,7 @@
 #include "core/reference.h"
 #include "core/schedule_registry.h"
 #include "core/verify.h"
+#include "e4m3_oracle.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -23,36 +24,8 @@ using Catch::Matchers::WithinAbs;
 
 namespace {
 
-// The oracle's own decoding of an e4m3 code, from the bit fields (core/fp8.h's comment has the
-// format): sign 0x80, exponent field (code >> 3) & 15 with bias 7, mantissa code & 7.
-double decode_e4m3(int code) {
-  const int E = (code >> 3) & 15, M = code & 7;
-  const double sign = (code & 0x80) ? -1.0 : 1.0;
-  if (E == 15 && M == 7) return std::nan("");
-  if (E == 0) return sign * M * std::ldexp(1.0, -9);
-  return sign * (1.0 + M / 8.0) * std::ldexp(1.0, E - 7);
-}
-
-// Round to nearest by search over every finite code: the nearest value, on a tie the one with
-// the even mantissa; beyond 448 the largest value (saturation). Shares nothing with core.
-float oracle_round(float x) {
-  if (std::fabs(double(x)) > 448.0) return x > 0 ? 448.0f : -448.0f;
-  double best = 0;
-  int best_code = -1;
-  double best_dist = INFINITY;
-  for (int code = 0; code < 256; ++code) {
-    const double v = decode_e4m3(code);
-    if (std::isnan(v) || (v == 0 && code == 0x80)) continue;  // +0 stands for both zeros
-    const double dist = std::fabs(double(x) - v);
-    if (dist < best_dist || (dist == best_dist && (code & 1) == 0)) {
-      best_dist = dist;
-      best = v;
-      best_code = code;
-    }
-  }
-  REQUIRE(best_code >= 0);
-  return std::copysign(float(best), x);  // a value that rounds to zero keeps its sign
-}
+using fstest::decode_e4m3;
+float oracle_round(float x) { return fstest::oracle_round_e4m3(x); }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 

@@ -211,6 +211,8 @@ std::string run_line(const RunDecl& r) {
   if (s.page_size) l += " --page-size " + std::to_string(*s.page_size);
   if (s.options.mask.causal) l += " --causal";
   if (s.options.dtype != Dtype::fp32) l += std::string(" --dtype ") + dtype_name(s.options.dtype);
+  if (s.options.fp8_scale == Fp8Scale::per_block) l += " --fp8-scale per-block";
+  if (s.options.rotate) l += " --rotate";
   if (s.options.dropout > 0) l += " --dropout " + format_number(s.options.dropout, 6);
   if (s.pattern != "random") l += " --pattern " + s.pattern;
   if (r.backward) l += " --backward";

@@ -31,7 +31,7 @@ inline Scene scene(const std::string& run, int64_t step, CentreView view, Panel 
 // "%.4g" of x ("1.553", "6144", "-inf").
 std::string format_number(double x, int digits = 4);
 
-// Names of sources (sources.md): helpers so that the chapters do not spell them by hand.
+// Names of sources (docs/course.md, "The source names"): helpers so that the chapters do not spell them by hand.
 std::string src_step(const std::string& run, int64_t k, const std::string& field, int64_t r = -1, int64_t c = -1);
 std::string src_total(const std::string& run, const std::string& field);   // trace.RUN.totals.FIELD
 std::string src_tiling(const std::string& run, const std::string& field);  // tiling.RUN.FIELD
@@ -123,5 +123,6 @@ Chapter chapter_gpu(uint64_t seed);
 Chapter chapter_decode(uint64_t seed);
 Chapter chapter_paged_kv(uint64_t seed);
 Chapter chapter_hopper(uint64_t seed);
+Chapter chapter_fp8(uint64_t seed);
 
 }  // namespace flashstep::course

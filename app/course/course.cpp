@@ -43,6 +43,7 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"decode", "Decoding: one query row, split-KV and the log-sum-exp combine"},  // registry-exempt: chapter id
       {"paged-kv", "Paged KV cache: the block table, and what each allocation wastes"},
       {"hopper", "Hopper: FlashAttention-3's producer, ping-pong consumers and persistent grid"},
+      {"fp8", "FP8: eight-bit storage, its scales, and why attention is not twice as fast"},
   };
   return list;
 }
@@ -60,7 +61,7 @@ Chapter make_chapter(const std::string& id, uint64_t seed) {
                                  chapter_tiling,        chapter_algorithm_1,  chapter_io_complexity,
                                  chapter_fa2_order,     chapter_masks_dropout_fusion,
                                  chapter_backward,      chapter_gpu,          chapter_decode,
-                                 chapter_paged_kv,      chapter_hopper};
+                                 chapter_paged_kv,      chapter_hopper,       chapter_fp8};
   const int k = chapter_index(id);
   if (k < 0) {
     std::string known;

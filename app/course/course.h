@@ -5,7 +5,7 @@
 //
 // Every number in a page's text and every answer is computed when the chapter is made, from the
 // simulator's trace, a closed form, the device's published figures or the bench file
-// (assets/bench), and carries the name of its source (course/sources.md's grammar, e.g.
+// (assets/bench), and carries the name of its source (docs/course.md's "The source names", e.g.
 // "trace.tiny.step.19.l_new.0" or "closed.tiny.fa1.read_bytes"). The tests re-derive each named
 // source on their own and compare. A chapter is made for a seed: the seed picks the sizes and the
 // inputs of the problems, so the answers change with it (seed 1: the shipped presets' problems).
@@ -29,7 +29,7 @@ enum class CentreView { tiles, lesson, bench, roofline, pipeline, io_explorer };
 // A number as it appears in a page's text: its value, the text it is printed as, where, and the
 // source it was taken from.
 struct Number {
-  std::string source;  // see sources.md
+  std::string source;  // docs/course.md, "The source names"
   double value = 0;
   std::string text;    // as printed, e.g. "1.553" or "6144"
   size_t pos = 0;      // offset of `text` in the page text

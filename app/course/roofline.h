@@ -20,7 +20,7 @@ namespace flashstep::course {
 struct RooflineKernel {
   std::string label;       // "S = QK^T (standard)"
   double flops = 0, bytes = 0;
-  std::string flops_source, bytes_source;  // sources.md names
+  std::string flops_source, bytes_source;  // source names (docs/course.md)
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
   std::string intensity_source() const { return flops_source + " / " + bytes_source; }
 };

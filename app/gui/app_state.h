@@ -33,6 +33,7 @@ struct ScheduleRun {
   Schedule schedule = kDefaultSchedule;
   bool ok = false;
   std::string error;         // why there is no run (too large for the simulated HBM, ...)
+  bool not_applicable = false;  // the schedule has no such path (no FP8 version, no backward): `error` says so
   Totals totals;             // the whole run (forward + backward when the backward ran)
   TrafficForm form;          // the closed form for the unmasked problem (an upper bound with masks)
   // With the backward (RunView::backward): each pass alone, and the backward's closed form.

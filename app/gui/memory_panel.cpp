@@ -465,7 +465,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     DimText(line);
   }
   for (const ScheduleRun& r : v.runs)
-    if (!r.ok) ErrorText(r.error);
+    if (r.not_applicable) DimText(r.error.c_str());
+    else if (!r.ok) ErrorText(r.error);
   if (!v.reference_note.empty()) DimText(v.reference_note.c_str());
 
   // A measurement to set beside the model: the JSON tools/device/ncu_dram.sh writes.

@@ -144,6 +144,18 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
     if (!schedule_splits_kv(r.schedule)) rt.P = 0;  // a paged KV cache (--page-size) is decode's alone
     r.form = closed_form(r.schedule, p, rt);
     r.backward_form = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
+    // A schedule without this problem's path has no figures: a note for the panel, not an error.
+    const ScheduleInfo& si = schedule_info(r.schedule);
+    if (p.dtype == Dtype::fp8 && !si.fp8_scale_reads) {
+      r.not_applicable = true;
+      r.error = std::string(si.name) + ": no FP8 version (the FP8 forward runs " + fp8_schedule_names() + ")";
+      continue;
+    }
+    if (dO && !has_backward(si)) {
+      r.not_applicable = true;
+      r.error = std::string(si.name) + ": no backward pass (" + si.paper_name + " is for inference)";
+      continue;
+    }
     try {
       auto keep = [&](Trace& tr) {
         r.totals = tr.totals;

@@ -476,7 +476,7 @@ TEST_CASE("the course: every chapter's first page renders, in the default displa
   const std::string settings = out_path("course-shots-settings.json");
   fs::remove(settings);
   const char* ids[] = {"memory-bound", "safe-softmax", "online-softmax", "tiling", "algorithm-1", "io-complexity",
-                       "fa2-order", "masks-dropout-fusion", "backward", "gpu", "decode", "paged-kv", "hopper"};
+                       "fa2-order", "masks-dropout-fusion", "backward", "gpu", "decode", "paged-kv", "hopper", "fp8"};
   for (const char* id : ids)
     for (const std::string& mode : {std::string(""), std::string(" --presentation")}) {
       const std::string tag = std::string("course-") + id + (mode.empty() ? "" : "-pres");
