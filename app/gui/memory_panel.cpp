@@ -429,7 +429,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
       if (r.have_error) ImGui::Text("%.2e", r.o_err.max_rel);  // three digits: "6.41e-08" fits its column
-      else ImGui::TextDisabled("-");
+      else ImGui::TextDisabled(r.ok ? "-" : "n/a");  // "-": ran, no reference (too large); n/a: no run
       track();
     }
     ImGui::EndTable();
