@@ -362,9 +362,9 @@ const std::map<std::string, Solver>& solvers() {
          return letter_of(p, after(p, "FP8 decoding at") < after(p, "ridge is at") ? "memory-bound" : "bound by the FP8");
        }},
       {"fp8/rotation-gain", [](const Printed&, const std::string& p) {
-         return fmt(after(p, R"(\(--fp8-scale per-block\))") / after(p, R"(exact arithmetic\))"));
+         return fmt(after(p, R"(block\))") / after(p, R"(unchanged\))"));  // words a line break cannot split
        }},
-      {"fp8/blocks", [](const Printed&, const std::string& p) { return letter_of(p, "every block of rows holds"); }},
+      {"fp8/blocks", [](const Printed&, const std::string& p) { return letter_of(p, "three mantissa bits for small"); }},
       {"fp8/serial-speedup", [](const Printed&, const std::string& p) {
          const double prod = after(p, "S_ij") + after(p, R"(O_i \+= P~_ij V_j)"), sm = after(p, "the softmax");
          return fmt((prod + sm) / (prod / 2 + sm));

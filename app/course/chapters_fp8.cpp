@@ -68,7 +68,7 @@ Chapter chapter_fp8(uint64_t seed) {
       .t(", and neighbouring values are an eighth of a power of two apart: each keeps about one decimal digit. Inputs "
          "rarely fit that range, so each tensor carries a float32 scale s = amax / ")
       .num(e4m3_max, "float.e4m3_max")
-      .t(" (FlashAttention-3's per-tensor scaling): an entry x is stored as the e4m3 value nearest x / s (a tie goes to "
+      .t(" (one scale per tensor, the simplest choice): an entry x is stored as the e4m3 value nearest x / s (a tie goes to "
          "the even mantissa) and read back as that value times s. Here Q's largest magnitude is ")
       .num(amax_q, "fp8." + n + ".amax.Q", 6).t(" and K's ").num(amax_k, "fp8." + n + ".amax.K", 6)
       .t(". The second entry of Q's first row is ").num(double(Q(0, 1)), "fp8." + n + ".input.Q.0.1", 6)
@@ -143,29 +143,32 @@ Chapter chapter_fp8(uint64_t seed) {
   const double e_r = o_rms(trot);
   const Scene s3 = scene(orot.name, int64_t(trot.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
   b.page("Outliers: per-block scales and the rotation", s3)
-      .t("Trained models have outlier features: a few entries of Q and K far larger than the rest. A scale is set by "
-         "its block's largest magnitude, so the ordinary entries beside an outlier fall into e4m3's few smallest steps. "
-         "Here Nq = Nk = ")
+      .t("Trained models have outlier features: a few entries of Q and K far larger than the rest. Here Nq = Nk = ")
       .integer(os.nq, src_problem(ot.name, "nq")).t(", d = ").integer(os.d, src_problem(ot.name, "d"))
-      .t(", and every row of Q, K and V holds a few entries of magnitude ten to thirty times the others' typical "
-         "size (--pattern outliers). O's RMS error against float64: with one scale per tensor ")
+      .t(", every row holding a few entries ten to thirty times the typical size (--pattern outliers). Where a query's "
+         "and a key's outliers share a column, their product makes a large score, the row's softmax is nearly one-hot, "
+         "and the outliers' rounding moves that score by whole units. O's RMS error against float64: one scale per "
+         "tensor ")
       .num(e_t, "accuracy." + ot.name + ".O_rms")
-      .t("; with one scale per block of Br = ").integer(trot.tiling.Br, src_tiling(ob.name, "Br"))
+      .t("; one per block of Br = ").integer(trot.tiling.Br, src_tiling(ob.name, "Br"))
       .t(" rows of Q and Bc = ").integer(trot.tiling.Bc, src_tiling(ob.name, "Bc"))
-      .t(" rows of K and V (--fp8-scale per-block) ").num(e_b, "accuracy." + ob.name + ".O_rms")
-      .t("; with per-block scales after the Hadamard rotation of Q and K (--rotate: an orthogonal matrix that spreads "
-         "each outlier over all d columns and leaves Q K^T unchanged in exact arithmetic) ")
-      .num(e_r, "accuracy." + orot.name + ".O_rms").t(".");
+      .t(" of K and V (--fp8-scale per-block) ").num(e_b, "accuracy." + ob.name + ".O_rms")
+      .t("; per block after the Hadamard rotation of Q and K (--rotate: it spreads each outlier over all d columns; "
+         "Q K^T is unchanged) ")
+      .num(e_r, "accuracy." + orot.name + ".O_rms")
+      .t(". A score's rounding error is then the sum of d small errors of either sign, which partly cancel. A scale "
+         "only puts a block's largest value at ")
+      .num(e4m3_max, "float.e4m3_max").t(": below it, down to ").f("2^-6").t(" times the scale, e4m3 keeps three "
+         "mantissa bits whatever the scale.");
   b.ask_number("rotation-gain", "By what factor does the rotation lower O's RMS error, per-block scales with it against "
                "per-block scales without?",
                e_b / e_r, "accuracy." + ob.name + ".O_rms / accuracy." + orot.name + ".O_rms", 0.001,
                "The per-block error over the rotated one, both on this page.", Panel::memory);
   b.times().inverse("the rotated error over the unrotated one");
-  b.ask_choice("blocks", "Why do per-block scales help little on these inputs?",
-               {"every block of rows holds outliers, so each block's scale is still set by one",
-                "the scales themselves are stored in e4m3 and lose their precision",
-                "per-block scales make the products round to e4m3 twice"},
-               0, "Where are the outliers? Every row has some.", Panel::memory);
+  b.ask_choice("blocks", "Why do per-block scales help so little here?",
+               {"e4m3 keeps three mantissa bits for small entries and large alike",
+                "the scales are stored in e4m3 and lose precision", "per-block scales round the products twice"},
+               0, "What does a scale change for a value inside e4m3's range? The page's last sentence.", Panel::memory);
 
   // Why the forward gains less than 2x: the pipeline model's costs and the H200's measurement.
   const int64_t d = seed % 2 ? 128 : 64;

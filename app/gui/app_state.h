@@ -210,6 +210,9 @@ struct AppState {
   uint64_t cursor_version = 0; // bumps when the cursor moves
   std::string explanation;     // Trace::explain of the current step (cached on move)
   std::string mask_text;       // Mask::describe of the run, or "" without a mask (cached)
+  // The tiles view's cell sizes in pixels as last drawn (the sequence axes, the d axis; 0 before
+  // a frame), for --dump-state.
+  float tiles_cell_px = 0, tiles_d_cell_px = 0;
 
   ProblemForm form;
   std::string apply_error;     // why the last Apply failed (the old run stays)

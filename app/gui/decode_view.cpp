@@ -64,13 +64,6 @@ ImU32 diverging(float x, float range) {
   return IM_COL32(lo_r, g, lo_b, 255);
 }
 
-// The longest of the labels that fits in `w` pixels ("" if none).
-const char* fitting(float w, std::initializer_list<const char*> labels) {
-  for (const char* l : labels)
-    if (ImGui::CalcTextSize(l).x <= w) return l;
-  return "";
-}
-
 }  // namespace
 
 void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
@@ -111,7 +104,7 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   std::snprintf(buf, sizeof buf, "O^(s) partials (S Nq x d = %lld x %lld), HBM, float32", (long long)rows, (long long)d);
   char mid[64];
   std::snprintf(mid, sizeof mid, "O^(s) (%lld x %lld), HBM", (long long)rows, (long long)d);
-  dl->AddText(ImVec2(g.x_o, top - g.lab), text, fitting(lse_x - g.x_o - 6, {buf, mid, "O^(s)"}));
+  dl->AddText(ImVec2(g.x_o, top - g.lab), text, LongestFitting(lse_x - g.x_o - 6, {buf, mid, "O^(s)"}));
   dl->AddText(ImVec2(lse_x, top - g.lab), text, lse_label);
   const bool cells = rows * d <= 65536;  // one rectangle per element; beyond that an outline only
   const Cursor& c = *s.cursor;

@@ -379,7 +379,10 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   }
   const bool legend = s.display.now.shows(kPanelLegend);
   const float legend_h = legend ? ImGui::GetTextLineHeightWithSpacing() * (1.6f * bar_rows + 0.6f + key_rows) : 0.0f;
-  const float W = avail.x - margin - (2 + ns) * gap, H = avail.y - 4 * lab - gap - legend_h;
+  // The tiles get at least half their width in height: where the notes above and the legend below
+  // leave less (a small window, large text, fp8's line of scales), the view scrolls rather than
+  // shrink the tiles to nothing under their labels.
+  const float W = avail.x - margin - (2 + ns) * gap, H = std::max(avail.y - 4 * lab - gap - legend_h, 0.5f * W);
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
   float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
   float cd = cs, cv = cs;  // cv: width of the l, m, L columns
@@ -398,6 +401,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   if (cv < 14) cv = std::max(cs, 14.0f);
   cv = std::min(cv, 64.0f);
 
+  s.tiles_cell_px = cs;
+  s.tiles_d_cell_px = cd;
   const float x_q = origin.x + margin, x_s = x_q + d * cd + gap, x_o = x_s + nk * cs + gap;
   const float x_l = x_o + d * cd + gap, x_m = x_l + cv + gap * 0.5f;
   const float y_k = origin.y + lab, y_s = y_k + d * cd + 2 * lab, y_v = y_s + nq * cs + gap + lab;
@@ -418,8 +423,16 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(kDimText);
   char buf[96];
-  std::snprintf(buf, sizeof buf, "K^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
-  dl->AddText(ImVec2(x_s, y_k - lab), text, buf);
+  // K^T's and V^T's titles in the longest form that fits: K^T's to the panel's edge, V^T's before
+  // decode's partials, drawn on its row under O.
+  char mid[64], brief[16];
+  auto kv_title = [&](const char* name, float w) {
+    std::snprintf(buf, sizeof buf, "%s (d x Nk = %lld x %lld), HBM", name, (long long)p.d, (long long)p.nk);
+    std::snprintf(mid, sizeof mid, "%s (%lld x %lld), HBM", name, (long long)p.d, (long long)p.nk);
+    std::snprintf(brief, sizeof brief, "%s, HBM", name);
+    return LongestFitting(w, {buf, mid, brief, name});
+  };
+  dl->AddText(ImVec2(x_s, y_k - lab), text, kv_title("K^T", origin.x + avail.x - x_s));
   std::snprintf(buf, sizeof buf, "Q (%lld x %lld), HBM", (long long)p.nq, (long long)p.d);
   dl->AddText(ImVec2(x_q, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "Q");
   // The score label in the longest form that fits above S.
@@ -443,8 +456,10 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
   const float stat_x[2] = {x_l, x_m};
   for (int e = 0; e < n_stats && e < 2; ++e) dl->AddText(ImVec2(stat_x[e], y_s - lab), text, tensor_name(stats[size_t(e)]));
-  std::snprintf(buf, sizeof buf, "V^T (d x Nk = %lld x %lld), HBM", (long long)p.d, (long long)p.nk);
-  dl->AddText(ImVec2(x_s, y_v - lab), text, buf);
+  // decode's partials put O^(s)'s label at x_o and lse^(s)'s at x_l, or further left where the panel ends.
+  const float lse_x = std::min(x_l, origin.x + avail.x - ImGui::CalcTextSize("lse^(s)").x - 2);
+  dl->AddText(ImVec2(x_s, y_v - lab), text,
+              kv_title("V^T", (has_partials(v.trace) ? std::min(x_o, lse_x) - 6 : origin.x + avail.x) - x_s));
 
   ImFont* cell_font = gs.mono;
   const Grid* grids[8] = {&gq, &gk, &gv, &gsp, &go, nullptr, nullptr, nullptr};

@@ -62,6 +62,12 @@ void TextWrappedAtSpaces(const char* text) {
   }
 }
 
+const char* LongestFitting(float w, std::initializer_list<const char*> labels) {
+  for (const char* l : labels)
+    if (ImGui::CalcTextSize(l).x <= w) return l;
+  return "";
+}
+
 void DimText(const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
   ImGui::PushTextWrapPos(0.0f);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace flashstep::gui {
@@ -51,6 +52,8 @@ void ErrorText(const std::string& msg);
 // A full-width progress bar with `text` on it, or above it when the text is wider (large fonts).
 void LabelledBar(float fraction, const char* text);
 void DimText(const char* text);
+// The first of the labels (a long form, then shorter ones) that fits in `w` pixels; "" if none.
+const char* LongestFitting(float w, std::initializer_list<const char*> labels);
 // Text wrapped to the available width at spaces only: ImGui's own wrapping also breaks after '.',
 // which splits a number such as 51.04 across two lines.
 void TextWrappedAtSpaces(const char* text);
