@@ -206,6 +206,16 @@ void print_summary(const Trace& t, bool recorded) {
                   p.rotate ? ", rotated" : "");
       std::printf("bf16 error O RMSE %.3g, max abs %.3g (%s with Q, K, V, O stored in bf16)\n", a.companion->O.rms,
                   a.companion->O.max_abs, info.name);
+      // Every FP8 storage on these inputs, beside bf16: docs/fp8.md's table for this problem.
+      std::printf("storages   O RMSE on these inputs: bf16 %.3g", a.companion->O.rms);
+      bool rotated = false;
+      for (const Fp8StorageAccuracy& s : a.fp8_storages) {
+        std::printf("; fp8 %s%s %.3g%s", fp8_scale_name(s.scale), s.rotate ? " rotated" : "", s.O.rms,
+                    s.own ? " (this run)" : "");
+        rotated = rotated || s.rotate;
+      }
+      if (!rotated) std::printf("; no rotation (d = %lld is not a power of two)", (long long)p.d);
+      std::printf("\n");
     } else if (a.companion) {  // standard attention in the same storage precision
       std::printf("%-10s in %s: O max abs %.3g, max rel %.3g (S and P stored in %s too)\n",
                   schedule_info(a.companion->schedule).name, dtype_name(p.dtype), a.companion->O.max_abs,

@@ -47,6 +47,35 @@ std::optional<CompanionAccuracy> companion_accuracy(const Trace& t, const Refere
   return CompanionAccuracy{c.schedule, c.dtype, compare(run_problem(c, t.tiling, opt).O, ref.O)};
 }
 
+// The FP8 storages beside the run's own (Fp8StorageAccuracy), each run unrecorded on the same
+// inputs and tiles; the run's own choice keeps its figures.
+std::vector<Fp8StorageAccuracy> fp8_storage_accuracies(const Trace& t, const Reference& ref, const ErrorStats& own_o) {
+  const Problem& p = t.problem;
+  const Fp8Scale own_scale = p.fp8_scale == Fp8Scale::per_block ? Fp8Scale::per_block : Fp8Scale::per_tensor;
+  const bool d_pow2 = p.d > 0 && (p.d & (p.d - 1)) == 0;  // the rotation's Hadamard matrix needs it
+  std::vector<Fp8StorageAccuracy> out;
+  for (const auto& [scale, rotate] : {std::pair{Fp8Scale::per_tensor, false}, std::pair{Fp8Scale::per_block, false},
+                                      std::pair{Fp8Scale::per_block, true}}) {
+    if (rotate && !d_pow2) continue;
+    Fp8StorageAccuracy s;
+    s.scale = scale;
+    s.rotate = rotate;
+    s.own = scale == own_scale && rotate == p.rotate;
+    if (s.own) {
+      s.O = own_o;
+    } else {
+      Problem c = p;
+      c.fp8_scale = scale;
+      c.rotate = rotate;
+      RunOptions opt;
+      opt.record = false;
+      s.O = compare(run_problem(c, t.tiling, opt).O, ref.O);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 Accuracy measure_accuracy(const Trace& t, bool companion, const Reference* ref) {
@@ -65,6 +94,7 @@ Accuracy measure_accuracy(const Trace& t, bool companion, const Reference* ref) 
     a.backward = BackwardAccuracy{compare(t.dQ, g.dQ), compare(t.dK, g.dK), compare(t.dV, g.dV)};
   }
   if (companion) a.companion = companion_accuracy(t, *ref);
+  if (companion && p.dtype == Dtype::fp8) a.fp8_storages = fp8_storage_accuracies(t, *ref, a.forward.O);
   return a;
 }
 

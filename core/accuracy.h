@@ -31,6 +31,16 @@ struct CompanionAccuracy {
   ErrorStats O;
 };
 
+// With --dtype fp8, the run's inputs under each FP8 storage (docs/fp8.md's table): one scale per
+// tensor, per block, per block after the rotation (where d is a power of two). `own` marks the
+// run's own choice, whose figures are the run's.
+struct Fp8StorageAccuracy {
+  Fp8Scale scale = Fp8Scale::per_tensor;
+  bool rotate = false;
+  bool own = false;
+  ErrorStats O;
+};
+
 struct Accuracy {
   // false: the reference would cost more than kMaxReferenceWork multiply-adds, so nothing was
   // compared (every reader says so instead of showing figures).
@@ -38,6 +48,7 @@ struct Accuracy {
   ForwardAccuracy forward;
   std::optional<BackwardAccuracy> backward;    // when the backward ran
   std::optional<CompanionAccuracy> companion;  // when the storage type asks for one (above)
+  std::vector<Fp8StorageAccuracy> fp8_storages;  // with the companion, for --dtype fp8
 };
 
 // The float64 forward of p (its inputs, scale, mask, dropout and seed), or none where it costs

@@ -421,6 +421,44 @@ TEST_CASE("fp8 per-block with rotation beats per-tensor on outliers", "[fp8]") {
   CHECK(rotated < tensor);
 }
 
+TEST_CASE("fp8 on the command line: the storages line lists what each storage's own run prints", "[fp8][cli]") {
+  // Each run prints its own error ("fp8 error  O RMSE v (per-block, rotated)") and, on one line,
+  // every storage's on the same inputs. Run each storage alone: the line of any one lists them all.
+  using fstest::run_flashstep;
+  const std::string base = "run --schedule fa2 --n 96 --d 32 --M 4096 --pattern outliers --dtype fp8";
+  const std::vector<std::pair<std::string, std::string>> storages = {
+      {"", "per-tensor"}, {" --fp8-scale per-block", "per-block"}, {" --fp8-scale per-block --rotate", "per-block rotated"}};
+  auto number_after = [](const std::string& out, const std::string& label) {
+    const size_t at = out.find(label);
+    REQUIRE(at != std::string::npos);
+    return std::stod(out.substr(at + label.size()));
+  };
+  std::vector<double> own;
+  std::vector<std::string> outs;
+  for (const auto& [flags, name] : storages) {
+    const auto r = run_flashstep(base + flags);
+    REQUIRE(r.rc == 0);
+    own.push_back(number_after(r.out, "fp8 error  O RMSE "));
+    outs.push_back(r.out);
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    CAPTURE(storages[k].second, outs[k]);
+    for (size_t e = 0; e < storages.size(); ++e) {
+      const std::string label = "; fp8 " + storages[e].second + " ";
+      CHECK(number_after(outs[k], label) == Approx(own[e]).epsilon(2e-3));  // printed to 3 digits
+      const size_t at = outs[k].find(label), end = outs[k].find_first_of(";\n", at + 1);
+      CHECK((outs[k].substr(at, end - at).find("(this run)") != std::string::npos) == (e == k));
+    }
+    CHECK(number_after(outs[k], "storages   O RMSE on these inputs: bf16 ") ==
+          Approx(number_after(outs[k], "bf16 error O RMSE ")).epsilon(1e-9));
+  }
+  // The rotation needs d a power of two: without it the line says why there is no rotated row.
+  const auto odd = run_flashstep("run --n 40 --d 12 --M 4096 --dtype fp8");
+  REQUIRE(odd.rc == 0);
+  CHECK(odd.out.find("fp8 per-block rotated") == std::string::npos);
+  CHECK(odd.out.find("no rotation (d = 12 is not a power of two)") != std::string::npos);
+}
+
 TEST_CASE("fp8 on the command line: the summary and the refusals", "[fp8][cli]") {
   using fstest::run_flashstep;
   const auto ok = run_flashstep("run --n 97 --d 16 --dtype fp8 --fp8-scale per-block --rotate");
