@@ -54,9 +54,11 @@ std::vector<Fp8StorageAccuracy> fp8_storage_accuracies(const Trace& t, const Ref
   const Fp8Scale own_scale = p.fp8_scale == Fp8Scale::per_block ? Fp8Scale::per_block : Fp8Scale::per_tensor;
   const bool d_pow2 = p.d > 0 && (p.d & (p.d - 1)) == 0;  // the rotation's Hadamard matrix needs it
   std::vector<Fp8StorageAccuracy> out;
-  for (const auto& [scale, rotate] : {std::pair{Fp8Scale::per_tensor, false}, std::pair{Fp8Scale::per_block, false},
-                                      std::pair{Fp8Scale::per_block, true}}) {
+  // The table's three rows, and the run's own where it is none of them (per tensor, rotated).
+  for (const auto& [scale, rotate] : {std::pair{Fp8Scale::per_tensor, false}, std::pair{Fp8Scale::per_tensor, true},
+                                      std::pair{Fp8Scale::per_block, false}, std::pair{Fp8Scale::per_block, true}}) {
     if (rotate && !d_pow2) continue;
+    if (scale == Fp8Scale::per_tensor && rotate && !(own_scale == scale && p.rotate)) continue;
     Fp8StorageAccuracy s;
     s.scale = scale;
     s.rotate = rotate;

@@ -32,8 +32,8 @@ struct CompanionAccuracy {
 };
 
 // With --dtype fp8, the run's inputs under each FP8 storage (docs/fp8.md's table): one scale per
-// tensor, per block, per block after the rotation (where d is a power of two). `own` marks the
-// run's own choice, whose figures are the run's.
+// tensor, per block, per block after the rotation (where d is a power of two), and the run's own
+// choice where it is none of these (per tensor, rotated). `own` marks it; its figures are the run's.
 struct Fp8StorageAccuracy {
   Fp8Scale scale = Fp8Scale::per_tensor;
   bool rotate = false;

@@ -427,7 +427,9 @@ TEST_CASE("fp8 on the command line: the storages line lists what each storage's 
   using fstest::run_flashstep;
   const std::string base = "run --schedule fa2 --n 96 --d 32 --M 4096 --pattern outliers --dtype fp8";
   const std::vector<std::pair<std::string, std::string>> storages = {
-      {"", "per-tensor"}, {" --fp8-scale per-block", "per-block"}, {" --fp8-scale per-block --rotate", "per-block rotated"}};
+      {"", "per-tensor"},
+      {" --fp8-scale per-block", "per-block"},
+      {" --fp8-scale per-block --rotate", "per-block rotated"}};
   auto number_after = [](const std::string& out, const std::string& label) {
     const size_t at = out.find(label);
     REQUIRE(at != std::string::npos);
@@ -452,6 +454,17 @@ TEST_CASE("fp8 on the command line: the storages line lists what each storage's 
     CHECK(number_after(outs[k], "storages   O RMSE on these inputs: bf16 ") ==
           Approx(number_after(outs[k], "bf16 error O RMSE ")).epsilon(1e-9));
   }
+  // A run per tensor with the rotation is none of the three: the line adds it, marked.
+  const auto pt_rot = run_flashstep(base + " --rotate");
+  REQUIRE(pt_rot.rc == 0);
+  const std::string rot_label = "; fp8 per-tensor rotated ";
+  REQUIRE(pt_rot.out.find(rot_label) != std::string::npos);
+  CHECK(number_after(pt_rot.out, rot_label) == Approx(number_after(pt_rot.out, "fp8 error  O RMSE ")).epsilon(1e-9));
+  CHECK(pt_rot.out.find("(this run)", pt_rot.out.find(rot_label)) != std::string::npos);
+  for (size_t e = 0; e < storages.size(); ++e)
+    CHECK(number_after(pt_rot.out, "; fp8 " + storages[e].second + " ") == Approx(own[e]).epsilon(2e-3));
+  for (const std::string& out : outs)  // only where it is the run's own
+    CHECK(out.find(rot_label) == std::string::npos);
   // The rotation needs d a power of two: without it the line says why there is no rotated row.
   const auto odd = run_flashstep("run --n 40 --d 12 --M 4096 --dtype fp8");
   REQUIRE(odd.rc == 0);
