@@ -176,18 +176,18 @@ void print_summary(const Trace& t, bool recorded) {
     std::printf("pages      P = %lld: K, V in %lld pages at shuffled places, block table read %s\n", (long long)ti.P,
                 (long long)kv_pages(p.nk, ti.P), bytes_text(F.traffic.read[size_t(Tensor::BT)]).c_str());
   // fp8: the forward's form plus the scale reads, e4m3 inputs and a bf16 O (core/closed_form.h)
-  const TrafficForm cf = p.dtype == Dtype::fp8 ? fp8_traffic(p.schedule, p.nq, p.nk, p.d, ti)
-                                               : info.forward_traffic(p.nq, p.nk, p.d, ti);
+  const TrafficForm cf = forward_form(p.schedule, p.dtype, p.nq, p.nk, p.d, ti);
   const int64_t bpe = p.bytes_per_elem, out_bpe = dtype_bytes(output_dtype(p.dtype));
   // With a mask, skipped blocks move nothing, so the unmasked closed form is an upper bound.
   const bool skips = p.mask.any() && info.tiled;
   auto verdict = [&](int64_t form, int64_t sim) {
     return form == sim ? "equal" : skips && sim < form ? "less: masked blocks skipped" : "DIFFERENT";
   };
-  std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_read_bytes).c_str(),
-              (long long)cf.read_bytes(bpe, out_bpe), verdict(cf.read_bytes(bpe, out_bpe), F.hbm_read_bytes));
-  std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_write_bytes).c_str(),
-              (long long)cf.write_bytes(bpe, out_bpe), verdict(cf.write_bytes(bpe, out_bpe), F.hbm_write_bytes));
+  const int64_t form_read = form_read_bytes(cf, p.dtype), form_write = form_write_bytes(cf, p.dtype);
+  std::printf("HBM read   %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_read_bytes).c_str(), (long long)form_read,
+              verdict(form_read, F.hbm_read_bytes));
+  std::printf("HBM write  %s  (closed form %lld B: %s)\n", bytes_text(F.hbm_write_bytes).c_str(), (long long)form_write,
+              verdict(form_write, F.hbm_write_bytes));
   print_dram_summary(t);
   std::printf("peak SRAM  %s in all; Q_i, K_j, V_j, O_i tiles %s of the budget %s%s\n",
               bytes_text(F.peak_sram_bytes).c_str(), bytes_text(F.peak_tile_bytes).c_str(),

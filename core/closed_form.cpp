@@ -30,6 +30,18 @@ TrafficForm fp8_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, const Til
   return f;
 }
 
+TrafficForm forward_form(Schedule s, Dtype dtype, int64_t nq, int64_t nk, int64_t d, const Tiling& t) {
+  return dtype == Dtype::fp8 ? fp8_traffic(s, nq, nk, d, t) : schedule_info(s).forward_traffic(nq, nk, d, t);
+}
+
+int64_t form_read_bytes(const TrafficForm& f, Dtype dtype) {
+  return f.read_bytes(dtype_bytes(dtype), dtype_bytes(output_dtype(dtype)));
+}
+
+int64_t form_write_bytes(const TrafficForm& f, Dtype dtype) {
+  return f.write_bytes(dtype_bytes(dtype), dtype_bytes(output_dtype(dtype)));
+}
+
 TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,
                                       int64_t Tc) {
   const ScheduleInfo& info = schedule_info(s);

@@ -46,6 +46,13 @@ TrafficForm schedule_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int6
 // an FP8 forward.
 TrafficForm fp8_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, const Tiling& t);
 
+// The forward's closed form of schedule s stored as `dtype` (fp8: fp8_traffic, with the scale
+// reads; t.S: decode's splits), and its bytes at that storage's sizes (fp8: e4m3 inputs and a
+// bf16 O; statistics and scales float32). What `run`'s summary and the Python module print.
+TrafficForm forward_form(Schedule s, Dtype dtype, int64_t nq, int64_t nk, int64_t d, const Tiling& t);
+int64_t form_read_bytes(const TrafficForm& f, Dtype dtype);
+int64_t form_write_bytes(const TrafficForm& f, Dtype dtype);
+
 // The backward's closed form of the schedule a problem runs (derived in docs/backward.md; no
 // mask: with one, an upper bound); a forward-only schedule: all zero.
 TrafficForm schedule_backward_traffic(Schedule s, int64_t nq, int64_t nk, int64_t d, int64_t Tr,

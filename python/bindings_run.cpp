@@ -7,6 +7,8 @@
 #include "core/lesson.h"
 #include "core/output_files.h"
 #include "core/accuracy.h"
+#include "core/closed_form.h"
+#include "core/fp8.h"
 #include "core/reference.h"
 #include "core/run.h"
 #include "core/schedule_registry.h"
@@ -33,7 +35,8 @@ struct StepView {
 // The run flags' ProblemSpec, as app/cli.cpp's RunFlags::to_spec makes it from the flags.
 ProblemSpec spec_from(const std::string& schedule, py::object M, int64_t br, int64_t bc, bool causal,
                       py::object window, int64_t kv_len, const std::string& dtype, double dropout, uint64_t seed,
-                      int64_t splits, py::object scale, const std::string& pattern) {
+                      int64_t splits, py::object scale, const std::string& pattern,
+                      const std::string& fp8_scale = "", bool rotate = false) {
   ProblemSpec s;
   s.M = M.is_none() ? 1024 : py::isinstance<py::str>(M) ? parse_sram_size(M.cast<std::string>()) : int_arg(M, "M");
   s.br = br;
@@ -58,6 +61,8 @@ ProblemSpec spec_from(const std::string& schedule, py::object M, int64_t br, int
   }
   s.options.dtype = parse_dtype(dtype);
   s.options.dropout = dropout;
+  if (!fp8_scale.empty()) s.options.fp8_scale = parse_fp8_scale(fp8_scale);  // "": not given, as the CLI's default
+  s.options.rotate = rotate;
   return s;
 }
 
@@ -72,8 +77,9 @@ void check_shapes(const Mat& Q, const Mat& K, const Mat& V) {
 Result run(py::object q, py::object k, py::object v, const std::string& schedule, py::object M, int64_t br,
            int64_t bc, bool causal, py::object window, int64_t kv_len, const std::string& dtype, double dropout,
            uint64_t seed, int64_t splits, py::object n, py::object nq, py::object nk, py::object d, py::object scale,
-           const std::string& pattern, py::object record) {
-  ProblemSpec spec = spec_from(schedule, M, br, bc, causal, window, kv_len, dtype, dropout, seed, splits, scale, pattern);
+           const std::string& pattern, py::object record, const std::string& fp8_scale, bool rotate) {
+  ProblemSpec spec =
+      spec_from(schedule, M, br, bc, causal, window, kv_len, dtype, dropout, seed, splits, scale, pattern, fp8_scale, rotate);
   const int given = int(!q.is_none()) + int(!k.is_none()) + int(!v.is_none());
   if (given != 0 && given != 3) throw InputError("give all three of q, k and v, or none");
   std::optional<Mat> Q, K, V;
@@ -142,12 +148,13 @@ py::dict closed_form(const std::string& schedule, int64_t nq, int64_t nk, int64_
   Tiling t = make_tiling(nq, nk, d, spec.M, br, bc);
   if (spec.schedule == Schedule::decode) t.S = splits != 0 ? splits : default_splits(t.Tr, t.Tc, kDefaultSmCount);
   const ScheduleInfo& info = schedule_info(spec.schedule);
-  const TrafficForm f = info.forward_traffic(nq, nk, d, t);
-  const int bpe = dtype_bytes(spec.options.dtype);
+  const Dtype dt = spec.options.dtype;
+  const TrafficForm f = forward_form(spec.schedule, dt, nq, nk, d, t);  // fp8: with the scale reads
+  const int bpe = dtype_bytes(dt);
   py::dict out;
   out["schedule"] = info.name;
-  out["read_bytes"] = f.read_bytes(bpe);
-  out["write_bytes"] = f.write_bytes(bpe);
+  out["read_bytes"] = form_read_bytes(f, dt);
+  out["write_bytes"] = form_write_bytes(f, dt);
   out["read_elems"] = f.read_elems;
   out["write_elems"] = f.write_elems;
   out["Br"] = t.Br;
@@ -155,7 +162,7 @@ py::dict closed_form(const std::string& schedule, int64_t nq, int64_t nk, int64_
   out["Tr"] = t.Tr;
   out["Tc"] = t.Tc;
   out["splits"] = t.S;
-  if (has_backward(info)) {
+  if (has_backward(info) && dt != Dtype::fp8) {  // no FP8 backward
     const TrafficForm b = info.backward_traffic(nq, nk, d, t);
     out["backward_read_bytes"] = b.read_bytes(bpe);
     out["backward_write_bytes"] = b.write_bytes(bpe);
@@ -227,8 +234,8 @@ void bind_run(py::module_& m) {
 
   auto totals = [](const Result& r) -> const Totals& { return r.trace->totals; };
   auto closed = [](const Result& r) {
-    const Trace& t = *r.trace;
-    return schedule_info(t.problem.schedule).forward_traffic(t.problem.nq, t.problem.nk, t.problem.d, t.tiling);
+    const Problem& p = r.trace->problem;
+    return forward_form(p.schedule, p.dtype, p.nq, p.nk, p.d, r.trace->tiling);
   };
   py::class_<Result>(m, "Result")
       .def_property_readonly("o", [](const Result& r) { return mat_array(r.trace->O); })
@@ -236,9 +243,9 @@ void bind_run(py::module_& m) {
       .def_property_readonly("hbm_read_bytes", [totals](const Result& r) { return totals(r).hbm_read_bytes; })
       .def_property_readonly("hbm_write_bytes", [totals](const Result& r) { return totals(r).hbm_write_bytes; })
       .def_property_readonly("closed_form_read_bytes",
-                             [closed](const Result& r) { return closed(r).read_bytes(r.trace->problem.bytes_per_elem); })
+                             [closed](const Result& r) { return form_read_bytes(closed(r), r.trace->problem.dtype); })
       .def_property_readonly("closed_form_write_bytes",
-                             [closed](const Result& r) { return closed(r).write_bytes(r.trace->problem.bytes_per_elem); })
+                             [closed](const Result& r) { return form_write_bytes(closed(r), r.trace->problem.dtype); })
       .def_property_readonly("peak_sram_bytes", [totals](const Result& r) { return totals(r).peak_sram_bytes; })
       .def_property_readonly("peak_tile_bytes", [totals](const Result& r) { return totals(r).peak_tile_bytes; })
       .def_property_readonly("flops", [totals](const Result& r) { return totals(r).flops; })
@@ -277,7 +284,8 @@ void bind_run(py::module_& m) {
         py::arg("causal") = false, py::arg("window") = py::none(), py::arg("kv_len") = -1,
         py::arg("dtype") = "fp32", py::arg("dropout") = 0.0, py::arg("seed") = 1, py::arg("splits") = 0,
         py::arg("n") = py::none(), py::arg("nq") = py::none(), py::arg("nk") = py::none(), py::arg("d") = py::none(),
-        py::arg("scale") = py::none(), py::arg("pattern") = "random", py::arg("record") = py::none());
+        py::arg("scale") = py::none(), py::arg("pattern") = "random", py::arg("record") = py::none(),
+        py::arg("fp8_scale") = "", py::arg("rotate") = false);
   m.def("closed_form", &closed_form, py::arg("schedule"), py::arg("nq"), py::arg("nk"), py::arg("d"), py::arg("M"),
         py::kw_only(), py::arg("Br") = 0, py::arg("Bc") = 0, py::arg("dtype") = "fp32", py::arg("splits") = 0);
   m.def("schedules", [] {

@@ -25,13 +25,16 @@ __all__ = ["run", "closed_form", "schedules", "lesson_softmax", "gpu", "puzzles"
 
 def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal=False,
         window=None, kv_len=None, dtype="fp32", dropout=0.0, seed=1, splits=None, *,
-        n=None, nq=None, nk=None, d=None, scale=None, pattern="random", record=None):
+        n=None, nq=None, nk=None, d=None, scale=None, pattern="random", record=None, fp8_scale=None,
+        rotate=False):
     """Runs one schedule (fa1, fa2, standard, decode) on q, k, v, as `flashstep run` does.
 
     q: (Nq, d), k and v: (Nk, d), float32 or float64 (rounded to float32, as the .npy reader
     does). Without them, n or nq/nk, d, seed and pattern generate the CLI's inputs. M is the
     SRAM size in float32 words (or a string such as "64KiB"); Br, Bc override the paper's
-    block sizes; window=(left, right); kv_len: key padding. record=None records the steps when
+    block sizes; window=(left, right); kv_len: key padding. dtype="fp8" stores Q, K, V in e4m3
+    with float32 scales, fp8_scale="per-tensor" (the default) or "per-block", rotate=True rotates Q
+    and K first (`--fp8-scale`, `--rotate`; docs/fp8.md). record=None records the steps when
     the trace fits in 1 GiB (else the fast path: same bytes, .recorded False, no steps);
     True records or refuses; False never records. Returns a Result: .o, .lse, .hbm_read_bytes, .hbm_write_bytes,
     .closed_form_read_bytes, .closed_form_write_bytes, .peak_sram_bytes, .tiling,
@@ -43,7 +46,8 @@ def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal
                      dtype=_text(dtype, "dtype"), dropout=_number(dropout, "dropout"),
                      seed=_whole(seed, "seed", 0, 2**64 - 1), splits=_size(splits, "splits"), n=n, nq=nq,
                      nk=nk, d=d, scale=scale, pattern=_text(pattern, "pattern"),
-                     record=None if record is None else _flag(record, "record"))
+                     record=None if record is None else _flag(record, "record"),
+                     fp8_scale="" if fp8_scale is None else _text(fp8_scale, "fp8_scale"), rotate=_flag(rotate, "rotate"))
 
 
 # The arguments' checks: each wrong type or value is a ValueError naming the argument, as the
@@ -91,7 +95,7 @@ def _text(value, name):
     return value
 
 
-_EXAMPLES = {"schedule": "fa2", "dtype": "bf16", "pattern": "random"}
+_EXAMPLES = {"schedule": "fa2", "dtype": "bf16", "pattern": "random", "fp8_scale": "per-block"}
 
 
 def closed_form(schedule, nq, nk, d, M, Br=None, Bc=None, dtype="fp32", splits=None):
