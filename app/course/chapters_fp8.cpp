@@ -19,11 +19,11 @@ namespace {
 // The largest magnitude of an input as the run was given it (before any rotation).
 double amax_of(const Mat& X) { return double(X.cwiseAbs().maxCoeff()); }
 
-// What the FP8 kernel reads back for X(r, c) with one scale per tensor (no rotation): the e4m3
-// value nearest X(r, c) / s, times s, with s = amax / 448 (core/fp8.h), in float32 as core does it.
+// What the FP8 kernel reads back for X(r, c) with one scale per tensor (no rotation): its e4m3
+// value times the tensor's scale amax / 448 (core/fp8.h's quantisation, one block of all rows).
 double stored_per_tensor(const Mat& X, int64_t r, int64_t c) {
-  const float s = e4m3_scale(float(amax_of(X)));
-  return double(round_e4m3(X(r, c) / s) * s);
+  const Fp8Tensor q = quantise_e4m3(X, X.rows());
+  return double(q.values(r, c) * q.scales(0, 0));
 }
 
 // O's root-mean-square error against float64 (core/accuracy.h).

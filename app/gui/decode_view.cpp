@@ -66,6 +66,10 @@ ImU32 diverging(float x, float range) {
 
 }  // namespace
 
+float DecodeLseLabelX(float x_l, float right) {
+  return std::min(x_l, right - ImGui::CalcTextSize("lse^(s)").x - 2);
+}
+
 void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   const RunView& v = *s.run;
   const Trace& tr = v.trace;
@@ -100,7 +104,7 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   const float lse_w = std::max(g.stat_w, 14.0f);
   // Labels: lse^(s) ends inside the panel; O^(s)'s label takes the longest form that fits before it.
   const char* lse_label = "lse^(s)";
-  const float lse_x = std::min(g.x_l, g.right - ImGui::CalcTextSize(lse_label).x - 2);
+  const float lse_x = DecodeLseLabelX(g.x_l, g.right);
   std::snprintf(buf, sizeof buf, "O^(s) partials (S Nq x d = %lld x %lld), HBM, float32", (long long)rows, (long long)d);
   char mid[64];
   std::snprintf(mid, sizeof mid, "O^(s) (%lld x %lld), HBM", (long long)rows, (long long)d);

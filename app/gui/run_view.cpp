@@ -76,9 +76,10 @@ int64_t RunView::first_step_at(int64_t i, int64_t j) const {
 namespace {
 
 TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
-  // fp8: with the scale reads (a schedule without an FP8 forward gets none: its run is refused)
-  if (p.dtype == Dtype::fp8 && schedule_info(s).fp8_scale_reads) return fp8_traffic(s, p.nq, p.nk, p.d, t);
-  return schedule_info(s).forward_traffic(p.nq, p.nk, p.d, t);  // t.S: decode's splits
+  // A schedule without an FP8 forward gets its plain form (its run is refused: not applicable).
+  if (p.dtype == Dtype::fp8 && !schedule_info(s).fp8_scale_reads)
+    return schedule_info(s).forward_traffic(p.nq, p.nk, p.d, t);
+  return forward_form(s, p.dtype, p.nq, p.nk, p.d, t);  // fp8: with the scale reads; t.S: decode's splits
 }
 
 }  // namespace

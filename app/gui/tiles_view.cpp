@@ -456,10 +456,10 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   dl->AddText(ImVec2(x_o, y_s - lab), text, p.d * cd > ImGui::CalcTextSize(buf).x ? buf : "O");
   const float stat_x[2] = {x_l, x_m};
   for (int e = 0; e < n_stats && e < 2; ++e) dl->AddText(ImVec2(stat_x[e], y_s - lab), text, tensor_name(stats[size_t(e)]));
-  // decode's partials put O^(s)'s label at x_o and lse^(s)'s at x_l, or further left where the panel ends.
-  const float lse_x = std::min(x_l, origin.x + avail.x - ImGui::CalcTextSize("lse^(s)").x - 2);
-  dl->AddText(ImVec2(x_s, y_v - lab), text,
-              kv_title("V^T", (has_partials(v.trace) ? std::min(x_o, lse_x) - 6 : origin.x + avail.x) - x_s));
+  // decode's partials put O^(s)'s label at x_o and lse^(s)'s at DecodeLseLabelX.
+  const float right = origin.x + avail.x;
+  const float v_end = has_partials(v.trace) ? std::min(x_o, DecodeLseLabelX(x_l, right)) - 6 : right;
+  dl->AddText(ImVec2(x_s, y_v - lab), text, kv_title("V^T", v_end - x_s));
 
   ImFont* cell_font = gs.mono;
   const Grid* grids[8] = {&gq, &gk, &gv, &gsp, &go, nullptr, nullptr, nullptr};

@@ -519,7 +519,7 @@ TEST_CASE("the course: every chapter's first page renders, in the default displa
 TEST_CASE("the tiles keep a readable size under long notes in a small window", "[gui][course]") {
   // The fp8 chapter's outlier page at 1280x720 in presentation mode: the schedule's note, fp8's
   // line and a legend in three rows leave the tiles little height. They keep half their width in
-  // height (S is 128 rows here), where they once shrank to 0.05 px a cell under their labels.
+  // height (S is 128 rows here) rather than shrink to 0.05 px a cell under their labels.
   const std::string settings = out_path("tiles-small-settings.json");
   fs::remove(settings);
   const nlohmann::json j =
