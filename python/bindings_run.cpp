@@ -170,15 +170,39 @@ py::dict closed_form(const std::string& schedule, int64_t nq, int64_t nk, int64_
   return out;
 }
 
+py::dict error_entries(const char* name, const ErrorStats& e, py::dict d) {
+  const std::string n = name;
+  d[(n + "_max_abs").c_str()] = e.max_abs;
+  d[(n + "_max_rel").c_str()] = e.max_rel;
+  d[(n + "_rms").c_str()] = e.rms;
+  return d;
+}
+
+// The figures run's summary prints (core/accuracy.h, with the companion: a 16-bit or FP8 run's
+// scale of comparison, and with --dtype fp8 every FP8 storage on the same inputs).
 py::object accuracy(const Trace& t) {
-  const Accuracy a = accuracy_of(t);  // core/accuracy.h: the figures run's summary prints
+  const Accuracy a = accuracy_of(t, true);
   if (!a.measured) return py::none();
-  const ErrorStats &eo = a.forward.O, &el = a.forward.lse;
   py::dict d;
-  d["o_max_abs"] = eo.max_abs;
-  d["o_max_rel"] = eo.max_rel;
-  d["lse_max_abs"] = el.max_abs;
-  d["lse_max_rel"] = el.max_rel;
+  error_entries("o", a.forward.O, d);
+  error_entries("lse", a.forward.lse, d);
+  if (a.companion) {
+    py::dict c = error_entries("o", a.companion->O, py::dict());
+    c["schedule"] = schedule_info(a.companion->schedule).name;
+    c["dtype"] = dtype_name(a.companion->dtype);
+    d["companion"] = c;
+  }
+  if (!a.fp8_storages.empty()) {
+    py::list storages;
+    for (const Fp8StorageAccuracy& s : a.fp8_storages) {
+      py::dict e = error_entries("o", s.O, py::dict());
+      e["fp8_scale"] = fp8_scale_name(s.scale);
+      e["rotate"] = s.rotate;
+      e["own"] = s.own;
+      storages.append(e);
+    }
+    d["fp8_storages"] = storages;
+  }
   return std::move(d);
 }
 

@@ -107,6 +107,42 @@ def test_result_against_our_own_float64():
     assert cf["write_bytes"] == 4 * (13 + 1) * 33 * (16 + 2)
 
 
+def float64_attention(q, k, v):
+    s = (q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(q.shape[1])
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
+
+
+def rms(x, ref):
+    return float(np.sqrt(np.mean((x.astype(np.float64) - ref) ** 2)))
+
+
+def test_fp8_accuracy_lists_every_storage_against_our_own_float64():
+    # Outlier inputs, where the storages differ most. Every entry is the RMS error of that storage's
+    # own run against a float64 softmax computed here, and bf16 is the same schedule run in bf16.
+    args = dict(nq=48, nk=64, d=64, M=4096, schedule="fa2", pattern="outliers", seed=3)
+    r = flashstep.run(dtype="fp8", fp8_scale="per-block", **args)
+    ref = float64_attention(r.q, r.k, r.v)
+    a = r.accuracy
+    assert a["o_rms"] == pytest.approx(rms(r.o, ref), rel=1e-9)
+    c = a["companion"]
+    assert (c["schedule"], c["dtype"]) == ("fa2", "bf16")
+    assert c["o_rms"] == pytest.approx(rms(flashstep.run(dtype="bf16", **args).o, ref), rel=1e-9)
+    got = {(e["fp8_scale"], e["rotate"]): e for e in a["fp8_storages"]}
+    assert set(got) == {("per-tensor", False), ("per-block", False), ("per-block", True)}
+    assert [k for k, e in got.items() if e["own"]] == [("per-block", False)]
+    for (scale, rotate), e in got.items():
+        mine = flashstep.run(dtype="fp8", fp8_scale=scale, rotate=rotate, **args)
+        assert e["o_rms"] == pytest.approx(rms(mine.o, ref), rel=1e-9), (scale, rotate)
+        assert e["o_max_abs"] == pytest.approx(float(np.abs(mine.o - ref).max()), rel=1e-9)
+    # no rotated entry where d is not a power of two; a 16-bit run's companion is standard attention
+    odd = flashstep.run(dtype="fp8", **{**args, "d": 48}).accuracy
+    assert all(not e["rotate"] for e in odd["fp8_storages"]) and len(odd["fp8_storages"]) == 2
+    half = flashstep.run(dtype="bf16", **args).accuracy
+    assert half["companion"]["schedule"] == "standard" and "fp8_storages" not in half
+    assert "companion" not in flashstep.run(**args).accuracy
+
+
 def test_steps_carry_the_online_softmax_state():
     r = flashstep.run(n=8, d=4, M=64)  # the README's tiny problem
     s = r.steps[18]
