@@ -30,15 +30,18 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
   // The estimates below count bytes per block pair in size_t: keep Tr * Tc far from overflow.
   checked::fits_int64(double(t.Tr) * double(t.Tc) * 4096.0, "the trace estimate (Tr * Tc block pairs)");
   const ScheduleInfo& sched = schedule_info(p.schedule);
-  if (opt.dO && !has_backward(sched))
-    throw InputError(std::string("--schedule ") + sched.name + " has no backward pass (" + sched.paper_name +
-                     " is for inference): drop --backward");
-  if (p.dtype == Dtype::fp8 && !sched.fp8_scale_reads)  // a Problem made for another schedule
-    throw InputError(std::string("--dtype fp8 has no ") + sched.name + " version: the FP8 forward runs --schedule " +
-                     fp8_schedule_names());
-  if (opt.dO && p.dtype == Dtype::fp8)
-    throw InputError("--dtype fp8 has no backward pass (the FP8 path is the forward of " + fp8_schedule_names() +
-                     "): drop --backward, or use --dtype fp32, fp16 or bf16");
+  switch (missing_path(sched, p.dtype, opt.dO != nullptr)) {
+    case MissingPath::none: break;
+    case MissingPath::backward:
+      throw InputError(std::string("--schedule ") + sched.name + " has no backward pass (" + sched.paper_name +
+                       " is for inference): drop --backward");
+    case MissingPath::fp8_version:  // a Problem made for another schedule
+      throw InputError(std::string("--dtype fp8 has no ") + sched.name + " version: the FP8 forward runs --schedule " +
+                       fp8_schedule_names());
+    case MissingPath::fp8_backward:
+      throw InputError("--dtype fp8 has no backward pass (the FP8 path is the forward of " + fp8_schedule_names() +
+                       "): drop --backward, or use --dtype fp32, fp16 or bf16");
+  }
   if (opt.l2 && p.dtype == Dtype::fp8)  // the model's addresses know fp32, fp16, bf16 tensors
     throw InputError("the L2 model (--l2, --gpu) does not take --dtype fp8: drop one of them");
   if (opt.l2 && !sched.l2_order)

@@ -50,6 +50,13 @@ std::string schedule_names(const char* last_sep) {
   return out;
 }
 
+MissingPath missing_path(const ScheduleInfo& s, Dtype dt, bool backward) {
+  if (backward && !has_backward(s)) return MissingPath::backward;
+  if (dt == Dtype::fp8 && !s.fp8_scale_reads) return MissingPath::fp8_version;
+  if (backward && dt == Dtype::fp8) return MissingPath::fp8_backward;
+  return MissingPath::none;
+}
+
 std::string fp8_schedule_names() {
   std::vector<const char*> names;
   for (const ScheduleInfo* i : schedules())

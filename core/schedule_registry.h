@@ -122,6 +122,17 @@ struct ScheduleInfo {
 // Whether a schedule has a backward pass (decode has none: its backward_* fields are null).
 inline bool has_backward(const ScheduleInfo& s) { return s.run_backward != nullptr; }
 
+// A path a schedule does not have, for a run in storage type dt with or without the backward: the
+// one check that run_problem refuses by (its error lines) and the app's memory panel notes
+// (a schedule it cannot show), so the two agree. Tried in this order; none when the run exists.
+enum class MissingPath {
+  none,
+  backward,      // the schedule has no backward pass (decode is for inference)
+  fp8_version,   // the schedule has no FP8 forward
+  fp8_backward,  // FP8 has no backward pass on any schedule
+};
+MissingPath missing_path(const ScheduleInfo& s, Dtype dt, bool backward);
+
 // Every schedule, in the order the CLI's help, explain and the app show them.
 const std::vector<const ScheduleInfo*>& schedules();
 const ScheduleInfo& schedule_info(Schedule s);

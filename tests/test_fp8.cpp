@@ -507,3 +507,31 @@ TEST_CASE("fp8 on the command line: the summary and the refusals", "[fp8][cli]")
   }
   CHECK_FALSE(std::filesystem::exists("/tmp/fp8-never-written"));
 }
+
+TEST_CASE("missing_path: which schedule has which path, written out by hand", "[fp8]") {
+  // The table the refusals and the memory panel's notes both read: decode has no backward,
+  // standard attention no FP8 forward, and FP8 no backward anywhere.
+  struct Row {
+    Schedule s;
+    Dtype dt;
+    bool backward;
+    MissingPath want;
+  };
+  const Row rows[] = {
+      {Schedule::fa1, Dtype::fp32, true, MissingPath::none},
+      {Schedule::fa2, Dtype::bf16, true, MissingPath::none},
+      {Schedule::standard, Dtype::fp16, true, MissingPath::none},
+      {Schedule::decode, Dtype::fp32, false, MissingPath::none},
+      {Schedule::decode, Dtype::fp32, true, MissingPath::backward},
+      {Schedule::decode, Dtype::fp8, false, MissingPath::none},
+      {Schedule::decode, Dtype::fp8, true, MissingPath::backward},
+      {Schedule::standard, Dtype::fp8, false, MissingPath::fp8_version},
+      {Schedule::standard, Dtype::fp8, true, MissingPath::fp8_version},
+      {Schedule::fa1, Dtype::fp8, false, MissingPath::none},
+      {Schedule::fa2, Dtype::fp8, true, MissingPath::fp8_backward},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(schedule_info(r.s).name, dtype_name(r.dt), r.backward);
+    CHECK(missing_path(schedule_info(r.s), r.dt, r.backward) == r.want);
+  }
+}

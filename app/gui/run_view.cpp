@@ -147,14 +147,14 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
     r.backward_form = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
     // A schedule without this problem's path has no figures: a note for the panel, not an error.
     const ScheduleInfo& si = schedule_info(r.schedule);
-    if (p.dtype == Dtype::fp8 && !si.fp8_scale_reads) {
+    const MissingPath missing = missing_path(si, p.dtype, dO != nullptr);
+    if (missing != MissingPath::none) {
       r.not_applicable = true;
-      r.error = std::string(si.name) + ": no FP8 version (the FP8 forward runs " + fp8_schedule_names() + ")";
-      continue;
-    }
-    if (dO && !has_backward(si)) {
-      r.not_applicable = true;
-      r.error = std::string(si.name) + ": no backward pass (" + si.paper_name + " is for inference)";
+      r.error = std::string(si.name) +
+                (missing == MissingPath::backward ? std::string(": no backward pass (") + si.paper_name + " is for inference)"
+                 : missing == MissingPath::fp8_version
+                     ? ": no FP8 version (the FP8 forward runs " + fp8_schedule_names() + ")"
+                     : std::string(": no FP8 backward pass"));
       continue;
     }
     try {
