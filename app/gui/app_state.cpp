@@ -89,7 +89,14 @@ bool AppState::apply_form() {
 void AppState::set_run(std::unique_ptr<RunView> v) {
   row.reset();     // a row's trace gives way to the new run
   cursor.reset();  // it points into the old trace
+  // The Pipeline view models the pass being stepped: a run that adds or drops the backward turns
+  // it to that pass (the user's forward/backward choice stands until the run's pass changes).
+  const bool pass_changed = !run || run->backward != v->backward;
   run = std::move(v);
+  if (pass_changed && pipeline.backward != run->backward) {
+    pipeline.backward = run->backward;
+    pipeline.rebuild();
+  }
   cursor = std::make_unique<Cursor>(run->trace);
   const Mask& mask = run->trace.problem.mask;
   mask_text = mask.any() ? mask.describe() : std::string();

@@ -99,7 +99,9 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
     dl->AddLine(ImVec2(X(t), ya), ImVec2(X(t), ya + 4), ImGui::GetColorU32(kDimText));
     char txt[32];
     std::snprintf(txt, sizeof txt, "%.0f", t);
-    dl->AddText(ImVec2(X(t) + 2, ya + 2), ImGui::GetColorU32(kDimText), txt);
+    // right of its tick, but inside the axis: the last tick can fall at its very end
+    const float x = std::min(X(t) + 2, x1 - ImGui::CalcTextSize(txt).x);
+    dl->AddText(ImVec2(x, ya + 2), ImGui::GetColorU32(kDimText), txt);
   }
   char unit[64];
   std::snprintf(unit, sizeof unit, "clocks (%.2f us at 1.98 GHz)", t_end / 1980.0);

@@ -206,6 +206,24 @@ TEST_CASE("gui --backward adds the backward to a preset and opens at its first s
   REQUIRE(std::string(line_label(s.cursor->current()->line)) == "FA2b L3");
 }
 
+TEST_CASE("the Pipeline view models the pass the run steps", "[gui][backward]") {
+  gui::AppState s;
+  gui::prepare_state(s, preset_options("tiny"));
+  CHECK_FALSE(s.pipeline.backward);
+  gui::GuiOptions o = preset_options("tiny");
+  o.backward = true;
+  gui::AppState b;
+  gui::prepare_state(b, o);
+  CHECK(b.pipeline.backward);
+  CHECK(b.pipeline.backward_prediction.ms > 0);  // the backward's model, built
+  // a run without the backward turns it back; the user's choice stands while the pass is the same
+  b.load_preset("tiny");
+  CHECK_FALSE(b.pipeline.backward);
+  b.pipeline.backward = true;
+  b.load_preset("lesson");
+  CHECK(b.pipeline.backward);
+}
+
 TEST_CASE("the Figure 2 row: forward + backward bytes from the closed forms on gpt2-medium", "[gui][backward]") {
   gui::AppState s;
   gui::prepare_state(s, preset_options("gpt2-medium"));
