@@ -15,6 +15,14 @@ namespace flashstep::gui {
 
 namespace {
 
+// One line of figures, wrapped at spaces in a narrow panel; a group, so that a tooltip after it
+// answers the whole of it.
+void WrappedLine(const char* text) {
+  ImGui::BeginGroup();
+  TextWrappedAtSpaces(text);
+  ImGui::EndGroup();
+}
+
 // A count with an SI prefix and three significant digits ("1.79 k", "268 M"): shorter than
 // "1.79e+03" in the side-by-side table's narrow columns.
 const char* fmt_si(char* buf, size_t n, double x) {
@@ -56,8 +64,9 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
     return;
   }
   const L2StepView v = l2_step_view(tr, cur);
-  ImGui::Text("DRAM so far: read %s, written %s (through the L2)", fmt_bytes(a, sizeof a, v.dram_read_total),
-              fmt_bytes(b, sizeof b, v.dram_write_total));
+  std::snprintf(c, sizeof c, "DRAM so far: read %s, written %s (through the L2)", fmt_bytes(a, sizeof a, v.dram_read_total),
+                fmt_bytes(b, sizeof b, v.dram_write_total));
+  WrappedLine(c);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Head 0's bytes between the L2 and DRAM, with %lld heads sharing a %s %s L2 and\n"
                       "%lld blocks in flight (docs/l2-model.md). A load reads DRAM only for bytes not in\n"
@@ -65,7 +74,11 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
                       "(%lld B at the end, in no step).",
                       (long long)l2.config.heads, fmt_bytes(a, sizeof a, l2.config.bytes), l2.config.gpu.c_str(),
                       (long long)l2.plan.slots, (long long)l2.final_writeback_bytes);
-  if (cur) ImGui::Text("this step: DRAM read %s, written %s", fmt_bytes(a, sizeof a, v.dram_read), fmt_bytes(b, sizeof b, v.dram_write));
+  if (cur) {
+    std::snprintf(c, sizeof c, "this step: DRAM read %s, written %s", fmt_bytes(a, sizeof a, v.dram_read),
+                  fmt_bytes(b, sizeof b, v.dram_write));
+    WrappedLine(c);
+  }
   const int64_t line = L2Config::kLineBytes;
   std::snprintf(c, sizeof c, "L2: %s of %s held, %s dirty", fmt_bytes(a, sizeof a, v.lines * line),
                 fmt_bytes(b, sizeof b, v.capacity_lines * line), fmt_bytes(d, sizeof d, v.dirty_lines * line));
@@ -74,7 +87,9 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
     ImGui::SetTooltip("Every head's lines (%lld B each) when this step happens in the GPU's order:\n"
                       "%lld of %lld lines held, %lld dirty.", (long long)line, (long long)v.lines,
                       (long long)v.capacity_lines, (long long)v.dirty_lines);
-  ImGui::Text("L2 hit rate so far: %.1f%% of the HBM reads (%s)", 100.0 * v.hit_rate, fmt_bytes(a, sizeof a, v.hit_total));
+  std::snprintf(c, sizeof c, "L2 hit rate so far: %.1f%% of the HBM reads (%s)", 100.0 * v.hit_rate,
+                fmt_bytes(a, sizeof a, v.hit_total));
+  WrappedLine(c);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Head 0's bytes loaded so far that the L2 served, over its HBM bytes read so far");
 }
@@ -217,9 +232,10 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (int k = 0; k < kSlots; ++k)
       (slot_is_tile(Slot(k)) ? tiles : scratch) += cur->sram_elems[size_t(k)] * slot_bytes(Slot(k));
   if (p.dtype == Dtype::fp8)
-    ImGui::Text("SRAM: M = %lld elements (Q_i, K_j, V_j e4m3, O_i bf16)", (long long)p.M);
+    std::snprintf(c, sizeof c, "SRAM: M = %lld elements (Q_i, K_j, V_j e4m3, O_i bf16)", (long long)p.M);
   else
-    ImGui::Text("SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
+    std::snprintf(c, sizeof c, "SRAM: M = %lld elements = %s", (long long)p.M, fmt_bytes(a, sizeof a, p.M * bpe));
+  WrappedLine(c);
   if (!info.tiled)
     std::snprintf(c, sizeof c, "tiles %s; M = %s not enforced in %s", fmt_bytes(a, sizeof a, tiles),
                   fmt_bytes(b, sizeof b, cap),
