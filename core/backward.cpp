@@ -60,7 +60,8 @@ void check_grad_output(const Problem& p, const Mat& dO) {
 size_t backward_step_bound(const Problem& p, const Tiling& t) { return schedule_info(p.schedule).backward_steps(t); }
 
 size_t estimate_backward_trace_bytes(const Problem& p, const Tiling& t) {
-  return schedule_info(p.schedule).backward_trace_bytes(p, t);
+  const ScheduleInfo& s = schedule_info(p.schedule);
+  return has_backward(s) ? s.backward_trace_bytes(p, t) : 0;  // none: run_problem refuses the run
 }
 
 size_t estimate_backward_hbm_bytes(const Problem& p) {

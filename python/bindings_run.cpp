@@ -7,6 +7,7 @@
 #include "core/lesson.h"
 #include "core/output_files.h"
 #include "core/accuracy.h"
+#include "core/backward.h"
 #include "core/closed_form.h"
 #include "core/fp8.h"
 #include "core/reference.h"
@@ -77,9 +78,11 @@ void check_shapes(const Mat& Q, const Mat& K, const Mat& V) {
 Result run(py::object q, py::object k, py::object v, const std::string& schedule, py::object M, int64_t br,
            int64_t bc, bool causal, py::object window, int64_t kv_len, const std::string& dtype, double dropout,
            uint64_t seed, int64_t splits, py::object n, py::object nq, py::object nk, py::object d, py::object scale,
-           const std::string& pattern, py::object record, const std::string& fp8_scale, bool rotate) {
+           const std::string& pattern, py::object record, const std::string& fp8_scale, bool rotate, bool backward,
+           py::object dout) {
   ProblemSpec spec =
       spec_from(schedule, M, br, bc, causal, window, kv_len, dtype, dropout, seed, splits, scale, pattern, fp8_scale, rotate);
+  if (!backward && !dout.is_none()) throw InputError("do is the backward's dO: pass backward=True with it");
   const int given = int(!q.is_none()) + int(!k.is_none()) + int(!v.is_none());
   if (given != 0 && given != 3) throw InputError("give all three of q, k and v, or none");
   std::optional<Mat> Q, K, V;
@@ -103,8 +106,15 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
   // Refuse before generating or copying anything: sizes, then the work (app/cmd_run.cpp).
   validate_sizes(spec);
   const WorkLimits limits;
+  // The backward does about 2.5 times the forward's FLOPs over the same blocks twice more
+  // (app/cmd_run.cpp's estimate).
+  auto work = [backward](int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bpe) {
+    WorkEstimate w = estimate_work(nq, nk, d, t, s, bpe);
+    if (backward) w.gflop *= 3.5, w.block_pairs *= 3;
+    return w;
+  };
   const Tiling t0 = make_tiling(spec.nq, spec.nk, spec.d, spec.M, spec.br, spec.bc);
-  check_work(estimate_work(spec.nq, spec.nk, spec.d, t0, spec.schedule, dtype_bytes(spec.options.dtype)), limits);
+  check_work(work(spec.nq, spec.nk, spec.d, t0, spec.schedule, dtype_bytes(spec.options.dtype)), limits);
   Problem p = make_problem(spec);
   if (Q) {  // the arrays replace the generated inputs, checked as make_problem checks a .npy file's
     p.Q = std::move(*Q);
@@ -124,17 +134,28 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
                              ", column " + std::to_string(e % mat->cols()));
   }
   const Tiling t = make_tiling(p);
-  check_work(estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem), limits);
+  check_work(work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem), limits);
   RunOptions opt;
+  Mat dO;
+  if (backward) {  // dO as `run --backward` makes it (--do, or from the seed and the pattern)
+    dO = dout.is_none() ? make_grad_output(p, spec.pattern) : to_mat(dout, "do", 2);
+    check_finite(dO, "dO");
+    opt.dO = &dO;  // run_problem checks its shape and that the schedule has a backward
+  }
   // None: record when the trace fits in RunOptions' limit (1 GiB), else the fast path, whose
   // result has no steps (Result.recorded says which); True: record or refuse, as `run --steps`.
-  opt.record = record.is_none() ? estimate_trace_bytes(p, t) <= opt.max_trace_bytes : record.cast<bool>();
+  const size_t trace_bytes = estimate_trace_bytes(p, t) + (backward ? estimate_backward_trace_bytes(p, t) : 0);
+  opt.record = record.is_none() ? trace_bytes <= opt.max_trace_bytes : record.cast<bool>();
   Trace tr;
   {
     py::gil_scoped_release unlocked;  // core does not touch Python objects
     tr = run_problem(p, t, opt);
   }
   check_result_finite(tr);
+  for (const auto& [g, name] : {std::pair<const Mat*, const char*>{&tr.dQ, "dQ"}, {&tr.dK, "dK"}, {&tr.dV, "dV"}})
+    if (tr.has_backward && !g->allFinite())  // run's check (app/cli_backward.cpp), word for word
+      throw InputError(std::string("the gradient ") + name + " overflows float32: the inputs or dO "
+                       "are too large for this problem");
   return Result{std::make_shared<const Trace>(std::move(tr))};
 }
 
@@ -186,6 +207,11 @@ py::object accuracy(const Trace& t) {
   py::dict d;
   error_entries("o", a.forward.O, d);
   error_entries("lse", a.forward.lse, d);
+  if (a.backward) {  // the gradients against reference_backward on the same dO
+    error_entries("dq", a.backward->dQ, d);
+    error_entries("dk", a.backward->dK, d);
+    error_entries("dv", a.backward->dV, d);
+  }
   if (a.companion) {
     py::dict c = error_entries("o", a.companion->O, py::dict());
     c["schedule"] = schedule_info(a.companion->schedule).name;
@@ -204,6 +230,27 @@ py::object accuracy(const Trace& t) {
     d["fp8_storages"] = storages;
   }
   return std::move(d);
+}
+
+py::object grad_or_none(const Trace& t, const Mat& g) {
+  if (!t.has_backward) return py::none();
+  return mat_array(g);
+}
+
+// A pass's totals: the forward's alone, or the backward's (Trace::forward_totals, backward_totals).
+const Totals& phase(const Result& r, bool backward) {
+  const Trace& t = *r.trace;
+  return !t.has_backward ? t.totals : backward ? t.backward_totals : t.forward_totals;
+}
+
+py::object backward_or_none(const Result& r, int64_t bytes) {
+  if (!r.trace->has_backward) return py::none();
+  return py::int_(bytes);
+}
+
+TrafficForm backward_form(const Result& r) {
+  const Problem& p = r.trace->problem;
+  return schedule_backward_traffic(p.schedule, p.nq, p.nk, p.d, r.trace->tiling.Tr, r.trace->tiling.Tc);
 }
 
 }  // namespace
@@ -282,6 +329,22 @@ void bind_run(py::module_& m) {
       .def_property_readonly("schedule", [](const Result& r) { return std::string(schedule_name(r.trace->problem.schedule)); })
       .def_property_readonly("tau", [](const Result& r) { return r.trace->problem.scale; })
       .def_property_readonly("accuracy", [](const Result& r) { return accuracy(*r.trace); })
+      // With backward=True: the gradients, dO, and each pass's bytes beside its closed form.
+      .def_property_readonly("dq", [](const Result& r) { return grad_or_none(*r.trace, r.trace->dQ); })
+      .def_property_readonly("dk", [](const Result& r) { return grad_or_none(*r.trace, r.trace->dK); })
+      .def_property_readonly("dv", [](const Result& r) { return grad_or_none(*r.trace, r.trace->dV); })
+      .def_property_readonly("do", [](const Result& r) { return grad_or_none(*r.trace, r.trace->dO); })
+      .def_property_readonly("backward", [](const Result& r) { return r.trace->has_backward; })
+      .def_property_readonly("forward_read_bytes", [](const Result& r) { return phase(r, false).hbm_read_bytes; })
+      .def_property_readonly("forward_write_bytes", [](const Result& r) { return phase(r, false).hbm_write_bytes; })
+      .def_property_readonly("backward_read_bytes", [](const Result& r) { return backward_or_none(r, phase(r, true).hbm_read_bytes); })
+      .def_property_readonly("backward_write_bytes", [](const Result& r) { return backward_or_none(r, phase(r, true).hbm_write_bytes); })
+      .def_property_readonly("closed_form_backward_read_bytes", [](const Result& r) {
+        return backward_or_none(r, backward_form(r).read_bytes(r.trace->problem.bytes_per_elem));
+      })
+      .def_property_readonly("closed_form_backward_write_bytes", [](const Result& r) {
+        return backward_or_none(r, backward_form(r).write_bytes(r.trace->problem.bytes_per_elem));
+      })
       // Bytes each tensor moved: {"Q": (read, written), ...}, tensors that moved none left out.
       .def_property_readonly("tensor_bytes", [totals](const Result& r) {
         py::dict out;
@@ -309,7 +372,8 @@ void bind_run(py::module_& m) {
         py::arg("dtype") = "fp32", py::arg("dropout") = 0.0, py::arg("seed") = 1, py::arg("splits") = 0,
         py::arg("n") = py::none(), py::arg("nq") = py::none(), py::arg("nk") = py::none(), py::arg("d") = py::none(),
         py::arg("scale") = py::none(), py::arg("pattern") = "random", py::arg("record") = py::none(),
-        py::arg("fp8_scale") = "", py::arg("rotate") = false);
+        py::arg("fp8_scale") = "", py::arg("rotate") = false, py::arg("backward") = false,
+        py::arg("do") = py::none());
   m.def("closed_form", &closed_form, py::arg("schedule"), py::arg("nq"), py::arg("nk"), py::arg("d"), py::arg("M"),
         py::kw_only(), py::arg("Br") = 0, py::arg("Bc") = 0, py::arg("dtype") = "fp32", py::arg("splits") = 0);
   m.def("schedules", [] {

@@ -9,6 +9,7 @@ reference. Errors in what you pass are ValueError with the command line's one-li
     r = flashstep.run(q, k, v, schedule="fa2")     # NumPy float32/float64 arrays
     r.o, r.lse, r.hbm_read_bytes, r.closed_form_read_bytes, r.tiling, r.accuracy, r.steps
     r.save_trace("t.json")                         # flashstep gui --trace t.json
+    r = flashstep.run(q, k, v, backward=True)      # and the backward: r.dq, r.dk, r.dv
 
 docs/python.md has the whole API; flashstep.puzzles the puzzles.
 """
@@ -26,7 +27,7 @@ __all__ = ["run", "closed_form", "schedules", "lesson_softmax", "gpu", "puzzles"
 def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal=False,
         window=None, kv_len=None, dtype="fp32", dropout=0.0, seed=1, splits=None, *,
         n=None, nq=None, nk=None, d=None, scale=None, pattern="random", record=None, fp8_scale=None,
-        rotate=False):
+        rotate=False, backward=False, do=None):
     """Runs one schedule (fa1, fa2, standard, decode) on q, k, v, as `flashstep run` does.
 
     q: (Nq, d), k and v: (Nk, d), float32 or float64 (rounded to float32, as the .npy reader
@@ -34,11 +35,14 @@ def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal
     SRAM size in float32 words (or a string such as "64KiB"); Br, Bc override the paper's
     block sizes; window=(left, right); kv_len: key padding. dtype="fp8" stores Q, K, V in e4m3
     with float32 scales, fp8_scale="per-tensor" (the default) or "per-block", rotate=True rotates Q
-    and K first (`--fp8-scale`, `--rotate`; docs/fp8.md). record=None records the steps when
+    and K first (`--fp8-scale`, `--rotate`; docs/fp8.md). backward=True runs the schedule's
+    backward after the forward (`--backward`) on do, (Nq, d), or on the CLI's dO from the seed
+    (`--do`): .dq, .dk, .dv, .do and each pass's bytes. record=None records the steps when
     the trace fits in 1 GiB (else the fast path: same bytes, .recorded False, no steps);
     True records or refuses; False never records. Returns a Result: .o, .lse, .hbm_read_bytes, .hbm_write_bytes,
     .closed_form_read_bytes, .closed_form_write_bytes, .peak_sram_bytes, .tiling,
-    .accuracy, .steps, .save_trace(path).
+    .accuracy, .steps, .save_trace(path); with the backward .dq, .dk, .dv, .forward_read_bytes,
+    .backward_read_bytes, .closed_form_backward_read_bytes (and their write_ twins).
     """
     return _core.run(q, k, v, schedule=_text(schedule, "schedule"), M=M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
                      causal=_flag(causal, "causal"), window=window,
@@ -47,7 +51,8 @@ def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal
                      seed=_whole(seed, "seed", 0, 2**64 - 1), splits=_size(splits, "splits"), n=n, nq=nq,
                      nk=nk, d=d, scale=scale, pattern=_text(pattern, "pattern"),
                      record=None if record is None else _flag(record, "record"),
-                     fp8_scale="" if fp8_scale is None else _text(fp8_scale, "fp8_scale"), rotate=_flag(rotate, "rotate"))
+                     fp8_scale="" if fp8_scale is None else _text(fp8_scale, "fp8_scale"), rotate=_flag(rotate, "rotate"),
+                     backward=_flag(backward, "backward"), do=do)
 
 
 # The arguments' checks: each wrong type or value is a ValueError naming the argument, as the

@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
+import flashstep
 import solutions as S
 from flashstep import puzzles
 
@@ -217,3 +218,18 @@ def test_backward_block_trace_opens_in_the_backward_view(flashstep_bin, tmp_path
 def _mat(m):
     """A replay matrix ({"rows", "cols", "data"}) as float64."""
     return np.array(m["data"], dtype=np.float64).reshape(m["rows"], m["cols"])
+
+
+def test_a_backward_run_from_the_module_opens_at_its_backward(flashstep_bin, tmp_path):
+    # flashstep.run(backward=True) saves both passes; the app steps into the backward, and at the
+    # last step its HBM holds the run's own dQ, dK, dV.
+    r = flashstep.run(n=12, d=4, M=64, schedule="fa2", backward=True)
+    r.save_trace(tmp_path / "bwd.json")
+    last = len(r.steps)
+    p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "bwd.json"), "--step", str(last),
+            "--screenshot", str(tmp_path / "shot.png"), "--dump-state", str(tmp_path / "state.json"))
+    assert p.returncode == 0, p.stderr
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["index"] == last and state["line"].startswith("FA2b")
+    for name, grad in (("dQ", r.dq), ("dK", r.dk), ("dV", r.dv)):
+        np.testing.assert_array_equal(_hbm(state, name), grad.astype(np.float64), err_msg=name)

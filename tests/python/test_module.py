@@ -143,6 +143,58 @@ def test_fp8_accuracy_lists_every_storage_against_our_own_float64():
     assert "companion" not in flashstep.run(**args).accuracy
 
 
+BACKWARD_CASES = [
+    (dict(schedule="fa1", M=128), ["--schedule", "fa1", "--M", "128"]),
+    (dict(schedule="fa2", M=256, causal=True), ["--schedule", "fa2", "--M", "256", "--causal"]),
+    (dict(schedule="standard", dtype="bf16"), ["--schedule", "standard", "--dtype", "bf16"]),
+    (dict(schedule="fa2", M=128, kv_len=30, dropout=0.1, seed=4),
+     ["--schedule", "fa2", "--M", "128", "--kv-len", "30", "--dropout", "0.1", "--seed", "4"]),
+]
+
+
+@pytest.mark.parametrize("kwargs,args", BACKWARD_CASES)
+def test_backward_equals_the_cli_bit_for_bit(flashstep_bin, tmp_path, kwargs, args):
+    r = flashstep.run(nq=21, nk=37, d=8, backward=True, **kwargs)
+    common = ["--nq", "21", "--nk", "37", "--d", "8", "--backward", *args]
+    grads = [f"--out-d{x}={tmp_path / (x + '.npy')}" for x in "qkv"]
+    o, lse, trace = cli(flashstep_bin, tmp_path, common + grads)
+    assert_same_as_cli(r, o, lse, trace)
+    assert r.backward and r.do.shape == (21, 8)
+    for x in "qkv":
+        assert np.array_equal(getattr(r, "d" + x), np.load(tmp_path / f"{x}.npy")), "d" + x
+    assert r.forward_read_bytes + r.backward_read_bytes == r.hbm_read_bytes
+    assert r.forward_write_bytes + r.backward_write_bytes == r.hbm_write_bytes
+
+
+def test_backward_against_our_own_float64_gradients():
+    rng = np.random.default_rng(7)
+    q, k, v, do = (rng.normal(size=s) for s in ((19, 8), (26, 8), (26, 8), (19, 8)))
+    r = flashstep.run(q, k, v, schedule="fa2", M=128, backward=True, do=do)
+    q, k, v, do = (x.astype(np.float32).astype(np.float64) for x in (q, k, v, do))  # as the run stored them
+    tau = r.tau  # 1/sqrt(8) as the run holds it
+    s = tau * q @ k.T
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    o = p @ v
+    dv = p.T @ do
+    dp = do @ v.T
+    ds = p * (dp - (do * o).sum(axis=1, keepdims=True))
+    dq, dk = tau * ds @ k, tau * ds.T @ q
+    for mine, ref in ((r.dq, dq), (r.dk, dk), (r.dv, dv)):
+        np.testing.assert_allclose(mine, ref, atol=2e-5, rtol=1e-4)
+    assert np.array_equal(r.do, do.astype(np.float32))
+    a = r.accuracy
+    assert a["dq_max_abs"] == pytest.approx(float(np.abs(r.dq - dq).max()), rel=1e-6)
+    assert a["dv_rms"] == pytest.approx(float(np.sqrt(np.mean((r.dv - dv) ** 2))), rel=1e-6)
+    # unmasked: the backward's bytes are its closed form (core/closed_form.h), the forward's too
+    assert (r.backward_read_bytes, r.backward_write_bytes) == \
+        (r.closed_form_backward_read_bytes, r.closed_form_backward_write_bytes)
+    assert (r.forward_read_bytes, r.forward_write_bytes) == (r.closed_form_read_bytes, r.closed_form_write_bytes)
+    f = flashstep.run(q, k, v, schedule="fa2", M=128)  # no backward: nothing of it
+    assert not f.backward and f.dq is None and f.backward_read_bytes is None and "dq_rms" not in f.accuracy
+    assert f.forward_read_bytes == f.hbm_read_bytes
+
+
 def test_steps_carry_the_online_softmax_state():
     r = flashstep.run(n=8, d=4, M=64)  # the README's tiny problem
     s = r.steps[18]
@@ -250,6 +302,12 @@ def test_bad_arrays_are_value_errors(q, k, v, message):
     (dict(n=8, d=12, dtype="fp8", rotate=True), "power of two"),
     (dict(n=8, dtype="fp8", rotate="yes"), "rotate must be True or False"),
     (dict(n=8, dtype="fp8", schedule="standard"), "fa1, fa2 or decode"),
+    (dict(n=8, backward="yes"), "backward must be True or False"),
+    (dict(n=8, do=np.ones((8, 16))), "pass backward=True"),
+    (dict(n=8, backward=True, schedule="decode"), "decode has no backward pass"),
+    (dict(n=8, backward=True, dtype="fp8"), "fp8 has no backward pass"),
+    (dict(n=8, backward=True, do=np.ones((8, 15))), r"dO is 8 x 15 but must be Nq x d = 8 x 16"),
+    (dict(n=8, backward=True, do=np.full((8, 16), np.nan)), "dO"),
 ])
 def test_bad_values_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
