@@ -5,8 +5,8 @@ import pathlib
 NOTEBOOKS = sorted((pathlib.Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_the_three_notebooks():
-    assert [p.stem for p in NOTEBOOKS][:3] == ["01-online-softmax", "02-io-complexity", "03-puzzles"]
+def test_there_are_the_four_notebooks():
+    assert [p.stem for p in NOTEBOOKS][:4] == ["01-online-softmax", "02-io-complexity", "03-puzzles", "04-backward"]
 
 
 def test_stored_without_outputs():
