@@ -31,11 +31,7 @@ Mat backward_grad_output(const BackwardFlags& f, const Problem& p, const std::st
 
 void add_backward_outputs(const BackwardFlags& f, const Trace& t, OutputFiles& out) {
   if (!f.backward) return;
-  const std::pair<const Mat*, const char*> grads[] = {{&t.dQ, "dQ"}, {&t.dK, "dK"}, {&t.dV, "dV"}};
-  for (const auto& [g, name] : grads)
-    if (!g->allFinite())
-      throw InputError(std::string("the gradient ") + name + " overflows float32: the inputs or dO "
-                       "are too large for this problem");
+  check_gradients_finite(t);
   const std::pair<const std::string*, const Mat*> outs[] = {
       {&f.out_dq, &t.dQ}, {&f.out_dk, &t.dK}, {&f.out_dv, &t.dV}};
   for (const auto& [path, g] : outs)

@@ -59,6 +59,14 @@ void check_grad_output(const Problem& p, const Mat& dO) {
 
 size_t backward_step_bound(const Problem& p, const Tiling& t) { return schedule_info(p.schedule).backward_steps(t); }
 
+void check_gradients_finite(const Trace& t) {
+  const std::pair<const Mat*, const char*> grads[] = {{&t.dQ, "dQ"}, {&t.dK, "dK"}, {&t.dV, "dV"}};
+  for (const auto& [g, name] : grads)
+    if (!g->allFinite())
+      throw InputError(std::string("the gradient ") + name + " overflows float32: the inputs or dO "
+                       "are too large for this problem");
+}
+
 size_t estimate_backward_trace_bytes(const Problem& p, const Tiling& t) {
   const ScheduleInfo& s = schedule_info(p.schedule);
   return has_backward(s) ? s.backward_trace_bytes(p, t) : 0;  // none: run_problem refuses the run

@@ -33,6 +33,9 @@ void run_backward(Trace& trace, const Mat& dO, bool record);
 Mat make_grad_output(const Problem& p, const std::string& pattern);
 // A user's dO: Nq x d, finite, and within fp16's range when stored as fp16 (InputError).
 void check_grad_output(const Problem& p, const Mat& dO);
+// After the backward: dQ, dK and dV are finite, else an InputError naming the first that
+// overflowed float32 (the inputs or dO too large for the problem).
+void check_gradients_finite(const Trace& t);
 
 // The most steps the backward records (fewer when masked blocks are skipped).
 size_t backward_step_bound(const Problem& p, const Tiling& t);

@@ -139,8 +139,7 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
   Mat dO;
   if (backward) {  // dO as `run --backward` makes it (--do, or from the seed and the pattern)
     dO = dout.is_none() ? make_grad_output(p, spec.pattern) : to_mat(dout, "do", 2);
-    check_finite(dO, "dO");
-    opt.dO = &dO;  // run_problem checks its shape and that the schedule has a backward
+    opt.dO = &dO;  // run_problem checks it (check_grad_output) and that the schedule has a backward
   }
   // None: record when the trace fits in RunOptions' limit (1 GiB), else the fast path, whose
   // result has no steps (Result.recorded says which); True: record or refuse, as `run --steps`.
@@ -152,10 +151,7 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
     tr = run_problem(p, t, opt);
   }
   check_result_finite(tr);
-  for (const auto& [g, name] : {std::pair<const Mat*, const char*>{&tr.dQ, "dQ"}, {&tr.dK, "dK"}, {&tr.dV, "dV"}})
-    if (tr.has_backward && !g->allFinite())  // run's check (app/cli_backward.cpp), word for word
-      throw InputError(std::string("the gradient ") + name + " overflows float32: the inputs or dO "
-                       "are too large for this problem");
+  if (tr.has_backward) check_gradients_finite(tr);  // run's check
   return Result{std::make_shared<const Trace>(std::move(tr))};
 }
 

@@ -166,6 +166,20 @@ def test_backward_equals_the_cli_bit_for_bit(flashstep_bin, tmp_path, kwargs, ar
     assert r.forward_write_bytes + r.backward_write_bytes == r.hbm_write_bytes
 
 
+def test_backward_that_overflows_is_the_clis_error(flashstep_bin, tmp_path):
+    # 16 queries on 2 keys of zeros: P = 1/2 everywhere, so dV = 8 dO overflows float32 at dO = 3e38
+    q, k, v, do = np.zeros((16, 4)), np.zeros((2, 4)), np.zeros((2, 4)), np.full((16, 4), 3e38)
+    with pytest.raises(ValueError, match="the gradient dV overflows float32"):
+        flashstep.run(q, k, v, backward=True, do=do)
+    np.save(tmp_path / "do.npy", do.astype(np.float32))
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        np.save(tmp_path / f"{name}.npy", a.astype(np.float32))
+    p = subprocess.run([flashstep_bin, "run", "--backward", "--do", str(tmp_path / "do.npy"),
+                        *[x for n in "qkv" for x in (f"--{n}", str(tmp_path / f"{n}.npy"))]],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "the gradient dV overflows float32" in p.stderr
+
+
 def test_backward_against_our_own_float64_gradients():
     rng = np.random.default_rng(7)
     q, k, v, do = (rng.normal(size=s) for s in ((19, 8), (26, 8), (26, 8), (19, 8)))
