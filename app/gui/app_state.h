@@ -213,6 +213,9 @@ struct AppState {
   // The tiles view's cell sizes in pixels as last drawn (the sequence axes, the d axis; 0 before
   // a frame), for --dump-state.
   float tiles_cell_px = 0, tiles_d_cell_px = 0;
+  // How far the memory panel's widest item reached past its content width as last drawn (pixels;
+  // 0 or less: nothing clipped at the right edge), for --dump-state.
+  float memory_overflow_px = 0;
 
   ProblemForm form;
   std::string apply_error;     // why the last Apply failed (the old run stays)

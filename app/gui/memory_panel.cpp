@@ -499,6 +499,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
                   v.l2 ? "" : "; the rows need the L2 model on (heads, GPU)");
     DimText(c);
   }
+  s.memory_overflow_px = PanelOverflowPx();
   ImGui::End();
 }
 

@@ -1,5 +1,7 @@
 #include "app/gui/widgets.h"
 
+#include <imgui_internal.h>  // ImGuiWindow: the extent of what a panel drew (PanelOverflowPx)
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -60,6 +62,11 @@ void TextWrappedAtSpaces(const char* text) {
     ImGui::TextUnformatted(line, cut);
     line = cut + 1;
   }
+}
+
+float PanelOverflowPx() {
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  return w->DC.CursorMaxPos.x - w->WorkRect.Max.x;
 }
 
 const char* LongestFitting(float w, std::initializer_list<const char*> labels) {

@@ -57,6 +57,9 @@ const char* LongestFitting(float w, std::initializer_list<const char*> labels);
 // Text wrapped to the available width at spaces only: ImGui's own wrapping also breaks after '.',
 // which splits a number such as 51.04 across two lines.
 void TextWrappedAtSpaces(const char* text);
+// In a window, before its End(): how far the widest item drawn so far reaches past the content
+// width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
+float PanelOverflowPx();
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
 bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);

@@ -533,6 +533,20 @@ TEST_CASE("the tiles keep a readable size under long notes in a small window", "
         cell);
 }
 
+TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
+  // The L2 preset's DRAM and hit-rate lines and fp8's scales and SRAM line are the panel's longest:
+  // at 1280x720 they wrap inside the panel instead of running past its right edge (where the old
+  // single lines reached 79 px past it). The dump reports how far the widest item reached.
+  const std::string settings = out_path("memory-fit-settings.json");
+  fs::remove(settings);
+  for (const std::string args : {"--preset l2-fa1-vs-fa2 --step 30", "--preset fp8 --step 20",
+                                 "--preset backward --step 40 --presentation"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state("--settings " + settings + " " + args + " --size 1280x720", "memory-fit");
+    CHECK(j["memory_panel"]["overflow_px"].get<double>() <= 0.5);
+  }
+}
+
 TEST_CASE("gui --course without a value opens the first unfinished chapter; --page 0 is refused and writes nothing",
           "[gui][course]") {
   const std::string settings = out_path("course-novalue-settings.json");
