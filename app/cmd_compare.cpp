@@ -31,7 +31,7 @@ SnapshotSet cpu_side(const RunFlags& rf, const BackwardFlags& bf, const Snapshot
       first_difference(a.problem, snapshot_problem(p, t, bf.backward ? &dO : nullptr), "in the folder", "from the run flags");
   if (!diff.empty()) throw InputError(a_name + " holds snapshots of another problem than the run flags': " + diff);
   WorkEstimate w = estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem);
-  if (bf.backward) w.gflop *= 3.5, w.block_pairs *= 3;  // as `run --backward` counts it
+  if (bf.backward) add_backward_work(w);  // as `run --backward` counts it
   check_work(w, WorkLimits{kDefaultMaxGflop});
   RunOptions opt;
   opt.record = true;  // the per-j states come from the trace

@@ -61,7 +61,7 @@ struct RunCommand {
   WorkEstimate work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bpe,
                     const std::optional<L2Config>& l2) const {
     WorkEstimate w = estimate_work(nq, nk, d, t, s, bpe);
-    if (bf.backward) w.gflop *= 3.5, w.block_pairs *= 3;
+    if (bf.backward) add_backward_work(w);
     if (l2) add_l2_replay_work(w, s, nq, nk, d, t, bpe, l2->heads);
     return w;
   }

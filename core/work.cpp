@@ -20,6 +20,11 @@ static constexpr double kPairOverheadFlops = 700;
 // of 1.61e6 lines: 109 ns a line, about 275 FLOPs at 2.5 GFLOP/s.
 static constexpr double kL2LineFlops = 275;
 
+void add_backward_work(WorkEstimate& w) {
+  w.gflop *= 3.5;
+  w.block_pairs *= 3;
+}
+
 WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bytes_per_elem) {
   WorkEstimate w;
   const double Nq = double(nq), Nk = double(nk), D = double(d), f = double(bytes_per_elem);

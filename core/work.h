@@ -22,6 +22,10 @@ struct WorkEstimate {
 // partials take S x Nq x (d + 1) float32 values of HBM): spec_tiling gives it before the run.
 WorkEstimate estimate_work(int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bytes_per_elem);
 
+// With the backward (--backward): about 2.5 times the forward's FLOPs over the same blocks twice
+// more, added to w.
+void add_backward_work(WorkEstimate& w);
+
 // With the L2 model (--l2, --gpu): the replay of every head's HBM accesses through the cache,
 // one operation per 128-byte line, added to w.gflop (so --max-gflop refuses --heads 4096 on a
 // large problem before it starts).

@@ -26,6 +26,8 @@ namespace {
 
 struct Result {
   std::shared_ptr<const Trace> trace;
+  // Measured on the first read of .accuracy (with fp8 it runs every other storage), then kept.
+  mutable std::optional<Accuracy> accuracy;
 };
 struct StepView {
   std::shared_ptr<const Trace> trace;
@@ -106,11 +108,9 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
   // Refuse before generating or copying anything: sizes, then the work (app/cmd_run.cpp).
   validate_sizes(spec);
   const WorkLimits limits;
-  // The backward does about 2.5 times the forward's FLOPs over the same blocks twice more
-  // (app/cmd_run.cpp's estimate).
   auto work = [backward](int64_t nq, int64_t nk, int64_t d, const Tiling& t, Schedule s, int bpe) {
     WorkEstimate w = estimate_work(nq, nk, d, t, s, bpe);
-    if (backward) w.gflop *= 3.5, w.block_pairs *= 3;
+    if (backward) add_backward_work(w);  // as `run --backward` counts it
     return w;
   };
   const Tiling t0 = make_tiling(spec.nq, spec.nk, spec.d, spec.M, spec.br, spec.bc);
@@ -152,7 +152,7 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
   }
   check_result_finite(tr);
   if (tr.has_backward) check_gradients_finite(tr);  // run's check
-  return Result{std::make_shared<const Trace>(std::move(tr))};
+  return Result{std::make_shared<const Trace>(std::move(tr)), std::nullopt};
 }
 
 py::dict closed_form(const std::string& schedule, int64_t nq, int64_t nk, int64_t d, py::object M, int64_t br,
@@ -197,8 +197,9 @@ py::dict error_entries(const char* name, const ErrorStats& e, py::dict d) {
 
 // The figures run's summary prints (core/accuracy.h, with the companion: a 16-bit or FP8 run's
 // scale of comparison, and with --dtype fp8 every FP8 storage on the same inputs).
-py::object accuracy(const Trace& t) {
-  const Accuracy a = accuracy_of(t, true);
+py::object accuracy(const Result& r) {
+  if (!r.accuracy) r.accuracy = accuracy_of(*r.trace, true);
+  const Accuracy& a = *r.accuracy;
   if (!a.measured) return py::none();
   py::dict d;
   error_entries("o", a.forward.O, d);
@@ -324,7 +325,7 @@ void bind_run(py::module_& m) {
       .def_property_readonly("v", [](const Result& r) { return mat_array(r.trace->problem.V); })
       .def_property_readonly("schedule", [](const Result& r) { return std::string(schedule_name(r.trace->problem.schedule)); })
       .def_property_readonly("tau", [](const Result& r) { return r.trace->problem.scale; })
-      .def_property_readonly("accuracy", [](const Result& r) { return accuracy(*r.trace); })
+      .def_property_readonly("accuracy", [](const Result& r) { return accuracy(r); })
       // With backward=True: the gradients, dO, and each pass's bytes beside its closed form.
       .def_property_readonly("dq", [](const Result& r) { return grad_or_none(*r.trace, r.trace->dQ); })
       .def_property_readonly("dk", [](const Result& r) { return grad_or_none(*r.trace, r.trace->dK); })

@@ -77,9 +77,20 @@ namespace {
 
 TrafficForm closed_form(Schedule s, const Problem& p, const Tiling& t) {
   // A schedule without an FP8 forward gets its plain form (its run is refused: not applicable).
-  if (p.dtype == Dtype::fp8 && !schedule_info(s).fp8_scale_reads)
+  if (missing_path(schedule_info(s), p.dtype, false) == MissingPath::fp8_version)
     return schedule_info(s).forward_traffic(p.nq, p.nk, p.d, t);
   return forward_form(s, p.dtype, p.nq, p.nk, p.d, t);  // fp8: with the scale reads; t.S: decode's splits
+}
+
+// The memory panel's note for a schedule without this problem's path (MissingPath), after its name.
+std::string missing_path_note(const ScheduleInfo& si, MissingPath missing) {
+  switch (missing) {
+    case MissingPath::backward: return std::string(": no backward pass (") + si.paper_name + " is for inference)";
+    case MissingPath::fp8_version: return ": no FP8 version (the FP8 forward runs " + fp8_schedule_names() + ")";
+    case MissingPath::fp8_backward: return ": no FP8 backward pass";
+    case MissingPath::none: break;
+  }
+  return "";
 }
 
 }  // namespace
@@ -150,11 +161,7 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
     const MissingPath missing = missing_path(si, p.dtype, dO != nullptr);
     if (missing != MissingPath::none) {
       r.not_applicable = true;
-      r.error = std::string(si.name) +
-                (missing == MissingPath::backward ? std::string(": no backward pass (") + si.paper_name + " is for inference)"
-                 : missing == MissingPath::fp8_version
-                     ? ": no FP8 version (the FP8 forward runs " + fp8_schedule_names() + ")"
-                     : std::string(": no FP8 backward pass"));
+      r.error = si.name + missing_path_note(si, missing);
       continue;
     }
     try {
