@@ -44,10 +44,9 @@ struct ScheduleRun {
 };
 
 // Forward + backward HBM bytes read and written from the closed forms (the paper's Figure 2,
-// left): the memory panel's row, shown whether or not the backward ran.
-int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bytes_per_elem);
-// The same with the inputs at the storage type's size and O at the output type's (fp8: e4m3 and
-// bf16; for the other types equal to the above with dtype_bytes(dtype)).
+// left): the memory panel's row, shown whether or not the backward ran. The inputs at the storage
+// type's size, O at the output type's. -1 where the schedule has no forward + backward in this
+// type (decode has no backward; FP8 has none on any schedule): the panel's "n/a".
 int64_t fwd_bwd_form_bytes(const ScheduleRun& r, Dtype dtype);
 
 // The schedules in the order the app shows them: the registry's (core/schedule_registry.h), read

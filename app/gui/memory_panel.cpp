@@ -417,7 +417,9 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
                                "for one head: 40.3 GB against 4.4 GB there for the whole batch.");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(fmt_bytes3(a, sizeof a, fwd_bwd_form_bytes(r, p.dtype)));
+      const int64_t bytes = fwd_bwd_form_bytes(r, p.dtype);
+      if (bytes < 0) ImGui::TextDisabled("n/a");  // no backward in this type: nothing to add up
+      else ImGui::TextUnformatted(fmt_bytes3(a, sizeof a, bytes));
       track();
     }
     label("FLOPs", "Floating-point operations of the whole run (k = 10^3, M = 10^6, G = 10^9, T = 10^12)");

@@ -29,12 +29,8 @@ float max_abs(const Mat& m) {
 
 }  // namespace
 
-int64_t fwd_bwd_form_bytes(const ScheduleRun& r, int bpe) {
-  return r.form.read_bytes(bpe) + r.form.write_bytes(bpe) + r.backward_form.read_bytes(bpe) +
-         r.backward_form.write_bytes(bpe);
-}
-
 int64_t fwd_bwd_form_bytes(const ScheduleRun& r, Dtype dtype) {
+  if (missing_path(schedule_info(r.schedule), dtype, true) != MissingPath::none) return -1;
   const int bpe = dtype_bytes(dtype), out = dtype_bytes(output_dtype(dtype));
   return r.form.read_bytes(bpe, out) + r.form.write_bytes(bpe, out) + r.backward_form.read_bytes(bpe) +
          r.backward_form.write_bytes(bpe);

@@ -148,7 +148,8 @@ nlohmann::json state_to_json(const AppState& s) {
     if (s.run->backward)
       e["backward"] = {{"hbm_read", r.backward_totals.hbm_read_bytes}, {"hbm_write", r.backward_totals.hbm_write_bytes},
                        {"form_read", r.backward_form.read_bytes(bpe)}, {"form_write", r.backward_form.write_bytes(bpe)}};
-    e["fwd_bwd_form_bytes"] = fwd_bwd_form_bytes(r, p.dtype);
+    const int64_t fwd_bwd = fwd_bwd_form_bytes(r, p.dtype);
+    e["fwd_bwd_form_bytes"] = fwd_bwd < 0 ? nlohmann::json(nullptr) : nlohmann::json(fwd_bwd);  // null: "n/a"
     if (r.have_error) e["o_max_rel"] = r.o_err.max_rel;
     // The table's DRAM rows, as the panel draws them (l2_view.h).
     const DramColumn dc = dram_column(r.totals, r.schedule, p, s.dram.loaded ? &s.dram.data : nullptr);

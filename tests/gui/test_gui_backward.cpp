@@ -184,7 +184,7 @@ TEST_CASE("the editor's backward checkbox adds the backward to fa1, fa2 and stan
     if (mask.empty()) {
       REQUIRE(r.backward_totals.hbm_read_bytes == f.read_bytes(4));
       REQUIRE(r.backward_totals.hbm_write_bytes == f.write_bytes(4));
-      REQUIRE(r.totals.hbm_read_bytes + r.totals.hbm_write_bytes == gui::fwd_bwd_form_bytes(r, 4));
+      REQUIRE(r.totals.hbm_read_bytes + r.totals.hbm_write_bytes == gui::fwd_bwd_form_bytes(r, Dtype::fp32));
     } else {
       REQUIRE(r.backward_totals.hbm_read_bytes <= f.read_bytes(4));
     }
@@ -234,7 +234,7 @@ TEST_CASE("the Figure 2 row: forward + backward bytes from the closed forms on g
     const gui::ScheduleRun& r = s.run->runs[c];
     const TrafficForm f = schedule_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
     const TrafficForm b = schedule_backward_traffic(r.schedule, p.nq, p.nk, p.d, t.Tr, t.Tc);
-    bytes[c] = gui::fwd_bwd_form_bytes(r, p.bytes_per_elem);
+    bytes[c] = gui::fwd_bwd_form_bytes(r, p.dtype);
     REQUIRE(bytes[c] == f.read_bytes(4) + f.write_bytes(4) + b.read_bytes(4) + b.write_bytes(4));
     // The forward alone ran: its simulated bytes are the forward's closed form.
     REQUIRE(r.forward_totals.hbm_read_bytes == f.read_bytes(4));
@@ -246,6 +246,26 @@ TEST_CASE("the Figure 2 row: forward + backward bytes from the closed forms on g
   REQUIRE(bytes[0] > bytes[1]);
   const nlohmann::json d = gui::state_to_json(s);
   REQUIRE(d["runs"]["standard"]["fwd_bwd_form_bytes"].get<int64_t>() == bytes[2]);
+}
+
+TEST_CASE("the Figure 2 row is n/a for a schedule or a type without a backward", "[gui][backward]") {
+  // Decode has no backward pass, and no schedule has one in FP8: the row has nothing to add up
+  // there, while the schedules with a backward keep their sum.
+  gui::AppState s;
+  gui::prepare_state(s, preset_options("decode"));
+  nlohmann::json d = gui::state_to_json(s);
+  REQUIRE(d["runs"]["decode"]["fwd_bwd_form_bytes"].is_null());
+  REQUIRE(d["runs"]["fa2"]["fwd_bwd_form_bytes"].get<int64_t>() > 0);
+  for (const gui::ScheduleRun& r : s.run->runs)
+    REQUIRE((gui::fwd_bwd_form_bytes(r, Dtype::bf16) < 0) == (r.schedule == Schedule::decode));
+  gui::AppState f;
+  gui::prepare_state(f, preset_options("fp8"));
+  REQUIRE(f.run->trace.problem.dtype == Dtype::fp8);
+  d = gui::state_to_json(f);
+  for (const auto& [name, run] : d["runs"].items()) {
+    INFO(name);
+    REQUIRE(run["fwd_bwd_form_bytes"].is_null());
+  }
 }
 
 TEST_CASE("preset start and backward keys are checked", "[gui][backward]") {
