@@ -52,7 +52,7 @@ void check_grad_output(const Problem& p, const Mat& dO) {
   if (p.dtype == Dtype::fp16)  // dO is stored in HBM as fp16 too: it must fit
     for (int64_t k = 0; k < dO.size(); ++k)
       if (std::abs(dO.data()[k]) > 65504.0f)
-        throw InputError("input dO has a value beyond fp16's range (" + std::to_string(dO.data()[k]) +
+        throw InputError("input dO has a value beyond fp16's range (" + error_value(dO.data()[k]) +
                          ") at row " + std::to_string(k / dO.cols()) + ", column " +
                          std::to_string(k % dO.cols()));
 }

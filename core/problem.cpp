@@ -149,7 +149,7 @@ void validate_options(const AttentionOptions& o, int64_t nk) {
   if (!(o.dropout >= 0.0 && o.dropout < 1.0 && float(o.dropout) < 1.0f)) {
     std::ostringstream os;
     os << "dropout probability must be in [0, 1) as a float32 (got " << std::setprecision(9)
-       << o.dropout << (o.dropout < 1.0 ? ", which rounds to 1" : "") << ")";
+       << o.dropout << (o.dropout >= 0.0 && o.dropout < 1.0 ? ", which rounds to 1" : "") << ")";
     throw InputError(os.str());
   }
   // A kernel that rounds P~ to 16 bits for the tensor cores takes 16-bit Q, K, V: P~ rounded
@@ -272,7 +272,7 @@ Problem make_problem(const ProblemSpec& spec) {
       for (int64_t k = 0; k < m->size(); ++k)
         if (std::abs(m->data()[k]) > 65504.0f)
           throw InputError(std::string("input ") + name + " has a value beyond fp16's range (" +
-                           std::to_string(m->data()[k]) + ") at row " + std::to_string(k / m->cols()) +
+                           error_value(m->data()[k]) + ") at row " + std::to_string(k / m->cols()) +
                            ", column " + std::to_string(k % m->cols()));
   return p;
 }

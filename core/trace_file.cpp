@@ -355,6 +355,25 @@ Trace attention_from(const Reader& r, const json& doc) {
                                  {"m_old", &s.m_old}, {"l_old", &s.l_old}, {"m_new", &s.m_new}, {"l_new", &s.l_new},
                                  {"alpha", &s.alpha}, {"beta", &s.beta}, {"D_i", &s.D_i}})
       if (xj.contains(key)) *v = r.vec(xj[key], wx + "." + key);
+    // What the app draws at the step's blocks: a row statistic has a value per row of Q_i, O_i is
+    // Q_i's rows by d, and a tile has Q_i's or K_j's rows and at most Nk columns (S_ij, a row
+    // block of S, an accumulator of K_j's rows by d).
+    if (s.i >= 0) {
+      const int64_t rows = tl.rows_in_q_block(s.i, p.nq);
+      for (const auto& [key, v] : {std::pair<const char*, const Vec*>{"m_tilde", &s.m_tilde}, {"l_tilde", &s.l_tilde},
+                                   {"m_old", &s.m_old}, {"l_old", &s.l_old}, {"m_new", &s.m_new}, {"l_new", &s.l_new},
+                                   {"alpha", &s.alpha}, {"beta", &s.beta}, {"D_i", &s.D_i}})
+        if (v->size() && v->size() != rows)
+          r.fail(wx + "." + key, "has " + std::to_string(v->size()) + " values where Q block " + std::to_string(s.i) +
+                                     " has " + std::to_string(rows) + " rows");
+      if (s.O_i.size() && (s.O_i.rows() != rows || s.O_i.cols() > std::max(p.d, p.nk)))
+        r.fail(wx + ".O_i", "is not Q block " + std::to_string(s.i) + "'s rows by at most max(d, Nk) columns");
+      const int64_t kv_rows = s.j >= 0 ? tl.rows_in_kv_block(s.j, p.nk) : -1;
+      if (s.tile.size() && ((s.tile.rows() != rows && s.tile.rows() != kv_rows) || s.tile.cols() > std::max(p.d, p.nk)))
+        r.fail(wx + ".tile", "is " + std::to_string(s.tile.rows()) + " x " + std::to_string(s.tile.cols()) +
+                                 ", not a tile of the step's blocks (i = " + std::to_string(s.i) + ", j = " +
+                                 std::to_string(s.j) + ")");
+    }
     s.writes = writes_from(r, r.member(xj, "writes", wx), wx + ".writes", p);
   }
   // What HBM held before the first step (a puzzle's setup); a file without it starts empty.

@@ -33,7 +33,7 @@ Mat to_mat(const py::handle& obj, const char* what, int ndim) {
     const auto d64 = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
     for (py::ssize_t e = 0; e < d64.size(); ++e)
       if (std::isfinite(d64.data()[e]) && std::abs(d64.data()[e]) > double(std::numeric_limits<float>::max()))
-        throw InputError(std::string(what) + " has a value beyond float32's range (" + std::to_string(d64.data()[e]) +
+        throw InputError(std::string(what) + " has a value beyond float32's range (" + error_value(d64.data()[e]) +
                          ") at element " + std::to_string(e));
   }
   // A C-contiguous float32 copy (NumPy casts float64 to the nearest float32, as the .npy reader).
@@ -130,6 +130,9 @@ void bind_machine(py::module_& m) {
            })
       .def("peek", [](const StudentMachine& s, const std::string& name) { return tile_array(s.peek(name)); })
       .def("has", &StudentMachine::has)
+      .def("seal", &StudentMachine::seal)
+      .def("unseal", &StudentMachine::unseal)
+      .def_property_readonly("sealed", &StudentMachine::sealed)
       .def("load", [](StudentMachine& s, const std::string& name, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
              Mat out;
              const int64_t id = s.load(name, r0, r1, c0, c1, out);

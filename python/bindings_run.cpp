@@ -130,7 +130,7 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
         for (int64_t e = 0; e < mat->size(); ++e)
           if (std::abs(mat->data()[e]) > 65504.0f)
             throw InputError(std::string("input ") + name + " has a value beyond fp16's range (" +
-                             std::to_string(mat->data()[e]) + ") at row " + std::to_string(e / mat->cols()) +
+                             error_value(mat->data()[e]) + ") at row " + std::to_string(e / mat->cols()) +
                              ", column " + std::to_string(e % mat->cols()));
   }
   const Tiling t = make_tiling(p);

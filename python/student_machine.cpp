@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 namespace flashstep {
 
@@ -64,7 +65,28 @@ Tensor StudentMachine::tensor_of(const std::string& name) const {
   return n->tensor;
 }
 
+uint64_t StudentMachine::seal() {
+  if (seal_) throw InputError("the machine is sealed already");
+  std::random_device rd;
+  do seal_ = (uint64_t(rd()) << 32) ^ rd();
+  while (seal_ == 0);
+  return seal_;
+}
+
+void StudentMachine::unseal(uint64_t token) {
+  if (!seal_ || token != seal_) throw InputError("the machine is not unsealed by this token");
+  seal_ = 0;
+}
+
+namespace {
+InputError sealed_error(const char* what, const std::string& name) {
+  return InputError(std::string(what) + "('" + name + "') while your function runs: HBM moves only through m.load "
+                    "and m.store, whose bytes are counted");
+}
+}  // namespace
+
 void StudentMachine::put(const std::string& name, Mat value) {
+  if (seal_) throw sealed_error("put", name);
   const NameInfo* n = find_name(name);
   if (!n) throw InputError("no tensor named '" + name + "'");
   // What the puzzle places beyond the inputs is the trace's hbm_before: the app shows it from
@@ -80,7 +102,10 @@ void StudentMachine::put(const std::string& name, Mat value) {
 }
 
 bool StudentMachine::has(const std::string& name) const { return present_.count(name) > 0; }
-const Mat& StudentMachine::peek(const std::string& name) const { return hbm_.get(tensor_of(name)); }
+const Mat& StudentMachine::peek(const std::string& name) const {
+  if (seal_) throw sealed_error("peek", name);
+  return hbm_.get(tensor_of(name));
+}
 
 void StudentMachine::open_step_if_none() {
   if (steps_.empty()) step("(no m.step yet)", -2, -2);
@@ -137,8 +162,8 @@ int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, in
     for (const auto& [id, tile] : tiles_)
       if (tile.name == name && tile.charged) {
         held = "; " + name + "[" + range(tile.r0, tile.r1) +
-               "] is still held: a tile stays in SRAM until it is freed, and rebinding its variable frees it "
-               "only after this load";
+               "] is still held: a tile stays in SRAM until m.free(tile) or the end of the with m.sram(): "
+               "block that loaded it; rebinding, deleting or copying its array frees nothing";
         break;
       }
     throw InputError("SRAM full: loading " + name + "[" + range(r0, r1) + "] (" + std::to_string(elems) +
@@ -190,8 +215,21 @@ void StudentMachine::note(const std::string& name, const Mat& value) {
   static const char* const kTiles[] = {"S", "P", "dP", "dS", "dV", "dK"};
   open_step_if_none();
   StudentStep& s = steps_.back();
+  // The step's blocks, where it has them: a noted value must be the shape the app draws there.
+  const int64_t rows_i = s.i >= 0 && s.i < tiling_.Tr ? std::min(tiling_.Br, problem_.nq - s.i * tiling_.Br) : -1;
+  const int64_t cols_j = s.j >= 0 && s.j < tiling_.Tc ? std::min(tiling_.Bc, problem_.nk - s.j * tiling_.Bc) : -1;
+  auto check_shape = [&](int64_t rows, int64_t cols, const char* what) {
+    if ((rows >= 0 && value.rows() != rows) || (cols >= 0 && value.cols() != cols))
+      throw InputError("m.note(" + name + "=...): " + std::to_string(value.rows()) + " x " +
+                       std::to_string(value.cols()) + " where the step's blocks (i = " + std::to_string(s.i) +
+                       ", j = " + std::to_string(s.j) + ") make " + what + " " +
+                       (rows >= 0 ? std::to_string(rows) : std::string("any")) + " x " +
+                       (cols >= 0 ? std::to_string(cols) : std::string("any")));
+  };
   for (const char* t : kTiles)
     if (name == t) {
+      const bool accumulator = name == "dV" || name == "dK";  // K/V block rows x d
+      check_shape(accumulator ? cols_j : rows_i, accumulator ? problem_.d : cols_j, "the tile");
       s.tile = value;
       s.tile_name = name;
       return;
@@ -199,6 +237,7 @@ void StudentMachine::note(const std::string& name, const Mat& value) {
   for (const char* v : kValues)
     if (name == v) {
       if (value.cols() != 1) throw InputError("m.note('" + name + "', ...): a row statistic is a 1-D array");
+      check_shape(rows_i, 1, "a row statistic (one per row of Q_i):");
       s.values[name] = value.col(0);
       return;
     }

@@ -54,6 +54,11 @@ class StudentMachine {
   void put(const std::string& name, Mat value);
   const Mat& peek(const std::string& name) const;  // HBM as it stands (for the judge)
   bool has(const std::string& name) const;
+  // While the student's function runs, HBM moves only through load and store: the judge seals
+  // the machine (put and peek are then an InputError) and unseals it with the token seal gave.
+  uint64_t seal();
+  void unseal(uint64_t token);
+  bool sealed() const { return seal_ != 0; }
 
   // HBM -> SRAM: rows [r0, r1), columns [c0, c1) of `name` (c1 < 0: all); counted. Returns
   // the tile's id; InputError when the charged tiles would exceed the budget.
@@ -121,6 +126,7 @@ class StudentMachine {
   std::vector<HbmWrite> before_;               // what put() placed beyond Q, K, V (the trace's hbm_before)
   int64_t read_before_ = 0, write_before_ = 0;
   int64_t row_block_ = 0;
+  uint64_t seal_ = 0;  // the token while sealed, else 0
 };
 
 }  // namespace flashstep

@@ -246,14 +246,16 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
   auto first = [](std::vector<int64_t>& at, int64_t idx, size_t k) {
     if (at[size_t(idx)] < 0) at[size_t(idx)] = int64_t(k);
   };
+  // A trace file may hold less than a recorded run (a puzzle's notes are optional, and may be one
+  // of m_new, l_new alone): what is not there, or does not fit the problem, is not drawn.
   auto place = [&](Mat& dst, const Mat& tile, int64_t r0, int64_t c0) {
-    if (show_scores && tile.size()) dst.block(r0, c0, tile.rows(), tile.cols()) = tile;
+    if (show_scores && tile.size() && r0 + tile.rows() <= dst.rows() && c0 + tile.cols() <= dst.cols())
+      dst.block(r0, c0, tile.rows(), tile.cols()) = tile;
   };
   auto series = [&](const Step& s, int64_t r0) {
-    for (int64_t r = 0; r < s.m_new.size(); ++r) {
-      v->m_series(r0 + r, s.j) = s.m_new(r);
-      v->l_series(r0 + r, s.j) = s.l_new(r);
-    }
+    if (s.j < 0 || s.j >= Tc) return;
+    for (int64_t r = 0; r < s.m_new.size() && r0 + r < p.nq; ++r) v->m_series(r0 + r, s.j) = s.m_new(r);
+    for (int64_t r = 0; r < s.l_new.size() && r0 + r < p.nq; ++r) v->l_series(r0 + r, s.j) = s.l_new(r);
   };
   for (size_t k = 0; k < tr.steps.size(); ++k) {
     const Step& s = tr.steps[k];

@@ -44,12 +44,14 @@ def run(q=None, k=None, v=None, schedule="fa1", M=None, Br=None, Bc=None, causal
     .accuracy, .steps, .save_trace(path); with the backward .dq, .dk, .dv, .forward_read_bytes,
     .backward_read_bytes, .closed_form_backward_read_bytes (and their write_ twins).
     """
+    if pattern != "random" and any(a is not None for a in (q, k, v)):
+        raise ValueError(f"pattern={pattern!r} generates the inputs; it cannot be given with q, k, v")
     return _core.run(q, k, v, schedule=_text(schedule, "schedule"), M=M, Br=_size(Br, "Br"), Bc=_size(Bc, "Bc"),
                      causal=_flag(causal, "causal"), window=window,
-                     kv_len=-1 if kv_len is None else _whole(kv_len, "kv_len", -1),
+                     kv_len=-1 if kv_len is None else _whole(kv_len, "kv_len", -2**63, 2**63 - 1),
                      dtype=_text(dtype, "dtype"), dropout=_number(dropout, "dropout"),
                      seed=_whole(seed, "seed", 0, 2**64 - 1), splits=_size(splits, "splits"), n=n, nq=nq,
-                     nk=nk, d=d, scale=scale, pattern=_text(pattern, "pattern"),
+                     nk=nk, d=d, scale=None if scale is None else _number(scale, "scale"), pattern=_text(pattern, "pattern"),
                      record=None if record is None else _flag(record, "record"),
                      fp8_scale="" if fp8_scale is None else _text(fp8_scale, "fp8_scale"), rotate=_flag(rotate, "rotate"),
                      backward=_flag(backward, "backward"), do=do)
@@ -67,17 +69,19 @@ def _whole(value, name, lo=None, hi=None):
     except TypeError:
         raise ValueError(f"{name} must be a whole number (got {value!r})") from None
     if (lo is not None and n < lo) or (hi is not None and n > hi):
-        raise ValueError(f"{name} must be in {lo if lo is not None else '...'}..{hi if hi is not None else '...'} "
-                         f"(got {n})")
+        bounds = f"in {lo}..{hi}" if lo is not None and hi is not None else \
+            f"at least {lo}" if lo is not None else f"at most {hi}"
+        raise ValueError(f"{name} must be {bounds} (got {n})")
     return n
 
 
 def _size(value, name):
-    """None as core's "not given" (0); a value below 1 is refused here, as the CLI refuses it."""
+    """None as core's "not given" (0); a value below 1 is refused here, as the CLI refuses it. An
+    int or a NumPy integer: a float is refused as n, nq, nk, d and M refuse it (3.0 included)."""
     if value is None:
         return 0
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or value != value or int(value) != value or value < 1:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1 \
+            or value > 2**62:
         raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
     return int(value)
 

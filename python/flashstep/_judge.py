@@ -3,7 +3,6 @@ holds the puzzles themselves): tiles move between HBM and SRAM only through Mach
 core's memory model counts (python/student_machine.h); the helpers compare a student's outputs,
 bytes and stored state with core's reference and the reference schedule's trace."""
 import contextlib
-import weakref
 
 import numpy as np
 
@@ -23,12 +22,13 @@ def _index(value, what):
 
 class Machine:
     """The simulated machine of one problem (see the module's text). A tile stays in SRAM until
-    it is freed: by m.free(tile), at the end of the `with m.sram():` block that loaded it, or
-    when the program lets go of the array (as a kernel's registers are reused)."""
+    it is freed: by m.free(tile), or at the end of the `with m.sram():` block that loaded it.
+    Dropping or copying the array frees nothing: a copy (np.array(tile), tile.astype(...)) is
+    the student's own, and the tile it came from is still charged to M."""
 
     def __init__(self, core, **extra):
         self._m = core
-        self._held = {}     # tile id -> weak reference to the array m.load returned
+        self._held = {}     # tile id -> the array m.load returned (m.free finds it by identity)
         self._scopes = []
         self.nq, self.nk, self.d, self.M = core.nq, core.nk, core.d, core.M
         self.Br, self.Bc, self.Tr, self.Tc, self.tau = core.Br, core.Bc, core.Tr, core.Tc, core.tau
@@ -40,8 +40,7 @@ class Machine:
         where = f"m.load('{name}', ...)"
         tile_id, tile = self._m.load(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"),
                                      _index(c0, where + ": c0"), -1 if c1 is None else _index(c1, where + ": c1"))
-        self._held[tile_id] = weakref.ref(tile)
-        weakref.finalize(tile, self._release, tile_id)
+        self._held[tile_id] = tile
         if self._scopes:
             self._scopes[-1].append(tile_id)
         return tile
@@ -53,16 +52,20 @@ class Machine:
     def store(self, name, r0, r1, tile, c0=0):
         """Writes `tile` to rows [r0, r1) of HBM tensor `name` (from column c0)."""
         where = f"m.store('{name}', ...)"
-        self._m.store(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"), np.asarray(tile),
+        tile = np.asarray(tile)
+        if tile.ndim == 0:  # one number: a vector of one row (m.store("m", 0, 1, mi))
+            tile = tile.reshape(1)
+        self._m.store(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"), tile,
                       _index(c0, where + ": c0"))
 
     def free(self, tile):
         """Frees a tile that m.load returned (the very array, not a slice or a copy of it)."""
-        for tile_id, ref in self._held.items():
-            if ref() is tile:
+        for tile_id, held in self._held.items():
+            if held is tile:
                 self._release(tile_id)
                 return
-        raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned)")
+        raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned, not a "
+                         "copy such as tile.astype(...); or load it inside a `with m.sram():` block)")
 
     @contextlib.contextmanager
     def sram(self):
@@ -80,7 +83,11 @@ class Machine:
         statistics m_tilde=, l_tilde=, m_old=, l_old=, m_new=, l_new=, alpha=, beta=; in a
         backward, the tile of the step's line (S, P, dP, dS, or the accumulators dV, dK) and D=."""
         for name, value in values.items():
-            self._m.note(name, np.atleast_1d(np.asarray(value)))
+            try:
+                value = np.atleast_1d(np.asarray(value, np.float64))
+            except (TypeError, ValueError):
+                raise ValueError(f"m.note({name}=...): the value must be numbers (a NumPy array or a number)") from None
+            self._m.note(name, value)
 
     def step(self, label, i=None, j=None):
         """Names the pseudocode line the following loads, stores and work belong to ("Alg1 L9").
@@ -114,8 +121,8 @@ class CheckResult:
         self.message = message
         self.problem = problem
         core = machine._m if machine is not None else None
-        self.read_bytes = core.read_bytes if core else 0
-        self.write_bytes = core.write_bytes if core else 0
+        self.read_bytes = _judged_bytes(machine, "read") if core else 0
+        self.write_bytes = _judged_bytes(machine, "written") if core else 0
         self.budget_read, self.budget_write = budget
         self.peak_sram = core.peak_charged_bytes if core else 0
         self.trace = StudentTrace(core) if core else None
@@ -180,26 +187,42 @@ def _check_output(machine, name, expected, what):
         raise _Fail(f"{label} = {_fmt(got[idx])} but {what} has {_fmt(exp[idx])}")
 
 
-def _check_budget(machine, budget, per_tensor, teaches, hints=None):
-    """Bytes against the budget; over it, by how much and which tensor (with hints[(tensor,
-    kind)] for the common mistake behind it)."""
+def _judged_bytes(machine, kind):
+    """The bytes read or written, less the stores a puzzle keeps as diagnostics (machine._diagnostics:
+    online-softmax's m and l after each block), which are shown but not judged."""
     core = machine._m
-    for kind, used, limit, method in (("read", core.read_bytes, budget[0], core.tensor_read),
-                                      ("written", core.write_bytes, budget[1], core.tensor_written)):
-        if used <= limit:
+    total, per = (core.read_bytes, core.tensor_read) if kind == "read" else (core.write_bytes, core.tensor_written)
+    return total - sum(per(t) for t in getattr(machine, "_diagnostics", ()))
+
+
+def _check_budget(machine, budget, per_tensor, teaches, hints=None):
+    """Bytes against the budget, which is exact: the schedule's own bytes, neither more (a tile
+    loaded twice, an output written at every j) nor fewer (a tile kept in Python after it left
+    SRAM, a step of the schedule left out). Off it, by how much and which tensor (with
+    hints[(tensor, kind)] or hints[(tensor, kind + " under")] for the common mistake behind it)."""
+    core = machine._m
+    for kind, limit, method in (("read", budget[0], core.tensor_read), ("written", budget[1], core.tensor_written)):
+        used = _judged_bytes(machine, kind)
+        if used == limit:
             continue
-        over = []
+        over = used > limit
+        verb = "read" if kind == "read" else "wrote"
+        off = []
         for tensor, (r, w) in per_tensor.items():
             mine = method(tensor)
             allowed = r if kind == "read" else w
-            if mine > allowed:
-                over.append(f"{tensor} {kind} {mine} B where {teaches} {'read' if kind == 'read' else 'wrote'} "
-                            f"{allowed} B")
-                hint = (hints or {}).get((tensor, kind))
+            if (mine > allowed) if over else (mine < allowed):
+                off.append(f"{tensor} {kind} {mine} B where {teaches} {verb} {allowed} B")
+                hint = (hints or {}).get((tensor, kind if over else kind + " under"))
                 if hint:
-                    over[-1] += ". " + hint
-        raise _Fail(f"{used - limit} B {kind} over the budget ({used} B against {limit} B, {teaches}'s "
-                    f"bytes): " + ("; ".join(over) if over else "spread over several tensors"))
+                    off[-1] += ". " + hint
+        text = (f"{abs(used - limit)} B {kind} {'over' if over else 'under'} the budget ({used} B against {limit} B, "
+                f"{teaches}'s bytes): " + ("; ".join(off) if off else "spread over several tensors"))
+        if not over:
+            text += (f". The budget is exact: {teaches} loads each tile from HBM where it needs it (a copy kept "
+                     "in Python after the tile left SRAM is not on chip)" if kind == "read" else
+                     f". The budget is exact: store each result where {teaches} stores it")
+        raise _Fail(text)
 
 
 class _Puzzle:
@@ -228,18 +251,33 @@ def _core_machine(q, k, v, M, causal=False, capacity=0, inputs=True, schedule="f
 
 
 def _run_student(fn, machine):
+    """Runs fn(machine) with the machine sealed: while it runs, HBM moves only through m.load and
+    m.store (the judge's put and peek refuse), so that every byte the function moves is counted."""
+    token = machine._m.seal()
     try:
         fn(machine)
     except ValueError as e:  # the machine refused something: say what
         raise _Fail(f"your function stopped: {e}") from None
     except Exception as e:  # noqa: BLE001 (the student's own error, reported, not raised)
         raise _Fail(f"your function raised {type(e).__name__}: {e}") from None
+    finally:
+        if not machine._m.sealed:
+            raise _Fail("your function unsealed the machine: HBM moves only through m.load and m.store") from None
+        machine._m.unseal(token)
 
 
-def _inputs(nq, nk, d, seed):
-    """The CLI's generated inputs (pattern random, this seed), from core."""
+def _inputs(nq, nk, d, seed, offset=0.0):
+    """The CLI's generated inputs (pattern random, this seed), from core. offset > 0 adds about
+    that much to every score (the last column of K set to 1, Q's to offset sqrt(d), so that
+    tau q.k gains offset): a row's softmax is unchanged, its scores are near offset, and
+    e^S overflows (float32 past 88, float64 past 709) unless the max is subtracted."""
     r = _core.run(nq=nq, nk=nk, d=d, M=max(4 * d, 64), seed=seed, record=False)
-    return r.q, r.k, r.v
+    q, k, v = r.q, r.k, r.v
+    if offset:
+        q, k = q.copy(), k.copy()
+        q[:, -1] = np.float32(offset * np.sqrt(d))
+        k[:, -1] = 1.0
+    return q, k, v
 
 
 def _replay(writes_by_step, shapes):

@@ -12,7 +12,7 @@ m.tau (and per puzzle m.n, m.i, m.j, m.S). Data moves only through
     tile = m.load(name, r0, r1, c0=0, c1=None)   # HBM -> SRAM, a NumPy copy, bytes counted
     m.store(name, r0, r1, tile, c0=0)            # SRAM -> HBM, bytes counted
     m.free(tile)                                 # or: with m.sram(): ... frees what it loaded;
-                                                 # an array the program lets go of is freed too
+                                                 # nothing else frees a tile (a copy is yours)
     m.step("Alg1 L9", i=None, j=None)            # names the pseudocode line of what follows
     m.note(S=Sij, m_new=mi_new, l_new=li_new)    # optional: on-chip values, for the app
 Vectors (l, m, L, D, x, y, Lp) load and store as 1-D arrays. The d-wide tiles (and x, y) held at
@@ -21,9 +21,11 @@ once must fit in M float32 words; the row statistics are on-chip scratch, as in 
 
 The machine is core's memory model (python/student_machine.h): the same Hbm and Sram code
 counts your bytes and the built-in schedules'. The judge compares your outputs with core's
-float64 reference within the puzzle's tolerance, your bytes with the schedule's closed form
-(core/closed_form.h) and, on a wrong result, your stored state with the reference schedule's
-trace, naming the first of your steps that departs from it.
+float64 reference within the puzzle's tolerance, your bytes with the schedule's own, exactly
+(core/closed_form.h: a tile copied out of SRAM and reused from Python shows as bytes under it)
+and, on a wrong result, your stored state with the reference schedule's trace, naming the first
+of your steps that departs from it. While your function runs, HBM is reached only through
+m.load and m.store.
 """
 import builtins
 import textwrap
@@ -69,7 +71,7 @@ class SafeSoftmax(_Puzzle):
     def safe_softmax(m):
         m.step("row")
         x = m.load("x", 0, m.n)      # the whole row (1-D)
-        # y = ...
+        y = x                        # replace: y = softmax(x)
         m.store("y", 0, m.n, y)
     '''
 
@@ -115,11 +117,13 @@ class OnlineSoftmax(_Puzzle):
     HBM holds x, a row of N numbers, longer than SRAM: only one block of m.Bc numbers fits
     (M = Bc). Pass 1: for each block, its local max m~ and sum l~ = sum e^(x - m~), merged
     into the running statistics m_new = max(m, m~), l_new = e^(m - m_new) l + e^(m~ - m_new) l~;
-    after each block store them (m.store("m", 0, 1, [m]), m.store("l", 0, 1, [l])), so that a
-    wrong answer is traced to the block where your state leaves the lesson's (without these
+    after each block store them (m.store("m", 0, 1, m_new), m.store("l", 0, 1, l_new)), so that
+    a wrong answer is traced to the block where your state leaves the lesson's (without these
     stores only y is judged). Pass 2: y = e^(x - m) / l, block by block.
-    The first problem is the lesson's [1, 2, 3, 4] in blocks of 2 (flashstep lesson softmax).
-    Budget: 2N floats read (x twice), N + 2 (number of blocks) written."""
+    The first problem is the lesson's [1, 2, 3, 4] in blocks of 2 (flashstep lesson softmax);
+    the last has values near 1000, where e^x overflows even in float64.
+    Budget, exact: 2N floats read (x twice), N written (y); the stores of m and l are
+    diagnostics, not counted."""
     starter = '''\
     import numpy as np
 
@@ -138,12 +142,11 @@ class OnlineSoftmax(_Puzzle):
 
     def problems(self):
         rng = np.random.default_rng(11)
-        return [(np.array([1.0, 2.0, 3.0, 4.0]), 2), (rng.normal(0.0, 3.0, 37), 8)]
+        return [(np.array([1.0, 2.0, 3.0, 4.0]), 2), (rng.normal(0.0, 3.0, 37), 8), (rng.normal(1000.0, 3.0, 24), 8)]
 
     def judge(self, fn, problem):
         x, block = problem
         n = x.size
-        nblocks = -(-n // block)
         core = _core_machine(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), M=64, capacity=block, inputs=False)
         core.put("x", x.astype(np.float32))
         core.put("y", np.zeros(n, np.float32))
@@ -151,7 +154,8 @@ class OnlineSoftmax(_Puzzle):
         core.put("l", np.zeros(1, np.float32))
         core.set_row_block(block)
         m = Machine(core, n=n, Bc=block, M=block)
-        budget = (4 * 2 * n, 4 * (n + 2 * nblocks))
+        m._diagnostics = ("m", "l")  # shown in the trace and used to name the departing block, not judged
+        budget = (4 * 2 * n, 4 * n)
         lesson = _core.lesson_softmax(x.astype(np.float32).astype(np.float64), block)
         where = f"N = {n}, blocks of {block}"
         try:
@@ -166,8 +170,10 @@ class OnlineSoftmax(_Puzzle):
                 raise _Fail(f"{f}. Hint: merge each block as m_new = max(m, m~), l_new = e^(m - m_new) l + "
                             "e^(m~ - m_new) l~, then y = e^(x - m) / l with the final m and l (store m and l "
                             "after each block to see where yours depart).") from None
-            _check_budget(m, budget, {"x": (8 * n, 0), "y": (0, 4 * n), "m": (0, 4 * nblocks),
-                                      "l": (0, 4 * nblocks)}, "the two-pass online softmax")
+            _check_budget(m, budget, {"x": (8 * n, 0), "y": (0, 4 * n)}, "the two-pass online softmax",
+                          {("x", "read"): "Hint: read x twice, block by block: once for m and l, once for y",
+                           ("x", "read under"): "Hint: pass 2 loads x again, block by block: only one block "
+                                                "fits in SRAM"})
         except _Fail as f:
             msg = str(f)
             if "SRAM full" in msg:
@@ -201,8 +207,9 @@ class OnlineSoftmax(_Puzzle):
 
 
 def _attention_problems():
-    """(nq, nk, d, M, seed): the README's tiny problem (four blocks), then ragged ones."""
-    return [(8, 8, 4, 64, 1), (10, 13, 4, 64, 2), (7, 5, 8, 128, 3)]
+    """(nq, nk, d, M, seed, offset): the README's tiny problem (four blocks), then ragged ones; the
+    last with its scores near 800 (_inputs), where e^S overflows unless the max is subtracted."""
+    return [(8, 8, 4, 64, 1, 0.0), (10, 13, 4, 64, 2, 0.0), (7, 5, 8, 128, 3, 0.0), (9, 11, 4, 64, 12, 800.0)]
 
 
 _ALG1_HINTS = {
@@ -210,6 +217,18 @@ _ALG1_HINTS = {
     "m": "Hint: max not carried? m_i^new = max(m_i, m~_ij), with m_i loaded from HBM (Alg1 L8, L11).",
     "O": "Hint: O_i <- diag(l_i^new)^-1 (diag(l_i) e^(m_i - m_i^new) O_i + e^(m~_ij - m_i^new) P~_ij V_j) "
          "(Alg1 L12): the old O_i is rescaled by l_i and e^(m_i - m_i^new), the new block by e^(m~_ij - m_i^new).",
+}
+
+
+_ALG1_BUDGET_HINTS = {
+    ("K", "read"): "Hint: load K_j, V_j once per j, outside the loop over i (Alg1 L6)",
+    ("V", "read"): "Hint: load K_j, V_j once per j, outside the loop over i (Alg1 L6)",
+    ("O", "written"): "Hint: store O_i once per (i, j) (Alg1 L12), l_i and m_i once (L13)",
+    ("Q", "read under"): "Hint: Algorithm 1 loads Q_i at every (i, j) (Alg1 L8): Q_i does not stay on chip over j",
+    ("O", "read under"): "Hint: Algorithm 1 keeps nothing on chip from one j to the next: it loads O_i, l_i, m_i "
+                         "at every (i, j) (Alg1 L8) and writes them back (L12, L13); keeping them on chip is "
+                         "FlashAttention-2's order (the fa2-order puzzle)",
+    ("O", "written under"): "Hint: Algorithm 1 writes O_i back at every (i, j) (Alg1 L12), and l_i, m_i (L13)",
 }
 
 
@@ -222,8 +241,9 @@ class Algorithm1(_Puzzle):
     Q block i (Br rows): load Q_i, O_i, l_i, m_i; S_ij = tau Q_i K_j^T; m~, P~ = e^(S - m~), l~;
     merge m_i^new, l_i^new; O_i <- diag(l_new)^-1 (diag(l) e^(m - m_new) O_i + e^(m~ - m_new) P~ V_j);
     store O_i, l_i, m_i. Label your steps with Algorithm 1's lines (m.step("Alg1 L8"), ...)
-    so that the app shows your trace beside the paper's. Budget: Algorithm 1's closed form
-    (reads 2 Nk d + Tc Nq (2d + 2), writes (Tc + 1) Nq (d + 2) floats); tiles within M.
+    so that the app shows your trace beside the paper's. Budget, exact: Algorithm 1's closed form
+    less line 2 (reads 2 Nk d + Tc Nq (2d + 2), writes Tc Nq (d + 2) floats); tiles within M.
+    The last problem's scores are near 800, where e^S overflows unless the max is subtracted.
     Judged: O and lse = m + log l against float64 (1e-4 abs + 1e-4 rel), and l, m against
     Algorithm 1's (m_i the row's max: any other reference point is not Algorithm 1)."""
     starter = '''\
@@ -252,8 +272,8 @@ class Algorithm1(_Puzzle):
         return _attention_problems()
 
     def _machine(self, problem):
-        nq, nk, d, M, seed = problem
-        q, k, v = _inputs(nq, nk, d, seed)
+        nq, nk, d, M, seed, offset = problem
+        q, k, v = _inputs(nq, nk, d, seed, offset)
         core = _core_machine(q, k, v, M=M)
         core.put("O", np.zeros((nq, d), np.float32))
         core.put("l", np.zeros(nq, np.float32))
@@ -261,11 +281,15 @@ class Algorithm1(_Puzzle):
         return Machine(core), (q, k, v)
 
     def judge(self, fn, problem):
-        nq, nk, d, M, _ = problem
+        nq, nk, d, M, _, offset = problem
         m, (q, k, v) = self._machine(problem)
         ref = _core.run(q, k, v, schedule=self.schedule, M=M)
-        cf = ref.closed_form_read_bytes, ref.closed_form_write_bytes
-        where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}"
+        # The closed form less line 2's O = 0, l = 0, m = -inf (Nq (d + 2) floats), which the
+        # puzzle has written: the budget is what the student's loops move, exactly.
+        init = {"O": 4 * nq * d, "l": 4 * nq, "m": 4 * nq}
+        cf = ref.closed_form_read_bytes, ref.closed_form_write_bytes - sum(init.values())
+        per_tensor = {t: (r, w - init.get(t, 0)) for t, (r, w) in ref.tensor_bytes.items()}
+        where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}" + (f", scores near {offset:g}" if offset else "")
         try:
             _run_student(fn, m)
             stored = {st.tensor for s in m._m.steps for st in s.stores}
@@ -289,7 +313,7 @@ class Algorithm1(_Puzzle):
                 dep = _departure(m, _writes_table(ref), self.algorithm, lambda t: _ALG1_HINTS.get(t, ""))
                 raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}; "
                                    "did you store O_i, l_i, m_i for every (i, j)?") from None
-            _check_budget(m, cf, ref.tensor_bytes, self.algorithm)
+            _check_budget(m, cf, per_tensor, self.algorithm, _ALG1_BUDGET_HINTS)
         except _Fail as f:
             return CheckResult(False, str(f), m, cf, where)
         return CheckResult(True, "", m, cf, where)
@@ -320,7 +344,9 @@ class BlockUpdate(Algorithm1):
     '''
 
     def problems(self):
-        return [((8, 8, 4, 64, 1), 0, 1), ((10, 13, 4, 64, 2), 2, 3), ((10, 13, 4, 64, 2), 1, 2)]
+        # Each (i, j) has rows whose max moves at j (alpha = e^(m_i - m_i^new) < 1 there), so that a
+        # dropped rescale of the old state, or an m_i not stored, changes the result on every problem.
+        return [((8, 8, 4, 64, 1), 1, 1), ((10, 13, 4, 64, 2), 2, 1), ((10, 13, 4, 64, 2), 1, 2)]
 
     def judge(self, fn, problem):
         sizes, bi, bj = problem
@@ -381,8 +407,9 @@ class FA2Order(_Puzzle):
     HBM holds Q, K, V and room for O (Nq x d) and L (the logsumexp, Nq). Swap the loops: for
     each Q block i (outer), keep O_i, m_i, l_i on chip while K/V blocks j stream past; rescale
     O_i by e^(m_old - m_new) at each j, divide by l_i once at the end (FA2fwd L12), and write O_i
-    and L_i = m_i + log l_i once (FA2fwd L14, L15). Budget: FlashAttention-2's closed form
-    (reads Nq d + Tr 2 Nk d, writes Nq d + Nq floats). Judged: O and L against float64."""
+    and L_i = m_i + log l_i once (FA2fwd L14, L15). Budget, exact: FlashAttention-2's closed
+    form (reads Nq d + Tr 2 Nk d, writes Nq d + Nq floats). Judged: O and L against float64;
+    the last problem's scores are near 800, where e^S overflows unless the max is subtracted."""
     starter = '''\
     import numpy as np
 
@@ -420,15 +447,15 @@ class FA2Order(_Puzzle):
         return ref.closed_form_read_bytes, ref.closed_form_write_bytes
 
     def judge(self, fn, problem):
-        nq, nk, d, M, seed = problem
-        q, k, v = _inputs(nq, nk, d, seed)
+        nq, nk, d, M, seed, offset = problem
+        q, k, v = _inputs(nq, nk, d, seed, offset)
         core = _core_machine(q, k, v, M=M, causal=self.causal, schedule="fa2")
         core.put("O", np.zeros((nq, d), np.float32))
         core.put("L", np.zeros(nq, np.float32))
         m = Machine(core)
         ref = self._reference(q, k, v, M)
         budget = self._budget(ref)
-        where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}"
+        where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}" + (f", scores near {offset:g}" if offset else "")
         try:
             _run_student(fn, m)
             stored = {st.tensor for s in core.steps for st in s.stores}
@@ -436,12 +463,15 @@ class FA2Order(_Puzzle):
                 raise _Fail("L was never written. Hint: lse not saved: store L_i = m_i + log l_i for every Q "
                             "block (FA2fwd L13, L15); the backward pass recomputes P from it.")
             o64, lse64 = _core.reference_attention(q, k, v, m.tau, causal=self.causal)
+            # Is L right? Then the scores, mask and row statistics are, and a wrong O is its own update.
+            l_right = _first_bad(core.peek("L"), lse64) is None
             for tensor, exp in (("O", o64), ("L", lse64)):
                 try:
                     _check_output(m, tensor, exp, "the float64 reference")
                 except _Fail as f:
-                    dep = _departure(m, _writes_table(ref), self.algorithm, self._hint)
-                    raise _Fail(dep or f"{f}. {self._hint(tensor)}") from None
+                    hint = (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
+                    dep = _departure(m, _writes_table(ref), self.algorithm, hint)
+                    raise _Fail(dep or f"{f}. {hint(tensor)}") from None
             _check_budget(m, budget, ref.tensor_bytes, self.algorithm, self._budget_hints())
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, where)
@@ -454,7 +484,11 @@ class FA2Order(_Puzzle):
         return {("O", "written"): "Hint: O written every j: keep O_i on chip over the whole j loop and write it "
                                   "once (FA2fwd L14)",
                 ("O", "read"): "Hint: FlashAttention-2 never reads O: O_i lives on chip until it is written",
-                ("Q", "read"): "Hint: load Q_i once per i, outside the j loop"}
+                ("Q", "read"): "Hint: load Q_i once per i, outside the j loop",
+                ("K", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i "
+                                     "(FA2fwd L6, L7), and only a block of them fits on chip",
+                ("V", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i "
+                                     "(FA2fwd L6, L7), and only a block of them fits on chip"}
 
 
 class Causal(FA2Order):
@@ -464,8 +498,9 @@ class Causal(FA2Order):
     fa2-order with a causal mask, bottom-right aligned (row r keeps key c when
     c <= r + Nk - Nq, as FlashAttention does when Nq != Nk). Mask S_ij element by element in
     the blocks the diagonal crosses and skip, without loading K_j, V_j, the blocks that lie
-    wholly above it. Budget: the bytes of core's causal FlashAttention-2 run, strictly under the
-    unmasked closed form. Judged: O and L against the float64 causal reference."""
+    wholly above it. Budget, exact: the bytes of core's causal FlashAttention-2 run, strictly
+    under the unmasked closed form. Judged: O and L against the float64 causal reference; the
+    last problem's scores are near 800."""
     starter = FA2Order.starter.replace("def fa2_order", "def causal")
     algorithm = "FlashAttention-2 (causal)"
     causal = True
@@ -477,7 +512,7 @@ class Causal(FA2Order):
     }
 
     def problems(self):
-        return [(12, 12, 4, 64, 4), (6, 10, 4, 64, 5), (9, 14, 8, 128, 6)]
+        return [(12, 12, 4, 64, 4, 0.0), (6, 10, 4, 64, 5, 0.0), (9, 14, 8, 128, 6, 0.0), (11, 13, 4, 64, 13, 800.0)]
 
     def _budget(self, ref):
         return ref.hbm_read_bytes, ref.hbm_write_bytes
@@ -584,8 +619,9 @@ class DecodeCombine(_Puzzle):
     lse^(s) for every query row, stacked in HBM: Op (S Nq x d) rows s*Nq + r, Lp (S Nq). A split
     whose keys are all padding saw no key: lse^(s) = -inf, O^(s) = 0. For each Q block:
     lse_i = max_s lse^(s) + log sum_s e^(lse^(s) - max), O_i = sum_s e^(lse^(s) - lse_i) O^(s)
-    (FD L17, L18); store O_i and L_i (FD L19, L20). Budget: the bytes of core's combine (reads
-    S Nq (d + 1), writes Nq (d + 1) floats). Judged: O and L against float64 attention."""
+    (FD L17, L18); store O_i and L_i (FD L19, L20). Budget, exact: the bytes of core's combine
+    (reads S Nq (d + 1), writes Nq (d + 1) floats). Judged: O and L against float64 attention;
+    the last problem's lse^(s) are near 800, where e^lse overflows unless the max is subtracted."""
     starter = '''\
     import numpy as np
 
@@ -601,11 +637,12 @@ class DecodeCombine(_Puzzle):
     '''
 
     def problems(self):
-        return [(4, 37, 8, 128, 3, 20, 7), (1, 23, 4, 64, 2, -1, 8), (5, 30, 4, 64, 4, 9, 9)]
+        return [(4, 37, 8, 128, 3, 20, 7, 0.0), (1, 23, 4, 64, 2, -1, 8, 0.0), (5, 30, 4, 64, 4, 9, 9, 0.0),
+                (3, 29, 4, 64, 3, -1, 14, 800.0)]
 
     def judge(self, fn, problem):
-        nq, nk, d, M, S, kv_len, seed = problem
-        q, k, v = _inputs(nq, nk, d, seed)
+        nq, nk, d, M, S, kv_len, seed, offset = problem
+        q, k, v = _inputs(nq, nk, d, seed, offset)
         ref = _core.run(q, k, v, schedule="decode", M=M, splits=S, kv_len=kv_len)
         writes = [w for s in ref.steps for w in s.writes]
         rename = {"O^(s)": "Op", "lse^(s)": "Lp"}
@@ -618,7 +655,8 @@ class DecodeCombine(_Puzzle):
         m = Machine(core, S=S)
         budget = (sum(s.read_bytes for s in ref.steps if s.role == "combine"),
                   sum(s.write_bytes for s in ref.steps if s.label in ("FD L19", "FD L20")))
-        where = f"Nq = {nq}, Nk = {nk}, d = {d}, S = {S}" + (f", kv_len = {kv_len}" if kv_len >= 0 else "")
+        where = f"Nq = {nq}, Nk = {nk}, d = {d}, S = {S}" + (f", kv_len = {kv_len}" if kv_len >= 0 else "") + \
+            (f", scores near {offset:g}" if offset else "")
         try:
             _run_student(fn, m)
             if not any(st.tensor == "L" for step in core.steps for st in step.stores):

@@ -119,8 +119,18 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
     std::string text;
     const char* expect;
   };
-  nlohmann::json no_replay = good, bad_label = good, bad_write = good, bad_shape = good, bad_version = good;
+  nlohmann::json no_replay = good, bad_label = good, bad_write = good, bad_shape = good, bad_version = good,
+                 bad_stat = good, bad_tile = good;
   no_replay.erase("replay");
+  // The first steps with row statistics and with a tile: a value per row of Q_i, a tile of the
+  // step's blocks (the app draws them there).
+  size_t with_stat = 0, with_tile = 0;
+  while (t.steps[with_stat].m_new.size() == 0) ++with_stat;
+  while (t.steps[with_tile].tile.size() == 0) ++with_tile;
+  bad_stat["replay"]["steps"][with_stat]["m_new"] = {1.0, 2.0, 3.0};
+  bad_tile["replay"]["steps"][with_tile]["tile"] = {{"rows", 7}, {"cols", 2}, {"data", std::vector<float>(14, 1.0f)}};
+  const std::string stat_at = "replay.steps[" + std::to_string(with_stat) + "].m_new has 3 values where Q block 0 has";
+  const std::string tile_at = "replay.steps[" + std::to_string(with_tile) + "].tile is 7 x 2, not a tile of the step's blocks";
   bad_label["steps"][3]["label"] = "Alg9 L1";
   bad_write["replay"]["steps"][1]["writes"] = {{{"tensor", "O"}, {"row0", 5}, {"data", {{"rows", 3}, {"cols", 4}, {"data", std::vector<float>(12, 1.0f)}}}}};
   bad_shape["replay"]["Q"]["rows"] = 5;
@@ -133,6 +143,8 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
       {"write.json", bad_write.dump(), "replay.steps[1].writes[0] does not fit tensor O"},
       {"shape.json", bad_shape.dump(), "replay.Q has 24 numbers for 5 x 4"},
       {"version.json", bad_version.dump(), "replay.version is not 1"},
+      {"stat.json", bad_stat.dump(), stat_at.c_str()},
+      {"tile.json", bad_tile.dump(), tile_at.c_str()},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -143,6 +155,28 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
   }
   gui::AppState s;
   REQUIRE_THROWS_WITH(gui::prepare_state(s, trace_options(out_path("missing.json"))), Contains("missing.json"));
+}
+
+TEST_CASE("gui --trace opens a trace with some of a step's statistics left out", "[gui][trace]") {
+  // A puzzle's notes are optional and may be m_new without l_new (or the reverse): the app draws
+  // what is there. (Reading l_new's rows for m_new's count crashed it.)
+  const Trace t = recorded(Schedule::fa1, 8, 8, 4, 64, false, 1);
+  nlohmann::json doc = trace_to_replay_json(t);
+  int dropped = 0;
+  for (auto& step : doc["replay"]["steps"])
+    if (step.contains("l_new")) {
+      step.erase(dropped % 2 ? "m_new" : "l_new");
+      ++dropped;
+    }
+  REQUIRE(dropped > 1);
+  const std::string path = out_path("partial-stats.json");
+  write_text(path, doc.dump());
+  gui::AppState s;
+  gui::prepare_state(s, trace_options(path));
+  for (int64_t k = 0; k <= int64_t(t.steps.size()); ++k) {
+    s.seek(k);
+    REQUIRE_NOTHROW(gui::state_to_json(s));
+  }
 }
 
 TEST_CASE("gui --trace starts from what HBM held before the first step", "[gui][trace]") {

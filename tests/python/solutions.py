@@ -98,7 +98,8 @@ def online_softmax_whole_row(m):  # the row does not fit in SRAM
 
 # [SECTION] Algorithm 1 and its block update
 
-def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, rescale_o=True, m=None, ij=None):
+def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, rescale_o=True, m=None, ij=None,
+                keep_alpha=True):
     """Alg1 L9-L12 on one (i, j): returns O_i, l_i, m_i after the update (float64); with the
     machine m, steps through L9, L10, L11 at ij = (i, j), noting their on-chip values."""
     S = tau * Qi.astype(np.float64) @ Kj.T.astype(np.float64)           # L9
@@ -107,7 +108,7 @@ def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, resca
     lt = P.sum(axis=1)
     mn = np.maximum(mi, mt) if carry_max else mt                          # L11
     a, b = np.exp(mi - mn), np.exp(mt - mn)
-    ln = a * li + b * lt if rescale else li + lt
+    ln = (a * li if keep_alpha else li) + b * lt if rescale else li + lt
     if rescale_o:                                                         # L12
         On = ((li * a)[:, None] * Oi + b[:, None] * (P @ Vj)) / ln[:, None]
     else:
@@ -122,7 +123,7 @@ def alg1_update(Qi, Kj, Vj, Oi, li, mi, tau, rescale=True, carry_max=True, resca
     return On, ln, mn
 
 
-def block_update_with(**mistakes):
+def block_update_with(store_m=True, **mistakes):
     def fn(m):
         q0, q1 = rows(m.i, m.Br, m.nq)
         k0, k1 = rows(m.j, m.Bc, m.nk)
@@ -134,14 +135,15 @@ def block_update_with(**mistakes):
         m.store("O", q0, q1, On)
         m.step("Alg1 L13", i=m.i, j=m.j)
         m.store("l", q0, q1, ln)
-        m.store("m", q0, q1, mn)
+        if store_m:
+            m.store("m", q0, q1, mn)
     return fn
 
 
 def block_update_reading_twice(m):  # loads K_j twice
-    block_update_with()(m)
     k0, k1 = rows(m.j, m.Bc, m.nk)
     m.free(m.load("K", k0, k1))
+    block_update_with()(m)
 
 
 def algorithm_1_with(loop_swapped=False, **mistakes):

@@ -322,6 +322,21 @@ def test_bad_arrays_are_value_errors(q, k, v, message):
     (dict(n=8, backward=True, dtype="fp8"), "fp8 has no backward pass"),
     (dict(n=8, backward=True, do=np.ones((8, 15))), r"dO is 8 x 15 but must be Nq x d = 8 x 16"),
     (dict(n=8, backward=True, do=np.full((8, 16), np.nan)), "dO"),
+    # the core's own line for a key length out of range, as the CLI prints it
+    (dict(n=8, kv_len=-2), r"key length -2 is out of range 0\.\.8 \(or -1 for no padding\)"),
+    (dict(n=8, kv_len=2**70), "kv_len must be in"),
+    # a negative dropout is out of [0, 1); nothing about rounding to 1
+    (dict(n=8, dropout=-0.1), r"must be in \[0, 1\) as a float32 \(got -0\.1\)$"),
+    # a float is no block size, whole or not (as n refuses 8.0), and inf is no OverflowError
+    (dict(n=8, Br=3.0), r"Br must be a whole number >= 1 \(got 3\.0\)"),
+    (dict(n=8, Bc=float("inf")), "Bc must be a whole number"),
+    (dict(n=8, scale=True), "scale must be a number"),
+    # a float64 beyond float32 is quoted in six digits, not three hundred
+    (dict(q=np.full((4, 4), 1e300), k=np.ones((4, 4)), v=np.ones((4, 4))),
+     r"beyond float32's range \(1e\+300\) at element 0$"),
+    # pattern generates inputs: with arrays it would be ignored
+    (dict(q=np.ones((4, 4)), k=np.ones((4, 4)), v=np.ones((4, 4)), pattern="uniform"),
+     "cannot be given with q, k, v"),
 ])
 def test_bad_values_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -329,8 +344,9 @@ def test_bad_values_are_value_errors(kwargs, message):
 
 
 def test_numpy_scalars_are_whole_numbers_and_flags():
-    a = flashstep.run(n=8, d=4, M=64, seed=np.uint64(3), causal=np.bool_(True), Br=np.int64(2))
-    b = flashstep.run(n=8, d=4, M=64, seed=3, causal=True, Br=2)
+    a = flashstep.run(n=8, d=4, M=64, seed=np.uint64(3), causal=np.bool_(True), Br=np.int64(2),
+                      scale=np.float32(0.5))
+    b = flashstep.run(n=8, d=4, M=64, seed=3, causal=True, Br=2, scale=0.5)
     np.testing.assert_array_equal(a.o, b.o)
     assert a.hbm_read_bytes == b.hbm_read_bytes
 
@@ -350,13 +366,13 @@ def test_fp16_range_as_the_cli(flashstep_bin, tmp_path):
     q = np.ones((5, 4), np.float32)
     k = q.copy()
     k[2, 1] = 65510.0
-    with pytest.raises(ValueError, match=r"input K has a value beyond fp16's range \(65510.000000\) at row 2, column 1"):
+    with pytest.raises(ValueError, match=r"input K has a value beyond fp16's range \(65510\) at row 2, column 1"):
         flashstep.run(q, k, q, dtype="fp16")
     for name, a in (("q", q), ("k", k), ("v", q)):
         np.save(tmp_path / f"{name}.npy", a)
     p = subprocess.run([flashstep_bin, "run", "--dtype", "fp16", "--q", str(tmp_path / "q.npy"), "--k",
                         str(tmp_path / "k.npy"), "--v", str(tmp_path / "v.npy")], capture_output=True, text=True)
-    assert p.returncode == 2 and "has a value beyond fp16's range (65510.000000) at row 2, column 1" in p.stderr
+    assert p.returncode == 2 and "has a value beyond fp16's range (65510) at row 2, column 1" in p.stderr
 
 
 def test_only_some_arrays_or_arrays_with_sizes():
