@@ -58,3 +58,44 @@ TEST_CASE("no other output may be the snapshot folder or lie inside it", "[cli][
   CHECK(fstest::run_command(kBin + " " + run + " --snapshots " + s1 + " --out-o " + s1 + "x.npy", text) == 0);
   CHECK(fsys::exists(s1 + "x.npy"));
 }
+
+TEST_CASE("whole-number flags read decimal: a leading zero is not octal", "[cli][refusals][numbers]") {
+  struct Case {
+    const char* cmd;  // X stands for the value
+    const char* padded;
+    const char* plain;
+  };
+  const Case cases[] = {{"run --n X", "010", "10"},
+                        {"run --n X", "08", "8"},
+                        {"run --seed X", "010", "10"},
+                        {"run --n 16 --kv-len X", "010", "10"},
+                        {"run --d X", "08", "8"},
+                        {"run --n 32 --br X", "08", "8"},
+                        {"run --schedule decode --splits X", "03", "3"},
+                        {"run --schedule decode --page-size X", "016", "16"},
+                        {"run --gpu h200 --heads X", "010", "10"},
+                        {"explain --heads X", "010", "10"},
+                        {"explain --pipeline --n X", "0256", "256"},
+                        {"lesson softmax --block X", "03", "3"},
+                        {"learn tiling --seed X < /dev/null", "010", "10"}};
+  for (const Case& c : cases) {
+    const auto with = [&](const std::string& value) {
+      std::string cmd = c.cmd;
+      cmd.replace(cmd.find('X'), 1, value);
+      return fstest::run_flashstep(cmd);
+    };
+    const fstest::Outcome padded = with(c.padded), plain = with(c.plain);
+    CAPTURE(c.cmd, c.padded, padded.out);
+    CHECK(padded.rc == 0);
+    CHECK(padded.out == plain.out);
+  }
+  // Out of a narrower flag's range: the flag named, not CLI11's "Could not convert".
+  const fstest::TempDir tmp;
+  check_refused(tmp.path, "bench-cpu --reps 99999999999", "--reps");
+  check_refused(tmp.path, "run --backward=xyz", "--backward is a flag");
+  for (const char* args : {"bench-cpu --reps 99999999999", "run --backward=xyz", "run --n 08x"}) {
+    const fstest::Outcome r = fstest::run_flashstep(args);
+    CAPTURE(args, r.out);
+    CHECK(r.out.find("Could not convert") == std::string::npos);
+  }
+}
