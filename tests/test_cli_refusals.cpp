@@ -99,3 +99,19 @@ TEST_CASE("whole-number flags read decimal: a leading zero is not octal", "[cli]
     CHECK(r.out.find("Could not convert") == std::string::npos);
   }
 }
+
+TEST_CASE("no inf as a result: an overflowing companion is said in words, an overflowing lesson refused", "[cli][refusals][overflow]") {
+  const fstest::Outcome r = fstest::run_flashstep("run --dtype fp16 --pattern outliers --scale 100");
+  CAPTURE(r.out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("standard   in fp16: the result overflows fp16 storage on these inputs") != std::string::npos);
+  CHECK(r.out.find("inf") == std::string::npos);
+  CHECK(r.out.find("nan") == std::string::npos);
+  // The same run in bf16 keeps its figures.
+  CHECK(fstest::run_flashstep("run --dtype bf16 --pattern outliers --scale 100").out.find("standard   in bf16: O max abs") !=
+        std::string::npos);
+  const fstest::TempDir tmp;
+  check_refused(tmp.path, "lesson softmax --values 1e308,1e308 --v 1e308,1e308", "the lesson overflows double");
+  check_refused(tmp.path, "lesson softmax --values 1,1,1 --block 1 --v 1e308,1e308,1e308", "the lesson overflows double");
+  CHECK(fstest::run_flashstep("lesson softmax --values 1,2 --v 1e308,1e308").rc == 0);
+}
