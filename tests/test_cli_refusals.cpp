@@ -91,9 +91,9 @@ TEST_CASE("whole-number flags read decimal: a leading zero is not octal", "[cli]
   }
   // Out of a narrower flag's range: the flag named, not CLI11's "Could not convert".
   const fstest::TempDir tmp;
-  check_refused(tmp.path, "bench-cpu --reps 99999999999", "--reps");
+  check_refused(tmp.path, "bench-gpu --reps 99999999999", "--reps is out of the range this flag takes");
   check_refused(tmp.path, "run --backward=xyz", "--backward is a flag");
-  for (const char* args : {"bench-cpu --reps 99999999999", "run --backward=xyz", "run --n 08x"}) {
+  for (const char* args : {"bench-gpu --reps 99999999999", "run --backward=xyz", "run --n 08x"}) {
     const fstest::Outcome r = fstest::run_flashstep(args);
     CAPTURE(args, r.out);
     CHECK(r.out.find("Could not convert") == std::string::npos);
@@ -114,4 +114,19 @@ TEST_CASE("no inf as a result: an overflowing companion is said in words, an ove
   check_refused(tmp.path, "lesson softmax --values 1e308,1e308 --v 1e308,1e308", "the lesson overflows double");
   check_refused(tmp.path, "lesson softmax --values 1,1,1 --block 1 --v 1e308,1e308,1e308", "the lesson overflows double");
   CHECK(fstest::run_flashstep("lesson softmax --values 1,2 --v 1e308,1e308").rc == 0);
+}
+
+TEST_CASE("bench-cpu estimates its work and memory before printing anything", "[cli][refusals][bench-cpu]") {
+  const fstest::TempDir tmp;
+  check_refused(tmp.path, "bench-cpu --reps 1000000", "--reps must be in 1..1000");
+  check_refused(tmp.path, "bench-cpu --reps 0", "--reps must be in 1..1000");
+  check_refused(tmp.path, "bench-cpu --n 268435456 --reps 1", "bench-cpu: these sizes and repetitions are about");
+  check_refused(tmp.path, "bench-cpu --n 100000", "use smaller --n or --d, or fewer --reps");
+  check_refused(tmp.path, "bench-cpu --n 64 4096 --reps 1000", "GFLOP of simulated work");
+  check_refused(tmp.path, "bench-cpu --n 30000 --d 1 --M 4096 --reps 1", "standard attention would need about");
+  check_refused(tmp.path, "bench-cpu --n 64 --d 64 --M 8", "smaller than 4d");
+  const fstest::Outcome ok = fstest::run_flashstep("bench-cpu --n 8 12 --d 8 --M 64 --reps 3 --json");
+  CAPTURE(ok.out);
+  CHECK(ok.rc == 0);
+  CHECK(ok.out.find("\"fa1_fast_s\"") != std::string::npos);
 }
