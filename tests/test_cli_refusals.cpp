@@ -2,6 +2,7 @@
 // every file in the folder as it was (tests/hardening_helpers.h's check_refused): outputs that
 // collide with the snapshot folder or cannot be written, integer flags typed with a leading
 // zero, results that overflow, work past the limits, malformed .npy files and manifests.
+#include "core/npy.h"
 #include "core/snapshot.h"
 #include "hardening_helpers.h"
 #include "test_helpers.h"
@@ -129,4 +130,33 @@ TEST_CASE("bench-cpu estimates its work and memory before printing anything", "[
   CAPTURE(ok.out);
   CHECK(ok.rc == 0);
   CHECK(ok.out.find("\"fa1_fast_s\"") != std::string::npos);
+}
+
+TEST_CASE("a .npy file holds exactly its shape's data, and its dimensions have no leading zero", "[cli][refusals][npy]") {
+  const fstest::TempDir tmp;
+  const fsys::path& dir = tmp.path;
+  const auto header = [](const std::string& shape) {
+    return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  };
+  const std::string floats32(32 * 4, '\0'), floats33(33 * 4, '\0');
+  fstest::write_npy_text(dir / "exact.npy", header("(8, 4)"), floats32);
+  fstest::write_npy_text(dir / "longer.npy", header("(8, 4)"), floats33);
+  fstest::write_npy_text(dir / "zero.npy", header("(08, 4)"), floats32);
+  fstest::write_npy_text(dir / "zero2.npy", header("(8, 04)"), floats32);
+  CHECK(read_npy((dir / "exact.npy").string()).data.size() == 32);
+  CHECK_THROWS_WITH(read_npy((dir / "longer.npy").string()), Catch::Contains("more than its shape holds"));
+  CHECK_THROWS_WITH(read_npy((dir / "zero.npy").string()), Catch::Contains("dimension 08 has a leading zero"));
+  CHECK_THROWS_WITH(read_npy((dir / "zero2.npy").string()), Catch::Contains("dimension 04 has a leading zero"));
+  const std::string kv = " --k " + (dir / "exact.npy").string() + " --v " + (dir / "exact.npy").string();
+  check_refused(dir, "run --q " + (dir / "longer.npy").string() + kv, "more than its shape holds");
+  check_refused(dir, "run --q " + (dir / "zero.npy").string() + kv, "has a leading zero");
+  // The fuzz corpus's seeds stay readable or a one-line InputError (tests/fuzz/fuzz_npy.cpp).
+  for (const auto& e : fsys::directory_iterator(fsys::path(FLASHSTEP_FIXTURES_DIR) / ".." / "fuzz" / "corpus" / "npy")) {
+    CAPTURE(e.path().string());
+    try {
+      read_npy(e.path().string());
+    } catch (const InputError& err) {
+      CHECK(std::string(err.what()).find('\n') == std::string::npos);
+    }
+  }
 }
