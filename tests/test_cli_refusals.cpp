@@ -8,6 +8,8 @@
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 using namespace flashstep;
 namespace fsys = std::filesystem;
@@ -159,4 +161,33 @@ TEST_CASE("a .npy file holds exactly its shape's data, and its dimensions have n
       CHECK(std::string(err.what()).find('\n') == std::string::npos);
     }
   }
+}
+
+TEST_CASE("compare refuses a manifest field it does not know, at every level", "[cli][refusals][compare]") {
+  const fstest::TempDir tmp;
+  const fsys::path& dir = tmp.path;
+  const std::string good = refusal_snapshots(dir, "good", kRefusalSmall);
+  struct Case {
+    const char* name;
+    std::function<void(nlohmann::json&)> edit;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"schedule", [](nlohmann::json& m) { m["schedule"] = "xx"; }, "schedule: unknown schedule 'xx'"},
+      {"problem-schedule", [](nlohmann::json& m) { m["problem"]["schedule"] = "xx"; }, "problem.schedule: is not a field of problem"},
+      {"top", [](nlohmann::json& m) { m["extra"] = 1; }, "extra: is not a field of the manifest"},
+      {"mask", [](nlohmann::json& m) { m["problem"]["mask"]["foo"] = true; }, "problem.mask.foo: is not a field"},
+      {"entry", [](nlohmann::json& m) { m["snapshots"][0]["note"] = "x"; }, "snapshots[0].note: is not a field"},
+      {"final", [](nlohmann::json& m) { m["final"]["x"] = 1; }, "final.x: is not a field"},
+  };
+  for (const Case& c : cases) {
+    const fsys::path d = dir / c.name;
+    fsys::copy(good, d);
+    nlohmann::json m = nlohmann::json::parse(fstest::read_text(d / "manifest.json"));
+    c.edit(m);
+    fstest::write_text(d / "manifest.json", m.dump(1));
+    check_refused(dir, "compare --snapshots " + d.string() + " --against " + good, c.expect);
+  }
+  std::string out;
+  CHECK(fstest::run_command(kBin + " compare --snapshots " + good + " --against " + good, out) == 0);
 }
