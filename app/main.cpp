@@ -122,6 +122,17 @@ static std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int
            at->get_name() + " --help";
   }
   if (dynamic_cast<const CLI::ConversionError*>(&e)) return conversion_error_text(at, e.what());
+  if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+    // CLI11 puts the flag's name before a check's message; a message that begins with that name
+    // already ("--heads is out of range") is kept as it is, not "--heads: --heads is ...".
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos && colon > 0) {
+      const std::string name = what.substr(0, colon), rest = what.substr(colon + 2);
+      if (rest.compare(0, name.size(), name) == 0 && (rest.size() == name.size() || rest[name.size()] == ' ' || rest[name.size()] == ':'))
+        return rest;
+    }
+  }
   return e.what();
 }
 

@@ -191,3 +191,18 @@ TEST_CASE("compare refuses a manifest field it does not know, at every level", "
   std::string out;
   CHECK(fstest::run_command(kBin + " compare --snapshots " + good + " --against " + good, out) == 0);
 }
+
+TEST_CASE("a check's message that names its flag is printed without the flag again in front", "[cli][refusals][messages]") {
+  const fstest::TempDir tmp;
+  const std::pair<const char*, std::string> cases[] = {{"run --max-gflop x", "--max-gflop"},
+                                                       {"run --gpu h200 --heads 99999999999999999999", "--heads"},
+                                                       {"run --max-trace-mib 1e3", "--max-trace-mib"}};
+  for (const auto& [args, flag] : cases) {
+    check_refused(tmp.path, args, "flashstep: error: " + flag + " ");
+    const fstest::Outcome r = fstest::run_flashstep(args);
+    CAPTURE(r.out);
+    CHECK(r.out.find(flag + ": " + flag) == std::string::npos);
+  }
+  // A message about the quantity keeps the flag in front: it names both.
+  check_refused(tmp.path, "run --n 0x10", "--n: N must be a whole number (got '0x10')");
+}
