@@ -14,6 +14,7 @@
 #include "core/snapshot.h"
 #include "core/work.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -81,16 +82,17 @@ struct RunCommand {
     out.check();
   }
 
-  // Serialises everything, then writes all or nothing (core/output_files.h).
-  void write_outputs(const Trace& tr, const Mat* dO, OutputFiles& out) const {
+  // Serialises everything, then writes all or nothing, the snapshot folder included
+  // (core/output_files.h).
+  void write_outputs(const Trace& tr, const Mat* dO, OutputFiles& out, OutputFolder* folder) const {
     if (!trace_json.empty()) out.bytes(trace_json) = trace_to_json(tr).dump(1) + "\n";
     if (!trace_csv.empty()) out.bytes(trace_csv) = trace_to_csv(tr);
     if (!trace_chrome.empty()) out.bytes(trace_chrome) = trace_to_chrome(tr).dump() + "\n";
     if (!out_o.empty()) out.bytes(out_o) = npy_bytes(tr.O.data(), {int64_t(tr.O.rows()), int64_t(tr.O.cols())});
     if (!out_lse.empty()) out.bytes(out_lse) = npy_bytes(tr.lse.data(), {int64_t(tr.lse.size())});
     add_backward_outputs(bf, tr, out);
-    if (!snapshots.empty()) write_snapshots(snapshots, cpu_snapshots(tr, dO));  // the folder first: it is
-    out.commit();                                                               // the likelier to fail
+    if (folder) stage_snapshots(*folder, cpu_snapshots(tr, dO));
+    out.commit();
   }
 
   int execute() const {
@@ -110,8 +112,12 @@ struct RunCommand {
       check_work(work(spec.nq, spec.nk, spec.d, t0, spec.schedule, dtype_bytes(spec.options.dtype), opt.l2), limits);
     }
     OutputFiles out;
-    plan_outputs(spec, out);
-    if (!snapshots.empty()) check_snapshot_target(snapshots);
+    std::unique_ptr<OutputFolder> folder;  // --snapshots: committed with the files
+    if (!snapshots.empty()) {
+      folder = snapshot_folder(snapshots);
+      out.add_folder(*folder);
+    }
+    plan_outputs(spec, out);  // the folder's checks too
     const Problem p = make_problem(spec);
     const Tiling t = make_tiling(p);
     check_work(work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem, opt.l2), limits);
@@ -130,7 +136,7 @@ struct RunCommand {
     show_progress_on_terminal();
     const Trace tr = run_problem(p, t, opt);
     check_result_finite(tr);
-    write_outputs(tr, opt.dO, out);
+    write_outputs(tr, opt.dO, out, folder.get());
     if (steps)
       for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
     print_summary(tr, opt.record);

@@ -41,6 +41,8 @@ static void refuse_empty_values(const CLI::App* app) {
 // Every whole-number flag is read strictly before CLI11 converts it, so that an out-of-range
 // value is reported as typed (cut), not as the number CLI11 clamped it to: "--heads
 // 99999999999999999999" is "out of range (got '99999999999999999999')", not 9223372036854775807.
+// The text is then handed on as the plain decimal it was read as: CLI11 converts with base 0,
+// which would read "010" as octal 8 and refuse "08" with "Could not convert".
 static void strict_whole_numbers(CLI::App* app) {
   for (CLI::Option* o : app->get_options([](CLI::Option*) { return true; })) {
     const std::string type = o->get_type_name(), name = o->get_name();
@@ -48,14 +50,16 @@ static void strict_whole_numbers(CLI::App* app) {
     o->check(CLI::Validator(
         [name, type](std::string& text) {
           try {
-            if (type == "UINT") flashstep::checked::parse_uint(text, name.c_str());
-            else flashstep::checked::parse_int(text, name.c_str());
+            text = type == "UINT" ? std::to_string(flashstep::checked::parse_uint(text, name.c_str()))
+                                  : std::to_string(flashstep::checked::parse_int(text, name.c_str()));
           } catch (const flashstep::InputError& e) {
             return std::string(e.what());
           }
           return std::string();
         },
-        "", "whole number"));
+        "", "whole number"),
+             "decimal");
+    o->get_validator("decimal")->non_modifying(false);  // check() adds it as one that keeps the text
   }
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) strict_whole_numbers(sub);
 }
@@ -66,6 +70,33 @@ static std::string subcommand_names(CLI::App* app) {
   for (const CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; }))
     names += (names.empty() ? "" : ", ") + sub->get_name();
   return names;
+}
+
+// The option named `name` of `app` or of a command above it; null if none.
+static const CLI::Option* find_option(const CLI::App* app, const std::string& name) {
+  for (; app; app = app->get_parent())
+    for (const CLI::Option* o : app->get_options())
+      if (o->get_name() == name || o->check_name(name)) return o;
+  return nullptr;
+}
+
+// CLI11's "Could not convert: --reps = 99999999999" as a line that names the flag and what it
+// takes. A whole number reaches the conversion only once checked as one (strict_whole_numbers),
+// so there it is out of the flag's range; a flag (--backward=xyz) takes true or false.
+static std::string conversion_error_text(const CLI::App* at, const std::string& what) {
+  const std::string head = "Could not convert: ";
+  const size_t eq = what.find(" = ");
+  if (what.rfind(head, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(head.size(), eq - head.size());
+  const std::string got = " (got '" + flashstep::excerpt(what.substr(eq + 3)) + "')";
+  const CLI::Option* o = find_option(at, name);
+  if (!o) return what;
+  const std::string type = o->get_type_name();
+  if (o->get_expected_max() == 0 || type == "BOOLEAN")
+    return name + " is a flag: give it alone, or as " + name + "=true or " + name + "=false" + got;
+  if (type == "INT" || type == "UINT") return name + " is out of the range this flag takes" + got;
+  if (type == "FLOAT") return name + " must be a finite number" + got;
+  return name + " takes " + (type.empty() ? std::string("a different value") : type) + got;
 }
 
 // CLI11 reports a mistyped subcommand as "The following argument was not expected: X" and a
@@ -89,6 +120,18 @@ static std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int
       if (argv[a] == at->get_name() && argv[a + 1][0] != '-') got = std::string(" (got '") + argv[a + 1] + "')";
     return at->get_name() + " needs one of its subcommands: " + subcommand_names(at) + got + "; flashstep " +
            at->get_name() + " --help";
+  }
+  if (dynamic_cast<const CLI::ConversionError*>(&e)) return conversion_error_text(at, e.what());
+  if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+    // CLI11 puts the flag's name before a check's message; a message that begins with that name
+    // already ("--heads is out of range") is kept as it is, not "--heads: --heads is ...".
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos && colon > 0) {
+      const std::string name = what.substr(0, colon), rest = what.substr(colon + 2);
+      if (rest.compare(0, name.size(), name) == 0 && (rest.size() == name.size() || rest[name.size()] == ' ' || rest[name.size()] == ':'))
+        return rest;
+    }
   }
   return e.what();
 }

@@ -10,6 +10,7 @@
 #include "core/run.h"
 #include "core/schedule_registry.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <unistd.h>
@@ -201,7 +202,18 @@ void print_summary(const Trace& t, bool recorded) {
     const ErrorStats &eo = a.forward.O, &el = a.forward.lse;
     std::printf("vs float64 O max abs %.3g, max rel %.3g; lse max abs %.3g, max rel %.3g\n",
                 eo.max_abs, eo.max_rel, el.max_abs, el.max_rel);
-    if (a.companion && p.dtype == Dtype::fp8) {  // FP8 beside bf16 (docs/fp8.md has the table)
+    // The companion holds S and P, or O, in the storage type: on inputs whose scores leave that
+    // type's range its O is inf or NaN, which is said in words, as run --schedule standard
+    // refuses the same run, never printed as an error figure.
+    const bool companion_overflows =
+        a.companion && !(std::isfinite(a.companion->O.max_abs) && std::isfinite(a.companion->O.max_rel) &&
+                         std::isfinite(a.companion->O.rms));
+    if (companion_overflows) {
+      const char* dt = dtype_name(a.companion->dtype);
+      std::printf("%-10s in %s: the result overflows %s storage on these inputs (%s stored in %s): no error figure\n",
+                  schedule_info(a.companion->schedule).name, dt, dt,
+                  p.dtype == Dtype::fp8 ? "Q, K, V, O" : "S and P", dt);
+    } else if (a.companion && p.dtype == Dtype::fp8) {  // FP8 beside bf16 (docs/fp8.md has the table)
       std::printf("fp8 error  O RMSE %.3g, max abs %.3g (%s%s)\n", eo.rms, eo.max_abs, fp8_scale_name(p.fp8_scale),
                   p.rotate ? ", rotated" : "");
       std::printf("bf16 error O RMSE %.3g, max abs %.3g (%s with Q, K, V, O stored in bf16)\n", a.companion->O.rms,

@@ -84,6 +84,18 @@ Lesson run_lesson(const std::vector<double>& values, size_t block, const std::ve
     L.max_diff = std::max(L.max_diff, std::abs(L.online.back() - L.direct.back()));
   }
   for (size_t k = 0; k < v.size(); ++k) L.o_direct += L.direct[k] * v[k];
+  // The weights are at most 1 and l at most the number of values, but a sum of V's values
+  // weighted by them can leave double's range (two values of 1e308): refused, rather than a
+  // lesson that prints inf and calls the two ways different.
+  const auto overflow = [](const std::string& what) {
+    throw InputError("the lesson overflows double: " + what + " leaves its range (|x| <= 1.8e308); give --v values of smaller magnitude");
+  };
+  for (size_t b = 0; b < L.blocks.size(); ++b) {
+    const LessonBlock& B = L.blocks[b];
+    if (!std::isfinite(B.local_pv)) overflow("block " + std::to_string(b + 1) + "'s P~V = sum exp(x - m~) v");
+    if (!std::isfinite(B.o_new)) overflow("block " + std::to_string(b + 1) + "'s O update");
+  }
+  if (!std::isfinite(L.o_direct)) overflow("the direct O = sum softmax(x)_k v_k");
   return L;
 }
 

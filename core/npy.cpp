@@ -1,7 +1,7 @@
 // NumPy's .npy format: magic "\x93NUMPY", version, header length, a Python-dict header
 // ({'descr': '<f4', 'fortran_order': False, 'shape': (R, C), }), then the raw data.
-// The header is parsed strictly (NumPy writes exactly this literal), and the file's size is
-// compared with what the shape needs before anything is allocated.
+// The header is parsed strictly (NumPy writes exactly this literal), and the file's size must
+// be exactly what the shape needs, compared before anything is allocated.
 #include "core/npy.h"
 
 #include "core/checked.h"
@@ -94,6 +94,9 @@ class HeaderParser {
     while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
     if (pos_ == start) fail("a dimension must be a non-negative decimal integer");
     const std::string digits = s_.substr(start, pos_ - start);
+    // NumPy writes no leading zero; Python 3 refuses "08" as a literal, and Python 2 read "010" as octal 8.
+    if (digits.size() > 1 && digits[0] == '0')
+      fail("dimension " + excerpt(digits) + " has a leading zero (a dimension is a decimal integer as NumPy writes it)");
     if (digits.size() > 19) fail("dimension " + digits + " is too large");
     try {
       return checked::parse_int(digits, "a .npy dimension");
@@ -191,6 +194,9 @@ NpyArray read_npy(const std::string& path) {
   if (have < need)
     throw InputError(path + ": truncated: shape needs " + std::to_string(need) +
                      " bytes of data, file has " + std::to_string(have));
+  if (have > need)  // a wrong shape or a file with something appended: either way not this array
+    throw InputError(path + ": shape needs " + std::to_string(need) + " bytes of data, file has " +
+                     std::to_string(have) + " (more than its shape holds)");
   a.data.resize(count);
   if (count == 0) return a;  // nothing to copy (and data() may be null)
   if (item == 4) {

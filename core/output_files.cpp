@@ -143,6 +143,32 @@ void OutputFiles::add_input(const std::string& path, const std::string& what) {
   if (!path.empty()) ins_.push_back({path, what});
 }
 
+void OutputFiles::add_folder(OutputFolder& folder) { folder_ = &folder; }
+
+// An output that is the folder, or a file inside it, would be replaced by the folder or would
+// corrupt it (a manifest.json or .npy file it does not list, a file the next run refuses): both
+// are refused, as two outputs naming one file are. Paths are compared once made absolute with
+// every existing part's links resolved.
+void OutputFiles::check_not_in_folder() const {
+  if (!folder_) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(folder_->dir_), ec);
+  if (ec) return;  // the folder's own check names the problem
+  const std::string d = dir.string();
+  for (const Out& o : outs_) {
+    const fs::path p = fs::weakly_canonical(fs::absolute(o.path), ec);
+    if (ec) continue;  // the file's own check names the problem
+    const std::string s = p.string();
+    if (s == d)
+      throw InputError(o.what + " " + o.path + " is the " + folder_->what_ + " folder " + folder_->dir_ +
+                       "; give the output another name");
+    if (s.size() > d.size() && s.compare(0, d.size(), d) == 0 && (d == "/" || s[d.size()] == '/'))
+      throw InputError(o.what + " " + o.path + " lies inside the " + folder_->what_ + " folder " + folder_->dir_ +
+                       ", which holds only the files it writes; write it elsewhere");
+  }
+}
+
 void OutputFiles::remove_temporaries() {
   SignalsHeld held;
   for (Out& o : outs_)
@@ -154,6 +180,8 @@ void OutputFiles::remove_temporaries() {
 }
 
 void OutputFiles::check() {
+  check_not_in_folder();
+  if (folder_) folder_->check();
   // 1. Every target checked, and the identity of each (device and inode, or the real path of
   //    a file not yet there), before anything is written.
   std::vector<std::string> keys;
@@ -199,8 +227,9 @@ void OutputFiles::check() {
 void OutputFiles::commit() {
   check();
 
-  // 2. Temporaries next to each target, written and synced.
+  // 2. Temporaries next to each target, written and synced; the folder staged.
   SignalCleanup cleanup;
+  bool published = false;
   try {
     for (Out& o : outs_) {
       std::string temp = dir_of(o.target) + "/." + base_of(o.target) + ".XXXXXX";
@@ -219,16 +248,24 @@ void OutputFiles::commit() {
       if (!ok) throw InputError(o.path + ": write failed (" + o.what + "): " + why);
       std::string().swap(o.bytes);
     }
-    // 3. All written: rename them all, with the signals held so that none is left half-done.
+    if (folder_) folder_->stage();
+    // 3. All written: the folder into place, then every file renamed, with the signals held so
+    //    that none is left half-done.
     SignalsHeld held;
+    if (folder_) {
+      folder_->publish();
+      published = true;
+    }
     for (Out& o : outs_) {
       if (::rename(o.temp.c_str(), o.target.c_str()) != 0)
         throw InputError(o.path + ": cannot write file (" + o.what + "): " + errno_text());
       o.temp.clear();
     }
     g_ntemps = 0;
+    if (folder_) folder_->settle();
   } catch (...) {
     remove_temporaries();
+    if (published) folder_->restore();
     throw;
   }
 }
@@ -291,12 +328,10 @@ void OutputFolder::remove_stage() {
   g_stage_files = 0;
 }
 
-void OutputFolder::commit() {
+void OutputFolder::stage() {
   check();
   const std::string where = dir_ + " (" + what_ + ")";
   const std::string parent = dir_of(dir_);
-  SignalCleanup cleanup;
-  std::string paths;  // for the signal handler: stays alive until the staging folder is gone
   try {
     // 2. The staging folder and its files.
     {
@@ -305,10 +340,11 @@ void OutputFolder::commit() {
       if (!::mkdtemp(stage.data()))
         throw InputError(where + ": cannot create a staging folder in " + parent + ": " + errno_text());
       stage_ = stage;
-      for (const File& f : files_) paths += stage_ + "/" + f.name + '\0';
+      stage_paths_.clear();
+      for (const File& f : files_) stage_paths_ += stage_ + "/" + f.name + '\0';
       std::snprintf(g_stage_dir, PATH_MAX, "%s", stage_.c_str());
       g_stage_files = sig_atomic_t(files_.size());
-      g_stage_paths = paths.data();
+      g_stage_paths = stage_paths_.data();
     }
     for (File& f : files_) {
       const std::string path = stage_ + "/" + f.name;
@@ -323,12 +359,20 @@ void OutputFolder::commit() {
     const mode_t mask = ::umask(0);
     ::umask(mask);
     ::chmod(stage_.c_str(), 0777 & ~mask);  // mkdtemp made it 0700
-    // 3. Into place: an old folder is moved aside (onto an empty placeholder, which rename
-    //    may replace), the staging folder renamed over the target, the old one removed.
-    SignalsHeld held;
-    std::string aside;
+  } catch (...) {
+    remove_stage();
+    throw;
+  }
+}
+
+void OutputFolder::publish() {
+  // 3. Into place: an old folder is moved aside (onto an empty placeholder, which rename may
+  //    replace), then the staging folder renamed over the target. The caller holds signals.
+  const std::string where = dir_ + " (" + what_ + ")";
+  const std::string parent = dir_of(dir_);
+  try {
     if (replace_) {
-      aside = parent + "/." + base_of(dir_) + ".old.XXXXXX";
+      std::string aside = parent + "/." + base_of(dir_) + ".old.XXXXXX";
       if (!::mkdtemp(aside.data()))
         throw InputError(where + ": cannot create a folder in " + parent + ": " + errno_text());
       if (::rename(dir_.c_str(), aside.c_str()) != 0) {
@@ -336,23 +380,41 @@ void OutputFolder::commit() {
         ::rmdir(aside.c_str());
         throw InputError(where + ": cannot move the old folder aside: " + why);
       }
+      aside_ = aside;
     }
     if (::rename(stage_.c_str(), dir_.c_str()) != 0) {
       const std::string why = errno_text();
-      if (replace_) ::rename(aside.c_str(), dir_.c_str());  // put the old folder back
+      if (!aside_.empty() && ::rename(aside_.c_str(), dir_.c_str()) == 0) aside_.clear();  // the old folder back
       throw InputError(where + ": cannot rename the staging folder into place: " + why);
-    }
-    stage_.clear();
-    g_stage_paths = nullptr;
-    g_stage_files = 0;
-    if (replace_) {
-      std::error_code ec;  // the old folder is gone from the target already; a leftover is harmless
-      std::filesystem::remove_all(aside, ec);
     }
   } catch (...) {
     remove_stage();
     throw;
   }
+  stage_.clear();
+  g_stage_paths = nullptr;
+  g_stage_files = 0;
+}
+
+void OutputFolder::settle() {
+  if (aside_.empty()) return;
+  std::error_code ec;  // the old folder is gone from the target already; a leftover is harmless
+  std::filesystem::remove_all(aside_, ec);
+  aside_.clear();
+}
+
+void OutputFolder::restore() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);  // the folder this commit put there
+  if (!aside_.empty() && ::rename(aside_.c_str(), dir_.c_str()) == 0) aside_.clear();
+}
+
+void OutputFolder::commit() {
+  SignalCleanup cleanup;
+  stage();
+  SignalsHeld held;
+  publish();
+  settle();
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {

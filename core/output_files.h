@@ -9,6 +9,11 @@
 //      symlink cannot be followed) in the target's own folder, and fsyncs it;
 //   3. renames every temporary over its target only when all were written, with SIGINT and
 //      SIGTERM held back meanwhile.
+// With a folder (add_folder: run's --snapshots), the folder is one more output of the same
+// commit: step 1 also checks it and refuses an output that is the folder or lies inside it;
+// step 2 also stages the folder; step 3 renames it into place first and, if a file's rename
+// fails, puts the old folder back. So a refused run leaves an existing folder as it was and
+// creates none.
 // On any error, and on SIGINT/SIGTERM while temporaries exist, the temporaries are removed, so a
 // failed or interrupted run leaves no file behind.
 #pragma once
@@ -20,6 +25,8 @@
 #include <vector>
 
 namespace flashstep {
+
+class OutputFolder;
 
 class OutputFiles {
  public:
@@ -34,6 +41,9 @@ class OutputFiles {
   std::string& bytes(const std::string& path);
   // Files the run read: no output may name one of them.
   void add_input(const std::string& path, const std::string& what = "input");
+  // A folder written with the files, all or nothing together (see above). It must outlive
+  // this object's commit(); its files are added to it, not here.
+  void add_folder(OutputFolder& folder);
   // Step 1 only, so that a bad target fails before a long run; commit() checks again.
   void check();
   // Checks, writes and renames (see above). Throws InputError naming the path on failure.
@@ -49,7 +59,9 @@ class OutputFiles {
   };
   std::vector<Out> outs_;
   std::vector<In> ins_;
+  OutputFolder* folder_ = nullptr;
   void remove_temporaries();
+  void check_not_in_folder() const;
 };
 
 // A folder of files, all or nothing (a snapshot folder: core/snapshot.h). commit():
@@ -81,14 +93,22 @@ class OutputFolder {
   void commit();  // throws InputError naming the folder on failure
 
  private:
+  friend class OutputFiles;  // commits a folder together with its files
   struct File {
     std::string name, bytes;
   };
   std::string dir_, what_, marker_, stage_;
+  std::string stage_paths_;  // the staged files' paths for the signal handler (NUL after each)
+  std::string aside_;  // the old folder, moved aside by publish() until settle() or restore()
   std::vector<File> files_;
   Recogniser recognise_;
   bool replace_ = false;  // the target exists (empty, or a folder made by this writer)
   void remove_stage();
+  // commit()'s steps, each run with the signal handler installed (SignalCleanup):
+  void stage();    // 1 and 2: check, then write every file into the staging folder
+  void publish();  // 3: the old folder aside, the staging folder into place (signals held)
+  void settle();   // the old folder removed: the commit is final
+  void restore();  // publish() undone: the new folder removed, the old one back
 };
 
 // One file, atomically (an OutputFiles of one).

@@ -355,17 +355,17 @@ static std::string not_a_snapshot_folder(const std::string& dir) {
   return "";
 }
 
-void check_snapshot_target(const std::string& dir) {
-  OutputFolder out(dir, "--snapshots", kSnapshotManifest);
-  out.recognise(not_a_snapshot_folder);
-  out.check();
+std::unique_ptr<OutputFolder> snapshot_folder(const std::string& dir) {
+  auto out = std::make_unique<OutputFolder>(dir, "--snapshots", kSnapshotManifest);
+  out->recognise(not_a_snapshot_folder);
+  return out;
 }
 
-void write_snapshots(const std::string& dir, const SnapshotSet& s) {
+void check_snapshot_target(const std::string& dir) { snapshot_folder(dir)->check(); }
+
+void stage_snapshots(OutputFolder& out, const SnapshotSet& s) {
   const SnapshotProblem& p = s.problem;
   check_snapshot_size(p);
-  OutputFolder out(dir, "--snapshots", kSnapshotManifest);
-  out.recognise(not_a_snapshot_folder);
   out.check();
   json list = json::array();
   for (const SnapshotEntry& sn : s.snapshots) list.push_back(stage(sn, p, out));
@@ -379,7 +379,12 @@ void write_snapshots(const std::string& dir, const SnapshotSet& s) {
             {"snapshots", list},
             {"final", stage(s.final_state, p, out)}};
   out.add(kSnapshotManifest) = m.dump(1) + "\n";
-  out.commit();
+}
+
+void write_snapshots(const std::string& dir, const SnapshotSet& s) {
+  const std::unique_ptr<OutputFolder> out = snapshot_folder(dir);
+  stage_snapshots(*out, s);
+  out->commit();
 }
 
 double snapshot_tolerance(const SnapshotProblem& p, SnapshotPhase phase, const std::string& tensor) {

@@ -31,10 +31,13 @@
 #include "core/trace.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace flashstep {
+
+class OutputFolder;  // core/output_files.h
 
 constexpr const char* kSnapshotFormat = "flashstep-snapshots";  // manifest.json's "format"
 // Version 2 added problem.splits and the partials phase; version 1 folders stay readable
@@ -142,6 +145,12 @@ SnapshotSet cpu_snapshots(const Trace& tr, const Mat* dO = nullptr);
 // Writes DIR/manifest.json and the .npy files, all or nothing (see above). Checks that every
 // tensor has its spec's shape (a logic_error otherwise: a bug, not bad input).
 void write_snapshots(const std::string& dir, const SnapshotSet& s);
+// The same in two steps, for a folder written together with other outputs (run's --out-o,
+// --trace, ...: OutputFiles::add_folder): the writer for DIR, which may replace only a
+// snapshot folder, and the manifest and .npy files of s planned into it (size and shapes
+// checked as above). Nothing is written until the writer is committed.
+std::unique_ptr<OutputFolder> snapshot_folder(const std::string& dir);
+void stage_snapshots(OutputFolder& out, const SnapshotSet& s);
 // Checks the target folder only (OutputFolder::check), so that a bad DIR fails before a run.
 void check_snapshot_target(const std::string& dir);
 // Reads and validates a folder; InputError with one line on any problem.

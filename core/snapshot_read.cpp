@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <initializer_list>
 #include <set>
 #include <sys/stat.h>
 
@@ -64,6 +65,20 @@ class Fields {
     if (!v.is_boolean()) fail(field + key, "must be true or false (got " + json_excerpt(v) + ")");
     return v.get<bool>();
   }
+  // Every key of obj must be one of `known`: a field this reader does not know is refused, not
+  // skipped (a misspelt or invented field would otherwise pass unread, and compare say PASS).
+  void only(const json& obj, const std::string& field, std::initializer_list<const char*> known) const {
+    if (!obj.is_object()) return;  // the field's own read says what it must be
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool ok = false;
+      for (const char* k : known) ok = ok || it.key() == k;
+      if (ok) continue;
+      std::string list;
+      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      fail(field + excerpt(it.key()), "is not a field of " + (field.empty() ? std::string("the manifest") : field.substr(0, field.size() - 1)) +
+                                          " (its fields: " + list + ")");
+    }
+  }
   template <class Parse>
   auto parsed(const json& obj, const std::string& key, const std::string& field, Parse parse) const {
     const std::string text = str(obj, key, field);
@@ -92,6 +107,12 @@ SnapshotProblem read_problem(const json& m, const Fields& f, int64_t version) {
   p.schedule = f.parsed(m, "schedule", "", parse_schedule);
   const json& j = f.get(m, "problem", "");
   const std::string pf = "problem.";
+  if (version >= 2)
+    f.only(j, pf, {"nq", "nk", "d", "M", "Br", "Bc", "Tr", "Tc", "splits", "dtype", "p_dtype", "seed", "pattern", "scale",
+                   "dropout", "mask", "backward", "inputs_hash"});
+  else if (!(j.is_object() && j.contains("splits")))  // version 1's splits: refused below, by name
+    f.only(j, pf, {"nq", "nk", "d", "M", "Br", "Bc", "Tr", "Tc", "dtype", "p_dtype", "seed", "pattern", "scale",
+                   "dropout", "mask", "backward", "inputs_hash"});
   p.nq = f.integer(j, "nq", pf, 1, kMaxSeq);
   p.nk = f.integer(j, "nk", pf, 1, kMaxSeq);
   p.d = f.integer(j, "d", pf, 1, kMaxHeadDim);
@@ -128,6 +149,7 @@ SnapshotProblem read_problem(const json& m, const Fields& f, int64_t version) {
   if (!(p.dropout >= 0 && p.dropout < 1)) f.fail("problem.dropout", "must be in [0, 1) (got " + json_excerpt(j["dropout"]) + ")");
   const json& mk = f.get(j, "mask", pf);
   const std::string mf = "problem.mask.";
+  f.only(mk, mf, {"causal", "window_left", "window_right", "kv_len"});
   p.mask.causal = f.boolean(mk, "causal", mf);
   p.mask.window_left = f.integer(mk, "window_left", mf, -1, kMaxSeq);
   p.mask.window_right = f.integer(mk, "window_right", mf, -1, kMaxSeq);
@@ -200,6 +222,7 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
   if (version < 1 || version > kSnapshotVersion)
     f.fail("version", std::to_string(version) + " is not supported (this flashstep reads versions 1 to " +
                           std::to_string(kSnapshotVersion) + ")");
+  f.only(m, "", {"format", "version", "source", "device", "schedule", "problem", "dq_scale_floor", "snapshots", "final"});
   SnapshotSet s;
   s.source = f.str(m, "source", "");
   if (s.source != "cpu" && s.source != "gpu") f.fail("source", "must be \"cpu\" or \"gpu\" (got \"" + excerpt(s.source) + "\")");
@@ -238,6 +261,7 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
     if (phase == SnapshotPhase::partials) {  // indexed by the split s, not by j
       const int64_t sp = n - fwd - bwd;
       if (e.is_object() && e.contains("j")) f.fail(field + "j", "a partials snapshot has s, not j");
+      f.only(e, field, {"phase", "s", "files"});
       const int64_t gs = f.integer(e, "s", field, 0, p.splits - 1);
       if (gs != sp) f.fail(field + "s", "must be " + std::to_string(sp) + " here (partials in order of s)");
       SnapshotEntry x = read_entry(e, field, phase, -1, p, dir, f, names);
@@ -247,11 +271,13 @@ SnapshotSet read_snapshots(const std::string& dir_in) {
     }
     const int64_t j = n < fwd ? n : n - fwd;
     if (e.is_object() && e.contains("s")) f.fail(field + "s", "only a partials snapshot has s");
+    f.only(e, field, {"phase", "j", "files"});
     const int64_t gj = f.integer(e, "j", field, 0, p.Tc - 1);
     if (gj != j) f.fail(field + "j", "must be " + std::to_string(j) + " here (snapshots in order of j)");
     s.snapshots.push_back(read_entry(e, field, phase, j, p, dir, f, names));
   }
   const json& fin = f.get(m, "final", "");
+  f.only(fin, "final.", {"phase", "files"});
   s.final_state = read_entry(fin, "final.", SnapshotPhase::final, -1, p, dir, f, names);
   return s;
 }
