@@ -215,6 +215,21 @@ TEST_CASE("gui --script with a huge step count does not hang", "[cli][hardening]
   CHECK(fsys::is_regular_file(dir / "s.png"));  // the body ran: the app drew and wrote its screenshot
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 120);
 }
+
+TEST_CASE("gui --help names every preset in assets/presets", "[cli][gui]") {
+  std::string output;
+  REQUIRE(fstest::run_command(kBin + " gui --help", output) == 0);
+  int presets = 0;
+  for (const auto& e : fsys::directory_iterator(fsys::path(FLASHSTEP_BENCH_FILE).parent_path().parent_path() / "presets"))
+    if (e.path().extension() == ".json") {
+      const std::string name = e.path().stem().string();
+      CAPTURE(name);
+      const bool listed = output.find(name + ",") != std::string::npos || output.find(name + ")") != std::string::npos;
+      CHECK(listed);
+      ++presets;
+    }
+  CHECK(presets >= 11);
+}
 #endif
 
 TEST_CASE("values are checked in the type they are used in", "[cli][hardening][values]") {

@@ -388,7 +388,13 @@ static CLI::Validator step_count(const char* flag) {
 void add_gui_command(CLI::App& app, const SetAction& set_action) {
   static gui::GuiOptions o;
   auto* g = app.add_subcommand("gui", "the desktop teaching app (Dear ImGui + OpenGL window)");
-  g->add_option("--preset", o.preset, "preset in assets/presets (tiny, gpt2-medium, lesson, causal, fa1-vs-fa2, dropout-bf16, backward, l2-fa1-vs-fa2, fp8) or a .json path");
+  // The presets named as the app finds them (assets/presets, installed or in the source tree).
+  static const std::string preset_help = [] {
+    std::string names;
+    for (const std::string& n : gui::preset_names(gui::asset_dir())) names += (names.empty() ? "" : ", ") + n;
+    return "preset in assets/presets (" + (names.empty() ? std::string("none found") : names) + ") or a .json path";
+  }();
+  g->add_option("--preset", o.preset, preset_help);
   g->add_option("--trace", o.trace, "open a saved trace (the Python module's save_trace, any puzzle's trace.save: a softmax row's too) and step through it");
   g->add_flag("--backward", o.backward, "add the backward pass to the preset's problem and open at its first step");
   g->add_option("--step", o.step, "apply this many steps before showing")->check(step_count("--step"));
