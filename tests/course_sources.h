@@ -178,6 +178,8 @@ inline double resolve(const World& w, const std::string& name) {
       s.d = as_int(p.at(2));
       s.nq = s.nk = as_int(p.at(3));
       if (p.at(4) == "tflops") return pipeline::predict(r, s, rates).tflops;
+      if (p.at(4) == "n") return double(s.nq);
+      if (p.at(4) == "heads") return double(s.heads);  // the shape's default: the course's chart and prediction
     }
   }
   if (name.rfind("bench:", 0) == 0) return w.bench.at(nlohmann::json::json_pointer(name.substr(6))).get<double>();

@@ -154,14 +154,15 @@ Chapter chapter_backward(uint64_t seed) {
   const std::string Nq = src_problem(n, "nq"), Nk = src_problem(n, "nk"), D = src_problem(n, "d");
   const Scene s1 = scene(n, int64_t(t.backward_first_step) + 1, CentreView::tiles, Panel::memory, {Panel::algorithm, Panel::memory});
   b.page("Recompute instead of storing", s1)
-      .t("The backward pass needs P = softmax(S). Standard attention stores S and P for it: ").f("2 Nq Nk")
-      .t(" = ").integer(2 * nq * nk, "2 * " + Nq + " * " + Nk).t(" elements, O(N^2). FlashAttention keeps only O and "
-                                                                 "the statistics l, m: ")
-      .f("Nq (d + 2)").t(" = ").integer(nq * (d + 2), Nq + " * ( " + D + " + 2 )")
+      .t("The backward pass needs P = softmax(S). Both keep the output O for it; beyond O, standard attention keeps "
+         "P, which its forward wrote to HBM and its backward reads back (Algorithm 3): ").f("Nq Nk")
+      .t(" = ").integer(nq * nk, Nq + " * " + Nk).t(" elements, O(N^2). FlashAttention keeps only the statistics l, m: ")
+      .f("2 Nq").t(" = ").integer(2 * nq, "2 * " + Nq)
       .t(" elements, O(N), and recomputes S_ij and P_ij tile by tile from Q, K and l, m (Algorithm 4). More FLOPs, "
          "fewer bytes: the FLOPs are cheap, the bytes are not.");
-  b.ask_number("kept-ratio", "How many times more elements does standard attention keep for the backward than Algorithm 1 here?",
-               double(2 * nq * nk) / double(nq * (d + 2)), "2 * " + Nq + " * " + Nk + " / ( " + Nq + " * ( " + D + " + 2 ) )",
+  b.ask_number("kept-ratio", "Beyond O, how many times more elements does standard attention keep for the backward than "
+               "Algorithm 1 here?",
+               double(nq * nk) / double(2 * nq), Nq + " * " + Nk + " / ( 2 * " + Nq + " )",
                0.01, "Divide the two element counts on this page.", Panel::none);
   b.times().inverse("Algorithm 1's elements over standard attention's");
 

@@ -68,7 +68,8 @@ Chapter chapter_tiling(uint64_t seed) {
       .t("At ").step_ref(n, k).t(" (").t(role_label(tr, Role::update_o)).t(") SRAM holds Q_i and O_i (Br x d each) and "
          "K_j, V_j (Bc x d each): ").integer(tile_bytes(tr, st), src_step(n, k, "tile_bytes"))
       .t(" B of the ").integer(T.tile_capacity * tr.problem.bytes_per_elem, src_tiling(n, "tile_capacity") + " * " + src_problem(n, "bytes_per_elem"))
-      .t(" B budget. The score tile S_ij (Br x Bc) and the row statistics m_i, l_i, m~_ij, l~_ij are on-chip scratch "
+      .t(" B budget. The score tile S_ij (Br x Bc) and the row statistics m_i, l_i, m~_ij, l~_ij, m_i^new, l_i^new are "
+         "on-chip scratch "
          "(registers on a GPU): with them the chip holds ").integer(st.sram_bytes, src_step(n, k, "sram_bytes"))
       .t(" B at this step. The Memory panel's SRAM bar shows the same split.");
   b.ask_integer("peak-tiles", "What is the largest number of bytes the four tiles take at any step of this run?",
@@ -172,8 +173,8 @@ Chapter chapter_algorithm_1(uint64_t seed) {
       .t("After ").step_ref(n, int64_t(tr.steps.size()) - 1)
       .t(", the last, every row of O has seen every key: O = softmax(tau Q K^T) V, and the Memory panel's table shows its error "
          "against the float64 reference. Its first entry is ")
-      .num(tr.O(0, 0), "trace." + n + ".O.0.0").t(". The run moved ")
-      .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B to HBM for ")
+      .num(tr.O(0, 0), "trace." + n + ".O.0.0").t(". The run wrote ")
+      .integer(tr.totals.hbm_write_bytes, src_total(n, "hbm_write_bytes")).t(" B to HBM and did ")
       .integer(tr.totals.flops, src_total(n, "flops")).t(" FLOPs. It reads K and V once (").f("2 Nk d")
       .t(" elements) and Q_i, O_i, l_i, m_i at every (i, j) (").f("Tc Nq (2d + 2)").t(" elements), ")
       .integer(tr.problem.bytes_per_elem, src_problem(n, "bytes_per_elem")).t(" B each.");

@@ -108,7 +108,10 @@ Chapter chapter_fp8(uint64_t seed) {
       .integer(read16, src_total(r16.name, "hbm_read_bytes")).t(" B; in FP8 it reads ")
       .integer(read8, src_total(r8.name, "hbm_read_bytes")).t(" B, of which ")
       .integer(scale_bytes, "trace." + r8.name + ".read.s_K + trace." + r8.name + ".read.s_V")
-      .t(" B are the float32 scales of K and V. Its ").integer(t8.totals.flops, src_total(r8.name, "flops"))
+      .t(r8.spec.options.fp8_scale == Fp8Scale::per_block
+             ? " B are the float32 scales of K and V, one per K/V block of each. Its "
+             : " B are the float32 scales of K and V: the one scale of each is read again with every K/V block it "
+               "scales, as a kernel reads it beside the block. Its ").integer(t8.totals.flops, src_total(r8.name, "flops"))
       .t(" FLOPs over its bytes put FP8 decoding at ")
       .num(intensity, src_total(r8.name, "flops") + " / " + src_total(r8.name, "bytes"))
       .t(" FLOP/B. The H200's dense FP8 tensor-core peak is ").num(D.fp8_tc_flops / 1e12, "device.h200.fp8_tc_flops / 1e12")

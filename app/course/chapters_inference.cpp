@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 namespace flashstep::course {
@@ -90,7 +91,7 @@ Chapter chapter_decode(uint64_t seed) {
   b.ask_integer("per-split", "How many K/V blocks does each split take here?", per_split,
                 "( " + src_tiling(n, "Tc") + " ) / " + src_tiling(n, "S"), "Tc over S (the splits are equal here).", Panel::tiles);
   b.mistake(T.Tc, "that is all of them, Tc; each split takes Tc / S");
-  b.ask_integer("blocks", "How many thread blocks does flash-decoding start for this one head?", T.Tr * T.S,
+  b.ask_integer("blocks", "How many thread blocks does flash-decoding start for this one head's split pass (the combine aside)?", T.Tr * T.S,
                 src_tiling(n, "Tr") + " * " + src_tiling(n, "S"), "One per Q block and split: Tr x S.", Panel::tiles);
   b.mistake(T.Tr, "that is FlashAttention-2's count; each split is a thread block of its own");
 
@@ -117,8 +118,10 @@ Chapter chapter_decode(uint64_t seed) {
                "m + log sum_s e^(lse^(s) - m) over the values on this page.", Panel::memory);
   b.mistake(*std::max_element(lses.begin(), lses.end()),
             "that is the largest split's lse; the other splits add to it: m + log sum_s e^(lse^(s) - m)");
-  b.ask_number("weight", "By what factor is split 0's partial O^(0) multiplied in the combine?", std::exp(lses[0] - lse),
-               "trace." + n + ".combine_weight.0", 0.001, "e^(lse^(0) - lse), with the lse of the previous question.",
+  b.ask_number("weight", "By what factor is the first split's partial O^(s) multiplied in the combine (Split 1 in "
+               "run --steps)?", std::exp(lses[0] - lse),
+               "trace." + n + ".combine_weight.0", 0.001, "e^(lse^(s) - lse) with the first split's lse^(s), and the lse of "
+               "the previous question.",
                Panel::memory);
   return b.finish();
 }
@@ -209,6 +212,7 @@ Chapter chapter_hopper(uint64_t seed) {
   b.problem_text("the pipeline model of one H200 SM (core/pipeline_model.h), " + std::to_string(sh.heads) +
                  " heads of N = " + std::to_string(sh.nq) + ", d = " + D + ", bf16; assets/bench/h200_hopper.json");
   const pipeline::Kernel r15 = pipeline::technique("tma-producer", sh.d), r16 = pipeline::technique("ping-pong", sh.d),
+                         r17 = pipeline::technique("softmax-under-product", sh.d),
                          r18 = pipeline::technique("persistent", sh.d);
   const pipeline::BlockCosts c = pipeline::block_costs(r15, sh.d, rates);
   const std::string cost = "pipecost.tma-producer." + D + ".";
@@ -225,8 +229,11 @@ Chapter chapter_hopper(uint64_t seed) {
       .num(c.s_clk, cost + "s_clk").t(" clocks on the tensor cores, the softmax ").num(c.softmax_clk, cost + "softmax_clk")
       .t(" clocks, O_i += P~_ij V_j ").num(c.o_clk, cost + "o_clk")
       .t(" clocks. The Pipeline view draws the timeline of one thread block; in the terminal, flashstep explain --pipeline "
-         "--technique tma-producer prints it as below (s and o: products, p: softmax, k and v: loads; lower case: the unit is shared "
-         "at that moment).");
+         "--technique tma-producer --d ").integer(sh.d, "pipeline.tma-producer." + D + ".d")
+      .t(" --n ").integer(sh.nq, "pipeline.tma-producer" + sfx + ".n")
+      .t(" --heads ").integer(sh.heads, "pipeline.tma-producer" + sfx + ".heads")
+      .t(" prints it as below (s and o: products, p: softmax, k and v: loads; lower case: the unit is shared at that "
+         "moment).");
   b.terminal_only(gantt_lines(r15, sh));
   b.ask_number("serial-clocks", "One warpgroup does S_ij, then its softmax, then O_i += P~_ij V_j. How many clocks does "
                "one K/V block take that way, with nothing overlapped?",
@@ -239,7 +246,7 @@ Chapter chapter_hopper(uint64_t seed) {
                1, "Compare the wg0 softmax lane with the wg1 tensor and softmax lanes, column by column.", Panel::pipeline);
 
   const pipeline::Prediction p15 = pipeline::predict(r15, sh, rates), p16 = pipeline::predict(r16, sh, rates),
-                             p18 = pipeline::predict(r18, sh, rates);
+                             p17 = pipeline::predict(r17, sh, rates), p18 = pipeline::predict(r18, sh, rates);
   const nlohmann::json hop = load_json_file((std::filesystem::path(default_bench_path()).parent_path() / "h200_hopper.json").string());
   Scene s2 = scene(rd.name, 0, CentreView::pipeline, Panel::pipeline);
   s2.pipeline_technique = r16.key;
@@ -248,20 +255,38 @@ Chapter chapter_hopper(uint64_t seed) {
       .t("Ping-pong scheduling makes the two consumer warpgroups take turns: one's softmax runs under the "
          "other's products, so the tensor cores stay busy. The model predicts ")
       .num(p15.tflops, "pipeline.tma-producer" + sfx + ".tflops").t(" TFLOP/s for the TMA producer alone and ")
-      .num(p16.tflops, "pipeline.ping-pong" + sfx + ".tflops").t(" with ping-pong at this shape. A persistent grid "
-         "(one thread block per SM looping over the tiles, with S_ij issued before the softmax of the previous block) "
-         "hides each tile's start under the previous tile's end: ")
+      .num(p16.tflops, "pipeline.ping-pong" + sfx + ".tflops").t(" with ping-pong at this shape. The softmax can also "
+         "hide inside one warpgroup, without ping-pong: S_ij of the next block is issued before the softmax of this "
+         "one (the softmax under the product): ")
+      .num(p17.tflops, "pipeline.softmax-under-product" + sfx + ".tflops").t(". A persistent grid added to that (one "
+         "thread block per SM looping over the tiles) hides each tile's start under the previous tile's end: ")
       .num(p18.tflops, "pipeline.persistent" + sfx + ".tflops").t(" TFLOP/s.");
-  // The Hopper bench file names each kernel by its number in the ladder: 15 is the TMA producer
-  // alone, 16 with ping-pong, 18 persistent (gpu/ladder/NOTES.md).
-  for (int v : {15, 16, 18}) {
-    const int at = latest_point(hop, v, sh.d, sh.nq);
-    if (at < 0) continue;
-    b.t(" Measured on the H200, ladder kernel ").integer(v, "hopper:/points/" + std::to_string(at) + "/variant").t(": ")
-        .num(hop["points"][size_t(at)]["tflops"].get<double>(), "hopper:/points/" + std::to_string(at) + "/tflops")
-        .t(" TFLOP/s.");
+  // The Hopper bench file names each kernel by its number in the ladder, each one of the techniques
+  // above (gpu/ladder/NOTES.md; docs/pipeline-model.md's table of where each figure comes from).
+  const std::pair<int, const char*> measured[] = {
+      {15, "the TMA producer"}, {16, "ping-pong"}, {17, "the softmax under the product"}, {18, "persistent"}};
+  std::map<int, int> at;  // kernel -> its latest point at this shape
+  for (const auto& [v, what] : measured) {
+    const int k = latest_point(hop, v, sh.d, sh.nq);
+    if (k < 0) continue;
+    at[v] = k;
+    b.t(at.size() == 1 ? " Measured on the H200, ladder kernel " : "; kernel ")
+        .integer(v, "hopper:/points/" + std::to_string(k) + "/variant").t(" (").t(what).t("): ")
+        .num(hop["points"][size_t(k)]["tflops"].get<double>(), "hopper:/points/" + std::to_string(k) + "/tflops");
   }
-  b.t(" The Pipeline view draws the chart and every technique's prediction beside its measurement.");
+  if (!at.empty()) b.t(" TFLOP/s.");
+  auto tf = [&](int v) { return hop["points"][size_t(at.at(v))]["tflops"].get<double>(); };
+  auto src = [&](int v) { return "hopper:/points/" + std::to_string(at.at(v)) + "/tflops"; };
+  if (at.count(15) && at.count(16) && tf(16) / tf(15) < 0.5 * (1 + p16.tflops / p15.tflops)) {
+    b.t(" The measurements do not follow the model: on the H200 ping-pong gained only ")
+        .num(tf(16) / tf(15), src(16) + " / " + src(15))
+        .t("x over the TMA producer alone, far less than the model's two predictions above differ");
+    if (at.size() == 4 && tf(18) < std::max({tf(15), tf(16), tf(17)}))
+      b.t(", and the persistent kernel measured slower than another of the four");
+    b.t(". The model charges each unit its full rate and nothing else; what the kernels lose beside it "
+        "(dependent instructions waiting, the turns' barriers) is in docs/pipeline-model.md and the ladder's notes.");
+  }
+  b.t(" The Pipeline view draws every technique's prediction beside its measurement.");
   b.ask_number("pingpong-gain", "By what factor does ping-pong raise the model's TFLOP/s over the TMA producer alone here?",
                p16.tflops / p15.tflops, "pipeline.ping-pong" + sfx + ".tflops / pipeline.tma-producer" + sfx + ".tflops", 0.01,
                "Divide the two predictions on this page.", Panel::pipeline);

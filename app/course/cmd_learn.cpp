@@ -22,6 +22,19 @@ namespace flashstep {
 
 namespace {
 
+// A page's text for the terminal: a step the text names as the app counts it ("step 20": 20
+// steps applied, the slider's number) also gets the index `run --steps` prints for it (19), so
+// that the step is found in the terminal's listing too.
+std::string terminal_text(const course::Page& p) {
+  std::string text = p.text;
+  for (auto n = p.numbers.rbegin(); n != p.numbers.rend(); ++n) {
+    const size_t at = n->source.rfind(".applied.");
+    if (n->source.rfind("trace.", 0) != 0 || at == std::string::npos) continue;
+    text.insert(n->pos + n->text.size(), " (index " + n->source.substr(at + 9) + " in run --steps)");
+  }
+  return text;
+}
+
 // Word-wraps a paragraph at `width` columns, keeping its line breaks and leading indentation.
 std::string wrap(const std::string& text, size_t width) {
   std::string out, line;
@@ -184,7 +197,7 @@ int run_learn(const std::string& id, uint64_t seed, bool answers, const IoSizes&
   size_t asked = 0, correct = 0;
   for (size_t pi = 0; pi < ch.pages.size(); ++pi) {
     const course::Page& p = ch.pages[pi];
-    std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(p.text, 92).c_str());
+    std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(terminal_text(p), 92).c_str());
     if (!p.terminal.empty()) std::printf("%s", p.terminal.c_str());
     if (p.scene.view == course::CentreView::io_explorer)  // the explorer's sliders, as a table over N
       std::printf("%s", course::io_table(io.d ? io.d : p.scene.io_d, io.M ? io.M : p.scene.io_M).c_str());
@@ -192,15 +205,14 @@ int run_learn(const std::string& id, uint64_t seed, bool answers, const IoSizes&
                 seed != 1 ? (" --seed " + std::to_string(seed)).c_str() : "");
     for (const course::Question& q : p.questions) {
       ++asked;
-      std::printf("\nQuestion %zu of %zu [%s]: %s", asked, n, q.id.c_str(), q.prompt.c_str());
+      std::string head = "Question " + std::to_string(asked) + " of " + std::to_string(n) + " [" + q.id + "]: " + q.prompt;
+      if (q.kind == course::Question::Kind::number)
+        head += std::string(" (") + (q.whole ? "a whole number" : "a number") + "; checked " + q.tolerance_text + ")";
+      std::printf("\n%s\n", wrap(head, 92).c_str());
       if (q.kind == course::Question::Kind::choice) {
-        std::printf("\n");
         for (size_t c = 0; c < q.choices.size(); ++c) std::printf("  %c) %s\n", char('a' + c), q.choices[c].c_str());
-        std::printf("Type a letter.");
-      } else if (q.kind == course::Question::Kind::number) {
-        std::printf(" (%s; checked %s)", q.whole ? "a whole number" : "a number", q.tolerance_text.c_str());
+        std::printf("Type a letter.\n");
       }
-      std::printf("\n");
       if (ask(q, in, echo)) ++correct;
     }
   }

@@ -35,6 +35,9 @@ struct PipelineState {
   pipeline::Prediction prediction;
   pipeline::BackwardPrediction backward_prediction;
   MeasuredFigure backward_measured;
+  // Drawn: the narrowest gap between two of the time axis's labels in the last frame, in pixels
+  // (--dump-state; below 0 they overlapped).
+  float axis_label_gap_px = 0;
   struct Reference {  // a PyTorch kernel measured in the same device call (h200_hopper.json)
     int64_t d = 0, n = 0;
     bool causal = false;

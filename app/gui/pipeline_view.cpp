@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace flashstep::gui {
 
@@ -34,7 +35,8 @@ ImU32 kind_colour(char k, bool backward) {
   }
 }
 
-void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
+// Returns the narrowest gap between two neighbouring labels of the time axis, in pixels.
+float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   const pipeline::Timeline& tl = ps.timeline;
   const float fs = ImGui::GetFontSize();
   const float label_w = fs * 9.5f, axis_h = fs * 1.6f;
@@ -94,19 +96,33 @@ void DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   // Time axis in clocks and microseconds at the model's clock.
   const float ya = p0.y + float(lanes.size()) * lane_h + 2;
   dl->AddLine(ImVec2(x0, ya), ImVec2(x1, ya), ImGui::GetColorU32(kDimText));
-  const double step = t_end > 20000 ? 5000 : t_end > 8000 ? 2000 : t_end > 4000 ? 1000 : 500;
+  // Ticks 1, 2 or 5 x 10^k clocks apart, the first spacing at which the widest label fits with a
+  // space on either side (a narrow window or a large font takes fewer ticks).
+  char widest[32];
+  std::snprintf(widest, sizeof widest, "%.0f", t_end);
+  const float need = ImGui::CalcTextSize(widest).x + fs * 0.8f;
+  double step = 500;
+  for (double s : {500.0, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7}) {
+    step = s;
+    if (s * (x1 - x0) / t_end >= need) break;
+  }
+  float gap = std::numeric_limits<float>::max(), prev_end = -std::numeric_limits<float>::max();
   for (double t = 0; t <= t_end; t += step) {
     dl->AddLine(ImVec2(X(t), ya), ImVec2(X(t), ya + 4), ImGui::GetColorU32(kDimText));
     char txt[32];
     std::snprintf(txt, sizeof txt, "%.0f", t);
     // right of its tick, but inside the axis: the last tick can fall at its very end
-    const float x = std::min(X(t) + 2, x1 - ImGui::CalcTextSize(txt).x);
+    const float w = ImGui::CalcTextSize(txt).x, x = std::min(X(t) + 2, x1 - w);
+    if (x - prev_end < fs * 0.3f) continue;  // the clamped last label onto its neighbour: leave it out
+    gap = std::min(gap, x - prev_end);
+    prev_end = x + w;
     dl->AddText(ImVec2(x, ya + 2), ImGui::GetColorU32(kDimText), txt);
   }
   char unit[64];
   std::snprintf(unit, sizeof unit, "clocks (%.2f us at 1.98 GHz)", t_end / 1980.0);
   const ImVec2 us = ImGui::CalcTextSize(unit);
   dl->AddText(ImVec2(x1 - us.x, ya + 2 + fs), ImGui::GetColorU32(kDimText), unit);
+  return gap;
 }
 
 // Predicted (outline) and measured (filled) TFLOP/s of every technique, one row each.
@@ -305,7 +321,7 @@ void DrawPipelineView(AppState& s) {
   const size_t bars = ps.backward ? kBackwardBars : ps.rows.size();
   const float bars_min = float(bars) * fs * 1.3f + (ps.backward ? 0 : fs * (2.5f + float(ps.references.size())));
   const float total_h = std::max(avail.y, gantt_h + fs * 0.8f + head_h + bars_min);
-  DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
+  ps.axis_label_gap_px = DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
   const float y2 = p0.y + gantt_h + fs * 0.8f;
   if (one_line) {
     char both[sizeof head + sizeof head2 + 1];

@@ -207,6 +207,7 @@ nlohmann::json state_to_json(const AppState& s) {
                           {"measured_tflops", r.measured.found ? r.measured.value : 0.0}, {"measured_source", r.measured.source}});
   j["pipeline"] = {{"backward", s.pipeline.backward}, {"technique", s.pipeline.technique}, {"d", s.pipeline.d},
                    {"n", s.pipeline.n}, {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn},
+                   {"axis_label_gap_px", s.pipeline.axis_label_gap_px},
                    {"measured_loaded", s.pipeline.measured_loaded}, {"measured_error", s.pipeline.measured_error},
                    {"segments", s.pipeline.timeline.segments.size()}, {"predicted_tflops", s.pipeline.prediction.tflops},
                    {"backward_predicted_ms", s.pipeline.backward_prediction.ms},

@@ -547,6 +547,22 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
   }
 }
 
+TEST_CASE("the Pipeline view's time axis labels do not overlap", "[gui][pipeline]") {
+  // The hopper chapter's second page at 1280x720 puts the chart in the right column: at 2000
+  // clocks a tick the labels 12000, 14000, 16000 ran into each other. The spacing now follows the
+  // labels' width; the dump reports the narrowest gap between two of them.
+  const std::string settings = out_path("pipeline-axis-settings.json");
+  fs::remove(settings);
+  for (const std::string args : {"--course hopper --page 2 --size 1280x720", "--course hopper --page 1 --size 1280x720",
+                                 "--preset backward --view pipeline --size 1280x720",
+                                 "--course hopper --page 2 --size 1280x720 --presentation"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state("--settings " + settings + " " + args, "pipeline-axis");
+    REQUIRE(j["view"] == "pipeline");
+    CHECK(j["pipeline"]["axis_label_gap_px"].get<double>() >= 4.0);
+  }
+}
+
 TEST_CASE("gui --course without a value opens the first unfinished chapter; --page 0 is refused and writes nothing",
           "[gui][course]") {
   const std::string settings = out_path("course-novalue-settings.json");
