@@ -69,6 +69,11 @@ float to_float(double x, const char* what) {
     os << what << " must be a finite float32 number, |x| <= 3.4e38 (got " << x << ")";
     throw InputError(os.str());
   }
+  if (x != 0 && float(x) == 0.0f) {  // below float32's smallest subnormal: it would become 0 quietly
+    std::ostringstream os;
+    os << what << " is too small for float32: it rounds to 0 (got " << x << "; the smallest is 1.4e-45)";
+    throw InputError(os.str());
+  }
   return float(x);
 }
 

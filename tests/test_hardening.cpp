@@ -246,6 +246,7 @@ TEST_CASE("values are checked in the type they are used in", "[cli][hardening][v
   check_cases_refused({
       {"run --scale 1e300", "scale must be a finite float32"},
       {"run --scale 1e39", "scale must be a finite float32"},
+      {"run --scale 1e-46", "scale is too small for float32: it rounds to 0 (got 1e-46"},
       {"run --scale ''", "scale must be a finite number"},
       {"run --q " + D + "big.npy" + kv, "overflows float32"},
       {"run --q " + D + "huge.npy --k " + D + "huge.npy --v " + D + "huge.npy", "overflows float32"},
