@@ -233,7 +233,7 @@ void add_learn_command(CLI::App& app, const SetAction& set_action) {
                                         "questions checked against the trace (answers from standard input)");
   c->add_option("chapter", id, "the chapter's id (flashstep learn --list)");
   c->add_flag("--list", list, "list the chapters: id<TAB>title");
-  c->add_option("--seed", seed, "the problem's seed: other sizes and inputs, other answers (default 1)")
+  c->add_option("--seed", seed, "the problem's seed, 1 to 999999999: other sizes and inputs, other answers (default 1)")
       ->check(CLI::Validator(
           [](std::string& text) {
             if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9 ||
