@@ -548,9 +548,9 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
 }
 
 TEST_CASE("the Pipeline view's time axis labels do not overlap", "[gui][pipeline]") {
-  // The hopper chapter's second page at 1280x720 puts the chart in the right column: at 2000
-  // clocks a tick the labels 12000, 14000, 16000 ran into each other. The spacing now follows the
-  // labels' width; the dump reports the narrowest gap between two of them.
+  // The hopper chapter's second page at 1280x720 puts the chart in the right column, where five-
+  // digit labels 2000 clocks apart would run into each other: the tick spacing follows the labels'
+  // width, and the dump reports the narrowest gap between two of them.
   const std::string settings = out_path("pipeline-axis-settings.json");
   fs::remove(settings);
   for (const std::string args : {"--course hopper --page 2 --size 1280x720", "--course hopper --page 1 --size 1280x720",

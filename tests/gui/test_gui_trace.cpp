@@ -159,7 +159,7 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
 
 TEST_CASE("gui --trace opens a trace with some of a step's statistics left out", "[gui][trace]") {
   // A puzzle's notes are optional and may be m_new without l_new (or the reverse): the app draws
-  // what is there. (Reading l_new's rows for m_new's count crashed it.)
+  // what is there, and reads neither beyond its own length.
   const Trace t = recorded(Schedule::fa1, 8, 8, 4, 64, false, 1);
   nlohmann::json doc = trace_to_replay_json(t);
   int dropped = 0;
