@@ -143,6 +143,37 @@ TEST_CASE("the point under the mouse is named with its series and the file's val
   ImGui::DestroyContext(ctx);
 }
 
+TEST_CASE("the legend goes under the plot where beside it the plot would be squeezed", "[plot]") {
+  // The throughput figure's fourteen series: beside a 1200 px plot their legend leaves it most of
+  // the width; in a tall narrow panel (the course's right column) it would leave a sliver, so it
+  // goes under the x axis' label and the plot keeps the width; where the panel is short, beside.
+  const flashstep::plot::BenchData b = flashstep::plot::load_bench(kBench);
+  ImGuiContext* ctx = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1200, 900);
+  io.DeltaTime = 1.0f / 60;
+  unsigned char* px = nullptr;
+  int tw = 0, th = 0;
+  io.Fonts->GetTexDataAsAlpha8(&px, &tw, &th);
+  ImGui::NewFrame();  // the font is set up by the frame
+  const flashstep::plot::Figure f = flashstep::plot::make_figure(b, flashstep::plot::FigureKind::tflops, 64);
+  REQUIRE(f.series.size() > 8);
+  auto lay = [&](float w, float h) {
+    return flashstep::plot::layout_figure(f, ImVec2(0, 0), ImVec2(w, h), ImGui::GetFont(), 15);
+  };
+  const flashstep::plot::FigureLayout wide = lay(1200, 700), tall = lay(420, 900), short_ = lay(640, 330);
+  CHECK_FALSE(wide.legend_below);
+  CHECK(wide.a1.x - wide.a0.x > 0.5f * 1200);
+  CHECK(tall.legend_below);
+  CHECK(tall.a1.x - tall.a0.x > 0.75f * 420);  // beside, the legend alone would take most of 420 px
+  CHECK(tall.legend_y > tall.a1.y);
+  CHECK(tall.legend_y + float(f.series.size()) / float(tall.legend_cols) * 1.35f * 15 <= 900 + 1);
+  CHECK_FALSE(short_.legend_below);
+  ImGui::EndFrame();
+  ImGui::DestroyContext(ctx);
+}
+
 TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is drawn whole", "[plot][cli]") {
   TempDir dir;
   std::mt19937 rng(1234);

@@ -141,10 +141,11 @@ plot::Figure roofline_figure(const Roofline& r) {
     v.y = {bw * x_lo, peak_tflops};
     f.series.push_back(std::move(v));
   };
-  // Eight colours: the ceilings share one; each kernel has its own, and a measured kernel takes
-  // its simulated counterpart's (fa1, fa2), the standard ones the last two.
+  // Eight colours: the ceilings share one (the bf16 one, and its ridge, with diamond markers: the
+  // palette's second round); each kernel has its own, and a measured kernel takes its simulated
+  // counterpart's (fa1, fa2), the standard ones the last two.
   roof(r.device.fp32_flops / 1e12, "ceiling: float32 CUDA cores", 0);
-  roof(r.device.bf16_tc_flops / 1e12, "ceiling: bf16 tensor cores", 0);
+  roof(r.device.bf16_tc_flops / 1e12, "ceiling: bf16 tensor cores", 8);
   // The measured points first, so that the simulated kernels are drawn over them.
   const size_t simulated_at = f.series.size();
   int colour = 1;

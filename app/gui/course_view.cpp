@@ -364,8 +364,9 @@ void DrawCourseIoExplorer(AppState& s) {
   // The closed forms under the figure, wrapped to the width; the figure takes the rest.
   const float wrap = ImGui::GetContentRegionAvail().x;
   float forms_h = ImGui::GetStyle().ItemSpacing.y * 2;
-  for (const std::string& f : io.forms)
-    forms_h += ImGui::CalcTextSize(f.c_str(), nullptr, false, wrap).y + ImGui::GetStyle().ItemSpacing.y;
+  for (const std::string& f : io.forms)  // an upper bound of what TextWrappedAtSpaces takes (it breaks less often)
+    forms_h += ImGui::CalcTextSize(f.c_str(), nullptr, false, wrap).y + ImGui::GetFontSize() +
+               ImGui::GetStyle().ItemSpacing.y;
   const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   const float fig_h = std::max(avail.y - forms_h, ImGui::GetFontSize() * 8);
   if (avail.x >= 50) {
@@ -377,9 +378,8 @@ void DrawCourseIoExplorer(AppState& s) {
       ImGui::SetTooltip("%s", s.bench.hover);
     ImGui::Dummy(ImVec2(avail.x, fig_h));
   }
-  ImGui::PushTextWrapPos(0.0f);
-  for (const std::string& f : io.forms) ImGui::TextUnformatted(f.c_str());
-  ImGui::PopTextWrapPos();
+  // Wrapped at spaces only: ImGui's wrapping also breaks after a '.', which cut "2.705e+08" in two.
+  for (const std::string& f : io.forms) TextWrappedAtSpaces(f.c_str());
 }
 
 void DrawCourseOutline(const AppState& s, const Layout& l) {

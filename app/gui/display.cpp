@@ -58,8 +58,14 @@ ImVec4 ApplyDisplay(AppState& s, GpuState& g, bool backend_ready) {
   const DisplaySettings& d = s.display.now;
   ImGuiStyle& st = ImGui::GetStyle();
   st = ImGuiStyle();
-  if (d.theme == Theme::light) ImGui::StyleColorsLight();
-  else ImGui::StyleColorsDark();
+  if (d.theme == Theme::light) {
+    ImGui::StyleColorsLight();
+  } else {
+    ImGui::StyleColorsDark();
+    // The bars' fill (the memory panel's "so far" and "tiles"), under their white labels: a deep
+    // amber, 5.7:1 against white, where ImGui's yellow gave 1.9:1.
+    st.Colors[ImGuiCol_PlotHistogram] = ImVec4(140 / 255.0f, 94 / 255.0f, 0.0f, 1.0f);
+  }
   st.WindowRounding = 0;
   st.FrameRounding = 3;
   st.WindowPadding = ImVec2(8, 6);

@@ -82,7 +82,10 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
   const int64_t line = L2Config::kLineBytes;
   std::snprintf(c, sizeof c, "L2: %s of %s held, %s dirty", fmt_bytes(a, sizeof a, v.lines * line),
                 fmt_bytes(b, sizeof b, v.capacity_lines * line), fmt_bytes(d, sizeof d, v.dirty_lines * line));
-  ImGui::ProgressBar(v.capacity_lines ? float(double(v.lines) / double(v.capacity_lines)) : 0.0f, ImVec2(-1, 0), c);
+  // A group: the label above the bar where it does not fit inside, and the tooltip for both.
+  ImGui::BeginGroup();
+  LabelledBar(v.capacity_lines ? float(double(v.lines) / double(v.capacity_lines)) : 0.0f, c);
+  ImGui::EndGroup();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Every head's lines (%lld B each) when this step happens in the GPU's order:\n"
                       "%lld of %lld lines held, %lld dirty.", (long long)line, (long long)v.lines,

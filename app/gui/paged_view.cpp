@@ -40,7 +40,7 @@ int64_t split_of_block(int64_t j, const Tiling& t) {
 
 float PagedStripHeight(const AppState& s) {
   if (!s.run || s.run->trace.problem.page_size <= 0) return 0.0f;
-  return ImGui::GetTextLineHeightWithSpacing() * 6.5f;
+  return ImGui::GetTextLineHeightWithSpacing() * 7.5f;
 }
 
 void DrawPagedStrip(AppState& s) {
@@ -66,12 +66,13 @@ void DrawPagedStrip(AppState& s) {
   char buf[256];
   const int64_t bt_read = cur ? cur->tensor_read[size_t(Tensor::BT)] : 0;
   char bytes[32];
-  std::snprintf(buf, sizeof buf,
-                "Paged KV cache: %lld pages of P = %lld tokens at shuffled places (seed %llu); block table: "
-                "%lld int32, read so far %s",
-                (long long)pages, (long long)P, (unsigned long long)p.seed, (long long)pages,
+  // Two lines, each wrapped at spaces: one line ran past the panel's edge at 1280 x 720.
+  std::snprintf(buf, sizeof buf, "Paged KV cache: %lld pages of P = %lld tokens at shuffled places (seed %llu)",
+                (long long)pages, (long long)P, (unsigned long long)p.seed);
+  TextWrappedAtSpaces(buf);
+  std::snprintf(buf, sizeof buf, "block table: %lld int32, read so far %s", (long long)pages,
                 fmt_bytes(bytes, sizeof bytes, bt_read));
-  ImGui::TextUnformatted(buf);
+  TextWrappedAtSpaces(buf);
   if (lp0 >= 0) {
     int n = std::snprintf(buf, sizeof buf, "K_%d, V_%d: logical pages %lld-%lld at physical", cur->j, cur->j,
                           (long long)lp0, (long long)lp1);

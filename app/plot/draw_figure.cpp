@@ -1,6 +1,7 @@
 #include "app/plot/draw_figure.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -8,7 +9,9 @@ namespace flashstep::plot {
 
 namespace {
 
-// Tableau's ten colours, the eight that stay apart on white and on dark grey.
+// Tableau's ten colours, the eight that stay apart on white and on dark grey. A figure with more
+// series than colours draws the second round's markers as diamonds (the measured points' discs
+// as diamonds the other way), so that no two series look alike.
 constexpr ImU32 kPalette[8] = {IM_COL32(78, 121, 167, 255),  IM_COL32(242, 142, 43, 255),
                                IM_COL32(225, 87, 89, 255),   IM_COL32(89, 161, 79, 255),
                                IM_COL32(176, 122, 161, 255), IM_COL32(118, 183, 178, 255),
@@ -63,6 +66,9 @@ void polyline(ImDrawList* dl, const ImVec2* p, int n, ImU32 c, float thick, bool
   }
 }
 
+// A series' markers are diamonds: the measured points', and the second round of the palette's.
+bool diamonds(const Series& s) { return s.diamonds != (s.colour % 16 >= 8); }
+
 // One marker: a disc, or a diamond of the same area's reach (measured points against simulated ones).
 void marker(ImDrawList* dl, ImVec2 p, float r, ImU32 c, bool diamond) {
   if (!diamond) return dl->AddCircleFilled(p, r, c);
@@ -79,7 +85,7 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
   }
   const ImVec2 line[2] = {ImVec2(p.x, cy), ImVec2(p.x + w, cy)};
   if (!s.points) polyline(dl, line, 2, c, lw, s.dashed);
-  marker(dl, ImVec2(p.x + w * 0.5f, cy), s.points ? 1.4f * mr : mr, c, s.diamonds);
+  marker(dl, ImVec2(p.x + w * 0.5f, cy), s.points ? 1.4f * mr : mr, c, diamonds(s));
 }
 
 }  // namespace
@@ -94,12 +100,27 @@ FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, 
   float legend_w = 0;
   for (const Series& s : f.series) legend_w = std::max(legend_w, pt.text_size(s.label.c_str()).x);
   legend_w += 3.2f * F;
+  l.legend_w = legend_w;
   const float left = p0.x + 0.6f * F + widest_tick(pt, f.y) + 0.5f * F;
   l.right_ticks = f.has_y2 ? widest_tick(pt, f.y2) + 0.9f * F : 0.4f * F;
-  const float right = p1.x - legend_w - l.right_ticks - 0.4f * F;
+  float right = p1.x - legend_w - l.right_ticks - 0.4f * F;
   float notes_h = 0;
   for (const std::string& n : f.notes) notes_h += pt.text_size(n.c_str(), wrap).y;
-  const float top = l.text_y + 1.9f * F, bottom = p1.y - notes_h - 3.4f * F;
+  const float top = l.text_y + 1.9f * F;
+  float bottom = p1.y - notes_h - 3.4f * F;
+  // The legend right of the plot, or under it in columns where that leaves the plot a clearly
+  // larger readable area (a quarter more; a plot up to twice as wide as tall counts its width).
+  const int cols = std::max(1, int((p1.x - p0.x - 1.2f * F) / legend_w));
+  const float legend_h = float((int(f.series.size()) + cols - 1) / cols) * 1.35f * F + 0.4f * F;
+  const float right_below = p1.x - l.right_ticks - 0.4f * F, bottom_below = bottom - legend_h;
+  auto score = [](float w, float h) { return std::min(w, 2 * h); };
+  if (!f.series.empty() && score(right_below - left, bottom_below - top) > 1.25f * score(right - left, bottom - top)) {
+    l.legend_below = true;
+    l.legend_cols = cols;
+    right = right_below;
+    bottom = bottom_below;
+  }
+  l.legend_y = bottom + 3.0f * F;
   l.fits = right - left >= 4 * F && bottom - top >= 3 * F;
   l.a0 = ImVec2(std::floor(left), std::floor(top));
   l.a1 = ImVec2(std::floor(right), std::floor(bottom));
@@ -158,10 +179,14 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
     dl->AddLine(ImVec2(a0.x - 0.3f * F, ty), ImVec2(a0.x, ty), st.frame);
     pt.text_at(ImVec2(a0.x - 0.45f * F, ty), 1.0f, 0.5f, st.text, t.label.c_str());
   }
+  float label_end = -FLT_MAX;  // a tick's label is left out where it would touch the previous one
   for (const Tick& t : f.x.ticks) {
     const float tx = std::round(X(t.value));
     dl->AddLine(ImVec2(tx, a0.y), ImVec2(tx, a1.y), st.grid);
     dl->AddLine(ImVec2(tx, a1.y), ImVec2(tx, a1.y + 0.3f * F), st.frame);
+    const float w = pt.text_size(t.label.c_str()).x;
+    if (tx - 0.5f * w < label_end + 0.4f * F) continue;
+    label_end = tx + 0.5f * w;
     pt.text_at(ImVec2(tx, a1.y + 0.4f * F), 0.5f, 0.0f, st.text, t.label.c_str());
   }
   if (f.has_y2)
@@ -218,20 +243,24 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
         for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
         polyline(dl, pts, int(m), c, lw, s.dashed);
       }
-      for (size_t k = 0; k < n; ++k) marker(dl, lay.point(f, s, k), s.points ? 1.8f * mr : mr, c, s.diamonds);
+      for (size_t k = 0; k < n; ++k) marker(dl, lay.point(f, s, k), s.points ? 1.8f * mr : mr, c, diamonds(s));
     }
   dl->AddRect(a0, a1, st.frame);
 
-  // Legend, right of the right-hand axis.
-  const float lx = a1.x + right_ticks + 0.6f * F, line_h = 1.35f * F;
+  // Legend, right of the right-hand axis, or in columns under the x axis' label.
+  const float line_h = 1.35f * F;
   for (size_t k = 0; k < f.series.size(); ++k) {
-    const float ly = a0.y + float(k) * line_h;
+    const int col = lay.legend_below ? int(k) % lay.legend_cols : 0, row = lay.legend_below ? int(k) / lay.legend_cols : int(k);
+    const float lx = lay.legend_below ? p0.x + 0.6f * F + float(col) * lay.legend_w : a1.x + right_ticks + 0.6f * F;
+    const float ly = (lay.legend_below ? lay.legend_y : a0.y) + float(row) * line_h;
     legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], st.palette[f.series[k].colour % 8], lw, mr);
     pt.text(ImVec2(lx + 2.4f * F, ly), st.text, f.series[k].label.c_str());
   }
 
-  // Notes under the x axis' label.
-  float ny = a1.y + 3.0f * F;
+  // Notes under the x axis' label (and the legend, when it is there).
+  float ny = lay.legend_below ? lay.legend_y + float((int(f.series.size()) + lay.legend_cols - 1) / lay.legend_cols) * line_h +
+                                    0.4f * F
+                              : a1.y + 3.0f * F;
   for (const std::string& n : f.notes) {
     pt.text(ImVec2(p0.x + 0.6f * F, ny), st.dim, n.c_str(), wrap);
     ny += pt.text_size(n.c_str(), wrap).y;

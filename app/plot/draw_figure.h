@@ -25,6 +25,11 @@ struct FigureLayout {
   ImVec2 a0, a1;                     // the plot area
   float right_ticks = 0;             // width of the right-hand axis' labels
   bool fits = false;                 // room for a readable plot
+  // The legend: right of the plot, or under the x axis' label in columns of legend_w where that
+  // leaves the plot more room (the notes follow it).
+  bool legend_below = false;
+  int legend_cols = 1;
+  float legend_w = 0, legend_y = 0;
   ImVec2 point(const Figure& f, const Series& s, size_t k) const;  // series s, point k, in pixels
 };
 FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size);
