@@ -38,6 +38,25 @@ fstest::Image plot_png(const std::string& args, const fsys::path& out) {
   return load_png(out.string());
 }
 
+// A headless ImGui frame (no window): the font DrawFigure and layout_figure measure with.
+struct HeadlessFrame {
+  ImGuiContext* ctx = ImGui::CreateContext();
+  explicit HeadlessFrame(ImVec2 size) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = size;
+    io.DeltaTime = 1.0f / 60;
+    unsigned char* px = nullptr;
+    int tw = 0, th = 0;
+    io.Fonts->GetTexDataAsAlpha8(&px, &tw, &th);
+    ImGui::NewFrame();
+  }
+  ~HeadlessFrame() {
+    ImGui::EndFrame();
+    ImGui::DestroyContext(ctx);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("plot: each figure is a non-blank PNG of the documented size, and they differ", "[plot][cli]") {
@@ -102,15 +121,7 @@ TEST_CASE("plot: bad input is one clear line, exit 2 and no file", "[plot][cli][
 
 TEST_CASE("the point under the mouse is named with its series and the file's values", "[plot]") {
   const flashstep::plot::BenchData b = flashstep::plot::load_bench(kBench);
-  ImGuiContext* ctx = ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(1200, 700);
-  io.DeltaTime = 1.0f / 60;
-  unsigned char* px = nullptr;
-  int tw = 0, th = 0;
-  io.Fonts->GetTexDataAsAlpha8(&px, &tw, &th);
-  ImGui::NewFrame();
+  const HeadlessFrame frame(ImVec2(1200, 700));
   const ImVec2 p0(0, 0), p1(1200, 700);
   char hover[256];
   for (flashstep::plot::FigureKind kind : flashstep::plot::kFigureKinds) {
@@ -139,8 +150,6 @@ TEST_CASE("the point under the mouse is named with its series and the file's val
         else REQUIRE(kind == flashstep::plot::FigureKind::memory);  // equal lines (the figure's note names them)
       }
   }
-  ImGui::EndFrame();
-  ImGui::DestroyContext(ctx);
 }
 
 TEST_CASE("the legend goes under the plot where beside it the plot would be squeezed", "[plot]") {
@@ -148,15 +157,7 @@ TEST_CASE("the legend goes under the plot where beside it the plot would be sque
   // the width; in a tall narrow panel (the course's right column) it would leave a sliver, so it
   // goes under the x axis' label and the plot keeps the width; where the panel is short, beside.
   const flashstep::plot::BenchData b = flashstep::plot::load_bench(kBench);
-  ImGuiContext* ctx = ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.DisplaySize = ImVec2(1200, 900);
-  io.DeltaTime = 1.0f / 60;
-  unsigned char* px = nullptr;
-  int tw = 0, th = 0;
-  io.Fonts->GetTexDataAsAlpha8(&px, &tw, &th);
-  ImGui::NewFrame();  // the font is set up by the frame
+  const HeadlessFrame frame(ImVec2(1200, 900));
   const flashstep::plot::Figure f = flashstep::plot::make_figure(b, flashstep::plot::FigureKind::tflops, 64);
   REQUIRE(f.series.size() > 8);
   auto lay = [&](float w, float h) {
@@ -170,8 +171,6 @@ TEST_CASE("the legend goes under the plot where beside it the plot would be sque
   CHECK(tall.legend_y > tall.a1.y);
   CHECK(tall.legend_y + float(f.series.size()) / float(tall.legend_cols) * 1.35f * 15 <= 900 + 1);
   CHECK_FALSE(short_.legend_below);
-  ImGui::EndFrame();
-  ImGui::DestroyContext(ctx);
 }
 
 TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is drawn whole", "[plot][cli]") {
