@@ -219,18 +219,17 @@ void DrawPipelineView(AppState& s) {
   if (ImGui::RadioButton("forward", !ps.backward)) ps.backward = false, changed = true;
   ImGui::SameLine();
   if (ImGui::RadioButton("backward", ps.backward)) ps.backward = true, changed = true;
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+  // Each button on this line where it fits before the panel's edge, else on the next.
   for (int d : {64, 128}) {
     char label[16];
     std::snprintf(label, sizeof label, "d = %d", d);
-    if (d != 64) ImGui::SameLine();
+    SameLineIfRadioFits(label, d == 64 ? ImGui::GetFontSize() * 2 : -1.0f);
     if (ImGui::RadioButton(label, ps.d == d)) ps.d = d, changed = true;
   }
-  ImGui::SameLine(0, ImGui::GetFontSize() * 2);
   for (int n : {4096, 16384}) {
     char label[16];
     std::snprintf(label, sizeof label, "N = %d", n);
-    if (n != 4096) ImGui::SameLine();
+    SameLineIfRadioFits(label, n == 4096 ? ImGui::GetFontSize() * 2 : -1.0f);
     if (ImGui::RadioButton(label, ps.n == n)) ps.n = n, changed = true;
   }
   const float causal_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("causal").x;
@@ -296,8 +295,11 @@ void DrawPipelineView(AppState& s) {
     Swatch(kWriteCol, false, "write O", true);
   }
 
-  const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
-  if (avail.x < 100 || avail.y < 100) return;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos(), left = ImGui::GetContentRegionAvail();
+  if (left.x < 100) return;
+  // Below its controls the view takes at least a readable chart's height: where the panel has
+  // less left (presentation mode's large font at 1280 x 720), it scrolls.
+  const ImVec2 avail(left.x, std::max(left.y, ImGui::GetFontSize() * 16));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   // The heading of the bars, on two lines where one does not fit the panel.

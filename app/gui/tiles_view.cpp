@@ -330,7 +330,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float lab = ImGui::GetTextLineHeight() + 4, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
+  // lab: a title's line above its grid, with room under it for the loaded-before dots (7 px).
+  const float lab = ImGui::GetTextLineHeight() + 11, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
   // The legend: colour bars, then the keys (Swatch below), wrapped into as many rows as they need.
   const char* keys[11] = {"read from HBM", "written to HBM", "computed on chip", "in SRAM", "loaded before",
                           "not there yet", p.mask.any() ? "masked (-inf)" : "-inf", nullptr, nullptr, nullptr, nullptr};

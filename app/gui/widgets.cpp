@@ -47,6 +47,14 @@ void LabelledBar(float fraction, const char* text) {
   ImGui::ProgressBar(fraction, ImVec2(-1, 0), "");
 }
 
+void SameLineIfRadioFits(const char* label, float spacing) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float w = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
+  if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
+}
+
 void TextWrappedAtSpaces(const char* text) {
   const float w = ImGui::GetContentRegionAvail().x;
   const char* end = text + std::strlen(text);
