@@ -67,6 +67,7 @@ struct RunView {
   bool backward = false;       // the backward pass follows (dO from the seed, as `run --backward`)
   std::optional<L2Config> l2;  // the L2 model, for every schedule's run (as `run --l2/--gpu`)
   Trace trace;                 // recorded run of spec.schedule
+  bool from_file = false;      // read from a trace file (gui --trace): its FLOPs may not be counted
   Schedule schedule() const { return trace.problem.schedule; }
   // Every schedule on the same inputs and blocks (kSchedules order); the shown schedule's
   // entry is the recorded run's totals.

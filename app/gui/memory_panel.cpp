@@ -428,8 +428,11 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     label("FLOPs", "Floating-point operations of the whole run (k = 10^3, M = 10^6, G = 10^9, T = 10^12)");
     for (const ScheduleRun& r : v.runs) {
       ImGui::TableNextColumn();
-      if (r.ok) ImGui::TextUnformatted(fmt_si(a, sizeof a, double(r.totals.flops)));
-      else ImGui::TextDisabled("n/a");
+      // A saved trace with no FLOPs (a puzzle's: the student's NumPy is not counted): not 0 FLOPs.
+      const bool uncounted = v.from_file && r.schedule == v.schedule() && r.totals.flops == 0;
+      if (r.ok && !uncounted) ImGui::TextUnformatted(fmt_si(a, sizeof a, double(r.totals.flops)));
+      else ImGui::TextDisabled(r.ok ? "-" : "n/a");
+      if (uncounted && ImGui::IsItemHovered()) ImGui::SetTooltip("This trace counts no FLOPs (a puzzle's NumPy is not counted)");
       track();
     }
     bytes_row("peak on chip", [](const ScheduleRun& r) { return r.totals.peak_sram_bytes; },

@@ -116,6 +116,7 @@ std::unique_ptr<RunView> make_run_view(const ProblemSpec& spec, bool backward,
 
 std::unique_ptr<RunView> make_run_view_from_trace(Trace trace) {
   auto v = std::make_unique<RunView>();
+  v->from_file = true;
   const Problem& tp = trace.problem;
   v->spec = sizes_spec(tp.nq, tp.nk, tp.d, tp.M, tp.br, tp.bc);
   v->spec.scale = tp.scale;
@@ -306,7 +307,9 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
         if (role == LineRole::probabilities) break;
         [[fallthrough]];
       case LineRole::merge_stats:
-        v->merge_step[size_t(ij)] = int64_t(k);
+        // A merge the trace shows: a step with the merged statistics (a puzzle's trace has them
+        // only where the student noted them).
+        if (s.m_new.size() && s.l_new.size()) v->merge_step[size_t(ij)] = int64_t(k);
         series(s, r0);
         break;
       case LineRole::write_o:

@@ -124,7 +124,13 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   // -inf, which a plot cannot scale: the curves start at the first finite m.
   int first = 0;
   while (first < done && !std::isfinite(v.m_series(row, first))) ++first;
-  if (done == 0) {
+  const bool any_merge = std::any_of(v.merge_step.begin(), v.merge_step.end(), [](int64_t m) { return m >= 0; });
+  if (!any_merge) {  // a saved trace whose steps do not note m_new and l_new (a puzzle's, without m.note)
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("This run shows no merged m_i, l_i (%s with m_new and l_new): in a puzzle, m.note them.",
+                        fa2 ? "FA2fwd L9" : "Alg1 L11");
+    ImGui::PopTextWrapPos();
+  } else if (done == 0) {
     ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2fwd L9" : "Alg1 L11");
   } else if (first == done) {
     ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
