@@ -69,8 +69,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     }
     const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
-    const float table_h = std::min(ImGui::GetTextLineHeightWithSpacing() * float(t.rows_in_q_block(i, p.nq) + 2),
-                                   ImGui::GetContentRegionAvail().y * 0.45f);
+    // At most 45% of what is left, but never less than the header, one whole row and the
+    // horizontal scrollbar (a short panel at 1280 x 720 cut the first row in half): the panel scrolls.
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float table_h = std::max(std::min(line * float(t.rows_in_q_block(i, p.nq) + 2), ImGui::GetContentRegionAvail().y * 0.45f),
+                                   line * 3.2f + ImGui::GetStyle().ScrollbarSize);
     if (ImGui::BeginTable("stats", fa2 ? 7 : 9, tf, ImVec2(0, table_h))) {
       ImGui::TableSetupScrollFreeze(1, 1);
       if (fa2)
