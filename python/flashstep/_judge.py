@@ -116,13 +116,13 @@ class CheckResult:
     """What check() returns: passed, message, bytes against the budget, peak SRAM, trace. The
     numbers are those of the problem the message is about (the first, when all passed)."""
 
-    def __init__(self, passed, message, machine=None, budget=(0, 0), problem=""):
+    def __init__(self, passed, message, machine=None, budget=(0, 0), problem="", diagnostics=()):
         self.passed = passed
         self.message = message
         self.problem = problem
         core = machine._m if machine is not None else None
-        self.read_bytes = _judged_bytes(machine, "read") if core else 0
-        self.write_bytes = _judged_bytes(machine, "written") if core else 0
+        self.read_bytes = _judged_bytes(machine, "read", diagnostics) if core else 0
+        self.write_bytes = _judged_bytes(machine, "written", diagnostics) if core else 0
         self.budget_read, self.budget_write = budget
         self.peak_sram = core.peak_charged_bytes if core else 0
         self.trace = StudentTrace(core) if core else None
@@ -187,22 +187,23 @@ def _check_output(machine, name, expected, what):
         raise _Fail(f"{label} = {_fmt(got[idx])} but {what} has {_fmt(exp[idx])}")
 
 
-def _judged_bytes(machine, kind):
-    """The bytes read or written, less the stores a puzzle keeps as diagnostics (machine._diagnostics:
-    online-softmax's m and l after each block), which are shown but not judged."""
+def _judged_bytes(machine, kind, diagnostics=()):
+    """The bytes read or written, less those of the tensors a puzzle keeps as diagnostics
+    (online-softmax's m and l after each block: shown in the trace, not judged). The judge names
+    them; nothing the student's function sets changes them."""
     core = machine._m
     total, per = (core.read_bytes, core.tensor_read) if kind == "read" else (core.write_bytes, core.tensor_written)
-    return total - sum(per(t) for t in getattr(machine, "_diagnostics", ()))
+    return total - sum(per(t) for t in diagnostics)
 
 
-def _check_budget(machine, budget, per_tensor, teaches, hints=None):
+def _check_budget(machine, budget, per_tensor, teaches, hints=None, diagnostics=()):
     """Bytes against the budget, which is exact: the schedule's own bytes, neither more (a tile
     loaded twice, an output written at every j) nor fewer (a tile kept in Python after it left
     SRAM, a step of the schedule left out). Off it, by how much and which tensor (with
     hints[(tensor, kind)] or hints[(tensor, kind + " under")] for the common mistake behind it)."""
     core = machine._m
     for kind, limit, method in (("read", budget[0], core.tensor_read), ("written", budget[1], core.tensor_written)):
-        used = _judged_bytes(machine, kind)
+        used = _judged_bytes(machine, kind, diagnostics)
         if used == limit:
             continue
         over = used > limit

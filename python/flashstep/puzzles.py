@@ -154,7 +154,7 @@ class OnlineSoftmax(_Puzzle):
         core.put("l", np.zeros(1, np.float32))
         core.set_row_block(block)
         m = Machine(core, n=n, Bc=block, M=block)
-        m._diagnostics = ("m", "l")  # shown in the trace and used to name the departing block, not judged
+        diagnostics = ("m", "l")  # shown in the trace and used to name the departing block, not judged
         budget = (4 * 2 * n, 4 * n)
         lesson = _core.lesson_softmax(x.astype(np.float32).astype(np.float64), block)
         where = f"N = {n}, blocks of {block}"
@@ -173,13 +173,13 @@ class OnlineSoftmax(_Puzzle):
             _check_budget(m, budget, {"x": (8 * n, 0), "y": (0, 4 * n)}, "the two-pass online softmax",
                           {("x", "read"): "Hint: read x twice, block by block: once for m and l, once for y",
                            ("x", "read under"): "Hint: pass 2 loads x again, block by block: only one block "
-                                                "fits in SRAM"})
+                                                "fits in SRAM"}, diagnostics)
         except _Fail as f:
             msg = str(f)
             if "SRAM full" in msg:
                 msg += " Hint: only one block fits; load x block by block (m.Bc numbers)."
-            return CheckResult(False, msg, m, budget, where)
-        return CheckResult(True, "", m, budget, where)
+            return CheckResult(False, msg, m, budget, where, diagnostics)
+        return CheckResult(True, "", m, budget, where, diagnostics)
 
     @staticmethod
     def _departure(m, lesson):
