@@ -132,8 +132,14 @@ void AppState::cursor_moved() {
   } else {
     explanation = run->trace.explain(k - 1);
   }
-  if (plot_follow && cursor->current() && cursor->current()->i >= 0)
-    plot_row = int(cursor->current()->i * run->trace.tiling.Br);
+  // Following: the block of the last step up to here that has one (a K/V load between Q blocks
+  // has none), so that a step reached by seeking shows the row that stepping to it shows.
+  if (plot_follow)
+    for (int64_t q = int64_t(k) - 1, seen = 0; q >= 0 && seen < 256; --q, ++seen)
+      if (run->trace.steps[size_t(q)].i >= 0) {
+        plot_row = int(run->trace.steps[size_t(q)].i * run->trace.tiling.Br);
+        break;
+      }
   select_snapshot_tile();
 }
 
