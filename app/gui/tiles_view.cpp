@@ -367,8 +367,13 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   float bar_rows = 1, bar_row_w = 0;
   for (int e = 0; e < 3; ++e) {
     Bar& b = bars[e];
-    std::snprintf(b.lo, sizeof b.lo, "%.2g", ranges[e][0]);
-    std::snprintf(b.hi, sizeof b.hi, "%.2g", ranges[e][1]);
+    // Two digits; hundreds to tens of thousands in full ("270", not "2.7e+02"); "-" for the floor
+    // of an empty range (a saved trace that notes no scores: max_abs's 1e-12).
+    for (auto [x, buf] : {std::pair<double, char*>{ranges[e][0], b.lo}, {ranges[e][1], b.hi}}) {
+      if (x != 0 && std::abs(x) <= 1e-11) std::snprintf(buf, sizeof b.lo, "-");
+      else if (std::abs(x) >= 100 && std::abs(x) < 1e5) std::snprintf(buf, sizeof b.lo, "%.0f", x);
+      else std::snprintf(buf, sizeof b.lo, "%.2g", x);
+    }
     const float ends = ImGui::CalcTextSize(b.lo).x + ImGui::CalcTextSize(b.hi).x + 8 * em;  // labels must not meet
     b.bar_w = std::max(std::min(140.0f * em, avail.x * 0.16f), ends);
     b.w = ImGui::CalcTextSize(b.name).x + 6 + b.bar_w + 18 * em;
