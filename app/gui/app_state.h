@@ -87,6 +87,7 @@ struct RunView {
   // merge: the line with m_i^new, l_i^new (fa1 L11, fa2 L9); keep: the line that applied
   // dropout to P~_ij (fa1 L12, fa2 L10, standard L3 for every j of row block i).
   std::vector<int64_t> tilde_step, merge_step, keep_step;
+  bool any_merge = false;  // some merge_step is set: the run shows merged m_i, l_i somewhere
   Mat m_series, l_series;      // Nq x Tc: m_i^new, l_i^new of each row after the merge of (i, j)
   float range_qkv = 1, range_o = 1, range_s = 1, range_m = 1, max_l = 1, range_L = 1;
   // --dtype fp8 (docs/fp8.md), for Q, K, V (0, 1, 2); empty for the other types. values: the

@@ -24,14 +24,14 @@ void DrawBenchView(AppState& s) {
   }
   static const char* const kNames[3] = {"Bc sweep (Figure 2, middle)", "TFLOP/s against N", "peak memory against N"};
   for (int k = 0; k < 3; ++k) {
-    if (k > 0) SameLineIfRadioFits(kNames[k]);
+    if (k > 0) SameLineIfFits(kNames[k]);
     if (ImGui::RadioButton(kNames[k], b.figure == plot::kFigureKinds[k])) b.select(plot::kFigureKinds[k], b.d);
   }
   if (b.figure != plot::FigureKind::bc) {
     for (int64_t d : b.data.dims) {
       char label[32];
       std::snprintf(label, sizeof label, "d = %lld", (long long)d);
-      SameLineIfRadioFits(label);
+      SameLineIfFits(label);
       if (ImGui::RadioButton(label, b.d == d)) b.select(b.figure, d);
     }
   }

@@ -223,21 +223,19 @@ void DrawPipelineView(AppState& s) {
   for (int d : {64, 128}) {
     char label[16];
     std::snprintf(label, sizeof label, "d = %d", d);
-    SameLineIfRadioFits(label, d == 64 ? ImGui::GetFontSize() * 2 : -1.0f);
+    SameLineIfFits(label, d == 64 ? ImGui::GetFontSize() * 2 : -1.0f);
     if (ImGui::RadioButton(label, ps.d == d)) ps.d = d, changed = true;
   }
   for (int n : {4096, 16384}) {
     char label[16];
     std::snprintf(label, sizeof label, "N = %d", n);
-    SameLineIfRadioFits(label, n == 4096 ? ImGui::GetFontSize() * 2 : -1.0f);
+    SameLineIfFits(label, n == 4096 ? ImGui::GetFontSize() * 2 : -1.0f);
     if (ImGui::RadioButton(label, ps.n == n)) ps.n = n, changed = true;
   }
-  const float causal_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("causal").x;
-  if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + causal_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+  SameLineIfFits("causal", ImGui::GetFontSize() * 2);
   changed |= ImGui::Checkbox("causal", &ps.causal);
   if (!ps.backward) {  // on this line where it fits, else on the next
-    const float turn_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("tensor cores in turn").x;
-    if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + turn_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+    SameLineIfFits("tensor cores in turn", ImGui::GetFontSize() * 2);
     changed |= ImGui::Checkbox("tensor cores in turn", &ps.in_turn);
   }
   const float slider_w = ImGui::GetFontSize() * 8 + style.ItemInnerSpacing.x + ImGui::CalcTextSize("wait (clocks)").x;
@@ -249,8 +247,7 @@ void DrawPipelineView(AppState& s) {
   if (!ps.backward)
     for (const PipelineState::Row& row : ps.rows) {
       const char* key = row.kernel.key.c_str();
-      const float w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(key).x;
-      if (&row != &ps.rows.front() && ImGui::GetItemRectMax().x + style.ItemSpacing.x + w <= right) ImGui::SameLine();
+      if (&row != &ps.rows.front()) SameLineIfFits(key);
       if (ImGui::RadioButton(key, ps.technique == row.kernel.key)) ps.technique = row.kernel.key, changed = true;
     }
   if (changed) ps.rebuild();

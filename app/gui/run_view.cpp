@@ -309,7 +309,10 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
       case LineRole::merge_stats:
         // A merge the trace shows: a step with the merged statistics (a puzzle's trace has them
         // only where the student noted them).
-        if (s.m_new.size() && s.l_new.size()) v->merge_step[size_t(ij)] = int64_t(k);
+        if (s.m_new.size() && s.l_new.size()) {
+          v->merge_step[size_t(ij)] = int64_t(k);
+          v->any_merge = true;
+        }
         series(s, r0);
         break;
       case LineRole::write_o:

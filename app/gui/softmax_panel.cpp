@@ -24,6 +24,12 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   // FlashAttention-2 exponentiates against the running max and merges in one line (FA2fwd L9);
   // Algorithm 1 takes the tile's own statistics first (L10) and merges them next (L11).
   const bool fa2 = algorithm_has_role(*info.forward_lines, LineRole::online_softmax);
+  // The line that merges m_i, l_i, from the schedule's table ("Alg1 L11", "FA2fwd L9").
+  const char* merge_label = "the merge";
+  for (size_t q = 0; q < info.forward_lines->n_lines; ++q) {
+    const LineInfo& li = info.forward_lines->lines[q];
+    if (li.role == (fa2 ? LineRole::online_softmax : LineRole::merge_stats)) merge_label = li.label;
+  }
 
   if (!info.tiled) {
     static const std::string text = [] {  // made once: an idle frame allocates nothing
@@ -127,14 +133,13 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   // -inf, which a plot cannot scale: the curves start at the first finite m.
   int first = 0;
   while (first < done && !std::isfinite(v.m_series(row, first))) ++first;
-  const bool any_merge = std::any_of(v.merge_step.begin(), v.merge_step.end(), [](int64_t m) { return m >= 0; });
-  if (!any_merge) {  // a saved trace whose steps do not note m_new and l_new (a puzzle's, without m.note)
+  if (!v.any_merge) {  // a saved trace whose steps do not note m_new and l_new (a puzzle's, without m.note)
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("This run shows no merged m_i, l_i (%s with m_new and l_new): in a puzzle, m.note them.",
-                        fa2 ? "FA2fwd L9" : "Alg1 L11");
+                        merge_label);
     ImGui::PopTextWrapPos();
   } else if (done == 0) {
-    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, fa2 ? "FA2fwd L9" : "Alg1 L11");
+    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, merge_label);
   } else if (first == done) {
     ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
   } else {

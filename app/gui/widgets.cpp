@@ -47,7 +47,7 @@ void LabelledBar(float fraction, const char* text) {
   ImGui::ProgressBar(fraction, ImVec2(-1, 0), "");
 }
 
-void SameLineIfRadioFits(const char* label, float spacing) {
+void SameLineIfFits(const char* label, float spacing) {
   const ImGuiStyle& st = ImGui::GetStyle();
   const float w = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;

@@ -60,9 +60,9 @@ void TextWrappedAtSpaces(const char* text);
 // In a window, before its End(): how far the widest item drawn so far reaches past the content
 // width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
 float PanelOverflowPx();
-// Before a radio button (after the first of a row): on the same line, `spacing` after the last
-// item, where the button fits before the content region's right edge; else it starts a new line.
-void SameLineIfRadioFits(const char* label, float spacing = -1.0f);
+// Before a radio button or checkbox (after the first of a row): on the same line, `spacing` after
+// the last item, where it fits before the content region's right edge; else it starts a new line.
+void SameLineIfFits(const char* label, float spacing = -1.0f);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
 bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);
