@@ -34,12 +34,18 @@ ProblemSpec RunFlags::to_spec() const {
   s.options.p_dtype = parse_dtype(excerpt(p_dtype));
   if (!fp8_scale.empty()) s.options.fp8_scale = parse_fp8_scale(fp8_scale);
   if (!window.empty()) {
-    long long left = 0, right = 0;
-    char extra = 0;
-    if (std::sscanf(window.c_str(), "%lld,%lld%c", &left, &right, &extra) != 2)
+    // Two decimal whole numbers and one comma, nothing else ("1, 2" and "0x10,0" are refused).
+    const size_t comma = window.find(',');
+    int64_t side[2] = {0, 0};
+    try {
+      if (comma == std::string::npos) throw InputError("");
+      side[0] = checked::parse_int(window.substr(0, comma), "--window");
+      side[1] = checked::parse_int(window.substr(comma + 1), "--window");
+    } catch (const InputError&) {
       throw InputError("--window must be LEFT,RIGHT (e.g. 64,0; -1 for no limit), got '" + excerpt(window) + "'");
-    s.options.mask.window_left = left;
-    s.options.mask.window_right = right;
+    }
+    s.options.mask.window_left = side[0];
+    s.options.mask.window_right = side[1];
   }
   return s;
 }

@@ -55,7 +55,15 @@ double regenerated_dq_floor(const SnapshotProblem& sp) {
 struct Over {
   std::string where, tensor;
   double rel = 0, tol = 0;
+  std::string nan;  // "NaN at row r, column c" where a side held one (rel is then inf)
 };
+
+// Where entry k (row-major) of a tensor of `cols` columns is, in words.
+std::string nan_place(const ErrorStats& e, int64_t cols) {
+  if (e.nan_at < 0) return "";
+  return cols > 1 ? "NaN at row " + std::to_string(e.nan_at / cols) + ", column " + std::to_string(e.nan_at % cols)
+                  : "NaN at entry " + std::to_string(e.nan_at);
+}
 
 class Comparer {
  public:
@@ -108,10 +116,15 @@ class Comparer {
                                                                       ? " s = " + std::to_string(x.split)
                                                                       : " j = " + std::to_string(x.j)),
                           t.name,
-                          e.max_rel, tol});
+                          e.max_rel, tol, nan_place(e, t.data.cols())});
       }
-      if (final)
+      // A NaN on either side has no error bound: the cells say NaN, not inf.
+      if (final && e.nan_at >= 0)
+        std::snprintf(buf, sizeof buf, " %s abs NaN rel NaN;", t.name.c_str());
+      else if (final)
         std::snprintf(buf, sizeof buf, " %s abs %.3g rel %.3g;", t.name.c_str(), e.max_abs, e.max_rel);
+      else if (e.nan_at >= 0)
+        std::snprintf(buf, sizeof buf, " %10s %10s |", "NaN", "NaN");
       else
         std::snprintf(buf, sizeof buf, " %10.3g %10.3g |", e.max_abs, e.max_rel);
       line += buf;
@@ -162,8 +175,12 @@ int run_compare(const std::string& dir, const std::string& against, const RunFla
     std::printf("PASS: every tensor within tolerance\n");
     return 0;
   }
-  std::printf("FAIL: %zu over tolerance; the first at %s: %s rel %.3g > %.3g\n", over.size(), over[0].where.c_str(),
-              over[0].tensor.c_str(), over[0].rel, over[0].tol);
+  if (!over[0].nan.empty())
+    std::printf("FAIL: %zu over tolerance; the first at %s: %s holds a %s\n", over.size(), over[0].where.c_str(),
+                over[0].tensor.c_str(), over[0].nan.c_str());
+  else
+    std::printf("FAIL: %zu over tolerance; the first at %s: %s rel %.3g > %.3g\n", over.size(), over[0].where.c_str(),
+                over[0].tensor.c_str(), over[0].rel, over[0].tol);
   return 1;
 }
 

@@ -43,9 +43,21 @@ static void refuse_empty_values(const CLI::App* app) {
 // 99999999999999999999" is "out of range (got '99999999999999999999')", not 9223372036854775807.
 // The text is then handed on as the plain decimal it was read as: CLI11 converts with base 0,
 // which would read "010" as octal 8 and refuse "08" with "Could not convert".
+// A real number is read as decimal too (checked::parse_double): CLI11 would take "0x10" as 16.
 static void strict_whole_numbers(CLI::App* app) {
   for (CLI::Option* o : app->get_options([](CLI::Option*) { return true; })) {
     const std::string type = o->get_type_name(), name = o->get_name();
+    if (type == "FLOAT")
+      o->check(CLI::Validator(
+          [name](std::string& text) {
+            try {
+              flashstep::checked::parse_double(text, name.c_str());
+            } catch (const flashstep::InputError& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "", "decimal number"));
     if (type != "INT" && type != "UINT") continue;
     o->check(CLI::Validator(
         [name, type](std::string& text) {
@@ -95,7 +107,7 @@ static std::string conversion_error_text(const CLI::App* at, const std::string& 
   if (o->get_expected_max() == 0 || type == "BOOLEAN")
     return name + " is a flag: give it alone, or as " + name + "=true or " + name + "=false" + got;
   if (type == "INT" || type == "UINT") return name + " is out of the range this flag takes" + got;
-  if (type == "FLOAT") return name + " must be a finite number" + got;
+  if (type == "FLOAT") return name + " must be a finite decimal number" + got;
   return name + " takes " + (type.empty() ? std::string("a different value") : type) + got;
 }
 

@@ -101,13 +101,36 @@ uint64_t parse_uint(const std::string& text, const char* what) {
   return v;
 }
 
+// Decimal notation only: [+-] digits [. digits] [e [+-] digits] (or .5): strtod alone also reads
+// hexadecimal ("0x10" is 16), "inf", "nan" and leading spaces.
+static bool decimal_text(const std::string& t) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+  size_t mantissa = digits();
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == t.size();
+}
+
 double parse_double(const std::string& text, const char* what) {
   char* end = nullptr;
   errno = 0;
-  const double v = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
-                       ? 0.0 : std::strtod(text.c_str(), &end);
+  const double v = decimal_text(text) ? std::strtod(text.c_str(), &end) : 0.0;
   if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    throw InputError(std::string(what) + " must be a finite number (got '" + excerpt(text) + "')");
+    throw InputError(std::string(what) + " must be a finite decimal number (got '" + excerpt(text) + "')");
   return v;
 }
 

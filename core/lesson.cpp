@@ -5,6 +5,7 @@
 // mathematics.
 #include "core/lesson.h"
 
+#include "core/checked.h"
 #include "core/input_files.h"
 #include "core/online_softmax.h"
 #include "core/types.h"
@@ -20,16 +21,15 @@ std::vector<double> parse_values(const std::string& csv, const std::string& flag
   std::stringstream ss(csv);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    size_t pos = 0;
+    // Spaces around an item are allowed (1, 2, 3); the item itself is a decimal number (not 0x10).
+    const size_t from = item.find_first_not_of(" \t"), to = item.find_last_not_of(" \t");
+    const std::string text = from == std::string::npos ? "" : item.substr(from, to - from + 1);
     double x;
     try {
-      x = std::stod(item, &pos);
-    } catch (const std::exception&) {
-      throw InputError(flag + ": '" + excerpt(item) + "' is not a number");
+      x = checked::parse_double(text, "x");
+    } catch (const InputError&) {
+      throw InputError(flag + ": '" + excerpt(item) + "' is not a number (finite, decimal)");
     }
-    if (item.find_first_not_of(" \t", pos) != std::string::npos)
-      throw InputError(flag + ": '" + excerpt(item) + "' is not a number");
-    if (!std::isfinite(x)) throw InputError(flag + ": '" + excerpt(item) + "' is not finite");
     v.push_back(x);
   }
   if (v.empty()) throw InputError(flag + ": give at least one number, e.g. 1,2,3,4");

@@ -53,11 +53,12 @@ Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int
 }
 
 int64_t parse_sram_size(const std::string& text) {
-  size_t pos = 0;
-  long long value = 0;
+  // Decimal digits, then an optional unit: no sign, no spaces before the number, no hexadecimal.
+  const size_t pos = std::min(text.size(), text.find_first_not_of("0123456789"));
+  int64_t value = 0;
   try {
-    value = std::stoll(text, &pos);
-  } catch (const std::exception&) {
+    value = checked::parse_int(text.substr(0, pos), "M");
+  } catch (const InputError&) {
     throw InputError("M must be a number of elements or a size like 64KiB (got '" + excerpt(text) + "')");
   }
   std::string unit = text.substr(pos);

@@ -60,6 +60,7 @@ static ErrorStats compare_impl(const X& x, const R& ref) {
     const double diff = std::abs(xv - rv);
     if (std::isnan(diff)) {
       e.max_abs = e.max_rel = std::numeric_limits<double>::infinity();
+      e.nan_at = k;
       return e;
     }
     e.max_abs = std::max(e.max_abs, diff);

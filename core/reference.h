@@ -47,6 +47,9 @@ ReferenceGrad reference_backward(const Mat& Q, const Mat& K, const Mat& V, const
 struct ErrorStats {
   double max_abs = 0, max_rel = 0;
   double rms = 0;  // root mean square of the differences (entries matched at -inf count as 0)
+  // The first entry (row-major index) where x or ref is NaN, or -1; max_abs and max_rel are then
+  // infinite (no bound holds), and a report names the NaN rather than printing inf.
+  int64_t nan_at = -1;
 };
 ErrorStats compare(const Mat& x, const MatD& ref);
 ErrorStats compare(const Vec& x, const VecD& ref);

@@ -103,6 +103,23 @@ TEST_CASE("whole-number flags read decimal: a leading zero is not octal", "[cli]
   }
 }
 
+TEST_CASE("real numbers and windows are read as decimal text, whole", "[cli][refusals][numbers]") {
+  const fstest::TempDir tmp;
+  // strtod alone would read hexadecimal (0x10 = 16) and sscanf("%lld,%lld") skips spaces.
+  check_refused(tmp.path, "run --scale 0x10", "scale must be a finite decimal number (got '0x10')");
+  check_refused(tmp.path, "run --dropout 0x0.8", "dropout must be a finite decimal number (got '0x0.8')");
+  check_refused(tmp.path, "run --max-gflop 0x10", "--max-gflop must be a finite decimal number (got '0x10')");
+  check_refused(tmp.path, "verify --tol 0x10", "--tol must be a finite decimal number (got '0x10')");
+  for (const char* window : {"'1, 2'", "'1 ,2'", "1,0x2", "1,2,3", "1", "1:2", "+1,2", "1e1,2", ",2", "1,"})
+    check_refused(tmp.path, std::string("run --n 16 --window ") + window, "--window must be LEFT,RIGHT");
+  // What is decimal still runs, the same as its plain spelling.
+  const fstest::Outcome a = fstest::run_flashstep("run --n 16 --window 04,-1 --scale 0.50"),
+                        b = fstest::run_flashstep("run --n 16 --window 4,-1 --scale .5");
+  CAPTURE(a.out);
+  CHECK(a.rc == 0);
+  CHECK(a.out == b.out);
+}
+
 TEST_CASE("no inf as a result: an overflowing companion is said in words, an overflowing lesson refused", "[cli][refusals][overflow]") {
   const fstest::Outcome r = fstest::run_flashstep("run --dtype fp16 --pattern outliers --scale 100");
   CAPTURE(r.out);

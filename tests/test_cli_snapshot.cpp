@@ -83,6 +83,26 @@ TEST_CASE("compare finds one perturbed value at its j and exits 1", "[cli][snaps
   CHECK(r.out.find("FAIL: 1 over tolerance") != std::string::npos);
 }
 
+TEST_CASE("compare names a NaN where it is, and prints no inf for it", "[cli][snapshot]") {
+  const fstest::TempDir tmp;
+  const std::string flags = std::string("--schedule fa2 ") + kFlags[1];
+  const std::string a = (tmp.path / "a").string(), b = (tmp.path / "b").string();
+  REQUIRE(run_flashstep("run " + flags + " --snapshots " + a).rc == 0);
+  REQUIRE(run_flashstep("run " + flags + " --snapshots " + b).rc == 0);
+  const std::string file = a + "/forward_j0003_O.npy";
+  NpyArray o = read_npy(file);
+  REQUIRE(o.shape.size() == 2);
+  REQUIRE(o.shape[1] == 8);
+  o.data[5 * 8 + 2] = std::numeric_limits<float>::quiet_NaN();
+  write_npy(file, o.data.data(), o.shape);
+  const Outcome r = run_flashstep("compare --snapshots " + a + " --against " + b);
+  CAPTURE(r.out);
+  CHECK(r.rc == 1);
+  CHECK(r.out.find("FAIL: 1 over tolerance; the first at forward j = 3: O holds a NaN at row 5, column 2") != std::string::npos);
+  CHECK(r.out.find("NaN        NaN |") != std::string::npos);
+  CHECK(r.out.find("inf") == std::string::npos);
+}
+
 // The tolerance compare applies (snapshot_tolerance, core/tolerance.h's rule), written out here
 // from the rule itself: O as stored in bf16 one ulp (2^-7), two for fa1 which stores O at every
 // j; fa2's on-chip O_i^(j) float32 (5e-6); dQ 2e-5 of max(|final dQ|, floor).

@@ -247,7 +247,7 @@ TEST_CASE("values are checked in the type they are used in", "[cli][hardening][v
       {"run --scale 1e300", "scale must be a finite float32"},
       {"run --scale 1e39", "scale must be a finite float32"},
       {"run --scale 1e-46", "scale is too small for float32: it rounds to 0 (got 1e-46"},
-      {"run --scale ''", "scale must be a finite number"},
+      {"run --scale ''", "scale must be a finite decimal number"},
       {"run --q " + D + "big.npy" + kv, "overflows float32"},
       {"run --q " + D + "huge.npy --k " + D + "huge.npy --v " + D + "huge.npy", "overflows float32"},
       {"run --q " + D + "big.npy" + kv + " --schedule standard", "overflows float32"},
@@ -284,7 +284,11 @@ TEST_CASE("checked arithmetic names the quantity and catches every overflow", "[
     CHECK_THROWS_AS(checked::parse_uint(bad, "s"), InputError);
   CHECK(checked::parse_int("-9223372036854775808", "n") == INT64_MIN);
   CHECK_THROWS_AS(checked::parse_int("9223372036854775808", "n"), InputError);
-  for (const char* bad : {"", " 1", "1x", "nan", "inf", "1e999"}) CHECK_THROWS_AS(checked::parse_double(bad, "f"), InputError);
+  for (const char* bad : {"", " 1", "1x", "nan", "inf", "1e999", "0x10", "0x1p3", "1e", ".", "-", "+.e1", "1 ", "1,5"})
+    CHECK_THROWS_AS(checked::parse_double(bad, "f"), InputError);
+  for (const auto& [text, value] : std::vector<std::pair<const char*, double>>{
+           {"16", 16.0}, {"-2.5", -2.5}, {"+.5", 0.5}, {"3.", 3.0}, {"1e-3", 1e-3}, {"2E+2", 200.0}, {"010", 10.0}})
+    CHECK(checked::parse_double(text, "f") == value);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)  // GCC has _Float16 on x86-64: the oracle

@@ -31,7 +31,14 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
       DrawTilesView(s, g);
       ImGui::EndTabItem();
     }
-    if (tab("Online-softmax lesson", View::lesson)) {
+    // The lesson's tab is named in full where all five labels fit the panel; otherwise "Lesson"
+    // (ImGui would cut it to "Online-so..."). The ### part keeps the tab the same tab.
+    const ImGuiStyle& st = ImGui::GetStyle();
+    float labels = 0;
+    for (const char* name : {"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"})
+      labels += ImGui::CalcTextSize(name).x + 2 * st.FramePadding.x + st.ItemInnerSpacing.x;
+    const bool full = labels <= ImGui::GetContentRegionAvail().x;
+    if (tab(full ? "Online-softmax lesson###lesson" : "Lesson###lesson", View::lesson)) {
       DrawLessonView(s);
       ImGui::EndTabItem();
     }

@@ -115,30 +115,58 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
 
   if (p.dtype == Dtype::fp8) {  // docs/fp8.md
-    ImGui::TextWrapped("HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
+    TextWrappedF("HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
                        fp8_scale_name(p.fp8_scale));
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("A scale is read (4 B) with every Q, K or V tile loaded; l, m and L stay float32.");
   } else {
-    ImGui::TextWrapped("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
+    TextWrappedF("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) are stored in %s; l, m and L stay float32.",
                         dtype_name(p.dtype));
   }
+  // The tensors this schedule keeps in HBM, then the ones it never stores there. The
+  // backward's tensors follow when it ran: dO, the gradients, D (fa2), dP, dS (standard).
+  const std::vector<Tensor>& list = info.hbm_tensors;
+  const std::vector<Tensor>& blist = info.backward_hbm_tensors;
+  static const std::vector<Tensor> scales = {Tensor::sQ, Tensor::sK, Tensor::sV};  // fp8's
+  const size_t n = list.size(), nb = v.backward ? blist.size() : p.dtype == Dtype::fp8 ? scales.size() : 0;
+  const auto tensor_at = [&](size_t e) { return e < n ? list[e] : v.backward ? blist[e - n] : scales[e - n]; };
+  // core/memory.h's shapes (decode's partials stack S blocks of Nq rows); fp8's scales: one per
+  // tensor, or one per Q block (Tr) / K, V block (Tc).
+  const auto shape = [&](Tensor tn, bool compact, char* buf, size_t size) {
+    const int64_t rows = tn == Tensor::sQ || tn == Tensor::sK || tn == Tensor::sV
+                             ? (p.fp8_scale != Fp8Scale::per_block ? 1 : tn == Tensor::sQ ? t.Tr : t.Tc)
+                             : tensor_rows(tn, p.nq, p.nk, t.S);
+    std::snprintf(buf, size, compact ? "%lldx%lld" : "%lld x %lld", (long long)rows, (long long)tensor_cols(tn, p.nk, p.d));
+    return buf;
+  };
+  // Where the table in full would not fit (presentation mode at 1280 x 720), shapes lose their
+  // spaces and byte counts their second decimal, so that no cell is cut.
+  bool compact = false;
+  {
+    const ImGuiStyle& st = ImGui::GetStyle();
+    float name_w = ImGui::CalcTextSize("tensor").x, shape_w = ImGui::CalcTextSize("shape").x;
+    for (size_t e = 0; e < n + nb; ++e) {
+      const Tensor tn = tensor_at(e);
+      name_w = std::max(name_w, ImGui::CalcTextSize(tn == Tensor::L ? "L (lse)" : tensor_name(tn)).x);
+      shape_w = std::max(shape_w, ImGui::CalcTextSize(shape(tn, false, c, sizeof c)).x);
+    }
+    const float bytes_w = std::max(ImGui::CalcTextSize("1023.99 KiB").x, ImGui::CalcTextSize("written").x);
+    const float full = name_w + shape_w + 2 * bytes_w + 8 * st.CellPadding.x + 5 * st.ItemSpacing.x;
+    compact = full > ImGui::GetContentRegionAvail().x;
+  }
+  const auto bytes = [&](char* buf, size_t size, int64_t x) {
+    return compact ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
+  };
   if (ImGui::BeginTable("hbm", 4, tf)) {
     ImGui::TableSetupColumn("tensor");
     ImGui::TableSetupColumn("shape");
     ImGui::TableSetupColumn("read");
     ImGui::TableSetupColumn("written");
     ImGui::TableHeadersRow();
-    // The tensors this schedule keeps in HBM, then the ones it never stores there. The
-    // backward's tensors follow when it ran: dO, the gradients, D (fa2), dP, dS (standard).
-    const std::vector<Tensor>& list = info.hbm_tensors;
-    const std::vector<Tensor>& blist = info.backward_hbm_tensors;
-    static const std::vector<Tensor> scales = {Tensor::sQ, Tensor::sK, Tensor::sV};  // fp8's
-    const size_t n = list.size(), nb = v.backward ? blist.size() : p.dtype == Dtype::fp8 ? scales.size() : 0;
     for (size_t e = 0; e < n + nb; ++e) {
-      const Tensor tn = e < n ? list[e] : v.backward ? blist[e - n] : scales[e - n];
+      const Tensor tn = tensor_at(e);
       ImGui::TableNextRow();
       const int ti = int(tn);
       const int64_t rd = cur ? cur->tensor_read[ti] : 0, wr = cur ? cur->tensor_written[ti] : 0;
@@ -149,18 +177,13 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
       ImGui::TableNextColumn();
-      // core/memory.h's shapes (decode's partials stack S blocks of Nq rows)
-      // fp8's scales: one per tensor, or one per Q block (Tr) / K, V block (Tc)
-      const int64_t rows = tn == Tensor::sQ || tn == Tensor::sK || tn == Tensor::sV
-                               ? (p.fp8_scale != Fp8Scale::per_block ? 1 : tn == Tensor::sQ ? t.Tr : t.Tc)
-                               : tensor_rows(tn, p.nq, p.nk, t.S);
-      ImGui::Text("%lld x %lld", (long long)rows, (long long)tensor_cols(tn, p.nk, p.d));
+      ImGui::TextUnformatted(shape(tn, compact, c, sizeof c));
       ImGui::TableNextColumn();
-      if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", fmt_bytes(a, sizeof a, rd));
-      else ImGui::TextUnformatted(fmt_bytes(a, sizeof a, rd));
+      if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", bytes(a, sizeof a, rd));
+      else ImGui::TextUnformatted(bytes(a, sizeof a, rd));
       ImGui::TableNextColumn();
-      if (w_now) ImGui::TextColored(ImColor(kWriteCol), "%s", fmt_bytes(b, sizeof b, wr));
-      else ImGui::TextUnformatted(fmt_bytes(b, sizeof b, wr));
+      if (w_now) ImGui::TextColored(ImColor(kWriteCol), "%s", bytes(b, sizeof b, wr));
+      else ImGui::TextUnformatted(bytes(b, sizeof b, wr));
     }
     auto never = [&](const char* name, const char* where) {
       ImGui::TableNextRow();
@@ -181,17 +204,17 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),
                 fmt_bytes(b, sizeof b, wr), total ? 100.0 * double(rd + wr) / double(total) : 0.0);
   LabelledBar(total ? float(double(rd + wr) / double(total)) : 0.0f, c);
-  if (cur) ImGui::TextWrapped("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
+  if (cur) TextWrappedF("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
   else ImGui::TextUnformatted("this step: -");
   if (tr.has_backward) {  // the two passes apart (Trace phases): so far, of each pass's whole
     const Totals& F = tr.forward_totals;
     const Totals& B = tr.backward_totals;
     const int64_t frd = std::min(rd, F.hbm_read_bytes), fwr = std::min(wr, F.hbm_write_bytes);
     char f1[32], f2[32], f3[32], f4[32];
-    ImGui::TextWrapped("forward:  read %s of %s, written %s of %s", fmt_bytes(a, sizeof a, frd),
+    TextWrappedF("forward:  read %s of %s, written %s of %s", fmt_bytes(a, sizeof a, frd),
                 fmt_bytes(f1, sizeof f1, F.hbm_read_bytes), fmt_bytes(b, sizeof b, fwr),
                 fmt_bytes(f2, sizeof f2, F.hbm_write_bytes));
-    ImGui::TextWrapped("backward: read %s of %s, written %s of %s", fmt_bytes(f3, sizeof f3, rd - frd),
+    TextWrappedF("backward: read %s of %s, written %s of %s", fmt_bytes(f3, sizeof f3, rd - frd),
                 fmt_bytes(a, sizeof a, B.hbm_read_bytes), fmt_bytes(f4, sizeof f4, wr - fwr),
                 fmt_bytes(b, sizeof b, B.hbm_write_bytes));
   }

@@ -86,7 +86,8 @@ float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
       dl->AddRect(a, b, IM_COL32(15, 15, 20, 255), 2.0f);
       char txt[16];
       if (!ps.backward && (s.kind == 'Q' || s.kind == 'W')) std::snprintf(txt, sizeof txt, "%c", s.kind);
-      else if (ps.backward && (s.kind == 'I' || s.kind == 'W')) std::snprintf(txt, sizeof txt, "%c", s.kind);
+      else if (ps.backward && s.kind == 'I') std::snprintf(txt, sizeof txt, "KV");  // K_j, V_j, once a block
+      else if (ps.backward && s.kind == 'W') std::snprintf(txt, sizeof txt, "W");
       else std::snprintf(txt, sizeof txt, "%c%d", s.kind, s.j);
       const ImVec2 ts = ImGui::CalcTextSize(txt);
       if (b.x - a.x > ts.x + 4)
@@ -255,15 +256,15 @@ void DrawPipelineView(AppState& s) {
   const float fs0 = ImGui::GetFontSize();
   if (ps.backward) {
     const pipeline::BackwardPrediction& p = ps.backward_prediction;
-    ImGui::TextWrapped("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
+    TextWrappedF("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
                        "Br %d loaded by a producer warpgroup (TMA, 3 stages), two barriers per Q block, dQ added by "
                        "the bulk copy engine under the next Q block; first %d Q blocks shown",
                 pipeline::kBwdBc, pipeline::bwd_br(ps.d), PipelineState::kShownBlocks);
-    ImGui::TextWrapped("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
+    TextWrappedF("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
                        "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
                 p.clk_per_q_block, p.ms, p.tflops, 100 * p.share_tensor, 100 * p.share_softmax, 100 * p.share_memory,
                 100 * p.share_idle);
-    Swatch(kReadCol, false, "loads");
+    Swatch(kReadCol, false, "loads (KV: K_j, V_j once; L i: Q_i, dO_i, L_i, D_i)");
     Swatch(kind_colour('S', true), false, "S^T", true);
     Swatch(kind_colour('P', true), false, "exp2", true);
     Swatch(kind_colour('D', true), false, "dP^T", true);
@@ -271,17 +272,17 @@ void DrawPipelineView(AppState& s) {
     Swatch(kind_colour('G', true), false, "dS", true);
     Swatch(kind_colour('K', true), false, "dK", true);
     Swatch(kind_colour('Q', true), false, "dQ", true);
-    Swatch(kWriteCol, false, "dQ added, dK dV written", true);
+    Swatch(kWriteCol, false, "A: dQ added, W: dK dV written", true);
   } else {
     const pipeline::Kernel& r = ps.kernel;
-    ImGui::TextWrapped("%s: %s", r.key.c_str(), r.what.c_str());
+    TextWrappedF("%s: %s", r.key.c_str(), r.what.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
-    ImGui::TextWrapped("Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(), r.Bc,
+    TextWrappedF("Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(), r.Bc,
                        r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
                        r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
     ImGui::PopStyleColor();
     const pipeline::Prediction& p = ps.prediction;
-    ImGui::TextWrapped("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
+    TextWrappedF("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
                        "softmax %.0f%%, load %.0f%%",
                        p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
                        100 * p.load_busy);

@@ -2,6 +2,7 @@
 // validated as typed, and the Export tab.
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
+#include "core/checked.h"
 
 #include <algorithm>
 #include <cmath>
@@ -106,12 +107,22 @@ void DrawProblemTab(AppState& s) {
   FieldError(f, Field::M);
   std::string kib_error;
   if (ImGui::InputText("M (KiB of fp32)", f.M_kib, sizeof f.M_kib)) {
-    char* end = nullptr;
-    const double kib = std::strtod(f.M_kib, &end);
-    while (end && *end == ' ') ++end;
-    const bool unit = end && (std::string(end) == "" || std::string(end) == "KiB" || std::string(end) == "k");
+    // A decimal number, then optionally spaces and "KiB" or "k" (strtod alone would read 0x10).
+    const std::string text = f.M_kib;
+    const size_t num_end = std::min(text.size(), text.find_first_not_of("0123456789.eE+-"));
+    size_t unit_at = num_end;
+    while (unit_at < text.size() && text[unit_at] == ' ') ++unit_at;
+    const std::string unit_text = text.substr(unit_at);
+    double kib = 0;
+    bool number = true;
+    try {
+      kib = checked::parse_double(text.substr(0, num_end), "M");
+    } catch (const InputError&) {
+      number = false;
+    }
+    const bool unit = unit_text.empty() || unit_text == "KiB" || unit_text == "k";
     const double elems = kib * 256.0;
-    if (end == f.M_kib || !unit || !(kib > 0) || elems > 1e15) {
+    if (!number || !unit || !(kib > 0) || elems > 1e15) {
       f.error = "M in KiB must be a positive number, as in 64 or 0.25";
       f.error_field = Field::M_kib;
     } else if (elems != std::floor(elems)) {

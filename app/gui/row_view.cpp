@@ -28,7 +28,7 @@ bool agrees(float mine, double lesson) {
 constexpr int64_t kMaxCells = 512;  // elements drawn as cells; the softmax table lists every one
 
 void DrawCells(const char* title, const Vec& v, const std::vector<Seen>& seen, ImU32 now_col, int64_t block, ImFont* mono) {
-  ImGui::TextWrapped("%s", title);
+  TextWrappedAtSpaces(title);
   const int64_t n = std::min<int64_t>(v.size(), kMaxCells);
   if (mono) ImGui::PushFont(mono);
   char buf[32];
@@ -144,11 +144,11 @@ void DrawRowProblemPanel(AppState& s, const Layout& l) {
   BeginRowPanel("Problem", l.problem_pos, l.problem_size);
   const RowView& v = *s.row;
   const RowTrace& t = v.trace;
-  ImGui::TextWrapped("A softmax of one row (a puzzle's trace)");
+  TextWrappedF("A softmax of one row (a puzzle's trace)");
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", v.path.c_str());
   ImGui::PopTextWrapPos();
-  ImGui::TextWrapped("N = %lld, blocks of %lld: %zu block%s", (long long)t.n(), (long long)t.block,
+  TextWrappedF("N = %lld, blocks of %lld: %zu block%s", (long long)t.n(), (long long)t.block,
                      v.lesson.blocks.size(), v.lesson.blocks.size() == 1 ? "" : "s");
   DimText("Before your first step HBM held the row x, and y = 0, m = -inf, l = 0 as the puzzle placed them.");
   ImGui::Spacing();
@@ -291,13 +291,13 @@ void DrawRowMemoryPanel(AppState& s, const Layout& l) {
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd), fmt_bytes(b, sizeof b, wr),
                 total ? 100.0 * double(rd + wr) / double(total) : 0.0);
   LabelledBar(total ? float(double(rd + wr) / double(total)) : 0.0f, c);
-  if (cur) ImGui::TextWrapped("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->read), fmt_bytes(b, sizeof b, cur->write));
+  if (cur) TextWrappedF("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->read), fmt_bytes(b, sizeof b, cur->write));
   else ImGui::TextUnformatted("this step: -");
   std::snprintf(c, sizeof c, "whole run: read %s, written %s", fmt_bytes(a, sizeof a, last ? last->read_total : 0),
                 fmt_bytes(b, sizeof b, last ? last->write_total : 0));
-  ImGui::TextWrapped("%s", c);
+  TextWrappedAtSpaces(c);
   ImGui::Separator();
-  ImGui::TextWrapped("SRAM: at most %s of x, y tiles held at once (the puzzle's M: %s)",
+  TextWrappedF("SRAM: at most %s of x, y tiles held at once (the puzzle's M: %s)",
                      fmt_bytes(a, sizeof a, v.trace.peak_sram_bytes),
                      v.lesson.blocks.size() == 1 ? "the whole row fits" : "one block of x fits");
   DimText("The statistics m, l are on-chip scratch, as core charges them (docs/algorithm.md).");

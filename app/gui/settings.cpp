@@ -1,5 +1,6 @@
 #include "app/gui/settings.h"
 
+#include "core/checked.h"
 #include "core/input_files.h"
 #include "core/output_files.h"
 #include "core/types.h"
@@ -34,11 +35,16 @@ Theme parse_theme(const std::string& name) {
 }
 
 float parse_font_scale(const std::string& text) {
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
+  double x = 0;
+  bool number = true;
+  try {
+    x = checked::parse_double(text, "--font-scale");  // decimal only: strtod would read 0x1.8 as 1.5
+  } catch (const InputError&) {
+    number = false;
+  }
   char range[64];
   std::snprintf(range, sizeof range, "from %.2g to %.2g", double(kMinFontScale), double(kMaxFontScale));
-  if (text.empty() || end == text.c_str() || *end || !std::isfinite(x) || x < kMinFontScale || x > kMaxFontScale)
+  if (!number || x < kMinFontScale || x > kMaxFontScale)
     throw InputError("--font-scale must be a number " + std::string(range) + " (got '" + excerpt(text) + "')");
   return float(x);
 }

@@ -3,6 +3,7 @@
 #include <imgui_internal.h>  // ImGuiWindow: the extent of what a panel drew (PanelOverflowPx)
 
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -13,6 +14,20 @@ const char* fmt_bytes(char* buf, size_t n, int64_t b) {
   if (b >= (int64_t(1) << 20)) std::snprintf(buf, n, "%.2f MiB", double(b) / 1048576.0);
   else if (b >= 1024) std::snprintf(buf, n, "%.2f KiB", double(b) / 1024.0);
   else std::snprintf(buf, n, "%lld B", (long long)b);
+  return buf;
+}
+
+const char* fmt_bytes_short(char* buf, size_t n, int64_t b) {
+  if (b < 1024) {
+    std::snprintf(buf, n, "%lld B", (long long)b);
+    return buf;
+  }
+  const bool mib = b >= (int64_t(1) << 20);
+  const double x = double(b) / (mib ? 1048576.0 : 1024.0);
+  // Decimals by size, cut (not rounded up) so that 1023.99 stays within the unit: 1023, 64.5, 4.00.
+  const int decimals = x >= 100 ? 0 : x >= 10 ? 1 : 2;
+  const double scale = decimals == 0 ? 1 : decimals == 1 ? 10 : 100;
+  std::snprintf(buf, n, "%.*f %s", decimals, std::floor(x * scale) / scale, mib ? "MiB" : "KiB");
   return buf;
 }
 
@@ -43,7 +58,7 @@ void LabelledBar(float fraction, const char* text) {
     ImGui::ProgressBar(fraction, ImVec2(-1, 0), text);
     return;
   }
-  ImGui::TextWrapped("%s", text);
+  TextWrappedAtSpaces(text);
   ImGui::ProgressBar(fraction, ImVec2(-1, 0), "");
 }
 
@@ -59,17 +74,31 @@ void TextWrappedAtSpaces(const char* text) {
   const float w = ImGui::GetContentRegionAvail().x;
   const char* end = text + std::strlen(text);
   const char* line = text;
+  std::string out;  // the lines joined by newlines: one text item, at ImGui's own line spacing
   while (line < end) {
-    const char* cut = nullptr;  // the last space (or the end) up to which the line fits; at least one word
+    // The last space (or newline, or the end) up to which the line fits; at least one word. A
+    // newline ends the line where it stands.
+    const char* cut = nullptr;
     for (const char* q = line; q <= end; ++q) {
-      if (q != end && *q != ' ') continue;
+      if (q != end && *q != ' ' && *q != '\n') continue;
       if (cut && ImGui::CalcTextSize(line, q).x > w) break;
       cut = q;
-      if (q == end) break;
+      if (q == end || *q == '\n') break;
     }
-    ImGui::TextUnformatted(line, cut);
+    if (!out.empty()) out += '\n';
+    out.append(line, cut);
     line = cut + 1;
   }
+  ImGui::TextUnformatted(out.c_str(), out.c_str() + out.size());
+}
+
+void TextWrappedF(const char* fmt, ...) {
+  char buf[2048];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  TextWrappedAtSpaces(buf);
 }
 
 float PanelOverflowPx() {

@@ -46,6 +46,8 @@ inline float cell_text_px(const ImFont* f, float cw, float ch, float min_w) {
 }
 
 const char* fmt_bytes(char* buf, size_t n, int64_t b);
+// fmt_bytes in at most four digits, for a narrow table: "16.0 KiB", "256 KiB", "1023 KiB".
+const char* fmt_bytes_short(char* buf, size_t n, int64_t b);
 const char* fmt_value(char* buf, size_t n, float x, int decimals = 4);  // "-" for NaN (not there)
 const char* fmt_g(char* buf, size_t n, double x);
 void ErrorText(const std::string& msg);
@@ -57,6 +59,9 @@ const char* LongestFitting(float w, std::initializer_list<const char*> labels);
 // Text wrapped to the available width at spaces only: ImGui's own wrapping also breaks after '.',
 // which splits a number such as 51.04 across two lines.
 void TextWrappedAtSpaces(const char* text);
+// printf-style TextWrappedAtSpaces: the app's wrapped text with numbers in it (ImGui::TextWrapped
+// would print "written 264." and "00 KiB" on two lines).
+void TextWrappedF(const char* fmt, ...) IM_FMTARGS(1);
 // In a window, before its End(): how far the widest item drawn so far reaches past the content
 // width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
 float PanelOverflowPx();

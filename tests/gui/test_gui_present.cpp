@@ -55,7 +55,7 @@ TEST_CASE("display flags: each bad value gets one clear message naming the flag"
   CHECK(gui::parse_font_scale("0.75") == 0.75f);
   CHECK(gui::parse_font_scale("2.5") == 2.5f);
   CHECK(gui::parse_font_scale("1.3") == 1.3f);
-  for (const char* bad : {"0.74", "2.51", "0", "-1", "abc", "1.5x", "", "nan", "inf", "1e9"}) {
+  for (const char* bad : {"0.74", "2.51", "0", "-1", "abc", "1.5x", "", "nan", "inf", "1e9", "0x1.8", " 1.5"}) {
     INFO("--font-scale '" << bad << "'");
     REQUIRE_THROWS_WITH(gui::parse_font_scale(bad), StartsWith("--font-scale must be a number from 0.75 to 2.5"));
   }
