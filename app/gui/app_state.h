@@ -217,6 +217,8 @@ struct AppState {
   // How far the memory panel's widest item reached past its content width as last drawn (pixels;
   // 0 or less: nothing clipped at the right edge), for --dump-state.
   float memory_overflow_px = 0;
+  float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
+  bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
 
   ProblemForm form;
   std::string apply_error;     // why the last Apply failed (the old run stays)

@@ -7,6 +7,8 @@
 #include "core/backward.h"
 #include "core/schedule_registry.h"
 
+#include <imgui_internal.h>  // ImGuiTable: a cell's clip rectangle (the dump's table_clip_px)
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -159,6 +161,16 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const auto bytes = [&](char* buf, size_t size, int64_t x) {
     return compact ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
   };
+  // How far the widest cell's text reached past its cell (0: none cut), for the state dump.
+  float clip_px = 0;
+  const auto cell_text = [&](const char* text, const ImVec4* colour) {
+    const ImGuiTable* table = ImGui::GetCurrentTable();  // the cell's clip rectangle: what shows
+    const float right = table->Columns[ImGui::TableGetColumnIndex()].ClipRect.Max.x;
+    clip_px = std::max(clip_px, ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(text).x - right);
+    if (colour) ImGui::TextColored(*colour, "%s", text);
+    else ImGui::TextUnformatted(text);
+  };
+  const ImVec4 read_col = ImColor(kReadCol), write_col = ImColor(kWriteCol);
   if (ImGui::BeginTable("hbm", 4, tf)) {
     ImGui::TableSetupColumn("tensor");
     ImGui::TableSetupColumn("shape");
@@ -175,15 +187,13 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       if (cur)
         for (const HbmWrite& w : cur->writes) w_now |= w.tensor == tn;
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(tn == Tensor::L ? "L (lse)" : tensor_name(tn));
+      cell_text(tn == Tensor::L ? "L (lse)" : tensor_name(tn), nullptr);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(shape(tn, compact, c, sizeof c));
+      cell_text(shape(tn, compact, c, sizeof c), nullptr);
       ImGui::TableNextColumn();
-      if (r_now) ImGui::TextColored(ImColor(kReadCol), "%s", bytes(a, sizeof a, rd));
-      else ImGui::TextUnformatted(bytes(a, sizeof a, rd));
+      cell_text(bytes(a, sizeof a, rd), r_now ? &read_col : nullptr);
       ImGui::TableNextColumn();
-      if (w_now) ImGui::TextColored(ImColor(kWriteCol), "%s", bytes(b, sizeof b, wr));
-      else ImGui::TextUnformatted(bytes(b, sizeof b, wr));
+      cell_text(bytes(b, sizeof b, wr), w_now ? &write_col : nullptr);
     }
     auto never = [&](const char* name, const char* where) {
       ImGui::TableNextRow();
@@ -199,6 +209,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (const char* name : info.on_chip_only) never(name, "on chip");
     ImGui::EndTable();
   }
+  s.memory_table_clip_px = clip_px;
+  s.memory_table_compact = compact;
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),

@@ -198,7 +198,9 @@ nlohmann::json state_to_json(const AppState& s) {
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow},
                  {"part", c.part + 1}, {"parts", c.parts}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px}};
-  j["memory_panel"] = {{"overflow_px", s.memory_overflow_px}};
+  j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
+                       {"table_clip_px", s.memory_table_clip_px},
+                       {"table_compact", s.memory_table_compact}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
   nlohmann::json techniques = nlohmann::json::array();

@@ -74,7 +74,10 @@ void TextWrappedAtSpaces(const char* text) {
   const float w = ImGui::GetContentRegionAvail().x;
   const char* end = text + std::strlen(text);
   const char* line = text;
-  std::string out;  // the lines joined by newlines: one text item, at ImGui's own line spacing
+  // The lines joined by newlines: one text item, at ImGui's own line spacing. The buffer keeps its
+  // capacity from frame to frame, so that an idle frame allocates nothing (tests/gui's benchmark).
+  static std::string out;
+  out.clear();
   while (line < end) {
     // The last space (or newline, or the end) up to which the line fits; at least one word. A
     // newline ends the line where it stands.

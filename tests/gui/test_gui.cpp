@@ -547,6 +547,26 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
   }
 }
 
+TEST_CASE("the memory panel's HBM table cuts no cell, and is written in full where it fits", "[gui]") {
+  // Presentation mode at 1280x720 leaves the table about 350 px: "1024 x 64" and "256.00 KiB" were
+  // cut to "1024 x 6" and "256.00 Ki". There the shapes and byte counts are written short; at
+  // 1600x1000 in full. The dump measures each cell's text against its cell.
+  const std::string settings = out_path("memory-table-settings.json");
+  fs::remove(settings);
+  struct Case {
+    std::string args;
+    bool compact;
+  };
+  for (const Case& c : {Case{"--preset gpt2-medium --step 40 --presentation --size 1280x720", true},
+                        Case{"--preset backward --step 40 --presentation --size 1280x720", true},
+                        Case{"--preset gpt2-medium --step 40 --size 1600x1000", false}}) {
+    CAPTURE(c.args);
+    const nlohmann::json j = dumped_state("--settings " + settings + " " + c.args, "memory-table");
+    CHECK(j["memory_panel"]["table_clip_px"].get<double>() <= 0.5);
+    CHECK(j["memory_panel"]["table_compact"].get<bool>() == c.compact);
+  }
+}
+
 TEST_CASE("the Pipeline view's time axis labels do not overlap", "[gui][pipeline]") {
   // The hopper chapter's second page at 1280x720 puts the chart in the right column, where five-
   // digit labels 2000 clocks apart would run into each other: the tick spacing follows the labels'
