@@ -118,7 +118,7 @@ TEST_CASE("bench-gpu --decode --sdpa reads through the checked reader, before an
   check_refused(dir, "bench-gpu --decode --splits 0", "--splits: splits must be at least 1 (got 0)");
 }
 
-TEST_CASE("decode's partials count towards the simulated HBM; --splits 0 is refused", "[cli][hardening3][work]") {
+TEST_CASE("decode's partials count towards the simulated HBM, --splits 0 is refused", "[cli][hardening3][work]") {
   const fstest::TempDir tmp;
   const fsys::path dir = tmp.path;
   // S x Nq x (d + 1) x 4 B of partials: 8000 x 16384 x 257 x 4 = 135 GB.

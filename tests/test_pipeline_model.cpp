@@ -99,7 +99,7 @@ TEST_CASE("pipeline model: the costs follow the rates", "[pipeline]") {
 
 // Ping-pong can idle the tensor cores when a warpgroup's softmax (and wait) outlasts the other's
 // turn: then it may lose to free sharing. When it fits, the tensor cores never wait for a turn.
-TEST_CASE("pipeline model: ping-pong is never slower when the softmax fits in a turn; nothing beats the tensor cores", "[pipeline]") {
+TEST_CASE("pipeline model: ping-pong is never slower when the softmax fits in a turn, nothing beats the tensor cores", "[pipeline]") {
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<double> u(0.3, 3.0);
   int fitting = 0;

@@ -583,7 +583,7 @@ TEST_CASE("the Pipeline view's time axis labels do not overlap", "[gui][pipeline
   }
 }
 
-TEST_CASE("gui --course without a value opens the first unfinished chapter; --page 0 is refused and writes nothing",
+TEST_CASE("gui --course without a value opens the first unfinished chapter, --page 0 is refused and writes nothing",
           "[gui][course]") {
   const std::string settings = out_path("course-novalue-settings.json");
   fs::remove(settings);

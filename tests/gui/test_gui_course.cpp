@@ -95,7 +95,7 @@ TEST_CASE("gui --course: the page a number names is the step the app stands on",
   CHECK(o_value);
 }
 
-TEST_CASE("gui --course: pages and chapters follow each other; --page and the chapter are checked", "[gui][course]") {
+TEST_CASE("gui --course: pages and chapters follow each other, --page and the chapter are checked", "[gui][course]") {
   const std::string settings = fresh_settings("nav");
   gui::AppState s;
   gui::prepare_state(s, course_options(settings, "tiling", 0));
@@ -135,7 +135,7 @@ TEST_CASE("gui --course: pages and chapters follow each other; --page and the ch
   REQUIRE_THROWS_WITH(gui::prepare_state(bad, np), "--page needs --course");
 }
 
-TEST_CASE("gui --course: a wrong answer gets the hint, two get the answer; progress is remembered", "[gui][course]") {
+TEST_CASE("gui --course: a wrong answer gets the hint, two get the answer, progress is remembered", "[gui][course]") {
   const std::string settings = fresh_settings("answers");
   {
     gui::AppState s;
