@@ -113,9 +113,9 @@ void check_standard_float32(Schedule s, Dtype t) {
 void check_fp8_decode(int64_t d, int variant) {
   if (d != 64 && d != 128)
     throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
-  if (variant != 0 && variant != 9 && variant != 10)
+  if (variant != 0 && variant != 9 && (variant < 10 || variant > 12))
     throw InputError("the FP8 KV-cache decode runs split-kernel variants 9 and 10, paged or not (0 picks the "
-                     "default), not " + std::to_string(variant));
+                     "default; 11 and 12 in a ladder build), not " + std::to_string(variant));
 }
 
 void check_float32_storage(Dtype t) {
@@ -140,7 +140,8 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
                          std::to_string(gpu::tc::kFp8LadderLast) + " (" + gpu::fp8_rungs_at(true, false) + ": d = 64; " +
                          gpu::fp8_rungs_at(false, true) + ": d = 128)" +
                          "; with --schedule decode: the split kernel, 3 (every d), 5 and 9 (d = 64, 128 in fp16/bf16; 9: bulk "
-                         "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8");
+                         "copies with an L2 evict_first policy); --dtype fp8: 9 and 10 (batched keys); with the ladder also 4, 6, 7, 8, "
+                         "and for fp8 11 and 12 (10 with V of a paged stage by cp.async: all, or its second half)");
   verify->add_option("--tol", r.tol, "max rel difference CPU tiled vs GPU tiled (default 5e-6)");
   auto* b = verify->add_flag("--backward", r.bwd.backward,
                              "compare the backward pass's dQ, dK, dV (and fa1's dQ after every j) instead");

@@ -55,6 +55,12 @@
 //          block per row). Per key, the work every lane of variant 9's group repeats (a full
 //          shuffle reduction, the scale look-up, the softmax step) is here a quarter of a
 //          reduction per lane and one lane's score: decode_kernel.cuh's compute_batched.
+//      11, 12  (e4m3 only, the ladder's) variant 10 whose paged stages split their copies
+//          between the copy engine and every thread's cp.async (16-byte chunks through their own
+//          table entries, read a stage ahead; each thread arrives on the stage's mbarrier when its
+//          chunks have landed): 11 copies all of V by cp.async, 12 each stage's second half of V.
+//          Unpaged they are variant 10. The same bytes in the same places, so the same bits as
+//          10; measured slower than 10 paged (gpu/ladder/notes/decode.md).
 //     Variants 4-9 exist for d = 64, 128 in 16-bit storage (the decode benchmark's shapes). A
 //     default build compiles the defaults alone: 5 and 9 there, 3 for every other d and type
 //     (float32 storage, d = 16, 32, 256); 3 at d = 64, 128 in 16 bits, 4, 6, 7 and 8 are the
@@ -138,6 +144,7 @@ template <int G>
 void launch_split_fp8(const DecodeParams& p) {
   if (p.variant == 10) return launch_variant<__nv_fp8_e4m3, G, 10>(p);
 #if defined(FLASHSTEP_LADDER)
+  if (p.variant >= 11 && decode_ladder_launch(p, p.variant)) return;
   if (p.nq == 1 && decode_ladder_launch(p, 9)) return;
 #endif
   launch_split_kernel<__nv_fp8_e4m3, G, 4, 9>(p);
@@ -181,12 +188,16 @@ bool decode_variant_supported(int variant, int d, Storage dtype) {
 
 
 bool decode_fp8_supported(int variant, int d) {  // paged or not: it takes a block table
+#if defined(FLASHSTEP_LADDER)
+  return (d == 64 || d == 128) && (variant == 0 || (variant >= 9 && variant <= 12));
+#else
   return (d == 64 || d == 128) && (variant == 0 || variant == 9 || variant == 10);
+#endif
 }
 
 bool decode_fp8_one_row_kernel(int variant) {
 #if defined(FLASHSTEP_LADDER)
-  return variant == 9 || variant == 10;
+  return variant >= 9 && variant <= 12;
 #else
   return variant == 10;
 #endif

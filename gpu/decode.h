@@ -27,7 +27,7 @@ struct DecodeResult {
 
 // The split kernel's numbered variants (gpu/decode.cu's header); 0 = the default, the one
 // decode_default picks for the shape.
-inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 10;
+inline constexpr int kFirstDecodeVariant = 3, kLastDecodeVariant = 12;
 
 // The default split kernel and S of a decode run on this device (the rule and the sweep it
 // comes from: gpu/decode_backend.cpp). Needs the device (its SM count).

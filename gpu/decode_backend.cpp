@@ -327,7 +327,8 @@ void check_decode_variant(int variant, int64_t d, Dtype dtype) {
       throw InputError("the FP8 KV-cache decode takes d = 64 or 128 (got d = " + std::to_string(d) + ")");
     if (!decode_fp8_supported(variant, int(d)))
       throw InputError("decode kernel variant " + std::to_string(variant) +
-                       " has no fp8 version: the FP8 KV cache runs variants 9 and 10, paged or not (0 picks the default)");
+                       " has no fp8 version in this build: the FP8 KV cache runs variants 9 and 10, paged or not (0 picks the default; "
+                       "11 and 12 with -DFLASHSTEP_LADDER=ON)");
     return;
   }
   if (!decode_variant_exists(variant, d, dtype) && decode_variant_is_ladder(variant) && (d == 64 || d == 128) &&

@@ -163,8 +163,11 @@ __device__ __forceinline__ int scale_block(int key, int rows, float inv_rows) {
 // L = d / 16 lanes per key, 16 elements (one 16-byte word) each, KB keys per group per stage.
 template <typename T, int G, int R, int V>
 struct SplitTraits {
-  static constexpr bool kBatched = V == 10;
-  static_assert(!kBatched || kIsE4m3<T>, "variant 10 is the FP8 cache's");
+  static constexpr bool kBatched = V >= 10;
+  static_assert(!kBatched || kIsE4m3<T>, "variants 10-12 are the FP8 cache's");
+  // Variants 11 and 12: variant 10 whose paged stages take V by every thread's cp.async (11: all
+  // of V; 12: each stage's second half of keys), K and the rest of V by the copy engine.
+  static constexpr bool kLsuV = V == 11 || V == 12;
   static constexpr int kThreads = V == 5 || V >= 9 ? 256 : 128;
   static constexpr bool kPrefetch256 = V == 4 || V == 5;
   static constexpr bool kBulk = V >= 6;                   // stages by the bulk copy engine
@@ -317,6 +320,8 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
   // rows of the pool), piece i by lane i mod 32. `entry` is the table entry of this lane's first
   // piece (piece_entry), read before the call; further pieces (a stage over more than 32 pages)
   // read theirs here.
+  // Variants 11, 12, paged: stage keys from lsu_from on have their V copied by cp.async (issue_cp).
+  const int lsu_from = !Tr::kLsuV || !paged ? SK : V == 12 ? SK / 2 : 0;
   uint64_t policy = 0;  // variants 8-10: K and V lines first out of the L2
   if constexpr (Tr::kEvictFirst) policy = tc::evict_first_policy();
   const int lane32 = threadIdx.x % 32;
@@ -326,7 +331,13 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kStageElems);
     const uint32_t bar = tc::smem_addr(full + t % STAGES);
     constexpr uint32_t kRowBytes = uint32_t(D * sizeof(T));  // 128 or 256: a multiple of 16
-    if (lane32 == 0) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
+    // Variants 11, 12 (paged): V's keys from lsu_from on come by every thread's cp.async (issue_cp).
+    const int vkeys = Tr::kLsuV ? min(nkeys, lsu_from) : nkeys;
+    if constexpr (Tr::kLsuV) {
+      if (lane32 == 0) tc::mbar_expect_tx(bar, uint32_t(nkeys + vkeys) * kRowBytes);
+    } else {
+      if (lane32 == 0) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
+    }
     if (!paged) {
       if (lane32 == 0) {
         bulk_copy<Tr::kEvictFirst>(kd, Kg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
@@ -341,7 +352,12 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
         const int64_t row = int64_t(page) * P + (i == 0 ? kt - pg0 * P : 0);  // a mod P: past piece 0 a page starts
         const uint32_t off = uint32_t(a - kt) * kRowBytes, bytes = uint32_t(b - a) * kRowBytes;
         bulk_copy<Tr::kEvictFirst>(kd + off, Kg + row * D, bytes, bar, policy);
-        bulk_copy<Tr::kEvictFirst>(vd + off, Vg + row * D, bytes, bar, policy);
+        if constexpr (Tr::kLsuV) {
+          const int bv = min(b, kt + vkeys);  // V's part of the piece by the copy engine
+          if (bv > a) bulk_copy<Tr::kEvictFirst>(vd + off, Vg + row * D, uint32_t(bv - a) * kRowBytes, bar, policy);
+        } else {
+          bulk_copy<Tr::kEvictFirst>(vd + off, Vg + row * D, bytes, bar, policy);
+        }
       }
     }
   };
@@ -362,6 +378,39 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     return pg0 + lane32 <= last ? __ldg(table + pg0 + lane32) : 0;
   };
   const int table_ahead = paged ? p.table_ahead : 0;
+  // Variants 11, 12 (paged, an experiment): the copy engine takes K and part of V, every thread's
+  // 16-byte cp.async the rest of V (11: all of V; 12: the stage's second half of keys), so that a stage is fewer bulk copies without moving it all onto the load/store
+  // path (a stage by cp.async alone measured 12-14% slower than by bulk copies). Each thread's
+  // chunks go through their own table entries, read a stage ahead into registers; every thread
+  // then arrives on the stage's barrier when its chunks have landed (cp.async.mbarrier.arrive.noinc:
+  // the barrier counts the threads and the copy engine's arming lane). The same bytes land in the
+  // same places as variant 10's.
+  const bool by_lsu = Tr::kLsuV && paged;
+  constexpr int kCp = Tr::kBulk ? SK * CPK / kThreads : 1;  // at most (mode 4) chunks of V per thread per stage
+  static_assert(!Tr::kBulk || SK * CPK % kThreads == 0, "a stage's chunks are dealt evenly to the threads");
+  const int ncp = (SK - lsu_from) * CPK / kThreads;  // this mode's chunks per thread
+  auto cp_key = [&](int t, int i) {  // the key of this thread's chunk i of stage t; past the split, k0's
+    const int key = k0 + t * SK + lsu_from + (int(threadIdx.x) + i * kThreads) / CPK;
+    return t < nstages && key < k1 ? key : k0;
+  };
+  auto cp_pages = [&](int t, int (&pages)[kCp]) {  // the table entries of this thread's chunks of stage t
+#pragma unroll
+    for (int i = 0; i < kCp; ++i)
+      if (i < ncp) pages[i] = __ldg(table + cp_key(t, i) / p.page_size);
+  };
+  auto issue_cp = [&](int t, const int (&pages)[kCp]) {
+    const int kt = k0 + t * SK;
+    const uint32_t vd = tc::smem_addr(Vs + (t % STAGES) * Tr::kStageElems);
+#pragma unroll
+    for (int i = 0; i < kCp; ++i) {
+      const int c = lsu_from * CPK + int(threadIdx.x) + i * kThreads;
+      if (i < ncp && kt + c / CPK < k1) {  // keys past the split are not copied (bulk stages neither)
+        const int64_t row = int64_t(pages[i]) * p.page_size + cp_key(t, i) % p.page_size;
+        tc::cp_async16(vd + c * 16, Vg + row * D + (c % CPK) * (16 / int(sizeof(T))), 16);
+      }
+    }
+    tc::cp_async_mbar_arrive_noinc(tc::smem_addr(full + t % STAGES));
+  };
   // The arithmetic of one tile (TK keys from kt, at Kb, Vb): FD L7-L9 for every row.
   auto compute_tile = [&](const T* Kb, const T* Vb, int kt) {
     // This group's KPG keys of the tile (consecutive groups, consecutive keys).
@@ -563,7 +612,7 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
   };
   if constexpr (Tr::kBulk) {
     if (threadIdx.x == 0) {
-      for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), 1);
+      for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), by_lsu ? kThreads + 1 : 1);
       tc::mbar_init_fence();
     }
     __syncthreads();
@@ -583,12 +632,25 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t)
       if (t < nstages && warp == issuer(t)) issue_bulk(t, entry[t]);
+    int pages[kCp];  // variants 11, 12: the table entries of this thread's chunks of the next stage it copies
+    if (by_lsu) {
+#pragma unroll
+      for (int t = 0; t < STAGES - 1; ++t) {
+        cp_pages(t, pages);
+        if (t < nstages) issue_cp(t, pages);
+      }
+      cp_pages(STAGES - 1, pages);
+    }
     for (int t = 0; t < nstages; ++t) {
       // Buffer (t - 1) % STAGES was released by every thread at the end of step t - 1.
       const int ti = t + STAGES - 1;  // the stage to issue now
       if (ti < nstages) {
         if (warp == issuer(ti)) issue_bulk(ti, table_ahead > 0 || !paged ? ahead : piece_entry(ti));
         if (table_ahead > 0 && warp == issuer(ti + 1)) ahead = piece_entry(ti + 1);  // for the next step
+        if (by_lsu) {
+          issue_cp(ti, pages);
+          cp_pages(ti + 1, pages);  // for the next step, read while this stage is computed
+        }
       }
       tc::mbar_wait(tc::smem_addr(full + t % STAGES), uint32_t((t / STAGES) & 1));  // stage t has landed
       const T* Kb = Ks + (t % STAGES) * Tr::kStageElems;

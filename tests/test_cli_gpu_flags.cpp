@@ -89,12 +89,12 @@ TEST_CASE("verify and bench-gpu --tensor-cores refuse bad requests before lookin
       {"gpu --schedule decode --dtype fp8 --nk 64 --d 64", "on the GPU FP8 runs in flash-decoding"},
       {"verify --schedule fa2 --dtype fp8 --n 64 --d 64", "on the GPU FP8 runs in flash-decoding"},
       {"verify --schedule decode --dtype fp8 --nq 1 --nk 64 --d 32", "FP8 KV-cache decode takes d = 64 or 128"},
-      {"verify --schedule decode --dtype fp8 --nq 1 --nk 64 --d 64 --variant 3", "variants 9 and 10, paged or not (0 picks the default), not 3"},
+      {"verify --schedule decode --dtype fp8 --nq 1 --nk 64 --d 64 --variant 3", "variants 9 and 10, paged or not (0 picks the default; 11 and 12 in a ladder build), not 3"},
       {"verify --schedule decode --dtype fp8 --nq 1 --nk 64 --d 64 --page-size 16 --variant 5", "variants 9 and 10, paged or not"},
-      {"verify --schedule decode --dtype fp8 --nq 1 --nk 64 --d 128 --variant 11", "variants 9 and 10, paged or not (0 picks the default), not 11"},
+      {"verify --schedule decode --dtype fp8 --nq 1 --nk 64 --d 128 --variant 13", "variants 9 and 10, paged or not (0 picks the default; 11 and 12 in a ladder build), not 13"},
       {"bench-gpu --decode --dtype fp8 --d 32", "FP8 KV-cache decode takes d = 64 or 128"},
-      {"bench-gpu --decode --dtype fp8 --sweep-variants 9 5", "variants 9 and 10, paged or not (0 picks the default), not 5"},
-      {"bench-gpu --decode --dtype fp8 --sweep-variants 10 4", "variants 9 and 10, paged or not (0 picks the default), not 4"},
+      {"bench-gpu --decode --dtype fp8 --sweep-variants 9 5", "variants 9 and 10, paged or not (0 picks the default; 11 and 12 in a ladder build), not 5"},
+      {"bench-gpu --decode --dtype fp8 --sweep-variants 10 4", "variants 9 and 10, paged or not (0 picks the default; 11 and 12 in a ladder build), not 4"},
       {"bench-gpu --tensor-cores --reps 3", "--reps must be at least 20"},
       {"bench-gpu --tensor-cores --back-to-back 0", "--back-to-back must be between 1 and 1000"},
       {"bench-gpu --decode --back-to-back 1001", "--back-to-back must be between 1 and 1000"},
@@ -153,8 +153,8 @@ TEST_CASE("the tensor-core backward's commands refuse bad requests before lookin
 
 TEST_CASE("bench-gpu --decode refuses split-kernel variants that do not exist, before looking for a GPU", "[cli][decode]") {
   const Bad bad[] = {
-      {"bench-gpu --decode --sweep-variants 3 11", "--sweep-variants: 11 is not a decode kernel variant (3-10)"},
-      {"bench-gpu --decode --sweep-variants 2", "--sweep-variants: 2 is not a decode kernel variant (3-10)"},
+      {"bench-gpu --decode --sweep-variants 3 13", "--sweep-variants: 13 is not a decode kernel variant (3-12)"},
+      {"bench-gpu --decode --sweep-variants 2", "--sweep-variants: 2 is not a decode kernel variant (3-12)"},
       {"bench-gpu --decode --sweep-variants 6 --sweep-splits 0", "--sweep-splits: 0 is out of range 1..8192"},
       {"bench-gpu --decode --sweep-splits 4", "--sweep-splits goes with --sweep-variants"},
       {"bench-gpu --decode --read-streams --sweep-variants 6", "--read-streams and --sweep-variants are two different runs"},

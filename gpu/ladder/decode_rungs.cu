@@ -2,7 +2,8 @@
 // description: gpu/decode.cu's header; the defaults 5, 9 and 3 elsewhere are built there). Built
 // only with -DFLASHSTEP_LADDER=ON; 16-bit storage at d = 64 and 128, like the defaults 5 and 9.
 // With them the FP8 cache's variant 9 for one query row (its one-row kernel: variant 10 is the
-// default there, and a default build runs variant 9's one row in its four-row kernel).
+// default there, and a default build runs variant 9's one row in its four-row kernel), and the FP8
+// cache's variants 11 and 12 (variant 10 with V of a paged stage by cp.async).
 #include "gpu/decode_kernel.cuh"
 
 namespace flashstep::gpu {
@@ -26,6 +27,11 @@ bool launch_ladder(const DecodeParams& p, int v) {
 // False when variant v has no ladder kernel for this d and storage type.
 bool decode_ladder_launch(const DecodeParams& p, int v) {
   if (p.fp8) {  // p.dtype is O's type (bf16) here
+    if (v == 11 || v == 12) {
+      if (p.d == 64) return (v == 11 ? launch_variant<__nv_fp8_e4m3, 8, 11>(p) : launch_variant<__nv_fp8_e4m3, 8, 12>(p)), true;
+      if (p.d == 128) return (v == 11 ? launch_variant<__nv_fp8_e4m3, 16, 11>(p) : launch_variant<__nv_fp8_e4m3, 16, 12>(p)), true;
+      return false;
+    }
     if (v != 9 || p.nq != 1) return false;
     if (p.d == 64) return launch_split_kernel<__nv_fp8_e4m3, 8, 1, 9>(p), true;
     if (p.d == 128) return launch_split_kernel<__nv_fp8_e4m3, 16, 1, 9>(p), true;

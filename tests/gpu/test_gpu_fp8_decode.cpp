@@ -147,7 +147,7 @@ TEST_CASE("GPU fp8 decode refuses what it has no kernel for, before any work", "
   go.page_size = 16;
   CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, make_tiling(1, 100, 64, 4096, 0, 16), go),
                     Catch::Contains("no fp8 version"));
-  go.variant = 11;
+  go.variant = 13;
   CHECK_THROWS_WITH(gpu::decode_forward(x.data(), x.data(), x.data(), sh, 1.0f, make_tiling(1, 100, 64, 4096, 0, 16), go),
                     Catch::Contains("runs variants 9 and 10"));
 }

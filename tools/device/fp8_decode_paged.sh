@@ -22,6 +22,9 @@
 #      paged with P = 128 (one copy of K and one of V per stage, as unpaged); RUNS picks and
 #      orders these (p0 p16a3 p16io p128 p16a0 p16a1 p16a2 by default); the table last, with
 #      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
+# Variants 11 and 12 (variant 10 with all of V, or each stage's second half of V, by every
+# thread's cp.async): their verifies always, the four sanitizers on them with LSU=1, the speed as
+# RUNS tags p16v11 and p16v12 (a ladder build: they moved there after their measurement).
 # Every command has a timeout; a step that would start past BUDGET seconds is skipped and says
 # so. Outputs: $OUT/table.txt (the table last, with the summary), $OUT/summary.txt, $OUT/gpu.txt
 # and $OUT/logs.tar.gz (every log and JSON file).
@@ -50,7 +53,14 @@ VERIFY=(
 n=0
 for args in "${VERIFY[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
     "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6" \
-    "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5"; do
+    "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5" \
+    "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --variant 11" \
+    "--nq 1 --nk 12345 --d 128 --dtype fp8 --rotate --pattern outliers --page-size 3 --splits 7 --variant 11" \
+    "--nq 4 --nk 5000 --d 64 --dtype fp8 --page-size 7 --kv-len 3000 --splits 5 --variant 11" \
+    "--nq 1 --nk 30001 --d 64 --dtype fp8 --page-size 1 --splits 8 --variant 11" \
+    "--nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6 --variant 12" \
+    "--nq 1 --nk 9000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 300 --splits 4 --kv-len 8000 --variant 12" \
+    "--nq 1 --nk 30001 --d 64 --dtype fp8 --page-size 1 --splits 8 --variant 12"; do
   ahead=3
   case "$args" in AHEAD=*) ahead=${args%% *}; ahead=${ahead#AHEAD=}; args=${args#* } ;; esac
   echo "== FLASHSTEP_DECODE_TABLE_AHEAD=$ahead verify --schedule decode $args"
@@ -72,11 +82,14 @@ fi
 SMALLP="verify --schedule decode --nq 1 --nk 3000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 4"
 SMALL3="verify --schedule decode --nq 1 --nk 2000 --d 64 --dtype fp8 --page-size 3 --splits 3"
 for run in "memcheck p16 $SMALLP" "racecheck p16 $SMALLP" "synccheck p16 $SMALLP" "initcheck p16 $SMALLP" \
-    "memcheck p3 $SMALL3"; do
+    "memcheck p3 $SMALL3" ${LSU:+"memcheck p16v11 $SMALLP --variant 11" "racecheck p16v11 $SMALLP --variant 11" \
+    "synccheck p16v11 $SMALLP --variant 11" "initcheck p16v11 $SMALLP --variant 11" "memcheck p3v11 $SMALL3 --variant 11" \
+    "memcheck p16v12 $SMALLP --variant 12" "racecheck p16v12 $SMALLP --variant 12" "synccheck p16v12 $SMALLP --variant 12" \
+    "initcheck p16v12 $SMALLP --variant 12" "memcheck p3v12 $SMALL3 --variant 12"}; do
   set -- $run
   tool=$1 tag=$2
   shift 2
-  before 120 "compute-sanitizer $tool $tag" || continue
+  before $([ -n "${LSU:-}" ] && echo 190 || echo 120) "compute-sanitizer $tool $tag" || continue
   log=$W/sanitizer_${tool}_$tag.txt
   timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
   say "compute-sanitizer $tool ($tag): rc=$? $(sanitized "$log") $(grep -c '^PASS' "$log") PASS"
@@ -89,16 +102,16 @@ if before 130 "PyTorch bf16 decode"; then
 fi
 SDPA=(); [ -s "$W/sdpa.json" ] && SDPA=(--sdpa "$W/sdpa.json")
 for run in ${RUNS:-p0 p16a3 p16io p128 p16a0 p16a1 p16a2}; do
-  inorder=0
+  inorder=0 variant=10
   case $run in p0) set -- p0 0 3 ;; p128) set -- p128 128 3 ;; p16io) set -- p16io 16 3; inorder=1 ;;
-               p16a*) set -- $run 16 "${run#p16a}" ;; esac
+               p16a*) set -- $run 16 "${run#p16a}" ;; p16v*) set -- $run 16 3; variant=${run#p16v} ;; esac
   tag=$1 P=$2 ahead=$3
   before $((BUDGET - 35)) "fp8 sweep $tag" || continue
   pg=(); [ "$P" -gt 0 ] && pg=(--page-size "$P")
   FLASHSTEP_DECODE_PAGES_IN_ORDER=$inorder FLASHSTEP_DECODE_TABLE_AHEAD=$ahead timeout 35 "$FS" bench-gpu --decode --dtype fp8 --d 128 --nk 65536 262144 \
-    --heads 32 256 --sweep-variants 10 --sweep-splits 4 8 16 32 "${pg[@]}" "${SDPA[@]}" --back-to-back 10 \
+    --heads 32 256 --sweep-variants $variant --sweep-splits 4 8 16 32 "${pg[@]}" "${SDPA[@]}" --back-to-back 10 \
     --json-file "$W/sweep_$tag.json" > "$W/sweep_$tag.txt" 2>&1
-  say "bench-gpu --decode --dtype fp8 --sweep-variants 10, $tag (P $P, table ahead $ahead): rc=$? at $(($(date +%s) - T0)) s"
+  say "bench-gpu --decode --dtype fp8 --sweep-variants $variant, $tag (P $P, table ahead $ahead): rc=$? at $(($(date +%s) - T0)) s"
 done
 
 say "total $(($(date +%s) - T0)) s"
@@ -111,6 +124,7 @@ work, roof_ref = sys.argv[1], float(sys.argv[2])
 runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
         ("p16a1", "paged, 1: table ahead, warp 0"), ("p16a0", "paged, 0: at issue, warp 0 (before)"),
         ("p16io", "paged, 3, pages in pool order"),
+        ("p16v11", "paged, variant 11: V by cp.async"), ("p16v12", "paged, 12: half of V by cp.async"),
         ("p128", "paged P = 128 (a copy per stage)")]
 sdpa = {}
 try:
@@ -157,6 +171,11 @@ for nk, heads in shapes:
     bo = min((r["median_ms"] for r in res["p16io"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     print(f"  paged (default) / unpaged = {bp / bu:.3f}; paged before / paged default = {b0 / bp:.3f};"
           f" pages in pool order / unpaged = {bo / bu:.3f}")
+    for v in ("11", "12"):  # time over variant 10's, paged (below 1: faster)
+        bv = min((r["median_ms"] for r in res["p16v" + v][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
+        if bv == bv:
+            print(f"  paged variant {v} / variant 10 = {bv / bp:.3f} ({100 * bytes_kv / (bv * 1e6) / roof_ref:.1f}% of the roof,"
+                  f" {sdpa.get((nk, heads), float('nan')) / bv:.2f}x PyTorch)")
 for nk, heads, pct, x in verdicts:
     ok = pct >= 85 and x >= 1.8
     print(f"target paged Nk {nk} BxH {heads}: {pct:.1f}% of the roof (>= 85), {x:.2f}x PyTorch (>= 1.8): {'met' if ok else 'NOT met'}")
