@@ -219,6 +219,7 @@ struct AppState {
   float memory_overflow_px = 0;
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
+  bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
 
   ProblemForm form;
   std::string apply_error;     // why the last Apply failed (the old run stays)

@@ -11,6 +11,7 @@ namespace flashstep::gui {
 struct BenchState {
   char path[kPathField] = "";
   bool loaded = false;
+  float plot_h = 0;  // the last frame's plot area height in pixels (0: too small to draw); for the state dump
   plot::BenchData data;
   plot::FigureKind figure = plot::FigureKind::bc;
   int64_t d = 0;            // head dimension of the tflops and memory figures

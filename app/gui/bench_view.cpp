@@ -35,9 +35,15 @@ void DrawBenchView(AppState& s) {
       if (ImGui::RadioButton(label, b.d == d)) b.select(b.figure, d);
     }
   }
-  const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
-  if (avail.x < 50 || avail.y < 50) return;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (avail.x < 50) return;
+  // At least a readable plot (8 lines of text tall); the view scrolls for the rest.
+  const float fs = ImGui::GetFontSize();
+  avail.y = std::max(avail.y, plot::figure_height_for(b.shown, avail.x, ImGui::GetFont(), fs, 8 * fs));
   const ImVec2 p1(p0.x + avail.x, p0.y + avail.y);
+  const plot::FigureLayout lay = plot::layout_figure(b.shown, p0, p1, ImGui::GetFont(), fs);
+  b.plot_h = lay.fits ? lay.a1.y - lay.a0.y : 0;
   const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
   if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, b.shown, plot::dark_figure_style(), ImGui::GetFont(),
                        ImGui::GetFontSize(), mouse, b.hover, sizeof b.hover))

@@ -25,7 +25,13 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   ImGui::PopItemWidth();
   if (ImGui::Button("Load and compare")) s.load_compare();
   ImGui::SameLine();
-  if (ImGui::Button("Save this trace's O and lse to these paths")) {
+  // The longest label that fits the panel (at 1280x720 in presentation mode the full one was cut).
+  const float pad = 2 * ImGui::GetStyle().FramePadding.x;
+  const char* save = LongestFitting(ImGui::GetContentRegionAvail().x - pad,
+                                    {"Save this trace's O and lse to these paths", "Save O and lse to these paths", "Save O, lse"});
+  char save_id[96];
+  std::snprintf(save_id, sizeof save_id, "%s###save-o-lse", *save ? save : "Save");
+  if (ImGui::Button(save_id)) {
     try {
       if (!c.o_path[0]) std::snprintf(c.o_path, sizeof c.o_path, "flashstep-O.npy");
       if (!c.lse_path[0]) std::snprintf(c.lse_path, sizeof c.lse_path, "flashstep-lse.npy");

@@ -327,8 +327,12 @@ void DrawCourseRoofline(AppState& s) {
     DimText("This chapter has no roofline.");
     return;
   }
-  const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
-  if (avail.x < 50 || avail.y < 50) return;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (avail.x < 50) return;
+  // At least a readable plot (8 lines of text tall; its legend has a dozen rows): the page scrolls.
+  const float fs = ImGui::GetFontSize();
+  avail.y = std::max(avail.y, plot::figure_height_for(c.roofline, avail.x, ImGui::GetFont(), fs, 8 * fs));
   const ImVec2 p1(p0.x + avail.x, p0.y + avail.y);
   const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
   const plot::FigureStyle st = s.display.now.theme == Theme::light ? plot::light_figure_style() : plot::dark_figure_style();
@@ -368,7 +372,8 @@ void DrawCourseIoExplorer(AppState& s) {
     forms_h += ImGui::CalcTextSize(f.c_str(), nullptr, false, wrap).y + ImGui::GetFontSize() +
                ImGui::GetStyle().ItemSpacing.y;
   const ImVec2 p0 = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
-  const float fig_h = std::max(avail.y - forms_h, ImGui::GetFontSize() * 8);
+  const float fs = ImGui::GetFontSize();
+  const float fig_h = std::max(avail.y - forms_h, plot::figure_height_for(io.figure, avail.x, ImGui::GetFont(), fs, 8 * fs));
   if (avail.x >= 50) {
     const ImVec2 p1(p0.x + avail.x, p0.y + fig_h);
     const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);

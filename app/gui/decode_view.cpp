@@ -274,28 +274,51 @@ void DrawDecodeTraffic(const AppState& s) {
   const Traffic& g = base.forward_totals.traffic;
   const Problem& p = tr.problem;
   char a[32], b[32], c[32], d[32];
-  ImGui::Text("The splits' extra traffic against %s (S = %lld):", schedule_info(info.contrast).name, (long long)tr.tiling.S);
+  TextWrappedF("The splits' extra traffic against %s (S = %lld):", schedule_info(info.contrast).name, (long long)tr.tiling.S);
+  const int Q = int(Tensor::Q), Op = int(Tensor::Op), Lp = int(Tensor::Lp);
+  struct Row {
+    const char* name;
+    int64_t x, y;
+  };
+  const Row rows[] = {{"Q read", f.read[size_t(Q)], g.read[size_t(Q)]},
+                      {"O^(s), lse^(s) written", f.written[size_t(Op)] + f.written[size_t(Lp)], 0},
+                      {"O^(s), lse^(s) read", f.read[size_t(Op)] + f.read[size_t(Lp)], 0},
+                      {"whole forward", own.forward_totals.hbm_read_bytes + own.forward_totals.hbm_write_bytes,
+                       base.forward_totals.hbm_read_bytes + base.forward_totals.hbm_write_bytes}};
+  // Where the table in full does not fit (presentation mode at 1280x720), the byte counts are
+  // written short and the row names wrap in their cells; the columns stretch in proportion to
+  // what they hold, so that no number is cut.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float name_w = ImGui::CalcTextSize("bytes").x, num_w[2] = {0, 0};
+  for (const Row& r : rows) {
+    name_w = std::max(name_w, ImGui::CalcTextSize(r.name).x);
+    for (const int64_t x : {r.x, r.y}) {
+      num_w[0] = std::max(num_w[0], ImGui::CalcTextSize(fmt_bytes(a, sizeof a, x)).x);
+      num_w[1] = std::max(num_w[1], ImGui::CalcTextSize(fmt_bytes_short(a, sizeof a, x)).x);
+    }
+  }
+  for (float& w : num_w)
+    w = std::max({w, ImGui::CalcTextSize(info.name).x, ImGui::CalcTextSize(schedule_info(info.contrast).name).x});
+  const float cell = 2 * st.CellPadding.x + 1, room = ImGui::GetContentRegionAvail().x;
+  const bool compact = name_w + 2 * num_w[0] + 3 * cell + 2 > room;
+  const float label_w = std::max(ImGui::CalcTextSize("whole forward").x, room - 2 * num_w[compact] - 3 * cell - 4);
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("decode_extra", 3, tf)) {
-    ImGui::TableSetupColumn("bytes");
-    ImGui::TableSetupColumn(info.name);
-    ImGui::TableSetupColumn(schedule_info(info.contrast).name);
+    const ImGuiTableColumnFlags stretch = ImGuiTableColumnFlags_WidthStretch;
+    ImGui::TableSetupColumn("bytes", stretch, compact ? label_w : name_w);
+    ImGui::TableSetupColumn(info.name, stretch, num_w[compact]);
+    ImGui::TableSetupColumn(schedule_info(info.contrast).name, stretch, num_w[compact]);
     ImGui::TableHeadersRow();
-    auto row = [&](const char* name, int64_t x, int64_t y) {
+    const auto bytes = [&](char* buf, size_t n, int64_t x) { return compact ? fmt_bytes_short(buf, n, x) : fmt_bytes(buf, n, x); };
+    for (const Row& r : rows) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name);
+      TextWrappedAtSpaces(r.name);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(fmt_bytes(a, sizeof a, x));
+      ImGui::TextUnformatted(bytes(a, sizeof a, r.x));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(fmt_bytes(b, sizeof b, y));
-    };
-    const int Q = int(Tensor::Q), Op = int(Tensor::Op), Lp = int(Tensor::Lp);
-    row("Q read", f.read[size_t(Q)], g.read[size_t(Q)]);
-    row("O^(s), lse^(s) written", f.written[size_t(Op)] + f.written[size_t(Lp)], 0);
-    row("O^(s), lse^(s) read", f.read[size_t(Op)] + f.read[size_t(Lp)], 0);
-    row("whole forward", own.forward_totals.hbm_read_bytes + own.forward_totals.hbm_write_bytes,
-        base.forward_totals.hbm_read_bytes + base.forward_totals.hbm_write_bytes);
+      ImGui::TextUnformatted(bytes(b, sizeof b, r.y));
+    }
     ImGui::EndTable();
   }
   const int64_t extra = own.forward_totals.hbm_read_bytes + own.forward_totals.hbm_write_bytes -

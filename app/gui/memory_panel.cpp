@@ -143,21 +143,35 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     std::snprintf(buf, size, compact ? "%lldx%lld" : "%lld x %lld", (long long)rows, (long long)tensor_cols(tn, p.nk, p.d));
     return buf;
   };
-  // Where the table in full would not fit (presentation mode at 1280 x 720), shapes lose their
-  // spaces and byte counts their second decimal, so that no cell is cut.
-  bool compact = false;
-  {
-    const ImGuiStyle& st = ImGui::GetStyle();
-    float name_w = ImGui::CalcTextSize("tensor").x, shape_w = ImGui::CalcTextSize("shape").x;
-    for (size_t e = 0; e < n + nb; ++e) {
-      const Tensor tn = tensor_at(e);
-      name_w = std::max(name_w, ImGui::CalcTextSize(tn == Tensor::L ? "L (lse)" : tensor_name(tn)).x);
-      shape_w = std::max(shape_w, ImGui::CalcTextSize(shape(tn, false, c, sizeof c)).x);
-    }
-    const float bytes_w = std::max(ImGui::CalcTextSize("1023.99 KiB").x, ImGui::CalcTextSize("written").x);
-    const float full = name_w + shape_w + 2 * bytes_w + 8 * st.CellPadding.x + 5 * st.ItemSpacing.x;
-    compact = full > ImGui::GetContentRegionAvail().x;
+  // The columns' widths: their widest text, in full and short (byte counts as the run's last
+  // step has them: they only grow, so the choice below holds for the whole run). Where the table in full would not fit (presentation mode at 1280 x 720), shapes lose
+  // their spaces and byte counts their second decimal; where that does not fit either (decode's
+  // 4096x128 beside lse^(s)), the shape column goes (its tensor's tooltip gives the shape). The
+  // columns stretch in proportion to these widths, so that each gets at least its own.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float name_w = ImGui::CalcTextSize("tensor").x, shape_w[2] = {ImGui::CalcTextSize("shape").x, 0};
+  shape_w[1] = shape_w[0];
+  for (size_t e = 0; e < n + nb; ++e) {
+    const Tensor tn = tensor_at(e);
+    name_w = std::max(name_w, ImGui::CalcTextSize(tn == Tensor::L ? "L (lse)" : tensor_name(tn)).x);
+    shape_w[0] = std::max(shape_w[0], ImGui::CalcTextSize(shape(tn, false, c, sizeof c)).x);
+    shape_w[1] = std::max(shape_w[1], ImGui::CalcTextSize(shape(tn, true, c, sizeof c)).x);
   }
+  for (const char* name : info.on_chip_only) name_w = std::max(name_w, ImGui::CalcTextSize(name).x);
+  float bytes_w[2] = {ImGui::CalcTextSize("written").x, ImGui::CalcTextSize("written").x};
+  const Step* last = tr.steps.empty() ? cur : &tr.steps.back();
+  for (size_t e = 0; last && e < n + nb; ++e)
+    for (const int64_t x : {last->tensor_read[int(tensor_at(e))], last->tensor_written[int(tensor_at(e))]}) {
+      bytes_w[0] = std::max(bytes_w[0], ImGui::CalcTextSize(fmt_bytes(a, sizeof a, x)).x);
+      bytes_w[1] = std::max(bytes_w[1], ImGui::CalcTextSize(fmt_bytes_short(a, sizeof a, x)).x);
+    }
+  const float cell = 2 * st.CellPadding.x + 1;  // a column's padding and border
+  const auto need = [&](bool short_form, bool with_shape) {
+    return name_w + (with_shape ? shape_w[short_form] : 0) + 2 * bytes_w[short_form] + (with_shape ? 4 : 3) * cell + 2;
+  };
+  const float room = ImGui::GetContentRegionAvail().x;
+  const bool compact = need(false, true) > room;
+  const bool with_shape = need(true, true) <= room || !compact;
   const auto bytes = [&](char* buf, size_t size, int64_t x) {
     return compact ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
   };
@@ -171,11 +185,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     else ImGui::TextUnformatted(text);
   };
   const ImVec4 read_col = ImColor(kReadCol), write_col = ImColor(kWriteCol);
-  if (ImGui::BeginTable("hbm", 4, tf)) {
-    ImGui::TableSetupColumn("tensor");
-    ImGui::TableSetupColumn("shape");
-    ImGui::TableSetupColumn("read");
-    ImGui::TableSetupColumn("written");
+  if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, tf)) {
+    const ImGuiTableColumnFlags stretch = ImGuiTableColumnFlags_WidthStretch;
+    ImGui::TableSetupColumn("tensor", stretch, name_w);
+    if (with_shape) ImGui::TableSetupColumn("shape", stretch, shape_w[compact]);
+    ImGui::TableSetupColumn("read", stretch, bytes_w[compact]);
+    ImGui::TableSetupColumn("written", stretch, bytes_w[compact]);
     ImGui::TableHeadersRow();
     for (size_t e = 0; e < n + nb; ++e) {
       const Tensor tn = tensor_at(e);
@@ -188,8 +203,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
         for (const HbmWrite& w : cur->writes) w_now |= w.tensor == tn;
       ImGui::TableNextColumn();
       cell_text(tn == Tensor::L ? "L (lse)" : tensor_name(tn), nullptr);
-      ImGui::TableNextColumn();
-      cell_text(shape(tn, compact, c, sizeof c), nullptr);
+      if (with_shape) {
+        ImGui::TableNextColumn();
+        cell_text(shape(tn, compact, c, sizeof c), nullptr);
+      } else if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", shape(tn, false, c, sizeof c));
+      }
       ImGui::TableNextColumn();
       cell_text(bytes(a, sizeof a, rd), r_now ? &read_col : nullptr);
       ImGui::TableNextColumn();
@@ -199,8 +218,10 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(name);
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", where);
+      if (with_shape) {
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", where);
+      }
       ImGui::TableNextColumn();
       ImGui::TextDisabled("0 B");
       ImGui::TableNextColumn();
@@ -211,6 +232,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   }
   s.memory_table_clip_px = clip_px;
   s.memory_table_compact = compact;
+  s.memory_table_shape = with_shape;
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),

@@ -6,6 +6,7 @@
 #include "core/schedule_registry.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace flashstep::gui {
 
@@ -33,6 +34,11 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   const AlgorithmInfo& algo = bwd ? *info.backward_lines : *info.forward_lines;
   char title[160];  // a fixed buffer: an idle frame allocates nothing
   std::snprintf(title, sizeof title, "%s###algorithm", algo.title);
+  // A title wider than the panel keeps its name and drops the parenthesis, its source ("Algorithm
+  // 4 (FlashAttention backwar" was cut at 1280x720 in presentation mode).
+  const char* paren = std::strstr(algo.title, " (");
+  if (paren && ImGui::CalcTextSize(algo.title).x + 2 * ImGui::GetStyle().FramePadding.x > l.algo_size.x)
+    std::snprintf(title, sizeof title, "%.*s###algorithm", int(paren - algo.title), algo.title);
   if (!BeginPanel(title, l.algo_pos, l.algo_size, s)) return;
   const Trace& tr = s.run->trace;
   const Tiling& t = tr.tiling;
@@ -40,25 +46,23 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
 
   // Loop variables and the step's sentence first, so they stay visible at 1280 x 720.
   if (cur && cur->i >= 0 && !info.tiled)
-    ImGui::Text("row block i = %d of Tr = %lld", cur->i, (long long)t.Tr);
+    TextWrappedF("row block i = %d of Tr = %lld", cur->i, (long long)t.Tr);
   else if (cur && cur->i >= 0 && cur->j < 0)
-    ImGui::Text("i = %d of Tr = %lld  (j not in scope)", cur->i, (long long)t.Tr);
+    TextWrappedF("i = %d of Tr = %lld  (j not in scope)", cur->i, (long long)t.Tr);
   // i outer (FlashAttention-2's forward: Q_i is loaded before the j loop)
   else if (cur && cur->i >= 0 && !bwd && i_outer(algo))
-    ImGui::Text("i = %d of Tr = %lld,  j = %d of Tc = %lld", cur->i, (long long)t.Tr, cur->j, (long long)t.Tc);
+    TextWrappedF("i = %d of Tr = %lld,  j = %d of Tc = %lld", cur->i, (long long)t.Tr, cur->j, (long long)t.Tc);
   else if (cur && cur->i >= 0)
-    ImGui::Text("j = %d of Tc = %lld,  i = %d of Tr = %lld", cur->j, (long long)t.Tc, cur->i, (long long)t.Tr);
+    TextWrappedF("j = %d of Tc = %lld,  i = %d of Tr = %lld", cur->j, (long long)t.Tc, cur->i, (long long)t.Tr);
   else if (cur && cur->j >= 0)
-    ImGui::Text("j = %d of Tc = %lld  (i not in scope)", cur->j, (long long)t.Tc);
+    TextWrappedF("j = %d of Tc = %lld  (i not in scope)", cur->j, (long long)t.Tc);
   else
-    ImGui::Text("Tr = %lld, Tc = %lld  (no loop variable in scope)", (long long)t.Tr, (long long)t.Tc);
+    TextWrappedF("Tr = %lld, Tc = %lld  (no loop variable in scope)", (long long)t.Tr, (long long)t.Tc);
   if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x > ImGui::CalcTextSize("(0-based)").x + 12) {
     ImGui::SameLine();
     ImGui::TextDisabled("(0-based)");
   }
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(s.explanation.c_str());
-  ImGui::PopTextWrapPos();
+  TextWrappedAtSpaces(s.explanation.c_str());
   ImGui::Separator();
 
   ImGui::BeginChild("pseudocode", ImVec2(0, 0), false);

@@ -119,8 +119,14 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
 
   // m_i and l_i of one row after each merge (Alg1 L11, FA2 L9) over j.
   ImGui::Checkbox("follow block", &s.plot_follow);
+  // The slider takes what is left of the line beside its label (at most 8 font sizes): at 1280x720
+  // in presentation mode a fixed width pushed "row" under the scrollbar.
+  const ImGuiStyle& st = ImGui::GetStyle();
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  const float slider_w = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("row").x - st.ItemInnerSpacing.x;
+  if (slider_w < ImGui::GetFontSize() * 3) ImGui::NewLine();  // too narrow beside the checkbox: its own line
+  ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("row").x - st.ItemInnerSpacing.x,
+                                     ImGui::GetFontSize() * 3, ImGui::GetFontSize() * 8));
   if (ImGui::SliderInt("row", &s.plot_row, 0, int(p.nq) - 1)) s.plot_follow = false;
   s.plot_row = std::clamp(s.plot_row, 0, int(p.nq) - 1);
   const int64_t row = s.plot_row, bi = row / t.Br;
@@ -139,7 +145,9 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
                         merge_label);
     ImGui::PopTextWrapPos();
   } else if (done == 0) {
-    ImGui::TextDisabled("Row %lld has not been merged yet (%s).", (long long)row, merge_label);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedF("Row %lld has not been merged yet (%s).", (long long)row, merge_label);  // wrapped: it was cut
+    ImGui::PopStyleColor();
   } else if (first == done) {
     ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
   } else {

@@ -22,7 +22,7 @@ nlohmann::json bench_to_json(const BenchState& b) {
     series.push_back({{"label", x.label}, {"x", x.x}, {"y", x.y}, {"right", x.right}, {"bars", x.bars}});
   return {{"path", b.path}, {"loaded", b.loaded}, {"error", b.error}, {"figure", plot::figure_name(b.figure)},
           {"d", b.d}, {"title", b.shown.title}, {"empty", b.shown.empty}, {"series", series},
-          {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}};
+          {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}, {"plot_h_px", b.plot_h}};
 }
 
 nlohmann::json matrix_to_json(const Mat& m) {
@@ -200,7 +200,8 @@ nlohmann::json state_to_json(const AppState& s) {
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
-                       {"table_compact", s.memory_table_compact}};
+                       {"table_compact", s.memory_table_compact},
+                       {"table_shape", s.memory_table_shape}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
   nlohmann::json techniques = nlohmann::json::array();

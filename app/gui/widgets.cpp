@@ -117,9 +117,7 @@ const char* LongestFitting(float w, std::initializer_list<const char*> labels) {
 
 void DimText(const char* text) {
   ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
+  TextWrappedAtSpaces(text);  // at spaces: "once (260." and "00 KiB)" were two lines
   ImGui::PopStyleColor();
 }
 

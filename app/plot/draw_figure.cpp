@@ -90,6 +90,15 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
 
 }  // namespace
 
+float figure_height_for(const Figure& f, float width, ImFont* font, float size, float plot_h) {
+  const float F = size;
+  for (float h = 6 * F; h < 80 * F; h += 0.5f * F) {
+    const FigureLayout l = layout_figure(f, ImVec2(0, 0), ImVec2(width, h), font, size);
+    if (l.fits && l.a1.y - l.a0.y >= plot_h) return h;
+  }
+  return 80 * F;
+}
+
 FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size) {
   const Painter pt{nullptr, font, size};
   const float F = size, wrap = p1.x - p0.x - 1.2f * F;
@@ -173,10 +182,16 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   auto Y = [&](const Axis& a, double v) { return a1.y - float(a.fraction(v)) * ah; };
 
   dl->AddRectFilled(a0, a1, st.plot_background);
+  // A y tick's label is left out where it would touch the last one drawn (a short plot of many
+  // ticks: 1000, 300, 200, 100, ... ran into each other 10 px apart).
+  float label_top = FLT_MAX;
   for (const Tick& t : f.y.ticks) {
     const float ty = std::round(Y(f.y, t.value));
     dl->AddLine(ImVec2(a0.x, ty), ImVec2(a1.x, ty), st.grid);
     dl->AddLine(ImVec2(a0.x - 0.3f * F, ty), ImVec2(a0.x, ty), st.frame);
+    const float half = 0.5f * pt.text_size(t.label.c_str()).y;
+    if (label_top != FLT_MAX && std::abs(ty - label_top) < 2 * half + 0.15f * F) continue;
+    label_top = ty;
     pt.text_at(ImVec2(a0.x - 0.45f * F, ty), 1.0f, 0.5f, st.text, t.label.c_str());
   }
   float label_end = -FLT_MAX;  // a tick's label is left out where it would touch the previous one

@@ -33,6 +33,10 @@ struct FigureLayout {
   ImVec2 point(const Figure& f, const Series& s, size_t k) const;  // series s, point k, in pixels
 };
 FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size);
+// The least height (at most 80 font sizes) at which f, `width` pixels wide, has a plot area at
+// least plot_h pixels tall: a view gives its figure that much and scrolls, rather than drawing
+// "(too small: enlarge the window)" under its controls.
+float figure_height_for(const Figure& f, float width, ImFont* font, float size, float plot_h);
 
 // Draws f in [p0, p1] with `font` at `size` pixels. When `mouse` is over a point, writes its
 // series and values to hover (a tooltip's text) and returns true.
