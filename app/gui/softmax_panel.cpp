@@ -25,10 +25,13 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   // Algorithm 1 takes the tile's own statistics first (L10) and merges them next (L11).
   const bool fa2 = algorithm_has_role(*info.forward_lines, LineRole::online_softmax);
   // The line that merges m_i, l_i, from the schedule's table ("Alg1 L11", "FA2fwd L9").
+  // And the line that divides O_i by l_i ("FA2fwd L12", decode's "FD L11").
   const char* merge_label = "the merge";
+  const char* normalise_label = "the end";
   for (size_t q = 0; q < info.forward_lines->n_lines; ++q) {
     const LineInfo& li = info.forward_lines->lines[q];
     if (li.role == (fa2 ? LineRole::online_softmax : LineRole::merge_stats)) merge_label = li.label;
+    if (li.role == LineRole::normalise) normalise_label = li.label;
   }
 
   if (!info.tiled) {
@@ -64,7 +67,9 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     ImGui::Text("Block i = %lld (rows %lld-%lld), j = %lld", (long long)i, (long long)r0,
                 (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1), (long long)j);
     if (fa2) {
-      DimText("a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until L12");
+      char text[128];
+      std::snprintf(text, sizeof text, "a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until %s", normalise_label);
+      DimText(text);
       if (!st11) DimText(line_role(cur->line) == LineRole::skip ? "This tile is skipped: m_i and l_i are unchanged."
                                                     : "Line 9 of this (i, j) has not run yet.");
     } else {
