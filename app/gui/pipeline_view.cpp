@@ -207,12 +207,18 @@ void DrawBackwardBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState&
 
 void DrawPipelineView(AppState& s) {
   PipelineState& ps = s.pipeline;
-  if (ps.backward)
-    DimText("One SM of the default tensor-core backward over time, from the H200's rates (core/pipeline_backward.h; "
-            "flashstep explain --pipeline --backward prints the same). Bars that overlap on one unit share it.");
-  else
-    DimText("One SM of the Hopper forward kernel over time, from the H200's rates (core/pipeline_model.h; "
-            "flashstep explain --pipeline prints the same). Bars that overlap on one unit share it, unless the tensor cores serve in turn.");
+  // In a short panel (presentation mode at 1280 x 720) the paragraphs follow the chart, so that a
+  // first look shows the controls, the legend and the chart; otherwise they come first.
+  const bool short_panel = ImGui::GetContentRegionAvail().y < ImGui::GetFontSize() * 34;
+  const auto intro = [&] {
+    if (ps.backward)
+      DimText("One SM of the default tensor-core backward over time, from the H200's rates (core/pipeline_backward.h; "
+              "flashstep explain --pipeline --backward prints the same). Bars that overlap on one unit share it.");
+    else
+      DimText("One SM of the Hopper forward kernel over time, from the H200's rates (core/pipeline_model.h; "
+              "flashstep explain --pipeline prints the same). Bars that overlap on one unit share it, unless the tensor cores serve in turn.");
+  };
+  if (!short_panel) intro();
   bool changed = false;
   if (ps.rows.empty() && ps.timeline.segments.empty()) ps.rebuild();
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -254,17 +260,39 @@ void DrawPipelineView(AppState& s) {
   if (changed) ps.rebuild();
 
   const float fs0 = ImGui::GetFontSize();
+  // The kernel's paragraph and the model's prediction, before the chart or (short panel) after it.
+  const auto describe = [&] {
+    if (ps.backward) {
+      const pipeline::BackwardPrediction& p = ps.backward_prediction;
+      TextWrappedF("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
+                   "Br %d loaded by a producer warpgroup (TMA, 3 stages), two barriers per Q block, dQ added by "
+                   "the bulk copy engine under the next Q block; first %d Q blocks shown",
+                   pipeline::kBwdBc, pipeline::bwd_br(ps.d), PipelineState::kShownBlocks);
+      TextWrappedF("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
+                   "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
+                   p.clk_per_q_block, p.ms, p.tflops, 100 * p.share_tensor, 100 * p.share_softmax, 100 * p.share_memory,
+                   100 * p.share_idle);
+    } else {
+      const pipeline::Kernel& r = ps.kernel;
+      TextWrappedF("%s: %s", r.key.c_str(), r.what.c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+      TextWrappedF("Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(), r.Bc,
+                   r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
+                   r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
+      ImGui::PopStyleColor();
+      const pipeline::Prediction& p = ps.prediction;
+      TextWrappedF("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
+                   "softmax %.0f%%, load %.0f%%",
+                   p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
+                   100 * p.load_busy);
+    }
+  };
+  if (!short_panel) describe();
   if (ps.backward) {
-    const pipeline::BackwardPrediction& p = ps.backward_prediction;
-    TextWrappedF("the default backward (gpu/bwd_ws_kernel.cuh): Bc %d keys in 2 consumer warpgroups, Q blocks of "
-                       "Br %d loaded by a producer warpgroup (TMA, 3 stages), two barriers per Q block, dQ added by "
-                       "the bulk copy engine under the next Q block; first %d Q blocks shown",
-                pipeline::kBwdBc, pipeline::bwd_br(ps.d), PipelineState::kShownBlocks);
-    TextWrappedF("predicted: %.0f clocks per Q block, %.3f ms, %.0f TFLOP/s; a Q block's clocks: tensor %.0f%%, "
-                       "softmax alone %.0f%%, memory alone %.0f%%, idle %.0f%%",
-                p.clk_per_q_block, p.ms, p.tflops, 100 * p.share_tensor, 100 * p.share_softmax, 100 * p.share_memory,
-                100 * p.share_idle);
-    Swatch(kReadCol, false, "loads (KV: K_j, V_j once; L i: Q_i, dO_i, L_i, D_i)");
+    const float key_w = ImGui::GetContentRegionAvail().x - ImGui::GetTextLineHeight() - 4;  // beside the swatch
+    const char* loads = LongestFitting(key_w, {"loads (KV: K_j, V_j once; L i: Q_i, dO_i, L_i, D_i)",
+                                               "loads (KV: K_j, V_j; L i: Q_i, dO_i, L_i, D_i)", "loads (KV, L i)"});
+    Swatch(kReadCol, false, *loads ? loads : "loads");
     Swatch(kind_colour('S', true), false, "S^T", true);
     Swatch(kind_colour('P', true), false, "exp2", true);
     Swatch(kind_colour('D', true), false, "dP^T", true);
@@ -274,18 +302,6 @@ void DrawPipelineView(AppState& s) {
     Swatch(kind_colour('Q', true), false, "dQ", true);
     Swatch(kWriteCol, false, "A: dQ added, W: dK dV written", true);
   } else {
-    const pipeline::Kernel& r = ps.kernel;
-    TextWrappedF("%s: %s", r.key.c_str(), r.what.c_str());
-    ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
-    TextWrappedF("Br %d, Bc %d, %d K/V stages, %d thread block%s per SM%s; first %d K/V blocks shown", r.Br(), r.Bc,
-                       r.stages, r.ctas_per_sm, r.ctas_per_sm > 1 ? "s" : "",
-                       r.persistent ? " (persistent: one per SM over the tiles)" : "", PipelineState::kShownBlocks);
-    ImGui::PopStyleColor();
-    const pipeline::Prediction& p = ps.prediction;
-    TextWrappedF("predicted: %.0f clocks per K/V block, %.0f TFLOP/s (tensor-core ceiling %.0f); busy: tensor %.0f%%, "
-                       "softmax %.0f%%, load %.0f%%",
-                       p.clk_per_kv_block, p.tflops, p.bound_tflops, 100 * p.tensor_busy, 100 * p.softmax_busy,
-                       100 * p.load_busy);
     Swatch(kReadCol, false, "load Q, K, V");
     Swatch(IM_COL32(90, 150, 255, 255), false, "S = Q K^T", true);
     Swatch(kComputeCol, false, "softmax (exp2)", true);
@@ -335,6 +351,10 @@ void DrawPipelineView(AppState& s) {
   if (ps.backward) DrawBackwardBars(dl, b0, b1, ps);
   else DrawTechniqueBars(dl, b0, b1, ps);
   ImGui::Dummy(ImVec2(avail.x, total_h));
+  if (short_panel) {
+    describe();
+    intro();
+  }
 }
 
 }  // namespace flashstep::gui
