@@ -230,13 +230,15 @@ void DrawPipelineView(AppState& s) {
   for (int d : {64, 128}) {
     char label[16];
     std::snprintf(label, sizeof label, "d = %d", d);
-    SameLineIfFits(label, d == 64 ? ImGui::GetFontSize() * 2 : -1.0f);
+    if (d == 64) SameLineIfGroupFits({"d = 64", "d = 128"}, ImGui::GetFontSize() * 2);
+    else SameLineIfFits(label);
     if (ImGui::RadioButton(label, ps.d == d)) ps.d = d, changed = true;
   }
   for (int n : {4096, 16384}) {
     char label[16];
     std::snprintf(label, sizeof label, "N = %d", n);
-    SameLineIfFits(label, n == 4096 ? ImGui::GetFontSize() * 2 : -1.0f);
+    if (n == 4096) SameLineIfGroupFits({"N = 4096", "N = 16384"}, ImGui::GetFontSize() * 2);
+    else SameLineIfFits(label);
     if (ImGui::RadioButton(label, ps.n == n)) ps.n = n, changed = true;
   }
   SameLineIfFits("causal", ImGui::GetFontSize() * 2);

@@ -70,6 +70,16 @@ void SameLineIfFits(const char* label, float spacing) {
   if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
 }
 
+void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacing) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float w = 0;
+  for (const char* label : labels)
+    w += (w > 0 ? st.ItemSpacing.x : 0) + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
+  if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
+}
+
 void TextWrappedAtSpaces(const char* text) {
   const float w = ImGui::GetContentRegionAvail().x;
   const char* end = text + std::strlen(text);

@@ -68,6 +68,9 @@ float PanelOverflowPx();
 // Before a radio button or checkbox (after the first of a row): on the same line, `spacing` after
 // the last item, where it fits before the content region's right edge; else it starts a new line.
 void SameLineIfFits(const char* label, float spacing = -1.0f);
+// The same for a group of radio buttons or checkboxes that belong together (d = 64, d = 128): the
+// first continues the line only if the whole group fits there; each next one as SameLineIfFits.
+void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacing = -1.0f);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
 bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);
