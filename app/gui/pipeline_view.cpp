@@ -142,7 +142,7 @@ void DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState
     if (r.kernel.key == ps.technique) dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + row_h - 2), kShownCol);
     dl->AddText(ImVec2(p0.x + 4, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), r.kernel.key.c_str());
     const float h = (row_h - 4) / 2;
-    dl->AddRect(ImVec2(x0, y + 1), ImVec2(X(r.predicted), y + 1 + h), IM_COL32(250, 225, 60, 255), 0, 0, 2.0f);
+    dl->AddRect(ImVec2(x0, y + 1), ImVec2(X(r.predicted), y + 1 + h), kComputeCol, 0, 0, 2.0f);  // the theme's yellow
     if (r.measured.found) dl->AddRectFilled(ImVec2(x0, y + 2 + h), ImVec2(X(r.measured.value), y + 1 + 2 * h), kVisitedCol);
     char txt[128];
     if (r.measured.found) std::snprintf(txt, sizeof txt, "model %.0f, measured %.0f", r.predicted, r.measured.value);
@@ -153,7 +153,10 @@ void DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState
   const float y_end = p0.y + float(ps.rows.size()) * row_h;
   for (size_t k = 0; k < ps.references.size(); ++k) {
     const auto& m = ps.references[k];
-    const ImU32 col = k % 2 ? IM_COL32(120, 200, 200, 255) : IM_COL32(240, 120, 120, 255);
+    // Teal and red, darker on the light theme (the dark theme's 120, 200, 200 gave 1.9:1 there).
+    const bool light = ImGui::GetStyle().Colors[ImGuiCol_Text].x < 0.5f;  // dark text: the light theme
+    const ImU32 col = k % 2 ? (light ? IM_COL32(0, 120, 120, 255) : IM_COL32(120, 200, 200, 255))
+                            : (light ? IM_COL32(190, 40, 40, 255) : IM_COL32(240, 120, 120, 255));
     dl->AddLine(ImVec2(X(m.tflops), p0.y), ImVec2(X(m.tflops), y_end), col, 2.0f);
     char txt[96];
     std::snprintf(txt, sizeof txt, "%s %.0f", m.kernel.c_str(), m.tflops);
