@@ -8,13 +8,14 @@
 
 namespace flashstep {
 
-// A validator that runs parse(text, what) and reports its InputError's message.
+// A validator that runs parse(text, what) and reports its InputError's message. It keeps its own
+// copy of `what` (a flag's name may come from a temporary).
 template <class Parse>
-CLI::Validator strict(const char* what, Parse parse) {
+CLI::Validator strict(const std::string& what, Parse parse) {
   return CLI::Validator(
       [what, parse](std::string& text) {
         try {
-          parse(text, what);
+          parse(text, what.c_str());
         } catch (const InputError& e) {
           return std::string(e.what());
         }

@@ -1,6 +1,7 @@
 // flashstep: an educational step-through simulator of FlashAttention.
 // main() only dispatches; each subcommand lives with the part of the project it belongs to.
 #include "app/commands.h"
+#include "app/flag_checks.h"
 #include "app/version.h"  // generated from app/version.h.in
 #include "core/checked.h"
 #include "core/input_files.h"
@@ -47,17 +48,7 @@ static void refuse_empty_values(const CLI::App* app) {
 static void strict_whole_numbers(CLI::App* app) {
   for (CLI::Option* o : app->get_options([](CLI::Option*) { return true; })) {
     const std::string type = o->get_type_name(), name = o->get_name();
-    if (type == "FLOAT")
-      o->check(CLI::Validator(
-          [name](std::string& text) {
-            try {
-              flashstep::checked::parse_double(text, name.c_str());
-            } catch (const flashstep::InputError& e) {
-              return std::string(e.what());
-            }
-            return std::string();
-          },
-          "", "decimal number"));
+    if (type == "FLOAT") o->check(flashstep::strict(name, flashstep::checked::parse_double));
     if (type != "INT" && type != "UINT") continue;
     o->check(CLI::Validator(
         [name, type](std::string& text) {

@@ -29,20 +29,16 @@ void DrawBenchView(AppState& s) {
   }
   if (b.figure != plot::FigureKind::bc) {
     // The d buttons together: the first starts a new line unless all of them fit on this one.
-    const ImGuiStyle& st = ImGui::GetStyle();
     float group_w = 0;
+    char label[32];
     for (int64_t d : b.data.dims) {
-      char label[32];
       std::snprintf(label, sizeof label, "d = %lld", (long long)d);
-      group_w += (group_w > 0 ? st.ItemSpacing.x : 0) + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+      group_w += (group_w > 0 ? ImGui::GetStyle().ItemSpacing.x : 0) + ToggleWidth(label);
     }
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    const bool together = ImGui::GetItemRectMax().x + st.ItemSpacing.x + group_w <= right;
     for (int64_t d : b.data.dims) {
-      char label[32];
       std::snprintf(label, sizeof label, "d = %lld", (long long)d);
-      if (d != b.data.dims.front()) SameLineIfFits(label);
-      else if (together) ImGui::SameLine();
+      if (d == b.data.dims.front()) SameLineIfWidthFits(group_w);
+      else SameLineIfFits(label);
       if (ImGui::RadioButton(label, b.d == d)) b.select(b.figure, d);
     }
   }

@@ -32,6 +32,9 @@ void set_palette(Theme t) {
   kErrorText = light ? ImVec4(0.75f, 0.08f, 0.08f, 1.0f) : ImVec4(1.0f, 0.42f, 0.38f, 1.0f);
   kDimText = light ? ImVec4(0.36f, 0.38f, 0.43f, 1.0f) : ImVec4(0.65f, 0.67f, 0.72f, 1.0f);
   kPassText = light ? ImVec4(0.05f, 0.5f, 0.15f, 1.0f) : ImVec4(0.35f, 0.9f, 0.45f, 1.0f);
+  // The Pipeline view's PyTorch lines (the dark theme's teal gave 1.9:1 on the light panel).
+  kReferenceCols[0] = light ? IM_COL32(190, 40, 40, 255) : IM_COL32(240, 120, 120, 255);
+  kReferenceCols[1] = light ? IM_COL32(0, 120, 120, 255) : IM_COL32(120, 200, 200, 255);
   kBoundText = light ? ImVec4(0.62f, 0.38f, 0.0f, 1.0f) : ImVec4(0.95f, 0.75f, 0.3f, 1.0f);
 }
 

@@ -153,10 +153,7 @@ void DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState
   const float y_end = p0.y + float(ps.rows.size()) * row_h;
   for (size_t k = 0; k < ps.references.size(); ++k) {
     const auto& m = ps.references[k];
-    // Teal and red, darker on the light theme (the dark theme's 120, 200, 200 gave 1.9:1 there).
-    const bool light = ImGui::GetStyle().Colors[ImGuiCol_Text].x < 0.5f;  // dark text: the light theme
-    const ImU32 col = k % 2 ? (light ? IM_COL32(0, 120, 120, 255) : IM_COL32(120, 200, 200, 255))
-                            : (light ? IM_COL32(190, 40, 40, 255) : IM_COL32(240, 120, 120, 255));
+    const ImU32 col = kReferenceCols[k % 2];
     dl->AddLine(ImVec2(X(m.tflops), p0.y), ImVec2(X(m.tflops), y_end), col, 2.0f);
     char txt[96];
     std::snprintf(txt, sizeof txt, "%s %.0f", m.kernel.c_str(), m.tflops);

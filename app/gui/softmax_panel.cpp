@@ -126,12 +126,10 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   ImGui::Checkbox("follow block", &s.plot_follow);
   // The slider takes what is left of the line beside its label (at most 8 font sizes): at 1280x720
   // in presentation mode a fixed width pushed "row" under the scrollbar.
-  const ImGuiStyle& st = ImGui::GetStyle();
+  const float label_w = ImGui::CalcTextSize("row").x + ImGui::GetStyle().ItemInnerSpacing.x, fs = ImGui::GetFontSize();
   ImGui::SameLine();
-  const float slider_w = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("row").x - st.ItemInnerSpacing.x;
-  if (slider_w < ImGui::GetFontSize() * 3) ImGui::NewLine();  // too narrow beside the checkbox: its own line
-  ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("row").x - st.ItemInnerSpacing.x,
-                                     ImGui::GetFontSize() * 3, ImGui::GetFontSize() * 8));
+  if (ImGui::GetContentRegionAvail().x - label_w < fs * 3) ImGui::NewLine();  // too narrow beside the checkbox: its own line
+  ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x - label_w, fs * 3, fs * 8));
   if (ImGui::SliderInt("row", &s.plot_row, 0, int(p.nq) - 1)) s.plot_follow = false;
   s.plot_row = std::clamp(s.plot_row, 0, int(p.nq) - 1);
   const int64_t row = s.plot_row, bi = row / t.Br;

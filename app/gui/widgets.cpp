@@ -62,22 +62,23 @@ void LabelledBar(float fraction, const char* text) {
   ImGui::ProgressBar(fraction, ImVec2(-1, 0), "");
 }
 
-void SameLineIfFits(const char* label, float spacing) {
+float ToggleWidth(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
+void SameLineIfWidthFits(float w, float spacing) {
   const ImGuiStyle& st = ImGui::GetStyle();
-  const float w = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
   if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
 }
 
+void SameLineIfFits(const char* label, float spacing) { SameLineIfWidthFits(ToggleWidth(label), spacing); }
+
 void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacing) {
-  const ImGuiStyle& st = ImGui::GetStyle();
   float w = 0;
-  for (const char* label : labels)
-    w += (w > 0 ? st.ItemSpacing.x : 0) + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
-  if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
+  for (const char* label : labels) w += (w > 0 ? ImGui::GetStyle().ItemSpacing.x : 0) + ToggleWidth(label);
+  SameLineIfWidthFits(w, spacing);
 }
 
 void TextWrappedAtSpaces(const char* text) {

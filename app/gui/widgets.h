@@ -24,6 +24,7 @@ inline ImU32 kResidentCol = IM_COL32(240, 240, 240, 200);
 inline ImU32 kGridCol = IM_COL32(15, 15, 20, 230);
 inline ImU32 kEmptyEdgeCol = IM_COL32(62, 65, 74, 255);  // outline of a tile that is not there yet
 inline ImU32 kVisitedCol = IM_COL32(120, 225, 120, 255);
+inline ImU32 kReferenceCols[2] = {IM_COL32(240, 120, 120, 255), IM_COL32(120, 200, 200, 255)};  // set_palette
 inline ImU32 kHighlightCol = IM_COL32(70, 90, 160, 255);  // the current pseudocode line, table row
 inline ImU32 kShownCol = IM_COL32(45, 60, 105, 255);      // the shown schedule's column
 inline ImU32 kSkipFill = IM_COL32(38, 36, 34, 255);       // a tile the mask hides entirely
@@ -71,6 +72,9 @@ void SameLineIfFits(const char* label, float spacing = -1.0f);
 // The same for a group of radio buttons or checkboxes that belong together (d = 64, d = 128): the
 // first continues the line only if the whole group fits there; each next one as SameLineIfFits.
 void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacing = -1.0f);
+// A radio button's or checkbox's width with its label; the line break rule both take, for `w` pixels.
+float ToggleWidth(const char* label);
+void SameLineIfWidthFits(float w, float spacing = -1.0f);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
 bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);

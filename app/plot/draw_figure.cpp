@@ -91,12 +91,19 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
 }  // namespace
 
 float figure_height_for(const Figure& f, float width, ImFont* font, float size, float plot_h) {
-  const float F = size;
-  for (float h = 6 * F; h < 80 * F; h += 0.5f * F) {
-    const FigureLayout l = layout_figure(f, ImVec2(0, 0), ImVec2(width, h), font, size);
-    if (l.fits && l.a1.y - l.a0.y >= plot_h) return h;
+  // Heights in half font sizes from 6 to 80, searched by halving (a view calls this every frame):
+  // the plot grows with the height, so the least height that gives it plot_h is found in 8 layouts.
+  const auto enough = [&](int k) {
+    const FigureLayout l = layout_figure(f, ImVec2(0, 0), ImVec2(width, 0.5f * size * float(k)), font, size);
+    return l.fits && l.a1.y - l.a0.y >= plot_h;
+  };
+  int lo = 12, hi = 160;  // enough(hi) is taken as true: 80 font sizes is the most a figure gets
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (enough(mid)) hi = mid;
+    else lo = mid + 1;
   }
-  return 80 * F;
+  return 0.5f * size * float(lo);
 }
 
 FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size) {
