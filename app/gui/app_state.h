@@ -217,6 +217,9 @@ struct AppState {
   // How far the memory panel's widest item reached past its content width as last drawn (pixels;
   // 0 or less: nothing clipped at the right edge), for --dump-state.
   float memory_overflow_px = 0;
+  float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
+  float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
+  float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)

@@ -216,38 +216,67 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
     }
     return w;
   };
-  float hu1 = 1, hu2 = 1;
-  const float wu1 = units(row1, n1, &hu1), wu2 = units(row2, n2, &hu2);
-  auto fit_cw = [&](float extra1, float extra2) {
-    return std::clamp(std::min((avail.x - gap * float(n1) - extra1) / wu1, (avail.x - gap * float(n2 + 1) - extra2) / wu2),
-                      1.0f, 56.0f);
+  // A row's width at column width w: each box, or its name where that is wider, then a gap;
+  // `extra` is the wider gap between the gradients in HBM and the chip.
+  auto extent = [&](const Box* bs, int n, float w, float extra) {
+    float x = extra;
+    for (int e = 0; e < n; ++e) x += std::max(float(bs[e].shown_cols()) * w, ImGui::CalcTextSize(bs[e].name).x) + gap;
+    return x - gap;
   };
-  // A name wider than its box (D_i at a large font scale) pushes the next box over: the
-  // columns narrow by what those names take beyond their boxes.
-  auto overhang = [](const Box* bs, int n, float w) {
-    float x = 0;
-    for (int e = 0; e < n; ++e) x += std::max(0.0f, ImGui::CalcTextSize(bs[e].name).x - float(bs[e].shown_cols()) * w);
-    return x;
+  const float room = avail.x - 2;
+  // Row 2 holds the gradients in HBM and then the chip; where its names alone are wider than
+  // the view (a projector's 1024 x 768), the chip's boxes take a third row.
+  const bool split = extent(row2, n2, 1.0f, gap) > room;
+  const int n2a = split ? first_chip : n2;  // the boxes on row 2
+  auto fits = [&](float w) {
+    if (extent(row1, n1, w, 0) > room) return false;
+    if (split) return extent(row2, n2a, w, 0) <= room && extent(row2 + first_chip, n2 - first_chip, w, 0) <= room;
+    return extent(row2, n2, w, gap) <= room;
   };
-  float cw = fit_cw(0, 0);
-  cw = fit_cw(overhang(row1, n1, cw), overhang(row2, n2, cw));
-  const float ch = std::clamp((avail.y - 4 * lab - gap - legend_h) / (hu1 + hu2), 1.0f, 32.0f);
+  // The widest columns (up to 56 px) at which every row fits, found by halving.
+  float cw = 56.0f;
+  if (!fits(cw)) {
+    float lo = 1.0f, hi = cw;
+    for (int k = 0; k < 16; ++k) (fits(0.5f * (lo + hi)) ? lo : hi) = 0.5f * (lo + hi);
+    cw = lo;
+  }
+  float hu1 = 1, hu2 = 1, hu3 = 0;
+  units(row1, n1, &hu1);
+  units(row2, n2a, &hu2);
+  if (split) units(row2 + first_chip, n2 - first_chip, &hu3);
+  const float rows_n = split ? 3.0f : 2.0f;
+  // Rows fill the height left, but no flatter than 8 px (or the column width): below that the
+  // view scrolls rather than draw the matrices as lines.
+  const float ch = std::clamp((avail.y - 2 * rows_n * lab - (rows_n - 1) * gap - legend_h) / (hu1 + hu2 + hu3),
+                              std::min(cw, 8.0f), 32.0f);
   float x = origin.x + 2;
-  const float y1 = origin.y + 2 * lab, y2 = y1 + hu1 * ch + gap + 2 * lab;
+  const float y1 = origin.y + 2 * lab, y2 = y1 + hu1 * ch + gap + 2 * lab, y3 = y2 + hu2 * ch + gap + 2 * lab;
   for (int e = 0; e < n1; ++e) {
     row1[e].p0 = ImVec2(x, y1);
     row1[e].cw = cw;
     row1[e].ch = ch;
     x = std::max(row1[e].p1().x, x + ImGui::CalcTextSize(row1[e].name).x) + gap;
   }
+  // For --dump-state: how far the rows (boxes and the names over them) reach past the view.
+  s.backward_overflow_px = x - gap - (origin.x + avail.x);
   x = origin.x + 2;
+  float y = y2;
   for (int e = 0; e < n2; ++e) {
-    if (e == first_chip) x += gap;  // HBM | chip
-    row2[e].p0 = ImVec2(x, y2);
+    if (e == first_chip) {  // HBM | chip
+      s.backward_overflow_px = std::max(s.backward_overflow_px, x - gap - (origin.x + avail.x));
+      if (split) {
+        x = origin.x + 2;
+        y = y3;
+      } else {
+        x += gap;
+      }
+    }
+    row2[e].p0 = ImVec2(x, y);
     row2[e].cw = cw;
     row2[e].ch = ch;
     x = std::max(row2[e].p1().x, x + ImGui::CalcTextSize(row2[e].name).x) + gap;
   }
+  s.backward_overflow_px = std::max(s.backward_overflow_px, x - gap - (origin.x + avail.x));
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 dim = ImGui::GetColorU32(kDimText);
@@ -265,7 +294,13 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
     std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip for j = %d (i not in scope)", cur->j);
   else
     std::snprintf(buf, sizeof buf, "HBM: the gradients  |  on chip (no loop variable in scope)");
-  dl->AddText(ImVec2(origin.x, y2 - 2 * lab + 2), dim, fitting(buf, "HBM: the gradients | on chip"));
+  if (!split) {
+    dl->AddText(ImVec2(origin.x, y2 - 2 * lab + 2), dim, fitting(buf, "HBM: the gradients | on chip"));
+  } else {  // the same words over two rows: "HBM: the gradients ...", then what follows the "|"
+    const char* bar = std::strstr(buf, "|  ");
+    dl->AddText(ImVec2(origin.x, y2 - 2 * lab + 2), dim, buf, bar ? bar - 1 : nullptr);
+    if (bar) dl->AddText(ImVec2(origin.x, y3 - 2 * lab + 2), dim, fitting(bar + 3, "on chip"));
+  }
   for (int e = 0; e < n1; ++e) draw_box(dl, row1[e], gs.mono);
   for (int e = 0; e < n2; ++e) draw_box(dl, row2[e], gs.mono);
 
@@ -322,7 +357,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   for (int e = 0; e < n2; ++e) hover(s, row2[e]);
 
   // Legend.
-  const float ly = y2 + hu2 * ch + gap;
+  const float ly = (split ? y3 + hu3 * ch : y2 + hu2 * ch) + gap;
   ImGui::SetCursorScreenPos(ImVec2(origin.x, ly));
   if (!legend) {
     ImGui::Dummy(ImVec2(0, 0));

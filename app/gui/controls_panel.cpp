@@ -72,6 +72,22 @@ void HandleKeys(AppState& s) {
   if (ImGui::IsKeyPressed(GLFW_KEY_F2, false)) s.display.menu_open = true;
 }
 
+// Where the scrubber's "step k of n" goes in a slider frame [lo, hi]: centred in the wider of
+// the two spaces beside the grab, which is placed as ImGui's integer slider places it (a grab of
+// frame / (n + 1), at least GrabMinSize, inset 2 px). *gap gets the distance from the text to the
+// grab (negative: they overlap), for --dump-state.
+float ScrubberLabelX(float lo, float hi, size_t k, size_t n, float text_w, float grab_min, float* gap) {
+  const float pad = 2.0f, slider = (hi - lo) - 2 * pad;
+  const float grab = std::min(std::max(slider / float(n + 1), grab_min), slider);
+  const float t = n == 0 ? 0.0f : float(k) / float(n);
+  const float centre = lo + pad + grab * 0.5f + t * (slider - grab);
+  const float g0 = centre - grab * 0.5f, g1 = centre + grab * 0.5f;  // the grab's extent
+  const bool right = hi - g1 >= g0 - lo;
+  const float x = right ? (g1 + hi - text_w) * 0.5f : (lo + g0 - text_w) * 0.5f;
+  if (gap) *gap = right ? x - g1 : g0 - (x + text_w);
+  return x;
+}
+
 namespace {
 
 // Jump to the load of iteration (i, j): the run's only (a softmax row has no (i, j)).
@@ -149,9 +165,17 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   const float info_w = ImGui::GetFontSize() * 16;
   ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - info_w, 100.0f));
   int k = int(s.index());
-  char fmt[48];
-  std::snprintf(fmt, sizeof fmt, "step %%d of %zu", s.steps());
-  if (ImGui::SliderInt("##scrub", &k, 0, int(s.steps()), fmt)) s.seek(size_t(k));
+  // The slider draws no text of its own: ImGui centres it, where the grab covers it whenever
+  // the cursor is near the middle of the run. The label goes on the wider side of the grab.
+  if (ImGui::SliderInt("##scrub", &k, 0, int(s.steps()), "")) s.seek(size_t(k));
+  char label[48];
+  std::snprintf(label, sizeof label, "step %zu of %zu", s.index(), s.steps());
+  const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+  const float text_w = ImGui::CalcTextSize(label).x;
+  const float x = ScrubberLabelX(lo.x, hi.x, s.index(), s.steps(), text_w, ImGui::GetStyle().GrabMinSize,
+                                 &s.scrub_label_gap_px);
+  ImGui::GetWindowDrawList()->AddText(ImVec2(x, lo.y + ImGui::GetStyle().FramePadding.y),
+                                      ImGui::GetColorU32(ImGuiCol_Text), label);
   ImGui::SameLine();
   ImGui::TextUnformatted(where);
   ImGui::End();

@@ -31,6 +31,7 @@ struct Layout {
 Layout ComputeLayout(ImVec2 display, float controls_height, const DisplaySettings& d = DisplaySettings{},
                      float softmax_min_h = 0.0f);
 int ControlsRows(float width);  // rows of the controls panel at the current font size
+float ScrubberLabelX(float lo, float hi, size_t k, size_t n, float text_w, float grab_min, float* gap);  // the scrubber label's x
 
 // course_view.cpp: in course mode the text and questions take the left column, the page's side
 // panels the right one (CourseDisplay hides the others), and the page's panel is outlined.

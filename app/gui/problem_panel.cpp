@@ -22,24 +22,29 @@ void FieldError(const ProblemForm& f, Field which) {
   }
 }
 
+// A labelled field's label, with its width fitted to the column (FitLabel): at least 4 font
+// heights beside the label, else the label above.
+const char* fit(const char* label, float preferred) {
+  const FittedLabel f = FitLabel(label, preferred, ImGui::GetFontSize() * 4);
+  ImGui::SetNextItemWidth(f.width);
+  return f.label;
+}
+
 // The L2 model's fields, as `run --l2 SIZE --gpu NAME --heads H --ncu`.
 bool DrawL2Fields(ProblemForm& f) {
-  bool changed = ImGui::Checkbox("L2 model (DRAM bytes)", &f.l2);
+  bool changed = ImGui::Checkbox(FitToggle({"L2 model (DRAM bytes)###l2", "L2 model###l2", "L2###l2"}), &f.l2);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("An LRU L2 between HBM and SRAM, with the GPU's blocks in flight: the memory panel\n"
                       "adds the DRAM bytes beside the paper's HBM bytes (docs/l2-model.md). Forward only.");
   if (!f.l2) return changed;
   ImGui::Indent();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-  if (ImGui::Combo("GPU", &f.gpu, kGpuNames, 2)) changed = true;
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-  changed |= ImGui::InputText("L2 size", f.l2_size, sizeof f.l2_size);
+  if (ImGui::Combo(fit("GPU", ImGui::GetFontSize() * 5), &f.gpu, kGpuNames, 2)) changed = true;
+  SameLineIfWidthFits(ImGui::GetFontSize() * 5 + ImGui::CalcTextSize("L2 size").x);
+  changed |= ImGui::InputText(fit("L2 size", ImGui::GetFontSize() * 5), f.l2_size, sizeof f.l2_size);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bytes, or with KiB / MiB / GiB; empty: the GPU's own (h200 50MiB, a100 40MiB)");
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-  changed |= ImGui::InputScalar("heads", ImGuiDataType_S64, &f.heads);
+  changed |= ImGui::InputScalar(fit("heads", ImGui::GetFontSize() * 5), ImGuiDataType_S64, &f.heads);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Heads (B x H) the GPU runs in the same kernels: they share the L2");
-  ImGui::SameLine();
+  SameLineIfFits("as ncu");
   changed |= ImGui::Checkbox("as ncu", &f.ncu);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Also count as Nsight Compute does: the L2 emptied before each kernel,\n"
@@ -51,7 +56,7 @@ bool DrawL2Fields(ProblemForm& f) {
 
 void DrawProblemTab(AppState& s) {
   ProblemForm& f = s.form;
-  if (ImGui::BeginCombo("preset", s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str())) {
+  if (ImGui::BeginCombo(fit("preset", ImGui::GetFontSize() * 10), s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str())) {
     for (const std::string& n : s.preset_names)
       if (ImGui::Selectable(n.c_str())) {
         try {
@@ -65,7 +70,7 @@ void DrawProblemTab(AppState& s) {
   if (!s.preset_title.empty()) DimText(s.preset_title.c_str());
   if (!s.preset_description.empty()) DimText(s.preset_description.c_str());
   bool changed = false;
-  const float w = ImGui::GetFontSize() * 8;
+  const float w = ImGui::GetFontSize() * 8, least = ImGui::GetFontSize() * 4;
   ImGui::PushItemWidth(w);
   // "fa1 (Algorithm 1)", ...: one item per schedule in the registry, made once.
   static const std::vector<std::string> kScheduleItems = [] {
@@ -73,19 +78,24 @@ void DrawProblemTab(AppState& s) {
     for (const ScheduleInfo* si : schedules()) items.push_back(std::string(si->name) + " (" + si->paper_name + ")");
     return items;
   }();
-  int sched = schedule_column(f.schedule);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 15);
-  const auto item = [](void*, int k, const char** text) {
-    *text = kScheduleItems[size_t(k)].c_str();
-    return true;
-  };
-  if (ImGui::Combo("schedule", &sched, item, nullptr, int(kScheduleItems.size()))) {
-    f.schedule = kSchedules[size_t(std::clamp(sched, 0, int(kSchedules.size()) - 1))];
-    changed = true;
+  const int sched = std::clamp(schedule_column(f.schedule), 0, int(kScheduleItems.size()) - 1);
+  // The closed field shows "fa2 (FlashAttention-2)" where it fits, else the schedule's name alone.
+  const FittedLabel sl = FitLabel("schedule", ImGui::GetFontSize() * 15, ImGui::GetFontSize() * 4);
+  ImGui::SetNextItemWidth(sl.width);
+  const float preview_w = sl.width - ImGui::GetFrameHeight() - 2 * ImGui::GetStyle().FramePadding.x;
+  if (ImGui::BeginCombo(sl.label, LongestFitting(preview_w, {kScheduleItems[size_t(sched)].c_str(), schedules()[size_t(sched)]->name}))) {
+    for (size_t k = 0; k < kScheduleItems.size(); ++k)
+      if (ImGui::Selectable(kScheduleItems[k].c_str(), int(k) == sched)) {
+        f.schedule = kSchedules[k];
+        changed = true;
+      }
+    ImGui::EndCombo();
   }
-  const float half = (w - ImGui::GetStyle().ItemInnerSpacing.x) * 0.5f;
   // Two numbers on one line under one label (Nq, Nk; Br, Bc; the window).
   auto pair = [&](const char* id_a, int64_t* a, const char* label_b, int64_t* b) {
+    const FittedLabel fl = FitLabel(label_b, w, least);
+    const float half = (fl.width - ImGui::GetStyle().ItemInnerSpacing.x) * 0.5f;
+    label_b = fl.label;
     ImGui::SetNextItemWidth(half);
     bool c = ImGui::InputScalar(id_a, ImGuiDataType_S64, a);
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
@@ -97,16 +107,16 @@ void DrawProblemTab(AppState& s) {
     changed |= pair("##nq", &f.nq, "Nq, Nk (queries, keys)", &f.nk);
     FieldError(f, Field::nq);
     FieldError(f, Field::nk);
-    changed |= ImGui::InputScalar("d (head dim)", ImGuiDataType_S64, &f.d);
+    changed |= ImGui::InputScalar(fit("d (head dim)", w), ImGuiDataType_S64, &f.d);
     FieldError(f, Field::d);
   }
-  if (ImGui::InputScalar("M (elements)", ImGuiDataType_S64, &f.M)) {
+  if (ImGui::InputScalar(fit("M (elements)", w), ImGuiDataType_S64, &f.M)) {
     std::snprintf(f.M_kib, sizeof f.M_kib, "%g", double(f.M) * 4.0 / 1024.0);
     changed = true;
   }
   FieldError(f, Field::M);
   std::string kib_error;
-  if (ImGui::InputText("M (KiB of fp32)", f.M_kib, sizeof f.M_kib)) {
+  if (ImGui::InputText(fit("M (KiB of fp32)", w), f.M_kib, sizeof f.M_kib)) {
     // A decimal number, then optionally spaces and "KiB" or "k" (strtod alone would read 0x10).
     const std::string text = f.M_kib;
     const size_t num_end = std::min(text.size(), text.find_first_not_of("0123456789.eE+-"));
@@ -136,28 +146,27 @@ void DrawProblemTab(AppState& s) {
   FieldError(f, Field::M_kib);
   changed |= pair("##br", &f.br, "Br, Bc (0 = paper)", &f.bc);
   FieldError(f, Field::br);
-  changed |= ImGui::Checkbox("tau = 1/sqrt(d)", &f.default_scale);
+  changed |= ImGui::Checkbox(FitToggle({"tau = 1/sqrt(d)###tau1", "1/sqrt(d)###tau1"}), &f.default_scale);
   if (!f.default_scale) {
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-    changed |= ImGui::InputDouble("tau", &f.scale, 0, 0, "%.6g");
+    changed |= ImGui::InputDouble(fit("tau", ImGui::GetFontSize() * 6), &f.scale, 0, 0, "%.6g");
   }
   FieldError(f, Field::scale);
-  changed |= ImGui::Checkbox("causal mask", &f.options.mask.causal);
+  changed |= ImGui::Checkbox(FitToggle({"causal mask###causal", "causal###causal"}), &f.options.mask.causal);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Bottom-right aligned when Nq != Nk: the last query sees the last key");
   changed |= pair("##wl", &f.options.mask.window_left, "window L, R (-1 none)", &f.options.mask.window_right);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Sliding window: row r keeps keys [r + Nk - Nq - LEFT, r + Nk - Nq + RIGHT]; -1 = no limit");
   FieldError(f, Field::window);
-  changed |= ImGui::InputScalar("key length (-1 all)", ImGuiDataType_S64, &f.options.mask.kv_len);
+  changed |= ImGui::InputScalar(fit("key length (-1 all)", w), ImGuiDataType_S64, &f.options.mask.kv_len);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Key padding: only the first KV_LEN keys are valid (0..Nk; -1 = no padding)");
   FieldError(f, Field::kv_len);
-  changed |= ImGui::InputDouble("dropout p", &f.options.dropout, 0, 0, "%.4g");
+  changed |= ImGui::InputDouble(fit("dropout p", w), &f.options.dropout, 0, 0, "%.4g");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("P~_ij entries dropped with probability p in [0, 1) (Philox keyed by the seed)");
   FieldError(f, Field::dropout);
   static const char* const kDtypeItems[4] = {"fp32", "fp16", "bf16", "fp8"};
   int dt = int(f.options.dtype);
-  if (ImGui::Combo("storage (HBM)", &dt, kDtypeItems, 4)) {
+  if (ImGui::Combo(fit("storage (HBM)", w), &dt, kDtypeItems, 4)) {
     f.options.dtype = Dtype(std::clamp(dt, 0, 3));
     if (f.options.dtype != Dtype::fp8) {  // the scale and the rotation belong to fp8
       f.options.fp8_scale = Fp8Scale::none;
@@ -171,25 +180,25 @@ void DrawProblemTab(AppState& s) {
   FieldError(f, Field::dtype);
   if (f.options.dtype == Dtype::fp8) {
     bool per_block = f.options.fp8_scale == Fp8Scale::per_block;
-    if (ImGui::Checkbox("per-block scales", &per_block)) {
+    if (ImGui::Checkbox(FitToggle({"per-block scales###perblock", "per block###perblock"}), &per_block)) {
       f.options.fp8_scale = per_block ? Fp8Scale::per_block : Fp8Scale::per_tensor;
       changed = true;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("One scale per Q block (Br rows) and K, V block (Bc rows), else one per tensor");
-    changed |= ImGui::Checkbox("rotate Q, K (Hadamard)", &f.options.rotate);
+    changed |= ImGui::Checkbox(FitToggle({"rotate Q, K (Hadamard)###rotate", "rotate Q, K###rotate", "rotate###rotate"}), &f.options.rotate);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Incoherent processing: Q and K times a seeded random Hadamard matrix before quantisation (d a power of two)");
   }
-  changed |= ImGui::Checkbox("backward pass", &f.backward);
+  changed |= ImGui::Checkbox(FitToggle({"backward pass###bwd", "backward###bwd"}), &f.backward);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Then run the schedule's backward (Algorithm 4, FA2's Algorithm 2, Algorithm 3) on dO from the seed");
   changed |= DrawL2Fields(f);
-  changed |= ImGui::InputScalar("seed", ImGuiDataType_U64, &f.seed);
+  changed |= ImGui::InputScalar(fit("seed", w), ImGuiDataType_U64, &f.seed);
   FieldError(f, Field::seed);
-  changed |= ImGui::Checkbox("inputs from .npy files", &f.use_files);
+  changed |= ImGui::Checkbox(FitToggle({"inputs from .npy files###npy", ".npy inputs###npy", ".npy###npy"}), &f.use_files);
   if (!f.use_files) {
     const auto& pats = input_patterns();
-    if (ImGui::BeginCombo("pattern", pats[size_t(std::clamp(f.pattern, 0, int(pats.size()) - 1))].c_str())) {
+    if (ImGui::BeginCombo(fit("pattern", w), pats[size_t(std::clamp(f.pattern, 0, int(pats.size()) - 1))].c_str())) {
       for (size_t k = 0; k < pats.size(); ++k)
         if (ImGui::Selectable(pats[k].c_str(), int(k) == f.pattern)) {
           f.pattern = int(k);
@@ -213,10 +222,10 @@ void DrawProblemTab(AppState& s) {
 
   const bool ok = f.error.empty();
   if (!ok) ImGui::BeginDisabled();
-  if (ImGui::Button("Apply (new run)")) s.apply_form();
+  if (ImGui::Button(FitButton({"Apply (new run)###apply", "Apply###apply"}))) s.apply_form();
   if (!ok) ImGui::EndDisabled();
-  ImGui::SameLine();
-  if (ImGui::Button("Revert fields") && s.run) {
+  SameLineIfButtonFits("Revert");
+  if (ImGui::Button(FitButton({"Revert fields###revert", "Revert###revert"})) && s.run) {
     f.from_spec(s.run->spec);
     f.backward = s.run->backward;
     f.set_l2(s.run->l2);
@@ -233,11 +242,11 @@ void DrawExportTab(AppState& s) {
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##base", s.export_base, sizeof s.export_base);
   if (ImGui::Button("PNG screenshot")) s.export_as(ExportKind::png);
-  ImGui::SameLine();
+  SameLineIfButtonFits("Trace JSON");
   if (ImGui::Button("Trace JSON")) s.export_as(ExportKind::json);
-  ImGui::SameLine();
+  SameLineIfButtonFits("CSV");
   if (ImGui::Button("CSV")) s.export_as(ExportKind::csv);
-  ImGui::SameLine();
+  SameLineIfButtonFits("Chrome trace");
   if (ImGui::Button("Chrome trace")) s.export_as(ExportKind::chrome);
   if (!s.export_message.empty()) {
     ImGui::PushTextWrapPos(0.0f);
@@ -264,6 +273,7 @@ void DrawProblemPanel(AppState& s, const Layout& l) {
     }
     ImGui::EndTabBar();
   }
+  s.problem_overflow_px = PanelOverflowPx();
   ImGui::End();
 }
 

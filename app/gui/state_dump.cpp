@@ -197,7 +197,10 @@ nlohmann::json state_to_json(const AppState& s) {
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow},
                  {"part", c.part + 1}, {"parts", c.parts}};
-  j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px}};
+  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
+  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
+  j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
+                {"backward_overflow_px", s.backward_overflow_px}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
                        {"table_compact", s.memory_table_compact},

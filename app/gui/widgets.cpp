@@ -2,10 +2,12 @@
 
 #include <imgui_internal.h>  // ImGuiWindow: the extent of what a panel drew (PanelOverflowPx)
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace flashstep::gui {
 
@@ -63,8 +65,22 @@ void LabelledBar(float fraction, const char* text) {
 }
 
 float ToggleWidth(const char* label) {
-  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
+
+static float ButtonWidth(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+static const char* FirstFitting(std::initializer_list<const char*> labels, float (*width)(const char*)) {
+  const float avail = ImGui::GetContentRegionAvail().x;
+  for (const char* l : labels)
+    if (width(l) <= avail) return l;
+  return *(labels.end() - 1);
+}
+
+const char* FitToggle(std::initializer_list<const char*> labels) { return FirstFitting(labels, ToggleWidth); }
+const char* FitButton(std::initializer_list<const char*> labels) { return FirstFitting(labels, ButtonWidth); }
 
 void SameLineIfWidthFits(float w, float spacing) {
   const ImGuiStyle& st = ImGui::GetStyle();
@@ -74,6 +90,8 @@ void SameLineIfWidthFits(float w, float spacing) {
 }
 
 void SameLineIfFits(const char* label, float spacing) { SameLineIfWidthFits(ToggleWidth(label), spacing); }
+
+void SameLineIfButtonFits(const char* label, float spacing) { SameLineIfWidthFits(ButtonWidth(label), spacing); }
 
 void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacing) {
   float w = 0;
@@ -124,6 +142,20 @@ const char* LongestFitting(float w, std::initializer_list<const char*> labels) {
   for (const char* l : labels)
     if (ImGui::CalcTextSize(l).x <= w) return l;
   return "";
+}
+
+FittedLabel FitLabel(const char* label, float preferred, float least) {
+  static std::string hidden;  // one buffer: a frame's idle redraw allocates nothing once it is big enough
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float text = ImGui::CalcTextSize(label, nullptr, true).x;
+  const float beside = avail - text - ImGui::GetStyle().ItemInnerSpacing.x;
+  if (text == 0.0f || beside >= least) return {label, std::min(preferred, beside)};
+  const char* end = std::strstr(label, "##");
+  hidden.assign(label, end ? size_t(end - label) : std::strlen(label));
+  TextWrappedAtSpaces(hidden.c_str());  // the label above, wrapped where it is wider than the column
+  hidden.assign("##");
+  hidden.append(label);
+  return {hidden.c_str(), std::min(preferred, avail)};
 }
 
 void DimText(const char* text) {

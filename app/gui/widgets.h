@@ -72,9 +72,25 @@ void SameLineIfFits(const char* label, float spacing = -1.0f);
 // The same for a group of radio buttons or checkboxes that belong together (d = 64, d = 128): the
 // first continues the line only if the whole group fits there; each next one as SameLineIfFits.
 void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacing = -1.0f);
+// The same for a button.
+void SameLineIfButtonFits(const char* label, float spacing = -1.0f);
+// The first of a checkbox's (or a button's) labels, a long form then shorter ones, each written
+// "text###id" with the same id, that fits the rest of the line; the last where none does.
+const char* FitToggle(std::initializer_list<const char*> labels);
+const char* FitButton(std::initializer_list<const char*> labels);
 // A radio button's or checkbox's width with its label; the line break rule both take, for `w` pixels.
 float ToggleWidth(const char* label);
 void SameLineIfWidthFits(float w, float spacing = -1.0f);
+// A field and its label in a column that may be narrow (presentation mode, large text): the
+// field keeps `preferred` pixels where the label fits beside it and shrinks to no less than
+// `least` to make room; below that the label is drawn on a line of its own and the field, up to
+// `preferred` wide, goes under it. Gives the label to pass to the widget ("##" + label once it
+// has been drawn above; valid until the next call) and the field's width.
+struct FittedLabel {
+  const char* label;
+  float width;
+};
+FittedLabel FitLabel(const char* label, float preferred, float least);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
 bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);

@@ -547,28 +547,60 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
   }
 }
 
-TEST_CASE("the memory panel's HBM table cuts no cell, and is written in full where it fits", "[gui]") {
-  // Presentation mode at 1280x720 leaves the table about 350 px: "1024 x 64" and "256.00 KiB" were
-  // cut to "1024 x 6" and "256.00 Ki", decode's "4096 x 128" and "lse^(s)" too. There the byte
-  // counts are written short and, where that is not enough, the shape column goes; at 1600x1000
-  // the table is in full. The dump measures each cell's text against its cell.
-  const std::string settings = out_path("memory-table-settings.json");
+TEST_CASE("the scrubber's step label stays clear of its grab wherever the cursor is", "[gui]") {
+  // ImGui centres a slider's text, so with the cursor near the middle of a run the grab covered
+  // "step 13 of 27". The label now goes beside the grab; the dump gives the gap between them.
+  const std::string settings = out_path("scrub-label-settings.json");
+  fs::remove(settings);
+  for (const std::string args : {"--preset tiny --step 0", "--preset tiny --step 13", "--preset tiny --step 14",
+                                 "--preset tiny --step 27", "--preset gpt2-medium --step 776"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state("--settings " + settings + " " + args + " --presentation --size 1280x720", "scrub-label");
+    CHECK(j["controls"]["scrub_label_gap_px"].get<double>() > 0);
+  }
+}
+
+TEST_CASE("the HBM table, the problem editor and the backward's tiles stay inside their panels, on a projector's screen too", "[gui]") {
+  // Presentation mode at 1280x720 leaves the HBM table about 350 px: "1024 x 64" and "256.00 KiB"
+  // were cut to "1024 x 6" and "256.00 Ki", decode's "4096 x 128" and "lse^(s)" too. There the
+  // byte counts are written short and, where that is not enough, the shape column goes; the dump
+  // measures each cell's text against its cell.
+  // The problem editor (hidden in presentation mode, shown by --hide) kept 8 font heights for
+  // each field beside labels such as "Nq, Nk (queries, keys)", 114 px past its column at 1280x720:
+  // fields now narrow, and a label goes above where even that is not enough. The backward's
+  // second row of tiles ended in "dK~." at 1280x720 (its column width was fitted to names measured
+  // at a wider width), and at 1024x768 its names alone were 99 px too wide: the chip's tiles take a
+  // row of their own there. The dump gives how far each panel's content reaches past its width.
+  const std::string settings = out_path("panel-fit-settings.json");
   fs::remove(settings);
   struct Case {
-    std::string args;
-    bool full;
+    std::string args, overflow;
   };
-  for (const Case& c : {Case{"--preset gpt2-medium --step 40 --presentation --size 1280x720", false},
-                        Case{"--preset gpt2-medium --step 776 --presentation --size 1280x720", false},
-                        Case{"--preset decode --step 157 --presentation --size 1280x720", false},
-                        Case{"--course paged-kv --page 1 --presentation --size 1280x720", false},
-                        Case{"--preset backward --step 40 --presentation --size 1280x720", false},
-                        Case{"--preset gpt2-medium --step 40 --size 1600x1000", true},
-                        Case{"--preset decode --step 157 --size 1600x1000", true}}) {
+  const std::string problem = "/problem_panel/overflow_px", tiles = "/tiles/backward_overflow_px",
+                    table = "/memory_panel/table_clip_px";
+  for (const Case& c : {Case{"--preset gpt2-medium --step 40 --presentation --size 1280x720", table},
+                        Case{"--preset gpt2-medium --step 776 --presentation --size 1280x720", table},
+                        Case{"--preset decode --step 157 --presentation --size 1280x720", table},
+                        Case{"--course paged-kv --page 1 --presentation --size 1280x720", table},
+                        Case{"--preset backward --step 40 --presentation --size 1280x720", table},
+                        Case{"--preset gpt2-medium --step 40 --size 1600x1000", table},
+                        Case{"--preset decode --step 157 --size 1600x1000", table},
+                        Case{"--preset tiny --hide memory --presentation --size 1280x720", problem},
+                        Case{"--preset fp8 --hide algorithm,memory --presentation --size 1280x720", problem},
+                        Case{"--preset gpt2-medium --hide none --font-scale 2.5 --size 1280x720", problem},
+                        Case{"--preset tiny --size 1600x1000", problem},
+                        Case{"--preset backward --step 68 --size 1280x720 --presentation", tiles},
+                        Case{"--preset backward --step 68 --size 1024x768 --presentation", tiles},
+                        Case{"--preset backward --step 68 --size 1600x1000 --font-scale 2", tiles},
+                        Case{"--preset backward --step 68 --size 1600x1000", tiles}}) {
     CAPTURE(c.args);
-    const nlohmann::json j = dumped_state("--settings " + settings + " " + c.args, "memory-table");
-    CHECK(j["memory_panel"]["table_clip_px"].get<double>() <= 0.5);
-    if (c.full) CHECK((!j["memory_panel"]["table_compact"].get<bool>() && j["memory_panel"]["table_shape"].get<bool>()));
+    const nlohmann::json j = dumped_state("--settings " + settings + " " + c.args, "panel-fit");
+    CHECK(j.at(nlohmann::json::json_pointer(c.overflow)).get<double>() <= 0.5);
+  }
+  // Where there is room, the HBM table is written in full.
+  for (const std::string args : {"--preset gpt2-medium --step 40", "--preset decode --step 157"}) {
+    const nlohmann::json m = dumped_state("--settings " + settings + " --size 1600x1000 " + args, "panel-fit")["memory_panel"];
+    CHECK((!m["table_compact"].get<bool>() && m["table_shape"].get<bool>()));
   }
 }
 
