@@ -171,6 +171,21 @@ TEST_CASE("the legend goes under the plot where beside it the plot would be sque
   CHECK(tall.legend_y > tall.a1.y);
   CHECK(tall.legend_y + float(f.series.size()) / float(tall.legend_cols) * 1.35f * 15 <= 900 + 1);
   CHECK_FALSE(short_.legend_below);
+  // Narrower than its longest entry (the course's roofline at 1280x720 cut "13.96 FLOP/B" to
+  // "13.96 FLOP/"), the one column wraps each label at spaces within the figure, and the legend
+  // has at least the lines its labels' widths need at that width.
+  CHECK(tall.legend_text_w == 0);
+  const flashstep::plot::FigureLayout narrow = lay(230, 1600);
+  REQUIRE(narrow.legend_below);
+  REQUIRE(narrow.legend_cols == 1);
+  REQUIRE(narrow.legend_text_w > 0);
+  CHECK(narrow.legend_text_w + 3.0f * 15 <= 230);
+  int least_lines = 0;
+  for (const flashstep::plot::Series& s : f.series)
+    least_lines += int(std::ceil(ImGui::GetFont()->CalcTextSizeA(15, FLT_MAX, 0, s.label.c_str()).x / narrow.legend_text_w));
+  CHECK(narrow.legend_lines >= least_lines);
+  CHECK(narrow.legend_lines > int(f.series.size()));
+  CHECK(narrow.legend_y + float(narrow.legend_lines) * 1.35f * 15 <= 1600 + 1);
 }
 
 TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is drawn whole", "[plot][cli]") {

@@ -32,6 +32,29 @@ struct Painter {
   }
 };
 
+// The end of the first line of [s, e) in w pixels, broken at a space (ImGui's own wrapping also
+// breaks after '.', which would split "13.96"); the first word whole where even it is wider.
+const char* line_end(const Painter& pt, const char* s, const char* e, float w) {
+  const char* fits = nullptr;
+  for (const char* q = s; q <= e; ++q) {
+    if (q != e && *q != ' ') continue;
+    if (pt.font->CalcTextSizeA(pt.size, FLT_MAX, 0, s, q).x > w) return fits ? fits : q;
+    fits = q;
+  }
+  return e;
+}
+
+// The lines a label takes at w pixels (w = 0: one).
+int label_lines(const Painter& pt, const std::string& label, float w) {
+  if (w <= 0) return 1;
+  int n = 0;
+  for (const char *s = label.c_str(), *e = s + label.size(); s < e; ++n) {
+    s = line_end(pt, s, e, w);
+    while (s < e && *s == ' ') ++s;
+  }
+  return std::max(n, 1);
+}
+
 float widest_tick(const Painter& pt, const Axis& a) {
   float w = 0;
   for (const Tick& t : a.ticks) w = std::max(w, pt.text_size(t.label.c_str()).x);
@@ -127,12 +150,21 @@ FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, 
   // The legend right of the plot, or under it in columns where that leaves the plot a clearly
   // larger readable area (a quarter more; a plot up to twice as wide as tall counts its width).
   const int cols = std::max(1, int((p1.x - p0.x - 1.2f * F) / legend_w));
-  const float legend_h = float((int(f.series.size()) + cols - 1) / cols) * 1.35f * F + 0.4f * F;
+  // One column narrower than the longest entry: the labels wrap (the sample takes 3 font sizes).
+  const float text_w = legend_w > p1.x - p0.x - 1.2f * F ? p1.x - p0.x - 3.6f * F : 0.0f;
+  int lines = (int(f.series.size()) + cols - 1) / cols;
+  if (text_w > 0) {
+    lines = 0;
+    for (const Series& s : f.series) lines += label_lines(pt, s.label, text_w);
+  }
+  const float legend_h = float(lines) * 1.35f * F + 0.4f * F;
   const float right_below = p1.x - l.right_ticks - 0.4f * F, bottom_below = bottom - legend_h;
   auto score = [](float w, float h) { return std::min(w, 2 * h); };
   if (!f.series.empty() && score(right_below - left, bottom_below - top) > 1.25f * score(right - left, bottom - top)) {
     l.legend_below = true;
     l.legend_cols = cols;
+    l.legend_text_w = text_w;
+    l.legend_lines = lines;
     right = right_below;
     bottom = bottom_below;
   }
@@ -271,18 +303,27 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
 
   // Legend, right of the right-hand axis, or in columns under the x axis' label.
   const float line_h = 1.35f * F;
+  float wrapped_y = lay.legend_y;  // where the next wrapped entry starts
   for (size_t k = 0; k < f.series.size(); ++k) {
     const int col = lay.legend_below ? int(k) % lay.legend_cols : 0, row = lay.legend_below ? int(k) / lay.legend_cols : int(k);
     const float lx = lay.legend_below ? p0.x + 0.6f * F + float(col) * lay.legend_w : a1.x + right_ticks + 0.6f * F;
-    const float ly = (lay.legend_below ? lay.legend_y : a0.y) + float(row) * line_h;
+    const float ly = lay.legend_text_w > 0 ? wrapped_y : (lay.legend_below ? lay.legend_y : a0.y) + float(row) * line_h;
     legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], st.palette[f.series[k].colour % 8], lw, mr);
-    pt.text(ImVec2(lx + 2.4f * F, ly), st.text, f.series[k].label.c_str());
+    const std::string& label = f.series[k].label;
+    if (lay.legend_text_w <= 0 || label.empty()) {
+      if (lay.legend_text_w > 0) wrapped_y += line_h;
+      pt.text(ImVec2(lx + 2.4f * F, ly), st.text, label.c_str());
+      continue;
+    }
+    for (const char *s = label.c_str(), *e = s + label.size(); s < e; wrapped_y += line_h) {
+      const char* end = line_end(pt, s, e, lay.legend_text_w);
+      dl->AddText(pt.font, pt.size, ImVec2(lx + 2.4f * F, wrapped_y), st.text, s, end);
+      for (s = end; s < e && *s == ' ';) ++s;
+    }
   }
 
   // Notes under the x axis' label (and the legend, when it is there).
-  float ny = lay.legend_below ? lay.legend_y + float((int(f.series.size()) + lay.legend_cols - 1) / lay.legend_cols) * line_h +
-                                    0.4f * F
-                              : a1.y + 3.0f * F;
+  float ny = lay.legend_below ? lay.legend_y + float(lay.legend_lines) * line_h + 0.4f * F : a1.y + 3.0f * F;
   for (const std::string& n : f.notes) {
     pt.text(ImVec2(p0.x + 0.6f * F, ny), st.dim, n.c_str(), wrap);
     ny += pt.text_size(n.c_str(), wrap).y;

@@ -30,6 +30,10 @@ struct FigureLayout {
   bool legend_below = false;
   int legend_cols = 1;
   float legend_w = 0, legend_y = 0;
+  // Under the plot in one column narrower than its longest entry, each label wraps at spaces to
+  // legend_text_w pixels (0: no wrapping); legend_lines counts the legend's lines of text.
+  float legend_text_w = 0;
+  int legend_lines = 0;
   ImVec2 point(const Figure& f, const Series& s, size_t k) const;  // series s, point k, in pixels
 };
 FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, float size);
