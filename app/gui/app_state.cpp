@@ -92,11 +92,29 @@ void AppState::set_run(std::unique_ptr<RunView> v) {
   // The Pipeline view models the pass being stepped: a run that adds or drops the backward turns
   // it to that pass (the user's forward/backward choice stands until the run's pass changes).
   const bool pass_changed = !run || run->backward != v->backward;
+  // So do its d (where the view has it: 64 or 128) and its causal mask, and the Bench view's d
+  // (where the file has it), each when the run's own value changes.
+  const Problem& np = v->trace.problem;
+  const bool d_changed = !run || run->trace.problem.d != np.d;
+  const bool causal_changed = !run || run->trace.problem.mask.causal != np.mask.causal;
   run = std::move(v);
+  bool rebuild = false;
   if (pass_changed && pipeline.backward != run->backward) {
     pipeline.backward = run->backward;
-    pipeline.rebuild();
+    rebuild = true;
   }
+  if (d_changed && (np.d == 64 || np.d == 128) && pipeline.d != int(np.d)) {
+    pipeline.d = int(np.d);
+    rebuild = true;
+  }
+  if (causal_changed && pipeline.causal != np.mask.causal) {
+    pipeline.causal = np.mask.causal;
+    rebuild = true;
+  }
+  if (rebuild) pipeline.rebuild();
+  const std::vector<int64_t>& dims = bench.data.dims;
+  if (d_changed && !bench.loaded) bench.d = np.d;  // the file, read later, keeps it where it has it
+  else if (d_changed && std::find(dims.begin(), dims.end(), np.d) != dims.end()) bench.select(bench.figure, np.d);
   cursor = std::make_unique<Cursor>(run->trace);
   const Mask& mask = run->trace.problem.mask;
   mask_text = mask.any() ? mask.describe() : std::string();

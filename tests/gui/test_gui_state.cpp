@@ -343,6 +343,28 @@ TEST_CASE("lesson and compare views", "[gui]") {
   }
 }
 
+TEST_CASE("the Pipeline and Bench views follow the run's d and causal mask, and keep a choice made in them", "[gui]") {
+  // gpt2-medium is one head at d = 64: both views open at d = 64 (they opened at 128 and the
+  // file's first d whatever the preset). A run at d = 4 leaves them where they were.
+  nlohmann::json d = state_after(options("gpt2-medium", 0, 0, ""));
+  CHECK(d["pipeline"]["d"] == 64);
+  CHECK(d["bench"]["d"] == 64);
+  CHECK(d["pipeline"]["causal"] == false);
+  d = state_after(options("causal", 0, 0, ""));
+  CHECK(d["pipeline"]["causal"] == true);
+  CHECK(d["pipeline"]["d"] == 128);  // d = 4 is no d of the view's
+  // A choice made in the view stands while the run's own d and mask do not change...
+  d = state_after("set d 64; apply; pipeline d 128; pipeline causal 1; set nq 16; apply");
+  CHECK(d["pipeline"]["d"] == 128);
+  CHECK(d["pipeline"]["causal"] == true);
+  // ...and a run that changes them moves the view.
+  d = state_after("pipeline d 64; set d 128; set M 65536; set causal 1; apply");
+  REQUIRE(d["problem"]["d"] == 128);
+  CHECK(d["pipeline"]["d"] == 128);
+  CHECK(d["pipeline"]["causal"] == true);
+  CHECK(d["bench"]["d"] == 128);
+}
+
 TEST_CASE("bad options fail with one clear message before any window", "[gui]") {
   const auto [preset, view, script, expect] = GENERATE(table<std::string, std::string, std::string, std::string>({
       {"nope", "", "", "unknown preset 'nope'"},
