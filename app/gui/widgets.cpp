@@ -177,7 +177,7 @@ void Swatch(ImU32 col, bool outline, const char* label, bool same_line) {
   else dl->AddRectFilled(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col);
   ImGui::Dummy(ImVec2(h, h));
   ImGui::SameLine(0, 4);
-  ImGui::TextUnformatted(label);
+  TextWrappedAtSpaces(label);  // beside the swatch, wrapped where the line is too short for it
 }
 
 void PlaceWindow(ImVec2 pos, ImVec2 size) {
