@@ -61,8 +61,7 @@ Trace run_problem(const Problem& p, const Tiling& t, const RunOptions& opt) {
     if (est > opt.max_trace_bytes)
       throw InputError("a recorded trace of this problem would take about " + mib(est) +
                        " (limit " + mib(opt.max_trace_bytes) +
-                       "); refusing to record. Drop --steps/--trace/--csv/--chrome/--snapshots to run the "
-                       "unrecorded fast path, or raise --max-trace-mib");
+                       "); refusing to record. " + opt.unrecorded_hint);
   }
   Trace tr;
   tr.problem = p;

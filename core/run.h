@@ -18,6 +18,10 @@ size_t estimate_hbm_bytes(const Problem& p);
 struct RunOptions {
   bool record = true;
   size_t max_trace_bytes = size_t(1) << 30;  // 1 GiB
+  // How the caller runs without a recording, or lifts the limit, for the refusal's message (the
+  // CLI's flags; the Python module says record=False).
+  const char* unrecorded_hint =
+      "Drop --steps/--trace/--csv/--chrome/--snapshots to run the unrecorded fast path, or raise --max-trace-mib";
   // 8 GiB; 1 GiB where size_t is 32 bits (the web build's wasm32 has 4 GiB of address space at
   // most, and 8 << 30 would wrap to 0 there).
   size_t max_hbm_bytes = sizeof(size_t) >= 8 ? size_t(8) << 30 : size_t(1) << 30;

@@ -145,6 +145,8 @@ Result run(py::object q, py::object k, py::object v, const std::string& schedule
   // result has no steps (Result.recorded says which); True: record or refuse, as `run --steps`.
   const size_t trace_bytes = estimate_trace_bytes(p, t) + (backward ? estimate_backward_trace_bytes(p, t) : 0);
   opt.record = record.is_none() ? trace_bytes <= opt.max_trace_bytes : record.cast<bool>();
+  opt.unrecorded_hint = "Pass record=False (or leave record out) to run the unrecorded fast path: the result has "
+                        "O, lse and the bytes, without steps";
   Trace tr;
   {
     py::gil_scoped_release unlocked;  // core does not touch Python objects

@@ -158,14 +158,21 @@ int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, in
   if (n.charged && charged_elems_ + elems > capacity_) {
     // The common case: the previous block of the same tensor is still held, because the variable
     // that holds it is rebound only after this load returns (Qi = m.load("Q", ...) in a loop).
-    std::string held;
-    for (const auto& [id, tile] : tiles_)
-      if (tile.name == name && tile.charged) {
-        held = "; " + name + "[" + range(tile.r0, tile.r1) +
-               "] is still held: a tile stays in SRAM until m.free(tile) or the end of the with m.sram(): "
-               "block that loaded it; rebinding, deleting or copying its array frees nothing";
-        break;
-      }
+    // Otherwise the tiles held, by name: a tile of another tensor left unfreed is the usual cause.
+    std::string held, same, all;
+    int listed = 0;
+    for (const auto& [id, tile] : tiles_) {
+      if (!tile.charged) continue;
+      const std::string t = tile.name + "[" + range(tile.r0, tile.r1) + "]";
+      if (tile.name == name && same.empty()) same = t;
+      if (listed < 6) all += (listed ? ", " : "") + t;
+      else if (listed == 6) all += ", ...";
+      ++listed;
+    }
+    const char* const rule = "a tile stays in SRAM until m.free(tile) or the end of the with m.sram(): block that "
+                             "loaded it; rebinding, deleting or copying its array frees nothing";
+    if (!same.empty()) held = "; " + same + " is still held: " + rule;
+    else if (listed > 0) held = "; held: " + all + " (" + rule + ")";
     throw InputError("SRAM full: loading " + name + "[" + range(r0, r1) + "] (" + std::to_string(elems) +
                      " elements) while holding " + std::to_string(charged_elems_) + " would need " +
                      std::to_string(charged_elems_ + elems) + " of M = " + std::to_string(capacity_) + held +
@@ -196,6 +203,10 @@ void StudentMachine::store(const std::string& name, int64_t r0, int64_t r1, int6
     throw InputError(where + ": a tile of " + std::to_string(tile.rows()) + " x " + std::to_string(tile.cols()) +
                      " does not fit rows " + range(r0, r1) + ", columns from " + std::to_string(c0) + " of " + name +
                      " (" + std::to_string(dst.rows()) + " x " + std::to_string(dst.cols()) + ")");
+  // A store writes what is on chip: more elements than SRAM holds cannot have been there at once.
+  if (tile.size() > capacity_)
+    throw InputError(where + ": " + std::to_string(tile.size()) + " elements in one store, more than SRAM holds (M = " +
+                     std::to_string(capacity_) + "); a store writes a tile from SRAM: store block by block");
   open_step_if_none();
   // Whole rows go through Hbm::store; a column slice is written into the rows as they stand
   // and only its own bytes are charged (core's store counts whole rows).

@@ -20,6 +20,61 @@ def _index(value, what):
     return _whole(value, what, -2**62, 2**62)
 
 
+class _TileState:
+    def __init__(self, name):
+        self.name, self.freed = name, False
+
+
+def _plain(x):
+    """x with every tile in it (a tuple or list of them too) as a plain array, each checked."""
+    if isinstance(x, _Tile):
+        x._check()
+        return x.view(np.ndarray)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_plain(e) for e in x)
+    return x
+
+
+class _Tile(np.ndarray):
+    """What m.load returns: a NumPy array of the tile, usable as any other while the tile is in
+    SRAM. Once it is freed (m.free, or the end of its `with m.sram():` block), using it, a view of
+    it or a copy made by its own methods (tile.copy(), tile.T) is a ValueError naming the tile:
+    the data has left the chip, and the algorithm loads it again where it needs it. What NumPy
+    computes from a tile (tile @ x, np.exp(tile), tile.max()) is a plain array, the student's own."""
+
+    def __array_finalize__(self, obj):
+        self._state = getattr(obj, "_state", None)
+
+    def _check(self):
+        st = self._state
+        if st is not None and st.freed:
+            raise ValueError(f"{st.name} was used after it left SRAM (freed by m.free or at the end of the "
+                             "`with m.sram():` block that loaded it): load it again where the algorithm does")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            kwargs["out"] = _plain(kwargs["out"])
+        return getattr(ufunc, method)(*_plain(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+
+    def __getitem__(self, key):
+        self._check()
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value):
+        self._check()
+        super().__setitem__(key, value)
+
+    def __float__(self):
+        self._check()
+        return super().__float__()
+
+    def __repr__(self):
+        return f"<{self._state.name}: freed>" if self._state is not None and self._state.freed else super().__repr__()
+
+
 class Machine:
     """The simulated machine of one problem (see the module's text). A tile stays in SRAM until
     it is freed: by m.free(tile), or at the end of the `with m.sram():` block that loaded it.
@@ -38,21 +93,35 @@ class Machine:
     def load(self, name, r0, r1, c0=0, c1=None):
         """Rows [r0, r1) and columns [c0, c1) of HBM tensor `name` into SRAM: a NumPy tile."""
         where = f"m.load('{name}', ...)"
-        tile_id, tile = self._m.load(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"),
-                                     _index(c0, where + ": c0"), -1 if c1 is None else _index(c1, where + ": c1"))
+        r0, r1 = _index(r0, where + ": r0"), _index(r1, where + ": r1")
+        tile_id, tile = self._m.load(str(name), r0, r1, _index(c0, where + ": c0"),
+                                     -1 if c1 is None else _index(c1, where + ": c1"))
+        tile = tile.view(_Tile)
+        tile._state = _TileState(f"{name}[{r0}:{r1}]")
         self._held[tile_id] = tile
         if self._scopes:
             self._scopes[-1].append(tile_id)
         return tile
 
     def _release(self, tile_id):
-        if self._held.pop(tile_id, None) is not None:
+        tile = self._held.pop(tile_id, None)
+        if tile is not None:
             self._m.free(tile_id)
+            tile._state.freed = True
+            # The memory too: a plain view taken of it (np.asarray) reads NaN from now on.
+            base = tile.view(np.ndarray)
+            if base.flags.writeable:
+                base[...] = np.nan
+                base.flags.writeable = False
 
     def store(self, name, r0, r1, tile, c0=0):
         """Writes `tile` to rows [r0, r1) of HBM tensor `name` (from column c0)."""
         where = f"m.store('{name}', ...)"
+        if isinstance(tile, _Tile):
+            tile._check()
         tile = np.asarray(tile)
+        if tile.dtype.kind in "iu":  # whole numbers (li = 0) as the floats they are
+            tile = tile.astype(np.float64)
         if tile.ndim == 0:  # one number: a vector of one row (m.store("m", 0, 1, mi))
             tile = tile.reshape(1)
         self._m.store(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"), tile,
@@ -204,21 +273,26 @@ def _check_budget(machine, budget, per_tensor, teaches, hints=None, diagnostics=
     core = machine._m
     for kind, limit, method in (("read", budget[0], core.tensor_read), ("written", budget[1], core.tensor_written)):
         used = _judged_bytes(machine, kind, diagnostics)
-        if used == limit:
-            continue
-        over = used > limit
         verb = "read" if kind == "read" else "wrote"
+        # Each tensor's bytes, not only the total: reading O twice in place of Q matches the sum.
+        mine = {tensor: method(tensor) for tensor in per_tensor}
+        allowed = {tensor: (r if kind == "read" else w) for tensor, (r, w) in per_tensor.items()}
+        if used == limit and mine == allowed:
+            continue
+        over = used > limit or (used == limit and any(mine[t] > allowed[t] for t in per_tensor))
         off = []
-        for tensor, (r, w) in per_tensor.items():
-            mine = method(tensor)
-            allowed = r if kind == "read" else w
-            if (mine > allowed) if over else (mine < allowed):
-                off.append(f"{tensor} {kind} {mine} B where {teaches} {verb} {allowed} B")
-                hint = (hints or {}).get((tensor, kind if over else kind + " under"))
-                if hint:
-                    off[-1] += ". " + hint
-        text = (f"{abs(used - limit)} B {kind} {'over' if over else 'under'} the budget ({used} B against {limit} B, "
-                f"{teaches}'s bytes): " + ("; ".join(off) if off else "spread over several tensors"))
+        for tensor in per_tensor:
+            if mine[tensor] == allowed[tensor]:
+                continue
+            off.append(f"{tensor} {kind} {mine[tensor]} B where {teaches} {verb} {allowed[tensor]} B")
+            hint = (hints or {}).get((tensor, kind if mine[tensor] > allowed[tensor] else kind + " under"))
+            if hint:
+                off[-1] += ". " + hint
+        if used == limit:
+            text = (f"{kind} {used} B, {teaches}'s total, but not from the tensors it {verb}: " + "; ".join(off))
+        else:
+            text = (f"{abs(used - limit)} B {kind} {'over' if over else 'under'} the budget ({used} B against {limit} B, "
+                    f"{teaches}'s bytes): " + ("; ".join(off) if off else "spread over several tensors"))
         if not over:
             text += (f". The budget is exact: {teaches} loads each tile from HBM where it needs it (a copy kept "
                      "in Python after the tile left SRAM is not on chip)" if kind == "read" else
@@ -279,6 +353,33 @@ def _inputs(nq, nk, d, seed, offset=0.0):
         q[:, -1] = np.float32(offset * np.sqrt(d))
         k[:, -1] = 1.0
     return q, k, v
+
+
+def _stores_of(machine_core, tensor, row):
+    """The student's steps with a store of `tensor` that wrote `row`, and the row ranges of all
+    their stores of `tensor` ("4:8, 8:10"), for a message about a wrong element of that row."""
+    covering, ranges = [], []
+    for step in machine_core.steps:
+        for st in step.stores:
+            if st.tensor != tensor:
+                continue
+            n = np.asarray(st.data).shape[0]
+            ranges.append(f"{st.r0}:{st.r0 + n}")
+            if st.r0 <= row < st.r0 + n and (not covering or covering[-1] is not step):
+                covering.append(step)
+    return covering, ", ".join(dict.fromkeys(ranges))
+
+
+def _wrong_element(machine_core, tensor, row, name, got, exp, reference, hint):
+    """'after your step ... , name = got but reference has exp. hint', naming the last step that
+    stored that row; where no store wrote it, that the row still holds what it held before, and
+    which rows the stores of the tensor did write."""
+    covering, ranges = _stores_of(machine_core, tensor, row)
+    if covering:
+        return f"after {_where(covering[-1])}, {name} = {_fmt(got)} but {reference} has {_fmt(exp)}. {hint}"
+    return (f"row {row} of {tensor} was never written ({name} = {_fmt(got)} is what it held before; {reference} "
+            f"has {_fmt(exp)}): your stores of {tensor} wrote rows {ranges}. Hint: store the rows of the block "
+            "the step is about (its i for O, l, m; its j for dK, dV).")
 
 
 def _replay(writes_by_step, shapes):

@@ -12,18 +12,20 @@ m.tau (and per puzzle m.n, m.i, m.j, m.S). Data moves only through
     tile = m.load(name, r0, r1, c0=0, c1=None)   # HBM -> SRAM, a NumPy copy, bytes counted
     m.store(name, r0, r1, tile, c0=0)            # SRAM -> HBM, bytes counted
     m.free(tile)                                 # or: with m.sram(): ... frees what it loaded;
-                                                 # nothing else frees a tile (a copy is yours)
+                                                 # nothing else frees a tile
     m.step("Alg1 L9", i=None, j=None)            # names the pseudocode line of what follows
     m.note(S=Sij, m_new=mi_new, l_new=li_new)    # optional: on-chip values, for the app
 Vectors (l, m, L, D, x, y, Lp) load and store as 1-D arrays. The d-wide tiles (and x, y) held at
 once must fit in M float32 words; the row statistics are on-chip scratch, as in core's count
-(docs/algorithm.md). What you compute from tiles with NumPy stays on chip and costs nothing.
+(docs/algorithm.md). What you compute from tiles with NumPy stays on chip and costs nothing. A
+freed tile has left the chip: using it (or a view or .copy()/.astype() of it) stops your function
+with its name; load it again where the algorithm does. One store writes at most M elements.
 
 The machine is core's memory model (python/student_machine.h): the same Hbm and Sram code
 counts your bytes and the built-in schedules'. The judge compares your outputs with core's
 float64 reference within the puzzle's tolerance, your bytes with the schedule's own, exactly
-(core/closed_form.h: a tile copied out of SRAM and reused from Python shows as bytes under it)
-and, on a wrong result, your stored state with the reference schedule's trace, naming the first
+(core/closed_form.h) and tensor by tensor (a tile copied out of SRAM and reused from Python
+shows as bytes under it) and, on a wrong result, your stored state with the reference schedule's trace, naming the first
 of your steps that departs from it. While your function runs, HBM is reached only through
 m.load and m.store.
 """
@@ -54,6 +56,7 @@ from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part o
     _replay,
     _departure,
     _writes_table,
+    _wrong_element,
 )
 
 
@@ -384,8 +387,8 @@ class BlockUpdate(Algorithm1):
                         raise _Fail(f"{tensor} was never written: rows {q0}:{q1} still hold what they held before "
                                     f"the update ({name} = {_fmt(got[idx])}, Algorithm 1 has {_fmt(exp[idx])}). "
                                     "Hint: store O_i (Alg1 L12), then l_i and m_i (Alg1 L13).")
-                    raise _Fail(f"after {_where(steps[-1])}, {name} = {_fmt(got[idx])} but Algorithm 1 has "
-                                f"{_fmt(exp[idx])}. {_ALG1_HINTS[tensor]}")
+                    raise _Fail(_wrong_element(core, tensor, q0 + int(idx[0]), name, got[idx], exp[idx], "Algorithm 1",
+                                               _ALG1_HINTS[tensor]))
             _check_budget(m, budget, self._per_tensor(m, bi, bj), "the Algorithm 1 step")
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, where)
@@ -598,8 +601,8 @@ class BackwardBlock(_Puzzle):
                     if not steps:
                         raise _Fail(f"{tensor} was never written (rows {k0}:{k1}). Hint: accumulate dK_j, dV_j "
                                     "on chip over every i and store them once, after the loop (FA2b L18).")
-                    raise _Fail(f"after {_where(steps[-1])}, {tensor}[{k0 + int(idx[0])}, {int(idx[1])}] = "
-                                f"{_fmt(got[idx])} but the float64 gradient has {_fmt(exp[k0:k1][idx])}. {hint}")
+                    raise _Fail(_wrong_element(core, tensor, k0 + int(idx[0]), f"{tensor}[{k0 + int(idx[0])}, {int(idx[1])}]",
+                                               got[idx], exp[k0:k1][idx], "the float64 gradient", hint))
             _check_budget(m, budget, per_tensor, "FA2's backward",
                           {("K", "read"): "Hint: load K_j, V_j once, outside the loop over i",
                            ("V", "read"): "Hint: load K_j, V_j once, outside the loop over i",

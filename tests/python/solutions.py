@@ -146,13 +146,25 @@ def block_update_reading_twice(m):  # loads K_j twice
     block_update_with()(m)
 
 
-def algorithm_1_with(loop_swapped=False, **mistakes):
+def algorithm_1_with(loop_swapped=False, kv_used_after_block=False, q_kept_o_loaded=False, **mistakes):
+    """Algorithm 1, or with a mistake: kv_used_after_block, K_j and V_j used after the `with` block
+    that loaded them; q_kept_o_loaded, Q_i kept from j = 0 as a plain copy and O_i loaded a second
+    time in its place (Algorithm 1's total bytes, from the wrong tensors)."""
+    kept = {}
+
     def fn(m):
         def update(i, j, Kj, Vj):
             q0, q1 = rows(i, m.Br, m.nq)
             m.step("Alg1 L8", i=i, j=j)
             with m.sram():
-                Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
+                if q_kept_o_loaded:
+                    if j == 0:
+                        kept[i] = np.array(m.load("Q", q0, q1))
+                    else:
+                        m.load("O", q0, q1)
+                    Qi, Oi = kept[i], m.load("O", q0, q1)
+                else:
+                    Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
                 li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
                 On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, m=m, ij=(i, j), **mistakes)
                 m.step("Alg1 L12", i=i, j=j)
@@ -174,8 +186,10 @@ def algorithm_1_with(loop_swapped=False, **mistakes):
             m.step("Alg1 L6", j=j)
             with m.sram():
                 Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
-                for i in range(m.Tr):
+                for i in range(0 if kv_used_after_block else m.Tr):
                     update(i, j, Kj, Vj)
+            for i in range(m.Tr if kv_used_after_block else 0):
+                update(i, j, Kj, Vj)
     return fn
 
 
@@ -197,7 +211,8 @@ def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
 
 # [SECTION] FlashAttention-2's order, causal
 
-def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=True, align_top_left=False):
+def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=True, align_top_left=False,
+             free_q=True):
     def fn(m):
         offset = 0 if align_top_left else m.nk - m.nq
         for i in range(m.Tr):
@@ -237,7 +252,8 @@ def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=
             if save_lse:
                 m.step("FA2fwd L15", i=i)
                 m.store("L", q0, q1, mi + np.log(li))
-            m.free(Qt)
+            if free_q:
+                m.free(Qt)
     return fn
 
 

@@ -246,8 +246,13 @@ def test_recording_follows_the_trace_limit():
     big = flashstep.run(n=4096, d=64, M=1024, schedule="fa2")  # millions of steps: over 1 GiB
     assert not big.recorded and big.steps == []
     assert (big.hbm_read_bytes, big.hbm_write_bytes) == (big.closed_form_read_bytes, big.closed_form_write_bytes)
-    with pytest.raises(ValueError, match="refusing to record"):
+    with pytest.raises(ValueError, match="refusing to record") as refused:
         flashstep.run(n=4096, d=64, M=1024, schedule="fa2", record=True)
+    # The way out, in Python's words: the CLI's flags (--steps, --max-trace-mib) are no help here.
+    assert "record=False" in str(refused.value) and "--" not in str(refused.value)
+    with pytest.raises(ValueError, match="block must be in 1..") as huge:
+        flashstep.lesson_softmax([1, 2, 3], 2**70)
+    assert huge.type is ValueError
     assert flashstep.run(n=8, d=4, M=64).recorded
 
 

@@ -277,10 +277,9 @@ def test_a_tile_is_held_until_freed_and_a_copy_frees_nothing():
     assert "SRAM" not in r.message and "AssertionError" not in r.message, r.message
 
 
-def test_copies_kept_past_sram_read_fewer_bytes_than_the_schedule_and_fail():
-    """Blocks copied out of SRAM and freed, then reused from Python: within M, but fewer bytes than
-    the schedule moves. The budget is exact, so the copies show as bytes under it."""
-    def cached_kv(m):
+def _fa2_with_kv_cached(copy):
+    """FlashAttention-2 whose K_j, V_j are loaded for i = 0 only, kept through `copy`, and reused."""
+    def fn(m):
         cache = {}
         for i in range(m.Tr):
             q0, q1 = S.rows(i, m.Br, m.nq)
@@ -292,7 +291,7 @@ def test_copies_kept_past_sram_read_fewer_bytes_than_the_schedule_and_fail():
                     k0, k1 = S.rows(j, m.Bc, m.nk)
                     if j not in cache:
                         with m.sram():
-                            cache[j] = (m.load("K", k0, k1).astype(np.float64), m.load("V", k0, k1).astype(np.float64))
+                            cache[j] = (copy(m.load("K", k0, k1)), copy(m.load("V", k0, k1)))
                     Kj, Vj = cache[j]
                     s = m.tau * Qi @ Kj.T
                     mn = np.maximum(mi, s.max(1))
@@ -302,11 +301,54 @@ def test_copies_kept_past_sram_read_fewer_bytes_than_the_schedule_and_fail():
                 m.step("FA2fwd L14", i=i)
                 m.store("O", q0, q1, Oi / li[:, None])
                 m.store("L", q0, q1, mi + np.log(li))
-    r = puzzles.check("fa2-order", cached_kv)
+    return fn
+
+
+def test_copies_kept_past_sram_read_fewer_bytes_than_the_schedule_and_fail():
+    """Blocks copied out of SRAM and freed, then reused from Python. A copy by the tile's own method
+    (.astype) is the tile: its use after the free is named at once. A plain copy (np.array) is the
+    student's, within M, but fewer bytes than the schedule moves: the exact budget shows it."""
+    r = puzzles.check("fa2-order", _fa2_with_kv_cached(lambda t: t.astype(np.float64)))
+    assert not r.passed
+    assert "K[0:4] was used after it left SRAM" in r.message and "load it again where the algorithm does" in \
+        r.message, r.message
+    r = puzzles.check("fa2-order", _fa2_with_kv_cached(lambda t: np.array(t, np.float64)))
     assert not r.passed
     assert "B read under the budget" in r.message and "K read 128 B where FlashAttention-2 read 256 B" in r.message, \
         r.message
     assert "load K_j, V_j again for every Q block i" in r.message
+
+
+def test_a_tile_used_after_its_block_freed_it_is_named():
+    """K_j, V_j loaded in a `with m.sram():` block and used after it: Algorithm 1 reads them once
+    anyway, so the bytes alone would match. The tile, its views and its own copies refuse use."""
+    r = puzzles.check("algorithm-1", S.algorithm_1_with(kv_used_after_block=True))
+    assert not r.passed and "your function stopped: K[0:4] was used after it left SRAM" in r.message, r.message
+
+    def uses(m):  # each way of reading a freed tile: indexing, a ufunc, a method, a view, float(), storing it
+        with m.sram():
+            t = m.load("Q", 0, m.Br)
+            v, c = t.T, t.copy()
+        for use in (lambda: t[0], lambda: np.exp(t), lambda: t.sum(), lambda: v @ np.ones(m.Br), lambda: c + 1,
+                    lambda: float(t[0, 0]), lambda: np.concatenate([t, t]), lambda: m.store("O", 0, m.Br, t)):
+            try:
+                use()
+            except ValueError as e:
+                assert "Q[0:4] was used after it left SRAM" in str(e), str(e)
+            else:
+                raise AssertionError("a freed tile was read")
+        assert np.isnan(np.asarray(t)).all()  # a plain view of its memory reads NaN
+    r = puzzles.check("fa2-order", uses)
+    assert "AssertionError" not in r.message and "raised" not in r.message, r.message
+
+
+def test_the_budget_is_per_tensor_not_only_the_total():
+    """Q_i kept (as a plain copy) from j = 0 and O_i loaded a second time in its place: 896 B read,
+    Algorithm 1's total, but from the wrong tensors."""
+    r = puzzles.check("algorithm-1", S.algorithm_1_with(q_kept_o_loaded=True))
+    assert not r.passed, r.message
+    assert "read 896 B, Algorithm 1's total, but not from the tensors it read" in r.message, r.message
+    assert "Q read 128 B where Algorithm 1 read 256 B" in r.message and "O read 384 B where" in r.message
 
 
 def test_the_judge_reads_hbm_only_around_the_function():
@@ -488,6 +530,48 @@ def test_sram_full_names_the_tile_still_held():
     assert "SRAM full: loading Q[4:8] (16 elements) while holding 64 would need 80 of M = 64; Q[0:4] is still " \
            "held" in r.message, r.message
     assert "m.free(tile) or a with m.sram(): block" in r.message
+
+
+def test_sram_full_names_the_tiles_of_other_tensors_still_held():
+    """FlashAttention-2 without m.free(Q_i): the load that overflows is of V, and the tiles to free
+    are Q's, which the message names."""
+    r = puzzles.check("fa2-order", S.fa2_with(free_q=False))
+    assert "SRAM full: loading " in r.message and "held: Q[0:4], Q[4:8]" in r.message, r.message
+
+
+def test_a_store_writes_no_more_than_sram_holds_and_takes_whole_numbers():
+    """y computed whole in Python (N = 37 > M = 8) and written in one store is refused; a number
+    or an integer array stores as the floats it is."""
+    def whole_y(m):
+        x = []
+        for b0 in range(0, m.n, m.Bc):
+            with m.sram():
+                x.append(np.array(m.load("x", b0, min(b0 + m.Bc, m.n)), np.float64))
+        x = np.concatenate(x)
+        m.store("y", 0, m.n, np.exp(x - x.max()) / np.exp(x - x.max()).sum())
+    r = puzzles.check("online-softmax", whole_y)
+    assert "elements in one store, more than SRAM holds (M = " in r.message and "block by block" in r.message, \
+        r.message
+
+    def int_stats(m):
+        S.online_softmax(m)
+        m.store("l", 0, 1, 1)  # a whole number, after the right solution's own stores
+        m.store("m", 0, 1, np.array([0]))
+    r = puzzles.check("online-softmax", int_stats)
+    assert "dtype" not in r.message and "stopped" not in r.message, r.message
+
+
+def test_a_block_update_of_the_wrong_rows_says_which_rows_were_written():
+    """i and j swapped: the rows of m the step is about were never written; the message says so
+    and names the rows that were, instead of blaming the last store of m."""
+    right = S.block_update_with()
+
+    def swapped(m):
+        m.i, m.j = m.j, m.i
+        right(m)
+    r = puzzles.check("block-update", swapped)
+    assert not r.passed
+    assert "was never written" in r.message and "your stores of" in r.message and "wrote rows" in r.message, r.message
 
 
 def test_the_trace_carries_the_puzzles_setup(tmp_path):
