@@ -7,6 +7,7 @@
 #endif
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -251,21 +252,27 @@ TEST_CASE("learn online-softmax: the O update's mistakes are diagnosed in the te
   CHECK(std::string(right_l) == "1.5530");
 }
 
-TEST_CASE("learn: answers with the units the question names, upper-case letters and b) count", "[course][cli]") {
+TEST_CASE("learn: answers with the units the question names, upper-case letters, b) and a copied choice count",
+          "[course][cli]") {
   const fstest::TempDir tmp;
   for (const char* id : {"memory-bound", "tiling", "algorithm-1", "io-complexity", "fa2-order", "masks-dropout-fusion",
                          "backward", "gpu", "decode", "paged-kv", "hopper", "fp8"}) {
     INFO(id);
     // Every answer as a person might type it: with a unit where the question has one, spaces
-    // around, a choice's letter as "B)".
+    // around, a choice's letter as "B)" or copied with its text ("b) NaN in both (inf / inf)"), a
+    // minus sign as typography writes it (U+2212, from a PDF).
     const flashstep::course::Chapter ch = flashstep::course::make_chapter(id, 1);
     std::string typed;
     using flashstep::course::Question;
+    int choices = 0;
     for (const flashstep::course::Page& p : ch.pages)
       for (const Question& q : p.questions) {
         std::string a = q.answer_text;
         if (q.kind == Question::Kind::number && !q.units.empty()) a += " " + q.units.back();
-        if (q.kind == Question::Kind::choice) a = std::string(1, char('A' + q.correct)) + ")";
+        if (q.kind == Question::Kind::number && a[0] == '-') a = "\xE2\x88\x92" + a.substr(1);
+        if (q.kind == Question::Kind::choice)
+          a = choices++ % 2 ? std::string(1, char('A' + q.correct)) + ")"
+                            : std::string(1, char('a' + q.correct)) + ") " + q.choices[size_t(q.correct)];
         typed += "  " + a + "  \n";
       }
     const std::string file = (tmp.path / "typed.txt").string();
@@ -328,4 +335,57 @@ TEST_CASE("learn io-complexity: the IO explorer's page prints its table over N, 
     CHECK(ratio == Approx(st / a1).epsilon(3e-3));
   }
   CHECK(rows == 2 * 9);  // the real-scale page and the explorer page, N = 256 .. 65536
+}
+
+TEST_CASE("learn: a hint's terminal line is where the value is", "[course][cli]") {
+  using flashstep::course::Question;
+  // A question answered from a data sheet or a closed form (no app panel) points at no run; a run's
+  // line names the step by its index in run --steps, as the page text does ("index 17").
+  for (const flashstep::course::ChapterInfo& info : flashstep::course::chapter_list())
+    for (uint64_t seed : {1, 2}) {
+      const std::string id = info.id;
+      const flashstep::course::Chapter ch = flashstep::course::make_chapter(id, seed);
+      for (const flashstep::course::Page& p : ch.pages)
+        for (const Question& q : p.questions) {
+          INFO(id << " seed " << seed << " " << q.id << ": " << q.terminal);
+          if (q.hint_panel == flashstep::course::Panel::none) CHECK(q.terminal.empty());
+          CHECK(q.terminal.find(", step ") == std::string::npos);
+        }
+    }
+  // decode: the combine's lse and the first split's factor are at the indices the hints give.
+  const flashstep::course::Chapter dec = flashstep::course::make_chapter("decode", 1);
+  for (const flashstep::course::Page& p : dec.pages)
+    for (const Question& q : p.questions) {
+      if (q.id != "lse" && q.id != "weight") continue;
+      const size_t at = q.terminal.find(", index ");
+      REQUIRE(at != std::string::npos);
+      const std::string index = q.terminal.substr(at + 8, q.terminal.find(' ', at + 8) - at - 8);
+      std::string out;
+      REQUIRE(fstest::run_command(kBin + " " + q.terminal.substr(std::string("flashstep ").size(), at - 10), out) == 0);
+      std::string line;
+      for (const std::string& l : lines_of(out))
+        if (l.rfind("  " + index + "  ", 0) == 0) line = l;
+      INFO(q.terminal << "\n" << line);
+      CHECK(line.find(q.id == "lse" ? "FD L17" : "Combine: load O_i^(1)") != std::string::npos);
+    }
+}
+
+TEST_CASE("learn hopper: each measured ratio comes from kernels of one run", "[course][cli]") {
+  // Kernels 15 and 16 (and 17 and 18) were measured in several runs; their ratio is read from
+  // points of the same run, as explain --pipeline pairs them (mixing runs made ping-pong's 0.997x a "gain").
+  const std::string bench = FLASHSTEP_BENCH_FILE;  // assets/bench/h200.json; the Hopper file beside it
+  const nlohmann::json hop = nlohmann::json::parse(std::ifstream(bench.substr(0, bench.rfind('/')) + "/h200_hopper.json"));
+  for (uint64_t seed : {1, 2}) {
+    const flashstep::course::Chapter ch = flashstep::course::make_chapter("hopper", seed);
+    std::vector<std::string> sources;  // the run of each kernel named, in the page's order
+    for (const flashstep::course::Number& n : ch.pages.at(1).numbers)
+      if (n.source.rfind("hopper:/points/", 0) == 0 && n.source.find("/tflops") != std::string::npos &&
+          n.source.find(" / ") == std::string::npos) {
+        const size_t k = std::stoul(n.source.substr(15));
+        sources.push_back(hop["points"][k]["source"].get<std::string>());
+      }
+    REQUIRE(sources.size() == 4);
+    CHECK(sources[0] == sources[1]);
+    CHECK(sources[2] == sources[3]);
+  }
 }

@@ -60,8 +60,10 @@ std::string number_format(const Question& q) {
          (u.empty() ? " alone (no unit)" : ", optionally followed by " + u);
 }
 
-Reading read_number(const Question& q, const std::string& t) {
+Reading read_number(const Question& q, const std::string& typed) {
   Reading r;
+  // The minus sign as typography writes it (U+2212, copied from a page or a PDF) is the minus.
+  const std::string t = typed.rfind("\xE2\x88\x92", 0) == 0 ? "-" + typed.substr(3) : typed;
   const size_t end = scan_number(t, 0);
   const std::string rest = trim(t.substr(end));
   const bool comma = end > 0 && end < t.size() && t[end] == ',' && end + 1 < t.size() && is_digit(t[end + 1]);
@@ -75,6 +77,8 @@ Reading read_number(const Question& q, const std::string& t) {
     if (comma) r.slip += "; no commas: 1553 for a whole number, 1.553 for a decimal";
     else if (hex) r.slip += "; decimal digits, not hex";
     else if (end > 0 && rest == "%") r.slip += "; the question does not ask a percentage";
+    else if (end == 0 && t.size() > 1 && (t[0] == '-' || t[0] == '+') && is_space(t[1]))
+      r.slip += "; no space after the sign: -0.65";
     return r;
   }
   r.value = std::strtod(t.substr(0, end).c_str(), nullptr);
@@ -96,6 +100,12 @@ Reading read_choice(const Question& q, const std::string& t) {
       return r;
     }
   std::string s = lt;
+  // A choice copied as shown, "b) its text" or "(b) its text": the letter, if the text is the choice's.
+  const size_t open = s.size() > 1 && s[0] == '(' ? 1 : 0;
+  if (s.size() > open + 2 && (s[open + 1] == ')' || s[open + 1] == '.') && is_space(s[open + 2])) {
+    const int c = s[open] - 'a';
+    if (c >= 0 && c < int(q.choices.size()) && trim(s.substr(open + 2)) == lower(q.choices[size_t(c)])) s = s.substr(open, 1);
+  }
   if (s.size() == 3 && s.front() == '(' && s.back() == ')') s = s.substr(1, 1);
   else if (s.size() == 2 && (s[1] == ')' || s[1] == '.')) s = s.substr(0, 1);
   const int n = int(q.choices.size());

@@ -224,11 +224,13 @@ Question& ChapterBuilder::add_question(const std::string& id, Question::Kind kin
   Question q;
   // Where the terminal shows the page's run at its step (run --steps counts steps from 0).
   const Scene& sc = cur().scene;
-  if (sc.view == CentreView::tiles)
+  // Only for a question answered from the run's panels: a closed form or a data sheet's figure is
+  // not in the run's steps.
+  if (sc.view == CentreView::tiles && panel != Panel::none)
     for (const RunDecl& r : ch_.runs)
       if (r.name == sc.run) {
         q.terminal = run_line(r);
-        if (sc.step > 0) q.terminal += ", step " + std::to_string(sc.step - 1) + " of its output";
+        if (sc.step > 0) q.terminal += ", index " + std::to_string(sc.step - 1) + " of its output";
         if (r.backward) q.terminal += " (the forward's steps, then the backward's)";
       }
   if (sc.view == CentreView::lesson) q.terminal = "flashstep lesson softmax (the block table)";
@@ -307,6 +309,11 @@ Question& ChapterBuilder::last_question() {
 
 ChapterBuilder& ChapterBuilder::units(std::vector<std::string> u) {
   last_question().units = std::move(u);
+  return *this;
+}
+
+ChapterBuilder& ChapterBuilder::in_terminal(const std::string& where) {
+  last_question().terminal = where;
   return *this;
 }
 

@@ -71,6 +71,9 @@ class ChapterBuilder {
   // The last question asked: units it may be answered with (answer.h), and known mistakes: a
   // wrong answer within `tol` of `value` (tol < 0: the question's own tolerance) gets `note`.
   ChapterBuilder& units(std::vector<std::string> u);
+  // Where the terminal shows the last question's value, in place of the page's run (which a
+  // question is given only when its hint points at an app panel).
+  ChapterBuilder& in_terminal(const std::string& where);
   ChapterBuilder& bytes() { return units({"B", "bytes", "byte"}); }
   ChapterBuilder& times() { return units({"x", "times"}); }
   ChapterBuilder& flop_per_byte() {

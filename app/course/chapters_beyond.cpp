@@ -41,13 +41,16 @@ Chapter chapter_fa2_order(uint64_t seed) {
                 read_of(a, Tensor::O) + read_of(a, Tensor::l) + read_of(a, Tensor::m),
                 "trace." + n1 + ".read.O + trace." + n1 + ".read.l + trace." + n1 + ".read.m",
                 "Switch the schedule to fa1: the Memory panel lists the bytes read per tensor (O, l, m).", Panel::memory);
+  b.in_terminal("");  // the per-tensor reads are the Memory panel's, not in run's output
   b.bytes().mistake(a.totals.hbm_read_bytes - f.totals.hbm_read_bytes,
                     "that is all of the difference in reads; K and V are read in another pattern too: count only O, l, m");
 
   const int64_t kw = find_step(f, Role::write_o, 0);
   const Scene s2 = scene(n2, kw + 1, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::memory});
   b.page("Normalise once, at the end", s2)
-      .t("FlashAttention-2 also keeps O_i unnormalised while j runs: ").f("O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j")
+      .t("FlashAttention-2 also keeps O_i unnormalised while j runs, and exponentiates each tile against the running "
+         "max rather than the tile's own: ").f("P~_ij = exp(S_ij - m_new)").t(", where Algorithm 1's P~_ij was ")
+      .f("exp(S_ij - m~_ij)").t(", so that the update needs one factor: ").f("O_i = diag(e^(m_old - m_new)) O_i + P~_ij V_j")
       .t(", and divides by l_i once before the write. Fewer divisions: ")
       .integer(f.totals.flops, src_total(n2, "flops")).t(" FLOPs against Algorithm 1's ")
       .integer(a.totals.flops, src_total(n1, "flops")).t(". It reads K and V once per Q block (Tr = ")

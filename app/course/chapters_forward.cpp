@@ -284,8 +284,9 @@ Chapter chapter_io_complexity(uint64_t seed) {
         .t(" with ").f("Tc ~ 4 N d / M").t(". Their ratio is about ").f("M / 3d^2").t(": ")
         .num(double(Mh) / (3.0 * 64 * 64), Msrc + " / ( 3 * 64 * 64 )").t(" for d = ").integer(64, "64").t(" and ")
         .num(double(Mh) / (3.0 * 128 * 128), Msrc + " / ( 3 * 128 * 128 )").t(" for d = ").integer(128, "128")
-        .t(", whatever N is: the "
-           "larger the SRAM against d^2, the more tiling saves. The closed forms, in MB (float32):\n");
+        .t(" once N is large (at small N the ").f("4 N d").t(" elements of Q, K, V and O and the rounding up of Tc "
+           "weigh in, and the ratio is lower; the table shows it approach): the larger the SRAM against d^2, the "
+           "more tiling saves. The closed forms, in MB (float32):\n");
     for (int64_t d : {64, 128})
       for (int64_t N : {1024, 4096, 16384}) {
         const Tiling Ts = tiling_at(N, d);
@@ -321,10 +322,10 @@ Chapter chapter_io_complexity(uint64_t seed) {
         .t("The centre draws the HBM bytes of standard attention, Algorithm 1 and FlashAttention-2 against N, from the "
            "closed forms, with Theorem 2's two orders ").f("(constant 1)").t(" dashed beside them; the sliders move N, d and M, and "
            "the closed forms with their numbers put in are listed under the figure. In the terminal the table below "
-           "lists the same for this page's d and M (").f("flashstep learn io-complexity --d D --M KKiB")
+           "lists the same for this page's d and M (").f("flashstep learn io-complexity --d 128 --M 64KiB")
         .t(" prints it for others).\n\nOn log axes the curves are straight lines: standard attention's ")
         .f("4N^2").t(" and Algorithm 1's ").f("Tc N (3d + 4)").t(" with ").f("Tc ~ 4Nd / M")
-        .t(" both grow as N^2, so their ratio stays near ").f("M / 3d^2").t(" whatever N is. Doubling d halves Bc, "
+        .t(" both grow as N^2, so their ratio approaches ").f("M / 3d^2").t(" as N grows. Doubling d halves Bc, "
            "doubles Tc and makes each (i, j) move twice the elements: the ratio falls about four times. At N = ")
         .integer(16384, "16384").t(" it is ").num(r64, r64_src).t(" for d = ").integer(64, "64").t(" and ")
         .num(r128, r128_src).t(" for d = ").integer(128, "128")

@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <sstream>
 
 namespace flashstep::course {
@@ -114,15 +113,20 @@ Chapter chapter_decode(uint64_t seed) {
   }
   b.t("], in split order.");
   const double lse = tr.lse(0);
+  // The combine's steps follow the last partial's write: its lse (FD L17), then the first split's O^(s) (FD L18).
+  const int64_t k17 = lw.back() + 1, k18 = lw.back() + 2;
+  if (k18 >= int64_t(tr.steps.size()) || std::string(line_label(tr.steps[size_t(k17)].line)) != "FD L17" ||
+      std::string(line_label(tr.steps[size_t(k18)].line)) != "FD L18")
+    throw InputError("course: the decode run's combine does not follow its last partial");
   b.ask_number("lse", "What is the row's lse after the combine (three decimals)?", lse, "trace." + n + ".lse.0", 0.0001,
                "m + log sum_s e^(lse^(s) - m) over the values on this page.", Panel::memory);
+  b.in_terminal(run_line(rd) + ", index " + std::to_string(k17) + " of its output (FD L17, the combine's lse)");
   b.mistake(*std::max_element(lses.begin(), lses.end()),
             "that is the largest split's lse; the other splits add to it: m + log sum_s e^(lse^(s) - m)");
-  b.ask_number("weight", "By what factor is the first split's partial O^(s) multiplied in the combine (Split 1 in "
-               "run --steps)?", std::exp(lses[0] - lse),
-               "trace." + n + ".combine_weight.0", 0.001, "e^(lse^(s) - lse) with the first split's lse^(s), and the lse of "
-               "the previous question.",
-               Panel::memory);
+  b.ask_number("weight", "By what factor is the first split's partial O^(s) multiplied in the combine?",
+               std::exp(lses[0] - lse), "trace." + n + ".combine_weight.0", 0.001,
+               "e^(lse^(s) - lse) with the first split's lse^(s), and the lse of the previous question.", Panel::memory);
+  b.in_terminal(run_line(rd) + ", index " + std::to_string(k18) + " of its output (FD L18: its rescale factor)");
   return b.finish();
 }
 
@@ -182,20 +186,28 @@ std::string gantt_lines(const pipeline::Kernel& k, const pipeline::Shape& s) {
   std::istringstream in(pipeline::explain_pipeline(k, s, pipeline::Rates{}));
   std::string line, out;
   while (std::getline(in, line))
-    if (line.find('|') != std::string::npos && line.rfind("  ", 0) == 0) out += line + "\n";
+    if ((line.find('|') != std::string::npos || line.rfind("  (one column", 0) == 0) && line.rfind("  ", 0) == 0)
+      out += line + "\n";
   return out;
 }
 
-// The latest measured point of the Hopper bench file for (variant, d, n), non-causal: its index
-// (a later point of the same key replaces an earlier one), or -1.
-int latest_point(const nlohmann::json& j, int variant, int64_t d, int64_t n) {
-  int at = -1;
+// Two kernels measured in one run of the Hopper bench file at (d, n), non-causal: the indices of
+// their points in the latest run (the points' "source") that measured both, or {-1, -1}. A ratio
+// of two kernels is only a measurement when both come from the same run (as explain --pipeline
+// pairs them); runs on other days differ by a percent or two, which is the size of the effects.
+std::pair<int, int> same_run(const nlohmann::json& j, int a, int b, int64_t d, int64_t n) {
   const nlohmann::json& pts = j.at("points");
-  for (size_t k = 0; k < pts.size(); ++k)
-    if (pts[k].value("variant", -1) == variant && pts[k].value("d", 0) == d && pts[k].value("n", 0) == n &&
-        !pts[k].value("causal", true))
-      at = int(k);
-  return at;
+  auto at = [&](size_t k, int v) {
+    return pts[k].value("variant", -1) == v && pts[k].value("d", 0) == d && pts[k].value("n", 0) == n &&
+           !pts[k].value("causal", true);
+  };
+  std::pair<int, int> best{-1, -1};
+  for (size_t k = 0; k < pts.size(); ++k) {
+    if (!at(k, a)) continue;
+    for (size_t m = 0; m < pts.size(); ++m)
+      if (at(m, b) && pts[m].value("source", "") == pts[k].value("source", "")) best = {int(k), int(m)};
+  }
+  return best;
 }
 
 }  // namespace
@@ -232,13 +244,14 @@ Chapter chapter_hopper(uint64_t seed) {
          "--technique tma-producer --d ").integer(sh.d, "pipeline.tma-producer." + D + ".d")
       .t(" --n ").integer(sh.nq, "pipeline.tma-producer" + sfx + ".n")
       .t(" --heads ").integer(sh.heads, "pipeline.tma-producer" + sfx + ".heads")
-      .t(" prints it as below (s and o: products, p: softmax, k and v: loads; lower case: the unit is shared at that "
-         "moment).");
+      .t(" prints it as below (S and O: the products, P: the softmax, K and V: loads, W: the write of O; lower case: "
+         "the unit is shared at that moment).");
   b.terminal_only(gantt_lines(r15, sh));
   b.ask_number("serial-clocks", "One warpgroup does S_ij, then its softmax, then O_i += P~_ij V_j. How many clocks does "
                "one K/V block take that way, with nothing overlapped?",
                c.s_clk + c.softmax_clk + c.o_clk, cost + "s_clk + " + cost + "softmax_clk + " + cost + "o_clk", 0.01,
                "Add the three costs on this page.", Panel::pipeline);
+  b.units({"clocks", "clock", "clk", "cycles"});
   b.mistake(c.s_clk + c.o_clk, "that is the tensor cores' share alone; the softmax sits between the two products");
   b.ask_choice("chart", "Read the chart: while warpgroup 0 runs its softmax (p), what are the tensor cores doing?",
                {"warpgroup 1's products: the two take turns", "nothing much: warpgroup 1 is in its softmax too",
@@ -263,26 +276,35 @@ Chapter chapter_hopper(uint64_t seed) {
       .num(p18.tflops, "pipeline.persistent" + sfx + ".tflops").t(" TFLOP/s.");
   // The Hopper bench file names each kernel by its number in the ladder, each one of the techniques
   // above (gpu/ladder/NOTES.md; docs/pipeline-model.md's table of where each figure comes from).
-  const std::pair<int, const char*> measured[] = {
-      {15, "the TMA producer"}, {16, "ping-pong"}, {17, "the softmax under the product"}, {18, "persistent"}};
-  std::map<int, int> at;  // kernel -> its latest point at this shape
-  for (const auto& [v, what] : measured) {
-    const int k = latest_point(hop, v, sh.d, sh.nq);
-    if (k < 0) continue;
-    at[v] = k;
-    b.t(at.size() == 1 ? " Measured on the H200, ladder kernel " : "; kernel ")
-        .integer(v, "hopper:/points/" + std::to_string(k) + "/variant").t(" (").t(what).t("): ")
-        .num(hop["points"][size_t(k)]["tflops"].get<double>(), "hopper:/points/" + std::to_string(k) + "/tflops");
+  // Each pair whose ratio the page reads is taken from one run: 15 and 16, then 17 and 18.
+  const auto [k15, k16] = same_run(hop, 15, 16, sh.d, sh.nq);
+  const auto [k17, k18] = same_run(hop, 17, 18, sh.d, sh.nq);
+  auto tf = [&](int k) { return hop["points"][size_t(k)]["tflops"].get<double>(); };
+  auto src = [&](int k) { return "hopper:/points/" + std::to_string(k) + "/tflops"; };
+  auto kernel = [&](int k, const char* what) {
+    b.t("kernel ").integer(hop["points"][size_t(k)]["variant"].get<int>(), "hopper:/points/" + std::to_string(k) + "/variant")
+        .t(" (").t(what).t("): ").num(tf(k), src(k));
+  };
+  if (k15 >= 0) {
+    b.t(" Measured on the H200 in one run, ladder ");
+    kernel(k15, "the TMA producer");
+    b.t(" and ");
+    kernel(k16, "ping-pong");
+    b.t(" TFLOP/s");
   }
-  if (!at.empty()) b.t(" TFLOP/s.");
-  auto tf = [&](int v) { return hop["points"][size_t(at.at(v))]["tflops"].get<double>(); };
-  auto src = [&](int v) { return "hopper:/points/" + std::to_string(at.at(v)) + "/tflops"; };
-  if (at.count(15) && at.count(16) && tf(16) / tf(15) < 0.5 * (1 + p16.tflops / p15.tflops)) {
-    b.t(" The measurements do not follow the model: on the H200 ping-pong gained only ")
-        .num(tf(16) / tf(15), src(16) + " / " + src(15))
-        .t("x over the TMA producer alone, far less than the model's two predictions above differ");
-    if (at.size() == 4 && tf(18) < std::max({tf(15), tf(16), tf(17)}))
-      b.t(", and the persistent kernel measured slower than another of the four");
+  if (k17 >= 0) {
+    b.t(k15 >= 0 ? "; in a later run, " : " Measured on the H200 in one run, ladder ");
+    kernel(k17, "the softmax under the product");
+    b.t(" and ");
+    kernel(k18, "persistent");
+    b.t(" TFLOP/s");
+  }
+  if (k15 >= 0 || k17 >= 0) b.t(".");
+  if (k15 >= 0 && tf(k16) / tf(k15) < 0.5 * (1 + p16.tflops / p15.tflops)) {
+    b.t(" The measurements do not follow the model: on the H200 ping-pong ran at ")
+        .num(tf(k16) / tf(k15), src(k16) + " / " + src(k15))
+        .t(" times the TMA producer's TFLOP/s, where the model's two predictions above differ far more");
+    if (k17 >= 0 && tf(k18) < tf(k17)) b.t(", and the persistent grid measured slower than the kernel it was added to");
     b.t(". The model charges each unit its full rate and nothing else; what the kernels lose beside it "
         "(dependent instructions waiting, the turns' barriers) is in docs/pipeline-model.md and the ladder's notes.");
   }

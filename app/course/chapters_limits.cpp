@@ -127,10 +127,21 @@ Chapter chapter_memory_bound(uint64_t seed) {
       .num(f1.flops / 1e6, f1.flops_source + " / 1e6").t(" MFLOP over ").num(f1.bytes / 1e6, f1.bytes_source + " / 1e6")
       .t(" MB, intensity ").num(f1.intensity(), f1.intensity_source()).t(" FLOP/B; FlashAttention-2: ")
       .num(f2.intensity(), f2.intensity_source())
-      .t(" FLOP/B. The fused kernel does not beat the matmul kernels' intensity: it beats standard attention as a "
-         "whole, whose softmax drags it down. Standard attention moves ")
+      .t(" FLOP/B, against S = QK^T's ").num(kS.intensity(), kS.intensity_source())
+      .t(" and O = PV's ").num(kO.intensity(), kO.intensity_source())
+      .t(". Fusion is not what sets a kernel's intensity against the matmuls': Algorithm 1 sits ")
+      .t(f1.intensity() < std::min(kS.intensity(), kO.intensity()) ? "below both (it moves O_i in and out at every j)"
+         : f1.intensity() > std::max(kS.intensity(), kO.intensity()) ? "above both" : "between them")
+      .t(", FlashAttention-2 ")
+      .t(f2.intensity() < std::min(kS.intensity(), kO.intensity()) ? "below both"
+         : f2.intensity() > std::max(kS.intensity(), kO.intensity()) ? "above both (O_i stays on chip)" : "between them")
+      .t(". What fusion removes is the softmax kernel's round trip through HBM, which drags standard attention as a "
+         "whole down to ").num((kS.flops + kP.flops + kO.flops) / (kS.bytes + kP.bytes + kO.bytes),
+                                src_total(hs.name, "flops") + " / " + src_total(hs.name, "bytes"))
+      .t(" FLOP/B. Standard attention moves ")
       .num((kS.bytes + kP.bytes + kO.bytes) / f1.bytes, src_total(hs.name, "bytes") + " / " + f1.bytes_source)
-      .t(" times the bytes of Algorithm 1 for the same FLOPs.\n\nThe roofline draws both ceilings (float32 "
+      .t(" times the bytes of Algorithm 1 for about the same FLOPs (Algorithm 1 adds the online "
+         "softmax's rescales).\n\nThe roofline draws both ceilings (float32 "
          "and bf16 tensor cores) and the kernels at their intensity.");
   for (const MeasuredPoint& p : roof->measured)
     if (p.n == hs.spec.nq && (p.label == "fa1 fp32" || p.label == "standard fp32"))
@@ -173,7 +184,7 @@ Chapter chapter_safe_softmax(uint64_t seed) {
                               "What is the largest x for which e^x does not exceed bfloat16's largest value (three "
                               "decimals)?", bf16_limit,
                               "float.bf16_exp_limit", 0, "Take the natural log of bfloat16's largest value, given on "
-                              "this page (float32's limit is not it: bfloat16's largest value is smaller).", Panel::none);
+                              "this page, to three decimals.", Panel::none);
   bq.abs_tol = 0.0005;  // float32's limit is 0.004 away: three decimals tell them apart
   bq.tolerance_text = "within 0.0005";
   // Within 0.001 of float32's limit only: 88.72, bfloat16's limit to two decimals, is no slip to float32.
@@ -188,7 +199,11 @@ Chapter chapter_safe_softmax(uint64_t seed) {
   b.page("Subtracting the max", s2)
       .t("Safe softmax subtracts the row max m = max_j x_j first: ").f("e^(x_k - m) <= 1")
       .t(" never overflows, and e^(x_k - m) / sum_j e^(x_j - m) equals the softmax because e^(-m) cancels. "
-         "Algorithm 1 does this per tile at ").t(role_label(tr, Role::softmax)).t(": at ").step_ref(rd.name, k)
+         "FlashAttention's Algorithm 1 (its own chapter comes later) works on tiles: S_ij is the block of the "
+         "scores ").f("S = tau Q K^T").t(" for the rows of block i and the keys of block j. It does this per tile at ")
+      .t(role_label(tr, Role::softmax))
+      .t(", with the tile's own row max m~ (not the whole row's yet: merging tiles is the next chapter's online "
+         "softmax), ").f("P~ = e^(S_ij - m~)").t(" and its row sums l~: at ").step_ref(rd.name, k)
       .t(" (i = ").integer(st.i, src_step(rd.name, k, "i")).t(", j = ").integer(st.j, src_step(rd.name, k, "j"))
       .t(") row 0 of S_ij has max m~ = ").num(st.m_tilde(0), src_step(rd.name, k, "m_tilde", 0))
       .t(", so its largest P~ entry is exactly e^0; the row sums to l~ = ").num(st.l_tilde(0), src_step(rd.name, k, "l_tilde", 0))
