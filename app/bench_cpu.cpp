@@ -50,13 +50,15 @@ constexpr int64_t kMaxBenchReps = 1000;  // --reps; the work estimate caps reps 
 
 struct BenchCpuCommand {
   std::vector<int64_t> sizes = {1024, 2048, 4096};
-  int64_t d = 64, M = 16384, reps = 5;
+  int64_t d = 64, reps = 5;
+  mutable int64_t M = 16384;  // from M_text by check_limits, which every run starts with
+  std::string M_text;  // --M as typed: elements, or KiB as in 64KiB (parse_sram_size, as run reads it)
   bool as_json = false;
 
   void add_flags(CLI::App* b) {
     b->add_option("--n", sizes, "sequence lengths (default 1024 2048 4096)");
     b->add_option("--d", d, "head dimension (default 64)");
-    b->add_option("--M", M, "SRAM size in elements (default 16384)");
+    b->add_option("--M", M_text, "SRAM size: elements (float32 words), or KiB as in 64KiB (default 16384)");
     b->add_option("--reps", reps, "repetitions per timing, 1 to 1000; the median is reported (default 5)");
     b->add_flag("--json", as_json, "print JSON instead of a table");
   }
@@ -66,6 +68,7 @@ struct BenchCpuCommand {
   // max(1, reps / 2) times, then fa1 unrecorded, standard attention with Eigen (S, P in memory)
   // and standard attention through the simulator reps times each.
   void check_limits() const {
+    if (!M_text.empty()) M = parse_sram_size(M_text);
     checked::in_range(reps, 1, kMaxBenchReps, "--reps");
     const WorkLimits lim;
     const double rec_reps = double(std::max<int64_t>(1, reps / 2));

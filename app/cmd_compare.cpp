@@ -29,7 +29,7 @@ SnapshotSet cpu_side(const RunFlags& rf, const BackwardFlags& bf, const Snapshot
   if (bf.backward) dO = backward_grad_output(bf, p, rf.pattern);
   const std::string diff =
       first_difference(a.problem, snapshot_problem(p, t, bf.backward ? &dO : nullptr), "in the folder", "from the run flags");
-  if (!diff.empty()) throw InputError(a_name + " holds snapshots of another problem than the run flags': " + diff);
+  if (!diff.empty()) throw InputError(a_name + " holds snapshots of another problem than the run flags give: " + diff);
   WorkEstimate w = estimate_work(p.nq, p.nk, p.d, t, p.schedule, p.bytes_per_elem);
   if (bf.backward) add_backward_work(w);  // as `run --backward` counts it
   check_work(w, WorkLimits{kDefaultMaxGflop});

@@ -80,8 +80,9 @@ int run_verify_decode(const Problem& p, const Tiling& t, int variant, double til
   std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)p.M, (long long)t.Br,
               (long long)t.Bc, (long long)t.Tr, (long long)t.Tc);
   if (p.page_size > 0)
-    std::printf("pages      P = %lld: K, V in %lld pages at shuffled places (seed %llu), read through a block table\n",
-                (long long)p.page_size, (long long)kv_pages(p.nk, p.page_size), (unsigned long long)p.seed);
+    std::printf("pages      P = %lld: K, V in %lld %s at shuffled places (seed %llu), read through a block table\n",
+                (long long)p.page_size, (long long)kv_pages(p.nk, p.page_size),
+                kv_pages(p.nk, p.page_size) == 1 ? "page" : "pages", (unsigned long long)p.seed);
   if (p.dtype == Dtype::fp8)
     std::printf("fp8        Q, K, V in e4m3 with %s float32 scales%s, quantised on the host as the CPU engine "
                 "quantises; P~ in float32; O in bf16\n", fp8_scale_name(p.fp8_scale), p.rotate ? " (Q, K rotated)" : "");

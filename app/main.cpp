@@ -130,6 +130,7 @@ static std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int
     // already ("--heads is out of range") is kept as it is, not "--heads: --heads is ...".
     const std::string what = e.what();
     const size_t colon = what.find(": ");
+    if (colon == 0) return what.substr(2);  // a hidden option's check: CLI11 gives it no name
     if (colon != std::string::npos && colon > 0) {
       const std::string name = what.substr(0, colon), rest = what.substr(colon + 2);
       if (rest.compare(0, name.size(), name) == 0 && (rest.size() == name.size() || rest[name.size()] == ' ' || rest[name.size()] == ':'))

@@ -174,8 +174,9 @@ void print_summary(const Trace& t, bool recorded) {
     std::printf("splits     S = %lld: K/V blocks in %lld contiguous ranges, each a partial O^(s), lse^(s) "
                 "(float32), then the combine\n", (long long)ti.S, (long long)ti.S);
   if (ti.P > 0)
-    std::printf("pages      P = %lld: K, V in %lld pages at shuffled places, block table read %s\n", (long long)ti.P,
-                (long long)kv_pages(p.nk, ti.P), bytes_text(F.traffic.read[size_t(Tensor::BT)]).c_str());
+    std::printf("pages      P = %lld: K, V in %lld %s at shuffled places, block table read %s\n", (long long)ti.P,
+                (long long)kv_pages(p.nk, ti.P), kv_pages(p.nk, ti.P) == 1 ? "page" : "pages",
+                bytes_text(F.traffic.read[size_t(Tensor::BT)]).c_str());
   // fp8: the forward's form plus the scale reads, e4m3 inputs and a bf16 O (core/closed_form.h)
   const TrafficForm cf = forward_form(p.schedule, p.dtype, p.nq, p.nk, p.d, ti);
   const int64_t bpe = p.bytes_per_elem, out_bpe = dtype_bytes(output_dtype(p.dtype));

@@ -223,3 +223,21 @@ TEST_CASE("a check's message that names its flag is printed without the flag aga
   // A message about the quantity keeps the flag in front: it names both.
   check_refused(tmp.path, "run --n 0x10", "--n: N must be a whole number (got '0x10')");
 }
+
+TEST_CASE("messages read as sentences: a hidden flag's check, one page, bench-cpu's --M in KiB", "[cli][refusals]") {
+  // CLI11 gives a hidden option's check no name: its message is not ": --back must be ...".
+  const fstest::TempDir tmp;
+  check_refused(tmp.path, "gui --back -1", "--back must be >= 0 (got -1)");
+  const fstest::Outcome back = fstest::run_flashstep("gui --back -1");
+  CHECK(back.out.find(": :") == std::string::npos);
+  // One page of K, V is "1 page".
+  const fstest::Outcome one = fstest::run_flashstep("run --schedule decode --nq 1 --nk 64 --d 8 --page-size 64");
+  CAPTURE(one.out);
+  CHECK(one.out.find("K, V in 1 page at shuffled places") != std::string::npos);
+  // bench-cpu reads --M as run does: 4KiB is 1024 elements; 0x10 is no size.
+  const fstest::Outcome kib = fstest::run_flashstep("bench-cpu --n 128 --M 4KiB --reps 1 --json");
+  CAPTURE(kib.out);
+  REQUIRE(kib.rc == 0);
+  CHECK(kib.out.find("\"M\": 1024") != std::string::npos);
+  check_refused(tmp.path, "bench-cpu --n 128 --M 0x10 --reps 1", "M: unknown unit 'x10'");
+}

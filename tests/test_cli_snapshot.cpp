@@ -217,7 +217,7 @@ TEST_CASE("compare and run --snapshots refuse bad input with one line and exit 2
       {"compare --snapshots " + malformed.string() + " --against " + good, "manifest.json: malformed JSON at byte"},
       {"compare --snapshots " + other + " --against " + good, "hold snapshots of different problems: nk (39 in"},
       {"compare --snapshots " + good + " --schedule fa1 --nq 45 --nk 38 --d 12 --br 8 --bc 7 --causal --seed 2",
-       "another problem than the run flags': seed (1 in the folder, 2 from the run flags)"},
+       "another problem than the run flags give: seed (1 in the folder, 2 from the run flags)"},
       {"compare --snapshots " + good + " --schedule fa1 --nq 45 --nk 38 --d 12 --br 8 --bc 7",
        "mask.causal (true in the folder, false from the run flags)"},
       {"compare --snapshots " + good + " --against " + good + " --nk 38", "give --against DIR2 or run flags, not both (got --nk)"},
