@@ -28,7 +28,7 @@ timeout 240 ncu "${M[@]}" --target-processes all --launch-skip 0 --launch-count 
 echo "cudnn rc=$?"
 python3 - "$OUT/flashstep.csv" "$OUT/cudnn.csv" <<'PY' | tee "$OUT/table.txt"
 import csv, sys
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 for path in sys.argv[1:]:
     rows = [r for r in csv.reader(l for l in open(path) if l.startswith('"'))]
     if not rows:
