@@ -163,8 +163,8 @@ Chapter chapter_backward(uint64_t seed) {
       .f("2 Nq").t(" = ").integer(2 * nq, "2 * " + Nq)
       .t(" elements, O(N), and recomputes S_ij and P_ij tile by tile from Q, K and l, m (Algorithm 4). More FLOPs, "
          "fewer bytes: the FLOPs are cheap, the bytes are not.");
-  b.ask_number("kept-ratio", "Beyond O, how many times more elements does standard attention keep for the backward than "
-               "Algorithm 1 here?",
+  b.ask_number("kept-ratio", "Beyond O, standard attention keeps how many times as many elements for the backward as "
+               "Algorithm 1 here (their ratio)?",
                double(nq * nk) / double(2 * nq), Nq + " * " + Nk + " / ( 2 * " + Nq + " )",
                0.01, "Divide the two element counts on this page.", Panel::none);
   b.times().inverse("Algorithm 1's elements over standard attention's");
