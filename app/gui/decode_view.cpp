@@ -66,14 +66,18 @@ ImU32 diverging(float x, float range) {
 
 }  // namespace
 
-float DecodeLseLabelX(float x_l, float right) {
-  return std::min(x_l, right - ImGui::CalcTextSize("lse^(s)").x - 2);
+const char* DecodeLseLabel(float x_l, float right) {
+  return x_l + ImGui::CalcTextSize("lse^(s)").x + 2 <= right ? "lse^(s)" : "lse";
 }
 
-void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
+float DecodeLseLabelX(float x_l, float right) {
+  return std::min(x_l, right - ImGui::CalcTextSize(DecodeLseLabel(x_l, right)).x - 2);
+}
+
+float DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   const RunView& v = *s.run;
   const Trace& tr = v.trace;
-  if (!has_partials(tr)) return;
+  if (!has_partials(tr)) return g.x_l;
   const Problem& p = tr.problem;
   const Tiling& t = tr.tiling;
   const int64_t S = t.S, nq = p.nq, d = p.d;
@@ -102,14 +106,15 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   const float top = g.y_v, avail_h = std::max(g.kv_h, 8.0f);
   const float ch = std::clamp(avail_h / float(rows), 0.25f, 24.0f), cw = g.o_w / float(d);
   const float lse_w = std::max(g.stat_w, 14.0f);
-  // Labels: lse^(s) ends inside the panel; O^(s)'s label takes the longest form that fits before it.
-  const char* lse_label = "lse^(s)";
-  const float lse_x = DecodeLseLabelX(g.x_l, g.right);
+  // Labels: lse^(s) (or "lse" where that does not fit) ends inside the panel; O^(s)'s label takes
+  // the longest form that fits before it. The lse^(s) column itself stays under L, at x_l.
+  const char* lse_label = DecodeLseLabel(g.x_l, g.right);
+  const float lse_label_x = DecodeLseLabelX(g.x_l, g.right), lse_x = g.x_l;
   std::snprintf(buf, sizeof buf, "O^(s) partials (S Nq x d = %lld x %lld), HBM, float32", (long long)rows, (long long)d);
   char mid[64];
   std::snprintf(mid, sizeof mid, "O^(s) (%lld x %lld), HBM", (long long)rows, (long long)d);
-  dl->AddText(ImVec2(g.x_o, top - g.lab), text, LongestFitting(lse_x - g.x_o - 6, {buf, mid, "O^(s)"}));
-  dl->AddText(ImVec2(lse_x, top - g.lab), text, lse_label);
+  dl->AddText(ImVec2(g.x_o, top - g.lab), text, LongestFitting(lse_label_x - g.x_o - 6, {buf, mid, "O^(s)", "O"}));
+  dl->AddText(ImVec2(lse_label_x, top - g.lab), text, lse_label);
   const bool cells = rows * d <= 65536;  // one rectangle per element; beyond that an outline only
   const Cursor& c = *s.cursor;
   const size_t k = c.index();
@@ -164,10 +169,10 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   }
 
   // Hover: the element, its split and row, or "not written yet".
-  if (!ImGui::IsWindowHovered()) return;
+  if (!ImGui::IsWindowHovered()) return lse_x;
   const ImVec2 mp = ImGui::GetIO().MousePos;
   const bool in_o = mp.x >= g.x_o && mp.x < g.x_o + g.o_w, in_l = mp.x >= lse_x && mp.x < lse_x + lse_w;
-  if (!(in_o || in_l) || mp.y < top || mp.y >= bottom) return;
+  if (!(in_o || in_l) || mp.y < top || mp.y >= bottom) return lse_x;
   const int64_t r = std::clamp(int64_t((mp.y - top) / ch), int64_t(0), rows - 1), sp = r / nq, row = r % nq;
   const int64_t i = row / t.Br;
   const int64_t step = (in_o ? pc.writes.o_step : pc.writes.lse_step)[size_t(sp * t.Tr + i)];
@@ -185,6 +190,7 @@ void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
                 std::isinf((*Lp)(r, 0)) ? ": the split keeps no key of this row; the combine gives it weight 0" : "");
   }
   ImGui::EndTooltip();
+  return lse_x;
 }
 
 void DrawSplitLegend(const AppState& s) {

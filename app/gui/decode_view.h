@@ -23,10 +23,12 @@ ImU32 split_colour(int64_t s);
 // The tiles view's decode part: a band under K^T and under the scores coloured by split, and
 // the partials O^(s) (S Nq x d) and lse^(s) in HBM under O as they are written (orange: written
 // by this step; blue: read by the combine now). Nothing when the run has no partials.
-void DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g);
+// Returns where it drew the lse^(s) column (x_l: under L, right of O^(s)'s).
+float DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g);
 // Where DrawDecodeTiles puts the lse^(s) label: above its column at x_l, or further left so that
 // it ends inside the panel (right). The tiles view keeps V^T's title short of it.
 float DecodeLseLabelX(float x_l, float right);
+const char* DecodeLseLabel(float x_l, float right);  // "lse^(s)", or "lse" where that does not fit
 // The split colours' legend: one swatch per split with its blocks (one line).
 void DrawSplitLegend(const AppState& s);
 

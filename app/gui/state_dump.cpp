@@ -200,7 +200,7 @@ nlohmann::json state_to_json(const AppState& s) {
   j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
-                {"backward_overflow_px", s.backward_overflow_px}};
+                {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
                        {"table_compact", s.memory_table_compact},

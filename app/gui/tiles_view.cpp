@@ -476,7 +476,9 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   if (!v.S.size()) {
     dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
   }
-  DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cs, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x});
+  // For --dump-state: the gap from O^(s)'s column to lse^(s)'s as drawn (below 0: they overlap).
+  const float lse_drawn = DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cs, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x});
+  s.decode_lse_gap_px = has_partials(v.trace) ? lse_drawn - (x_o + d * cd) : 0.0f;
 
   // Block labels and visited marks: a green dot beside a block already loaded once.
   const float dot = 3.5f;

@@ -547,16 +547,24 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
   }
 }
 
-TEST_CASE("the scrubber's step label stays clear of its grab wherever the cursor is", "[gui]") {
+TEST_CASE("what is drawn side by side stays apart: the scrubber's label and grab, decode's partials", "[gui]") {
   // ImGui centres a slider's text, so with the cursor near the middle of a run the grab covered
-  // "step 13 of 27". The label now goes beside the grab; the dump gives the gap between them.
-  const std::string settings = out_path("scrub-label-settings.json");
+  // "step 13 of 27": the label now goes beside the grab. Decode's lse^(s) column was drawn where
+  // its label went, pulled left over O^(s) and V^T in a narrow centre panel: it stays under L.
+  // The dump gives each gap (below 0: they overlap).
+  const std::string settings = out_path("side-by-side-settings.json");
   fs::remove(settings);
-  for (const std::string args : {"--preset tiny --step 0", "--preset tiny --step 13", "--preset tiny --step 14",
-                                 "--preset tiny --step 27", "--preset gpt2-medium --step 776"}) {
-    CAPTURE(args);
-    const nlohmann::json j = dumped_state("--settings " + settings + " " + args + " --presentation --size 1280x720", "scrub-label");
-    CHECK(j["controls"]["scrub_label_gap_px"].get<double>() > 0);
+  struct Case {
+    std::string args, gap;
+  };
+  const std::string scrub = "/controls/scrub_label_gap_px", lse = "/tiles/decode_lse_gap_px";
+  for (const Case& c : {Case{"--preset tiny --step 0", scrub}, Case{"--preset tiny --step 13", scrub},
+                        Case{"--preset tiny --step 14", scrub}, Case{"--preset tiny --step 27", scrub},
+                        Case{"--preset gpt2-medium --step 776", scrub}, Case{"--course decode --page 1", lse},
+                        Case{"--course fp8 --page 2", lse}, Case{"--preset decode-paged --step 40", lse}}) {
+    CAPTURE(c.args);
+    const nlohmann::json j = dumped_state("--settings " + settings + " " + c.args + " --presentation --size 1280x720", "side-by-side");
+    CHECK(j.at(nlohmann::json::json_pointer(c.gap)).get<double>() > 0);
   }
 }
 
