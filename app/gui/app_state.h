@@ -218,6 +218,7 @@ struct AppState {
   // 0 or less: nothing clipped at the right edge), for --dump-state.
   float memory_overflow_px = 0;
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
+  float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width

@@ -51,7 +51,11 @@ Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds
   const float x = d.x - right;
   const float wa = algo ? 0.8f : 0.0f, wm = mem ? 1.3f : 0.0f, ws = soft ? 1.0f : 0.0f;
   const float total = std::max(wa + wm + ws, 1e-3f);
-  const float ha = std::floor(body * wa / total), hm = std::floor(body * wm / total);
+  // The algorithm panel at least its header and six lines of the listing (13 text lines), where
+  // the body allows: at 1280 x 720 in presentation mode its share alone left one line.
+  const float ha = algo ? std::floor(std::max(body * wa / total, std::min(13.0f * ImGui::GetFontSize(), 0.5f * body)))
+                        : 0.0f;
+  const float hm = std::floor((body - ha) * wm / std::max(wm + ws, 1e-3f));
   l.algo_pos = ImVec2(x, controls_h);
   l.algo_size = ImVec2(right, ha);
   l.memory_pos = ImVec2(x, controls_h + ha);

@@ -62,9 +62,30 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::SameLine();
     ImGui::TextDisabled("(0-based)");
   }
-  TextWrappedAtSpaces(s.explanation.c_str());
+  // The step's sentence, in a scrolling box of its own where it would leave the listing fewer
+  // than five lines (a short panel: the course's right column in presentation mode).
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const float text_h = ImGui::CalcTextSize(s.explanation.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  const float room = ImGui::GetContentRegionAvail().y - 5 * line_h - ImGui::GetStyle().ItemSpacing.y * 2;
+  if (text_h > room) {
+    const float text_line = ImGui::GetTextLineHeight();  // the sentence's lines: one text item
+    ImGui::BeginChild("explanation", ImVec2(0, std::max(2.0f, std::floor(room / text_line)) * text_line + 2), false);
+    TextWrappedAtSpaces(s.explanation.c_str());
+    ImGui::EndChild();
+  } else {
+    TextWrappedAtSpaces(s.explanation.c_str());
+  }
   ImGui::Separator();
 
+  // The listing keeps the current line in view: when the cursor moves, not only while playing.
+  // (Two frames: the first lays out a listing whose line heights the scroll does not know yet.)
+  static uint64_t shown_cursor = 0;
+  static int scroll_frames = 0;
+  if (s.cursor_version != shown_cursor) scroll_frames = 2;
+  shown_cursor = s.cursor_version;
+  const bool moved = scroll_frames > 0;
+  if (scroll_frames > 0) --scroll_frames;
+  s.algo_listing_lines = ImGui::GetContentRegionAvail().y / line_h;  // for --dump-state
   ImGui::BeginChild("pseudocode", ImVec2(0, 0), false);
   if (g.mono) ImGui::PushFont(g.mono);
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -94,7 +115,7 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
       dl->AddRectFilled(ImVec2(a.x - 4, a.y - 1), ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(), b.y + 1),
                         kHighlightCol, 3.0f);
-      if (s.playing || ImGui::IsWindowAppearing()) ImGui::SetScrollHereY(0.5f);
+      if (s.playing || moved || ImGui::IsWindowAppearing()) ImGui::SetScrollHereY(0.5f);
     }
     dl->ChannelsMerge();
   }

@@ -198,6 +198,7 @@ nlohmann::json state_to_json(const AppState& s) {
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow},
                  {"part", c.part + 1}, {"parts", c.parts}};
   j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
+  j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
                 {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px}};

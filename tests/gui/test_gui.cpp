@@ -547,24 +547,30 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
   }
 }
 
-TEST_CASE("what is drawn side by side stays apart: the scrubber's label and grab, decode's partials", "[gui]") {
+TEST_CASE("what is drawn side by side stays apart, and a short algorithm panel keeps its listing", "[gui]") {
   // ImGui centres a slider's text, so with the cursor near the middle of a run the grab covered
   // "step 13 of 27": the label now goes beside the grab. Decode's lse^(s) column was drawn where
   // its label went, pulled left over O^(s) and V^T in a narrow centre panel: it stays under L.
-  // The dump gives each gap (below 0: they overlap).
+  // In the course's right column at 1280x720 in presentation mode the step's sentence left the
+  // pseudocode one clipped line; the panel now keeps its header and at least four lines of it.
+  // The dump gives each gap (below 0: they overlap) and the listing's lines.
   const std::string settings = out_path("side-by-side-settings.json");
   fs::remove(settings);
   struct Case {
-    std::string args, gap;
+    std::string args, value;
+    double above;
   };
-  const std::string scrub = "/controls/scrub_label_gap_px", lse = "/tiles/decode_lse_gap_px";
-  for (const Case& c : {Case{"--preset tiny --step 0", scrub}, Case{"--preset tiny --step 13", scrub},
-                        Case{"--preset tiny --step 14", scrub}, Case{"--preset tiny --step 27", scrub},
-                        Case{"--preset gpt2-medium --step 776", scrub}, Case{"--course decode --page 1", lse},
-                        Case{"--course fp8 --page 2", lse}, Case{"--preset decode-paged --step 40", lse}}) {
+  const std::string scrub = "/controls/scrub_label_gap_px", lse = "/tiles/decode_lse_gap_px",
+                    listing = "/algorithm_panel/listing_lines";
+  for (const Case& c : {Case{"--preset tiny --step 0", scrub, 0}, Case{"--preset tiny --step 13", scrub, 0},
+                        Case{"--preset tiny --step 14", scrub, 0}, Case{"--preset tiny --step 27", scrub, 0},
+                        Case{"--preset gpt2-medium --step 776", scrub, 0}, Case{"--course decode --page 1", lse, 0},
+                        Case{"--course fp8 --page 2", lse, 0}, Case{"--preset decode-paged --step 40", lse, 0},
+                        Case{"--course backward --page 2", listing, 4}, Case{"--course algorithm-1 --page 1", listing, 4},
+                        Case{"--course fa2-order --page 1", listing, 4}}) {
     CAPTURE(c.args);
     const nlohmann::json j = dumped_state("--settings " + settings + " " + c.args + " --presentation --size 1280x720", "side-by-side");
-    CHECK(j.at(nlohmann::json::json_pointer(c.gap)).get<double>() > 0);
+    CHECK(j.at(nlohmann::json::json_pointer(c.value)).get<double>() > c.above);
   }
 }
 
