@@ -218,6 +218,8 @@ struct AppState {
   // 0 or less: nothing clipped at the right edge), for --dump-state.
   float memory_overflow_px = 0;
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
+  int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
+  bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view

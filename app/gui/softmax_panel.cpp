@@ -85,14 +85,34 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float table_h = std::max(std::min(line * float(t.rows_in_q_block(i, p.nq) + 2), ImGui::GetContentRegionAvail().y * 0.45f),
                                    line * 3.2f + ImGui::GetStyle().ScrollbarSize);
-    if (ImGui::BeginTable("stats", fa2 ? 7 : 9, tf, ImVec2(0, table_h))) {
+    // The columns, each with the step that fills it; where all of them do not fit the panel, only
+    // those known at this step (at Alg1 L10: m~_ij and l~_ij, which a question may ask for), not a
+    // row of "-" that pushes them out of view.
+    struct Col {
+      const char* head;
+      const Step* st;
+      Vec Step::*field;
+    };
+    const Col all[] = {{fa2 ? "m_i^(j-1)" : "m_i", st11, &Step::m_old}, {fa2 ? "rowmax S" : "m~_ij", st10, &Step::m_tilde},
+                       {fa2 ? "m_i^(j)" : "m_i^new", st11, &Step::m_new}, {fa2 ? "l_i^(j-1)" : "l_i", st11, &Step::l_old},
+                       {"l~_ij", fa2 ? nullptr : st10, &Step::l_tilde}, {fa2 ? "l_i^(j)" : "l_i^new", st11, &Step::l_new},
+                       {"a", st11, &Step::alpha}, {"b", fa2 ? nullptr : st11, &Step::beta}};
+    const bool has[] = {true, true, true, true, !fa2, true, true, !fa2};
+    const ImGuiStyle& sty = ImGui::GetStyle();
+    float need = ImGui::CalcTextSize("row").x + 2 * sty.CellPadding.x + 1;
+    for (size_t e = 0; e < 8; ++e)
+      if (has[e]) need += std::max(ImGui::CalcTextSize(all[e].head).x, ImGui::CalcTextSize("-0.0000").x) + 2 * sty.CellPadding.x + 1;
+    const bool compact = need > ImGui::GetContentRegionAvail().x && (st10 || st11);
+    Col cols[8];
+    int n = 0;
+    for (size_t e = 0; e < 8; ++e)
+      if (has[e] && (!compact || all[e].st)) cols[n++] = all[e];
+    if (ImGui::BeginTable("stats", 1 + n, tf, ImVec2(0, table_h))) {
       ImGui::TableSetupScrollFreeze(1, 1);
-      if (fa2)
-        for (const char* h : {"row", "m_i^(j-1)", "rowmax S", "m_i^(j)", "l_i^(j-1)", "l_i^(j)", "a"})
-          ImGui::TableSetupColumn(h);
-      else
-        for (const char* h : {"row", "m_i", "m~_ij", "m_i^new", "l_i", "l~_ij", "l_i^new", "a", "b"})
-          ImGui::TableSetupColumn(h);
+      ImGui::TableSetupColumn("row");
+      for (int e = 0; e < n; ++e) ImGui::TableSetupColumn(cols[e].head);
+      s.softmax_table_columns = n;  // for --dump-state
+      s.softmax_table_l_tilde = std::any_of(cols, cols + n, [](const Col& c) { return c.field == &Step::l_tilde; });
       ImGui::TableHeadersRow();
       const int64_t rows = t.rows_in_q_block(i, p.nq);
       for (int64_t r = 0; r < rows; ++r) {
@@ -100,23 +120,17 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
         if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
         ImGui::TableNextColumn();
         ImGui::Text("%lld", (long long)(r0 + r));
-        auto cell = [&](const Step* st, Vec Step::*field) {
+        for (int e = 0; e < n; ++e) {
           ImGui::TableNextColumn();
-          if (st && r < (st->*field).size()) {
-            const float x = (st->*field)(r);
+          const Step* st = cols[e].st;
+          if (st && r < (st->*cols[e].field).size()) {
+            const float x = (st->*cols[e].field)(r);
             if (std::isfinite(x)) ImGui::Text("%.4g", double(x));
             else ImGui::TextUnformatted(fmt_value(b1, sizeof b1, x));
+          } else {
+            ImGui::TextDisabled("-");
           }
-          else ImGui::TextDisabled("-");
-        };
-        cell(st11, &Step::m_old);
-        cell(st10, &Step::m_tilde);
-        cell(st11, &Step::m_new);
-        cell(st11, &Step::l_old);
-        if (!fa2) cell(st10, &Step::l_tilde);
-        cell(st11, &Step::l_new);
-        cell(st11, &Step::alpha);
-        if (!fa2) cell(st11, &Step::beta);
+        }
       }
       ImGui::EndTable();
     }

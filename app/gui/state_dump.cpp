@@ -199,6 +199,7 @@ nlohmann::json state_to_json(const AppState& s) {
                  {"part", c.part + 1}, {"parts", c.parts}};
   j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
   j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}};
+  j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
                 {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px}};

@@ -572,6 +572,14 @@ TEST_CASE("what is drawn side by side stays apart, and a short algorithm panel k
     const nlohmann::json j = dumped_state("--settings " + settings + " " + c.args + " --presentation --size 1280x720", "side-by-side");
     CHECK(j.at(nlohmann::json::json_pointer(c.value)).get<double>() > c.above);
   }
+  // The softmax panel's table, too narrow for all its columns at Alg1 L10, keeps the ones known
+  // there (m~_ij, l~_ij: safe-softmax asks row 1's l~) rather than a row of "-" that pushed them
+  // out of view; once line 11 has merged them, all eight are known and shown.
+  const nlohmann::json l10 = dumped_state("--settings " + settings + " --course safe-softmax --page 2 --presentation --size 1280x720", "side-by-side");
+  CHECK(l10["softmax_panel"]["table_l_tilde"] == true);
+  CHECK(l10["softmax_panel"]["table_columns"] == 2);
+  const nlohmann::json l11 = dumped_state("--settings " + settings + " --preset tiny --step 6 --presentation --size 1280x720", "side-by-side");
+  CHECK(l11["softmax_panel"]["table_columns"] == 8);
 }
 
 TEST_CASE("the HBM table, the problem editor and the backward's tiles stay inside their panels, on a projector's screen too", "[gui]") {
