@@ -33,7 +33,7 @@ Chapter chapter_fa2_order(uint64_t seed) {
       .t(" B (").integer(a.problem.bytes_per_elem, src_problem(n1, "bytes_per_elem"))
       .t(" B per element; Algorithm 1 reads O_i, l_i, m_i back at every (i, j): ").f("Tc Nq (d + 2)")
       .t(" elements, with Tc = ").integer(a.tiling.Tc, src_tiling(n1, "Tc"))
-      .t("). At this step the Tiles view outlines O_i in white: it is on chip, and O in HBM is still empty.");
+      .t("). At this step the Tiles view outlines O_i as 'in SRAM' (the key under the tiles): it is on chip, and O in HBM is still empty.");
   b.ask_integer("fa2-writes", "How many bytes does FlashAttention-2 write to HBM in this run?", f.totals.hbm_write_bytes,
                 src_total(n2, "hbm_write_bytes"), "The Memory panel's table: the fa2 column's write bytes.", Panel::memory);
   b.bytes().mistake(a.totals.hbm_write_bytes, "that is Algorithm 1's writes; FlashAttention-2 writes each O_i once");

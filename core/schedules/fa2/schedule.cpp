@@ -199,7 +199,7 @@ const ScheduleInfo kFa2Schedule = {
     "FA2 Algorithm 2 (fa2)",
     "FlashAttention-2's Algorithm 2 (fa2)",
     "FA2's backward",
-    "FlashAttention-2: i outer, j inner. O_i, l_i, m_i stay on chip (white outline) for the whole j "
+    "FlashAttention-2: i outer, j inner. O_i, l_i, m_i stay on chip (the 'in SRAM' outline) for the whole j "
     "loop; HBM gets O_i once (L14) and the logsumexp L_i (L15).",
     "FlashAttention-2's backward: D = rowsum(dO o O) first (L4, in HBM); then j outer, i inner, "
     "P_ij = exp(S_ij - L_i); dQ_i is read, updated and written at every (i, j) (L15).",
