@@ -157,7 +157,10 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     shape_w[0] = std::max(shape_w[0], ImGui::CalcTextSize(shape(tn, false, c, sizeof c)).x);
     shape_w[1] = std::max(shape_w[1], ImGui::CalcTextSize(shape(tn, true, c, sizeof c)).x);
   }
-  for (const char* name : info.on_chip_only) name_w = std::max(name_w, ImGui::CalcTextSize(name).x);
+  for (const char* name : info.on_chip_only) {  // their row reads "on chip" in the shape column
+    name_w = std::max(name_w, ImGui::CalcTextSize(name).x);
+    for (float& w : shape_w) w = std::max(w, ImGui::CalcTextSize("on chip").x);
+  }
   float bytes_w[2] = {ImGui::CalcTextSize("written").x, ImGui::CalcTextSize("written").x};
   const Step* last = tr.steps.empty() ? cur : &tr.steps.back();
   for (size_t e = 0; last && e < n + nb; ++e)
@@ -214,18 +217,19 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       ImGui::TableNextColumn();
       cell_text(bytes(b, sizeof b, wr), w_now ? &write_col : nullptr);
     }
-    auto never = [&](const char* name, const char* where) {
+    const ImVec4 dim = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
+    auto never = [&](const char* name, const char* where) {  // measured as the other cells are
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name);
+      cell_text(name, nullptr);
       if (with_shape) {
         ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", where);
+        cell_text(where, &dim);
       }
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("0 B");
+      cell_text("0 B", &dim);
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("0 B");
+      cell_text("0 B", &dim);
     };
     for (const char* name : info.on_chip_only) never(name, "on chip");
     ImGui::EndTable();

@@ -604,6 +604,7 @@ TEST_CASE("the HBM table, the problem editor and the backward's tiles stay insid
                         Case{"--preset gpt2-medium --step 776 --presentation --size 1280x720", table},
                         Case{"--preset decode --step 157 --presentation --size 1280x720", table},
                         Case{"--course paged-kv --page 1 --presentation --size 1280x720", table},
+                        Case{"--course tiling --page 1 --presentation --size 1280x720", table},  // "on chip"
                         Case{"--preset backward --step 40 --presentation --size 1280x720", table},
                         Case{"--preset gpt2-medium --step 40 --size 1600x1000", table},
                         Case{"--preset decode --step 157 --size 1600x1000", table},
