@@ -85,6 +85,7 @@ class Machine:
         self._m = core
         self._held = {}     # tile id -> the array m.load returned (m.free finds it by identity)
         self._scopes = []
+        self._order = []    # ("load" | "store", tensor, r0, r1) in the order the student made them
         self.nq, self.nk, self.d, self.M = core.nq, core.nk, core.d, core.M
         self.Br, self.Bc, self.Tr, self.Tc, self.tau = core.Br, core.Bc, core.Tr, core.Tc, core.tau
         for key, value in extra.items():
@@ -96,6 +97,7 @@ class Machine:
         r0, r1 = _index(r0, where + ": r0"), _index(r1, where + ": r1")
         tile_id, tile = self._m.load(str(name), r0, r1, _index(c0, where + ": c0"),
                                      -1 if c1 is None else _index(c1, where + ": c1"))
+        self._order.append(("load", str(name), r0, r1))
         tile = tile.view(_Tile)
         tile._state = _TileState(f"{name}[{r0}:{r1}]")
         self._held[tile_id] = tile
@@ -124,8 +126,9 @@ class Machine:
             tile = tile.astype(np.float64)
         if tile.ndim == 0:  # one number: a vector of one row (m.store("m", 0, 1, mi))
             tile = tile.reshape(1)
-        self._m.store(str(name), _index(r0, where + ": r0"), _index(r1, where + ": r1"), tile,
-                      _index(c0, where + ": c0"))
+        r0, r1 = _index(r0, where + ": r0"), _index(r1, where + ": r1")
+        self._m.store(str(name), r0, r1, tile, _index(c0, where + ": c0"))
+        self._order.append(("store", str(name), r0, r1))
 
     def free(self, tile):
         """Frees a tile that m.load returned (the very array, not a slice or a copy of it)."""
@@ -263,6 +266,21 @@ def _judged_bytes(machine, kind, diagnostics=()):
     core = machine._m
     total, per = (core.read_bytes, core.tensor_read) if kind == "read" else (core.write_bytes, core.tensor_written)
     return total - sum(per(t) for t in diagnostics)
+
+
+def _check_written_in_own_block(machine, rows_of, outputs, why):
+    """Each store of an output (O, L) writes rows of the block the student loaded last from
+    `rows_of` (Q): the block's result leaves the chip before the next block comes. Kept on chip
+    (in Python) and written later, finished blocks would hold SRAM the tiling does not have, which
+    neither the bytes nor the values show."""
+    last = None
+    for kind, tensor, r0, r1 in machine._order:
+        if kind == "load" and tensor == rows_of:
+            last = (r0, r1)
+        elif kind == "store" and tensor in outputs and (last is None or r0 < last[0] or r1 > last[1]):
+            after = (f"after {rows_of}[{last[0]}:{last[1]}] was loaded" if last else
+                     f"before any {rows_of} block was loaded")
+            raise _Fail(f"{tensor}[{r0}:{r1}] was stored {after}: {why}")
 
 
 def _check_budget(machine, budget, per_tensor, teaches, hints=None, diagnostics=()):

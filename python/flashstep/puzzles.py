@@ -49,6 +49,7 @@ from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part o
     _elem_name,
     _check_output,
     _check_budget,
+    _check_written_in_own_block,
     _Puzzle,
     _core_machine,
     _run_student,
@@ -403,6 +404,11 @@ class BlockUpdate(Algorithm1):
                 "l": (vec, vec), "m": (vec, vec)}
 
 
+_OWN_BLOCK_WHY = ("FlashAttention-2 writes O_i and L_i at the end of their own Q block i (FA2fwd L14, L15), "
+                  "before the next Q_i is loaded. Hint: store each block's rows inside the loop over i; "
+                  "finished blocks kept on chip until the end need SRAM the tiling does not have.")
+
+
 class FA2Order(_Puzzle):
     id = "fa2-order"
     title = "FlashAttention-2's loop order: O written once"
@@ -475,6 +481,7 @@ class FA2Order(_Puzzle):
                     hint = (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
                     dep = _departure(m, _writes_table(ref), self.algorithm, hint)
                     raise _Fail(dep or f"{f}. {hint(tensor)}") from None
+            _check_written_in_own_block(m, "Q", ("O", "L"), _OWN_BLOCK_WHY)
             _check_budget(m, budget, ref.tensor_bytes, self.algorithm, self._budget_hints())
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, where)

@@ -212,9 +212,10 @@ def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
 # [SECTION] FlashAttention-2's order, causal
 
 def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=True, align_top_left=False,
-             free_q=True):
+             free_q=True, store_at_end=False):
     def fn(m):
         offset = 0 if align_top_left else m.nk - m.nq
+        finished = []  # store_at_end: every block's O_i and L_i kept in Python, written after the loop
         for i in range(m.Tr):
             q0, q1 = rows(i, m.Br, m.nq)
             m.step("FA2fwd L4", i=i)
@@ -247,13 +248,20 @@ def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=
                     m.store("O", q0, q1, Oi / li[:, None])
             m.step("FA2fwd L12", i=i)
             On = Oi / li[:, None] if normalise else Oi
-            m.step("FA2fwd L14", i=i)
-            m.store("O", q0, q1, On)
-            if save_lse:
+            if store_at_end:
+                finished.append((On, mi + np.log(li)))
+            else:
+                m.step("FA2fwd L14", i=i)
+                m.store("O", q0, q1, On)
+            if save_lse and not store_at_end:
                 m.step("FA2fwd L15", i=i)
                 m.store("L", q0, q1, mi + np.log(li))
             if free_q:
                 m.free(Qt)
+        if store_at_end:
+            m.step("FA2fwd L14", i=m.Tr - 1)
+            m.store("O", 0, m.nq, np.vstack([o for o, _ in finished]))
+            m.store("L", 0, m.nq, np.concatenate([lse for _, lse in finished]))
     return fn
 
 

@@ -54,6 +54,10 @@ WRONG = [
     ("fa2-order", S.fa2_with(o_every_j=True), ["written over the budget", "where FlashAttention-2 wrote",
                                                "O written every j"]),
     ("fa2-order", S.fa2_with(save_lse=False), ["L was never written", "lse not saved"]),
+    # all of O fits one store (Nq d <= M) and the bytes are FlashAttention-2's: the order tells
+    ("fa2-order", S.fa2_with(store_at_end=True), ["O[0:8] was stored after Q[4:8] was loaded",
+                                                  "at the end of their own Q block i"]),
+    ("causal", S.fa2_with(causal=True, store_at_end=True), ["O[0:", "was stored after Q[", "FA2fwd L14, L15"]),
     ("fa2-order", S.fa2_with(normalise=False), ["after your step 'FA2fwd L14' at i = 0, O[0, 0] = 2.789",
                                                 "O_i / l_i once"]),
     ("causal", S.fa2_with(causal=True, skip=False), ["read over the budget", "skip the K/V blocks"]),
