@@ -86,7 +86,8 @@ Chapter chapter_masks_dropout_fusion(uint64_t seed) {
     }
   const TrafficForm cf = fa1_traffic(rc.spec.nq, rc.spec.nk, rc.spec.d, c.tiling.Tc);
   const int bpe = c.problem.bytes_per_elem;
-  const Scene s1 = scene(nc, first_skip >= 0 ? first_skip + 1 : 0, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::memory});
+  Scene s1 = scene(nc, first_skip >= 0 ? first_skip + 1 : 0, CentreView::tiles, Panel::tiles, {Panel::algorithm, Panel::memory});
+  s1.anchor = Anchor::whole_run;  // the closed form "amber in the Memory panel"
   b.page("Causal: skip the blocks above the diagonal", s1)
       .t("A causal mask hides key j from query i when j > i. A tile wholly above the diagonal needs no loads and no "
          "FLOPs: Algorithm 1 skips it (the hatched tiles), and masks the partly hidden tiles element by element (the "

@@ -63,7 +63,8 @@ Chapter chapter_tiling(uint64_t seed) {
 
   const int64_t k = find_step(tr, Role::update_o, 0, 0);
   const Step& st = tr.steps[size_t(k)];
-  const Scene s2 = scene(n, k + 1, CentreView::tiles, Panel::memory, {Panel::algorithm, Panel::memory});
+  Scene s2 = scene(n, k + 1, CentreView::tiles, Panel::memory, {Panel::algorithm, Panel::memory});
+  s2.anchor = Anchor::sram;  // "the Memory panel's SRAM bar"
   b.page("What lives in SRAM", s2)
       .t("At ").step_ref(n, k).t(" (").t(role_label(tr, Role::update_o)).t(") SRAM holds Q_i and O_i (Br x d each) and "
          "K_j, V_j (Bc x d each): ").integer(tile_bytes(tr, st), src_step(n, k, "tile_bytes"))
@@ -168,7 +169,8 @@ Chapter chapter_algorithm_1(uint64_t seed) {
                Panel::tiles);
   b.mistake(O_new(0, 0), "that is the first row's value; the question asks the second row");
 
-  const Scene s3 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  Scene s3 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  s3.anchor = Anchor::o_error;  // "the Memory panel's table shows its error"
   b.page("After the last block", s3)
       .t("After ").step_ref(n, int64_t(tr.steps.size()) - 1)
       .t(", the last, every row of O has seen every key: O = softmax(tau Q K^T) V, and the Memory panel's table shows its error "
@@ -214,7 +216,8 @@ Chapter chapter_io_complexity(uint64_t seed) {
   const std::string n = rd.name;
   const int bpe = tr.problem.bytes_per_elem;
   const TrafficForm cf = fa1_traffic(rd.spec.nq, rd.spec.nk, rd.spec.d, tr.tiling.Tc);
-  const Scene s1 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  Scene s1 = scene(n, int64_t(tr.steps.size()), CentreView::tiles, Panel::memory, {Panel::memory});
+  s1.anchor = Anchor::whole_run;  // "every schedule beside its closed form"
   b.page("Algorithm 1's bytes against standard attention's", s1)
       .t("Algorithm 1 reads K and V once (").f("2 Nk d").t(") but Q_i, O_i, l_i, m_i at every (i, j) (")
       .f("Tc Nq (2d + 2)").t("), and writes O_i, l_i, m_i at every (i, j). In the tiny problem it read ")

@@ -23,6 +23,10 @@ namespace flashstep::course {
 enum class Panel { none, tiles, algorithm, memory, softmax, lesson, bench, roofline, pipeline, explorer };
 const char* panel_title(Panel p);  // "the Memory panel (right)", ...
 
+// A part of a panel that a page's text names ("the Memory panel's SRAM bar"): the app scrolls
+// its panel to show it when the page opens, where the panel is too short to show it at once.
+enum class Anchor { none, sram, whole_run, o_error, explorer_table };
+
 // What the app's centre shows for a page.
 enum class CentreView { tiles, lesson, bench, roofline, pipeline, io_explorer };
 
@@ -93,6 +97,7 @@ struct Scene {
   int64_t step = 0;       // steps applied (the cursor's index): step k of the trace is at k + 1
   CentreView view = CentreView::tiles;
   Panel outline = Panel::none;
+  Anchor anchor = Anchor::none;  // the part of a panel the text names (scrolled into view)
   std::vector<Panel> panels;  // side panels shown beside the centre (algorithm, memory, softmax)
   std::string lesson;     // a LessonDecl name for the lesson view
   int lesson_shown = -1;  // blocks merged in the lesson view (-1: all)

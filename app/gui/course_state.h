@@ -58,6 +58,10 @@ struct CourseState {
   std::string message;         // the last save's trouble, if any
   std::string run_key;         // the run the app holds for the course ("chapter/run/seed")
   uint64_t version = 0;        // bumps when the page changes (the view scrolls to the top)
+  uint64_t anchor_version = 0; // the version whose page's anchor was last brought into view
+  int anchor_frames = 0;       // frames left to bring it into view (panels.h, BringAnchorIntoView)
+  float anchor_outside_px = 0; // of the anchored part, the pixels out of view when last drawn (for --dump-state)
+  bool anchor_scrolled = false; // the panel was scrolled to show it (for --dump-state)
   plot::Figure roofline;       // the chapter's roofline (memory-bound), made when it opens
   IoExplorerState io;          // the IO explorer (io-complexity)
   float column_w = 0, centre_w = 0;  // the window's course column and centre widths (for --dump-state)

@@ -101,6 +101,30 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
 
 }  // namespace
 
+float BringAnchorIntoView(AppState& s, course::Anchor a, bool at_start) {
+  CourseState& c = s.course;
+  if (!c.active || !c.chapter || c.chapter->pages[size_t(c.page)].scene.anchor != a) return 0;
+  if (c.anchor_version != c.version) {
+    c.anchor_version = c.version;
+    c.anchor_frames = 3;
+    c.anchor_scrolled = false;
+  }
+  // The part's first (or last) four lines, against the visible part of the window being drawn.
+  const ImRect view = ImGui::GetCurrentWindow()->InnerClipRect;
+  const float y = ImGui::GetCursorScreenPos().y, span = 4 * ImGui::GetTextLineHeightWithSpacing();
+  const float y0 = at_start ? y : y - span, y1 = at_start ? y + span : y;
+  const float outside = std::max(0.0f, view.Min.y - y0) + std::max(0.0f, y1 - view.Max.y);
+  if (c.anchor_frames > 0) {
+    --c.anchor_frames;
+    if (outside > 0) {
+      ImGui::SetScrollHereY(at_start ? 0.0f : 1.0f);
+      c.anchor_scrolled = true;
+    }
+  }
+  c.anchor_outside_px = outside;
+  return outside;
+}
+
 void DrawMemoryPanel(AppState& s, const Layout& l) {
   if (s.row) return DrawRowMemoryPanel(s, l);
   if (!BeginPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size, s)) return;
@@ -286,6 +310,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   DrawDecodeTraffic(s);  // decode: what the partials add against fa2 (decode_view.cpp)
 
   ImGui::Separator();
+  BringAnchorIntoView(s, course::Anchor::sram, true);
   // The backward's d-wide tiles are twice the forward's four: its budget is 2M (core/backward.h).
   const bool bwd = cur && is_backward_line(cur->line) && info.tiled;
   const int64_t cap = bwd ? backward_tile_capacity(t) * bpe
@@ -339,6 +364,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
 
   // The whole run of each schedule on the same inputs, with its closed form.
   ImGui::Separator();
+  BringAnchorIntoView(s, course::Anchor::whole_run, true);
   static const std::string all_names = schedule_names(" and ");  // made once: idle frames allocate nothing
   ImGui::PushTextWrapPos(0.0f);  // a narrow panel (1280 pixels) wraps the four names
   ImGui::Text("Whole run: %s (%s)", all_names.c_str(), dtype_name(p.dtype));
@@ -522,6 +548,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (int k = 0; k < n_cols; ++k) need_w += widest[k] + 2 * pad.x + 1;  // and a border
   }
   ImGui::PopStyleVar();
+  BringAnchorIntoView(s, course::Anchor::o_error, false);  // the table's last row, O's error
   const ScheduleInfo& base = baseline_schedule();
   const ScheduleRun& r0 = v.runs[size_t(schedule_column(base.id))];
   if (masked && v.skipped_tiles) {

@@ -50,6 +50,12 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l);
 void DrawProblemPanel(AppState& s, const Layout& l);
 void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l);  // tiles, lesson, compare
 void DrawMemoryPanel(AppState& s, const Layout& l);
+// Where a course page's text names a part of a panel (Scene::anchor = a), the panel being drawn
+// scrolls so that the cursor's position is in view for the first frames after the page opens
+// (its layout settles over them; the user's own scrolling wins after). at: where the part's
+// lines begin (true, the cursor then goes to the view's top) or end (false, to its bottom).
+// Returns how many pixels of those lines lie outside the panel's visible part (0: all in view).
+float BringAnchorIntoView(AppState& s, course::Anchor a, bool at_start);
 void DrawSoftmaxPanel(AppState& s, const Layout& l);
 // display.cpp: applies s.display.now (style, panel colours, fonts rebuilt at the font scale;
 // `backend_ready`: the GL font texture exists and is rebuilt) and returns the clear colour;

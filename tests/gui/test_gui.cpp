@@ -547,6 +547,29 @@ TEST_CASE("the memory panel's lines fit its width in a small window", "[gui]") {
   }
 }
 
+TEST_CASE("a course page that names a part of the memory panel opens with that part in view", "[gui][course]") {
+  // At 1280x720 in presentation mode the memory panel shows its HBM table and little else: the
+  // SRAM bar (tiling page 2), the whole-run table (io-complexity 1, masks-dropout-fusion 1) and
+  // its O error row (algorithm-1 3) that the pages' texts name were below the panel's fold. The
+  // panel scrolls to them as the page opens; the dump gives how many pixels of their first (or
+  // last) four lines are out of view, and whether the panel had to scroll.
+  const std::string settings = out_path("anchor-settings.json");
+  fs::remove(settings);
+  int scrolled = 0;
+  for (const std::string page : {"tiling --page 2", "algorithm-1 --page 3", "io-complexity --page 1",
+                                 "masks-dropout-fusion --page 1"}) {
+    for (const std::string size : {"1280x720", "1600x1000"}) {
+      CAPTURE(page, size);
+      const nlohmann::json j = dumped_state("--settings " + settings + " --course " + page + " --presentation --size " + size, "anchor");
+      CHECK(j["course"]["anchor_outside_px"].get<double>() == 0.0);
+      scrolled += j["course"]["anchor_scrolled"].get<bool>();
+    }
+  }
+  CHECK(scrolled >= 3);  // at 1280x720 all but the tiling page's bar need it
+  // A page that names no part of a panel says so.
+  CHECK(dumped_state("--settings " + settings + " --course tiling --page 1 --size 1280x720", "anchor")["course"]["anchor_outside_px"] == -1.0);
+}
+
 TEST_CASE("what is drawn side by side stays apart, and a short algorithm panel keeps its listing", "[gui]") {
   // ImGui centres a slider's text, so with the cursor near the middle of a run the grab covered
   // "step 13 of 27": the label now goes beside the grab. Decode's lse^(s) column was drawn where
