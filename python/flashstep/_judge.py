@@ -268,18 +268,20 @@ def _judged_bytes(machine, kind, diagnostics=()):
     return total - sum(per(t) for t in diagnostics)
 
 
-def _check_written_in_own_block(machine, rows_of, outputs, why):
-    """Each store of an output (O, L) writes rows of the block the student loaded last from
-    `rows_of` (Q): the block's result leaves the chip before the next block comes. Kept on chip
-    (in Python) and written later, finished blocks would hold SRAM the tiling does not have, which
-    neither the bytes nor the values show."""
-    last = None
+def _check_written_in_own_block(machine, rows_of, outputs, why, period=None):
+    """Each store of an output (O, L) writes rows of the Q block (m.Br rows) of the last load
+    from `rows_of` (Q; or decode's stacked partials, whose row s Nq + r is Q row r: period Nq):
+    the block's result leaves the chip before the next block comes. Kept on chip (in Python) and
+    written later, finished blocks would hold SRAM the tiling does not have, which neither the
+    bytes nor the values show. A block loaded in pieces is still its block."""
+    last, loaded = None, None
     for kind, tensor, r0, r1 in machine._order:
-        if kind == "load" and tensor == rows_of:
-            last = (r0, r1)
+        if kind == "load" and tensor in rows_of:
+            b = (r0 % period if period else r0) // machine.Br
+            last, loaded = (b * machine.Br, min((b + 1) * machine.Br, machine.nq)), f"{tensor}[{r0}:{r1}]"
         elif kind == "store" and tensor in outputs and (last is None or r0 < last[0] or r1 > last[1]):
-            after = (f"after {rows_of}[{last[0]}:{last[1]}] was loaded" if last else
-                     f"before any {rows_of} block was loaded")
+            after = (f"after {loaded} (Q block {last[0]}:{last[1]}) was loaded" if last else
+                     f"before any {' or '.join(rows_of)} block was loaded")
             raise _Fail(f"{tensor}[{r0}:{r1}] was stored {after}: {why}")
 
 
@@ -359,17 +361,22 @@ def _run_student(fn, machine):
         machine._m.unseal(token)
 
 
-def _inputs(nq, nk, d, seed, offset=0.0):
+def _inputs(nq, nk, d, seed, offset=0.0, rise_from=None):
     """The CLI's generated inputs (pattern random, this seed), from core. offset > 0 adds about
     that much to every score (the last column of K set to 1, Q's to offset sqrt(d), so that
     tau q.k gains offset): a row's softmax is unchanged, its scores are near offset, and
-    e^S overflows (float32 past 88, float64 past 709) unless the max is subtracted."""
+    e^S overflows (float32 past 88, float64 past 709) unless the max is subtracted. With
+    rise_from, only the keys from that index on gain it: the running max jumps by offset after
+    the first blocks, so that a max taken from the first block and never updated (no rescale)
+    overflows too, where a max subtracted at every block does not."""
     r = _core.run(nq=nq, nk=nk, d=d, M=max(4 * d, 64), seed=seed, record=False)
     q, k, v = r.q, r.k, r.v
     if offset:
         q, k = q.copy(), k.copy()
         q[:, -1] = np.float32(offset * np.sqrt(d))
         k[:, -1] = 1.0
+        if rise_from is not None:
+            k[:rise_from, -1] = 0.0
     return q, k, v
 
 
@@ -409,20 +416,22 @@ def _replay(writes_by_step, shapes):
     return state
 
 
-def _departure(machine, reference_writes, algorithm, hint, priority=("m", "l", "L")):
+def _departure(machine, reference_writes, algorithm, hint, priority=("m", "l", "L"), exact_j=False):
     """The first of the student's stores that differs from the reference schedule's write of
     the same rows (at the same j where both have one): the message, with the values. Among the
     departures of that (i, j), the statistics (priority) come first: a wrong m_i makes l_i and
-    O_i wrong too, and its hint is the one that helps."""
+    O_i wrong too, and its hint is the one that helps. exact_j: only stores at a j the reference
+    wrote those rows at (a store whose step names no j is not compared with the last one)."""
     found = []
     for step in machine._m.steps:
         for st in step.stores:
             cands = reference_writes.get((st.tensor, st.r0))
-            if not cands:
+            if not cands or (exact_j and st.j not in cands):
                 continue
             ref = cands.get(st.j, cands[max(cands)])
             mine = np.asarray(st.data, np.float64)
             ref = np.asarray(ref, np.float64).reshape(-1, *mine.shape[1:])[:mine.shape[0]]
+            mine = mine[:ref.shape[0]]  # a store of more rows than the reference's write: the rows both have
             if mine.ndim == 2:
                 ref = ref[:, st.c0:st.c0 + mine.shape[1]]
             idx = _first_bad(mine, ref)

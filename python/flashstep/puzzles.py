@@ -69,7 +69,7 @@ class SafeSoftmax(_Puzzle):
     statement = """\
     HBM holds x, one row of N scores (some of them near 1000), and room for y. Write
     y = softmax(x) = e^(x - max x) / sum e^(x - max x). exp(1000) overflows float32: subtract
-    the max first. The row fits in SRAM (N <= M): read x once and write y once.
+    the max first (one row spans 0 to 2000: only the max keeps every e^(x - r) finite). The row fits in SRAM (N <= M): read x once and write y once.
     Budget: N floats read, N written. Tolerance: 1e-4 abs + 1e-4 rel against float64."""
     starter = '''\
     def safe_softmax(m):
@@ -81,7 +81,9 @@ class SafeSoftmax(_Puzzle):
 
     def problems(self):
         rng = np.random.default_rng(7)
-        return [rng.normal(1000.0, 3.0, 50), rng.normal(0.0, 5.0, 13), np.array([1.0, 2.0, 3.0, 4.0])]
+        # the last spans 2000: e^(x - r) overflows for any reference r but the max (the min, the mean, x[0])
+        return [rng.normal(1000.0, 3.0, 50), rng.normal(0.0, 5.0, 13), np.array([1.0, 2.0, 3.0, 4.0]),
+                np.concatenate([rng.normal(0.0, 3.0, 12), rng.normal(2000.0, 3.0, 4)])]
 
     def judge(self, fn, x):
         n = x.size
@@ -125,7 +127,8 @@ class OnlineSoftmax(_Puzzle):
     a wrong answer is traced to the block where your state leaves the lesson's (without these
     stores only y is judged). Pass 2: y = e^(x - m) / l, block by block.
     The first problem is the lesson's [1, 2, 3, 4] in blocks of 2 (flashstep lesson softmax);
-    the last has values near 1000, where e^x overflows even in float64.
+    one has values near 1000, where e^x overflows even in float64, and the last jumps by 2000
+    after its first block, where a max not carried from block to block overflows too.
     Budget, exact: 2N floats read (x twice), N written (y); the stores of m and l are
     diagnostics, not counted."""
     starter = '''\
@@ -146,10 +149,15 @@ class OnlineSoftmax(_Puzzle):
 
     def problems(self):
         rng = np.random.default_rng(11)
-        return [(np.array([1.0, 2.0, 3.0, 4.0]), 2), (rng.normal(0.0, 3.0, 37), 8), (rng.normal(1000.0, 3.0, 24), 8)]
+        # the last: a max that grows by 2000 after the first block overflows unless every sum is
+        # rescaled to the new max
+        return [(np.array([1.0, 2.0, 3.0, 4.0]), 2, ""), (rng.normal(0.0, 3.0, 37), 8, ""),
+                (rng.normal(1000.0, 3.0, 24), 8, ""),
+                (np.concatenate([rng.normal(0.0, 3.0, 8), rng.normal(2000.0, 3.0, 8), rng.normal(1000.0, 3.0, 8)]), 8,
+                 ", values 2000 higher in block 1")]
 
     def judge(self, fn, problem):
-        x, block = problem
+        x, block, note = problem
         n = x.size
         core = _core_machine(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), M=64, capacity=block, inputs=False)
         core.put("x", x.astype(np.float32))
@@ -161,7 +169,7 @@ class OnlineSoftmax(_Puzzle):
         diagnostics = ("m", "l")  # shown in the trace and used to name the departing block, not judged
         budget = (4 * 2 * n, 4 * n)
         lesson = _core.lesson_softmax(x.astype(np.float32).astype(np.float64), block)
-        where = f"N = {n}, blocks of {block}"
+        where = f"N = {n}, blocks of {block}{note}"
         try:
             _run_student(fn, m)
             self._departure(m, lesson)
@@ -211,9 +219,22 @@ class OnlineSoftmax(_Puzzle):
 
 
 def _attention_problems():
-    """(nq, nk, d, M, seed, offset): the README's tiny problem (four blocks), then ragged ones; the
-    last with its scores near 800 (_inputs), where e^S overflows unless the max is subtracted."""
-    return [(8, 8, 4, 64, 1, 0.0), (10, 13, 4, 64, 2, 0.0), (7, 5, 8, 128, 3, 0.0), (9, 11, 4, 64, 12, 800.0)]
+    """(nq, nk, d, M, seed, offset, rise): the README's tiny problem (four blocks), then ragged
+    ones; one with its scores near 800 (_inputs), where e^S overflows unless the max is
+    subtracted; the last with the scores of K/V block 1 on 1000 above block 0's, where e^(S - m)
+    overflows unless the max is updated at every block (the online rescale)."""
+    return [(8, 8, 4, 64, 1, 0.0, False), (10, 13, 4, 64, 2, 0.0, False), (7, 5, 8, 128, 3, 0.0, False),
+            (9, 11, 4, 64, 12, 800.0, False), (10, 12, 4, 64, 14, 1000.0, True)]
+
+
+def _attention_problem(problem):
+    """An attention puzzle's problem: (nq, nk, d, M, (q, k, v), where it is, for messages)."""
+    nq, nk, d, M, seed, offset, rise = problem
+    rise_from = -(-M // (4 * d)) if rise else None  # Bc = ceil(M / 4d): the keys of block 1 on
+    where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}"
+    if offset:
+        where += f", scores {offset:g} higher from K/V block 1 on" if rise else f", scores near {offset:g}"
+    return nq, nk, d, M, _inputs(nq, nk, d, seed, offset, rise_from), where
 
 
 _ALG1_HINTS = {
@@ -247,8 +268,10 @@ class Algorithm1(_Puzzle):
     store O_i, l_i, m_i. Label your steps with Algorithm 1's lines (m.step("Alg1 L8"), ...)
     so that the app shows your trace beside the paper's. Budget, exact: Algorithm 1's closed form
     less line 2 (reads 2 Nk d + Tc Nq (2d + 2), writes Tc Nq (d + 2) floats); tiles within M.
-    The last problem's scores are near 800, where e^S overflows unless the max is subtracted.
-    Judged: O and lse = m + log l against float64 (1e-4 abs + 1e-4 rel), and l, m against
+    One problem's scores are near 800, where e^S overflows unless the max is subtracted; in the
+    last the scores jump by 1000 after K/V block 0. Every store of O, l, m is judged against
+    Algorithm 1's write at that (i, j); the final O and lse = m + log l against float64
+    (1e-4 abs + 1e-4 rel), and l, m against
     Algorithm 1's (m_i the row's max: any other reference point is not Algorithm 1)."""
     starter = '''\
     import numpy as np
@@ -276,8 +299,7 @@ class Algorithm1(_Puzzle):
         return _attention_problems()
 
     def _machine(self, problem):
-        nq, nk, d, M, seed, offset = problem
-        q, k, v = _inputs(nq, nk, d, seed, offset)
+        nq, nk, d, M, (q, k, v), _ = _attention_problem(problem)
         core = _core_machine(q, k, v, M=M)
         core.put("O", np.zeros((nq, d), np.float32))
         core.put("l", np.zeros(nq, np.float32))
@@ -285,7 +307,7 @@ class Algorithm1(_Puzzle):
         return Machine(core), (q, k, v)
 
     def judge(self, fn, problem):
-        nq, nk, d, M, _, offset = problem
+        nq, nk, d, M, _, where = _attention_problem(problem)
         m, (q, k, v) = self._machine(problem)
         ref = _core.run(q, k, v, schedule=self.schedule, M=M)
         # The closed form less line 2's O = 0, l = 0, m = -inf (Nq (d + 2) floats), which the
@@ -293,7 +315,6 @@ class Algorithm1(_Puzzle):
         init = {"O": 4 * nq * d, "l": 4 * nq, "m": 4 * nq}
         cf = ref.closed_form_read_bytes, ref.closed_form_write_bytes - sum(init.values())
         per_tensor = {t: (r, w - init.get(t, 0)) for t, (r, w) in ref.tensor_bytes.items()}
-        where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}" + (f", scores near {offset:g}" if offset else "")
         try:
             _run_student(fn, m)
             stored = {st.tensor for s in m._m.steps for st in s.stores}
@@ -302,6 +323,11 @@ class Algorithm1(_Puzzle):
                     raise _Fail(f"{tensor} was never written. Hint: store O_i (Alg1 L12), then l_i and m_i "
                                 "(Alg1 L13), for every (i, j).")
             o64, lse64 = _core.reference_attention(q, k, v, m.tau)
+            # Every store, not only the last: O_i, l_i, m_i kept in Python over j and something else
+            # written at the earlier j end with Algorithm 1's final HBM, and its bytes.
+            dep = _departure(m, _writes_table(ref), self.algorithm, lambda t: _ALG1_HINTS.get(t, ""), exact_j=True)
+            if dep:
+                raise _Fail(dep)
             try:
                 _check_output(m, "O", o64, "the float64 reference")
                 lse = m._m.peek("m").astype(np.float64) + np.log(m._m.peek("l").astype(np.float64))
@@ -318,6 +344,9 @@ class Algorithm1(_Puzzle):
                 raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}; "
                                    "did you store O_i, l_i, m_i for every (i, j)?") from None
             _check_budget(m, cf, per_tensor, self.algorithm, _ALG1_BUDGET_HINTS)
+            _check_written_in_own_block(m, ("Q", "O", "l", "m"), ("O", "l", "m"), "Algorithm 1 writes O_i, l_i, "
+                                        "m_i back at every (i, j) (Alg1 L12, L13), before it loads the next block. "
+                                        "Hint: store the block's rows inside the loop over i.")
         except _Fail as f:
             return CheckResult(False, str(f), m, cf, where)
         return CheckResult(True, "", m, cf, where)
@@ -404,6 +433,8 @@ class BlockUpdate(Algorithm1):
                 "l": (vec, vec), "m": (vec, vec)}
 
 
+_OVERFLOW_HINT = ("Hint: e^(S - m) overflowed: subtract the running max m_i = max(m_i, rowmax S_ij), updated at "
+                  "every K/V block, and rescale l_i and O_i by e^(m_old - m_new) when it grows (FA2fwd L8-L10).")
 _OWN_BLOCK_WHY = ("FlashAttention-2 writes O_i and L_i at the end of their own Q block i (FA2fwd L14, L15), "
                   "before the next Q_i is loaded. Hint: store each block's rows inside the loop over i; "
                   "finished blocks kept on chip until the end need SRAM the tiling does not have.")
@@ -418,7 +449,8 @@ class FA2Order(_Puzzle):
     O_i by e^(m_old - m_new) at each j, divide by l_i once at the end (FA2fwd L12), and write O_i
     and L_i = m_i + log l_i once (FA2fwd L14, L15). Budget, exact: FlashAttention-2's closed
     form (reads Nq d + Tr 2 Nk d, writes Nq d + Nq floats). Judged: O and L against float64;
-    the last problem's scores are near 800, where e^S overflows unless the max is subtracted."""
+    one problem's scores are near 800, where e^S overflows unless the max is subtracted, and in
+    the last they jump by 1000 after K/V block 0, where a max not updated (no rescale) overflows."""
     starter = '''\
     import numpy as np
 
@@ -456,15 +488,13 @@ class FA2Order(_Puzzle):
         return ref.closed_form_read_bytes, ref.closed_form_write_bytes
 
     def judge(self, fn, problem):
-        nq, nk, d, M, seed, offset = problem
-        q, k, v = _inputs(nq, nk, d, seed, offset)
+        nq, nk, d, M, (q, k, v), where = _attention_problem(problem)
         core = _core_machine(q, k, v, M=M, causal=self.causal, schedule="fa2")
         core.put("O", np.zeros((nq, d), np.float32))
         core.put("L", np.zeros(nq, np.float32))
         m = Machine(core)
         ref = self._reference(q, k, v, M)
         budget = self._budget(ref)
-        where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}" + (f", scores near {offset:g}" if offset else "")
         try:
             _run_student(fn, m)
             stored = {st.tensor for s in core.steps for st in s.stores}
@@ -474,14 +504,17 @@ class FA2Order(_Puzzle):
             o64, lse64 = _core.reference_attention(q, k, v, m.tau, causal=self.causal)
             # Is L right? Then the scores, mask and row statistics are, and a wrong O is its own update.
             l_right = _first_bad(core.peek("L"), lse64) is None
+            # inf or nan where the reference is finite: e^(S - m) overflowed (a max not kept up to date)
+            overflow = not (np.isfinite(core.peek("O")).all() and np.isfinite(core.peek("L")).all())
             for tensor, exp in (("O", o64), ("L", lse64)):
                 try:
                     _check_output(m, tensor, exp, "the float64 reference")
                 except _Fail as f:
-                    hint = (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
+                    hint = (lambda t: _OVERFLOW_HINT) if overflow else \
+                        (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
                     dep = _departure(m, _writes_table(ref), self.algorithm, hint)
                     raise _Fail(dep or f"{f}. {hint(tensor)}") from None
-            _check_written_in_own_block(m, "Q", ("O", "L"), _OWN_BLOCK_WHY)
+            _check_written_in_own_block(m, ("Q",), ("O", "L"), _OWN_BLOCK_WHY)
             _check_budget(m, budget, ref.tensor_bytes, self.algorithm, self._budget_hints())
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, where)
@@ -509,8 +542,8 @@ class Causal(FA2Order):
     c <= r + Nk - Nq, as FlashAttention does when Nq != Nk). Mask S_ij element by element in
     the blocks the diagonal crosses and skip, without loading K_j, V_j, the blocks that lie
     wholly above it. Budget, exact: the bytes of core's causal FlashAttention-2 run, strictly
-    under the unmasked closed form. Judged: O and L against the float64 causal reference; the
-    last problem's scores are near 800."""
+    under the unmasked closed form. Judged: O and L against the float64 causal reference; one
+    problem's scores are near 800, and in the last they jump by 1000 after K/V block 0."""
     starter = FA2Order.starter.replace("def fa2_order", "def causal")
     algorithm = "FlashAttention-2 (causal)"
     causal = True
@@ -522,7 +555,8 @@ class Causal(FA2Order):
     }
 
     def problems(self):
-        return [(12, 12, 4, 64, 4, 0.0), (6, 10, 4, 64, 5, 0.0), (9, 14, 8, 128, 6, 0.0), (11, 13, 4, 64, 13, 800.0)]
+        return [(12, 12, 4, 64, 4, 0.0, False), (6, 10, 4, 64, 5, 0.0, False), (9, 14, 8, 128, 6, 0.0, False),
+                (11, 13, 4, 64, 13, 800.0, False), (10, 12, 4, 64, 15, 1000.0, True)]
 
     def _budget(self, ref):
         return ref.hbm_read_bytes, ref.hbm_write_bytes
@@ -631,7 +665,8 @@ class DecodeCombine(_Puzzle):
     lse_i = max_s lse^(s) + log sum_s e^(lse^(s) - max), O_i = sum_s e^(lse^(s) - lse_i) O^(s)
     (FD L17, L18); store O_i and L_i (FD L19, L20). Budget, exact: the bytes of core's combine
     (reads S Nq (d + 1), writes Nq (d + 1) floats). Judged: O and L against float64 attention;
-    the last problem's lse^(s) are near 800, where e^lse overflows unless the max is subtracted."""
+    one problem's lse^(s) are near 800, where e^lse overflows unless the max is subtracted, and
+    in the last split 0's lse^(s) is 1000 below the others': the reference must be the max."""
     starter = '''\
     import numpy as np
 
@@ -647,12 +682,15 @@ class DecodeCombine(_Puzzle):
     '''
 
     def problems(self):
-        return [(4, 37, 8, 128, 3, 20, 7, 0.0), (1, 23, 4, 64, 2, -1, 8, 0.0), (5, 30, 4, 64, 4, 9, 9, 0.0),
-                (3, 29, 4, 64, 3, -1, 14, 800.0)]
+        # the last: keys from Nk / 2 on score 1000 higher, so split 0's lse is 1000 below the others'
+        # and only the max over the splits keeps e^(lse^(s) - max) finite
+        return [(4, 37, 8, 128, 3, 20, 7, 0.0, False), (1, 23, 4, 64, 2, -1, 8, 0.0, False),
+                (5, 30, 4, 64, 4, 9, 9, 0.0, False), (3, 29, 4, 64, 3, -1, 14, 800.0, False),
+                (5, 30, 4, 64, 4, -1, 16, 1000.0, True)]
 
     def judge(self, fn, problem):
-        nq, nk, d, M, S, kv_len, seed, offset = problem
-        q, k, v = _inputs(nq, nk, d, seed, offset)
+        nq, nk, d, M, S, kv_len, seed, offset, rise = problem
+        q, k, v = _inputs(nq, nk, d, seed, offset, nk // 2 if rise else None)
         ref = _core.run(q, k, v, schedule="decode", M=M, splits=S, kv_len=kv_len)
         writes = [w for s in ref.steps for w in s.writes]
         rename = {"O^(s)": "Op", "lse^(s)": "Lp"}
@@ -666,7 +704,7 @@ class DecodeCombine(_Puzzle):
         budget = (sum(s.read_bytes for s in ref.steps if s.role == "combine"),
                   sum(s.write_bytes for s in ref.steps if s.label in ("FD L19", "FD L20")))
         where = f"Nq = {nq}, Nk = {nk}, d = {d}, S = {S}" + (f", kv_len = {kv_len}" if kv_len >= 0 else "") + \
-            (f", scores near {offset:g}" if offset else "")
+            (f", scores {offset:g} higher from key {nk // 2} on" if rise else f", scores near {offset:g}" if offset else "")
         try:
             _run_student(fn, m)
             if not any(st.tensor == "L" for step in core.steps for st in step.stores):
@@ -680,12 +718,18 @@ class DecodeCombine(_Puzzle):
                 except _Fail as f:
                     dep = _departure(m, combined, "the combine", self._hint)
                     raise _Fail(dep or f"{f}. {self._hint(tensor)}") from None
+            _check_written_in_own_block(m, ("Lp", "Op"), ("O", "L"), "the combine writes O_i and L_i (FD L19, L20) "
+                                        "before it loads the next Q block's partials. Hint: store each block's rows "
+                                        "inside the loop over i.", period=nq)
             _check_budget(m, budget, self._per_tensor(nq, d, S), "the combine")
         except _Fail as f:
             msg = str(f)
             if "nan" in msg:
                 msg += (" Hint: -inf - (-inf) = nan: subtract the max over the splits (finite when any split saw "
                         "a key); a split with lse^(s) = -inf gets weight e^(-inf) = 0.")
+            elif "= inf" in msg:
+                msg += (" Hint: e^(lse^(s) - r) overflowed: r must be the max over the splits, so that every "
+                        "weight is at most 1.")
             return CheckResult(False, msg, m, budget, where)
         return CheckResult(True, "", m, budget, where)
 

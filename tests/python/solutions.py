@@ -24,6 +24,14 @@ def safe_softmax_no_max(m):  # overflows: exp(1000) = inf
         m.store("y", 0, m.n, e / e.sum())
 
 
+def safe_softmax_min_ref(m):  # e^(x - min x): right while the row's values are close
+    m.step("row")
+    x = m.load("x", 0, m.n).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x - x.min())
+        m.store("y", 0, m.n, e / e.sum())
+
+
 def safe_softmax_two_reads(m):  # reads x twice: over the read budget
     m.step("max")
     x = m.load("x", 0, m.n)
@@ -79,6 +87,12 @@ def online_softmax_quiet(m):  # right, without the per-block stores of m and l
 
 def online_softmax_quiet_no_rescale(m):
     _online(m, lambda mi, li, mt, lt: (max(mi, mt), li + lt), store_stats=False)
+
+
+def online_softmax_quiet_fixed_max(m):  # every sum measured from the first block's max, never updated
+    with np.errstate(over="ignore", invalid="ignore"):
+        _online(m, lambda mi, li, mt, lt: (mi, li + np.exp(mt - mi) * lt) if np.isfinite(mi) else (mt, lt),
+                store_stats=False)
 
 
 def online_softmax_no_rescale(m):
@@ -193,6 +207,72 @@ def algorithm_1_with(loop_swapped=False, kv_used_after_block=False, q_kept_o_loa
     return fn
 
 
+def algorithm_1_off_chip(per_j_store=False):
+    """Algorithm 1's bytes, not its HBM: O_i, l_i, m_i kept in Python over j while zeros are
+    written at every j but the last (O_i, l_i, m_i still loaded); with per_j_store, the right
+    values written for all rows in one store per j, after the loop over i."""
+    def fn(m):
+        state = {}
+        for j in range(m.Tc):
+            k0, k1 = rows(j, m.Bc, m.nk)
+            m.step("Alg1 L6", j=j)
+            with m.sram():
+                Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+                out = []
+                for i in range(m.Tr):
+                    q0, q1 = rows(i, m.Br, m.nq)
+                    m.step("Alg1 L8", i=i, j=j)
+                    with m.sram():
+                        Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
+                        li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                        if not per_j_store:
+                            Oi, li, mi = state.get(i, (Oi, li, mi))
+                        On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau)
+                    state[i] = (On, ln, mn)
+                    last = j == m.Tc - 1
+                    if per_j_store:
+                        out.append((On, ln, mn))
+                        continue
+                    m.step("Alg1 L12", i=i, j=j)
+                    m.store("O", q0, q1, On if last else np.zeros_like(On))
+                    m.step("Alg1 L13", i=i, j=j)
+                    m.store("l", q0, q1, ln if last else np.zeros_like(ln))
+                    m.store("m", q0, q1, mn if last else np.zeros_like(mn))
+                if per_j_store:
+                    m.step("Alg1 L12", j=j)
+                    m.store("O", 0, m.nq, np.vstack([o for o, _, _ in out]))
+                    m.step("Alg1 L13", j=j)
+                    m.store("l", 0, m.nq, np.concatenate([lv for _, lv, _ in out]))
+                    m.store("m", 0, m.nq, np.concatenate([mv for _, _, mv in out]))
+    return fn
+
+
+def fa2_q_in_halves(m):
+    """FlashAttention-2 with each Q_i loaded as two half tiles (the same bytes): right."""
+    for i in range(m.Tr):
+        q0, q1 = rows(i, m.Br, m.nq)
+        halves = [(q0, (q0 + q1) // 2), ((q0 + q1) // 2, q1)] if q1 - q0 > 1 else [(q0, q1)]
+        m.step("FA2fwd L4", i=i)
+        tiles = [m.load("Q", a, b) for a, b in halves]
+        Qi = np.vstack(tiles).astype(np.float64)
+        Oi, li, mi = np.zeros((q1 - q0, m.d)), np.zeros(q1 - q0), np.full(q1 - q0, -np.inf)
+        for j in range(m.Tc):
+            k0, k1 = rows(j, m.Bc, m.nk)
+            m.step("FA2fwd L7", i=i, j=j)
+            with m.sram():
+                Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+                S = m.tau * Qi @ Kj.T.astype(np.float64)
+                mn = np.maximum(mi, S.max(axis=1))
+                P, a = np.exp(S - mn[:, None]), np.exp(mi - mn)
+                li, Oi, mi = a * li + P.sum(axis=1), a[:, None] * Oi + P @ Vj, mn
+        m.step("FA2fwd L14", i=i)
+        m.store("O", q0, q1, Oi / li[:, None])
+        m.step("FA2fwd L15", i=i)
+        m.store("L", q0, q1, mi + np.log(li))
+        for t in tiles:
+            m.free(t)
+
+
 def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
     K, V = m.load("K", 0, m.nk), m.load("V", 0, m.nk)
     for j in range(m.Tc):
@@ -212,7 +292,7 @@ def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
 # [SECTION] FlashAttention-2's order, causal
 
 def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=True, align_top_left=False,
-             free_q=True, store_at_end=False):
+             free_q=True, store_at_end=False, rescale=True):
     def fn(m):
         offset = 0 if align_top_left else m.nk - m.nq
         finished = []  # store_at_end: every block's O_i and L_i kept in Python, written after the loop
@@ -236,18 +316,21 @@ def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=
                         r = np.arange(q0, q1)[:, None]
                         c = np.arange(k0, k1)[None, :]
                         S = np.where(c <= r + offset, S, -np.inf)
-                    mn = np.maximum(mi, S.max(axis=1))
+                    # without the rescale: the max of the first block that has one, never updated
+                    mn = np.maximum(mi, S.max(axis=1)) if rescale else np.where(np.isfinite(mi), mi, S.max(axis=1))
                     safe = np.where(np.isfinite(mn), mn, 0.0)
-                    P = np.exp(S - safe[:, None])
-                    a = np.exp(np.where(np.isfinite(mi), mi - safe, -np.inf))
-                    li = a * li + P.sum(axis=1)
-                    Oi = a[:, None] * Oi + P @ Vj
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        P = np.exp(S - safe[:, None])
+                        a = np.exp(np.where(np.isfinite(mi), mi - safe, -np.inf))
+                        li = a * li + P.sum(axis=1)
+                        Oi = a[:, None] * Oi + P @ Vj
                     mi = mn
                 if o_every_j:
                     m.step("FA2fwd L14", i=i)
                     m.store("O", q0, q1, Oi / li[:, None])
             m.step("FA2fwd L12", i=i)
-            On = Oi / li[:, None] if normalise else Oi
+            with np.errstate(invalid="ignore"):
+                On = Oi / li[:, None] if normalise else Oi
             if store_at_end:
                 finished.append((On, mi + np.log(li)))
             else:
@@ -318,25 +401,35 @@ def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=F
 
 def decode_combine_with(mode="right"):
     def fn(m):
+        done = []
         for i in range(m.Tr):
             q0, q1 = rows(i, m.Br, m.nq)
             m.step("FD L17", i=i)
             lse = np.stack([m.load("Lp", s * m.nq + q0, s * m.nq + q1) for s in range(m.S)]).astype(np.float64)
             if mode == "inf_as_zero":  # a split that saw no key treated as lse = 0
                 lse = np.where(np.isinf(lse), 0.0, lse)
-            mx = lse.max(axis=0)
-            with np.errstate(invalid="ignore"):
+            mx = lse[0] if mode == "first_split_max" else lse.max(axis=0)  # the first split's lse as the max
+            with np.errstate(invalid="ignore", over="ignore"):
                 Li = mx + np.log(np.exp(lse - mx).sum(axis=0))
             m.step("FD L18", i=i)
             Oi = np.zeros((q1 - q0, m.d))
             for s in range(m.S):
                 Os = m.load("Op", s * m.nq + q0, s * m.nq + q1)
-                w = 1.0 / m.S if mode == "average" else np.exp(lse[s] - Li)
+                with np.errstate(invalid="ignore"):
+                    w = 1.0 / m.S if mode == "average" else np.exp(lse[s] - Li)
                 Oi += (w if np.ndim(w) == 0 else w[:, None]) * Os.astype(np.float64)
                 m.free(Os)
+            if mode == "store_at_end":  # every block kept in Python, O and L written once after the loop
+                done.append((Oi, Li))
+                continue
             m.step("FD L19", i=i)
             m.store("O", q0, q1, Oi)
             if mode != "no_lse":
                 m.step("FD L20", i=i)
                 m.store("L", q0, q1, Li)
+        if done:
+            m.step("FD L19", i=m.Tr - 1)
+            m.store("O", 0, m.nq, np.vstack([o for o, _ in done]))
+            m.step("FD L20", i=m.Tr - 1)
+            m.store("L", 0, m.nq, np.concatenate([lv for _, lv in done]))
     return fn

@@ -25,11 +25,15 @@ RIGHT = {
 # (puzzle, wrong solution, what the message must say)
 WRONG = [
     ("safe-softmax", S.safe_softmax_no_max, ["y[0] = nan", "subtract max(x)"]),
+    # the reference must be the max: the min, or any other number, overflows once the row spans 2000
+    ("safe-softmax", S.safe_softmax_min_ref, ["N = 16", "y[", "= nan", "subtract max(x)"]),
     ("safe-softmax", S.safe_softmax_two_reads, ["read over the budget", "x read 400 B where", "read 200 B"]),
     ("safe-softmax", S.safe_softmax_not_normalised, ["but the float64 softmax has", "divide e^(x - m) by l"]),
     ("online-softmax", S.online_softmax_no_rescale,
      ["after your block 1 (x[2:4]), l = 2.736 but the lesson has 1.553", "missing rescale"]),
     ("online-softmax", S.online_softmax_max_not_carried, ["m = 2.474 but the lesson has 4.7", "max is not carried"]),
+    ("online-softmax", S.online_softmax_quiet_fixed_max, ["N = 24, blocks of 8, values 2000 higher in block 1",
+                                                         "y[8] = nan"]),
     ("online-softmax", S.online_softmax_whole_row, ["SRAM full", "M = 2", "one block fits"]),
     ("online-softmax", S.online_softmax_quiet_no_rescale, ["y[0] = ", "but the float64 softmax has",
                                                           "l_new = e^(m - m_new) l"]),
@@ -51,15 +55,24 @@ WRONG = [
      ["256 B read over the budget", "K read 256 B where Algorithm 1 read 128 B"]),
     ("algorithm-1", S.algorithm_1_whole_kv, ["SRAM full: loading Q[0:4] (16 elements) while holding 64",
                                              "of M = 64"]),
+    # Algorithm 1's bytes and final HBM, but not its HBM in between: every store is judged
+    ("algorithm-1", S.algorithm_1_off_chip(), ["after your step 'Alg1 L13' at i = 0, j = 0, m_0 = 0 but Algorithm 1 "
+                                               "has 0.343"]),
+    ("algorithm-1", S.algorithm_1_off_chip(per_j_store=True), ["O[0:8] was stored after m[4:8] (Q block 4:8) was "
+                                                               "loaded", "back at every (i, j)"]),
     ("fa2-order", S.fa2_with(o_every_j=True), ["written over the budget", "where FlashAttention-2 wrote",
                                                "O written every j"]),
     ("fa2-order", S.fa2_with(save_lse=False), ["L was never written", "lse not saved"]),
     # all of O fits one store (Nq d <= M) and the bytes are FlashAttention-2's: the order tells
-    ("fa2-order", S.fa2_with(store_at_end=True), ["O[0:8] was stored after Q[4:8] was loaded",
+    ("fa2-order", S.fa2_with(store_at_end=True), ["O[0:8] was stored after Q[4:8] (Q block 4:8) was loaded",
                                                   "at the end of their own Q block i"]),
     ("causal", S.fa2_with(causal=True, store_at_end=True), ["O[0:", "was stored after Q[", "FA2fwd L14, L15"]),
     ("fa2-order", S.fa2_with(normalise=False), ["after your step 'FA2fwd L14' at i = 0, O[0, 0] = 2.789",
                                                 "O_i / l_i once"]),
+    # the max of the first block kept, no rescale: right until a later block's scores are far higher
+    ("fa2-order", S.fa2_with(rescale=False), ["scores 1000 higher from K/V block 1 on", "e^(S - m) overflowed",
+                                              "rescale l_i and O_i"]),
+    ("causal", S.fa2_with(causal=True, rescale=False), ["scores 1000 higher from K/V block 1 on", "overflowed"]),
     ("causal", S.fa2_with(causal=True, skip=False), ["read over the budget", "skip the K/V blocks"]),
     ("causal", S.fa2_with(causal=True, align_top_left=True), ["Nq = 6, Nk = 10", "bottom-right"]),
     ("causal", S.fa2_with(causal=False), ["FlashAttention-2 (causal) has", "mask S_ij"]),
@@ -72,6 +85,10 @@ WRONG = [
     ("decode-combine", S.decode_combine_with("average"), ["O[0, 0] =", "not averaged"]),
     ("decode-combine", S.decode_combine_with("inf_as_zero"), ["L_0 = 3.428 but the combine has 3.395",
                                                              "e^(-inf) = 0"]),
+    ("decode-combine", S.decode_combine_with("first_split_max"), ["scores 1000 higher from key 15 on", "L_0 = inf",
+                                                                  "the max over the splits"]),
+    ("decode-combine", S.decode_combine_with("store_at_end"), ["Nq = 5", "O[0:5] was stored after Op[19:20] "
+                                                               "(Q block 4:5) was loaded"]),
     ("decode-combine", S.decode_combine_with("no_lse"), ["L was never written", "lse not saved"]),
 ]
 
@@ -96,6 +113,11 @@ def test_wrong_solution_fails_with_its_diagnosis(pid, fn, expected):
     assert not r.passed
     for text in expected:
         assert text in r.message, f"'{text}' not in: {r.message}"
+
+
+def test_a_q_block_loaded_in_pieces_is_still_its_block():
+    r = puzzles.check("fa2-order", S.fa2_q_in_halves)
+    assert r.passed, r.message
 
 
 def test_online_softmax_without_the_per_block_stores_is_judged_on_y():
@@ -483,7 +505,7 @@ def test_softmax_machines_say_their_sram():
         seen.append((m.Bc, m.M))
         S.online_softmax(m)
     assert puzzles.check("online-softmax", probe_online).passed
-    assert seen == [(2, 2), (8, 8), (8, 8)]
+    assert seen == [(2, 2), (8, 8), (8, 8), (8, 8)]
 
 
 def _nothing(m):
