@@ -207,6 +207,13 @@ def algorithm_1_with(loop_swapped=False, kv_used_after_block=False, q_kept_o_loa
     return fn
 
 
+def alg1_loads(m, i, j):
+    """Alg1 L8 at (i, j): Q_i, O_i, l_i, m_i loaded (inside the caller's `with m.sram():`)."""
+    q0, q1 = rows(i, m.Br, m.nq)
+    m.step("Alg1 L8", i=i, j=j)
+    return q0, q1, m.load("Q", q0, q1), m.load("O", q0, q1), m.load("l", q0, q1), m.load("m", q0, q1)
+
+
 def algorithm_1_off_chip(per_j_store=False):
     """Algorithm 1's bytes, not its HBM: O_i, l_i, m_i kept in Python over j while zeros are
     written at every j but the last (O_i, l_i, m_i still loaded); with per_j_store, the right
@@ -220,11 +227,8 @@ def algorithm_1_off_chip(per_j_store=False):
                 Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
                 out = []
                 for i in range(m.Tr):
-                    q0, q1 = rows(i, m.Br, m.nq)
-                    m.step("Alg1 L8", i=i, j=j)
                     with m.sram():
-                        Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
-                        li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                        q0, q1, Qi, Oi, li, mi = alg1_loads(m, i, j)
                         if not per_j_store:
                             Oi, li, mi = state.get(i, (Oi, li, mi))
                         On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau)
@@ -278,11 +282,8 @@ def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
     for j in range(m.Tc):
         k0, k1 = rows(j, m.Bc, m.nk)
         for i in range(m.Tr):
-            q0, q1 = rows(i, m.Br, m.nq)
-            m.step("Alg1 L8", i=i, j=j)
             with m.sram():
-                Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
-                li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                q0, q1, Qi, Oi, li, mi = alg1_loads(m, i, j)
                 On, ln, mn = alg1_update(Qi, K[k0:k1], V[k0:k1], Oi, li, mi, m.tau)
                 m.store("O", q0, q1, On)
                 m.store("l", q0, q1, ln)
