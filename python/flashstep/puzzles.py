@@ -104,7 +104,13 @@ class SafeSoftmax(_Puzzle):
                 _check_output(m, "y", expected, "the float64 softmax")
             except _Fail as f:
                 got = core.peek("y")
+                # a tile freed before y was stored: its memory reads nan (a view of it kept past its block)
+                kinds = [e[0] for e in m._order]
+                freed_first = "free" in kinds and "store" in kinds and kinds.index("free") < kinds.index("store")
                 hint = ("Hint: e^x overflowed float32 (inf / inf = nan): subtract max(x) before exp."
+                        if not np.all(np.isfinite(got)) and np.abs(x).max() > 80 and not freed_first else
+                        "Hint: y holds nan: a tile's memory reads nan once it has left SRAM, and x left it before "
+                        "y was stored (a view such as np.asarray(tile) kept past its block?)."
                         if not np.all(np.isfinite(got)) else
                         "Hint: y must sum to 1: divide e^(x - m) by l = sum e^(x - m)."
                         if abs(float(np.sum(got)) - 1.0) > 1e-3 else
@@ -208,7 +214,10 @@ class OnlineSoftmax(_Puzzle):
             where = f"after your block {b} (x[{blk.begin}:{blk.end}])"
             if not _close(mine_m, blk.m_new):
                 hint = ("Hint: the max is not carried: m_new = max(m, m~), the running max over all blocks so far."
-                        if _close(mine_m, blk.local_max) else "Hint: m_new = max(m, m~).")
+                        if _close(mine_m, blk.local_max) else
+                        "Hint: your m and l are the ones before this block's merge: store m_new, l_new after "
+                        "merging the block." if _close(mine_m, blk.m_old) and _close(mine_l, blk.l_old) else
+                        "Hint: m_new = max(m, m~).")
                 raise _Fail(f"{where}, m = {_fmt(mine_m)} but the lesson has {_fmt(blk.m_new)}. {hint}")
             if not _close(mine_l, blk.l_new):
                 naive = blk.l_old + blk.local_sum
@@ -341,8 +350,11 @@ class Algorithm1(_Puzzle):
                     _check_output(m, tensor, final[tensor][:, 0], self.algorithm)
             except _Fail as f:
                 dep = _departure(m, _writes_table(ref), self.algorithm, lambda t: _ALG1_HINTS.get(t, ""))
-                raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}; "
-                                   "did you store O_i, l_i, m_i for every (i, j)?") from None
+                stored_at = {(st.i, st.j) for s in m._m.steps for st in s.stores if st.tensor == "O"}
+                missing = [(i, j) for j in range(m.Tc) for i in range(m.Tr) if (i, j) not in stored_at]
+                raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}, but " + (
+                    f"no store of O_i at (i, j) = {missing[0]}: store O_i, l_i, m_i for every (i, j)"
+                    if missing else "did you store O_i, l_i, m_i for every (i, j)?")) from None
             _check_budget(m, cf, per_tensor, self.algorithm, _ALG1_BUDGET_HINTS)
             _check_written_in_own_block(m, ("Q", "O", "l", "m"), ("O", "l", "m"), "Algorithm 1 writes O_i, l_i, "
                                         "m_i back at every (i, j) (Alg1 L12, L13), before it loads the next block. "

@@ -95,6 +95,43 @@ def online_softmax_quiet_fixed_max(m):  # every sum measured from the first bloc
                 store_stats=False)
 
 
+def online_softmax_stores_before_merge(m):  # m, l stored before each block's merge: one block late
+    mi, li = -np.inf, 0.0
+    for b0 in range(0, m.n, m.Bc):
+        b1 = min(b0 + m.Bc, m.n)
+        m.step(f"block {b0 // m.Bc}")
+        m.store("m", 0, 1, np.array([mi]))
+        m.store("l", 0, 1, np.array([li]))
+        with m.sram():
+            x = m.load("x", b0, b1).astype(np.float64)
+            mi, li = _merge(mi, li, x.max(), np.exp(x - x.max()).sum())
+    for b0 in range(0, m.n, m.Bc):
+        b1 = min(b0 + m.Bc, m.n)
+        with m.sram():
+            m.store("y", b0, b1, np.exp(m.load("x", b0, b1).astype(np.float64) - mi) / li)
+
+
+def safe_softmax_view_after_free(m):  # a plain view of the tile used after its block freed it
+    m.step("row")
+    with m.sram():
+        x = np.asarray(m.load("x", 0, m.n))
+    e = np.exp(x.astype(np.float64) - x.max())
+    m.store("y", 0, m.n, e / e.sum())
+
+
+def algorithm_1_last_j_left_out(m):
+    algorithm_1_with()(_FewerBlocks(m))
+
+
+class _FewerBlocks:
+    """The machine with Tc one less: the student's loops leave the last K/V block out."""
+    def __init__(self, m):
+        self._m_ = m
+
+    def __getattr__(self, name):
+        return self._m_.Tc - 1 if name == "Tc" else getattr(self._m_, name)
+
+
 def online_softmax_no_rescale(m):
     _online(m, lambda mi, li, mt, lt: (max(mi, mt), li + lt))
 
