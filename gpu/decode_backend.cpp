@@ -268,12 +268,15 @@ int fp8_default_variant(const Shape& s) { return s.nq == 1 ? 10 : 9; }
 
 // The most splits of the d = 128, Nq = 1 rule below (the heads fill the GPU). 16-bit: 32. FP8,
 // variant 10 at B x H = 256 (gpu/results/fp8-decode/variant10/table.txt): unpaged S = 16 (Nk 65536:
-// 0.9429 ms against 1.0096 at S = 32; Nk 262144: 3.7146 against 3.7120, level), paged P = 16
-// S = 8 (1.1415 against 1.2060 ms at S = 32; 4.4510 against 4.4745): a split holds half the
-// bytes of a 16-bit one, and a paged block starts with a table read before its first copy.
+// 0.9429 ms against 1.0096 at S = 32; Nk 262144: 3.7146 against 3.7120, level): a split holds
+// half the bytes of a 16-bit one. Paged (P = 16) S = 4, where a block also starts with a table
+// read before its first copy: in each of the three H200 sweeps that had S = 4
+// (gpu/results/fp8-decode/paged/, paged-cpasync/ and paged-order/ table.txt, B x H = 256) it was
+// faster than S = 8, by 8-12% at Nk = 65536 (1.0818 against 1.2122 ms in paged-order/) and 1-1.4%
+// at 262144 (4.3547 against 4.3852); S = 16 was best once at 65536 (1.1503 against S = 4's 1.1891).
 int64_t most_splits_one_row(Dtype dtype, int64_t page_size) {
   if (dtype != Dtype::fp8) return 32;
-  return page_size > 0 ? 8 : 16;
+  return page_size > 0 ? 4 : 16;
 }
 
 }  // namespace
@@ -293,7 +296,7 @@ int64_t most_splits_one_row(Dtype dtype, int64_t page_size) {
 //   per-page copies: 0.71-0.84x).
 // - every other d or storage type: version 3, the one kernel for all of them.
 // - fp8 (an FP8 KV cache, d = 64, 128): fp8_default_variant's (10 for one row, 9 for more), paged or not, with the
-//   16-bit rule's S but at most 16 splits unpaged and 8 paged where that rule gives 32
+//   16-bit rule's S but at most 16 splits unpaged and 4 paged where that rule gives 32
 //   (most_splits_one_row).
 DecodeChoice decode_default(const Shape& s, const Tiling& t, Dtype dtype, int64_t page_size) {
   DecodeChoice c;

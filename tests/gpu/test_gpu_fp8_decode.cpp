@@ -208,8 +208,8 @@ TEST_CASE("GPU fp8 decode's default: variant 10 for one row, 9's four-row kernel
             const gpu::DecodeChoice c = gpu::decode_default(sh, t, Dtype::fp8, P > 0 ? std::min(P, nk) : 0);
             CHECK(c.variant == (nq == 1 ? 10 : 9));
             const int64_t S = default_splits(heads * t.Tr, t.Tc, sms);  // core/schedules/decode/decode.h's heuristic
-            if (d == 128 && nq == 1 && S == 1)  // the heads fill the GPU: at most 16 splits (8 paged) of >= 512 keys
-              CHECK(c.splits == std::max<int64_t>(1, std::min<int64_t>({P > 0 ? 8 : 16, nk / 512, t.Tc})));
+            if (d == 128 && nq == 1 && S == 1)  // the heads fill the GPU: at most 16 splits (4 paged) of >= 512 keys
+              CHECK(c.splits == std::max<int64_t>(1, std::min<int64_t>({P > 0 ? 4 : 16, nk / 512, t.Tc})));
             else
               CHECK(c.splits == S);
           }
