@@ -241,11 +241,19 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
     ImGui::SetTooltip("%s", ch.title.c_str());
   }
   const auto it = c.progress.find(ch.id);
-  char status[160];
-  std::snprintf(status, sizeof status, "page %d of %zu  |  %d of %zu answered right  |  seed %llu", c.page + 1,
-                ch.pages.size(), it == c.progress.end() ? 0 : it->second.correct, ch.question_count(),
-                (unsigned long long)c.seed);
-  DimText(status);
+  // The status in three parts, each kept whole ("answered / right" was split in a narrow column):
+  // a part that does not fit the rest of the line starts the next.
+  char status[3][64];
+  std::snprintf(status[0], sizeof status[0], "page %d of %zu", c.page + 1, ch.pages.size());
+  std::snprintf(status[1], sizeof status[1], "|  %d of %zu answered right",
+                it == c.progress.end() ? 0 : it->second.correct, ch.question_count());
+  std::snprintf(status[2], sizeof status[2], "|  seed %llu", (unsigned long long)c.seed);
+  ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+  for (int k = 0; k < 3; ++k) {
+    if (k > 0) SameLineIfWidthFits(ImGui::CalcTextSize(status[k]).x, ImGui::CalcTextSize("  ").x);
+    ImGui::TextUnformatted(status[k]);
+  }
+  ImGui::PopStyleColor();
   ImGui::Separator();
   // The page scrolls on its own; the navigation stays at the bottom.
   const float nav_h = ImGui::GetFrameHeightWithSpacing() * 1.6f;
@@ -267,9 +275,13 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   // draws it whole to measure them (tail_h empty until then).
   // The title, wrapped, with room for "(part 2 of 3)"; the part's note and two lines to spare (a
   // question's height is known from the frames it was drawn in, and can grow by a line).
+  // "(part k of n)" follows the title on its line where both fit, else it takes a line of its own
+  // (wrapped with the title, "(part 1 of" and "3)" landed on two lines).
   char title[320];
   std::snprintf(title, sizeof title, "%s  (part 99 of 99)", p.title.c_str());
-  const float title_h = ImGui::CalcTextSize(title, nullptr, false, wrap_w).y + ImGui::GetStyle().ItemSpacing.y;
+  const bool part_apart = ImGui::CalcTextSize(title).x > wrap_w;
+  const float title_h = ImGui::CalcTextSize(p.title.c_str(), nullptr, false, wrap_w).y + (part_apart ? line_h : 0) +
+                        ImGui::GetStyle().ItemSpacing.y;
   const float room = avail_h - title_h - 3 * line_h;
   const size_t n_tail = 1 + p.questions.size();
   if (c.tail_h.size() != n_tail) {
@@ -283,8 +295,12 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   c.part = std::min(c.part, c.parts - 1);
   ImGui::PushStyleColor(ImGuiCol_Text, kBoundText);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap_w);
-  if (c.parts > 1) ImGui::Text("%s  (part %d of %d)", p.title.c_str(), c.part + 1, c.parts);
-  else ImGui::TextUnformatted(p.title.c_str());
+  if (c.parts > 1 && !part_apart) {
+    ImGui::Text("%s  (part %d of %d)", p.title.c_str(), c.part + 1, c.parts);
+  } else {
+    ImGui::TextUnformatted(p.title.c_str());
+    if (c.parts > 1) ImGui::Text("(part %d of %d)", c.part + 1, c.parts);
+  }
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
   const int n_lines = int(pl.lines.size());
