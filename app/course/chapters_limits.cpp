@@ -163,7 +163,9 @@ Chapter chapter_safe_softmax(uint64_t seed) {
   const Trace& tr = b.add_run(rd);
   b.problem_text("the tiny problem: " + sizes_text(rd.spec) + ", seed " + std::to_string(seed));
   const double fp32_limit = std::log(double(FLT_MAX)), fp16_limit = std::log(65504.0);
-  const Scene s1 = scene(rd.name, 0, CentreView::tiles, Panel::none, {Panel::softmax});
+  // No side panel: the page is about float formats, and at step 0 the softmax panel would hold
+  // only "No block i in scope"; the centre shows the problem's inputs.
+  const Scene s1 = scene(rd.name, 0, CentreView::tiles, Panel::none, {});
   b.page("Where exp overflows", s1)
       .t("softmax(x)_k = e^(x_k) / sum_j e^(x_j). The largest float32 is ").num(double(FLT_MAX), "float.fp32_max")
       .t(", so e^x overflows to inf once x > ln of it = ").num(fp32_limit, "float.fp32_exp_limit", 6)

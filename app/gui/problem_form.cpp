@@ -92,6 +92,11 @@ void ProblemForm::validate() {
       throw;
     }
     ProblemSpec s = to_spec();
+    if (const ScheduleInfo& info = schedule_info(s.schedule); backward && !has_backward(info)) {
+      // before any estimate: decode has no backward bounds to ask
+      throw InputError(std::string(info.name) + " has no backward pass (" + info.paper_name +
+                       " is for inference): untick the backward pass or pick another schedule");
+    }
     if (!use_files) {
       validate_sizes(s);
       Problem sizes;  // no inputs: the estimate needs only the shapes

@@ -83,6 +83,8 @@ TEST_CASE("gui: flags that wrap, huge counts and a missing display", "[gui][hard
       {"--screenshot \"\"", "--screenshot: the value is empty"},
       {"--frames \"\"", "--frames: the value is empty"},
       {"--gif \"\"", "--gif: the value is empty"},
+      // decode has no backward: asking for one crashed the app (its bounds were asked for first)
+      {"--preset decode --backward --screenshot s.png", "decode has no backward pass"},
   });
   // Without a display, and with one that cannot be reached: one line each.
   const auto before = fstest::tree(dir);

@@ -250,6 +250,8 @@ TEST_CASE("problem editor: an invalid value is explained and the current run is 
       {"step 7; set dropout -0.25; apply", "dropout probability must be in [0, 1)", 27},
       {"step 7; set schedule fa2; set dropout 0.5; set dtype bf16; apply", "", 2 * (6 + 4 * 2)},
       {"step 7; set schedule standard; set window 2 0; set kvlen 6; apply", "", 3 * 2},
+      // decode has no backward: the editor asked for its bounds and crashed
+      {"step 7; set schedule decode; set backward 1; apply", "decode has no backward pass", 27},
   }));
   INFO(script);
   const nlohmann::json d = state_after(script);
