@@ -155,6 +155,10 @@ struct LessonState {
   char v[256] = "";  // a value per entry: the output O carried with the blocks (empty: none)
   int block = 2;
   int shown = 0;  // blocks merged so far (0 .. blocks.size())
+  // The block table as last drawn (lesson_view.cpp): its form (0 long titles, 1 short, 2 narrow)
+  // and how far its widest cell's text ran past what the table shows (0 or less: none cut).
+  int table_form = 0;
+  float table_clip_px = 0;
   Lesson lesson;
   std::string error;
   void recompute();
@@ -170,6 +174,7 @@ struct CompareState {
   float log_lo = -9, log_hi = -1;
   std::string error, message;
   uint64_t version = 0;     // bumps when err changes (the heatmap re-uploads)
+  float map_px[2] = {0, 0};  // the |O - O_trace| map's width and height as last drawn (--dump-state)
   bool passed() const { return loaded && o_stats.max_rel <= tolerance && lse_stats.max_rel <= tolerance; }
 };
 
@@ -214,6 +219,8 @@ struct AppState {
   // The tiles view's cell sizes in pixels as last drawn (the sequence axes, the d axis; 0 before
   // a frame), for --dump-state.
   float tiles_cell_px = 0, tiles_d_cell_px = 0;
+  // The height of the query rows (Q, S, O and the statistics) and its gap to V^T's title below.
+  float tiles_rows_px = 0, tiles_rows_label_gap_px = 0;
   // How far the memory panel's widest item reached past its content width as last drawn (pixels;
   // 0 or less: nothing clipped at the right edge), for --dump-state.
   float memory_overflow_px = 0;
@@ -222,11 +229,13 @@ struct AppState {
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
+  float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
+  std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)
 
   ProblemForm form;
   std::string apply_error;     // why the last Apply failed (the old run stays)

@@ -4,6 +4,7 @@
 #include "app/gui/text_field.h"
 #include "app/plot/figures.h"
 
+#include <cstdint>
 #include <string>
 
 namespace flashstep::gui {
@@ -12,6 +13,7 @@ struct BenchState {
   char path[kPathField] = "";
   bool loaded = false;
   float plot_h = 0;  // the last frame's plot area height in pixels (0: too small to draw); for the state dump
+  uint32_t figure_background = 0;  // the figure's background colour as last drawn (IM_COL32 packing: R lowest)
   plot::BenchData data;
   plot::FigureKind figure = plot::FigureKind::bc;
   int64_t d = 0;            // head dimension of the tflops and memory figures

@@ -52,8 +52,11 @@ void DrawBenchView(AppState& s) {
   const plot::FigureLayout lay = plot::layout_figure(b.shown, p0, p1, ImGui::GetFont(), fs);
   b.plot_h = lay.fits ? lay.a1.y - lay.a0.y : 0;
   const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
-  if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, b.shown, plot::dark_figure_style(), ImGui::GetFont(),
-                       ImGui::GetFontSize(), mouse, b.hover, sizeof b.hover))
+  // The figure in the app's theme (it stayed dark on the light theme's panels).
+  const plot::FigureStyle st = ThemeFigureStyle(s);
+  b.figure_background = st.background;
+  if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, b.shown, st, ImGui::GetFont(), ImGui::GetFontSize(), mouse,
+                       b.hover, sizeof b.hover))
     ImGui::SetTooltip("%s", b.hover);
   ImGui::Dummy(avail);
 }

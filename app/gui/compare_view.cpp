@@ -6,6 +6,7 @@
 #include "core/npy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace flashstep::gui {
@@ -59,11 +60,18 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   // Error heatmap |O - O_trace|, log scale.
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  // Under the map, its colour bar: 6 px, the bar, its labels' line and a line's spacing.
+  const float fs = ImGui::GetFontSize(), bar_h = std::round(10 * fs / 15);
+  const float legend_h = 6 + 2 + bar_h + 1 + ImGui::GetTextLineHeightWithSpacing();
   const int rows = int(c.err.rows()), cols = int(c.err.cols());
   if (rows == 0 || cols == 0) return;
-  const float cell = std::min({(avail.x - 10) / float(cols), (avail.y - legend_h) / float(rows), 40.0f});
+  // The map gets at least six lines of text in height and the view scrolls for it: presentation
+  // mode at 1280x720 left it a negative height, drawn upwards over the results and the bar.
+  const float map_h = std::max(avail.y - legend_h, 6 * fs);
+  const float cell = std::max(std::min({(avail.x - 10) / float(cols), map_h / float(rows), 40.0f}), 0.05f);
   const float ch = cell, cw = std::min(std::max(cell, (avail.x * 0.5f) / float(cols)), 40.0f);
+  c.map_px[0] = cw * float(cols);
+  c.map_px[1] = ch * float(rows);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p0 = origin, p1(origin.x + cw * float(cols), origin.y + ch * float(rows));
   if (gs.err.valid()) dl->AddImage(gs.err.texture(), p0, p1);
@@ -79,7 +87,9 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   char lo[32], hi[32];
   std::snprintf(lo, sizeof lo, "1e%.0f", double(c.log_lo));
   std::snprintf(hi, sizeof hi, "1e%.0f", double(c.log_hi));
-  colorbar(dl, gs.legend_log, ImVec2(origin.x, p1.y + 6), 200, 10, lo, hi, "|O - O_trace|");
+  const char* name = "|O - O_trace|";
+  const float bar_w = std::max(std::min(200 * fs / 15, avail.x - ImGui::CalcTextSize(name).x - 10), 40.0f);
+  colorbar(dl, gs.legend_log, ImVec2(origin.x, p1.y + 6), bar_w, bar_h, lo, hi, name);
   ImGui::Dummy(ImVec2(p1.x - p0.x, p1.y - p0.y + legend_h));
 }
 

@@ -41,6 +41,7 @@ struct IoExplorerState {
   int log2_n = 14, d = 64, kib = 228;  // N = 2^log2_n; M = kib KiB of float32 words
   plot::Figure figure;
   std::vector<std::string> forms;
+  float label_gap_px = 0;  // the narrowest gap from a value's text to its slider as last drawn (--dump-state)
   int64_t n() const { return int64_t(1) << log2_n; }
   int64_t M() const { return int64_t(kib) * 256; }
   void set(int64_t n, int64_t d_, int64_t M_);  // from a page's scene (clamped to the sliders' ranges)

@@ -355,7 +355,7 @@ void DrawCourseRoofline(AppState& s) {
   avail.y = std::max(avail.y, plot::figure_height_for(c.roofline, avail.x, ImGui::GetFont(), fs, 8 * fs));
   const ImVec2 p1(p0.x + avail.x, p0.y + avail.y);
   const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
-  const plot::FigureStyle st = s.display.now.theme == Theme::light ? plot::light_figure_style() : plot::dark_figure_style();
+  const plot::FigureStyle st = ThemeFigureStyle(s);
   if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, c.roofline, st, ImGui::GetFont(), ImGui::GetFontSize(), mouse,
                        s.bench.hover, sizeof s.bench.hover))
     ImGui::SetTooltip("%s", s.bench.hover);
@@ -364,26 +364,41 @@ void DrawCourseRoofline(AppState& s) {
 
 void DrawCourseIoExplorer(AppState& s) {
   IoExplorerState& io = s.course.io;
-  // The sliders: N in powers of two, d in steps of 16, M in KiB; each labelled with its value.
-  const float w = ImGui::GetContentRegionAvail().x;
-  const float sw = std::max(ImGui::GetFontSize() * 5, (w - ImGui::GetStyle().ItemSpacing.x * 2) / 3);
+  // The sliders: N in powers of two, d in steps of 16, M in KiB. Each value is written before its
+  // slider, not in it: ImGui centres a slider's text, and the grab covered it ("N = 16384" under
+  // the grab at 1280x720). A label's column is as wide as its widest value, so that the sliders
+  // stay put as the values change; the three go on one line where each slider keeps 4 font sizes.
+  const float w = ImGui::GetContentRegionAvail().x, sp = ImGui::GetStyle().ItemSpacing.x;
+  const float label_w[3] = {ImGui::CalcTextSize("N = 65536").x, ImGui::CalcTextSize("d = 256").x,
+                            ImGui::CalcTextSize("M = 1024 KiB").x};
+  const float labels_w = label_w[0] + label_w[1] + label_w[2];
+  const bool one_line = labels_w + 5 * sp + 3 * ImGui::GetFontSize() * 4 <= w;
+  const float column_w = std::max({label_w[0], label_w[1], label_w[2]});  // one under another: sliders aligned
+  int d16 = io.d / 16;
+  int* values[3] = {&io.log2_n, &d16, &io.kib};
+  const int lo[3] = {8, int(course::kIoMinD / 16), int(course::kIoMinKiB)};
+  const int hi[3] = {16, int(course::kIoMaxD / 16), int(course::kIoMaxKiB)};
+  static const char* const kIds[3] = {"##io-n", "##io-d", "##io-m"};
   char label[48];
   bool moved = false;
-  std::snprintf(label, sizeof label, "N = %lld", (long long)io.n());
-  ImGui::SetNextItemWidth(sw);
-  moved |= ImGui::SliderInt("##io-n", &io.log2_n, 8, 16, label);
-  ImGui::SameLine();
-  int d16 = io.d / 16;
-  std::snprintf(label, sizeof label, "d = %d", io.d);
-  ImGui::SetNextItemWidth(sw);
-  if (ImGui::SliderInt("##io-d", &d16, int(course::kIoMinD / 16), int(course::kIoMaxD / 16), label)) {
-    io.d = d16 * 16;
-    moved = true;
+  io.label_gap_px = FLT_MAX;
+  for (int k = 0; k < 3; ++k) {
+    if (k == 0) std::snprintf(label, sizeof label, "N = %lld", (long long)io.n());
+    else if (k == 1) std::snprintf(label, sizeof label, "d = %d", io.d);
+    else std::snprintf(label, sizeof label, "M = %d KiB", io.kib);
+    if (k > 0 && one_line) ImGui::SameLine(0, sp);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    const ImVec2 t1 = ImGui::GetItemRectMax();
+    ImGui::SameLine(0, sp + (one_line ? label_w[k] : column_w) - ImGui::GetItemRectSize().x);
+    ImGui::SetNextItemWidth(one_line ? (w - labels_w - 5 * sp) / 3 : w - column_w - sp);
+    if (ImGui::SliderInt(kIds[k], values[k], lo[k], hi[k], "")) {
+      moved = true;
+      if (k == 1) io.d = d16 * 16;
+    }
+    // For --dump-state: from the value's text to its slider (below 0: the text is on the slider).
+    io.label_gap_px = std::min(io.label_gap_px, ImGui::GetItemRectMin().x - t1.x);
   }
-  ImGui::SameLine();
-  std::snprintf(label, sizeof label, "M = %d KiB", io.kib);
-  ImGui::SetNextItemWidth(sw);
-  moved |= ImGui::SliderInt("##io-m", &io.kib, int(course::kIoMinKiB), int(course::kIoMaxKiB), label);
   if (moved) io.rebuild();
   // The closed forms under the figure, wrapped to the width; the figure takes the rest.
   const float wrap = ImGui::GetContentRegionAvail().x;
@@ -397,7 +412,7 @@ void DrawCourseIoExplorer(AppState& s) {
   if (avail.x >= 50) {
     const ImVec2 p1(p0.x + avail.x, p0.y + fig_h);
     const ImVec2 mouse = ImGui::IsWindowHovered() ? ImGui::GetIO().MousePos : ImVec2(-FLT_MAX, -FLT_MAX);
-    const plot::FigureStyle st = s.display.now.theme == Theme::light ? plot::light_figure_style() : plot::dark_figure_style();
+    const plot::FigureStyle st = ThemeFigureStyle(s);
     if (plot::DrawFigure(ImGui::GetWindowDrawList(), p0, p1, io.figure, st, ImGui::GetFont(), ImGui::GetFontSize(), mouse,
                          s.bench.hover, sizeof s.bench.hover))
       ImGui::SetTooltip("%s", s.bench.hover);

@@ -29,6 +29,10 @@ void set_palette(Theme t) {
   kShownCol = light ? IM_COL32(205, 216, 242, 255) : IM_COL32(45, 60, 105, 255);
   kSkipFill = light ? IM_COL32(214, 210, 202, 255) : IM_COL32(38, 36, 34, 255);
   kSkipHatch = light ? IM_COL32(140, 130, 115, 255) : IM_COL32(110, 100, 88, 255);
+  // The Pipeline chart's alternating lanes: a shade off the panel's background either way (the
+  // dark theme's near-black lanes stayed on the light panel).
+  kLaneCols[0] = light ? IM_COL32(224, 227, 234, 255) : IM_COL32(38, 40, 47, 255);
+  kLaneCols[1] = light ? IM_COL32(212, 216, 225, 255) : IM_COL32(32, 34, 40, 255);
   kErrorText = light ? ImVec4(0.75f, 0.08f, 0.08f, 1.0f) : ImVec4(1.0f, 0.42f, 0.38f, 1.0f);
   kDimText = light ? ImVec4(0.36f, 0.38f, 0.43f, 1.0f) : ImVec4(0.65f, 0.67f, 0.72f, 1.0f);
   kPassText = light ? ImVec4(0.05f, 0.5f, 0.15f, 1.0f) : ImVec4(0.35f, 0.9f, 0.45f, 1.0f);

@@ -18,6 +18,50 @@ void SameLineIfRoom(float w) {
   if (line_end - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x >= w) ImGui::SameLine();
 }
 
+// The block table's forms (DrawLessonView picks the first that fits): its column titles, then its
+// cells, where the last form writes three digits and "old -> new" on two lines.
+constexpr int kBlockForms = 3, kBlockColumns = 8;
+const char* const kBlockTitles[kBlockForms][kBlockColumns] = {
+    {"block", "x", "m~ (local max)", "l~ (local sum)", "m: old -> new", "l: old -> new", "e^(m_old - m_new)",
+     "e^(m~ - m_new)"},
+    {"#", "x", "m~", "l~", "m old->new", "l old->new", "e^(m-m_new)", "e^(m~-m_new)"},
+    {"#", "x", "m~", "l~", "m", "l", "a", "b"}};
+
+// Block k's cell in column c, written into buf: its number from 1, its values (six, then "..."),
+// m~, l~, m and l old -> new, the rescale factors.
+const char* block_cell(const Lesson& L, int k, int c, int form, char* buf, size_t n) {
+  const LessonBlock& b = L.blocks[size_t(k)];
+  const bool narrow = form == kBlockForms - 1;
+  const char* num = narrow ? "%.3g" : "%.4g";
+  char old_v[32];
+  auto old_new = [&](double o, double x) {
+    if (std::isinf(o)) std::snprintf(old_v, sizeof old_v, o < 0 ? "-inf" : "inf");
+    else std::snprintf(old_v, sizeof old_v, num, o);
+    const int w = std::snprintf(buf, n, narrow ? "%s\n-> " : "%s -> ", old_v);
+    if (w > 0 && size_t(w) < n) std::snprintf(buf + w, n - size_t(w), num, x);
+  };
+  switch (c) {
+    case 0: std::snprintf(buf, n, "%d", k + 1); break;
+    case 1: {
+      size_t used = 0;
+      buf[0] = 0;
+      for (size_t e = b.begin; e < b.end && e < b.begin + 6 && used < n; ++e) {
+        const int w = std::snprintf(buf + used, n - used, e > b.begin ? " %.3g" : "%.3g", L.values[e]);
+        if (w > 0) used += size_t(w);
+      }
+      if (b.end > b.begin + 6 && used < n) std::snprintf(buf + used, n - used, " ...");
+      break;
+    }
+    case 2: std::snprintf(buf, n, num, b.local_max); break;
+    case 3: std::snprintf(buf, n, num, b.local_sum); break;
+    case 4: old_new(b.m_old, b.m_new); break;
+    case 5: old_new(b.l_old, b.l_new); break;
+    case 6: std::snprintf(buf, n, num, b.alpha); break;
+    default: std::snprintf(buf, n, num, b.beta); break;
+  }
+  return buf;
+}
+
 // A block's row in the lesson's tables: highlighted when it is the last block merged, numbered from 1.
 void BlockRow(int k, int shown) {
   ImGui::TableNextRow();
@@ -47,7 +91,10 @@ void DrawLessonView(AppState& s) {
   SameLineIfRoom(labelled(fs * 6, "block size"));
   ImGui::SetNextItemWidth(fs * 6);
   changed |= ImGui::InputInt("block size", &ls.block);
-  const float v_w = fs * 12;
+  // As wide as the rest of a line leaves beside its label, at most 12 font sizes ("V (optional)"
+  // ran past the panel at 1024x768 in presentation mode).
+  const float v_w =
+      std::clamp(ImGui::GetContentRegionAvail().x - gap - ImGui::CalcTextSize("V (optional)").x, fs * 6, fs * 12);
   SameLineIfRoom(labelled(v_w, "V (optional)"));
   ImGui::SetNextItemWidth(v_w);
   changed |= ImGui::InputText("V (optional)", ls.v, sizeof ls.v);
@@ -91,56 +138,54 @@ void DrawLessonView(AppState& s) {
   }
 
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  // The long column titles where they fit; with large text or a narrow view the short ones (the
-  // sentence above the table says what m~ and l~ are), so that no column is cut off.
-  static const char* const kLong[8] = {"block", "x", "m~ (local max)", "l~ (local sum)", "m: old -> new",
-                                       "l: old -> new", "e^(m_old - m_new)", "e^(m~ - m_new)"};
-  static const char* const kShort[8] = {"#", "x", "m~", "l~", "m old->new", "l old->new", "e^(m-m_new)", "e^(m~-m_new)"};
-  float long_w = 0;
-  const float pad = ImGui::GetStyle().CellPadding.x * 2 + 2;
-  for (const char* h : kLong) long_w += ImGui::CalcTextSize(h).x + pad;
-  long_w += ImGui::CalcTextSize("-inf -> 0.0000").x;  // the value columns grow past their titles
-  const char* const* titles = long_w <= ImGui::GetContentRegionAvail().x ? kLong : kShort;
-  const float rows_h = ImGui::GetFrameHeightWithSpacing() * float(std::min(ls.shown, nb) + 1) + 20;
-  if (ImGui::BeginTable("blocks", 8, tf | ImGuiTableFlags_ScrollX, ImVec2(0, rows_h + ImGui::GetStyle().ScrollbarSize))) {
-    for (const char* h : {titles[0], titles[1], titles[2], titles[3], titles[4], titles[5], titles[6], titles[7]})
-      ImGui::TableSetupColumn(h);
+  // The block table in the first of three forms whose columns all fit, measured over every block
+  // (so that the form holds while the blocks are merged one by one): long titles; short ones (the
+  // sentence above the table says what m~ and l~ are); in a narrow panel titles of a letter or two,
+  // numbers in three digits and each "old -> new" on two lines (presentation mode at 1280x720
+  // scrolled the rescale columns out of view). Only where not even that fits does it scroll.
+  const float pad = ImGui::GetStyle().CellPadding.x * 2 + 1;
+  char cell[96];
+  int form = 0;
+  bool fits = false;
+  for (; form < kBlockForms; ++form) {
+    float need = 2;  // the outer borders
+    for (int c = 0; c < kBlockColumns; ++c) {
+      float w = ImGui::CalcTextSize(kBlockTitles[form][c]).x;
+      for (int k = 0; k < nb; ++k) w = std::max(w, ImGui::CalcTextSize(block_cell(L, k, c, form, cell, sizeof cell)).x);
+      need += w + pad;
+    }
+    fits = need <= ImGui::GetContentRegionAvail().x;
+    if (fits || form == kBlockForms - 1) break;
+  }
+  const char* const* titles = kBlockTitles[form];
+  if (form == kBlockForms - 1) DimText("m and l: old, then -> new; a = e^(m_old - m_new), b = e^(m~ - m_new).");
+  const int rows = std::min(ls.shown, nb);
+  float rows_h = 0;
+  for (int k = 0; k < rows; ++k) rows_h += ImGui::CalcTextSize(block_cell(L, k, 4, form, cell, sizeof cell)).y;
+  rows_h += (ImGui::GetStyle().CellPadding.y * 2 + 1) * float(rows) + ImGui::GetFrameHeightWithSpacing() + 6;
+  if (!fits) rows_h += ImGui::GetStyle().ScrollbarSize;  // the sideways scrollbar's
+  float clip_px = 0;
+  if (ImGui::BeginTable("blocks", kBlockColumns, tf | ImGuiTableFlags_ScrollX, ImVec2(0, rows_h))) {
+    for (int c = 0; c < kBlockColumns; ++c) ImGui::TableSetupColumn(titles[c]);
     ImGui::TableHeadersRow();
-    char a[32], b2[32];
-    for (int k = 0; k < std::min(ls.shown, nb); ++k) {
-      const LessonBlock& b = L.blocks[size_t(k)];
-      BlockRow(k, ls.shown);
-      ImGui::TableNextColumn();
-      for (size_t e = b.begin; e < b.end && e < b.begin + 6; ++e) {
-        if (e > b.begin) ImGui::SameLine(0, 4);
-        ImGui::Text("%.3g", L.values[e]);
+    for (int k = 0; k < rows; ++k) {
+      BlockRow(k, ls.shown);  // the number's column
+      for (int c = 1; c < kBlockColumns; ++c) {
+        ImGui::TableNextColumn();
+        clip_px = std::max(clip_px, TableCellText(block_cell(L, k, c, form, cell, sizeof cell)));
       }
-      if (b.end > b.begin + 6) {
-        ImGui::SameLine(0, 4);
-        ImGui::TextUnformatted("...");
-      }
-      ImGui::TableNextColumn();
-      ImGui::Text("%.4g", b.local_max);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.4g", b.local_sum);
-      ImGui::TableNextColumn();
-      ImGui::Text("%s -> %.4g", fmt_g(a, sizeof a, b.m_old), b.m_new);
-      ImGui::TableNextColumn();
-      ImGui::Text("%s -> %.4g", fmt_g(b2, sizeof b2, b.l_old), b.l_new);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.4g", b.alpha);
-      ImGui::TableNextColumn();
-      ImGui::Text("%.4g", b.beta);
     }
     ImGui::EndTable();
   }
+  ls.table_form = form;
+  ls.table_clip_px = clip_px;
   // With V, the output per merged block in a table of its own under the statistics (a ninth
   // column would not fit beside the course column); the line above the table has the update in full.
   if (with_v && ls.shown > 0) {
     const ImGuiTableFlags of = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
     if (ImGui::BeginTable("outputs", 3, of)) {
-      ImGui::TableSetupColumn(titles == kLong ? "block" : "#", ImGuiTableColumnFlags_WidthFixed);
-      ImGui::TableSetupColumn(titles == kLong ? "P~V = sum e^(x - m~) v (block's own)" : "P~V (block's own)");
+      ImGui::TableSetupColumn(form == 0 ? "block" : "#", ImGuiTableColumnFlags_WidthFixed);
+      ImGui::TableSetupColumn(form == 0 ? "P~V = sum e^(x - m~) v (block's own)" : "P~V (block's own)");
       ImGui::TableSetupColumn("O: old -> new");
       ImGui::TableHeadersRow();
       for (int k = 0; k < std::min(ls.shown, nb); ++k) {

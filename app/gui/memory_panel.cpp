@@ -7,8 +7,6 @@
 #include "core/backward.h"
 #include "core/schedule_registry.h"
 
-#include <imgui_internal.h>  // ImGuiTable: a cell's clip rectangle (the dump's table_clip_px)
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -141,12 +139,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
 
   if (p.dtype == Dtype::fp8) {  // docs/fp8.md
-    TextWrappedF("HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
+    s.memory_header = TextWrappedF("HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
                        fp8_scale_name(p.fp8_scale));
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("A scale is read (4 B) with every Q, K or V tile loaded; l, m and L stay float32.");
   } else {
-    TextWrappedF("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
+    s.memory_header = TextWrappedF("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Q, K, V, O (and S, P in Algorithm 0) are stored in %s; l, m and L stay float32.",
                         dtype_name(p.dtype));
@@ -205,11 +203,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   // How far the widest cell's text reached past its cell (0: none cut), for the state dump.
   float clip_px = 0;
   const auto cell_text = [&](const char* text, const ImVec4* colour) {
-    const ImGuiTable* table = ImGui::GetCurrentTable();  // the cell's clip rectangle: what shows
-    const float right = table->Columns[ImGui::TableGetColumnIndex()].ClipRect.Max.x;
-    clip_px = std::max(clip_px, ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(text).x - right);
-    if (colour) ImGui::TextColored(*colour, "%s", text);
-    else ImGui::TextUnformatted(text);
+    clip_px = std::max(clip_px, TableCellText(text, colour));
   };
   const ImVec4 read_col = ImColor(kReadCol), write_col = ImColor(kWriteCol);
   if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, tf)) {

@@ -38,6 +38,7 @@ struct PipelineState {
   // Drawn: the narrowest gap between two of the time axis's labels in the last frame, in pixels
   // (--dump-state; below 0 they overlapped).
   float axis_label_gap_px = 0;
+  uint32_t lane_colours[2] = {0, 0};  // the chart's alternating lane fills as last drawn (IM_COL32 packing)
   struct Reference {  // a PyTorch kernel measured in the same device call (h200_hopper.json)
     int64_t d = 0, n = 0;
     bool causal = false;

@@ -74,7 +74,7 @@ float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
   auto X = [&](double t) { return x0 + float(t / t_end) * (x1 - x0); };
   for (size_t k = 0; k < lanes.size(); ++k) {
     const float y = p0.y + float(k) * lane_h;
-    dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + lane_h - 1), k % 2 ? IM_COL32(32, 34, 40, 255) : IM_COL32(38, 40, 47, 255));
+    dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + lane_h - 1), kLaneCols[k % 2]);
     dl->AddText(ImVec2(p0.x, y + (lane_h - fs) / 2), ImGui::GetColorU32(kDimText), lanes[k].name);
     for (const pipeline::Segment& s : tl.segments) {
       if (s.cta != lanes[k].cta || s.unit != lanes[k].unit || (s.unit != pipeline::Unit::load && s.wg != lanes[k].wg))
@@ -340,6 +340,8 @@ void DrawPipelineView(AppState& s) {
   const float bars_min = float(bars) * fs * 1.3f + (ps.backward ? 0 : fs * (2.5f + float(ps.references.size())));
   const float total_h = std::max(avail.y, gantt_h + fs * 0.8f + head_h + bars_min);
   ps.axis_label_gap_px = DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
+  ps.lane_colours[0] = kLaneCols[0];
+  ps.lane_colours[1] = kLaneCols[1];
   const float y2 = p0.y + gantt_h + fs * 0.8f;
   if (one_line) {
     char both[sizeof head + sizeof head2 + 1];

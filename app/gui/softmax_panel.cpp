@@ -52,7 +52,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
                 : "Backward: nothing is merged; P_ij is recomputed from the l_i, m_i the forward left in "
                   "HBM. Below: the forward's merges of this block.");
   if (!cur || cur->i < 0) {
-    ImGui::TextUnformatted("No block i in scope at this line.");
+    TextWrappedAtSpaces("No block i in scope at this line.");  // wrapped: cut at 1024x768 in presentation mode
   } else if (DrawCombineFactors(s)) {  // decode's combine: its rescale factors (decode_view.cpp)
   } else if (cur->j < 0) {
     ImGui::Text("Block i = %d: j not in scope.", cur->i);

@@ -15,6 +15,9 @@ nlohmann::json number_or_text(float x) {
   return std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
 }
 
+// A colour as drawn, [r, g, b] (ImGui's IM_COL32 packing: red in the lowest byte).
+nlohmann::json rgb(uint32_t c) { return {c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff}; }
+
 // The Bench view: the file, the figure shown and its series, as the model built them.
 nlohmann::json bench_to_json(const BenchState& b) {
   nlohmann::json series = nlohmann::json::array();
@@ -22,7 +25,8 @@ nlohmann::json bench_to_json(const BenchState& b) {
     series.push_back({{"label", x.label}, {"x", x.x}, {"y", x.y}, {"right", x.right}, {"bars", x.bars}});
   return {{"path", b.path}, {"loaded", b.loaded}, {"error", b.error}, {"figure", plot::figure_name(b.figure)},
           {"d", b.d}, {"title", b.shown.title}, {"empty", b.shown.empty}, {"series", series},
-          {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}, {"plot_h_px", b.plot_h}};
+          {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}, {"plot_h_px", b.plot_h},
+          {"figure_background_rgb", rgb(b.figure_background)}};
 }
 
 nlohmann::json matrix_to_json(const Mat& m) {
@@ -182,8 +186,10 @@ nlohmann::json state_to_json(const AppState& s) {
   j["form_error_field"] = int(s.form.error_field);
   j["apply_error"] = s.apply_error;
   j["lesson_shown"] = s.lesson.shown;
+  j["lesson_table"] = {{"form", s.lesson.table_form}, {"clip_px", s.lesson.table_clip_px}};
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
-                  {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel}};
+                  {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel},
+                  {"map_px", {s.compare.map_px[0], s.compare.map_px[1]}}};
   j["bench"] = bench_to_json(s.bench);
   // The display settings in force and what the window measured with them (0 without a window).
   const DisplayState& ds = s.display;
@@ -196,7 +202,7 @@ nlohmann::json state_to_json(const AppState& s) {
   j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow},
-                 {"part", c.part + 1}, {"parts", c.parts},
+                 {"part", c.part + 1}, {"parts", c.parts}, {"io_label_gap_px", c.io.label_gap_px},
                  // -1: the page names no part of a panel, or its panel was not drawn
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},
                  {"anchor_scrolled", c.anchor_version == c.version && c.anchor_scrolled}};
@@ -205,11 +211,14 @@ nlohmann::json state_to_json(const AppState& s) {
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
-                {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px}};
+                {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px},
+                {"bar_cut_px", s.tiles_bar_cut_px}, {"rows_px", s.tiles_rows_px},
+                {"rows_label_gap_px", s.tiles_rows_label_gap_px}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
                        {"table_compact", s.memory_table_compact},
-                       {"table_shape", s.memory_table_shape}};
+                       {"table_shape", s.memory_table_shape},
+                       {"header", s.memory_header}};
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
   nlohmann::json techniques = nlohmann::json::array();
@@ -219,6 +228,7 @@ nlohmann::json state_to_json(const AppState& s) {
   j["pipeline"] = {{"backward", s.pipeline.backward}, {"technique", s.pipeline.technique}, {"d", s.pipeline.d},
                    {"n", s.pipeline.n}, {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn},
                    {"axis_label_gap_px", s.pipeline.axis_label_gap_px},
+                   {"lane_rgb", {rgb(s.pipeline.lane_colours[0]), rgb(s.pipeline.lane_colours[1])}},
                    {"measured_loaded", s.pipeline.measured_loaded}, {"measured_error", s.pipeline.measured_error},
                    {"segments", s.pipeline.timeline.segments.size()}, {"predicted_tflops", s.pipeline.prediction.tflops},
                    {"backward_predicted_ms", s.pipeline.backward_prediction.ms},

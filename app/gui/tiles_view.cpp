@@ -7,6 +7,8 @@
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
+#include <imgui_internal.h>  // ImGuiWindow: the panel's visible bottom and scroll
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -328,8 +330,8 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   const float ns = float(n_stats);
   // Geometry: the sequence axes share one cell size cs; the d axis gets cd >= cs so that Q, O,
   // K^T and V^T stay readable when N >> d (N = 1024, d = 64).
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
   // lab: a title's line above its grid, with room under it for the loaded-before dots (7 px).
   const float lab = ImGui::GetTextLineHeight() + 11, gap = 12, margin = ImGui::CalcTextSize(Tr_label).x + 12;
   // The legend: colour bars, then the keys (Swatch below), wrapped into as many rows as they need.
@@ -384,11 +386,43 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     bar_row_w += b.w;
   }
   const bool legend = s.display.now.shows(kPanelLegend);
-  const float legend_h = legend ? ImGui::GetTextLineHeightWithSpacing() * (1.6f * bar_rows + 0.6f + key_rows) : 0.0f;
+  const float bar_h = std::round(10 * em), bar_line = ImGui::GetTextLineHeightWithSpacing() * 1.6f;
+  const float bars_h = legend ? bar_line * bar_rows : 0.0f;
+  const float keys_h = legend ? ImGui::GetTextLineHeightWithSpacing() * (0.6f + key_rows) : 0.0f;
+  // The colour bars, from the row at y down; returns where their lowest labels end.
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto draw_bars = [&](float y) {
+    float bx = origin.x, by = y, bottom = y;
+    for (Bar& b : bars) {
+      if (bx > origin.x && bx - origin.x + b.w > avail.x) {
+        bx = origin.x;
+        by += bar_line;
+      }
+      bottom = std::max(bottom, colorbar(dl, *b.map, ImVec2(bx, by), b.bar_w, bar_h, b.lo, b.hi, b.name));
+      bx += b.w;
+    }
+    return bottom;
+  };
   // The tiles get at least half their width in height: where the notes above and the legend below
   // leave less (a small window, large text, fp8's line of scales), the view scrolls rather than
-  // shrink the tiles to nothing under their labels.
-  const float W = avail.x - margin - (2 + ns) * gap, H = std::max(avail.y - 4 * lab - gap - legend_h, 0.5f * W);
+  // shrink the tiles to nothing under their labels. Then the colour bars go above the tiles, where
+  // a first look sees them whole (under the tiles the panel's edge cut their labels: dropout-bf16
+  // at 1280x720 in presentation mode), unless the notes above leave them no room either; the keys
+  // stay under the tiles. The choice is made with the panel scrolled to its top, so that it holds
+  // while the user scrolls.
+  const ImGuiWindow* win = ImGui::GetCurrentWindow();
+  const float visible_bottom = win->InnerClipRect.Max.y, top_at_rest = origin.y + win->Scroll.y;
+  const float W = avail.x - margin - (2 + ns) * gap;
+  const bool bars_on_top = legend && avail.y - 4 * lab - gap - bars_h - keys_h < 0.5f * W &&
+                           top_at_rest + bars_h <= visible_bottom;  // not where notes above fill the panel
+  float bars_top = origin.y, bars_bottom = 0;
+  if (bars_on_top) {
+    bars_bottom = draw_bars(origin.y);
+    origin.y += bars_h;
+    avail.y -= bars_h;
+  }
+  const float legend_h = bars_on_top ? keys_h : bars_h + keys_h;
+  const float H = std::max(avail.y - 4 * lab - gap - legend_h, 0.5f * W);
   const float nq = float(p.nq), nk = float(p.nk), d = float(p.d);
   float cs = std::min(W / (2 * d + nk + ns), H / (2 * d + nq));
   float cd = cs, cv = cs;  // cv: width of the l, m, L columns
@@ -407,26 +441,30 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   if (cv < 14) cv = std::max(cs, 14.0f);
   cv = std::min(cv, 64.0f);
 
+  // cr: a query row's height, cs but at least a visible band for all rows: decode's one query row
+  // (Nq = 1 against 4096 keys, 0.08 px a key) drew Q, S, O and L as 1-px lines. The labels above
+  // and V^T's title below move with it.
+  const float cr = std::max(cs, std::round(0.8f * ImGui::GetFontSize()) / nq);
   s.tiles_cell_px = cs;
+  s.tiles_rows_px = nq * cr;
   s.tiles_d_cell_px = cd;
   const float x_q = origin.x + margin, x_s = x_q + d * cd + gap, x_o = x_s + nk * cs + gap;
   const float x_l = x_o + d * cd + gap, x_m = x_l + cv + gap * 0.5f;
-  const float y_k = origin.y + lab, y_s = y_k + d * cd + 2 * lab, y_v = y_s + nq * cs + gap + lab;
+  const float y_k = origin.y + lab, y_s = y_k + d * cd + 2 * lab, y_v = y_s + nq * cr + gap + lab;
 
   const Mat* skipped = v.skipped_tiles ? &v.skipped : nullptr;
-  Grid gq{MatId::Q, "Q", &gs.Q, ImVec2(x_q, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
+  Grid gq{MatId::Q, "Q", &gs.Q, ImVec2(x_q, y_s), cd, cr, int(p.nq), int(p.d), false, int(t.Br), 0};
   Grid gk{MatId::K, "K^T", &gs.K, ImVec2(x_s, y_k), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
   Grid gv{MatId::V, "V^T", &gs.V, ImVec2(x_s, y_v), cs, cd, int(p.d), int(p.nk), true, 0, int(t.Bc)};
-  Grid gsp{show_p ? MatId::P : MatId::S, "", show_p ? &gs.P : &gs.S, ImVec2(x_s, y_s), cs, cs,
+  Grid gsp{show_p ? MatId::P : MatId::S, "", show_p ? &gs.P : &gs.S, ImVec2(x_s, y_s), cs, cr,
            int(p.nq), int(p.nk), false, int(t.Br), standard ? 0 : int(t.Bc), show_p ? &v.p_ready : &v.s_ready,
            skipped};
   if (standard) gsp.col_block = int(t.Bc);  // readiness is per row block; lines still at Bc
-  Grid go{MatId::O, "O", &gs.O, ImVec2(x_o, y_s), cd, cs, int(p.nq), int(p.d), false, int(t.Br), 0};
-  Grid gl{MatId::l, "l", &gs.l, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
-  Grid gm{MatId::m, "m", &gs.m, ImVec2(x_m, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
-  Grid gL{MatId::L, "L", &gs.L, ImVec2(x_l, y_s), cv, cs, int(p.nq), 1, false, int(t.Br), 0};
+  Grid go{MatId::O, "O", &gs.O, ImVec2(x_o, y_s), cd, cr, int(p.nq), int(p.d), false, int(t.Br), 0};
+  Grid gl{MatId::l, "l", &gs.l, ImVec2(x_l, y_s), cv, cr, int(p.nq), 1, false, int(t.Br), 0};
+  Grid gm{MatId::m, "m", &gs.m, ImVec2(x_m, y_s), cv, cr, int(p.nq), 1, false, int(t.Br), 0};
+  Grid gL{MatId::L, "L", &gs.L, ImVec2(x_l, y_s), cv, cr, int(p.nq), 1, false, int(t.Br), 0};
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(kDimText);
   char buf[96];
   // K^T's and V^T's titles in the longest form that fits: K^T's to the panel's edge, V^T's before
@@ -477,13 +515,15 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
   }
   // For --dump-state: the gap from O^(s)'s column to lse^(s)'s as drawn (below 0: they overlap).
-  const float lse_drawn = DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cs, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x});
+  const float lse_drawn = DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cr, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x});
   s.decode_lse_gap_px = has_partials(v.trace) ? lse_drawn - (x_o + d * cd) : 0.0f;
+  // And from the rows' bottom (decode's split band under the scores included) to V^T's title.
+  s.tiles_rows_label_gap_px = (y_v - lab) - (y_s + nq * cr + (has_partials(v.trace) ? 5.0f : 0.0f));
 
   // Block labels and visited marks: a green dot beside a block already loaded once.
   const float dot = 3.5f;
   for (int64_t i = 0; i < t.Tr; ++i) {
-    const float y0 = y_s + float(i * t.Br) * cs, hgt = float(t.rows_in_q_block(i, p.nq)) * cs;
+    const float y0 = y_s + float(i * t.Br) * cr, hgt = float(t.rows_in_q_block(i, p.nq)) * cr;
     if (hgt >= ImGui::GetTextLineHeight()) {
       std::snprintf(buf, sizeof buf, "i=%lld", (long long)i);
       dl->AddText(ImVec2(origin.x, y0 + hgt * 0.5f - ImGui::GetTextLineHeight() * 0.5f), dim, buf);
@@ -558,21 +598,19 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   // Legend.
   const float ly = y_v + d * cd + gap;
   if (!legend) {
+    s.tiles_bar_cut_px = 0;
     ImGui::SetCursorScreenPos(ImVec2(origin.x, ly));
     ImGui::Dummy(ImVec2(0, 0));
     return;
   }
-  const float bar_h = std::round(10 * em), bar_line = ImGui::GetTextLineHeightWithSpacing() * 1.6f;
-  float bx = origin.x, by = ly;
-  for (Bar& b : bars) {
-    if (bx > origin.x && bx - origin.x + b.w > avail.x) {
-      bx = origin.x;
-      by += bar_line;
-    }
-    colorbar(dl, *b.map, ImVec2(bx, by), b.bar_w, bar_h, b.lo, b.hi, b.name);
-    bx += b.w;
+  if (!bars_on_top) {
+    bars_top = ly;
+    bars_bottom = draw_bars(ly);
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, by + bar_line));
+  // For --dump-state: how much of the bars the panel's bottom edge cuts off (0: all of them in
+  // view, or all below it).
+  s.tiles_bar_cut_px = bars_top < visible_bottom ? std::max(0.0f, bars_bottom - visible_bottom) : 0.0f;
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, bars_on_top ? ly : ly + bars_h));
   const ImU32 key_cols[11] = {kReadCol, kWriteCol, kComputeCol, kResidentCol, kVisitedCol, kEmptyEdgeCol, kNegInfCol,
                               v.skipped_tiles ? kSkipHatch : kDropCol, kSkipNowCol, kDropCol, kDropCol};
   const bool key_outline[11] = {true, true, true, true, false, true, false, false, true, false, false};

@@ -3,6 +3,7 @@
 #include <imgui_internal.h>  // ImGuiWindow: the extent of what a panel drew (PanelOverflowPx)
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -99,7 +100,22 @@ void SameLineIfGroupFits(std::initializer_list<const char*> labels, float spacin
   SameLineIfWidthFits(w, spacing);
 }
 
-void TextWrappedAtSpaces(const char* text) {
+namespace {
+
+// Whether the space at `space` joins a number to its unit: the word before it is a bare number
+// ("4", "16.0", "(4") and the word after it starts with a letter or '%' ("B/element", "KiB").
+// A line must not end in "4" with "B/element" on the next.
+bool joins_number_to_unit(const char* word, const char* space, const char* end) {
+  while (word < space && (*word == '(' || *word == '-' || *word == '+')) ++word;
+  if (word == space || space + 1 >= end || !std::isdigit(static_cast<unsigned char>(space[-1]))) return false;
+  for (const char* c = word; c < space; ++c)
+    if (!std::isdigit(static_cast<unsigned char>(*c)) && *c != '.') return false;
+  return std::isalpha(static_cast<unsigned char>(space[1])) || space[1] == '%';
+}
+
+}  // namespace
+
+const std::string& TextWrappedAtSpaces(const char* text) {
   const float w = ImGui::GetContentRegionAvail().x;
   const char* end = text + std::strlen(text);
   const char* line = text;
@@ -109,10 +125,14 @@ void TextWrappedAtSpaces(const char* text) {
   out.clear();
   while (line < end) {
     // The last space (or newline, or the end) up to which the line fits; at least one word. A
-    // newline ends the line where it stands.
+    // newline ends the line where it stands; a number keeps its unit on its line.
     const char* cut = nullptr;
+    const char* word = line;
     for (const char* q = line; q <= end; ++q) {
       if (q != end && *q != ' ' && *q != '\n') continue;
+      const bool joined = q != end && *q == ' ' && joins_number_to_unit(word, q, end);
+      word = q + 1;
+      if (joined) continue;
       if (cut && ImGui::CalcTextSize(line, q).x > w) break;
       cut = q;
       if (q == end || *q == '\n') break;
@@ -122,15 +142,25 @@ void TextWrappedAtSpaces(const char* text) {
     line = cut + 1;
   }
   ImGui::TextUnformatted(out.c_str(), out.c_str() + out.size());
+  return out;
 }
 
-void TextWrappedF(const char* fmt, ...) {
+const std::string& TextWrappedF(const char* fmt, ...) {
   char buf[2048];
   va_list args;
   va_start(args, fmt);
   std::vsnprintf(buf, sizeof buf, fmt, args);
   va_end(args);
-  TextWrappedAtSpaces(buf);
+  return TextWrappedAtSpaces(buf);
+}
+
+float TableCellText(const char* text, const ImVec4* colour) {
+  const ImGuiTable* table = ImGui::GetCurrentTable();  // the cell's clip rectangle: what shows
+  const float right = table->Columns[ImGui::TableGetColumnIndex()].ClipRect.Max.x;
+  const float past = ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(text).x - right;
+  if (colour) ImGui::TextColored(*colour, "%s", text);
+  else ImGui::TextUnformatted(text);
+  return past;
 }
 
 float PanelOverflowPx() {
@@ -210,7 +240,11 @@ bool tensor_read_now(const AppState& s, Tensor t) {
   return cur->tensor_read[int(t)] > before;
 }
 
-void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name) {
+plot::FigureStyle ThemeFigureStyle(const AppState& s) {
+  return s.display.now.theme == Theme::light ? plot::light_figure_style() : plot::dark_figure_style();
+}
+
+float colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name) {
   const ImVec2 ts = ImGui::CalcTextSize(name);
   dl->AddText(p, ImGui::GetColorU32(ImGuiCol_Text), name);
   const ImVec2 a(p.x + ts.x + 6, p.y + 2), b(a.x + w, a.y + hgt);
@@ -218,6 +252,7 @@ void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const ch
   dl->AddText(ImVec2(a.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), lo);
   const ImVec2 hs = ImGui::CalcTextSize(hi);
   dl->AddText(ImVec2(b.x - hs.x, b.y + 1), ImGui::GetColorU32(ImGuiCol_Text), hi);
+  return b.y + 1 + std::max(hs.y, ImGui::CalcTextSize(lo).y);
 }
 
 }  // namespace flashstep::gui

@@ -4,6 +4,7 @@
 #pragma once
 #include "app/gui/app_state.h"
 #include "app/gui/heatmap.h"
+#include "app/plot/draw_figure.h"
 
 #include <imgui.h>
 
@@ -29,6 +30,7 @@ inline ImU32 kHighlightCol = IM_COL32(70, 90, 160, 255);  // the current pseudoc
 inline ImU32 kShownCol = IM_COL32(45, 60, 105, 255);      // the shown schedule's column
 inline ImU32 kSkipFill = IM_COL32(38, 36, 34, 255);       // a tile the mask hides entirely
 inline ImU32 kSkipHatch = IM_COL32(110, 100, 88, 255);
+inline ImU32 kLaneCols[2] = {IM_COL32(38, 40, 47, 255), IM_COL32(32, 34, 40, 255)};  // the Pipeline chart's lanes
 inline ImVec4 kErrorText(1.0f, 0.42f, 0.38f, 1.0f);
 inline ImVec4 kDimText(0.65f, 0.67f, 0.72f, 1.0f);
 inline ImVec4 kPassText(0.35f, 0.9f, 0.45f, 1.0f);
@@ -46,6 +48,10 @@ inline float cell_text_px(const ImFont* f, float cw, float ch, float min_w) {
   return px >= 13.0f && ch >= px + 2.0f ? px : 0.0f;
 }
 
+// The figures' colours (app/plot/draw_figure.h) in the app's theme: the Bench view, the course's
+// roofline and IO explorer.
+plot::FigureStyle ThemeFigureStyle(const AppState& s);
+
 const char* fmt_bytes(char* buf, size_t n, int64_t b);
 // fmt_bytes in at most four digits, for a narrow table: "16.0 KiB", "256 KiB", "1023 KiB".
 const char* fmt_bytes_short(char* buf, size_t n, int64_t b);
@@ -58,11 +64,15 @@ void DimText(const char* text);
 // The first of the labels (a long form, then shorter ones) that fits in `w` pixels; "" if none.
 const char* LongestFitting(float w, std::initializer_list<const char*> labels);
 // Text wrapped to the available width at spaces only: ImGui's own wrapping also breaks after '.',
-// which splits a number such as 51.04 across two lines.
-void TextWrappedAtSpaces(const char* text);
+// which splits a number such as 51.04 across two lines; nor does it break between a number and
+// its unit ("4 B/element"). Returns the lines as drawn, joined by newlines (valid until the next call).
+const std::string& TextWrappedAtSpaces(const char* text);
 // printf-style TextWrappedAtSpaces: the app's wrapped text with numbers in it (ImGui::TextWrapped
 // would print "written 264." and "00 KiB" on two lines).
-void TextWrappedF(const char* fmt, ...) IM_FMTARGS(1);
+const std::string& TextWrappedF(const char* fmt, ...) IM_FMTARGS(1);
+// In a table cell: the text (in `colour` where given), and how far it runs past what the cell
+// shows (pixels; 0 or less: all of it shows), for the tables' measures in --dump-state.
+float TableCellText(const char* text, const ImVec4* colour = nullptr);
 // In a window, before its End(): how far the widest item drawn so far reaches past the content
 // width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
 float PanelOverflowPx();
@@ -97,7 +107,7 @@ bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, I
 const Step* current_step(const AppState& s);
 const Step* previous_step(const AppState& s);
 bool tensor_read_now(const AppState& s, Tensor t);  // the current step read some of t from HBM
-// A colour bar with its name before it and its range under it.
-void colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name);
+// A colour bar with its name before it and its range under it; returns where the range's labels end (y).
+float colorbar(ImDrawList* dl, Heatmap& h, ImVec2 p, float w, float hgt, const char* lo, const char* hi, const char* name);
 
 }  // namespace flashstep::gui

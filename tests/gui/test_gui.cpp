@@ -5,6 +5,7 @@
 #include "core/npy.h"
 #include "core/run.h"
 #include "gui_test_helpers.h"
+#include "gui_window_helpers.h"
 #include "tests/png_helpers.h"
 
 #include <algorithm>
@@ -12,51 +13,11 @@
 #include <iterator>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 using namespace flashstep;
 using namespace fstest;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string output;
-};
-
-// Runs a shell command, capturing stdout and stderr together.
-Result sh(const std::string& cmd, const std::string& tag) {
-  const std::string log = out_path(tag + ".log");
-  const int status = std::system((cmd + " > '" + log + "' 2>&1").c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
-  return r;
-}
-
-// flashstep gui ... in a fresh Xvfb display.
-Result run_gui(const std::string& args, const std::string& tag) {
-  return sh(std::string(FLASHSTEP_XVFB_RUN) + " -a -s '-screen 0 1600x1000x24' " + FLASHSTEP_BIN +
-                " gui " + args,
-            tag);
-}
-
-// The app run with ARGS, a screenshot and --dump-state (files named by TAG): the state it dumped.
-nlohmann::json dumped_state(const std::string& args, const std::string& tag) {
-  const std::string png = out_path(tag + ".png"), js = out_path(tag + ".json");
-  const Result r = run_gui(args + " --screenshot " + png + " --dump-state " + js, tag);
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  return load_json(js);
-}
-
-}  // namespace
 
 TEST_CASE("screenshot: the PNG exists, has the requested size and is not blank", "[gui]") {
   const auto [size, w, h] = GENERATE(table<std::string, int, int>({{"1600x1000", 1600, 1000}, {"1280x720", 1280, 720}}));

@@ -1,0 +1,140 @@
+// What a user sees in the window, measured through --dump-state: the Bench figure and the
+// Pipeline chart in the chosen theme, a number kept on the line of its unit, the colour bars and
+// the compare view's map clear of the panel's edge and of the text above, the IO explorer's values
+// beside their sliders, decode's one query row drawn as a band, and the lesson's block table
+// within its panel. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
+#include "gui_window_helpers.h"
+
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <utility>
+
+using namespace fstest;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A colour's channels from the dump ([r, g, b]): the darkest and the lightest.
+std::pair<int, int> channel_range(const nlohmann::json& rgb) {
+  int lo = 255, hi = 0;
+  for (const auto& c : rgb) {
+    lo = std::min(lo, c.get<int>());
+    hi = std::max(hi, c.get<int>());
+  }
+  return {lo, hi};
+}
+
+// A fresh settings file for one test (never the user's, and no choice left from another test).
+std::string settings_for(const std::string& name) {
+  const std::string path = out_path(name + "-settings.json");
+  fs::remove(path);
+  return "--settings " + path + " ";
+}
+
+}  // namespace
+
+TEST_CASE("the Bench figure and the Pipeline chart's lanes follow the theme", "[gui][layout]") {
+  // Both were drawn in the dark theme's colours whatever the theme: a near-black figure and
+  // near-black lanes on the light theme's panels.
+  const std::string settings = settings_for("theme-figures");
+  for (const std::string theme : {"light", "dark"}) {
+    CAPTURE(theme);
+    const bool light = theme == "light";
+    const std::string args = "--theme " + theme + " --size 1280x720";
+    const nlohmann::json bench = dumped_state(settings + "--view bench " + args, "theme-bench");
+    REQUIRE(bench["view"] == "bench");
+    const auto [blo, bhi] = channel_range(bench["bench"]["figure_background_rgb"]);
+    CHECK((light ? blo >= 200 : bhi <= 60));
+    const nlohmann::json pipe = dumped_state(settings + "--view pipeline " + args, "theme-pipeline");
+    REQUIRE(pipe["view"] == "pipeline");
+    for (const auto& lane : pipe["pipeline"]["lane_rgb"]) {
+      const auto [lo, hi] = channel_range(lane);
+      CHECK((light ? lo >= 180 : hi <= 60));
+    }
+  }
+}
+
+TEST_CASE("a number stays on the line of its unit where the memory panel's header wraps", "[gui][layout]") {
+  // In presentation mode the header "HBM: bytes so far (fp32, 4 B/element)" wrapped as "(fp32, 4"
+  // and "B/element)". No line of the header, as drawn, may end in a bare number.
+  const std::string settings = settings_for("number-unit");
+  const std::regex bare_number_at_end("(^|[ (])[-+]?[0-9]+(\\.[0-9]+)?\n");
+  for (const std::string args : {"--preset tiny --presentation --size 1280x720",
+                                 "--preset fp8 --presentation --size 1024x768",
+                                 "--preset dropout-bf16 --presentation --size 1024x768"}) {
+    CAPTURE(args);
+    const std::string header = dumped_state(settings + args, "number-unit")["memory_panel"]["header"];
+    CAPTURE(header);
+    REQUIRE(header.find('\n') != std::string::npos);  // it wraps here, so the case tests something
+    CHECK_FALSE(std::regex_search(header, bare_number_at_end));
+  }
+}
+
+TEST_CASE("the colour bars are not cut by the panel's bottom edge, nor the compare map drawn over the text above it",
+          "[gui][layout]") {
+  // dropout-bf16 at 1280x720 in presentation mode: the tiles keep half their width in height, the
+  // view scrolls, and the bars' labels fell on the panel's bottom edge. Where the view must scroll
+  // the bars now go above the tiles; the dump says how much of them the edge cuts.
+  const std::string settings = settings_for("colour-bars");
+  for (const std::string args : {"--preset dropout-bf16 --step 6 --presentation --size 1280x720",
+                                 "--preset tiny --step 6 --presentation --size 1024x768",
+                                 "--preset decode-paged --step 6 --presentation --size 1280x720",
+                                 "--preset fa1-vs-fa2 --step 6 --size 1280x720",
+                                 "--preset decode --step 6 --theme light --size 1024x768"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "colour-bars");
+    REQUIRE(j["view"] == "tiles");
+    CHECK(j["tiles"]["bar_cut_px"].get<double>() <= 0.5);
+  }
+  // The compare view in presentation mode at 1280x720 left |O - O_trace| a negative height: the
+  // map and its colour bar were drawn upwards over the results. It keeps six lines of text.
+  const std::string o = out_path("layout-O.npy"), lse = out_path("layout-lse.npy");
+  const Result made =
+      sh(std::string(FLASHSTEP_BIN) + " run --nq 8 --nk 8 --d 4 --M 64 --out-o " + o + " --out-lse " + lse, "layout-npy");
+  REQUIRE(made.code == 0);
+  const nlohmann::json j = dumped_state(settings + "--view compare --compare-o " + o + " --compare-lse " + lse +
+                                            " --presentation --size 1280x720", "compare-map");
+  REQUIRE(j["compare"]["loaded"] == true);
+  CHECK(j["compare"]["map_px"][1].get<double>() >= 6 * j["display"]["font_px"].get<double>() - 1);
+}
+
+TEST_CASE("the IO explorer writes each value beside its slider, not under the grab", "[gui][layout][course]") {
+  // ImGui centres a slider's text in its frame, where the grab covered "N = 16384".
+  const std::string settings = settings_for("io-sliders");
+  for (const std::string args : {"--size 1280x720", "--presentation --size 1280x720", "--theme light --size 1024x768"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + "--course io-complexity --page 3 " + args, "io-sliders");
+    CHECK(j["course"]["io_label_gap_px"].get<double>() >= 4.0);
+  }
+}
+
+TEST_CASE("decode's one query row is a band, not a line, and stays clear of V^T's title", "[gui][layout]") {
+  // Nq = 1 against 4096 keys gave Q, S, O and L 0.08 px of height: 1-px lines at 1280x720.
+  const std::string settings = settings_for("decode-rows");
+  for (const std::string args : {"--presentation --size 1280x720", "--size 1280x720", "--theme light --size 1024x768"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + "--preset decode --step 6 " + args, "decode-rows");
+    CHECK(j["tiles"]["rows_px"].get<double>() >= 0.7 * j["display"]["font_px"].get<double>());
+    CHECK(j["tiles"]["rows_label_gap_px"].get<double>() >= 4.0);
+    CHECK(j["tiles"]["decode_lse_gap_px"].get<double>() > 0.0);
+  }
+}
+
+TEST_CASE("the lesson's block table fits its panel where a narrower form can", "[gui][layout]") {
+  // At 1280x720 in presentation mode the rescale columns were scrolled out of view: there the table
+  // takes its narrow form (a, b titles, three digits, old -> new on two lines) and nothing is cut;
+  // with room it keeps its long titles.
+  const std::string settings = settings_for("lesson-table");
+  const std::string lesson = "--preset lesson --view lesson --lesson-blocks 2 ";
+  const nlohmann::json narrow = dumped_state(settings + lesson + "--presentation --size 1280x720", "lesson-table");
+  CHECK(narrow["lesson_table"]["form"] == 2);
+  CHECK(narrow["lesson_table"]["clip_px"].get<double>() <= 0.5);
+  const nlohmann::json course =
+      dumped_state(settings + "--course online-softmax --page 1 --presentation --size 1280x720", "lesson-table");
+  REQUIRE(course["view"] == "lesson");
+  CHECK(course["lesson_table"]["clip_px"].get<double>() <= 0.5);
+  const nlohmann::json wide = dumped_state(settings + lesson + "--size 1600x1000 --hide algorithm,problem", "lesson-table");
+  CHECK(wide["lesson_table"]["form"] == 0);
+  CHECK(wide["lesson_table"]["clip_px"].get<double>() <= 0.5);
+}
