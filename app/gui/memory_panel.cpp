@@ -7,6 +7,8 @@
 #include "core/backward.h"
 #include "core/schedule_registry.h"
 
+#include <imgui_internal.h>  // a window's visible rectangle (BringAnchorIntoView)
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
