@@ -3,8 +3,12 @@
 # loads it in headless Chromium (WebGL2 on SwiftShader):
 #   ?preset=tiny&step=19&dump=1  the status line and the state dump against the desktop app's
 #                                `gui --preset tiny --step 19 --dump-state` (build/ from setup.sh)
-#   ?preset=nope                 a bad link: one visible message line and the default problem
+#   ?preset=nope                 a bad link: one visible message line and the default problem,
+#                                gone at the user's first step; a long one whole; the link's names
+#   the mouse wheel              a notch down and up over a panel scrolls it a little, both ways
 #   ?course=...                  a course page renders (when the app has the course)
+#   file://                      the message says how to serve the folder
+#   the console                  no error of the browser's own (a 404: favicon.ico)
 #   a screenshot                 not blank (pixel variance); kept in build-web/ci/ to look at
 # Prints the page's download size and its time to first frame, and the stage's time.
 set -euo pipefail
@@ -41,7 +45,8 @@ for _ in $(seq 50); do python3 -c "import urllib.request as u; u.urlopen('http:/
 url="http://127.0.0.1:$port/index.html"
 page() { python3 web/headless.py "$@"; }
 python3 web/check_page.py self-test
-page "$url?preset=tiny&step=19&dump=1" --dom "$ci/step19.html" --screenshot "$ci/page.png"
+page "$url?preset=tiny&step=19&dump=1" --dom "$ci/step19.html" --screenshot "$ci/page.png" --console "$ci/step19.console"
+python3 web/check_page.py console "$ci/step19.console"
 python3 web/check_page.py step "$ci/step19.html" "$ci/desktop.json"
 python3 web/check_page.py screenshot "$ci/page.png"
 python3 web/check_page.py first-frame "$ci/step19.html"
@@ -73,6 +78,30 @@ page "$url?preset=tiny&step=10" --act upload:"$ci/snapshots" \
 echo "web-check: an uploaded snapshot folder loads into the compare view and passes"
 page "$url?preset=nope&step=3" --dom "$ci/bad.html"
 python3 web/check_page.py bad "$ci/bad.html"
+# The message goes once the user moves on (it would say "showing the default problem" of
+# whatever is on screen), and a long one wraps whole instead of ending in "...".
+page "$url?preset=nope&step=3" --act key:ArrowRight --timeout 30 \
+  --then "document.getElementById('message').hidden && location.search.includes('step=1')"
+echo "web-check: a bad link's message goes at the first step the user takes"
+page "$url?foo=1" --size 1280x720 --timeout 30 --then "(e => !e.hidden && e.scrollWidth <= e.clientWidth &&
+  e.textContent.endsWith('(showing the default problem)'))(document.getElementById('message'))"
+echo "web-check: a long message (unknown parameter, the known names) is shown whole at 1280x720"
+# The app's checks name the desktop's flags; the page names the link's parameters.
+page "$url?font=9" --dom "$ci/bad-font.html"
+python3 web/check_page.py link-error "$ci/bad-font.html" "font must"
+page "$url?dtype=fp8&schedule=fa2&backward=1" --dom "$ci/bad-fp8.html"
+python3 web/check_page.py link-error "$ci/bad-fp8.html" "backward=1"
+# Opened as a file (the browser will not fetch the .wasm from file://), the page says to serve it.
+page "file://$PWD/build-web/index.html?preset=tiny" --timeout 30 \
+  --wait "document.getElementById('message').textContent.includes('python3 -m http.server')"
+echo "web-check: opened from file://, the page says how to serve it"
+# The mouse wheel over the Problem panel: a notch down (100 px, as Chromium sends it) scrolls down
+# by one of ImGui's steps, a notch up scrolls back (emscripten's GLFW passes pixels, positive
+# down, where ImGui takes about 1 a notch, positive up: unscaled, a notch up jumped to the end).
+scroll="Module._flashstep_wheel_scroll_y()"
+page "$url?preset=tiny&step=19" --act wheel:170,800,100 --act "expect:$scroll > 0 && $scroll < 150" \
+  --act wheel:170,800,-100 --act "expect:$scroll === 0"
+echo "web-check: the wheel scrolls the Problem panel a notch down and back up"
 if [ -d app/course ]; then
   page "$url?course=online-softmax&page=2" --dom "$ci/course.html" --screenshot "$ci/course.png"
   python3 web/check_page.py course "$ci/course.html" online-softmax

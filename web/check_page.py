@@ -4,7 +4,12 @@
   check_page.py step DOM.html DESKTOP.json   the page's #status and state dump against the
                                              desktop app's --dump-state at the same link
   check_page.py bad DOM.html                 a bad link: one visible message line, default problem
+  check_page.py link-error DOM.html WORDS     a bad link's message says WORDS (the link's
+                                             parameter, as "font must"), names no --flag, and
+                                             holds its whole text as its tooltip
   check_page.py course DOM.html CHAPTER      a course page rendered (its status names it)
+  check_page.py console CONSOLE.txt          the browser logged no error of its own (a failed
+                                             load, such as a 404 for favicon.ico)
   check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
   check_page.py bench DOM.html               prints the page's frame benchmark lines
   check_page.py first-frame DOM.html         prints the time to the first frame
@@ -115,6 +120,39 @@ def check_bad(dom_path):
         fail("a bad link does not open the default problem at step 0")
 
 
+def check_link_error(dom_path, words):
+    """The app's checks phrase errors for the desktop's flags (--font-scale, --page 99); the page
+    must name the link's parameter (font, page=99) instead."""
+    check_bad(dom_path)
+    dom = read_dom(dom_path)
+    msg = dom.text.get("message", "").strip()
+    if words not in msg:
+        fail(f"the message does not say '{words}'")
+    flags = [w for w in msg.split() if w.startswith("--")]
+    if flags:
+        fail(f"the message names flags a link does not have: {flags}")
+    if dom.attrs.get("message") is None or HTMLTitle.of(dom_path, "message") != msg:
+        fail("the message line has no tooltip with its whole text")
+    print(f"web-check: the message names the link's parameter ('{words}') and no flag")
+
+
+class HTMLTitle(html.parser.HTMLParser):
+    """The title attribute of the element with an id."""
+
+    @staticmethod
+    def of(path, ident):
+        p = HTMLTitle()
+        p.want, p.title = ident, None
+        with open(path, encoding="utf-8") as f:
+            p.feed(f.read())
+        return p.title
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id") == self.want:
+            self.title = (a.get("title") or "").strip()
+
+
 def check_course(dom_path, chapter):
     dom = read_dom(dom_path)
     status = dom.text.get("status", "").strip()
@@ -123,6 +161,15 @@ def check_course(dom_path, chapter):
         fail("the course link shows a message: " + dom.text["message"].strip())
     if chapter not in dom.attrs.get("status", {}).get("course", ""):
         fail(f"the status does not name the course chapter {chapter}")
+
+
+def check_console(path):
+    """headless.py --console writes the browser's own entries (the Log domain) as 'LEVEL: text'."""
+    with open(path, encoding="utf-8") as f:
+        errors = [l.strip() for l in f if l.startswith("error: ")]
+    if errors:
+        fail("the browser logged errors: " + "; ".join(errors))
+    print("web-check: the browser logged no error (no failed load)")
 
 
 def png_pixels(path):
@@ -223,6 +270,6 @@ def self_test():
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"step": check_step, "bad": check_bad, "course": check_course, "screenshot": check_screenshot,
+    {"step": check_step, "bad": check_bad, "link-error": check_link_error, "console": check_console, "course": check_course, "screenshot": check_screenshot,
      "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
      "self-test": self_test}[cmd](*args)

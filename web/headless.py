@@ -6,7 +6,8 @@
 
 Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
 does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
-pixel, upload:DIR gives a folder's files to the page's snapshot upload), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
+pixel, wheel:X,Y,DY turns the mouse wheel there, expect:JS waits until JS is true or fails,
+upload:DIR gives a folder's files to the page's snapshot upload), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
 console's lines. Chromium's own
 --dump-dom returns before the WebAssembly has started, so this drives it through the DevTools
 protocol over --remote-debugging-pipe (JSON messages, NUL-separated, on file descriptors 3 and
@@ -107,6 +108,17 @@ def act(chrome, action):
         for t in ("mouseMoved", "mousePressed", "mouseReleased"):
             chrome.send("Input.dispatchMouseEvent", {"type": t, "x": x, "y": y, "button": "left", "clickCount": 1})
             time.sleep(0.15)
+    elif kind == "wheel":  # wheel:X,Y,DY turns the wheel over a pixel (DY pixels, 100 a notch, > 0 down)
+        x, y, dy = (float(v) for v in arg.split(","))
+        chrome.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        time.sleep(0.3)  # a frame sees the pointer there first, so the wheel goes to that panel
+        chrome.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": dy})
+        time.sleep(0.3)
+    elif kind == "expect":  # expect:JS waits (10 s at most) until JS is true, or the run fails
+        if not wait_for(chrome, arg, 10):
+            print(f"headless: FAIL: expected {arg}")
+            raise SystemExit(1)
+        print(f"headless: as expected: {arg}")
     elif kind == "upload":  # the files of a folder into the page's "Upload snapshot folder"
         doc = chrome.send("DOM.getDocument")["root"]["nodeId"]
         node = chrome.send("DOM.querySelector", {"nodeId": doc, "selector": "#snapshots"})["nodeId"]
@@ -114,7 +126,7 @@ def act(chrome, action):
         chrome.send("DOM.setFileInputFiles", {"nodeId": node, "files": [os.path.abspath(arg)]})
         time.sleep(0.5)
     else:
-        raise SystemExit(f"headless: unknown action {action!r} (key:NAME, click:X,Y or upload:DIR)")
+        raise SystemExit(f"headless: unknown action {action!r} (key:NAME, click:X,Y, wheel:X,Y,DY, expect:JS or upload:DIR)")
 
 
 def wait_for(chrome, expr, timeout):
@@ -163,6 +175,7 @@ def main():
                                                          "eventsEnabled": True}, session=False)
         chrome.send("Runtime.enable")
         chrome.send("Page.enable")
+        chrome.send("Log.enable")  # the browser's own lines (a failed load: 404 for favicon.ico)
         w, h = (int(x) for x in a.size.split("x"))
         chrome.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
         start = time.time()
@@ -188,6 +201,9 @@ def main():
                     if e.get("method") == "Runtime.consoleAPICalled":
                         args = e["params"]["args"]
                         f.write(" ".join(str(x.get("value", x.get("description", ""))) for x in args) + "\n")
+                    elif e.get("method") == "Log.entryAdded":
+                        entry = e["params"]["entry"]
+                        f.write(f"{entry.get('level')}: {entry.get('text')} {entry.get('url', '')}\n")
                     elif e.get("method") == "Runtime.exceptionThrown":
                         f.write("exception: " + json.dumps(e["params"]["exceptionDetails"])[:20000] + "\n")
         if not ready:

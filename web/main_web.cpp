@@ -2,6 +2,7 @@
 // drawn with WebGL2 through emscripten's GLFW. The page shell is web/index.html; web/build.sh
 // builds both into build-web/. Index:
 //   [SECTION] The page (JavaScript the app calls)
+//   [SECTION] The mouse wheel
 //   [SECTION] State from the link, state to the link and the status line
 //   [SECTION] The frame loop
 //   [SECTION] Set-up
@@ -14,6 +15,7 @@
 #include "web/url_state.h"
 
 #include <GLFW/glfw3.h>
+#include <imgui_internal.h>  // the hovered window's scroll, for the page's wheel check
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <emscripten.h>
@@ -40,10 +42,19 @@ EM_JS(char*, web_query_lines, (), {
   return allocateUTF8(text);
 });
 
+// The message line wraps (index.html's CSS) and holds the whole text as its tooltip too.
 EM_JS(void, web_show_message, (const char* text), {
   const el = document.getElementById("message");
   el.textContent = UTF8ToString(text);
+  el.title = el.textContent;
   el.hidden = false;
+});
+
+EM_JS(void, web_hide_message, (), {
+  const el = document.getElementById("message");
+  el.textContent = "";
+  el.title = "";
+  el.hidden = true;
 });
 
 EM_JS(void, web_set_status, (const char* label, int step, int steps, const char* course), {
@@ -89,9 +100,38 @@ EM_JS(double, web_idle_ms, (), { return performance.now() - (window.flashstepLas
 EM_JS(int, web_canvas_width, (), { return window.innerWidth; });
 EM_JS(int, web_canvas_height, (), { return window.innerHeight - document.getElementById("bar").offsetHeight; });
 
+// =============================================================================================
+// [SECTION] The mouse wheel
+// =============================================================================================
+// emscripten 3.1.6's GLFW hands the scroll callback the DOM event's deltaX/deltaY unchanged:
+// pixels, lines or pages (WheelEvent.deltaMode), positive = down. Native GLFW gives about 1 per
+// notch, positive = up, and ImGui's backend (1.86) takes it as it comes: on the page one notch
+// down scrolled about 100 notches up. A listener on the window, which sees the event before
+// GLFW's listener on the canvas, records the factor from this event's deltas to notches; the
+// app's scroll callback (set after ImGui's) applies it.
+//   pixels: 100 a notch (Chromium's and Firefox's mouse wheel; a touchpad sends fractions)
+//   lines:  3 a notch (Firefox's line mode)
+//   pages:  1.5 notches a page (ImGui moves at most 0.67 of a panel's height a notch)
+// The legacy 'mousewheel' event (wheelDeltaY, +120 a notch up) is already the right way round.
+EM_JS(void, web_watch_wheel, (), {
+  window.flashstepWheelToNotches = -0.01;
+  window.addEventListener("wheel", function (ev) {
+    window.flashstepWheelToNotches = ev.deltaMode === 1 ? -1 / 3 : ev.deltaMode === 2 ? -1.5 : -1 / 100;
+  }, { capture: true, passive: true });
+  window.addEventListener("mousewheel", function () { window.flashstepWheelToNotches = 1 / 120; },
+                          { capture: true, passive: true });
+});
+
+EM_JS(double, web_wheel_to_notches, (), { return window.flashstepWheelToNotches; });
+
 namespace flashstep::web {
 
 namespace {
+
+void on_scroll(GLFWwindow* window, double dx, double dy) {
+  const double k = web_wheel_to_notches();
+  ImGui_ImplGlfw_ScrollCallback(window, dx * k, dy * k);
+}
 
 struct WebApp {
   GLFWwindow* window = nullptr;
@@ -105,6 +145,7 @@ struct WebApp {
   long frames = 0;
   int bench_frames = 0;
   bool dump = false;
+  bool link_message = false;  // the message line says why the link was refused
 };
 
 WebApp* g_app = nullptr;  // for the exported functions the page calls
@@ -142,6 +183,7 @@ void open_from_link(WebApp& app) {
     const std::string line = std::string("flashstep: error: ") + e.what() + " (showing the default problem)";
     std::fprintf(stderr, "%s\n", line.c_str());
     web_show_message(line.c_str());
+    app.link_message = true;
   }
   app.s = std::make_unique<gui::AppState>();
   gui::prepare_state(*app.s, gui::GuiOptions{});  // the shipped default: an error here is a bug
@@ -156,6 +198,13 @@ void publish(WebApp& app) {
   if (s.cursor_version == app.cursor_seen && s.run_version == app.run_seen && s.view == app.view_seen &&
       course == app.course_seen)
     return;
+  // A refused link's message speaks of the link the page opened with; once the user moves on
+  // (a step, a preset, Apply, a view, a course page), the address bar holds another link and the
+  // message ("showing the default problem") would no longer be true.
+  if (app.link_message && app.frames > 0) {
+    web_hide_message();
+    app.link_message = false;
+  }
   app.cursor_seen = s.cursor_version;
   app.run_seen = s.run_version;
   app.view_seen = s.view;
@@ -167,7 +216,7 @@ void publish(WebApp& app) {
     if (cur->i >= 0) label += " i=" + std::to_string(cur->i);
     if (cur->j >= 0) label += " j=" + std::to_string(cur->j);
   }
-  std::string where;  // "online-softmax, page 2 of 6" in the course
+  std::string where;  // "online-softmax, page 2 of 4" in the course
   if (s.course.active && s.course.chapter)
     where = s.course.chapter->id + ", page " + std::to_string(s.course.page + 1) + " of " +
             std::to_string(s.course.chapter->pages.size());
@@ -249,6 +298,16 @@ extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_snapshots(const char* dir) {
   s.view_changed = true;
 }
 
+// The page's wheel check (check_page.py via headless.py): the vertical scroll of the panel the
+// wheel moves, the one under the pointer (or the first parent that can scroll, as ImGui picks
+// it); -1 when the pointer is over no panel.
+extern "C" EMSCRIPTEN_KEEPALIVE double flashstep_wheel_scroll_y() {
+  const ImGuiWindow* w = ImGui::GetCurrentContext() ? GImGui->HoveredWindow : nullptr;
+  while (w && (w->Flags & ImGuiWindowFlags_ChildWindow) && w->ScrollMax.y == 0.0f && w->ParentWindow)
+    w = w->ParentWindow;
+  return w ? w->Scroll.y : -1.0;
+}
+
 // =============================================================================================
 // [SECTION] Set-up
 // =============================================================================================
@@ -280,6 +339,8 @@ int main() {
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // the layout is computed
   ImGui_ImplGlfw_InitForOpenGL(app->window, true);
+  web_watch_wheel();
+  glfwSetScrollCallback(app->window, web::on_scroll);  // after ImGui's: replaces it, then calls it
   ImGui_ImplOpenGL3_Init("#version 300 es");
   ImGui_ImplOpenGL3_CreateDeviceObjects();  // the first frame applies the display settings and fonts
   std::string shader_error;

@@ -3,6 +3,7 @@
 #include "app/gui/preset.h"
 #include "core/types.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -47,6 +48,29 @@ void check_characters(const std::string& name, const std::string& value) {
 const char* view_name(gui::View v) {
   return v == gui::View::lesson ? "lesson" : v == gui::View::compare ? "compare" : v == gui::View::bench ? "bench"
        : v == gui::View::pipeline ? "pipeline" : "tiles";
+}
+
+// The request as the desktop's flags would open it: prepare_state, then the problem fields and
+// the step. Its errors name the flags; apply_request rewords them for the link.
+void apply_request_as_flags(gui::AppState& s, const UrlRequest& r) {
+  gui::prepare_state(s, r.options);
+  if (!r.problem_script.empty()) {
+    s.run_script(r.problem_script);  // the editor's fields, as typed
+    if (!s.form.error.empty()) throw InputError(s.form.error);  // Apply stays disabled
+    if (!s.apply_error.empty()) throw InputError(s.apply_error);
+    if (!r.options.view.empty()) {  // a new run opens on the tiles: the link's view wins
+      s.view = r.options.view == "lesson" ? gui::View::lesson : r.options.view == "compare" ? gui::View::compare
+             : r.options.view == "bench" ? gui::View::bench : r.options.view == "pipeline" ? gui::View::pipeline
+             : gui::View::tiles;
+      s.view_changed = true;
+    }
+  }
+  if (r.step >= 0) {
+    if (size_t(r.step) > s.steps())
+      throw InputError("step=" + std::to_string(r.step) + " is past the last step of this problem (" +
+                       std::to_string(s.steps()) + ")");
+    s.seek(size_t(r.step));
+  }
 }
 
 }  // namespace
@@ -123,24 +147,61 @@ UrlRequest parse_query(const Query& q) {
 }
 
 void apply_request(gui::AppState& s, const UrlRequest& r) {
-  gui::prepare_state(s, r.options);
-  if (!r.problem_script.empty()) {
-    s.run_script(r.problem_script);  // the editor's fields, as typed
-    if (!s.form.error.empty()) throw InputError(s.form.error);  // Apply stays disabled
-    if (!s.apply_error.empty()) throw InputError(s.apply_error);
-    if (!r.options.view.empty()) {  // a new run opens on the tiles: the link's view wins
-      s.view = r.options.view == "lesson" ? gui::View::lesson : r.options.view == "compare" ? gui::View::compare
-             : r.options.view == "bench" ? gui::View::bench : r.options.view == "pipeline" ? gui::View::pipeline
-             : gui::View::tiles;
-      s.view_changed = true;
+  try {
+    apply_request_as_flags(s, r);
+  } catch (const InputError& e) {  // the app's checks speak of `flashstep gui`'s flags
+    throw InputError(link_wording(e.what()));
+  }
+}
+
+std::string link_wording(const std::string& message) {
+  // Flag -> the link's name. The L2 model has no link parameter: it comes with a preset.
+  static const std::map<std::string, std::string> names = {
+      {"font-scale", "font"}, {"theme", "theme"}, {"hide", "hide"}, {"presentation", "presentation"},
+      {"page", "page"}, {"course", "course"}, {"seed", "course_seed"}, {"view", "view"},
+      {"schedule", "schedule"}, {"dtype", "dtype"}, {"backward", "backward"}, {"causal", "causal"},
+      {"dropout", "dropout"}, {"window", "window"}, {"kvlen", "kvlen"}, {"step", "step"}};
+  // Words that follow a flag in a sentence ("--theme must be ..."), not its value.
+  static const std::set<std::string> words = {"must", "takes", "needs", "has", "is", "and", "or", "does",
+                                              "covers", "for", "with", "cannot", "opens", "the", "a"};
+  std::string text = message;
+  for (const char* l2 : {"the L2 model (--l2, --gpu)", "the L2 model (--l2, --gpu, --dram)"}) {
+    for (size_t at; (at = text.find(l2)) != std::string::npos;)
+      text.replace(at, std::string(l2).size(), "the preset's L2 model");
+  }
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, 2, "--") != 0 || (i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i + 2;
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-')) ++end;
+    const auto it = names.find(text.substr(i + 2, end - i - 2));
+    if (it == names.end()) {  // a flag with no link parameter (--splits, --l2): as written
+      out += text.substr(i, end - i);
+      i = end;
+      continue;
+    }
+    // The value after the flag, if the next word is one: "--page 99:" -> "page=99".
+    size_t vend = end + 1;
+    while (vend < text.size() && (std::isalnum(static_cast<unsigned char>(text[vend])) || text[vend] == '.' ||
+                                  text[vend] == '_' || text[vend] == '-'))
+      ++vend;
+    const bool has_value = end < text.size() && text[end] == ' ' && vend > end + 1 &&
+                           !words.count(text.substr(end + 1, vend - end - 1)) &&
+                           text.compare(end + 1, 2, "--") != 0;
+    if (has_value) {
+      out += it->second + "=" + text.substr(end + 1, vend - end - 1);
+      i = vend;
+    } else {
+      out += it->second == "backward" || it->second == "causal" || it->second == "presentation" ? it->second + "=1"
+                                                                                                 : it->second;
+      i = end;
     }
   }
-  if (r.step >= 0) {
-    if (size_t(r.step) > s.steps())
-      throw InputError("step=" + std::to_string(r.step) + " is past the last step of this problem (" +
-                       std::to_string(s.steps()) + ")");
-    s.seek(size_t(r.step));
-  }
+  return out;
 }
 
 std::string query_for_state(const gui::AppState& s, const std::string& base) {

@@ -4,11 +4,11 @@
 // decoded pairs and writes the result with history.replaceState.
 //
 //   preset=NAME          a preset of assets/presets (default tiny)
-//   nq, nk, d, M, br, bc, seed, schedule (fa1 | fa2 | standard), dtype (fp32 | fp16 | bf16),
+//   nq, nk, d, M, br, bc, seed, schedule (fa1 | fa2 | standard | decode), dtype (fp32 | fp16 | bf16),
 //   causal (0 | 1), window=LEFT,RIGHT, kvlen, dropout, backward (0 | 1)
 //                        the problem editor's fields over the preset's problem, then Apply
 //   step=K               K steps applied (0 .. the trace's length)
-//   view=tiles | lesson | compare | bench
+//   view=tiles | lesson | compare | bench | pipeline
 //   course=CHAPTER, page=P, course_seed=N   the guided course (gui --course CHAPTER --page P --seed N)
 //   theme=dark | light, font=SCALE, hide=PANELS, presentation=1   the Display menu, this visit
 //   dump=1               print the state dump (flashstep gui --dump-state) to the console
@@ -39,6 +39,12 @@ UrlRequest parse_query(const Query& q);
 // Builds the state the request asks for into `s` (prepare_state, the problem fields, the step).
 // Throws InputError (a field out of range, a step past the trace's end, ...).
 void apply_request(gui::AppState& s, const UrlRequest& r);
+
+// An error of the app's, which names the desktop's flags (prepare_display, the course loader and
+// core/ phrase them for `flashstep gui` and `run`), reworded for a link: "--font-scale" -> "font",
+// "--page 99" -> "page=99", "--backward" -> "backward=1", "--dtype fp32" -> "dtype=fp32".
+// Flags a link has no name for stay as they are.
+std::string link_wording(const std::string& message);
 
 // The query for the app's state now: the preset `base` it started from (the app forgets the
 // name once the editor's Apply runs), the problem fields that differ from that preset's, the

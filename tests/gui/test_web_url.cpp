@@ -111,3 +111,29 @@ TEST_CASE("web link: a course chapter and page open there, and the link follows 
   CHECK_THAT(refusal({{"course", "online-softmax"}, {"page", "999"}}), Contains("page"));
   CHECK_THAT(refusal({{"course", "online-softmax"}, {"nq", "16"}}), Contains("sets its own problem"));
 }
+
+// The app's own checks (prepare_display, the course loader, core/run.cpp) phrase their errors
+// for the desktop's flags; on the page they must name what the reader can change: the link's
+// parameter ("font", "page=99", "backward=1"), never a flag the link does not have.
+TEST_CASE("web link: errors from the app's checks name the link's parameters, not flags", "[gui][web]") {
+  const std::string font = refusal({{"font", "9"}});
+  CHECK_THAT(font, Contains("font must be a number"));
+  CHECK_THAT(refusal({{"theme", "blue"}}), Contains("theme must be dark or light"));
+  CHECK_THAT(refusal({{"hide", "foo"}}), Contains("hide takes"));
+  const std::string page = refusal({{"course", "online-softmax"}, {"page", "99"}});
+  CHECK_THAT(page, Contains("page=99"));
+  const std::string fp8 = refusal({{"dtype", "fp8"}, {"schedule", "fa2"}, {"backward", "1"}});
+  CHECK_THAT(fp8, Contains("backward=1"));
+  const std::string l2 = refusal({{"preset", "l2-fa1-vs-fa2"}, {"schedule", "decode"}});
+  CHECK_THAT(l2, Contains("schedule=decode"));
+  for (const std::string& m : {font, page, fp8, l2, refusal({{"hide", "foo"}}), refusal({{"theme", "blue"}})}) {
+    INFO(m);
+    CHECK(!m.empty());
+    CHECK(m.find("--") == std::string::npos);
+  }
+  // The rewording itself: a value joins its flag, a sentence's next word does not.
+  CHECK(web::link_wording("--page 99: chapter x has pages 1 to 4") == "page=99: chapter x has pages 1 to 4");
+  CHECK(web::link_wording("--theme must be dark or light") == "theme must be dark or light");
+  CHECK(web::link_wording("drop --backward, or use --dtype fp32") == "drop backward=1, or use dtype=fp32");
+  CHECK(web::link_wording("--splits is for --schedule decode") == "--splits is for schedule=decode");
+}
