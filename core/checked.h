@@ -18,6 +18,7 @@ constexpr int64_t kMaxSram = int64_t(1) << 40;     // M in elements (4 TiB of fl
 constexpr int64_t kMaxTraceMib = int64_t(1) << 20; // --max-trace-mib (1 TiB)
 constexpr int64_t kMaxNpyDims = 8;                 // dimensions of a .npy shape
 constexpr size_t kMaxLessonBlock = size_t(1) << 28;  // lesson softmax --block
+constexpr size_t kMaxLessonValues = size_t(1) << 20;  // lesson softmax's values (a row trace's x is as long)
 
 namespace checked {
 

@@ -36,8 +36,17 @@ std::vector<double> parse_values(const std::string& csv, const std::string& flag
   return v;
 }
 
+void check_lesson_size(size_t n_values) {
+  // A block record per block and three copies of the values: far beyond this a call runs for
+  // minutes (10^7 values take 14 s) while the app shows rows of at most this length.
+  if (n_values > kMaxLessonValues)
+    throw InputError("the lesson takes at most " + std::to_string(kMaxLessonValues) + " values (got " +
+                     std::to_string(n_values) + ")");
+}
+
 Lesson run_lesson(const std::vector<double>& values, size_t block, const std::vector<double>& v) {
   if (values.empty()) throw InputError("the lesson needs at least one value");
+  check_lesson_size(values.size());
   if (block == 0) throw InputError("--block must be at least 1");
   for (double x : values)
     if (!std::isfinite(x)) throw InputError("the lesson's values must be finite");

@@ -30,7 +30,11 @@ struct Lesson {
   double o_direct = 0;         // sum_k direct_k v_k (with v)
 };
 
-// Throws InputError (v, when given, needs one finite value per entry of `values`).
+// InputError for more values than the lesson takes (kMaxLessonValues, core/checked.h), before
+// they are copied anywhere.
+void check_lesson_size(size_t n_values);
+// Throws InputError (v, when given, needs one finite value per entry of `values`; at most
+// kMaxLessonValues of them).
 Lesson run_lesson(const std::vector<double>& values, size_t block, const std::vector<double>& v = {});
 // "1,2,3,4"; `flag` names the option in the error messages.
 std::vector<double> parse_values(const std::string& csv, const std::string& flag = "--values");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace flashstep {
 
@@ -38,6 +39,73 @@ bool algorithm_has_role(const AlgorithmInfo& a, LineRole r) {
   for (size_t n = 0; n < a.n_lines; ++n)
     if (a.lines[n].role == r) return true;
   return false;
+}
+
+LineBlocks line_blocks(Line l) {
+  const bool tiled = algorithm_has_role(line_algorithm(l), LineRole::load_kv);
+  switch (line_role(l)) {
+    case LineRole::init_hbm:
+    case LineRole::init_chip: return {false, false};  // before a loop, or at its top (FA2fwd L5, Alg4 L8)
+    case LineRole::load_kv:
+    case LineRole::write_grads: return {false, true};
+    // Per Q block, after or outside the j loop in some algorithm (FA2fwd L4, L12-L15, FD L17-L20, FA2b L4).
+    case LineRole::load_q:
+    case LineRole::write_o:
+    case LineRole::normalise:
+    case LineRole::logsumexp:
+    case LineRole::write_stats:
+    case LineRole::combine:
+    case LineRole::grad_D: return {true, false};
+    // Per tile (i, j): the scores, probabilities and statistics of one block pair, and the
+    // backward's per-tile gradients.
+    case LineRole::skip:
+    case LineRole::scores:
+    case LineRole::probabilities:
+    case LineRole::merge_stats:
+    case LineRole::online_softmax:
+    case LineRole::accumulate_o:
+    case LineRole::recompute_scores:
+    case LineRole::mask_scores:
+    case LineRole::recompute_probs:
+    case LineRole::dropout:
+    case LineRole::grad_v:
+    case LineRole::grad_p:
+    case LineRole::grad_s:
+    case LineRole::grad_q:
+    case LineRole::grad_k: return {true, tiled};
+  }
+  return {};
+}
+
+namespace {
+
+// The listing rows [begin, end) of the loop body that holds the own row of the algorithm's line
+// with `role` (its load of Q_i or of K_j, V_j): the rows around it indented as deep or deeper.
+// Empty where no line has the role.
+std::pair<size_t, size_t> loop_body(const AlgorithmInfo& a, LineRole role) {
+  for (size_t n = 0; n < a.n_listing; ++n) {
+    const ListingRow& row = a.listing[n];
+    if (row.text || line_role(row.line) != role) continue;
+    size_t begin = n, end = n + 1;
+    while (begin > 0 && a.listing[begin - 1].indent >= row.indent) --begin;
+    while (end < a.n_listing && a.listing[end].indent >= row.indent) ++end;
+    return {begin, end};
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+LineBlocks line_scope(Line l) {
+  const AlgorithmInfo& a = line_algorithm(l);
+  LineBlocks in = line_blocks(l);
+  const auto q_body = loop_body(a, LineRole::load_q), kv_body = loop_body(a, LineRole::load_kv);
+  for (size_t n = 0; n < a.n_listing; ++n)
+    if (!a.listing[n].text && a.listing[n].line == l) {  // the line's own row
+      in.i = in.i || (n >= q_body.first && n < q_body.second);
+      in.j = in.j || (n >= kv_body.first && n < kv_body.second);
+    }
+  return in;
 }
 
 const char* role_name(LineRole r) {

@@ -110,4 +110,17 @@ inline const char* line_pseudocode(Line l) { return line_info(l).pseudocode; }
 bool is_backward_line(Line l);
 bool algorithm_has_role(const AlgorithmInfo& a, LineRole r);  // whether any of its lines has role r
 
+// Loop indices of a line: i, its Q block; j, its K/V block.
+struct LineBlocks {
+  bool i = false, j = false;
+};
+// Those every step of the line must have, by its role: the Q block it works on, and the K/V
+// block in a tiled algorithm (one with a load K/V line; Algorithms 0 and 3 have no j). Readers
+// place the step's tiles and statistics there (core/trace_file.h, step_placement_error).
+LineBlocks line_blocks(Line l);
+// Those in scope at the line, which core's steps of it have: line_blocks, and i (j) inside the
+// loop body that loads Q_i (K_j, V_j) in the algorithm's listing (Alg1 L8 is in the j loop,
+// FA2fwd L14 after it).
+LineBlocks line_scope(Line l);
+
 }  // namespace flashstep

@@ -172,6 +172,27 @@ bool line_from_label(const std::string& label, Line& out) {
   return false;
 }
 
+std::string step_placement_error(const Step& s, const Tiling& t) {
+  const std::string at = "has i = " + std::to_string(s.i) + ", j = " + std::to_string(s.j);
+  if (s.i < -1 || s.i >= t.Tr || s.j < -1 || s.j >= t.Tc)
+    return at + ", outside the tiling (Q blocks 0.." + std::to_string(t.Tr - 1) + ", K/V blocks 0.." +
+           std::to_string(t.Tc - 1) + "; -1 for none)";
+  const LineBlocks need = line_blocks(s.line);
+  if ((need.i && s.i < 0) || (need.j && s.j < 0))
+    return at + ", but " + line_label(s.line) + " (" + role_name(line_role(s.line)) + ") works on " +
+           (need.i && need.j ? "a block pair (i, j)" : need.i ? "a Q block i" : "a K/V block j");
+  if (s.i < 0) {
+    const std::pair<const char*, bool> values[] = {
+        {"a tile", s.tile.size() > 0}, {"O_i", s.O_i.size() > 0}, {"a dropout mask", s.dropout_keep.size() > 0},
+        {"m_tilde", s.m_tilde.size() > 0}, {"l_tilde", s.l_tilde.size() > 0}, {"m_old", s.m_old.size() > 0},
+        {"l_old", s.l_old.size() > 0}, {"m_new", s.m_new.size() > 0}, {"l_new", s.l_new.size() > 0},
+        {"alpha", s.alpha.size() > 0}, {"beta", s.beta.size() > 0}, {"D_i", s.D_i.size() > 0}};
+    for (const auto& [name, present] : values)
+      if (present) return at + ": on-chip values (" + std::string(name) + ") without a Q block to draw them at";
+  }
+  return "";
+}
+
 json trace_to_replay_json(const Trace& t) {
   json doc = trace_to_json(t);
   const Problem& p = t.problem;
@@ -329,9 +350,15 @@ Trace attention_from(const Reader& r, const json& doc) {
                                     : "is a line of a backward pass in a trace without one (problem.backward is false)");
     if (k >= first_backward && &line_algorithm(s.line) != schedule_info(p.schedule).backward_lines)
       r.fail(w + ".label", "is not a line of " + std::string(schedule_info(p.schedule).backward_lines->title));
+    // The app shows each step's sentence beside the schedule's own listing: another algorithm's
+    // line would highlight a line of the same number that says something else.
+    if (k < first_backward && !is_backward_line(s.line) &&
+        &line_algorithm(s.line) != schedule_info(p.schedule).forward_lines)
+      r.fail(w + ".label", "is not a line of " + std::string(schedule_info(p.schedule).forward_lines->title) + " (" +
+                               excerpt(label) + ")");
     s.i = int32_t(r.integer(sj, "i", w));
     s.j = int32_t(r.integer(sj, "j", w));
-    if (s.i < -1 || s.i >= tl.Tr || s.j < -1 || s.j >= tl.Tc) r.fail(w, "has i or j outside the tiling");
+    if (s.i < -1 || s.i >= tl.Tr || s.j < -1 || s.j >= tl.Tc) r.fail(w, step_placement_error(s, tl));
     s.split = int32_t(r.integer(xj, "split", wx));
     s.hbm_read = r.integer(sj, "hbm_read_bytes", w);
     s.hbm_write = r.integer(sj, "hbm_write_bytes", w);
@@ -355,6 +382,7 @@ Trace attention_from(const Reader& r, const json& doc) {
                                  {"m_old", &s.m_old}, {"l_old", &s.l_old}, {"m_new", &s.m_new}, {"l_new", &s.l_new},
                                  {"alpha", &s.alpha}, {"beta", &s.beta}, {"D_i", &s.D_i}})
       if (xj.contains(key)) *v = r.vec(xj[key], wx + "." + key);
+    if (const std::string bad = step_placement_error(s, tl); !bad.empty()) r.fail(w, bad);
     // What the app draws at the step's blocks: a row statistic has a value per row of Q_i, O_i is
     // Q_i's rows by d, and a tile has Q_i's or K_j's rows and at most Nk columns (S_ij, a row
     // block of S, an accumulator of K_j's rows by d).

@@ -41,6 +41,14 @@ struct TraceFile {
 TraceFile trace_file_from_json(const nlohmann::json& doc, const std::string& source);
 TraceFile read_any_trace_file(const std::string& path);
 
+// Why a reader cannot draw step `s` at its blocks, "" when it can: i or j outside the tiling
+// (-1 is "none"), a line without the loop index its role works on (line_blocks: scores without
+// i or j, a write of O without i), or on-chip values (a tile, O_i, row statistics, a dropout
+// mask) at a step without a Q block. The app indexes its per-tile tables by i and j. Core's
+// own runs always place; a puzzle's trace is checked when it is saved and when it is read. The
+// text follows the step's name: "has i = -1, j = 0, but Alg1 L9 (scores) works on ...".
+std::string step_placement_error(const Step& s, const Tiling& t);
+
 // The line whose trace label is `label` ("Alg1 L9", "FA2fwd L8", ...) in any algorithm's
 // table; false when no line has it.
 bool line_from_label(const std::string& label, Line& out);

@@ -8,6 +8,7 @@
 #include "core/output_files.h"
 #include "core/accuracy.h"
 #include "core/backward.h"
+#include "core/checked.h"
 #include "core/closed_form.h"
 #include "core/fp8.h"
 #include "core/reference.h"
@@ -434,9 +435,12 @@ void bind_run(py::module_& m) {
       .def("__str__", &format_lesson);
   m.def("lesson_softmax", [](py::object values, int64_t block) {
     if (block < 1) throw InputError("block must be at least 1 (got " + std::to_string(block) + ")");
+    if (size_t(block) > kMaxLessonBlock)
+      throw InputError("block must be at most " + std::to_string(kMaxLessonBlock) + " (got " + std::to_string(block) + ")");
     py::array a = py::array::ensure(values);
     if (!a || a.ndim() != 1 || !(a.dtype().kind() == 'f' || a.dtype().kind() == 'i' || a.dtype().kind() == 'u'))
       throw InputError("values must be a 1-D sequence of numbers, such as [1, 2, 3, 4]");
+    check_lesson_size(size_t(a.size()));
     const auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
     std::vector<double> v(c.data(), c.data() + c.size());
     return run_lesson(v, size_t(block));

@@ -17,10 +17,12 @@ struct NameInfo {
   Tensor tensor;
   Slot slot;
   bool charged;  // a tile charged to M (else on-chip scratch: the row statistics)
-  char loop;     // 'i': its row blocks are Q blocks; 'j': K/V blocks; 0: neither
+  // Which loop index a load of it names: 'i', its row blocks are Q blocks; 'j', K/V blocks; 's',
+  // Q blocks within each split's Nq rows; 0, neither.
+  char loop;
 };
 // The puzzles' names: the paper's, plus x and y (one softmax row, stored as a column) and
-// Op, Lp (flash-decoding's partials O^(s), lse^(s), stacked by split).
+// Op, Lp (flash-decoding's partials O^(s), lse^(s), stacked by split: row s Nq + r).
 const NameInfo kNames[] = {
     {"Q", Tensor::Q, Slot::Qi, true, 'i'},     {"K", Tensor::K, Slot::Kj, true, 'j'},
     {"V", Tensor::V, Slot::Vj, true, 'j'},     {"O", Tensor::O, Slot::Oi, true, 'i'},
@@ -28,8 +30,8 @@ const NameInfo kNames[] = {
     {"L", Tensor::L, Slot::Li, false, 'i'},    {"dO", Tensor::dO, Slot::dOi, true, 'i'},
     {"dK", Tensor::dK, Slot::dKj, true, 'j'},  {"dV", Tensor::dV, Slot::dVj, true, 'j'},
     {"D", Tensor::D, Slot::Di, false, 'i'},    {"x", Tensor::S, Slot::Sij, true, 0},
-    {"y", Tensor::P, Slot::Pij, true, 0},      {"Op", Tensor::Op, Slot::Ops, true, 0},
-    {"Lp", Tensor::Lp, Slot::Lps, false, 0},
+    {"y", Tensor::P, Slot::Pij, true, 0},      {"Op", Tensor::Op, Slot::Ops, true, 's'},
+    {"Lp", Tensor::Lp, Slot::Lps, false, 's'},
 };
 const NameInfo* find_name(const std::string& name) {
   for (const NameInfo& n : kNames)
@@ -108,21 +110,34 @@ const Mat& StudentMachine::peek(const std::string& name) const {
 }
 
 void StudentMachine::open_step_if_none() {
-  if (steps_.empty()) step("(no m.step yet)", -2, -2);
+  if (steps_.empty()) step("(no m.step yet)", std::nullopt, std::nullopt);
 }
 
-void StudentMachine::step(const std::string& label, int64_t i, int64_t j) {
+void StudentMachine::step(const std::string& label, std::optional<int64_t> i, std::optional<int64_t> j) {
   if (label.empty()) throw InputError("m.step needs a label, such as \"Alg1 L9\"");
+  auto check = [&](std::optional<int64_t> value, const char* name, int64_t blocks, const char* what) {
+    if (value && (*value < 0 || *value >= blocks))
+      throw InputError("m.step('" + label + "', " + name + "=" + std::to_string(*value) + "): " + name + " is " + what +
+                       ", 0 .. " + std::to_string(blocks - 1) + " (left out: the blocks loaded)");
+  };
+  check(i, "i", tiling_.Tr, "a Q block's index");
+  check(j, "j", tiling_.Tc, "a K/V block's index");
+  // "i, j default to the blocks loaded" (docs/python.md): those the step loads, else the last
+  // ones loaded or named, so that a compute step (Alg1 L9) after the loads of its (i, j) is
+  // there; at a line of core's, only the loops in scope there (FA2fwd L14, after the j loop,
+  // has no j, as in core's own trace).
+  if (i) last_i_ = *i;
+  if (j) last_j_ = *j;
+  Line line;
+  const LineBlocks scope = line_from_label(label, line) ? line_scope(line) : LineBlocks{true, true};
   StudentStep s;
   s.label = label;
-  s.i = i;
-  s.j = j;
+  s.i = i || scope.i ? last_i_ : -1;
+  s.j = j || scope.j ? last_j_ : -1;
   steps_.push_back(std::move(s));
   writes_.emplace_back();
-  infer_i_ = i < -1;
-  infer_j_ = j < -1;
-  if (infer_i_) steps_.back().i = -1;
-  if (infer_j_) steps_.back().j = -1;
+  infer_i_ = !i;
+  infer_j_ = !j;
   read_before_ = read_bytes();
   write_before_ = write_bytes();
   update_sram();
@@ -187,6 +202,7 @@ int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, in
   tiles_[id] = {name, t, r0, r1, elems, n.charged};
   (n.charged ? charged_elems_ : scratch_elems_) += elems;
   if (n.loop == 'i' && infer_i_ && tiling_.Br > 0) steps_.back().i = last_i_ = r0 / tiling_.Br;
+  if (n.loop == 's' && infer_i_ && tiling_.Br > 0) steps_.back().i = last_i_ = r0 % problem_.nq / tiling_.Br;
   if (n.loop == 'j' && infer_j_ && tiling_.Bc > 0) steps_.back().j = last_j_ = r0 / tiling_.Bc;
   update_sram();
   return id;
@@ -294,10 +310,20 @@ std::array<int64_t, N> plus(std::array<int64_t, N> a, const std::array<int64_t, 
   return a;
 }
 
+// The trace holds the inputs: written while the student's function runs, it would read HBM
+// past the counted loads, as peek would.
+InputError sealed_trace_error() {
+  return InputError("save_trace while your function runs: the trace holds the puzzle's inputs (Q, K, V or the row "
+                    "x), and HBM moves only through m.load and m.store, whose bytes are counted; save the trace that "
+                    "check returns instead (r.trace.save(path))");
+}
+
 }  // namespace
 
 Trace StudentMachine::to_trace() const {
-  // Every label a line of core's tables; a backward's steps all of the schedule's backward.
+  if (seal_) throw sealed_trace_error();
+  // Every label a line of core's tables; a backward's steps all of the schedule's backward, a
+  // forward's all of its forward (the app shows the trace beside the schedule's own listing).
   std::vector<Line> lines(steps_.size());
   bool backward = false;
   for (size_t k = 0; k < steps_.size(); ++k) {
@@ -308,6 +334,13 @@ Trace StudentMachine::to_trace() const {
     backward = backward || is_backward_line(lines[k]);
   }
   const AlgorithmInfo* bwd_lines = schedule_info(problem_.schedule).backward_lines;
+  const AlgorithmInfo& fwd_lines = *schedule_info(problem_.schedule).forward_lines;
+  for (size_t k = 0; k < steps_.size() && !backward; ++k)
+    if (&line_algorithm(lines[k]) != &fwd_lines)
+      throw InputError("step " + std::to_string(k) + " is labelled '" + steps_[k].label + "', a line of " +
+                       line_algorithm(lines[k]).title + "; this puzzle's run is " + fwd_lines.title +
+                       ": label its steps with that listing's lines (\"" + fwd_lines.lines[0].label + "\" .. \"" +
+                       fwd_lines.lines[fwd_lines.n_lines - 1].label + "\")");
   if (backward) {
     if (!bwd_lines)
       throw InputError(std::string("the trace has backward lines, but ") + schedule_name(problem_.schedule) +
@@ -363,8 +396,8 @@ Trace StudentMachine::to_trace() const {
       throw InputError("step " + std::to_string(k) + " ('" + s.label + "') notes " + s.tile_name +
                        ", which its line does not compute: note each tile at its own line (S, P, dP, dS, dV, dK "
                        "at the lines that compute them, as in " + bwd_lines->title + ")");
-    st.i = int32_t(s.i >= tiling_.Tr ? -1 : s.i);
-    st.j = int32_t(s.j >= tiling_.Tc ? -1 : s.j);
+    st.i = int32_t(s.i);  // inside the tiling: step() and load() keep them there
+    st.j = int32_t(s.j);
     st.hbm_read = st.dram_read = s.read;
     st.hbm_write = st.dram_write = s.write;
     read_total += s.read;
@@ -387,6 +420,11 @@ Trace StudentMachine::to_trace() const {
       if (it != s.values.end()) *dst = it->second;
     }
     st.writes = writes_[k];
+    // What the trace reader would refuse, refused here with the step's own name (a compute step
+    // before any block was loaded or named, a note at a step without blocks).
+    if (const std::string bad = step_placement_error(st, tiling_); !bad.empty())
+      throw InputError("step " + std::to_string(k) + " ('" + s.label + "') " + bad +
+                       ": name its blocks, m.step(label, i=..., j=...), or load them before");
     tr.steps.push_back(std::move(st));
   }
   Totals mine;  // the student's steps alone
@@ -429,6 +467,7 @@ void StudentMachine::set_row_block(int64_t block) {
 }
 
 RowTrace StudentMachine::to_row_trace() const {
+  if (seal_) throw sealed_trace_error();
   auto row_tensor = [](const std::string& name, const std::string& where) {
     RowTensor t;
     if (!row_tensor_from_name(name, t))

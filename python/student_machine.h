@@ -11,6 +11,7 @@
 #include "core/trace.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,10 @@ class StudentMachine {
   // SRAM -> HBM at rows [r0, r0 + rows), columns [c0, c0 + cols); counted.
   void store(const std::string& name, int64_t r0, int64_t r1, int64_t c0, const Mat& tile);
   void free(int64_t tile_id);  // InputError for an id that is not held
-  // Names the pseudocode line the following work belongs to; i, j < -1: from the loads.
-  void step(const std::string& label, int64_t i, int64_t j);
+  // Names the pseudocode line the following work belongs to, with its loop indices i (Q block)
+  // and j (K/V block); InputError for one outside the tiling. Left out (nullopt), an index is
+  // that of the block of its loop the step loads, else of the last one loaded or named before.
+  void step(const std::string& label, std::optional<int64_t> i, std::optional<int64_t> j);
   // Records an on-chip value in the current step (not HBM traffic): see StudentStep.
   void note(const std::string& name, const Mat& value);
 
@@ -86,15 +89,17 @@ class StudentMachine {
   static std::vector<std::string> tensor_names();
 
   // The student's run as a core Trace (the app opens it: core/trace_file.h). Every step's label
-  // must be a pseudocode line of core's tables (InputError naming the first that is not). A
-  // backward's steps (lines of the schedule's backward, every one) follow core's own recorded
-  // forward of the same problem, whose O and L must be the ones the puzzle placed in HBM: the
-  // app's backward view steps through a forward before its backward.
+  // must be a line of the schedule's own forward listing, or every one of its backward's
+  // (InputError naming the first that is not), at blocks its line can be drawn at
+  // (step_placement_error). InputError while sealed: the trace holds the inputs. A backward's
+  // steps follow core's own recorded forward of the same problem, whose O and L must be the
+  // ones the puzzle placed in HBM: the app's backward view steps through a forward before its
+  // backward.
   Trace to_trace() const;
 
   // The softmax puzzles: HBM holds a row x (with y, m, l), and the steps are labelled freely.
   // set_row_block names the block size the puzzle gave (N for one block); to_row_trace is the
-  // run as core/row_trace.h keeps it (InputError without x or a block size).
+  // run as core/row_trace.h keeps it (InputError without x or a block size, or while sealed).
   void set_row_block(int64_t block);
   bool is_row() const { return has("x"); }
   RowTrace to_row_trace() const;
@@ -119,8 +124,8 @@ class StudentMachine {
   std::map<int64_t, Tile> tiles_;
   int64_t next_id_ = 1;
   int64_t charged_elems_ = 0, scratch_elems_ = 0, peak_charged_ = 0, peak_sram_ = 0;
-  int64_t last_i_ = -1, last_j_ = -1;
-  bool infer_i_ = true, infer_j_ = true;
+  int64_t last_i_ = -1, last_j_ = -1;  // the blocks last loaded or named (-1: none yet)
+  bool infer_i_ = true, infer_j_ = true;  // the current step's i, j follow its loads
   std::vector<StudentStep> steps_;
   std::vector<std::vector<HbmWrite>> writes_;  // per step, full rows, for to_trace
   std::vector<HbmWrite> before_;               // what put() placed beyond Q, K, V (the trace's hbm_before)

@@ -1,11 +1,14 @@
 // Core engine: numerics against float64 (our reference and PyTorch's golden files), exact HBM
 // traffic against the closed forms, stepping, determinism, SRAM accounting.
+#include "core/backward.h"
 #include "core/closed_form.h"
 #include "core/export.h"
 #include "core/online_softmax.h"
 #include "core/reference.h"
+#include "core/schedule_registry.h"
 #include "core/schedules/fa1/fa1.h"
 #include "core/schedules/standard/standard.h"
+#include "core/trace_file.h"
 #include "test_helpers.h"
 
 #include <catch2/catch.hpp>
@@ -319,4 +322,55 @@ TEST_CASE("stepping back through checkpoints gives the same state as replaying f
         CHECK(std::memcmp(a.hbm(tn).data(), fresh.hbm(tn).data(), sizeof(float) * size_t(a.hbm(tn).size())) == 0);
     }
   }
+}
+
+TEST_CASE("every recorded step has the loop indices in scope at its line, and places", "[trace][lines]") {
+  // line_scope (the loops around the line's row in its listing) is what a puzzle's step without
+  // i=, j= takes from the blocks before it; step_placement_error is what the trace reader and a
+  // puzzle's save refuse. Core's own steps, forward and backward, masked and ragged, are the oracle.
+  const Schedule sched = GENERATE(Schedule::fa1, Schedule::fa2, Schedule::standard, Schedule::decode);
+  const bool causal = GENERATE(false, true);
+  ProblemSpec s = sizes_spec(11, 19, 4, 64);
+  s.schedule = sched;
+  s.seed = fstest::fresh_seed();
+  s.options.mask.causal = causal;
+  if (sched != Schedule::decode) s.options.dropout = 0.25;  // the backward's dropout line too
+  const Problem p = make_problem(s);
+  const Tiling t = make_tiling(p);
+  const Mat dO = make_grad_output(p, s.pattern);
+  RunOptions opt;
+  opt.record = true;
+  if (schedule_info(sched).backward_lines) opt.dO = &dO;
+  const Trace tr = run_problem(p, t, opt);
+  REQUIRE(tr.steps.size() > 10);
+  for (const Step& st : tr.steps) {
+    INFO(line_label(st.line) << " at i = " << st.i << ", j = " << st.j);
+    const LineBlocks scope = line_scope(st.line), need = line_blocks(st.line);
+    CHECK(scope.i == (st.i >= 0));
+    CHECK(scope.j == (st.j >= 0));
+    CHECK((scope.i || !need.i));
+    CHECK((scope.j || !need.j));
+    CHECK(step_placement_error(st, tr.tiling).empty());
+  }
+}
+
+TEST_CASE("a step its line cannot place is named, and why", "[trace][lines]") {
+  const Tiling t = make_tiling(8, 8, 4, 64);  // Tr = Tc = 2
+  Step st;
+  st.line = Line::A1_L9;
+  st.i = 0;
+  st.j = -1;
+  CHECK(step_placement_error(st, t) == "has i = 0, j = -1, but Alg1 L9 (scores) works on a block pair (i, j)");
+  st.line = Line::FA2F_L14;  // write O: the Q block only
+  CHECK(step_placement_error(st, t).empty());
+  st.i = -1;
+  CHECK(step_placement_error(st, t) == "has i = -1, j = -1, but FA2fwd L14 (write O) works on a Q block i");
+  st.line = Line::A1_L6;  // load K/V: the K/V block only, and no value to draw without a Q block
+  st.j = 1;
+  CHECK(step_placement_error(st, t).empty());
+  st.tile = Mat::Ones(3, 5);
+  CHECK(step_placement_error(st, t) == "has i = -1, j = 1: on-chip values (a tile) without a Q block to draw them at");
+  st.j = 2;
+  CHECK(step_placement_error(st, t) ==
+        "has i = -1, j = 2, outside the tiling (Q blocks 0..1, K/V blocks 0..1; -1 for none)");
 }

@@ -1,4 +1,5 @@
 // The online-softmax lesson and the .npy reader/writer.
+#include "core/checked.h"
 #include "core/lesson.h"
 #include "test_helpers.h"
 
@@ -68,6 +69,18 @@ TEST_CASE("lesson with a value vector carries O block by block to softmax(x) . V
   std::vector<double> longer = v;
   longer.push_back(1.0);
   CHECK_THROWS_WITH(run_lesson(x, block, longer), Catch::Matchers::Contains("V needs one value per entry of x"));
+}
+
+TEST_CASE("the lesson takes as many values as a row trace's row, and refuses more", "[lesson][limits]") {
+  // 2^20: the longest row the app shows beside the lesson; 10^7 values took 14 s before the limit.
+  REQUIRE(kMaxLessonValues == size_t(1) << 20);
+  const std::vector<double> most(kMaxLessonValues, 1.0);
+  CHECK(run_lesson(most, 1 << 12).blocks.size() == 256);
+  std::vector<double> over = most;
+  over.push_back(1.0);
+  CHECK_THROWS_WITH(run_lesson(over, 2), "the lesson takes at most 1048576 values (got 1048577)");
+  CHECK_THROWS_WITH(check_lesson_size(size_t(100000000)), "the lesson takes at most 1048576 values (got 100000000)");
+  CHECK_NOTHROW(check_lesson_size(kMaxLessonValues));
 }
 
 TEST_CASE("npy round trip with 4-D and float64 files", "[npy]") {

@@ -1,10 +1,15 @@
 #include "app/gui/row_state.h"
 
+#include "core/checked.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <tuple>
 
 namespace flashstep::gui {
+
+// The lesson beside the row runs on every row a trace file may hold.
+static_assert(size_t(kMaxRowLength) <= kMaxLessonValues, "a row trace's x longer than the lesson takes");
 
 std::unique_ptr<RowView> make_row_view(RowTrace trace, const std::string& path) {
   auto v = std::make_unique<RowView>();

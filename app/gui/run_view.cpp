@@ -245,7 +245,7 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
   v->m_series = Mat::Constant(p.nq, Tc, -std::numeric_limits<float>::infinity());
   v->l_series = Mat::Zero(p.nq, Tc);
   auto first = [](std::vector<int64_t>& at, int64_t idx, size_t k) {
-    if (at[size_t(idx)] < 0) at[size_t(idx)] = int64_t(k);
+    if (idx >= 0 && size_t(idx) < at.size() && at[size_t(idx)] < 0) at[size_t(idx)] = int64_t(k);
   };
   // A trace file may hold less than a recorded run (a puzzle's notes are optional, and may be one
   // of m_new, l_new alone): what is not there, or does not fit the problem, is not drawn.
@@ -260,10 +260,14 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
   };
   for (size_t k = 0; k < tr.steps.size(); ++k) {
     const Step& s = tr.steps[k];
-    const int64_t r0 = s.i >= 0 ? s.i * t.Br : 0, c0 = s.j >= 0 ? s.j * t.Bc : 0;
-    const int64_t ij = s.i * Tc + s.j;
     if (is_backward_line(s.line)) continue;
+    // The trace reader refuses a step its line cannot place (core/trace_file.h); this is the
+    // last guard: the tables below are indexed by i and j, and a step without them is not drawn.
+    const bool has_i = s.i >= 0 && s.i < Tr, has_j = s.j >= 0 && s.j < Tc;
+    const int64_t r0 = has_i ? s.i * t.Br : 0, c0 = has_j ? s.j * t.Bc : 0;
+    const int64_t ij = has_i && has_j ? s.i * Tc + s.j : -1;
     const LineRole role = line_role(s.line);
+    if (!has_i && role != LineRole::load_kv) continue;  // every role drawn below but K/V's load is per Q block
     if (!info.tiled) {
       // Standard attention: whole row blocks of S and P, written to HBM (shown as stored there).
       switch (role) {
@@ -292,6 +296,7 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
     // The tiled schedules (Algorithm 1: j outer, i inner, O, l, m to HBM and back at every
     // (i, j); FlashAttention-2: i outer, j inner, O_i, l_i, m_i on chip) share what they record:
     // S_ij, then P~_ij with m~_ij, the merged m_i, l_i, and the dropout mask.
+    if (ij < 0 && role != LineRole::load_kv && role != LineRole::load_q) continue;
     switch (role) {
       case LineRole::load_kv: first(v->kv_first_load, s.j, k); break;
       case LineRole::load_q: first(v->q_first_load, s.i, k); break;
@@ -317,7 +322,7 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
         break;
       case LineRole::write_o:
       case LineRole::accumulate_o:
-        if (s.dropout_keep.size() && s.j >= 0) v->keep_step[size_t(ij)] = int64_t(k);
+        if (s.dropout_keep.size()) v->keep_step[size_t(ij)] = int64_t(k);
         break;
       default:
         break;
@@ -347,12 +352,18 @@ std::unique_ptr<RunView> derive_run_view(std::unique_ptr<RunView> v, const Mat* 
   v->range_o = max_abs(tr.O);
   v->range_s = show_scores ? max_abs(v->S) : 1.0f;
   v->range_L = max_abs(Mat(tr.lse));
-  float m_abs = 1e-12f;
-  for (int64_t r = 0; r < v->m_series.rows(); ++r)
-    for (int64_t c = 0; c < v->m_series.cols(); ++c)
-      if (std::isfinite(v->m_series(r, c))) m_abs = std::max(m_abs, std::abs(v->m_series(r, c)));
-  v->range_m = m_abs;
+  // The colour scales of HBM's m and l: the merged statistics the steps show and every value
+  // written to m and l. A puzzle's trace without m.note has only the writes: from the statistics
+  // alone its scale would be empty, and every stored value one saturated colour.
+  v->range_m = max_abs(v->m_series);
   v->max_l = max_abs(v->l_series);
+  auto widen = [&](const HbmWrite& w) {
+    if (w.tensor == Tensor::m) v->range_m = std::max(v->range_m, max_abs(w.data));
+    if (w.tensor == Tensor::l) v->max_l = std::max(v->max_l, max_abs(w.data));
+  };
+  for (const HbmWrite& w : tr.hbm_before) widen(w);
+  for (const Step& s : tr.steps)
+    for (const HbmWrite& w : s.writes) widen(w);
   return v;
 }
 

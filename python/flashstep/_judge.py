@@ -164,10 +164,13 @@ class Machine:
 
     def step(self, label, i=None, j=None):
         """Names the pseudocode line the following loads, stores and work belong to ("Alg1 L9").
-        i, j: the loop indices; left out, they are read from the blocks you load."""
-        i = -2 if i is None else _index(i, "m.step: i")
-        j = -2 if j is None else _index(j, "m.step: j")
-        self._m.step(str(label), i, j)
+        i, j: the loop indices (Q block, K/V block); left out, those of the blocks the step
+        loads, else of the last blocks loaded or named."""
+        if not isinstance(label, str):
+            raise ValueError(f"m.step: the label must be a str, such as \"Alg1 L9\" (got {label!r})")
+        i = None if i is None else _index(i, "m.step: i")
+        j = None if j is None else _index(j, "m.step: j")
+        self._m.step(label, i, j)
 
 
 class StudentTrace:
@@ -181,8 +184,9 @@ class StudentTrace:
     def save(self, path):
         """Writes the trace as `flashstep gui --trace` reads it: an attention puzzle's steps must be
         labelled with core's lines (backward-block's follow core's own forward of the problem); a
-        softmax puzzle's row keeps your labels (docs/python.md, "The student's run in the app")."""
-        self._m.save_trace(str(path))
+        softmax puzzle's row keeps your labels (docs/python.md, "The student's run in the app").
+        path: a str or os.PathLike, as for flashstep.run's save_trace."""
+        self._m.save_trace(path)
 
 
 class CheckResult:

@@ -120,7 +120,7 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
     const char* expect;
   };
   nlohmann::json no_replay = good, bad_label = good, bad_write = good, bad_shape = good, bad_version = good,
-                 bad_stat = good, bad_tile = good;
+                 bad_stat = good, bad_tile = good, no_j = good, tile_no_i = good, other_listing = good;
   no_replay.erase("replay");
   // The first steps with row statistics and with a tile: a value per row of Q_i, a tile of the
   // step's blocks (the app draws them there).
@@ -132,6 +132,19 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
   const std::string stat_at = "replay.steps[" + std::to_string(with_stat) + "].m_new has 3 values where Q block 0 has";
   const std::string tile_at = "replay.steps[" + std::to_string(with_tile) + "].tile is 7 x 2, not a tile of the step's blocks";
   bad_label["steps"][3]["label"] = "Alg9 L1";
+  other_listing["steps"][3]["label"] = "Alg1 L12";  // a line of Algorithm 1 in FlashAttention-2's run
+  // A step its line cannot place (the app indexes its per-tile tables by i and j): scores without
+  // a K/V block, and a tile at a K/V load without a Q block to draw it at.
+  size_t scores = 0, load_kv = 0;
+  while (line_role(t.steps[scores].line) != LineRole::scores) ++scores;
+  while (line_role(t.steps[load_kv].line) != LineRole::load_kv) ++load_kv;
+  no_j["steps"][scores]["j"] = -1;
+  tile_no_i["steps"][load_kv]["i"] = -1;
+  tile_no_i["replay"]["steps"][load_kv]["tile"] = {{"rows", 3}, {"cols", 5}, {"data", std::vector<float>(15, 1.0f)}};
+  const std::string no_j_at = "steps[" + std::to_string(scores) + "] has i = 0, j = -1, but FA2fwd L8 (scores) works on "
+                              "a block pair (i, j)";
+  const std::string tile_no_i_at = "steps[" + std::to_string(load_kv) + "] has i = -1, j = 0: on-chip values (a tile) "
+                                   "without a Q block to draw them at";
   bad_write["replay"]["steps"][1]["writes"] = {{{"tensor", "O"}, {"row0", 5}, {"data", {{"rows", 3}, {"cols", 4}, {"data", std::vector<float>(12, 1.0f)}}}}};
   bad_shape["replay"]["Q"]["rows"] = 5;
   bad_version["replay"]["version"] = 7;
@@ -145,6 +158,10 @@ TEST_CASE("gui --trace refuses a file that is not a trace with its replay sectio
       {"version.json", bad_version.dump(), "replay.version is not 1"},
       {"stat.json", bad_stat.dump(), stat_at.c_str()},
       {"tile.json", bad_tile.dump(), tile_at.c_str()},
+      {"other-listing.json", other_listing.dump(),
+       "steps[3].label is not a line of FlashAttention-2 (Dao 2023, Algorithm 1) (Alg1 L12)"},
+      {"no-j.json", no_j.dump(), no_j_at.c_str()},
+      {"tile-no-i.json", tile_no_i.dump(), tile_no_i_at.c_str()},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -177,6 +194,57 @@ TEST_CASE("gui --trace opens a trace with some of a step's statistics left out",
     s.seek(k);
     REQUIRE_NOTHROW(gui::state_to_json(s));
   }
+}
+
+TEST_CASE("the run view draws no step outside the tiling", "[gui][trace]") {
+  // The reader refuses such steps; the view, made from a Trace directly, must still never index
+  // its per-tile tables with i or j = -1 or beyond (they were written out of bounds: a puzzle's
+  // trace with i = j = -1 aborted the app with heap corruption).
+  Trace t = recorded(Schedule::fa1, 8, 8, 4, 64, false, 3);  // Tr = Tc = 2, j outer
+  REQUIRE((t.tiling.Tr == 2 && t.tiling.Tc == 2));
+  const auto right = gui::make_run_view_from_trace(t);
+  auto at = [&](Line line, int64_t i, int64_t j) {
+    const int64_t k = right->step_of(i, j, line);
+    REQUIRE(k >= 0);
+    return size_t(k);
+  };
+  const size_t l9 = at(Line::A1_L9, 1, 1), l10 = at(Line::A1_L10, 1, 1), l6 = at(Line::A1_L6, -1, 1);
+  t.steps[l9].i = -1;  // S_11 without its Q block: s_ready(-1, 1) is s_ready(1, 0)'s memory
+  t.steps[l10].j = -1;  // P~_11 without its K/V block: i Tc + j is tile (0, 1)
+  t.steps[l6].j = 5;    // beyond the K/V blocks
+  const auto v = gui::make_run_view_from_trace(t);
+  CHECK(v->s_ready(1, 0) == right->s_ready(1, 0));
+  CHECK(v->s_ready(1, 1) > float(t.steps.size()));  // never computed, as far as the view knows
+  CHECK(v->p_ready(1, 1) > float(t.steps.size()));
+  CHECK(v->tilde_step[1] == right->tilde_step[1]);  // tile (0, 1): its own L10, not the one at (1, -1)
+  CHECK(v->tilde_step[3] == -1);
+  CHECK(v->kv_first_load == std::vector<int64_t>{right->kv_first_load[0], -1});
+}
+
+TEST_CASE("HBM's l and m are coloured by the values written there, noted or not", "[gui][trace]") {
+  // A puzzle's trace without m.note has no merged statistics: the colour scales of HBM's l and m
+  // come from what the steps wrote there (they were empty, and every stored value one colour).
+  Trace t = recorded(Schedule::fa1, 8, 11, 4, 64, false, uint64_t(Catch::rngSeed()) + 5);
+  const auto noted = gui::make_run_view_from_trace(t);
+  float m_abs = 0, l_max = 0;  // over the finite values written (Alg1 L2 writes m = -inf)
+  for (Step& st : t.steps) {
+    for (const HbmWrite& w : st.writes)
+      for (int64_t e = 0; e < w.data.size(); ++e) {
+        const float x = w.data.data()[e];
+        if (w.tensor == Tensor::m && std::isfinite(x)) m_abs = std::max(m_abs, std::abs(x));
+        if (w.tensor == Tensor::l && std::isfinite(x)) l_max = std::max(l_max, std::abs(x));
+      }
+    for (Vec* v : {&st.m_tilde, &st.l_tilde, &st.m_old, &st.l_old, &st.m_new, &st.l_new, &st.alpha, &st.beta})
+      v->resize(0);
+  }
+  REQUIRE((m_abs > 0.1f && l_max > 1.0f));
+  const auto bare = gui::make_run_view_from_trace(t);
+  CHECK_FALSE(bare->any_merge);
+  CHECK(bare->range_m == m_abs);
+  CHECK(bare->max_l == l_max);
+  // The recorded run's merged m_i^new, l_i^new are the values written: the same scales.
+  CHECK(noted->range_m == m_abs);
+  CHECK(noted->max_l == l_max);
 }
 
 TEST_CASE("gui --trace starts from what HBM held before the first step", "[gui][trace]") {

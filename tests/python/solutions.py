@@ -471,3 +471,23 @@ def decode_combine_with(mode="right"):
             m.step("FD L20", i=m.Tr - 1)
             m.store("L", 0, m.nq, np.concatenate([lv for _, lv in done]))
     return fn
+
+
+# [SECTION] the same solutions, their steps labelled otherwise
+
+class Relabelled:
+    """The machine, with each m.step's label mapped by `label` and its i=, j= left out (docs/python.md:
+    "i, j default to the blocks loaded")."""
+
+    def __init__(self, m, label=lambda s: s):
+        self._machine, self._label = m, label
+
+    def __getattr__(self, name):
+        return getattr(self._machine, name)
+
+    def step(self, label, i=None, j=None):
+        self._machine.step(self._label(label))
+
+
+def relabelled(fn, label=lambda s: s):
+    return lambda m: fn(Relabelled(m, label))

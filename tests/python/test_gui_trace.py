@@ -42,6 +42,20 @@ def test_student_trace_opens_and_steps(flashstep_bin, tmp_path):
     assert (tmp_path / "shot.png").stat().st_size > 10000
 
 
+def test_steps_labelled_without_i_j_open_at_their_blocks(flashstep_bin, tmp_path):
+    """"i, j default to the blocks loaded": Algorithm 1 with every m.step's i=, j= left out. Its
+    compute steps were recorded at i = j = -1 and the app aborted (heap corruption) opening them."""
+    r = puzzles.check("algorithm-1", S.relabelled(S.algorithm_1_with()))
+    assert r.passed
+    r.trace.save(tmp_path / "bare.json")
+    k = next(n for n, s in enumerate(r.trace.steps) if (s.label, s.i, s.j) == ("Alg1 L9", 1, 1)) + 1
+    p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "bare.json"), "--step", str(k),
+            "--screenshot", str(tmp_path / "bare.png"), "--dump-state", str(tmp_path / "state.json"))
+    assert p.returncode == 0, p.stderr
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert (state["line"], state["i"], state["j"]) == ("Alg1 L9", 1, 1)
+
+
 def test_a_file_that_is_not_a_trace_is_one_error_line(flashstep_bin, tmp_path):
     (tmp_path / "notes.json").write_text('{"hello": 1}\n')
     p = gui(flashstep_bin, tmp_path, "--trace", str(tmp_path / "notes.json"), "--screenshot", str(tmp_path / "x.png"))
