@@ -150,6 +150,7 @@ void bind_machine(py::module_& m) {
              s.note(name, to_mat(arr, ("m.note('" + name + "')").c_str(), arr.ndim() == 1 ? 1 : 2));
            })
       .def("free", &StudentMachine::free)
+      .def("reserve", &StudentMachine::reserve, py::arg("elems"), py::arg("what"))
       .def("step", &StudentMachine::step)
       .def_property_readonly("steps", &StudentMachine::steps)
       .def_property_readonly("read_bytes", &StudentMachine::read_bytes)

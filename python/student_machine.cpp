@@ -188,6 +188,8 @@ int64_t StudentMachine::load(const std::string& name, int64_t r0, int64_t r1, in
                              "loaded it; rebinding, deleting or copying its array frees nothing";
     if (!same.empty()) held = "; " + same + " is still held: " + rule;
     else if (listed > 0) held = "; held: " + all + " (" + rule + ")";
+    if (reserved_ > 0)
+      held += "; " + std::to_string(reserved_) + " of M are " + reserved_what_ + ", on chip throughout";
     throw InputError("SRAM full: loading " + name + "[" + range(r0, r1) + "] (" + std::to_string(elems) +
                      " elements) while holding " + std::to_string(charged_elems_) + " would need " +
                      std::to_string(charged_elems_ + elems) + " of M = " + std::to_string(capacity_) + held +
@@ -278,6 +280,15 @@ void StudentMachine::free(int64_t tile_id) {
   (it->second.charged ? charged_elems_ : scratch_elems_) -= it->second.elems;
   tiles_.erase(it);
   update_sram();
+}
+
+void StudentMachine::reserve(int64_t elems, const std::string& what) {
+  if (sealed()) throw InputError("reserve while the student's function runs");
+  if (elems < 0 || charged_elems_ + elems > capacity_)
+    throw InputError("reserve: " + std::to_string(elems) + " elements do not fit M = " + std::to_string(capacity_));
+  reserved_ += elems;
+  reserved_what_ = what;
+  charged_elems_ += elems;
 }
 
 int64_t StudentMachine::tensor_read(const std::string& name) const {

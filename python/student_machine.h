@@ -67,6 +67,11 @@ class StudentMachine {
   // SRAM -> HBM at rows [r0, r0 + rows), columns [c0, c0 + cols); counted.
   void store(const std::string& name, int64_t r0, int64_t r1, int64_t c0, const Mat& tile);
   void free(int64_t tile_id);  // InputError for an id that is not held
+  // Charges `elems` of M from the start, for on-chip state the algorithm keeps that the student
+  // holds as plain arrays (FlashAttention-2's O_i, the backward's dK_j and dV_j): without it their
+  // share of M would be free room for tiles the schedule does not hold. Named by `what` when
+  // SRAM is full. Only before the student's function runs (InputError while sealed).
+  void reserve(int64_t elems, const std::string& what);
   // Names the pseudocode line the following work belongs to, with its loop indices i (Q block)
   // and j (K/V block); InputError for one outside the tiling. Left out (nullopt), an index is
   // that of the block of its loop the step loads, else of the last one loaded or named before.
@@ -124,6 +129,8 @@ class StudentMachine {
   std::map<int64_t, Tile> tiles_;
   int64_t next_id_ = 1;
   int64_t charged_elems_ = 0, scratch_elems_ = 0, peak_charged_ = 0, peak_sram_ = 0;
+  int64_t reserved_ = 0;  // reserve(): charged from the start, in charged_elems_ too
+  std::string reserved_what_;
   int64_t last_i_ = -1, last_j_ = -1;  // the blocks last loaded or named (-1: none yet)
   bool infer_i_ = true, infer_j_ = true;  // the current step's i, j follow its loads
   std::vector<StudentStep> steps_;

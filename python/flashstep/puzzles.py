@@ -460,7 +460,8 @@ class FA2Order(_Puzzle):
     each Q block i (outer), keep O_i, m_i, l_i on chip while K/V blocks j stream past; rescale
     O_i by e^(m_old - m_new) at each j, divide by l_i once at the end (FA2fwd L12), and write O_i
     and L_i = m_i + log l_i once (FA2fwd L14, L15). Budget, exact: FlashAttention-2's closed
-    form (reads Nq d + Tr 2 Nk d, writes Nq d + Nq floats). Judged: O and L against float64;
+    form (reads Nq d + Tr 2 Nk d, writes Nq d + Nq floats); SRAM: M, of which O_i's Br d are
+    charged from the start (it stays on chip, in your array). Judged: O and L against float64;
     one problem's scores are near 800, where e^S overflows unless the max is subtracted, and in
     the last they jump by 1000 after K/V block 0, where a max not updated (no rescale) overflows."""
     starter = '''\
@@ -504,6 +505,9 @@ class FA2Order(_Puzzle):
         core = _core_machine(q, k, v, M=M, causal=self.causal, schedule="fa2")
         core.put("O", np.zeros((nq, d), np.float32))
         core.put("L", np.zeros(nq, np.float32))
+        # O_i stays on chip over the j loop (core's FlashAttention-2 charges it to M): the student
+        # keeps it as a plain array, so its Br d are charged from the start
+        core.reserve(core.Br * d, "O_i (Br d)")
         m = Machine(core)
         ref = self._reference(q, k, v, M)
         budget = self._budget(ref)
@@ -591,7 +595,9 @@ class BackwardBlock(_Puzzle):
     dS_ij = P_ij o (dP_ij - D_i), dK_j += tau dS_ij^T Q_i (FA2's Algorithm 2, lines 9-14).
     Store dK_j, dV_j once. Budget: FA2b's reads for one K/V block, K_j, V_j (its L6) and
     Q_i, dO_i, L_i, D_i for every i (its L9): 2 Bc d + Nq (2d + 2) floats; 2 Bc d written.
-    SRAM: 2M, core's backward budget (dK_j, dV_j accumulate on chip). Judged against core's
+    SRAM: the tiles FA2's backward holds here, K_j, V_j, dK_j, dV_j (4 Bc d) and Q_i, dO_i
+    (2 Br d), within core's backward budget 2M; dK_j and dV_j's 2 Bc d are charged from the
+    start (they accumulate on chip, in your arrays). Judged against core's
     float64 gradients (1e-4 abs + 1e-4 rel). In the app (trace.save) your steps follow core's
     FlashAttention-2 forward of the same problem; label them with FA2b's lines and note the
     tiles (m.note(P=..., dV=dVj, ...)) to see them on chip."""
@@ -624,7 +630,10 @@ class BackwardBlock(_Puzzle):
         q, k, v = _inputs(nq, nk, d, seed)
         dout = np.random.default_rng(seed).normal(size=(nq, d)).astype(np.float32)
         fwd = _core.run(q, k, v, schedule="fa2", M=M)
-        core = _core_machine(q, k, v, M=M, capacity=2 * M, schedule="fa2")
+        # SRAM: the tiles this schedule holds, K_j, V_j, dK_j, dV_j (4 Bc d) and Q_i, dO_i (2 Br d),
+        # within core's backward budget of 2M (which also has room for O_i and dQ_i, not used here)
+        Bc, Br = fwd.tiling.Bc, fwd.tiling.Br
+        core = _core_machine(q, k, v, M=M, capacity=4 * Bc * d + 2 * Br * d, schedule="fa2")
         core.put("O", fwd.o)
         core.put("L", fwd.lse)
         core.put("dO", dout)
@@ -632,8 +641,11 @@ class BackwardBlock(_Puzzle):
         core.put("D", (dout.astype(np.float64) * fwd.o.astype(np.float64)).sum(axis=1).astype(np.float32))
         core.put("dK", np.zeros((nk, d), np.float32))
         core.put("dV", np.zeros((nk, d), np.float32))
+        rk = min((bj + 1) * core.Bc, nk) - bj * core.Bc
+        # dK_j, dV_j accumulate on chip (core's backward budget holds them): the student keeps them
+        # as plain arrays, so their 2 Bc d are charged from the start
+        core.reserve(2 * rk * d, "dK_j and dV_j (2 Bc d)")
         m = Machine(core, j=bj)
-        rk = min((bj + 1) * m.Bc, nk) - bj * m.Bc
         budget = (4 * (2 * rk * d + nq * (2 * d + 2)), 4 * 2 * rk * d)
         per_tensor = {"K": (4 * rk * d, 0), "V": (4 * rk * d, 0), "Q": (4 * nq * d, 0), "dO": (4 * nq * d, 0),
                       "L": (4 * nq, 0), "D": (4 * nq, 0), "O": (0, 0), "dK": (0, 4 * rk * d), "dV": (0, 4 * rk * d)}
@@ -663,7 +675,11 @@ class BackwardBlock(_Puzzle):
                                           "(Br floats), not O_i (Br d)",
                            ("dK", "written"): "Hint: accumulate dK_j, dV_j on chip and store them once"})
         except _Fail as f:
-            return CheckResult(False, str(f), m, budget, where)
+            msg = str(f)
+            if "SRAM full: loading O[" in msg:
+                msg += (" Hint: D_i is in HBM (FA2b L4 computed it once for every j): load D_i (Br floats), "
+                        "not O_i (Br d).")
+            return CheckResult(False, msg, m, budget, where)
         return CheckResult(True, "", m, budget, where)
 
 

@@ -388,7 +388,12 @@ def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=
 
 # [SECTION] backward-block
 
-def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=False, d_from_o=False):
+def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=False, d_from_o=False,
+                        hold_q=False):
+    """FA2's backward for one K/V block, or with a mistake; hold_q: every Q_i and dO_i kept in
+    SRAM (never freed)."""
+    held = []
+
     def fn(m):
         j = m.j
         k0, k1 = rows(j, m.Bc, m.nk)
@@ -398,6 +403,8 @@ def backward_block_with(use_D=True, subtract_L=True, tau_in_dk=True, reload_kv=F
         for i in range(m.Tr):
             q0, q1 = rows(i, m.Br, m.nq)
             m.step("FA2b L9", i=i, j=j)
+            if hold_q:  # loaded outside any `with m.sram():` and never freed: they stay charged
+                held.append((m.load("Q", q0, q1), m.load("dO", q0, q1)))
             with m.sram():
                 if reload_kv:
                     m.load("K", k0, k1), m.load("V", k0, k1)

@@ -85,9 +85,11 @@ WRONG = [
     ("backward-block", S.backward_block_with(use_D=False), ["dK[4, 0] = 0.1913", "dS_ij = P_ij o (dP_ij - D_i)"]),
     ("backward-block", S.backward_block_with(subtract_L=False), ["dV[4, 0]", "logsumexp L_i"]),
     ("backward-block", S.backward_block_with(tau_in_dk=False), ["dK[4, 0] = 0.4947", "the scale tau"]),
-    ("backward-block", S.backward_block_with(reload_kv=True), ["K read 192 B where", "once, outside the loop"]),
-    ("backward-block", S.backward_block_with(d_from_o=True), ["O read 128 B where FA2's backward read 0 B",
-                                                              "load D_i"]),
+    # the schedule's tiles fill SRAM: K_j, V_j loaded again while held, or O_i beside D_i, do not fit
+    ("backward-block", S.backward_block_with(reload_kv=True), ["SRAM full", "K[4:8], V[4:8], K[4:8], V[4:8]"]),
+    # every Q_i and dO_i kept: the room they take is dK_j and dV_j's, charged from the start
+    ("backward-block", S.backward_block_with(hold_q=True), ["SRAM full", "32 of M are dK_j and dV_j (2 Bc d)"]),
+    ("backward-block", S.backward_block_with(d_from_o=True), ["SRAM full: loading O[0:4]", "load D_i"]),
     ("decode-combine", S.decode_combine_with("average"), ["O[0, 0] =", "not averaged"]),
     ("decode-combine", S.decode_combine_with("inf_as_zero"), ["L_0 = 3.428 but the combine has 3.395",
                                                              "e^(-inf) = 0"]),
@@ -277,7 +279,9 @@ def test_a_tile_is_held_until_freed_and_a_copy_frees_nothing():
             k0, k1 = S.rows(j, m.Bc, m.nk)
             Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)  # noqa: F841
     r = puzzles.check("fa2-order", rebinds)
-    assert "SRAM full: loading V[4:8]" in r.message and "V[0:4] is still held" in r.message, r.message
+    # Q_0, K_0, V_0 and O_0's share (charged from the start) fill M: the next K_j does not fit
+    assert "SRAM full: loading K[4:8]" in r.message and "K[0:4] is still held" in r.message, r.message
+    assert "16 of M are O_i (Br d), on chip throughout" in r.message, r.message
     assert "copying its array frees nothing" in r.message
 
     def whole_kv_copied(m):  # S.algorithm_1_whole_kv with the copies a student would make
@@ -303,8 +307,8 @@ def test_a_tile_is_held_until_freed_and_a_copy_frees_nothing():
         with m.sram():
             K = m.load("K", 0, m.Bc)
             del K
-            assert m._m.steps[-1].charged_bytes == 4 * m.Bc * m.d  # still held
-        assert m._m.steps[-1].charged_bytes == 0  # the block's end frees it
+            assert m._m.steps[-1].charged_bytes == 4 * (m.Bc + m.Br) * m.d  # still held (and O_i's share)
+        assert m._m.steps[-1].charged_bytes == 4 * m.Br * m.d  # the block's end frees it
     r = puzzles.check("fa2-order", deleted)
     assert "SRAM" not in r.message and "AssertionError" not in r.message, r.message
 
