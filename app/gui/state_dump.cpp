@@ -122,6 +122,7 @@ nlohmann::json state_to_json(const AppState& s) {
                   {"dtype", dtype_name(p.dtype)}, {"dropout", p.dropout}, {"mask", p.mask.describe()}};
   // The backward's HBM (dQ, dK, dV; D for fa2; dP, dS for standard) when it ran.
   const Trace& tr = s.run->trace;
+  j["tiling"] = {{"Br", tr.tiling.Br}, {"Bc", tr.tiling.Bc}, {"Tr", tr.tiling.Tr}, {"Tc", tr.tiling.Tc}};
   j["backward"] = {{"ran", tr.has_backward}, {"first_step", tr.backward_first_step},
                    {"in_backward", tr.has_backward && s.index() > tr.backward_first_step}};
   // The backward view's on-chip tiles at this step (backward_state.h): the accumulators dV~_j,
@@ -213,7 +214,8 @@ nlohmann::json state_to_json(const AppState& s) {
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
                 {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px},
                 {"bar_cut_px", s.tiles_bar_cut_px}, {"rows_px", s.tiles_rows_px},
-                {"rows_label_gap_px", s.tiles_rows_label_gap_px}};
+                {"rows_label_gap_px", s.tiles_rows_label_gap_px}, {"j_labels", s.tiles_j_labels},
+                {"j_last_label", s.tiles_j_last_label}, {"j_stride", s.tiles_j_stride}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
                        {"table_compact", s.memory_table_compact},

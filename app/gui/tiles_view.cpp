@@ -532,11 +532,27 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     if (first >= 0 && float(first) < k && hgt >= 2 * dot)
       dl->AddCircleFilled(ImVec2(x_q - 5, y0 + std::min(hgt * 0.5f, 8.0f)), dot, kVisitedCol);
   }
+  // Every block's label where the widest ("j=Tc-1") fits a block; else every stride-th counted
+  // back from the last, ending at its block's right edge (labelling each block whose label fitted
+  // stopped at j=9 with Tc = 16).
+  std::snprintf(buf, sizeof buf, "j=%lld", (long long)(t.Tc - 1));
+  const float widest_j = ImGui::CalcTextSize(buf).x + 4, block_w = float(t.Bc) * cs;
+  const int64_t j_stride = block_w > 0 ? std::max<int64_t>(1, int64_t(std::ceil(widest_j / block_w))) : t.Tc;
+  s.tiles_j_labels = 0;
+  s.tiles_j_last_label = -1;
+  s.tiles_j_stride = j_stride;
+  auto labelled = [&](int64_t j) { ++s.tiles_j_labels, s.tiles_j_last_label = j; };
   for (int64_t j = 0; j < t.Tc; ++j) {
     const float x0 = x_s + float(j * t.Bc) * cs, wid = float(t.rows_in_kv_block(j, p.nk)) * cs;
     std::snprintf(buf, sizeof buf, "j=%lld", (long long)j);
-    if (wid >= ImGui::CalcTextSize(buf).x + 4)
-      dl->AddText(ImVec2(x0 + wid * 0.5f - ImGui::CalcTextSize(buf).x * 0.5f, y_k + d * cd + 1), dim, buf);
+    const float tw = ImGui::CalcTextSize(buf).x;
+    if (j_stride == 1 && wid >= tw + 4) {
+      dl->AddText(ImVec2(x0 + wid * 0.5f - tw * 0.5f, y_k + d * cd + 1), dim, buf);
+      labelled(j);
+    } else if (j_stride > 1 && (t.Tc - 1 - j) % j_stride == 0) {
+      dl->AddText(ImVec2(std::max(origin.x, x0 + wid - tw), y_k + d * cd + 1), dim, buf);
+      labelled(j);
+    }
     const int64_t first = v.kv_first_load[size_t(j)];
     if (first >= 0 && float(first) < k && wid >= 2 * dot)
       dl->AddCircleFilled(ImVec2(x0 + std::min(wid * 0.5f, 8.0f), y_k - 5), dot, kVisitedCol);

@@ -138,3 +138,19 @@ TEST_CASE("the lesson's block table fits its panel where a narrower form can", "
   CHECK(wide["lesson_table"]["form"] == 0);
   CHECK(wide["lesson_table"]["clip_px"].get<double>() <= 0.5);
 }
+
+TEST_CASE("K^T's block labels run to the last block, every stride-th where one label is wider than a block", "[gui][layout]") {
+  // gpt2-medium (Tc = 16) labelled j=0 .. j=9 and stopped: "j=10" did not fit its block where
+  // "j=9" did. Now the widest label sets a stride and the labels reach the last stride.
+  const std::string settings = out_path("j-labels-settings.json");
+  fs::remove(settings);
+  for (const std::string args : {"--preset gpt2-medium --step 40 --size 1600x1000", "--preset gpt2-medium --size 1280x720",
+                                 "--preset tiny --size 1600x1000"}) {
+    CAPTURE(args);
+    const nlohmann::json all = dumped_state("--settings " + settings + " " + args, "j-labels"), j = all["tiles"];
+    const int64_t Tc = all["tiling"]["Tc"].get<int64_t>();
+    const int64_t stride = j["j_stride"].get<int64_t>();
+    CHECK(j["j_labels"].get<int64_t>() == (Tc + stride - 1) / stride);
+    CHECK(j["j_last_label"].get<int64_t>() + stride >= Tc);
+  }
+}
