@@ -142,6 +142,10 @@ UrlRequest parse_query(const Query& q) {
     throw InputError("page and course_seed need course=CHAPTER");
   if (r.options.course && !script.empty())
     throw InputError("a course page sets its own problem: drop the problem fields or course");
+  if (r.options.course && seen.count("preset"))
+    throw InputError("a course page sets its own problem: drop preset or course");
+  if (r.options.course && seen.count("view"))
+    throw InputError("a course page sets its own view: drop view or course");
   if (!script.empty()) r.problem_script = script + "apply";
   return r;
 }
@@ -204,13 +208,34 @@ std::string link_wording(const std::string& message) {
   return out;
 }
 
+namespace {
+
+// The Display menu's settings where they are not the defaults: presentation=1 when they are
+// presentation mode's, else theme, font and hide, so that a copied link or a reload keeps them.
+std::string display_query(const gui::DisplaySettings& d) {
+  const gui::DisplaySettings def;
+  if (d == def) return "";
+  if (d == gui::presentation_settings()) return "&presentation=1";
+  std::string q;
+  if (d.theme != def.theme) q += std::string("&theme=") + gui::theme_name(d.theme);
+  if (d.font_scale != def.font_scale) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(d.font_scale));
+    q += std::string("&font=") + buf;
+  }
+  if (d.hidden != def.hidden) q += "&hide=" + (d.hidden ? gui::panel_list(d.hidden) : std::string("none"));
+  return q;
+}
+
+}  // namespace
+
 std::string query_for_state(const gui::AppState& s, const std::string& base) {
   // In the course: the chapter, the page (1-based), the seed when not the first, and the step
   // (the page's scene sets one; the reader may step on from it).
   if (s.course.active && s.course.chapter) {
     std::string q = "course=" + s.course.chapter->id + "&page=" + std::to_string(s.course.page + 1);
     if (s.course.seed != 1) q += "&course_seed=" + std::to_string(s.course.seed);
-    return q + "&step=" + std::to_string(s.index());
+    return q + "&step=" + std::to_string(s.index()) + display_query(s.display.now);
   }
   // The preset's problem, read once per name (the assets are in the page's files).
   static std::map<std::string, gui::Preset> presets;
@@ -251,7 +276,7 @@ std::string query_for_state(const gui::AppState& s, const std::string& base) {
   if (preset && s.run->backward != preset->backward) add("backward", s.run->backward ? "1" : "0");
   add("step", std::to_string(s.index()));
   if (!preset || preset->view != view_name(s.view)) add("view", view_name(s.view));
-  return q;
+  return q + display_query(s.display.now);
 }
 
 }  // namespace flashstep::web

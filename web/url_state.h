@@ -10,7 +10,7 @@
 //   step=K               K steps applied (0 .. the trace's length)
 //   view=tiles | lesson | compare | bench | pipeline
 //   course=CHAPTER, page=P, course_seed=N   the guided course (gui --course CHAPTER --page P --seed N)
-//   theme=dark | light, font=SCALE, hide=PANELS, presentation=1   the Display menu, this visit
+//   theme=dark | light, font=SCALE, hide=PANELS, presentation=1   the Display menu (written back)
 //   dump=1               print the state dump (flashstep gui --dump-state) to the console
 //   bench=N              time N idle and N stepping frames (flashstep gui --bench-frames N)
 #pragma once
@@ -48,7 +48,8 @@ std::string link_wording(const std::string& message);
 
 // The query for the app's state now: the preset `base` it started from (the app forgets the
 // name once the editor's Apply runs), the problem fields that differ from that preset's, the
-// step, and the view when it is not the preset's.
+// step, the view when it is not the preset's, and the Display menu's settings when they are not
+// the defaults (presentation=1, or theme, font and hide).
 std::string query_for_state(const gui::AppState& s, const std::string& base);
 
 }  // namespace flashstep::web

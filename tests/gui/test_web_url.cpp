@@ -46,6 +46,30 @@ TEST_CASE("web link: a preset at a step opens there and is written back the same
   CHECK(web::query_for_state(s, "tiny") == "preset=tiny&step=20&view=pipeline");
 }
 
+TEST_CASE("web link: the Display menu's settings stay in the link, so that a copy or a reload keeps them", "[gui][web]") {
+  // They were applied and then dropped from the address bar at once.
+  CHECK(web::query_for_state(open_link({{"preset", "tiny"}, {"step", "19"}, {"presentation", "1"}}), "tiny") ==
+        "preset=tiny&step=19&presentation=1");
+  CHECK(web::query_for_state(open_link({{"preset", "tiny"}, {"step", "19"}, {"theme", "light"}}), "tiny") ==
+        "preset=tiny&step=19&theme=light");
+  const web::Query q = {{"preset", "tiny"}, {"font", "1.5"}, {"hide", "memory,softmax"}};
+  const std::string link = web::query_for_state(open_link(q), "tiny");
+  CHECK(link == "preset=tiny&step=0&font=1.5&hide=memory,softmax");
+  // Read back, the link gives the same display.
+  web::Query back;
+  for (size_t at = 0; at < link.size();) {
+    const size_t amp = std::min(link.find('&', at), link.size()), eq = link.find('=', at);
+    back.push_back({link.substr(at, eq - at), link.substr(eq + 1, amp - eq - 1)});
+    at = amp + 1;
+  }
+  CHECK(open_link(back).display.now == open_link(q).display.now);
+  CHECK_THAT(web::query_for_state(open_link({{"course", "online-softmax"}, {"presentation", "1"}}), "tiny"),
+             Contains("&presentation=1"));
+  // A course page sets its own problem and view: a preset or a view beside course= is refused.
+  CHECK_THAT(refusal({{"course", "online-softmax"}, {"preset", "gpt2-medium"}}), Contains("drop preset or course"));
+  CHECK_THAT(refusal({{"course", "online-softmax"}, {"view", "bench"}}), Contains("drop view or course"));
+}
+
 TEST_CASE("web link: view=pipeline opens the Pipeline view, alone or with a problem", "[gui][web]") {
   CHECK(open_link({{"preset", "tiny"}, {"view", "pipeline"}}).view == gui::View::pipeline);
   gui::AppState s = open_link({{"preset", "tiny"}, {"nq", "12"}, {"view", "pipeline"}, {"step", "3"}});
