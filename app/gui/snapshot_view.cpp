@@ -182,7 +182,14 @@ void draw_header(AppState& s) {
     }
   }
   ImGui::EndDisabled();
-  if (!gpu_ok && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
+  if (!gpu_ok && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    // Wrapped: the page's reason is one 200-character sentence, cut by the window's edge at 1280 px.
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(why.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
   if (!c.error.empty()) ErrorText(c.error);
   if (!c.mismatch.empty()) {
     ErrorText(std::string("this folder holds snapshots of another problem: ") + c.mismatch);
