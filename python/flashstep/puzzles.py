@@ -263,6 +263,10 @@ _ALG1_BUDGET_HINTS = {
                          "at every (i, j) (Alg1 L8) and writes them back (L12, L13); keeping them on chip is "
                          "FlashAttention-2's order (the fa2-order puzzle)",
     ("O", "written under"): "Hint: Algorithm 1 writes O_i back at every (i, j) (Alg1 L12), and l_i, m_i (L13)",
+    ("K", "read under"): "Hint: K_j, V_j are rows j Bc .. min((j + 1) Bc, Nk) (Alg1 L6): a block loaded short "
+                         "leaves keys out of every row's softmax",
+    ("V", "read under"): "Hint: K_j, V_j are rows j Bc .. min((j + 1) Bc, Nk) (Alg1 L6): a block loaded short "
+                         "leaves keys out of every row's softmax",
 }
 
 
@@ -332,6 +336,12 @@ class Algorithm1(_Puzzle):
                     raise _Fail(f"{tensor} was never written. Hint: store O_i (Alg1 L12), then l_i and m_i "
                                 "(Alg1 L13), for every (i, j).")
             o64, lse64 = _core.reference_attention(q, k, v, m.tau)
+            # K or V loaded short (a load ending inside a block, fewer bytes than the schedule's)
+            # makes the values wrong too: the bytes say why, before the values do
+            cut = any(kind == "load" and t in ("K", "V") and r1 != min((r0 // m.Bc + 1) * m.Bc, nk)
+                      for kind, t, r0, r1 in m._order)
+            if cut and any(m._m.tensor_read(t) < per_tensor[t][0] for t in ("K", "V")):
+                _check_budget(m, cf, per_tensor, self.algorithm, _ALG1_BUDGET_HINTS)
             # Every store, not only the last: O_i, l_i, m_i kept in Python over j and something else
             # written at the earlier j end with Algorithm 1's final HBM, and its bytes.
             dep = _departure(m, _writes_table(ref), self.algorithm, lambda t: _ALG1_HINTS.get(t, ""), exact_j=True)

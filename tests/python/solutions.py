@@ -119,6 +119,25 @@ def safe_softmax_view_after_free(m):  # a plain view of the tile used after its 
     m.store("y", 0, m.n, e / e.sum())
 
 
+def algorithm_1_kv_block_cut(m):  # K_j, V_j loaded one row short (k1 - 1)
+    algorithm_1_with()(_ShortBlocks(m))
+
+
+class _ShortBlocks:
+    """The machine whose loads of K and V end one row early."""
+    def __init__(self, m):
+        self._m_ = m
+
+    def load(self, name, r0, r1, *rest):
+        return self._m_.load(name, r0, r1 - 1 if name in ("K", "V") else r1, *rest)
+
+    def note(self, **values):  # the noted tiles are a column short: not shown
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._m_, name)
+
+
 def algorithm_1_last_j_left_out(m):
     algorithm_1_with()(_FewerBlocks(m))
 

@@ -38,6 +38,8 @@ WRONG = [
                                                              "the ones before this block's merge"]),
     ("safe-softmax", S.safe_softmax_view_after_free, ["y[0] = nan", "x left it before y was stored",
                                                       "np.asarray(tile) kept past its block"]),
+    ("algorithm-1", S.algorithm_1_kv_block_cut, ["K read 96 B where Algorithm 1 read 128 B",
+                                                 "a block loaded short leaves keys out"]),
     ("algorithm-1", S.algorithm_1_last_j_left_out, ["Every step you stored matches Algorithm 1",
                                                     "no store of O_i at (i, j) = (0, 1)"]),
     ("online-softmax", S.online_softmax_whole_row, ["SRAM full", "M = 2", "one block fits"]),
