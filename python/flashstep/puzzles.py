@@ -35,6 +35,8 @@ import textwrap
 import numpy as np
 
 from . import _core
+from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _OVERFLOW_HINT, _OWN_BLOCK_WHY, _attention_problem, \
+    _attention_problems
 from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
     ATOL,
     RTOL,
@@ -227,49 +229,6 @@ class OnlineSoftmax(_Puzzle):
                 raise _Fail(f"{where}, l = {_fmt(mine_l)} but the lesson has {_fmt(blk.l_new)}. {hint}")
 
 
-def _attention_problems():
-    """(nq, nk, d, M, seed, offset, rise): the README's tiny problem (four blocks), then ragged
-    ones; one with its scores near 800 (_inputs), where e^S overflows unless the max is
-    subtracted; the last with the scores of K/V block 1 on 1000 above block 0's, where e^(S - m)
-    overflows unless the max is updated at every block (the online rescale)."""
-    return [(8, 8, 4, 64, 1, 0.0, False), (10, 13, 4, 64, 2, 0.0, False), (7, 5, 8, 128, 3, 0.0, False),
-            (9, 11, 4, 64, 12, 800.0, False), (10, 12, 4, 64, 14, 1000.0, True)]
-
-
-def _attention_problem(problem):
-    """An attention puzzle's problem: (nq, nk, d, M, (q, k, v), where it is, for messages)."""
-    nq, nk, d, M, seed, offset, rise = problem
-    rise_from = -(-M // (4 * d)) if rise else None  # Bc = ceil(M / 4d): the keys of block 1 on
-    where = f"Nq = {nq}, Nk = {nk}, d = {d}, M = {M}"
-    if offset:
-        where += f", scores {offset:g} higher from K/V block 1 on" if rise else f", scores near {offset:g}"
-    return nq, nk, d, M, _inputs(nq, nk, d, seed, offset, rise_from), where
-
-
-_ALG1_HINTS = {
-    "l": "Hint: missing rescale? l_i^new = e^(m_i - m_i^new) l_i + e^(m~_ij - m_i^new) l~_ij (Alg1 L11).",
-    "m": "Hint: max not carried? m_i^new = max(m_i, m~_ij), with m_i loaded from HBM (Alg1 L8, L11).",
-    "O": "Hint: O_i <- diag(l_i^new)^-1 (diag(l_i) e^(m_i - m_i^new) O_i + e^(m~_ij - m_i^new) P~_ij V_j) "
-         "(Alg1 L12): the old O_i is rescaled by l_i and e^(m_i - m_i^new), the new block by e^(m~_ij - m_i^new).",
-}
-
-
-_ALG1_BUDGET_HINTS = {
-    ("K", "read"): "Hint: load K_j, V_j once per j, outside the loop over i (Alg1 L6)",
-    ("V", "read"): "Hint: load K_j, V_j once per j, outside the loop over i (Alg1 L6)",
-    ("O", "written"): "Hint: store O_i once per (i, j) (Alg1 L12), l_i and m_i once (L13)",
-    ("Q", "read under"): "Hint: Algorithm 1 loads Q_i at every (i, j) (Alg1 L8): Q_i does not stay on chip over j",
-    ("O", "read under"): "Hint: Algorithm 1 keeps nothing on chip from one j to the next: it loads O_i, l_i, m_i "
-                         "at every (i, j) (Alg1 L8) and writes them back (L12, L13); keeping them on chip is "
-                         "FlashAttention-2's order (the fa2-order puzzle)",
-    ("O", "written under"): "Hint: Algorithm 1 writes O_i back at every (i, j) (Alg1 L12), and l_i, m_i (L13)",
-    ("K", "read under"): "Hint: K_j, V_j are rows j Bc .. min((j + 1) Bc, Nk) (Alg1 L6): a block loaded short "
-                         "leaves keys out of every row's softmax",
-    ("V", "read under"): "Hint: K_j, V_j are rows j Bc .. min((j + 1) Bc, Nk) (Alg1 L6): a block loaded short "
-                         "leaves keys out of every row's softmax",
-}
-
-
 class Algorithm1(_Puzzle):
     id = "algorithm-1"
     title = "Algorithm 1, the whole forward pass"
@@ -453,13 +412,6 @@ class BlockUpdate(Algorithm1):
         tile_q, tile_k, vec = 4 * rq * m.d, 4 * rk * m.d, 4 * rq
         return {"Q": (tile_q, 0), "K": (tile_k, 0), "V": (tile_k, 0), "O": (tile_q, tile_q),
                 "l": (vec, vec), "m": (vec, vec)}
-
-
-_OVERFLOW_HINT = ("Hint: e^(S - m) overflowed: subtract the running max m_i = max(m_i, rowmax S_ij), updated at "
-                  "every K/V block, and rescale l_i and O_i by e^(m_old - m_new) when it grows (FA2fwd L8-L10).")
-_OWN_BLOCK_WHY = ("FlashAttention-2 writes O_i and L_i at the end of their own Q block i (FA2fwd L14, L15), "
-                  "before the next Q_i is loaded. Hint: store each block's rows inside the loop over i; "
-                  "finished blocks kept on chip until the end need SRAM the tiling does not have.")
 
 
 class FA2Order(_Puzzle):
