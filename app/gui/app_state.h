@@ -72,6 +72,12 @@ struct RunView {
   // Every schedule on the same inputs and blocks (kSchedules order); the shown schedule's
   // entry is the recorded run's totals.
   std::vector<ScheduleRun> runs;
+  // A trace that holds part of its schedule (the decode-combine puzzle's: the partials, which
+  // core's run writes and its steps only read, placed in HBM before its first step): core's
+  // whole run of the schedule on the same problem, for the readers that speak of the schedule's
+  // traffic (decode's extra traffic, the memory panel's note). The trace's own totals, and its
+  // column in `runs`, are the part it holds. Unset for a run or a trace of the whole schedule.
+  std::optional<Totals> whole_schedule;
   std::string reference_note;  // why there is no float64 comparison, if so
   // S and P~ tiles placed in Nq x Nk matrices; empty when too large. fa1: S_ij at L9, P~_ij at
   // L10; fa2: S_ij at L8, P~_ij at L9; standard: the row blocks S_i, P_i written to HBM at L1,

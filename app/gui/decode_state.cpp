@@ -1,8 +1,10 @@
 // The app's flash-decoding state (decode_state.h): everything from the trace's steps.
 #include "app/gui/decode_state.h"
 
-#include "core/schedules/decode/decode.h"
+#include "app/gui/app_state.h"
 #include "core/lines.h"
+#include "core/schedule_registry.h"
+#include "core/schedules/decode/decode.h"
 
 #include <cmath>
 #include <limits>
@@ -18,6 +20,29 @@ int64_t split_of_block(const Trace& tr, int64_t j) {
     if (j >= r.j0 && j < r.j1) return s;
   }
   return -1;
+}
+
+bool decode_extra_traffic(const RunView& v, DecodeExtraTraffic& x) {
+  const Trace& tr = v.trace;
+  if (!has_partials(tr)) return false;
+  const ScheduleInfo& info = schedule_info(v.schedule());
+  const ScheduleRun& run = v.runs[size_t(schedule_column(v.schedule()))];
+  const ScheduleRun& contrast = v.runs[size_t(schedule_column(info.contrast))];
+  if (!run.ok || !contrast.ok || info.contrast == v.schedule()) return false;
+  const Totals& own = v.whole_schedule ? *v.whole_schedule : run.forward_totals;
+  const Totals& base = contrast.forward_totals;
+  const Traffic& f = own.traffic;
+  const Traffic& g = base.traffic;
+  const size_t Q = size_t(Tensor::Q), Op = size_t(Tensor::Op), Lp = size_t(Tensor::Lp);
+  x.rows = {{{"Q read", f.read[Q], g.read[Q]},
+             {"O^(s), lse^(s) written", f.written[Op] + f.written[Lp], 0},
+             {"O^(s), lse^(s) read", f.read[Op] + f.read[Lp], 0},
+             {"whole forward", own.hbm_read_bytes + own.hbm_write_bytes, base.hbm_read_bytes + base.hbm_write_bytes}}};
+  x.extra = x.rows[3].decode - x.rows[3].contrast;
+  x.q_again = f.read[Q] - g.read[Q];
+  x.partials = 2 * tr.tiling.S * tr.problem.nq * (tr.problem.d + 1) * 4;
+  x.kv = f.read[size_t(Tensor::K)] + f.read[size_t(Tensor::V)];
+  return true;
 }
 
 PartialWrites partial_writes(const Trace& tr) {

@@ -5,6 +5,7 @@
 #pragma once
 #include "core/trace.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,26 @@ PartialWrites partial_writes(const Trace& tr);
 inline bool partial_in_hbm(int64_t step, size_t applied) {
   return step == kBeforeFirstStep || (step >= 0 && size_t(step) < applied);
 }
+
+// The memory panel's table of what the splits add against the contrast schedule (FA2's one
+// pass): Q read, the partials written and read, the whole forward, each as decode's forward
+// and the contrast's. Decode's figures are core's whole run of the problem where the trace
+// holds the combine alone (RunView::whole_schedule: the decode-combine puzzle's, whose own
+// totals are the combine's bytes), else the run's.
+struct DecodeExtraRow {
+  const char* name = "";
+  int64_t decode = 0, contrast = 0;
+};
+struct DecodeExtraTraffic {
+  std::array<DecodeExtraRow, 4> rows;
+  int64_t extra = 0;     // the whole forward's bytes, decode's less the contrast's
+  int64_t q_again = 0;   // Q read again per split
+  int64_t partials = 0;  // 2 S Nq (d + 1) float32: O^(s), lse^(s) written and read back
+  int64_t kv = 0;        // K and V read by decode
+};
+struct RunView;
+// False where the run has no such table (no partials, or no run of either schedule).
+bool decode_extra_traffic(const RunView& v, DecodeExtraTraffic& out);
 
 // The combine of Q block i as it stands at the cursor `at` (a Cursor over tr), when its current
 // step has the combine role: per row and split the lse_i^(s) loaded at FD L17, the

@@ -271,36 +271,25 @@ bool DrawCombineFactors(const AppState& s) {
 void DrawDecodeTraffic(const AppState& s) {
   const RunView& v = *s.run;
   const Trace& tr = v.trace;
-  if (!has_partials(tr)) return;
+  DecodeExtraTraffic x;
+  if (!decode_extra_traffic(v, x)) return;
   const ScheduleInfo& info = schedule_info(v.schedule());
-  const ScheduleRun& own = v.runs[size_t(schedule_column(v.schedule()))];
-  const ScheduleRun& base = v.runs[size_t(schedule_column(info.contrast))];
-  if (!own.ok || !base.ok || info.contrast == v.schedule()) return;
-  const Traffic& f = own.forward_totals.traffic;
-  const Traffic& g = base.forward_totals.traffic;
-  const Problem& p = tr.problem;
+  const auto& rows = x.rows;
   char a[32], b[32], c[32], d[32];
   TextWrappedF("The splits' extra traffic against %s (S = %lld):", schedule_info(info.contrast).name, (long long)tr.tiling.S);
-  const int Q = int(Tensor::Q), Op = int(Tensor::Op), Lp = int(Tensor::Lp);
-  struct Row {
-    const char* name;
-    int64_t x, y;
-  };
-  const Row rows[] = {{"Q read", f.read[size_t(Q)], g.read[size_t(Q)]},
-                      {"O^(s), lse^(s) written", f.written[size_t(Op)] + f.written[size_t(Lp)], 0},
-                      {"O^(s), lse^(s) read", f.read[size_t(Op)] + f.read[size_t(Lp)], 0},
-                      {"whole forward", own.forward_totals.hbm_read_bytes + own.forward_totals.hbm_write_bytes,
-                       base.forward_totals.hbm_read_bytes + base.forward_totals.hbm_write_bytes}};
+  if (v.whole_schedule)
+    DimText("This trace holds the combine alone (the partials were in HBM before its first step): the decode column "
+            "is core's whole run of the problem.");
   // Where the table in full does not fit (presentation mode at 1280x720), the byte counts are
   // written short and the row names wrap in their cells; the columns stretch in proportion to
   // what they hold, so that no number is cut.
   const ImGuiStyle& st = ImGui::GetStyle();
   float name_w = ImGui::CalcTextSize("bytes").x, num_w[2] = {0, 0};
-  for (const Row& r : rows) {
+  for (const DecodeExtraRow& r : rows) {
     name_w = std::max(name_w, ImGui::CalcTextSize(r.name).x);
-    for (const int64_t x : {r.x, r.y}) {
-      num_w[0] = std::max(num_w[0], ImGui::CalcTextSize(fmt_bytes(a, sizeof a, x)).x);
-      num_w[1] = std::max(num_w[1], ImGui::CalcTextSize(fmt_bytes_short(a, sizeof a, x)).x);
+    for (const int64_t n : {r.decode, r.contrast}) {
+      num_w[0] = std::max(num_w[0], ImGui::CalcTextSize(fmt_bytes(a, sizeof a, n)).x);
+      num_w[1] = std::max(num_w[1], ImGui::CalcTextSize(fmt_bytes_short(a, sizeof a, n)).x);
     }
   }
   for (float& w : num_w)
@@ -315,27 +304,23 @@ void DrawDecodeTraffic(const AppState& s) {
     ImGui::TableSetupColumn(info.name, stretch, num_w[compact]);
     ImGui::TableSetupColumn(schedule_info(info.contrast).name, stretch, num_w[compact]);
     ImGui::TableHeadersRow();
-    const auto bytes = [&](char* buf, size_t n, int64_t x) { return compact ? fmt_bytes_short(buf, n, x) : fmt_bytes(buf, n, x); };
-    for (const Row& r : rows) {
+    const auto bytes = [&](char* buf, size_t n, int64_t v) { return compact ? fmt_bytes_short(buf, n, v) : fmt_bytes(buf, n, v); };
+    for (const DecodeExtraRow& r : rows) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       TextWrappedAtSpaces(r.name);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(bytes(a, sizeof a, r.x));
+      ImGui::TextUnformatted(bytes(a, sizeof a, r.decode));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(bytes(b, sizeof b, r.y));
+      ImGui::TextUnformatted(bytes(b, sizeof b, r.contrast));
     }
     ImGui::EndTable();
   }
-  const int64_t extra = own.forward_totals.hbm_read_bytes + own.forward_totals.hbm_write_bytes -
-                        base.forward_totals.hbm_read_bytes - base.forward_totals.hbm_write_bytes;
-  const int64_t kv = f.read[size_t(int(Tensor::K))] + f.read[size_t(int(Tensor::V))];
   char line[256];
   std::snprintf(line, sizeof line, "+%s in all: %s of Q read again per split, and 2 S Nq (d + 1) float32 partials = %s. "
                 "That is %.2f%% more than the %s of K and V both read.",
-                fmt_bytes(a, sizeof a, extra), fmt_bytes(b, sizeof b, f.read[size_t(int(Tensor::Q))] - g.read[size_t(int(Tensor::Q))]),
-                fmt_bytes(c, sizeof c, 2 * tr.tiling.S * p.nq * (p.d + 1) * 4), kv > 0 ? 100.0 * double(extra) / double(kv) : 0.0,
-                fmt_bytes(d, sizeof d, kv));
+                fmt_bytes(a, sizeof a, x.extra), fmt_bytes(b, sizeof b, x.q_again), fmt_bytes(c, sizeof c, x.partials),
+                x.kv > 0 ? 100.0 * double(x.extra) / double(x.kv) : 0.0, fmt_bytes(d, sizeof d, x.kv));
   DimText(line);
 }
 

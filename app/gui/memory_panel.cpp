@@ -282,22 +282,23 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   // bytes of state_tensors over the forward against the contrast schedule's (Algorithm 1's
   // round trips against FA2's one write), or against the forward's whole traffic.
   {
-    auto state_bytes = [](const ScheduleRun& r, const ScheduleInfo& si) {
-      const Traffic& f = r.forward_totals.traffic;  // the forward alone
+    auto state_bytes = [](const Totals& forward, const ScheduleInfo& si) {
       int64_t sum = 0;
-      for (Tensor x : si.state_tensors) sum += f.read[int(x)] + f.written[int(x)];
+      for (Tensor x : si.state_tensors) sum += forward.traffic.read[int(x)] + forward.traffic.written[int(x)];
       return sum;
     };
     const ScheduleRun& own = v.runs[size_t(schedule_column(sched))];
     const ScheduleRun& other = v.runs[size_t(schedule_column(info.contrast))];
+    // A trace that holds part of its schedule (RunView::whole_schedule): the note is about the
+    // schedule, so core's whole run of it
+    const Totals& F = v.whole_schedule ? *v.whole_schedule : own.forward_totals;
     char line[320];
     if (info.contrast != sched && own.ok && other.ok) {
-      std::snprintf(line, sizeof line, info.traffic_note, fmt_bytes(a, sizeof a, state_bytes(own, info)),
-                    fmt_bytes(b, sizeof b, state_bytes(other, schedule_info(info.contrast))));
+      std::snprintf(line, sizeof line, info.traffic_note, fmt_bytes(a, sizeof a, state_bytes(F, info)),
+                    fmt_bytes(b, sizeof b, state_bytes(other.forward_totals, schedule_info(info.contrast))));
       DimText(line);
     } else if (info.contrast == sched) {
-      const Totals& F = own.forward_totals;
-      std::snprintf(line, sizeof line, info.traffic_note, fmt_bytes(a, sizeof a, state_bytes(own, info)),
+      std::snprintf(line, sizeof line, info.traffic_note, fmt_bytes(a, sizeof a, state_bytes(F, info)),
                     fmt_bytes(b, sizeof b, F.hbm_read_bytes + F.hbm_write_bytes));
       DimText(line);
     }

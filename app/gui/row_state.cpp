@@ -21,6 +21,23 @@ std::unique_ptr<RowView> make_row_view(RowTrace trace, const std::string& path) 
   return v;
 }
 
+bool row_tensor_judged(RowTensor t) { return t == RowTensor::x || t == RowTensor::y; }
+
+RowBytes row_judged_bytes(const RowStep& s) {
+  RowBytes b;
+  for (const RowLoad& l : s.loads) (row_tensor_judged(l.tensor) ? b.read : b.diagnostic) += (l.end - l.begin) * kRowElemBytes;
+  for (const RowWrite& w : s.stores) (row_tensor_judged(w.tensor) ? b.written : b.diagnostic) += w.data.size() * kRowElemBytes;
+  return b;
+}
+
+namespace {
+void add_row_bytes(RowBytes& to, const RowBytes& b) {
+  to.read += b.read;
+  to.written += b.written;
+  to.diagnostic += b.diagnostic;
+}
+}  // namespace
+
 RowAt row_at(const RowView& v, size_t k) {
   const RowTrace& t = v.trace;
   RowAt a;
@@ -30,9 +47,12 @@ RowAt row_at(const RowView& v, size_t k) {
   a.y_written.assign(size_t(t.n()), Seen::no);
   a.blocks.assign(v.lesson.blocks.size(), RowBlockAt{});
   size_t m_stores = 0, l_stores = 0;
+  for (const RowStep& st : t.steps) add_row_bytes(a.whole_run, row_judged_bytes(st));
   for (size_t s = 0; s < a.k; ++s) {
     const RowStep& st = t.steps[s];
     const bool now = s + 1 == a.k;
+    add_row_bytes(a.so_far, row_judged_bytes(st));
+    if (now) a.this_step = row_judged_bytes(st);
     for (const RowLoad& l : st.loads) {
       a.read[size_t(l.tensor)] += (l.end - l.begin) * kRowElemBytes;
       if (now) a.read_now[size_t(l.tensor)] = true;
@@ -86,7 +106,9 @@ std::string row_explain(const RowView& v, size_t k) {
   list("stores", s.stores, [](const RowWrite& w) {
     return std::make_tuple(row_tensor_name(w.tensor), w.begin, w.begin + int64_t(w.data.size()));
   });
-  std::snprintf(buf, sizeof buf, " (%lld B read, %lld B written).", (long long)s.read, (long long)s.write);
+  const RowBytes b = row_judged_bytes(s);
+  std::snprintf(buf, sizeof buf, " (%lld B read, %lld B written%s).", (long long)b.read, (long long)b.written,
+                b.diagnostic ? "; m, l: diagnostics, not counted" : "");
   return text + (s.loads.empty() && s.stores.empty() ? ": no HBM traffic." : buf);
 }
 

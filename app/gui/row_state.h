@@ -23,6 +23,17 @@ struct RowView {
 // Throws InputError (a row the lesson refuses).
 std::unique_ptr<RowView> make_row_view(RowTrace trace, const std::string& path);
 
+// The row's traffic as the puzzles judge it: x and y. The stores of m and l are online-softmax's
+// diagnostics (it asks for them after each block so that its judge can name the block that
+// departs; flashstep/_judge.py leaves them out of the bytes): the per-tensor table shows them,
+// the totals do not count them.
+struct RowBytes {
+  int64_t read = 0, written = 0;
+  int64_t diagnostic = 0;  // m and l, read and written
+};
+bool row_tensor_judged(RowTensor t);  // x, y
+RowBytes row_judged_bytes(const RowStep& s);
+
 enum class Seen : unsigned char { no, before, now };  // not yet; by an earlier step; by step k
 
 struct RowBlockAt {
@@ -39,6 +50,7 @@ struct RowAt {
   int current_block = -1;              // the block of step k's last load of x (-1: none)
   std::array<int64_t, kRowTensors> read{}, written{};  // bytes so far, per tensor
   std::array<bool, kRowTensors> read_now{}, written_now{};  // by step k
+  RowBytes so_far, this_step, whole_run;  // the traffic the puzzle judges (row_judged_bytes)
 };
 RowAt row_at(const RowView& v, size_t k);
 

@@ -115,8 +115,9 @@ void DrawRowStepsPanel(AppState& s, GpuState& g, const Layout& l) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (size_t n = 0; n < v.trace.steps.size(); ++n) {
     const RowStep& st = v.trace.steps[n];
-    std::snprintf(line, sizeof line, "%3zu  %-12s read %s, wrote %s", n + 1, st.label.c_str(),
-                  fmt_bytes(a, sizeof a, st.read), fmt_bytes(b, sizeof b, st.write));
+    const RowBytes sb = row_judged_bytes(st);  // m, l: diagnostics, named apart from the traffic
+    std::snprintf(line, sizeof line, "%3zu  %-12s read %s, wrote %s%s", n + 1, st.label.c_str(),
+                  fmt_bytes(a, sizeof a, sb.read), fmt_bytes(b, sizeof b, sb.written), sb.diagnostic ? " (+ m, l)" : "");
     const bool on = n + 1 == k;
     // The line wraps in a narrow panel; the current one is lit behind its text (as the pseudocode's).
     dl->ChannelsSplit(2);
@@ -263,7 +264,7 @@ void DrawRowMemoryPanel(AppState& s, const Layout& l) {
   BeginRowPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size);
   const RowView& v = *s.row;
   const RowAt& at = s.row_now;
-  char a[32], b[32], c[160];
+  char a[32], b[32], c[256];
   ImGui::TextUnformatted("HBM bytes so far (float32)");
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("row-traffic", 4, tf)) {
@@ -284,18 +285,21 @@ void DrawRowMemoryPanel(AppState& s, const Layout& l) {
     }
     ImGui::EndTable();
   }
-  const RowStep* cur = at.k ? &v.trace.steps[at.k - 1] : nullptr;
-  const RowStep* last = v.trace.steps.empty() ? nullptr : &v.trace.steps.back();
-  const int64_t rd = cur ? cur->read_total : 0, wr = cur ? cur->write_total : 0;
-  const int64_t total = last ? last->read_total + last->write_total : 0;
-  std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd), fmt_bytes(b, sizeof b, wr),
-                total ? 100.0 * double(rd + wr) / double(total) : 0.0);
-  LabelledBar(total ? float(double(rd + wr) / double(total)) : 0.0f, c);
-  if (cur) TextWrappedF("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->read), fmt_bytes(b, sizeof b, cur->write));
+  // The totals are the judge's: x and y, without the m, l stores (row_judged_bytes).
+  const RowBytes &now = at.so_far, &all = at.whole_run;
+  const int64_t total = all.read + all.written;
+  std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, now.read),
+                fmt_bytes(b, sizeof b, now.written), total ? 100.0 * double(now.read + now.written) / double(total) : 0.0);
+  LabelledBar(total ? float(double(now.read + now.written) / double(total)) : 0.0f, c);
+  if (at.k) TextWrappedF("this step: read %s, written %s", fmt_bytes(a, sizeof a, at.this_step.read), fmt_bytes(b, sizeof b, at.this_step.written));
   else ImGui::TextUnformatted("this step: -");
-  std::snprintf(c, sizeof c, "whole run: read %s, written %s", fmt_bytes(a, sizeof a, last ? last->read_total : 0),
-                fmt_bytes(b, sizeof b, last ? last->write_total : 0));
+  std::snprintf(c, sizeof c, "whole run: read %s, written %s", fmt_bytes(a, sizeof a, all.read), fmt_bytes(b, sizeof b, all.written));
   TextWrappedAtSpaces(c);
+  if (all.diagnostic) {
+    std::snprintf(c, sizeof c, "Not counted: the %s of m, l stored after each block, diagnostics the judge asks for "
+                  "to name the block that departs (not the algorithm's traffic).", fmt_bytes(a, sizeof a, all.diagnostic));
+    DimText(c);
+  }
   ImGui::Separator();
   TextWrappedF("SRAM: at most %s of x, y tiles held at once (the puzzle's M: %s)",
                      fmt_bytes(a, sizeof a, v.trace.peak_sram_bytes),

@@ -8,6 +8,7 @@
 #include "core/run.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -129,6 +130,25 @@ std::unique_ptr<RunView> make_run_view_from_trace(Trace trace) {
   v->trace = std::move(trace);
   // With the backward, every other schedule runs its backward on the file's dO beside it.
   v->backward = v->trace.has_backward;
+  // What the trace's steps read but never write, placed before its first step where core's own
+  // run writes it, was made by a part of the schedule the trace does not hold (RunView::whole_schedule).
+  std::array<bool, kTensors> written_by_steps{};
+  for (const Step& st : v->trace.steps)
+    for (const HbmWrite& w : st.writes) written_by_steps[size_t(w.tensor)] = true;
+  bool placed = false;
+  for (const HbmWrite& w : v->trace.hbm_before) placed = placed || !written_by_steps[size_t(w.tensor)];
+  if (!v->backward && placed) {
+    RunOptions fast;
+    fast.record = false;
+    try {
+      Trace whole = run_problem(v->trace.problem, v->trace.tiling, fast);
+      for (const HbmWrite& w : v->trace.hbm_before)
+        if (!written_by_steps[size_t(w.tensor)] && whole.totals.traffic.written[size_t(w.tensor)] > 0)
+          v->whole_schedule = whole.totals;
+    } catch (const InputError&) {
+      // No whole run of this problem (too large for the simulated HBM): the readers say so.
+    }
+  }
   const Mat* dO = v->backward ? &v->trace.dO : nullptr;
   return derive_run_view(std::move(v), dO);
 }

@@ -1,6 +1,7 @@
 #include "app/gui/state_dump.h"
 
 #include "app/gui/backward_state.h"
+#include "app/gui/decode_state.h"
 
 #include "core/export.h"
 
@@ -97,6 +98,10 @@ nlohmann::json row_to_json(const AppState& s) {
   j["row"] = {{"n", v.trace.n()}, {"block", v.trace.block}, {"current_block", at.current_block},
               {"blocks", blocks}, {"hbm", hbm}, {"x_loaded", seen(at.x_loaded)}, {"y_written", seen(at.y_written)},
               {"tensor_read", read}, {"tensor_written", written},
+              {"judged", {{"read_so_far", at.so_far.read}, {"written_so_far", at.so_far.written},
+                          {"read_step", at.this_step.read}, {"written_step", at.this_step.written},
+                          {"read_run", at.whole_run.read}, {"written_run", at.whole_run.written},
+                          {"diagnostic_run", at.whole_run.diagnostic}}},
               {"lesson_softmax", v.lesson.direct}, {"lesson_online", v.lesson.online}};
   j["explanation"] = s.explanation;
   j["view"] = "row";
@@ -139,6 +144,15 @@ nlohmann::json state_to_json(const AppState& s) {
       continue;
     }
     j["hbm"][tensor_name(t)] = matrix_to_json(s.cursor->hbm(t));
+  }
+  // Whether the trace holds part of its schedule, compared as core's whole run (RunView::whole_schedule).
+  j["whole_schedule"] = s.run->whole_schedule.has_value();
+  // The memory panel's table of what decode's splits add against FA2, as drawn (decode_state.h).
+  if (DecodeExtraTraffic x; decode_extra_traffic(*s.run, x)) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const DecodeExtraRow& r : x.rows) rows.push_back({{"name", r.name}, {"shown", r.decode}, {"contrast", r.contrast}});
+    j["decode_extra"] = {{"rows", rows}, {"extra", x.extra}, {"q_again", x.q_again}, {"partials", x.partials},
+                         {"kv", x.kv}};
   }
   // The memory panel's side-by-side table: each schedule's totals and closed form.
   for (const ScheduleRun& r : s.run->runs) {

@@ -436,7 +436,8 @@ def _departure(machine, reference_writes, algorithm, hint, priority=("m", "l", "
                 continue
             ref = cands.get(st.j, cands[max(cands)])
             mine = np.asarray(st.data, np.float64)
-            ref = np.asarray(ref, np.float64).reshape(-1, *mine.shape[1:])[:mine.shape[0]]
+            ref = np.asarray(ref, np.float64)  # all of the reference's columns: a store may write some (c0)
+            ref = (ref.reshape(ref.shape[0], -1) if mine.ndim == 2 else ref.reshape(-1))[:mine.shape[0]]
             mine = mine[:ref.shape[0]]  # a store of more rows than the reference's write: the rows both have
             if mine.ndim == 2:
                 ref = ref[:, st.c0:st.c0 + mine.shape[1]]

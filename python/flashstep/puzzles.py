@@ -37,6 +37,7 @@ import numpy as np
 from . import _core
 from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _OVERFLOW_HINT, _OWN_BLOCK_WHY, _attention_problem, \
     _attention_problems
+from ._reload import check_loads_used
 from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
     ATOL,
     RTOL,
@@ -243,8 +244,9 @@ class Algorithm1(_Puzzle):
     One problem's scores are near 800, where e^S overflows unless the max is subtracted; in the
     last the scores jump by 1000 after K/V block 0. Every store of O, l, m is judged against
     Algorithm 1's write at that (i, j); the final O and lse = m + log l against float64
-    (1e-4 abs + 1e-4 rel), and l, m against
-    Algorithm 1's (m_i the row's max: any other reference point is not Algorithm 1)."""
+    (1e-4 abs + 1e-4 rel), and l, m against Algorithm 1's (m_i the row's max: any other
+    reference point is not Algorithm 1). Then a second run hands back another valid state at
+    every reload of O_i, l_i, m_i (j >= 1): your update must use what it loads."""
     starter = '''\
     import numpy as np
 
@@ -303,7 +305,8 @@ class Algorithm1(_Puzzle):
                 _check_budget(m, cf, per_tensor, self.algorithm, _ALG1_BUDGET_HINTS)
             # Every store, not only the last: O_i, l_i, m_i kept in Python over j and something else
             # written at the earlier j end with Algorithm 1's final HBM, and its bytes.
-            dep = _departure(m, _writes_table(ref), self.algorithm, lambda t: _ALG1_HINTS.get(t, ""), exact_j=True)
+            table = _writes_table(ref)  # core's writes, built once for both departures below
+            dep = _departure(m, table, self.algorithm, lambda t: _ALG1_HINTS.get(t, ""), exact_j=True)
             if dep:
                 raise _Fail(dep)
             try:
@@ -318,7 +321,7 @@ class Algorithm1(_Puzzle):
                 for tensor in ("m", "l"):
                     _check_output(m, tensor, final[tensor][:, 0], self.algorithm)
             except _Fail as f:
-                dep = _departure(m, _writes_table(ref), self.algorithm, lambda t: _ALG1_HINTS.get(t, ""))
+                dep = _departure(m, table, self.algorithm, lambda t: _ALG1_HINTS.get(t, ""))
                 stored_at = {(st.i, st.j) for s in m._m.steps for st in s.stores if st.tensor == "O"}
                 missing = [(i, j) for j in range(m.Tc) for i in range(m.Tr) if (i, j) not in stored_at]
                 raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}, but " + (
@@ -328,6 +331,8 @@ class Algorithm1(_Puzzle):
             _check_written_in_own_block(m, ("Q", "O", "l", "m"), ("O", "l", "m"), "Algorithm 1 writes O_i, l_i, "
                                         "m_i back at every (i, j) (Alg1 L12, L13), before it loads the next block. "
                                         "Hint: store the block's rows inside the loop over i.")
+            # Values and bytes right: a second run tells loads used from state kept in Python (_reload.py)
+            check_loads_used(fn, self._machine(problem)[0]._m, q, k, v)
         except _Fail as f:
             return CheckResult(False, str(f), m, cf, where)
         return CheckResult(True, "", m, cf, where)

@@ -216,11 +216,31 @@ def block_update_reading_twice(m):  # loads K_j twice
     block_update_with()(m)
 
 
-def algorithm_1_with(loop_swapped=False, kv_used_after_block=False, q_kept_o_loaded=False, **mistakes):
+def algorithm_1_with(loop_swapped=False, kv_used_after_block=False, q_kept_o_loaded=False, state_in_python=False,
+                     in_pieces=False, **mistakes):
     """Algorithm 1, or with a mistake: kv_used_after_block, K_j and V_j used after the `with` block
     that loaded them; q_kept_o_loaded, Q_i kept from j = 0 as a plain copy and O_i loaded a second
-    time in its place (Algorithm 1's total bytes, from the wrong tensors)."""
+    time in its place (Algorithm 1's total bytes, from the wrong tensors); state_in_python,
+    O_i, l_i, m_i loaded at every (i, j) but the update made from the ones kept in Python since
+    the last j (Algorithm 1's bytes, stores and result: only the data flow differs). in_pieces:
+    right, with O_i loaded and stored by row halves and column halves, l_i and m_i by row halves."""
     kept = {}
+
+    def load_state(m, q0, q1):
+        if not in_pieces:
+            return m.load("O", q0, q1), m.load("l", q0, q1), m.load("m", q0, q1)
+        h, c = (q0 + q1 + 1) // 2, m.d // 2
+        halves = [(a, b) for a, b in ((q0, h), (h, q1)) if b > a]
+        Oi = np.vstack([np.hstack([m.load("O", a, b, 0, c), m.load("O", a, b, c)]) for a, b in halves])
+        return (Oi, np.concatenate([m.load("l", a, b) for a, b in halves]),
+                np.concatenate([m.load("m", a, b) for a, b in halves]))
+
+    def store_o(m, q0, q1, On):
+        if not in_pieces:
+            return m.store("O", q0, q1, On)
+        c = m.d // 2
+        m.store("O", q0, q1, On[:, :c])
+        m.store("O", q0, q1, On[:, c:], c0=c)
 
     def fn(m):
         def update(i, j, Kj, Vj):
@@ -233,12 +253,17 @@ def algorithm_1_with(loop_swapped=False, kv_used_after_block=False, q_kept_o_loa
                     else:
                         m.load("O", q0, q1)
                     Qi, Oi = kept[i], m.load("O", q0, q1)
+                    li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
                 else:
-                    Qi, Oi = m.load("Q", q0, q1), m.load("O", q0, q1)
-                li, mi = m.load("l", q0, q1), m.load("m", q0, q1)
+                    Qi = m.load("Q", q0, q1)
+                    Oi, li, mi = load_state(m, q0, q1)
+                if state_in_python and j > 0:
+                    Oi, li, mi = kept[i]
                 On, ln, mn = alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau, m=m, ij=(i, j), **mistakes)
+                if state_in_python:
+                    kept[i] = (On, ln, mn)
                 m.step("Alg1 L12", i=i, j=j)
-                m.store("O", q0, q1, On)
+                store_o(m, q0, q1, On)
                 m.step("Alg1 L13", i=i, j=j)
                 m.store("l", q0, q1, ln)
                 m.store("m", q0, q1, mn)

@@ -86,6 +86,8 @@ def test_the_puzzles_setup_is_in_hbm_from_the_first_step(flashstep_bin, tmp_path
     np.testing.assert_array_equal(_hbm(state, "O"), np.zeros((nq, d)))
     np.testing.assert_array_equal(_hbm(state, "l"), np.zeros((nq, 1)))
     np.testing.assert_array_equal(_hbm(state, "m"), np.full((nq, 1), -np.inf))
+    # the student's steps write O, l, m: the trace is the whole schedule (bar line 2), compared as it is
+    assert not state["whole_schedule"]
     # block-update's setup (O, l, m after the blocks before j) is checked in its file by
     # test_puzzles.py; the app reads it by the same code as this one.
 
@@ -102,6 +104,19 @@ def test_decode_combine_opens_with_its_partials(flashstep_bin, tmp_path):
     state = json.loads((tmp_path / "state.json").read_text())
     assert state["line"] == r.trace.steps[0].label
     assert "20" in state["problem"]["mask"], state["problem"]["mask"]  # the first problem's kv_len = 20
+    # The memory panel's extra-traffic table: decode's column is core's whole decode run of the
+    # problem (Nq = 4, Nk = 37, d = 8, M = 128, S = 3, kv_len = 20), not the combine's bytes the
+    # trace holds
+    q, k, v = puzzles._inputs(4, 37, 8, 7)
+    whole = flashstep._core.run(q, k, v, schedule="decode", M=128, splits=3, kv_len=20, record=False)
+    extra = state["decode_extra"]
+    rows = {row["name"]: row for row in extra["rows"]}
+    assert state["whole_schedule"]
+    assert rows["whole forward"]["shown"] == whole.hbm_read_bytes + whole.hbm_write_bytes
+    assert rows["whole forward"]["shown"] > r.read_bytes + r.write_bytes  # the combine's alone
+    assert rows["O^(s), lse^(s) written"]["shown"] == 3 * 4 * (8 + 1) * 4 == extra["partials"] // 2
+    assert rows["O^(s), lse^(s) read"]["shown"] == r.budget_read  # the combine reads the partials
+    assert rows["Q read"]["shown"] > rows["Q read"]["contrast"] > 0
 
 
 # [SECTION] the softmax puzzles: a row's trace, beside core's lesson
@@ -135,6 +150,12 @@ def test_online_softmax_trace_steps_block_by_block(flashstep_bin, tmp_path):
     assert state["line"] == r.trace.steps[k - 1].label == "block 1"
     assert state["hbm_read_total"] == sum(s.read_bytes for s in r.trace.steps[:k]) == 16
     row = state["row"]
+    # the memory panel's totals are the judge's: x and y, not the m, l stored after each block
+    # (diagnostics), which the file's totals hold
+    judged = row["judged"]
+    assert (judged["read_so_far"], judged["written_so_far"]) == (16, 0) and state["hbm_write_total"] == 16
+    assert (judged["read_run"], judged["written_run"]) == (r.read_bytes, r.write_bytes) == (32, 16)
+    assert judged["diagnostic_run"] == 16 and row["tensor_written"]["m"] == 8
     # the student's m, l after each block are the values the student stored, in order
     stored = {"m": [], "l": []}
     for s in r.trace.steps[:k]:

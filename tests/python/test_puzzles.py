@@ -66,6 +66,12 @@ WRONG = [
     # Algorithm 1's bytes and final HBM, but not its HBM in between: every store is judged
     ("algorithm-1", S.algorithm_1_off_chip(), ["after your step 'Alg1 L13' at i = 0, j = 0, m_0 = 0 but Algorithm 1 "
                                                "has 0.343"]),
+    # O_i, l_i, m_i loaded (the bytes) but the update made from a copy kept in Python: the stores and the
+    # result are Algorithm 1's, so only the second run, whose reloads hand back another state, tells
+    ("algorithm-1", S.algorithm_1_with(state_in_python=True),
+     ["Nq = 8, Nk = 8", "the O_i, l_i, m_i you loaded at j = 1 were not used", "a second time",
+      "your step 'Alg1 L12' at i = 0, j = 1 stored O[0, 0] = 0.4998, the first run's value", "kept in Python"]),
+    ("algorithm-1", S.algorithm_1_with(state_in_python=True, in_pieces=True), ["loaded at j = 1 were not used"]),
     ("algorithm-1", S.algorithm_1_off_chip(per_j_store=True), ["O[0:8] was stored after m[4:8] (Q block 4:8) was "
                                                                "loaded", "back at every (i, j)"]),
     ("fa2-order", S.fa2_with(o_every_j=True), ["written over the budget", "where FlashAttention-2 wrote",
@@ -128,6 +134,48 @@ def test_wrong_solution_fails_with_its_diagnosis(pid, fn, expected):
 def test_a_q_block_loaded_in_pieces_is_still_its_block():
     r = puzzles.check("fa2-order", S.fa2_q_in_halves)
     assert r.passed, r.message
+
+
+def test_algorithm_1_state_loaded_and_stored_in_pieces_passes_and_the_second_run_is_not_reported():
+    # O_i by row and column halves, l_i and m_i by row halves: each element gets the state of its own
+    # version in the second run, so the pieces add up to one block's state
+    r = puzzles.check("algorithm-1", S.algorithm_1_with(in_pieces=True))
+    assert r.passed, r.message
+    # bytes, SRAM and trace are the first run's: its last O store holds the problem's own attention
+    assert (r.read_bytes, r.write_bytes) == (r.budget_read, r.budget_write) == (896, 384)
+    q, k, v = puzzles._inputs(8, 8, 4, 1)
+    o64, _ = flashstep._core.reference_attention(q, k, v, 0.5)
+    last = [st for s in r.trace.steps for st in s.stores if st.tensor == "O" and st.r0 == 0][-2:]
+    np.testing.assert_allclose(np.hstack([st.data for st in last]), o64[:4], rtol=1e-4, atol=1e-4)
+
+
+def test_algorithm_1_state_partly_kept_in_python_is_caught():
+    def partial(which):  # one of O_i, l_i, m_i taken from Python at j >= 1, the others as loaded
+        kept = {}
+
+        def fn(m):
+            for j in range(m.Tc):
+                k0, k1 = S.rows(j, m.Bc, m.nk)
+                m.step("Alg1 L6", j=j)
+                with m.sram():
+                    Kj, Vj = m.load("K", k0, k1), m.load("V", k0, k1)
+                    for i in range(m.Tr):
+                        with m.sram():
+                            q0, q1, Qi, Oi, li, mi = S.alg1_loads(m, i, j)
+                            state = [np.array(Oi), np.array(li), np.array(mi)]
+                            if j > 0:
+                                state[which] = kept[i][which]
+                            kept[i] = On, ln, mn = S.alg1_update(Qi, Kj, Vj, *state, m.tau)
+                            m.step("Alg1 L12", i=i, j=j)
+                            m.store("O", q0, q1, On)
+                            m.step("Alg1 L13", i=i, j=j)
+                            m.store("l", q0, q1, ln)
+                            m.store("m", q0, q1, mn)
+        return fn
+    for which in range(3):
+        r = puzzles.check("algorithm-1", partial(which))
+        assert not r.passed
+        assert "continuing from the state you loaded at j = 1" in r.message and "kept in Python" in r.message
 
 
 def test_online_softmax_without_the_per_block_stores_is_judged_on_y():
