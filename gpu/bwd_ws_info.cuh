@@ -10,7 +10,12 @@ namespace {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::PERSIST && C::DQ_ALT ? "v37 on a persistent grid (a block per SM taking the tiles in turn; the stage ring runs on "
+      C::SLAB_IN_STAGE ? (C::STAGES == 4
+                              ? "v29 with tau dQ_i's partial in its own Q block's stage (over Q_i and dO_i) in place of "
+                                "one slab, the stage released once the bulk add has read it, and a fourth stage"
+                              : "v29 with tau dQ_i's partial in its own Q block's stage (over Q_i and dO_i) in place of "
+                                "one slab, the stage released once the bulk add has read it")
+      : C::PERSIST && C::DQ_ALT ? "v37 on a persistent grid (a block per SM taking the tiles in turn; the stage ring runs on "
                                 "across tiles, the next K_j and V_j load while dK_j and dV_j are written)"
       : C::PERSIST && C::WIDE_KV ? "v29 on a persistent grid (a block per SM taking the tiles in turn; the stage ring runs on "
                                  "across tiles, the next K_j and V_j load while dK_j and dV_j are written)"

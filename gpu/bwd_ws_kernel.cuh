@@ -69,7 +69,7 @@ template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ 
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
           bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false,
-          bool PERSIST_ = false>
+          bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -184,9 +184,20 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr bool PERSIST = PERSIST_;
   static_assert(!PERSIST || (DQ_BULK && ARRIVE_ALL && !DQ_WARPS && !DQ_MBAR && !DKV_TMA && !S_LATE),
                 "38-40 are 29, 26 and 37 on a persistent grid");
+  // 41, 42 (29 with 4 and 3 stages): tau dQ_i's partial goes to its own Q block's stage, over Q_i and
+  // dO_i (Br x d floats = the two tiles' bytes), once both warpgroups' products of the block have
+  // retired (a barrier of both before the stores), and the stage returns to the producer once the
+  // bulk add has read it (the issuing thread's arrival; the stage's empty barrier counts one). So no
+  // Q block waits for the last one's bulk add to read a shared slab before storing its own, and the
+  // 32 KiB of the slab become a fourth stage. The tile's last S^T, issued past the end and unused,
+  // reads dS^T's tile in place of its own stage, which is then being written.
+  static constexpr bool SLAB_IN_STAGE = SLAB_IN_STAGE_;
+  static_assert(!SLAB_IN_STAGE || (DQ_BULK && S_AHEAD && WIDE_KV && BR == 64 && D == 128 && !PERSIST && !S_LATE &&
+                                   !DQ_QUADS && !DQ_RUN && !DKV_TMA && !DQ_ALT),
+                "41 and 42 are 29 with dQ_i's partial in its own Q block's stage");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
-  static constexpr int SLABS = DQ_WARPS ? 2 : 1;
+  static constexpr int SLABS = DQ_WARPS ? 2 : SLAB_IN_STAGE ? 0 : 1;
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v12's slab)
   using Tiles = BwdTileBytes<D_, BR_, 128>;
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
@@ -194,7 +205,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
   // The mbarriers: K_j and V_j full; per stage full and empty; 17: per slab full and empty; 38-40:
   // K_j and V_j empty.
-  static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0) + (PERSIST ? 1 : 0);
+  static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0) + (PERSIST ? 1 : 0) + (SLAB_IN_STAGE ? 1 : 0);
   // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
   static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
   static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
@@ -323,6 +334,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   auto slab_full = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + b); };      // 17
   auto slab_empty = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + C::SLABS + b); };  // 17
   [[maybe_unused]] const uint32_t kv_empty = bar_kv + 8u * uint32_t(1 + 2 * ST + (C::DQ_MBAR ? 2 * C::SLABS : 0));
+  // 41, 42: the Q block's dQ partial complete in its stage (the 256 consumers' stores).
+  [[maybe_unused]] const uint32_t stage_slab_full =
+      bar_kv + 8u * uint32_t(1 + 2 * ST + (C::DQ_MBAR ? 2 * C::SLABS : 0) + (C::PERSIST ? 1 : 0));
   auto buf_addr = [&](int s) { return sBuf0 + uint32_t(s * C::SMEM_BUF_PAD); };
   const int tid = threadIdx.x, wg = tid / 128;
 
@@ -340,7 +354,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     mbar_init(bar_kv, 1);
     for (int s = 0; s < ST; ++s) {
       mbar_init(bar_full(s), 32);                         // the producer warp's arrivals, one with the bytes
-      mbar_init(bar_empty(s), C::ARRIVE_ALL ? C::CONSUMER_THREADS : C::CONSUMER_THREADS / 32);  // per thread (15) or warp
+      // per thread (15), per warp, or (41, 42) the bulk add's issuer once it has read the stage
+      mbar_init(bar_empty(s), C::SLAB_IN_STAGE ? 1 : C::ARRIVE_ALL ? C::CONSUMER_THREADS : C::CONSUMER_THREADS / 32);
     }
     if constexpr (C::DQ_MBAR)
       for (int b = 0; b < C::SLABS; ++b) {
@@ -348,6 +363,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         mbar_init(slab_empty(b), C::DQ_THREADS);
       }
     if constexpr (C::PERSIST) mbar_init(kv_empty, C::CONSUMER_THREADS);
+    if constexpr (C::SLAB_IN_STAGE) mbar_init(stage_slab_full, C::CONSUMER_THREADS);
     mbar_init_fence();
   }
   __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
@@ -454,19 +470,21 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     if (n_i > 0) mbar_wait(bar_kv, uint32_t(C::PERSIST ? kv_n & 1 : 0));
     // 28: S^T of Q block t, issued a block ahead (the first here, once its stage has landed).
     [[maybe_unused]] float s_ahead[C::S_AHEAD ? BR / 2 : 1];
-    auto issue_s_ahead = [&](int t_next) {
+    auto issue_s_ahead = [&](int t_next, bool past_end) {
       if constexpr (C::S_AHEAD) {
         const int qn = C::PERSIST ? q0 + t_next : t_next, sn = qn % ST;
         mbar_wait(bar_full(sn), uint32_t((qn / ST) & 1));
         fence_regs(s_ahead);
         wgmma_fence();
-        bwd_keys_by_queries_desc<T, D, BC, BR>(s_ahead, per_block(dsc0.k_wg),
-                                               desc_add(per_block(dsc0.buf0), uint32_t(sn * C::SMEM_BUF_PAD)));
+        // 41, 42: past the tile's end, dS^T's tile (16 KiB, as Q_i: read only, results unused).
+        bwd_keys_by_queries_desc<T, D, BC, BR>(
+            s_ahead, per_block(dsc0.k_wg),
+            desc_add(per_block(dsc0.buf0), C::SLAB_IN_STAGE && past_end ? sDS - sBuf0 : uint32_t(sn * C::SMEM_BUF_PAD)));
         wgmma_commit();
       }
     };
     if constexpr (C::S_AHEAD)
-      if (n_i > 0) issue_s_ahead(0);
+      if (n_i > 0) issue_s_ahead(0, false);
 
     // FA2b L8: for i (only the Q blocks some row of which keeps a key of block j).
     for (int t = 0; t < n_i; ++t) {
@@ -519,7 +537,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
       // 25-27: Q block t - 1's bulk add has read the slab, which every consumer may write again
       // once past the barrier below.
-      if constexpr (C::DQ_BULK)
+      if constexpr (C::DQ_BULK && !C::SLAB_IN_STAGE)
         if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_read<0>();  // 37: either warpgroup's
       if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
       else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
@@ -573,7 +591,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         // 28: the next block's S^T (the last block's on its own stage) behind dQ's group, then
         // dK's and dQ's groups retired with it still in flight.
         wgmma_commit();
-        issue_s_ahead(t + 1 < n_i ? t + 1 : t);
+        issue_s_ahead(t + 1 < n_i ? t + 1 : t, t + 1 == n_i);
         wgmma_wait<1>();
         fence_regs(dq);
 #pragma unroll
@@ -586,7 +604,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
       // dK's product was the stage's last reader (of Q_i): hand the buffer back to the producer.
       // 38: but for the tile's last, which its S^T issued past the end still reads (released below).
-      if constexpr (C::PERSIST && C::S_AHEAD) {
+      if constexpr (C::SLAB_IN_STAGE) {
+        // 41, 42: the stage takes dQ_i's partial next; released after the bulk add has read it.
+      } else if constexpr (C::PERSIST && C::S_AHEAD) {
         if (t + 1 < n_i) mbar_arrive(bar_empty(s));
       } else if constexpr (C::ARRIVE_ALL) {
         mbar_arrive(bar_empty(s));  // 15: each thread releases its own reads of L2_i and D_i
@@ -601,6 +621,24 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       // 17: slab t mod 2 is free once the dQ warps have read its fill of block t - 2.
       if constexpr (C::DQ_MBAR)
         if (t >= 2) mbar_wait(slab_empty(t & 1), uint32_t((t / 2 - 1) & 1));
+      if constexpr (C::SLAB_IN_STAGE) {
+        // 41, 42: into this Q block's stage, once no product of either warpgroup reads Q_i or dO_i.
+        bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+        float* stage_slab = reinterpret_cast<float*>(smem + (sQ - sK));
+        bwd_store_dq_slab_swizzled<D>(stage_slab, dq, cwg * 64, warp, g, per_block(uint32_t(g)), t4, p.fwd.scale);
+        fence_proxy_async();
+        mbar_arrive(stage_slab_full);
+        if (ctid == 0) {
+          mbar_wait(stage_slab_full, uint32_t(t & 1));  // every consumer's part stored
+          const int rows = min(BR, p.fwd.nq - row0);
+          bulk_reduce_add_f32(hd.dQ + int64_t(row0) * D, sQ, uint32_t(rows * D * 4));
+          bulk_commit();
+          // Q block t - 1's add has read its stage (it had this block's time): back to the producer.
+          bulk_wait_read<1>();
+          if (t > 0) mbar_arrive(bar_empty((t - 1) % ST));
+        }
+        continue;
+      }
       if constexpr (C::DQ_BULK) {
         // 25-27: tau dQ_i's partial, swizzled, then fenced for the copy engine (the async proxy).
         if constexpr (C::DQ_QUADS)
@@ -609,7 +647,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
           bwd_store_dq_slab_swizzled<D>(slab, dq, C::DQ_ROWSPLIT ? 0 : cwg * 64, warp, g, per_block(uint32_t(g)), t4,
                                         p.fwd.scale);
         fence_proxy_async();
-        if constexpr (C::S_LATE) issue_s_ahead(t + 1 < n_i ? t + 1 : t);
+        if constexpr (C::S_LATE) issue_s_ahead(t + 1 < n_i ? t + 1 : t, t + 1 == n_i);
         // dQ_i complete in the slab (and every consumer's dQ product of block t retired before
         // block t + 1 writes dS^T); one thread hands the rows below Nq to the copy engine.
         bar_sync<kBarSlab, C::CONSUMER_THREADS>();

@@ -19,7 +19,8 @@
 // and 26 with dQ's product issued as one run of wgmma where every step is kept), 34 and 35 (29 and
 // 26 with dQ's partial stored to the slab 16 bytes a store, the accumulator's quads layout), 36 (29
 // with the next S^T issued after the slab's stores), 37 (29 with dQ's product by one warpgroup a Q
-// block, the two in turn, over all 128 columns), 38-40 (29, 26 and 37 on a persistent grid). Built only with
+// block, the two in turn, over all 128 columns), 38-40 (29, 26 and 37 on a persistent grid), 41 and 42 (29
+// with dQ_i's partial in its own Q block's stage, with 4 and 3 stages). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -86,6 +87,9 @@ using V37d128 = WsBwdConfig<kBwdWgmmaVariant + 32, 128, 3, false, true, false, f
 using V38d128 = WsBwdConfig<kBwdWgmmaVariant + 33, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, true>;  // 29, persistent
 using V39d64 = WsBwdConfig<kBwdWgmmaVariant + 34, 64, 3, false, true, false, false, 128, false, true, false, true, false, false, false, false, false, false, false, true>;  // 26, persistent
 using V40d128 = WsBwdConfig<kBwdWgmmaVariant + 35, 128, 3, false, true, false, false, 64, false, true, false, true, false, true, false, false, false, false, true, true>;  // 37, persistent
+//                      ..., a persistent grid, dQ_i's partial in its own Q block's stage
+using V41d128 = WsBwdConfig<kBwdWgmmaVariant + 36, 128, 4, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, true>;  // 29, dQ in the stage, 4 stages
+using V42d128 = WsBwdConfig<kBwdWgmmaVariant + 37, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, true>;  // 29, dQ in the stage
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -135,6 +139,8 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V38d128::VARIANT && d == 128) return info_of_ws<V38d128>();
   if (variant == V39d64::VARIANT && d == 64) return info_of_ws<V39d64>();
   if (variant == V40d128::VARIANT && d == 128) return info_of_ws<V40d128>();
+  if (variant == V41d128::VARIANT && d == 128) return info_of_ws<V41d128>();
+  if (variant == V42d128::VARIANT && d == 128) return info_of_ws<V42d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -185,6 +191,8 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V38d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V38d128>(p);
   if (variant == V39d64::VARIANT && p.fwd.d == 64) return launch_bwd_ws<V39d64>(p);
   if (variant == V40d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V40d128>(p);
+  if (variant == V41d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V41d128>(p);
+  if (variant == V42d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V42d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

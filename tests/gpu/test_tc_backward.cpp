@@ -141,11 +141,11 @@ bool wgmma_built() {
   return false;
 }
 
-// The wgmma rungs alone (variants 5-40, or those `all` names; sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7"
+// The wgmma rungs alone (variants 5-42, or those `all` names; sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7"
 // takes a subset): a failing case names the rung.
 void check_wgmma(const Shape4& c, std::vector<int> all = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
                                                           22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36,
-                                                          37, 38, 39, 40}) {
+                                                          37, 38, 39, 40, 41, 42}) {
   if (!wgmma_built()) {
     if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (wgmma backward)");
     SKIP_TEST("this build has no sm_90a code (wgmma backward)");
@@ -231,7 +231,7 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       CHECK(v.sm90_only);
       CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 || variant == 31 || variant == 33 || variant == 35 || variant == 39 ? 128 : 64));  // FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-40: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-42: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);
