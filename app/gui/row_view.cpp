@@ -117,7 +117,7 @@ void DrawRowStepsPanel(AppState& s, GpuState& g, const Layout& l) {
     const RowStep& st = v.trace.steps[n];
     const RowBytes sb = row_judged_bytes(st);  // m, l: diagnostics, named apart from the traffic
     std::snprintf(line, sizeof line, "%3zu  %-12s read %s, wrote %s%s", n + 1, st.label.c_str(),
-                  fmt_bytes(a, sizeof a, sb.read), fmt_bytes(b, sizeof b, sb.written), sb.diagnostic ? " (+ m, l)" : "");
+                  fmt_bytes(a, sizeof a, sb.read), fmt_bytes(b, sizeof b, sb.written), sb.diagnostic ? " (+m,l)" : "");  // one word: never split where the line wraps
     const bool on = n + 1 == k;
     // The line wraps in a narrow panel; the current one is lit behind its text (as the pseudocode's).
     dl->ChannelsSplit(2);
