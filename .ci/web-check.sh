@@ -6,6 +6,9 @@
 #   ?preset=nope                 a bad link: one visible message line and the default problem,
 #                                gone at the user's first step; a long one whole; the link's names
 #   the mouse wheel              a notch down and up over a panel scrolls it a little, both ways
+#   devicePixelRatio 2           the canvas's pixels, sharp text, clicks, a zoom (HiDPI)
+#   copy, cut and paste          in a problem-editor field, through the browser's clipboard
+#   two loads, one profile       the course's progress is kept (localStorage)
 #   ?course=...                  a course page renders (when the app has the course)
 #   file://                      the message says how to serve the folder
 #   the console                  no error of the browser's own (a 404: favicon.ico)
@@ -109,6 +112,53 @@ if [ -d app/course ]; then
   page "$url?course=online-softmax&page=2" --act key:ArrowRight \
     --then "location.search.includes('page=3') && document.getElementById('status').dataset.course.includes('page 3')"
   echo "web-check: course: Right goes to page 3, and the link says page=3"
+fi
+# HiDPI (devicePixelRatio 2: a laptop's screen, or the browser zoomed to 200%): the canvas has
+# twice its CSS size in pixels each way; the text is sharp and laid out as at 1 (the same part of
+# the page at both ratios, check_page.py sharp); a click at a control's CSS position hits it (the
+# Export tab's Trace JSON downloads); a ratio that changes while the page is open is followed.
+hidpi="(c => c.width === 2 * c.clientWidth && c.height === 2 * c.clientHeight)(document.getElementById('canvas'))"
+page "$url?preset=tiny&step=19" --clip 0,60,400,400 --screenshot "$ci/ratio1.png" >/dev/null
+page "$url?preset=tiny&step=19" --scale 2 --then "$hidpi" --clip 0,60,400,400 --screenshot "$ci/ratio2.png"
+python3 web/check_page.py sharp "$ci/ratio1.png" "$ci/ratio2.png"
+mkdir -p "$ci/downloads-ratio2"
+page "$url?preset=tiny&step=19" --scale 2 --downloads "$ci/downloads-ratio2" --act click:99,525 --act click:165,613 \
+  --screenshot "$ci/page-ratio2.png" >/dev/null
+python3 -c "import json, sys; t = json.load(open(sys.argv[1])); assert len(t['steps']) == 27, len(t['steps'])" \
+  "$ci/downloads-ratio2/flashstep-trace.json"
+page "$url?preset=tiny&step=19" --act scale:2 --act "expect:$hidpi" --clip 0,60,400,400 --screenshot "$ci/zoomed.png" >/dev/null
+python3 web/check_page.py sharp "$ci/ratio1.png" "$ci/zoomed.png"
+echo "web-check: HiDPI: the canvas at 2x its CSS size, sharp text, clicks where they land, a zoom followed"
+# Copy and paste in a text field (the problem editor's Nq, 8 in tiny; 1600x1400 shows Apply):
+# Ctrl+A then Ctrl+C writes the clipboard (navigator.clipboard), a copy event and a cut event
+# take the field's text (a copy event then finds the cut field empty), and the paste event's
+# text goes into the field, which Apply puts into the run and the link.
+event="(kind => { const d = new DataTransfer(); document.getElementById('canvas').dispatchEvent(new ClipboardEvent(kind,
+  {clipboardData: d, bubbles: true, cancelable: true})); return d.getData('text/plain'); })"
+page "$url?preset=tiny&step=19" --size 1600x1400 --clipboard --act click:30,815 --act key:Ctrl+a --act key:Ctrl+c \
+  --act "expect:navigator.clipboard.readText().then(t => t === '8', e => false)" \
+  --act "expect:$event('copy') === '8'" --act "expect:$event('cut') === '8'" --act "expect:$event('copy') === ''" \
+  --act paste:12 --act "expect:$event('copy') === '12'" --act click:60,1251 --then "location.search.includes('nq=12')"
+echo "web-check: copy, cut and paste in the problem editor: Nq 8 copied and cut, 12 pasted and applied"
+# The course's progress across visits (localStorage; loads in one browser profile): pages seen in
+# one load are there in the next (a Right there saves pages_seen 3, not 2), and with the first
+# chapter finished (its pages seen and its questions answered right: the ids `learn --answers`
+# prints) an empty course= opens the second chapter.
+if [ -d app/course ]; then
+  profile="$ci/profile"
+  rm -rf "$profile" && mkdir -p "$profile"
+  stored="JSON.parse(localStorage.getItem('flashstep-course-progress') || '{}')"
+  at="document.getElementById('status').dataset.course.startsWith"
+  page "$url?course=" --profile "$profile" --act key:ArrowRight --act key:ArrowRight \
+    --then "$at('memory-bound, page 3') && $stored['memory-bound'].pages_seen === 3"
+  ids=$(build/app/flashstep learn memory-bound --answers | python3 -c "import json, sys; print(json.dumps([l.split()[0] for l in sys.stdin]))")
+  [ "$ids" != "[]" ] || { echo "web-check: FAIL: learn --answers listed no questions"; exit 1; }
+  page "$url?course=" --profile "$profile" --act key:ArrowRight --act "expect:$at('memory-bound, page 2')" \
+    --act "expect:$stored['memory-bound'].pages_seen === 3" \
+    --then "(s => { const m = s['memory-bound']; m.pages_seen = m.pages; m.right = $ids;
+      localStorage.setItem('flashstep-course-progress', JSON.stringify(s)); return true; })($stored)"
+  page "$url?course=" --profile "$profile" --then "$at('safe-softmax, page 1') && location.search.includes('course=safe-softmax')"
+  echo "web-check: the course's progress is kept across loads, and course= opens the first chapter not finished"
 fi
 # Under virtual time (--virtual-time-budget), consecutive frames can share a timestamp: the page
 # must keep drawing (ImGui refuses a zero frame time), at a step and on a course page.

@@ -11,6 +11,8 @@
   check_page.py console CONSOLE.txt          the browser logged no error of its own (a failed
                                              load, such as a 404 for favicon.ico)
   check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
+  check_page.py sharp ONE.png TWO.png        the same part of the page at devicePixelRatio 1
+                                             and 2: the same layout, and sharp text at 2
   check_page.py bench DOM.html               prints the page's frame benchmark lines
   check_page.py first-frame DOM.html         prints the time to the first frame
   check_page.py virtual DOM.html             a page loaded under virtual time: no error message,
@@ -222,6 +224,41 @@ def check_screenshot(path):
         fail("the screenshot is (nearly) blank")
 
 
+def luminance(path):
+    w, h, bpp, rows = png_pixels(path)
+    return w, h, [[0.299 * r[x] + 0.587 * r[x + 1] + 0.114 * r[x + 2] for x in range(0, w * bpp, bpp)] for r in rows]
+
+
+def steep_edges(lum):
+    """Neighbours (across a row) whose luminance differs by more than 96 of 255: the edges of a
+    glyph's stems where it is drawn 1:1; a frame the browser scaled up 2x splits each into two
+    smaller steps."""
+    return sum(1 for row in lum for a, b in zip(row, row[1:]) if abs(a - b) > 96)
+
+
+def check_sharp(one_path, two_path):
+    """The same part of the page at devicePixelRatio 1 and 2 (headless.py --scale 2 --clip): at 2
+    the picture has twice the pixels each way, the layout is the same (the 2x one averaged over
+    2x2 pixels is close to the 1x one: nothing moved, nothing cut off), and the text is sharp (as
+    many steep edges per row as at 1x, where a frame the browser scaled up has few)."""
+    w1, h1, one = luminance(one_path)
+    w2, h2, two = luminance(two_path)
+    if (w2, h2) != (2 * w1, 2 * h1):
+        fail(f"the screenshot at ratio 2 is {w2}x{h2}, not twice {w1}x{h1}")
+    diff = sum(abs((two[2 * y][2 * x] + two[2 * y][2 * x + 1] + two[2 * y + 1][2 * x] + two[2 * y + 1][2 * x + 1]) / 4
+                   - one[y][x]) for y in range(h1) for x in range(w1)) / (w1 * h1)
+    e1, e2 = steep_edges(one), steep_edges(two)
+    sharp = e2 / (2 * e1) if e1 else 0.0  # 2x the rows, about as many edges in each
+    print(f"web-check: ratio 2 against 1 ({w1}x{h1} CSS pixels): mean luminance difference {diff:.1f} after 2x2 "
+          f"averaging, steep edges {e2} against {e1} (a share of {sharp:.2f} of 1x's per row)")
+    if e1 < 50:
+        fail("the screenshot at ratio 1 has almost no text to compare")
+    if diff > 12:
+        fail(f"the page at ratio 2 is laid out differently (mean difference {diff:.1f} > 12)")
+    if sharp < 0.5:
+        fail(f"the text at ratio 2 is soft (steep edges {sharp:.2f} of 1x's per row, want at least 0.5)")
+
+
 def print_first_frame(dom_path):
     first = read_dom(dom_path).attrs.get("status", {}).get("first-frame-ms")
     print(f"web-check: first frame drawn {first} ms after navigation start")
@@ -271,5 +308,5 @@ def self_test():
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"step": check_step, "bad": check_bad, "link-error": check_link_error, "console": check_console, "course": check_course, "screenshot": check_screenshot,
-     "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
+     "sharp": check_sharp, "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
      "self-test": self_test}[cmd](*args)

@@ -2,13 +2,17 @@
 """Loads a page in headless Chromium and saves what it shows once it is ready.
 
   headless.py URL [--wait JS] [--act ACTION ...] [--then JS] [--dom FILE] [--screenshot FILE]
-              [--console FILE] [--size WxH] [--timeout S]
+              [--console FILE] [--size WxH] [--scale F] [--clip X,Y,W,H] [--profile DIR] [--timeout S]
 
 Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
 does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
 pixel, wheel:X,Y,DY turns the mouse wheel there, expect:JS waits until JS is true or fails,
-upload:DIR gives a folder's files to the page's snapshot upload), waits until --then is true, then writes the page's DOM, a PNG of the viewport and the
-console's lines. Chromium's own
+upload:DIR gives a folder's files to the page's snapshot upload, key:Ctrl+v holds Control,
+scale:F changes devicePixelRatio,
+type:TEXT types, paste:TEXT fires the paste event a browser sends for Ctrl+V), waits until --then
+is true, then writes the page's DOM, a PNG of the viewport (or of --clip's rectangle) and the
+console's lines. --scale sets devicePixelRatio (a HiDPI screen); --profile keeps the browser's
+profile (localStorage) in a folder between loads. Chromium's own
 --dump-dom returns before the WebAssembly has started, so this drives it through the DevTools
 protocol over --remote-debugging-pipe (JSON messages, NUL-separated, on file descriptors 3 and
 4): standard library only, no WebSocket. WebGL2 comes from SwiftShader (--use-angle=swiftshader).
@@ -30,11 +34,12 @@ FLAGS = ["--headless=new", "--use-angle=swiftshader", "--enable-unsafe-swiftshad
 
 
 class Chrome:
-    def __init__(self, size):
+    def __init__(self, size, profile=None):
         to_chrome_r, self.to_chrome = os.pipe()
         self.from_chrome, from_chrome_w = os.pipe()
-        self.profile = tempfile.TemporaryDirectory()
-        flags = FLAGS + [f"--user-data-dir={self.profile.name}", f"--window-size={size.replace('x', ',')}"]
+        self.profile = None if profile else tempfile.TemporaryDirectory()
+        profile = profile or self.profile.name
+        flags = FLAGS + [f"--user-data-dir={profile}", f"--window-size={size.replace('x', ',')}"]
         if os.geteuid() == 0:
             flags.append("--no-sandbox")  # Chromium refuses root otherwise
         # fds 3 and 4 in the child: Chromium reads commands on 3 and answers on 4.
@@ -72,7 +77,7 @@ class Chrome:
         return json.loads(msg)
 
     def evaluate(self, expr):
-        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True})
         return r.get("result", {}).get("value")
 
     def close(self):
@@ -86,23 +91,51 @@ class Chrome:
             self.proc.kill()
 
 
-# Keys by their DOM name: (code, keyCode), what emscripten's GLFW reads.
+# Keys by their DOM name: (code, keyCode), what emscripten's GLFW reads; letters as "a".
 KEYS = {"ArrowRight": ("ArrowRight", 39), "ArrowLeft": ("ArrowLeft", 37), "Home": ("Home", 36),
-        "End": ("End", 35), " ": ("Space", 32)}
+        "End": ("End", 35), " ": ("Space", 32), "Enter": ("Enter", 13), "Control": ("ControlLeft", 17)}
+
+
+def key_event(chrome, kind, name, modifiers=0):
+    code, key_code = KEYS[name] if name in KEYS else ("Key" + name.upper(), ord(name.upper()))
+    chrome.send("Input.dispatchKeyEvent", {"type": kind, "key": name, "code": code, "modifiers": modifiers,
+                                           "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
 
 
 def act(chrome, action):
     kind, _, arg = action.partition(":")
-    if kind == "key":
-        code, key_code = KEYS[arg]
+    if kind == "key":  # key:ArrowRight, key:Ctrl+a (Control held around the key)
+        ctrl = arg.startswith("Ctrl+")
+        name, mods = (arg[5:], 2) if ctrl else (arg, 0)
+        if ctrl:
+            key_event(chrome, "rawKeyDown", "Control", 2)
+            time.sleep(0.1)
         # A short press, as a user's: ImGui repeats a key held past io.KeyRepeatDelay (0.275 s), so
         # a hold of 0.15 s plus a slow round trip under load stepped twice once in CI. ImGui's
         # input queue gives the down and the up a frame each however close they come; the pause
         # after the up lets that frame run before the next action.
         for t, pause in (("rawKeyDown", 0.05), ("keyUp", 0.2)):
-            chrome.send("Input.dispatchKeyEvent", {"type": t, "key": arg, "code": code,
-                                                   "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
+            key_event(chrome, t, name, mods)
             time.sleep(pause)
+        if ctrl:
+            key_event(chrome, "keyUp", "Control")
+            time.sleep(0.2)
+    elif kind == "type":  # type:TEXT types the characters (a key press each, with its text)
+        for ch in arg:
+            chrome.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": ch, "text": ch, "unmodifiedText": ch,
+                                                   "windowsVirtualKeyCode": ord(ch.upper()) if ch.isalpha() else ord(ch)})
+            chrome.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": ch})
+            time.sleep(0.1)
+        time.sleep(0.2)
+    elif kind == "scale":  # scale:F: the screen's devicePixelRatio becomes F (browser zoom, another screen)
+        chrome.send("Emulation.setDeviceMetricsOverride", {"width": chrome.width, "height": chrome.height,
+                                                           "deviceScaleFactor": float(arg), "mobile": False})
+        time.sleep(0.5)
+    elif kind == "paste":  # paste:TEXT: the paste event a browser fires for Ctrl+V, carrying TEXT
+        chrome.evaluate("(() => { const d = new DataTransfer(); d.setData('text/plain', " + json.dumps(arg) + ");"
+                        " document.getElementById('canvas').dispatchEvent(new ClipboardEvent('paste',"
+                        " {clipboardData: d, bubbles: true, cancelable: true})); })()")
+        time.sleep(0.4)
     elif kind == "click":
         x, y = (float(v) for v in arg.split(","))
         for t in ("mouseMoved", "mousePressed", "mouseReleased"):
@@ -126,12 +159,13 @@ def act(chrome, action):
         chrome.send("DOM.setFileInputFiles", {"nodeId": node, "files": [os.path.abspath(arg)]})
         time.sleep(0.5)
     else:
-        raise SystemExit(f"headless: unknown action {action!r} (key:NAME, click:X,Y, wheel:X,Y,DY, expect:JS or upload:DIR)")
+        raise SystemExit(f"headless: unknown action {action!r} (key:NAME, type:TEXT, paste:TEXT, scale:F, click:X,Y, "
+                         "wheel:X,Y,DY, expect:JS or upload:DIR)")
 
 
 def wait_for(chrome, expr, timeout):
     start = time.time()
-    while not chrome.evaluate(f"!!({expr})"):
+    while not chrome.evaluate(f"Promise.resolve({expr}).then(v => !!v)"):  # a promise: its value
         if time.time() - start > timeout:
             msg = chrome.evaluate("document.getElementById('message') && document.getElementById('message').textContent")
             print(f"headless: the page was not ready after {timeout:.0f} s ({expr}); message: {msg!r}")
@@ -164,8 +198,12 @@ def main():
     ap.add_argument("--console")
     ap.add_argument("--size", default="1600x1000")
     ap.add_argument("--timeout", type=float, default=90)
+    ap.add_argument("--scale", type=float, default=1, help="device pixels per CSS pixel (devicePixelRatio)")
+    ap.add_argument("--clip", help="X,Y,W,H: the screenshot of this rectangle (CSS pixels) only")
+    ap.add_argument("--profile", help="a browser profile folder kept between loads (localStorage)")
+    ap.add_argument("--clipboard", action="store_true", help="let the page read and write the clipboard")
     a = ap.parse_args()
-    chrome = Chrome(a.size)
+    chrome = Chrome(a.size, a.profile)
     try:
         target = chrome.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
         chrome.session = chrome.send("Target.attachToTarget", {"targetId": target, "flatten": True},
@@ -173,11 +211,16 @@ def main():
         if a.downloads:
             chrome.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": os.path.abspath(a.downloads),
                                                          "eventsEnabled": True}, session=False)
+        if a.clipboard:
+            chrome.send("Browser.grantPermissions", {"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+                        session=False)
         chrome.send("Runtime.enable")
         chrome.send("Page.enable")
         chrome.send("Log.enable")  # the browser's own lines (a failed load: 404 for favicon.ico)
         w, h = (int(x) for x in a.size.split("x"))
-        chrome.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+        chrome.width, chrome.height = w, h
+        chrome.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": a.scale,
+                                                           "mobile": False})
         start = time.time()
         chrome.send("Page.navigate", {"url": a.url})
         ready = wait_for(chrome, a.wait, a.timeout)
@@ -192,7 +235,11 @@ def main():
             with open(a.dom, "w", encoding="utf-8") as f:
                 f.write(chrome.evaluate("document.documentElement.outerHTML"))
         if a.screenshot:
-            png = chrome.send("Page.captureScreenshot", {"format": "png"})["data"]
+            shot = {"format": "png"}
+            if a.clip:
+                x, y, cw, ch = (float(v) for v in a.clip.split(","))
+                shot["clip"] = {"x": x, "y": y, "width": cw, "height": ch, "scale": 1}
+            png = chrome.send("Page.captureScreenshot", shot)["data"]
             with open(a.screenshot, "wb") as f:
                 f.write(base64.b64decode(png))
         if a.console:

@@ -12,6 +12,8 @@
 #include "app/gui/frame.h"
 #include "app/gui/resources.h"
 #include "app/gui/state_dump.h"
+#include "web/clipboard.h"
+#include "web/course_progress.h"
 #include "web/url_state.h"
 
 #include <GLFW/glfw3.h>
@@ -23,6 +25,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -99,6 +103,16 @@ EM_JS(double, web_idle_ms, (), { return performance.now() - (window.flashstepLas
 
 EM_JS(int, web_canvas_width, (), { return window.innerWidth; });
 EM_JS(int, web_canvas_height, (), { return window.innerHeight - document.getElementById("bar").offsetHeight; });
+// Device pixels per CSS pixel: above 1 on HiDPI screens and when the browser zooms in.
+EM_JS(double, web_pixel_ratio, (), { return window.devicePixelRatio || 1; });
+// The canvas's size on the page, in CSS pixels; its backing store (canvas.width, .height, which
+// GLFW's window size sets) holds the device pixels. GLFW clears the inline size whenever it
+// resizes the canvas, so this is set after each resize.
+EM_JS(void, web_set_canvas_css_size, (int w, int h), {
+  const c = Module["canvas"];
+  if (c.style.width !== w + "px") c.style.width = w + "px";
+  if (c.style.height !== h + "px") c.style.height = h + "px";
+});
 
 // =============================================================================================
 // [SECTION] The mouse wheel
@@ -242,11 +256,29 @@ void offer_exports(WebApp& app) {
 // [SECTION] The frame loop
 // =============================================================================================
 
+// The pixel ratio the page draws at: the browser's devicePixelRatio, within what the fonts and
+// the canvas can take.
+float pixel_ratio() { return float(std::clamp(web_pixel_ratio(), 0.5, 4.0)); }
+
+// HiDPI: the canvas fills the page in CSS pixels and its backing store has devicePixelRatio times
+// as many pixels, so the browser shows it 1:1 instead of scaling it up (soft text). emscripten
+// 3.1.6's GLFW knows no pixel ratio: its window size is the backing store's, in device pixels,
+// as are its pointer positions; frame() hands ImGui the CSS pixels (AppState's
+// display.pixel_ratio), and the fonts are rasterised at the ratio (app/gui/display.cpp). A new
+// ratio (browser zoom, another screen) rebuilds the fonts.
 void resize_to_page(WebApp& app) {
   const int w = std::max(320, web_canvas_width()), h = std::max(240, web_canvas_height());
+  const float ratio = pixel_ratio();
+  const int bw = int(std::lround(w * double(ratio))), bh = int(std::lround(h * double(ratio)));
   int now_w = 0, now_h = 0;
   glfwGetWindowSize(app.window, &now_w, &now_h);
-  if (w != now_w || h != now_h) glfwSetWindowSize(app.window, w, h);
+  if (bw != now_w || bh != now_h) glfwSetWindowSize(app.window, bw, bh);
+  web_set_canvas_css_size(w, h);
+  gui::DisplayState& d = app.s->display;
+  if (ratio != d.pixel_ratio) {
+    d.pixel_ratio = ratio;
+    ++d.version;  // frame() re-applies the display settings: the fonts at the new ratio
+  }
 }
 
 void tick(void* arg) {
@@ -261,11 +293,14 @@ void tick(void* arg) {
   const double dt = app.last_time > 0 ? now - app.last_time : 0.0;
   app.last_time = now;
   resize_to_page(app);
+  before_frame();  // a paste or cut event: ImGui's Ctrl+V or Ctrl+X (web/clipboard.h)
   try {
     gui::frame(app.window, *app.s, app.gpu, dt, nullptr);
   } catch (const InputError& e) {  // the Export tab's PNG: its message says why
     app.s->export_message = std::string("error: ") + e.what();
   }
+  after_frame();
+  keep_course_progress();
   offer_exports(app);
   publish(app);
   if (++app.frames == 1) {
@@ -319,6 +354,7 @@ int main() {
   ::umask(022);
   auto* app = new web::WebApp;  // lives as long as the page
   web::g_app = app;
+  web::restore_course_progress();  // before the course reads it
   web::open_from_link(*app);
 
   if (!glfwInit()) {
@@ -328,17 +364,22 @@ int main() {
   glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-  app->window = glfwCreateWindow(std::max(320, web_canvas_width()), std::max(240, web_canvas_height()),
+  const float ratio = web::pixel_ratio();
+  app->window = glfwCreateWindow(int(std::lround(std::max(320, web_canvas_width()) * double(ratio))),
+                                 int(std::lround(std::max(240, web_canvas_height()) * double(ratio))),
                                  "flashstep", nullptr, nullptr);
   if (!app->window) {
     web_show_message("flashstep: error: this browser has no WebGL2, which the app draws with");
     return 1;
   }
   glfwMakeContextCurrent(app->window);
+  app->s->display.pixel_ratio = ratio;  // the first frame builds the fonts at it
+  web_set_canvas_css_size(std::max(320, web_canvas_width()), std::max(240, web_canvas_height()));
 
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // the layout is computed
   ImGui_ImplGlfw_InitForOpenGL(app->window, true);
+  web::install_clipboard();  // after GLFW's backend, whose clipboard is empty in the browser
   web_watch_wheel();
   glfwSetScrollCallback(app->window, web::on_scroll);  // after ImGui's: replaces it, then calls it
   ImGui_ImplOpenGL3_Init("#version 300 es");

@@ -42,19 +42,43 @@ void set_palette(Theme t) {
   kBoundText = light ? ImVec4(0.62f, 0.38f, 0.0f, 1.0f) : ImVec4(0.95f, 0.75f, 0.3f, 1.0f);
 }
 
+// A font rasterised at `ratio` times its size, measured in layout pixels: its glyphs keep the
+// atlas's device pixels, drawn 1:1 where the framebuffer has `ratio` pixels per layout pixel
+// (the web page on a HiDPI screen), while FontSize, the advances and CalcTextSize are those of
+// the font at its own size. (ImGui 1.86 has one size per font; io.FontGlobalScale would leave
+// font->FontSize, which the heatmap's cell text reads, at the rasterised size.)
+void to_layout_pixels(ImFont* f, float ratio) {
+  for (ImFontGlyph& gl : f->Glyphs) {
+    gl.X0 /= ratio;
+    gl.Y0 /= ratio;
+    gl.X1 /= ratio;
+    gl.Y1 /= ratio;
+    gl.AdvanceX /= ratio;
+  }
+  f->FontSize /= ratio;
+  f->Ascent /= ratio;
+  f->Descent /= ratio;
+  f->BuildLookupTable();  // the advances' index and the fallback's, from the glyphs
+}
+
 void build_fonts(AppState& s, GpuState& g, float scale) {
   ImFontAtlas* atlas = ImGui::GetIO().Fonts;
   atlas->Clear();
   const std::string sans = system_font(false), mono = system_font(true);
   const float sans_px = std::round(kSansPx * scale), mono_px = std::round(kMonoPx * scale);
+  const float ratio = s.display.pixel_ratio;  // 1 on the desktop
   auto built_in = [&](float px) {  // ProggyClean rebuilt at this size (blocky, but not blurred)
     ImFontConfig cfg;
     cfg.SizePixels = px;
     return atlas->AddFontDefault(&cfg);
   };
-  if (!sans.empty()) atlas->AddFontFromFileTTF(sans.c_str(), sans_px);
-  else built_in(sans_px);
-  g.mono = !mono.empty() ? atlas->AddFontFromFileTTF(mono.c_str(), mono_px) : built_in(mono_px);
+  if (!sans.empty()) atlas->AddFontFromFileTTF(sans.c_str(), sans_px * ratio);
+  else built_in(sans_px * ratio);
+  g.mono = !mono.empty() ? atlas->AddFontFromFileTTF(mono.c_str(), mono_px * ratio) : built_in(mono_px * ratio);
+  if (ratio != 1.0f) {
+    atlas->Build();
+    for (ImFont* f : atlas->Fonts) to_layout_pixels(f, ratio);
+  }
   s.display.font_file = sans;
   s.display.font_px = sans_px;
 }

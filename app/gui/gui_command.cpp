@@ -26,7 +26,9 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <stb_image_write.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cfloat>
 #include <cstdlib>
@@ -105,6 +107,17 @@ std::string screenshot_png(int w, int h) {
   return png;
 }
 
+// The backend's sizes and pointer are in the framebuffer's pixels: ImGui gets the window in
+// layout pixels (`ratio` device pixels each, rounded to whole layout pixels), the scale from
+// those to the framebuffer, and the pointer in layout pixels.
+void to_layout_pixels(ImGuiIO& io, float ratio) {
+  const ImVec2 fb = io.DisplaySize;  // the backend's window size: the framebuffer's
+  io.DisplaySize = ImVec2(std::max(1.0f, std::round(fb.x / ratio)), std::max(1.0f, std::round(fb.y / ratio)));
+  io.DisplayFramebufferScale = ImVec2(fb.x / io.DisplaySize.x, fb.y / io.DisplaySize.y);
+  if (ImGui::IsMousePosValid(&io.MousePos))
+    io.MousePos = ImVec2(io.MousePos.x / io.DisplayFramebufferScale.x, io.MousePos.y / io.DisplayFramebufferScale.y);
+}
+
 }  // namespace
 
 // =============================================================================================
@@ -124,6 +137,9 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // The web page on a HiDPI screen: emscripten's GLFW makes the window the framebuffer, in device
+  // pixels; ImGui works in CSS pixels over it (web/main_web.cpp). 1 on the desktop.
+  if (s.display.pixel_ratio != 1.0f) to_layout_pixels(ImGui::GetIO(), s.display.pixel_ratio);
   // Two frames can share a timestamp (a browser's virtual time, or timers coarsened for
   // privacy to 1-100 ms), and ImGui asserts on a zero DeltaTime: never pass it one.
   ImGuiIO& frame_io = ImGui::GetIO();

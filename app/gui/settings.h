@@ -103,6 +103,10 @@ struct DisplayState {
   float font_px = 0;         // the sans font's pixel size as built, measured by the window
   float sample_w = 0, sample_h = 0;  // CalcTextSize("Step >") with that font
   std::string font_file;     // the TTF used, or "" for ImGui's built-in font
+  // Device pixels per ImGui pixel: the web page's devicePixelRatio (web/main_web.cpp sets it and
+  // bumps `version`), so the fonts are rasterised for the screen's pixels while the layout stays
+  // in CSS pixels. 1 on the desktop, where nothing depends on it.
+  float pixel_ratio = 1.0f;
   // The Display menu (and --script "display ..."): applies `next` and remembers it.
   void change(const DisplaySettings& next);
   // "theme light" | "font-scale 1.5" | "hide memory,softmax" | "show memory" | "presentation" |
