@@ -156,9 +156,11 @@ struct LessonState {
   int block = 2;
   int shown = 0;  // blocks merged so far (0 .. blocks.size())
   // The block table as last drawn (lesson_view.cpp): its form (0 long titles, 1 short, 2 narrow)
-  // and how far its widest cell's text ran past what the table shows (0 or less: none cut).
+  // and how far its widest cell's text ran past what the table shows (0 or less: none cut), and
+  // how far it scrolls sideways (0: all its columns in view).
   int table_form = 0;
   float table_clip_px = 0;
+  float table_scroll_px = 0;
   Lesson lesson;
   std::string error;
   void recompute();
@@ -228,8 +230,13 @@ struct AppState {
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
+  float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
+  float algo_overflow_px = 0;         // how far the algorithm panel's listing ran past its width
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
+  float center_overflow_px = 0;       // how far the centre panel's widest item ran past its width
+  int view_tabs_cut = 0;              // the centre's view tabs drawn narrower than their labels
+  float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width

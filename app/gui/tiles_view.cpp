@@ -307,15 +307,17 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   // S or P~: follow the step (P~ once it exists for the current tile), or fixed.
   bool show_p = s.sp_mode == SpMode::P;
   if (s.sp_mode == SpMode::follow && cur) show_p = follow_shows_p(info, *cur);
+  // Each choice continues the line where it fits, else starts the next (at 1024x768 in
+  // presentation mode "P~_ij" ran past the panel's edge).
   ImGui::TextUnformatted("Score tile:");
-  ImGui::SameLine();
   int mode = int(s.sp_mode);
-  ImGui::RadioButton("follow the step", &mode, 0);
-  ImGui::SameLine();
-  ImGui::RadioButton(standard ? "S" : "S_ij", &mode, 1);
-  ImGui::SameLine();
-  ImGui::RadioButton(standard ? "P" : "P~_ij", &mode, 2);
+  const char* const choices[3] = {"follow the step", standard ? "S" : "S_ij", standard ? "P" : "P~_ij"};
+  for (int c = 0; c < 3; ++c) {
+    SameLineIfFits(choices[c]);
+    ImGui::RadioButton(choices[c], &mode, c);
+  }
   s.sp_mode = SpMode(mode);
+  s.tiles_header_overflow_px = PanelOverflowPx();
   DimText(info.tiles_note);
   if (p.dtype == Dtype::fp8) fp8_step_text(v, cur);
 

@@ -69,7 +69,7 @@ float ToggleWidth(const char* label) {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
-static float ButtonWidth(const char* label) {
+float ButtonWidth(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
 }
 
