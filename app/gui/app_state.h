@@ -223,6 +223,7 @@ struct AppState {
   float tiles_cell_px = 0, tiles_d_cell_px = 0;
   // The height of the query rows (Q, S, O and the statistics) and its gap to V^T's title below.
   float tiles_rows_px = 0, tiles_rows_label_gap_px = 0;
+  int tiles_split_labels = 0, tiles_split_label_overlaps = 0;  // decode's "s=1" labels under K^T, and those over a j label
   int64_t tiles_j_labels = 0, tiles_j_last_label = -1, tiles_j_stride = 1;  // K^T's block labels as drawn
   // How far the memory panel's widest item reached past its content width as last drawn (pixels;
   // 0 or less: nothing clipped at the right edge), for --dump-state.

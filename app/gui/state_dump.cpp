@@ -217,7 +217,8 @@ nlohmann::json state_to_json(const AppState& s) {
                 {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px},
                 {"bar_cut_px", s.tiles_bar_cut_px}, {"header_overflow_px", s.tiles_header_overflow_px}, {"rows_px", s.tiles_rows_px},
                 {"rows_label_gap_px", s.tiles_rows_label_gap_px}, {"j_labels", s.tiles_j_labels},
-                {"j_last_label", s.tiles_j_last_label}, {"j_stride", s.tiles_j_stride}};
+                {"j_last_label", s.tiles_j_last_label}, {"j_stride", s.tiles_j_stride},
+                {"split_labels", s.tiles_split_labels}, {"split_label_overlaps", s.tiles_split_label_overlaps}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
                        {"table_compact", s.memory_table_compact},

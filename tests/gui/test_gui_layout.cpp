@@ -212,3 +212,18 @@ TEST_CASE("no view tab is cut to a few letters: where the labels do not fit, a c
     CHECK(j["view"] == view);  // the view asked for is the one shown, by a tab or by the combo
   }
 }
+
+TEST_CASE("decode's split labels keep clear of K^T's j labels, and the keys under the tiles stay within the panel",
+          "[gui][layout]") {
+  // The fp8 chapter's decoding page at 1024x768 in presentation mode drew "s=1" .. "s=4" over
+  // "j=3" .. "j=63"; a key that moved to the next line left the line's end past the panel's edge.
+  const std::string settings = settings_for("split-labels");
+  for (const std::string args : {"--course fp8 --page 2 --presentation --size 1024x768",
+                                 "--preset decode --step 300 --presentation --size 1024x768",
+                                 "--preset tiny --step 6 --size 1024x768", "--course decode --page 1 --presentation --size 1280x720"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "split-labels");
+    CHECK(j["tiles"]["split_label_overlaps"].get<int>() == 0);
+    CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+  }
+}
