@@ -227,3 +227,20 @@ TEST_CASE("decode's split labels keep clear of K^T's j labels, and the keys unde
     CHECK(j["center_overflow_px"].get<double>() <= 0.5);
   }
 }
+
+TEST_CASE("the HBM table scrolls sideways where not even its short form fits, rather than cut a number", "[gui][layout]") {
+  // At 1024x768 in presentation mode decode's table cut "2.00 MiB" to "2.00 Mi" and "lse^(s)" to
+  // "lse^(s"; the dump measures each cell's text against its whole column.
+  const std::string settings = settings_for("hbm-scroll");
+  for (const std::string args : {"--course paged-kv --page 2 --presentation --size 1024x768",
+                                 "--course fp8 --page 2 --presentation --size 1024x768",
+                                 "--course decode --page 1 --presentation --size 1024x768"}) {
+    CAPTURE(args);
+    const nlohmann::json m = dumped_state(settings + args, "hbm-scroll")["memory_panel"];
+    CHECK(m["table_clip_px"].get<double>() <= 0.5);
+    CHECK(m["table_scroll"] == true);
+  }
+  // With room it does not scroll.
+  const nlohmann::json m = dumped_state(settings + "--preset decode --step 157 --size 1600x1000", "hbm-scroll")["memory_panel"];
+  CHECK(m["table_scroll"] == false);
+}
