@@ -199,10 +199,13 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const float room = ImGui::GetContentRegionAvail().x;
   const bool compact = need(false, true) > room;
   const bool with_shape = need(true, true) <= room || !compact;
-  // Where not even that fits (decode's "lse^(s)" beside "2.00 MiB" at 1024x768 in presentation
-  // mode), the columns keep their texts' widths and the table scrolls sideways rather than cut a
-  // number to "2.00 Mi".
-  const bool hbm_scroll = !with_shape && need(true, false) > room;
+  // Where not even that fits, the cells' padding narrows to 2 px (io-complexity's "tensor" and
+  // "12.0 KiB" at 1024x768 in presentation mode); where that is not enough either (decode's
+  // "lse^(s)" beside "2.00 MiB"), the columns keep their texts' widths and the table scrolls
+  // sideways rather than cut a number to "2.00 Mi".
+  const float tight_pad = std::min(st.CellPadding.x, 2.0f);
+  const bool tight = !with_shape && need(true, false) > room;
+  const bool hbm_scroll = tight && need(true, false) - 6 * (st.CellPadding.x - tight_pad) > room;
   const auto bytes = [&](char* buf, size_t size, int64_t x) {
     return compact ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
   };
@@ -227,6 +230,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const ImVec2 table_size(0, hbm_scroll ? float(n_rows) * (ImGui::GetTextLineHeight() + 2 * st.CellPadding.y + 1) +
                                           st.ScrollbarSize + 2
                                     : 0.0f);
+  if (tight) ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(tight_pad, st.CellPadding.y));
   if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, hbm_scroll ? scroll_f : tf, table_size)) {
     const ImGuiTableColumnFlags stretch = hbm_scroll ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
     ImGui::TableSetupColumn("tensor", stretch, name_w);
@@ -273,6 +277,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (const char* name : info.on_chip_only) never(name, "on chip");
     ImGui::EndTable();
   }
+  if (tight) ImGui::PopStyleVar();
   s.memory_table_clip_px = clip_px;
   s.memory_table_compact = compact;
   s.memory_table_shape = with_shape;
