@@ -249,3 +249,16 @@ TEST_CASE("the HBM table narrows its cells' padding, then scrolls sideways, rath
   const nlohmann::json m = dumped_state(settings + "--preset decode --step 157 --size 1600x1000", "hbm-scroll")["memory_panel"];
   CHECK(m["table_scroll"] == false);
 }
+
+TEST_CASE("the course's buttons keep one line where Back can be written short, so the page keeps its room",
+          "[gui][layout][course]") {
+  // "New problem" was cut at 1024x768 in presentation mode; putting it on a second line took a line
+  // from the page, and the last parts of these chapters' pages (their questions) scrolled.
+  const std::string settings = settings_for("course-nav");
+  for (const std::string chapter : {"memory-bound", "masks-dropout-fusion", "decode"}) {
+    CAPTURE(chapter);
+    const Result r = run_gui(settings + "--course " + chapter + " --check-layout --presentation --size 1024x768", "course-nav");
+    INFO(r.output);
+    CHECK(r.code == 0);
+  }
+}
