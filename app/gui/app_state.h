@@ -162,9 +162,11 @@ struct LessonState {
   int block = 2;
   int shown = 0;  // blocks merged so far (0 .. blocks.size())
   // The block table as last drawn (lesson_view.cpp): its form (0 long titles, 1 short, 2 narrow)
-  // and how far its widest cell's text ran past what the table shows (0 or less: none cut).
+  // and how far its widest cell's text ran past what the table shows (0 or less: none cut), and
+  // how far it scrolls sideways (0: all its columns in view).
   int table_form = 0;
   float table_clip_px = 0;
+  float table_scroll_px = 0;
   Lesson lesson;
   std::string error;
   void recompute();
@@ -227,6 +229,7 @@ struct AppState {
   float tiles_cell_px = 0, tiles_d_cell_px = 0;
   // The height of the query rows (Q, S, O and the statistics) and its gap to V^T's title below.
   float tiles_rows_px = 0, tiles_rows_label_gap_px = 0;
+  int tiles_split_labels = 0, tiles_split_label_overlaps = 0;  // decode's "s=1" labels under K^T, and those over a j label
   int64_t tiles_j_labels = 0, tiles_j_last_label = -1, tiles_j_stride = 1;  // K^T's block labels as drawn
   // How far the memory panel's widest item reached past its content width as last drawn (pixels;
   // 0 or less: nothing clipped at the right edge), for --dump-state.
@@ -234,13 +237,19 @@ struct AppState {
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
+  float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
+  float algo_overflow_px = 0;         // how far the algorithm panel's listing ran past its width
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
+  float center_overflow_px = 0;       // how far the centre panel's widest item ran past its width
+  int view_tabs_cut = 0;              // the centre's view tabs drawn narrower than their labels
+  float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
+  bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
   std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)
 

@@ -1,6 +1,11 @@
-// The centre panel: the tiles, lesson, compare, bench and pipeline views as tabs.
+// The centre panel: the tiles, lesson, compare, bench and pipeline views as tabs (a combo where
+// their labels do not fit).
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
+
+#include <imgui_internal.h>  // ImGuiTabBar: the tabs' widths as drawn (for --dump-state)
+
+#include <algorithm>
 
 namespace flashstep::gui {
 
@@ -17,45 +22,66 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::End();
     return;
   }
-  if (ImGui::BeginTabBar("views")) {
-    const bool force = s.view_changed;
+  // The views as tabs where their labels fit the panel: the lesson's in full ("Online-softmax
+  // lesson") or as "Lesson"; where not even the short labels fit (1024x768 in presentation mode
+  // cut them to "Less...", "Com...") a combo picks the view instead.
+  auto draw_view = [&](View v) {
+    switch (v) {
+      case View::tiles:
+        if (PagedStripHeight(s) > 0) DrawPagedStrip(s);  // decode --page-size: the pages above the tiles
+        DrawTilesView(s, g);
+        break;
+      case View::lesson: DrawLessonView(s); break;
+      case View::compare: DrawCompareView(s, g); break;
+      case View::bench: DrawBenchView(s); break;
+      case View::pipeline: DrawPipelineView(s); break;
+    }
+  };
+  const ImGuiStyle& st = ImGui::GetStyle();
+  auto labels_w = [&](std::initializer_list<const char*> names) {
+    float w = 0;
+    for (const char* name : names) w += ImGui::CalcTextSize(name).x + 2 * st.FramePadding.x + st.ItemInnerSpacing.x;
+    return w;
+  };
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const bool full = labels_w({"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"}) <= avail;
+  const bool tabs = full || labels_w({"Tiles", "Lesson", "Compare", "Bench", "Pipeline"}) <= avail;
+  static bool picked_by_combo = false;  // the tab bar selects s.view again when it comes back
+  s.view_tabs_cut = 0;
+  if (!tabs) {
+    static const char* const names[] = {"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"};
+    int view = int(s.view);
+    ImGui::SetNextItemWidth(std::min(avail - ImGui::CalcTextSize("view").x - st.ItemInnerSpacing.x,
+                                     ImGui::CalcTextSize(names[1]).x + ImGui::GetFrameHeight() + 2 * st.FramePadding.x));
+    if (ImGui::Combo("view", &view, names, IM_ARRAYSIZE(names))) s.view = View(view);
     s.view_changed = false;
+    picked_by_combo = true;
+    ImGui::Separator();
+    draw_view(s.view);
+  } else if (ImGui::BeginTabBar("views")) {
+    const bool force = s.view_changed || picked_by_combo;
+    s.view_changed = picked_by_combo = false;
     auto tab = [&](const char* name, View v) {
       const ImGuiTabItemFlags f = force && s.view == v ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(name, nullptr, f);
       if (open && !force) s.view = v;
-      return open;
+      if (open) {
+        draw_view(v);
+        ImGui::EndTabItem();
+      }
     };
-    if (tab("Tiles", View::tiles)) {
-      if (PagedStripHeight(s) > 0) DrawPagedStrip(s);  // decode --page-size: the pages above the tiles
-      DrawTilesView(s, g);
-      ImGui::EndTabItem();
-    }
-    // The lesson's tab is named in full where all five labels fit the panel; otherwise "Lesson"
-    // (ImGui would cut it to "Online-so..."). The ### part keeps the tab the same tab.
-    const ImGuiStyle& st = ImGui::GetStyle();
-    float labels = 0;
-    for (const char* name : {"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"})
-      labels += ImGui::CalcTextSize(name).x + 2 * st.FramePadding.x + st.ItemInnerSpacing.x;
-    const bool full = labels <= ImGui::GetContentRegionAvail().x;
-    if (tab(full ? "Online-softmax lesson###lesson" : "Lesson###lesson", View::lesson)) {
-      DrawLessonView(s);
-      ImGui::EndTabItem();
-    }
-    if (tab("Compare", View::compare)) {
-      DrawCompareView(s, g);
-      ImGui::EndTabItem();
-    }
-    if (tab("Bench", View::bench)) {
-      DrawBenchView(s);
-      ImGui::EndTabItem();
-    }
-    if (tab("Pipeline", View::pipeline)) {
-      DrawPipelineView(s);
-      ImGui::EndTabItem();
-    }
+    tab("Tiles", View::tiles);
+    // The ### part keeps the lesson's tab the same tab under either label.
+    tab(full ? "Online-softmax lesson###lesson" : "Lesson###lesson", View::lesson);
+    tab("Compare", View::compare);
+    tab("Bench", View::bench);
+    tab("Pipeline", View::pipeline);
+    // For --dump-state: the tabs ImGui drew narrower than their labels (cut to "Com...").
+    for (const ImGuiTabItem& t : ImGui::GetCurrentContext()->CurrentTabBar->Tabs)
+      if (t.Width + 0.5f < t.ContentWidth) ++s.view_tabs_cut;
     ImGui::EndTabBar();
   }
+  s.center_overflow_px = PanelOverflowPx();
   ImGui::End();
 }
 

@@ -255,8 +255,19 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   }
   ImGui::PopStyleColor();
   ImGui::Separator();
-  // The page scrolls on its own; the navigation stays at the bottom.
-  const float nav_h = ImGui::GetFrameHeightWithSpacing() * 1.6f;
+  // The page scrolls on its own; the navigation stays at the bottom. Where the column is too narrow
+  // for its three buttons (1024x768 in presentation mode cut "New problem"), Back is written "<";
+  // where even that is too wide, the buttons take two lines (a second line takes the page's room:
+  // questions that fitted the last part scrolled).
+  const char* next_label = c.on_last_page() && c.part + 1 >= c.parts ? "Next chapter >" : "Next >";
+  const float nav_gap = ImGui::GetStyle().ItemSpacing.x, nav_avail = ImGui::GetContentRegionAvail().x;
+  const auto nav_w = [&](const char* back) {
+    return ButtonWidth(back) + ButtonWidth(next_label) + ButtonWidth("New problem") + 2 * nav_gap;
+  };
+  const bool short_back = nav_w("< Back") > nav_avail;
+  const char* back_label = short_back ? "<###back" : "< Back";
+  const bool nav_one_line = nav_w(back_label) <= nav_avail;
+  const float nav_h = ImGui::GetFrameHeightWithSpacing() * (nav_one_line ? 1.6f : 2.6f);
   ImGui::BeginChild("page", ImVec2(0, -nav_h), false);
   static uint64_t seen = 0;  // a new page starts at the top
   if (seen != c.version) {
@@ -328,16 +339,18 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   c.page_overflow = ImGui::GetScrollMaxY();  // what a reader would have to scroll to
   ImGui::EndChild();
   ImGui::Separator();
-  if (ImGui::Button("< Back")) c.back(s);
+  if (ImGui::Button(back_label)) c.back(s);
+  if (short_back && ImGui::IsItemHovered()) ImGui::SetTooltip("Back (Left)");
   ImGui::SameLine();
-  if (ImGui::Button(c.on_last_page() && c.part + 1 >= c.parts ? "Next chapter >" : "Next >")) c.next(s);
-  ImGui::SameLine();
+  if (ImGui::Button(next_label)) c.next(s);
+  SameLineIfButtonFits("New problem");
   if (ImGui::Button("New problem")) c.new_problem(s);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The next seed: other sizes and inputs, other answers");
   const char* keys = "Space/Right: next, Left: back";
   ImGui::SameLine();
   if (ImGui::CalcTextSize(keys).x <= ImGui::GetContentRegionAvail().x) ImGui::TextDisabled("%s", keys);
   else ImGui::NewLine();
+  c.column_overflow_px = PanelOverflowPx();
   ImGui::End();
 }
 

@@ -74,7 +74,7 @@ float DecodeLseLabelX(float x_l, float right) {
   return std::min(x_l, right - ImGui::CalcTextSize(DecodeLseLabel(x_l, right)).x - 2);
 }
 
-float DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
+float DrawDecodeTiles(AppState& s, const DecodeTilesPlace& g) {
   const RunView& v = *s.run;
   const Trace& tr = v.trace;
   if (!has_partials(tr)) return g.x_l;
@@ -85,8 +85,12 @@ float DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   char buf[96];
 
-  // Bands under K^T and under the scores: block j's split, with "s=1" where it fits.
+  // Bands under K^T and under the scores: block j's split, with "s=1" where it fits its band and
+  // clears K^T's j labels on the same row (at 1024x768 in presentation mode they were drawn over
+  // each other).
   const float band_y = g.y_k + g.kv_h + 1;
+  const int64_t j_stride = JLabelStride(t, g.cs);
+  s.tiles_split_labels = s.tiles_split_label_overlaps = 0;
   for (int64_t sp = 0; sp < S; ++sp) {
     const SplitRange J = split_range(t.Tc, S, sp);
     const float x0 = g.x_s + float(J.j0 * t.Bc) * g.cs, x1 = g.x_s + float(std::min(J.j1 * t.Bc, p.nk)) * g.cs;
@@ -95,9 +99,17 @@ float DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g) {
     dl->AddRectFilled(ImVec2(x0 + 0.5f, g.y_s + g.s_h + 2), ImVec2(x1 - 0.5f, g.y_s + g.s_h + 5), col);
     std::snprintf(buf, sizeof buf, "s=%lld", (long long)(sp + 1));
     const float tw = ImGui::CalcTextSize(buf).x;
-    const float block_w = float(t.Bc) * g.cs;
-    if (x1 - x0 >= tw + 4 && block_w < ImGui::CalcTextSize("j=0").x + 4)  // the j labels are not drawn
-      dl->AddText(ImVec2((x0 + x1 - tw) * 0.5f, band_y + 3), col, buf);
+    const float lx = (x0 + x1 - tw) * 0.5f;
+    bool hits_j = false;
+    for (int64_t j = 0; !hits_j && j < t.Tc; ++j) {
+      float jl = 0, jr = 0;
+      hits_j = JLabelSpan(t, p.nk, j, j_stride, g.x_s, g.cs, g.left, &jl, &jr) && jl < lx + tw + 2 && lx < jr + 2;
+    }
+    if (x1 - x0 >= tw + 4 && !hits_j) {
+      dl->AddText(ImVec2(lx, band_y + 3), col, buf);
+      ++s.tiles_split_labels;
+      s.tiles_split_label_overlaps += hits_j;  // for --dump-state
+    }
   }
 
   // The partials in HBM under O: S Nq rows (split s at rows s Nq ..), d columns; lse^(s) beside.

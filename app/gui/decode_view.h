@@ -15,7 +15,15 @@ namespace flashstep::gui {
 struct DecodeTilesPlace {
   float x_s = 0, y_k = 0, kv_h = 0, y_s = 0, s_h = 0, y_v = 0, cs = 1;
   float x_o = 0, o_w = 0, x_l = 0, stat_w = 0, lab = 0, right = 0;
+  float left = 0;  // the view's left edge (K^T's block labels start no further left)
 };
+
+// K^T's block labels (tiles_view.cpp): every stride-th block is labelled "j=..." where the widest
+// label is wider than a block; JLabelSpan gives block j's label's horizontal extent, false where
+// it has none. The decode bands' "s=1" labels share their row and keep clear of them.
+int64_t JLabelStride(const Tiling& t, float cs);
+bool JLabelSpan(const Tiling& t, int64_t nk, int64_t j, int64_t stride, float x_s, float cs, float left, float* x_lo,
+                float* x_hi);
 
 // The colour of split s (eight colours, then again).
 ImU32 split_colour(int64_t s);
@@ -24,7 +32,7 @@ ImU32 split_colour(int64_t s);
 // the partials O^(s) (S Nq x d) and lse^(s) in HBM under O as they are written (orange: written
 // by this step; blue: read by the combine now). Nothing when the run has no partials.
 // Returns where it drew the lse^(s) column (x_l: under L, right of O^(s)'s).
-float DrawDecodeTiles(const AppState& s, const DecodeTilesPlace& g);
+float DrawDecodeTiles(AppState& s, const DecodeTilesPlace& g);
 // Where DrawDecodeTiles puts the lse^(s) label: above its column at x_l, or further left so that
 // it ends inside the panel (right). The tiles view keeps V^T's title short of it.
 float DecodeLseLabelX(float x_l, float right);

@@ -133,8 +133,9 @@ void DrawLessonView(AppState& s) {
                     b.local_pv, b.l_old, b.alpha, b.o_old, b.beta, b.local_pv, b.l_new, b.o_new);
     TextWrappedAtSpaces(text);
   } else {
-    ImGui::TextUnformatted(with_v ? "Start: m = -inf, l = 0, O = 0 (nothing seen yet)."
-                                  : "Start: m = -inf, l = 0 (nothing seen yet).");
+    // Wrapped: at 1024x768 in presentation mode the line ran past the panel's edge.
+    TextWrappedAtSpaces(with_v ? "Start: m = -inf, l = 0, O = 0 (nothing seen yet)."
+                               : "Start: m = -inf, l = 0 (nothing seen yet).");
   }
 
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
@@ -164,8 +165,11 @@ void DrawLessonView(AppState& s) {
   for (int k = 0; k < rows; ++k) rows_h += ImGui::CalcTextSize(block_cell(L, k, 4, form, cell, sizeof cell)).y;
   rows_h += (ImGui::GetStyle().CellPadding.y * 2 + 1) * float(rows) + ImGui::GetFrameHeightWithSpacing() + 6;
   if (!fits) rows_h += ImGui::GetStyle().ScrollbarSize;  // the sideways scrollbar's
-  float clip_px = 0;
-  if (ImGui::BeginTable("blocks", kBlockColumns, tf | ImGuiTableFlags_ScrollX, ImVec2(0, rows_h))) {
+  float clip_px = 0, scroll_px = 0;
+  // Sideways scrolling only where the form does not fit: a table that fits but may scroll kept
+  // column widths from an earlier, wider form and showed a needless scrollbar (1280x720 in
+  // presentation mode, no block merged yet).
+  if (ImGui::BeginTable("blocks", kBlockColumns, fits ? tf : tf | ImGuiTableFlags_ScrollX, ImVec2(0, rows_h))) {
     for (int c = 0; c < kBlockColumns; ++c) ImGui::TableSetupColumn(titles[c]);
     ImGui::TableHeadersRow();
     for (int k = 0; k < rows; ++k) {
@@ -175,10 +179,12 @@ void DrawLessonView(AppState& s) {
         clip_px = std::max(clip_px, TableCellText(block_cell(L, k, c, form, cell, sizeof cell)));
       }
     }
+    if (!fits) scroll_px = ImGui::GetScrollMaxX();  // the table's own scrolling window (ScrollX)
     ImGui::EndTable();
   }
   ls.table_form = form;
   ls.table_clip_px = clip_px;
+  ls.table_scroll_px = scroll_px;
   // With V, the output per merged block in a table of its own under the statistics (a ninth
   // column would not fit beside the course column); the line above the table has the update in full.
   if (with_v && ls.shown > 0) {
@@ -211,13 +217,28 @@ void DrawLessonView(AppState& s) {
   const float row_h = ImGui::GetFrameHeightWithSpacing();
   const float fit = row_h * float(L.values.size() + 1) + 8;
   const float room = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 120.0f);
+  float k_w = ImGui::CalcTextSize("k").x, x_w = ImGui::CalcTextSize("x_k").x, v_w_col = ImGui::CalcTextSize("v_k").x;
+  for (size_t e = 0; e < L.values.size(); ++e) {
+    std::snprintf(cell, sizeof cell, "%zu", e);
+    k_w = std::max(k_w, ImGui::CalcTextSize(cell).x);
+    std::snprintf(cell, sizeof cell, "%.4g", L.values[e]);
+    x_w = std::max(x_w, ImGui::CalcTextSize(cell).x);
+    if (with_v) {
+      std::snprintf(cell, sizeof cell, "%.4g", L.v[e]);
+      v_w_col = std::max(v_w_col, ImGui::CalcTextSize(cell).x);
+    }
+  }
+  const float table_w_beside = k_w + x_w + (with_v ? v_w_col + pad : 0) + 2 * pad + 2;
   if (ImGui::BeginTable("softmax", with_v ? 5 : 4, tf | ImGuiTableFlags_ScrollY, ImVec2(0, std::min(fit, room)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("k");
     ImGui::TableSetupColumn("x_k");
     if (with_v) ImGui::TableSetupColumn("v_k");
-    ImGui::TableSetupColumn("online e^(x_k - m) / l", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("direct softmax", ImGuiTableColumnFlags_WidthStretch);
+    // The two stretched columns' titles in full where both fit, else "online" and "direct" (the line
+    // above says what they are; at 1024x768 in presentation mode ImGui cut them to "online e^(...").
+    const bool long_titles = ImGui::GetContentRegionAvail().x >= table_w_beside + 2 * (ImGui::CalcTextSize("online e^(x_k - m) / l").x + pad);
+    ImGui::TableSetupColumn(long_titles ? "online e^(x_k - m) / l" : "online", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn(long_titles ? "direct softmax" : "direct", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
     char ov[48], dv[48];
     for (size_t e = 0; e < L.values.size(); ++e) {

@@ -199,17 +199,40 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const float room = ImGui::GetContentRegionAvail().x;
   const bool compact = need(false, true) > room;
   const bool with_shape = need(true, true) <= room || !compact;
+  // Where not even that fits, the cells' padding narrows to 2 px (io-complexity's "tensor" and
+  // "12.0 KiB" at 1024x768 in presentation mode); where that is not enough either (decode's
+  // "lse^(s)" beside "2.00 MiB"), the columns keep their texts' widths and the table scrolls
+  // sideways rather than cut a number to "2.00 Mi".
+  const float tight_pad = std::min(st.CellPadding.x, 2.0f);
+  const bool tight = !with_shape && need(true, false) > room;
+  const bool hbm_scroll = tight && need(true, false) - 6 * (st.CellPadding.x - tight_pad) > room;
   const auto bytes = [&](char* buf, size_t size, int64_t x) {
     return compact ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
   };
   // How far the widest cell's text reached past its cell (0: none cut), for the state dump.
   float clip_px = 0;
   const auto cell_text = [&](const char* text, const ImVec4* colour) {
-    clip_px = std::max(clip_px, TableCellText(text, colour));
+    if (!hbm_scroll) {
+      clip_px = std::max(clip_px, TableCellText(text, colour));
+      return;
+    }
+    // Scrolling, a cell is measured against its column's own width, not the part in view.
+    const ImGuiTable* table = ImGui::GetCurrentTable();
+    const float right = table->Columns[ImGui::TableGetColumnIndex()].WorkMaxX;
+    clip_px = std::max(clip_px, ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(text).x - right);
+    if (colour) ImGui::TextColored(*colour, "%s", text);
+    else ImGui::TextUnformatted(text);
   };
   const ImVec4 read_col = ImColor(kReadCol), write_col = ImColor(kWriteCol);
-  if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, tf)) {
-    const ImGuiTableColumnFlags stretch = ImGuiTableColumnFlags_WidthStretch;
+  const size_t n_rows = n + nb + info.on_chip_only.size() + 1;  // and the header
+  const ImGuiTableFlags scroll_f = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                                   ImGuiTableFlags_ScrollX;
+  const ImVec2 table_size(0, hbm_scroll ? float(n_rows) * (ImGui::GetTextLineHeight() + 2 * st.CellPadding.y + 1) +
+                                          st.ScrollbarSize + 2
+                                    : 0.0f);
+  if (tight) ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(tight_pad, st.CellPadding.y));
+  if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, hbm_scroll ? scroll_f : tf, table_size)) {
+    const ImGuiTableColumnFlags stretch = hbm_scroll ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
     ImGui::TableSetupColumn("tensor", stretch, name_w);
     if (with_shape) ImGui::TableSetupColumn("shape", stretch, shape_w[compact]);
     ImGui::TableSetupColumn("read", stretch, bytes_w[compact]);
@@ -254,9 +277,11 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     for (const char* name : info.on_chip_only) never(name, "on chip");
     ImGui::EndTable();
   }
+  if (tight) ImGui::PopStyleVar();
   s.memory_table_clip_px = clip_px;
   s.memory_table_compact = compact;
   s.memory_table_shape = with_shape;
+  s.memory_table_scroll = hbm_scroll;
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),

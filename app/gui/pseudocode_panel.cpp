@@ -120,8 +120,9 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     dl->ChannelsMerge();
   }
   ImGui::Spacing();
-  ImGui::Text("M = %lld: Br = %lld, Bc = %lld%s, tau = %.4g", (long long)t.M, (long long)t.Br,
-              (long long)t.Bc, t.overridden ? " (overridden)" : "", double(tr.problem.scale));
+  // Wrapped: in a narrow panel (1024x768 in presentation mode) the line ran past its edge.
+  TextWrappedF("M = %lld: Br = %lld, Bc = %lld%s, tau = %.4g", (long long)t.M, (long long)t.Br,
+               (long long)t.Bc, t.overridden ? " (overridden)" : "", double(tr.problem.scale));
   const Problem& p = tr.problem;
   if (p.mask.any() || p.dropout > 0 || p.dtype != Dtype::fp32) {
     ImGui::PushTextWrapPos(0.0f);
@@ -130,6 +131,7 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::PopTextWrapPos();
   }
   if (g.mono) ImGui::PopFont();
+  s.algo_overflow_px = PanelOverflowPx();  // the listing's
   ImGui::EndChild();
   ImGui::End();
 }

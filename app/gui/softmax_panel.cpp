@@ -55,7 +55,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     TextWrappedAtSpaces("No block i in scope at this line.");  // wrapped: cut at 1024x768 in presentation mode
   } else if (DrawCombineFactors(s)) {  // decode's combine: its rescale factors (decode_view.cpp)
   } else if (cur->j < 0) {
-    ImGui::Text("Block i = %d: j not in scope.", cur->i);
+    TextWrappedF("Block i = %d: j not in scope.", cur->i);
     DimText(fa2 ? "After the j loop: O_i is divided by l_i once and L_i = m_i + log l_i; the plot below "
                   "shows how m_i and l_i got there."
                 : "No block j in scope at this line.");
@@ -64,8 +64,15 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     const int64_t s10 = v.tilde_step[size_t(i * t.Tc + j)], s11 = v.merge_step[size_t(i * t.Tc + j)];
     const Step* st10 = s10 >= 0 && s10 < k ? &v.trace.steps[size_t(s10)] : nullptr;
     const Step* st11 = s11 >= 0 && s11 < k ? &v.trace.steps[size_t(s11)] : nullptr;
-    ImGui::Text("Block i = %lld (rows %lld-%lld), j = %lld", (long long)i, (long long)r0,
-                (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1), (long long)j);
+    // Wrapped, with "j = 0" kept whole: at 1024x768 in presentation mode the line ran past the
+    // panel's edge.
+    char block[96], j_text[32];
+    std::snprintf(block, sizeof block, "Block i = %lld (rows %lld-%lld),", (long long)i, (long long)r0,
+                  (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1));
+    std::snprintf(j_text, sizeof j_text, "j = %lld", (long long)j);
+    TextWrappedAtSpaces(block);
+    SameLineIfWidthFits(ImGui::CalcTextSize(j_text).x);
+    ImGui::TextUnformatted(j_text);
     if (fa2) {
       char text[128];
       std::snprintf(text, sizeof text, "a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until %s", normalise_label);
@@ -166,7 +173,9 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     TextWrappedF("Row %lld has not been merged yet (%s).", (long long)row, merge_label);  // wrapped: it was cut
     ImGui::PopStyleColor();
   } else if (first == done) {
-    ImGui::TextDisabled("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedF("Row %lld has kept no key so far: m = -inf, l = 0.", (long long)row);
+    ImGui::PopStyleColor();
   } else {
     const float* ms = &v.m_series(row, first);
     const float* lsr = &v.l_series(row, first);
@@ -176,8 +185,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     ImGui::PlotLines("##m", ms, done - first, 0, b1, FLT_MAX, FLT_MAX, ImVec2(w, h));
     std::snprintf(b3, sizeof b3, "l_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, lsr[done - 1 - first], 4));
     ImGui::PlotLines("##l", lsr, done - first, 0, b3, FLT_MAX, FLT_MAX, ImVec2(w, h));
-    ImGui::TextDisabled("after each merge, j = %d .. %d of %lld", first, done - 1, (long long)t.Tc);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedF("after each merge, j = %d .. %d of %lld", first, done - 1, (long long)t.Tc);  // wrapped: it was cut
+    ImGui::PopStyleColor();
   }
+  s.softmax_overflow_px = PanelOverflowPx();
   ImGui::End();
 }
 

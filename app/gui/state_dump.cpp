@@ -201,7 +201,8 @@ nlohmann::json state_to_json(const AppState& s) {
   j["form_error_field"] = int(s.form.error_field);
   j["apply_error"] = s.apply_error;
   j["lesson_shown"] = s.lesson.shown;
-  j["lesson_table"] = {{"form", s.lesson.table_form}, {"clip_px", s.lesson.table_clip_px}};
+  j["lesson_table"] = {{"form", s.lesson.table_form}, {"clip_px", s.lesson.table_clip_px},
+                       {"scroll_px", s.lesson.table_scroll_px}};
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel},
                   {"map_px", {s.compare.map_px[0], s.compare.map_px[1]}}};
@@ -216,25 +217,30 @@ nlohmann::json state_to_json(const AppState& s) {
   const CourseState& c = s.course;
   j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
-                 {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow},
+                 {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow}, {"overflow_px", c.column_overflow_px},
                  {"part", c.part + 1}, {"parts", c.parts}, {"io_label_gap_px", c.io.label_gap_px},
                  // -1: the page names no part of a panel, or its panel was not drawn
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},
                  {"anchor_scrolled", c.anchor_version == c.version && c.anchor_scrolled}};
   j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
-  j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}};
-  j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde}};
+  j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px}};
+  j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
+                         {"overflow_px", s.softmax_overflow_px}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
                 {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px},
-                {"bar_cut_px", s.tiles_bar_cut_px}, {"rows_px", s.tiles_rows_px},
+                {"bar_cut_px", s.tiles_bar_cut_px}, {"header_overflow_px", s.tiles_header_overflow_px}, {"rows_px", s.tiles_rows_px},
                 {"rows_label_gap_px", s.tiles_rows_label_gap_px}, {"j_labels", s.tiles_j_labels},
-                {"j_last_label", s.tiles_j_last_label}, {"j_stride", s.tiles_j_stride}};
+                {"j_last_label", s.tiles_j_last_label}, {"j_stride", s.tiles_j_stride},
+                {"split_labels", s.tiles_split_labels}, {"split_label_overlaps", s.tiles_split_label_overlaps}};
   j["memory_panel"] = {{"overflow_px", s.memory_overflow_px},
                        {"table_clip_px", s.memory_table_clip_px},
                        {"table_compact", s.memory_table_compact},
                        {"table_shape", s.memory_table_shape},
+                       {"table_scroll", s.memory_table_scroll},
                        {"header", s.memory_header}};
+  j["view_tabs_cut"] = s.view_tabs_cut;
+  j["center_overflow_px"] = s.center_overflow_px;
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
   nlohmann::json techniques = nlohmann::json::array();

@@ -294,6 +294,26 @@ bool follow_shows_p(const ScheduleInfo& info, const Step& cur) {
 
 }  // namespace
 
+int64_t JLabelStride(const Tiling& t, float cs) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "j=%lld", (long long)(t.Tc - 1));
+  const float widest_j = ImGui::CalcTextSize(buf).x + 4, block_w = float(t.Bc) * cs;
+  return block_w > 0 ? std::max<int64_t>(1, int64_t(std::ceil(widest_j / block_w))) : t.Tc;
+}
+
+bool JLabelSpan(const Tiling& t, int64_t nk, int64_t j, int64_t stride, float x_s, float cs, float left, float* x_lo,
+                float* x_hi) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "j=%lld", (long long)j);
+  const float tw = ImGui::CalcTextSize(buf).x;
+  const float x0 = x_s + float(j * t.Bc) * cs, wid = float(t.rows_in_kv_block(j, nk)) * cs;
+  if (stride == 1 && wid >= tw + 4) *x_lo = x0 + wid * 0.5f - tw * 0.5f;
+  else if (stride > 1 && (t.Tc - 1 - j) % stride == 0) *x_lo = std::max(left, x0 + wid - tw);
+  else return false;
+  *x_hi = *x_lo + tw;
+  return true;
+}
+
 void DrawTilesView(AppState& s, GpuState& gs) {
   if (in_backward(s.run->trace, s.index())) return DrawBackwardView(s, gs);
   const RunView& v = *s.run;
@@ -307,15 +327,17 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   // S or P~: follow the step (P~ once it exists for the current tile), or fixed.
   bool show_p = s.sp_mode == SpMode::P;
   if (s.sp_mode == SpMode::follow && cur) show_p = follow_shows_p(info, *cur);
+  // Each choice continues the line where it fits, else starts the next (at 1024x768 in
+  // presentation mode "P~_ij" ran past the panel's edge).
   ImGui::TextUnformatted("Score tile:");
-  ImGui::SameLine();
   int mode = int(s.sp_mode);
-  ImGui::RadioButton("follow the step", &mode, 0);
-  ImGui::SameLine();
-  ImGui::RadioButton(standard ? "S" : "S_ij", &mode, 1);
-  ImGui::SameLine();
-  ImGui::RadioButton(standard ? "P" : "P~_ij", &mode, 2);
+  const char* const choices[3] = {"follow the step", standard ? "S" : "S_ij", standard ? "P" : "P~_ij"};
+  for (int c = 0; c < 3; ++c) {
+    SameLineIfFits(choices[c]);
+    ImGui::RadioButton(choices[c], &mode, c);
+  }
   s.sp_mode = SpMode(mode);
+  s.tiles_header_overflow_px = PanelOverflowPx();
   DimText(info.tiles_note);
   if (p.dtype == Dtype::fp8) fp8_step_text(v, cur);
 
@@ -515,7 +537,7 @@ void DrawTilesView(AppState& s, GpuState& gs) {
     dl->AddText(ImVec2(x_s + 8, y_s + 8), text, "(too large to display)");
   }
   // For --dump-state: the gap from O^(s)'s column to lse^(s)'s as drawn (below 0: they overlap).
-  const float lse_drawn = DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cr, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x});
+  const float lse_drawn = DrawDecodeTiles(s, {x_s, y_k, d * cd, y_s, nq * cr, y_v, cs, x_o, d * cd, x_l, cv, lab, origin.x + avail.x, origin.x});
   s.decode_lse_gap_px = has_partials(v.trace) ? lse_drawn - (x_o + d * cd) : 0.0f;
   // And from the rows' bottom (decode's split band under the scores included) to V^T's title.
   s.tiles_rows_label_gap_px = (y_v - lab) - (y_s + nq * cr + (has_partials(v.trace) ? 5.0f : 0.0f));
@@ -535,22 +557,17 @@ void DrawTilesView(AppState& s, GpuState& gs) {
   // Every block's label where the widest ("j=Tc-1") fits a block; else every stride-th counted
   // back from the last, ending at its block's right edge (labelling each block whose label fitted
   // stopped at j=9 with Tc = 16).
-  std::snprintf(buf, sizeof buf, "j=%lld", (long long)(t.Tc - 1));
-  const float widest_j = ImGui::CalcTextSize(buf).x + 4, block_w = float(t.Bc) * cs;
-  const int64_t j_stride = block_w > 0 ? std::max<int64_t>(1, int64_t(std::ceil(widest_j / block_w))) : t.Tc;
+  const int64_t j_stride = JLabelStride(t, cs);
   s.tiles_j_labels = 0;
   s.tiles_j_last_label = -1;
   s.tiles_j_stride = j_stride;
   auto labelled = [&](int64_t j) { ++s.tiles_j_labels, s.tiles_j_last_label = j; };
   for (int64_t j = 0; j < t.Tc; ++j) {
     const float x0 = x_s + float(j * t.Bc) * cs, wid = float(t.rows_in_kv_block(j, p.nk)) * cs;
-    std::snprintf(buf, sizeof buf, "j=%lld", (long long)j);
-    const float tw = ImGui::CalcTextSize(buf).x;
-    if (j_stride == 1 && wid >= tw + 4) {
-      dl->AddText(ImVec2(x0 + wid * 0.5f - tw * 0.5f, y_k + d * cd + 1), dim, buf);
-      labelled(j);
-    } else if (j_stride > 1 && (t.Tc - 1 - j) % j_stride == 0) {
-      dl->AddText(ImVec2(std::max(origin.x, x0 + wid - tw), y_k + d * cd + 1), dim, buf);
+    float lx = 0, rx = 0;
+    if (JLabelSpan(t, p.nk, j, j_stride, x_s, cs, origin.x, &lx, &rx)) {
+      std::snprintf(buf, sizeof buf, "j=%lld", (long long)j);
+      dl->AddText(ImVec2(lx, y_k + d * cd + 1), dim, buf);
       labelled(j);
     }
     const int64_t first = v.kv_first_load[size_t(j)];

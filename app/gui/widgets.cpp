@@ -69,7 +69,7 @@ float ToggleWidth(const char* label) {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
-static float ButtonWidth(const char* label) {
+float ButtonWidth(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
 }
 
@@ -197,10 +197,9 @@ void DimText(const char* text) {
 // A colour key; `same_line` continues the row when it fits, else starts a new one.
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line) {
   const float h = ImGui::GetTextLineHeight();
-  if (same_line) {
-    ImGui::SameLine(0, 12);
-    if (ImGui::GetContentRegionAvail().x < h + 4 + ImGui::CalcTextSize(label).x) ImGui::NewLine();
-  }
+  // Decided before moving: SameLine then NewLine left the line's end (the panel's measured width,
+  // PanelOverflowPx) past the edge.
+  if (same_line) SameLineIfWidthFits(h + 4 + ImGui::CalcTextSize(label).x, 12);
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   if (outline) dl->AddRect(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 1, p.y + h - 2), col, 0, 0, 2.5f);

@@ -1,8 +1,9 @@
 // What a user sees in the window, measured through --dump-state: the Bench figure and the
 // Pipeline chart in the chosen theme, a number kept on the line of its unit, the colour bars and
 // the compare view's map clear of the panel's edge and of the text above, the IO explorer's values
-// beside their sliders, decode's one query row drawn as a band, and the lesson's block table
-// within its panel. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
+// beside their sliders, decode's one query row drawn as a band, the lesson's block table and
+// lines within their panel, the softmax panel's, course column's and tiles' header lines within
+// theirs, and the view tabs whole. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
@@ -152,5 +153,112 @@ TEST_CASE("K^T's block labels run to the last block, every stride-th where one l
     const int64_t stride = j["j_stride"].get<int64_t>();
     CHECK(j["j_labels"].get<int64_t>() == (Tc + stride - 1) / stride);
     CHECK(j["j_last_label"].get<int64_t>() + stride >= Tc);
+  }
+}
+
+TEST_CASE("the lesson view's lines stay within the centre panel, and its block table scrolls only where it must",
+          "[gui][layout]") {
+  // At 1024x768 in presentation mode "Start: m = -inf, l = 0, O = 0 (nothing seen yet)." ran past the
+  // panel's edge; at 1280x720 the empty block table, which fits, showed a sideways scrollbar.
+  const std::string settings = settings_for("lesson-lines");
+  for (const std::string args : {"--course online-softmax --page 3 --presentation --size 1024x768",
+                                 "--course online-softmax --page 3 --presentation --size 1280x720",
+                                 "--course online-softmax --page 1 --presentation --size 1024x768",
+                                 "--preset lesson --view lesson --presentation --size 1024x768",
+                                 "--preset lesson --view lesson --theme light --size 1024x768"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "lesson-lines");
+    REQUIRE(j["view"] == "lesson");
+    CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+    CHECK(j["lesson_table"]["scroll_px"].get<double>() <= 0.5);
+    CHECK(j["lesson_table"]["clip_px"].get<double>() <= 0.5);
+  }
+}
+
+TEST_CASE("the softmax panel's lines, the course's buttons, the score tile's choices and M's line stay within their panels",
+          "[gui][layout]") {
+  // At 1024x768 in presentation mode: "Block i = 6 (rows 384-447), j = 0" and "after each merge,
+  // j = 0 .. 0 of 2" ran past the softmax panel's edge, "New problem" past the course column's,
+  // "P~_ij" past the tiles panel's, and "M = 64: Br = 4, Bc = 4, tau = 0.5" past the algorithm's.
+  const std::string settings = settings_for("panel-edges");
+  for (const std::string args : {"--preset gpt2-medium --step 40 --presentation --size 1024x768",
+                                 "--course safe-softmax --page 2 --presentation --size 1024x768",
+                                 "--course memory-bound --page 1 --presentation --size 1024x768",
+                                 "--preset tiny --step 12 --presentation --size 1024x768",
+                                 "--preset tiny --step 12 --presentation --size 1280x720"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "panel-edges");
+    CHECK(j["softmax_panel"]["overflow_px"].get<double>() <= 0.5);
+    CHECK(j["course"]["overflow_px"].get<double>() <= 0.5);
+    CHECK(j["tiles"]["header_overflow_px"].get<double>() <= 0.5);
+    CHECK(j["algorithm_panel"]["overflow_px"].get<double>() <= 0.5);
+  }
+}
+
+TEST_CASE("no view tab is cut to a few letters: where the labels do not fit, a combo picks the view", "[gui][layout]") {
+  // At 1024x768 in presentation mode ImGui shrank the tabs to "Less...", "Com...", "Benc...".
+  const std::string settings = settings_for("view-tabs");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--preset tiny --presentation --size 1024x768", "tiles"},
+      {"--preset lesson --presentation --size 1024x768", "lesson"},
+      {"--preset tiny --view compare --presentation --size 1024x768", "compare"},
+      {"--preset tiny --presentation --size 1280x720", "tiles"},
+      {"--preset tiny --size 1024x768", "tiles"},
+      {"--course online-softmax --page 1 --presentation --size 1024x768", "lesson"}};
+  for (const auto& [args, view] : cases) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "view-tabs");
+    CHECK(j["view_tabs_cut"].get<int>() == 0);
+    CHECK(j["view"] == view);  // the view asked for is the one shown, by a tab or by the combo
+  }
+}
+
+TEST_CASE("decode's split labels keep clear of K^T's j labels, and the keys under the tiles stay within the panel",
+          "[gui][layout]") {
+  // The fp8 chapter's decoding page at 1024x768 in presentation mode drew "s=1" .. "s=4" over
+  // "j=3" .. "j=63"; a key that moved to the next line left the line's end past the panel's edge.
+  const std::string settings = settings_for("split-labels");
+  for (const std::string args : {"--course fp8 --page 2 --presentation --size 1024x768",
+                                 "--preset decode --step 300 --presentation --size 1024x768",
+                                 "--preset tiny --step 6 --size 1024x768", "--course decode --page 1 --presentation --size 1280x720"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "split-labels");
+    CHECK(j["tiles"]["split_label_overlaps"].get<int>() == 0);
+    CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+  }
+}
+
+TEST_CASE("the HBM table narrows its cells' padding, then scrolls sideways, rather than cut a number", "[gui][layout]") {
+  // At 1024x768 in presentation mode decode's table cut "2.00 MiB" to "2.00 Mi" and "lse^(s)" to
+  // "lse^(s", io-complexity's "tensor" to "tens..."; the dump measures each cell's text against
+  // its whole column.
+  const std::string settings = settings_for("hbm-scroll");
+  const std::pair<std::string, bool> cases[] = {  // and whether the table must scroll
+      {"--course paged-kv --page 2 --presentation --size 1024x768", true},
+      {"--course fp8 --page 2 --presentation --size 1024x768", true},
+      {"--course decode --page 1 --presentation --size 1024x768", true},
+      {"--course io-complexity --page 2 --presentation --size 1024x768", false},  // 2 px cells are enough
+      {"--preset decode --step 157 --presentation --font-scale 2.5 --size 1024x768", true}};
+  for (const auto& [args, scrolls] : cases) {
+    CAPTURE(args);
+    const nlohmann::json m = dumped_state(settings + args, "hbm-scroll")["memory_panel"];
+    CHECK(m["table_clip_px"].get<double>() <= 0.5);
+    CHECK(m["table_scroll"] == scrolls);
+  }
+  // With room it does not scroll.
+  const nlohmann::json m = dumped_state(settings + "--preset decode --step 157 --size 1600x1000", "hbm-scroll")["memory_panel"];
+  CHECK(m["table_scroll"] == false);
+}
+
+TEST_CASE("the course's buttons keep one line where Back can be written short, so the page keeps its room",
+          "[gui][layout][course]") {
+  // "New problem" was cut at 1024x768 in presentation mode; putting it on a second line took a line
+  // from the page, and the last parts of these chapters' pages (their questions) scrolled.
+  const std::string settings = settings_for("course-nav");
+  for (const std::string chapter : {"memory-bound", "masks-dropout-fusion", "decode"}) {
+    CAPTURE(chapter);
+    const Result r = run_gui(settings + "--course " + chapter + " --check-layout --presentation --size 1024x768", "course-nav");
+    INFO(r.output);
+    CHECK(r.code == 0);
   }
 }
