@@ -242,7 +242,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   }
   const auto it = c.progress.find(ch.id);
   // The status in three parts, each kept whole ("answered / right" was split in a narrow column):
-  // a part that does not fit the rest of the line starts the next.
+  // a part that does not fit the rest of the line starts the next, without its separator.
   char status[3][64];
   std::snprintf(status[0], sizeof status[0], "page %d of %zu", c.page + 1, ch.pages.size());
   std::snprintf(status[1], sizeof status[1], "|  %d of %zu answered right",
@@ -250,8 +250,8 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   std::snprintf(status[2], sizeof status[2], "|  seed %llu", (unsigned long long)c.seed);
   ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
   for (int k = 0; k < 3; ++k) {
-    if (k > 0) SameLineIfWidthFits(ImGui::CalcTextSize(status[k]).x, ImGui::CalcTextSize("  ").x);
-    ImGui::TextUnformatted(status[k]);
+    const bool same_line = k > 0 && SameLineIfWidthFits(ImGui::CalcTextSize(status[k]).x, ImGui::CalcTextSize("  ").x);
+    ImGui::TextUnformatted(k > 0 && !same_line ? status[k] + 3 : status[k]);  // "|  " dropped at a line's start
   }
   ImGui::PopStyleColor();
   ImGui::Separator();

@@ -83,11 +83,13 @@ static const char* FirstFitting(std::initializer_list<const char*> labels, float
 const char* FitToggle(std::initializer_list<const char*> labels) { return FirstFitting(labels, ToggleWidth); }
 const char* FitButton(std::initializer_list<const char*> labels) { return FirstFitting(labels, ButtonWidth); }
 
-void SameLineIfWidthFits(float w, float spacing) {
+bool SameLineIfWidthFits(float w, float spacing) {
   const ImGuiStyle& st = ImGui::GetStyle();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
-  if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
+  if (ImGui::GetItemRectMax().x + gap + w > right) return false;
+  ImGui::SameLine(0, gap);
+  return true;
 }
 
 void SameLineIfFits(const char* label, float spacing) { SameLineIfWidthFits(ToggleWidth(label), spacing); }

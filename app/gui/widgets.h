@@ -91,7 +91,7 @@ const char* FitButton(std::initializer_list<const char*> labels);
 // A radio button's or checkbox's width with its label; the line break rule both take, for `w` pixels.
 float ToggleWidth(const char* label);
 float ButtonWidth(const char* label);  // a button's width with its label
-void SameLineIfWidthFits(float w, float spacing = -1.0f);
+bool SameLineIfWidthFits(float w, float spacing = -1.0f);  // true: on the same line
 // A field and its label in a column that may be narrow (presentation mode, large text): the
 // field keeps `preferred` pixels where the label fits beside it and shrinks to no less than
 // `least` to make room; below that the label is drawn on a line of its own and the field, up to
