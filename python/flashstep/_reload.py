@@ -13,6 +13,9 @@ that updates what it loads then stores, at every (i, j), Algorithm 1's update of
 state with the real K_j, V_j, which the judge computes with its own float64 recursion; one that
 ignores its loads stores the first run's values. Only the message tells of the second run: the
 bytes, SRAM and trace reported are the first run's."""
+import contextlib
+import io
+
 import numpy as np
 
 from ._judge import Machine, _Fail, _first_bad, _fmt, _run_student, _where
@@ -38,22 +41,43 @@ def _update(state, q, kb, vb, tau):
 
 def _states(q, k, v, tau, Bc):
     """handed[t][k]: the state the second run hands back at version k (float32, as HBM holds it);
-    expected[t][k + 1]: Algorithm 1's update of handed state k with the real K/V block k;
-    untouched[t][k + 1]: the first run's state after k + 1 blocks."""
+    expected[t][k + 1]: Algorithm 1's update of handed state k with the real K/V block k; and
+    _kept_runs' states."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     nq, nk, d = q.shape[0], k.shape[0], q.shape[1]
     blocks = [(b, min(b + Bc, nk)) for b in range(0, nk, Bc)]
     start = (np.zeros((nq, d)), np.zeros(nq), np.full(nq, -np.inf))
-    handed, expected, untouched = [start], [start], [start]
+    handed, expected = [start], [start]
     kr, vr = k[::-1], v[::-1]
     for b0, b1 in blocks:
         given = tuple(np.asarray(a, np.float32).astype(np.float64) for a in handed[-1])
         expected.append(_update(given, q, k[b0:b1], v[b0:b1], tau))
-        untouched.append(_update(untouched[-1], q, k[b0:b1], v[b0:b1], tau))
         handed.append(_update(handed[-1], q, kr[b0:b1], vr[b0:b1], tau))
     stack = lambda states: {t: np.stack([s[n] for s in states]) for n, t in enumerate(_STATE)}  # noqa: E731
     return ({t: a[:len(blocks)].astype(np.float32) for t, a in stack(handed).items()}, stack(expected),
-            stack(untouched))
+            _kept_runs(q, k, v, tau, blocks, handed))
+
+
+# The parts of the state a function may keep in Python rather than use what it loads: one, two or
+# all three of O, l, m (all three: the first run's values).
+_KEPT = (("O", "l", "m"), ("O",), ("l",), ("m",), ("O", "l"), ("O", "m"), ("l", "m"))
+
+
+def _kept_runs(q, k, v, tau, blocks, handed):
+    """For each part of _KEPT, the states a function stores at every version when it updates that
+    part from its own previous result (kept in Python) and the rest from what it loaded: keyed
+    by the part, each a dict of tensor -> stack over versions, as `expected`."""
+    runs = {}
+    for kept in _KEPT:
+        own = handed[0]
+        states = [own]
+        for n, (b0, b1) in enumerate(blocks):
+            loaded = tuple(np.asarray(a, np.float32).astype(np.float64) for a in handed[n])
+            given = tuple(own[i] if t in kept else loaded[i] for i, t in enumerate(_STATE))
+            own = _update(given, q, k[b0:b1], v[b0:b1], tau)
+            states.append(own)
+        runs[kept] = {t: np.stack([st[i] for st in states]) for i, t in enumerate(_STATE)}
+    return runs
 
 
 class _ReloadMachine(Machine):
@@ -95,30 +119,51 @@ def check_loads_used(fn, core, q, k, v):
     """Runs fn on core's machine (O, l, m placed as Algorithm 1's line 2 leaves them) with the
     handed states; raises _Fail at the first store that is not Algorithm 1's update of the
     state the student loaded, saying whether it is the first run's value (the loads not used)."""
-    handed, expected, untouched = _states(q, k, v, core.tau, core.Bc)
+    handed, expected, kept_runs = _states(q, k, v, core.tau, core.Bc)
     m = _ReloadMachine(core, handed)
     try:
-        _run_student(fn, m)
+        # What the function prints was shown by the first run; the second run's would repeat it.
+        with contextlib.redirect_stdout(io.StringIO()):
+            _run_student(fn, m)
     except _Fail as f:
         raise _Fail(f"{_SECOND_RUN}; {f}") from None
     stores = [(step, st) for step in core.steps for st in step.stores if st.tensor in handed]
+
+    def at(st, version):  # the stored elements' index in a stack of states, after the store
+        rows = np.arange(st.r0, st.r0 + version.shape[0])
+        idx = (rows[:, None], st.c0 + np.arange(version.shape[1])[None, :]) if version.ndim == 2 else (rows,)
+        return (np.minimum(version + 1, len(expected[st.tensor]) - 1),) + idx, rows
+
+    def matches(states):  # every store of O, l, m equal to these states
+        return all(_first_bad(np.asarray(st.data, np.float64).reshape(version.shape),
+                              states[tensor][at(st, version)[0]]) is None
+                   for (step, st), (tensor, version) in zip(stores, m.state_stores))
+
     for (step, st), (tensor, version) in zip(stores, m.state_stores):
         mine = np.asarray(st.data, np.float64).reshape(version.shape)
-        rows = np.arange(st.r0, st.r0 + version.shape[0])
-        at = (rows[:, None], st.c0 + np.arange(version.shape[1])[None, :]) if version.ndim == 2 else (rows,)
-        after = np.minimum(version + 1, len(expected[tensor]) - 1)
-        exp, first = expected[tensor][(after,) + at], untouched[tensor][(after,) + at]
+        index, rows = at(st, version)
+        exp = expected[tensor][index]
         idx = _first_bad(mine, exp)
         if idx is None:
             continue
         j = int(version[idx])
         name = f"{tensor}_{rows[idx[0]]}" if version.ndim == 1 else f"{tensor}[{rows[idx[0]]}, {st.c0 + idx[1]}]"
-        if _first_bad(mine, first) is None:
+        # Which part of the state the function kept in Python: the judge's own run of each choice
+        # that agrees with every store it made.
+        kept = next((part for part in _KEPT if matches(kept_runs[part])), None)
+        if kept == _STATE:
             raise _Fail(f"the O_i, l_i, m_i you loaded at j = {j} were not used: {_SECOND_RUN}. Continuing from "
                         f"the state you loaded, Algorithm 1 stores {name} = {_fmt(exp[idx])}, but {_where(step, st)} "
                         f"stored {name} = {_fmt(mine[idx])}, the first run's value: your update used O_i, l_i, m_i kept in "
                         "Python across j. Hint: Algorithm 1 keeps nothing on chip from one j to the next: update "
                         "the O_i, l_i, m_i you load at every (i, j) (Alg1 L8), which hold what the last j stored.")
+        if kept is not None:
+            used = [f"{t}_i" for t in _STATE if t not in kept]
+            cause = (f"your update used {' and '.join(t + '_i' for t in kept)} kept in Python across j (the "
+                     f"{' and '.join(used)} you loaded were used). Hint: update all three as loaded at every (i, j) "
+                     "(Alg1 L8)")
+        else:
+            cause = ("part of your update does not come from the O_i, l_i, m_i you loaded (one of them kept in "
+                     "Python across j?)")
         raise _Fail(f"{_SECOND_RUN}; after {_where(step, st)}, {name} = {_fmt(mine[idx])} but Algorithm 1, "
-                    f"continuing from the state you loaded at j = {j}, has {_fmt(exp[idx])}: part of your update "
-                    "does not come from the O_i, l_i, m_i you loaded (one of them kept in Python across j?).")
+                    f"continuing from the state you loaded at j = {j}, has {_fmt(exp[idx])}: {cause}.")

@@ -150,7 +150,7 @@ def test_algorithm_1_state_loaded_and_stored_in_pieces_passes_and_the_second_run
 
 
 def test_algorithm_1_state_partly_kept_in_python_is_caught():
-    def partial(which):  # one of O_i, l_i, m_i taken from Python at j >= 1, the others as loaded
+    def partial(*which):  # one or two of O_i, l_i, m_i taken from Python at j >= 1, the others as loaded
         kept = {}
 
         def fn(m):
@@ -164,7 +164,8 @@ def test_algorithm_1_state_partly_kept_in_python_is_caught():
                             q0, q1, Qi, Oi, li, mi = S.alg1_loads(m, i, j)
                             state = [np.array(Oi), np.array(li), np.array(mi)]
                             if j > 0:
-                                state[which] = kept[i][which]
+                                for w in which:
+                                    state[w] = kept[i][w]
                             kept[i] = On, ln, mn = S.alg1_update(Qi, Kj, Vj, *state, m.tau)
                             m.step("Alg1 L12", i=i, j=j)
                             m.store("O", q0, q1, On)
@@ -172,10 +173,29 @@ def test_algorithm_1_state_partly_kept_in_python_is_caught():
                             m.store("l", q0, q1, ln)
                             m.store("m", q0, q1, mn)
         return fn
-    for which in range(3):
-        r = puzzles.check("algorithm-1", partial(which))
+    # The message names what was kept, worked out by the judge's own recursion for each choice.
+    cases = {(0,): ("O_i", "l_i and m_i"), (1,): ("l_i", "O_i and m_i"), (2,): ("m_i", "O_i and l_i"),
+             (0, 2): ("O_i and m_i", "l_i"), (1, 2): ("l_i and m_i", "O_i")}
+    for which, (kept, used) in cases.items():
+        r = puzzles.check("algorithm-1", partial(*which))
         assert not r.passed
-        assert "continuing from the state you loaded at j = 1" in r.message and "kept in Python" in r.message
+        assert "continuing from the state you loaded at j = 1" in r.message, r.message
+        assert f"your update used {kept} kept in Python across j (the {used} you loaded were used)" in r.message, \
+            r.message
+
+
+def test_algorithm_1_second_run_prints_nothing(capsys):
+    calls = []
+
+    def chatty(m):
+        calls.append(1)
+        print("hello from the student")
+        return S.algorithm_1_with()(m)
+    r = puzzles.check("algorithm-1", chatty)
+    assert r.passed, r.message
+    # each problem runs the function twice (the second run: _reload.py); its prints show once
+    assert len(calls) >= 2 and len(calls) % 2 == 0
+    assert capsys.readouterr().out.count("hello from the student") == len(calls) // 2
 
 
 def test_online_softmax_without_the_per_block_stores_is_judged_on_y():
