@@ -218,6 +218,7 @@ nlohmann::json state_to_json(const AppState& s) {
   j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow}, {"overflow_px", c.column_overflow_px},
+                 {"page_overflow_x_px", c.page_overflow_x_px},
                  {"part", c.part + 1}, {"parts", c.parts}, {"io_label_gap_px", c.io.label_gap_px},
                  // -1: the page names no part of a panel, or its panel was not drawn
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},

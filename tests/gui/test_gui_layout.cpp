@@ -262,3 +262,22 @@ TEST_CASE("the course's buttons keep one line where Back can be written short, s
     CHECK(r.code == 0);
   }
 }
+
+TEST_CASE("the fp8 chapter's pages fit a narrow course column: no part scrolls, no question's line is cut at its edge",
+          "[gui][layout][course]") {
+  // At 1024x768 in presentation mode the column is about 320 px wide: the decoding page's last
+  // question scrolled by 68 px (the status took three lines, each choice kept the width of its
+  // "a)" label), and "try 1; the answer shows after 2" and "within 0.1%" ran past the column's
+  // right edge. --check-layout walks every part of every page and reports both.
+  const std::string settings = settings_for("fp8-column");
+  const Result r = run_gui(settings + "--course fp8 --check-layout --presentation --size 1024x768", "fp8-column");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("4 of 4 pages fit") != std::string::npos);
+  // A part of a page past its first, as --part shows it: the page's lines within the column.
+  const nlohmann::json c =
+      dumped_state(settings + "--course fp8 --page 1 --part 3 --presentation --size 1024x768", "fp8-column")["course"];
+  CHECK(c["part"] == 3);
+  CHECK(c["page_overflow"].get<double>() <= 0.5);
+  CHECK(c["page_overflow_x_px"].get<double>() <= 0.5);
+}
