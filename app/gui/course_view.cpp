@@ -20,7 +20,7 @@ namespace flashstep::gui {
 // dropped entries have theirs).
 constexpr ImU32 kCourseOutlineCol = IM_COL32(150, 80, 255, 255);
 
-Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, float want_w) {
+Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, float want_w, float algo_want_h) {
   Layout l;
   const float fs = 1.0f + 0.5f * (ds.font_scale - 1.0f);
   const bool algo = ds.shows(kPanelAlgorithm), mem = ds.shows(kPanelMemory), soft = ds.shows(kPanelSoftmax);
@@ -52,8 +52,11 @@ Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds
   const float wa = algo ? 0.8f : 0.0f, wm = mem ? 1.3f : 0.0f, ws = soft ? 1.0f : 0.0f;
   const float total = std::max(wa + wm + ws, 1e-3f);
   // The algorithm panel at least its header and six lines of the listing (13 text lines), where
-  // the body allows: at 1280 x 720 in presentation mode its share alone left one line.
-  const float ha = algo ? std::floor(std::max(body * wa / total, std::min(13.0f * ImGui::GetFontSize(), 0.5f * body)))
+  // the body allows: at 1280 x 720 in presentation mode its share alone left one line. A long step
+  // sentence grows it (algo_want_h, measured by the panel) up to 60% of the body: at 1024x768 in
+  // presentation mode the sentence's box hid up to three of its lines.
+  const float ha = algo ? std::floor(std::max({body * wa / total, std::min(13.0f * ImGui::GetFontSize(), 0.5f * body),
+                                               std::min(algo_want_h, 0.6f * body)}))
                         : 0.0f;
   const float hm = std::floor((body - ha) * wm / std::max(wm + ws, 1e-3f));
   l.algo_pos = ImVec2(x, controls_h);

@@ -161,7 +161,7 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   // Decode's combine: the softmax panel's table has one row per split, with its headings around it.
   const int64_t combine_splits = s.run && s.cursor ? combine_splits_at(s.run->trace, *s.cursor) : 0;
   const float softmax_min_h = combine_splits > 0 ? ImGui::GetTextLineHeightWithSpacing() * float(combine_splits + 14) : 0.0f;
-  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown, s.course.want_w)
+  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown, s.course.want_w, s.algo_want_h)
                                         : ComputeLayout(display, controls_h, shown, softmax_min_h);
   if (s.course.active) DrawCoursePanel(s, layout);
   if (shown.shows(kPanelControls)) DrawControlsPanel(s, layout);

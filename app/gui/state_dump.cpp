@@ -224,7 +224,8 @@ nlohmann::json state_to_json(const AppState& s) {
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},
                  {"anchor_scrolled", c.anchor_version == c.version && c.anchor_scrolled}};
   j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
-  j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px}};
+  j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px},
+                          {"sentence_hidden_px", s.algo_sentence_hidden_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
                          {"overflow_px", s.softmax_overflow_px}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};

@@ -281,3 +281,18 @@ TEST_CASE("the fp8 chapter's pages fit a narrow course column: no part scrolls, 
   CHECK(c["page_overflow"].get<double>() <= 0.5);
   CHECK(c["page_overflow_x_px"].get<double>() <= 0.5);
 }
+
+TEST_CASE("the algorithm panel shows the step's whole sentence in the course's right column", "[gui][layout][course]") {
+  // At 1024x768 in presentation mode the sentence's box kept the listing five lines and hid the
+  // sentence's last one to three lines (fp8's "... S_ij = tau Q_i K_j^T on chip.", the backward's
+  // "D_i = rowsum(dO_i o O_i): ..."): the panel now grows to the sentence, and the loop variables
+  // are written short where the long form takes two lines.
+  const std::string settings = settings_for("algo-sentence");
+  for (const std::string args : {"--course fp8 --page 1", "--course backward --page 2", "--course paged-kv --page 1",
+                                 "--course masks-dropout-fusion --page 2", "--course online-softmax --page 4"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args + " --presentation --size 1024x768", "algo-sentence");
+    CHECK(j["algorithm_panel"]["sentence_hidden_px"].get<double>() <= 0.5);
+    CHECK(j["algorithm_panel"]["listing_lines"].get<double>() >= 4.0);  // and the listing keeps four lines
+  }
+}
