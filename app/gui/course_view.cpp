@@ -199,12 +199,9 @@ void DrawQuestion(AppState& s, int qi, const course::Question& q) {
     char tries[2][64];
     std::snprintf(tries[0], sizeof tries[0], "try %d; the answer shows after %d", a.tries + 1, kRevealAfterTries);
     std::snprintf(tries[1], sizeof tries[1], "try %d of %d", a.tries + 1, kRevealAfterTries);
-    ImGui::SameLine();
-    const char* shown = LongestFitting(ImGui::GetContentRegionAvail().x, {tries[0], tries[1]});
-    if (!*shown) {
-      ImGui::NewLine();
-      shown = tries[0];
-    }
+    const char* shown = LongestFitting(LineRoomAfterItem(), {tries[0], tries[1]});
+    if (*shown) ImGui::SameLine();
+    else shown = tries[0];
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", shown);
     ImGui::PopTextWrapPos();
@@ -409,9 +406,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   if (ImGui::Button("New problem")) c.new_problem(s);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The next seed: other sizes and inputs, other answers");
   const char* keys = "Space/Right: next, Left: back";
-  ImGui::SameLine();
-  if (ImGui::CalcTextSize(keys).x <= ImGui::GetContentRegionAvail().x) ImGui::TextDisabled("%s", keys);
-  else ImGui::NewLine();
+  if (SameLineIfWidthFits(ImGui::CalcTextSize(keys).x)) ImGui::TextDisabled("%s", keys);
   c.column_overflow_px = PanelOverflowPx();
   ImGui::End();
 }

@@ -372,9 +372,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       const int64_t e = cur ? cur->sram_elems[size_t(k)] : 0;
       if (!e || slot_is_tile(Slot(k)) != (pass == 0)) continue;
       std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * slot_bytes(Slot(k))));
-      const float w = ImGui::CalcTextSize(c).x;
-      ImGui::SameLine();
-      if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+      SameLineIfWidthFits(ImGui::CalcTextSize(c).x);  // else on the next line (LineRoomAfterItem says why not NewLine)
       ImGui::TextUnformatted(c);
       any = true;
     }

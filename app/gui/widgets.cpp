@@ -83,12 +83,15 @@ static const char* FirstFitting(std::initializer_list<const char*> labels, float
 const char* FitToggle(std::initializer_list<const char*> labels) { return FirstFitting(labels, ToggleWidth); }
 const char* FitButton(std::initializer_list<const char*> labels) { return FirstFitting(labels, ButtonWidth); }
 
-bool SameLineIfWidthFits(float w, float spacing) {
-  const ImGuiStyle& st = ImGui::GetStyle();
+float LineRoomAfterItem(float spacing) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
-  if (ImGui::GetItemRectMax().x + gap + w > right) return false;
-  ImGui::SameLine(0, gap);
+  const float gap = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+  return right - ImGui::GetItemRectMax().x - gap;
+}
+
+bool SameLineIfWidthFits(float w, float spacing) {
+  if (w > LineRoomAfterItem(spacing)) return false;
+  ImGui::SameLine(0, spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing);
   return true;
 }
 

@@ -92,6 +92,11 @@ const char* FitButton(std::initializer_list<const char*> labels);
 float ToggleWidth(const char* label);
 float ButtonWidth(const char* label);  // a button's width with its label
 bool SameLineIfWidthFits(float w, float spacing = -1.0f);  // true: on the same line
+// The width left on the last item's line after it and `spacing` (the style's item spacing where
+// below 0). Ask this before SameLine(), not after: SameLine() then NewLine() leaves the cursor's
+// position, a spacing past the last item, in the window's content width, which then reaches up to
+// that spacing (9 px at 1.5x) past the right edge where the item ended near it.
+float LineRoomAfterItem(float spacing = -1.0f);
 // A field and its label in a column that may be narrow (presentation mode, large text): the
 // field keeps `preferred` pixels where the label fits beside it and shrinks to no less than
 // `least` to make room; below that the label is drawn on a line of its own and the field, up to

@@ -296,3 +296,16 @@ TEST_CASE("the algorithm panel shows the step's whole sentence in the course's r
     CHECK(j["algorithm_panel"]["listing_lines"].get<double>() >= 4.0);  // and the listing keeps four lines
   }
 }
+
+TEST_CASE("the memory panel's SRAM lines stay within its width where a line ends near the edge", "[gui][layout]") {
+  // The resident tiles ("Q_i 32.00 KiB  K_j ...") went to the next line by SameLine() then NewLine(),
+  // which left the cursor, an item spacing past the last tile, in the panel's content width: 1 to
+  // 9 px past the edge (9 px is the item spacing at 1.5x) wherever a tile ended near it.
+  const std::string settings = settings_for("memory-width");
+  for (const std::string args : {"--preset decode --step 12", "--preset gpt2-medium --step 40", "--preset l2-fa1-vs-fa2 --step 12",
+                                 "--course io-complexity --page 2", "--course fp8 --page 2", "--course paged-kv --page 2"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args + " --presentation --size 1024x768", "memory-width");
+    CHECK(j["memory_panel"]["overflow_px"].get<double>() <= 0.5);
+  }
+}
