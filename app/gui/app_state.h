@@ -252,6 +252,7 @@ struct AppState {
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)
+  bool memory_table_tight_text = false;  // byte counts in their tight form ("2KiB") to fit
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
   std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)
 

@@ -240,6 +240,7 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"table_compact", s.memory_table_compact},
                        {"table_shape", s.memory_table_shape},
                        {"table_scroll", s.memory_table_scroll},
+                       {"table_tight_text", s.memory_table_tight_text},
                        {"header", s.memory_header}};
   j["view_tabs_cut"] = s.view_tabs_cut;
   j["center_overflow_px"] = s.center_overflow_px;

@@ -55,6 +55,9 @@ plot::FigureStyle ThemeFigureStyle(const AppState& s);
 const char* fmt_bytes(char* buf, size_t n, int64_t b);
 // fmt_bytes in at most four digits, for a narrow table: "16.0 KiB", "256 KiB", "1023 KiB".
 const char* fmt_bytes_short(char* buf, size_t n, int64_t b);
+// fmt_bytes_short without the space before the unit, and an exact multiple of its unit without
+// decimals ("2KiB", "512KiB", "16B", "1.06KiB"): the narrowest table's cells.
+const char* fmt_bytes_tight(char* buf, size_t n, int64_t b);
 const char* fmt_value(char* buf, size_t n, float x, int decimals = 4);  // "-" for NaN (not there)
 const char* fmt_g(char* buf, size_t n, double x);
 void ErrorText(const std::string& msg);

@@ -228,22 +228,29 @@ TEST_CASE("decode's split labels keep clear of K^T's j labels, and the keys unde
   }
 }
 
-TEST_CASE("the HBM table narrows its cells' padding, then scrolls sideways, rather than cut a number", "[gui][layout]") {
+TEST_CASE("the HBM table narrows its cells' padding, then its byte counts, then scrolls sideways, rather than cut a number",
+          "[gui][layout]") {
   // At 1024x768 in presentation mode decode's table cut "2.00 MiB" to "2.00 Mi" and "lse^(s)" to
   // "lse^(s", io-complexity's "tensor" to "tens..."; the dump measures each cell's text against
-  // its whole column.
+  // its whole column. Then the decoding pages' tables scrolled sideways by 7 to 15 px, the
+  // written column partly hidden: their byte counts now take the tight form ("2KiB") and fit.
   const std::string settings = settings_for("hbm-scroll");
-  const std::pair<std::string, bool> cases[] = {  // and whether the table must scroll
-      {"--course paged-kv --page 2 --presentation --size 1024x768", true},
-      {"--course fp8 --page 2 --presentation --size 1024x768", true},
-      {"--course decode --page 1 --presentation --size 1024x768", true},
-      {"--course io-complexity --page 2 --presentation --size 1024x768", false},  // 2 px cells are enough
-      {"--preset decode --step 157 --presentation --font-scale 2.5 --size 1024x768", true}};
-  for (const auto& [args, scrolls] : cases) {
-    CAPTURE(args);
-    const nlohmann::json m = dumped_state(settings + args, "hbm-scroll")["memory_panel"];
+  struct Case {
+    std::string args;
+    bool tight_text, scrolls;
+  };
+  const Case cases[] = {
+      {"--course paged-kv --page 2 --presentation --size 1024x768", true, false},
+      {"--course fp8 --page 2 --presentation --size 1024x768", true, false},
+      {"--course decode --page 1 --presentation --size 1024x768", true, false},
+      {"--course io-complexity --page 2 --presentation --size 1024x768", false, false},  // 2 px cells are enough
+      {"--preset decode --step 157 --presentation --font-scale 2.5 --size 1024x768", false, true}};
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const nlohmann::json m = dumped_state(settings + c.args, "hbm-scroll")["memory_panel"];
     CHECK(m["table_clip_px"].get<double>() <= 0.5);
-    CHECK(m["table_scroll"] == scrolls);
+    CHECK(m["table_tight_text"] == c.tight_text);
+    CHECK(m["table_scroll"] == c.scrolls);
   }
   // With room it does not scroll.
   const nlohmann::json m = dumped_state(settings + "--preset decode --step 157 --size 1600x1000", "hbm-scroll")["memory_panel"];
