@@ -245,6 +245,7 @@ struct AppState {
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
   float center_overflow_px = 0;       // how far the centre panel's widest item ran past its width
   int view_tabs_cut = 0;              // the centre's view tabs drawn narrower than their labels
+  bool view_combo = false;            // a combo picks the centre's view (its tabs' labels would be cut)
   float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view

@@ -243,6 +243,7 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"table_tight_text", s.memory_table_tight_text},
                        {"header", s.memory_header}};
   j["view_tabs_cut"] = s.view_tabs_cut;
+  j["view_combo"] = s.view_combo;
   j["center_overflow_px"] = s.center_overflow_px;
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";

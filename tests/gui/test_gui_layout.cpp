@@ -316,3 +316,18 @@ TEST_CASE("the memory panel's SRAM lines stay within its width where a line ends
     CHECK(j["memory_panel"]["overflow_px"].get<double>() <= 0.5);
   }
 }
+
+TEST_CASE("the course names the lesson a view, true where a combo replaces the view tabs", "[gui][layout][course]") {
+  // At 1024x768 in presentation mode a combo picks the centre's view, and the page's outline and
+  // a question's hint still sent the reader to "the online-softmax Lesson tab", which is not there.
+  const std::string settings = settings_for("lesson-view-name");
+  for (const std::string args : {"--presentation --size 1024x768", "--size 1600x1000"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + "--course online-softmax --page 1 " + args, "lesson-view-name");
+    REQUIRE(j["view"] == "lesson");
+    const std::string outline = j["course"]["outline"];
+    CHECK(outline.find("Lesson view") != std::string::npos);
+    CHECK_FALSE(std::regex_search(outline, std::regex("\\btabs?\\b")));  // "block table" is no tab
+    if (args.find("1024x768") != std::string::npos) CHECK(j["view_combo"] == true);  // the case that tests something
+  }
+}
