@@ -3,7 +3,10 @@
 // the compare view's map clear of the panel's edge and of the text above, the IO explorer's values
 // beside their sliders, decode's one query row drawn as a band, the lesson's block table and
 // lines within their panel, the softmax panel's, course column's and tiles' header lines within
-// theirs, and the view tabs whole. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
+// theirs, the view tabs whole, the fp8 chapter's pages in a narrow course column, the step's whole
+// sentence in the algorithm panel, the memory panel within its width, the decoding pages' HBM table
+// without scrolling, and the lesson named a view. Each case is one a visual audit found wrong at
+// 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
