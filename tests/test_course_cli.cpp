@@ -106,7 +106,7 @@ TEST_CASE("learn CHAPTER: the --answers piped back score n of n, for two seeds, 
   CHECK(last_line(out).rfind("0 of ", 0) == 0);
   CHECK(out.find("Hint: ") != std::string::npos);
   CHECK(out.find("The answer: 4") != std::string::npos);
-  CHECK(out.find("in the app: the online-softmax Lesson tab") != std::string::npos);
+  CHECK(out.find("in the app: the online-softmax Lesson view") != std::string::npos);
 }
 
 // An endless answer line must not grow memory: under a 1 GB address-space limit the run still ends

@@ -19,7 +19,8 @@ const char* panel_title(Panel p) {
     case Panel::algorithm: return "the Algorithm panel (pseudocode, current line highlighted)";
     case Panel::memory: return "the Memory panel (HBM bytes per tensor, SRAM, every schedule side by side)";
     case Panel::softmax: return "the Online softmax state panel (m_i, l_i, rescale factors)";
-    case Panel::lesson: return "the online-softmax Lesson tab (its block table)";  // the tab reads "Lesson" where narrow
+    // A view, not a tab: a narrow centre (1024x768 in presentation mode) picks it in a combo.
+    case Panel::lesson: return "the online-softmax Lesson view (its block table)";
     case Panel::bench: return "the Bench view (measured H200 runs)";
     case Panel::roofline: return "the roofline figure";
     case Panel::pipeline: return "the Pipeline view (centre: one SM's Gantt chart, every rung's prediction)";

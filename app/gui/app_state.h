@@ -240,9 +240,12 @@ struct AppState {
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
   float algo_overflow_px = 0;         // how far the algorithm panel's listing ran past its width
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
+  float algo_sentence_hidden_px = 0;  // how much of the step's sentence its box hides (0: all of it shows)
+  float algo_want_h = 0;              // the algorithm panel's height with the whole sentence (the course's layout)
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
   float center_overflow_px = 0;       // how far the centre panel's widest item ran past its width
   int view_tabs_cut = 0;              // the centre's view tabs drawn narrower than their labels
+  bool view_combo = false;            // a combo picks the centre's view (its tabs' labels would be cut)
   float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
@@ -250,6 +253,7 @@ struct AppState {
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)
+  bool memory_table_tight_text = false;  // byte counts in their tight form ("2KiB") to fit
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
   std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)
 

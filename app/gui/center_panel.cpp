@@ -48,6 +48,7 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
   const bool tabs = full || labels_w({"Tiles", "Lesson", "Compare", "Bench", "Pipeline"}) <= avail;
   static bool picked_by_combo = false;  // the tab bar selects s.view again when it comes back
   s.view_tabs_cut = 0;
+  s.view_combo = !tabs;
   if (!tabs) {
     static const char* const names[] = {"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"};
     int view = int(s.view);

@@ -20,7 +20,7 @@ namespace flashstep::gui {
 // dropped entries have theirs).
 constexpr ImU32 kCourseOutlineCol = IM_COL32(150, 80, 255, 255);
 
-Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, float want_w) {
+Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, float want_w, float algo_want_h) {
   Layout l;
   const float fs = 1.0f + 0.5f * (ds.font_scale - 1.0f);
   const bool algo = ds.shows(kPanelAlgorithm), mem = ds.shows(kPanelMemory), soft = ds.shows(kPanelSoftmax);
@@ -52,8 +52,11 @@ Layout ComputeCourseLayout(ImVec2 d, float controls_h, const DisplaySettings& ds
   const float wa = algo ? 0.8f : 0.0f, wm = mem ? 1.3f : 0.0f, ws = soft ? 1.0f : 0.0f;
   const float total = std::max(wa + wm + ws, 1e-3f);
   // The algorithm panel at least its header and six lines of the listing (13 text lines), where
-  // the body allows: at 1280 x 720 in presentation mode its share alone left one line.
-  const float ha = algo ? std::floor(std::max(body * wa / total, std::min(13.0f * ImGui::GetFontSize(), 0.5f * body)))
+  // the body allows: at 1280 x 720 in presentation mode its share alone left one line. A long step
+  // sentence grows it (algo_want_h, measured by the panel) up to 60% of the body: at 1024x768 in
+  // presentation mode the sentence's box hid up to three of its lines.
+  const float ha = algo ? std::floor(std::max({body * wa / total, std::min(13.0f * ImGui::GetFontSize(), 0.5f * body),
+                                               std::min(algo_want_h, 0.6f * body)}))
                         : 0.0f;
   const float hm = std::floor((body - ha) * wm / std::max(wm + ws, 1e-3f));
   l.algo_pos = ImVec2(x, controls_h);
@@ -159,26 +162,49 @@ void DrawQuestion(AppState& s, int qi, const course::Question& q) {
   const bool locked = a.correct || a.revealed;
   bool submit = false;
   if (q.kind == course::Question::Kind::choice) {
+    // The letter starts the choice's wrapped text rather than labelling the button: beside a
+    // labelled button the text kept the width of "a)" and a spacing less on every line, and a
+    // narrow column's last question took a line or two more than the page had (fp8's page 2 at
+    // 1024x768 in presentation mode scrolled). The text selects the choice as the button does.
     for (size_t c = 0; c < q.choices.size(); ++c) {
-      char label[16];
-      std::snprintf(label, sizeof label, "%c)", char('a' + c));
-      if (ImGui::RadioButton(label, a.choice == int(c)) && !locked) a.choice = int(c);
-      ImGui::SameLine();
+      ImGui::PushID(int(c));
+      if (ImGui::RadioButton("##choice", a.choice == int(c)) && !locked) a.choice = int(c);
+      ImGui::SameLine(0.0f, ImGui::GetStyle().ItemInnerSpacing.x);
+      char text[512];  // no allocation in an idle frame
+      std::snprintf(text, sizeof text, "%c) %s", char('a' + c), q.choices[c].c_str());
       ImGui::PushTextWrapPos(0.0f);
-      ImGui::TextUnformatted(q.choices[c].c_str());
+      ImGui::TextUnformatted(text);
       ImGui::PopTextWrapPos();
+      if (ImGui::IsItemClicked() && !locked) a.choice = int(c);
+      ImGui::PopID();
     }
   } else {
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+    // The field keeps 9 font sizes where the tolerance fits beside it, narrows to 6 to make room,
+    // and below that the tolerance goes under it ("within 0.1%" was cut at a narrow column's edge).
+    const char* tol = q.kind == course::Question::Kind::budget ? "Br,Bc,M" : q.tolerance_text.c_str();
+    const float fs = ImGui::GetFontSize(), avail = ImGui::GetContentRegionAvail().x;
+    const float beside = avail - ImGui::CalcTextSize(tol).x - ImGui::GetStyle().ItemSpacing.x;
+    ImGui::SetNextItemWidth(beside >= 6 * fs ? std::min(9 * fs, beside) : std::min(9 * fs, avail));
     const ImGuiInputTextFlags f = ImGuiInputTextFlags_EnterReturnsTrue | (locked ? ImGuiInputTextFlags_ReadOnly : 0);
     submit |= ImGui::InputText("##answer", a.text, sizeof a.text, f);
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", q.kind == course::Question::Kind::budget ? "Br,Bc,M" : q.tolerance_text.c_str());
+    if (beside >= 6 * fs) ImGui::SameLine();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", tol);
+    ImGui::PopTextWrapPos();
   }
   if (!locked) {
     if (ImGui::Button("Check")) submit = true;
-    ImGui::SameLine();
-    ImGui::TextDisabled("try %d; the answer shows after %d", a.tries + 1, kRevealAfterTries);
+    // The tries left, beside the button where they fit (written short, then on a line of their
+    // own), never cut at the column's edge.
+    char tries[2][64];
+    std::snprintf(tries[0], sizeof tries[0], "try %d; the answer shows after %d", a.tries + 1, kRevealAfterTries);
+    std::snprintf(tries[1], sizeof tries[1], "try %d of %d", a.tries + 1, kRevealAfterTries);
+    const char* shown = LongestFitting(LineRoomAfterItem(), {tries[0], tries[1]});
+    if (*shown) ImGui::SameLine();
+    else shown = tries[0];
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", shown);
+    ImGui::PopTextWrapPos();
   }
   if (submit && !locked) s.course.submit(qi);
   if (!a.feedback.empty()) {
@@ -191,14 +217,26 @@ void DrawQuestion(AppState& s, int qi, const course::Question& q) {
   ImGui::PopID();
 }
 
-// The chapter picker: every chapter with its remembered progress.
-void DrawChapterPicker(AppState& s) {
+// The chapter picker's text: "14. fp8".
+void ChapterPreview(const CourseState& c, char* out, size_t n) {
+  const int cur = course::chapter_index(c.chapter->id);
+  std::snprintf(out, n, "%d. %s", cur + 1, course::chapter_list()[size_t(cur)].id);
+}
+
+// The picker's width where it is as wide as its text (the arrow and the frame's padding included).
+float ChapterPickerFitW(const char* preview) {
+  return ImGui::CalcTextSize(preview).x + 2 * ImGui::GetStyle().FramePadding.x + ImGui::GetFrameHeight() +
+         ImGui::GetFontSize();
+}
+
+// The chapter picker: every chapter with its remembered progress; `width` -1: the column's.
+void DrawChapterPicker(AppState& s, float width) {
   CourseState& c = s.course;
   const auto& list = course::chapter_list();
   const int cur = course::chapter_index(c.chapter->id);
   char preview[160];
-  std::snprintf(preview, sizeof preview, "%d. %s", cur + 1, list[size_t(cur)].id);
-  ImGui::SetNextItemWidth(-1);
+  ChapterPreview(c, preview, sizeof preview);
+  ImGui::SetNextItemWidth(width);
   if (!ImGui::BeginCombo("##chapter", preview)) return;
   for (size_t k = 0; k < list.size(); ++k) {
     const auto it = c.progress.find(list[k].id);
@@ -230,27 +268,47 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   ImGui::Begin("Course", nullptr, kPanelFlags);
   const course::Chapter& ch = *c.chapter;
   const course::Page& p = *c.current_page();
-  DrawChapterPicker(s);
+  // The status in three parts, each kept whole ("answered / right" was split in a narrow column):
+  // a part that does not fit the rest of the line starts the next, without its separator. Where
+  // the status does not fit one line, its parts are written short ("0/8 right") and, in a short
+  // window, the page number goes beside a picker only as wide as its text: in a narrow column the
+  // status took three lines, which the page's last question needed (fp8's page 2 at 1024x768 in
+  // presentation mode scrolled).
+  const auto it = c.progress.find(ch.id);
+  const int right = it == c.progress.end() ? 0 : it->second.correct;
+  char status[3][64];
+  const float avail = ImGui::GetContentRegionAvail().x, status_gap = ImGui::CalcTextSize("  ").x;
+  auto write_status = [&](bool short_form) {
+    std::snprintf(status[0], sizeof status[0], "page %d of %zu", c.page + 1, ch.pages.size());
+    if (short_form) std::snprintf(status[1], sizeof status[1], "|  %d/%zu right", right, ch.question_count());
+    else std::snprintf(status[1], sizeof status[1], "|  %d of %zu answered right", right, ch.question_count());
+    std::snprintf(status[2], sizeof status[2], "|  seed %llu", (unsigned long long)c.seed);
+    return ImGui::CalcTextSize(status[0]).x + ImGui::CalcTextSize(status[1]).x + ImGui::CalcTextSize(status[2]).x +
+           2 * status_gap;
+  };
+  const bool short_status = write_status(false) > avail;
+  if (short_status) write_status(true);
   // The chapter's title under the picker where the window is tall enough; in a short one (a
   // 720-line projector) its lines go to the page, and the title to the picker's tooltip.
-  if (ImGui::GetIO().DisplaySize.y >= 900) {
+  const bool title_shown = ImGui::GetIO().DisplaySize.y >= 900;
+  char preview[160];
+  ChapterPreview(c, preview, sizeof preview);
+  const float picker_w = ChapterPickerFitW(preview);
+  const bool page_beside =
+      short_status && !title_shown && picker_w + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(status[0]).x <= avail;
+  DrawChapterPicker(s, page_beside ? picker_w : -1.0f);
+  if (title_shown) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(ch.title.c_str());
     ImGui::PopTextWrapPos();
   } else if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("%s", ch.title.c_str());
   }
-  const auto it = c.progress.find(ch.id);
-  // The status in three parts, each kept whole ("answered / right" was split in a narrow column):
-  // a part that does not fit the rest of the line starts the next, without its separator.
-  char status[3][64];
-  std::snprintf(status[0], sizeof status[0], "page %d of %zu", c.page + 1, ch.pages.size());
-  std::snprintf(status[1], sizeof status[1], "|  %d of %zu answered right",
-                it == c.progress.end() ? 0 : it->second.correct, ch.question_count());
-  std::snprintf(status[2], sizeof status[2], "|  seed %llu", (unsigned long long)c.seed);
   ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
   for (int k = 0; k < 3; ++k) {
-    const bool same_line = k > 0 && SameLineIfWidthFits(ImGui::CalcTextSize(status[k]).x, ImGui::CalcTextSize("  ").x);
+    bool same_line = false;
+    if (k == 0 && page_beside) ImGui::SameLine(), same_line = true;
+    else if (k > 0) same_line = SameLineIfWidthFits(ImGui::CalcTextSize(status[k]).x, status_gap);
     ImGui::TextUnformatted(k > 0 && !same_line ? status[k] + 3 : status[k]);  // "|  " dropped at a line's start
   }
   ImGui::PopStyleColor();
@@ -337,6 +395,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   if (c.part + 1 < c.parts) DimText("(continued: Next > or Space)");
   else if (!c.message.empty()) ErrorText(c.message);
   c.page_overflow = ImGui::GetScrollMaxY();  // what a reader would have to scroll to
+  c.page_overflow_x_px = PanelOverflowPx();
   ImGui::EndChild();
   ImGui::Separator();
   if (ImGui::Button(back_label)) c.back(s);
@@ -347,9 +406,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   if (ImGui::Button("New problem")) c.new_problem(s);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The next seed: other sizes and inputs, other answers");
   const char* keys = "Space/Right: next, Left: back";
-  ImGui::SameLine();
-  if (ImGui::CalcTextSize(keys).x <= ImGui::GetContentRegionAvail().x) ImGui::TextDisabled("%s", keys);
-  else ImGui::NewLine();
+  if (SameLineIfWidthFits(ImGui::CalcTextSize(keys).x)) ImGui::TextDisabled("%s", keys);
   c.column_overflow_px = PanelOverflowPx();
   ImGui::End();
 }

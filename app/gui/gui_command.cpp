@@ -161,7 +161,7 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   // Decode's combine: the softmax panel's table has one row per split, with its headings around it.
   const int64_t combine_splits = s.run && s.cursor ? combine_splits_at(s.run->trace, *s.cursor) : 0;
   const float softmax_min_h = combine_splits > 0 ? ImGui::GetTextLineHeightWithSpacing() * float(combine_splits + 14) : 0.0f;
-  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown, s.course.want_w)
+  const Layout layout = s.course.active ? ComputeCourseLayout(display, controls_h, shown, s.course.want_w, s.algo_want_h)
                                         : ComputeLayout(display, controls_h, shown, softmax_min_h);
   if (s.course.active) DrawCoursePanel(s, layout);
   if (shown.shows(kPanelControls)) DrawControlsPanel(s, layout);
@@ -208,7 +208,7 @@ namespace {
 
 // --check-layout: every page of the chapter --course named (of every chapter when it named none),
 // a few frames each so that ImGui settles the column, then the page's overflow. Prints the pages
-// that scroll and a summary; 1 when any does.
+// that scroll, or whose lines run past the column's right edge, and a summary; 1 when any does.
 int check_course_layout(GLFWwindow* window, AppState& s, GpuState& gpu, int width, int height, bool all) {
   int pages = 0, scrolling = 0;
   const std::string first = s.course.chapter->id;
@@ -225,6 +225,11 @@ int check_course_layout(GLFWwindow* window, AppState& s, GpuState& gpu, int widt
           scrolls = true;
           std::printf("%s page %zu of %zu, part %d of %d: scrolls by %.0f px\n", ci.id, p + 1,
                       s.course.chapter->pages.size(), s.course.part + 1, s.course.parts, double(s.course.page_overflow));
+        }
+        if (s.course.page_overflow_x_px > 0.5f) {  // a line the column's right edge cuts
+          scrolls = true;
+          std::printf("%s page %zu of %zu, part %d of %d: a line runs %.0f px past the column's edge\n", ci.id, p + 1,
+                      s.course.chapter->pages.size(), s.course.part + 1, s.course.parts, double(s.course.page_overflow_x_px));
         }
         if (s.course.part + 1 >= s.course.parts) break;
         const int was = s.course.part;
@@ -245,6 +250,19 @@ int check_course_layout(GLFWwindow* window, AppState& s, GpuState& gpu, int widt
   std::printf("%d of %d pages fit the course column at %dx%d without scrolling\n", pages - scrolling, pages, width,
               height);
   return scrolling == 0 ? 0 : 1;
+}
+
+// --part K: a page is cut into parts only once it has been drawn (its questions' heights are
+// measured), so the parts are reached as Next reaches them, a few frames each.
+void go_to_course_part(GLFWwindow* window, AppState& s, GpuState& gpu, int part) {
+  for (int f = 0; f < 6; ++f) frame(window, s, gpu, 0.0, nullptr);
+  while (s.course.part + 1 < part) {
+    if (s.course.part + 1 >= s.course.parts)
+      throw InputError("--part " + std::to_string(part) + ": this page has " + std::to_string(s.course.parts) +
+                       (s.course.parts == 1 ? " part" : " parts") + " here");
+    s.course.next(s);
+    for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, nullptr);
+  }
 }
 
 struct FrameClock {
@@ -336,6 +354,7 @@ int run_app(const GuiOptions& o) {
     if (!gpu.shader.init(shader_dir(), &shader_error)) {
       rc = 4;  // the info log is printed already
     } else if (!o.screenshot.empty()) {
+      if (o.course_part > 1) go_to_course_part(window, s, gpu, int(o.course_part));
       // A few frames let ImGui settle its layout (window sizes, tab bars) before the capture.
       std::string png;
       for (int f = 0; f < 4; ++f) frame(window, s, gpu, 0.0, f == 3 ? &png : nullptr);
@@ -447,8 +466,10 @@ void add_gui_command(CLI::App& app, const SetAction& set_action) {
                                          ->type_name("CHAPTER");  // not TEXT: no value is the documented default
   static CLI::Option* page_opt = g->add_option("--page", o.course_page, "with --course: open at this page (1 = the first)");
   g->add_option("--seed", o.course_seed, "with --course: the course problems' seed (default 1)");
+  g->add_option("--part", o.course_part, "with --course and --screenshot: the page's part K, where the page is cut into parts")
+      ->group("");
   g->add_flag("--check-layout", o.check_layout, "with --course: walk every page of the chapter (of all, without one) at this --size and "
-              "display, list the pages whose text and questions need scrolling, exit 1 if any (run under xvfb-run)");
+              "display, list the pages whose text and questions need scrolling or run past the column's edge, exit 1 if any (run under xvfb-run)");
   g->add_option("--dram", o.dram, "measured DRAM bytes (the JSON tools/device/ncu_dram.sh writes) for the memory panel, beside the L2 model");
   g->callback([&set_action] {
     o.course = course_opt->count() > 0;

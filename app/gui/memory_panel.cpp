@@ -185,29 +185,35 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     name_w = std::max(name_w, ImGui::CalcTextSize(name).x);
     for (float& w : shape_w) w = std::max(w, ImGui::CalcTextSize("on chip").x);
   }
-  float bytes_w[2] = {ImGui::CalcTextSize("written").x, ImGui::CalcTextSize("written").x};
+  // Byte counts in full, short ("2.00 KiB") and tight ("2KiB": fmt_bytes_tight) forms.
+  float bytes_w[3] = {ImGui::CalcTextSize("written").x, ImGui::CalcTextSize("written").x, ImGui::CalcTextSize("written").x};
   const Step* last = tr.steps.empty() ? cur : &tr.steps.back();
   for (size_t e = 0; last && e < n + nb; ++e)
     for (const int64_t x : {last->tensor_read[int(tensor_at(e))], last->tensor_written[int(tensor_at(e))]}) {
       bytes_w[0] = std::max(bytes_w[0], ImGui::CalcTextSize(fmt_bytes(a, sizeof a, x)).x);
       bytes_w[1] = std::max(bytes_w[1], ImGui::CalcTextSize(fmt_bytes_short(a, sizeof a, x)).x);
+      bytes_w[2] = std::max(bytes_w[2], ImGui::CalcTextSize(fmt_bytes_tight(a, sizeof a, x)).x);
     }
   const float cell = 2 * st.CellPadding.x + 1;  // a column's padding and border
-  const auto need = [&](bool short_form, bool with_shape) {
-    return name_w + (with_shape ? shape_w[short_form] : 0) + 2 * bytes_w[short_form] + (with_shape ? 4 : 3) * cell + 2;
+  const auto need = [&](int form, bool with_shape) {
+    return name_w + (with_shape ? shape_w[std::min(form, 1)] : 0) + 2 * bytes_w[form] + (with_shape ? 4 : 3) * cell + 2;
   };
   const float room = ImGui::GetContentRegionAvail().x;
-  const bool compact = need(false, true) > room;
-  const bool with_shape = need(true, true) <= room || !compact;
+  const bool compact = need(0, true) > room;
+  const bool with_shape = need(1, true) <= room || !compact;
   // Where not even that fits, the cells' padding narrows to 2 px (io-complexity's "tensor" and
-  // "12.0 KiB" at 1024x768 in presentation mode); where that is not enough either (decode's
-  // "lse^(s)" beside "2.00 MiB"), the columns keep their texts' widths and the table scrolls
-  // sideways rather than cut a number to "2.00 Mi".
+  // "12.0 KiB" at 1024x768 in presentation mode); then the byte counts take their tight form
+  // (fp8's and decode's decoding pages at 1024x768 in presentation mode: "lse^(s)" beside
+  // "2.00 KiB" scrolled by 7 to 15 px); where that is not enough either, the columns keep their
+  // texts' widths and the table scrolls sideways rather than cut a number to "2.00 Mi".
   const float tight_pad = std::min(st.CellPadding.x, 2.0f);
-  const bool tight = !with_shape && need(true, false) > room;
-  const bool hbm_scroll = tight && need(true, false) - 6 * (st.CellPadding.x - tight_pad) > room;
+  const bool tight = !with_shape && need(1, false) > room;
+  const float pad_saved = 6 * (st.CellPadding.x - tight_pad);
+  const bool tight_text = tight && need(1, false) - pad_saved > room;
+  const bool hbm_scroll = tight_text && need(2, false) - pad_saved > room;
+  const int form = tight_text && !hbm_scroll ? 2 : compact ? 1 : 0;  // scrolling, the short form reads better
   const auto bytes = [&](char* buf, size_t size, int64_t x) {
-    return compact ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
+    return form == 2 ? fmt_bytes_tight(buf, size, x) : form == 1 ? fmt_bytes_short(buf, size, x) : fmt_bytes(buf, size, x);
   };
   // How far the widest cell's text reached past its cell (0: none cut), for the state dump.
   float clip_px = 0;
@@ -235,8 +241,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
     const ImGuiTableColumnFlags stretch = hbm_scroll ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
     ImGui::TableSetupColumn("tensor", stretch, name_w);
     if (with_shape) ImGui::TableSetupColumn("shape", stretch, shape_w[compact]);
-    ImGui::TableSetupColumn("read", stretch, bytes_w[compact]);
-    ImGui::TableSetupColumn("written", stretch, bytes_w[compact]);
+    ImGui::TableSetupColumn("read", stretch, bytes_w[form]);
+    ImGui::TableSetupColumn("written", stretch, bytes_w[form]);
     ImGui::TableHeadersRow();
     for (size_t e = 0; e < n + nb; ++e) {
       const Tensor tn = tensor_at(e);
@@ -257,8 +263,10 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       }
       ImGui::TableNextColumn();
       cell_text(bytes(a, sizeof a, rd), r_now ? &read_col : nullptr);
+      if (form == 2 && ImGui::IsItemHovered()) ImGui::SetTooltip("%lld bytes read", (long long)rd);
       ImGui::TableNextColumn();
       cell_text(bytes(b, sizeof b, wr), w_now ? &write_col : nullptr);
+      if (form == 2 && ImGui::IsItemHovered()) ImGui::SetTooltip("%lld bytes written", (long long)wr);
     }
     const ImVec4 dim = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
     auto never = [&](const char* name, const char* where) {  // measured as the other cells are
@@ -269,10 +277,11 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
         ImGui::TableNextColumn();
         cell_text(where, &dim);
       }
+      const char* zero = form == 2 ? "0B" : "0 B";  // as the byte counts above it
       ImGui::TableNextColumn();
-      cell_text("0 B", &dim);
+      cell_text(zero, &dim);
       ImGui::TableNextColumn();
-      cell_text("0 B", &dim);
+      cell_text(zero, &dim);
     };
     for (const char* name : info.on_chip_only) never(name, "on chip");
     ImGui::EndTable();
@@ -282,6 +291,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   s.memory_table_compact = compact;
   s.memory_table_shape = with_shape;
   s.memory_table_scroll = hbm_scroll;
+  s.memory_table_tight_text = form == 2;
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
   std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),
@@ -372,9 +382,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       const int64_t e = cur ? cur->sram_elems[size_t(k)] : 0;
       if (!e || slot_is_tile(Slot(k)) != (pass == 0)) continue;
       std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * slot_bytes(Slot(k))));
-      const float w = ImGui::CalcTextSize(c).x;
-      ImGui::SameLine();
-      if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+      SameLineIfWidthFits(ImGui::CalcTextSize(c).x);  // else on the next line (LineRoomAfterItem says why not NewLine)
       ImGui::TextUnformatted(c);
       any = true;
     }

@@ -55,6 +55,7 @@ void load_snapshot_option(AppState& s, const GuiOptions& o) {
 void prepare_course(AppState& s, const GuiOptions& o) {
   if (!o.course) {
     if (o.course_page_given) throw InputError("--page needs --course");
+    if (o.course_part != 1) throw InputError("--part needs --course");
     if (o.course_seed != 1) throw InputError("--seed needs --course");
     return;
   }
@@ -76,6 +77,7 @@ void prepare_course(AppState& s, const GuiOptions& o) {
   // An unknown chapter or a page out of range (--page 0 included) throws before anything changes.
   const int64_t pg = o.course_page_given ? o.course_page : 1;
   if (pg < 1 || pg > 100000) throw InputError("--page " + std::to_string(pg) + ": pages count from 1");
+  if (o.course_part < 1 || o.course_part > 1000) throw InputError("--part " + std::to_string(o.course_part) + ": parts count from 1");
   if (course::chapter_index(id) < 0) course::make_chapter(id);  // the unknown-chapter error, naming the known ids
   try {
     s.course.open(s, id, int(pg - 1), true);

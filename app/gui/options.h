@@ -32,6 +32,7 @@ struct GuiOptions {
   std::string course_chapter;
   int64_t course_page = 0;
   bool course_page_given = false;
+  int64_t course_part = 1;  // --part K: with --screenshot, the page's part K (a page cut into parts)
   int64_t course_seed = 1;
   // --check-layout: walk every page of the course in the window and report the pages whose text
   // and questions do not fit the course column without scrolling (exit 1 when one does not).

@@ -35,8 +35,10 @@ float ScrubberLabelX(float lo, float hi, size_t k, size_t n, float text_w, float
 
 // course_view.cpp: in course mode the text and questions take the left column, the page's side
 // panels the right one (CourseDisplay hides the others), and the page's panel is outlined.
-// want_w: the course column's width the page asked for last frame (CourseState::want_w; 0: none).
-Layout ComputeCourseLayout(ImVec2 display, float controls_height, const DisplaySettings& d, float want_w = 0);
+// want_w: the course column's width the page asked for last frame (CourseState::want_w; 0: none);
+// algo_want_h: the algorithm panel's height with its whole step sentence, last frame (0: none).
+Layout ComputeCourseLayout(ImVec2 display, float controls_height, const DisplaySettings& d, float want_w = 0,
+                           float algo_want_h = 0);
 DisplaySettings CourseDisplay(const AppState& s);  // the display settings with the page's panels
 void DrawCoursePanel(AppState& s, const Layout& l);
 void DrawCourseRoofline(AppState& s);  // the centre on a roofline page

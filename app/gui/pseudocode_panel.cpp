@@ -44,37 +44,63 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   const Tiling& t = tr.tiling;
   const int active = cur ? line_number(cur->line) : -1;
 
-  // Loop variables and the step's sentence first, so they stay visible at 1280 x 720.
-  if (cur && cur->i >= 0 && !info.tiled)
-    TextWrappedF("row block i = %d of Tr = %lld", cur->i, (long long)t.Tr);
-  else if (cur && cur->i >= 0 && cur->j < 0)
-    TextWrappedF("i = %d of Tr = %lld  (j not in scope)", cur->i, (long long)t.Tr);
-  // i outer (FlashAttention-2's forward: Q_i is loaded before the j loop)
-  else if (cur && cur->i >= 0 && !bwd && i_outer(algo))
-    TextWrappedF("i = %d of Tr = %lld,  j = %d of Tc = %lld", cur->i, (long long)t.Tr, cur->j, (long long)t.Tc);
-  else if (cur && cur->i >= 0)
-    TextWrappedF("j = %d of Tc = %lld,  i = %d of Tr = %lld", cur->j, (long long)t.Tc, cur->i, (long long)t.Tr);
-  else if (cur && cur->j >= 0)
-    TextWrappedF("j = %d of Tc = %lld  (i not in scope)", cur->j, (long long)t.Tc);
-  else
-    TextWrappedF("Tr = %lld, Tc = %lld  (no loop variable in scope)", (long long)t.Tr, (long long)t.Tc);
+  // Loop variables and the step's sentence first, so they stay visible at 1280 x 720. Where the
+  // long form ("i = 0 of Tr = 2,  j = 0 of Tc = 2") needs two lines, the short one ("i = 0 of 2,
+  // j = 0 of 2") keeps one, and the line it saves goes to the sentence (1024x768 in presentation
+  // mode: the sentence's box hid its last line).
+  char loops[2][96];  // the long form, the short one
+  const long long Tr = t.Tr, Tc = t.Tc;
+  const int ci = cur ? cur->i : -1, cj = cur ? cur->j : -1;
+  if (cur && ci >= 0 && !info.tiled) {
+    std::snprintf(loops[0], sizeof loops[0], "row block i = %d of Tr = %lld", ci, Tr);
+    std::snprintf(loops[1], sizeof loops[1], "row block i = %d of %lld", ci, Tr);
+  } else if (cur && ci >= 0 && cj < 0) {
+    std::snprintf(loops[0], sizeof loops[0], "i = %d of Tr = %lld  (j not in scope)", ci, Tr);
+    std::snprintf(loops[1], sizeof loops[1], "i = %d of %lld (no j)", ci, Tr);
+  } else if (cur && ci >= 0 && !bwd && i_outer(algo)) {  // i outer (FlashAttention-2's forward: Q_i before the j loop)
+    std::snprintf(loops[0], sizeof loops[0], "i = %d of Tr = %lld,  j = %d of Tc = %lld", ci, Tr, cj, Tc);
+    std::snprintf(loops[1], sizeof loops[1], "i = %d of %lld,  j = %d of %lld", ci, Tr, cj, Tc);
+  } else if (cur && ci >= 0) {
+    std::snprintf(loops[0], sizeof loops[0], "j = %d of Tc = %lld,  i = %d of Tr = %lld", cj, Tc, ci, Tr);
+    std::snprintf(loops[1], sizeof loops[1], "j = %d of %lld,  i = %d of %lld", cj, Tc, ci, Tr);
+  } else if (cur && cj >= 0) {
+    std::snprintf(loops[0], sizeof loops[0], "j = %d of Tc = %lld  (i not in scope)", cj, Tc);
+    std::snprintf(loops[1], sizeof loops[1], "j = %d of %lld (no i)", cj, Tc);
+  } else {
+    std::snprintf(loops[0], sizeof loops[0], "Tr = %lld, Tc = %lld  (no loop variable in scope)", Tr, Tc);
+    std::snprintf(loops[1], sizeof loops[1], "Tr = %lld, Tc = %lld", Tr, Tc);
+  }
+  const char* loop_line = LongestFitting(ImGui::GetContentRegionAvail().x, {loops[0], loops[1]});
+  TextWrappedAtSpaces(*loop_line ? loop_line : loops[0]);
   if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x > ImGui::CalcTextSize("(0-based)").x + 12) {
     ImGui::SameLine();
     ImGui::TextDisabled("(0-based)");
   }
   // The step's sentence, in a scrolling box of its own where it would leave the listing fewer
-  // than five lines (a short panel: the course's right column in presentation mode).
+  // than four lines (a short panel; in the course the panel grows to the sentence first, see
+  // algo_want_h). Four, not five: at 1024x768 in presentation mode a box that kept the listing
+  // five lines hid the last of the fp8 chapter's three-line sentence.
   const float line_h = ImGui::GetTextLineHeightWithSpacing();
   const float text_h = ImGui::CalcTextSize(s.explanation.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
-  const float room = ImGui::GetContentRegionAvail().y - 5 * line_h - ImGui::GetStyle().ItemSpacing.y * 2;
+  const float room = ImGui::GetContentRegionAvail().y - 4 * line_h - ImGui::GetStyle().ItemSpacing.y * 2;
+  const float sentence_y = ImGui::GetCursorPosY();
+  float sentence_h = 0;  // as drawn, whole
   if (text_h > room) {
     const float text_line = ImGui::GetTextLineHeight();  // the sentence's lines: one text item
     ImGui::BeginChild("explanation", ImVec2(0, std::max(2.0f, std::floor(room / text_line)) * text_line + 2), false);
     TextWrappedAtSpaces(s.explanation.c_str());
+    sentence_h = ImGui::GetItemRectSize().y;
+    s.algo_sentence_hidden_px = ImGui::GetScrollMaxY();
     ImGui::EndChild();
   } else {
     TextWrappedAtSpaces(s.explanation.c_str());
+    sentence_h = ImGui::GetItemRectSize().y;
+    s.algo_sentence_hidden_px = 0;
   }
+  // The panel's height with the whole sentence and four lines of the listing: the course's layout
+  // grows the panel to it where it can (ComputeCourseLayout), from the next frame on.
+  s.algo_want_h = sentence_y + sentence_h + 3 * ImGui::GetStyle().ItemSpacing.y + 4 * line_h +
+                  ImGui::GetStyle().WindowPadding.y;
   ImGui::Separator();
 
   // The listing keeps the current line in view: when the cursor moves, not only while playing.

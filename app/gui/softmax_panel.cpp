@@ -148,8 +148,7 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   // The slider takes what is left of the line beside its label (at most 8 font sizes): at 1280x720
   // in presentation mode a fixed width pushed "row" under the scrollbar.
   const float label_w = ImGui::CalcTextSize("row").x + ImGui::GetStyle().ItemInnerSpacing.x, fs = ImGui::GetFontSize();
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x - label_w < fs * 3) ImGui::NewLine();  // too narrow beside the checkbox: its own line
+  if (LineRoomAfterItem() - label_w >= fs * 3) ImGui::SameLine();  // else too narrow beside the checkbox: its own line
   ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x - label_w, fs * 3, fs * 8));
   if (ImGui::SliderInt("row", &s.plot_row, 0, int(p.nq) - 1)) s.plot_follow = false;
   s.plot_row = std::clamp(s.plot_row, 0, int(p.nq) - 1);

@@ -34,6 +34,18 @@ const char* fmt_bytes_short(char* buf, size_t n, int64_t b) {
   return buf;
 }
 
+const char* fmt_bytes_tight(char* buf, size_t n, int64_t b) {
+  const int64_t unit = b >= (int64_t(1) << 20) ? int64_t(1) << 20 : b >= 1024 ? 1024 : 1;
+  if (b % unit == 0) {  // exact: no decimals to show
+    std::snprintf(buf, n, "%lld%s", (long long)(b / unit), unit == 1 ? "B" : unit == 1024 ? "KiB" : "MiB");
+    return buf;
+  }
+  fmt_bytes_short(buf, n, b);
+  char* space = std::strchr(buf, ' ');
+  if (space) std::memmove(space, space + 1, std::strlen(space + 1) + 1);
+  return buf;
+}
+
 const char* fmt_value(char* buf, size_t n, float x, int decimals) {
   if (std::isnan(x)) std::snprintf(buf, n, "-");
   else if (std::isinf(x)) std::snprintf(buf, n, x < 0 ? "-inf" : "inf");
@@ -83,12 +95,15 @@ static const char* FirstFitting(std::initializer_list<const char*> labels, float
 const char* FitToggle(std::initializer_list<const char*> labels) { return FirstFitting(labels, ToggleWidth); }
 const char* FitButton(std::initializer_list<const char*> labels) { return FirstFitting(labels, ButtonWidth); }
 
-bool SameLineIfWidthFits(float w, float spacing) {
-  const ImGuiStyle& st = ImGui::GetStyle();
+float LineRoomAfterItem(float spacing) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const float gap = spacing < 0 ? st.ItemSpacing.x : spacing;
-  if (ImGui::GetItemRectMax().x + gap + w > right) return false;
-  ImGui::SameLine(0, gap);
+  const float gap = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+  return right - ImGui::GetItemRectMax().x - gap;
+}
+
+bool SameLineIfWidthFits(float w, float spacing) {
+  if (w > LineRoomAfterItem(spacing)) return false;
+  ImGui::SameLine(0, spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing);
   return true;
 }
 

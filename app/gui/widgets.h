@@ -55,6 +55,9 @@ plot::FigureStyle ThemeFigureStyle(const AppState& s);
 const char* fmt_bytes(char* buf, size_t n, int64_t b);
 // fmt_bytes in at most four digits, for a narrow table: "16.0 KiB", "256 KiB", "1023 KiB".
 const char* fmt_bytes_short(char* buf, size_t n, int64_t b);
+// fmt_bytes_short without the space before the unit, and an exact multiple of its unit without
+// decimals ("2KiB", "512KiB", "16B", "1.06KiB"): the narrowest table's cells.
+const char* fmt_bytes_tight(char* buf, size_t n, int64_t b);
 const char* fmt_value(char* buf, size_t n, float x, int decimals = 4);  // "-" for NaN (not there)
 const char* fmt_g(char* buf, size_t n, double x);
 void ErrorText(const std::string& msg);
@@ -92,6 +95,11 @@ const char* FitButton(std::initializer_list<const char*> labels);
 float ToggleWidth(const char* label);
 float ButtonWidth(const char* label);  // a button's width with its label
 bool SameLineIfWidthFits(float w, float spacing = -1.0f);  // true: on the same line
+// The width left on the last item's line after it and `spacing` (the style's item spacing where
+// below 0). Ask this before SameLine(), not after: SameLine() then NewLine() leaves the cursor's
+// position, a spacing past the last item, in the window's content width, which then reaches up to
+// that spacing (9 px at 1.5x) past the right edge where the item ended near it.
+float LineRoomAfterItem(float spacing = -1.0f);
 // A field and its label in a column that may be narrow (presentation mode, large text): the
 // field keeps `preferred` pixels where the label fits beside it and shrinks to no less than
 // `least` to make room; below that the label is drawn on a line of its own and the field, up to

@@ -3,7 +3,10 @@
 // the compare view's map clear of the panel's edge and of the text above, the IO explorer's values
 // beside their sliders, decode's one query row drawn as a band, the lesson's block table and
 // lines within their panel, the softmax panel's, course column's and tiles' header lines within
-// theirs, and the view tabs whole. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
+// theirs, the view tabs whole, the fp8 chapter's pages in a narrow course column, the step's whole
+// sentence in the algorithm panel, the memory panel within its width, the decoding pages' HBM table
+// without scrolling, and the lesson named a view. Each case is one a visual audit found wrong at
+// 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
@@ -228,22 +231,29 @@ TEST_CASE("decode's split labels keep clear of K^T's j labels, and the keys unde
   }
 }
 
-TEST_CASE("the HBM table narrows its cells' padding, then scrolls sideways, rather than cut a number", "[gui][layout]") {
+TEST_CASE("the HBM table narrows its cells' padding, then its byte counts, then scrolls sideways, rather than cut a number",
+          "[gui][layout]") {
   // At 1024x768 in presentation mode decode's table cut "2.00 MiB" to "2.00 Mi" and "lse^(s)" to
   // "lse^(s", io-complexity's "tensor" to "tens..."; the dump measures each cell's text against
-  // its whole column.
+  // its whole column. Then the decoding pages' tables scrolled sideways by 7 to 15 px, the
+  // written column partly hidden: their byte counts now take the tight form ("2KiB") and fit.
   const std::string settings = settings_for("hbm-scroll");
-  const std::pair<std::string, bool> cases[] = {  // and whether the table must scroll
-      {"--course paged-kv --page 2 --presentation --size 1024x768", true},
-      {"--course fp8 --page 2 --presentation --size 1024x768", true},
-      {"--course decode --page 1 --presentation --size 1024x768", true},
-      {"--course io-complexity --page 2 --presentation --size 1024x768", false},  // 2 px cells are enough
-      {"--preset decode --step 157 --presentation --font-scale 2.5 --size 1024x768", true}};
-  for (const auto& [args, scrolls] : cases) {
-    CAPTURE(args);
-    const nlohmann::json m = dumped_state(settings + args, "hbm-scroll")["memory_panel"];
+  struct Case {
+    std::string args;
+    bool tight_text, scrolls;
+  };
+  const Case cases[] = {
+      {"--course paged-kv --page 2 --presentation --size 1024x768", true, false},
+      {"--course fp8 --page 2 --presentation --size 1024x768", true, false},
+      {"--course decode --page 1 --presentation --size 1024x768", true, false},
+      {"--course io-complexity --page 2 --presentation --size 1024x768", false, false},  // 2 px cells are enough
+      {"--preset decode --step 157 --presentation --font-scale 2.5 --size 1024x768", false, true}};
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const nlohmann::json m = dumped_state(settings + c.args, "hbm-scroll")["memory_panel"];
     CHECK(m["table_clip_px"].get<double>() <= 0.5);
-    CHECK(m["table_scroll"] == scrolls);
+    CHECK(m["table_tight_text"] == c.tight_text);
+    CHECK(m["table_scroll"] == c.scrolls);
   }
   // With room it does not scroll.
   const nlohmann::json m = dumped_state(settings + "--preset decode --step 157 --size 1600x1000", "hbm-scroll")["memory_panel"];
@@ -260,5 +270,67 @@ TEST_CASE("the course's buttons keep one line where Back can be written short, s
     const Result r = run_gui(settings + "--course " + chapter + " --check-layout --presentation --size 1024x768", "course-nav");
     INFO(r.output);
     CHECK(r.code == 0);
+  }
+}
+
+TEST_CASE("the fp8 chapter's pages fit a narrow course column: no part scrolls, no question's line is cut at its edge",
+          "[gui][layout][course]") {
+  // At 1024x768 in presentation mode the column is about 320 px wide: the decoding page's last
+  // question scrolled by 68 px (the status took three lines, each choice kept the width of its
+  // "a)" label), and "try 1; the answer shows after 2" and "within 0.1%" ran past the column's
+  // right edge. --check-layout walks every part of every page and reports both.
+  const std::string settings = settings_for("fp8-column");
+  const Result r = run_gui(settings + "--course fp8 --check-layout --presentation --size 1024x768", "fp8-column");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("4 of 4 pages fit") != std::string::npos);
+  // A part of a page past its first, as --part shows it: the page's lines within the column.
+  const nlohmann::json c =
+      dumped_state(settings + "--course fp8 --page 1 --part 3 --presentation --size 1024x768", "fp8-column")["course"];
+  CHECK(c["part"] == 3);
+  CHECK(c["page_overflow"].get<double>() <= 0.5);
+  CHECK(c["page_overflow_x_px"].get<double>() <= 0.5);
+}
+
+TEST_CASE("the algorithm panel shows the step's whole sentence in the course's right column", "[gui][layout][course]") {
+  // At 1024x768 in presentation mode the sentence's box kept the listing five lines and hid the
+  // sentence's last one to three lines (fp8's "... S_ij = tau Q_i K_j^T on chip.", the backward's
+  // "D_i = rowsum(dO_i o O_i): ..."): the panel now grows to the sentence, and the loop variables
+  // are written short where the long form takes two lines.
+  const std::string settings = settings_for("algo-sentence");
+  for (const std::string args : {"--course fp8 --page 1", "--course backward --page 2", "--course paged-kv --page 1",
+                                 "--course masks-dropout-fusion --page 2", "--course online-softmax --page 4"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args + " --presentation --size 1024x768", "algo-sentence");
+    CHECK(j["algorithm_panel"]["sentence_hidden_px"].get<double>() <= 0.5);
+    CHECK(j["algorithm_panel"]["listing_lines"].get<double>() >= 4.0);  // and the listing keeps four lines
+  }
+}
+
+TEST_CASE("the memory panel's SRAM lines stay within its width where a line ends near the edge", "[gui][layout]") {
+  // The resident tiles ("Q_i 32.00 KiB  K_j ...") went to the next line by SameLine() then NewLine(),
+  // which left the cursor, an item spacing past the last tile, in the panel's content width: 1 to
+  // 9 px past the edge (9 px is the item spacing at 1.5x) wherever a tile ended near it.
+  const std::string settings = settings_for("memory-width");
+  for (const std::string args : {"--preset decode --step 12", "--preset gpt2-medium --step 40", "--preset l2-fa1-vs-fa2 --step 12",
+                                 "--course io-complexity --page 2", "--course fp8 --page 2", "--course paged-kv --page 2"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args + " --presentation --size 1024x768", "memory-width");
+    CHECK(j["memory_panel"]["overflow_px"].get<double>() <= 0.5);
+  }
+}
+
+TEST_CASE("the course names the lesson a view, true where a combo replaces the view tabs", "[gui][layout][course]") {
+  // At 1024x768 in presentation mode a combo picks the centre's view, and the page's outline and
+  // a question's hint still sent the reader to "the online-softmax Lesson tab", which is not there.
+  const std::string settings = settings_for("lesson-view-name");
+  for (const std::string args : {"--presentation --size 1024x768", "--size 1600x1000"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + "--course online-softmax --page 1 " + args, "lesson-view-name");
+    REQUIRE(j["view"] == "lesson");
+    const std::string outline = j["course"]["outline"];
+    CHECK(outline.find("Lesson view") != std::string::npos);
+    CHECK_FALSE(std::regex_search(outline, std::regex("\\btabs?\\b")));  // "block table" is no tab
+    if (args.find("1024x768") != std::string::npos) CHECK(j["view_combo"] == true);  // the case that tests something
   }
 }
