@@ -17,6 +17,10 @@ void DrawBenchView(AppState& s) {
   ImGui::PopItemWidth();
   ImGui::SameLine();
   if (ImGui::Button("Load") || enter) b.load(b.path);
+  if (s.pick_local_file) {  // the web page: a file from the user's computer, through the browser
+    ImGui::SameLine();
+    if (ImGui::Button("Open a file...")) s.pick_local_file(LocalFile::bench);
+  }
   if (!b.error.empty()) ErrorText(b.error);
   if (!b.loaded) {
     DimText("Nothing loaded yet.");
