@@ -26,11 +26,13 @@ EM_JS(char*, web_load_stored, (const char* key), {
   }
 });
 
-EM_JS(void, web_store, (const char* key, const char* json), {
+EM_JS(bool, web_store, (const char* key, const char* json), {
   try {
     window.localStorage.setItem(UTF8ToString(key), UTF8ToString(json));
+    return true;
   } catch (e) {
     console.warn("flashstep: " + UTF8ToString(key) + " is kept for this visit only: " + e);
+    return false;
   }
 });
 
@@ -83,7 +85,7 @@ void restore_stored_settings() {
   g_seen = file_seen(path);
 }
 
-void keep_stored_settings() {
+void keep_stored_settings(std::string* display_message) {
   static const std::string path = gui::settings_path("");
   const FileSeen now = file_seen(path);
   if (path.empty() || now == g_seen) return;
@@ -94,7 +96,10 @@ void keep_stored_settings() {
   const StoredParts parts = stored_parts(text.str());
   if (!parts.display.empty() && parts.display != g_stored.display) {
     g_stored.display = parts.display;
-    web_store(kDisplayKey, parts.display.c_str());
+    // The Display menu said "remembered in /home/web_user/...", a file of the page's memory.
+    *display_message = web_store(kDisplayKey, parts.display.c_str())
+                           ? "remembered in this browser"
+                           : "not remembered: this browser keeps no data for the page (storage is off)";
   }
   if (!parts.course.empty() && parts.course != g_stored.course) {
     g_stored.course = parts.course;

@@ -155,6 +155,7 @@ struct WebApp {
   double last_time = 0;
   uint64_t cursor_seen = 0, run_seen = 0, course_seen = 0;
   gui::View view_seen = gui::View::tiles;
+  uint64_t display_seen = 0;  // the DisplayState::version last written to the link
   std::string export_seen;  // the last export message acted on
   long frames = 0;
   int bench_frames = 0;
@@ -209,13 +210,15 @@ void open_from_link(WebApp& app) {
 void publish(WebApp& app) {
   gui::AppState& s = *app.s;
   const uint64_t course = s.course.active ? s.course.version + 1 : 0;
-  if (s.cursor_version == app.cursor_seen && s.run_version == app.run_seen && s.view == app.view_seen &&
-      course == app.course_seen)
-    return;
+  const bool moved = s.cursor_version != app.cursor_seen || s.run_version != app.run_seen || s.view != app.view_seen ||
+                     course != app.course_seen;
+  // The Display menu's settings are in the link too (theme=light): a change there rewrites it.
+  if (!moved && s.display.version == app.display_seen) return;
+  app.display_seen = s.display.version;
   // A refused link's message speaks of the link the page opened with; once the user moves on
   // (a step, a preset, Apply, a view, a course page), the address bar holds another link and the
   // message ("showing the default problem") would no longer be true.
-  if (app.link_message && app.frames > 0) {
+  if (moved && app.link_message && app.frames > 0) {
     web_hide_message();
     app.link_message = false;
   }
@@ -300,7 +303,7 @@ void tick(void* arg) {
     app.s->export_message = std::string("error: ") + e.what();
   }
   after_frame();
-  keep_stored_settings();
+  keep_stored_settings(&app.s->display.message);
   offer_exports(app);
   publish(app);
   if (++app.frames == 1) {

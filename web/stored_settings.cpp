@@ -57,7 +57,7 @@ StoredParts restore_settings_file(const std::string& path, const StoredParts& st
     } else {
       const nlohmann::json d = display_keys(j);  // nothing else rides in with them
       try {
-        gui::parse_settings(d.dump(), "the stored display settings");
+        gui::parse_settings(d.dump(), "kept in this browser");  // names it "the settings file kept in ..."
         file.update(d);
         kept.display = d.dump();
       } catch (const InputError& e) {

@@ -12,14 +12,17 @@ void DrawBenchView(AppState& s) {
   BenchState& b = s.bench;
   DimText("Timings from flashstep bench-gpu --json (or several runs combined, like assets/bench/h200.json). "
           "flashstep plot --bench FILE --out fig.png draws the same figures for slides.");
-  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
+  // The web page's "Open a file..." sits after Load: the path field leaves it room.
+  const char* kOpen = "Open a file...";
+  const float open_w = s.pick_local_file ? ButtonWidth(kOpen) + ImGui::GetStyle().ItemSpacing.x : 0.0f;
+  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9 - open_w);
   const bool enter = ImGui::InputText("bench JSON", b.path, sizeof b.path, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::PopItemWidth();
   ImGui::SameLine();
   if (ImGui::Button("Load") || enter) b.load(b.path);
   if (s.pick_local_file) {  // the web page: a file from the user's computer, through the browser
     ImGui::SameLine();
-    if (ImGui::Button("Open a file...")) s.pick_local_file(LocalFile::bench);
+    if (ImGui::Button(kOpen)) s.pick_local_file(LocalFile::bench);
   }
   if (!b.error.empty()) ErrorText(b.error);
   if (!b.loaded) {

@@ -114,7 +114,7 @@ TEST_CASE("web storage: the settings file's display and course parts, stored and
   SECTION("a part the app would refuse is left out, the other kept") {
     web::StoredParts refused;
     web::restore_settings_file(path, {R"({"font_scale":9})", R"({"memory-bound":{"pages_seen":2}})"}, &refused);
-    CHECK_THAT(refused.display, Contains("font_scale"));
+    CHECK_THAT(refused.display, Contains("font-scale must be a number"));
     CHECK(refused.course.empty());
     CHECK(gui::load_settings(path) == gui::DisplaySettings{});
     refused = {};
