@@ -26,7 +26,7 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   ImGui::PopItemWidth();
   if (s.pick_local_file) {  // the web page: the files from the user's computer, through the browser
     if (ImGui::Button("Open O file...")) s.pick_local_file(LocalFile::compare_o);
-    ImGui::SameLine();
+    SameLineIfButtonFits("Open lse file...");
     if (ImGui::Button("Open lse file...")) s.pick_local_file(LocalFile::compare_lse);
   }
   if (ImGui::Button("Load and compare")) s.load_compare();
