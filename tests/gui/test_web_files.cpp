@@ -40,7 +40,7 @@ gui::AppState tiny_app() {
 
 }  // namespace
 
-TEST_CASE("web files: a bench JSON from the computer loads into the Bench view; a broken one changes nothing",
+TEST_CASE("web files: a bench JSON from the computer loads into the Bench view, and a broken one changes nothing",
           "[gui][web]") {
   gui::AppState s = tiny_app();
   const std::string dir = fresh_dir("web-files-bench");
@@ -63,7 +63,7 @@ TEST_CASE("web files: a bench JSON from the computer loads into the Bench view; 
   CHECK(s.bench.error.find('\n') == std::string::npos);  // one line
 }
 
-TEST_CASE("web files: O and lse from the computer load into the compare view; a bad one leaves the fields as they were",
+TEST_CASE("web files: O and lse from the computer load into the compare view, and a bad one leaves the fields as they were",
           "[gui][web]") {
   gui::AppState s = tiny_app();
   const std::string dir = fresh_dir("web-files-compare");
