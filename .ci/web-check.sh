@@ -8,7 +8,9 @@
 #   the mouse wheel              a notch down and up over a panel scrolls it a little, both ways
 #   devicePixelRatio 2           the canvas's pixels, sharp text, clicks, a zoom (HiDPI)
 #   copy, cut and paste          in a problem-editor field, through the browser's clipboard
-#   two loads, one profile       the course's progress is kept (localStorage)
+#   two loads, one profile       the course's progress and the display settings are kept (localStorage)
+#   the Export PNG               the layout's size at devicePixelRatio 1 and 2 (the screen's on request)
+#   files from the computer      a bench JSON and .npy files through the file dialog; broken ones refused
 #   ?course=...                  a course page renders (when the app has the course)
 #   file://                      the message says how to serve the folder
 #   the console                  no error of the browser's own (a 404: favicon.ico)
@@ -129,6 +131,43 @@ python3 -c "import json, sys; t = json.load(open(sys.argv[1])); assert len(t['st
 page "$url?preset=tiny&step=19" --act scale:2 --act "expect:$hidpi" --clip 0,60,400,400 --screenshot "$ci/zoomed.png" >/dev/null
 python3 web/check_page.py sharp "$ci/ratio1.png" "$ci/zoomed.png"
 echo "web-check: HiDPI: the canvas at 2x its CSS size, sharp text, clicks where they land, a zoom followed"
+# The Export tab's PNG has the layout's size at any devicePixelRatio (1600x975: the window under
+# the page's bar), the picture at 2 shrunk by averaging (the same picture as at 1), and at 2 the
+# box "PNG at the screen's pixels" gives the frame's 3200x1950.
+png_at() {  # png_at FOLDER SCALE [ACTION...]: Export tab, then PNG screenshot, as a download
+  local dir="$1" scale="$2"; shift 2
+  mkdir -p "$dir"
+  page "$url?preset=tiny&step=19" --scale "$scale" --downloads "$dir" --act click:99,525 "$@" --act click:63,613 >/dev/null
+}
+png_at "$ci/png-ratio1" 1
+png_at "$ci/png-ratio2" 2
+png_at "$ci/png-ratio2-full" 2 --act click:18,638
+python3 web/check_page.py png-size "$ci/png-ratio1/flashstep-trace.png" 1600 975
+python3 web/check_page.py same-picture "$ci/png-ratio1/flashstep-trace.png" "$ci/png-ratio2/flashstep-trace.png"
+python3 web/check_page.py png-size "$ci/png-ratio2-full/flashstep-trace.png" 3200 1950
+echo "web-check: the Export PNG at ratio 2 has the layout's size and picture; the screen's pixels on request"
+# Files from the computer (the browser's file dialog, opened by the view's button): a bench JSON
+# into the Bench view, O and lse .npy files into the compare view; a broken file leaves what was
+# loaded, path included, and the view says why in one line naming the file.
+state="JSON.parse(UTF8ToString(Module._flashstep_state_json()))"
+cp assets/bench/h200.json "$ci/my-bench.json"
+head -c 300 assets/bench/h200.json >"$ci/broken-bench.json"
+head -c 100 "$ci/snapshots/final_O.npy" >"$ci/broken-O.npy"
+mine="d.bench.loaded && d.bench.path === '/upload/bench/my-bench.json'"
+page "$url?preset=tiny&view=bench" --act choose:1120,187,"$ci/my-bench.json" \
+  --act "expect:(d => d.view === 'bench' && $mine && d.bench.error === '')($state)" \
+  --act choose:1120,187,"$ci/broken-bench.json" \
+  --then "(d => $mine && d.bench.error.includes('broken-bench.json') && !d.bench.error.includes('\\n'))($state)" \
+  --screenshot "$ci/bench-file.png"
+python3 web/check_page.py screenshot "$ci/bench-file.png"
+loaded="d.compare.loaded && d.compare.passed && d.compare.o_path === '/upload/compare-o/final_O.npy' &&
+  d.compare.lse_path === '/upload/compare-lse/final_lse.npy'"
+page "$url?preset=tiny&view=compare" --act choose:558,331,"$ci/snapshots/final_lse.npy" \
+  --act choose:453,331,"$ci/snapshots/final_O.npy" --act "expect:(d => d.compare.error === '' && $loaded)($state)" \
+  --act choose:453,331,"$ci/broken-O.npy" --then "(d => $loaded && d.compare.error.includes('broken-O.npy'))($state)" \
+  --screenshot "$ci/compare-file.png"
+python3 web/check_page.py screenshot "$ci/compare-file.png"
+echo "web-check: files from the computer load into the Bench and compare views; broken ones change nothing and say so"
 # Copy and paste in a text field (the problem editor's Nq, 8 in tiny; 1600x1400 shows Apply):
 # Ctrl+A then Ctrl+C writes the clipboard (navigator.clipboard), a copy event and a cut event
 # take the field's text (a copy event then finds the cut field empty), and the paste event's
@@ -160,6 +199,19 @@ if [ -d app/course ]; then
   page "$url?course=" --profile "$profile" --then "$at('safe-softmax, page 1') && location.search.includes('course=safe-softmax')"
   echo "web-check: the course's progress is kept across loads, and course= opens the first chapter not finished"
 fi
+# The Display menu's settings across visits (localStorage, one profile): the light theme chosen in
+# the menu (F2, then "light") is stored, the next plain load opens light (and the link says so),
+# and a link's theme=dark wins for its visit without replacing what is stored.
+profile="$ci/profile-display"
+rm -rf "$profile" && mkdir -p "$profile"
+display="JSON.parse(localStorage.getItem('flashstep-display') || '{}')"
+page "$url?preset=tiny" --profile "$profile" --act key:F2 --act click:800,283 \
+  --then "$display.theme === 'light' && location.search.includes('theme=light')"
+page "$url?preset=tiny" --profile "$profile" --screenshot "$ci/display-kept.png" \
+  --then "(d => d.display.theme === 'light')($state) && location.search.includes('theme=light')"
+page "$url?preset=tiny&theme=dark" --profile "$profile" \
+  --then "(d => d.display.theme === 'dark')($state) && $display.theme === 'light'"
+echo "web-check: the Display menu's theme is kept across loads, and a link's theme= wins for its visit"
 # Under virtual time (--virtual-time-budget), consecutive frames can share a timestamp: the page
 # must keep drawing (ImGui refuses a zero frame time), at a step and on a course page.
 virtual() {

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build-web
-jobs="$(nproc)"
+jobs="${JOBS:-$(nproc)}"  # JOBS=1 on a machine shared with other builds
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 
 # 1. Packages.

@@ -13,6 +13,9 @@
   check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
   check_page.py sharp ONE.png TWO.png        the same part of the page at devicePixelRatio 1
                                              and 2: the same layout, and sharp text at 2
+  check_page.py png-size PNG W H             an exported PNG has W x H pixels
+  check_page.py same-picture ONE.png TWO.png two pictures of the same size show the same
+                                             (mean luminance difference at most 12 of 255)
   check_page.py bench DOM.html               prints the page's frame benchmark lines
   check_page.py first-frame DOM.html         prints the time to the first frame
   check_page.py virtual DOM.html             a page loaded under virtual time: no error message,
@@ -259,6 +262,27 @@ def check_sharp(one_path, two_path):
         fail(f"the text at ratio 2 is soft (steep edges {sharp:.2f} of 1x's per row, want at least 0.5)")
 
 
+def check_png_size(path, w, h):
+    got_w, got_h, _, _ = png_pixels(path)
+    print(f"web-check: {path.split('/')[-1]} is {got_w}x{got_h} pixels (want {w}x{h})")
+    if (got_w, got_h) != (int(w), int(h)):
+        fail(f"{path} is {got_w}x{got_h}, not {w}x{h}")
+
+
+def check_same_picture(one_path, two_path):
+    """The Export PNG at devicePixelRatio 2, shrunk to the layout's size, against the one at 1:
+    the same layout (nothing moved or cut off) with text as fine as the averaging leaves it."""
+    w1, h1, one = luminance(one_path)
+    w2, h2, two = luminance(two_path)
+    if (w1, h1) != (w2, h2):
+        fail(f"{two_path} is {w2}x{h2}, {one_path} {w1}x{h1}")
+    diff = sum(abs(a - b) for ra, rb in zip(one, two) for a, b in zip(ra, rb)) / (w1 * h1)
+    print(f"web-check: {two_path.split('/')[-1]} against {one_path.split('/')[-1]} ({w1}x{h1}): "
+          f"mean luminance difference {diff:.1f}")
+    if diff > 12:
+        fail(f"the two pictures differ (mean luminance difference {diff:.1f} > 12)")
+
+
 def print_first_frame(dom_path):
     first = read_dom(dom_path).attrs.get("status", {}).get("first-frame-ms")
     print(f"web-check: first frame drawn {first} ms after navigation start")
@@ -308,5 +332,5 @@ def self_test():
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"step": check_step, "bad": check_bad, "link-error": check_link_error, "console": check_console, "course": check_course, "screenshot": check_screenshot,
-     "sharp": check_sharp, "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
+     "sharp": check_sharp, "png-size": check_png_size, "same-picture": check_same_picture, "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
      "self-test": self_test}[cmd](*args)

@@ -7,7 +7,8 @@
 Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
 does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
 pixel, wheel:X,Y,DY turns the mouse wheel there, expect:JS waits until JS is true or fails,
-upload:DIR gives a folder's files to the page's snapshot upload, key:Ctrl+v holds Control,
+upload:DIR gives a folder's files to the page's snapshot upload, choose:X,Y,FILE clicks a button
+that opens a file dialog and chooses FILE in it, key:Ctrl+v holds Control,
 scale:F changes devicePixelRatio,
 type:TEXT types, paste:TEXT fires the paste event a browser sends for Ctrl+V), waits until --then
 is true, then writes the page's DOM, a PNG of the viewport (or of --clip's rectangle) and the
@@ -93,7 +94,8 @@ class Chrome:
 
 # Keys by their DOM name: (code, keyCode), what emscripten's GLFW reads; letters as "a".
 KEYS = {"ArrowRight": ("ArrowRight", 39), "ArrowLeft": ("ArrowLeft", 37), "Home": ("Home", 36),
-        "End": ("End", 35), " ": ("Space", 32), "Enter": ("Enter", 13), "Control": ("ControlLeft", 17)}
+        "End": ("End", 35), " ": ("Space", 32), "Enter": ("Enter", 13), "Control": ("ControlLeft", 17),
+        "F2": ("F2", 113)}
 
 
 def key_event(chrome, kind, name, modifiers=0):
@@ -158,9 +160,25 @@ def act(chrome, action):
         # The input takes a folder (webkitdirectory): Chromium lists it, as its folder picker does.
         chrome.send("DOM.setFileInputFiles", {"nodeId": node, "files": [os.path.abspath(arg)]})
         time.sleep(0.5)
+    elif kind == "choose":  # choose:X,Y,FILE: a click there must open a file dialog, which gets FILE
+        x, y, path = arg.split(",", 2)
+        chrome.send("Page.setInterceptFileChooserDialog", {"enabled": True})
+        act(chrome, f"click:{x},{y}")
+        start, opened = time.time(), None
+        while not opened:
+            opened = next((e for e in chrome.events if e.get("method") == "Page.fileChooserOpened"), None)
+            if time.time() - start > 10:
+                print(f"headless: FAIL: the click at {x},{y} opened no file dialog")
+                raise SystemExit(1)
+            chrome.evaluate("1")  # reads the events that arrived meanwhile
+            time.sleep(0.2)
+        chrome.events.remove(opened)
+        chrome.send("DOM.setFileInputFiles", {"backendNodeId": opened["params"]["backendNodeId"],
+                                              "files": [os.path.abspath(path)]})
+        time.sleep(0.5)
     else:
         raise SystemExit(f"headless: unknown action {action!r} (key:NAME, type:TEXT, paste:TEXT, scale:F, click:X,Y, "
-                         "wheel:X,Y,DY, expect:JS or upload:DIR)")
+                         "wheel:X,Y,DY, expect:JS, upload:DIR or choose:X,Y,FILE)")
 
 
 def wait_for(chrome, expr, timeout):

@@ -13,7 +13,7 @@
 #include "app/gui/resources.h"
 #include "app/gui/state_dump.h"
 #include "web/clipboard.h"
-#include "web/course_progress.h"
+#include "web/local_storage.h"
 #include "web/url_state.h"
 
 #include <GLFW/glfw3.h>
@@ -155,6 +155,7 @@ struct WebApp {
   double last_time = 0;
   uint64_t cursor_seen = 0, run_seen = 0, course_seen = 0;
   gui::View view_seen = gui::View::tiles;
+  uint64_t display_seen = 0;  // the DisplayState::version last written to the link
   std::string export_seen;  // the last export message acted on
   long frames = 0;
   int bench_frames = 0;
@@ -209,13 +210,15 @@ void open_from_link(WebApp& app) {
 void publish(WebApp& app) {
   gui::AppState& s = *app.s;
   const uint64_t course = s.course.active ? s.course.version + 1 : 0;
-  if (s.cursor_version == app.cursor_seen && s.run_version == app.run_seen && s.view == app.view_seen &&
-      course == app.course_seen)
-    return;
+  const bool moved = s.cursor_version != app.cursor_seen || s.run_version != app.run_seen || s.view != app.view_seen ||
+                     course != app.course_seen;
+  // The Display menu's settings are in the link too (theme=light): a change there rewrites it.
+  if (!moved && s.display.version == app.display_seen) return;
+  app.display_seen = s.display.version;
   // A refused link's message speaks of the link the page opened with; once the user moves on
   // (a step, a preset, Apply, a view, a course page), the address bar holds another link and the
   // message ("showing the default problem") would no longer be true.
-  if (app.link_message && app.frames > 0) {
+  if (moved && app.link_message && app.frames > 0) {
     web_hide_message();
     app.link_message = false;
   }
@@ -300,7 +303,7 @@ void tick(void* arg) {
     app.s->export_message = std::string("error: ") + e.what();
   }
   after_frame();
-  keep_course_progress();
+  keep_stored_settings(&app.s->display.message);
   offer_exports(app);
   publish(app);
   if (++app.frames == 1) {
@@ -333,6 +336,40 @@ extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_snapshots(const char* dir) {
   s.view_changed = true;
 }
 
+// The page's "Open a file..." buttons (Bench view, compare view): the app's pick_local_file
+// opens the browser's file dialog with index.html's #pick input (a click the user just made
+// allows it); the chosen file's bytes go to /upload/WHAT/NAME in the page's memory and then to
+// flashstep_load_local_file.
+EM_JS(void, web_open_picker, (const char* what, const char* accept), {
+  const input = document.getElementById("pick");
+  input.dataset.for = UTF8ToString(what);
+  input.accept = UTF8ToString(accept);
+  input.value = "";  // the same file chosen again is still a change
+  input.click();
+});
+
+namespace flashstep::web {
+namespace {
+
+const char* local_file_name(gui::LocalFile what) {
+  return what == gui::LocalFile::bench ? "bench" : what == gui::LocalFile::compare_o ? "compare-o" : "compare-lse";
+}
+
+void open_picker(gui::LocalFile what) {
+  web_open_picker(local_file_name(what), what == gui::LocalFile::bench ? ".json,application/json" : ".npy");
+}
+
+}  // namespace
+}  // namespace flashstep::web
+
+// The picked file is in the page's memory at `path`: the app loads it as its Load button would.
+extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_local_file(const char* what, const char* path) {
+  using namespace flashstep;
+  if (!web::g_app) return;
+  for (gui::LocalFile k : {gui::LocalFile::bench, gui::LocalFile::compare_o, gui::LocalFile::compare_lse})
+    if (std::string(what) == web::local_file_name(k)) return web::g_app->s->load_local_file(k, path);
+}
+
 // The page's wheel check (check_page.py via headless.py): the vertical scroll of the panel the
 // wheel moves, the one under the pointer (or the first parent that can scroll, as ImGui picks
 // it); -1 when the pointer is over no panel.
@@ -354,8 +391,9 @@ int main() {
   ::umask(022);
   auto* app = new web::WebApp;  // lives as long as the page
   web::g_app = app;
-  web::restore_course_progress();  // before the course reads it
+  web::restore_stored_settings();  // before the display settings and the course read the file
   web::open_from_link(*app);
+  app->s->pick_local_file = web::open_picker;
 
   if (!glfwInit()) {
     web_show_message("flashstep: error: this browser gave no window (GLFW did not start)");

@@ -347,6 +347,37 @@ void AppState::load_compare() {
   }
 }
 
+void AppState::load_local_file(LocalFile what, const std::string& path) {
+  if (what == LocalFile::bench) {
+    view = View::bench;
+    view_changed = true;
+    bench.load(path);  // on failure bench.error says why and the figure shown stays
+    return;
+  }
+  view = View::compare;
+  view_changed = true;
+  CompareState& c = compare;
+  const std::string o_before = c.o_path, lse_before = c.lse_path;
+  try {
+    if (what == LocalFile::compare_o) set_field(c.o_path, path, "O path");
+    else set_field(c.lse_path, path, "lse path");
+  } catch (const InputError& e) {
+    c.error = e.what();
+    c.message.clear();
+    return;
+  }
+  if (!c.o_path[0]) {  // an lse alone compares nothing yet
+    c.error.clear();
+    c.message = "lse chosen: now choose the O file";
+    return;
+  }
+  load_compare();
+  if (c.error.empty()) return;
+  // The fields go back to the files whose results the view still shows.
+  set_field(c.o_path, o_before, "O path");
+  set_field(c.lse_path, lse_before, "lse path");
+}
+
 void AppState::load_snapshots() {
   snapshots.load(*run);
   select_snapshot_tile();

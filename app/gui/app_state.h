@@ -22,6 +22,7 @@
 #include "core/schedule_registry.h"
 #include "core/trace.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -204,6 +205,8 @@ void check_l2_cost(const ProblemSpec& s, const Tiling& t, const L2Config& l2);
 constexpr const char* kGpuNames[2] = {"h200", "a100"};
 
 enum class View { tiles, lesson, compare, bench, pipeline };
+// What a file chosen with the web page's file picker is for (AppState::load_local_file).
+enum class LocalFile { bench, compare_o, compare_lse };
 enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
 
@@ -284,6 +287,15 @@ struct AppState {
   char export_base[kPathField] = "flashstep-trace";
   std::string export_message;
   std::string screenshot_request;  // PNG path, written at the end of the next frame
+  // The PNG at the framebuffer's pixels (display.pixel_ratio times the layout's each way) rather
+  // than at the layout's size, which is the default. Only the web page on a HiDPI screen offers
+  // it: on the desktop the two are the same.
+  bool export_device_pixels = false;
+
+  // The web page's file picker: opens the browser's dialog for a file of this kind from the
+  // user's computer; the page writes the chosen file into its memory and calls load_local_file.
+  // Empty on the desktop, where the views take a typed path (and show no button for it).
+  std::function<void(LocalFile)> pick_local_file;
 
   // Actions.
   void load_preset(const std::string& name_or_path);  // throws InputError
@@ -307,6 +319,10 @@ struct AppState {
   // The script's `set FIELD VALUE [RIGHT]`: the editor's field as typed (RIGHT: window's second side).
   void set_field_from_script(const std::string& field, const std::string& value, const std::string& right);
   void load_compare();
+  // A file the web page's picker put at `path`: loaded as the view's Load button loads a typed
+  // path, through the same checks, and its view shown. A file that fails them leaves what was
+  // loaded before, path fields included, and its view shows one error line.
+  void load_local_file(LocalFile what, const std::string& path);
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
   // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's
   // problem (when it is of another one); move the cursor to the first (i, j) over tolerance.

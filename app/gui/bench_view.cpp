@@ -12,11 +12,21 @@ void DrawBenchView(AppState& s) {
   BenchState& b = s.bench;
   DimText("Timings from flashstep bench-gpu --json (or several runs combined, like assets/bench/h200.json). "
           "flashstep plot --bench FILE --out fig.png draws the same figures for slides.");
-  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
+  // The web page's "Open a file..." sits after Load where the path field keeps 8 lines' height
+  // of width beside it, else on the next line.
+  const char* kOpen = "Open a file...";
+  const float fs = ImGui::GetFontSize();
+  const float open_w = s.pick_local_file ? ButtonWidth(kOpen) + ImGui::GetStyle().ItemSpacing.x : 0.0f;
+  const bool open_beside = open_w > 0 && ImGui::GetContentRegionAvail().x - fs * 9 - open_w >= fs * 8;
+  ImGui::PushItemWidth(-fs * 9 - (open_beside ? open_w : 0.0f));
   const bool enter = ImGui::InputText("bench JSON", b.path, sizeof b.path, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::PopItemWidth();
   ImGui::SameLine();
   if (ImGui::Button("Load") || enter) b.load(b.path);
+  if (s.pick_local_file) {  // the web page: a file from the user's computer, through the browser
+    if (open_beside) ImGui::SameLine();
+    if (ImGui::Button(kOpen)) s.pick_local_file(LocalFile::bench);
+  }
   if (!b.error.empty()) ErrorText(b.error);
   if (!b.loaded) {
     DimText("Nothing loaded yet.");
@@ -46,7 +56,6 @@ void DrawBenchView(AppState& s) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   if (avail.x < 50) return;
   // At least a readable plot (8 lines of text tall); the view scrolls for the rest.
-  const float fs = ImGui::GetFontSize();
   avail.y = std::max(avail.y, plot::figure_height_for(b.shown, avail.x, ImGui::GetFont(), fs, 8 * fs));
   const ImVec2 p1(p0.x + avail.x, p0.y + avail.y);
   const plot::FigureLayout lay = plot::layout_figure(b.shown, p0, p1, ImGui::GetFont(), fs);

@@ -24,6 +24,11 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   ImGui::InputText("O (.npy, Nq x d)", c.o_path, sizeof c.o_path);
   ImGui::InputText("lse (.npy, Nq)", c.lse_path, sizeof c.lse_path);
   ImGui::PopItemWidth();
+  if (s.pick_local_file) {  // the web page: the files from the user's computer, through the browser
+    if (ImGui::Button("Open O file...")) s.pick_local_file(LocalFile::compare_o);
+    SameLineIfButtonFits("Open lse file...");
+    if (ImGui::Button("Open lse file...")) s.pick_local_file(LocalFile::compare_lse);
+  }
   if (ImGui::Button("Load and compare")) s.load_compare();
   ImGui::SameLine();
   // The longest label that fits the panel (at 1280x720 in presentation mode the full one was cut).

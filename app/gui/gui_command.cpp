@@ -13,6 +13,7 @@
 #include "app/gui/app_state.h"
 #include "app/gui/decode_state.h"
 #include "app/gui/frame.h"
+#include "app/gui/image_scale.h"
 #include "app/gui/options.h"
 #include "app/gui/panels.h"
 #include "app/gui/resources.h"
@@ -91,8 +92,10 @@ void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
 // [SECTION] Screenshot
 // =============================================================================================
 
-// Reads the back buffer just rendered (before the swap) and encodes it as PNG.
-std::string screenshot_png(int w, int h) {
+// Reads the back buffer just rendered (before the swap), w x h, and encodes it as PNG of
+// out_w x out_h pixels: smaller when the frame has more pixels than the layout (a HiDPI web page),
+// each pixel the mean of those it covers (image_scale.h).
+std::string screenshot_png(int w, int h, int out_w, int out_h) {
   // RGBA, then packed to RGB: RGBA is the one format OpenGL ES (the web build's WebGL2) must read.
   std::vector<unsigned char> px(size_t(w) * size_t(h) * 4);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
@@ -100,12 +103,16 @@ std::string screenshot_png(int w, int h) {
   glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
   for (size_t k = 0, n = size_t(w) * size_t(h); k < n; ++k)
     for (size_t c = 0; c < 3; ++c) px[k * 3 + c] = px[k * 4 + c];
+  px.resize(size_t(w) * size_t(h) * 3);
+  if (out_w != w || out_h != h) px = shrink_pixels(px, w, h, 3, out_w, out_h);
   stbi_flip_vertically_on_write(1);  // OpenGL's rows start at the bottom
   std::string png;
   auto append = [](void* to, void* data, int n) { static_cast<std::string*>(to)->append(static_cast<const char*>(data), size_t(n)); };
-  if (!stbi_write_png_to_func(append, &png, w, h, 3, px.data(), w * 3)) throw InputError("cannot encode the screenshot as PNG");
+  if (!stbi_write_png_to_func(append, &png, out_w, out_h, 3, px.data(), out_w * 3))
+    throw InputError("cannot encode the screenshot as PNG");
   return png;
 }
+std::string screenshot_png(int w, int h) { return screenshot_png(w, h, w, h); }
 
 // The backend's sizes and pointer are in the framebuffer's pixels: ImGui gets the window in
 // layout pixels (`ratio` device pixels each, rounded to whole layout pixels), the scale from
@@ -185,7 +192,12 @@ void frame(GLFWwindow* window, AppState& s, GpuState& gpu, double dt, std::strin
   // The Export tab's PNG (in the screenshot mode, from the settled last frame only).
   if (!s.screenshot_request.empty() && (!g_offline || capture)) {
     try {
-      s.write_output(s.screenshot_request, screenshot_png(fw, fh), "export");
+      // At the layout's size (ImGui's DisplaySize: the CSS pixels of a HiDPI web page, what the
+      // desktop writes for a window of that size), unless the framebuffer's pixels are asked for.
+      const ImVec2 layout = ImGui::GetIO().DisplaySize;
+      const int lw = std::clamp(int(std::lround(layout.x)), 1, fw), lh = std::clamp(int(std::lround(layout.y)), 1, fh);
+      const bool full = s.export_device_pixels || s.display.pixel_ratio == 1.0f;
+      s.write_output(s.screenshot_request, full ? screenshot_png(fw, fh) : screenshot_png(fw, fh, lw, lh), "export");
       s.export_message = "wrote " + s.screenshot_request;
     } catch (const InputError& e) {
       s.export_message = std::string("error: ") + e.what();

@@ -248,6 +248,13 @@ void DrawExportTab(AppState& s) {
   if (ImGui::Button("CSV")) s.export_as(ExportKind::csv);
   SameLineIfButtonFits("Chrome trace");
   if (ImGui::Button("Chrome trace")) s.export_as(ExportKind::chrome);
+  // A HiDPI web page draws ratio x ratio screen pixels for each of the layout's; the PNG has the
+  // layout's size (as the page looks at 100% zoom on an ordinary screen) unless this asks for all.
+  if (s.display.pixel_ratio != 1.0f) {
+    char label[64];
+    std::snprintf(label, sizeof label, "PNG at the screen's pixels (%gx)", double(s.display.pixel_ratio));
+    ImGui::Checkbox(label, &s.export_device_pixels);
+  }
   if (!s.export_message.empty()) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(s.export_message.c_str());

@@ -205,7 +205,8 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"scroll_px", s.lesson.table_scroll_px}};
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel},
-                  {"map_px", {s.compare.map_px[0], s.compare.map_px[1]}}};
+                  {"map_px", {s.compare.map_px[0], s.compare.map_px[1]}}, {"o_path", s.compare.o_path},
+                  {"lse_path", s.compare.lse_path}, {"error", s.compare.error}};
   j["bench"] = bench_to_json(s.bench);
   // The display settings in force and what the window measured with them (0 without a window).
   const DisplayState& ds = s.display;
