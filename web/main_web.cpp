@@ -352,11 +352,15 @@ namespace flashstep::web {
 namespace {
 
 const char* local_file_name(gui::LocalFile what) {
-  return what == gui::LocalFile::bench ? "bench" : what == gui::LocalFile::compare_o ? "compare-o" : "compare-lse";
+  return what == gui::LocalFile::bench       ? "bench"
+         : what == gui::LocalFile::compare_o ? "compare-o"
+         : what == gui::LocalFile::trace     ? "trace"
+                                             : "compare-lse";
 }
 
 void open_picker(gui::LocalFile what) {
-  web_open_picker(local_file_name(what), what == gui::LocalFile::bench ? ".json,application/json" : ".npy");
+  const bool json = what == gui::LocalFile::bench || what == gui::LocalFile::trace;
+  web_open_picker(local_file_name(what), json ? ".json,application/json" : ".npy");
 }
 
 }  // namespace
@@ -366,7 +370,8 @@ void open_picker(gui::LocalFile what) {
 extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_local_file(const char* what, const char* path) {
   using namespace flashstep;
   if (!web::g_app) return;
-  for (gui::LocalFile k : {gui::LocalFile::bench, gui::LocalFile::compare_o, gui::LocalFile::compare_lse})
+  for (gui::LocalFile k :
+       {gui::LocalFile::bench, gui::LocalFile::compare_o, gui::LocalFile::compare_lse, gui::LocalFile::trace})
     if (std::string(what) == web::local_file_name(k)) return web::g_app->s->load_local_file(k, path);
 }
 

@@ -5,6 +5,7 @@
 #include "app/gui/app_state.h"
 
 #include "app/gui/text_field.h"
+#include "app/gui/trace_open.h"
 #include "core/schedules/decode/decode.h"
 
 #include "core/backward.h"
@@ -348,6 +349,14 @@ void AppState::load_compare() {
 }
 
 void AppState::load_local_file(LocalFile what, const std::string& path) {
+  if (what == LocalFile::trace) {
+    try {
+      open_trace_file(*this, path);  // reads the whole file before it replaces anything
+    } catch (const InputError& e) {
+      apply_error = path + ": " + e.what();
+    }
+    return;
+  }
   if (what == LocalFile::bench) {
     view = View::bench;
     view_changed = true;

@@ -206,7 +206,7 @@ constexpr const char* kGpuNames[2] = {"h200", "a100"};
 
 enum class View { tiles, lesson, compare, bench, pipeline };
 // What a file chosen with the web page's file picker is for (AppState::load_local_file).
-enum class LocalFile { bench, compare_o, compare_lse };
+enum class LocalFile { bench, compare_o, compare_lse, trace };
 enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
 
@@ -321,7 +321,9 @@ struct AppState {
   void load_compare();
   // A file the web page's picker put at `path`: loaded as the view's Load button loads a typed
   // path, through the same checks, and its view shown. A file that fails them leaves what was
-  // loaded before, path fields included, and its view shows one error line.
+  // loaded before, path fields included, and its view shows one error line. A saved trace
+  // (LocalFile::trace, `gui --trace`'s file) becomes the run; one that is not a trace leaves the
+  // run and says why in the Problem tab (apply_error).
   void load_local_file(LocalFile what, const std::string& path);
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
   // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's

@@ -67,6 +67,12 @@ void DrawProblemTab(AppState& s) {
       }
     ImGui::EndCombo();
   }
+  if (s.pick_local_file) {  // the web page: a trace saved by the Python module, from the user's computer
+    if (ImGui::Button("Open a saved trace...")) s.pick_local_file(LocalFile::trace);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A trace written by the Python module (save_trace, a puzzle's trace.save),\n"
+                        "stepped here as `flashstep gui --trace FILE` steps it on the desktop");
+  }
   if (!s.preset_title.empty()) DimText(s.preset_title.c_str());
   if (!s.preset_description.empty()) DimText(s.preset_description.c_str());
   bool changed = false;

@@ -8,6 +8,7 @@
 #include "app/gui/options.h"
 #include "core/npy.h"
 #include "core/run.h"
+#include "core/trace_file.h"
 #include "gui_test_helpers.h"
 #include "web/stored_settings.h"
 #include "web/url_state.h"
@@ -156,4 +157,39 @@ TEST_CASE("image scale: a picture shrunk by averaging the pixels each output pix
   CHECK(gui::shrink_pixels(four, 4, 2, 3, 4, 2) == four);
   CHECK_THROWS_AS(gui::shrink_pixels(four, 4, 2, 3, 8, 2), InputError);
   CHECK_THROWS_AS(gui::shrink_pixels(four, 4, 3, 3, 2, 1), InputError);
+}
+
+TEST_CASE("web files: a saved trace from the computer becomes the run, and a file that is not one changes nothing",
+          "[gui][web]") {
+  gui::AppState s = tiny_app();
+  const std::string dir = fresh_dir("web-files-trace");
+  // A trace as the Python module saves it: FlashAttention-2 on another problem than the preset's.
+  ProblemSpec spec = sizes_spec(12, 20, 8, 128);
+  spec.schedule = Schedule::fa2;
+  spec.seed = 3;
+  RunOptions opt;
+  opt.record = true;
+  const Trace t = run_spec(spec, opt);
+  const std::string good = dir + "/student.json", broken = dir + "/notes.json";
+  put_file_text(good, trace_to_replay_json(t).dump() + "\n");
+  put_file_text(broken, "{\"phases\": {}}\n");
+  const size_t preset_steps = s.run->trace.steps.size();
+  REQUIRE(preset_steps != t.steps.size());
+
+  s.load_local_file(gui::LocalFile::trace, good);
+  CHECK(s.apply_error.empty());
+  CHECK(s.preset_name == "trace");
+  REQUIRE(s.run->trace.steps.size() == t.steps.size());
+  CHECK(s.run->trace.problem.nq == 12);
+  CHECK(s.run->trace.problem.nk == 20);
+  CHECK(s.view == gui::View::tiles);
+
+  s.load_local_file(gui::LocalFile::trace, broken);
+  CHECK_THAT(s.apply_error, Contains(broken));
+  CHECK(s.preset_name == "trace");  // the good trace stays the run
+  CHECK(s.run->trace.steps.size() == t.steps.size());
+  CHECK(s.run->trace.problem.nk == 20);
+  s.load_local_file(gui::LocalFile::trace, dir + "/missing.json");
+  CHECK_THAT(s.apply_error, Contains("missing.json"));
+  CHECK(s.run->trace.steps.size() == t.steps.size());
 }
