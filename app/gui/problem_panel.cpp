@@ -67,12 +67,6 @@ void DrawProblemTab(AppState& s) {
       }
     ImGui::EndCombo();
   }
-  if (s.pick_local_file) {  // the web page: a trace saved by the Python module, from the user's computer
-    if (ImGui::Button("Open a saved trace...")) s.pick_local_file(LocalFile::trace);
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("A trace written by the Python module (save_trace, a puzzle's trace.save),\n"
-                        "stepped here as `flashstep gui --trace FILE` steps it on the desktop");
-  }
   if (!s.preset_title.empty()) DimText(s.preset_title.c_str());
   if (!s.preset_description.empty()) DimText(s.preset_description.c_str());
   bool changed = false;
@@ -240,6 +234,15 @@ void DrawProblemTab(AppState& s) {
   if (!s.apply_error.empty()) {
     ErrorText("Not applied: " + s.apply_error);
     DimText("The current run is kept.");
+  }
+  // The web page: a trace saved by the Python module, from the user's computer (last in the tab,
+  // so that the fields above stay where they are on the desktop).
+  if (s.pick_local_file) {
+    ImGui::Separator();
+    if (ImGui::Button("Open a saved trace...")) s.pick_local_file(LocalFile::trace);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A trace written by the Python module (save_trace, a puzzle's trace.save),\n"
+                        "stepped here as `flashstep gui --trace FILE` steps it on the desktop");
   }
 }
 
