@@ -353,7 +353,8 @@ void AppState::load_local_file(LocalFile what, const std::string& path) {
     try {
       open_trace_file(*this, path);  // reads the whole file before it replaces anything
     } catch (const InputError& e) {
-      apply_error = path + ": " + e.what();
+      const std::string why = e.what();  // the reader's messages mostly name the file already
+      apply_error = why.find(path) == std::string::npos ? path + ": " + why : why;
     }
     return;
   }

@@ -186,6 +186,7 @@ TEST_CASE("web files: a saved trace from the computer becomes the run, and a fil
 
   s.load_local_file(gui::LocalFile::trace, broken);
   CHECK_THAT(s.apply_error, Contains(broken));
+  CHECK(s.apply_error.find(broken) == s.apply_error.rfind(broken));  // the file named once
   CHECK(s.preset_name == "trace");  // the good trace stays the run
   CHECK(s.run->trace.steps.size() == t.steps.size());
   CHECK(s.run->trace.problem.nk == 20);
