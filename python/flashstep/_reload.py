@@ -39,6 +39,11 @@ def _update(state, q, kb, vb, tau):
     return ((l * a)[:, None] * o + b[:, None] * (p @ vb)) / ln[:, None], ln, mn
 
 
+def _stack(states):
+    """A list of (O, l, m) states as a dict of tensor -> stack over versions."""
+    return {t: np.stack([st[n] for st in states]) for n, t in enumerate(_STATE)}
+
+
 def _states(q, k, v, tau, Bc):
     """handed[t][k]: the state the second run hands back at version k (float32, as HBM holds it);
     expected[t][k + 1]: Algorithm 1's update of handed state k with the real K/V block k; and
@@ -47,15 +52,14 @@ def _states(q, k, v, tau, Bc):
     nq, nk, d = q.shape[0], k.shape[0], q.shape[1]
     blocks = [(b, min(b + Bc, nk)) for b in range(0, nk, Bc)]
     start = (np.zeros((nq, d)), np.zeros(nq), np.full(nq, -np.inf))
-    handed, expected = [start], [start]
+    handed, expected, loaded = [start], [start], []
     kr, vr = k[::-1], v[::-1]
     for b0, b1 in blocks:
-        given = tuple(np.asarray(a, np.float32).astype(np.float64) for a in handed[-1])
-        expected.append(_update(given, q, k[b0:b1], v[b0:b1], tau))
+        loaded.append(tuple(np.asarray(a, np.float32).astype(np.float64) for a in handed[-1]))  # as loaded
+        expected.append(_update(loaded[-1], q, k[b0:b1], v[b0:b1], tau))
         handed.append(_update(handed[-1], q, kr[b0:b1], vr[b0:b1], tau))
-    stack = lambda states: {t: np.stack([s[n] for s in states]) for n, t in enumerate(_STATE)}  # noqa: E731
-    return ({t: a[:len(blocks)].astype(np.float32) for t, a in stack(handed).items()}, stack(expected),
-            _kept_runs(q, k, v, tau, blocks, handed))
+    return ({t: a[:len(blocks)].astype(np.float32) for t, a in _stack(handed).items()}, _stack(expected),
+            _kept_runs(q, k, v, tau, blocks, start, loaded))
 
 
 # The parts of the state a function may keep in Python rather than use what it loads: one, two or
@@ -63,20 +67,19 @@ def _states(q, k, v, tau, Bc):
 _KEPT = (("O", "l", "m"), ("O",), ("l",), ("m",), ("O", "l"), ("O", "m"), ("l", "m"))
 
 
-def _kept_runs(q, k, v, tau, blocks, handed):
+def _kept_runs(q, k, v, tau, blocks, start, loaded):
     """For each part of _KEPT, the states a function stores at every version when it updates that
-    part from its own previous result (kept in Python) and the rest from what it loaded: keyed
-    by the part, each a dict of tensor -> stack over versions, as `expected`."""
+    part from its own previous result (kept in Python) and the rest from what it loaded (loaded[n]
+    at block n): keyed by the part, each a dict of tensor -> stack over versions, as `expected`."""
     runs = {}
     for kept in _KEPT:
-        own = handed[0]
+        own = start
         states = [own]
-        for n, (b0, b1) in enumerate(blocks):
-            loaded = tuple(np.asarray(a, np.float32).astype(np.float64) for a in handed[n])
-            given = tuple(own[i] if t in kept else loaded[i] for i, t in enumerate(_STATE))
+        for (b0, b1), got in zip(blocks, loaded):
+            given = tuple(own[i] if t in kept else got[i] for i, t in enumerate(_STATE))
             own = _update(given, q, k[b0:b1], v[b0:b1], tau)
             states.append(own)
-        runs[kept] = {t: np.stack([st[i] for st in states]) for i, t in enumerate(_STATE)}
+        runs[kept] = _stack(states)
     return runs
 
 
