@@ -196,7 +196,7 @@ TEST_CASE("web files: a saved trace from the computer becomes the run, and a fil
   CHECK(s.run->trace.steps.size() == t.steps.size());
 }
 
-TEST_CASE("web files: Q, K and V from the computer fill the editor's fields and make the run; a bad one keeps the run",
+TEST_CASE("web files: Q, K and V from the computer fill the editor's fields and make the run, and a bad one keeps the run",
           "[gui][web]") {
   gui::AppState s = tiny_app();
   const std::string dir = fresh_dir("web-files-inputs");
