@@ -10,7 +10,8 @@
 #   copy, cut and paste          in a problem-editor field, through the browser's clipboard
 #   two loads, one profile       the course's progress and the display settings are kept (localStorage)
 #   the Export PNG               the layout's size at devicePixelRatio 1 and 2 (the screen's on request)
-#   files from the computer      a bench JSON and .npy files through the file dialog; broken ones refused
+#   files from the computer      a bench JSON, .npy files, a saved trace, Q, K, V inputs and a DRAM
+#                                measurement through the file dialog; bad ones refused
 #   ?course=...                  a course page renders (when the app has the course)
 #   file://                      the message says how to serve the folder
 #   the console                  no error of the browser's own (a 404: favicon.ico)
@@ -168,6 +169,44 @@ page "$url?preset=tiny&view=compare" --act choose:558,331,"$ci/snapshots/final_l
   --screenshot "$ci/compare-file.png"
 python3 web/check_page.py screenshot "$ci/compare-file.png"
 echo "web-check: files from the computer load into the Bench and compare views; broken ones change nothing and say so"
+# The Problem tab's and the memory panel's files (1600x1400, where the tab shows its last button):
+# a trace saved by the Python module (build/python) becomes the run, and a file that is not one
+# leaves it; with ".npy inputs" ticked, Q, K and V chosen one at a time fill the fields and the
+# third makes the run from them (Nq 12 from Q's rows), then a V with other rows than K and a
+# broken Q leave the run, each with one error line naming the file (the buttons move up by the
+# preset's two lines once the problem is an edited one); the memory panel's measured DRAM file
+# loads, and a broken one leaves it loaded, path included.
+PYTHONPATH=build/python PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 - "$ci" <<'EOF_PY'
+import sys, numpy as np, flashstep
+ci = sys.argv[1]
+flashstep.run(nq=12, nk=20, d=8, M=128, schedule="fa2", seed=3).save_trace(f"{ci}/saved-trace.json")
+rng = np.random.default_rng(5)
+for name, rows in [("q", 12), ("k", 8), ("v", 8), ("v-wrong", 5)]:
+    np.save(f"{ci}/{name}.npy", rng.standard_normal((rows, 4)))
+EOF_PY
+head -c 100 "$ci/q.npy" >"$ci/broken-q.npy"
+head -c 200 gpu/results/dram/ncu.json >"$ci/broken-ncu.json"
+traced="d.problem.nq === 12 && d.problem.nk === 20 && d.problem.schedule === 'fa2' && d.steps === 78"
+page "$url?preset=tiny" --size 1600x1400 --act choose:79,1282,"$ci/saved-trace.json" \
+  --act "expect:(d => $traced && d.apply_error === '')($state)" --act choose:79,1317,"$ci/my-bench.json" \
+  --then "(d => $traced && d.apply_error.includes('/upload/trace/my-bench.json') && !d.apply_error.includes('\\n'))($state)" \
+  --screenshot "$ci/trace-file.png"
+python3 web/check_page.py screenshot "$ci/trace-file.png"
+made="d.problem.nq === 12 && d.problem.nk === 8 && d.problem.pattern === 'npy' && d.inputs.run_q_path === '/upload/input-q/q.npy' &&
+  d.inputs.run_k_path === '/upload/input-k/k.npy' && d.inputs.run_v_path === '/upload/input-v/v.npy'"
+page "$url?preset=tiny" --size 1600x1400 --act click:18,1178 --act choose:347,1152,"$ci/q.npy" \
+  --act "expect:(d => d.inputs.use_files && d.inputs.q_path === '/upload/input-q/q.npy' && d.inputs.run_q_path === '' && d.problem.nq === 8)($state)" \
+  --act choose:347,1178,"$ci/k.npy" --act choose:347,1204,"$ci/v.npy" --act "expect:(d => $made && d.apply_error === '')($state)" \
+  --act choose:347,1170,"$ci/v-wrong.npy" --act "expect:(d => $made && d.apply_error.includes('v-wrong.npy'))($state)" \
+  --act choose:347,1117,"$ci/broken-q.npy" --screenshot "$ci/npy-files.png" \
+  --then "(d => $made && d.inputs.q_path === '/upload/input-q/q.npy' && d.apply_error.includes('broken-q.npy') && !d.apply_error.includes('\\n'))($state)"
+python3 web/check_page.py screenshot "$ci/npy-files.png"
+points=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))['points']))" gpu/results/dram/ncu.json)
+measured="d.dram.loaded && d.dram.points === $points && d.dram.path === '/upload/dram/ncu.json'"
+page "$url?preset=tiny" --size 1600x1400 --act choose:1543,750,gpu/results/dram/ncu.json \
+  --act "expect:(d => $measured && d.dram.error === '')($state)" --act choose:1543,750,"$ci/broken-ncu.json" \
+  --then "(d => $measured && d.dram.error.includes('broken-ncu.json') && !d.dram.error.includes('\\n'))($state)"
+echo "web-check: a saved trace, Q, K and V .npy files and a DRAM measurement load from the computer; bad ones change nothing and say so"
 # Copy and paste in a text field (the problem editor's Nq, 8 in tiny; 1600x1400 shows Apply):
 # Ctrl+A then Ctrl+C writes the clipboard (navigator.clipboard), a copy event and a cut event
 # take the field's text (a copy event then finds the cut field empty), and the paste event's

@@ -336,7 +336,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_snapshots(const char* dir) {
   s.view_changed = true;
 }
 
-// The page's "Open a file..." buttons (Bench view, compare view): the app's pick_local_file
+// The page's "Open a file..." buttons (Bench view, compare view, the Problem tab's saved trace
+// and .npy inputs, the memory panel's DRAM measurement): the app's pick_local_file
 // opens the browser's file dialog with index.html's #pick input (a click the user just made
 // allows it); the chosen file's bytes go to /upload/WHAT/NAME in the page's memory and then to
 // flashstep_load_local_file.
@@ -351,15 +352,27 @@ EM_JS(void, web_open_picker, (const char* what, const char* accept), {
 namespace flashstep::web {
 namespace {
 
+constexpr gui::LocalFile kLocalFiles[] = {gui::LocalFile::bench,   gui::LocalFile::compare_o, gui::LocalFile::compare_lse,
+                                           gui::LocalFile::trace,   gui::LocalFile::input_q,   gui::LocalFile::input_k,
+                                           gui::LocalFile::input_v, gui::LocalFile::dram};
+
+// The folder under /upload/ and the name flashstep_load_local_file is called with.
 const char* local_file_name(gui::LocalFile what) {
-  return what == gui::LocalFile::bench       ? "bench"
-         : what == gui::LocalFile::compare_o ? "compare-o"
-         : what == gui::LocalFile::trace     ? "trace"
-                                             : "compare-lse";
+  switch (what) {
+    case gui::LocalFile::bench: return "bench";
+    case gui::LocalFile::compare_o: return "compare-o";
+    case gui::LocalFile::compare_lse: return "compare-lse";
+    case gui::LocalFile::trace: return "trace";
+    case gui::LocalFile::input_q: return "input-q";
+    case gui::LocalFile::input_k: return "input-k";
+    case gui::LocalFile::input_v: return "input-v";
+    case gui::LocalFile::dram: return "dram";
+  }
+  return "";
 }
 
 void open_picker(gui::LocalFile what) {
-  const bool json = what == gui::LocalFile::bench || what == gui::LocalFile::trace;
+  const bool json = what == gui::LocalFile::bench || what == gui::LocalFile::trace || what == gui::LocalFile::dram;
   web_open_picker(local_file_name(what), json ? ".json,application/json" : ".npy");
 }
 
@@ -370,8 +383,7 @@ void open_picker(gui::LocalFile what) {
 extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_local_file(const char* what, const char* path) {
   using namespace flashstep;
   if (!web::g_app) return;
-  for (gui::LocalFile k :
-       {gui::LocalFile::bench, gui::LocalFile::compare_o, gui::LocalFile::compare_lse, gui::LocalFile::trace})
+  for (gui::LocalFile k : web::kLocalFiles)
     if (std::string(what) == web::local_file_name(k)) return web::g_app->s->load_local_file(k, path);
 }
 

@@ -348,13 +348,56 @@ void AppState::load_compare() {
   }
 }
 
+namespace {
+
+// "PATH: why", unless the message names the file already (the readers' mostly do).
+std::string naming(const std::string& path, const std::string& why) {
+  return why.find(path) == std::string::npos ? path + ": " + why : why;
+}
+
+// A picked Q, K or V: into its editor field when it reads as a matrix, then applied as Apply does
+// once all three fields are given. The field keeps a file that reads but does not fit the other
+// two (as a typed path does), so that a new problem's files can be chosen one at a time.
+void load_input_file(AppState& s, LocalFile what, const std::string& path) {
+  ProblemForm& f = s.form;
+  const int k = what == LocalFile::input_q ? 0 : what == LocalFile::input_k ? 1 : 2;
+  char(&field)[kPathField] = k == 0 ? f.q_path : k == 1 ? f.k_path : f.v_path;
+  try {
+    read_npy_matrix(path);  // a broken file, not float32 / float64, or not 2-D: refused here
+    set_field(field, path, k == 0 ? "Q path" : k == 1 ? "K path" : "V path");
+  } catch (const InputError& e) {
+    s.apply_error = naming(path, e.what());
+    return;
+  }
+  f.use_files = true;
+  f.validate();
+  s.apply_error.clear();
+  if (!f.q_path[0] || !f.k_path[0] || !f.v_path[0] || !f.error.empty()) return;  // the form says what is missing
+  if (!s.apply_form()) s.apply_error = naming(path, s.apply_error);
+}
+
+}  // namespace
+
 void AppState::load_local_file(LocalFile what, const std::string& path) {
+  if (what == LocalFile::input_q || what == LocalFile::input_k || what == LocalFile::input_v)
+    return load_input_file(*this, what, path);
+  if (what == LocalFile::dram) {
+    const std::string before = dram.path;
+    try {
+      set_field(dram.path, path, "DRAM file");
+    } catch (const InputError& e) {
+      dram.error = naming(path, e.what());
+      return;
+    }
+    load_dram();
+    if (!dram.error.empty()) set_field(dram.path, before, "DRAM file");  // the loaded one's path stays
+    return;
+  }
   if (what == LocalFile::trace) {
     try {
       open_trace_file(*this, path);  // reads the whole file before it replaces anything
     } catch (const InputError& e) {
-      const std::string why = e.what();  // the reader's messages mostly name the file already
-      apply_error = why.find(path) == std::string::npos ? path + ": " + why : why;
+      apply_error = naming(path, e.what());
     }
     return;
   }

@@ -205,8 +205,10 @@ void check_l2_cost(const ProblemSpec& s, const Tiling& t, const L2Config& l2);
 constexpr const char* kGpuNames[2] = {"h200", "a100"};
 
 enum class View { tiles, lesson, compare, bench, pipeline };
-// What a file chosen with the web page's file picker is for (AppState::load_local_file).
-enum class LocalFile { bench, compare_o, compare_lse, trace };
+// What a file chosen with the web page's file picker is for (AppState::load_local_file): the
+// Bench view's results, the compare view's O and lse, a saved trace, the problem editor's Q, K
+// and V inputs, and the memory panel's DRAM measurement.
+enum class LocalFile { bench, compare_o, compare_lse, trace, input_q, input_k, input_v, dram };
 enum class ExportKind { png, json, csv, chrome };
 enum class SpMode { follow, S, P };
 
@@ -323,7 +325,11 @@ struct AppState {
   // path, through the same checks, and its view shown. A file that fails them leaves what was
   // loaded before, path fields included, and its view shows one error line. A saved trace
   // (LocalFile::trace, `gui --trace`'s file) becomes the run; one that is not a trace leaves the
-  // run and says why in the Problem tab (apply_error).
+  // run and says why in the Problem tab (apply_error). An input (LocalFile::input_q, _k, _v)
+  // becomes its editor field, with ".npy inputs" ticked, once it reads as a matrix (else the
+  // field stays and apply_error says why); with all three fields given, the problem is applied as
+  // Apply does, and one that fails (shapes that do not match) keeps the run, its error naming the
+  // file. A DRAM measurement that fails to load leaves the one loaded, path included.
   void load_local_file(LocalFile what, const std::string& path);
   void load_dram();            // dram.path -> dram.data; a bad file sets dram.error, keeps the old
   // The compare view's snapshot actions: load snapshots.dir; replace the run by the folder's

@@ -613,12 +613,20 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
 
   // A measurement to set beside the model: the JSON tools/device/ncu_dram.sh writes.
   ImGui::Separator();
-  ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 9);
+  // The web page adds "Open..." after Load: the file from the user's computer.
+  const char* kOpen = "Open...###dram_open";
+  const float open_w = s.pick_local_file ? ButtonWidth(kOpen) + ImGui::GetStyle().ItemSpacing.x : 0.0f;
+  ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 9 - open_w);
   ImGui::InputText("##dram", s.dram.path, sizeof s.dram.path);
   ImGui::SameLine();
   if (ImGui::Button("Load measured")) s.load_dram();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Nsight Compute's DRAM bytes, as tools/device/ncu_dram.sh writes them (flashstep gui --dram F.json)");
+  if (s.pick_local_file) {
+    ImGui::SameLine();
+    if (ImGui::Button(kOpen)) s.pick_local_file(LocalFile::dram);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("A measurement file from this computer (tools/device/ncu_dram.sh's JSON)");
+  }
   if (!s.dram.error.empty()) ErrorText(s.dram.error);
   else if (s.dram.loaded) {
     std::snprintf(c, sizeof c, "%zu measured points (%s)%s", s.dram.data.points.size(), s.dram.data.gpu.c_str(),

@@ -209,10 +209,25 @@ void DrawProblemTab(AppState& s) {
     FieldError(f, Field::pattern);
   } else {
     ImGui::PopItemWidth();
-    ImGui::PushItemWidth(-ImGui::GetFontSize() * 2);
-    changed |= ImGui::InputText("Q", f.q_path, sizeof f.q_path);
-    changed |= ImGui::InputText("K", f.k_path, sizeof f.k_path);
-    changed |= ImGui::InputText("V", f.v_path, sizeof f.v_path);
+    // The web page: "Open..." after each field takes the file from the user's computer.
+    const char* kOpen = "Open...";
+    const float open_w = s.pick_local_file ? ButtonWidth(kOpen) + ImGui::GetStyle().ItemSpacing.x : 0.0f;
+    ImGui::PushItemWidth(-ImGui::GetFontSize() * 2 - open_w);
+    auto file_field = [&](const char* label, char (&path)[kPathField], LocalFile what) {
+      const bool edited = ImGui::InputText(label, path, sizeof path);
+      if (s.pick_local_file) {
+        ImGui::SameLine();
+        ImGui::PushID(label);
+        if (ImGui::Button(kOpen)) s.pick_local_file(what);
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("A .npy file from this computer: float32 or float64, %s", what == LocalFile::input_q ? "Nq x d" : "Nk x d");
+        ImGui::PopID();
+      }
+      return edited;
+    };
+    changed |= file_field("Q", f.q_path, LocalFile::input_q);
+    changed |= file_field("K", f.k_path, LocalFile::input_k);
+    changed |= file_field("V", f.v_path, LocalFile::input_v);
     FieldError(f, Field::files);
   }
   ImGui::PopItemWidth();

@@ -193,8 +193,13 @@ nlohmann::json state_to_json(const AppState& s) {
   } else {
     j["l2"] = nullptr;
   }
-  j["dram"] = {{"loaded", s.dram.loaded}, {"error", s.dram.error},
+  j["dram"] = {{"loaded", s.dram.loaded}, {"error", s.dram.error}, {"path", s.dram.path},
                {"points", s.dram.loaded ? s.dram.data.points.size() : 0}};
+  // The .npy inputs: the editor's fields, and the files the run was made from ("" for a pattern).
+  const ProblemSpec& rs = s.run->spec;
+  j["inputs"] = {{"use_files", s.form.use_files}, {"q_path", s.form.q_path}, {"k_path", s.form.k_path},
+                 {"v_path", s.form.v_path}, {"run_q_path", rs.q_path}, {"run_k_path", rs.k_path},
+                 {"run_v_path", rs.v_path}};
   j["skipped_tiles"] = s.run->skipped_tiles;
   j["partial_tiles"] = s.run->partial_tiles;
   j["form_error"] = s.form.error;

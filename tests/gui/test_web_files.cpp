@@ -1,5 +1,6 @@
-// The web page's files, natively: a file from the user's computer loaded into a view
-// (AppState::load_local_file, what the page's "Open a file..." buttons call), the display
+// The web page's files, natively: a file from the user's computer loaded into a view, the
+// problem editor's .npy inputs or the memory panel's measurement (AppState::load_local_file,
+// what the page's "Open..." buttons call), the display
 // settings and course progress kept between visits (web/stored_settings.h), and the Export PNG's
 // picture made smaller to the layout's size (app/gui/image_scale.h). The page itself is checked
 // in headless Chromium by .ci/web-check.sh.
@@ -193,4 +194,81 @@ TEST_CASE("web files: a saved trace from the computer becomes the run, and a fil
   s.load_local_file(gui::LocalFile::trace, dir + "/missing.json");
   CHECK_THAT(s.apply_error, Contains("missing.json"));
   CHECK(s.run->trace.steps.size() == t.steps.size());
+}
+
+TEST_CASE("web files: Q, K and V from the computer fill the editor's fields and make the run, and a bad one keeps the run",
+          "[gui][web]") {
+  gui::AppState s = tiny_app();
+  const std::string dir = fresh_dir("web-files-inputs");
+  const std::string q = dir + "/q.npy", k = dir + "/k.npy", v = dir + "/v.npy";
+  write_npy(q, Mat(Mat::Random(12, 4)));
+  write_npy(k, Mat(Mat::Random(8, 4)));
+  write_npy(v, Mat(Mat::Random(8, 4)));
+  const std::string wrong = dir + "/wrong-v.npy", broken = dir + "/broken.npy", ints = dir + "/ints.npy";
+  write_npy(wrong, Mat(Mat::Random(5, 4)));  // V must have K's rows
+  put_file_text(broken, file_text(q).substr(0, 100));
+  std::string int_bytes = file_text(q);  // the same header with an integer dtype
+  const size_t descr = int_bytes.find("<f");
+  REQUIRE(descr != std::string::npos);
+  int_bytes[descr + 1] = 'i';
+  put_file_text(ints, int_bytes);
+  const size_t tiny_steps = s.run->trace.steps.size();
+
+  s.load_local_file(gui::LocalFile::input_q, q);
+  s.load_local_file(gui::LocalFile::input_k, k);
+  CHECK(s.form.use_files);
+  CHECK(std::string(s.form.q_path) == q);
+  CHECK(std::string(s.form.k_path) == k);
+  CHECK(s.run->spec.q_path.empty());  // two of three: not applied yet, and the form says so
+  CHECK(s.run->trace.steps.size() == tiny_steps);
+  CHECK(s.form.error_field == gui::Field::files);
+  s.load_local_file(gui::LocalFile::input_v, v);
+  CHECK(s.apply_error.empty());
+  CHECK(std::string(s.form.v_path) == v);
+  REQUIRE(s.run->spec.q_path == q);
+  CHECK(s.run->spec.v_path == v);
+  CHECK(s.run->trace.problem.nq == 12);
+  CHECK(s.run->trace.problem.nk == 8);
+  CHECK(s.run->trace.problem.pattern == "npy");
+  const size_t steps = s.run->trace.steps.size();
+
+  SECTION("V with other rows than K: the run stays, the error names the file") {
+    s.load_local_file(gui::LocalFile::input_v, wrong);
+    CHECK_THAT(s.apply_error, Contains("wrong-v.npy"));
+    CHECK_THAT(s.apply_error, Contains("mismatched shapes"));
+    CHECK(s.apply_error.find('\n') == std::string::npos);
+    CHECK(s.run->spec.v_path == v);
+    CHECK(s.run->trace.steps.size() == steps);
+  }
+  SECTION("a broken file, or integers: refused, the field and the run as they were") {
+    for (const std::string& bad : {broken, ints}) {
+      s.load_local_file(gui::LocalFile::input_q, bad);
+      CHECK_THAT(s.apply_error, Contains(bad));
+      CHECK(s.apply_error.find('\n') == std::string::npos);
+      CHECK(std::string(s.form.q_path) == q);
+      CHECK(s.run->spec.q_path == q);
+      CHECK(s.run->trace.problem.nq == 12);
+    }
+  }
+}
+
+TEST_CASE("web files: a DRAM measurement from the computer loads, and a bad one leaves the one loaded", "[gui][web]") {
+  gui::AppState s = tiny_app();
+  const std::string dir = fresh_dir("web-files-dram");
+  const std::string good = dir + "/ncu.json", broken = dir + "/broken-ncu.json";
+  const std::string text = file_text(std::string(FLASHSTEP_SOURCE_DIR) + "/gpu/results/dram/ncu.json");
+  put_file_text(good, text);
+  put_file_text(broken, text.substr(0, 200));
+  s.load_local_file(gui::LocalFile::dram, good);
+  REQUIRE(s.dram.loaded);
+  CHECK(s.dram.error.empty());
+  CHECK(std::string(s.dram.path) == good);
+  const size_t points = s.dram.data.points.size();
+  REQUIRE(points > 0);
+  s.load_local_file(gui::LocalFile::dram, broken);
+  CHECK_THAT(s.dram.error, Contains("broken-ncu.json"));
+  CHECK(s.dram.error.find('\n') == std::string::npos);
+  CHECK(s.dram.loaded);
+  CHECK(std::string(s.dram.path) == good);  // the field names the measurement shown
+  CHECK(s.dram.data.points.size() == points);
 }
