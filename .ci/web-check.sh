@@ -201,12 +201,22 @@ page "$url?preset=tiny" --size 1600x1400 --act click:18,1178 --act choose:347,11
   --act choose:347,1117,"$ci/broken-q.npy" --screenshot "$ci/npy-files.png" \
   --then "(d => $made && d.inputs.q_path === '/upload/input-q/q.npy' && d.apply_error.includes('broken-q.npy') && !d.apply_error.includes('\\n'))($state)"
 python3 web/check_page.py screenshot "$ci/npy-files.png"
+# A refused file with the name of one a field already names goes beside it, not over it: after a
+# broken q.npy from another folder, Q's field still reads the good bytes, so choosing K again
+# remakes the run from all three.
+mkdir -p "$ci/same-name" && head -c 100 "$ci/q.npy" >"$ci/same-name/q.npy"
+page "$url?preset=tiny" --size 1600x1400 --act click:18,1178 --act choose:347,1152,"$ci/q.npy" \
+  --act choose:347,1178,"$ci/k.npy" --act choose:347,1204,"$ci/v.npy" --act "expect:(d => $made && d.apply_error === '')($state)" \
+  --act choose:347,1117,"$ci/same-name/q.npy" \
+  --act "expect:(d => $made && d.inputs.q_path === '/upload/input-q/q.npy' && d.apply_error.includes('/upload/input-q/2/q.npy'))($state)" \
+  --act choose:347,1143,"$ci/k.npy" \
+  --then "(d => d.problem.nq === 12 && d.inputs.run_q_path === '/upload/input-q/q.npy' && d.inputs.run_k_path === '/upload/input-k/2/k.npy' && d.apply_error === '')($state)"
 points=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))['points']))" gpu/results/dram/ncu.json)
 measured="d.dram.loaded && d.dram.points === $points && d.dram.path === '/upload/dram/ncu.json'"
 page "$url?preset=tiny" --size 1600x1400 --act choose:1543,750,gpu/results/dram/ncu.json \
   --act "expect:(d => $measured && d.dram.error === '')($state)" --act choose:1543,750,"$ci/broken-ncu.json" \
   --then "(d => $measured && d.dram.error.includes('broken-ncu.json') && !d.dram.error.includes('\\n'))($state)"
-echo "web-check: a saved trace, Q, K and V .npy files and a DRAM measurement load from the computer; bad ones change nothing and say so"
+echo "web-check: a saved trace, Q, K and V .npy files and a DRAM measurement load from the computer; bad ones change nothing and say so, a same-named one included"
 # Copy and paste in a text field (the problem editor's Nq, 8 in tiny; 1600x1400 shows Apply):
 # Ctrl+A then Ctrl+C writes the clipboard (navigator.clipboard), a copy event and a cut event
 # take the field's text (a copy event then finds the cut field empty), and the paste event's
