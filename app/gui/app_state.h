@@ -239,6 +239,17 @@ struct AppState {
   // How far the memory panel's widest item reached past its content width as last drawn (pixels;
   // 0 or less: nothing clipped at the right edge), for --dump-state.
   float memory_overflow_px = 0;
+  // Each panel's title as drawn in the last frame that drew it (widgets.h's FitTitle): a fixed
+  // table, so that an idle frame allocates nothing.
+  struct PanelTitle {
+    char id[64] = {};  // the window's id: its title, or the part after "###"
+    char full[96] = {};
+    char shown[96] = {};
+    float shown_px = 0, room_px = 0;  // the shown text's width and the title bar's room for it
+    int frame = -1;  // ImGui's frame count when last drawn
+  };
+  PanelTitle panel_titles[12];
+  float controls_overflow_px = 0;     // how far the controls' widest row ran past the panel's width
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
@@ -251,6 +262,7 @@ struct AppState {
   float center_overflow_px = 0;       // how far the centre panel's widest item ran past its width
   int view_tabs_cut = 0;              // the centre's view tabs drawn narrower than their labels
   bool view_combo = false;            // a combo picks the centre's view (its tabs' labels would be cut)
+  float view_combo_cut_px = 0;        // how much of the combo's widest name would not show (0: none)
   float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view

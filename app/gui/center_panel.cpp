@@ -50,11 +50,21 @@ void DrawCenterPanel(AppState& s, GpuState& g, const Layout& l) {
   s.view_tabs_cut = 0;
   s.view_combo = !tabs;
   if (!tabs) {
-    static const char* const names[] = {"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"};
+    // The lesson's long name where the combo has room for it, else "Lesson" (font scale 2.5 at
+    // 1024x768 cut the preview to "Online-softr").
+    static const char* const long_names[] = {"Tiles", "Online-softmax lesson", "Compare", "Bench", "Pipeline"};
+    static const char* const short_names[] = {"Tiles", "Lesson", "Compare", "Bench", "Pipeline"};
+    const float room = avail - ImGui::CalcTextSize("view").x - st.ItemInnerSpacing.x;
+    const float chrome = ImGui::GetFrameHeight() + 2 * st.FramePadding.x;  // the arrow and the padding
+    const bool long_fits = ImGui::CalcTextSize(long_names[1]).x + chrome <= room;
+    const char* const* names = long_fits ? long_names : short_names;
+    float widest = 0;
+    for (int v = 0; v < 5; ++v) widest = std::max(widest, ImGui::CalcTextSize(names[v]).x);
+    const float combo_w = std::min(room, widest + chrome);
+    s.view_combo_cut_px = widest + chrome - combo_w;
     int view = int(s.view);
-    ImGui::SetNextItemWidth(std::min(avail - ImGui::CalcTextSize("view").x - st.ItemInnerSpacing.x,
-                                     ImGui::CalcTextSize(names[1]).x + ImGui::GetFrameHeight() + 2 * st.FramePadding.x));
-    if (ImGui::Combo("view", &view, names, IM_ARRAYSIZE(names))) s.view = View(view);
+    ImGui::SetNextItemWidth(combo_w);
+    if (ImGui::Combo("view", &view, names, 5)) s.view = View(view);
     s.view_changed = false;
     picked_by_combo = true;
     ImGui::Separator();

@@ -151,9 +151,16 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   ImGui::SameLine();
   if (ImGui::Button("Run to end")) s.run_to_end();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Apply every step (End)");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
-  ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+  // The speed takes what is left of the first row, at most 9 font heights: at font scale 2.5 in a
+  // 1024 px window a fixed width ran past the panel's edge ("4." of "4.0"). Where its label
+  // leaves it less than 4 font heights, the label moves into the tooltip.
+  const float fs = ImGui::GetFontSize(), gap = ImGui::GetStyle().ItemSpacing.x;
+  const float room = LineRoomAfterItem(gap), label_w = ImGui::CalcTextSize("steps/s").x + ImGui::GetStyle().ItemInnerSpacing.x;
+  const bool speed_label = std::min(fs * 9, room - label_w) >= fs * 4;
+  ImGui::SameLine(0, gap);
+  ImGui::SetNextItemWidth(std::max(speed_label ? std::min(fs * 9, room - label_w) : std::min(fs * 9, room), fs * 3));
+  ImGui::SliderFloat(speed_label ? "steps/s" : "##steps/s", &s.speed, 0.5f, 500.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+  if (!speed_label && ImGui::IsItemHovered()) ImGui::SetTooltip("Steps per second while playing");
   if (ControlsRows(l.controls_size.x) == 2) ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   if (!s.row) DrawJump(s);
   if (ImGui::Button("Display")) s.display.menu_open = true;
@@ -178,6 +185,7 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
                                       ImGui::GetColorU32(ImGuiCol_Text), label);
   ImGui::SameLine();
   ImGui::TextUnformatted(where);
+  s.controls_overflow_px = PanelOverflowPx();
   ImGui::End();
 }
 

@@ -264,8 +264,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   if (!c.chapter) return;
   c.column_w = l.course_size.x;
   c.centre_w = l.center_size.x;
-  PlaceWindow(l.course_pos, l.course_size);
-  ImGui::Begin("Course", nullptr, kPanelFlags);
+  BeginFitted(s, "Course", l.course_pos, l.course_size, kPanelFlags);
   const course::Chapter& ch = *c.chapter;
   const course::Page& p = *c.current_page();
   // The status in three parts, each kept whole ("answered / right" was split in a narrow column):

@@ -291,8 +291,7 @@ void DrawExportTab(AppState& s) {
 
 void DrawProblemPanel(AppState& s, const Layout& l) {
   if (s.row) return DrawRowProblemPanel(s, l);
-  PlaceWindow(l.problem_pos, l.problem_size);
-  ImGui::Begin("Problem", nullptr, kPanelFlags);
+  BeginFitted(s, "Problem", l.problem_pos, l.problem_size, kPanelFlags);
   if (ImGui::BeginTabBar("problem_tabs")) {
     if (ImGui::BeginTabItem("Problem")) {
       DrawProblemTab(s);

@@ -59,9 +59,8 @@ void DrawCells(const char* title, const Vec& v, const std::vector<Seen>& seen, I
 }
 
 // Places and opens one of the row's panels (a window of the run's panel's place and title).
-void BeginRowPanel(const char* title, ImVec2 pos, ImVec2 size) {
-  PlaceWindow(pos, size);
-  ImGui::Begin(title, nullptr, kPanelFlags);
+void BeginRowPanel(AppState& s, const char* title, ImVec2 pos, ImVec2 size) {
+  BeginFitted(s, title, pos, size, kPanelFlags);
 }
 
 // A table's height: all its rows when they fit in `cap`, else `cap` with a scroll bar.
@@ -100,7 +99,7 @@ void MineCell(bool have, float mine, bool reached, double lesson) {
 // [SECTION] left column
 
 void DrawRowStepsPanel(AppState& s, GpuState& g, const Layout& l) {
-  BeginRowPanel("Your steps, one softmax row###algorithm", l.algo_pos, l.algo_size);
+  BeginRowPanel(s, "Your steps, one softmax row###algorithm", l.algo_pos, l.algo_size);
   const RowView& v = *s.row;
   const size_t k = s.index();
   if (k == 0) ImGui::TextUnformatted("before your first step");
@@ -142,7 +141,7 @@ void DrawRowStepsPanel(AppState& s, GpuState& g, const Layout& l) {
 }
 
 void DrawRowProblemPanel(AppState& s, const Layout& l) {
-  BeginRowPanel("Problem", l.problem_pos, l.problem_size);
+  BeginRowPanel(s, "Problem", l.problem_pos, l.problem_size);
   const RowView& v = *s.row;
   const RowTrace& t = v.trace;
   TextWrappedF("A softmax of one row (a puzzle's trace)");
@@ -166,7 +165,7 @@ void DrawRowProblemPanel(AppState& s, const Layout& l) {
 // [SECTION] centre
 
 void DrawRowCenter(AppState& s, GpuState& g, const Layout& l) {
-  BeginRowPanel("Your softmax, block by block", l.center_pos, l.center_size);
+  BeginRowPanel(s, "Your softmax, block by block", l.center_pos, l.center_size);
   const RowView& v = *s.row;
   const RowAt& at = s.row_now;
   const Lesson& L = v.lesson;
@@ -261,7 +260,7 @@ void DrawRowCenter(AppState& s, GpuState& g, const Layout& l) {
 // [SECTION] right column
 
 void DrawRowMemoryPanel(AppState& s, const Layout& l) {
-  BeginRowPanel("Memory: HBM and SRAM", l.memory_pos, l.memory_size);
+  BeginRowPanel(s, "Memory: HBM and SRAM", l.memory_pos, l.memory_size);
   const RowView& v = *s.row;
   const RowAt& at = s.row_now;
   char a[32], b[32], c[256];
@@ -312,7 +311,7 @@ void DrawRowMemoryPanel(AppState& s, const Layout& l) {
 }
 
 void DrawRowSoftmaxPanel(AppState& s, const Layout& l) {
-  BeginRowPanel("Online softmax state", l.softmax_pos, l.softmax_size);
+  BeginRowPanel(s, "Online softmax state", l.softmax_pos, l.softmax_size);
   const RowView& v = *s.row;
   const RowAt& at = s.row_now;
   int b = at.current_block;

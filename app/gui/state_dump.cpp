@@ -5,7 +5,9 @@
 
 #include "core/export.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace flashstep::gui {
 
@@ -229,7 +231,7 @@ nlohmann::json state_to_json(const AppState& s) {
                  // -1: the page names no part of a panel, or its panel was not drawn
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},
                  {"anchor_scrolled", c.anchor_version == c.version && c.anchor_scrolled}};
-  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}};
+  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}, {"overflow_px", s.controls_overflow_px}};
   j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px},
                           {"sentence_hidden_px", s.algo_sentence_hidden_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
@@ -250,7 +252,21 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"header", s.memory_header}};
   j["view_tabs_cut"] = s.view_tabs_cut;
   j["view_combo"] = s.view_combo;
+  j["view_combo_cut_px"] = s.view_combo_cut_px;
   j["center_overflow_px"] = s.center_overflow_px;
+  {  // the panels' title bars as last drawn: the whole title, what shows, and whether it was cut
+    const auto& titles = s.panel_titles;
+    const size_t n = sizeof titles / sizeof titles[0];
+    int last = -1;
+    for (size_t i = 0; i < n; ++i) last = std::max(last, titles[i].frame);
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < n; ++i)
+      if (titles[i].frame >= 0 && titles[i].frame == last)
+        list.push_back({{"id", titles[i].id}, {"title", titles[i].full}, {"shown", titles[i].shown},
+                        {"shown_px", titles[i].shown_px}, {"room_px", titles[i].room_px},
+                        {"cut", std::strcmp(titles[i].full, titles[i].shown) != 0}});
+    j["panel_titles"] = list;
+  }
   j["view"] = s.view == View::lesson ? "lesson" : s.view == View::compare ? "compare"
             : s.view == View::bench ? "bench" : s.view == View::pipeline ? "pipeline" : "tiles";
   nlohmann::json techniques = nlohmann::json::array();

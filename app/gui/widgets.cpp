@@ -231,10 +231,63 @@ void PlaceWindow(ImVec2 pos, ImVec2 size) {
   ImGui::SetNextWindowSize(size, ImGuiCond_Always);
 }
 
-// Places and opens a panel; returns false (the window already ended) when there is no run.
-bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra) {
+namespace {
+
+void remember_title(AppState& s, const char* id, const char* full, size_t full_len, const char* shown, size_t shown_len,
+                    float room) {
+  AppState::PanelTitle* slot = nullptr;
+  for (AppState::PanelTitle& t : s.panel_titles) {
+    if (std::strcmp(t.id, id) == 0) {
+      slot = &t;
+      break;
+    }
+    if (!slot && t.frame < 0) slot = &t;  // the first free one, if the panel is new
+  }
+  if (!slot) return;  // more panels than slots: not remembered (the dump lists what fits)
+  std::snprintf(slot->id, sizeof slot->id, "%s", id);
+  std::snprintf(slot->full, sizeof slot->full, "%.*s", int(full_len), full);
+  std::snprintf(slot->shown, sizeof slot->shown, "%.*s", int(shown_len), shown);
+  slot->shown_px = ImGui::CalcTextSize(shown, shown + shown_len).x;
+  slot->room_px = room;
+  slot->frame = ImGui::GetFrameCount();
+}
+
+}  // namespace
+
+const char* FitTitle(AppState& s, const char* title, float width, char* buf, size_t n) {
+  const char* id = std::strstr(title, "###");
+  const size_t vis_len = id ? size_t(id - title) : std::strlen(title);
+  const char* id_text = id ? id + 3 : title;
+  const float room = width - 2 * ImGui::GetStyle().FramePadding.x;
+  auto text_w = [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; };
+  size_t keep = vis_len;
+  bool cut = text_w(title, title + vis_len) > room;
+  if (cut) {
+    const float dots = text_w("...", nullptr);
+    keep = 0;
+    // The longest prefix ending before a space that fits with "..." after it; a first word
+    // too long on its own is cut between letters.
+    for (size_t k = 1; k < vis_len; ++k)
+      if (title[k] == ' ' && text_w(title, title + k) + dots <= room) keep = k;
+    if (keep == 0)
+      for (size_t k = 1; k < vis_len && text_w(title, title + k) + dots <= room; ++k) keep = k;
+    while (keep > 0 && (title[keep - 1] == ',' || title[keep - 1] == ':' || title[keep - 1] == ' ')) --keep;
+  }
+  std::snprintf(buf, n, "%.*s%s###%s", int(keep), title, cut ? "..." : "", id_text);
+  const char* shown_end = std::strstr(buf, "###");
+  remember_title(s, id_text, title, vis_len, buf, size_t(shown_end - buf), room);
+  return buf;
+}
+
+void BeginFitted(AppState& s, const char* title, ImVec2 pos, ImVec2 size, ImGuiWindowFlags flags) {
   PlaceWindow(pos, size);
-  ImGui::Begin(title, nullptr, kPanelFlags | extra);
+  char buf[224];
+  ImGui::Begin((flags & ImGuiWindowFlags_NoTitleBar) ? title : FitTitle(s, title, size.x, buf, sizeof buf), nullptr, flags);
+}
+
+// Places and opens a panel; returns false (the window already ended) when there is no run.
+bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, AppState& s, ImGuiWindowFlags extra) {
+  BeginFitted(s, title, pos, size, kPanelFlags | extra);
   if (s.run && s.cursor) return true;
   ImGui::End();
   return false;

@@ -112,7 +112,16 @@ struct FittedLabel {
 FittedLabel FitLabel(const char* label, float preferred, float least);
 void Swatch(ImU32 col, bool outline, const char* label, bool same_line = false);
 void PlaceWindow(ImVec2 pos, ImVec2 size);
-bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, const AppState& s, ImGuiWindowFlags extra = 0);
+// A panel's title bar text fitted to the panel's width. ImGui 1.86 clips a title that is too long
+// without a mark, which can leave another word ("FlashAttention, tile by til" at font scale 2.5,
+// 1024x768); a title that does not fit is cut at the last whole word that does, with "..." after
+// it. Returns "shown###id" in `buf` (id: the part after a "###" in `title`, else the whole title,
+// so the window stays the same one whether or not its title is cut) and remembers the pair in
+// s.panel_titles for --dump-state.
+const char* FitTitle(AppState& s, const char* title, float width, char* buf, size_t n);
+// ImGui::Begin with the title fitted to the placed width (FitTitle).
+void BeginFitted(AppState& s, const char* title, ImVec2 pos, ImVec2 size, ImGuiWindowFlags flags);
+bool BeginPanel(const char* title, ImVec2 pos, ImVec2 size, AppState& s, ImGuiWindowFlags extra = 0);
 const Step* current_step(const AppState& s);
 const Step* previous_step(const AppState& s);
 bool tensor_read_now(const AppState& s, Tensor t);  // the current step read some of t from HBM

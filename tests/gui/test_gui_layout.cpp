@@ -5,7 +5,8 @@
 // lines within their panel, the softmax panel's, course column's and tiles' header lines within
 // theirs, the view tabs whole, the fp8 chapter's pages in a narrow course column, the step's whole
 // sentence in the algorithm panel, the memory panel within its width, the decoding pages' HBM table
-// without scrolling, and the lesson named a view. Each case is one a visual audit found wrong at
+// without scrolling, the lesson named a view, and the panels' titles and the speed slider at font
+// scale 2.5. Each case is one a visual audit found wrong at
 // 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
@@ -333,4 +334,41 @@ TEST_CASE("the course names the lesson a view, true where a combo replaces the v
     CHECK_FALSE(std::regex_search(outline, std::regex("\\btabs?\\b")));  // "block table" is no tab
     if (args.find("1024x768") != std::string::npos) CHECK(j["view_combo"] == true);  // the case that tests something
   }
+}
+
+TEST_CASE("a panel's title too long for its width is cut at a word with \"...\", never mid-word", "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window ImGui clipped the titles without a mark
+  // ("FlashAttention, tile by til", "Online softmax sta") and the speed slider ran past the
+  // controls' edge ("4." of "4.0").
+  const std::string settings = settings_for("titles");
+  for (const std::string args : {"--preset tiny --step 6 --font-scale 2.5 --size 1024x768",
+                                 "--preset backward --step 40 --font-scale 2.5 --size 1024x768",
+                                 "--preset lesson --view lesson --font-scale 2.5 --size 1024x768",
+                                 "--course online-softmax --page 1 --font-scale 2.5 --size 1024x768"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "titles");
+    REQUIRE(j["panel_titles"].size() >= 2);  // the course: its column and the centre
+    int cut = 0;
+    for (const auto& t : j["panel_titles"]) {
+      CAPTURE(t.dump());
+      const std::string title = t["title"], shown = t["shown"];
+      CHECK(t["shown_px"].get<double>() <= t["room_px"].get<double>() + 0.5);
+      if (shown == title) continue;
+      ++cut;
+      REQUIRE(shown.size() > 3);
+      REQUIRE(shown.substr(shown.size() - 3) == "...");
+      const std::string kept = shown.substr(0, shown.size() - 3);
+      CHECK(title.compare(0, kept.size(), kept) == 0);  // a prefix of the title
+      const char next = title[kept.size()];
+      CHECK((next == ' ' || next == ',' || next == ':'));  // cut where a word ends
+    }
+    CHECK(cut >= 1);  // the case that tests something: at 2.5 some title does not fit
+    CHECK(j["controls"]["overflow_px"].get<double>() <= 0.5);
+    if (j["view_combo"] == true) CHECK(j["view_combo_cut_px"].get<double>() <= 0.5);  // the view's name whole
+  }
+  // With room every title is whole.
+  const nlohmann::json j = dumped_state(settings + "--preset tiny --step 6 --size 1600x1000", "titles");
+  REQUIRE(j["panel_titles"].size() >= 4);
+  for (const auto& t : j["panel_titles"]) CHECK(t["shown"] == t["title"]);
+  CHECK(j["controls"]["overflow_px"].get<double>() <= 0.5);
 }
