@@ -87,7 +87,9 @@ __global__ void dq_to_type_kernel(const float* __restrict__ acc, T* __restrict__
   const float4 v = *reinterpret_cast<const float4*>(acc + e);
   // The four values rounded and stored as one 8-byte store (c is a multiple of 4).
   const T t[4] = {from_float<T>(v.x), from_float<T>(v.y), from_float<T>(v.z), from_float<T>(v.w)};
-  *reinterpret_cast<uint2*>(dq + row * d + c) = *reinterpret_cast<const uint2*>(t);
+  uint2 w;
+  memcpy(&w, t, sizeof w);
+  *reinterpret_cast<uint2*>(dq + row * d + c) = w;
 }
 
 #if defined(FLASHSTEP_LADDER)
