@@ -101,9 +101,8 @@ struct Run {
   // FA2b L3 (dQ = 0), L4 (D, and L2 for the loop), L5-L18, then dQ to the type.
   void backward() {
     const tc::TcBwdParams p = b.backward_params(s, scale, o.forward);
-    CUDA_CHECK(cudaMemsetAsync(b.dq_acc.get(), 0, size_t(b.dq_acc.bytes())));
-    tc::fa2_bwd_tc_prepare(b.dO.get(), b.O.get(), b.lse.get(), b.D.get(), b.L2.get(), p.fwd.heads, p.fwd.nq,
-                           p.rows_pad, p.fwd.d, p.fwd.elem);
+    tc::fa2_bwd_tc_prepare(b.dO.get(), b.O.get(), b.lse.get(), b.D.get(), b.L2.get(), b.dq_acc.get(), p.fwd.heads,
+                           p.fwd.nq, p.rows_pad, p.fwd.d, p.fwd.elem);
     tc::fa2_bwd_tc_launch(variant, p);
     if (dq_swizzled)  // v7's accumulator layout
       tc::fa2_bwd_tc_dq_to_type(b.dq_acc.get(), b.dQ.get(), p.fwd.heads, p.fwd.nq, p.fwd.d, true, p.fwd.elem);

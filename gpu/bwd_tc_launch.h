@@ -5,7 +5,7 @@
 // float32 (heads, Nq), natural log, as the forward wrote it. The pre-kernel writes, per head, Nq
 // rounded up to `rows_pad` rows of two float32 vectors: D = rowsum(dO o O) and L2 = lse log2(e)
 // (+inf for a row that keeps no key and for padding rows, so exp2(S - L2) = 0 there). dQ is
-// accumulated in float32 (dq_acc, heads x Nq x d, zeroed first) by atomic adds (v7 and 25-42, the
+// accumulated in float32 (dq_acc, heads x Nq x d, zeroed by the pre-kernel) by atomic adds (v7 and 25-42, the
 // Hopper defaults among them: by the bulk copy engine's reduce, in a row-swizzled layout) and
 // converted to the 16-bit type at the end.
 #pragma once
@@ -43,10 +43,11 @@ int fa2_bwd_tc_variant_count();
 int fa2_bwd_tc_row_pad();  // rows_pad is Nq rounded up to a multiple of this
 TcBwdVariantInfo fa2_bwd_tc_variant(int variant, int d);
 
-// FA2b L4 (D) and the L2 the loop reads, from dO, O and lse; one warp per row.
-void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* D, float* L2, int heads,
-                        int nq, int rows_pad, int d, Elem elem);
-// FA2b L5-L18 (variant 1 .. fa2_bwd_tc_variant_count()); dq_acc must be zero before.
+// FA2b L3 and L4 in one pass (d = 64 or 128): dq_acc (heads x nq x d) set to zero, D and the L2
+// the loop reads from dO, O and lse.
+void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* D, float* L2, float* dq_acc,
+                        int heads, int nq, int rows_pad, int d, Elem elem);
+// FA2b L5-L18 (variant 1 .. fa2_bwd_tc_variant_count()); dq_acc must be zero before (the pre-kernel).
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
 // dQ = dq_acc rounded to the type (heads x nq x d); `swizzled`: dq_acc in the variant's
 // swizzled layout (TcBwdVariantInfo::dq_swizzled), dQ row-major.

@@ -47,17 +47,29 @@ TcBwdVariantInfo fa2_bwd_tc_variant(int variant, int d) {
   return none;
 }
 
-void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* D, float* L2, int heads, int nq,
-                        int rows_pad, int d, Elem elem) {
-  const int64_t rows = int64_t(heads) * rows_pad;
-  const unsigned blocks = unsigned((rows + 7) / 8);
-  if (elem == Elem::bf16)
-    prepare_kernel<<<blocks, 256>>>(static_cast<const __nv_bfloat16*>(dO), static_cast<const __nv_bfloat16*>(O), lse,
-                                    D, L2, heads, nq, rows_pad, d);
-  else
-    prepare_kernel<<<blocks, 256>>>(static_cast<const __half*>(dO), static_cast<const __half*>(O), lse, D, L2,
-                                    heads, nq, rows_pad, d);
+namespace {
+
+template <typename T, int D>
+void launch_prepare(const void* dO, const void* O, const float* lse, float* Dvec, float* L2, float* dq_acc,
+                    int heads, int nq, int rows_pad) {
+  const int64_t rows = int64_t(heads) * rows_pad, per_block = 2 * (256 / (D / 8));  // prepare_kernel's rows
+  if (rows == 0) return;
+  prepare_kernel<T, D><<<unsigned((rows + per_block - 1) / per_block), 256>>>(
+      static_cast<const T*>(dO), static_cast<const T*>(O), lse, Dvec, L2, dq_acc, heads, nq, rows_pad);
   CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* D, float* L2, float* dq_acc, int heads,
+                        int nq, int rows_pad, int d, Elem elem) {
+  if (d != 64 && d != 128) throw std::runtime_error("fa2_bwd_tc_prepare: d is 64 or 128, not " + std::to_string(d));
+  if (elem == Elem::bf16)
+    (d == 64 ? launch_prepare<__nv_bfloat16, 64> : launch_prepare<__nv_bfloat16, 128>)(dO, O, lse, D, L2, dq_acc,
+                                                                                      heads, nq, rows_pad);
+  else
+    (d == 64 ? launch_prepare<__half, 64> : launch_prepare<__half, 128>)(dO, O, lse, D, L2, dq_acc, heads, nq,
+                                                                         rows_pad);
 }
 
 namespace {
@@ -73,11 +85,11 @@ __global__ void dq_to_type_kernel(const float* __restrict__ acc, T* __restrict__
   const int64_t e = e4 * 4, row = e / d;
   const int pos = int(e % d), c = swizzled ? pos ^ (int(row % nq & 7) << 3) : pos;
   const float4 v = *reinterpret_cast<const float4*>(acc + e);
-  T* o = dq + row * d + c;
-  o[0] = from_float<T>(v.x);
-  o[1] = from_float<T>(v.y);
-  o[2] = from_float<T>(v.z);
-  o[3] = from_float<T>(v.w);
+  // The four values rounded and stored as one 8-byte store (c is a multiple of 4).
+  const T t[4] = {from_float<T>(v.x), from_float<T>(v.y), from_float<T>(v.z), from_float<T>(v.w)};
+  uint2 w;
+  memcpy(&w, t, sizeof w);
+  *reinterpret_cast<uint2*>(dq + row * d + c) = w;
 }
 
 #if defined(FLASHSTEP_LADDER)

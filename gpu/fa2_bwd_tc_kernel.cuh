@@ -105,37 +105,65 @@ __device__ __forceinline__ float2 to_float2<__half>(uint32_t v) {
   return __half22float2(*reinterpret_cast<const __half2*>(&v));
 }
 
-// ---- FA2b L4: D = rowsum(dO o O), and L2 = lse log2(e) -----------------------------------------
+// ---- FA2b L3 and L4: dQ's accumulator zeroed; D = rowsum(dO o O), and L2 = lse log2(e) ------
 
-template <typename T>
-__global__ void prepare_kernel(const T* __restrict__ dO, const T* __restrict__ O, const float* __restrict__ lse,
-                               float* __restrict__ D, float* __restrict__ L2, int heads, int nq, int rows_pad, int d) {
-  const int lane = threadIdx.x % 32;
-  const int64_t row = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  if (row >= int64_t(heads) * rows_pad) return;
-  const int64_t h = row / rows_pad;
-  const int r = int(row % rows_pad);
-  if (r >= nq) {  // padding rows: P = exp2(S - inf) = 0, D = 0
-    if (lane == 0) {
-      D[row] = 0.0f;
-      L2[row] = INFINITY;
+// One pass over the rows (heads x rows_pad): per row, D and L2 for the loop, and the row's d
+// floats of dq_acc set to zero (FA2b L3; rows past Nq have none). A row is d / 8 lanes, each
+// reading one 16-byte chunk (8 elements) of O and of dO and zeroing two 16-byte chunks of dq_acc;
+// each thread takes two rows, ROWS apart, with all four loads issued before either sum. The zeros
+// go out beside reads of the same bytes, where a separate memset pass would cost its own time.
+template <typename T, int D>
+__global__ void __launch_bounds__(256) prepare_kernel(const T* __restrict__ dO, const T* __restrict__ O,
+                                                      const float* __restrict__ lse, float* __restrict__ Dvec,
+                                                      float* __restrict__ L2, float* __restrict__ dq_acc, int heads,
+                                                      int nq, int rows_pad) {
+  constexpr int LANES = D / 8, ROWS = 256 / LANES, UNROLL = 2;
+  static_assert(D % 8 == 0 && 32 % LANES == 0, "a row is a whole number of lanes within a warp");
+  const int sub = int(threadIdx.x) % LANES;
+  const int64_t rows = int64_t(heads) * rows_pad;
+  const int64_t first = int64_t(blockIdx.x) * (ROWS * UNROLL) + threadIdx.x / LANES;
+  uint4 o[UNROLL], g[UNROLL];
+  bool real[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const int64_t row = first + u * ROWS;
+    const int r = int(row % rows_pad);
+    real[u] = row < rows && r < nq;
+    o[u] = g[u] = make_uint4(0, 0, 0, 0);
+    if (real[u]) {
+      const int64_t at = ((row / rows_pad) * nq + r) * D + sub * 8;
+      o[u] = *reinterpret_cast<const uint4*>(O + at);
+      g[u] = *reinterpret_cast<const uint4*>(dO + at);
     }
-    return;
-  }
-  const uint32_t* o = reinterpret_cast<const uint32_t*>(O + (h * nq + r) * d);
-  const uint32_t* g = reinterpret_cast<const uint32_t*>(dO + (h * nq + r) * d);
-  float sum = 0.0f;
-  for (int c = lane; c < d / 2; c += 32) {
-    const float2 a = to_float2<T>(o[c]), b = to_float2<T>(g[c]);
-    sum = fmaf(a.x, b.x, fmaf(a.y, b.y, sum));
   }
 #pragma unroll
-  for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  if (lane == 0) {
-    D[row] = sum;
-    const float l = lse[h * nq + r];
-    // A row that keeps no key has lse = -inf and zero gradient: L2 = +inf makes its P exactly 0.
-    L2[row] = l == -INFINITY ? INFINITY : l * kLog2e;
+  for (int u = 0; u < UNROLL; ++u) {
+    const int64_t row = first + u * ROWS;
+    const int r = int(row % rows_pad);
+    if (real[u]) {  // FA2b L3: this row of dQ = 0
+      float4* z = reinterpret_cast<float4*>(dq_acc + ((row / rows_pad) * nq + r) * D) + sub;
+      z[0] = z[LANES] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    const uint32_t ow[4] = {o[u].x, o[u].y, o[u].z, o[u].w}, gw[4] = {g[u].x, g[u].y, g[u].z, g[u].w};
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 a = to_float2<T>(ow[k]), b = to_float2<T>(gw[k]);
+      sum = fmaf(a.x, b.x, fmaf(a.y, b.y, sum));
+    }
+#pragma unroll
+    for (int off = LANES / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (sub == 0 && row < rows) {
+      if (r >= nq) {  // padding rows: P = exp2(S - inf) = 0, D = 0
+        Dvec[row] = 0.0f;
+        L2[row] = INFINITY;
+      } else {
+        Dvec[row] = sum;
+        const float l = lse[(row / rows_pad) * nq + r];
+        // A row that keeps no key has lse = -inf and zero gradient: L2 = +inf makes its P exactly 0.
+        L2[row] = l == -INFINITY ? INFINITY : l * kLog2e;
+      }
+    }
   }
 }
 
