@@ -1,4 +1,6 @@
 """The attention puzzles' problems and the texts of their hints (flashstep.puzzles)."""
+import numpy as np
+
 from ._judge import _inputs
 
 
@@ -47,6 +49,37 @@ _ALG1_BUDGET_HINTS = {
 
 _OVERFLOW_HINT = ("Hint: e^(S - m) overflowed: subtract the running max m_i = max(m_i, rowmax S_ij), updated at "
                   "every K/V block, and rescale l_i and O_i by e^(m_old - m_new) when it grows (FA2fwd L8-L10).")
+_FA2_BUDGET_HINTS = {
+    ("O", "written"): "Hint: O written every j: keep O_i on chip over the whole j loop and write it once (FA2fwd L14)",
+    ("O", "read"): "Hint: FlashAttention-2 never reads O: O_i lives on chip until it is written",
+    ("Q", "read"): "Hint: load Q_i once per i, outside the j loop",
+    ("K", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i (FA2fwd L6, L7), "
+                         "and only a block of them fits on chip",
+    ("V", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i (FA2fwd L6, L7), "
+                         "and only a block of them fits on chip",
+}
+
+
+def _not_finite_hint(o, lse, lse64, causal):
+    """The hint for a FlashAttention-2 output that is not finite where float64's is, or None.
+    L_r = -inf is log l_r with l_r = 0: the row summed no key. Every row of the puzzles keeps at
+    least one key, so with the causal mask that is a mask that drops the diagonal (c < r + Nk - Nq),
+    the common off-by-one, and not an overflow: the rescale hint would send the student to the
+    wrong line. inf or nan elsewhere is e^(S - m) overflowing."""
+    no_key = np.isneginf(np.asarray(lse, np.float64)) & np.isfinite(lse64)
+    if no_key.any():
+        r = int(np.argmax(no_key))
+        if causal:
+            return (f"Hint: L_{r} = -inf: row {r} kept no key (l_{r} = 0), but every row keeps key c when "
+                    f"c <= r + (Nk - Nq), its diagonal included: mask with <=, not < (bottom-right aligned).")
+        return (f"Hint: L_{r} = -inf: l_{r} = 0, no term e^(S - m) of row {r} was summed (or all underflowed): "
+                "l_i = e^(m_old - m_new) l_i + rowsum P~_ij over every K/V block, with m_i the row's own max "
+                "(FA2fwd L8, L9).")
+    if np.isfinite(o).all() and np.isfinite(lse).all():
+        return None
+    return _OVERFLOW_HINT
+
+
 _OWN_BLOCK_WHY = ("FlashAttention-2 writes O_i and L_i at the end of their own Q block i (FA2fwd L14, L15), "
                   "before the next Q_i is loaded. Hint: store each block's rows inside the loop over i; "
                   "finished blocks kept on chip until the end need SRAM the tiling does not have.")

@@ -35,8 +35,8 @@ import textwrap
 import numpy as np
 
 from . import _core
-from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _OVERFLOW_HINT, _OWN_BLOCK_WHY, _attention_problem, \
-    _attention_problems
+from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _FA2_BUDGET_HINTS, _OWN_BLOCK_WHY, _attention_problem, \
+    _attention_problems, _not_finite_hint
 from ._reload import check_loads_used
 from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
     ATOL,
@@ -487,13 +487,13 @@ class FA2Order(_Puzzle):
             o64, lse64 = _core.reference_attention(q, k, v, m.tau, causal=self.causal)
             # Is L right? Then the scores, mask and row statistics are, and a wrong O is its own update.
             l_right = _first_bad(core.peek("L"), lse64) is None
-            # inf or nan where the reference is finite: e^(S - m) overflowed (a max not kept up to date)
-            overflow = not (np.isfinite(core.peek("O")).all() and np.isfinite(core.peek("L")).all())
+            # inf or nan where the reference is finite: e^(S - m) overflowed, or L = -inf, a row that summed no key
+            overflow = _not_finite_hint(core.peek("O"), core.peek("L"), lse64, self.causal)
             for tensor, exp in (("O", o64), ("L", lse64)):
                 try:
                     _check_output(m, tensor, exp, "the float64 reference")
                 except _Fail as f:
-                    hint = (lambda t: _OVERFLOW_HINT) if overflow else \
+                    hint = (lambda t: overflow) if overflow else \
                         (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
                     dep = _departure(m, _writes_table(ref), self.algorithm, hint)
                     raise _Fail(dep or f"{f}. {hint(tensor)}") from None
@@ -507,14 +507,7 @@ class FA2Order(_Puzzle):
         return self.hints.get(tensor, "")
 
     def _budget_hints(self):
-        return {("O", "written"): "Hint: O written every j: keep O_i on chip over the whole j loop and write it "
-                                  "once (FA2fwd L14)",
-                ("O", "read"): "Hint: FlashAttention-2 never reads O: O_i lives on chip until it is written",
-                ("Q", "read"): "Hint: load Q_i once per i, outside the j loop",
-                ("K", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i "
-                                     "(FA2fwd L6, L7), and only a block of them fits on chip",
-                ("V", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i "
-                                     "(FA2fwd L6, L7), and only a block of them fits on chip"}
+        return dict(_FA2_BUDGET_HINTS)
 
 
 class Causal(FA2Order):
