@@ -1,7 +1,7 @@
 """The attention puzzles' problems and the texts of their hints (flashstep.puzzles)."""
 import numpy as np
 
-from ._judge import _inputs
+from ._judge import _close, _inputs
 
 
 def _attention_problems():
@@ -78,6 +78,31 @@ def _not_finite_hint(o, lse, lse64, causal):
     if np.isfinite(o).all() and np.isfinite(lse).all():
         return None
     return _OVERFLOW_HINT
+
+
+def _scale_hint(got, expected_at, tau, d, line="Alg1 L9"):
+    """The hint for values that are those of another scale, or None. A wrong scale in S_ij moves
+    every score, so the first store that departs is a max, and "max not carried" or "lse" would
+    send the student to the wrong line: got is compared with expected_at(s), the same values at
+    the scales students write instead of tau = 1/sqrt(d) (none, 1/d, sqrt(d))."""
+    got = np.asarray(got, np.float64)
+    for name, s in (("1 (no scale)", 1.0), (f"1/d = {1 / d:.4g}", 1.0 / d), (f"sqrt(d) = {np.sqrt(d):.4g}", np.sqrt(d))):
+        if not np.isclose(s, tau) and _close(got, expected_at(float(s))).all():
+            return (f"Hint: your values are those of the scores S_ij = s Q_i K_j^T with s = {name}, but the scale "
+                    f"is tau = 1/sqrt(d) = {tau:.4g} (m.tau): S_ij = tau Q_i K_j^T ({line}).")
+    return None
+
+
+def _lse_in_hbm(core):
+    """Algorithm 1's lse = m + log l from the m and l in HBM (-inf or nan where a wrong solution left l <= 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return core.peek("m").astype(np.float64) + np.log(core.peek("l").astype(np.float64))
+
+
+def _block_scale_hint(m_new, m_old, qi, kj, tau):
+    """_scale_hint for one (i, j) update of Algorithm 1: m_new against max(m_old, rowmax(s Q_i K_j^T))."""
+    unscaled = np.asarray(qi, np.float64) @ np.asarray(kj, np.float64).T
+    return _scale_hint(m_new, lambda s: np.maximum(m_old, (s * unscaled).max(axis=1)), tau, qi.shape[1])
 
 
 _OWN_BLOCK_WHY = ("FlashAttention-2 writes O_i and L_i at the end of their own Q block i (FA2fwd L14, L15), "

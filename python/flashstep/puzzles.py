@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _core
 from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _FA2_BUDGET_HINTS, _OWN_BLOCK_WHY, _attention_problem, \
-    _attention_problems, _not_finite_hint
+    _attention_problems, _block_scale_hint, _lse_in_hbm, _not_finite_hint, _scale_hint
 from ._reload import check_loads_used
 from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
     ATOL,
@@ -306,7 +306,9 @@ class Algorithm1(_Puzzle):
             # Every store, not only the last: O_i, l_i, m_i kept in Python over j and something else
             # written at the earlier j end with Algorithm 1's final HBM, and its bytes.
             table = _writes_table(ref)  # core's writes, built once for both departures below
-            dep = _departure(m, table, self.algorithm, lambda t: _ALG1_HINTS.get(t, ""), exact_j=True)
+            scaled = _scale_hint(_lse_in_hbm(m._m), lambda s: _core.reference_attention(q, k, v, s)[1], m.tau, d)
+            hints = (lambda t: scaled) if scaled else (lambda t: _ALG1_HINTS.get(t, ""))
+            dep = _departure(m, table, self.algorithm, hints, exact_j=True)
             if dep:
                 raise _Fail(dep)
             try:
@@ -321,7 +323,7 @@ class Algorithm1(_Puzzle):
                 for tensor in ("m", "l"):
                     _check_output(m, tensor, final[tensor][:, 0], self.algorithm)
             except _Fail as f:
-                dep = _departure(m, table, self.algorithm, lambda t: _ALG1_HINTS.get(t, ""))
+                dep = _departure(m, table, self.algorithm, hints)
                 stored_at = {(st.i, st.j) for s in m._m.steps for st in s.stores if st.tensor == "O"}
                 missing = [(i, j) for j in range(m.Tc) for i in range(m.Tr) if (i, j) not in stored_at]
                 raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}, but " + (
@@ -392,6 +394,8 @@ class BlockUpdate(Algorithm1):
         try:
             _run_student(fn, m)
             q0, q1 = bi * m.Br, min((bi + 1) * m.Br, nq)
+            k0, k1 = bj * m.Bc, min((bj + 1) * m.Bc, nk)
+            scaled = _block_scale_hint(core.peek("m")[q0:q1], state["m"][q0:q1, 0], q[q0:q1], k[k0:k1], m.tau)
             for tensor in ("m", "l", "O"):
                 got = core.peek(tensor)[q0:q1]
                 exp = after[(tensor, q0)][bj]
@@ -404,7 +408,7 @@ class BlockUpdate(Algorithm1):
                                     f"the update ({name} = {_fmt(got[idx])}, Algorithm 1 has {_fmt(exp[idx])}). "
                                     "Hint: store O_i (Alg1 L12), then l_i and m_i (Alg1 L13).")
                     raise _Fail(_wrong_element(core, tensor, q0 + int(idx[0]), name, got[idx], exp[idx], "Algorithm 1",
-                                               _ALG1_HINTS[tensor]))
+                                               scaled or _ALG1_HINTS[tensor]))
             _check_budget(m, budget, self._per_tensor(m, bi, bj), "the Algorithm 1 step")
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, where)
@@ -487,13 +491,15 @@ class FA2Order(_Puzzle):
             o64, lse64 = _core.reference_attention(q, k, v, m.tau, causal=self.causal)
             # Is L right? Then the scores, mask and row statistics are, and a wrong O is its own update.
             l_right = _first_bad(core.peek("L"), lse64) is None
-            # inf or nan where the reference is finite: e^(S - m) overflowed, or L = -inf, a row that summed no key
-            overflow = _not_finite_hint(core.peek("O"), core.peek("L"), lse64, self.causal)
+            # inf or nan where the reference is finite (an overflow; L = -inf, a row that summed no key), or S unscaled
+            lse_at = lambda s: _core.reference_attention(q, k, v, s, causal=self.causal)[1]  # noqa: E731
+            cause = _not_finite_hint(core.peek("O"), core.peek("L"), lse64, self.causal) or \
+                _scale_hint(core.peek("L"), lse_at, m.tau, d, "FA2fwd L8")
             for tensor, exp in (("O", o64), ("L", lse64)):
                 try:
                     _check_output(m, tensor, exp, "the float64 reference")
                 except _Fail as f:
-                    hint = (lambda t: overflow) if overflow else \
+                    hint = (lambda t: cause) if cause else \
                         (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
                     dep = _departure(m, _writes_table(ref), self.algorithm, hint)
                     raise _Fail(dep or f"{f}. {hint(tensor)}") from None

@@ -1,4 +1,7 @@
 """The hints of the attention puzzles: a failing solution is sent to the line its mistake is on."""
+import numpy as np
+import pytest
+
 import solutions as S
 from flashstep import puzzles
 
@@ -24,3 +27,42 @@ def test_an_overflow_is_still_called_one():
     """The max of the first block kept (no rescale) on the problem whose scores jump by 1000: inf, not -inf."""
     r = puzzles.check("causal", S.fa2_with(causal=True, rescale=False))
     assert "e^(S - m) overflowed" in r.message and "kept no key" not in r.message, r.message
+
+
+class _Scaled:
+    """The machine whose m.tau is another scale: the student's S_ij = s Q_i K_j^T with s = 1, 1/d or sqrt(d)."""
+    def __init__(self, m, scale):
+        self._m_, self.tau = m, scale(m.d)
+
+    def __getattr__(self, name):
+        return getattr(self._m_, name)
+
+
+def scaled(fn, scale):
+    return lambda m: fn(_Scaled(m, scale))
+
+
+@pytest.mark.parametrize("puzzle,fn,scale,says", [
+    ("algorithm-1", S.algorithm_1_with(), lambda d: 1.0, "s = 1 (no scale), but the scale is tau = 1/sqrt(d) = 0.5"),
+    ("algorithm-1", S.algorithm_1_with(), lambda d: 1.0 / d, "s = 1/d = 0.25, but the scale is tau"),
+    ("block-update", S.block_update_with(), lambda d: 1.0, "s = 1 (no scale)"),
+    ("block-update", S.block_update_with(), lambda d: np.sqrt(d), "s = sqrt(d) = 2,"),
+    ("fa2-order", S.fa2_with(), lambda d: 1.0 / d, "s = 1/d = 0.25"),
+    ("causal", S.fa2_with(causal=True), lambda d: 1.0, "s = 1 (no scale)"),
+])
+def test_a_wrong_scale_is_named(puzzle, fn, scale, says):
+    """Every score moves, so the first store that departs is a max (algorithm-1, block-update) or L
+    (fa2-order, causal): their hints ("max not carried?", "L_i = m_i + log l_i") would point at the
+    wrong line. The judge recognises the values of the scales students write instead of tau."""
+    r = puzzles.check(puzzle, scaled(fn, scale))
+    assert not r.passed
+    assert says in r.message and "S_ij = tau Q_i K_j^T" in r.message, r.message
+    assert "max not carried" not in r.message and "L_i = m_i + log l_i" not in r.message, r.message
+
+
+@pytest.mark.parametrize("puzzle,fn", [
+    ("algorithm-1", S.algorithm_1_with(carry_max=False)), ("block-update", S.block_update_with(carry_max=False)),
+    ("fa2-order", S.fa2_with(normalise=False))])
+def test_other_mistakes_are_not_called_a_wrong_scale(puzzle, fn):
+    r = puzzles.check(puzzle, fn)
+    assert not r.passed and "the scale is tau" not in r.message, r.message
