@@ -8,7 +8,7 @@ and its SRAM.
     r.passed, r.message, r.read_bytes, r.budget_read, r.peak_sram, r.trace.save("t.json")
 
 Your function gets a simulated machine `m` for one problem: m.nq, m.nk, m.d, m.M, m.Br, m.Bc,
-m.tau (and per puzzle m.n, m.i, m.j, m.S). Data moves only through
+m.tau (and per puzzle m.n, m.i, m.j, m.S), read-only. Data moves only through
     tile = m.load(name, r0, r1, c0=0, c1=None)   # HBM -> SRAM, a NumPy copy, bytes counted
     m.store(name, r0, r1, tile, c0=0)            # SRAM -> HBM, bytes counted
     m.free(tile)                                 # or: with m.sram(): ... frees what it loaded;

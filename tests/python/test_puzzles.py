@@ -672,9 +672,15 @@ def test_a_block_update_of_the_wrong_rows_says_which_rows_were_written():
     and names the rows that were, instead of blaming the last store of m."""
     right = S.block_update_with()
 
+    class Swapped:  # the machine with i and j swapped: the student's update of block (j, i)
+        def __init__(self, m):
+            self._m_, self.i, self.j = m, m.j, m.i
+
+        def __getattr__(self, name):
+            return getattr(self._m_, name)
+
     def swapped(m):
-        m.i, m.j = m.j, m.i
-        right(m)
+        right(Swapped(m))
     r = puzzles.check("block-update", swapped)
     assert not r.passed
     assert "was never written" in r.message and "your stores of" in r.message and "wrote rows" in r.message, r.message
@@ -731,3 +737,19 @@ def test_a_number_stores_as_a_vector_of_one_row():
     r = puzzles.check("online-softmax", online)
     assert r.passed, r.message
     assert (r.write_bytes, r.budget_write) == (16, 16)  # y's 4 floats; m and l are diagnostics
+
+
+@pytest.mark.parametrize("puzzle,attr", [("fa2-order", "tau"), ("causal", "tau"), ("algorithm-1", "Tc"),
+                                         ("block-update", "i"), ("online-softmax", "n"), ("decode-combine", "S")])
+def test_the_problem_on_the_machine_is_read_only(puzzle, attr):
+    """The judge reads m.tau, m.Tc, ... after the function: m.tau = 1.0 with unscaled scores passed
+    fa2-order and causal (their reference was computed at the student's tau). Now any assignment
+    to the problem stops the function, naming it; the right solution, run afterwards, still passes."""
+    def changes_the_problem(m):
+        setattr(m, attr, 1.0 if attr == "tau" else getattr(m, attr) - 1)
+        RIGHT[puzzle](m)
+    r = puzzles.check(puzzle, changes_the_problem)
+    assert not r.passed
+    assert f"your function raised AttributeError: m.{attr} is the problem's and cannot be changed" in r.message, \
+        r.message
+    assert puzzles.check(puzzle, RIGHT[puzzle]).passed
