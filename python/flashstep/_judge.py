@@ -150,6 +150,10 @@ class Machine:
             if held is tile:
                 self._release(tile_id)
                 return
+        state = getattr(tile, "_state", None) if isinstance(tile, _Tile) else None
+        if state is not None and state.freed:  # the starter's m.free(Kj) kept after a `with` block that freed Kj
+            raise ValueError(f"m.free({state.name}): this tile has already left SRAM (freed by m.free or at the end "
+                             "of the `with m.sram():` block that loaded it): free each tile once, one way or the other")
         raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned, not a "
                          "copy such as tile.astype(...); or load it inside a `with m.sram():` block)")
 

@@ -66,3 +66,23 @@ def test_a_wrong_scale_is_named(puzzle, fn, scale, says):
 def test_other_mistakes_are_not_called_a_wrong_scale(puzzle, fn):
     r = puzzles.check(puzzle, fn)
     assert not r.passed and "the scale is tau" not in r.message, r.message
+
+
+def test_a_tile_freed_twice_is_named_as_freed_already():
+    """The starter's m.free(Kj); m.free(Vj) kept after K_j, V_j were moved into a `with m.sram():`
+    block (as the notebook's solution has them): the block freed them, and the message said "not a
+    tile held in SRAM ... or load it inside a `with m.sram():` block", which the student had done."""
+    def starter_free_kept(m):
+        for j in range(m.Tc):
+            with m.sram():
+                Kj, Vj = m.load("K", *S.rows(j, m.Bc, m.nk)), m.load("V", *S.rows(j, m.Bc, m.nk))
+                for i in range(m.Tr):
+                    with m.sram():
+                        q0, q1, Qi, Oi, li, mi = S.alg1_loads(m, i, j)
+                        On, ln, mn = S.alg1_update(Qi, Kj, Vj, Oi, li, mi, m.tau)
+                        m.store("O", q0, q1, On), m.store("l", q0, q1, ln), m.store("m", q0, q1, mn)
+            m.free(Kj)
+            m.free(Vj)
+    r = puzzles.check("algorithm-1", starter_free_kept)
+    assert "your function stopped: m.free(K[0:4]): this tile has already left SRAM" in r.message, r.message
+    assert "free each tile once" in r.message and "load it inside" not in r.message, r.message
