@@ -16,6 +16,11 @@ Mat to_mat(const py::handle& obj, const char* what, int ndim) {
   if (!py::isinstance<py::array>(obj))
     throw InputError(std::string(what) + " must be a NumPy array of float32 or float64 (got " +
                      std::string(py::str(py::type::of(obj).attr("__name__"))) + ")");
+  // numpy.ma is an ndarray whose mask the buffer does not carry: its masked elements would be read
+  // as whatever data lies under them, a mask dropped without a word.
+  if (py::isinstance(obj, py::module_::import("numpy.ma").attr("MaskedArray")))
+    throw InputError(std::string(what) + " is a masked array (numpy.ma), whose mask flashstep would not see: pass "
+                     "plain values (" + what + ".filled(...)); keys are masked by causal, window or kv_len");
   const py::array a = py::reinterpret_borrow<py::array>(obj);
   const py::dtype dt = a.dtype();
   if (dt.kind() != 'f' || (dt.itemsize() != 4 && dt.itemsize() != 8))
