@@ -72,7 +72,8 @@ class SafeSoftmax(_Puzzle):
     statement = """\
     HBM holds x, one row of N scores (some of them near 1000), and room for y. Write
     y = softmax(x) = e^(x - max x) / sum e^(x - max x). exp(1000) overflows float32: subtract
-    the max first (one row spans 0 to 2000: only the max keeps every e^(x - r) finite). The row fits in SRAM (N <= M): read x once and write y once.
+    the max first (one row spans 0 to 2000: only the max keeps every e^(x - r) finite). The
+    row fits in SRAM (N <= M): read x once and write y once.
     Budget: N floats read, N written. Tolerance: 1e-4 abs + 1e-4 rel against float64."""
     starter = '''\
     def safe_softmax(m):

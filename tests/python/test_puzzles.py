@@ -235,6 +235,13 @@ def test_show_prints_statement_and_starter(capsys):
         puzzles.check("nope", RIGHT["causal"])
 
 
+def test_statements_fit_the_width_of_the_text_around_them():
+    """show() prints the statement as written: a line far longer than the rest (safe-softmax's had
+    144 characters among lines of 92) runs off a notebook's output cell."""
+    for pid in IDS:
+        assert max(len(line) for line in puzzles.statement(pid).splitlines()) <= 100, pid
+
+
 def test_starters_run_but_do_not_pass():
     """Each starter is valid Python that the machine accepts, and incomplete: it fails."""
     for pid in IDS:
