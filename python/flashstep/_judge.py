@@ -174,9 +174,13 @@ class Machine:
         backward, the tile of the step's line (S, P, dP, dS, or the accumulators dV, dK) and D=."""
         for name, value in values.items():
             try:
-                value = np.atleast_1d(np.asarray(value, np.float64))
+                value = np.asarray(value)
+                if value.dtype.kind not in "biuf":  # complex would lose its imaginary part in the cast
+                    raise TypeError(value.dtype)
+                value = np.atleast_1d(value.astype(np.float64))
             except (TypeError, ValueError):
-                raise ValueError(f"m.note({name}=...): the value must be numbers (a NumPy array or a number)") from None
+                raise ValueError(f"m.note({name}=...): the value must be numbers (a NumPy array or a number; real, "
+                                 "not complex)") from None
             self._m.note(name, value)
 
     def step(self, label, i=None, j=None):

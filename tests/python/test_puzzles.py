@@ -723,6 +723,7 @@ def test_notes_are_checked_against_the_steps_blocks():
     assert "m.note(m_new=...): 999 x 1 where" in note(m_new=np.zeros(999))
     assert "'Z' is not a value the trace holds" in note(Z=1)
     assert "the value must be numbers" in note(S="high")
+    assert "real, not complex" in note(S=np.full((4, 4), 1j))  # was noted as 0, a ComplexWarning aside
     assert "stopped" not in note(S=np.zeros((4, 4)), m_new=np.zeros(4))
 
 
