@@ -62,7 +62,13 @@ py::array_t<float> vec_array(const Vec& v) {
 }
 std::string path_arg(const py::object& path) {
   try {
-    return py::module_::import("os").attr("fspath")(path).cast<std::string>();
+    std::string p = py::module_::import("os").attr("fspath")(path).cast<std::string>();
+    // The file system ends a name at NUL: "t.json\0x" is not the path the caller gave, and an error
+    // that names it would end at the NUL, its reason cut off.
+    if (const size_t nul = p.find('\0'); nul != std::string::npos)
+      throw InputError("a path cannot hold a NUL character (\\0 at character " + std::to_string(nul) + " of " +
+                       std::to_string(p.size()) + ")");
+    return p;
   } catch (const py::error_already_set&) {
     throw InputError("a path must be a str or os.PathLike");
   } catch (const py::cast_error&) {
