@@ -1,7 +1,7 @@
 """The attention puzzles' problems and the texts of their hints (flashstep.puzzles)."""
 import numpy as np
 
-from ._judge import _close, _inputs
+from ._judge import _Fail, _close, _inputs
 
 
 def _attention_problems():
@@ -86,11 +86,42 @@ def _scale_hint(got, expected_at, tau, d, line="Alg1 L9"):
     send the student to the wrong line: got is compared with expected_at(s), the same values at
     the scales students write instead of tau = 1/sqrt(d) (none, 1/d, sqrt(d))."""
     got = np.asarray(got, np.float64)
-    for name, s in (("1 (no scale)", 1.0), (f"1/d = {1 / d:.4g}", 1.0 / d), (f"sqrt(d) = {np.sqrt(d):.4g}", np.sqrt(d))):
+    scales = (("1 (no scale)", 1.0), (f"1/d = {1 / d:.4g}", 1.0 / d), (f"sqrt(d) = {np.sqrt(d):.4g}", np.sqrt(d)))
+    for name, s in scales:
         if not np.isclose(s, tau) and _close(got, expected_at(float(s))).all():
             return (f"Hint: your values are those of the scores S_ij = s Q_i K_j^T with s = {name}, but the scale "
                     f"is tau = 1/sqrt(d) = {tau:.4g} (m.tau): S_ij = tau Q_i K_j^T ({line}).")
     return None
+
+
+def _check_rows_loaded(machine, causal):
+    """Raises _Fail for the first rows of Q, K or V that no load reached. FlashAttention-2 needs
+    every row (with the causal mask too: the last query row keeps every key, Nk >= Nq in each
+    problem), so rows never loaded are a block the loops left out: most often the short last one
+    of a loop bounded by Nq // Br or Nk // Bc in place of m.Tr, m.Tc, or with the mask, blocks
+    skipped as if it were aligned top-left. The values alone would blame L_i = m_i + log l_i, or
+    O_i's update, for rows whose inputs never reached the chip."""
+    core = machine._m
+    for tensor, n, size, count, loop in (("Q", core.nq, core.Br, core.Tr, "i over range(m.Tr)"),
+                                         ("K", core.nk, core.Bc, core.Tc, "j over range(m.Tc)"),
+                                         ("V", core.nk, core.Bc, core.Tc, "j over range(m.Tc)")):
+        seen = np.zeros(n, bool)
+        for kind, t, r0, r1 in machine._order:
+            if kind == "load" and t == tensor:
+                seen[r0:r1] = True
+        if seen.all():
+            continue
+        a = int(np.argmin(seen))
+        b = a + int(np.argmax(seen[a:])) if seen[a:].any() else n
+        what = "O and L of those rows were never computed" if tensor == "Q" else (
+            "the last row keeps every key (key c for row r when c <= r + (Nk - Nq), bottom-right aligned)"
+            if causal else "every row's softmax needs those keys")
+        blocks = f"{count} blocks (block b: rows {size}b to min({size}b + {size}, {n}))"
+        if b == n and a == n // size * size and n % size:
+            blocks += f"; the last is short (rows {a}:{n}), and a loop to {n} // {size} = {n // size} leaves it out"
+        skip = "; skip only the K/V blocks wholly above the diagonal" if causal and tensor != "Q" else ""
+        raise _Fail(f"{tensor}[{a}:{b}] was never loaded, and {what}. Hint: loop {loop}: {tensor} is "
+                    f"{blocks}{skip}.")
 
 
 def _lse_in_hbm(core):

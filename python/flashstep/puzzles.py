@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _core
 from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _FA2_BUDGET_HINTS, _OWN_BLOCK_WHY, _attention_problem, \
-    _attention_problems, _block_scale_hint, _lse_in_hbm, _not_finite_hint, _scale_hint
+    _attention_problems, _block_scale_hint, _check_rows_loaded, _lse_in_hbm, _not_finite_hint, _scale_hint
 from ._reload import check_loads_used
 from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
     ATOL,
@@ -485,10 +485,10 @@ class FA2Order(_Puzzle):
         budget = self._budget(ref)
         try:
             _run_student(fn, m)
-            stored = {st.tensor for s in core.steps for st in s.stores}
-            if "L" not in stored:
+            if "L" not in {st.tensor for s in core.steps for st in s.stores}:
                 raise _Fail("L was never written. Hint: lse not saved: store L_i = m_i + log l_i for every Q "
                             "block (FA2fwd L13, L15); the backward pass recomputes P from it.")
+            _check_rows_loaded(m, self.causal)
             o64, lse64 = _core.reference_attention(q, k, v, m.tau, causal=self.causal)
             # Is L right? Then the scores, mask and row statistics are, and a wrong O is its own update.
             l_right = _first_bad(core.peek("L"), lse64) is None

@@ -86,3 +86,32 @@ def test_a_tile_freed_twice_is_named_as_freed_already():
     r = puzzles.check("algorithm-1", starter_free_kept)
     assert "your function stopped: m.free(K[0:4]): this tile has already left SRAM" in r.message, r.message
     assert "free each tile once" in r.message and "load it inside" not in r.message, r.message
+
+
+class _FloorBlocks:
+    """The machine whose Tr or Tc is Nq // Br or Nk // Bc: the student's own loop bound, which
+    leaves out the short last block of a ragged problem."""
+    def __init__(self, m, which):
+        self._m_, self._which = m, which
+
+    def __getattr__(self, name):
+        if name == self._which:
+            return self._m_.nq // self._m_.Br if name == "Tr" else self._m_.nk // self._m_.Bc
+        return getattr(self._m_, name)
+
+
+@pytest.mark.parametrize("puzzle,which,says", [
+    ("fa2-order", "Tc", "K[12:13] was never loaded, and every row's softmax needs those keys. Hint: loop j over "
+                        "range(m.Tc)"),
+    ("fa2-order", "Tr", "Q[8:10] was never loaded, and O and L of those rows were never computed. Hint: loop i "
+                        "over range(m.Tr)"),
+    ("causal", "Tc", "K[8:10] was never loaded, and the last row keeps every key"),
+    ("causal", "Tr", "Q[4:6] was never loaded"),
+])
+def test_a_block_left_out_of_the_loops_is_named(puzzle, which, says):
+    """Was: "L_0 = 2.634 but FlashAttention-2 has 2.711. Hint: L_i = m_i + log l_i" for the keys
+    left out, and "O[8, 0] = 0 ... Hint: O_i^(j) = diag(...)" for the rows never computed."""
+    fn = S.fa2_with(causal=puzzle == "causal")
+    r = puzzles.check(puzzle, lambda m: fn(_FloorBlocks(m, which)))
+    assert not r.passed
+    assert says in r.message and "leaves it out" in r.message, r.message
