@@ -16,6 +16,11 @@ Mat to_mat(const py::handle& obj, const char* what, int ndim) {
   if (!py::isinstance<py::array>(obj))
     throw InputError(std::string(what) + " must be a NumPy array of float32 or float64 (got " +
                      std::string(py::str(py::type::of(obj).attr("__name__"))) + ")");
+  // numpy.ma is an ndarray whose mask the buffer does not carry: its masked elements would be read
+  // as whatever data lies under them, a mask dropped without a word.
+  if (py::isinstance(obj, py::module_::import("numpy.ma").attr("MaskedArray")))
+    throw InputError(std::string(what) + " is a masked array (numpy.ma), whose mask flashstep would not see: pass "
+                     "plain values (" + what + ".filled(...)); keys are masked by causal, window or kv_len");
   const py::array a = py::reinterpret_borrow<py::array>(obj);
   const py::dtype dt = a.dtype();
   if (dt.kind() != 'f' || (dt.itemsize() != 4 && dt.itemsize() != 8))
@@ -57,7 +62,13 @@ py::array_t<float> vec_array(const Vec& v) {
 }
 std::string path_arg(const py::object& path) {
   try {
-    return py::module_::import("os").attr("fspath")(path).cast<std::string>();
+    std::string p = py::module_::import("os").attr("fspath")(path).cast<std::string>();
+    // The file system ends a name at NUL: "t.json\0x" is not the path the caller gave, and an error
+    // that names it would end at the NUL, its reason cut off.
+    if (const size_t nul = p.find('\0'); nul != std::string::npos)
+      throw InputError("a path cannot hold a NUL character (\\0 at character " + std::to_string(nul) + " of " +
+                       std::to_string(p.size()) + ")");
+    return p;
   } catch (const py::error_already_set&) {
     throw InputError("a path must be a str or os.PathLike");
   } catch (const py::cast_error&) {

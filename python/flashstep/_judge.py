@@ -86,10 +86,23 @@ class Machine:
         self._held = {}     # tile id -> the array m.load returned (m.free finds it by identity)
         self._scopes = []
         self._order = []    # ("load" | "store" | "free", tensor, r0, r1) in the order the student made them
-        self.nq, self.nk, self.d, self.M = core.nq, core.nk, core.d, core.M
-        self.Br, self.Bc, self.Tr, self.Tc, self.tau = core.Br, core.Bc, core.Tr, core.Tc, core.tau
-        for key, value in extra.items():
-            setattr(self, key, value)
+        # The problem (nq, ..., tau, and per puzzle n, i, j, S) is read-only: the judge reads it after
+        # the function has run (the reference's tau, the blocks expected), so m.tau = 1.0 in a
+        # solution would otherwise judge unscaled scores against an unscaled reference, and pass.
+        self._problem = {name: getattr(core, name) for name in ("nq", "nk", "d", "M", "Br", "Bc", "Tr", "Tc", "tau")}
+        self._problem.update(extra)
+
+    def __getattr__(self, name):  # only for names not found the usual way: the problem's
+        problem = self.__dict__.get("_problem", {})
+        if name in problem:
+            return problem[name]
+        raise AttributeError(f"the machine has no attribute '{name}' (the problem: {', '.join(problem)})")
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__.get("_problem", ()):
+            raise AttributeError(f"m.{name} is the problem's and cannot be changed (the judge reads it too): keep "
+                                 f"another value in a variable of your own ({name} = ...)")
+        object.__setattr__(self, name, value)
 
     def load(self, name, r0, r1, c0=0, c1=None):
         """Rows [r0, r1) and columns [c0, c1) of HBM tensor `name` into SRAM: a NumPy tile."""
@@ -137,6 +150,10 @@ class Machine:
             if held is tile:
                 self._release(tile_id)
                 return
+        state = getattr(tile, "_state", None) if isinstance(tile, _Tile) else None
+        if state is not None and state.freed:  # the starter's m.free(Kj) kept after a `with` block that freed Kj
+            raise ValueError(f"m.free({state.name}): this tile has already left SRAM (freed by m.free or at the end "
+                             "of the `with m.sram():` block that loaded it): free each tile once, one way or the other")
         raise ValueError("m.free: this array is not a tile held in SRAM (pass the array m.load returned, not a "
                          "copy such as tile.astype(...); or load it inside a `with m.sram():` block)")
 
@@ -157,9 +174,13 @@ class Machine:
         backward, the tile of the step's line (S, P, dP, dS, or the accumulators dV, dK) and D=."""
         for name, value in values.items():
             try:
-                value = np.atleast_1d(np.asarray(value, np.float64))
+                value = np.asarray(value)
+                if value.dtype.kind not in "biuf":  # complex would lose its imaginary part in the cast
+                    raise TypeError(value.dtype)
+                value = np.atleast_1d(value.astype(np.float64))
             except (TypeError, ValueError):
-                raise ValueError(f"m.note({name}=...): the value must be numbers (a NumPy array or a number)") from None
+                raise ValueError(f"m.note({name}=...): the value must be numbers (a NumPy array or a number; real, "
+                                 "not complex)") from None
             self._m.note(name, value)
 
     def step(self, label, i=None, j=None):

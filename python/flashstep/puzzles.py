@@ -8,7 +8,7 @@ and its SRAM.
     r.passed, r.message, r.read_bytes, r.budget_read, r.peak_sram, r.trace.save("t.json")
 
 Your function gets a simulated machine `m` for one problem: m.nq, m.nk, m.d, m.M, m.Br, m.Bc,
-m.tau (and per puzzle m.n, m.i, m.j, m.S). Data moves only through
+m.tau (and per puzzle m.n, m.i, m.j, m.S), read-only. Data moves only through
     tile = m.load(name, r0, r1, c0=0, c1=None)   # HBM -> SRAM, a NumPy copy, bytes counted
     m.store(name, r0, r1, tile, c0=0)            # SRAM -> HBM, bytes counted
     m.free(tile)                                 # or: with m.sram(): ... frees what it loaded;
@@ -35,8 +35,8 @@ import textwrap
 import numpy as np
 
 from . import _core
-from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _OVERFLOW_HINT, _OWN_BLOCK_WHY, _attention_problem, \
-    _attention_problems
+from ._attention import _ALG1_BUDGET_HINTS, _ALG1_HINTS, _FA2_BUDGET_HINTS, _OWN_BLOCK_WHY, _attention_problem, \
+    _attention_problems, _block_scale_hint, _check_rows_loaded, _lse_in_hbm, _not_finite_hint, _scale_hint
 from ._reload import check_loads_used
 from ._judge import (  # noqa: F401 (Machine, CheckResult, ATOL, RTOL are part of this module's API)
     ATOL,
@@ -72,7 +72,8 @@ class SafeSoftmax(_Puzzle):
     statement = """\
     HBM holds x, one row of N scores (some of them near 1000), and room for y. Write
     y = softmax(x) = e^(x - max x) / sum e^(x - max x). exp(1000) overflows float32: subtract
-    the max first (one row spans 0 to 2000: only the max keeps every e^(x - r) finite). The row fits in SRAM (N <= M): read x once and write y once.
+    the max first (one row spans 0 to 2000: only the max keeps every e^(x - r) finite). The
+    row fits in SRAM (N <= M): read x once and write y once.
     Budget: N floats read, N written. Tolerance: 1e-4 abs + 1e-4 rel against float64."""
     starter = '''\
     def safe_softmax(m):
@@ -306,7 +307,9 @@ class Algorithm1(_Puzzle):
             # Every store, not only the last: O_i, l_i, m_i kept in Python over j and something else
             # written at the earlier j end with Algorithm 1's final HBM, and its bytes.
             table = _writes_table(ref)  # core's writes, built once for both departures below
-            dep = _departure(m, table, self.algorithm, lambda t: _ALG1_HINTS.get(t, ""), exact_j=True)
+            scaled = _scale_hint(_lse_in_hbm(m._m), lambda s: _core.reference_attention(q, k, v, s)[1], m.tau, d)
+            hints = (lambda t: scaled) if scaled else (lambda t: _ALG1_HINTS.get(t, ""))
+            dep = _departure(m, table, self.algorithm, hints, exact_j=True)
             if dep:
                 raise _Fail(dep)
             try:
@@ -321,7 +324,7 @@ class Algorithm1(_Puzzle):
                 for tensor in ("m", "l"):
                     _check_output(m, tensor, final[tensor][:, 0], self.algorithm)
             except _Fail as f:
-                dep = _departure(m, table, self.algorithm, lambda t: _ALG1_HINTS.get(t, ""))
+                dep = _departure(m, table, self.algorithm, hints)
                 stored_at = {(st.i, st.j) for s in m._m.steps for st in s.stores if st.tensor == "O"}
                 missing = [(i, j) for j in range(m.Tc) for i in range(m.Tr) if (i, j) not in stored_at]
                 raise _Fail(dep or f"{f}. Every step you stored matches {self.algorithm}, but " + (
@@ -392,6 +395,8 @@ class BlockUpdate(Algorithm1):
         try:
             _run_student(fn, m)
             q0, q1 = bi * m.Br, min((bi + 1) * m.Br, nq)
+            k0, k1 = bj * m.Bc, min((bj + 1) * m.Bc, nk)
+            scaled = _block_scale_hint(core.peek("m")[q0:q1], state["m"][q0:q1, 0], q[q0:q1], k[k0:k1], m.tau)
             for tensor in ("m", "l", "O"):
                 got = core.peek(tensor)[q0:q1]
                 exp = after[(tensor, q0)][bj]
@@ -404,7 +409,7 @@ class BlockUpdate(Algorithm1):
                                     f"the update ({name} = {_fmt(got[idx])}, Algorithm 1 has {_fmt(exp[idx])}). "
                                     "Hint: store O_i (Alg1 L12), then l_i and m_i (Alg1 L13).")
                     raise _Fail(_wrong_element(core, tensor, q0 + int(idx[0]), name, got[idx], exp[idx], "Algorithm 1",
-                                               _ALG1_HINTS[tensor]))
+                                               scaled or _ALG1_HINTS[tensor]))
             _check_budget(m, budget, self._per_tensor(m, bi, bj), "the Algorithm 1 step")
         except _Fail as f:
             return CheckResult(False, str(f), m, budget, where)
@@ -480,20 +485,22 @@ class FA2Order(_Puzzle):
         budget = self._budget(ref)
         try:
             _run_student(fn, m)
-            stored = {st.tensor for s in core.steps for st in s.stores}
-            if "L" not in stored:
+            if "L" not in {st.tensor for s in core.steps for st in s.stores}:
                 raise _Fail("L was never written. Hint: lse not saved: store L_i = m_i + log l_i for every Q "
                             "block (FA2fwd L13, L15); the backward pass recomputes P from it.")
+            _check_rows_loaded(m, self.causal)
             o64, lse64 = _core.reference_attention(q, k, v, m.tau, causal=self.causal)
             # Is L right? Then the scores, mask and row statistics are, and a wrong O is its own update.
             l_right = _first_bad(core.peek("L"), lse64) is None
-            # inf or nan where the reference is finite: e^(S - m) overflowed (a max not kept up to date)
-            overflow = not (np.isfinite(core.peek("O")).all() and np.isfinite(core.peek("L")).all())
+            # inf or nan where the reference is finite (an overflow; L = -inf, a row that summed no key), or S unscaled
+            lse_at = lambda s: _core.reference_attention(q, k, v, s, causal=self.causal)[1]  # noqa: E731
+            cause = _not_finite_hint(core.peek("O"), core.peek("L"), lse64, self.causal) or \
+                _scale_hint(core.peek("L"), lse_at, m.tau, d, "FA2fwd L8")
             for tensor, exp in (("O", o64), ("L", lse64)):
                 try:
                     _check_output(m, tensor, exp, "the float64 reference")
                 except _Fail as f:
-                    hint = (lambda t: _OVERFLOW_HINT) if overflow else \
+                    hint = (lambda t: cause) if cause else \
                         (lambda t: FA2Order.hints.get(t, "")) if tensor == "O" and l_right else self._hint
                     dep = _departure(m, _writes_table(ref), self.algorithm, hint)
                     raise _Fail(dep or f"{f}. {hint(tensor)}") from None
@@ -507,14 +514,7 @@ class FA2Order(_Puzzle):
         return self.hints.get(tensor, "")
 
     def _budget_hints(self):
-        return {("O", "written"): "Hint: O written every j: keep O_i on chip over the whole j loop and write it "
-                                  "once (FA2fwd L14)",
-                ("O", "read"): "Hint: FlashAttention-2 never reads O: O_i lives on chip until it is written",
-                ("Q", "read"): "Hint: load Q_i once per i, outside the j loop",
-                ("K", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i "
-                                     "(FA2fwd L6, L7), and only a block of them fits on chip",
-                ("V", "read under"): "Hint: load K_j, V_j again for every Q block i: they stream past each Q_i "
-                                     "(FA2fwd L6, L7), and only a block of them fits on chip"}
+        return dict(_FA2_BUDGET_HINTS)
 
 
 class Causal(FA2Order):

@@ -374,7 +374,10 @@ def algorithm_1_whole_kv(m):  # K and V loaded whole: more than SRAM holds
 # [SECTION] FlashAttention-2's order, causal
 
 def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=True, align_top_left=False,
-             free_q=True, store_at_end=False, rescale=True):
+             free_q=True, store_at_end=False, rescale=True, drop_diagonal=False, sum_l=True):
+    """FlashAttention-2, or with a mistake; drop_diagonal: the causal mask keeps c < r + Nk - Nq
+    (the off-by-one that leaves row 0 of a square problem no key); sum_l: False never adds the
+    block's rowsum P~ to l_i."""
     def fn(m):
         offset = 0 if align_top_left else m.nk - m.nq
         finished = []  # store_at_end: every block's O_i and L_i kept in Python, written after the loop
@@ -397,30 +400,31 @@ def fa2_with(o_every_j=False, save_lse=True, normalise=True, causal=False, skip=
                     if causal:
                         r = np.arange(q0, q1)[:, None]
                         c = np.arange(k0, k1)[None, :]
-                        S = np.where(c <= r + offset, S, -np.inf)
+                        S = np.where(c < r + offset if drop_diagonal else c <= r + offset, S, -np.inf)
                     # without the rescale: the max of the first block that has one, never updated
                     mn = np.maximum(mi, S.max(axis=1)) if rescale else np.where(np.isfinite(mi), mi, S.max(axis=1))
                     safe = np.where(np.isfinite(mn), mn, 0.0)
                     with np.errstate(over="ignore", invalid="ignore"):
                         P = np.exp(S - safe[:, None])
                         a = np.exp(np.where(np.isfinite(mi), mi - safe, -np.inf))
-                        li = a * li + P.sum(axis=1)
+                        li = a * li + (P.sum(axis=1) if sum_l else 0.0)
                         Oi = a[:, None] * Oi + P @ Vj
                     mi = mn
                 if o_every_j:
                     m.step("FA2fwd L14", i=i)
                     m.store("O", q0, q1, Oi / li[:, None])
             m.step("FA2fwd L12", i=i)
-            with np.errstate(invalid="ignore"):
+            with np.errstate(invalid="ignore", divide="ignore"):  # l_i = 0 in a wrong solution: nan, -inf
                 On = Oi / li[:, None] if normalise else Oi
+                Li = mi + np.log(li)
             if store_at_end:
-                finished.append((On, mi + np.log(li)))
+                finished.append((On, Li))
             else:
                 m.step("FA2fwd L14", i=i)
                 m.store("O", q0, q1, On)
             if save_lse and not store_at_end:
                 m.step("FA2fwd L15", i=i)
-                m.store("L", q0, q1, mi + np.log(li))
+                m.store("L", q0, q1, Li)
             if free_q:
                 m.free(Qt)
         if store_at_end:

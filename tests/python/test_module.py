@@ -278,6 +278,8 @@ GOOD = np.ones((6, 4), np.float32)
     (np.full((6, 4), np.nan), GOOD, GOOD, "NaN"),
     (GOOD, np.full((6, 4), np.inf), GOOD, "Inf"),
     (GOOD, GOOD, np.full((6, 4), 1e300), "beyond float32's range"),
+    # numpy.ma: its mask is not in the buffer, so the masked elements would be read as data
+    (GOOD, np.ma.masked_array(GOOD, mask=GOOD > 0), GOOD, r"k is a masked array \(numpy.ma\)"),
 ])
 def test_bad_arrays_are_value_errors(q, k, v, message):
     with pytest.raises(ValueError, match=message):

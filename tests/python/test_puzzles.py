@@ -235,6 +235,13 @@ def test_show_prints_statement_and_starter(capsys):
         puzzles.check("nope", RIGHT["causal"])
 
 
+def test_statements_fit_the_width_of_the_text_around_them():
+    """show() prints the statement as written: a line far longer than the rest (safe-softmax's had
+    144 characters among lines of 92) runs off a notebook's output cell."""
+    for pid in IDS:
+        assert max(len(line) for line in puzzles.statement(pid).splitlines()) <= 100, pid
+
+
 def test_starters_run_but_do_not_pass():
     """Each starter is valid Python that the machine accepts, and incomplete: it fails."""
     for pid in IDS:
@@ -672,9 +679,15 @@ def test_a_block_update_of_the_wrong_rows_says_which_rows_were_written():
     and names the rows that were, instead of blaming the last store of m."""
     right = S.block_update_with()
 
+    class Swapped:  # the machine with i and j swapped: the student's update of block (j, i)
+        def __init__(self, m):
+            self._m_, self.i, self.j = m, m.j, m.i
+
+        def __getattr__(self, name):
+            return getattr(self._m_, name)
+
     def swapped(m):
-        m.i, m.j = m.j, m.i
-        right(m)
+        right(Swapped(m))
     r = puzzles.check("block-update", swapped)
     assert not r.passed
     assert "was never written" in r.message and "your stores of" in r.message and "wrote rows" in r.message, r.message
@@ -710,6 +723,7 @@ def test_notes_are_checked_against_the_steps_blocks():
     assert "m.note(m_new=...): 999 x 1 where" in note(m_new=np.zeros(999))
     assert "'Z' is not a value the trace holds" in note(Z=1)
     assert "the value must be numbers" in note(S="high")
+    assert "real, not complex" in note(S=np.full((4, 4), 1j))  # was noted as 0, a ComplexWarning aside
     assert "stopped" not in note(S=np.zeros((4, 4)), m_new=np.zeros(4))
 
 
@@ -731,3 +745,19 @@ def test_a_number_stores_as_a_vector_of_one_row():
     r = puzzles.check("online-softmax", online)
     assert r.passed, r.message
     assert (r.write_bytes, r.budget_write) == (16, 16)  # y's 4 floats; m and l are diagnostics
+
+
+@pytest.mark.parametrize("puzzle,attr", [("fa2-order", "tau"), ("causal", "tau"), ("algorithm-1", "Tc"),
+                                         ("block-update", "i"), ("online-softmax", "n"), ("decode-combine", "S")])
+def test_the_problem_on_the_machine_is_read_only(puzzle, attr):
+    """The judge reads m.tau, m.Tc, ... after the function: m.tau = 1.0 with unscaled scores passed
+    fa2-order and causal (their reference was computed at the student's tau). Now any assignment
+    to the problem stops the function, naming it; the right solution, run afterwards, still passes."""
+    def changes_the_problem(m):
+        setattr(m, attr, 1.0 if attr == "tau" else getattr(m, attr) - 1)
+        RIGHT[puzzle](m)
+    r = puzzles.check(puzzle, changes_the_problem)
+    assert not r.passed
+    assert f"your function raised AttributeError: m.{attr} is the problem's and cannot be changed" in r.message, \
+        r.message
+    assert puzzles.check(puzzle, RIGHT[puzzle]).passed

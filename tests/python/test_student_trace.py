@@ -131,6 +131,16 @@ def test_a_trace_is_saved_to_a_path_only(path, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("name", ["t.json\0", "t\0.json"])
+def test_a_path_with_a_nul_is_refused_saying_so(name, tmp_path):
+    """The error named the path, which ended at the NUL, and said nothing else ("ValueError: .../t.json")."""
+    for save in (puzzles.check("safe-softmax", ALL_RIGHT["safe-softmax"]).trace.save,
+                 flashstep.run(n=8, d=4, M=64).save_trace):
+        with pytest.raises(ValueError, match=r"a path cannot hold a NUL character \(\\0 at character"):
+            save(str(tmp_path / name))
+    assert os.listdir(tmp_path) == []
+
+
 def test_the_lesson_takes_at_most_a_row_trace_s_length():
     assert len(flashstep.lesson_softmax(np.ones(2**20), 2**12).blocks) == 256
     for n in (2**20 + 1, 10**8):
