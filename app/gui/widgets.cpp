@@ -180,6 +180,12 @@ float TableCellText(const char* text, const ImVec4* colour) {
   return past;
 }
 
+float HeaderLabelRoom() {
+  // ImGui 1.86's TreeNodeBehavior puts a framed header's text after the arrow, at FontSize + 3
+  // frame paddings; one padding more keeps it clear of the frame's end.
+  return ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() - 4 * ImGui::GetStyle().FramePadding.x;
+}
+
 float PanelOverflowPx() {
   const ImGuiWindow* w = ImGui::GetCurrentWindow();
   return w->DC.CursorMaxPos.x - w->WorkRect.Max.x;

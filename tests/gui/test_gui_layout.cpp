@@ -5,8 +5,9 @@
 // lines within their panel, the softmax panel's, course column's and tiles' header lines within
 // theirs, the view tabs whole, the fp8 chapter's pages in a narrow course column, the step's whole
 // sentence in the algorithm panel, the memory panel within its width, the decoding pages' HBM table
-// without scrolling, the lesson named a view, and the panels' titles and the speed slider at font
-// scale 2.5. Each case is one a visual audit found wrong at
+// without scrolling, the lesson named a view, the panels' titles and the speed slider at font
+// scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
+// the backward view's rows at font scale 2. Each case is one a visual audit found wrong at
 // 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
@@ -371,4 +372,48 @@ TEST_CASE("a panel's title too long for its width is cut at a word with \"...\",
   REQUIRE(j["panel_titles"].size() >= 4);
   for (const auto& t : j["panel_titles"]) CHECK(t["shown"] == t["title"]);
   CHECK(j["controls"]["overflow_px"].get<double>() <= 0.5);
+}
+
+TEST_CASE("the compare, Bench and Pipeline views' controls stay within the centre panel at font scale 1.5 and 2",
+          "[gui][layout]") {
+  // At 1024x768 and font scale 2 "Run on this GPU" ran past the compare view's edge (the folder's
+  // field a sliver before it), the .npy section's header showed "Final O and lse from .np", the
+  // relative tolerance's label and "Save O, lse" ran past the edge; the Bench view's "Bc sweep
+  // (Figure 2, middle)" and the Pipeline view's "wait (clocks)" did the same; and the Bench
+  // figure drew "HBM traffic (GB)" and "runtime (ms)" over each other.
+  const std::string settings = settings_for("view-controls");
+  for (const std::string view : {"compare", "bench", "pipeline"})
+    for (const std::string scale : {"1.5", "2.0"})
+      for (const std::string size : {"1024x768", "1280x720"}) {
+        const std::string args = "--view " + view + " --font-scale " + scale + " --size " + size;
+        CAPTURE(args);
+        const nlohmann::json j = dumped_state(settings + args, "view-controls");
+        REQUIRE(j["view"] == view);
+        CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+        if (view == "compare") CHECK(j["compare"]["header_cut_px"].get<double>() <= 0.5);
+        if (view == "bench") {
+          const nlohmann::json& b = j["bench"];
+          REQUIRE(b["loaded"] == true);
+          CHECK((b["y_labels_stacked"] == true || b["y_labels_gap_px"].get<double>() >= 0));
+          if (scale == "2.0" && size == "1024x768") CHECK(b["y_labels_stacked"] == true);  // the case that tests it
+        }
+      }
+}
+
+TEST_CASE("the backward view's rows stay within the centre panel at font scale 2, the chip's boxes on two rows where they must",
+          "[gui][layout]") {
+  // At 1024x768 and font scale 2 the names on the chip's row ("P_ij dP_ij dS_ij D_i dV~_j dK~_j")
+  // were wider than the view: "dK~_j" ran past its edge and every box shrank to a 1 px column.
+  const std::string settings = settings_for("backward-rows");
+  for (const std::string args : {"--preset backward --step 40 --font-scale 2.0 --size 1024x768",
+                                 "--course backward --page 1 --font-scale 2.0 --size 1024x768",
+                                 "--preset backward --step 40 --font-scale 1.5 --size 1024x768",
+                                 "--preset backward --step 40 --presentation --size 1024x768",
+                                 "--preset backward --step 40 --font-scale 2.0 --size 1280x720"}) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "backward-rows");
+    REQUIRE(j["view"] == "tiles");
+    CHECK(j["tiles"]["backward_overflow_px"].get<double>() <= 0.5);
+    CHECK(j["tiles"]["backward_col_px"].get<double>() >= 4);
+  }
 }
