@@ -267,6 +267,7 @@ struct AppState {
   float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
+  float preset_combo_cut_px = 0;      // how much wider the preset's name is than its combo shows
   float backward_col_px = 0;          // the backward tiles' column width (1: every row too wide even so)
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell

@@ -238,7 +238,7 @@ nlohmann::json state_to_json(const AppState& s) {
                           {"sentence_hidden_px", s.algo_sentence_hidden_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
                          {"overflow_px", s.softmax_overflow_px}};
-  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
+  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}, {"preset_combo_cut_px", s.preset_combo_cut_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
                 {"backward_overflow_px", s.backward_overflow_px}, {"backward_col_px", s.backward_col_px},
                 {"decode_lse_gap_px", s.decode_lse_gap_px},
