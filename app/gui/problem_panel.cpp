@@ -62,8 +62,11 @@ void DrawProblemTab(AppState& s) {
   const float whole = ImGui::CalcTextSize(preset).x + 2 * ImGui::GetStyle().FramePadding.x + ImGui::GetFrameHeight();
   const FittedLabel preset_label = FitLabel("preset", std::max(ImGui::GetFontSize() * 10, whole), whole);
   ImGui::SetNextItemWidth(preset_label.width);
-  s.preset_combo_cut_px = whole - preset_label.width;
-  if (ImGui::BeginCombo(preset_label.label, preset)) {
+  // A name wider than the whole column with the arrow ("decode-paged" at font scale 2 in a
+  // 1024x768 window) gets the arrow's room: the combo opens on a click all the same.
+  const bool no_arrow = whole > preset_label.width;
+  s.preset_combo_cut_px = whole - preset_label.width - (no_arrow ? ImGui::GetFrameHeight() : 0.0f);
+  if (ImGui::BeginCombo(preset_label.label, preset, no_arrow ? ImGuiComboFlags_NoArrowButton : 0)) {
     for (const std::string& n : s.preset_names)
       if (ImGui::Selectable(n.c_str())) {
         try {

@@ -430,12 +430,14 @@ TEST_CASE("the backward view's rows stay within the centre panel at font scale 2
 }
 
 TEST_CASE("the problem panel shows the preset's whole name and breaks a word wider than its column", "[gui][layout]") {
-  // At 1024x768 and font scale 2 the preset combo showed "backwa" and "l2-fa1-v", and the L2
+  // At 1024x768 and font scale 2 the preset combo showed "backwa", "l2-fa1-v" and (wider than
+  // the column with its arrow) "decode-pag", and the L2
   // preset's description ran "(docs/l2-model.md)" 23 px past the panel's edge: a word wider than
   // the column was never broken.
   check_each_dump(settings_for("problem-column"),
                   {"--preset l2-fa1-vs-fa2 --font-scale 2.0 --size 1024x768", "--preset backward --font-scale 2.0 --size 1024x768",
-                   "--preset dropout-bf16 --font-scale 1.5 --size 1024x768", "--preset gpt2-medium --presentation --size 1024x768"},
+                   "--preset dropout-bf16 --font-scale 1.5 --size 1024x768", "--preset gpt2-medium --presentation --size 1024x768",
+                   "--preset decode-paged --font-scale 2.0 --size 1024x768"},
                   "problem-column", [](const nlohmann::json& j) {
                     CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
                     CHECK(j["problem_panel"]["preset_combo_cut_px"].get<double>() <= 0.5);
