@@ -184,6 +184,7 @@ struct CompareState {
   std::string error, message;
   uint64_t version = 0;     // bumps when err changes (the heatmap re-uploads)
   float map_px[2] = {0, 0};  // the |O - O_trace| map's width and height as last drawn (--dump-state)
+  float header_cut_px = 0;    // how far the .npy section's header title runs past what it shows (--dump-state)
   bool passed() const { return loaded && o_stats.max_rel <= tolerance && lse_stats.max_rel <= tolerance; }
 };
 
@@ -266,6 +267,8 @@ struct AppState {
   float tiles_header_overflow_px = 0;  // how far the tiles' header (the score tile's choices) ran past the panel
   float tiles_bar_cut_px = 0;         // how much of the tiles' colour bars the panel's bottom edge cuts off
   float backward_overflow_px = 0;     // how far the backward tiles' rows (boxes and names) ran past the view
+  float preset_combo_cut_px = 0;      // how much wider the preset's name is than its combo shows
+  float backward_col_px = 0;          // the backward tiles' column width (1: every row too wide even so)
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)

@@ -228,9 +228,19 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   // the view (a projector's 1024 x 768), the chip's boxes take a third row.
   const bool split = extent(row2, n2, 1.0f, gap) > room;
   const int n2a = split ? first_chip : n2;  // the boxes on row 2
+  // Where the chip's names alone are wider than the view too (font scale 2 at 1024 x 768: the
+  // boxes shrank to 1 px slivers and "dK~_j" ran past the edge), its boxes from chip_break on
+  // take a fourth row; chip_break = n2: none do.
+  int chip_break = n2;
+  if (split && extent(row2 + first_chip, n2 - first_chip, 1.0f, 0) > room) {
+    chip_break = first_chip + 1;
+    while (chip_break < n2 && extent(row2 + first_chip, chip_break + 1 - first_chip, 1.0f, 0) <= room) ++chip_break;
+  }
   auto fits = [&](float w) {
     if (extent(row1, n1, w, 0) > room) return false;
-    if (split) return extent(row2, n2a, w, 0) <= room && extent(row2 + first_chip, n2 - first_chip, w, 0) <= room;
+    if (split)
+      return extent(row2, n2a, w, 0) <= room && extent(row2 + first_chip, chip_break - first_chip, w, 0) <= room &&
+             extent(row2 + chip_break, n2 - chip_break, w, 0) <= room;
     return extent(row2, n2, w, gap) <= room;
   };
   // The widest columns (up to 56 px) at which every row fits, found by halving.
@@ -240,17 +250,20 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
     for (int k = 0; k < 16; ++k) (fits(0.5f * (lo + hi)) ? lo : hi) = 0.5f * (lo + hi);
     cw = lo;
   }
-  float hu1 = 1, hu2 = 1, hu3 = 0;
+  s.backward_col_px = cw;
+  float hu1 = 1, hu2 = 1, hu3 = 0, hu4 = 0;
   units(row1, n1, &hu1);
   units(row2, n2a, &hu2);
-  if (split) units(row2 + first_chip, n2 - first_chip, &hu3);
-  const float rows_n = split ? 3.0f : 2.0f;
+  if (split) units(row2 + first_chip, chip_break - first_chip, &hu3);
+  if (chip_break < n2) units(row2 + chip_break, n2 - chip_break, &hu4);
+  const float rows_n = chip_break < n2 ? 4.0f : split ? 3.0f : 2.0f;
   // Rows fill the height left, but no flatter than 8 px (or the column width): below that the
   // view scrolls rather than draw the matrices as lines.
-  const float ch = std::clamp((avail.y - 2 * rows_n * lab - (rows_n - 1) * gap - legend_h) / (hu1 + hu2 + hu3),
+  const float ch = std::clamp((avail.y - 2 * rows_n * lab - (rows_n - 1) * gap - legend_h) / (hu1 + hu2 + hu3 + hu4),
                               std::min(cw, 8.0f), 32.0f);
   float x = origin.x + 2;
   const float y1 = origin.y + 2 * lab, y2 = y1 + hu1 * ch + gap + 2 * lab, y3 = y2 + hu2 * ch + gap + 2 * lab;
+  const float y4 = y3 + hu3 * ch + gap + lab;  // the chip's second row: its names, no caption
   for (int e = 0; e < n1; ++e) {
     row1[e].p0 = ImVec2(x, y1);
     row1[e].cw = cw;
@@ -270,6 +283,11 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
       } else {
         x += gap;
       }
+    }
+    if (e == chip_break) {
+      s.backward_overflow_px = std::max(s.backward_overflow_px, x - gap - (origin.x + avail.x));
+      x = origin.x + 2;
+      y = y4;
     }
     row2[e].p0 = ImVec2(x, y);
     row2[e].cw = cw;
@@ -357,7 +375,7 @@ void DrawBackwardView(AppState& s, GpuState& gs) {
   for (int e = 0; e < n2; ++e) hover(s, row2[e]);
 
   // Legend.
-  const float ly = (split ? y3 + hu3 * ch : y2 + hu2 * ch) + gap;
+  const float ly = (chip_break < n2 ? y4 + hu4 * ch : split ? y3 + hu3 * ch : y2 + hu2 * ch) + gap;
   ImGui::SetCursorScreenPos(ImVec2(origin.x, ly));
   if (!legend) {
     ImGui::Dummy(ImVec2(0, 0));

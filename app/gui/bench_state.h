@@ -13,6 +13,8 @@ struct BenchState {
   char path[kPathField] = "";
   bool loaded = false;
   float plot_h = 0;  // the last frame's plot area height in pixels (0: too small to draw); for the state dump
+  float y_labels_gap = 0;         // the y axes' labels' room on one line, and whether they were
+  bool y_labels_stacked = false;  // drawn on two instead (plot::FigureLayout); for the state dump
   uint32_t figure_background = 0;  // the figure's background colour as last drawn (IM_COL32 packing: R lowest)
   plot::BenchData data;
   plot::FigureKind figure = plot::FigureKind::bc;

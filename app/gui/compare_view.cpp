@@ -15,26 +15,41 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   CompareState& c = s.compare;
   DrawSnapshotCompare(s);
   ImGui::Spacing();
-  if (!ImGui::CollapsingHeader("Final O and lse from .npy files", s.snapshots.loaded ? 0 : ImGuiTreeNodeFlags_DefaultOpen))
-    return;
+  // The header's longest title that fits: ImGui 1.86 clips a header's text at the panel's edge
+  // without a mark ("Final O and lse from .np" at 1024x768, font scale 2).
+  const float room = HeaderLabelRoom();
+  const char* head = LongestFitting(room, {"Final O and lse from .npy files", "Final O and lse (.npy)", "O and lse (.npy)", "O, lse (.npy)"});
+  if (!*head) head = "O, lse (.npy)";
+  c.header_cut_px = ImGui::CalcTextSize(head).x - room;
+  char head_id[64];
+  std::snprintf(head_id, sizeof head_id, "%s###final-o-lse", head);
+  if (!ImGui::CollapsingHeader(head_id, s.snapshots.loaded ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) return;
   DimText("Load a result computed elsewhere (for instance the CUDA backend's O and lse as .npy) "
           "and compare it with this CPU trace's output. Relative error is normwise: "
           "max |x - ref| / max |ref|.");
-  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
-  ImGui::InputText("O (.npy, Nq x d)", c.o_path, sizeof c.o_path);
-  ImGui::InputText("lse (.npy, Nq)", c.lse_path, sizeof c.lse_path);
-  ImGui::PopItemWidth();
+  // Each path's field fills the line after its label; where that leaves it less than 6 lines'
+  // height of width the label goes above it (at 1024x768, font scale 2, the fields were slivers).
+  const float fs = ImGui::GetFontSize(), whole = ImGui::GetContentRegionAvail().x;
+  const FittedLabel o_label = FitLabel("O (.npy, Nq x d)", whole, fs * 6);
+  ImGui::SetNextItemWidth(o_label.width);
+  ImGui::InputText(o_label.label, c.o_path, sizeof c.o_path);
+  const FittedLabel lse_label = FitLabel("lse (.npy, Nq)", whole, fs * 6);
+  ImGui::SetNextItemWidth(lse_label.width);
+  ImGui::InputText(lse_label.label, c.lse_path, sizeof c.lse_path);
   if (s.pick_local_file) {  // the web page: the files from the user's computer, through the browser
     if (ImGui::Button("Open O file...")) s.pick_local_file(LocalFile::compare_o);
     SameLineIfButtonFits("Open lse file...");
     if (ImGui::Button("Open lse file...")) s.pick_local_file(LocalFile::compare_lse);
   }
   if (ImGui::Button("Load and compare")) s.load_compare();
-  ImGui::SameLine();
-  // The longest label that fits the panel (at 1280x720 in presentation mode the full one was cut).
+  // The longest label that fits the rest of the line (at 1280x720 in presentation mode the full
+  // one was cut), else the longest that fits the next line (at font scale 2 not even "Save O,
+  // lse" fitted beside "Load and compare": it ran past the panel's edge).
   const float pad = 2 * ImGui::GetStyle().FramePadding.x;
-  const char* save = LongestFitting(ImGui::GetContentRegionAvail().x - pad,
+  const char* save = LongestFitting(LineRoomAfterItem() - pad,
                                     {"Save this trace's O and lse to these paths", "Save O and lse to these paths", "Save O, lse"});
+  if (*save) ImGui::SameLine();
+  else save = LongestFitting(whole - pad, {"Save this trace's O and lse to these paths", "Save O and lse to these paths", "Save O, lse"});
   char save_id[96];
   std::snprintf(save_id, sizeof save_id, "%s###save-o-lse", *save ? save : "Save");
   if (ImGui::Button(save_id)) {
@@ -49,8 +64,9 @@ void DrawCompareView(AppState& s, GpuState& gs) {
       c.error = e.what();
     }
   }
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-  ImGui::InputDouble("relative tolerance", &c.tolerance, 0, 0, "%.1e");
+  const FittedLabel tol_label = FitLabel("relative tolerance", fs * 7, fs * 5);
+  ImGui::SetNextItemWidth(tol_label.width);
+  ImGui::InputDouble(tol_label.label, &c.tolerance, 0, 0, "%.1e");
   if (!c.error.empty()) ErrorText(c.error);
   if (!c.message.empty()) DimText(c.message.c_str());
   if (!c.loaded) {
@@ -66,7 +82,7 @@ void DrawCompareView(AppState& s, GpuState& gs) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Under the map, its colour bar: 6 px, the bar, its labels' line and a line's spacing.
-  const float fs = ImGui::GetFontSize(), bar_h = std::round(10 * fs / 15);
+  const float bar_h = std::round(10 * fs / 15);
   const float legend_h = 6 + 2 + bar_h + 1 + ImGui::GetTextLineHeightWithSpacing();
   const int rows = int(c.err.rows()), cols = int(c.err.cols());
   if (rows == 0 || cols == 0) return;

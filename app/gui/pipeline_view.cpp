@@ -224,7 +224,7 @@ void DrawPipelineView(AppState& s) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   if (ImGui::RadioButton("forward", !ps.backward)) ps.backward = false, changed = true;
-  ImGui::SameLine();
+  SameLineIfFits("backward");
   if (ImGui::RadioButton("backward", ps.backward)) ps.backward = true, changed = true;
   // Each button on this line where it fits before the panel's edge, else on the next.
   for (int d : {64, 128}) {
@@ -245,13 +245,15 @@ void DrawPipelineView(AppState& s) {
   changed |= ImGui::Checkbox("causal", &ps.causal);
   if (!ps.backward) {  // on this line where it fits, else on the next
     SameLineIfFits("tensor cores in turn", ImGui::GetFontSize() * 2);
-    changed |= ImGui::Checkbox("tensor cores in turn", &ps.in_turn);
+    changed |= ImGui::Checkbox(FitToggle({"tensor cores in turn###in-turn", "cores in turn###in-turn"}), &ps.in_turn);
   }
   const float slider_w = ImGui::GetFontSize() * 8 + style.ItemInnerSpacing.x + ImGui::CalcTextSize("wait (clocks)").x;
   if (ImGui::GetItemRectMax().x + ImGui::GetFontSize() * 2 + slider_w <= right) ImGui::SameLine(0, ImGui::GetFontSize() * 2);
-  ImGui::PushItemWidth(ImGui::GetFontSize() * 8);
-  changed |= ImGui::SliderFloat("wait (clocks)", &ps.wait_clk, 0.0f, 800.0f, "%.0f");
-  ImGui::PopItemWidth();
+  // On a line of its own the slider shrinks, then its label goes above it, rather than run past
+  // the panel's edge ("wait (clo" at 1024x768, font scale 2).
+  const FittedLabel wait = FitLabel("wait (clocks)", ImGui::GetFontSize() * 8, ImGui::GetFontSize() * 4);
+  ImGui::SetNextItemWidth(wait.width);
+  changed |= ImGui::SliderFloat(wait.label, &ps.wait_clk, 0.0f, 800.0f, "%.0f");
   // The forward's techniques (no allocation per frame), wrapped onto the next line where the panel ends.
   if (!ps.backward)
     for (const PipelineState::Row& row : ps.rows) {

@@ -56,7 +56,17 @@ bool DrawL2Fields(ProblemForm& f) {
 
 void DrawProblemTab(AppState& s) {
   ProblemForm& f = s.form;
-  if (ImGui::BeginCombo(fit("preset", ImGui::GetFontSize() * 10), s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str())) {
+  // The combo keeps the preset's whole name: where it would be cut beside the label ("backwa",
+  // "l2-fa1-v" at 1024x768, font scale 2), the label goes above it.
+  const char* preset = s.preset_name.empty() ? "(edited problem)" : s.preset_name.c_str();
+  const float whole = ImGui::CalcTextSize(preset).x + 2 * ImGui::GetStyle().FramePadding.x + ImGui::GetFrameHeight();
+  const FittedLabel preset_label = FitLabel("preset", std::max(ImGui::GetFontSize() * 10, whole), whole);
+  ImGui::SetNextItemWidth(preset_label.width);
+  // A name wider than the whole column with the arrow ("decode-paged" at font scale 2 in a
+  // 1024x768 window) gets the arrow's room: the combo opens on a click all the same.
+  const bool no_arrow = whole > preset_label.width;
+  s.preset_combo_cut_px = whole - preset_label.width - (no_arrow ? ImGui::GetFrameHeight() : 0.0f);
+  if (ImGui::BeginCombo(preset_label.label, preset, no_arrow ? ImGuiComboFlags_NoArrowButton : 0)) {
     for (const std::string& n : s.preset_names)
       if (ImGui::Selectable(n.c_str())) {
         try {

@@ -162,16 +162,24 @@ void draw_per_j(AppState& s, ImVec2 p0, float w, float h) {
 
 void draw_header(AppState& s) {
   SnapshotCompare& c = s.snapshots;
-  ImGui::PushItemWidth(-ImGui::GetFontSize() * 24);
+  // The folder's field with both buttons after it where it keeps 8 lines' height of width, else
+  // the field on a line of its own and the buttons under it: at 1024x768 and font scale 2 the
+  // field shrank to a sliver and "Run on this GPU" ran past the panel's edge.
+  const char* kLoad = "Load snapshot folder";
+  const char* kRun = "Run on this GPU";
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float buttons_w = ButtonWidth(kLoad) + gap + ButtonWidth(kRun) + gap;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const bool beside = avail - buttons_w >= ImGui::GetFontSize() * 8;
+  ImGui::SetNextItemWidth(beside ? avail - buttons_w : avail);
   ImGui::InputText("##snapdir", c.dir, sizeof c.dir);
-  ImGui::PopItemWidth();
-  ImGui::SameLine();
-  if (ImGui::Button("Load snapshot folder")) s.load_snapshots();
-  ImGui::SameLine();
+  if (beside) ImGui::SameLine();
+  if (ImGui::Button(kLoad)) s.load_snapshots();
+  SameLineIfButtonFits(kRun);
   static std::string why;  // asked once: the answer does not change while the app runs
   static const bool gpu_ok = gpu_snapshots_available(&why);
   ImGui::BeginDisabled(!gpu_ok);
-  if (ImGui::Button("Run on this GPU")) {
+  if (ImGui::Button(kRun)) {
     try {
       c.set(gpu_snapshots(s.run->trace), *s.run);
       c.error.clear();

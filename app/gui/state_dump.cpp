@@ -29,7 +29,8 @@ nlohmann::json bench_to_json(const BenchState& b) {
   return {{"path", b.path}, {"loaded", b.loaded}, {"error", b.error}, {"figure", plot::figure_name(b.figure)},
           {"d", b.d}, {"title", b.shown.title}, {"empty", b.shown.empty}, {"series", series},
           {"x_log", b.shown.x.log}, {"y_log", b.shown.y.log}, {"plot_h_px", b.plot_h},
-          {"figure_background_rgb", rgb(b.figure_background)}};
+          {"figure_background_rgb", rgb(b.figure_background)}, {"y_labels_gap_px", b.y_labels_gap},
+          {"y_labels_stacked", b.y_labels_stacked}};
 }
 
 nlohmann::json matrix_to_json(const Mat& m) {
@@ -213,7 +214,8 @@ nlohmann::json state_to_json(const AppState& s) {
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel},
                   {"map_px", {s.compare.map_px[0], s.compare.map_px[1]}}, {"o_path", s.compare.o_path},
-                  {"lse_path", s.compare.lse_path}, {"error", s.compare.error}};
+                  {"lse_path", s.compare.lse_path}, {"error", s.compare.error},
+                  {"header_cut_px", s.compare.header_cut_px}};
   j["bench"] = bench_to_json(s.bench);
   // The display settings in force and what the window measured with them (0 without a window).
   const DisplayState& ds = s.display;
@@ -236,9 +238,10 @@ nlohmann::json state_to_json(const AppState& s) {
                           {"sentence_hidden_px", s.algo_sentence_hidden_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
                          {"overflow_px", s.softmax_overflow_px}};
-  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}};
+  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}, {"preset_combo_cut_px", s.preset_combo_cut_px}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
-                {"backward_overflow_px", s.backward_overflow_px}, {"decode_lse_gap_px", s.decode_lse_gap_px},
+                {"backward_overflow_px", s.backward_overflow_px}, {"backward_col_px", s.backward_col_px},
+                {"decode_lse_gap_px", s.decode_lse_gap_px},
                 {"bar_cut_px", s.tiles_bar_cut_px}, {"header_overflow_px", s.tiles_header_overflow_px}, {"rows_px", s.tiles_rows_px},
                 {"rows_label_gap_px", s.tiles_rows_label_gap_px}, {"j_labels", s.tiles_j_labels},
                 {"j_last_label", s.tiles_j_last_label}, {"j_stride", s.tiles_j_stride},

@@ -130,6 +130,22 @@ bool joins_number_to_unit(const char* word, const char* space, const char* end) 
   return std::isalpha(static_cast<unsigned char>(space[1])) || space[1] == '%';
 }
 
+// Where to break a word wider than `w` pixels, [word, end): after its last '/' or '-' that fits,
+// else after the last whole character that fits (at least one). "(docs/l2-model.md)" ran 23 px
+// past the problem panel's edge at font scale 2 in a 1024x768 window.
+const char* word_break(const char* word, const char* end, float w) {
+  const char* fit = word;
+  for (const char* q = word; q < end;) {
+    const char* next = q + 1;
+    while (next < end && (static_cast<unsigned char>(*next) & 0xC0) == 0x80) ++next;  // a UTF-8 character whole
+    if (fit > word && ImGui::CalcTextSize(word, next).x > w) break;
+    fit = q = next;
+  }
+  for (const char* q = fit; q > word + 1; --q)
+    if (q[-1] == '/' || q[-1] == '-') return q;
+  return fit;
+}
+
 }  // namespace
 
 const std::string& TextWrappedAtSpaces(const char* text) {
@@ -155,6 +171,12 @@ const std::string& TextWrappedAtSpaces(const char* text) {
       if (q == end || *q == '\n') break;
     }
     if (!out.empty()) out += '\n';
+    if (ImGui::CalcTextSize(line, cut).x > w) {  // one word wider than the whole line
+      const char* brk = word_break(line, cut, w);
+      out.append(line, brk);
+      line = brk;
+      continue;
+    }
     out.append(line, cut);
     line = cut + 1;
   }
@@ -178,6 +200,12 @@ float TableCellText(const char* text, const ImVec4* colour) {
   if (colour) ImGui::TextColored(*colour, "%s", text);
   else ImGui::TextUnformatted(text);
   return past;
+}
+
+float HeaderLabelRoom() {
+  // ImGui 1.86's TreeNodeBehavior puts a framed header's text after the arrow, at FontSize + 3
+  // frame paddings; one padding more keeps it clear of the frame's end.
+  return ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() - 4 * ImGui::GetStyle().FramePadding.x;
 }
 
 float PanelOverflowPx() {

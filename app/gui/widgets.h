@@ -76,6 +76,9 @@ const std::string& TextWrappedF(const char* fmt, ...) IM_FMTARGS(1);
 // In a table cell: the text (in `colour` where given), and how far it runs past what the cell
 // shows (pixels; 0 or less: all of it shows), for the tables' measures in --dump-state.
 float TableCellText(const char* text, const ImVec4* colour = nullptr);
+// The width a collapsing header's title has before ImGui 1.86 clips it (no mark) at the panel's
+// edge: the content width less the arrow and the frame's padding.
+float HeaderLabelRoom();
 // In a window, before its End(): how far the widest item drawn so far reaches past the content
 // width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
 float PanelOverflowPx();

@@ -145,7 +145,7 @@ FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, 
   float right = p1.x - legend_w - l.right_ticks - 0.4f * F;
   float notes_h = 0;
   for (const std::string& n : f.notes) notes_h += pt.text_size(n.c_str(), wrap).y;
-  const float top = l.text_y + 1.9f * F;
+  float top = l.text_y + 1.9f * F;
   float bottom = p1.y - notes_h - 3.4f * F;
   // The legend right of the plot, or under it in columns where that leaves the plot a clearly
   // larger readable area (a quarter more; a plot up to twice as wide as tall counts its width).
@@ -167,6 +167,15 @@ FigureLayout layout_figure(const Figure& f, ImVec2 p0, ImVec2 p1, ImFont* font, 
     l.legend_lines = lines;
     right = right_below;
     bottom = bottom_below;
+  }
+  // The y axes' labels on one line where a font size is left between them, else the left one a
+  // line above (at 1024x768 and font scale 2 "HBM traffic (GB)" and "runtime (ms)" were drawn over
+  // each other). The right one ends at the right ticks' edge.
+  if (f.has_y2) {
+    l.y_labels_gap = std::floor(right) + l.right_ticks - pt.text_size(f.y2.label.c_str()).x -
+                     (p0.x + 0.6f * F + pt.text_size(f.y.label.c_str()).x);
+    l.y_labels_stacked = l.y_labels_gap < F;
+    if (l.y_labels_stacked) top += 1.2f * F;
   }
   l.legend_y = bottom + 3.0f * F;
   l.fits = right - left >= 4 * F && bottom - top >= 3 * F;
@@ -252,7 +261,8 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   // Bars on one axis and one line on the other: each axis' label takes its series' colour.
   const bool pair = f.has_y2 && f.series.size() == 2;
   const ImU32 y_col = pair ? st.palette[f.series[0].colour % 8] : st.text;
-  pt.text_at(ImVec2(p0.x + 0.6f * F, a0.y - 0.5f * F), 0.0f, 1.0f, y_col, f.y.label.c_str());
+  pt.text_at(ImVec2(p0.x + 0.6f * F, a0.y - (lay.y_labels_stacked ? 1.7f : 0.5f) * F), 0.0f, 1.0f, y_col,
+             f.y.label.c_str());
   if (f.has_y2)
     pt.text_at(ImVec2(a1.x + right_ticks, a0.y - 0.5f * F), 1.0f, 1.0f, pair ? st.palette[f.series[1].colour % 8] : st.text,
                f.y2.label.c_str());

@@ -24,6 +24,12 @@ struct FigureLayout {
   float subtitle_y = 0, text_y = 0;  // the subtitle's top; the first line under it
   ImVec2 a0, a1;                     // the plot area
   float right_ticks = 0;             // width of the right-hand axis' labels
+  // The two y axes' labels above the plot: on one line (the left one at the left, the right one
+  // ending at the right ticks' edge), or, where they would come within a font size of each
+  // other, the left one a line higher. y_labels_gap: the room between them were they on one
+  // line (negative: they would overlap; 0 without a right-hand axis).
+  bool y_labels_stacked = false;
+  float y_labels_gap = 0;
   bool fits = false;                 // room for a readable plot
   // The legend: right of the plot, or under the x axis' label in columns of legend_w where that
   // leaves the plot more room (the notes follow it).

@@ -5,12 +5,14 @@
 // lines within their panel, the softmax panel's, course column's and tiles' header lines within
 // theirs, the view tabs whole, the fp8 chapter's pages in a narrow course column, the step's whole
 // sentence in the algorithm panel, the memory panel within its width, the decoding pages' HBM table
-// without scrolling, the lesson named a view, and the panels' titles and the speed slider at font
-// scale 2.5. Each case is one a visual audit found wrong at
-// 1280x720 or 1024x768.
+// without scrolling, the lesson named a view, the panels' titles and the speed slider at font
+// scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
+// the backward view's rows, the preset's name and a long word in the problem panel at font scale
+// 2. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <regex>
 #include <string>
 #include <utility>
@@ -35,6 +37,17 @@ std::string settings_for(const std::string& name) {
   const std::string path = out_path(name + "-settings.json");
   fs::remove(path);
   return "--settings " + path + " ";
+}
+
+// Runs `check` on the state dumped for each case's arguments (after `settings`), the arguments
+// captured for a failure's report.
+template <class Check>
+void check_each_dump(const std::string& settings, std::initializer_list<const char*> cases, const std::string& name,
+                     Check check) {
+  for (const std::string args : cases) {
+    CAPTURE(args);
+    check(dumped_state(settings + args, name));
+  }
 }
 
 }  // namespace
@@ -371,4 +384,62 @@ TEST_CASE("a panel's title too long for its width is cut at a word with \"...\",
   REQUIRE(j["panel_titles"].size() >= 4);
   for (const auto& t : j["panel_titles"]) CHECK(t["shown"] == t["title"]);
   CHECK(j["controls"]["overflow_px"].get<double>() <= 0.5);
+}
+
+TEST_CASE("the compare, Bench and Pipeline views' controls stay within the centre panel at font scale 1.5 and 2",
+          "[gui][layout]") {
+  // At 1024x768 and font scale 2 "Run on this GPU" ran past the compare view's edge (the folder's
+  // field a sliver before it), the .npy section's header showed "Final O and lse from .np", the
+  // relative tolerance's label and "Save O, lse" ran past the edge; the Bench view's "Bc sweep
+  // (Figure 2, middle)" and the Pipeline view's "wait (clocks)" did the same; and the Bench
+  // figure drew "HBM traffic (GB)" and "runtime (ms)" over each other.
+  const std::string settings = settings_for("view-controls");
+  for (const std::string view : {"compare", "bench", "pipeline"})
+    for (const std::string scale : {"1.5", "2.0"})
+      for (const std::string size : {"1024x768", "1280x720"}) {
+        const std::string args = "--view " + view + " --font-scale " + scale + " --size " + size;
+        CAPTURE(args);
+        const nlohmann::json j = dumped_state(settings + args, "view-controls");
+        REQUIRE(j["view"] == view);
+        CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+        if (view == "compare") CHECK(j["compare"]["header_cut_px"].get<double>() <= 0.5);
+        if (view == "bench") {
+          const nlohmann::json& b = j["bench"];
+          REQUIRE(b["loaded"] == true);
+          CHECK((b["y_labels_stacked"] == true || b["y_labels_gap_px"].get<double>() >= 0));
+          if (scale == "2.0" && size == "1024x768") CHECK(b["y_labels_stacked"] == true);  // the case that tests it
+        }
+      }
+}
+
+TEST_CASE("the backward view's rows stay within the centre panel at font scale 2, the chip's boxes on two rows where they must",
+          "[gui][layout]") {
+  // At 1024x768 and font scale 2 the names on the chip's row ("P_ij dP_ij dS_ij D_i dV~_j dK~_j")
+  // were wider than the view: "dK~_j" ran past its edge and every box shrank to a 1 px column.
+  check_each_dump(settings_for("backward-rows"),
+                  {"--preset backward --step 40 --font-scale 2.0 --size 1024x768",
+                   "--course backward --page 1 --font-scale 2.0 --size 1024x768",
+                   "--preset backward --step 40 --font-scale 1.5 --size 1024x768",
+                   "--preset backward --step 40 --presentation --size 1024x768",
+                   "--preset backward --step 40 --font-scale 2.0 --size 1280x720"},
+                  "backward-rows", [](const nlohmann::json& j) {
+                    REQUIRE(j["view"] == "tiles");
+                    CHECK(j["tiles"]["backward_overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["tiles"]["backward_col_px"].get<double>() >= 4);
+                  });
+}
+
+TEST_CASE("the problem panel shows the preset's whole name and breaks a word wider than its column", "[gui][layout]") {
+  // At 1024x768 and font scale 2 the preset combo showed "backwa", "l2-fa1-v" and (wider than
+  // the column with its arrow) "decode-pag", and the L2
+  // preset's description ran "(docs/l2-model.md)" 23 px past the panel's edge: a word wider than
+  // the column was never broken.
+  check_each_dump(settings_for("problem-column"),
+                  {"--preset l2-fa1-vs-fa2 --font-scale 2.0 --size 1024x768", "--preset backward --font-scale 2.0 --size 1024x768",
+                   "--preset dropout-bf16 --font-scale 1.5 --size 1024x768", "--preset gpt2-medium --presentation --size 1024x768",
+                   "--preset decode-paged --font-scale 2.0 --size 1024x768"},
+                  "problem-column", [](const nlohmann::json& j) {
+                    CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["problem_panel"]["preset_combo_cut_px"].get<double>() <= 0.5);
+                  });
 }
