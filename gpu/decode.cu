@@ -221,14 +221,14 @@ void to_e4m3(const float* src, uint8_t* dst, int64_t n) {
 // from warp 0 and read each page piece's table entry at the copy's issue (0, the code before), a
 // stage ahead (1), or a stage ahead after an L2 prefetch of the split's table (2), to time what
 // the default (3: 2 with the stages' issues dealt to the warps in turn; DecodeParams::
-// table_ahead) saves; 5 deals each stage's pieces to all the warps (tools/device/fp8_decode_paged.sh).
+// table_ahead) saves (tools/device/fp8_decode_paged.sh).
 static int table_ahead() {
   static const int mode = [] {
     const char* e = std::getenv("FLASHSTEP_DECODE_TABLE_AHEAD");
     const std::string v = e ? e : "";
     if (v.empty()) return 3;
-    if (v.size() == 1 && ((v[0] >= '0' && v[0] <= '3') || v[0] == '5')) return v[0] - '0';
-    throw InputError("FLASHSTEP_DECODE_TABLE_AHEAD must be 0, 1, 2, 3 or 5 (got '" + v + "')");
+    if (v.size() == 1 && v[0] >= '0' && v[0] <= '3') return v[0] - '0';
+    throw InputError("FLASHSTEP_DECODE_TABLE_AHEAD must be 0, 1, 2 or 3 (got '" + v + "')");
   }();
   return mode;
 }

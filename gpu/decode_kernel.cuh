@@ -325,16 +325,6 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
   uint64_t policy = 0;  // variants 8-10: K and V lines first out of the L2
   if constexpr (Tr::kEvictFirst) policy = tc::evict_first_policy();
   const int lane32 = threadIdx.x % 32;
-  constexpr int NW = kThreads / 32;  // warps
-  // Paged, table_ahead 5: every warp issues its own pieces of every stage (see piece_entry), and
-  // thread 0 arms each stage's barrier with the stage's bytes (its one arrival) a block barrier
-  // before any warp issues them: at the start for the first STAGES stages, and at the end of step
-  // t, once its own wait has seen the phase of stage t complete, for stage t + STAGES.
-  const bool spread = !Tr::kLsuV && paged && p.table_ahead == 5;
-  auto arm_stage = [&](int t) {
-    const int kt = k0 + t * SK;
-    tc::mbar_expect_tx(tc::smem_addr(full + t % STAGES), 2 * uint32_t(min(SK, k1 - kt)) * uint32_t(D * sizeof(T)));
-  };
   auto issue_bulk = [&](int t, int entry) {
     const int kt = k0 + t * SK, nkeys = min(SK, k1 - kt);
     const uint32_t kd = tc::smem_addr(Ks + (t % STAGES) * Tr::kStageElems);
@@ -346,26 +336,12 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     if constexpr (Tr::kLsuV) {
       if (lane32 == 0) tc::mbar_expect_tx(bar, uint32_t(nkeys + vkeys) * kRowBytes);
     } else {
-      if (lane32 == 0 && !spread) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
+      if (lane32 == 0) tc::mbar_expect_tx(bar, 2 * uint32_t(nkeys) * kRowBytes);
     }
     if (!paged) {
       if (lane32 == 0) {
         bulk_copy<Tr::kEvictFirst>(kd, Kg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
         bulk_copy<Tr::kEvictFirst>(vd, Vg + int64_t(kt) * D, uint32_t(nkeys) * kRowBytes, bar, policy);
-      }
-    } else if (spread) {
-      // Every warp copies its own pieces (piece i by warp i mod NW). The stage's barrier was armed
-      // with all of its bytes by thread 0 before the block barrier that precedes this issue
-      // (arm_stage), so no piece can land on an unarmed phase.
-      const int P = p.page_size, pg0 = kt / P, pieces = (kt + nkeys - 1) / P - pg0 + 1;
-      const int first = int(threadIdx.x) / 32 + NW * lane32;
-      for (int i = first; i < pieces; i += NW * 32) {
-        const int a = max(kt, (pg0 + i) * P), b = min(kt + nkeys, (pg0 + i + 1) * P);  // keys [a, b)
-        const int page = i == first ? entry : __ldg(table + pg0 + i);
-        const int64_t row = int64_t(page) * P + (i == 0 ? kt - pg0 * P : 0);
-        const uint32_t off = uint32_t(a - kt) * kRowBytes, bytes = uint32_t(b - a) * kRowBytes;
-        bulk_copy<Tr::kEvictFirst>(kd + off, Kg + row * D, bytes, bar, policy);
-        bulk_copy<Tr::kEvictFirst>(vd + off, Vg + row * D, bytes, bar, policy);
       }
     } else {
       __syncwarp();  // the barrier is armed before any of its bytes can land
@@ -395,16 +371,11 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
   // 0 warp 0 issues every stage and reads the entries at the issue; 1 reads each a stage ahead
   // (while a stage is computed), in a register; 2 also prefetches the split's table lines into
   // the L2 as the block starts, so that the read a stage ahead is an L2 (or L1) hit; 3 (the
-  // default) also deals the stages' issues to the warps in turn (stage t: warp t mod the warps);
-  // 5 deals each stage's pieces to all the warps (piece i: warp i mod the warps), so that a
-  // stage's copies (16 at P = 16, d = 128 in e4m3) delay no one warp's arithmetic by more than
-  // two of them, thread 0 arming the stages' barriers (arm_stage). (4 was a stage by every
-  // thread's cp.async, measured slower and removed.)
+  // default) also deals the stages' issues to the warps in turn (stage t: warp t mod the warps).
   auto piece_entry = [&](int t) -> int {
     if (t >= nstages) return 0;
     const int kt = k0 + t * SK, P = p.page_size, pg0 = kt / P, last = (min(kt + SK, k1) - 1) / P;
-    const int i = spread ? int(threadIdx.x) / 32 + NW * lane32 : lane32;  // this lane's first piece
-    return pg0 + i <= last ? __ldg(table + pg0 + i) : 0;
+    return pg0 + lane32 <= last ? __ldg(table + pg0 + lane32) : 0;
   };
   const int table_ahead = paged ? p.table_ahead : 0;
   // Variants 11, 12 (paged, an experiment): the copy engine takes K and part of V, every thread's
@@ -643,14 +614,11 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
     if (threadIdx.x == 0) {
       for (int st = 0; st < STAGES; ++st) tc::mbar_init(tc::smem_addr(full + st), by_lsu ? kThreads + 1 : 1);
       tc::mbar_init_fence();
-      if (spread)
-        for (int t = 0; t < STAGES && t < nstages; ++t) arm_stage(t);
     }
     __syncthreads();
-    // The warp that issues stage t: warp 0 unpaged and for table_ahead < 3, t mod the warps for 3;
-    // for 5 every warp issues its own pieces of every stage.
+    // The warp that issues stage t: warp 0 unpaged and for table_ahead < 3, else t mod the warps.
     const int warp = threadIdx.x / 32;
-    auto issuer = [&](int t) { return spread ? warp : table_ahead == 3 ? t % NW : 0; };
+    auto issuer = [&](int t) { return table_ahead == 3 ? t % (kThreads / 32) : 0; };
     int ahead = 0;  // table_ahead >= 1: the entry of this lane's piece of the next stage its warp issues
     if (table_ahead >= 2 && warp == 0 && nstages > 0) {  // the split's table lines into the L2 (a prefetch per 128 bytes)
       const int first = k0 / p.page_size, last = (k1 - 1) / p.page_size;
@@ -697,7 +665,6 @@ __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits
           compute_tile(Kb + sub * Tr::kTileElems, Vb + sub * Tr::kTileElems, kt);
         }
       }
-      if (spread && threadIdx.x == 0 && t + STAGES < nstages) arm_stage(t + STAGES);  // issued at step t + 1
       __syncthreads();  // everyone is done with buffer t % STAGES before it is refilled
     }
   } else {

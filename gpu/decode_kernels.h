@@ -29,8 +29,7 @@ struct DecodeParams {
   // Paged, variants 6-10: how the page pieces' copies are issued (gpu/decode_kernel.cuh's
   // piece_entry): 0 by warp 0, each table entry read at the copy's issue; 1 read a stage ahead;
   // 2 also the split's table prefetched into the L2 as the block starts; 3 also each stage issued
-  // by another warp in turn; 5 each stage's pieces dealt to all the warps (piece i by warp i mod
-  // the warps). The same copies, values and bits whichever; decode_split_launch sets
+  // by another warp in turn. The same copies, values and bits whichever; decode_split_launch sets
   // it (FLASHSTEP_DECODE_TABLE_AHEAD, default 3).
   int table_ahead = 3;
   int variant = 0;               // the split kernel's variant (gpu/decode.cu); 0 = the default

@@ -21,9 +21,7 @@
 #      the same copies, the DRAM placement of an unpaged cache), then (time permitting)
 #      paged with P = 128 (one copy of K and one of V per stage, as unpaged); RUNS picks and
 #      orders these (p0 p16a3 p16io p128 p16a0 p16a1 p16a2 by default); the table last, with
-#      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met; p16a5 is
-#      table-ahead mode 5 (each stage's pieces dealt to all the warps), verified on every shape
-#      above and under the four sanitizers like the default.
+#      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
 # Variants 11 and 12 (variant 10 with all of V, or each stage's second half of V, by every
 # thread's cp.async): their verifies always, the four sanitizers on them with LSU=1, the speed as
 # RUNS tags p16v11 and p16v12 (a ladder build: they moved there after their measurement).
@@ -53,12 +51,7 @@ VERIFY=(
   "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --variant 9"
 )
 n=0
-# Table-ahead mode 5 (each stage's pieces dealt to all the warps) on every shape above, and on a
-# bf16 and an fp16 paged stage by the bulk copies (variant 9)
-VERIFY5=()
-for args in "${VERIFY[@]}" "--nq 1 --nk 4099 --d 128 --dtype bf16 --page-size 16 --splits 3 --variant 9" \
-    "--nq 1 --nk 5000 --d 64 --dtype fp16 --page-size 3 --splits 2 --variant 9"; do VERIFY5+=("AHEAD=5 $args"); done
-for args in "${VERIFY[@]}" "${VERIFY5[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
+for args in "${VERIFY[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
     "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6" \
     "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5" \
     "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --variant 11" \
@@ -89,8 +82,7 @@ fi
 SMALLP="verify --schedule decode --nq 1 --nk 3000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --splits 4"
 SMALL3="verify --schedule decode --nq 1 --nk 2000 --d 64 --dtype fp8 --page-size 3 --splits 3"
 for run in "memcheck p16 $SMALLP" "racecheck p16 $SMALLP" "synccheck p16 $SMALLP" "initcheck p16 $SMALLP" \
-    "memcheck p3 $SMALL3" "memcheck p16a5 $SMALLP" "racecheck p16a5 $SMALLP" "synccheck p16a5 $SMALLP" \
-    "initcheck p16a5 $SMALLP" "memcheck p3a5 $SMALL3" ${LSU:+"memcheck p16v11 $SMALLP --variant 11" "racecheck p16v11 $SMALLP --variant 11" \
+    "memcheck p3 $SMALL3" ${LSU:+"memcheck p16v11 $SMALLP --variant 11" "racecheck p16v11 $SMALLP --variant 11" \
     "synccheck p16v11 $SMALLP --variant 11" "initcheck p16v11 $SMALLP --variant 11" "memcheck p3v11 $SMALL3 --variant 11" \
     "memcheck p16v12 $SMALLP --variant 12" "racecheck p16v12 $SMALLP --variant 12" "synccheck p16v12 $SMALLP --variant 12" \
     "initcheck p16v12 $SMALLP --variant 12" "memcheck p3v12 $SMALL3 --variant 12"}; do
@@ -99,8 +91,7 @@ for run in "memcheck p16 $SMALLP" "racecheck p16 $SMALLP" "synccheck p16 $SMALLP
   shift 2
   before $([ -n "${LSU:-}" ] && echo 190 || echo 120) "compute-sanitizer $tool $tag" || continue
   log=$W/sanitizer_${tool}_$tag.txt
-  ahead=3; case $tag in *a5) ahead=5 ;; esac
-  FLASHSTEP_DECODE_TABLE_AHEAD=$ahead timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
+  timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$FS" "$@" > "$log" 2>&1
   say "compute-sanitizer $tool ($tag): rc=$? $(sanitized "$log") $(grep -c '^PASS' "$log") PASS"
 done
 # 4. speed: PyTorch's bf16, then variant 10 unpaged and paged (three ways of reading the table)
@@ -130,8 +121,7 @@ say "total $(($(date +%s) - T0)) s"
   python3 - "$W" "$ROOF_REF" <<'EOF'
 import json, os, sys
 work, roof_ref = sys.argv[1], float(sys.argv[2])
-runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"),
-        ("p16a5", "paged, 5: pieces dealt to all warps"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
+runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"), ("p16a2", "paged, 2: ahead, L2, warp 0"),
         ("p16a1", "paged, 1: table ahead, warp 0"), ("p16a0", "paged, 0: at issue, warp 0 (before)"),
         ("p16io", "paged, 3, pages in pool order"),
         ("p16v11", "paged, variant 11: V by cp.async"), ("p16v12", "paged, 12: half of V by cp.async"),
@@ -172,24 +162,23 @@ for nk, heads in shapes:
               b["median_ms"], pct(b["median_ms"]), sd / b["median_ms"], d["default_splits"] if d else "-",
               f"{d['median_ms']:.4f}" if d else "-", f"{pct(d['median_ms']):.1f}%" if d else "-",
               f"{sd / d['median_ms']:.2f}x" if d else "-", alls))
-        if tag in ("p16a3", "p16a5"):
-            verdicts.append((tag, nk, heads, pct(b["median_ms"]), sd / b["median_ms"]))
+        if tag == "p16a3":
+            verdicts.append((nk, heads, pct(b["median_ms"]), sd / b["median_ms"]))
     un, pa = res["p0"][0], res["p16a3"][0]
     bu = min((r["median_ms"] for r in un if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     bp = min((r["median_ms"] for r in pa if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     b0 = min((r["median_ms"] for r in res["p16a0"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     bo = min((r["median_ms"] for r in res["p16io"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
-    b5 = min((r["median_ms"] for r in res["p16a5"][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
     print(f"  paged (default) / unpaged = {bp / bu:.3f}; paged before / paged default = {b0 / bp:.3f};"
-          f" pages in pool order / unpaged = {bo / bu:.3f}; mode 5 / mode 3 time = {b5 / bp:.3f}")
+          f" pages in pool order / unpaged = {bo / bu:.3f}")
     for v in ("11", "12"):  # time over variant 10's, paged (below 1: faster)
         bv = min((r["median_ms"] for r in res["p16v" + v][0] if r["nk"] == nk and r["heads"] == heads), default=float("nan"))
         if bv == bv:
             print(f"  paged variant {v} / variant 10 = {bv / bp:.3f} ({100 * bytes_kv / (bv * 1e6) / roof_ref:.1f}% of the roof,"
                   f" {sdpa.get((nk, heads), float('nan')) / bv:.2f}x PyTorch)")
-for tag, nk, heads, pct, x in verdicts:
+for nk, heads, pct, x in verdicts:
     ok = pct >= 85 and x >= 1.8
-    print(f"target paged ({tag}) Nk {nk} BxH {heads}: {pct:.1f}% of the roof (>= 85), {x:.2f}x PyTorch (>= 1.8): {'met' if ok else 'NOT met'}")
+    print(f"target paged Nk {nk} BxH {heads}: {pct:.1f}% of the roof (>= 85), {x:.2f}x PyTorch (>= 1.8): {'met' if ok else 'NOT met'}")
 EOF
   printf '%s\n' "${S[@]}"
 } > "$OUT/table.txt"
