@@ -14,23 +14,13 @@ M=gpu__time_duration.sum,sm__cycles_elapsed.avg,smsp__inst_executed.sum,sm__inst
 M=$M,sm__inst_executed_pipe_alu.sum,sm__inst_executed_pipe_xu.sum,sm__inst_executed_pipe_lsu.sum
 M=$M,sm__inst_executed_pipe_uniform.sum,l1tex__data_bank_reads.sum,l1tex__data_bank_writes.sum
 M=$M,lts__t_sectors_op_read.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active
-cat > "$OUT/cudnn_fwd.py" <<'PY'
-import sys, torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
-rows, n, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-q, k, v = (torch.randn(rows // (n * 8), 8, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-    for _ in range(6):
-        torch.nn.functional.scaled_dot_product_attention(q, k, v)
-torch.cuda.synchronize()
-PY
 for d in 64 128; do
   timeout 120 ncu --clock-control none -k regex:fa3_kernel --launch-skip 3 --launch-count 1 --csv --metrics "$M" \
     "$FS" bench-gpu --tensor-cores --dtype bf16 --no-standard --no-sweep --n 4096 --d $d --reps 20 --warmup 1 \
     --back-to-back 1 > "$OUT/ncu_flashstep_d$d.csv" 2> "$OUT/ncu_flashstep_d$d.err"
   say "ncu flashstep d $d: rc=$?"
   timeout 120 ncu --clock-control none -k regex:'sdpa|fprop' --launch-skip 3 --launch-count 1 --csv --metrics "$M" \
-    python3 "$OUT/cudnn_fwd.py" 131072 4096 $d > "$OUT/ncu_cudnn_d$d.csv" 2> "$OUT/ncu_cudnn_d$d.err"
+    python3 gpu/tools/cudnn_fwd_launch.py 131072 4096 $d > "$OUT/ncu_cudnn_d$d.csv" 2> "$OUT/ncu_cudnn_d$d.err"
   say "ncu cuDNN d $d: rc=$?"
 done
 python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"

@@ -30,23 +30,13 @@ for c in "" "--causal"; do
   done
 done
 
-cat > "$OUT/cudnn_fwd.py" <<'PY'
-import sys, torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
-rows, n, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-q, k, v = (torch.randn(rows // (n * 8), 8, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-    for _ in range(6):
-        torch.nn.functional.scaled_dot_product_attention(q, k, v)
-torch.cuda.synchronize()
-PY
 for rows in 131072 1048576; do
   timeout 120 ncu --clock-control none -k regex:fa3_kernel --launch-skip 3 --launch-count 1 --csv --metrics "$METRICS" \
     "$FS" bench-gpu --tensor-cores --dtype bf16 --no-standard --no-sweep --n 4096 --d 128 --rows $rows --reps 20 \
     --warmup 1 --back-to-back 1 > "$OUT/ncu_flashstep_$rows.csv" 2> "$OUT/ncu_flashstep_$rows.err"
   say "ncu flashstep rows $rows: rc=$?"
   timeout 120 ncu --clock-control none -k regex:'sdpa|fprop|fmha|attn' --launch-skip 3 --launch-count 1 --csv \
-    --metrics "$METRICS" python3 "$OUT/cudnn_fwd.py" $rows 4096 128 > "$OUT/ncu_cudnn_$rows.csv" 2> "$OUT/ncu_cudnn_$rows.err"
+    --metrics "$METRICS" python3 gpu/tools/cudnn_fwd_launch.py $rows 4096 128 > "$OUT/ncu_cudnn_$rows.csv" 2> "$OUT/ncu_cudnn_$rows.err"
   say "ncu cuDNN rows $rows: rc=$?"
 done
 
