@@ -8,6 +8,7 @@
 # d = 128, N = 16384 at 8 heads, with cuDNN after flashstep at each (then flashstep again at the
 # first point, to see the order's effect). B2B sets the calls back to back per timed sample (default
 # 10; a few hundred give the sampler a run long enough at N = 4096); POINTS="N:ROWS ..." the points.
+# BACKWARD=1 times the backward instead (bench-gpu --backward beside sdpa_bwd_bench.py's cuDNN).
 # Usage, from the repository root on the GPU machine: bash tools/device/fwd_power.sh BIN OUT
 set -u
 source tools/device/lib.sh
@@ -23,13 +24,25 @@ sample() {  # sample TAG CMD...: the command's output in $OUT/TAG.txt, the sampl
   sleep 2
 }
 B2B=${B2B:-10}
+if [ "${BACKWARD:-0}" = 1 ]; then
+  # The backward instead (B = 16, H = 16, non-causal, d = 128; N from POINTS' first fields): the
+  # time per call is bench-gpu's "bwd ms" and sdpa_bwd_bench.py's bwd column, in the .txt files.
+  for pt in ${POINTS:-4096}; do
+    n=${pt%%:*}
+    sample "fs_bwd_n$n" "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --no-fp32 --n "$n" --d 128 --back-to-back $B2B
+    sample "cudnn_bwd_n$n" python3 gpu/tools/sdpa_bwd_bench.py --backends cudnn --ns "$n" --ds 128 --causal no --back-to-back $B2B
+    sample "fs_bwd_again_n$n" "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --no-fp32 --n "$n" --d 128 --back-to-back $B2B
+  done
+  POINTS=none
+fi
 for pt in ${POINTS:-4096:131072 4096:1048576 16384:131072}; do
+  [ "$pt" = none ] && continue
   set -- ${pt%%:*} ${pt##*:}
   sample "fs_n$1_r$2" "$FS" bench-gpu --tensor-cores --dtype bf16 --no-standard --no-sweep --n "$1" --d 128 --rows "$2" --back-to-back $B2B
   sample "cudnn_n$1_r$2" python3 gpu/tools/sdpa_bench.py --backend cudnn --ns "$1" --ds 128 --rows "$2" --back-to-back $B2B
 done
 pt=${POINTS:-4096:131072}; pt=${pt%% *}
-sample "fs_again_n${pt%%:*}_r${pt##*:}" "$FS" bench-gpu --tensor-cores --dtype bf16 --no-standard --no-sweep --n ${pt%%:*} --d 128 \
+[ "$pt" != none ] && sample "fs_again_n${pt%%:*}_r${pt##*:}" "$FS" bench-gpu --tensor-cores --dtype bf16 --no-standard --no-sweep --n ${pt%%:*} --d 128 \
   --rows ${pt##*:} --back-to-back $B2B
 python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
 import glob, os, re, statistics, sys
