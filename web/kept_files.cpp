@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -172,6 +171,11 @@ void KeptFiles::forget(gui::AppState& s) {
     c = std::move(none);
   }
   if (names_root(s.dram.path) || names_root(s.dram.error)) s.dram = gui::DramState{};
+  if (names_root(s.snapshots.dir)) {  // an uploaded snapshot folder: its files are gone too
+    gui::SnapshotCompare none;
+    none.version = s.snapshots.version + 1;
+    s.snapshots = std::move(none);
+  }
   gui::ProblemForm& f = s.form;
   for (char* field : {f.q_path, f.k_path, f.v_path})
     if (names_root(field)) field[0] = '\0';

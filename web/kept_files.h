@@ -39,8 +39,8 @@ class KeptFiles {
   bool note_loaded(const gui::AppState& s, gui::LocalFile what, const std::string& path);
 
   // Removes every file under the folder, and the views show what they show with no file chosen
-  // (the Bench view the shipped results; the compare view and the DRAM measurement nothing; the
-  // Q, K, V fields empty). A run already made from files stays.
+  // (the Bench view the shipped results; the compare view, an uploaded snapshot folder and the
+  // DRAM measurement nothing; the Q, K, V fields empty). A run already made from files stays.
   void forget(gui::AppState& s);
 
   // How many files the views keep for the next visit.
