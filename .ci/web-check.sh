@@ -291,7 +291,8 @@ fi
 profile="$ci/profile-display"
 rm -rf "$profile" && mkdir -p "$profile"
 display="JSON.parse(localStorage.getItem('flashstep-display') || '{}')"
-page "$url?preset=tiny" --profile "$profile" --act key:F2 --act click:800,283 \
+# (The menu is centred: its "light" is at y 250 with the page's note on opened files below.)
+page "$url?preset=tiny" --profile "$profile" --act key:F2 --act click:800,250 \
   --then "$display.theme === 'light' && location.search.includes('theme=light')"
 page "$url?preset=tiny" --profile "$profile" --screenshot "$ci/display-kept.png" \
   --then "(d => d.display.theme === 'light')($state) && location.search.includes('theme=light')"
