@@ -97,6 +97,8 @@ EM_JS(void, web_download, (const char* path), {
 // refused, in which case the files are the visit's only and flashstepUploads.why says why.
 EM_JS(void, web_store_uploads, (), { if (window.flashstepStoreUploads) window.flashstepStoreUploads(); });
 EM_JS(int, web_uploads_kept, (), { return window.flashstepUploads && window.flashstepUploads.kept ? 1 : 0; });
+EM_JS(int, web_uploads_read, (), { return window.flashstepUploads && window.flashstepUploads.read ? 1 : 0; });
+EM_JS(void, web_app_started, (), { window.flashstepAppStarted = true; });
 EM_JS(char*, web_uploads_why, (), { return allocateUTF8((window.flashstepUploads && window.flashstepUploads.why) || "storage is off"); });
 
 EM_JS(void, web_first_frame, (), {
@@ -172,6 +174,7 @@ struct WebApp {
   KeptFiles kept{"/upload"};  // the files opened from the computer, kept in the browser
   int files_note_kept = -1, files_note_count = -1;  // what the Display menu's note last said
   bool files_forgotten = false;  // the note says so until the next file is kept
+  bool kept_opened = false;      // the kept files were opened in their views
 };
 
 WebApp* g_app = nullptr;  // for the exported functions the page calls
@@ -410,6 +413,18 @@ extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_local_file(const char* what,
     }
 }
 
+// The files kept from earlier visits (index.html read them back from IndexedDB): into their
+// views, once.
+extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_open_kept_files() {
+  using namespace flashstep;
+  web::WebApp* app = web::g_app;
+  if (!app || app->kept_opened) return;
+  app->kept_opened = true;
+  bool changed = false;
+  for (const std::string& line : app->kept.restore(*app->s, &changed)) std::printf("flashstep: %s\n", line.c_str());
+  if (changed) web_store_uploads();
+}
+
 // The page's wheel check (check_page.py via headless.py): the vertical scroll of the panel the
 // wheel moves, the one under the pointer (or the first parent that can scroll, as ImGui picks
 // it); -1 when the pointer is over no panel.
@@ -434,11 +449,10 @@ int main() {
   web::restore_stored_settings();  // before the display settings and the course read the file
   web::open_from_link(*app);
   app->s->pick_local_file = web::open_picker;
-  // The files kept from earlier visits into their views, before the first frame (index.html has
-  // read them back from IndexedDB before main runs).
-  bool kept_changed = false;
-  for (const std::string& line : app->kept.restore(*app->s, &kept_changed)) std::printf("flashstep: %s\n", line.c_str());
-  if (kept_changed) web_store_uploads();
+  // The files kept from earlier visits into their views: now if index.html has read them back
+  // from IndexedDB, else when it has (flashstep_open_kept_files).
+  web_app_started();
+  if (web_uploads_read()) flashstep_open_kept_files();
   app->s->forget_local_files = [app] {
     app->kept.forget(*app->s);
     app->files_forgotten = true;
