@@ -227,6 +227,7 @@ echo "web-check: a saved trace, Q, K and V .npy files and a DRAM measurement loa
 # shipped results shown. Where the browser refuses IndexedDB, a chosen file is for the visit only
 # and the page says so (the Display menu, one console line).
 profile="$ci/profile-files"
+pause="expect:new Promise(done => setTimeout(() => done(true), 1000))"  # the menu drawn and placed before a click
 rm -rf "$profile" && mkdir -p "$profile"
 uploads="(u => u.kept && u.stores > u.seen && !u.storing)(flashstepUploads)"
 seen="flashstepUploads.seen = flashstepUploads.stores"  # stores counted from here on
@@ -237,7 +238,7 @@ page "$url?preset=tiny&view=bench" --profile "$profile" --act choose:1120,187,"$
   --then "(d => $loaded && d.compare.error === '' && d.local_files.includes('3 kept'))($state) && $uploads"
 page "$url?preset=tiny&view=bench" --profile "$profile" \
   --act "expect:(d => $mine && d.bench.error === '' && $loaded && d.compare.error === '' && d.view === 'bench')($state)" \
-  --act "expect:($seen, true)" --act key:F2 --act click:746,551 --screenshot "$ci/files-forgotten.png" \
+  --act "expect:($seen, true)" --act key:F2 --act "$pause" --act click:746,551 --screenshot "$ci/files-forgotten.png" \
   --then "(d => $shipped && d.bench.error === '' && !d.compare.loaded && d.compare.o_path === '' &&
     d.local_files.includes('forgotten'))($state) && $uploads && FS.readdir('/upload').length === 2"
 page "$url?preset=tiny&view=bench" --profile "$profile" \
@@ -292,7 +293,7 @@ profile="$ci/profile-display"
 rm -rf "$profile" && mkdir -p "$profile"
 display="JSON.parse(localStorage.getItem('flashstep-display') || '{}')"
 # (The menu is centred: its "light" is at y 250 with the page's note on opened files below.)
-page "$url?preset=tiny" --profile "$profile" --act key:F2 --act click:800,250 \
+page "$url?preset=tiny" --profile "$profile" --act key:F2 --act "$pause" --act click:800,250 \
   --then "$display.theme === 'light' && location.search.includes('theme=light')"
 page "$url?preset=tiny" --profile "$profile" --screenshot "$ci/display-kept.png" \
   --then "(d => d.display.theme === 'light')($state) && location.search.includes('theme=light')"

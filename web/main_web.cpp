@@ -301,13 +301,16 @@ void resize_to_page(WebApp& app) {
 // The Display menu's line on the opened files: where they are kept (and how many), or that they
 // are the visit's only and why. Rewritten only when that changes: an idle frame allocates nothing.
 void note_kept_files(WebApp& app) {
-  const int kept = web_uploads_kept(), count = app.kept.count();
+  // Before IndexedDB has answered, the files are neither kept nor refused yet (-1).
+  const int kept = web_uploads_read() ? web_uploads_kept() : -1, count = app.kept.count();
   if (kept == app.files_note_kept && count == app.files_note_count) return;
   if (count != app.files_note_count && app.files_note_count >= 0) app.files_forgotten = false;
   app.files_note_kept = kept;
   app.files_note_count = count;
   std::string& note = app.s->local_files_note;
-  if (!kept) {
+  if (kept < 0) {
+    note = "Files opened from this computer: reading what this browser keeps";
+  } else if (!kept) {
     char* why = web_uploads_why();
     note = std::string("Files opened from this computer are kept for this visit only: this browser keeps no files for the page (") +
            why + ")";
