@@ -9,6 +9,8 @@
 #   devicePixelRatio 2           the canvas's pixels, sharp text, clicks, a zoom (HiDPI)
 #   copy, cut and paste          in a problem-editor field, through the browser's clipboard
 #   two loads, one profile       the course's progress and the display settings are kept (localStorage)
+#   opened files across loads    kept in IndexedDB, forgotten on request, a bad kept one refused,
+#                                memory only where the browser refuses IndexedDB
 #   the Export PNG               the layout's size at devicePixelRatio 1 and 2 (the screen's on request)
 #   files from the computer      a bench JSON, .npy files, a saved trace, Q, K, V inputs and a DRAM
 #                                measurement through the file dialog; bad ones refused
@@ -217,6 +219,42 @@ page "$url?preset=tiny" --size 1600x1400 --act choose:1543,750,gpu/results/dram/
   --act "expect:(d => $measured && d.dram.error === '')($state)" --act choose:1543,750,"$ci/broken-ncu.json" \
   --then "(d => $measured && d.dram.error.includes('broken-ncu.json') && !d.dram.error.includes('\\n'))($state)"
 echo "web-check: a saved trace, Q, K and V .npy files and a DRAM measurement load from the computer; bad ones change nothing and say so, a same-named one included"
+# Files from the computer across visits (IndexedDB through emscripten's IDBFS; loads in one
+# browser profile): a bench file, O and lse chosen in one load open in their views in the next,
+# with no error; the Display menu's "Forget opened files" (F2) empties the
+# views and the store, and the next load shows the shipped results and no comparison, with no
+# error; a kept file that went bad in the store gets the view's one-line error naming it, the
+# shipped results shown. Where the browser refuses IndexedDB, a chosen file is for the visit only
+# and the page says so (the Display menu, one console line).
+profile="$ci/profile-files"
+pause="expect:new Promise(done => setTimeout(() => done(true), 1000))"  # the menu drawn and placed before a click
+rm -rf "$profile" && mkdir -p "$profile"
+uploads="(u => u.kept && u.stores > u.seen && !u.storing)(flashstepUploads)"
+seen="flashstepUploads.seen = flashstepUploads.stores"  # stores counted from here on
+shipped="d.bench.loaded && d.bench.path === '/assets/bench/h200.json'"
+page "$url?preset=tiny&view=bench" --profile "$profile" --act choose:1120,187,"$ci/my-bench.json" \
+  --act "expect:(d => $mine && d.bench.error === '' && d.local_files.includes('1 kept'))($state)" --act click:640,126 \
+  --act choose:558,331,"$ci/snapshots/final_lse.npy" --act "expect:($seen, true)" --act choose:453,331,"$ci/snapshots/final_O.npy" \
+  --then "(d => $loaded && d.compare.error === '' && d.local_files.includes('3 kept'))($state) && $uploads"
+page "$url?preset=tiny&view=bench" --profile "$profile" \
+  --act "expect:(d => $mine && d.bench.error === '' && $loaded && d.compare.error === '' && d.view === 'bench')($state)" \
+  --act "expect:($seen, true)" --act key:F2 --act "$pause" --act click:746,551 --screenshot "$ci/files-forgotten.png" \
+  --then "(d => $shipped && d.bench.error === '' && !d.compare.loaded && d.compare.o_path === '' &&
+    d.local_files.includes('forgotten'))($state) && $uploads && FS.readdir('/upload').length === 2"
+page "$url?preset=tiny&view=bench" --profile "$profile" \
+  --act "expect:(d => $shipped && d.bench.error === '' && !d.compare.loaded && d.compare.error === '')($state)" \
+  --act "expect:FS.readdir('/upload').length === 2" --act choose:1120,187,"$ci/my-bench.json" --act "expect:(d => $mine)($state)" \
+  --act "expect:($seen, FS.writeFile('/upload/bench/my-bench.json', '{\"runs\": ['), flashstepStoreUploads(), true)" \
+  --then "$uploads"
+page "$url?preset=tiny&view=bench" --profile "$profile" --screenshot "$ci/files-bad.png" \
+  --then "(d => $shipped && d.bench.error.includes('/upload/bench/my-bench.json') && !d.bench.error.includes('\\n'))($state)"
+python3 web/check_page.py screenshot "$ci/files-bad.png"
+refuse="IDBFactory.prototype.open = function () { throw new DOMException('The user denied permission', 'SecurityError'); };"
+page "$url?preset=tiny&view=bench" --before "$refuse" --console "$ci/files-refused.console" \
+  --act choose:1120,187,"$ci/my-bench.json" --act key:F2 --screenshot "$ci/files-refused.png" \
+  --then "(d => $mine && d.bench.error === '' && d.local_files.includes('for this visit only'))($state) && !flashstepUploads.kept"
+python3 web/check_page.py said-once "$ci/files-refused.console" "kept for this visit only"
+echo "web-check: opened files are kept across loads (bench, O and lse), forgotten on request, a bad kept one refused; memory only where IndexedDB is refused"
 # Copy and paste in a text field (the problem editor's Nq, 8 in tiny; 1600x1400 shows Apply):
 # Ctrl+A then Ctrl+C writes the clipboard (navigator.clipboard), a copy event and a cut event
 # take the field's text (a copy event then finds the cut field empty), and the paste event's
@@ -254,7 +292,8 @@ fi
 profile="$ci/profile-display"
 rm -rf "$profile" && mkdir -p "$profile"
 display="JSON.parse(localStorage.getItem('flashstep-display') || '{}')"
-page "$url?preset=tiny" --profile "$profile" --act key:F2 --act click:800,283 \
+# (The menu is centred: its "light" is at y 250 with the page's note on opened files below.)
+page "$url?preset=tiny" --profile "$profile" --act key:F2 --act "$pause" --act click:800,250 \
   --then "$display.theme === 'light' && location.search.includes('theme=light')"
 page "$url?preset=tiny" --profile "$profile" --screenshot "$ci/display-kept.png" \
   --then "(d => d.display.theme === 'light')($state) && location.search.includes('theme=light')"

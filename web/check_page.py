@@ -10,6 +10,7 @@
   check_page.py course DOM.html CHAPTER      a course page rendered (its status names it)
   check_page.py console CONSOLE.txt          the browser logged no error of its own (a failed
                                              load, such as a 404 for favicon.ico)
+  check_page.py said-once CONSOLE.txt WORDS  the page's console has exactly one line with WORDS
   check_page.py screenshot PAGE.png          the screenshot is not blank (pixel variance)
   check_page.py sharp ONE.png TWO.png        the same part of the page at devicePixelRatio 1
                                              and 2: the same layout, and sharp text at 2
@@ -166,6 +167,16 @@ def check_course(dom_path, chapter):
         fail("the course link shows a message: " + dom.text["message"].strip())
     if chapter not in dom.attrs.get("status", {}).get("course", ""):
         fail(f"the status does not name the course chapter {chapter}")
+
+
+def check_said_once(path, words):
+    """The page's console (headless.py --console) has exactly one line with WORDS: a browser that
+    refuses storage is told of once, not at every upload or frame."""
+    with open(path, encoding="utf-8") as f:
+        lines = [l.strip() for l in f if words in l]
+    print(f"web-check: the console says '{words}' {len(lines)} time(s)" + (f": {lines[0]}" if lines else ""))
+    if len(lines) != 1:
+        fail(f"the console should say '{words}' once, not {len(lines)} times")
 
 
 def check_console(path):
@@ -331,6 +342,6 @@ def self_test():
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"step": check_step, "bad": check_bad, "link-error": check_link_error, "console": check_console, "course": check_course, "screenshot": check_screenshot,
+    {"step": check_step, "bad": check_bad, "link-error": check_link_error, "console": check_console, "said-once": check_said_once, "course": check_course, "screenshot": check_screenshot,
      "sharp": check_sharp, "png-size": check_png_size, "same-picture": check_same_picture, "bench": print_bench, "first-frame": print_first_frame, "virtual": check_virtual,
      "self-test": self_test}[cmd](*args)

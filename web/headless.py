@@ -3,6 +3,7 @@
 
   headless.py URL [--wait JS] [--act ACTION ...] [--then JS] [--dom FILE] [--screenshot FILE]
               [--console FILE] [--size WxH] [--scale F] [--clip X,Y,W,H] [--profile DIR] [--timeout S]
+              [--before JS]
 
 Waits until the JavaScript expression --wait is true (default: the app drew its first frame),
 does the --act actions as a user would (key:ArrowRight presses a key, click:X,Y clicks at a
@@ -13,7 +14,8 @@ scale:F changes devicePixelRatio,
 type:TEXT types, paste:TEXT fires the paste event a browser sends for Ctrl+V), waits until --then
 is true, then writes the page's DOM, a PNG of the viewport (or of --clip's rectangle) and the
 console's lines. --scale sets devicePixelRatio (a HiDPI screen); --profile keeps the browser's
-profile (localStorage) in a folder between loads. Chromium's own
+profile (localStorage, IndexedDB) in a folder between loads; --before runs JavaScript in the page
+before its own scripts (a browser that refuses storage). Chromium's own
 --dump-dom returns before the WebAssembly has started, so this drives it through the DevTools
 protocol over --remote-debugging-pipe (JSON messages, NUL-separated, on file descriptors 3 and
 4): standard library only, no WebSocket. WebGL2 comes from SwiftShader (--use-angle=swiftshader).
@@ -220,6 +222,8 @@ def main():
     ap.add_argument("--clip", help="X,Y,W,H: the screenshot of this rectangle (CSS pixels) only")
     ap.add_argument("--profile", help="a browser profile folder kept between loads (localStorage)")
     ap.add_argument("--clipboard", action="store_true", help="let the page read and write the clipboard")
+    ap.add_argument("--before", help="JavaScript run in the page before its own scripts (e.g. a browser "
+                                     "that refuses storage)")
     a = ap.parse_args()
     chrome = Chrome(a.size, a.profile)
     try:
@@ -239,6 +243,8 @@ def main():
         chrome.width, chrome.height = w, h
         chrome.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": a.scale,
                                                            "mobile": False})
+        if a.before:
+            chrome.send("Page.addScriptToEvaluateOnNewDocument", {"source": a.before})
         start = time.time()
         chrome.send("Page.navigate", {"url": a.url})
         ready = wait_for(chrome, a.wait, a.timeout)

@@ -13,6 +13,7 @@
 #include "app/gui/resources.h"
 #include "app/gui/state_dump.h"
 #include "web/clipboard.h"
+#include "web/kept_files.h"
 #include "web/local_storage.h"
 #include "web/url_state.h"
 
@@ -91,6 +92,15 @@ EM_JS(void, web_download, (const char* path), {
   }
 });
 
+// The files under /upload are kept in the browser's IndexedDB (index.html mounts emscripten's
+// IDBFS there and reads it back before main runs): each change is stored, unless the browser
+// refused, in which case the files are the visit's only and flashstepUploads.why says why.
+EM_JS(void, web_store_uploads, (), { if (window.flashstepStoreUploads) window.flashstepStoreUploads(); });
+EM_JS(int, web_uploads_kept, (), { return window.flashstepUploads && window.flashstepUploads.kept ? 1 : 0; });
+EM_JS(int, web_uploads_read, (), { return window.flashstepUploads && window.flashstepUploads.read ? 1 : 0; });
+EM_JS(void, web_app_started, (), { window.flashstepAppStarted = true; });
+EM_JS(char*, web_uploads_why, (), { return allocateUTF8((window.flashstepUploads && window.flashstepUploads.why) || "storage is off"); });
+
 EM_JS(void, web_first_frame, (), {
   window.flashstepFirstFrameMs = performance.now();
   document.getElementById("status").dataset.firstFrameMs = window.flashstepFirstFrameMs.toFixed(0);
@@ -161,6 +171,10 @@ struct WebApp {
   int bench_frames = 0;
   bool dump = false;
   bool link_message = false;  // the message line says why the link was refused
+  KeptFiles kept{"/upload"};  // the files opened from the computer, kept in the browser
+  int files_note_kept = -1, files_note_count = -1;  // what the Display menu's note last said
+  bool files_forgotten = false;  // the note says so until the next file is kept
+  bool kept_opened = false;      // the kept files were opened in their views
 };
 
 WebApp* g_app = nullptr;  // for the exported functions the page calls
@@ -284,6 +298,31 @@ void resize_to_page(WebApp& app) {
   }
 }
 
+// The Display menu's line on the opened files: where they are kept (and how many), or that they
+// are the visit's only and why. Rewritten only when that changes: an idle frame allocates nothing.
+void note_kept_files(WebApp& app) {
+  // Before IndexedDB has answered, the files are neither kept nor refused yet (-1).
+  const int kept = web_uploads_read() ? web_uploads_kept() : -1, count = app.kept.count();
+  if (kept == app.files_note_kept && count == app.files_note_count) return;
+  if (count != app.files_note_count && app.files_note_count >= 0) app.files_forgotten = false;
+  app.files_note_kept = kept;
+  app.files_note_count = count;
+  std::string& note = app.s->local_files_note;
+  if (kept < 0) {
+    note = "Files opened from this computer: reading what this browser keeps";
+  } else if (!kept) {
+    char* why = web_uploads_why();
+    note = std::string("Files opened from this computer are kept for this visit only: this browser keeps no files for the page (") +
+           why + ")";
+    std::free(why);
+  } else if (app.files_forgotten) {
+    note = "Opened files forgotten: removed from this browser and from the views";
+  } else {
+    note = count ? "Files opened from this computer: " + std::to_string(count) + " kept in this browser for the next visit"
+                 : std::string("Files opened from this computer are kept in this browser for the next visit");
+  }
+}
+
 void tick(void* arg) {
   WebApp& app = *static_cast<WebApp*>(arg);
   // Idle (not playing, no input for a second): skip the frame, as the desktop sleeps in
@@ -304,6 +343,7 @@ void tick(void* arg) {
   }
   after_frame();
   keep_stored_settings(&app.s->display.message);
+  note_kept_files(app);
   offer_exports(app);
   publish(app);
   if (++app.frames == 1) {
@@ -356,21 +396,6 @@ constexpr gui::LocalFile kLocalFiles[] = {gui::LocalFile::bench,   gui::LocalFil
                                            gui::LocalFile::trace,   gui::LocalFile::input_q,   gui::LocalFile::input_k,
                                            gui::LocalFile::input_v, gui::LocalFile::dram};
 
-// The folder under /upload/ and the name flashstep_load_local_file is called with.
-const char* local_file_name(gui::LocalFile what) {
-  switch (what) {
-    case gui::LocalFile::bench: return "bench";
-    case gui::LocalFile::compare_o: return "compare-o";
-    case gui::LocalFile::compare_lse: return "compare-lse";
-    case gui::LocalFile::trace: return "trace";
-    case gui::LocalFile::input_q: return "input-q";
-    case gui::LocalFile::input_k: return "input-k";
-    case gui::LocalFile::input_v: return "input-v";
-    case gui::LocalFile::dram: return "dram";
-  }
-  return "";
-}
-
 void open_picker(gui::LocalFile what) {
   const bool json = what == gui::LocalFile::bench || what == gui::LocalFile::trace || what == gui::LocalFile::dram;
   web_open_picker(local_file_name(what), json ? ".json,application/json" : ".npy");
@@ -384,7 +409,23 @@ extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_load_local_file(const char* what,
   using namespace flashstep;
   if (!web::g_app) return;
   for (gui::LocalFile k : web::kLocalFiles)
-    if (std::string(what) == web::local_file_name(k)) return web::g_app->s->load_local_file(k, path);
+    if (std::string(what) == web::local_file_name(k)) {
+      web::g_app->s->load_local_file(k, path);
+      web::g_app->kept.note_loaded(*web::g_app->s, k, path);
+      return web_store_uploads();
+    }
+}
+
+// The files kept from earlier visits (index.html read them back from IndexedDB): into their
+// views, once.
+extern "C" EMSCRIPTEN_KEEPALIVE void flashstep_open_kept_files() {
+  using namespace flashstep;
+  web::WebApp* app = web::g_app;
+  if (!app || app->kept_opened) return;
+  app->kept_opened = true;
+  bool changed = false;
+  for (const std::string& line : app->kept.restore(*app->s, &changed)) std::printf("flashstep: %s\n", line.c_str());
+  if (changed) web_store_uploads();
 }
 
 // The page's wheel check (check_page.py via headless.py): the vertical scroll of the panel the
@@ -411,6 +452,16 @@ int main() {
   web::restore_stored_settings();  // before the display settings and the course read the file
   web::open_from_link(*app);
   app->s->pick_local_file = web::open_picker;
+  // The files kept from earlier visits into their views: now if index.html has read them back
+  // from IndexedDB, else when it has (flashstep_open_kept_files).
+  web_app_started();
+  if (web_uploads_read()) flashstep_open_kept_files();
+  app->s->forget_local_files = [app] {
+    app->kept.forget(*app->s);
+    app->files_forgotten = true;
+    app->files_note_count = -2;  // the note is rewritten in this frame
+    web_store_uploads();
+  };
 
   if (!glfwInit()) {
     web_show_message("flashstep: error: this browser gave no window (GLFW did not start)");

@@ -313,6 +313,11 @@ struct AppState {
   // user's computer; the page writes the chosen file into its memory and calls load_local_file.
   // Empty on the desktop, where the views take a typed path (and show no button for it).
   std::function<void(LocalFile)> pick_local_file;
+  // The web page keeps those files in the browser between visits (web/kept_files.h): the Display
+  // menu shows local_files_note (where they are kept, or why they are not) and a button that calls
+  // forget_local_files. Both empty on the desktop, whose menu shows neither.
+  std::string local_files_note;
+  std::function<void()> forget_local_files;
 
   // Actions.
   void load_preset(const std::string& name_or_path);  // throws InputError

@@ -154,6 +154,13 @@ void DrawDisplayMenu(AppState& s) {
   ds.change(next);
   if (next.font_scale != ds.scale_edit && !ImGui::IsAnyItemActive()) ds.scale_edit = next.font_scale;
   if (!ds.message.empty()) DimText(ds.message.c_str());
+  if (s.forget_local_files) {  // the web page: files opened from the computer, kept in the browser
+    ImGui::Separator();
+    DimText(s.local_files_note.c_str());
+    if (ImGui::Button("Forget opened files")) s.forget_local_files();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Removes the files opened from this computer from the browser and from the views");
+  }
   DimText("F2 opens this menu when the controls are hidden");
   ImGui::EndPopup();
 }

@@ -217,6 +217,7 @@ nlohmann::json state_to_json(const AppState& s) {
                   {"lse_path", s.compare.lse_path}, {"error", s.compare.error},
                   {"header_cut_px", s.compare.header_cut_px}};
   j["bench"] = bench_to_json(s.bench);
+  if (s.forget_local_files) j["local_files"] = s.local_files_note;  // the web page's opened files (web/kept_files.h)
   // The display settings in force and what the window measured with them (0 without a window).
   const DisplayState& ds = s.display;
   j["display"] = {{"theme", theme_name(ds.now.theme)}, {"font_scale", ds.now.font_scale},

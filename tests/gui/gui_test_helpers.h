@@ -1,4 +1,4 @@
-// What the desktop app's two test programs share: a folder for their files, and JSON reading.
+// What the desktop app's two test programs share: a folder for their files, and reading them.
 #pragma once
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -18,6 +18,12 @@ inline std::string fresh_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// A file's whole text ("" when it cannot be read).
+inline std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 inline nlohmann::json load_json(const std::string& path) {

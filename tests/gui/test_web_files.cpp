@@ -27,11 +27,6 @@ void put_file_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 gui::AppState tiny_app() {
   gui::AppState s;
   gui::GuiOptions o;
