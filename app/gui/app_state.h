@@ -273,6 +273,9 @@ struct AppState {
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)
+  bool whole_run_scroll = false;      // the whole-run table scrolls sideways
+  float whole_run_hidden_px = 0;      // scrolling, how much taller the whole-run table is than the panel's view
+  float memory_table_hidden_px = 0;   // scrolling, how far its bottom (the scrollbar) lies under the panel's edge
   bool memory_table_tight_text = false;  // byte counts in their tight form ("2KiB") to fit
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
   std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)

@@ -251,6 +251,9 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"table_compact", s.memory_table_compact},
                        {"table_shape", s.memory_table_shape},
                        {"table_scroll", s.memory_table_scroll},
+                       {"table_hidden_px", s.memory_table_hidden_px},
+                       {"whole_run_scroll", s.whole_run_scroll},
+                       {"whole_run_hidden_px", s.whole_run_hidden_px},
                        {"table_tight_text", s.memory_table_tight_text},
                        {"header", s.memory_header}};
   j["view_tabs_cut"] = s.view_tabs_cut;

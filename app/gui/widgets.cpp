@@ -213,6 +213,16 @@ float PanelOverflowPx() {
   return w->DC.CursorMaxPos.x - w->WorkRect.Max.x;
 }
 
+float VisibleBelowAtTop() {
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  return w->InnerClipRect.Max.y - (ImGui::GetCursorScreenPos().y + w->Scroll.y);
+}
+
+float HiddenBelowAtTop(float y) {
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  return y + w->Scroll.y - w->InnerClipRect.Max.y;
+}
+
 const char* LongestFitting(float w, std::initializer_list<const char*> labels) {
   for (const char* l : labels)
     if (ImGui::CalcTextSize(l).x <= w) return l;

@@ -82,6 +82,11 @@ float HeaderLabelRoom();
 // In a window, before its End(): how far the widest item drawn so far reaches past the content
 // width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
 float PanelOverflowPx();
+// In a window, the height of its visible part below the cursor when the window is scrolled to its
+// top, and how far a screen y lies below that visible part (0 or less: in view): what a first look
+// at a panel shows, whatever its scroll now.
+float VisibleBelowAtTop();
+float HiddenBelowAtTop(float y);
 // Before a radio button or checkbox (after the first of a row): on the same line, `spacing` after
 // the last item, where it fits before the content region's right edge; else it starts a new line.
 void SameLineIfFits(const char* label, float spacing = -1.0f);

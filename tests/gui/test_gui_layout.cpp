@@ -8,7 +8,8 @@
 // without scrolling, the lesson named a view, the panels' titles and the speed slider at font
 // scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
 // the backward view's rows, the preset's name and a long word in the problem panel at font scale
-// 2. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
+// 2, the memory panel's sideways scrollbars in view at font scale 2.5. Each case is one a visual
+// audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
@@ -441,5 +442,29 @@ TEST_CASE("the problem panel shows the preset's whole name and breaks a word wid
                   "problem-column", [](const nlohmann::json& j) {
                     CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
                     CHECK(j["problem_panel"]["preset_combo_cut_px"].get<double>() <= 0.5);
+                  });
+}
+
+TEST_CASE("the memory panel's tables keep their sideways scrollbars within the panel's view at font scale 2 and 2.5",
+          "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window the HBM table, scrolling sideways, was as tall as its
+  // rows: its scrollbar lay under the panel's bottom edge (fp8's header alone filled the view),
+  // and the whole-run table's under the panel's view wherever it was scrolled to; "Load
+  // measured" and gpt2-medium's "S_ij 64.00 KiB" ran past the panel's edge.
+  check_each_dump(settings_for("memory-scrollbars"),
+                  {"--preset tiny --step 6 --font-scale 2.5 --size 1024x768",
+                   "--preset tiny --step 6 --font-scale 2.0 --size 1024x768",
+                   "--preset tiny --step 6 --font-scale 2.5 --size 1280x720",
+                   "--preset decode --step 12 --view pipeline --font-scale 2.5 --size 1024x768",
+                   "--preset backward --step 40 --view lesson --font-scale 2.0 --size 1024x768",
+                   "--preset fp8 --step 12 --font-scale 2.5 --size 1024x768",
+                   "--preset gpt2-medium --step 12 --font-scale 2.5 --size 1024x768"},
+                  "memory-scrollbars", [](const nlohmann::json& j) {
+                    const nlohmann::json& m = j["memory_panel"];
+                    REQUIRE(m["table_scroll"] == true);  // the cases that test something
+                    REQUIRE(m["whole_run_scroll"] == true);
+                    CHECK(m["table_hidden_px"].get<double>() <= 0.5);
+                    CHECK(m["whole_run_hidden_px"].get<double>() <= 0.5);
+                    CHECK(m["overflow_px"].get<double>() <= 0.5);
                   });
 }
