@@ -282,6 +282,8 @@ nlohmann::json state_to_json(const AppState& s) {
   j["pipeline"] = {{"backward", s.pipeline.backward}, {"technique", s.pipeline.technique}, {"d", s.pipeline.d},
                    {"n", s.pipeline.n}, {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn},
                    {"axis_label_gap_px", s.pipeline.axis_label_gap_px},
+                   {"chart_clip_px", s.pipeline.chart_clip_px},
+                   {"chart_bar_room_px", s.pipeline.chart_bar_room_px},
                    {"lane_rgb", {rgb(s.pipeline.lane_colours[0]), rgb(s.pipeline.lane_colours[1])}},
                    {"measured_loaded", s.pipeline.measured_loaded}, {"measured_error", s.pipeline.measured_error},
                    {"segments", s.pipeline.timeline.segments.size()}, {"predicted_tflops", s.pipeline.prediction.tflops},

@@ -81,6 +81,19 @@ float ToggleWidth(const char* label) {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
+bool WrappedRadioButton(const char* label, bool active) {
+  if (ToggleWidth(label) <= ImGui::GetContentRegionAvail().x) return ImGui::RadioButton(label, active);
+  ImGui::PushID(label);
+  bool pressed = ImGui::RadioButton("##radio", active);
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::BeginGroup();
+  TextWrappedAtSpaces(label);
+  ImGui::EndGroup();
+  pressed |= ImGui::IsItemClicked();
+  ImGui::PopID();
+  return pressed;
+}
+
 float ButtonWidth(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
 }

@@ -101,6 +101,10 @@ const char* FitToggle(std::initializer_list<const char*> labels);
 const char* FitButton(std::initializer_list<const char*> labels);
 // A radio button's or checkbox's width with its label; the line break rule both take, for `w` pixels.
 float ToggleWidth(const char* label);
+// A radio button whose label, where wider than the rest of the line, is written beside it on
+// more lines (TextWrappedAtSpaces: after a '-' or '/' in a long word, "softmax-under-" and
+// "product"), where ImGui would cut it at the panel's edge; a click on the label picks it too.
+bool WrappedRadioButton(const char* label, bool active);
 float ButtonWidth(const char* label);  // a button's width with its label
 bool SameLineIfWidthFits(float w, float spacing = -1.0f);  // true: on the same line
 // The width left on the last item's line after it and `spacing` (the style's item spacing where

@@ -8,7 +8,8 @@
 // without scrolling, the lesson named a view, the panels' titles and the speed slider at font
 // scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
 // the backward view's rows, the preset's name and a long word in the problem panel at font scale
-// 2, the memory panel's sideways scrollbars in view at font scale 2.5. Each case is one a visual
+// 2, the memory panel's sideways scrollbars in view and the Pipeline view's options and chart
+// labels whole at font scale 2.5. Each case is one a visual
 // audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
@@ -466,5 +467,23 @@ TEST_CASE("the memory panel's tables keep their sideways scrollbars within the p
                     CHECK(m["table_hidden_px"].get<double>() <= 0.5);
                     CHECK(m["whole_run_hidden_px"].get<double>() <= 0.5);
                     CHECK(m["overflow_px"].get<double>() <= 0.5);
+                  });
+}
+
+TEST_CASE("the Pipeline view's options and chart labels are whole at font scale 2 and 2.5", "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window the option "softmax-under-product" ran 105 px past the
+  // view's edge, and the chart's lane names, column of technique names, figures and the PyTorch
+  // lines' names were wider than the view or ran over the bars: each now goes on a line of its own
+  // (the lanes' names above their bars), wrapped after a '-' where wider than the view.
+  check_each_dump(settings_for("pipeline-labels"),
+                  {"--view pipeline --font-scale 2.5 --size 1024x768", "--view pipeline --font-scale 2.5 --size 1280x720",
+                   "--view pipeline --script 'pipeline backward' --font-scale 2.5 --size 1024x768",
+                   "--view pipeline --font-scale 2.0 --size 1024x768", "--view pipeline --presentation --size 1024x768"},
+                  "pipeline-labels", [](const nlohmann::json& j) {
+                    REQUIRE(j["view"] == "pipeline");
+                    CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["pipeline"]["chart_clip_px"].get<double>() <= 0.5);
+                    // and the bars keep room to run in: four characters' width at least
+                    CHECK(j["pipeline"]["chart_bar_room_px"].get<double>() >= 4 * j["display"]["font_px"].get<double>());
                   });
 }
