@@ -252,6 +252,7 @@ struct AppState {
   PanelTitle panel_titles[12];
   float controls_overflow_px = 0;     // how far the controls' widest row ran past the panel's width
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
+  float scrub_label_cut_px = 0;       // how far that label runs past the slider's ends (0 or less: none)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width

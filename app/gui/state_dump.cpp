@@ -228,12 +228,14 @@ nlohmann::json state_to_json(const AppState& s) {
   j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow}, {"overflow_px", c.column_overflow_px},
-                 {"page_overflow_x_px", c.page_overflow_x_px},
+                 {"page_overflow_x_px", c.page_overflow_x_px}, {"picker_cut_px", c.picker_cut_px},
+                 {"page_view_h", c.page_view_h},
                  {"part", c.part + 1}, {"parts", c.parts}, {"io_label_gap_px", c.io.label_gap_px},
                  // -1: the page names no part of a panel, or its panel was not drawn
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},
                  {"anchor_scrolled", c.anchor_version == c.version && c.anchor_scrolled}};
-  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}, {"overflow_px", s.controls_overflow_px}};
+  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}, {"scrub_label_cut_px", s.scrub_label_cut_px},
+                   {"overflow_px", s.controls_overflow_px}};
   j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px},
                           {"sentence_hidden_px", s.algo_sentence_hidden_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},

@@ -70,6 +70,9 @@ const char* LongestFitting(float w, std::initializer_list<const char*> labels);
 // which splits a number such as 51.04 across two lines; nor does it break between a number and
 // its unit ("4 B/element"). Returns the lines as drawn, joined by newlines (valid until the next call).
 const std::string& TextWrappedAtSpaces(const char* text);
+// Where to break a word wider than `w` pixels, [word, end): after its last '/', ')' or '-' between
+// words up to which it fits, else after the last whole UTF-8 character that fits (at least one).
+const char* WordBreak(const char* word, const char* end, float w);
 // printf-style TextWrappedAtSpaces: the app's wrapped text with numbers in it (ImGui::TextWrapped
 // would print "written 264." and "00 KiB" on two lines).
 const std::string& TextWrappedF(const char* fmt, ...) IM_FMTARGS(1);
@@ -127,8 +130,9 @@ void PlaceWindow(ImVec2 pos, ImVec2 size);
 // A panel's title bar text fitted to the panel's width. ImGui 1.86 clips a title that is too long
 // without a mark, which can leave another word ("FlashAttention, tile by til" at font scale 2.5,
 // 1024x768); a title that does not fit is cut at the last whole word that does, with "..." after
-// it. Returns "shown###id" in `buf` (id: the part after a "###" in `title`, else the whole title,
-// so the window stays the same one whether or not its title is cut) and remembers the pair in
+// it (a first word too long on its own between UTF-8 characters: title_fit.h). Returns
+// "shown###id" in `buf` (id: the part after a "###" in `title`, else the whole title, so the
+// window stays the same one whether or not its title is cut) and remembers the pair in
 // s.panel_titles for --dump-state.
 const char* FitTitle(AppState& s, const char* title, float width, char* buf, size_t n);
 // ImGui::Begin with the title fitted to the placed width (FitTitle).

@@ -9,8 +9,8 @@
 // scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
 // the backward view's rows, the preset's name and a long word in the problem panel at font scale
 // 2, the memory panel's sideways scrollbars in view and the Pipeline view's options and chart
-// labels whole at font scale 2.5. Each case is one a visual
-// audit found wrong at 1280x720 or 1024x768.
+// labels whole, the course's lines and chapter name within the column at font scale 2.5. Each
+// case is one a visual audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
@@ -485,5 +485,41 @@ TEST_CASE("the Pipeline view's options and chart labels are whole at font scale 
                     CHECK(j["pipeline"]["chart_clip_px"].get<double>() <= 0.5);
                     // and the bars keep room to run in: four characters' width at least
                     CHECK(j["pipeline"]["chart_bar_room_px"].get<double>() >= 4 * j["display"]["font_px"].get<double>());
+                  });
+}
+
+TEST_CASE("at font scale 2.5 no course page's line runs past the column's edge, and the chapter's name shows whole",
+          "[gui][layout][course]") {
+  // At 1024x768 fourteen parts of pages ran a word wider than the column past its edge, by up to
+  // 50 px ("diag(l_i^new)^-1", "softmax-weighted"), and the chapter picker showed "5. algorithm-";
+  // the status's three lines left the page two lines, none once the picker's name went above it.
+  // Scrolling a page is acceptable at this size; a cut line is not. --check-layout walks every
+  // part of every page.
+  const std::string settings = settings_for("course-2.5");
+  const Result r = run_gui(settings + "--course --check-layout --font-scale 2.5 --size 1024x768", "course-2.5");
+  INFO(r.output);
+  REQUIRE(r.output.find("41 pages fit") != std::string::npos);  // it walked them all
+  CHECK(r.output.find("past the column's edge") == std::string::npos);
+  check_each_dump(settings, {"--course algorithm-1 --page 2 --font-scale 2.5 --size 1024x768",
+                             "--course masks-dropout-fusion --page 1 --font-scale 2.5 --size 1024x768",
+                             "--course io-complexity --page 1 --font-scale 2.0 --size 1024x768"},
+                  "course-2.5", [](const nlohmann::json& j) {
+                    CHECK(j["course"]["picker_cut_px"].get<double>() <= 0.5);
+                    CHECK(j["course"]["page_view_h"].get<double>() >= 3 * j["display"]["font_px"].get<double>());
+                  });
+}
+
+TEST_CASE("the scrubber's label stays on the slider at font scale 2.5, written short where the long form does not fit",
+          "[gui][layout]") {
+  // At 1024x768 "step 22 of 43" was wider than the grab's wider side and ran off the slider's
+  // left end ("tep 22 of 43").
+  check_each_dump(settings_for("scrub-label"),
+                  {"--preset causal --step 22 --font-scale 2.5 --size 1024x768",
+                   "--course masks-dropout-fusion --page 1 --font-scale 2.5 --size 1024x768",
+                   "--preset gpt2-medium --step 905 --font-scale 2.5 --size 1024x768",
+                   "--preset tiny --step 6 --font-scale 2.5 --size 1280x720"},
+                  "scrub-label", [](const nlohmann::json& j) {
+                    CHECK(j["controls"]["scrub_label_cut_px"].get<double>() <= 0.5);
+                    CHECK(j["controls"]["scrub_label_gap_px"].get<double>() >= 0);  // and clear of the grab
                   });
 }
