@@ -252,6 +252,7 @@ struct AppState {
   PanelTitle panel_titles[12];
   float controls_overflow_px = 0;     // how far the controls' widest row ran past the panel's width
   float scrub_label_gap_px = 0;       // the scrubber's "step k of n" to its grab (negative: covered)
+  float scrub_label_cut_px = 0;       // how far that label runs past the slider's ends (0 or less: none)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
@@ -273,6 +274,9 @@ struct AppState {
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)
+  bool whole_run_scroll = false;      // the whole-run table scrolls sideways
+  float whole_run_hidden_px = 0;      // scrolling, how much taller the whole-run table is than the panel's view
+  float memory_table_hidden_px = 0;   // scrolling, how far its bottom (the scrollbar) lies under the panel's edge
   bool memory_table_tight_text = false;  // byte counts in their tight form ("2KiB") to fit
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
   std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)

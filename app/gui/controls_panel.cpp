@@ -175,14 +175,26 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   // The slider draws no text of its own: ImGui centres it, where the grab covers it whenever
   // the cursor is near the middle of the run. The label goes on the wider side of the grab.
   if (ImGui::SliderInt("##scrub", &k, 0, int(s.steps()), "")) s.seek(size_t(k));
-  char label[48];
-  std::snprintf(label, sizeof label, "step %zu of %zu", s.index(), s.steps());
+  // The first of "step 22 of 43", "22 of 43" and "22" that fits beside the grab: at font scale
+  // 2.5 in a 1024x768 window the long form was wider than the grab's wider side and ran off the
+  // slider's left end ("tep 22 of 43").
+  char forms[3][48];
+  std::snprintf(forms[0], sizeof forms[0], "step %zu of %zu", s.index(), s.steps());
+  std::snprintf(forms[1], sizeof forms[1], "%zu of %zu", s.index(), s.steps());
+  std::snprintf(forms[2], sizeof forms[2], "%zu", s.index());
   const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
-  const float text_w = ImGui::CalcTextSize(label).x;
-  const float x = ScrubberLabelX(lo.x, hi.x, s.index(), s.steps(), text_w, ImGui::GetStyle().GrabMinSize,
-                                 &s.scrub_label_gap_px);
+  const char* label = forms[2];
+  float x = 0, text_w = 0;
+  for (const char* form : forms) {
+    label = form;
+    text_w = ImGui::CalcTextSize(label).x;
+    x = ScrubberLabelX(lo.x, hi.x, s.index(), s.steps(), text_w, ImGui::GetStyle().GrabMinSize, &s.scrub_label_gap_px);
+    if (s.scrub_label_gap_px >= 2 && x >= lo.x && x + text_w <= hi.x) break;
+  }
+  s.scrub_label_cut_px = std::max(lo.x - x, x + text_w - hi.x);
   ImGui::GetWindowDrawList()->AddText(ImVec2(x, lo.y + ImGui::GetStyle().FramePadding.y),
                                       ImGui::GetColorU32(ImGuiCol_Text), label);
+  if (label != forms[0] && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", forms[0]);
   ImGui::SameLine();
   ImGui::TextUnformatted(where);
   s.controls_overflow_px = PanelOverflowPx();

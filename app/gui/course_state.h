@@ -68,6 +68,8 @@ struct CourseState {
   float column_w = 0, centre_w = 0;  // the window's course column and centre widths (for --dump-state)
   float page_overflow = 0;  // how far the page's text and questions reach below the column (0: they fit)
   float column_overflow_px = 0;  // how far the column's widest item (a button) ran past its width
+  float page_view_h = 0;         // the height of the page's box in the column, as last drawn
+  float picker_cut_px = 0;       // how much of the chapter's name the picker does not show (0 or less: none)
   float page_overflow_x_px = 0;  // how far the page's widest line (a question's) ran past the page's width
   float want_w = 0;         // the column width the page asks for (course_view.cpp; 0 on a new page)
   // A page taller than the column is shown in parts (course_view.cpp plans them): Next and Back

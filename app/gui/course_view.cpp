@@ -108,6 +108,12 @@ struct PageLines {
           cut = q;
           if (q == nl) break;
         }
+        if (ImGui::CalcTextSize(line, cut).x > w) {  // one word wider than the column: broken (WordBreak)
+          const char* brk = WordBreak(line, cut, w);
+          lines.emplace_back(line, brk);
+          line = brk;
+          continue;
+        }
         lines.emplace_back(line, cut);
         if (cut >= nl) break;
         line = cut + 1;
@@ -230,14 +236,36 @@ float ChapterPickerFitW(const char* preview) {
 }
 
 // The chapter picker: every chapter with its remembered progress; `width` -1: the column's.
-void DrawChapterPicker(AppState& s, float width) {
+// `tall`: the window has lines to spare for a name wider than the picker.
+void DrawChapterPicker(AppState& s, float width, bool tall) {
   CourseState& c = s.course;
   const auto& list = course::chapter_list();
   const int cur = course::chapter_index(c.chapter->id);
   char preview[160];
   ChapterPreview(c, preview, sizeof preview);
+  // A name wider than the picker with its arrow (font scale 2.5 in a 1024x768 window cut
+  // "5. algorithm-1" to "5. algorithm-") gets the arrow's room (the combo opens on a click all
+  // the same), then loses its number; where even the name is wider, the picker shows "chapter 7"
+  // and the name is written above it, wrapped after a '-' (in a short window, in its tooltip).
+  const float w = width < 0 ? ImGui::GetContentRegionAvail().x : width, pad = 2 * ImGui::GetStyle().FramePadding.x;
+  bool no_arrow = ImGui::CalcTextSize(preview).x + pad + ImGui::GetFrameHeight() > w;
+  const char* space = std::strchr(preview, ' ');
+  const char* shown = no_arrow && space && ImGui::CalcTextSize(preview).x + pad > w ? space + 1 : preview;
+  char numbered[32];
+  const char* name_only = nullptr;
+  if (ImGui::CalcTextSize(shown).x + pad > w) {
+    if (tall) TextWrappedAtSpaces(shown);
+    else name_only = shown;
+    std::snprintf(numbered, sizeof numbered, "chapter %d", cur + 1);
+    shown = numbered;
+    no_arrow = false;
+  }
+  c.picker_cut_px = ImGui::CalcTextSize(shown).x + pad + (no_arrow ? 0.0f : ImGui::GetFrameHeight()) - w;
   ImGui::SetNextItemWidth(width);
-  if (!ImGui::BeginCombo("##chapter", preview)) return;
+  if (!ImGui::BeginCombo("##chapter", shown, no_arrow ? ImGuiComboFlags_NoArrowButton : 0)) {
+    if (name_only && ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s", name_only, c.chapter->title.c_str());
+    return;
+  }
   for (size_t k = 0; k < list.size(); ++k) {
     const auto it = c.progress.find(list[k].id);
     char label[200];
@@ -295,7 +323,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   const float picker_w = ChapterPickerFitW(preview);
   const bool page_beside =
       short_status && !title_shown && picker_w + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(status[0]).x <= avail;
-  DrawChapterPicker(s, page_beside ? picker_w : -1.0f);
+  DrawChapterPicker(s, page_beside ? picker_w : -1.0f, title_shown);
   if (title_shown) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(ch.title.c_str());
@@ -304,12 +332,17 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
     ImGui::SetTooltip("%s", ch.title.c_str());
   }
   ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
-  for (int k = 0; k < 3; ++k) {
+  // In a short window where the short status takes more than a line (font scale 2.5 at 1024x768:
+  // three, which left the page no line at all), the answers and the seed go to the page number's
+  // tooltip.
+  const bool status_tip = !title_shown && short_status && write_status(true) > avail;
+  for (int k = 0; k < (status_tip ? 1 : 3); ++k) {
     bool same_line = false;
     if (k == 0 && page_beside) ImGui::SameLine(), same_line = true;
     else if (k > 0) same_line = SameLineIfWidthFits(ImGui::CalcTextSize(status[k]).x, status_gap);
     ImGui::TextUnformatted(k > 0 && !same_line ? status[k] + 3 : status[k]);  // "|  " dropped at a line's start
   }
+  if (status_tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s, %s", status[1] + 3, status[2] + 3);
   ImGui::PopStyleColor();
   ImGui::Separator();
   // The page scrolls on its own; the navigation stays at the bottom. Where the column is too narrow
@@ -326,6 +359,7 @@ void DrawCoursePanel(AppState& s, const Layout& l) {
   const bool nav_one_line = nav_w(back_label) <= nav_avail;
   const float nav_h = ImGui::GetFrameHeightWithSpacing() * (nav_one_line ? 1.6f : 2.6f);
   ImGui::BeginChild("page", ImVec2(0, -nav_h), false);
+  c.page_view_h = ImGui::GetWindowHeight();
   static uint64_t seen = 0;  // a new page starts at the top
   if (seen != c.version) {
     ImGui::SetScrollY(0);

@@ -10,6 +10,7 @@
 #include <imgui_internal.h>  // a window's visible rectangle (BringAnchorIntoView)
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -101,6 +102,12 @@ void DrawL2Step(const Trace& tr, const Step* cur) {
 
 }  // namespace
 
+bool AnchorPending(const AppState& s, course::Anchor a) {
+  const CourseState& c = s.course;
+  if (!c.active || !c.chapter || c.chapter->pages[size_t(c.page)].scene.anchor != a) return false;
+  return c.anchor_version != c.version || c.anchor_frames > 0;
+}
+
 float BringAnchorIntoView(AppState& s, course::Anchor a, bool at_start) {
   CourseState& c = s.course;
   if (!c.active || !c.chapter || c.chapter->pages[size_t(c.page)].scene.anchor != a) return 0;
@@ -141,10 +148,15 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
 
   if (p.dtype == Dtype::fp8) {  // docs/fp8.md
-    s.memory_header = TextWrappedF("HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
-                       fp8_scale_name(p.fp8_scale));
+    // Written short where in full it would take more than four lines (font scale 2.5 in a
+    // 1024x768 window: eight lines, the whole panel's view, the table under it); the tooltip has it all.
+    std::snprintf(c, sizeof c, "HBM: bytes so far (fp8: Q, K, V in e4m3 at 1 B, %s float32 scales s_Q, s_K, s_V; O in bf16 at 2 B)",
+                  fp8_scale_name(p.fp8_scale));
+    const bool whole = ImGui::CalcTextSize(c).x <= 4 * ImGui::GetContentRegionAvail().x;
+    s.memory_header = TextWrappedAtSpaces(whole ? c : "HBM: bytes so far (fp8, 1 B/element)");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("A scale is read (4 B) with every Q, K or V tile loaded; l, m and L stay float32.");
+      ImGui::SetTooltip("%s%sA scale is read (4 B) with every Q, K or V tile loaded; l, m and L stay float32.",
+                        whole ? "" : c, whole ? "" : "\n");
   } else {
     s.memory_header = TextWrappedF("HBM: bytes so far (%s, %d B/element)", dtype_name(p.dtype), bpe);
     if (ImGui::IsItemHovered())
@@ -231,13 +243,21 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   };
   const ImVec4 read_col = ImColor(kReadCol), write_col = ImColor(kWriteCol);
   const size_t n_rows = n + nb + info.on_chip_only.size() + 1;  // and the header
+  // Scrolling sideways, the table keeps to the part of the panel in view below it (the panel
+  // scrolled to its top) and its rows scroll inside it, the tensor names and the header frozen:
+  // at font scale 2.5 in a 1024x768 window its whole height put the sideways scrollbar under the
+  // panel's bottom edge. It keeps its header and two rows at least.
+  const float hbm_row_h = ImGui::GetTextLineHeight() + 2 * st.CellPadding.y + 1;
+  const float whole_h = float(n_rows) * hbm_row_h + st.ScrollbarSize + 2;
+  const float hbm_h =
+      hbm_scroll ? std::min(whole_h, std::max(3 * hbm_row_h + st.ScrollbarSize + 2, VisibleBelowAtTop())) : 0.0f;
+  const bool hbm_scroll_y = hbm_scroll && hbm_h < whole_h;
   const ImGuiTableFlags scroll_f = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                   ImGuiTableFlags_ScrollX;
-  const ImVec2 table_size(0, hbm_scroll ? float(n_rows) * (ImGui::GetTextLineHeight() + 2 * st.CellPadding.y + 1) +
-                                          st.ScrollbarSize + 2
-                                    : 0.0f);
+                                   ImGuiTableFlags_ScrollX | (hbm_scroll_y ? ImGuiTableFlags_ScrollY : 0);
   if (tight) ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(tight_pad, st.CellPadding.y));
-  if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, hbm_scroll ? scroll_f : tf, table_size)) {
+  s.memory_table_hidden_px = hbm_scroll ? HiddenBelowAtTop(ImGui::GetCursorScreenPos().y + hbm_h) : 0.0f;
+  if (ImGui::BeginTable("hbm", with_shape ? 4 : 3, hbm_scroll ? scroll_f : tf, ImVec2(0, hbm_h))) {
+    if (hbm_scroll_y) ImGui::TableSetupScrollFreeze(1, 1);
     const ImGuiTableColumnFlags stretch = hbm_scroll ? ImGuiTableColumnFlags_WidthFixed : ImGuiTableColumnFlags_WidthStretch;
     ImGui::TableSetupColumn("tensor", stretch, name_w);
     if (with_shape) ImGui::TableSetupColumn("shape", stretch, shape_w[compact]);
@@ -383,7 +403,7 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       if (!e || slot_is_tile(Slot(k)) != (pass == 0)) continue;
       std::snprintf(c, sizeof c, "%s %s", slot_name(Slot(k)), fmt_bytes(a, sizeof a, e * slot_bytes(Slot(k))));
       SameLineIfWidthFits(ImGui::CalcTextSize(c).x);  // else on the next line (LineRoomAfterItem says why not NewLine)
-      ImGui::TextUnformatted(c);
+      TextWrappedAtSpaces(c);  // on two lines where wider than the panel ("S_ij 64.00 KiB" at font scale 2.5)
       any = true;
     }
     if (!any) {
@@ -414,19 +434,30 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   const ImVec2 pad(std::min(style.CellPadding.x, 3.0f), style.CellPadding.y);
   const bool scroll = need_w > ImGui::GetContentRegionAvail().x;
   const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+  // Scrolling sideways, the table is at most the panel's visible height, its rows scrolling inside
+  // (the labels and the header frozen): scrolled to, it shows whole with its scrollbar, where at
+  // font scale 2.5 in a 1024x768 window its dozen rows were taller than the panel.
+  const float vs_whole_h = float(rows_drawn + 1) * row_h + style.ScrollbarSize + 2;
+  const float panel_h = ImGui::GetCurrentWindow()->InnerClipRect.GetHeight();
+  const float vs_h = scroll ? std::min(vs_whole_h, std::max(3 * row_h + style.ScrollbarSize + 2, panel_h)) : 0.0f;
+  const bool vs_scroll_y = scroll && vs_h < vs_whole_h;
+  const ImVec2 vs_size(0, vs_h);
   const ImGuiTableFlags vf = scroll ? ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                                          ImGuiTableFlags_ScrollX
+                                          ImGuiTableFlags_ScrollX | (vs_scroll_y ? ImGuiTableFlags_ScrollY : 0)
                                     : tf;
-  const ImVec2 vs_size(0, scroll ? float(rows_drawn + 1) * row_h + style.ScrollbarSize + 2 : 0.0f);
   const int n_cols = std::min(1 + int(n_runs), kMaxCols);
   std::fill(widest, widest + kMaxCols, 0.0f);
-  rows_drawn = 0;
   auto track = [&] {  // the last text drawn, at its full width (a cut one too)
     const int col = ImGui::TableGetColumnIndex();
     if (col >= 0 && col < kMaxCols) widest[col] = std::max(widest[col], ImGui::GetItemRectSize().x);
   };
   ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, pad);
+  s.whole_run_scroll = scroll;
+  s.whole_run_hidden_px = scroll ? vs_h - panel_h : 0.0f;
+  // A scrolling table wholly out of the panel's view is not drawn (BeginTable returns false).
   if (ImGui::BeginTable("vs", n_cols, vf, vs_size)) {
+    rows_drawn = 0;  // counted as drawn; kept from the last frame that drew them where not drawn
+    if (vs_scroll_y) ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("same inputs");
     for (const ScheduleInfo* si : schedules()) ImGui::TableSetupColumn(si->name);
     ImGui::TableHeadersRow();
@@ -573,6 +604,8 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
       else ImGui::TextDisabled(r.ok ? "-" : "n/a");  // "-": ran, no reference (too large); n/a: no run
       track();
     }
+    // A course page about O's error shows this row where the table's rows scroll.
+    if (vs_scroll_y && AnchorPending(s, course::Anchor::o_error)) ImGui::SetScrollHereY(1.0f);
     ImGui::EndTable();
     need_w = 0;
     for (int k = 0; k < n_cols; ++k) need_w += widest[k] + 2 * pad.x + 1;  // and a border
@@ -615,15 +648,22 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   ImGui::Separator();
   // The web page adds "Open..." after Load: the file from the user's computer.
   const char* kOpen = "Open...###dram_open";
-  const float open_w = s.pick_local_file ? ButtonWidth(kOpen) + ImGui::GetStyle().ItemSpacing.x : 0.0f;
-  ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 9 - open_w);
+  // The buttons beside the path where it keeps four characters' width, else under it, and
+  // "Load" where even "Load measured" is wider than the panel (at font scale 2.5 in a 1024x768
+  // window it ran 50 px past the panel's edge).
+  const char* kLoad = "Load measured###dram_load";
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float open_w = s.pick_local_file ? ButtonWidth(kOpen) + gap : 0.0f;
+  const float buttons_w = ButtonWidth(kLoad) + gap + open_w;
+  const bool beside = ImGui::GetContentRegionAvail().x - buttons_w >= 4 * ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(beside ? -buttons_w : -FLT_MIN);
   ImGui::InputText("##dram", s.dram.path, sizeof s.dram.path);
-  ImGui::SameLine();
-  if (ImGui::Button("Load measured")) s.load_dram();
+  if (beside) ImGui::SameLine();
+  if (ImGui::Button(beside ? kLoad : FitButton({kLoad, "Load###dram_load"}))) s.load_dram();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Nsight Compute's DRAM bytes, as tools/device/ncu_dram.sh writes them (flashstep gui --dram F.json)");
   if (s.pick_local_file) {
-    ImGui::SameLine();
+    SameLineIfButtonFits(kOpen);
     if (ImGui::Button(kOpen)) s.pick_local_file(LocalFile::dram);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("A measurement file from this computer (tools/device/ncu_dram.sh's JSON)");
   }

@@ -58,6 +58,9 @@ void DrawMemoryPanel(AppState& s, const Layout& l);
 // lines begin (true, the cursor then goes to the view's top) or end (false, to its bottom).
 // Returns how many pixels of those lines lie outside the panel's visible part (0: all in view).
 float BringAnchorIntoView(AppState& s, course::Anchor a, bool at_start);
+// Whether the page's anchor is `a` and BringAnchorIntoView is still in its first frames: a table
+// whose rows scroll inside it brings the anchor's row into its own view then.
+bool AnchorPending(const AppState& s, course::Anchor a);
 void DrawSoftmaxPanel(AppState& s, const Layout& l);
 // display.cpp: applies s.display.now (style, panel colours, fonts rebuilt at the font scale;
 // `backend_ready`: the GL font texture exists and is rebuilt) and returns the clear colour;

@@ -38,6 +38,10 @@ struct PipelineState {
   // Drawn: the narrowest gap between two of the time axis's labels in the last frame, in pixels
   // (--dump-state; below 0 they overlapped).
   float axis_label_gap_px = 0;
+  // How far the chart's widest text ran past its column or the view's edge in the last frame, in
+  // pixels (0 or less: none cut or drawn over the bars; --dump-state).
+  float chart_clip_px = 0;
+  float chart_bar_room_px = 0;  // the narrowest width the chart's bars have to run in (the Gantt's, the bars')
   uint32_t lane_colours[2] = {0, 0};  // the chart's alternating lane fills as last drawn (IM_COL32 packing)
   struct Reference {  // a PyTorch kernel measured in the same device call (h200_hopper.json)
     int64_t d = 0, n = 0;

@@ -35,19 +35,37 @@ ImU32 kind_colour(char k, bool backward) {
   }
 }
 
-// Returns the narrowest gap between two neighbouring labels of the time axis, in pixels.
-float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
-  const pipeline::Timeline& tl = ps.timeline;
-  const float fs = ImGui::GetFontSize();
-  const float label_w = fs * 9.5f, axis_h = fs * 1.6f;
+// Text on the chart at `at`, measured against [x0, x1] (its column, or the view): how far it runs
+// past either end is kept in `clip` where larger (0 or less: within).
+void ChartText(ImDrawList* dl, ImVec2 at, ImU32 col, const char* text, float x0, float x1, float& clip,
+               const char* end = nullptr) {
+  clip = std::max({clip, at.x + ImGui::CalcTextSize(text, end).x - x1, x0 - at.x});
+  dl->AddText(at, col, text, end);
+}
+
+// Where `text` is wider than `w` pixels: the start of its second line, after its last '-' or space
+// up to which it fits ("softmax-under-" and "product" at font scale 2.5 in a 1024x768 window);
+// nullptr where it fits on one line or has no such place.
+const char* SecondLine(const char* text, float w) {
+  if (ImGui::CalcTextSize(text).x <= w) return nullptr;
+  const char* cut = nullptr;
+  for (const char* q = text; *q; ++q)
+    if ((*q == '-' || *q == ' ') && ImGui::CalcTextSize(text, q + 1).x <= w) cut = q + 1;
+  return cut;
+}
+
+// The Gantt chart's lanes: each CTA's loads (and the backward's dQ adds), then each warpgroup's
+// tensor cores and softmax.
+struct Lane {
+  int cta, wg;
+  pipeline::Unit unit;
+  char name[48];
+  bool adds = false;
+};
+
+std::vector<Lane> GanttLanes(const PipelineState& ps) {
   // The backward's dQ adds ('A', the copy engine's, under the next Q block's loads) get a lane of
   // their own below the loads, so that neither hides the other.
-  struct Lane {
-    int cta, wg;
-    pipeline::Unit unit;
-    char name[48];
-    bool adds = false;
-  };
   std::vector<Lane> lanes;
   for (int c = 0; c < ps.ctas; ++c) {
     Lane l{c, -1, pipeline::Unit::load, ""};
@@ -68,20 +86,53 @@ float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
         lanes.push_back(x);
       }
   }
-  const float lane_h = std::min(fs * 2.2f, (p1.y - p0.y - axis_h) / float(lanes.size()));
+  return lanes;
+}
+
+// The lanes' names take a column left of the bars as wide as the widest of them; where that
+// column would take more than a third of the view (large text in a narrow panel: at font scale
+// 2.5 in a 1024x768 window it was wider than the view), each name goes above its lane instead.
+struct GanttLayout {
+  float label_w = 0;
+  bool stacked = false;
+  float lane_h = 0;  // stacked: a name's line and the bars'
+};
+
+GanttLayout gantt_layout(const std::vector<Lane>& lanes, float width) {
+  const float fs = ImGui::GetFontSize();
+  GanttLayout g;
+  for (const Lane& l : lanes) g.label_w = std::max(g.label_w, ImGui::CalcTextSize(l.name).x);
+  g.label_w += fs * 0.5f;
+  g.stacked = g.label_w > width / 3;
+  if (g.stacked) g.label_w = 0, g.lane_h = fs * 2.4f;
+  return g;
+}
+
+// Returns the narrowest gap between two neighbouring labels of the time axis, in pixels.
+float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps, const std::vector<Lane>& lanes,
+                const GanttLayout& g, float& clip, float& bar_room) {
+  const pipeline::Timeline& tl = ps.timeline;
+  const float fs = ImGui::GetFontSize();
+  const float label_w = g.label_w, axis_h = fs * 1.6f;
+  const float lane_h = g.stacked ? g.lane_h : std::min(fs * 2.2f, (p1.y - p0.y - axis_h) / float(lanes.size()));
   const float x0 = p0.x + label_w, x1 = p1.x - fs;
+  bar_room = std::min(bar_room, x1 - x0);
   const double t_end = std::max(1.0, tl.end_clk);
   auto X = [&](double t) { return x0 + float(t / t_end) * (x1 - x0); };
   for (size_t k = 0; k < lanes.size(); ++k) {
     const float y = p0.y + float(k) * lane_h;
-    dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + lane_h - 1), kLaneCols[k % 2]);
-    dl->AddText(ImVec2(p0.x, y + (lane_h - fs) / 2), ImGui::GetColorU32(kDimText), lanes[k].name);
+    // The bars' band: the lane's middle, or (stacked) under its name.
+    const float top = g.stacked ? y + fs * 1.15f : y + lane_h * 0.18f, bottom = g.stacked ? y + lane_h - 2 : y + lane_h * 0.82f;
+    dl->AddRectFilled(ImVec2(x0, g.stacked ? top - 2 : y + 1), ImVec2(x1, g.stacked ? bottom + 1 : y + lane_h - 1),
+                      kLaneCols[k % 2]);
+    ChartText(dl, ImVec2(p0.x, g.stacked ? y : y + (lane_h - fs) / 2), ImGui::GetColorU32(kDimText), lanes[k].name, p0.x,
+              g.stacked ? p1.x : x0, clip);
     for (const pipeline::Segment& s : tl.segments) {
       if (s.cta != lanes[k].cta || s.unit != lanes[k].unit || (s.unit != pipeline::Unit::load && s.wg != lanes[k].wg))
         continue;
       if (ps.backward && s.unit == pipeline::Unit::load && (s.kind == 'A') != lanes[k].adds) continue;
       if (s.end <= s.start) continue;
-      const ImVec2 a(X(s.start), y + lane_h * 0.18f), b(std::max(X(s.end), X(s.start) + 1.0f), y + lane_h * 0.82f);
+      const ImVec2 a(X(s.start), top), b(std::max(X(s.end), X(s.start) + 1.0f), bottom);
       dl->AddRectFilled(a, b, kind_colour(s.kind, ps.backward), 2.0f);
       dl->AddRect(a, b, IM_COL32(15, 15, 20, 255), 2.0f);
       char txt[16];
@@ -119,52 +170,103 @@ float DrawGantt(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
     prev_end = x + w;
     dl->AddText(ImVec2(x, ya + 2), ImGui::GetColorU32(kDimText), txt);
   }
-  char unit[64];
+  // The unit under the axis's end, shorter where in full it is wider than the view.
+  char unit[64], unit_short[48], unit_least[32];
   std::snprintf(unit, sizeof unit, "clocks (%.2f us at 1.98 GHz)", t_end / 1980.0);
-  const ImVec2 us = ImGui::CalcTextSize(unit);
-  dl->AddText(ImVec2(x1 - us.x, ya + 2 + fs), ImGui::GetColorU32(kDimText), unit);
+  std::snprintf(unit_short, sizeof unit_short, "clocks (%.2f us)", t_end / 1980.0);
+  std::snprintf(unit_least, sizeof unit_least, "%.2f us", t_end / 1980.0);
+  const char* shown = LongestFitting(x1 - p0.x, {unit, unit_short, unit_least});
+  if (!*shown) shown = unit_least;
+  ChartText(dl, ImVec2(std::max(p0.x, x1 - ImGui::CalcTextSize(shown).x), ya + 2 + fs), ImGui::GetColorU32(kDimText), shown,
+            p0.x, p1.x, clip);
   return gap;
 }
 
-// Predicted (outline) and measured (filled) TFLOP/s of every technique, one row each.
-void DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
+// Predicted (outline) and measured (filled) TFLOP/s of every technique, one row each: the
+// name, the bars and the figures side by side, or (where they do not fit the width beside bars of
+// six characters) on lines of their own, the figures on two where one is too narrow. Takes
+// `room_h` where the rows fit in it, more where not; returns the height drawn.
+float DrawTechniqueBars(ImDrawList* dl, ImVec2 p0, float width, float room_h, const PipelineState& ps, float& clip,
+                        float& bar_room) {
   const float fs = ImGui::GetFontSize();
-  const float label_w = fs * 11.5f,
-              row_h = std::min(fs * 2.4f, (p1.y - p0.y - 2.5f * fs) / float(std::max<size_t>(1, ps.rows.size())));
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+  auto figures = [](char* buf, size_t n, const PipelineState::Row& r, bool first_line, bool split) {
+    if (split && first_line) std::snprintf(buf, n, "model %.0f,", r.predicted);
+    else if (split) std::snprintf(buf, n, r.measured.found ? "measured %.0f" : "not measured", r.measured.value);
+    else if (r.measured.found) std::snprintf(buf, n, "model %.0f, measured %.0f", r.predicted, r.measured.value);
+    else std::snprintf(buf, n, "model %.0f, not measured", r.predicted);
+    return buf;
+  };
+  char txt[128];
+  float name_w = 0, figures_w = 0;
+  for (const auto& r : ps.rows) {
+    name_w = std::max(name_w, ImGui::CalcTextSize(r.kernel.key.c_str()).x);
+    figures_w = std::max(figures_w, ImGui::CalcTextSize(figures(txt, sizeof txt, r, true, false)).x);
+  }
+  const float label_w = name_w + fs, p1x = p0.x + width;
+  const bool stacked = label_w + figures_w + fs * 6.5f > width;
+  const bool split = stacked && figures_w > width - 4;
+  bool two_line_names = false;  // stacked: a name wider than the view takes two lines (all rows keep one height)
+  for (const auto& r : ps.rows) two_line_names |= stacked && SecondLine(r.kernel.key.c_str(), width - 4) != nullptr;
+  const float name_h = fs * (two_line_names ? 2.3f : 1.15f);
+  const size_t n = std::max<size_t>(1, ps.rows.size());
+  const float band = fs * 1.3f;  // stacked: the two bars' height
+  const float row_h = stacked ? name_h + fs * (split ? 2.3f : 1.15f) + band + 4
+                              : std::clamp((room_h - 2.5f * fs) / float(n), fs * 1.3f, fs * 2.4f);
   double top = 800;
   for (const auto& r : ps.rows) top = std::max({top, r.predicted, r.measured.value});
   for (const auto& m : ps.references) top = std::max(top, m.tflops);
-  const float x0 = p0.x + label_w, x1 = p1.x - fs * 16;
+  const float x0 = stacked ? p0.x + 4 : p0.x + label_w, x1 = stacked ? p1x - fs : p1x - figures_w - fs * 0.5f;
+  bar_room = std::min(bar_room, x1 - x0);
   auto X = [&](double v) { return x0 + float(v / top) * (x1 - x0); };
   for (size_t k = 0; k < ps.rows.size(); ++k) {
     const auto& r = ps.rows[k];
     const float y = p0.y + float(k) * row_h;
-    if (r.kernel.key == ps.technique) dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + row_h - 2), kShownCol);
-    dl->AddText(ImVec2(p0.x + 4, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), r.kernel.key.c_str());
-    const float h = (row_h - 4) / 2;
-    dl->AddRect(ImVec2(x0, y + 1), ImVec2(X(r.predicted), y + 1 + h), kComputeCol, 0, 0, 2.0f);  // the theme's yellow
-    if (r.measured.found) dl->AddRectFilled(ImVec2(x0, y + 2 + h), ImVec2(X(r.measured.value), y + 1 + 2 * h), kVisitedCol);
-    char txt[128];
-    if (r.measured.found) std::snprintf(txt, sizeof txt, "model %.0f, measured %.0f", r.predicted, r.measured.value);
-    else std::snprintf(txt, sizeof txt, "model %.0f, not measured", r.predicted);
-    dl->AddText(ImVec2(x1 + 6, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), txt);
+    if (r.kernel.key == ps.technique) dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1x, y + row_h - 2), kShownCol);
+    const float name_y = stacked ? y : y + (row_h - fs) / 2;
+    const char* name = r.kernel.key.c_str();
+    const char* second = stacked ? SecondLine(name, width - 4) : nullptr;
+    ChartText(dl, ImVec2(p0.x + 4, name_y), text_col, name, p0.x, stacked ? p1x : x0, clip, second);
+    if (second) ChartText(dl, ImVec2(p0.x + 4, name_y + fs * 1.15f), text_col, second, p0.x, p1x, clip);
+    const float by = stacked ? y + name_h : y + 1, h = stacked ? band / 2 : (row_h - 4) / 2;
+    dl->AddRect(ImVec2(x0, by), ImVec2(X(r.predicted), by + h), kComputeCol, 0, 0, 2.0f);  // the theme's yellow
+    if (r.measured.found) dl->AddRectFilled(ImVec2(x0, by + 1 + h), ImVec2(X(r.measured.value), by + 2 * h), kVisitedCol);
+    if (!stacked) {
+      ChartText(dl, ImVec2(x1 + 6, name_y), text_col, figures(txt, sizeof txt, r, true, false), x1, p1x, clip);
+      continue;
+    }
+    const float fy = by + band + 2;
+    ChartText(dl, ImVec2(p0.x + 4, fy), text_col, figures(txt, sizeof txt, r, true, split), p0.x, p1x, clip);
+    if (split) ChartText(dl, ImVec2(p0.x + 4, fy + fs * 1.15f), text_col, figures(txt, sizeof txt, r, false, true), p0.x, p1x, clip);
   }
-  // PyTorch's kernels measured in the same call: vertical lines across the rows.
+  // PyTorch's kernels measured in the same call: vertical lines across the rows, each named under
+  // them, kept within the view.
   const float y_end = p0.y + float(ps.rows.size()) * row_h;
   for (size_t k = 0; k < ps.references.size(); ++k) {
     const auto& m = ps.references[k];
     const ImU32 col = kReferenceCols[k % 2];
-    dl->AddLine(ImVec2(X(m.tflops), p0.y), ImVec2(X(m.tflops), y_end), col, 2.0f);
-    char txt[96];
+    if (!stacked) dl->AddLine(ImVec2(X(m.tflops), p0.y), ImVec2(X(m.tflops), y_end), col, 2.0f);
+    for (size_t r = 0; stacked && r < ps.rows.size(); ++r) {  // across each row's bars, not its text
+      const float by = p0.y + float(r) * row_h + name_h;
+      dl->AddLine(ImVec2(X(m.tflops), by - 2), ImVec2(X(m.tflops), by + band + 1), col, 2.0f);
+    }
+    // "PyTorch sdpa cudnn 566", or without "PyTorch " where that is wider than the view (the
+    // heading says the lines are PyTorch's).
     std::snprintf(txt, sizeof txt, "%s %.0f", m.kernel.c_str(), m.tflops);
-    dl->AddText(ImVec2(X(m.tflops) + 3, y_end + 2 + float(k) * fs), col, txt);
+    if (ImGui::CalcTextSize(txt).x > width && m.kernel.rfind("PyTorch ", 0) == 0)
+      std::snprintf(txt, sizeof txt, "%s %.0f", m.kernel.c_str() + 8, m.tflops);
+    const float x = std::max(p0.x, std::min(X(m.tflops) + 3, p1x - ImGui::CalcTextSize(txt).x));
+    ChartText(dl, ImVec2(x, y_end + 2 + float(k) * fs), col, txt, p0.x, p1x, clip);
   }
+  return std::max(room_h, y_end - p0.y + 2 + float(ps.references.size()) * fs + fs * 0.5f);
 }
 
 // The backward's times of the whole problem (ms): each product's and unit's throughput bound,
 // the model's prediction and the H200's measurement, one bar each.
 constexpr size_t kBackwardBars = 12;  // DrawBackwardBars' rows
-void DrawBackwardBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState& ps) {
+// Takes `room_h` where the rows fit in it, more where not; returns the height drawn.
+float DrawBackwardBars(ImDrawList* dl, ImVec2 p0, float width, float room_h, const PipelineState& ps, float& clip,
+                       float& bar_room) {
   const pipeline::BackwardPrediction& p = ps.backward_prediction;
   struct Bar {
     const char* name;
@@ -186,21 +288,37 @@ void DrawBackwardBars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PipelineState&
   const size_t n = sizeof bars / sizeof bars[0];
   static_assert(sizeof bars / sizeof bars[0] == kBackwardBars, "the view reserves a row per bar");
   const float fs = ImGui::GetFontSize();
-  const float label_w = fs * 10.5f, row_h = std::min(fs * 1.7f, (p1.y - p0.y) / float(n));
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+  // Each name left of its bar where names, bars of four characters and the times fit the width;
+  // else on a line of its own above its bar.
+  float name_w = 0;
+  for (const Bar& b : bars) name_w = std::max(name_w, ImGui::CalcTextSize(b.name).x);
+  const float time_w = std::max(ImGui::CalcTextSize("not measured").x, ImGui::CalcTextSize("00.000 ms").x) + 6;
+  const float label_w = name_w + fs, p1x = p0.x + width;
+  const bool stacked = label_w + fs * 4 + time_w > width;
+  const float bar_h = stacked ? fs * 1.2f : std::clamp(room_h / float(n), fs * 1.3f, fs * 1.7f);
+  const float row_h = stacked ? fs * 1.15f + bar_h + 2 : bar_h;
   double top = 0;
   for (const Bar& b : bars) top = std::max(top, b.ms);
   top = std::max(top, 1e-9);
-  const float x0 = p0.x + label_w, x1 = p1.x - fs * 9;
+  // Stacked, the bars take the whole width, and a time that does not fit after its bar is written
+  // on the bar's end, in dark text on its light colour.
+  const float x0 = stacked ? p0.x + 4 : p0.x + label_w, x1 = stacked ? p1x - 4 : p1x - time_w;
+  bar_room = std::min(bar_room, x1 - x0);
   for (size_t k = 0; k < n; ++k) {
-    const float y = p0.y + float(k) * row_h;
-    dl->AddText(ImVec2(p0.x + 4, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), bars[k].name);
+    const float y = p0.y + float(k) * row_h, by = stacked ? y + fs * 1.15f : y;
+    ChartText(dl, ImVec2(p0.x + 4, stacked ? y : y + (bar_h - fs) / 2), text_col, bars[k].name, p0.x, stacked ? p1x : x0,
+              clip);
     const float xe = x0 + float(bars[k].ms / top) * (x1 - x0);
-    dl->AddRectFilled(ImVec2(x0, y + 2), ImVec2(std::max(xe, x0 + 1), y + row_h - 2), bars[k].col);
+    dl->AddRectFilled(ImVec2(x0, by + 2), ImVec2(std::max(xe, x0 + 1), by + bar_h - 2), bars[k].col);
     char txt[48];
     if (k + 1 == n && !ps.backward_measured.found) std::snprintf(txt, sizeof txt, "not measured");
     else std::snprintf(txt, sizeof txt, "%.3f ms", bars[k].ms);
-    dl->AddText(ImVec2(std::max(xe, x0) + 6, y + (row_h - fs) / 2), ImGui::GetColorU32(ImGuiCol_Text), txt);
+    const float tw = ImGui::CalcTextSize(txt).x, ty = by + (bar_h - fs) / 2;
+    if (std::max(xe, x0) + 6 + tw <= p1x || !stacked) ChartText(dl, ImVec2(std::max(xe, x0) + 6, ty), text_col, txt, p0.x, p1x, clip);
+    else ChartText(dl, ImVec2(xe - tw - 4, ty), IM_COL32(10, 10, 14, 255), txt, x0, xe, clip);
   }
+  return std::max(room_h, float(n) * row_h);
 }
 
 }  // namespace
@@ -259,7 +377,7 @@ void DrawPipelineView(AppState& s) {
     for (const PipelineState::Row& row : ps.rows) {
       const char* key = row.kernel.key.c_str();
       if (&row != &ps.rows.front()) SameLineIfFits(key);
-      if (ImGui::RadioButton(key, ps.technique == row.kernel.key)) ps.technique = row.kernel.key, changed = true;
+      if (WrappedRadioButton(key, ps.technique == row.kernel.key)) ps.technique = row.kernel.key, changed = true;
     }
   if (changed) ps.rebuild();
 
@@ -333,30 +451,35 @@ void DrawPipelineView(AppState& s) {
                   ps.measured_loaded ? "" : " - no PyTorch measurements loaded");
   }
   const bool one_line = ImGui::CalcTextSize(head).x + fs * 0.3f + ImGui::CalcTextSize(head2).x <= avail.x;
-  const float head_h = fs * (one_line ? 1.4f : 2.6f);
-  // The chart takes what its lanes need (at most 58% of the height); the bars get the rest, and
-  // never less than a readable row each: where the panel is shorter, the view scrolls.
-  const int lanes = ps.ctas * (1 + 2 * ps.warpgroups);
-  const float gantt_h = std::min(avail.y * 0.58f, float(lanes) * fs0 * 2.2f + fs0 * 2.4f);
-  const size_t bars = ps.backward ? kBackwardBars : ps.rows.size();
-  const float bars_min = float(bars) * fs * 1.3f + (ps.backward ? 0 : fs * (2.5f + float(ps.references.size())));
-  const float total_h = std::max(avail.y, gantt_h + fs * 0.8f + head_h + bars_min);
-  ps.axis_label_gap_px = DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps);
+  // The chart takes what its lanes need (at most 58% of the height; with the names above the
+  // lanes, all of it); the bars get the rest, and never less than a readable row each: where the
+  // panel is shorter, the view scrolls.
+  const std::vector<Lane> lanes = GanttLanes(ps);
+  const GanttLayout g = gantt_layout(lanes, avail.x);
+  const float gantt_h = g.stacked ? float(lanes.size()) * g.lane_h + fs * 2.8f
+                                  : std::min(avail.y * 0.58f, float(lanes.size()) * fs0 * 2.2f + fs0 * 2.4f);
+  float clip = 0, bar_room = avail.x;
+  ps.axis_label_gap_px = DrawGantt(dl, p0, ImVec2(p0.x + avail.x, p0.y + gantt_h), ps, lanes, g, clip, bar_room);
   ps.lane_colours[0] = kLaneCols[0];
   ps.lane_colours[1] = kLaneCols[1];
-  const float y2 = p0.y + gantt_h + fs * 0.8f;
+  ImGui::Dummy(ImVec2(avail.x, gantt_h + fs * 0.8f - ImGui::GetStyle().ItemSpacing.y));
+  // The heading of the bars: one line where it fits, else its two parts, each wrapped where wider
+  // than the view.
   if (one_line) {
     char both[sizeof head + sizeof head2 + 1];
     std::snprintf(both, sizeof both, "%s %s", head, head2);
-    dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), both);
+    TextWrappedAtSpaces(both);
   } else {
-    dl->AddText(ImVec2(p0.x, y2), ImGui::GetColorU32(ImGuiCol_Text), head);
-    dl->AddText(ImVec2(p0.x, y2 + fs * 1.2f), ImGui::GetColorU32(ImGuiCol_Text), head2);
+    TextWrappedAtSpaces(head);
+    TextWrappedAtSpaces(head2);
   }
-  const ImVec2 b0(p0.x, y2 + head_h), b1(p0.x + avail.x, p0.y + total_h);
-  if (ps.backward) DrawBackwardBars(dl, b0, b1, ps);
-  else DrawTechniqueBars(dl, b0, b1, ps);
-  ImGui::Dummy(ImVec2(avail.x, total_h));
+  const ImVec2 b0 = ImGui::GetCursorScreenPos();
+  const float room_h = std::max(0.0f, p0.y + avail.y - b0.y);
+  const float bars_h = ps.backward ? DrawBackwardBars(dl, b0, avail.x, room_h, ps, clip, bar_room)
+                                   : DrawTechniqueBars(dl, b0, avail.x, room_h, ps, clip, bar_room);
+  ImGui::Dummy(ImVec2(avail.x, bars_h));
+  ps.chart_clip_px = clip;
+  ps.chart_bar_room_px = bar_room;
   if (short_panel) {
     describe();
     intro();

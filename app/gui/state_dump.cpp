@@ -229,12 +229,14 @@ nlohmann::json state_to_json(const AppState& s) {
   j["course"] = {{"active", c.active}, {"chapter", c.chapter ? c.chapter->id : ""}, {"page", c.page + 1},
                  {"seed", c.seed}, {"outline", course::panel_title(c.outline())}, {"shown", panel_list(c.shown_panels())},
                  {"column_w", c.column_w}, {"centre_w", c.centre_w}, {"page_overflow", c.page_overflow}, {"overflow_px", c.column_overflow_px},
-                 {"page_overflow_x_px", c.page_overflow_x_px},
+                 {"page_overflow_x_px", c.page_overflow_x_px}, {"picker_cut_px", c.picker_cut_px},
+                 {"page_view_h", c.page_view_h},
                  {"part", c.part + 1}, {"parts", c.parts}, {"io_label_gap_px", c.io.label_gap_px},
                  // -1: the page names no part of a panel, or its panel was not drawn
                  {"anchor_outside_px", c.anchor_version == c.version && c.version ? c.anchor_outside_px : -1.0f},
                  {"anchor_scrolled", c.anchor_version == c.version && c.anchor_scrolled}};
-  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}, {"overflow_px", s.controls_overflow_px}};
+  j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}, {"scrub_label_cut_px", s.scrub_label_cut_px},
+                   {"overflow_px", s.controls_overflow_px}};
   j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px},
                           {"sentence_hidden_px", s.algo_sentence_hidden_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
@@ -252,6 +254,9 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"table_compact", s.memory_table_compact},
                        {"table_shape", s.memory_table_shape},
                        {"table_scroll", s.memory_table_scroll},
+                       {"table_hidden_px", s.memory_table_hidden_px},
+                       {"whole_run_scroll", s.whole_run_scroll},
+                       {"whole_run_hidden_px", s.whole_run_hidden_px},
                        {"table_tight_text", s.memory_table_tight_text},
                        {"header", s.memory_header}};
   j["view_tabs_cut"] = s.view_tabs_cut;
@@ -280,6 +285,8 @@ nlohmann::json state_to_json(const AppState& s) {
   j["pipeline"] = {{"backward", s.pipeline.backward}, {"technique", s.pipeline.technique}, {"d", s.pipeline.d},
                    {"n", s.pipeline.n}, {"causal", s.pipeline.causal}, {"in_turn", s.pipeline.in_turn},
                    {"axis_label_gap_px", s.pipeline.axis_label_gap_px},
+                   {"chart_clip_px", s.pipeline.chart_clip_px},
+                   {"chart_bar_room_px", s.pipeline.chart_bar_room_px},
                    {"lane_rgb", {rgb(s.pipeline.lane_colours[0]), rgb(s.pipeline.lane_colours[1])}},
                    {"measured_loaded", s.pipeline.measured_loaded}, {"measured_error", s.pipeline.measured_error},
                    {"segments", s.pipeline.timeline.segments.size()}, {"predicted_tflops", s.pipeline.prediction.tflops},

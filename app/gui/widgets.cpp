@@ -1,5 +1,7 @@
 #include "app/gui/widgets.h"
 
+#include "app/gui/title_fit.h"
+
 #include <imgui_internal.h>  // ImGuiWindow: the extent of what a panel drew (PanelOverflowPx)
 
 #include <algorithm>
@@ -81,6 +83,19 @@ float ToggleWidth(const char* label) {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
+bool WrappedRadioButton(const char* label, bool active) {
+  if (ToggleWidth(label) <= ImGui::GetContentRegionAvail().x) return ImGui::RadioButton(label, active);
+  ImGui::PushID(label);
+  bool pressed = ImGui::RadioButton("##radio", active);
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::BeginGroup();
+  TextWrappedAtSpaces(label);
+  ImGui::EndGroup();
+  pressed |= ImGui::IsItemClicked();
+  ImGui::PopID();
+  return pressed;
+}
+
 float ButtonWidth(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
 }
@@ -130,23 +145,23 @@ bool joins_number_to_unit(const char* word, const char* space, const char* end) 
   return std::isalpha(static_cast<unsigned char>(space[1])) || space[1] == '%';
 }
 
-// Where to break a word wider than `w` pixels, [word, end): after its last '/' or '-' that fits,
-// else after the last whole character that fits (at least one). "(docs/l2-model.md)" ran 23 px
-// past the problem panel's edge at font scale 2 in a 1024x768 window.
-const char* word_break(const char* word, const char* end, float w) {
+}  // namespace
+
+// "(docs/l2-model.md)" ran 23 px past the problem panel's edge at font scale 2 in a 1024x768
+// window, "diag(l_i^new)^-1" past the course column's at font scale 2.5.
+const char* WordBreak(const char* word, const char* end, float w) {
   const char* fit = word;
   for (const char* q = word; q < end;) {
-    const char* next = q + 1;
-    while (next < end && (static_cast<unsigned char>(*next) & 0xC0) == 0x80) ++next;  // a UTF-8 character whole
+    const char* next = Utf8Next(q, end);  // a UTF-8 character whole
     if (fit > word && ImGui::CalcTextSize(word, next).x > w) break;
     fit = q = next;
   }
+  // After a '/', a ')' or a '-' between words ("softmax-" and "weighted"), not a minus sign ("^-1").
   for (const char* q = fit; q > word + 1; --q)
-    if (q[-1] == '/' || q[-1] == '-') return q;
+    if (q[-1] == '/' || q[-1] == ')' || (q[-1] == '-' && (std::isalnum(static_cast<unsigned char>(q[-2])) || q[-2] == ')')))
+      return q;
   return fit;
 }
-
-}  // namespace
 
 const std::string& TextWrappedAtSpaces(const char* text) {
   const float w = ImGui::GetContentRegionAvail().x;
@@ -172,7 +187,7 @@ const std::string& TextWrappedAtSpaces(const char* text) {
     }
     if (!out.empty()) out += '\n';
     if (ImGui::CalcTextSize(line, cut).x > w) {  // one word wider than the whole line
-      const char* brk = word_break(line, cut, w);
+      const char* brk = WordBreak(line, cut, w);
       out.append(line, brk);
       line = brk;
       continue;
@@ -211,6 +226,16 @@ float HeaderLabelRoom() {
 float PanelOverflowPx() {
   const ImGuiWindow* w = ImGui::GetCurrentWindow();
   return w->DC.CursorMaxPos.x - w->WorkRect.Max.x;
+}
+
+float VisibleBelowAtTop() {
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  return w->InnerClipRect.Max.y - (ImGui::GetCursorScreenPos().y + w->Scroll.y);
+}
+
+float HiddenBelowAtTop(float y) {
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  return y + w->Scroll.y - w->InnerClipRect.Max.y;
 }
 
 const char* LongestFitting(float w, std::initializer_list<const char*> labels) {
@@ -290,17 +315,7 @@ const char* FitTitle(AppState& s, const char* title, float width, char* buf, siz
   auto text_w = [](const char* b, const char* e) { return ImGui::CalcTextSize(b, e).x; };
   size_t keep = vis_len;
   bool cut = text_w(title, title + vis_len) > room;
-  if (cut) {
-    const float dots = text_w("...", nullptr);
-    keep = 0;
-    // The longest prefix ending before a space that fits with "..." after it; a first word
-    // too long on its own is cut between letters.
-    for (size_t k = 1; k < vis_len; ++k)
-      if (title[k] == ' ' && text_w(title, title + k) + dots <= room) keep = k;
-    if (keep == 0)
-      for (size_t k = 1; k < vis_len && text_w(title, title + k) + dots <= room; ++k) keep = k;
-    while (keep > 0 && (title[keep - 1] == ',' || title[keep - 1] == ':' || title[keep - 1] == ' ')) --keep;
-  }
+  if (cut) keep = TitleKeep(title, vis_len, room, text_w("...", nullptr), text_w);  // title_fit.h
   std::snprintf(buf, n, "%.*s%s###%s", int(keep), title, cut ? "..." : "", id_text);
   const char* shown_end = std::strstr(buf, "###");
   remember_title(s, id_text, title, vis_len, buf, size_t(shown_end - buf), room);

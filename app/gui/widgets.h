@@ -70,6 +70,9 @@ const char* LongestFitting(float w, std::initializer_list<const char*> labels);
 // which splits a number such as 51.04 across two lines; nor does it break between a number and
 // its unit ("4 B/element"). Returns the lines as drawn, joined by newlines (valid until the next call).
 const std::string& TextWrappedAtSpaces(const char* text);
+// Where to break a word wider than `w` pixels, [word, end): after its last '/', ')' or '-' between
+// words up to which it fits, else after the last whole UTF-8 character that fits (at least one).
+const char* WordBreak(const char* word, const char* end, float w);
 // printf-style TextWrappedAtSpaces: the app's wrapped text with numbers in it (ImGui::TextWrapped
 // would print "written 264." and "00 KiB" on two lines).
 const std::string& TextWrappedF(const char* fmt, ...) IM_FMTARGS(1);
@@ -82,6 +85,11 @@ float HeaderLabelRoom();
 // In a window, before its End(): how far the widest item drawn so far reaches past the content
 // width (pixels; 0 or less when every item fits; a horizontal scrollbar's content counts too).
 float PanelOverflowPx();
+// In a window, the height of its visible part below the cursor when the window is scrolled to its
+// top, and how far a screen y lies below that visible part (0 or less: in view): what a first look
+// at a panel shows, whatever its scroll now.
+float VisibleBelowAtTop();
+float HiddenBelowAtTop(float y);
 // Before a radio button or checkbox (after the first of a row): on the same line, `spacing` after
 // the last item, where it fits before the content region's right edge; else it starts a new line.
 void SameLineIfFits(const char* label, float spacing = -1.0f);
@@ -96,6 +104,10 @@ const char* FitToggle(std::initializer_list<const char*> labels);
 const char* FitButton(std::initializer_list<const char*> labels);
 // A radio button's or checkbox's width with its label; the line break rule both take, for `w` pixels.
 float ToggleWidth(const char* label);
+// A radio button whose label, where wider than the rest of the line, is written beside it on
+// more lines (TextWrappedAtSpaces: after a '-' or '/' in a long word, "softmax-under-" and
+// "product"), where ImGui would cut it at the panel's edge; a click on the label picks it too.
+bool WrappedRadioButton(const char* label, bool active);
 float ButtonWidth(const char* label);  // a button's width with its label
 bool SameLineIfWidthFits(float w, float spacing = -1.0f);  // true: on the same line
 // The width left on the last item's line after it and `spacing` (the style's item spacing where
@@ -118,8 +130,9 @@ void PlaceWindow(ImVec2 pos, ImVec2 size);
 // A panel's title bar text fitted to the panel's width. ImGui 1.86 clips a title that is too long
 // without a mark, which can leave another word ("FlashAttention, tile by til" at font scale 2.5,
 // 1024x768); a title that does not fit is cut at the last whole word that does, with "..." after
-// it. Returns "shown###id" in `buf` (id: the part after a "###" in `title`, else the whole title,
-// so the window stays the same one whether or not its title is cut) and remembers the pair in
+// it (a first word too long on its own between UTF-8 characters: title_fit.h). Returns
+// "shown###id" in `buf` (id: the part after a "###" in `title`, else the whole title, so the
+// window stays the same one whether or not its title is cut) and remembers the pair in
 // s.panel_titles for --dump-state.
 const char* FitTitle(AppState& s, const char* title, float width, char* buf, size_t n);
 // ImGui::Begin with the title fitted to the placed width (FitTitle).

@@ -8,7 +8,9 @@
 // without scrolling, the lesson named a view, the panels' titles and the speed slider at font
 // scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
 // the backward view's rows, the preset's name and a long word in the problem panel at font scale
-// 2. Each case is one a visual audit found wrong at 1280x720 or 1024x768.
+// 2, the memory panel's sideways scrollbars in view and the Pipeline view's options and chart
+// labels whole, the course's lines and chapter name within the column at font scale 2.5. Each
+// case is one a visual audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
 #include <algorithm>
@@ -441,5 +443,83 @@ TEST_CASE("the problem panel shows the preset's whole name and breaks a word wid
                   "problem-column", [](const nlohmann::json& j) {
                     CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
                     CHECK(j["problem_panel"]["preset_combo_cut_px"].get<double>() <= 0.5);
+                  });
+}
+
+TEST_CASE("the memory panel's tables keep their sideways scrollbars within the panel's view at font scale 2 and 2.5",
+          "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window the HBM table, scrolling sideways, was as tall as its
+  // rows: its scrollbar lay under the panel's bottom edge (fp8's header alone filled the view),
+  // and the whole-run table's under the panel's view wherever it was scrolled to; "Load
+  // measured" and gpt2-medium's "S_ij 64.00 KiB" ran past the panel's edge.
+  check_each_dump(settings_for("memory-scrollbars"),
+                  {"--preset tiny --step 6 --font-scale 2.5 --size 1024x768",
+                   "--preset tiny --step 6 --font-scale 2.0 --size 1024x768",
+                   "--preset tiny --step 6 --font-scale 2.5 --size 1280x720",
+                   "--preset decode --step 12 --view pipeline --font-scale 2.5 --size 1024x768",
+                   "--preset backward --step 40 --view lesson --font-scale 2.0 --size 1024x768",
+                   "--preset fp8 --step 12 --font-scale 2.5 --size 1024x768",
+                   "--preset gpt2-medium --step 12 --font-scale 2.5 --size 1024x768"},
+                  "memory-scrollbars", [](const nlohmann::json& j) {
+                    const nlohmann::json& m = j["memory_panel"];
+                    REQUIRE(m["table_scroll"] == true);  // the cases that test something
+                    REQUIRE(m["whole_run_scroll"] == true);
+                    CHECK(m["table_hidden_px"].get<double>() <= 0.5);
+                    CHECK(m["whole_run_hidden_px"].get<double>() <= 0.5);
+                    CHECK(m["overflow_px"].get<double>() <= 0.5);
+                  });
+}
+
+TEST_CASE("the Pipeline view's options and chart labels are whole at font scale 2 and 2.5", "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window the option "softmax-under-product" ran 105 px past the
+  // view's edge, and the chart's lane names, column of technique names, figures and the PyTorch
+  // lines' names were wider than the view or ran over the bars: each now goes on a line of its own
+  // (the lanes' names above their bars), wrapped after a '-' where wider than the view.
+  check_each_dump(settings_for("pipeline-labels"),
+                  {"--view pipeline --font-scale 2.5 --size 1024x768", "--view pipeline --font-scale 2.5 --size 1280x720",
+                   "--view pipeline --script 'pipeline backward' --font-scale 2.5 --size 1024x768",
+                   "--view pipeline --font-scale 2.0 --size 1024x768", "--view pipeline --presentation --size 1024x768"},
+                  "pipeline-labels", [](const nlohmann::json& j) {
+                    REQUIRE(j["view"] == "pipeline");
+                    CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["pipeline"]["chart_clip_px"].get<double>() <= 0.5);
+                    // and the bars keep room to run in: four characters' width at least
+                    CHECK(j["pipeline"]["chart_bar_room_px"].get<double>() >= 4 * j["display"]["font_px"].get<double>());
+                  });
+}
+
+TEST_CASE("at font scale 2.5 no course page's line runs past the column's edge, and the chapter's name shows whole",
+          "[gui][layout][course]") {
+  // At 1024x768 fourteen parts of pages ran a word wider than the column past its edge, by up to
+  // 50 px ("diag(l_i^new)^-1", "softmax-weighted"), and the chapter picker showed "5. algorithm-";
+  // the status's three lines left the page two lines, none once the picker's name went above it.
+  // Scrolling a page is acceptable at this size; a cut line is not. --check-layout walks every
+  // part of every page.
+  const std::string settings = settings_for("course-2.5");
+  const Result r = run_gui(settings + "--course --check-layout --font-scale 2.5 --size 1024x768", "course-2.5");
+  INFO(r.output);
+  REQUIRE(r.output.find("41 pages fit") != std::string::npos);  // it walked them all
+  CHECK(r.output.find("past the column's edge") == std::string::npos);
+  check_each_dump(settings, {"--course algorithm-1 --page 2 --font-scale 2.5 --size 1024x768",
+                             "--course masks-dropout-fusion --page 1 --font-scale 2.5 --size 1024x768",
+                             "--course io-complexity --page 1 --font-scale 2.0 --size 1024x768"},
+                  "course-2.5", [](const nlohmann::json& j) {
+                    CHECK(j["course"]["picker_cut_px"].get<double>() <= 0.5);
+                    CHECK(j["course"]["page_view_h"].get<double>() >= 3 * j["display"]["font_px"].get<double>());
+                  });
+}
+
+TEST_CASE("the scrubber's label stays on the slider at font scale 2.5, written short where the long form does not fit",
+          "[gui][layout]") {
+  // At 1024x768 "step 22 of 43" was wider than the grab's wider side and ran off the slider's
+  // left end ("tep 22 of 43").
+  check_each_dump(settings_for("scrub-label"),
+                  {"--preset causal --step 22 --font-scale 2.5 --size 1024x768",
+                   "--course masks-dropout-fusion --page 1 --font-scale 2.5 --size 1024x768",
+                   "--preset gpt2-medium --step 905 --font-scale 2.5 --size 1024x768",
+                   "--preset tiny --step 6 --font-scale 2.5 --size 1280x720"},
+                  "scrub-label", [](const nlohmann::json& j) {
+                    CHECK(j["controls"]["scrub_label_cut_px"].get<double>() <= 0.5);
+                    CHECK(j["controls"]["scrub_label_gap_px"].get<double>() >= 0);  // and clear of the grab
                   });
 }
