@@ -178,14 +178,14 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   // The first of "step 22 of 43", "22 of 43" and "22" that fits beside the grab: at font scale
   // 2.5 in a 1024x768 window the long form was wider than the grab's wider side and ran off the
   // slider's left end ("tep 22 of 43").
-  char forms[3][48];
-  std::snprintf(forms[0], sizeof forms[0], "step %zu of %zu", s.index(), s.steps());
-  std::snprintf(forms[1], sizeof forms[1], "%zu of %zu", s.index(), s.steps());
-  std::snprintf(forms[2], sizeof forms[2], "%zu", s.index());
+  char labels[3][48];
+  std::snprintf(labels[0], sizeof labels[0], "step %zu of %zu", s.index(), s.steps());
+  std::snprintf(labels[1], sizeof labels[1], "%zu of %zu", s.index(), s.steps());
+  std::snprintf(labels[2], sizeof labels[2], "%zu", s.index());
   const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
-  const char* label = forms[2];
+  const char* label = labels[2];
   float x = 0, text_w = 0;
-  for (const char* form : forms) {
+  for (const char* form : labels) {
     label = form;
     text_w = ImGui::CalcTextSize(label).x;
     x = ScrubberLabelX(lo.x, hi.x, s.index(), s.steps(), text_w, ImGui::GetStyle().GrabMinSize, &s.scrub_label_gap_px);
@@ -194,7 +194,7 @@ void DrawControlsPanel(AppState& s, const Layout& l) {
   s.scrub_label_cut_px = std::max(lo.x - x, x + text_w - hi.x);
   ImGui::GetWindowDrawList()->AddText(ImVec2(x, lo.y + ImGui::GetStyle().FramePadding.y),
                                       ImGui::GetColorU32(ImGuiCol_Text), label);
-  if (label != forms[0] && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", forms[0]);
+  if (label != labels[0] && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", labels[0]);
   ImGui::SameLine();
   ImGui::TextUnformatted(where);
   s.controls_overflow_px = PanelOverflowPx();

@@ -31,7 +31,7 @@ std::string shipped_bench() { return std::string(FLASHSTEP_ASSET_DIR) + "/bench/
 
 }  // namespace
 
-TEST_CASE("web kept files: a bench file opened in one visit opens in the next; forgotten, it is gone", "[gui][web]") {
+TEST_CASE("web kept files: a bench file opened in one visit opens in the next and is gone once forgotten", "[gui][web]") {
   const std::string root = fresh_dir("web-kept") + "/upload";
   const std::string mine = root + "/bench/mine.json", refused = root + "/bench/2/broken.json";
   {
@@ -76,7 +76,7 @@ TEST_CASE("web kept files: a bench file opened in one visit opens in the next; f
   CHECK(std::string(s.bench.path) == shipped_bench());
 }
 
-TEST_CASE("web kept files: a kept file that went bad gets the view's error; one that is gone, none", "[gui][web]") {
+TEST_CASE("web kept files: a kept file that went bad gets the view's error and one that is gone gets none", "[gui][web]") {
   const std::string root = fresh_dir("web-kept-bad") + "/upload";
   const std::string bench = root + "/bench/mine.json", dram = root + "/dram/ncu.json";
   put_text(bench, "{\"runs\": [");
