@@ -24,19 +24,15 @@ for d in 64 128; do
   say "ncu cuDNN d $d: rc=$?"
 done
 python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
-import csv, os, sys
+import os, sys
+import ncu_csv
 out = sys.argv[1]
 def read(path):
-    vals = {}
     try:
-        rows = [r for r in csv.reader(open(path)) if len(r) > 10]
-        head = rows[0]
-        for r in rows[1:]:
-            rec = dict(zip(head, r))
-            vals[rec["Metric Name"]] = float(rec["Metric Value"].replace(",", ""))
+        return {k: ncu_csv.number(v) for k, (v, _) in ncu_csv.read(path)[1].items()}
     except Exception as e:
         print(f"{os.path.basename(path)}: no metrics ({e})")
-    return vals
+        return {}
 for d in (64, 128):
     a, b = read(f"{out}/ncu_flashstep_d{d}.csv"), read(f"{out}/ncu_cudnn_d{d}.csv")
     print(f"d = {d}, N = 4096, 32 heads, non-causal: metric | flashstep | cuDNN | flashstep / cuDNN")

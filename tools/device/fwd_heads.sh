@@ -45,22 +45,17 @@ done
   grep -E '^ +[0-9]+ +(64|128) ' "$OUT/bench.txt" | awk '{printf "flashstep N %s d %s B %s H %s: %s ms %s TFLOP/s\n", $1, $2, $3, $4, $9, $10}'
   grep '^sdpa' "$OUT/sdpa.txt"
   python3 - "$OUT" <<'PY'
-import csv, glob, os, sys
+import glob, os, sys
+import ncu_csv
 out = sys.argv[1]
 print("Nsight Compute, d = 128, N = 4096, non-causal, one launch (K+V of all heads: 2 MiB a head)")
 for path in sorted(glob.glob(os.path.join(out, "ncu_*.csv"))):
-    vals, name = {}, ""
     try:
-        rows = [r for r in csv.reader(open(path)) if len(r) > 10]
-        head = rows[0]
-        for r in rows[1:]:
-            rec = dict(zip(head, r))
-            name = rec.get("Kernel Name", "")[:60]
-            vals[rec["Metric Name"]] = (rec["Metric Value"], rec["Metric Unit"])
+        name, vals = ncu_csv.read(path)
     except Exception as e:
         print(f"{os.path.basename(path)}: no metrics ({e})")
         continue
-    print(f"{os.path.basename(path)}: {name}: " + "; ".join(f"{k} {v[0]} {v[1]}" for k, v in sorted(vals.items())))
+    print(f"{os.path.basename(path)}: {name[:60]}: " + "; ".join(f"{k} {v[0]} {v[1]}" for k, v in sorted(vals.items())))
 PY
   printf '%s\n' "${S[@]}"
 } > "$OUT/summary.txt"
