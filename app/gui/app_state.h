@@ -167,6 +167,7 @@ struct LessonState {
   // how far it scrolls sideways (0: all its columns in view).
   int table_form = 0;
   float table_clip_px = 0;
+  float softmax_clip_px = 0;  // how far the softmax table's widest cell text ran past its cell (lesson_view.cpp)
   float table_scroll_px = 0;
   Lesson lesson;
   std::string error;

@@ -85,19 +85,23 @@ void DrawLessonView(AppState& s) {
     return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
   };
   bool changed = false;
-  const float values_w = std::clamp(ImGui::GetContentRegionAvail().x - gap - ImGui::CalcTextSize("values").x, fs * 6, fs * 18);
-  ImGui::SetNextItemWidth(values_w);
-  changed |= ImGui::InputText("values", ls.values, sizeof ls.values);
+  // Each field beside its label where the line leaves it six font sizes, else the label above it
+  // (FitLabel: at font scale 2.5 in a 1024x768 window "block size" and "V (optional)" were cut).
+  const FittedLabel values = FitLabel("values", fs * 18, fs * 6);
+  ImGui::SetNextItemWidth(values.width);
+  changed |= ImGui::InputText(values.label, ls.values, sizeof ls.values);
   SameLineIfRoom(labelled(fs * 6, "block size"));
-  ImGui::SetNextItemWidth(fs * 6);
-  changed |= ImGui::InputInt("block size", &ls.block);
+  const FittedLabel block = FitLabel("block size", fs * 6, fs * 6);
+  ImGui::SetNextItemWidth(block.width);
+  changed |= ImGui::InputInt(block.label, &ls.block);
   // As wide as the rest of a line leaves beside its label, at most 12 font sizes ("V (optional)"
   // ran past the panel at 1024x768 in presentation mode).
   const float v_w =
       std::clamp(ImGui::GetContentRegionAvail().x - gap - ImGui::CalcTextSize("V (optional)").x, fs * 6, fs * 12);
   SameLineIfRoom(labelled(v_w, "V (optional)"));
-  ImGui::SetNextItemWidth(v_w);
-  changed |= ImGui::InputText("V (optional)", ls.v, sizeof ls.v);
+  const FittedLabel v_label = FitLabel("V (optional)", fs * 12, fs * 6);
+  ImGui::SetNextItemWidth(v_label.width);
+  changed |= ImGui::InputText(v_label.label, ls.v, sizeof ls.v);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("One value per entry of the values: the output O = sum softmax(x)_k v_k is carried block by "
                       "block with the same rescale as l (Algorithm 1, line 12).");
@@ -115,7 +119,7 @@ void DrawLessonView(AppState& s) {
   char merged[64];
   std::snprintf(merged, sizeof merged, "merged %d of %d blocks", ls.shown, nb);
   SameLineIfRoom(ImGui::CalcTextSize(merged).x);
-  ImGui::TextUnformatted(merged);
+  TextWrappedAtSpaces(merged);  // on its own line it can still be wider than the view (font scale 2.5)
 
   const bool with_v = !L.v.empty();
   if (ls.shown > 0 && ls.shown <= nb) {
@@ -241,6 +245,18 @@ void DrawLessonView(AppState& s) {
     ImGui::TableSetupColumn(long_titles ? "direct softmax" : "direct", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
     char ov[48], dv[48];
+    // A bar's value with as many decimals (6 down to 2) as its cell shows: at font scale 2.5 in a
+    // 1024x768 window "0.032059" was cut to "32059", "not seen yet" to "not see".
+    float softmax_clip = 0;
+    const auto bar_text = [&softmax_clip](char* buf, size_t n, double x) {
+      const float room = ImGui::GetContentRegionAvail().x - 2 * ImGui::GetStyle().FramePadding.x;
+      for (int digits = 6; digits >= 2; --digits) {
+        std::snprintf(buf, n, "%.*f", digits, x);
+        if (ImGui::CalcTextSize(buf).x <= room) break;
+      }
+      softmax_clip = std::max(softmax_clip, ImGui::CalcTextSize(buf).x - room);
+      return buf;
+    };
     for (size_t e = 0; e < L.values.size(); ++e) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -254,15 +270,16 @@ void DrawLessonView(AppState& s) {
       ImGui::TableNextColumn();
       if (e < seen) {
         const double o = std::exp(L.values[e] - m_run) / l_run;
-        std::snprintf(ov, sizeof ov, "%.6f", o);
-        ImGui::ProgressBar(float(o), ImVec2(-1, 0), ov);
+        ImGui::ProgressBar(float(o), ImVec2(-1, 0), bar_text(ov, sizeof ov, o));
       } else {
-        ImGui::TextDisabled("not seen yet");
+        const char* not_seen = LongestFitting(ImGui::GetContentRegionAvail().x, {"not seen yet", "not yet", "-"});
+        ImGui::TextDisabled("%s", *not_seen ? not_seen : "-");
+        softmax_clip = std::max(softmax_clip, ImGui::GetItemRectSize().x - ImGui::GetContentRegionAvail().x);
       }
       ImGui::TableNextColumn();
-      std::snprintf(dv, sizeof dv, "%.6f", L.direct[e]);
-      ImGui::ProgressBar(float(L.direct[e]), ImVec2(-1, 0), dv);
+      ImGui::ProgressBar(float(L.direct[e]), ImVec2(-1, 0), bar_text(dv, sizeof dv, L.direct[e]));
     }
+    ls.softmax_clip_px = softmax_clip;
     ImGui::EndTable();
   }
   ImGui::PushTextWrapPos(0.0f);

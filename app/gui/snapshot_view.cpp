@@ -174,7 +174,9 @@ void draw_header(AppState& s) {
   ImGui::SetNextItemWidth(beside ? avail - buttons_w : avail);
   ImGui::InputText("##snapdir", c.dir, sizeof c.dir);
   if (beside) ImGui::SameLine();
-  if (ImGui::Button(kLoad)) s.load_snapshots();
+  // "Load folder" where the whole label is wider than the panel (font scale 2.5 at 1024x768: 29 px).
+  if (ImGui::Button(beside ? kLoad : FitButton({"Load snapshot folder###snapload", "Load folder###snapload"})))
+    s.load_snapshots();
   SameLineIfButtonFits(kRun);
   static std::string why;  // asked once: the answer does not change while the app runs
   static const bool gpu_ok = gpu_snapshots_available(&why);

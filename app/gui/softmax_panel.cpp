@@ -144,7 +144,9 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   }
 
   // m_i and l_i of one row after each merge (Alg1 L11, FA2 L9) over j.
-  ImGui::Checkbox("follow block", &s.plot_follow);
+  // "follow" where the whole label is wider than the panel (font scale 2.5 at 1024x768: 14 px past its edge).
+  ImGui::Checkbox(FitToggle({"follow block###follow", "follow###follow"}), &s.plot_follow);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The plotted row follows the current block");
   // The slider takes what is left of the line beside its label (at most 8 font sizes): at 1280x720
   // in presentation mode a fixed width pushed "row" under the scrollbar.
   const float label_w = ImGui::CalcTextSize("row").x + ImGui::GetStyle().ItemInnerSpacing.x, fs = ImGui::GetFontSize();

@@ -210,7 +210,7 @@ nlohmann::json state_to_json(const AppState& s) {
   j["apply_error"] = s.apply_error;
   j["lesson_shown"] = s.lesson.shown;
   j["lesson_table"] = {{"form", s.lesson.table_form}, {"clip_px", s.lesson.table_clip_px},
-                       {"scroll_px", s.lesson.table_scroll_px}};
+                       {"scroll_px", s.lesson.table_scroll_px}, {"softmax_clip_px", s.lesson.softmax_clip_px}};
   j["compare"] = {{"loaded", s.compare.loaded}, {"passed", s.compare.passed()},
                   {"o_max_rel", s.compare.o_stats.max_rel}, {"lse_max_rel", s.compare.lse_stats.max_rel},
                   {"map_px", {s.compare.map_px[0], s.compare.map_px[1]}}, {"o_path", s.compare.o_path},

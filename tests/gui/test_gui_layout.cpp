@@ -523,3 +523,25 @@ TEST_CASE("the scrubber's label stays on the slider at font scale 2.5, written s
                     CHECK(j["controls"]["scrub_label_gap_px"].get<double>() >= 0);  // and clear of the grab
                   });
 }
+
+TEST_CASE("at font scale 2.5 in a 1024x768 window no view's label runs past its panel", "[gui][layout]") {
+  // An audit of every view found "block size" and "V (optional)" cut (the lesson, 94 px), the
+  // lesson's softmax cells ("32059" of "0.032059", "not see"), "Load snapshot folder" (the
+  // compare view, 29 px) and "follow block" (the softmax panel, 14 px).
+  check_each_dump(settings_for("audit-2.5"),
+                  {"--view tiles --preset tiny --step 12 --font-scale 2.5 --size 1024x768",
+                   "--view lesson --preset tiny --step 12 --font-scale 2.5 --size 1024x768",
+                   "--view compare --preset tiny --step 12 --font-scale 2.5 --size 1024x768",
+                   "--view bench --preset tiny --step 12 --font-scale 2.5 --size 1024x768",
+                   "--view pipeline --preset tiny --step 12 --font-scale 2.5 --size 1024x768",
+                   "--view lesson --preset tiny --font-scale 2.5 --size 1024x3200 --hide controls"},  // its table in view
+                  "audit-2.5", [](const nlohmann::json& j) {
+                    CHECK(j["center_overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["softmax_panel"]["overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["memory_panel"]["overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["algorithm_panel"]["overflow_px"].get<double>() <= 0.5);
+                    CHECK(j["controls"]["overflow_px"].get<double>() <= 0.5);
+                    if (j["view"] == "lesson") CHECK(j["lesson_table"]["softmax_clip_px"].get<double>() <= 0.5);
+                  });
+}
