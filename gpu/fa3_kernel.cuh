@@ -22,6 +22,8 @@
 //   kWidePv (d = 128): O += P~ V as one wgmma m64n128k16 per 16 keys over both 64-column panels
 //     of V_j (the descriptor's leading offset steps from one panel to the next) instead of two
 //     m64n64k16: half the instructions, each A fragment of P~ read once.
+//   kPairKv (ladder rungs 46-48): non-causal tiles in 2-block clusters that share K_j, V_j by
+//     TMA multicast, each producer loading half of every block (Fa3Config::PAIR_KV).
 //   Bc: the N of S_ij's wgmma; a longer Bc pays the per-block costs (mbarrier waits, the row max
 //     and sum across the quad, the rescale, the waits) over more MMA work. A ragged last block
 //     (Nk not a multiple of Bc) is zero-filled by TMA past N and masked.
@@ -64,6 +66,17 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
+// The same box copied into the same shared-memory offset of every block of the cluster named in
+// `cta_mask` (bit r: rank r), each copy counting its bytes towards the mbarrier at `bar`'s offset
+// in that block.
+__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], "
+      "[%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
 // Named barriers 1 and 2 (0 is __syncthreads): the consumers' turns on the tensor cores.
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -91,6 +104,9 @@ constexpr int kPoly4 = 64;      // every 4th (ladder)
 constexpr int kStagger = 128;   // consumer 1 starts one softmax after consumer 0, once (ladder)
 constexpr int kHeadGroups = 256;  // persistent causal: longest first within groups of heads
 constexpr int kGroupRounds = 512;  // with kHeadGroups: each group's rounds dealt alternately
+constexpr int kPairKv = 1024;  // persistent, non-causal: two blocks of a cluster share K_j, V_j (TMA multicast)
+constexpr int kPairCta = 2048;  // kPairKv's cross-block arrivals and waits at CTA scope (ladder rung 47)
+constexpr int kPairNoMc = 4096;  // kPairKv's coupling without the multicast (ladder rung 48)
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -102,6 +118,15 @@ struct Fa3Config {
   static constexpr bool STAGGER = (FLAGS_ & kStagger) && CONSUMERS_ == 2 && !(FLAGS_ & kPingPong);
   static constexpr bool HEAD_GROUPS = (FLAGS_ & kHeadGroups) && (FLAGS_ & kPersistent);
   static constexpr bool GROUP_ROUNDS = HEAD_GROUPS && (FLAGS_ & kGroupRounds);
+  // kPairKv: the blocks run in clusters of two that take neighbouring Q blocks of one head; each
+  // block's producer loads half the rows of K_j and of V_j (whole 8-row groups of 1024 bytes, as
+  // Bc is a multiple of 16) and multicasts them into both blocks, so L2 serves each K/V block once
+  // per pair. A stage is refilled once the consumers of both blocks have released it. Causal
+  // tiles (a pair's blocks keep different numbers of K/V blocks) and an odd number of Q blocks
+  // run `Single`, the same configuration without it.
+  static constexpr bool PAIR_KV = (FLAGS_ & kPairKv) && (FLAGS_ & kPersistent);
+  static constexpr bool PAIR_CTA = FLAGS_ & kPairCta, PAIR_MC = PAIR_KV && !(FLAGS_ & kPairNoMc);
+  using Single = Fa3Config<V_, D_, BC_, STAGES_, FLAGS_ & ~kPairKv, CONSUMERS_>;
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -183,15 +208,16 @@ struct FwdBars {
   __device__ __forceinline__ uint32_t emptyK(int s) const { return base + 8u * uint32_t(2 + 2 * ST + s); }
   __device__ __forceinline__ uint32_t emptyV(int s) const { return base + 8u * uint32_t(2 + 3 * ST + s); }
   // By one thread, before the block's first __syncthreads: a full barrier takes one arrival (the
-  // producer's, with its bytes), an empty one an arrival per consumer warp.
-  __device__ __forceinline__ void init(int consumer_warps) const {
+  // producer's, with its bytes), an empty one an arrival per consumer warp (of every block that
+  // reads the stage: kv_readers blocks).
+  __device__ __forceinline__ void init(int consumer_warps, int kv_readers = 1) const {
     mbar_init(fullQ(), 1);
     mbar_init(emptyQ(), consumer_warps);
     for (int s = 0; s < ST; ++s) {
       mbar_init(fullK(s), 1);
       mbar_init(fullV(s), 1);
-      mbar_init(emptyK(s), consumer_warps);
-      mbar_init(emptyV(s), consumer_warps);
+      mbar_init(emptyK(s), consumer_warps * kv_readers);
+      mbar_init(emptyV(s), consumer_warps * kv_readers);
     }
     mbar_init_fence();
   }
@@ -210,8 +236,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
   const int tid = threadIdx.x, wg = tid / 128;
   const int Tr = (p.nq + BR - 1) / BR;
 
-  if (tid == 0) fb.init(C::CONSUMERS * 4);
-  __syncthreads();
+  // kPairKv: the rows of each K/V block one producer loads (half), and a cluster-wide barrier once both blocks' mbarriers are initialised (the other block's copies
+  // and arrivals land on them).
+  constexpr int HALF = C::PAIR_MC ? BC / 2 : BC;
+  if (tid == 0) fb.init(C::CONSUMERS * 4, C::PAIR_KV ? 2 : 1);
+  if constexpr (C::PAIR_KV)
+    cluster_sync_all();
+  else
+    __syncthreads();
 
   int i = 0;
   int64_t h = 0;
@@ -235,6 +267,35 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
           const int g = g0 + j, s = g % ST;
           const uint32_t par = uint32_t((g / ST - 1) & 1);
           const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
+          if constexpr (C::PAIR_KV) {
+            auto wait_empty = [&](uint32_t bar) {
+              if constexpr (C::PAIR_CTA) mbar_wait(bar, par); else mbar_wait_cluster(bar, par);
+            };
+            if constexpr (!C::PAIR_MC) {
+              wait_empty(fb.emptyK(s));
+              mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
+              for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
+              wait_empty(fb.emptyV(s));
+              mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
+              for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
+              continue;
+            }
+            // Rows [rank HALF, rank HALF + HALF) of K_j and V_j into both blocks; the full barrier
+            // expects the whole block's bytes, half of them from the other block's producer.
+            const uint32_t rank = cluster_rank(), off = rank * uint32_t(HALF * 128);
+            const int r0 = j * BC + int(rank) * HALF;
+            if (g >= ST) wait_empty(fb.emptyK(s));
+            mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+            for (int pn = 0; pn < PANELS; ++pn)
+              tma_load_3d_multicast(sK + uint32_t(pn * BC * 128) + off, &maps.k, pn * 64, r0, int(h), fb.fullK(s), 3);
+            if (g >= ST) wait_empty(fb.emptyV(s));
+            mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+            for (int pn = 0; pn < PANELS; ++pn)
+              tma_load_3d_multicast(sV + uint32_t(pn * BC * 128) + off, &maps.v, pn * 64, r0, int(h), fb.fullV(s), 3);
+            continue;
+          }
           if (g >= ST) mbar_wait(fb.emptyK(s), par);
           mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
 #pragma unroll
@@ -245,6 +306,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
           for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
         }
         g0 += n_blocks;
+      }
+      // kPairKv: the block stays until both blocks' consumers have released its last ST stages,
+      // so that no arrival from the other block lands on a barrier of a block that has left (the
+      // other block's copies into this one land before this block's consumers finish). A cluster
+      // barrier here instead made ptxas give the consumers' code the producer's 24 registers.
+      if constexpr (C::PAIR_KV) {
+        for (int g = max(g0 - ST, 0); g < g0; ++g) {
+          mbar_wait_cluster(fb.emptyK(g % ST), uint32_t((g / ST) & 1));
+          mbar_wait_cluster(fb.emptyV(g % ST), uint32_t((g / ST) & 1));
+        }
       }
     }
     return;
@@ -301,6 +372,23 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
+  // A K/V stage is released to the producers of every block that writes into it (kPairKv: both).
+  auto release_kv = [&](uint32_t bar) {
+    if constexpr (C::PAIR_KV) {
+      __syncwarp();
+      if (lane == 0) {  // the rank is read here, not held in a register through the loop
+        if constexpr (C::PAIR_CTA) {
+          mbar_arrive(bar);
+          asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(bar, cluster_rank() ^ 1u)) : "memory");
+        } else {
+          mbar_arrive_release_cluster(bar);
+          mbar_arrive_cluster(cluster_map(bar, cluster_rank() ^ 1u));
+        }
+      }
+    } else {
+      release(bar);
+    }
+  };
   auto fence_o = [&] {
 #pragma unroll
     for (int pn = 0; pn < PANELS; ++pn) fence_regs(o[pn]);
@@ -346,7 +434,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         wgmma_wait_all_copy();
       fence_o();
       if (warp_rescales(alphas)) rescale_o(alphas, o);  // per warp: no wgmma instruction inside
-      release(fb.emptyV((gb - 1) % ST));
+      release_kv(fb.emptyV((gb - 1) % ST));
       pack_p<T, BC>(s, pa);
     };
     if (!C::INTRA) {
@@ -366,8 +454,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         wgmma_wait_all();
         fence_regs(s);
         fence_o();
-        if (j > 0) release(fb.emptyV((gb - 1) % ST));
-        release(fb.emptyK(st));
+        if (j > 0) release_kv(fb.emptyV((gb - 1) % ST));
+        release_kv(fb.emptyK(st));
         softmax_block(j, gb, false);
       }
     } else {
@@ -395,7 +483,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         if (pv) wgmma_wait<1>();  // S_ij is done; O += P~_i,j-1 V_j-1 may still run
         else wgmma_wait_all();
         fence_regs(s);
-        release(fb.emptyK(st));
+        release_kv(fb.emptyK(st));
         softmax_block(j, gb, pv);
       };
       if (n_blocks > 0) intra_block(0, false);
@@ -416,7 +504,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       turn_end(true);
       wgmma_wait_all();
       fence_o();
-      release(fb.emptyV(gb % ST));
+      release_kv(fb.emptyV(gb % ST));
     }
     g0 += n_blocks;
 
@@ -461,14 +549,45 @@ int sm_count() {
   return n;
 }
 
+// kPairKv's grid: as many pairs as can be resident at once (a cluster's two blocks sit in one GPC,
+// so an SM may be left over where a GPC has an odd count), at most one block per tile.
+template <class C, typename T>
+void launch_pairs(const TcParams& p, const Fa3Maps& maps, int64_t tiles) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 2;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.blockDim = dim3(C::THREADS);
+  cfg.dynamicSmemBytes = size_t(C::SMEM);
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  static const int pairs = [&] {
+    int n = 0;
+    cudaLaunchConfig_t q = cfg;
+    q.gridDim = dim3(unsigned(2 * sm_count()));
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, fa3_kernel<T, C>, &q));
+    if (n < 1) throw std::runtime_error("fa3: no cluster of two blocks fits on this GPU");
+    return n;
+  }();
+  cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, 2 * int64_t(pairs))));
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, fa3_kernel<T, C>, p, maps));
+}
+
 template <class C>
 void launch_fa3(const TcParams& p) {
+  const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
+  if constexpr (C::PAIR_KV) {
+    if (p.mask.causal || Tr % 2 != 0) return launch_fa3<typename C::Single>(p);
+  }
   static int64_t opted[2] = {0, 0};
   Fa3Maps maps;
   maps.q = make_map(p.Q, p.elem, p.heads, p.nq, C::D, C::BR);
-  maps.k = make_map(p.K, p.elem, p.heads, p.nk, C::D, C::BC);
-  maps.v = make_map(p.V, p.elem, p.heads, p.nk, C::D, C::BC);
-  const unsigned Tr = unsigned((p.nq + C::BR - 1) / C::BR);
+  // kPairKv: each producer copies half of a K/V block's rows.
+  const int kv_rows = C::PAIR_MC ? C::BC / 2 : C::BC;
+  maps.k = make_map(p.K, p.elem, p.heads, p.nk, C::D, kv_rows);
+  maps.v = make_map(p.V, p.elem, p.heads, p.nk, C::D, kv_rows);
   const bool by_head = p.mask.causal;
   dim3 grid = by_head ? dim3(unsigned(p.heads), Tr) : dim3(Tr, unsigned(p.heads));
   if (C::PERSISTENT) {
@@ -477,9 +596,11 @@ void launch_fa3(const TcParams& p) {
   }
   if (p.elem == Elem::bf16) {
     opt_in_shared(fa3_kernel<__nv_bfloat16, C>, C::SMEM, opted[0]);
+    if constexpr (C::PAIR_KV) return launch_pairs<C, __nv_bfloat16>(p, maps, int64_t(Tr) * p.heads);
     fa3_kernel<__nv_bfloat16, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
   } else {
     opt_in_shared(fa3_kernel<__half, C>, C::SMEM, opted[1]);
+    if constexpr (C::PAIR_KV) return launch_pairs<C, __half>(p, maps, int64_t(Tr) * p.heads);
     fa3_kernel<__half, C><<<grid, C::THREADS, C::SMEM>>>(p, maps);
   }
   CUDA_CHECK_LAUNCH();

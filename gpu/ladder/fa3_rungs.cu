@@ -1,4 +1,4 @@
-// The forward ladder's rungs 15-44 (45, at both d, is the default: gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
+// The forward ladder's rungs 15-44 and 46-48 (45, at both d, is the default: gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -167,6 +167,28 @@ using V44d128 = Fa3Config<44, 128, 192, 2, kIntra | kPersistent | kWidePv | kHea
 // before it, are rungs here.
 using V34d64 = Fa3Config<34, 64, 128, 2, kIntra | kPersistent, 3>;
 using V42d128 = Fa3Config<42, 128, 192, 2, kIntra | kPersistent | kWidePv>;
+// v46-v48: 45 with K_j and V_j shared by the two blocks of a cluster (kPairKv, gpu/fa3_kernel.cuh).
+//   46  A persistent grid of 2-block clusters whose blocks take neighbouring Q blocks of one head
+//       (non-causal, an even number of Q blocks; 45 otherwise). Each block's producer loads half
+//       the rows of K_j and of V_j and multicasts them by TMA into both blocks, so that L2 serves
+//       each K/V block once per pair (the default read 1.38x cuDNN's L2 sectors at d = 128, 1.20x
+//       at d = 64, with the same DRAM bytes). A stage is refilled when the consumers of both
+//       blocks have released it: each consumer warp arrives on its own block's "empty" barrier
+//       and on the other block's (release at cluster scope); each producer waits on its own
+//       (acquire at cluster scope).
+//   47  46 with those arrivals and waits at CTA scope (the remote arrival an mbarrier.arrive on a
+//       shared::cluster address), to tell the cost of the cluster-scope fences.
+//   48  47 without the multicast: each producer loads the whole of K_j and V_j into its own block,
+//       the two blocks still refilling a stage only when both have released it.
+// Measured: notes/tensor-cores.md, "K and V shared by a pair of blocks: rungs 46-48".
+constexpr int kV45d64Flags = kIntra | kPersistent | kHeadGroups | kGroupRounds;
+constexpr int kV45d128Flags = kIntra | kPersistent | kWidePv | kHeadGroups | kGroupRounds;
+using V46d64 = Fa3Config<46, 64, 128, 2, kV45d64Flags | kPairKv, 3>;
+using V46d128 = Fa3Config<46, 128, 192, 2, kV45d128Flags | kPairKv>;
+using V47d64 = Fa3Config<47, 64, 128, 2, kV45d64Flags | kPairKv | kPairCta, 3>;
+using V47d128 = Fa3Config<47, 128, 192, 2, kV45d128Flags | kPairKv | kPairCta>;
+using V48d64 = Fa3Config<48, 64, 128, 2, kV45d64Flags | kPairKv | kPairCta | kPairNoMc, 3>;
+using V48d128 = Fa3Config<48, 128, 192, 2, kV45d128Flags | kPairKv | kPairCta | kPairNoMc>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -210,6 +232,9 @@ const char* const kV42 = "v39 (persistent, Bc 192 at d = 128) with v30's wide O 
 const char* const kV43 = "v34 (3 consumers, Br 192, persistent) with a third K/V stage";
 const char* const kV44 = "the defaults before 45 (v34, v42) with the causal tiles longest first within groups of heads whose K and V "
                          "fit in 16 MiB (the L2 keeps what the blocks at work read)";
+const char* const kV46 = "45 with K_j, V_j multicast by TMA into both blocks of a 2-block cluster (non-causal, even Tr)";
+const char* const kV47 = "46 with the cross-block arrivals and waits at CTA scope";
+const char* const kV48 = "47 without the multicast: each block loads all of K_j, V_j; stages refilled in step";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -226,6 +251,8 @@ const Fa3Entry kFa3[] = {
     entry<V39d64>(kV39), entry<V39d128>(kV39), entry<V40d64>(kV40), entry<V40d128>(kV40),
     entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), entry<V42d128>(kV42),
     entry<V43d64>(kV43), entry<V43d128>(kV43), entry<V44d64>(kV44), entry<V44d128>(kV44),
+    entry<V46d64>(kV46), entry<V46d128>(kV46), entry<V47d64>(kV47), entry<V47d128>(kV47),
+    entry<V48d64>(kV48), entry<V48d128>(kV48),
 };
 
 }  // namespace
