@@ -259,6 +259,8 @@ struct AppState {
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
   float algo_overflow_px = 0;         // how far the algorithm panel's listing ran past its width
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
+  bool algo_listing_sideways = false;  // the listing's rows scroll sideways (a word wider than a row's room)
+  float algo_current_shown_px = 0;    // how much of the current line's row the listing shows (px)
   float algo_sentence_hidden_px = 0;  // how much of the step's sentence its box hides (0: all of it shows)
   float algo_want_h = 0;              // the algorithm panel's height with the whole sentence (the course's layout)
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
