@@ -274,6 +274,9 @@ struct AppState {
   float preset_combo_cut_px = 0;      // how much wider the preset's name is than its combo shows
   float backward_col_px = 0;          // the backward tiles' column width (1: every row too wide even so)
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
+  int problem_page = 0;               // the problem panel's page: 0 the problem, 1 export
+  bool problem_combo = false;         // a combo picks that page (its tabs' labels would be cut)
+  int problem_tabs_cut = 0;           // the problem panel's tabs drawn narrower than their labels
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)

@@ -570,3 +570,19 @@ TEST_CASE("at font scale 2.5 in a 1024x768 window the pseudocode listing shows s
                     CHECK(j["algorithm_panel"]["current_shown_px"].get<double>() > 0);
                   });
 }
+
+TEST_CASE("the problem panel's pages are named whole: tabs where they fit, else a combo", "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window ImGui shortened the tabs to "Prob..." and "Exp...".
+  check_each_dump(settings_for("problem-pages"),
+                  {"--preset tiny --step 6 --font-scale 2.5 --size 1024x768",
+                   "--preset backward --step 40 --font-scale 2.5 --size 1280x720",
+                   "--preset tiny --step 6 --size 1280x720", "--preset tiny --presentation --size 1024x768"},
+                  "problem-pages", [](const nlohmann::json& j) {
+                    CHECK(j["problem_panel"]["tabs_cut"] == 0);
+                    CHECK(j["problem_panel"]["page"] == "problem");
+                    CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
+                  });
+  // At font scale 1 they stay tabs.
+  const nlohmann::json j = dumped_state(settings_for("problem-tabs") + "--preset tiny --size 1280x720", "problem-tabs");
+  CHECK(j["problem_panel"]["page_combo"] == false);
+}
