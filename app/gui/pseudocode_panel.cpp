@@ -165,7 +165,9 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   const bool moved = scroll_frames > 0;
   if (scroll_frames > 0) --scroll_frames;
   s.algo_listing_lines = ImGui::GetContentRegionAvail().y / line_h;  // for --dump-state
-  if (g.mono) ImGui::PushFont(g.mono);  // measured here, drawn in the child (a window's fonts are its own)
+  // The mono font to measure with, pushed again in the child: ImGui wants each window to pop
+  // what it pushed.
+  if (g.mono) ImGui::PushFont(g.mono);
   // Rows wrap at spaces, continuing under their first line; where a row's longest word is wider
   // than its room (font scale 2.5 at 1024x768 left about eight characters) no row wraps and the
   // listing scrolls sideways instead of breaking a word ("t_i n" / "ew =").
