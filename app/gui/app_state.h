@@ -259,6 +259,8 @@ struct AppState {
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
   float algo_overflow_px = 0;         // how far the algorithm panel's listing ran past its width
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
+  bool algo_listing_sideways = false;  // the listing's rows scroll sideways (a word wider than a row's room)
+  float algo_current_shown_px = 0;    // how much of the current line's row the listing shows (px)
   float algo_sentence_hidden_px = 0;  // how much of the step's sentence its box hides (0: all of it shows)
   float algo_want_h = 0;              // the algorithm panel's height with the whole sentence (the course's layout)
   float decode_lse_gap_px = 0;        // decode's tiles: O^(s)'s column to lse^(s)'s as drawn (below 0: overlap)
@@ -272,6 +274,9 @@ struct AppState {
   float preset_combo_cut_px = 0;      // how much wider the preset's name is than its combo shows
   float backward_col_px = 0;          // the backward tiles' column width (1: every row too wide even so)
   float problem_overflow_px = 0;      // how far the problem panel's widest item ran past its width
+  int problem_page = 0;               // the problem panel's page: 0 the problem, 1 export
+  bool problem_combo = false;         // a combo picks that page (its tabs' labels would be cut)
+  int problem_tabs_cut = 0;           // the problem panel's tabs drawn narrower than their labels
   float memory_table_clip_px = 0;     // how far the HBM table's widest cell text ran past its cell
   bool memory_table_compact = false;  // shapes and bytes written short to fit (memory_panel.cpp)
   bool memory_table_scroll = false;   // the table scrolls sideways (not even its short form fits)

@@ -32,8 +32,9 @@ Layout ComputeLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, floa
   l.controls_pos = ImVec2(0, 0);
   l.controls_size = ImVec2(d.x, controls_h);
   // A column's one shown panel takes its whole height.
-  // With larger text the pseudocode needs more lines to show the current one in context.
-  const float algo_share = std::min(0.44f + 0.16f * (ds.font_scale - 1.0f), 0.62f);
+  // With larger text the pseudocode needs more lines to show the current one in context (at 2.5
+  // the Problem panel's form scrolls in what is left).
+  const float algo_share = std::min(0.44f + 0.16f * (ds.font_scale - 1.0f), 0.68f);
   const float algo_h = !ds.shows(kPanelProblem) ? body : !ds.shows(kPanelAlgorithm) ? 0.0f : std::floor(body * algo_share);
   l.algo_pos = ImVec2(0, controls_h);
   l.algo_size = ImVec2(left, algo_h);

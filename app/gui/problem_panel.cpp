@@ -4,6 +4,8 @@
 #include "app/gui/widgets.h"
 #include "core/checked.h"
 
+#include <imgui_internal.h>  // the tab bar's tabs as drawn (problem_tabs_cut)
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -302,15 +304,43 @@ void DrawExportTab(AppState& s) {
 void DrawProblemPanel(AppState& s, const Layout& l) {
   if (s.row) return DrawRowProblemPanel(s, l);
   BeginFitted(s, "Problem", l.problem_pos, l.problem_size, kPanelFlags);
-  if (ImGui::BeginTabBar("problem_tabs")) {
-    if (ImGui::BeginTabItem("Problem")) {
-      DrawProblemTab(s);
-      ImGui::EndTabItem();
+  // The two pages as tabs where both labels fit whole, else a combo (font scale 2.5 at 1024x768:
+  // ImGui shortened the tabs to "Prob..." and "Exp..."). s.problem_page keeps the page across both.
+  static const char* const pages[] = {"Problem", "Export"};
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  float tabs_w = 0, widest = 0;
+  for (const char* page : pages) {
+    tabs_w += ImGui::CalcTextSize(page).x + 2 * st.FramePadding.x + 1 + st.ItemInnerSpacing.x;
+    widest = std::max(widest, ImGui::CalcTextSize(page).x);
+  }
+  static bool picked_by_combo = false;  // the tab bar selects s.problem_page again when it comes back
+  auto draw_page = [&](int page) {
+    if (page == 0) DrawProblemTab(s);
+    else if (s.run) DrawExportTab(s);
+  };
+  s.problem_tabs_cut = 0;
+  s.problem_combo = tabs_w > avail;
+  if (s.problem_combo) {
+    ImGui::SetNextItemWidth(std::min(avail, widest + ImGui::GetFrameHeight() + 2 * st.FramePadding.x));
+    ImGui::Combo("##problem_page", &s.problem_page, pages, 2);
+    picked_by_combo = true;
+    ImGui::Separator();
+    draw_page(s.problem_page);
+  } else if (ImGui::BeginTabBar("problem_tabs")) {
+    const bool force = picked_by_combo;
+    picked_by_combo = false;
+    for (int page = 0; page < 2; ++page) {
+      const ImGuiTabItemFlags f = force && s.problem_page == page ? ImGuiTabItemFlags_SetSelected : 0;
+      if (ImGui::BeginTabItem(pages[page], nullptr, f)) {
+        if (!force) s.problem_page = page;
+        draw_page(page);
+        ImGui::EndTabItem();
+      }
     }
-    if (ImGui::BeginTabItem("Export")) {
-      if (s.run) DrawExportTab(s);
-      ImGui::EndTabItem();
-    }
+    // For --dump-state: the tabs ImGui drew narrower than their labels (cut to "Prob...").
+    for (const ImGuiTabItem& t : ImGui::GetCurrentContext()->CurrentTabBar->Tabs)
+      if (t.Width + 0.5f < t.ContentWidth) ++s.problem_tabs_cut;
     ImGui::EndTabBar();
   }
   s.problem_overflow_px = PanelOverflowPx();

@@ -5,6 +5,8 @@
 
 #include "core/schedule_registry.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -21,6 +23,45 @@ bool i_outer(const AlgorithmInfo& a) {
     if (r == LineRole::load_kv) return false;
   }
   return false;
+}
+
+// The widest space-separated word of `text` as drawn in the current font.
+float WidestWord(const char* text) {
+  float widest = 0;
+  for (const char* p = text; *p;) {
+    while (*p == ' ') ++p;
+    const char* e = p;
+    while (*e && *e != ' ') ++e;
+    if (e > p) widest = std::max(widest, ImGui::CalcTextSize(p, e).x);
+    p = e;
+  }
+  return widest;
+}
+
+// A listing row's text from the cursor, wrapped at spaces only within `room` px (ImGui's own wrap
+// also breaks after '.' or ',' and inside a word wider than the room: "lse_i^(1." / ".S)").
+// Continuation lines start at local x `x`, under the first, one text line apart.
+void ListingText(const char* text, float x, float room) {
+  const char* line = text;
+  const char* const end = text + std::strlen(text);
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 0));
+  for (bool first = true; line < end; first = false) {
+    const char* cut = end;
+    if (ImGui::CalcTextSize(line, end).x > room) {
+      cut = nullptr;  // the last space that keeps the line within the room, else the first
+      for (const char* p = line; p < end; ++p)
+        if (*p == ' ') {
+          if (!cut || ImGui::CalcTextSize(line, p).x <= room) cut = p;
+          else break;
+        }
+      if (!cut) cut = end;
+    }
+    if (!first) ImGui::SetCursorPosX(x);
+    ImGui::TextUnformatted(line, cut);
+    line = cut;
+    while (line < end && *line == ' ') ++line;
+  }
+  ImGui::PopStyleVar();
 }
 
 }  // namespace
@@ -71,26 +112,39 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     std::snprintf(loops[1], sizeof loops[1], "Tr = %lld, Tc = %lld", Tr, Tc);
   }
   const char* loop_line = LongestFitting(ImGui::GetContentRegionAvail().x, {loops[0], loops[1]});
-  TextWrappedAtSpaces(*loop_line ? loop_line : loops[0]);
-  if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x > ImGui::CalcTextSize("(0-based)").x + 12) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("(0-based)");
+  if (!*loop_line) loop_line = loops[0];
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const float wrap_w = ImGui::GetContentRegionAvail().x;
+  const float loop_h = ImGui::CalcTextSize(loop_line, nullptr, false, wrap_w).y;
+  const float text_h = ImGui::CalcTextSize(s.explanation.c_str(), nullptr, false, wrap_w).y;
+  // A short panel (font scale 2.5 at 1024x768: the listing kept 1.3 lines) puts the loop variables
+  // under the sentence in one scrolling box, so the listing keeps four lines; the controls' label
+  // ("Alg1 L11  i = 0, j = 0") names the loop variables above it.
+  const float text_line = ImGui::GetTextLineHeight();
+  const float box_min = 2 * text_line + 2;
+  const bool compact =
+      ImGui::GetContentRegionAvail().y - loop_h - spacing - 4 * line_h - 2 * spacing < box_min && !s.course.active;
+  if (!compact) {
+    TextWrappedAtSpaces(loop_line);
+    if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x > ImGui::CalcTextSize("(0-based)").x + 12) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("(0-based)");
+    }
   }
   // The step's sentence, in a scrolling box of its own where it would leave the listing fewer
   // than four lines (a short panel; in the course the panel grows to the sentence first, see
   // algo_want_h). Four, not five: at 1024x768 in presentation mode a box that kept the listing
   // five lines hid the last of the fp8 chapter's three-line sentence.
-  const float line_h = ImGui::GetTextLineHeightWithSpacing();
-  const float text_h = ImGui::CalcTextSize(s.explanation.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
-  const float room = ImGui::GetContentRegionAvail().y - 4 * line_h - ImGui::GetStyle().ItemSpacing.y * 2;
+  const float room = ImGui::GetContentRegionAvail().y - 4 * line_h - spacing * 2;
   const float sentence_y = ImGui::GetCursorPosY();
   float sentence_h = 0;  // as drawn, whole
-  if (text_h > room) {
-    const float text_line = ImGui::GetTextLineHeight();  // the sentence's lines: one text item
+  if (compact || text_h > room) {
     ImGui::BeginChild("explanation", ImVec2(0, std::max(2.0f, std::floor(room / text_line)) * text_line + 2), false);
     TextWrappedAtSpaces(s.explanation.c_str());
     sentence_h = ImGui::GetItemRectSize().y;
-    s.algo_sentence_hidden_px = ImGui::GetScrollMaxY();
+    s.algo_sentence_hidden_px = std::max(0.0f, sentence_h - ImGui::GetWindowHeight());
+    if (compact) TextWrappedAtSpaces(loop_line);
     ImGui::EndChild();
   } else {
     TextWrappedAtSpaces(s.explanation.c_str());
@@ -99,8 +153,7 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   }
   // The panel's height with the whole sentence and four lines of the listing: the course's layout
   // grows the panel to it where it can (ComputeCourseLayout), from the next frame on.
-  s.algo_want_h = sentence_y + sentence_h + 3 * ImGui::GetStyle().ItemSpacing.y + 4 * line_h +
-                  ImGui::GetStyle().WindowPadding.y;
+  s.algo_want_h = sentence_y + sentence_h + 3 * spacing + 4 * line_h + ImGui::GetStyle().WindowPadding.y;
   ImGui::Separator();
 
   // The listing keeps the current line in view: when the cursor moves, not only while playing.
@@ -112,10 +165,35 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
   const bool moved = scroll_frames > 0;
   if (scroll_frames > 0) --scroll_frames;
   s.algo_listing_lines = ImGui::GetContentRegionAvail().y / line_h;  // for --dump-state
-  ImGui::BeginChild("pseudocode", ImVec2(0, 0), false);
+  // The mono font to measure with, pushed again in the child: ImGui wants each window to pop
+  // what it pushed.
   if (g.mono) ImGui::PushFont(g.mono);
+  // Rows wrap at spaces, continuing under their first line; where a row's longest word is wider
+  // than its room (font scale 2.5 at 1024x768 left about eight characters) no row wraps and the
+  // listing scrolls sideways instead of breaking a word ("t_i n" / "ew =").
+  float indent_w = ImGui::GetFontSize() * 1.2f, gap = ImGui::GetFontSize() * 0.6f;
+  const float number_w = ImGui::CalcTextSize("00").x + gap;
+  const float listing_w = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
+  bool sideways = false;
+  for (size_t li = 0; li < algo.n_listing && !sideways; ++li) {
+    const ListingRow& pl = algo.listing[li];
+    const float row_room = listing_w - number_w - indent_w * float(pl.indent);
+    sideways = WidestWord(line_pseudocode(pl.line)) > row_room || (pl.text && WidestWord(pl.text) > row_room);
+  }
+  // Sideways, the nesting takes one character a level and the scrollbars a third of a line each
+  // (at 2.5 ImGui's took a whole line and a tenth of the width), so more of each row shows.
+  const float char_w = ImGui::CalcTextSize(" ").x;
+  if (sideways) indent_w = gap = char_w;
+  if (g.mono) ImGui::PopFont();
+  s.algo_listing_sideways = sideways;
+  s.algo_current_shown_px = 0;
+  const float bar = std::min(ImGui::GetStyle().ScrollbarSize, std::max(14.0f, ImGui::GetFontSize() * 0.4f));
+  ImGui::PushStyleVar(ImGuiStyleVar_ScrollbarSize, sideways ? bar : ImGui::GetStyle().ScrollbarSize);
+  ImGui::BeginChild("pseudocode", ImVec2(0, 0), false, sideways ? ImGuiWindowFlags_HorizontalScrollbar : 0);
+  ImGui::PopStyleVar();
+  if (g.mono) ImGui::PushFont(g.mono);
+  if (sideways && moved) ImGui::SetScrollX(0.0f);  // the rows' starts, where their numbers are
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float indent_w = ImGui::GetFontSize() * 1.2f;
   for (size_t li = 0; li < algo.n_listing; ++li) {
     const ListingRow& pl = algo.listing[li];
     // A skipped block highlights its loop line, with core's text saying it was skipped.
@@ -126,22 +204,22 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::BeginGroup();
     if (pl.number > 0) ImGui::Text("%2d", pl.number);
     else ImGui::TextUnformatted("  ");
-    ImGui::SameLine(0, ImGui::GetFontSize() * 0.6f + indent_w * float(pl.indent));
-    ImGui::PushTextWrapPos(0.0f);
-    if (on) ImGui::TextUnformatted(text);
-    else {
-      ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
-      ImGui::TextUnformatted(text);
-      ImGui::PopStyleColor();
-    }
-    ImGui::PopTextWrapPos();
+    ImGui::SameLine(0, gap + indent_w * float(pl.indent));
+    const float text_x = ImGui::GetCursorPosX();
+    if (!on) ImGui::PushStyleColor(ImGuiCol_Text, kDimText);
+    if (sideways) ImGui::TextUnformatted(text);
+    else ListingText(text, text_x, ImGui::GetContentRegionMax().x - text_x);
+    if (!on) ImGui::PopStyleColor();
     ImGui::EndGroup();
     if (on) {
       dl->ChannelsSetCurrent(0);
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-      dl->AddRectFilled(ImVec2(a.x - 4, a.y - 1), ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(), b.y + 1),
-                        kHighlightCol, 3.0f);
+      const float right = std::max(ImGui::GetWindowPos().x + ImGui::GetWindowWidth(), b.x + 4);
+      dl->AddRectFilled(ImVec2(a.x - 4, a.y - 1), ImVec2(right, b.y + 1), kHighlightCol, 3.0f);
       if (s.playing || moved || ImGui::IsWindowAppearing()) ImGui::SetScrollHereY(0.5f);
+      // For --dump-state: how much of the current row the listing shows.
+      const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
+      s.algo_current_shown_px = std::max(0.0f, std::min(b.y, bottom) - std::max(a.y, top));
     }
     dl->ChannelsMerge();
   }
@@ -157,7 +235,8 @@ void DrawAlgorithmPanel(AppState& s, GpuState& g, const Layout& l) {
     ImGui::PopTextWrapPos();
   }
   if (g.mono) ImGui::PopFont();
-  s.algo_overflow_px = PanelOverflowPx();  // the listing's
+  // The listing's; rows that scroll sideways are within reach, not cut.
+  s.algo_overflow_px = sideways ? std::min(0.0f, PanelOverflowPx()) : PanelOverflowPx();
   ImGui::EndChild();
   ImGui::End();
 }

@@ -238,10 +238,13 @@ nlohmann::json state_to_json(const AppState& s) {
   j["controls"] = {{"scrub_label_gap_px", s.scrub_label_gap_px}, {"scrub_label_cut_px", s.scrub_label_cut_px},
                    {"overflow_px", s.controls_overflow_px}};
   j["algorithm_panel"] = {{"listing_lines", s.algo_listing_lines}, {"overflow_px", s.algo_overflow_px},
-                          {"sentence_hidden_px", s.algo_sentence_hidden_px}};
+                          {"sentence_hidden_px", s.algo_sentence_hidden_px},
+                          {"listing_sideways", s.algo_listing_sideways}, {"current_shown_px", s.algo_current_shown_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
                          {"overflow_px", s.softmax_overflow_px}};
-  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}, {"preset_combo_cut_px", s.preset_combo_cut_px}};
+  j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}, {"preset_combo_cut_px", s.preset_combo_cut_px},
+                        {"page", s.problem_page == 0 ? "problem" : "export"}, {"page_combo", s.problem_combo},
+                        {"tabs_cut", s.problem_tabs_cut}};
   j["tiles"] = {{"cell_px", s.tiles_cell_px}, {"d_cell_px", s.tiles_d_cell_px},
                 {"backward_overflow_px", s.backward_overflow_px}, {"backward_col_px", s.backward_col_px},
                 {"decode_lse_gap_px", s.decode_lse_gap_px},

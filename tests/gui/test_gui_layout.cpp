@@ -9,7 +9,8 @@
 // scale 2.5, and the compare, Bench and Pipeline views' controls, the Bench figure's y labels and
 // the backward view's rows, the preset's name and a long word in the problem panel at font scale
 // 2, the memory panel's sideways scrollbars in view and the Pipeline view's options and chart
-// labels whole, the course's lines and chapter name within the column at font scale 2.5. Each
+// labels whole, the course's lines and chapter name within the column, the pseudocode listing's
+// lines whole and several of them at font scale 2.5. Each
 // case is one a visual audit found wrong at 1280x720 or 1024x768.
 #include "gui_window_helpers.h"
 
@@ -544,4 +545,44 @@ TEST_CASE("at font scale 2.5 in a 1024x768 window no view's label runs past its 
                     CHECK(j["controls"]["overflow_px"].get<double>() <= 0.5);
                     if (j["view"] == "lesson") CHECK(j["lesson_table"]["softmax_clip_px"].get<double>() <= 0.5);
                   });
+}
+
+TEST_CASE("at font scale 2.5 in a 1024x768 window the pseudocode listing shows several whole-word lines", "[gui][layout]") {
+  // The listing was 1.3 lines tall and its rows, about eight characters wide, wrapped inside words
+  // ("t_i n" / "ew ="). Where a row's longest word is wider than its room the rows now scroll
+  // sideways instead of wrapping; the listing keeps several lines with the current one in view.
+  check_each_dump(settings_for("listing-2.5"),
+                  {"--preset tiny --step 6 --font-scale 2.5 --size 1024x768",
+                   "--preset backward --step 40 --font-scale 2.5 --size 1024x768",
+                   "--preset fa1-vs-fa2 --step 9 --font-scale 2.5 --size 1024x768"},
+                  "listing-2.5", [](const nlohmann::json& j) {
+                    const nlohmann::json& a = j["algorithm_panel"];
+                    CHECK(a["listing_sideways"] == true);
+                    CHECK(a["listing_lines"].get<double>() >= 3.5);
+                    CHECK(a["current_shown_px"].get<double>() >= 0.8 * j["display"]["font_px"].get<double>());
+                    CHECK(a["overflow_px"].get<double>() <= 0.5);
+                  });
+  // At font scale 1 the rows keep wrapping at spaces, as before, with room for every word.
+  check_each_dump(settings_for("listing-1"), {"--preset tiny --step 6 --size 1280x720"}, "listing-1",
+                  [](const nlohmann::json& j) {
+                    CHECK(j["algorithm_panel"]["listing_sideways"] == false);
+                    CHECK(j["algorithm_panel"]["listing_lines"].get<double>() >= 8.0);
+                    CHECK(j["algorithm_panel"]["current_shown_px"].get<double>() > 0);
+                  });
+}
+
+TEST_CASE("the problem panel's pages are named whole: tabs where they fit, else a combo", "[gui][layout]") {
+  // At font scale 2.5 in a 1024x768 window ImGui shortened the tabs to "Prob..." and "Exp...".
+  check_each_dump(settings_for("problem-pages"),
+                  {"--preset tiny --step 6 --font-scale 2.5 --size 1024x768",
+                   "--preset backward --step 40 --font-scale 2.5 --size 1280x720",
+                   "--preset tiny --step 6 --size 1280x720", "--preset tiny --presentation --size 1024x768"},
+                  "problem-pages", [](const nlohmann::json& j) {
+                    CHECK(j["problem_panel"]["tabs_cut"] == 0);
+                    CHECK(j["problem_panel"]["page"] == "problem");
+                    CHECK(j["problem_panel"]["overflow_px"].get<double>() <= 0.5);
+                  });
+  // At font scale 1 they stay tabs.
+  const nlohmann::json j = dumped_state(settings_for("problem-tabs") + "--preset tiny --size 1280x720", "problem-tabs");
+  CHECK(j["problem_panel"]["page_combo"] == false);
 }
