@@ -98,12 +98,16 @@ TEST_CASE("pipeline model: the costs follow the rates", "[pipeline]") {
 }
 
 // Ping-pong can idle the tensor cores when a warpgroup's softmax (and wait) outlasts the other's
-// turn: then it may lose to free sharing. When it fits, the tensor cores never wait for a turn.
+// turn: then it may lose to free sharing. When it fits, and the loads of a K/V block take no longer
+// than the two warpgroups' turns on it, the tensor cores never wait for a turn. When the loads
+// bind (a K/V block's L2 time above both turns), the two orders wait on the copies differently
+// and ping-pong can end a fraction of a percent later: that is outside the claim.
+// Draws from fixed seeds, so that a failure names a draw that can be run again.
 TEST_CASE("pipeline model: ping-pong is never slower when the softmax fits in a turn, nothing beats the tensor cores", "[pipeline]") {
-  std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<double> u(0.3, 3.0);
   int fitting = 0;
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < 600; ++trial) {
+    std::mt19937 rng(static_cast<uint32_t>(trial));
     Rates rates;
     rates.exp_per_clk *= u(rng);
     rates.tensor_efficiency = std::min(1.0, rates.tensor_efficiency * u(rng));
@@ -113,7 +117,8 @@ TEST_CASE("pipeline model: ping-pong is never slower when the softmax fits in a 
     const int n = 1 + int(u(rng) * 7);
     const Kernel plain = technique("tma-producer", d), pp = technique("ping-pong", d);
     const BlockCosts c = block_costs(pp, d, rates);
-    const bool fits = c.softmax_clk + rates.wait_clk <= c.s_clk + c.o_clk;
+    const double turns = c.s_clk + c.o_clk;
+    const bool fits = c.softmax_clk + rates.wait_clk <= turns && c.kv_clk <= pp.consumers * turns;
     fitting += fits;
     const Timeline a = simulate(plain, d, n, 1, rates), b = simulate(pp, d, n, 1, rates);
     INFO("trial " << trial << " d " << d << " n " << n << " exp " << rates.exp_per_clk << " wait " << rates.wait_clk);
@@ -132,7 +137,7 @@ TEST_CASE("pipeline model: ping-pong is never slower when the softmax fits in a 
     if (fits) REQUIRE(pb.tflops >= pa.tflops * (1 - 1e-9));
     REQUIRE(pb.tflops <= pb.bound_tflops * (1 + 1e-9));
   }
-  REQUIRE(fitting >= 5);  // the ordering was checked on enough draws
+  REQUIRE(fitting >= 50);  // the ordering was checked on enough draws
   // The H200's own rates fit at both d, with waits up to 150 clocks.
   for (int64_t d : {64, 128})
     for (double wait : {0.0, 150.0}) {
