@@ -236,8 +236,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
   const int tid = threadIdx.x, wg = tid / 128;
   const int Tr = (p.nq + BR - 1) / BR;
 
-  // kPairKv: the rows of each K/V block one producer loads (half), and a cluster-wide barrier once both blocks' mbarriers are initialised (the other block's copies
-  // and arrivals land on them).
+  // kPairKv: the rows of each K/V block one producer loads (half), and a cluster-wide barrier
+  // once both blocks' mbarriers are initialised (the other block's copies and arrivals land on them).
   constexpr int HALF = C::PAIR_MC ? BC / 2 : BC;
   if (tid == 0) fb.init(C::CONSUMERS * 4, C::PAIR_KV ? 2 : 1);
   if constexpr (C::PAIR_KV)
@@ -272,12 +272,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
               if constexpr (C::PAIR_CTA) mbar_wait(bar, par); else mbar_wait_cluster(bar, par);
             };
             if constexpr (!C::PAIR_MC) {
-              wait_empty(fb.emptyK(s));
+              if (g >= ST) wait_empty(fb.emptyK(s));
               mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
-              for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
-              wait_empty(fb.emptyV(s));
+#pragma unroll
+              for (int pn = 0; pn < PANELS; ++pn)
+                tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
+              if (g >= ST) wait_empty(fb.emptyV(s));
               mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
-              for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
+#pragma unroll
+              for (int pn = 0; pn < PANELS; ++pn)
+                tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
               continue;
             }
             // Rows [rank HALF, rank HALF + HALF) of K_j and V_j into both blocks; the full barrier
