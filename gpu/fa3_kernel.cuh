@@ -383,7 +383,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
       if (lane == 0) {  // the rank is read here, not held in a register through the loop
         if constexpr (C::PAIR_CTA) {
           mbar_arrive(bar);
-          asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(bar, cluster_rank() ^ 1u)) : "memory");
+          mbar_arrive_remote(cluster_map(bar, cluster_rank() ^ 1u));
         } else {
           mbar_arrive_release_cluster(bar);
           mbar_arrive_cluster(cluster_map(bar, cluster_rank() ^ 1u));

@@ -61,6 +61,11 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_bar) {
 __device__ __forceinline__ void mbar_arrive_release_cluster(uint32_t bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// One arrival on a barrier given by its shared::cluster address, with the default semantics
+// (release at CTA scope), as CUTLASS's cluster barriers arrive on another block's barrier.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
 // mbar_wait that acquires at cluster scope: what the arrivals of other blocks released is seen.
 __device__ __forceinline__ bool mbar_try_wait_cluster(uint32_t bar, uint32_t parity) {
   uint32_t done;
