@@ -41,7 +41,7 @@ struct TcVariantInfo {
   bool compiled = false;  // false: no kernel for this d in this build
   bool sm90_only = false; // wgmma: runs on compute capability 9.0 alone
 };
-constexpr int kLastLadderRung = 48;
+constexpr int kLastLadderRung = 50;
 int fa2_tc_variant_count();      // kLastLadderRung
 bool tc_ladder_rung(int variant); // a number the ladder uses (built in this build or not)
 TcVariantInfo fa2_tc_variant(int variant, int d);

@@ -184,7 +184,7 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
     if (!std::isspace(static_cast<unsigned char>(c))) flat += c;
     else if (!flat.empty() && flat.back() != ' ') flat += ' ';
   for (const char* want : {"1 plain", "2 register-tiled", "3 register-tiled in less shared memory",
-                           "--tensor-cores: the defaults (gpu/README.md)", "-DFLASHSTEP_LADDER=ON every rung 1-48", "101-104 the Bc sweep",
+                           "--tensor-cores: the defaults (gpu/README.md)", "-DFLASHSTEP_LADDER=ON every rung 1-50", "101-104 the Bc sweep",
                            "--schedule decode: the split kernel, 3 (every d), 5 and 9",
                            // The ladder's backward configurations and FP8 rungs of one d, written out by hand
                            // (the help derives them from gpu/bwd_tc_launch.h's and gpu/tc_launch.h's predicates).

@@ -189,6 +189,16 @@ using V47d64 = Fa3Config<47, 64, 128, 2, kV45d64Flags | kPairKv | kPairCta, 3>;
 using V47d128 = Fa3Config<47, 128, 192, 2, kV45d128Flags | kPairKv | kPairCta>;
 using V48d64 = Fa3Config<48, 64, 128, 2, kV45d64Flags | kPairKv | kPairCta | kPairNoMc, 3>;
 using V48d128 = Fa3Config<48, 128, 192, 2, kV45d128Flags | kPairKv | kPairCta | kPairNoMc>;
+// v49, v50: a third K/V stage, to hide 47's coupling (a stage is refilled only when the slower of
+// the two blocks has released it).
+//   49  47 with 3 K/V stages; at d = 128 Bc 128 so that three stages fit (224 KiB, as 45's two of
+//       Bc 192).
+//   50  45 with the same stages and Bc, unpaired: what the third stage and the shorter Bc are
+//       worth without the cluster.
+using V49d64 = Fa3Config<49, 64, 128, 3, kV45d64Flags | kPairKv | kPairCta, 3>;
+using V49d128 = Fa3Config<49, 128, 128, 3, kV45d128Flags | kPairKv | kPairCta>;
+using V50d64 = Fa3Config<50, 64, 128, 3, kV45d64Flags, 3>;
+using V50d128 = Fa3Config<50, 128, 128, 3, kV45d128Flags>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -235,6 +245,8 @@ const char* const kV44 = "the defaults before 45 (v34, v42) with the causal tile
 const char* const kV46 = "45 with K_j, V_j multicast by TMA into both blocks of a 2-block cluster (non-causal, even Tr)";
 const char* const kV47 = "46 with the cross-block arrivals and waits at CTA scope";
 const char* const kV48 = "47 without the multicast: each block loads all of K_j, V_j; stages refilled in step";
+const char* const kV49 = "47 with a third K/V stage (Bc 128 at d = 128)";
+const char* const kV50 = "45 with a third K/V stage (Bc 128 at d = 128), unpaired";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -252,7 +264,8 @@ const Fa3Entry kFa3[] = {
     entry<V41d64>(kV41), entry<V41d128>(kV41), entry<V42d64>(kV42), entry<V42d128>(kV42),
     entry<V43d64>(kV43), entry<V43d128>(kV43), entry<V44d64>(kV44), entry<V44d128>(kV44),
     entry<V46d64>(kV46), entry<V46d128>(kV46), entry<V47d64>(kV47), entry<V47d128>(kV47),
-    entry<V48d64>(kV48), entry<V48d128>(kV48),
+    entry<V48d64>(kV48), entry<V48d128>(kV48), entry<V49d64>(kV49), entry<V49d128>(kV49),
+    entry<V50d64>(kV50), entry<V50d128>(kV50),
 };
 
 }  // namespace
