@@ -114,10 +114,11 @@ def act(chrome, action):
         if ctrl:
             key_event(chrome, "rawKeyDown", "Control", 2)
             time.sleep(0.1)
-        # A short press, as a user's: ImGui repeats a key held past io.KeyRepeatDelay (0.275 s), so
-        # a hold of 0.15 s plus a slow round trip under load stepped twice once in CI. ImGui's
-        # input queue gives the down and the up a frame each however close they come; the pause
-        # after the up lets that frame run before the next action.
+        # A short press, as a user's. The app's keys (Right, Left, Space, Home, End, F2) count each
+        # press that comes between two frames, however short (app/gui/key_latch.h), and act again
+        # only on the browser's key repeats, which these events do not make. ImGui's own keys (a
+        # text field's Ctrl+a, Ctrl+c) count only while down at a frame: the hold is for those.
+        # The pause after the up lets a frame run before the next action.
         for t, pause in (("rawKeyDown", 0.05), ("keyUp", 0.2)):
             key_event(chrome, t, name, mods)
             time.sleep(pause)

@@ -484,6 +484,7 @@ int main() {
 
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // the layout is computed
+  gui::InstallKeyLatch(app->window);  // before the backend, which chains to it (app/gui/panels.h)
   ImGui_ImplGlfw_InitForOpenGL(app->window, true);
   web::install_clipboard();  // after GLFW's backend, whose clipboard is empty in the browser
   web_watch_wheel();

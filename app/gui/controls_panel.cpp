@@ -1,10 +1,11 @@
 // The frame's arrangement and its controls: where each panel goes (ComputeLayout), the keys
 // (Right, Left, Space, Home, End; F2 the Display menu), and the controls panel: step, back, play,
 // scrubber, jump, Display.
+#include "app/gui/key_latch.h"
 #include "app/gui/panels.h"
 #include "app/gui/widgets.h"
 
-#include <GLFW/glfw3.h>  // imgui 1.86 names no F keys: the GLFW backend indexes keys by GLFW code
+#include <GLFW/glfw3.h>  // the key callback (the latch takes GLFW's key codes)
 
 #include <algorithm>
 #include <cstdio>
@@ -55,22 +56,45 @@ Layout ComputeLayout(ImVec2 d, float controls_h, const DisplaySettings& ds, floa
 // wrap onto a second row (the jump and Display), and the scrubber moves to a third.
 int ControlsRows(float width) { return width >= ImGui::GetFontSize() * 62.0f ? 2 : 3; }
 
+namespace {
+
+KeyLatch g_keys;  // the window's key presses since the last frame (key_latch.h says why)
+
+void latch_key(GLFWwindow*, int key, int /*scancode*/, int action, int /*mods*/) { g_keys.on_key(key, action); }
+
+static_assert(KeyLatch::kGlfwRight == GLFW_KEY_RIGHT && KeyLatch::kGlfwLeft == GLFW_KEY_LEFT &&
+              KeyLatch::kGlfwSpace == GLFW_KEY_SPACE && KeyLatch::kGlfwHome == GLFW_KEY_HOME &&
+              KeyLatch::kGlfwEnd == GLFW_KEY_END && KeyLatch::kGlfwF2 == GLFW_KEY_F2);
+static_assert(KeyLatch::kGlfwRelease == GLFW_RELEASE && KeyLatch::kGlfwPress == GLFW_PRESS &&
+              KeyLatch::kGlfwRepeat == GLFW_REPEAT);
+
+}  // namespace
+
+// Before ImGui_ImplGlfw_InitForOpenGL: the backend keeps the callback it replaces and calls it
+// first from its own (imgui_impl_glfw.cpp, ImGui_ImplGlfw_KeyCallback), so both see every key.
+void InstallKeyLatch(GLFWwindow* window) { glfwSetKeyCallback(window, latch_key); }
+
+// Each press since the last frame acts once, however short it was; Right and Left also act on
+// each of the system's repeats while held. Presses made while a text field has the keyboard are
+// the field's, and are dropped with the rest.
 void HandleKeys(AppState& s) {
+  const KeyPresses k = g_keys.take();
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput || !s.cursor) return;
+  const int right = k.times(AppKey::right, true), left = k.times(AppKey::left, true);
+  const bool menu = k.times(AppKey::f2, false) > 0;
   if (s.course.active) {  // the course's pages: Space or Right continues, Left goes back
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false))
-      s.course.next(s);
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.course.back(s);
-    if (ImGui::IsKeyPressed(GLFW_KEY_F2, false)) s.display.menu_open = true;
+    for (int n = right + k.times(AppKey::space, false); n > 0; --n) s.course.next(s);
+    for (int n = left; n > 0; --n) s.course.back(s);
+    if (menu) s.display.menu_open = true;
     return;
   }
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.step_forward();
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.step_back();
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) s.playing = !s.playing;
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) s.reset();
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) s.run_to_end();
-  if (ImGui::IsKeyPressed(GLFW_KEY_F2, false)) s.display.menu_open = true;
+  for (int n = right; n > 0; --n) s.step_forward();
+  for (int n = left; n > 0; --n) s.step_back();
+  if (k.times(AppKey::space, false) % 2) s.playing = !s.playing;  // two taps in one frame: back as it was
+  if (k.times(AppKey::home, false) > 0) s.reset();
+  if (k.times(AppKey::end, false) > 0) s.run_to_end();
+  if (menu) s.display.menu_open = true;
 }
 
 // Where the scrubber's "step k of n" goes in a slider frame [lo, hi]: centred in the wider of

@@ -84,6 +84,7 @@ void setup_imgui(GLFWwindow* window, AppState& s, GpuState& gpu) {
   io.IniFilename = nullptr;  // the layout is computed; display settings: app/gui/settings.h
   g_clear = ApplyDisplay(s, gpu, false);  // the font texture is made by the first NewFrame
   g_display_seen = s.display.version;
+  InstallKeyLatch(window);  // before the backend, which chains to it (panels.h)
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 }

@@ -9,6 +9,8 @@
 
 #include <imgui.h>
 
+struct GLFWwindow;
+
 namespace flashstep::gui {
 
 struct GpuState {
@@ -45,6 +47,9 @@ void DrawCourseRoofline(AppState& s);  // the centre on a roofline page
 void DrawCourseIoExplorer(AppState& s);  // the centre on an IO explorer page: sliders, curves, closed forms
 void DrawCourseOutline(const AppState& s, const Layout& l);
 
+// controls_panel.cpp: the keys. InstallKeyLatch goes before ImGui's GLFW backend is set up (it
+// chains to the callback it finds); HandleKeys, once a frame, acts on the presses since the last.
+void InstallKeyLatch(GLFWwindow* window);
 void HandleKeys(AppState& s);
 void UpdateHeatmaps(AppState& s, GpuState& g);
 void DrawControlsPanel(AppState& s, const Layout& l);
