@@ -24,6 +24,8 @@
 //     m64n64k16: half the instructions, each A fragment of P~ read once.
 //   kPairKv (ladder rungs 46-48): non-causal tiles in 2-block clusters that share K_j, V_j by
 //     TMA multicast, each producer loading half of every block (Fa3Config::PAIR_KV).
+//   kKAhead (ladder rungs 51, 52): the producer issues K_j, then V_j-1, where the defaults issue
+//     K_j, then V_j.
 //   Bc: the N of S_ij's wgmma; a longer Bc pays the per-block costs (mbarrier waits, the row max
 //     and sum across the quad, the rescale, the waits) over more MMA work. A ragged last block
 //     (Nk not a multiple of Bc) is zero-filled by TMA past N and masked.
@@ -52,6 +54,8 @@
 #include "gpu/tc_ptx.cuh"
 #include "gpu/tile_order.h"
 #include "gpu/wgmma_ptx.cuh"
+
+#include <type_traits>
 
 namespace flashstep::gpu::tc {
 
@@ -107,6 +111,7 @@ constexpr int kGroupRounds = 512;  // with kHeadGroups: each group's rounds deal
 constexpr int kPairKv = 1024;  // persistent, non-causal: two blocks of a cluster share K_j, V_j (TMA multicast)
 constexpr int kPairCta = 2048;  // kPairKv's cross-block arrivals and waits at CTA scope (ladder rung 47)
 constexpr int kPairNoMc = 4096;  // kPairKv's coupling without the multicast (ladder rung 48)
+constexpr int kKAhead = 8192;  // the producer issues K_j before V_j-1, not V_j (ladder rungs 51, 52)
 
 template <int V_, int D_, int BC_, int STAGES_, int FLAGS_, int CONSUMERS_ = 2>
 struct Fa3Config {
@@ -127,6 +132,9 @@ struct Fa3Config {
   static constexpr bool PAIR_KV = (FLAGS_ & kPairKv) && (FLAGS_ & kPersistent);
   static constexpr bool PAIR_CTA = FLAGS_ & kPairCta, PAIR_MC = PAIR_KV && !(FLAGS_ & kPairNoMc);
   using Single = Fa3Config<V_, D_, BC_, STAGES_, FLAGS_ & ~kPairKv, CONSUMERS_>;
+  // kKAhead: the producer issues K_j, then V_j-1 (FlashAttention-3's order under the intra-warpgroup
+  // overlap), where the defaults issue K_j, then V_j.
+  static constexpr bool K_AHEAD = FLAGS_ & kKAhead;
   static constexpr int CONSUMERS = CONSUMERS_, THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS, PANELS = D / 64;
   // setmaxnreg: the producer keeps 24 registers a thread, the consumers share the rest of the
   // SM's 65536 (a multiple of 8, at most 240 on 2 consumers; 160 on 3: 24 x 128 + 160 x 384 <= 65536).
@@ -262,52 +270,96 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
         mbar_expect_tx(barQ, uint32_t(C::SMEM_Q));
 #pragma unroll
         for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sQ + uint32_t(pn * BR * 128), &maps.q, pn * 64, row0, int(h), barQ);
-        // Alg1 L7: K_j, V_j into stage g mod ST, once the consumers released it (block g - ST).
-        for (int j = 0; j < n_blocks; ++j) {
-          const int g = g0 + j, s = g % ST;
-          const uint32_t par = uint32_t((g / ST - 1) & 1);
-          const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
-          if constexpr (C::PAIR_KV) {
-            auto wait_empty = [&](uint32_t bar) {
-              if constexpr (C::PAIR_CTA) mbar_wait(bar, par); else mbar_wait_cluster(bar, par);
-            };
-            if constexpr (!C::PAIR_MC) {
+        if constexpr (!C::K_AHEAD) {
+          // Alg1 L7: K_j, V_j into stage g mod ST, once the consumers released it (block g - ST).
+          for (int j = 0; j < n_blocks; ++j) {
+            const int g = g0 + j, s = g % ST;
+            const uint32_t par = uint32_t((g / ST - 1) & 1);
+            const uint32_t sK = stageK(s), sV = sK + uint32_t(C::SMEM_KV);
+            if constexpr (C::PAIR_KV) {
+              auto wait_empty = [&](uint32_t bar) {
+                if constexpr (C::PAIR_CTA) mbar_wait(bar, par); else mbar_wait_cluster(bar, par);
+              };
+              if constexpr (!C::PAIR_MC) {
+                if (g >= ST) wait_empty(fb.emptyK(s));
+                mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+                for (int pn = 0; pn < PANELS; ++pn)
+                  tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
+                if (g >= ST) wait_empty(fb.emptyV(s));
+                mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
+#pragma unroll
+                for (int pn = 0; pn < PANELS; ++pn)
+                  tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
+                continue;
+              }
+              // Rows [rank HALF, rank HALF + HALF) of K_j and V_j into both blocks; the full barrier
+              // expects the whole block's bytes, half of them from the other block's producer.
+              const uint32_t rank = cluster_rank(), off = rank * uint32_t(HALF * 128);
+              const int r0 = j * BC + int(rank) * HALF;
               if (g >= ST) wait_empty(fb.emptyK(s));
               mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
 #pragma unroll
               for (int pn = 0; pn < PANELS; ++pn)
-                tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
+                tma_load_3d_multicast(sK + uint32_t(pn * BC * 128) + off, &maps.k, pn * 64, r0, int(h), fb.fullK(s), 3);
               if (g >= ST) wait_empty(fb.emptyV(s));
               mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
 #pragma unroll
               for (int pn = 0; pn < PANELS; ++pn)
-                tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
+                tma_load_3d_multicast(sV + uint32_t(pn * BC * 128) + off, &maps.v, pn * 64, r0, int(h), fb.fullV(s), 3);
               continue;
             }
-            // Rows [rank HALF, rank HALF + HALF) of K_j and V_j into both blocks; the full barrier
-            // expects the whole block's bytes, half of them from the other block's producer.
-            const uint32_t rank = cluster_rank(), off = rank * uint32_t(HALF * 128);
-            const int r0 = j * BC + int(rank) * HALF;
-            if (g >= ST) wait_empty(fb.emptyK(s));
+            if (g >= ST) mbar_wait(fb.emptyK(s), par);
             mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
 #pragma unroll
-            for (int pn = 0; pn < PANELS; ++pn)
-              tma_load_3d_multicast(sK + uint32_t(pn * BC * 128) + off, &maps.k, pn * 64, r0, int(h), fb.fullK(s), 3);
-            if (g >= ST) wait_empty(fb.emptyV(s));
+            for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
+            if (g >= ST) mbar_wait(fb.emptyV(s), par);
             mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
 #pragma unroll
-            for (int pn = 0; pn < PANELS; ++pn)
-              tma_load_3d_multicast(sV + uint32_t(pn * BC * 128) + off, &maps.v, pn * 64, r0, int(h), fb.fullV(s), 3);
-            continue;
+            for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
           }
-          if (g >= ST) mbar_wait(fb.emptyK(s), par);
-          mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_KV));
+        } else {
+          // kKAhead (ladder): K_j, V_j by one load() each, in the order K_j, V_j-1. kPairKv: rows [rank HALF, rank HALF + HALF) of K_j and V_j into both blocks (the full
+          // barrier expects the whole block's bytes, half of them from the other block's producer);
+          // without the multicast (48), each block's own rows, the stage still refilled in step.
+          auto load = [&](int j, auto v) {
+            constexpr bool is_v = decltype(v)::value;
+            const int g = g0 + j, s = g % ST;
+            const uint32_t par = uint32_t((g / ST - 1) & 1);
+            const uint32_t dst = stageK(s) + (is_v ? uint32_t(C::SMEM_KV) : 0u);
+            const uint32_t full = is_v ? fb.fullV(s) : fb.fullK(s), empty = is_v ? fb.emptyV(s) : fb.emptyK(s);
+            const CUtensorMap* map = is_v ? &maps.v : &maps.k;
+            if constexpr (C::PAIR_KV) {
+              if (g >= ST) {
+                if constexpr (C::PAIR_CTA) mbar_wait(empty, par); else mbar_wait_cluster(empty, par);
+              }
+              mbar_expect_tx(full, uint32_t(C::SMEM_KV));
+              if constexpr (!C::PAIR_MC) {
 #pragma unroll
-          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sK + uint32_t(pn * BC * 128), &maps.k, pn * 64, j * BC, int(h), fb.fullK(s));
-          if (g >= ST) mbar_wait(fb.emptyV(s), par);
-          mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_KV));
+                for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(dst + uint32_t(pn * BC * 128), map, pn * 64, j * BC, int(h), full);
+              } else {
+                const uint32_t rank = cluster_rank(), off = rank * uint32_t(HALF * 128);
+                const int r0 = j * BC + int(rank) * HALF;
 #pragma unroll
-          for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
+                for (int pn = 0; pn < PANELS; ++pn)
+                  tma_load_3d_multicast(dst + uint32_t(pn * BC * 128) + off, map, pn * 64, r0, int(h), full, 3);
+              }
+            } else {
+              if (g >= ST) mbar_wait(empty, par);
+              mbar_expect_tx(full, uint32_t(C::SMEM_KV));
+#pragma unroll
+              for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(dst + uint32_t(pn * BC * 128), map, pn * 64, j * BC, int(h), full);
+            }
+          };
+          // K_j+2's copy then waits for its own stage (S_ij done), not behind V_j+1's, which waits
+          // for V_j-1's release (O += P~_i,j-1 V_j-1 done, at the end of block j's softmax).
+          constexpr std::false_type kK{};
+          constexpr std::true_type kV{};
+          for (int j = 0; j < n_blocks; ++j) {
+            load(j, kK);
+            if (j > 0) load(j - 1, kV);
+          }
+          load(n_blocks - 1, kV);
         }
         g0 += n_blocks;
       }

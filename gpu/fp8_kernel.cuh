@@ -74,11 +74,13 @@ struct Fp8Maps3 : Fp8Maps2 {  // Bc = 224: V^T's third panel (keys 192-223)
 // DESC_ONCE_: every wgmma's matrix descriptor formed by one 32-bit add from a base built once per
 // kernel (desc_add), in place of desc_sw128 / desc_sw64 per wgmma (ladder rungs 10, 11; the
 // backward's configuration 12 did the same).
+// K_AHEAD_: the producer issues K_j, then V_j-1 (ladder rungs 20, 21; the bf16 kernel's kKAhead),
+// where the defaults issue K_j, then V_j.
 template <int D_, int STAGES_, int CONSUMERS_ = 2, int BC_ = 128, int ILP_ = 1, bool PINGPONG_ = false, int POLY_ = 0,
-          bool AHEAD_ = false, bool DESC_ONCE_ = false>
+          bool AHEAD_ = false, bool DESC_ONCE_ = false, bool K_AHEAD_ = false>
 struct Fp8Config {
   static constexpr int D = D_, BC = BC_, STAGES = STAGES_, CONSUMERS = CONSUMERS_, ILP = ILP_, POLY = POLY_;
-  static constexpr bool PINGPONG = PINGPONG_, AHEAD = AHEAD_, DESC_ONCE = DESC_ONCE_;
+  static constexpr bool PINGPONG = PINGPONG_, AHEAD = AHEAD_, DESC_ONCE = DESC_ONCE_, K_AHEAD = K_AHEAD_;
   static_assert(!(AHEAD && PINGPONG), "S one block ahead is written without the consumers' turns");
   // V_j^T's panels: keys per row, 128 (or 64 at Bc = 64), then 64 or 32, then 32.
   static constexpr int VP0 = BC < 128 ? BC : 128, VP1 = BC - VP0 >= 64 ? 64 : BC - VP0, VP2 = BC - VP0 - VP1;
@@ -171,21 +173,43 @@ __global__ void __launch_bounds__(C::THREADS, 1) fp8_kernel(const Fp8Params fp, 
         ++q_uses;
         mbar_expect_tx(barQ, uint32_t(C::SMEM_Q));
         tma_load_3d(sQ, &maps.q, 0, row0, int(h), barQ);
-        // FA2fwd L7: K_j (Bc rows x d bytes) and V_j^T (d rows x Bc keys) into stage g mod ST.
-        for (int j = 0; j < n_blocks; ++j) {
-          const int g = g0 + j, s = g % ST;
-          const uint32_t par = uint32_t((g / ST - 1) & 1);
-          if (g >= ST) mbar_wait(fb.emptyK(s), par);
-          mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_K));
-          tma_load_3d(stageK(s), &maps.k, 0, j * BC, int(h), fb.fullK(s));
-          if (g >= ST) mbar_wait(fb.emptyV(s), par);
-          mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_V));
+        // V_j^T's panels into stage s (the copies of one stage's V).
+        auto copy_vt = [&](int s, int j) {
           tma_load_3d(stageV(s), &maps.vt, j * BC, 0, int(h), fb.fullV(s));
           if constexpr (C::VP1 > 0)
             tma_load_3d(stageV(s) + uint32_t(D * C::VP0), &maps.vt2, j * BC + C::VP0, 0, int(h), fb.fullV(s));
           if constexpr (C::VP2 > 0)
             tma_load_3d(stageV(s) + uint32_t(D * (C::VP0 + C::VP1)), &maps.vt3, j * BC + C::VP0 + C::VP1, 0, int(h),
                         fb.fullV(s));
+        };
+        if constexpr (!C::K_AHEAD) {
+          // FA2fwd L7: K_j (Bc rows x d bytes) and V_j^T (d rows x Bc keys) into stage g mod ST.
+          for (int j = 0; j < n_blocks; ++j) {
+            const int g = g0 + j, s = g % ST;
+            const uint32_t par = uint32_t((g / ST - 1) & 1);
+            if (g >= ST) mbar_wait(fb.emptyK(s), par);
+            mbar_expect_tx(fb.fullK(s), uint32_t(C::SMEM_K));
+            tma_load_3d(stageK(s), &maps.k, 0, j * BC, int(h), fb.fullK(s));
+            if (g >= ST) mbar_wait(fb.emptyV(s), par);
+            mbar_expect_tx(fb.fullV(s), uint32_t(C::SMEM_V));
+            copy_vt(s, j);
+          }
+        } else {
+          // K_AHEAD (ladder): K_j, then V_j-1, so that K_j+2's copy waits for its own stage (S_ij
+          // done), not behind V_j+1's, which waits for V_j-1's release (O += P~ V_j-1 done).
+          auto load = [&](int j, bool v) {
+            const int g = g0 + j, s = g % ST;
+            const uint32_t full = v ? fb.fullV(s) : fb.fullK(s);
+            if (g >= ST) mbar_wait(v ? fb.emptyV(s) : fb.emptyK(s), uint32_t((g / ST - 1) & 1));
+            mbar_expect_tx(full, uint32_t(v ? C::SMEM_V : C::SMEM_K));
+            if (v) copy_vt(s, j);
+            else tma_load_3d(stageK(s), &maps.k, 0, j * BC, int(h), full);
+          };
+          for (int j = 0; j < n_blocks; ++j) {
+            load(j, false);
+            if (j > 0) load(j - 1, true);
+          }
+          load(n_blocks - 1, true);
         }
         g0 += n_blocks;
       }

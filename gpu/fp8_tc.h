@@ -28,7 +28,7 @@ struct Fp8TcOptions {
   Fp8Scale scale_mode = Fp8Scale::per_tensor;
   bool rotate = false;  // Q, K times a seeded random Hadamard matrix first (core/fp8.h)
   uint64_t seed = 1;    // the rotation's signs
-  int variant = 0;      // the kernel: 0 the default for d; 1-19 the ladder's rungs (-DFLASHSTEP_LADDER=ON)
+  int variant = 0;      // the kernel: 0 the default for d; 1-21 the ladder's rungs (-DFLASHSTEP_LADDER=ON)
 };
 
 // A problem's mask, scale mode and rotation as the kernel's options.

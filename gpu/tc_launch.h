@@ -41,7 +41,7 @@ struct TcVariantInfo {
   bool compiled = false;  // false: no kernel for this d in this build
   bool sm90_only = false; // wgmma: runs on compute capability 9.0 alone
 };
-constexpr int kLastLadderRung = 50;
+constexpr int kLastLadderRung = 52;
 int fa2_tc_variant_count();      // kLastLadderRung
 bool tc_ladder_rung(int variant); // a number the ladder uses (built in this build or not)
 TcVariantInfo fa2_tc_variant(int variant, int d);
@@ -84,12 +84,13 @@ struct Fp8TileInfo {
 // (Fp8Params::variant). A ladder rung in a build without the ladder: compiled = false.
 Fp8TileInfo fp8_tile_info(int d, int variant = 0);
 void fp8_launch(const Fp8Params& p);
-constexpr int kFp8LadderLast = 19;  // the ladder's FP8 forward rungs are 1-19
+constexpr int kFp8LadderLast = 21;  // the ladder's FP8 forward rungs are 1-21
 // Whether the ladder has an FP8 forward rung `variant` at head dimension d (gpu/ladder/fp8_rungs.cu).
 constexpr bool fp8_ladder_rung(int d, int variant) {
   return (variant == 1 && (d == 64 || d == 128)) ||
-         ((variant == 6 || variant == 8 || variant == 9 || variant == 17 || variant == 19) && d == 64) ||
-         (((variant >= 2 && variant <= 5) || variant == 7 || (variant >= 10 && variant <= 16) || variant == 18) &&
+         ((variant == 6 || variant == 8 || variant == 9 || variant == 17 || variant == 19 || variant == 21) && d == 64) ||
+         (((variant >= 2 && variant <= 5) || variant == 7 || (variant >= 10 && variant <= 16) || variant == 18 ||
+           variant == 20) &&
           d == 128);
 }
 #if defined(FLASHSTEP_LADDER)

@@ -1,4 +1,4 @@
-// The forward ladder's rungs 15-44 and 46-48 (45, at both d, is the default: gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
+// The forward ladder's rungs 15-44 and 46-52 (45, at both d, is the default: gpu/fa3_forward.cu): FlashAttention-3's structure (arXiv 2407.08608,
 // sections 3.1 and 3.2) on top of v14's wgmma products (gpu/fa2_wgmma.cu). sm_90a only.
 //
 //   15  Warp specialisation. Three warpgroups per block: warpgroup 0 is the producer, whose one
@@ -199,6 +199,16 @@ using V49d64 = Fa3Config<49, 64, 128, 3, kV45d64Flags | kPairKv | kPairCta, 3>;
 using V49d128 = Fa3Config<49, 128, 128, 3, kV45d128Flags | kPairKv | kPairCta>;
 using V50d64 = Fa3Config<50, 64, 128, 3, kV45d64Flags, 3>;
 using V50d128 = Fa3Config<50, 128, 128, 3, kV45d128Flags>;
+// v51, v52: the producer issues K_j, then V_j-1 (kKAhead), where 45 issues K_j, then V_j. K_j+2's
+// copy then waits only for its own stage (S_ij done), not behind V_j+1's, which waits for V_j-1's
+// release (O += P~_i,j-1 V_j-1 done, at the end of block j's softmax).
+//   51  45 with that order.
+//   52  47 (the pair, multicast, CTA scope) with that order: K_j+2's coupling point, the later
+//       of the two blocks' S_ij, comes half a block before V_j+1's.
+using V51d64 = Fa3Config<51, 64, 128, 2, kV45d64Flags | kKAhead, 3>;
+using V51d128 = Fa3Config<51, 128, 192, 2, kV45d128Flags | kKAhead>;
+using V52d64 = Fa3Config<52, 64, 128, 2, kV45d64Flags | kPairKv | kPairCta | kKAhead, 3>;
+using V52d128 = Fa3Config<52, 128, 192, 2, kV45d128Flags | kPairKv | kPairCta | kKAhead>;
 
 template <class C>
 TcVariantInfo info_of(const char* what) {
@@ -247,6 +257,8 @@ const char* const kV47 = "46 with the cross-block arrivals and waits at CTA scop
 const char* const kV48 = "47 without the multicast: each block loads all of K_j, V_j; stages refilled in step";
 const char* const kV49 = "47 with a third K/V stage (Bc 128 at d = 128)";
 const char* const kV50 = "45 with a third K/V stage (Bc 128 at d = 128), unpaired";
+const char* const kV51 = "45 with the producer issuing K_j, then V_j-1 (45: K_j, then V_j)";
+const char* const kV52 = "47 (the pair) with 51's order of the copies";
 const Fa3Entry kFa3[] = {
     entry<V15d64>(kV15), entry<V15d128>(kV15), entry<V16d64>(kV16), entry<V16d128>(kV16),
     entry<V17d64>(kV17), entry<V17d128>(kV17), entry<V18d64>(kV18), entry<V18d128>(kV18),
@@ -265,7 +277,8 @@ const Fa3Entry kFa3[] = {
     entry<V43d64>(kV43), entry<V43d128>(kV43), entry<V44d64>(kV44), entry<V44d128>(kV44),
     entry<V46d64>(kV46), entry<V46d128>(kV46), entry<V47d64>(kV47), entry<V47d128>(kV47),
     entry<V48d64>(kV48), entry<V48d128>(kV48), entry<V49d64>(kV49), entry<V49d128>(kV49),
-    entry<V50d64>(kV50), entry<V50d128>(kV50),
+    entry<V50d64>(kV50), entry<V50d128>(kV50), entry<V51d64>(kV51), entry<V51d128>(kV51),
+    entry<V52d64>(kV52), entry<V52d128>(kV52),
 };
 
 }  // namespace

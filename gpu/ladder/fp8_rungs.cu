@@ -23,6 +23,8 @@
 //       two blocks ahead; 17: the d = 64 default with 3 stages;
 //   18: d = 128 with Bc = 224 and 19: d = 64 with Bc = 160, FlashAttention-3's FP8 tiles (V_j^T's
 //       last 32 keys a panel of 32-byte rows, 32B swizzle).
+//   20: the d = 128 default and 21: the d = 64 default with the producer issuing K_j, then V_j-1
+//       (K_AHEAD; the bf16 ladder's rungs 51, 52), so that K_j+2 waits only for S_ij.
 // Built only with -DFLASHSTEP_LADDER=ON; the per-block scales follow each rung's own Br and Bc.
 #include "gpu/fp8_kernel.cuh"
 #include "gpu/ladder/rung_table.h"
@@ -53,6 +55,8 @@ using R16d128 = Fp8Config<128, 3, 2, 192>;
 using R17d64 = Fp8Config<64, 3, 3>;
 using R18d128 = Fp8Config<128, 2, 2, 224>;  // FlashAttention-3's FP8 blocks at d = 128: 128 x 224
 using R19d64 = Fp8Config<64, 2, 3, 160>;    // ... and at d = 64: 192 x 160
+using R20d128 = Fp8Config<128, 2, 2, 192, 1, false, 0, false, false, true>;  // the d = 128 default, K_j before V_j-1
+using R21d64 = Fp8Config<64, 2, 3, 128, 1, false, 0, false, false, true>;     // the d = 64 default, likewise
 
 // Each rung's kernel and tiles, in one table for fp8_ladder_tile_info and fp8_ladder_launch; which
 // (rung, d) pairs exist is also stated in gpu/tc_launch.h's fp8_ladder_rung (for builds without the
@@ -83,6 +87,8 @@ constexpr Fp8Rung kFp8Rungs[] = {
     rung<R17d64>(17, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, 3 stages, persistent; rung 17: the default with a third K/V stage"),
     rung<R18d128>(18, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 224 (V^T in panels of 128, 64 and 32 keys), persistent; rung 18"),
     rung<R19d64>(19, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 160 (V^T in panels of 128 and 32 keys), persistent; rung 19"),
+    rung<R20d128>(20, "e4m3 wgmma, TMA producer + 2 consumer warpgroups (Br 128), Bc 192, persistent; rung 20: the default with K_j issued before V_j-1"),
+    rung<R21d64>(21, "e4m3 wgmma, TMA producer + 3 consumer warpgroups (Br 192), Bc 128, persistent; rung 21: the default with K_j issued before V_j-1"),
 };
 constexpr bool rungs_match_fp8_ladder_rung() {
   int listed = 0;

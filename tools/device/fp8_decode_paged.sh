@@ -20,8 +20,8 @@
 #      before), the default with the pool's pages in logical order (FLASHSTEP_DECODE_PAGES_IN_ORDER=1:
 #      the same copies, the DRAM placement of an unpaged cache), then (time permitting)
 #      paged with P = 128 (one copy of K and one of V per stage, as unpaged); RUNS picks and
-#      orders these (p0 p16a3 p16io p128 p16a0 p16a1 p16a2 by default); the table last, with
-#      whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
+#      orders these (p0 p16a3 p16io p128 p16a0 p16a1 p16a2 by default; pN: P = N, the default
+#      way); the table last, with whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
 # Variants 11 and 12 (variant 10 with all of V, or each stage's second half of V, by every
 # thread's cp.async): their verifies always, the four sanitizers on them with LSU=1, the speed as
 # RUNS tags p16v11 and p16v12 (a ladder build: they moved there after their measurement).
@@ -104,7 +104,8 @@ SDPA=(); [ -s "$W/sdpa.json" ] && SDPA=(--sdpa "$W/sdpa.json")
 for run in ${RUNS:-p0 p16a3 p16io p128 p16a0 p16a1 p16a2}; do
   inorder=0 variant=10
   case $run in p0) set -- p0 0 3 ;; p128) set -- p128 128 3 ;; p16io) set -- p16io 16 3; inorder=1 ;;
-               p16a*) set -- $run 16 "${run#p16a}" ;; p16v*) set -- $run 16 3; variant=${run#p16v} ;; esac
+               p16a*) set -- $run 16 "${run#p16a}" ;; p16v*) set -- $run 16 3; variant=${run#p16v} ;;
+               p[0-9]*) set -- $run "${run#p}" 3 ;; esac
   tag=$1 P=$2 ahead=$3
   before $((BUDGET - 35)) "fp8 sweep $tag" || continue
   pg=(); [ "$P" -gt 0 ] && pg=(--page-size "$P")
@@ -125,6 +126,7 @@ runs = [("p0", "unpaged"), ("p16a3", "paged, 3: ahead, L2, warps (default)"), ("
         ("p16a1", "paged, 1: table ahead, warp 0"), ("p16a0", "paged, 0: at issue, warp 0 (before)"),
         ("p16io", "paged, 3, pages in pool order"),
         ("p16v11", "paged, variant 11: V by cp.async"), ("p16v12", "paged, 12: half of V by cp.async"),
+        ("p32", "paged P = 32 (4 copies of K, 4 of V a stage)"), ("p64", "paged P = 64 (2 and 2)"),
         ("p128", "paged P = 128 (a copy per stage)")]
 sdpa = {}
 try:

@@ -4,7 +4,8 @@
 # Bc = 192; 8 d = 64 on two consumers with S one block ahead, 9 its control; 10, 11 descriptors
 # built once at Bc = 128, 192; 12, 13 d = 128 on three consumers with Bc = 64, 2 and 4 stages; 14 the
 # d = 128 default before Bc = 192; 15 d = 128 at Bc = 64 with S one block ahead; 16, 17 the d = 128
-# and d = 64 defaults with a third K/V stage; 18, 19 Bc = 224 at d = 128 and 160 at d = 64) beside
+# and d = 64 defaults with a third K/V stage; 18, 19 Bc = 224 at d = 128 and 160 at d = 64; 20, 21 the
+# d = 128 and d = 64 defaults with K_j issued before V_j-1) beside
 # the default, from a ladder build, in one device call:
 #   1. verify --tensor-cores --dtype fp8 --variant V for each rung on ragged, causal, key-length,
 #      per-block and rotated-outlier shapes (at the rung's d), against the CPU emulation on the
@@ -26,8 +27,8 @@ SHAPES=("--nq 333 --nk 517 --d 128" "--nq 517 --nk 333 --d 128 --causal --fp8-sc
         "--nq 257 --nk 3000 --d 128 --rotate --pattern outliers --fp8-scale per-block"
         "--nq 1 --nk 1 --d 128" "--nq 200 --nk 191 --d 128 --causal")
 n=0
-# The head dimensions of rung v (gpu/tc_launch.h's fp8_ladder_rung): 0 and 1 both, 6, 8, 9, 17, 19 d = 64, the others d = 128.
-ds_of() { case $1 in 0|1) echo "64 128" ;; 6|8|9|17|19) echo 64 ;; *) echo 128 ;; esac; }
+# The head dimensions of rung v (gpu/tc_launch.h's fp8_ladder_rung): 0 and 1 both, 6, 8, 9, 17, 19, 21 d = 64, the others d = 128.
+ds_of() { case $1 in 0|1) echo "64 128" ;; 6|8|9|17|19|21) echo 64 ;; *) echo 128 ;; esac; }
 for v in $RUNGS; do
   shapes=()
   case " $(ds_of $v) " in *" 128 "*) shapes=("${SHAPES[@]}") ;; esac

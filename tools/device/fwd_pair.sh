@@ -8,7 +8,7 @@
 #      compute-sanitizer tools on a paired verify at d = 64 and at d = 128;
 #   2. speed, alone on the GPU, ROUNDS rounds alternating 45, the rungs in RUNGS (default 46; 47
 #      and 48 tell the cost of the cluster-scope fences and of the coupling, 49 and 50 what a third
-#      K/V stage is worth paired and not) and cuDNN (bench-gpu --variant,
+#      K/V stage is worth paired and not, 51 and 52 K_j issued before V_j-1 unpaired and paired) and cuDNN (bench-gpu --variant,
 #      gpu/tools/sdpa_bench.py; bf16, 10 calls back to back per sample on both sides) at N = 4096
 #      and 16384, d = 64 and 128, non-causal (B x H x N = 131072, H = 8), and at 256 heads of
 #      N = 4096, d = 128;
