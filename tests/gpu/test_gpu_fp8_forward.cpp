@@ -56,7 +56,7 @@ Problem fp8_problem(const Fp8Case& c, uint64_t seed, int64_t Br, int64_t Bc) {
 
 // The kernels this build holds: the default (0) and, with -DFLASHSTEP_LADDER=ON, the ladder's rungs;
 // FLASHSTEP_FP8_VARIANTS="2" (a comma list) checks only those. A rung without a kernel at a d
-// (2-5, 7, 10-16, 18 at d = 64; 6, 8, 9, 17, 19 at d = 128) is left out there.
+// (2-5, 7, 10-16, 18, 20 at d = 64; 6, 8, 9, 17, 19, 21 at d = 128) is left out there.
 std::vector<int> fp8_variants(int64_t d) {
   std::vector<int> v = gputest::variants_from_env("FLASHSTEP_FP8_VARIANTS"), out;
   if (v.empty())
@@ -279,8 +279,8 @@ TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc
   CHECK(gpu::fp8_tc_tiles(64).Bc == 128);
   CHECK(gpu::fp8_tc_tiles(64).Br == 192);
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 2), Catch::Contains("no FP8 forward variant 2 for d = 64"));
-  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 2), Catch::Contains("the ladder's rung 1 at d = 64 and 128, 6, 8, 9, 17 and "
-                                                                "19 at d = 64, 2-5, 7, 10-16 and 18 at d = 128)"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 2), Catch::Contains("the ladder's rung 1 at d = 64 and 128, 6, 8, 9, 17, 19 "
+                                                                "and 21 at d = 64, 2-5, 7, 10-16, 18 and 20 at d = 128)"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 6), Catch::Contains("no FP8 forward variant 6 for d = 128"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 7), Catch::Contains("no FP8 forward variant 7 for d = 64"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 8), Catch::Contains("no FP8 forward variant 8 for d = 128"));
@@ -292,7 +292,9 @@ TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 17), Catch::Contains("no FP8 forward variant 17 for d = 128"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 18), Catch::Contains("no FP8 forward variant 18 for d = 64"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 19), Catch::Contains("no FP8 forward variant 19 for d = 128"));
-  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 20), Catch::Contains("no FP8 forward variant 20"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, 20), Catch::Contains("no FP8 forward variant 20 for d = 64"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 21), Catch::Contains("no FP8 forward variant 21 for d = 128"));
+  REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, 22), Catch::Contains("no FP8 forward variant 22"));
   REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, -1), Catch::Contains("no FP8 forward variant -1"));
   if (gpu::fp8_tc_variant_built(128, 2)) {  // a ladder build
     CHECK(gpu::fp8_tc_tiles(128, 2).Bc == 192);
@@ -314,8 +316,10 @@ TEST_CASE("FP8 forward variants: the ladder's rungs named, others refused", "[tc
     CHECK((gpu::fp8_tc_tiles(64, 17).Br == 192 && gpu::fp8_tc_tiles(64, 17).stages == 3));
     CHECK((gpu::fp8_tc_tiles(128, 18).Bc == 224 && gpu::fp8_tc_tiles(128, 18).Br == 128));
     CHECK((gpu::fp8_tc_tiles(64, 19).Bc == 160 && gpu::fp8_tc_tiles(64, 19).Br == 192));
+    CHECK((gpu::fp8_tc_tiles(128, 20).Bc == 192 && gpu::fp8_tc_tiles(128, 20).Br == 128));
+    CHECK((gpu::fp8_tc_tiles(64, 21).Bc == 128 && gpu::fp8_tc_tiles(64, 21).Br == 192));
   } else {
-    for (int v : {1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 18}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, v), Catch::Contains("rung of the kernel ladder"));
-    for (int v : {1, 17, 19}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, v), Catch::Contains("rung of the kernel ladder"));
+    for (int v : {1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 18, 20}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(128, v), Catch::Contains("rung of the kernel ladder"));
+    for (int v : {1, 17, 19, 21}) REQUIRE_THROWS_WITH(gpu::fp8_tc_tiles(64, v), Catch::Contains("rung of the kernel ladder"));
   }
 }
