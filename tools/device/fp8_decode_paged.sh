@@ -23,7 +23,7 @@
 #      orders these (p0 p16a3 p16io p128 p16a0 p16a1 p16a2 by default; pN: P = N, the default
 #      way); the table last, with whether the paged targets (>= 85% of the read roof, >= 1.8x PyTorch) are met.
 # Variants 11 and 12 (variant 10 with all of V, or each stage's second half of V, by every
-# thread's cp.async): their verifies always, the four sanitizers on them with LSU=1, the speed as
+# thread's cp.async; ladder rungs): their verifies and the four sanitizers on them with LSU=1, the speed as
 # RUNS tags p16v11 and p16v12 (a ladder build: they moved there after their measurement).
 # Every command has a timeout; a step that would start past BUDGET seconds is skipped and says
 # so. Outputs: $OUT/table.txt (the table last, with the summary), $OUT/summary.txt, $OUT/gpu.txt
@@ -51,16 +51,20 @@ VERIFY=(
   "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --variant 9"
 )
 n=0
-for args in "${VERIFY[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
-    "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6" \
-    "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5" \
+# Variants 11 and 12 are ladder rungs: verified with LSU=1 (a ladder build), where a default build
+# would refuse them.
+LSU_VERIFY=()
+[ -n "${LSU:-}" ] && LSU_VERIFY=(
     "--nq 1 --nk 20000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 16 --variant 11" \
     "--nq 1 --nk 12345 --d 128 --dtype fp8 --rotate --pattern outliers --page-size 3 --splits 7 --variant 11" \
     "--nq 4 --nk 5000 --d 64 --dtype fp8 --page-size 7 --kv-len 3000 --splits 5 --variant 11" \
     "--nq 1 --nk 30001 --d 64 --dtype fp8 --page-size 1 --splits 8 --variant 11" \
     "--nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6 --variant 12" \
     "--nq 1 --nk 9000 --d 128 --dtype fp8 --fp8-scale per-block --page-size 300 --splits 4 --kv-len 8000 --variant 12" \
-    "--nq 1 --nk 30001 --d 64 --dtype fp8 --page-size 1 --splits 8 --variant 12"; do
+    "--nq 1 --nk 30001 --d 64 --dtype fp8 --page-size 1 --splits 8 --variant 12")
+for args in "${VERIFY[@]}" "AHEAD=0 --nq 1 --nk 20000 --d 64 --dtype fp8 --page-size 16 --splits 6" \
+    "AHEAD=1 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 16 --splits 6" \
+    "AHEAD=2 --nq 1 --nk 20000 --d 128 --dtype fp8 --page-size 3 --splits 5" "${LSU_VERIFY[@]}"; do
   ahead=3
   case "$args" in AHEAD=*) ahead=${args%% *}; ahead=${ahead#AHEAD=}; args=${args#* } ;; esac
   echo "== FLASHSTEP_DECODE_TABLE_AHEAD=$ahead verify --schedule decode $args"
