@@ -14,7 +14,8 @@
 #   3. compute-sanitizer memcheck, racecheck, synccheck and initcheck on a small verify of each rung;
 #   4. bench-gpu --tensor-cores --dtype fp8 --variant V (the default 0 and each rung, each beside
 #      the bf16 default in its own process) at N = 4096, 16384, at the rung's d, causal
-#      and not; the table last: TFLOP/s, each rung over the default, and FP8 over bf16.
+#      and not, ROUNDS times in turn (default 1); the table last: the median TFLOP/s, each rung
+#      over the default, and FP8 over bf16.
 # Usage (repository root, GPU machine): bash tools/device/fp8_rungs.sh BIN OUT   (BIN: a ladder build's
 # flashstep and flashstep_tc_tests; about 4 minutes)
 set -u
@@ -61,29 +62,37 @@ for v in $RUNGS; do
   done
 done
 say "correctness: $(($(date +%s) - T0)) s"
-for v in 0 $RUNGS; do
-  for c in "" "--causal"; do
-    ds=$(ds_of $v)
-    tag=v${v}${c:+_causal}
-    timeout 90 "$FS" bench-gpu --tensor-cores --dtype fp8 --variant $v --no-sweep --n 4096 16384 --d $ds $c \
-      --json-file "$OUT/bench_$tag.json" > "$OUT/bench_$tag.txt" 2>&1
-    say "bench $tag: rc=$?"
+for r in $(seq "${ROUNDS:-1}"); do
+  for v in 0 $RUNGS; do
+    for c in "" "--causal"; do
+      ds=$(ds_of $v)
+      tag=v${v}${c:+_causal}_r$r
+      timeout 90 "$FS" bench-gpu --tensor-cores --dtype fp8 --variant $v --no-sweep --n 4096 16384 --d $ds $c \
+        --json-file "$OUT/bench_$tag.json" > "$OUT/bench_$tag.txt" 2>&1
+      say "bench $tag: rc=$?"
+    done
   done
 done
 say "total $(($(date +%s) - T0)) s"
 python3 - "$OUT" "0 $RUNGS" <<'PY' | tee "$OUT/table.txt"
 import json, os, sys
 out, vs = sys.argv[1], sys.argv[2].split()
-res = {}
+import glob, statistics
+samples = {}  # (v, n, d, causal) -> [(fp8 TFLOP/s, bf16 TFLOP/s)], one per round
 for v in vs:
     for causal in (False, True):
-        path = os.path.join(out, f"bench_v{v}{'_causal' if causal else ''}.json")
-        try:
-            for r in json.load(open(path))["rows"]:
-                res[(v, r["n"], r["d"], causal)] = (r["fp8_tc"]["tflops"], r["bf16_default"]["tflops"], r["fp8_tc"]["Bc"])
-        except Exception:
-            pass
-print("FP8 forward rungs, TFLOP/s (x the default FP8 / x the bf16 default of the same process); B x H x N = 131072, H = 8")
+        for path in sorted(glob.glob(os.path.join(out, f"bench_v{v}{'_causal' if causal else ''}_r*.json"))):
+            try:
+                for r in json.load(open(path))["rows"]:
+                    samples.setdefault((v, r["n"], r["d"], causal), []).append(
+                        (r["fp8_tc"]["tflops"], r["bf16_default"]["tflops"]))
+            except Exception:
+                pass
+# The median over the rounds of each side (ROUNDS, default 1).
+res = {k: (statistics.median(a for a, _ in x), statistics.median(b for _, b in x), len(x)) for k, x in samples.items()}
+rounds = max((t[2] for t in res.values()), default=0)
+print(f"FP8 forward rungs, TFLOP/s, median of {rounds} round(s) (x the default FP8 / x the bf16 default of the same process);"
+      " B x H x N = 131072, H = 8")
 print("%6s %4s %3s | " % ("N", "d", "cau") + " | ".join("%-24s" % f"v{v}" for v in vs))
 for causal in (False, True):
     for d in (128, 64):
