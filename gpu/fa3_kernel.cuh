@@ -319,9 +319,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa3_kernel(const TcParams p, co
             for (int pn = 0; pn < PANELS; ++pn) tma_load_3d(sV + uint32_t(pn * BC * 128), &maps.v, pn * 64, j * BC, int(h), fb.fullV(s));
           }
         } else {
-          // kKAhead (ladder): K_j, V_j by one load() each, in the order K_j, V_j-1. kPairKv: rows [rank HALF, rank HALF + HALF) of K_j and V_j into both blocks (the full
-          // barrier expects the whole block's bytes, half of them from the other block's producer);
-          // without the multicast (48), each block's own rows, the stage still refilled in step.
+          // kKAhead (ladder): K_j and V_j by one load() each, in the order K_j, V_j-1; the same copies
+          // as the loop above (kPairKv: rows [rank HALF, rank HALF + HALF) into both blocks). The
+          // defaults keep that loop as written: this form compiles to other machine code for them.
           auto load = [&](int j, auto v) {
             constexpr bool is_v = decltype(v)::value;
             const int g = g0 + j, s = g % ST;
