@@ -10,7 +10,9 @@ namespace {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::SLAB_IN_STAGE ? (C::STAGES == 4
+      C::DQ_RED ? "v29 with tau dQ_i added to HBM from the accumulator registers (red.global.add.v4.f32, lane pairs "
+                  "swapping half their values), in place of the slab and the bulk add: no dQ slab in shared memory"
+      : C::SLAB_IN_STAGE ? (C::STAGES == 4
                               ? "v29 with tau dQ_i's partial in its own Q block's stage (over Q_i and dO_i) in place of "
                                 "one slab, the stage released once the bulk add has read it, and a fourth stage"
                               : "v29 with tau dQ_i's partial in its own Q block's stage (over Q_i and dO_i) in place of "
@@ -74,7 +76,7 @@ TcBwdVariantInfo info_of_ws() {
                        : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
   return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true,
-                          C::DQ_BULK && !C::DQ_QUADS, C::DQ_QUADS};
+                          C::DQ_BULK && !C::DQ_QUADS && !C::DQ_RED, C::DQ_QUADS};
 }
 
 }  // namespace

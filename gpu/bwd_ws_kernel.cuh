@@ -69,7 +69,7 @@ template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ 
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
           bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false,
-          bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false>
+          bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false, bool DQ_RED_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -195,9 +195,21 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static_assert(!SLAB_IN_STAGE || (DQ_BULK && S_AHEAD && WIDE_KV && BR == 64 && D == 128 && !PERSIST && !S_LATE &&
                                    !DQ_QUADS && !DQ_RUN && !DKV_TMA && !DQ_ALT),
                 "41 and 42 are 29 with dQ_i's partial in its own Q block's stage");
+  // 43 (29, d = 128): tau dQ_i's partial added to HBM from the accumulator registers
+  // (red.global.add.v4.f32, lane pairs swapping half their values so that each lane holds four
+  // consecutive columns of one row: 8 adds a thread and Q block; bwd_red_dq_v4) in place of the
+  // slab: no 32 KiB of stores and no 32 KiB read by the bulk add per Q block, of the about 366 KiB
+  // of shared memory 29 moves per Q block against 2560 cycles of tensor work, where an m64n64k16
+  // with both operands in shared memory takes the SM's whole 128 bytes a cycle (the ladder notes).
+  // dQ's accumulator in its plain row-major layout. The slab's barrier stays: both warpgroups' dQ
+  // products of block t retire before either stores dS^T of block t + 1.
+  static constexpr bool DQ_RED = DQ_RED_;
+  static_assert(!DQ_RED || (DQ_BULK && S_AHEAD && WIDE_KV && D == 128 && !PERSIST && !SLAB_IN_STAGE && !S_LATE &&
+                            !DQ_QUADS && !DQ_RUN && !DKV_TMA && !DQ_ALT),
+                "43 is 29 with dQ_i added from the registers");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
-  static constexpr int SLABS = DQ_WARPS ? 2 : SLAB_IN_STAGE ? 0 : 1;
+  static constexpr int SLABS = DQ_WARPS ? 2 : SLAB_IN_STAGE || DQ_RED ? 0 : 1;
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v12's slab)
   using Tiles = BwdTileBytes<D_, BR_, 128>;
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
@@ -537,7 +549,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       fence_proxy_async();  // dS^T, written by st.shared, is read next by the tensor cores
       // 25-27: Q block t - 1's bulk add has read the slab, which every consumer may write again
       // once past the barrier below.
-      if constexpr (C::DQ_BULK && !C::SLAB_IN_STAGE)
+      if constexpr (C::DQ_BULK && !C::SLAB_IN_STAGE && !C::DQ_RED)
         if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_read<0>();  // 37: either warpgroup's
       if constexpr (C::WG_APART) bar_sync_wg(kBarDsTWg + cwg);  // 18: this warpgroup's rows of dS_ij^T
       else bar_sync<kBarDsT, C::CONSUMER_THREADS>();               // dS_ij^T complete in shared memory
@@ -637,6 +649,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
           bulk_wait_read<1>();
           if (t > 0) mbar_arrive(bar_empty((t - 1) % ST));
         }
+        continue;
+      }
+      if constexpr (C::DQ_RED) {
+        // 43: tau dQ_i's partial from the registers; then every consumer's dQ product of block t has
+        // retired before block t + 1 writes dS^T.
+        bwd_red_dq_v4<D>(hd.dQ, dq, row0, p.fwd.nq, cwg * 64, warp, g, t4, p.fwd.scale);
+        bar_sync<kBarSlab, C::CONSUMER_THREADS>();
         continue;
       }
       if constexpr (C::DQ_BULK) {

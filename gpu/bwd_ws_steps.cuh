@@ -1,6 +1,6 @@
 // Steps of the warp-specialised backward (gpu/bwd_ws_kernel.cuh) beside its kernel: dS^T stored by
 // stmatrix (22 on, the defaults among them), and the device helpers of single ladder rungs (30-35,
-// 37). Include only from files compiled for sm_90a.
+// 37, 43). Include only from files compiled for sm_90a.
 #pragma once
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 
@@ -87,6 +87,27 @@ __device__ __forceinline__ void bwd_stage_acc(uint32_t tile, float (&acc)[PANELS
     uint32_t a[4][4];
     bwd_fragments<T>(acc[pn], a);
     bwd_stmatrix_ds_t(tile + uint32_t(pn * 128 * 128), a, krow0, lane);
+  }
+}
+
+// 43: tau times this warp's m64n64 partial of dQ_i (rows row0 + 16 warp + g + 8 hr, columns cbase +
+// 8 n + 2 t4, + 1: dq[4 n + 2 hr + e]) added to the float32 accumulator dQ (row-major, D floats a
+// row) four floats at a time: lane pairs (t4, t4 xor 1) swap half their values, so that an even t4
+// holds row g's columns 8 n + 2 t4 .. + 3 (its own pair, then its partner's) and an odd t4 row
+// g + 8's columns 8 n + 2 t4 - 2 .. + 1 (its partner's pair, then its own). Rows past nq are not
+// written.
+template <int D>
+__device__ __forceinline__ void bwd_red_dq_v4(float* dQ, const float (&dq)[32], int row0, int nq, int cbase, int warp,
+                                              int g, int t4, float tau) {
+  const bool odd = t4 & 1;
+  const int r = row0 + warp * 16 + g + (odd ? 8 : 0);
+  float* dst = dQ + int64_t(r) * D + cbase + 2 * (t4 & ~1);
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    const float x = __shfl_xor_sync(0xffffffffu, odd ? dq[4 * n] : dq[4 * n + 2], 1);
+    const float y = __shfl_xor_sync(0xffffffffu, odd ? dq[4 * n + 1] : dq[4 * n + 3], 1);
+    const float4 v = odd ? make_float4(x, y, dq[4 * n + 2], dq[4 * n + 3]) : make_float4(dq[4 * n], dq[4 * n + 1], x, y);
+    if (r < nq) red_add4(dst + 8 * n, make_float4(tau * v.x, tau * v.y, tau * v.z, tau * v.w));
   }
 }
 
