@@ -10,7 +10,9 @@ namespace {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DQ_RED ? "v29 with tau dQ_i added to HBM from the accumulator registers (red.global.add.v4.f32, lane pairs "
+      C::DS_TWO ? "v43 with dS^T in two buffers (block t's in buffer t mod 2) and no consumer barrier after dQ's "
+                  "product: the consumer warpgroups meet once per Q block"
+      : C::DQ_RED ? "v29 with tau dQ_i added to HBM from the accumulator registers (red.global.add.v4.f32, lane pairs "
                   "swapping half their values), in place of the slab and the bulk add: no dQ slab in shared memory"
       : C::SLAB_IN_STAGE ? (C::STAGES == 4
                               ? "v29 with tau dQ_i's partial in its own Q block's stage (over Q_i and dO_i) in place of "

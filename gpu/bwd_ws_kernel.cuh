@@ -69,7 +69,8 @@ template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ 
           bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
           bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false,
-          bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false, bool DQ_RED_ = false>
+          bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false, bool DQ_RED_ = false,
+          bool DS_TWO_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -207,6 +208,13 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static_assert(!DQ_RED || (DQ_BULK && S_AHEAD && WIDE_KV && D == 128 && !PERSIST && !SLAB_IN_STAGE && !S_LATE &&
                             !DQ_QUADS && !DQ_RUN && !DKV_TMA && !DQ_ALT),
                 "43 is 29 with dQ_i added from the registers");
+  // 44 (43): dS^T in two buffers, block t's in buffer t mod 2, and no barrier after dQ's product.
+  // A warpgroup stores dS^T of block t + 2 only after both have passed block t + 1's dS^T barrier,
+  // which each reaches after its own dQ product of block t has retired; so the consumers meet once
+  // per Q block (dS^T complete), where 29 and 43 meet twice. The 16 KiB fit where 43 has no slab.
+  static constexpr bool DS_TWO = DS_TWO_;
+  static_assert(!DS_TWO || DQ_RED, "44 is 43 with two dS^T buffers");
+  static constexpr int DS_BUFS = DS_TWO ? 2 : 1;
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : SLAB_IN_STAGE || DQ_RED ? 0 : 1;
@@ -219,7 +227,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // K_j and V_j empty.
   static constexpr int BARRIERS = 1 + 2 * STAGES + (DQ_MBAR ? 2 * SLABS : 0) + (PERSIST ? 1 : 0) + (SLAB_IN_STAGE ? 1 : 0);
   // + 1024: the dynamic shared memory is aligned up to the swizzle atom by hand.
-  static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
+  static constexpr int64_t SMEM = 2 * SMEM_KV + STAGES * SMEM_BUF_PAD + DS_BUFS * SMEM_DS + SMEM_DQ + 8 * BARRIERS + 1024;
   static_assert(SMEM <= 227 * 1024, "fits in an H100/H200 block's shared memory");
   static_assert(SMEM <= 256 * 1024, "desc_add needs shared addresses below 256 KiB");
   static_assert(SMEM_DQ % 8 == 0, "the mbarriers are 8-byte aligned");
@@ -337,10 +345,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   unsigned char* smem = smem_raw + ((1024u - (smem_addr(smem_raw) & 1023u)) & 1023u);
   const uint32_t sK = smem_addr(smem), sV = sK + uint32_t(C::SMEM_KV), sBuf0 = sV + uint32_t(C::SMEM_KV);
   const uint32_t sDS = sBuf0 + uint32_t(ST * C::SMEM_BUF_PAD);
-  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + ST * C::SMEM_BUF_PAD + C::SMEM_DS);
+  float* sdq = reinterpret_cast<float*>(smem + 2 * C::SMEM_KV + ST * C::SMEM_BUF_PAD + C::DS_BUFS * C::SMEM_DS);
   // The mbarriers, 8 bytes each: K_j and V_j full, then per stage full, then per stage empty, then
   // (17, 18) per slab full, then per slab empty.
-  const uint32_t bar_kv = sDS + uint32_t(C::SMEM_DS + C::SMEM_DQ);
+  const uint32_t bar_kv = sDS + uint32_t(C::DS_BUFS * C::SMEM_DS + C::SMEM_DQ);
   auto bar_full = [&](int s) { return bar_kv + 8u * uint32_t(1 + s); };
   auto bar_empty = [&](int s) { return bar_kv + 8u * uint32_t(1 + ST + s); };
   auto slab_full = [&](int b) { return bar_kv + 8u * uint32_t(1 + 2 * ST + b); };      // 17
@@ -504,6 +512,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
                          per_block(dsc0.dq_k)};
       const int i = i_first + t, q = C::PERSIST ? q0 + t : t, s = q % ST, row0 = i * BR;
       const uint32_t sQ = buf_addr(s);
+      // 44: block t's dS^T buffer, formed where it is used (opaque, so not kept live between: a kept
+      // register spilled 4 bytes).
+      auto ds_buf = [&] { return C::DS_TWO ? per_block(uint32_t((t & 1) * C::SMEM_DS)) : 0u; };
       const uint64_t dQi = desc_add(dsc.buf0, uint32_t(s * C::SMEM_BUF_PAD));  // Q_i's and dO_i's descriptors
       const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
       const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
@@ -531,9 +542,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         // 37: the other warpgroup's dQ product of block t - 1 (the reader of dS^T) has retired.
         if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();
         if constexpr (C::STMATRIX)
-          bwd_stmatrix_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16, lane);  // for L15
+          bwd_stmatrix_ds_t(per_block(sDS + ds_buf()), dsa, cwg * 64 + warp * 16, lane);  // for L15
         else
-          bwd_store_ds_t(per_block(sDS), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
+          bwd_store_ds_t(per_block(sDS + ds_buf()), dsa, cwg * 64 + warp * 16 + g, t4);  // for L15
       } else {
         if constexpr (C::DQ_ALT) bar_sync_unaligned<kBarDqAlt, C::CONSUMER_THREADS>();  // as above
         // No row of Q_i keeps these 64 keys: their dS is 0 (dQ's product below may still read them).
@@ -541,7 +552,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         for (int e = ctid % 128; e < 64 * (BR / 8); e += 128) {
           // Row e / (Br / 8) of this warpgroup's keys, chunk c = e mod (Br / 8) of its Br / 8: chunk
           // c mod 8 of panel c / 8.
-          const uint32_t addr = sDS + uint32_t((cwg * 64 + e / (BR / 8)) * 128 + (e % (BR / 8) % 8) * 16 +
+          const uint32_t addr = sDS + ds_buf() + uint32_t((cwg * 64 + e / (BR / 8)) * 128 + (e % (BR / 8) % 8) * 16 +
                                                (e % (BR / 8) / 8) * BC * 128);
           asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0u));
         }
@@ -596,7 +607,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       fence_regs(dq);
       wgmma_fence();
       if constexpr (C::DQ_RUN) bwd_dq_product_run<T, BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
-      else bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, dsc.dq_ds, dsc.dq_k, col0, hi_last);
+      else bwd_dq_product_desc<T, C::DQ_KSPLIT ? 4 : BC / 16>(dq, C::DS_TWO ? desc_add(dsc.dq_ds, ds_buf()) : dsc.dq_ds,
+                                                              dsc.dq_k, col0, hi_last);
       if constexpr (C::S_LATE) {
         bwd_retire_dq_dk<PANELS>(dq, dk);  // 36: the next S^T after the slab's stores, below
       } else if constexpr (C::S_AHEAD) {
@@ -655,7 +667,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         // 43: tau dQ_i's partial from the registers; then every consumer's dQ product of block t has
         // retired before block t + 1 writes dS^T.
         bwd_red_dq_v4<D>(hd.dQ, dq, row0, p.fwd.nq, cwg * 64, warp, g, t4, p.fwd.scale);
-        bar_sync<kBarSlab, C::CONSUMER_THREADS>();
+        if constexpr (!C::DS_TWO) bar_sync<kBarSlab, C::CONSUMER_THREADS>();  // 44: none (its dS^T's comment)
         continue;
       }
       if constexpr (C::DQ_BULK) {

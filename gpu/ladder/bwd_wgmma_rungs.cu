@@ -21,7 +21,8 @@
 // with the next S^T issued after the slab's stores), 37 (29 with dQ's product by one warpgroup a Q
 // block, the two in turn, over all 128 columns), 38-40 (29, 26 and 37 on a persistent grid), 41 and 42 (29
 // with dQ_i's partial in its own Q block's stage, with 4 and 3 stages), 43 (29 with dQ_i added to
-// HBM from the registers, no slab). Built only with
+// HBM from the registers, no slab), 44 (43 with two dS^T buffers and one consumer barrier a Q
+// block). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -92,6 +93,7 @@ using V40d128 = WsBwdConfig<kBwdWgmmaVariant + 35, 128, 3, false, true, false, f
 using V41d128 = WsBwdConfig<kBwdWgmmaVariant + 36, 128, 4, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, true>;  // 29, dQ in the stage, 4 stages
 using V42d128 = WsBwdConfig<kBwdWgmmaVariant + 37, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, true>;  // 29, dQ in the stage
 using V43d128 = WsBwdConfig<kBwdWgmmaVariant + 38, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true>;  // 29, dQ from the registers
+using V44d128 = WsBwdConfig<kBwdWgmmaVariant + 39, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true, true>;  // 43, two dS^T buffers
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -144,6 +146,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V41d128::VARIANT && d == 128) return info_of_ws<V41d128>();
   if (variant == V42d128::VARIANT && d == 128) return info_of_ws<V42d128>();
   if (variant == V43d128::VARIANT && d == 128) return info_of_ws<V43d128>();
+  if (variant == V44d128::VARIANT && d == 128) return info_of_ws<V44d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -197,6 +200,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V41d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V41d128>(p);
   if (variant == V42d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V42d128>(p);
   if (variant == V43d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V43d128>(p);
+  if (variant == V44d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V44d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }
