@@ -15,7 +15,8 @@
 #   4. bench-gpu --tensor-cores --dtype fp8 --variant V (the default 0 and each rung, each beside
 #      the bf16 default in its own process) at N = 4096, 16384, at the rung's d, causal
 #      and not, ROUNDS times in turn (default 1); the table last: the median TFLOP/s, each rung
-#      over the default, and FP8 over bf16.
+#      over the default, and FP8 over bf16; with more than one round, also each rung over the
+#      default of the same round, the median and range of those ratios.
 # Usage (repository root, GPU machine): bash tools/device/fp8_rungs.sh BIN OUT   (BIN: a ladder build's
 # flashstep and flashstep_tc_tests; about 4 minutes)
 set -u
@@ -78,18 +79,20 @@ python3 - "$OUT" "0 $RUNGS" <<'PY' | tee "$OUT/table.txt"
 import json, os, sys
 out, vs = sys.argv[1], sys.argv[2].split()
 import glob, statistics
-samples = {}  # (v, n, d, causal) -> [(fp8 TFLOP/s, bf16 TFLOP/s)], one per round
+samples = {}  # (v, n, d, causal) -> {round: (fp8 TFLOP/s, bf16 TFLOP/s)}
 for v in vs:
     for causal in (False, True):
-        for path in sorted(glob.glob(os.path.join(out, f"bench_v{v}{'_causal' if causal else ''}_r*.json"))):
+        for path in glob.glob(os.path.join(out, f"bench_v{v}{'_causal' if causal else ''}_r*.json")):
+            rnd = int(path.rsplit("_r", 1)[1].split(".")[0])
             try:
                 for r in json.load(open(path))["rows"]:
-                    samples.setdefault((v, r["n"], r["d"], causal), []).append(
-                        (r["fp8_tc"]["tflops"], r["bf16_default"]["tflops"]))
+                    samples.setdefault((v, r["n"], r["d"], causal), {})[rnd] = (
+                        r["fp8_tc"]["tflops"], r["bf16_default"]["tflops"])
             except Exception:
                 pass
 # The median over the rounds of each side (ROUNDS, default 1).
-res = {k: (statistics.median(a for a, _ in x), statistics.median(b for _, b in x), len(x)) for k, x in samples.items()}
+res = {k: (statistics.median(a for a, _ in x.values()), statistics.median(b for _, b in x.values()), len(x))
+       for k, x in samples.items()}
 rounds = max((t[2] for t in res.values()), default=0)
 print(f"FP8 forward rungs, TFLOP/s, median of {rounds} round(s) (x the default FP8 / x the bf16 default of the same process);"
       " B x H x N = 131072, H = 8")
@@ -105,6 +108,23 @@ for causal in (False, True):
                 t = res.get((v, n, d, causal))
                 cells.append("%-24s" % (f"{t[0]:6.1f} ({t[0] / base:.3f}x / {t[0] / t[1]:.2f}x)" if t else "-"))
             print("%6d %4d %3s | " % (n, d, "yes" if causal else "no") + " | ".join(cells))
+# With more than one round: each rung over the default of the same round (the rounds alternate, so
+# a pair shares the card's state), as the median and the range of the rounds.
+if rounds > 1:
+    print(f"each rung's TFLOP/s over the default's of the same round: median (lowest-highest) of {rounds} rounds")
+    print("%6s %4s %3s | " % ("N", "d", "cau") + " | ".join("%-22s" % f"v{v}" for v in vs[1:]))
+    for causal in (False, True):
+        for d in (128, 64):
+            for n in (16384, 4096):
+                base = samples.get((vs[0], n, d, causal))
+                if not base:
+                    continue
+                cells = []
+                for v in vs[1:]:
+                    mine = samples.get((v, n, d, causal), {})
+                    q = [mine[r][0] / base[r][0] for r in sorted(mine) if r in base]
+                    cells.append("%-22s" % (f"{statistics.median(q):.3f} ({min(q):.3f}-{max(q):.3f})" if q else "-"))
+                print("%6d %4d %3s | " % (n, d, "yes" if causal else "no") + " | ".join(cells))
 PY
 { printf '%s\n' "${S[@]}"; } >> "$OUT/table.txt"
 printf '%s\n' "${S[@]}"
