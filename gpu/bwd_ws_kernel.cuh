@@ -66,7 +66,7 @@ namespace flashstep::gpu::tc {
 namespace {
 
 template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ = false, bool DQ_MBAR_ = false,
-          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, bool STATS_PERM_ = false,
+          bool WG_APART_ = false, int BR_ = 64, bool OVERLAP_ = false, bool STMATRIX_ = false, int STATS_PERM_ = 0,
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
           bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false,
           bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false, bool DQ_RED_ = false,
@@ -111,10 +111,16 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // where 15 and 19 issue four 4-byte st.shared per k step: the same bytes at the same addresses.
   static constexpr bool STMATRIX = STMATRIX_;
   static_assert(!STMATRIX || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP), "22 and 23 are 19 and 15 with stmatrix");
-  // 24 (23, d = 128): L2_i and D_i stored by the producer with each t4's 16 values side by side, so
-  // that the consumers read them by float4 (bwd_probabilities and bwd_ds with PERM).
-  static constexpr bool STATS_PERM = STATS_PERM_;
-  static_assert(!STATS_PERM || (STMATRIX && BR == 64), "24 is 23 with the statistics laid out for float4 reads");
+  // 24 (23, d = 128): L2_i and D_i stored by the producer with each t4's 16 values side by side,
+  // 16 floats apart, so that the consumers read them by float4 (bwd_probabilities and bwd_ds with
+  // PERM, bwd_stat_pair). 45 (29): L2_i so, 20 floats apart, where the float4 reads of a quad meet
+  // no bank twice (24's meet banks twice: it was 1.6-1.9% slower than 23); D_i as before, since
+  // its float4 reads, at bwd_ds among 29's most registers, made ptxas spill 4 bytes.
+  static constexpr int STATS_PERM = STATS_PERM_, STATS_PERM_D = STATS_PERM == 16 ? 16 : 0;
+  static_assert(STATS_PERM == 0 || ((STATS_PERM == 16 || STATS_PERM == 20) && STMATRIX && BR == 64),
+                "24 and 45 are 23 and 29 with the statistics laid out for float4 reads");
+  // Floats of L2_i (then as many of D_i) in a stage: Br, or 4 x 20 laid out for 45's reads.
+  static constexpr int STAT_FLOATS = STATS_PERM == 20 ? 4 * 20 : BR_;
   // 25 (23, d = 128), 26 (22, d = 64) and 27 (19): tau dQ_i added to HBM by the bulk copy engine
   // (cp.reduce.async.bulk .add.f32, v7's writer) from a dense slab whose rows hold their 8-float
   // chunks swizzled (v7's layout, TcBwdVariantInfo::dq_swizzled), in place of the consumers'
@@ -122,7 +128,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // of the Q block's rows below Nq, and waits for it to have read the slab before the next Q
   // block's dS^T barrier (after which the slab is written again).
   static constexpr bool DQ_BULK = DQ_BULK_;
-  static_assert(!DQ_BULK || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP && !STATS_PERM),
+  static_assert(!DQ_BULK || (ARRIVE_ALL && !DQ_WARPS && !OVERLAP && STATS_PERM != 16),
                 "25, 26 and 27 are 23, 22 and 19 with dQ added by the bulk copy engine");
   // 28 (25, d = 128): the next Q block's S^T = K_j Q_i+1^T issued right after
   // this block's dQ product, so that it runs while this block's dQ and dK products retire and
@@ -221,6 +227,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v12's slab)
   using Tiles = BwdTileBytes<D_, BR_, 128>;
   using Tiles::SMEM_KV, Tiles::SMEM_QI, Tiles::SMEM_BUF, Tiles::SMEM_BUF_PAD, Tiles::SMEM_DS;
+  static_assert(2 * SMEM_QI + 2 * STAT_FLOATS * 4 <= SMEM_BUF_PAD, "Q_i, dO_i, L2_i and D_i fit a stage");
   static constexpr int64_t SMEM_SLAB = int64_t(PARTIALS) * BR * DQ_LD * 4;
   static constexpr int64_t SMEM_DQ = SLABS * SMEM_SLAB;
   // The mbarriers: K_j and V_j full; per stage full and empty; 17: per slab full and empty; 38-40:
@@ -322,7 +329,7 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
   wgmma_wait<1>();  // dP^T's group retired; dV's in flight
   fence_regs(dp);
   // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-  bwd_ds<BR / 2, C::STATS_PERM>(dp, s, sD, t4);
+  bwd_ds<BR / 2, C::STATS_PERM_D>(dp, s, sD, t4);
   bwd_fragments<T>(dp, dsa);
   // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
 #pragma unroll
@@ -421,12 +428,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
           // L2_i and D_i: two floats of each per lane (the buffers are padded to whole Q blocks:
           // L2 = +inf, D = 0 past Nq), stored before this lane's arrival releases them.
           if constexpr (BR == 64) {
-            // 24: rows 2 tid, + 1 (queries 8n + 2 t4 + e with n = tid / 4, t4 = tid mod 4) at
-            // 16 t4 + 2n + e, bwd_probabilities' PERM layout.
-            float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI) +
-                            (C::STATS_PERM ? (tid % 4) * 8 + tid / 4 : tid);
-            stats[0] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
-            stats[BR / 2] = *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
+            // 24 (both), 45 (L2_i): rows 2 tid, + 1 (queries 8n + 2 t4 + e with n = tid / 4,
+            // t4 = tid mod 4) at PERM t4 + 2n + e, bwd_stat_pair's layout.
+            float2* stats = reinterpret_cast<float2*>(smem + (b - sK) + 2 * C::SMEM_QI);
+            const int perm = (tid % 4) * (C::STATS_PERM / 2) + tid / 4;
+            stats[C::STATS_PERM ? perm : tid] = *reinterpret_cast<const float2*>(hd.L2 + row0 + 2 * tid);
+            stats[C::STAT_FLOATS / 2 + (C::STATS_PERM_D ? perm : tid)] =
+                *reinterpret_cast<const float2*>(hd.D + row0 + 2 * tid);
           } else {  // 19: four of each per lane
             static_assert(BR == 128, "BR / 32 floats of L2_i and D_i per lane of the producer warp");
             float4* stats = reinterpret_cast<float4*>(smem + (b - sK) + 2 * C::SMEM_QI) + tid;
@@ -518,7 +526,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
       const uint64_t dQi = desc_add(dsc.buf0, uint32_t(s * C::SMEM_BUF_PAD));  // Q_i's and dO_i's descriptors
       const uint64_t ddOi = desc_add(dQi, uint32_t(C::SMEM_QI));
       const float* sL2 = reinterpret_cast<const float*>(smem + (sQ - sK) + 2 * C::SMEM_QI);
-      const float* sD = sL2 + BR;
+      const float* sD = sL2 + C::STAT_FLOATS;
       // FA2b L9: Q_i, dO_i, L_i, D_i have landed (the copy engine's writes, seen through the barrier).
       mbar_wait(bar_full(s), uint32_t((q / ST) & 1));
 

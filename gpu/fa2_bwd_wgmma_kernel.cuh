@@ -132,14 +132,16 @@ __device__ __forceinline__ void bar_sync_wg(int id) { asm volatile("bar.sync %0,
 // of an m64nBr accumulator with keys as rows: key key0 + g + 8 (e / 2), query row0 + 8n + 2 t4 +
 // (e % 2)), shared by every wgmma configuration (here, gpu/bwd_ws_kernel.cuh and
 // gpu/ladder/bwd_pipe_kernel.cuh): Br = 64 (N = 32) everywhere but configuration 19 (Br = 128).
-// L2_i's or D_i's values of queries 8n + 2 t4 and + 1 (a thread's n-th pair). PERM (configuration
-// 24, Br = 64): the values stored with each t4's 16 side by side (query 8n + 2 t4 + e at
-// 16 t4 + 2n + e), read as float4, one per two pairs (the compiler merges the repeated load).
-template <int N, bool PERM>
+// L2_i's or D_i's values of queries 8n + 2 t4 and + 1 (a thread's n-th pair). PERM > 0 (Br = 64):
+// the values stored with each t4's 16 side by side, PERM floats apart (query 8n + 2 t4 + e at
+// PERM t4 + 2n + e), read as float4, one per two pairs (the compiler merges the repeated load).
+// Configuration 24 has PERM = 16: t4 = 0 and 2 (1 and 3) then read the same banks, two wavefronts
+// a load; 45 has PERM = 20 (banks 0, 20, 8 and 28 for t4 = 0-3): one.
+template <int N, int PERM>
 __device__ __forceinline__ float2 bwd_stat_pair(const float* stats, int n, int t4) {
-  if constexpr (PERM) {
-    static_assert(N == 32, "the permuted statistics are laid out for Br = 64");
-    const float4 v = *reinterpret_cast<const float4*>(stats + t4 * (N / 2) + 4 * (n / 2));
+  if constexpr (PERM > 0) {
+    static_assert(N == 32 && (PERM == 16 || PERM == 20), "the permuted statistics are laid out for Br = 64");
+    const float4 v = *reinterpret_cast<const float4*>(stats + t4 * PERM + 4 * (n / 2));
     return n % 2 ? make_float2(v.z, v.w) : make_float2(v.x, v.y);
   } else {
     return *reinterpret_cast<const float2*>(stats + n * 8 + 2 * t4);
@@ -148,7 +150,7 @@ __device__ __forceinline__ float2 bwd_stat_pair(const float* stats, int n, int t
 // FA2b L11: P = exp2(S tau log2 e - L2_i) in place of S; masked keys (key > hi(row), keys past Nk
 // included) exactly 0 where `partial` (some row of Q_i masks a key of this warp); padding rows
 // have L2 = +inf, so P = 0 there without a test.
-template <int N, bool PERM = false>
+template <int N, int PERM = 0>
 __device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL2, float scale_log2, bool partial,
                                                   int key0, int row0, const RowLimit& lim, int g, int t4) {
 #pragma unroll
@@ -162,7 +164,7 @@ __device__ __forceinline__ void bwd_probabilities(float (&s)[N], const float* sL
   }
 }
 // FA2b L14: dS^T = P^T o (dP^T - D_i) in float32, in place of dP^T.
-template <int N, bool PERM = false>
+template <int N, int PERM = 0>
 __device__ __forceinline__ void bwd_ds(float (&dp)[N], const float (&s)[N], const float* sD, int t4) {
 #pragma unroll
   for (int n = 0; n < N / 4; ++n) {
@@ -336,7 +338,7 @@ struct WgBwdConfig : BwdTileBytes<D_, 64, 128> {
   // Br x d tile; at d = 64 the warpgroups' partials are summed into it.
   static constexpr bool DQ_KSPLIT = D == 64 && !DQ_MMA;
   static constexpr bool DQ_ROWSPLIT = false;  // configuration 19's split (gpu/bwd_ws_kernel.cuh)
-  static constexpr bool STATS_PERM = false;   // configuration 24's statistics layout (bwd_probabilities)
+  static constexpr int STATS_PERM = 0, STATS_PERM_D = 0;  // configurations 24's and 45's statistics layouts (bwd_stat_pair)
   static constexpr bool WIDE_KV = false;      // configuration 29's wide dV and dK products (bwd_keys_by_cols_desc)
   static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
@@ -503,7 +505,7 @@ __device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], fl
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
 
   // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-  bwd_ds<BR / 2, C::STATS_PERM>(dp, s, sD, t4);
+  bwd_ds<BR / 2, C::STATS_PERM_D>(dp, s, sD, t4);
   bwd_fragments<T>(dp, dsa);
 
   // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.

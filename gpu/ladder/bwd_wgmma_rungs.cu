@@ -22,7 +22,8 @@
 // block, the two in turn, over all 128 columns), 38-40 (29, 26 and 37 on a persistent grid), 41 and 42 (29
 // with dQ_i's partial in its own Q block's stage, with 4 and 3 stages), 43 (29 with dQ_i added to
 // HBM from the registers, no slab), 44 (43 with two dS^T buffers and one consumer barrier a Q
-// block). Built only with
+// block), 45 (29 with L2_i and D_i read by float4, 24's layout at a stride of 20 floats, free of
+// bank conflicts). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -66,7 +67,7 @@ using V20d64 = WsBwdConfig<kBwdWgmmaVariant + 15, 64, 3, false, true, false, fal
 using V21d128 = WsBwdConfig<kBwdWgmmaVariant + 16, 128, 3, false, true, false, false, 64, true>;  // 15, overlapped
 using V22d64 = WsBwdConfig<kBwdWgmmaVariant + 17, 64, 3, false, true, false, false, 128, false, true>;   // 19, stmatrix
 using V23d128 = WsBwdConfig<kBwdWgmmaVariant + 18, 128, 3, false, true, false, false, 64, false, true>;  // 15, stmatrix
-using V24d128 = WsBwdConfig<kBwdWgmmaVariant + 19, 128, 3, false, true, false, false, 64, false, true, true>;  // 23, float4 stats
+using V24d128 = WsBwdConfig<kBwdWgmmaVariant + 19, 128, 3, false, true, false, false, 64, false, true, 16>;  // 23, float4 stats
 using V15d128 = WsBwdConfig<kBwdWgmmaVariant + 10, 128, 3, false, true>;  // the d = 128 default before 25
 using V19d64 = WsBwdConfig<kBwdWgmmaVariant + 14, 64, 3, false, true, false, false, 128>;  // the d = 64 default before 26
 using V27d64 = WsBwdConfig<kBwdWgmmaVariant + 22, 64, 3, false, true, false, false, 128, false, false, false, true>;  // 19, bulk dQ
@@ -94,6 +95,7 @@ using V41d128 = WsBwdConfig<kBwdWgmmaVariant + 36, 128, 4, false, true, false, f
 using V42d128 = WsBwdConfig<kBwdWgmmaVariant + 37, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, true>;  // 29, dQ in the stage
 using V43d128 = WsBwdConfig<kBwdWgmmaVariant + 38, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true>;  // 29, dQ from the registers
 using V44d128 = WsBwdConfig<kBwdWgmmaVariant + 39, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true, true>;  // 43, two dS^T buffers
+using V45d128 = WsBwdConfig<kBwdWgmmaVariant + 40, 128, 3, false, true, false, false, 64, false, true, 20, true, true, true>;  // 29, float4 stats 20 floats apart
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -147,6 +149,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V42d128::VARIANT && d == 128) return info_of_ws<V42d128>();
   if (variant == V43d128::VARIANT && d == 128) return info_of_ws<V43d128>();
   if (variant == V44d128::VARIANT && d == 128) return info_of_ws<V44d128>();
+  if (variant == V45d128::VARIANT && d == 128) return info_of_ws<V45d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -201,6 +204,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V42d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V42d128>(p);
   if (variant == V43d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V43d128>(p);
   if (variant == V44d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V44d128>(p);
+  if (variant == V45d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V45d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }
