@@ -114,8 +114,8 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // 24 (23, d = 128): L2_i and D_i stored by the producer with each t4's 16 values side by side,
   // 16 floats apart, so that the consumers read them by float4 (bwd_probabilities and bwd_ds with
   // PERM, bwd_stat_pair). 45 (29): L2_i so, 20 floats apart, where the float4 reads of a quad meet
-  // no bank twice (24's meet banks twice: it was 1.6-1.9% slower than 23); D_i as before, since
-  // its float4 reads, at bwd_ds among 29's most registers, made ptxas spill 4 bytes.
+  // no bank twice (24's meet two t4 on the same banks); D_i as before, since its float4 reads, at
+  // bwd_ds among 29's most registers, make ptxas spill.
   static constexpr int STATS_PERM = STATS_PERM_, STATS_PERM_D = STATS_PERM == 16 ? 16 : 0;
   static_assert(STATS_PERM == 0 || ((STATS_PERM == 16 || STATS_PERM == 20) && STMATRIX && BR == 64),
                 "24 and 45 are 23 and 29 with the statistics laid out for float4 reads");
