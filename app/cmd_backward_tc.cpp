@@ -95,7 +95,7 @@ int run_verify_backward_tensor_cores(const RunFlags& rf, const BackwardFlags& bf
                 "verified (use a smaller problem)\n", kMaxReferenceWork);
     return 1;
   }
-  const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dO, p.scale, p.mask, p.dtype);
+  const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dO, p.scale, p.mask, p.dtype, kv.ds_from_rounded_p);
   const MatD cq = cpu.dQ.cast<double>(), ck = cpu.dK.cast<double>(), cv = cpu.dV.cast<double>();
   struct Row {
     const char* what;

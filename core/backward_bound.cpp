@@ -34,7 +34,7 @@ double type_unit_roundoff(Dtype t) {
 }
 
 GradBound rounded_backward_bound(const Mat& Q, const Mat& K, const Mat& V, const Mat& dO, double tau,
-                                 const Mask& mask, Dtype type) {
+                                 const Mask& mask, Dtype type, bool p_rounded_in_ds) {
   const MatD q = Q.cast<double>(), k = K.cast<double>(), v = V.cast<double>(), dout = dO.cast<double>();
   const int64_t nq = q.rows(), nk = k.rows(), d = q.cols();
   const double u = type_unit_roundoff(type), eps = std::ldexp(1.0, -24);
@@ -96,6 +96,8 @@ GradBound rounded_backward_bound(const Mat& Q, const Mat& K, const Mat& V, const
       // dS as the dQ, dK products take it: rounded once, plus what D, dP and P carry in.
       const double dP_minus_D = std::abs(dP(c) - D);
       E(c) = u * std::abs(dS(c)) + tiny + P(c) * (w + g_dot * absdP_dot(c)) + (p_rel * P(c) + p_flush) * dP_minus_D;
+      // P~ in place of P (p_rounded_in_ds): one more rounding of P, relative u or the subnormal spacing.
+      if (p_rounded_in_ds) E(c) += (u * P(c) + tiny) * dP_minus_D;
       absdS(c) = std::abs(dS(c));
     }
     b.dV.noalias() += Pv.transpose() * absdO.row(r);

@@ -24,9 +24,11 @@ struct GradBound {
   MatD dQ_store;                      // u |dQ|: a dQ rounded to the type once at the end
   MatD dQ_exact, dK_exact, dV_exact;  // the float64 gradients
 };
-// Q, K, V, dO as the engine sees them (already values of the type).
+// Q, K, V, dO as the engine sees them (already values of the type). p_rounded_in_ds: the engine
+// computes dS = P o (dP - D) from P as rounded to the type for the dV product (a kernel that keeps
+// no float32 P beside dP), which adds |P~ - P| |dP - D| to each dS.
 GradBound rounded_backward_bound(const Mat& Q, const Mat& K, const Mat& V, const Mat& dO, double tau,
-                                 const Mask& mask, Dtype type);
+                                 const Mask& mask, Dtype type, bool p_rounded_in_ds = false);
 
 struct BoundCheck {
   double max_abs = 0, worst_ratio = 0;  // max |x - ref|, max |x - ref| / allowed

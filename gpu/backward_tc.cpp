@@ -165,7 +165,7 @@ TcBackwardVariant tc_backward_variant(int variant, int64_t d) {
                      " d = 128 only; " +
                      std::to_string(tc::kBwdWgmmaVariant) + "-" +
                      std::to_string(tc::kBwdWgmmaLast) + ", wgmma, need a build with sm_90a)");
-  return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only};
+  return TcBackwardVariant{i.variant, i.what, i.Br, i.Bc, i.warps, i.smem_bytes, i.sm90_only, i.ds_from_rounded_p};
 }
 
 bool tc_backward_variant_compiled(int variant, int64_t d) { return tc::fa2_bwd_tc_variant(variant, int(d)).compiled; }

@@ -31,6 +31,7 @@ struct TcBackwardVariant {
   int Br = 0, Bc = 0, warps = 0;
   int64_t smem_bytes = 0;
   bool sm90_only = false;  // wgmma (variants 5-10): compute capability 9.0 alone
+  bool ds_from_rounded_p = false;  // dS from P as rounded for dV's product (rounded_backward_bound's p_rounded_in_ds)
 };
 TcBackwardVariant tc_backward_variant(int variant, int64_t d);  // InputError if none for d
 bool tc_backward_variant_compiled(int variant, int64_t d);

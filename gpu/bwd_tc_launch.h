@@ -5,7 +5,7 @@
 // float32 (heads, Nq), natural log, as the forward wrote it. The pre-kernel writes, per head, Nq
 // rounded up to `rows_pad` rows of two float32 vectors: D = rowsum(dO o O) and L2 = lse log2(e)
 // (+inf for a row that keeps no key and for padding rows, so exp2(S - L2) = 0 there). dQ is
-// accumulated in float32 (dq_acc, heads x Nq x d, zeroed by the pre-kernel) by atomic adds (v7 and 25-45, the
+// accumulated in float32 (dq_acc, heads x Nq x d, zeroed by the pre-kernel) by atomic adds (v7 and 25-46, the
 // Hopper defaults among them: by the bulk copy engine's reduce, in a row-swizzled layout) and
 // converted to the 16-bit type at the end.
 #pragma once
@@ -38,6 +38,9 @@ struct TcBwdVariantInfo {
   // dq_acc's rows in the quads layout (34, 35: bwd_store_dq_slab_quads): fa2_bwd_tc_dq_quads_to_type
   // undoes it.
   bool dq_quads = false;
+  // dS computed from P as rounded to the type for the dV product (46), where the others take the
+  // float32 P: rounded_backward_bound's p_rounded_in_ds.
+  bool ds_from_rounded_p = false;
 };
 int fa2_bwd_tc_variant_count();
 int fa2_bwd_tc_row_pad();  // rows_pad is Nq rounded up to a multiple of this
@@ -55,12 +58,12 @@ void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int
 // The same from dq_acc in the quads layout (TcBwdVariantInfo::dq_quads; ladder builds only).
 void fa2_bwd_tc_dq_quads_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, Elem elem);
 
-// The wgmma configurations, 5-45 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
+// The wgmma configurations, 5-46 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
 // reached through fa2_bwd_tc_launch): the default (26 at d = 64, 29 at d = 128) in
 // gpu/fa2_bwd_wgmma.cu, the others in gpu/ladder/ (which d each has: bwd_variant_for_d below;
-// 13-45, warp-specialised, run 12 warps; 19, 20, 22, 26, 27, 31, 33, 35 and 39 have Br = 128). The
+// 13-46, warp-specialised, run 12 warps; 19, 20, 22, 26, 27, 31, 33, 35 and 39 have Br = 128). The
 // caller checks that the GPU is 9.0.
-constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 45;
+constexpr int kBwdWgmmaVariant = 5, kBwdWgmmaLast = 46;
 // Whether tensor-core backward variant `variant` (1 .. kBwdWgmmaLast) exists for head dimension d
 // in a build that holds every rung (the ladder's): each at d = 64 and 128 but those of one d only.
 constexpr bool bwd_variant_for_d(int variant, int d) {
@@ -71,7 +74,7 @@ constexpr bool bwd_variant_for_d(int variant, int d) {
   const bool d128_only = variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 ||
                          variant == 29 || variant == 30 || variant == 32 || variant == 34 || variant == 36 ||
                          variant == 37 || variant == 38 || variant == 40 || variant == 41 || variant == 42 ||
-                         variant == 43 || variant == 44 || variant == 45;
+                         variant == 43 || variant == 44 || variant == 45 || variant == 46;
   return d == 64 ? !d128_only : !d64_only;
 }
 int bwd_config_sm90(int d);  // the Hopper default for d (0: none)

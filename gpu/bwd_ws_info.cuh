@@ -10,7 +10,10 @@ namespace {
 template <class C>
 TcBwdVariantInfo info_of_ws() {
   const char* what =
-      C::DS_TWO ? "v43 with dS^T in two buffers (block t's in buffer t mod 2) and no consumer barrier after dQ's "
+      C::K_FRAG ? "v29 without S^T a block ahead, with K_j's A fragments of S^T = K_j Q_i^T loaded once per K/V block and "
+                  "kept in registers (S^T on wgmma with A from registers), and dS computed from P as rounded for dV's "
+                  "product, which frees the registers"
+      : C::DS_TWO ? "v43 with dS^T in two buffers (block t's in buffer t mod 2) and no consumer barrier after dQ's "
                   "product: the consumer warpgroups meet once per Q block"
       : C::DQ_RED ? "v29 with tau dQ_i added to HBM from the accumulator registers (red.global.add.v4.f32, lane pairs "
                   "swapping half their values), in place of the slab and the bulk add: no dQ slab in shared memory"
@@ -78,7 +81,7 @@ TcBwdVariantInfo info_of_ws() {
                        : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
   return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true,
-                          C::DQ_BULK && !C::DQ_QUADS && !C::DQ_RED, C::DQ_QUADS};
+                          C::DQ_BULK && !C::DQ_QUADS && !C::DQ_RED, C::DQ_QUADS, C::K_FRAG};
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ template <int V_, int D_, int STAGES_, bool DQ_WARPS_ = false, bool ARRIVE_ALL_ 
           bool DQ_BULK_ = false, bool S_AHEAD_ = false, bool WIDE_KV_ = false, bool DKV_TMA_ = false,
           bool DQ_RUN_ = false, bool DQ_QUADS_ = false, bool S_LATE_ = false, bool DQ_ALT_ = false,
           bool PERSIST_ = false, bool SLAB_IN_STAGE_ = false, bool DQ_RED_ = false,
-          bool DS_TWO_ = false>
+          bool DS_TWO_ = false, bool K_FRAG_ = false>
 struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr int VARIANT = V_, D = D_, BR = BR_, BC = 128, PANELS = D / 64, STAGES = STAGES_;
   static constexpr int CONSUMER_THREADS = 256, THREADS = 128 + CONSUMER_THREADS;
@@ -104,7 +104,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr bool DQ_ROWSPLIT = BR == 128;
   static_assert(BR == 64 || (BR == 128 && D == 64 && ARRIVE_ALL && !DQ_WARPS), "19 is 15 at d = 64 with Br = 128");
   // 20 (19) and 21 (15 at d = 128): a Q block's products overlapped with its element-wise steps
-  // (bwd_block_products_overlap, below) where 15 and 19 wait for each product before the next step.
+  // (bwd_block_products_overlap, gpu/bwd_ws_steps.cuh) where 15 and 19 wait for each product before the next step.
   static constexpr bool OVERLAP = OVERLAP_;
   static_assert(!OVERLAP || (ARRIVE_ALL && !DQ_WARPS), "20 and 21 are 19 and 15 with their products overlapped");
   // 22 (19) and 23 (15 at d = 128): dS^T stored by stmatrix, one per k step (bwd_stmatrix_ds_t),
@@ -144,7 +144,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   // over both 64-column panels of dO_i and Q_i (bwd_keys_by_cols_desc's WIDE), where 28 issues one
   // m64n64k16 per panel: 8 wgmma a Q block in place of 16, each A fragment read once.
   static constexpr bool WIDE_KV = WIDE_KV_;
-  static_assert(!WIDE_KV || ((S_AHEAD || DQ_ALT_) && D == 128), "29 is 28 with the wide dV and dK products");
+  static_assert(!WIDE_KV || ((S_AHEAD || DQ_ALT_ || K_FRAG_) && D == 128), "29 is 28 with the wide dV and dK products");
   // 30 (29, d = 128) and 31 (26, d = 64): dK_j and dV_j leave as K_j and V_j came in. Once every
   // consumer's products have retired, the consumers store them, rounded to the type, by stmatrix
   // into K_j's and V_j's tiles (the same 128-byte-swizzled panels), and one thread hands each
@@ -221,6 +221,14 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static constexpr bool DS_TWO = DS_TWO_;
   static_assert(!DS_TWO || DQ_RED, "44 is 43 with two dS^T buffers");
   static constexpr int DS_BUFS = DS_TWO ? 2 : 1;
+  // 46 (29 without S^T ahead, d = 128): K_j's A fragments of S^T loaded once per K/V block and kept
+  // in registers (bwd_block_kfrag, gpu/bwd_ws_steps.cuh), 32 a thread, with room made by computing
+  // dS from P's rounded fragments: a register probe found none to spare in 29, 6 in 29 without S^T
+  // ahead, 35 in that with dS from the fragments.
+  static constexpr bool K_FRAG = K_FRAG_;
+  static_assert(!K_FRAG || (WIDE_KV && !S_AHEAD && DQ_BULK && STMATRIX && !OVERLAP && !PERSIST && !DQ_ALT &&
+                            !SLAB_IN_STAGE && !DQ_RED && !S_LATE && !DKV_TMA && !DQ_RUN && !DQ_QUADS && !STATS_PERM),
+                "46 is 29 without S^T ahead, with K_j's fragments in registers");
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : SLAB_IN_STAGE || DQ_RED ? 0 : 1;
@@ -290,53 +298,6 @@ __device__ __forceinline__ void bar_sync_unaligned() {
 // branch the other does not take).
 __device__ __forceinline__ void bar_sync_wg_unaligned(int id) {
   asm volatile("barrier.sync %0, 128;\n" ::"r"(id) : "memory");
-}
-
-// FA2b L10-L14 and L16 as bwd_block_products (gpu/fa2_bwd_wgmma_kernel.cuh) does them, the same
-// products in the same order on the same operands (so dK and dV are the same bits), with the
-// element-wise steps under the products (20, 21): S^T and dP^T are issued as two groups; the wait
-// for S^T's leaves dP^T in flight while P^T is computed; dV~ += P^T dO_i is issued, and the wait
-// for dP^T's leaves it in flight while dS^T is computed; dK~ += dS^T Q_i is issued after it. dV's
-// and dK's groups are retired by the caller's wait for dQ's product. The registers at the peak are
-// bwd_block_products' (P, P^T's fragments, dP^T, dV~, dK~): only their order in time changes.
-template <typename T, class C>
-__device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
-                                                           uint32_t (&dsa)[C::BR / 16][4], const BwdBlockOperands& op,
-                                                           const float* sL2, const float* sD, float scale_log2,
-                                                           bool partial, int key0, int row0, const RowLimit& lim, int g,
-                                                           int t4) {
-  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
-  static_assert(C::DESC_ONCE, "the products from v12's base descriptors");
-  float s[BR / 2], dp[BR / 2];
-  fence_regs(s);
-  fence_regs(dp);
-  wgmma_fence();
-  bwd_keys_by_queries_desc<T, D, BC, BR>(s, op.k_wg, op.q);  // FA2b L10: S_ij^T = K_j Q_i^T
-  wgmma_commit();
-  bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);  // FA2b L13: dP_ij^T = V_j dO_i^T
-  wgmma_commit();
-  wgmma_wait<1>();  // S^T's group retired; dP^T's in flight
-  fence_regs(s);
-  // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
-  bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
-  uint32_t pa[BR / 16][4];
-  bwd_fragments<T>(s, pa);
-#pragma unroll
-  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
-  wgmma_fence();
-  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dv, pa, op.dO);  // FA2b L12: dV~_j += P_ij^T dO_i
-  wgmma_commit();
-  wgmma_wait<1>();  // dP^T's group retired; dV's in flight
-  fence_regs(dp);
-  // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-  bwd_ds<BR / 2, C::STATS_PERM_D>(dp, s, sD, t4);
-  bwd_fragments<T>(dp, dsa);
-  // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
-#pragma unroll
-  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-  wgmma_fence();
-  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dk, dsa, op.q);
-  wgmma_commit();
 }
 
 // Named barriers (0 is __syncthreads, which no role uses after the split): 1 dS^T complete
@@ -496,6 +457,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     float dk[PANELS][32] = {}, dv[PANELS][32] = {};
     const float scale_log2 = p.fwd.scale * kLog2e;
     if (n_i > 0) mbar_wait(bar_kv, uint32_t(C::PERSIST ? kv_n & 1 : 0));
+    [[maybe_unused]] uint32_t kfrag[C::K_FRAG ? D / 16 : 1][4];  // 46: K_j's A fragments of S^T
+    if constexpr (C::K_FRAG)
+      if (n_i > 0) bwd_load_k_frags<D, BC>(kfrag, sK, cwg * 64 + warp * 16, lane);
     // 28: S^T of Q block t, issued a block ahead (the first here, once its stage has landed).
     [[maybe_unused]] float s_ahead[C::S_AHEAD ? BR / 2 : 1];
     auto issue_s_ahead = [&](int t_next, bool past_end) {
@@ -542,6 +506,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         const BwdBlockOperands op{sK, sV, sQ, sQ + uint32_t(C::SMEM_QI), dsc.k_wg, dsc.v_wg, dQi, ddOi};
         if constexpr (C::OVERLAP) {
           bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+        } else if constexpr (C::K_FRAG) {
+          bwd_block_kfrag<T, C>(dk, dv, dsa, kfrag, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
         } else if constexpr (C::S_AHEAD) {
           bwd_block_after_s<T, C>(dk, dv, dsa, s_ahead, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
         } else {

@@ -1,6 +1,6 @@
 // Steps of the warp-specialised backward (gpu/bwd_ws_kernel.cuh) beside its kernel: dS^T stored by
-// stmatrix (22 on, the defaults among them), and the device helpers of single ladder rungs (30-35,
-// 37, 43). Include only from files compiled for sm_90a.
+// stmatrix (22 on, the defaults among them), and the device helpers of single ladder rungs (20, 21,
+// 30-35, 37, 43, 46). Include only from files compiled for sm_90a.
 #pragma once
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 
@@ -109,6 +109,165 @@ __device__ __forceinline__ void bwd_red_dq_v4(float* dQ, const float (&dq)[32], 
     const float4 v = odd ? make_float4(x, y, dq[4 * n + 2], dq[4 * n + 3]) : make_float4(dq[4 * n], dq[4 * n + 1], x, y);
     if (r < nq) red_add4(dst + 8 * n, make_float4(tau * v.x, tau * v.y, tau * v.z, tau * v.w));
   }
+}
+
+// FA2b L10-L14 and L16 as bwd_block_products (gpu/fa2_bwd_wgmma_kernel.cuh) does them, the same
+// products in the same order on the same operands (so dK and dV are the same bits), with the
+// element-wise steps under the products (20, 21): S^T and dP^T are issued as two groups; the wait
+// for S^T's leaves dP^T in flight while P^T is computed; dV~ += P^T dO_i is issued, and the wait
+// for dP^T's leaves it in flight while dS^T is computed; dK~ += dS^T Q_i is issued after it. dV's
+// and dK's groups are retired by the caller's wait for dQ's product. The registers at the peak are
+// bwd_block_products' (P, P^T's fragments, dP^T, dV~, dK~): only their order in time changes.
+template <typename T, class C>
+__device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
+                                                           uint32_t (&dsa)[C::BR / 16][4], const BwdBlockOperands& op,
+                                                           const float* sL2, const float* sD, float scale_log2,
+                                                           bool partial, int key0, int row0, const RowLimit& lim, int g,
+                                                           int t4) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  static_assert(C::DESC_ONCE, "the products from v12's base descriptors");
+  float s[BR / 2], dp[BR / 2];
+  fence_regs(s);
+  fence_regs(dp);
+  wgmma_fence();
+  bwd_keys_by_queries_desc<T, D, BC, BR>(s, op.k_wg, op.q);  // FA2b L10: S_ij^T = K_j Q_i^T
+  wgmma_commit();
+  bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);  // FA2b L13: dP_ij^T = V_j dO_i^T
+  wgmma_commit();
+  wgmma_wait<1>();  // S^T's group retired; dP^T's in flight
+  fence_regs(s);
+  // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
+  bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
+  uint32_t pa[BR / 16][4];
+  bwd_fragments<T>(s, pa);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+  wgmma_fence();
+  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dv, pa, op.dO);  // FA2b L12: dV~_j += P_ij^T dO_i
+  wgmma_commit();
+  wgmma_wait<1>();  // dP^T's group retired; dV's in flight
+  fence_regs(dp);
+  // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
+  bwd_ds<BR / 2, C::STATS_PERM_D>(dp, s, sD, t4);
+  bwd_fragments<T>(dp, dsa);
+  // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+  wgmma_fence();
+  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dk, dsa, op.q);
+  wgmma_commit();
+}
+
+// wgmma m64n64k16, A from registers, B from shared memory K-major (imm-trans-b = 0, where
+// wgmma_rs's B is MN-major): 46's S_ij^T = K_j Q_i^T with K_j's A fragments in registers.
+template <typename T>
+__device__ __forceinline__ void wgmma_rs_kb(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
+#define FS_DEFINE_WGMMA_RS_KB(T, TY)                                                                       \
+  template <>                                                                                              \
+  __device__ __forceinline__ void wgmma_rs_kb<T>(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                             \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS                 \
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"                                          \
+                 : FS_ACC32_OPS(d)                                                                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));                      \
+  }
+FS_DEFINE_WGMMA_RS_KB(__nv_bfloat16, "bf16")
+FS_DEFINE_WGMMA_RS_KB(__half, "f16")
+#undef FS_DEFINE_WGMMA_RS_KB
+
+// 46 (29 without S^T ahead, d = 128): K_j's A fragments of S_ij^T = K_j Q_i^T for this warp's 16
+// keys, loaded once per K/V block by ldmatrix from K_j's 128-byte-swizzled panels (k step kd: 16
+// columns, chunks 2 (kd mod 4) and + 1 of panel kd / 4): matrices (keys 0-7, 8-15) x (columns
+// 0-7, 8-15) of the step, the wgmma A fragment's registers 0-3. krow0: the warp's first key row.
+template <int D, int BC>
+__device__ __forceinline__ void bwd_load_k_frags(uint32_t (&kf)[D / 16][4], uint32_t sK, int krow0, int lane) {
+  const int r = krow0 + lane % 16;
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd) {
+    const int c = 2 * (kd % 4) + lane / 16;
+    const uint32_t addr = sK + uint32_t((kd / 4) * BC * 128 + r * 128 + ((c ^ (r & 7)) << 4));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(kf[kd][0]), "=r"(kf[kd][1]), "=r"(kf[kd][2]), "=r"(kf[kd][3])
+                 : "r"(addr));
+  }
+}
+// Two values of the type packed in one register (pack2's order: the first in the low half), as float.
+template <typename T>
+__device__ __forceinline__ float2 unpack2(uint32_t w);
+template <>
+__device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t w) {
+  return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
+}
+template <>
+__device__ __forceinline__ float2 unpack2<__half>(uint32_t w) {
+  float2 v;
+  asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %2;\ncvt.f32.f16 %0, lo;\ncvt.f32.f16 %1, hi;\n}\n" : "=f"(v.x), "=f"(v.y) : "r"(w));
+  return v;
+}
+// 46: FA2b L14 with P as the dV product takes it, rounded to the type (P^T's A fragments pa: k step
+// n / 2, registers 2 (n mod 2) and + 1 hold elements 4n .. 4n + 3), so that the float32 P need not
+// stay live beside dP^T: dS^T = P~^T o (dP^T - D_i), in place of dP^T. One more rounding of P than
+// bwd_ds; the error bound's `p_rounded_in_ds` (core/backward_bound.h) covers it.
+template <typename T, int N, int PERM = 0>
+__device__ __forceinline__ void bwd_ds_rounded_p(float (&dp)[N], const uint32_t (&pa)[N / 8][4], const float* sD, int t4) {
+#pragma unroll
+  for (int n = 0; n < N / 4; ++n) {
+    const float2 dd = bwd_stat_pair<N, PERM>(sD, n, t4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // keys g (h = 0) and g + 8
+      const float2 pv = unpack2<T>(pa[n / 2][2 * (n % 2) + h]);
+      dp[4 * n + 2 * h] = pv.x * (dp[4 * n + 2 * h] - dd.x);
+      dp[4 * n + 2 * h + 1] = pv.y * (dp[4 * n + 2 * h + 1] - dd.y);
+    }
+  }
+}
+// 46: bwd_block_products (gpu/fa2_bwd_wgmma_kernel.cuh) with S^T's A operand from the registers
+// (kf, bwd_load_k_frags: 32 KiB of shared-memory reads fewer per Q block, of the about 366 KiB 29
+// moves) and dS from P's fragments (bwd_ds_rounded_p), which frees the 32 registers that kf takes.
+// The same products otherwise, in the same order; dK's group is left in flight for the caller.
+template <typename T, class C>
+__device__ __forceinline__ void bwd_block_kfrag(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
+                                                uint32_t (&dsa)[C::BR / 16][4], const uint32_t (&kf)[C::D / 16][4],
+                                                const BwdBlockOperands& op, const float* sL2, const float* sD,
+                                                float scale_log2, bool partial, int key0, int row0,
+                                                const RowLimit& lim, int g, int t4) {
+  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+  static_assert(BR == 64, "S^T on m64n64k16 with A from the registers");
+  float s[BR / 2];  // FA2b L10: S_ij^T = K_j Q_i^T
+  fence_regs(s);
+  wgmma_fence();
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd)
+    wgmma_rs_kb<T>(s, kf[kd], desc_add(op.q, uint32_t((kd / 4) * BR * 128 + (kd % 4) * 32)), kd > 0);
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_regs(s);
+  // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
+  bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
+  uint32_t pa[BR / 16][4];
+  bwd_fragments<T>(s, pa);
+  // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
+  float dp[BR / 2];
+  fence_regs(dp);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+  wgmma_fence();
+  bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);
+  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dv, pa, op.dO);
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_regs(dp);
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
+  // FA2b L14 from P's fragments, rounded once more to the type for dK's and dQ's products.
+  bwd_ds_rounded_p<T, BR / 2, C::STATS_PERM_D>(dp, pa, sD, t4);
+  bwd_fragments<T>(dp, dsa);
+  // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
+#pragma unroll
+  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
+  wgmma_fence();
+  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dk, dsa, op.q);
+  wgmma_commit();
 }
 
 }  // namespace

@@ -188,8 +188,8 @@ TEST_CASE("verify --help lists the kernel variants of every path", "[cli][tensor
                            "--schedule decode: the split kernel, 3 (every d), 5 and 9",
                            // The ladder's backward configurations and FP8 rungs of one d, written out by hand
                            // (the help derives them from gpu/bwd_tc_launch.h's and gpu/tc_launch.h's predicates).
-                           "with the ladder 1-45 (3, 8, 18-20, 22, 26, 27, 31, 33, 35 and 39: d = 64 only; 21, 23-25, "
-                           "28-30, 32, 34, 36-38 and 40-45: d = 128 only)",
+                           "with the ladder 1-46 (3, 8, 18-20, 22, 26, 27, 31, 33, 35 and 39: d = 64 only; 21, 23-25, "
+                           "28-30, 32, 34, 36-38 and 40-46: d = 128 only)",
                            "with the ladder 1-21 (6, 8, 9, 17, 19 and 21: d = 64; 2-5, 7, 10-16, 18 and 20: d = 128)"})
     CHECK(flat.find(want) != std::string::npos);
 }

@@ -23,7 +23,8 @@
 // with dQ_i's partial in its own Q block's stage, with 4 and 3 stages), 43 (29 with dQ_i added to
 // HBM from the registers, no slab), 44 (43 with two dS^T buffers and one consumer barrier a Q
 // block), 45 (29 with L2_i and D_i read by float4, 24's layout at a stride of 20 floats, free of
-// bank conflicts). Built only with
+// bank conflicts), 46 (29 without S^T ahead, K_j's A fragments of S^T held in registers and dS
+// from P's rounded fragments). Built only with
 // -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
@@ -96,6 +97,8 @@ using V42d128 = WsBwdConfig<kBwdWgmmaVariant + 37, 128, 3, false, true, false, f
 using V43d128 = WsBwdConfig<kBwdWgmmaVariant + 38, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true>;  // 29, dQ from the registers
 using V44d128 = WsBwdConfig<kBwdWgmmaVariant + 39, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true, true>;  // 43, two dS^T buffers
 using V45d128 = WsBwdConfig<kBwdWgmmaVariant + 40, 128, 3, false, true, false, false, 64, false, true, 20, true, true, true>;  // 29, float4 stats 20 floats apart
+using V46d128 = WsBwdConfig<kBwdWgmmaVariant + 41, 128, 3, false, true, false, false, 64, false, true, 0, true, false, true, false,
+                            false, false, false, false, false, false, false, false, true>;  // 29 without S^T ahead, K_j in registers
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -150,6 +153,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V43d128::VARIANT && d == 128) return info_of_ws<V43d128>();
   if (variant == V44d128::VARIANT && d == 128) return info_of_ws<V44d128>();
   if (variant == V45d128::VARIANT && d == 128) return info_of_ws<V45d128>();
+  if (variant == V46d128::VARIANT && d == 128) return info_of_ws<V46d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -205,6 +209,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V43d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V43d128>(p);
   if (variant == V44d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V44d128>(p);
   if (variant == V45d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V45d128>(p);
+  if (variant == V46d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V46d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -91,7 +91,7 @@ void check_case(const Shape4& c, Dtype t, int64_t d, int variant) {
     opt.record = false;
     opt.dO = &dOh;
     const Trace cpu = run_problem(p, make_tiling(p), opt);
-    const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dOh, tau, p.mask, t);
+    const GradBound b = rounded_backward_bound(p.Q, p.K, p.V, dOh, tau, p.mask, t, kv.ds_from_rounded_p);
     const Mat gq = gputest::to_mat(g.dQ, nq, d, h * hq), gk = gputest::to_mat(g.dK, nk, d, h * hk),
               gv = gputest::to_mat(g.dV, nk, d, h * hk);
     const BoundCheck e_q = check_within(gq, b.dQ_exact, b.dQ, 1, &b.dQ_store),
@@ -141,11 +141,11 @@ bool wgmma_built() {
   return false;
 }
 
-// The wgmma rungs alone (variants 5-45, or those `all` names; sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7"
+// The wgmma rungs alone (variants 5-46, or those `all` names; sm_90a; FLASHSTEP_TC_BWD_VARIANTS="7"
 // takes a subset): a failing case names the rung.
 void check_wgmma(const Shape4& c, std::vector<int> all = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
                                                           22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36,
-                                                          37, 38, 39, 40, 41, 42, 43, 44, 45}) {
+                                                          37, 38, 39, 40, 41, 42, 43, 44, 45, 46}) {
   if (!wgmma_built()) {
     if (gputest::gpu_required()) FAIL("FLASHSTEP_REQUIRE_GPU=1 but this build has no sm_90a code (wgmma backward)");
     SKIP_TEST("this build has no sm_90a code (wgmma backward)");
@@ -185,7 +185,7 @@ TEST_CASE("tensor-core backward: bad requests give one clear InputError", "[tc][
   o.variant = 3;
   REQUIRE_THROWS_WITH(check_tc_backward_request(make_shape(1, 1, 64, 64, 128), tau, o),
                       Catch::Contains("3, 8, 18-20, 22, 26, 27, 31, 33, 35 and 39 are d = 64 only, 21, 23-25, 28-30, 32, "
-                                      "34, 36-38 and 40-45 d = 128 only"));
+                                      "34, 36-38 and 40-46 d = 128 only"));
 }
 
 TEST_CASE("variant lists: runs of three or more as ranges, the last after 'and'", "[tc][tc_backward]") {
@@ -206,8 +206,8 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
     SKIP_TEST("this build has no sm_90a code (wgmma backward)");
     return;
   }
-  REQUIRE(tc_backward_variant_count() == 45);
-  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45})
+  REQUIRE(tc_backward_variant_count() == 46);
+  for (int variant : {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46})
     for (int64_t d : {64, 128}) {
       if ((variant == 8 || variant == 18 || variant == 19 || variant == 20 || variant == 22 || variant == 26 ||
            variant == 27 || variant == 31 || variant == 33 || variant == 35 || variant == 39) &&
@@ -218,9 +218,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       if ((variant == 21 || variant == 23 || variant == 24 || variant == 25 || variant == 28 || variant == 29 ||
            variant == 30 || variant == 32 || variant == 34 || variant == 36 || variant == 37 || variant == 38 ||
            variant == 40 || variant == 41 || variant == 42 || variant == 43 ||
-           variant == 44 || variant == 45) &&
+           variant == 44 || variant == 45 || variant == 46) &&
           d == 64) {
-        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32, v34, v36-v38, v40-v45: d = 128
+        CHECK_FALSE(tc_backward_variant_compiled(variant, 64));  // v21, v23-v25, v28-v30, v32, v34, v36-v38, v40-v46: d = 128
         continue;
       }
       if (!tc_backward_variant_compiled(variant, d)) {  // a ladder rung, not in this build
@@ -232,8 +232,9 @@ TEST_CASE("tensor-core backward: the wgmma rung's tiles fit a Hopper SM", "[tc][
       CHECK(v.sm90_only);
       CHECK(v.Br == (variant == 19 || variant == 20 || variant == 22 || variant == 26 || variant == 27 || variant == 31 || variant == 33 || variant == 35 || variant == 39 ? 128 : 64));  // FlashAttention-3's Br at d = 64
       CHECK(v.Bc == 128);
-      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-45: a producer warpgroup beside v12's two
+      CHECK(v.warps == (variant >= 13 ? 12 : 8));  // 13-46: a producer warpgroup beside v12's two
       CHECK(v.smem_bytes <= 227 * 1024);  // the H100 / H200 opt-in limit per block
+      CHECK(v.ds_from_rounded_p == (variant == 46));  // 46 alone takes dS from P's rounded fragments
     }
   CHECK_FALSE(tc_backward_variant(2, 64).sm90_only);
   REQUIRE_THROWS_AS(tc_backward_variant(5, 96), InputError);
