@@ -222,7 +222,7 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static_assert(!DS_TWO || DQ_RED, "44 is 43 with two dS^T buffers");
   static constexpr int DS_BUFS = DS_TWO ? 2 : 1;
   // 46 (29 without S^T ahead, d = 128): K_j's A fragments of S^T loaded once per K/V block and kept
-  // in registers (bwd_block_kfrag, gpu/bwd_ws_steps.cuh), 32 a thread, with room made by computing
+  // in registers (bwd_s_from_k_frags, gpu/bwd_ws_steps.cuh), 32 a thread, with room made by computing
   // dS from P's rounded fragments: a register probe found none to spare in 29, 6 in 29 without S^T
   // ahead, 35 in that with dS from the fragments.
   static constexpr bool K_FRAG = K_FRAG_;
@@ -507,7 +507,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
         if constexpr (C::OVERLAP) {
           bwd_block_products_overlap<T, C>(dk, dv, dsa, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
         } else if constexpr (C::K_FRAG) {
-          bwd_block_kfrag<T, C>(dk, dv, dsa, kfrag, op, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
+          float s_k[BR / 2];
+          bwd_s_from_k_frags<T, C>(s_k, kfrag, op.q);
+          bwd_block_after_s<T, C>(dk, dv, dsa, s_k, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
         } else if constexpr (C::S_AHEAD) {
           bwd_block_after_s<T, C>(dk, dv, dsa, s_ahead, op, cwg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
         } else {

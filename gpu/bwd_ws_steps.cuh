@@ -158,23 +158,6 @@ __device__ __forceinline__ void bwd_block_products_overlap(float (&dk)[C::PANELS
   wgmma_commit();
 }
 
-// wgmma m64n64k16, A from registers, B from shared memory K-major (imm-trans-b = 0, where
-// wgmma_rs's B is MN-major): 46's S_ij^T = K_j Q_i^T with K_j's A fragments in registers.
-template <typename T>
-__device__ __forceinline__ void wgmma_rs_kb(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
-#define FS_DEFINE_WGMMA_RS_KB(T, TY)                                                                       \
-  template <>                                                                                              \
-  __device__ __forceinline__ void wgmma_rs_kb<T>(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) { \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                             \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS                 \
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"                                          \
-                 : FS_ACC32_OPS(d)                                                                         \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));                      \
-  }
-FS_DEFINE_WGMMA_RS_KB(__nv_bfloat16, "bf16")
-FS_DEFINE_WGMMA_RS_KB(__half, "f16")
-#undef FS_DEFINE_WGMMA_RS_KB
-
 // 46 (29 without S^T ahead, d = 128): K_j's A fragments of S_ij^T = K_j Q_i^T for this warp's 16
 // keys, loaded once per K/V block by ldmatrix from K_j's 128-byte-swizzled panels (k step kd: 16
 // columns, chunks 2 (kd mod 4) and + 1 of panel kd / 4): matrices (keys 0-7, 8-15) x (columns
@@ -205,10 +188,10 @@ __device__ __forceinline__ float2 unpack2<__half>(uint32_t w) {
   return v;
 }
 // 46: FA2b L14 with P as the dV product takes it, rounded to the type (P^T's A fragments pa: k step
-// n / 2, registers 2 (n mod 2) and + 1 hold elements 4n .. 4n + 3), so that the float32 P need not
-// stay live beside dP^T: dS^T = P~^T o (dP^T - D_i), in place of dP^T. One more rounding of P than
-// bwd_ds; the error bound's `p_rounded_in_ds` (core/backward_bound.h) covers it.
-template <typename T, int N, int PERM = 0>
+// n / 2, registers 2 (n mod 2) and + 1 hold elements 4n .. 4n + 3): dS^T = P~^T o (dP^T - D_i), in
+// place of dP^T. One more rounding of P than bwd_ds; the error bound's `p_rounded_in_ds`
+// (core/backward_bound.h) covers it. Called by bwd_block_after_s where C::K_FRAG.
+template <typename T, int N, int PERM>
 __device__ __forceinline__ void bwd_ds_rounded_p(float (&dp)[N], const uint32_t (&pa)[N / 8][4], const float* sD, int t4) {
 #pragma unroll
   for (int n = 0; n < N / 4; ++n) {
@@ -221,53 +204,22 @@ __device__ __forceinline__ void bwd_ds_rounded_p(float (&dp)[N], const uint32_t 
     }
   }
 }
-// 46: bwd_block_products (gpu/fa2_bwd_wgmma_kernel.cuh) with S^T's A operand from the registers
-// (kf, bwd_load_k_frags: 32 KiB of shared-memory reads fewer per Q block, of the about 366 KiB 29
-// moves) and dS from P's fragments (bwd_ds_rounded_p), which frees the 32 registers that kf takes.
-// The same products otherwise, in the same order; dK's group is left in flight for the caller.
+// 46: FA2b L10, S_ij^T = K_j Q_i^T, with K_j's A fragments from the registers (kf,
+// bwd_load_k_frags: 32 KiB of shared-memory reads fewer per Q block, of the about 366 KiB 29
+// moves); bwd_block_after_s does the rest, with dS from P's fragments, which frees the 32
+// registers kf takes.
 template <typename T, class C>
-__device__ __forceinline__ void bwd_block_kfrag(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
-                                                uint32_t (&dsa)[C::BR / 16][4], const uint32_t (&kf)[C::D / 16][4],
-                                                const BwdBlockOperands& op, const float* sL2, const float* sD,
-                                                float scale_log2, bool partial, int key0, int row0,
-                                                const RowLimit& lim, int g, int t4) {
-  constexpr int D = C::D, BR = C::BR, BC = C::BC, PANELS = C::PANELS;
+__device__ __forceinline__ void bwd_s_from_k_frags(float (&s)[C::BR / 2], const uint32_t (&kf)[C::D / 16][4], uint64_t q) {
+  constexpr int D = C::D, BR = C::BR;
   static_assert(BR == 64, "S^T on m64n64k16 with A from the registers");
-  float s[BR / 2];  // FA2b L10: S_ij^T = K_j Q_i^T
   fence_regs(s);
   wgmma_fence();
 #pragma unroll
   for (int kd = 0; kd < D / 16; ++kd)
-    wgmma_rs_kb<T>(s, kf[kd], desc_add(op.q, uint32_t((kd / 4) * BR * 128 + (kd % 4) * 32)), kd > 0);
+    wgmma_rs_kb<T>(s, kf[kd], desc_add(q, uint32_t((kd / 4) * BR * 128 + (kd % 4) * 32)), kd > 0);
   wgmma_commit();
   wgmma_wait_all();
   fence_regs(s);
-  // FA2b L11: P_ij = exp2(S tau log2 e - L2_i); P^T rounded to the type into A fragments.
-  bwd_probabilities<BR / 2, C::STATS_PERM>(s, sL2, scale_log2, partial, key0, row0, lim, g, t4);
-  uint32_t pa[BR / 16][4];
-  bwd_fragments<T>(s, pa);
-  // FA2b L13: dP_ij^T = V_j dO_i^T; FA2b L12: dV~_j += P_ij^T dO_i (one group).
-  float dp[BR / 2];
-  fence_regs(dp);
-#pragma unroll
-  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
-  wgmma_fence();
-  bwd_keys_by_queries_desc<T, D, BC, BR>(dp, op.v_wg, op.dO);
-  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dv, pa, op.dO);
-  wgmma_commit();
-  wgmma_wait_all();
-  fence_regs(dp);
-#pragma unroll
-  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
-  // FA2b L14 from P's fragments, rounded once more to the type for dK's and dQ's products.
-  bwd_ds_rounded_p<T, BR / 2, C::STATS_PERM_D>(dp, pa, sD, t4);
-  bwd_fragments<T>(dp, dsa);
-  // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.
-#pragma unroll
-  for (int pn = 0; pn < PANELS; ++pn) fence_regs(dk[pn]);
-  wgmma_fence();
-  bwd_keys_by_cols_desc<T, PANELS, BR, C::WIDE_KV>(dk, dsa, op.q);
-  wgmma_commit();
 }
 
 }  // namespace

@@ -340,6 +340,7 @@ struct WgBwdConfig : BwdTileBytes<D_, 64, 128> {
   static constexpr bool DQ_ROWSPLIT = false;  // configuration 19's split (gpu/bwd_ws_kernel.cuh)
   static constexpr int STATS_PERM = 0, STATS_PERM_D = 0;  // configurations 24's and 45's statistics layouts (bwd_stat_pair)
   static constexpr bool WIDE_KV = false;      // configuration 29's wide dV and dK products (bwd_keys_by_cols_desc)
+  static constexpr bool K_FRAG = false;       // configuration 46's dS from P as rounded (bwd_block_after_s)
   static constexpr int SLABS = WG_APART ? 4 : DQ_BULK || DQ_KSPLIT ? 2 : 1;  // v8: (Q block parity, warpgroup)
   static constexpr int DQ_LD = DQ_BULK ? D : D + 8;  // + 8 floats: fewer bank conflicts (v5, v6)
   using Tiles = BwdTileBytes<D_, 64, 128>;
@@ -472,7 +473,11 @@ __device__ __forceinline__ void bwd_block_products(float (&dk)[C::PANELS][32], f
   fence_regs(s);
   bwd_block_after_s<T, C>(dk, dv, dsa, s, op, wg, sL2, sD, scale_log2, partial, key0, row0, lim, g, t4);
 }
-// The rest of bwd_block_products once S^T is in s (configuration 28 issues it a Q block ahead).
+// 46: FA2b L14 from P as rounded for dV's product (gpu/bwd_ws_steps.cuh).
+template <typename T, int N, int PERM>
+__device__ __forceinline__ void bwd_ds_rounded_p(float (&dp)[N], const uint32_t (&pa)[N / 8][4], const float* sD, int t4);
+// The rest of bwd_block_products once S^T is in s (configuration 28 issues it a Q block ahead, 46
+// computes it from K_j's fragments in registers).
 template <typename T, class C>
 __device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], float (&dv)[C::PANELS][32],
                                                   uint32_t (&dsa)[C::BR / 16][4], float (&s)[C::BR / 2],
@@ -504,8 +509,12 @@ __device__ __forceinline__ void bwd_block_after_s(float (&dk)[C::PANELS][32], fl
 #pragma unroll
   for (int pn = 0; pn < PANELS; ++pn) fence_regs(dv[pn]);
 
-  // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type.
-  bwd_ds<BR / 2, C::STATS_PERM_D>(dp, s, sD, t4);
+  // FA2b L14: dS_ij^T = P^T o (dP^T - D_i) in float32, rounded once to the type. 46: from P^T's
+  // fragments (P rounded once more), so that the float32 P need not stay live beside dP^T.
+  if constexpr (C::K_FRAG)
+    bwd_ds_rounded_p<T, BR / 2, C::STATS_PERM_D>(dp, pa, sD, t4);
+  else
+    bwd_ds<BR / 2, C::STATS_PERM_D>(dp, s, sD, t4);
   bwd_fragments<T>(dp, dsa);
 
   // FA2b L16: dK~_j += dS_ij^T Q_i (tau at the end); left in flight while dS^T is stored.

@@ -26,6 +26,10 @@ template <typename T>
 __device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
 template <typename T>
 __device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
+// m64n64k16 with A from registers and B from shared memory K-major (wgmma_rs's B is MN-major):
+// the backward's S_ij^T = K_j Q_i^T with K_j's A fragments held in registers (configuration 46).
+template <typename T>
+__device__ __forceinline__ void wgmma_rs_kb(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d);
 
 // The accumulator registers of an m64n64 / m64n128 float32 tile, as asm operands %0 ...
 #define FS_ACC32_REGS "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
@@ -63,20 +67,23 @@ __device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const
                  : FS_ACC##ACC##_OPS(d)                                                          \
                  : "l"(a), "l"(b), "r"(scale_d));                                                \
   }
+// m64n64k16 with A from registers; TB: imm-trans-b, "1" for B MN-major (wgmma_rs), "0" K-major.
+#define FS_DEFINE_WGMMA_RS64(T, TY, NAME, TB)                                                     \
+  template <>                                                                                    \
+  __device__ __forceinline__ void NAME<T>(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS       \
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, " TB ";\n}\n"                           \
+                 : FS_ACC32_OPS(d)                                                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));            \
+  }
 #define FS_DEFINE_WGMMA(T, TY)                                                                   \
   FS_DEFINE_WGMMA_SS(T, TY, 32, 64, 32, 33, 34)                                                        \
   FS_DEFINE_WGMMA_SS(T, TY, 64, 128, 64, 65, 66)                                                        \
   FS_DEFINE_WGMMA_SS(T, TY, 88, 176, 88, 89, 90)                                                        \
   FS_DEFINE_WGMMA_SS(T, TY, 96, 192, 96, 97, 98)                                                        \
   FS_DEFINE_WGMMA_SS(T, TY, 112, 224, 112, 113, 114)                                                    \
-  template <>                                                                                    \
-  __device__ __forceinline__ void wgmma_rs<T>(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int scale_d) { \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                   \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " FS_ACC32_REGS       \
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                \
-                 : FS_ACC32_OPS(d)                                                               \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));            \
-  }                                                                                              \
+  FS_DEFINE_WGMMA_RS64(T, TY, wgmma_rs, "1")                                                    \
   template <>                                                                                    \
   __device__ __forceinline__ void wgmma_rs<T>(float (&d0)[32], float (&d1)[32], const uint32_t (&a)[4], uint64_t b, \
                                               int scale_d) {                                     \
@@ -85,7 +92,8 @@ __device__ __forceinline__ void wgmma_rs(float (&d0)[32], float (&d1)[32], const
                  ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                \
                  : FS_ACC32_OPS(d0), FS_ACC32_OPS(d1)                                            \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));            \
-  }
+  }                                                                                              \
+  FS_DEFINE_WGMMA_RS64(T, TY, wgmma_rs_kb, "0")
 
 FS_DEFINE_WGMMA(__nv_bfloat16, "bf16")
 FS_DEFINE_WGMMA(__half, "f16")
