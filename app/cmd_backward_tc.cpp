@@ -61,7 +61,8 @@ int run_verify_backward_tensor_cores(const RunFlags& rf, const BackwardFlags& bf
   const gpu::TcBackwardVariant kv =
       gpu::tc_backward_variant(variant ? variant : gpu::tc_backward_default_variant(p.d), p.d);
   // The CPU engine on the backward kernel's blocks (the bound holds for any blocks; these make
-  // the step log line up with the kernel's loop).
+  // the step log line up with the kernel's loop), computing dS as the variant does.
+  p.ds_from_rounded_p = kv.ds_from_rounded_p;
   const Trace cpu = run_cpu_on_kernel_blocks(p, kv.Br, kv.Bc, &dO);
   const Tiling& t = cpu.tiling;
   const gpu::TcBackwardResult g = gpu::fa2_tc_backward(p.Q.data(), p.K.data(), p.V.data(), dO.data(), s, p.scale, o);

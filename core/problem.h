@@ -93,6 +93,10 @@ struct Problem {
   // and K are rotated before quantisation. Q, K, V above stay the inputs as given.
   Fp8Scale fp8_scale = Fp8Scale::none;
   bool rotate = false;
+  // FA2's backward only, with p_dtype 16-bit and no dropout: FA2b L14 takes P as rounded for L12,
+  // dS = P~ o (dP - D), as the tensor-core backward configuration 46 computes it (it keeps no
+  // float32 P beside dP). Not a user option: verify sets it from the GPU variant it emulates.
+  bool ds_from_rounded_p = false;
   AttentionOptions options() const { return {mask, dropout, dtype, p_dtype, fp8_scale, rotate}; }
 };
 

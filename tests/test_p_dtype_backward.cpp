@@ -231,3 +231,51 @@ TEST_CASE("p_dtype backward: dS from the rounded P within the bound that counts 
   CHECK((b.dK - plain.dK).maxCoeff() > 0);
   CHECK((b.dV - plain.dV).cwiseAbs().maxCoeff() == 0);
 }
+
+TEST_CASE("p_dtype backward: ds_from_rounded_p takes dS from P as rounded for dV's product", "[p_dtype][backward]") {
+  // The CPU engine's emulation of backward configuration 46: FA2b L14 from P~ (the L12 operand).
+  const auto t = GENERATE(Dtype::bf16, Dtype::fp16);
+  const uint64_t seed = fresh_seed();
+  CAPTURE(dtype_name(t), seed);
+  const RoundedCase c{23, 37, 16, 23, 37, false, -1};  // one Q block, one K/V block
+  Problem p = make_rounded(c, t, t, Schedule::fa2, seed);
+  const Mat dO = rounded_grad_output(p, t);
+  const Trace plain = run_backward_of(p, dO, true);
+  p.ds_from_rounded_p = true;
+  const Trace tr = run_backward_of(p, dO, true);
+  const Step *P = nullptr, *dP = nullptr, *dS = nullptr, *D = nullptr, *dS_plain = nullptr;
+  for (const Step& s : tr.steps) {
+    if (s.line == Line::FA2B_L11) P = &s;
+    if (s.line == Line::FA2B_L13) dP = &s;
+    if (s.line == Line::FA2B_L14) dS = &s;
+    if (s.line == Line::FA2B_L4) D = &s;
+  }
+  for (const Step& s : plain.steps)
+    if (s.line == Line::FA2B_L14) dS_plain = &s;
+  REQUIRE((P && dP && dS && D && dS_plain));
+  // dS_ij = round(round(P_ij) o (dP_ij - D_i)), bit for bit; P itself stays float32 in the trace.
+  Mat want(c.nq, c.nk);
+  for (int64_t r = 0; r < c.nq; ++r)
+    for (int64_t k = 0; k < c.nk; ++k)
+      want(r, k) = round_to(t, round_to(t, P->tile(r, k)) * (dP->tile(r, k) - D->D_i(r)));
+  CHECK((dS->tile - want).cwiseAbs().maxCoeff() == 0.0f);
+  // Not the engine's usual dS: some element moves by the extra rounding.
+  CHECK((dS->tile - dS_plain->tile).cwiseAbs().maxCoeff() > 0.0f);
+  // dV does not depend on it; dK does.
+  CHECK((tr.dV - plain.dV).cwiseAbs().maxCoeff() == 0.0f);
+  CHECK((tr.dK - plain.dK).cwiseAbs().maxCoeff() > 0.0f);
+  // The emulation lies within the bound that counts that rounding, over several blocks.
+  const RoundedCase m{45, 70, 16, 16, 16, true, -1};
+  Problem q = make_rounded(m, t, t, Schedule::fa2, seed);
+  q.ds_from_rounded_p = true;
+  const Mat dOq = rounded_grad_output(q, t);
+  const Trace e = run_backward_of(q, dOq, false);
+  const GradBound b = rounded_backward_bound(q.Q, q.K, q.V, dOq, q.scale, q.mask, t, true);
+  for (const auto& [x, ref, bound] : {std::tie(e.dQ, b.dQ_exact, b.dQ), std::tie(e.dK, b.dK_exact, b.dK),
+                                      std::tie(e.dV, b.dV_exact, b.dV)}) {
+    int64_t over = 0;
+    for (int64_t k = 0; k < x.size(); ++k)
+      over += !(std::abs(double(x.data()[k]) - ref.data()[k]) <= bound.data()[k]);
+    CHECK(over == 0);
+  }
+}

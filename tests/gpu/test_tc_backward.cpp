@@ -87,6 +87,7 @@ void check_case(const Shape4& c, Dtype t, int64_t d, int variant) {
     p.K = gputest::to_mat(K, nk, d, h * hk);
     p.V = gputest::to_mat(V, nk, d, h * hk);
     const Mat dOh = gputest::to_mat(dO, nq, d, h * hq);
+    p.ds_from_rounded_p = kv.ds_from_rounded_p;  // the CPU engine emulates the variant's dS
     RunOptions opt;
     opt.record = false;
     opt.dO = &dOh;

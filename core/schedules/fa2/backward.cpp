@@ -106,10 +106,11 @@ void run_backward_fa2(Trace& tr, bool record) {
       if (s) s->tile = dP;
       ctx.end(matmul_flops(br, d, bc) + (p.dropout > 0 ? br * bc : 0));
 
-      // FA2b L14: dS_ij = P_ij o (dP_ij - D_i)
+      // FA2b L14: dS_ij = P_ij o (dP_ij - D_i); P~_ij as L12 rounded it where the emulated kernel
+      // takes dS from those fragments (Problem::ds_from_rounded_p)
       s = ctx.begin(Line::FA2B_L14, i, j);
       Mat& dS = sram.scratch(Slot::dSij, br, bc);
-      grad_scores(dS, P, dP, Di);
+      grad_scores(dS, p.ds_from_rounded_p && p.dropout == 0 ? rounded_tile(P, p.p_dtype, p16) : P, dP, Di);
       if (p.p_dtype != Dtype::fp32) round_in_place(p.p_dtype, dS.data(), dS.size());  // --p-dtype: the MMAs' dS
       if (s) s->tile = dS;
       ctx.end(2 * br * bc);
