@@ -133,7 +133,7 @@ CLI::App* add_verify_subcommand(CLI::App& app, VerifyRequest& r, const std::stri
   verify->add_option("--variant", r.variant,
                      std::string(kFloat32VariantHelp) +
                          "; with --tensor-cores: the defaults (gpu/README.md), and with -DFLASHSTEP_LADDER=ON every rung 1-" + std::to_string(gpu::tc::kLastLadderRung) + " of gpu/ladder/ (13-" + std::to_string(gpu::tc::kLastLadderRung) + " on sm_90 only), 101-104 the Bc sweep"
-                         "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 29 at d = 128; with the ladder 1-" +
+                         "; with --backward --tensor-cores: 2, and on sm_90 (wgmma) 26 at d = 64, 46 at d = 128; with the ladder 1-" +
                          std::to_string(gpu::tc::kBwdWgmmaLast) + " (" + gpu::bwd_variants_of_one_d(64) + ": d = 64 only; " +
                          gpu::bwd_variants_of_one_d(128) + ": d = 128 only)" +
                          "; with --tensor-cores --dtype fp8: 0 the default, with the ladder 1-" +

@@ -7,10 +7,9 @@
 // FlashAttention-3's producer warpgroup): one thread block per (head, K/V block j of Bc = 128
 // keys), a producer warpgroup and two consumer warpgroups of 64 keys each, a loop over the Q
 // blocks i of Br queries (FlashAttention-3's tiles: 128 at d = 64, configuration 26; 64 at
-// d = 128, configuration 29, which issues the next Q block's S^T right after the dQ product, and
-// dV's and dK's products one wgmma wide: the model's warpgroups keep the tensor cores busy through
-// that gap already, and it charges a product its FLOPs whatever its instructions, so it gives 29
-// what it gave 25). The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
+// d = 128, configuration 46, whose dV's and dK's products are one wgmma wide and whose S^T takes
+// K_j from registers, dS computed from P as rounded for dV's product: the model charges a product
+// its FLOPs whatever its operands' path and instructions, so it gives 46 what it gave 25). The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
 // ring of 3 stages (TMA); per Q block, each consumer warpgroup, in this order:
 //   barrier  (the stage's full mbarrier) Q_i, dO_i, L_i, D_i landed
 //   tensor   S_ij^T = K_j Q_i^T (FA2b L10); wait

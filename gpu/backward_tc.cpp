@@ -138,7 +138,7 @@ BenchTiming timing_of(const TimingStats& ts, int variant, int64_t peak) {
 int tc_backward_variant_count() { return tc::fa2_bwd_tc_variant_count(); }
 
 // The backward's kernel: on compute capability 9.0 with the sm_90a kernels built, the wgmma
-// default (configuration 26 at d = 64 and 29 at d = 128: gpu/fa2_bwd_wgmma.cu, which says what it
+// default (configuration 26 at d = 64 and 46 at d = 128: gpu/fa2_bwd_wgmma.cu, which says what it
 // rests on); elsewhere mma.sync's configuration 2 (gpu/fa2_bwd_tc.cu).
 int tc_backward_default_variant(int64_t d) {
   static const bool sm90 = [] {

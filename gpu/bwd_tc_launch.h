@@ -59,7 +59,7 @@ void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int
 void fa2_bwd_tc_dq_quads_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, Elem elem);
 
 // The wgmma configurations, 5-46 (sm_90a only, built where FLASHSTEP_HAVE_WGMMA is defined,
-// reached through fa2_bwd_tc_launch): the default (26 at d = 64, 29 at d = 128) in
+// reached through fa2_bwd_tc_launch): the default (26 at d = 64, 46 at d = 128) in
 // gpu/fa2_bwd_wgmma.cu, the others in gpu/ladder/ (which d each has: bwd_variant_for_d below;
 // 13-46, warp-specialised, run 12 warps; 19, 20, 22, 26, 27, 31, 33, 35 and 39 have Br = 128). The
 // caller checks that the GPU is 9.0.

@@ -1,5 +1,5 @@
 // FlashAttention-2's backward on warpgroup MMA with FlashAttention-3's warp specialisation: the
-// Hopper default (configuration 26 at d = 64, 29 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
+// Hopper default (configuration 26 at d = 64, 46 at d = 128, gpu/fa2_bwd_wgmma.cu) and the ladder's
 // configurations 13-25, 27 and 28 (gpu/ladder/bwd_wgmma_rungs.cu; 20-27 are 19 and 15 with their
 // products overlapped, dS^T stored by stmatrix, the statistics read by float4, dQ added by the
 // bulk copy engine: OVERLAP, STMATRIX, STATS_PERM, DQ_BULK below; 25 is 15 with stmatrix and the

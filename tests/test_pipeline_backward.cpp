@@ -27,7 +27,7 @@ constexpr double kTensorPerClk = 4096 * 0.74, kExpPerClk = 16, kFp32PerClk = 128
 constexpr int kSms = 132;
 
 // The default backward's Q block by head dimension: 128 queries at d = 64 (configuration 26),
-// 64 at d = 128 (configuration 29); each consumer warpgroup holds 64 keys.
+// 64 at d = 128 (configuration 46); each consumer warpgroup holds 64 keys.
 double rows_of(double d) { return d == 64 ? 128 : 64; }
 
 // One Q block of one thread block in the steady state: the two warpgroups run each step at once

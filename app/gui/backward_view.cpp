@@ -146,7 +146,7 @@ void DrawGpuKernelNote(const ScheduleInfo& info) {
   if (info.id == kTensorCoreSchedule)
     DimText("On tensor cores: gpu/fa2_bwd_tc.cu, one thread block per K/V block j, keys as the MMA's rows, "
             "dQ added into float32 in HBM; `flashstep gpu --backward --tensor-cores --dtype bf16` (on an H100/H200 "
-            "the wgmma default, 26 at d = 64 and 29 at d = 128, its dQ added by the bulk copy engine; elsewhere "
+            "the wgmma default, 26 at d = 64 and 46 at d = 128, its dQ added by the bulk copy engine; elsewhere "
             "variant 2, mma.sync, with atomics); `flashstep verify --backward --tensor-cores` checks it against "
             "this engine with --p-dtype bf16.");
 }

@@ -1,5 +1,5 @@
 // The backward ladder's wgmma rungs other than the default (gpu/fa2_bwd_wgmma.cu: configuration
-// 26 at d = 64, 29 at d = 128, gpu/bwd_ws_kernel.cuh):
+// 26 at d = 64, 46 at d = 128, gpu/bwd_ws_kernel.cuh):
 // 5 (all five products on wgmma, the heads-first grid), 6 (dQ's product on mma.sync), 7 (dQ added
 // by the bulk copy engine from two slabs), 8 (d = 64: 7 with the warpgroups apart), 9 (5 with the
 // grid's K/V blocks fastest; the default at d = 64 before 15), 10 (9 with each block's Q-block loop
@@ -13,8 +13,10 @@
 // there before 26), 20-24 (19 and 15 with their products overlapped, dS^T by
 // stmatrix, the statistics read by float4), 25 (23 with dQ added by the bulk copy engine; the
 // default at d = 128 before 28), 27 (19 with it; 26, the d = 64 default, is 22 with it), 28 (25
-// with the next Q block's S^T issued under this block's dQ product; the d = 128 default before 29,
-// which is 28 with dV's and dK's products as one m64n128k16 per 16 queries), 30 and 31 (29 and 26
+// with the next Q block's S^T issued under this block's dQ product; the d = 128 default before 29),
+// 29 (28 with dV's and dK's products as one m64n128k16 per 16 queries; the d = 128 default before
+// 46, which is 29 without S^T ahead, K_j's A fragments of S^T held in registers and dS from P's
+// rounded fragments), 30 and 31 (29 and 26
 // with dK and dV stored by stmatrix into K_j's and V_j's tiles and written by TMA), 32 and 33 (29
 // and 26 with dQ's product issued as one run of wgmma where every step is kept), 34 and 35 (29 and
 // 26 with dQ's partial stored to the slab 16 bytes a store, the accumulator's quads layout), 36 (29
@@ -23,9 +25,7 @@
 // with dQ_i's partial in its own Q block's stage, with 4 and 3 stages), 43 (29 with dQ_i added to
 // HBM from the registers, no slab), 44 (43 with two dS^T buffers and one consumer barrier a Q
 // block), 45 (29 with L2_i and D_i read by float4, 24's layout at a stride of 20 floats, free of
-// bank conflicts), 46 (29 without S^T ahead, K_j's A fragments of S^T held in registers and dS
-// from P's rounded fragments). Built only with
-// -DFLASHSTEP_LADDER=ON; the
+// bank conflicts). Built only with -DFLASHSTEP_LADDER=ON; the
 // kernel templates and each trait's description: gpu/fa2_bwd_wgmma_kernel.cuh, gpu/bwd_ws_kernel.cuh.
 #include "gpu/ladder/bwd_pipe_kernel.cuh"
 #include "gpu/bwd_ws_kernel.cuh"
@@ -97,8 +97,8 @@ using V42d128 = WsBwdConfig<kBwdWgmmaVariant + 37, 128, 3, false, true, false, f
 using V43d128 = WsBwdConfig<kBwdWgmmaVariant + 38, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true>;  // 29, dQ from the registers
 using V44d128 = WsBwdConfig<kBwdWgmmaVariant + 39, 128, 3, false, true, false, false, 64, false, true, false, true, true, true, false, false, false, false, false, false, false, true, true>;  // 43, two dS^T buffers
 using V45d128 = WsBwdConfig<kBwdWgmmaVariant + 40, 128, 3, false, true, false, false, 64, false, true, 20, true, true, true>;  // 29, float4 stats 20 floats apart
-using V46d128 = WsBwdConfig<kBwdWgmmaVariant + 41, 128, 3, false, true, false, false, 64, false, true, 0, true, false, true, false,
-                            false, false, false, false, false, false, false, false, true>;  // 29 without S^T ahead, K_j in registers
+//                      ..., S^T ahead, dV and dK wide
+using V29d128 = WsBwdConfig<kBwdWgmmaVariant + 24, 128, 3, false, true, false, false, 64, false, true, false, true, true, true>;  // 28, dV and dK wide: the d = 128 default before 46
 }  // namespace
 
 TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
@@ -153,7 +153,7 @@ TcBwdVariantInfo bwd_wgmma_ladder_variant(int variant, int d) {
   if (variant == V43d128::VARIANT && d == 128) return info_of_ws<V43d128>();
   if (variant == V44d128::VARIANT && d == 128) return info_of_ws<V44d128>();
   if (variant == V45d128::VARIANT && d == 128) return info_of_ws<V45d128>();
-  if (variant == V46d128::VARIANT && d == 128) return info_of_ws<V46d128>();
+  if (variant == V29d128::VARIANT && d == 128) return info_of_ws<V29d128>();
   return TcBwdVariantInfo{};
 }
 
@@ -209,7 +209,7 @@ void bwd_wgmma_ladder_launch(int variant, const TcBwdParams& p) {
   if (variant == V43d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V43d128>(p);
   if (variant == V44d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V44d128>(p);
   if (variant == V45d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V45d128>(p);
-  if (variant == V46d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V46d128>(p);
+  if (variant == V29d128::VARIANT && p.fwd.d == 128) return launch_bwd_ws<V29d128>(p);
   throw std::runtime_error("bwd_wgmma_ladder_launch: no kernel for variant " + std::to_string(variant) + ", d = " +
                            std::to_string(p.fwd.d));
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Odd shapes for the backward defaults (26 at d = 64, 29 at d = 128): verify --backward
+# Odd shapes for the backward defaults (26 at d = 64, 46 at d = 128): verify --backward
 # --tensor-cores at d = 64 and 128, bf16 and fp16, on one-row, one-key, ragged, causal and key-padded
 # shapes (each against the CPU emulation of its rounding and float64). Run from the repository root
 # on the GPU machine with build-carry/ (bin.tar.xz, lib/) carried; OUT: the output folder.
