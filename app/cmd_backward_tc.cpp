@@ -72,8 +72,9 @@ int run_verify_backward_tensor_cores(const RunFlags& rf, const BackwardFlags& bf
               "variant %d) vs the CPU engine emulating its rounding\n", info.name.c_str(), g.variant,
               kv.what.c_str(), g.forward_variant);
   std::printf("problem    Nq = %lld, Nk = %lld, d = %lld, tau = %.9g, inputs %s (seed %llu), dtype %s, P and dS "
-              "rounded to %s, dO %s\n", (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale,
+              "rounded to %s%s, dO %s\n", (long long)p.nq, (long long)p.nk, (long long)p.d, p.scale,
               p.pattern.c_str(), (unsigned long long)p.seed, dtype_name(p.dtype), dtype_name(p.p_dtype),
+              kv.ds_from_rounded_p ? " (dS from the rounded P, as this variant computes it)" : "",
               bf.do_path.empty() ? "from the seed" : bf.do_path.c_str());
   std::printf("options    mask %s\n", p.mask.describe().c_str());
   std::printf("tiling     the kernel's: Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld\n", (long long)t.Br,
