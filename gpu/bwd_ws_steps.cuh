@@ -1,6 +1,7 @@
 // Steps of the warp-specialised backward (gpu/bwd_ws_kernel.cuh) beside its kernel: dS^T stored by
-// stmatrix (22 on, the defaults among them), and the device helpers of single ladder rungs (20, 21,
-// 30-35, 37, 43, 46). Include only from files compiled for sm_90a.
+// stmatrix (22 on, the defaults among them), the device helpers of single ladder rungs (20, 21,
+// 30-35, 37, 43), and those of 46, the d = 128 default (K_j's fragments of S^T, dS from P~).
+// Include only from files compiled for sm_90a.
 #pragma once
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 
