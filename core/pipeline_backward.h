@@ -9,8 +9,9 @@
 // blocks i of Br queries (FlashAttention-3's tiles: 128 at d = 64, configuration 26; 64 at
 // d = 128, configuration 46, whose dV's and dK's products are one wgmma wide and whose S^T takes
 // K_j from registers, dS computed from P as rounded for dV's product: the model charges a product
-// its FLOPs whatever its operands' path and instructions, so it gives 46 what it gave 25). The producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a
-// ring of 3 stages (TMA); per Q block, each consumer warpgroup, in this order:
+// its FLOPs whatever its operands' path and instructions, so it gives 46 what it gave 25). The
+// producer loads K_j, V_j once and Q_i, dO_i, L_i, D_i into a ring of 3 stages (TMA); per Q block,
+// each consumer warpgroup, in this order:
 //   barrier  (the stage's full mbarrier) Q_i, dO_i, L_i, D_i landed
 //   tensor   S_ij^T = K_j Q_i^T (FA2b L10); wait
 //   softmax  P_ij^T = exp2(S^T tau log2 e - L_i) (L11): 64 x Br exp2 on the special-function units
