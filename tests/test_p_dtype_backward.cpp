@@ -49,6 +49,15 @@ Trace run_backward_of(const Problem& p, const Mat& dO, bool record) {
   return run_problem(p, make_tiling(p), opt);
 }
 
+// The trace's last recorded step of pseudocode line `line` (with one Q block and one K/V block,
+// its only one), or nullptr.
+const Step* last_step(const Trace& tr, Line line) {
+  const Step* found = nullptr;
+  for (const Step& s : tr.steps)
+    if (s.line == line) found = &s;
+  return found;
+}
+
 }  // namespace
 
 TEST_CASE("p_dtype backward: P and dS are rounded exactly where the kernel rounds them", "[p_dtype][backward]") {
@@ -60,14 +69,9 @@ TEST_CASE("p_dtype backward: P and dS are rounded exactly where the kernel round
   const Problem p = make_rounded(c, t, t, Schedule::fa2, seed);
   const Mat dO = rounded_grad_output(p, t);
   const Trace tr = run_backward_of(p, dO, true);
-  const Step *P = nullptr, *dV = nullptr, *dP = nullptr, *dS = nullptr, *D = nullptr;
-  for (const Step& s : tr.steps) {
-    if (s.line == Line::FA2B_L11) P = &s;
-    if (s.line == Line::FA2B_L12) dV = &s;
-    if (s.line == Line::FA2B_L13) dP = &s;
-    if (s.line == Line::FA2B_L14) dS = &s;
-    if (s.line == Line::FA2B_L4) D = &s;
-  }
+  const Step *P = last_step(tr, Line::FA2B_L11), *dV = last_step(tr, Line::FA2B_L12);
+  const Step *dP = last_step(tr, Line::FA2B_L13), *dS = last_step(tr, Line::FA2B_L14);
+  const Step* D = last_step(tr, Line::FA2B_L4);
   REQUIRE((P && dV && dP && dS && D));
   // P_ij stays float32 in the trace (dS is computed from it) ...
   int64_t p_off_grid = 0;
@@ -243,15 +247,9 @@ TEST_CASE("p_dtype backward: ds_from_rounded_p takes dS from P as rounded for dV
   const Trace plain = run_backward_of(p, dO, true);
   p.ds_from_rounded_p = true;
   const Trace tr = run_backward_of(p, dO, true);
-  const Step *P = nullptr, *dP = nullptr, *dS = nullptr, *D = nullptr, *dS_plain = nullptr;
-  for (const Step& s : tr.steps) {
-    if (s.line == Line::FA2B_L11) P = &s;
-    if (s.line == Line::FA2B_L13) dP = &s;
-    if (s.line == Line::FA2B_L14) dS = &s;
-    if (s.line == Line::FA2B_L4) D = &s;
-  }
-  for (const Step& s : plain.steps)
-    if (s.line == Line::FA2B_L14) dS_plain = &s;
+  const Step *P = last_step(tr, Line::FA2B_L11), *dP = last_step(tr, Line::FA2B_L13);
+  const Step *dS = last_step(tr, Line::FA2B_L14), *D = last_step(tr, Line::FA2B_L4);
+  const Step* dS_plain = last_step(plain, Line::FA2B_L14);
   REQUIRE((P && dP && dS && D && dS_plain));
   // dS_ij = round(round(P_ij) o (dP_ij - D_i)), bit for bit; P itself stays float32 in the trace.
   Mat want(c.nq, c.nk);
