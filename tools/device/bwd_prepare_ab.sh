@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Two default builds' tensor-core backward side by side in one device call (written for the
-# pre-kernel that zeroes dQ's accumulator, ladder notes "Backward: dQ's accumulator zeroed by the
-# pre-kernel"): NEW's checks ([tc_backward] tests, the four compute-sanitizer tools on one causal
-# fp16 shape and memcheck on a d = 64 one, the 52 odd-shape verifies when NEW is build-carry/bin),
-# then bench-gpu --backward --tensor-cores of OLD, NEW, PyTorch's cuDNN backward, NEW, OLD (bf16,
-# B = 16, H = 16, 3 calls back to back on both sides), the second round as time allows; the table
-# (each build's TFLOP/s, NEW / OLD, each / cuDNN) last.
+# Two default builds' tensor-core backward side by side in one device call, for a change outside
+# the main kernel's loop (written for the pre-kernel that zeroes dQ's accumulator, then used for dQ's
+# conversion as the main kernel's dependent launch; ladder notes "Backward: dQ's accumulator zeroed
+# by the pre-kernel" and "Backward: dQ's conversion under the main kernel's last blocks"): NEW's
+# checks ([tc_backward] tests; the four compute-sanitizer tools on one causal fp16 shape, memcheck on
+# a d = 64 one, and the four on 48 heads x 8 K/V blocks, more blocks than SMs; the 52 odd-shape
+# verifies when NEW is build-carry/bin), then bench-gpu --backward --tensor-cores of OLD, NEW,
+# PyTorch's cuDNN backward, NEW, OLD (bf16, B = 16, H = 16, 3 calls back to back on both sides),
+# the second round as time allows, and NEW once more with NEW_ENV set (e.g.
+# FLASHSTEP_BWD_DQ_PDL=0: the change switched off) if given and time allows; the table (each
+# build's TFLOP/s, NEW / OLD, each / cuDNN) last.
 # Usage (repository root, on the GPU machine): bash tools/device/bwd_prepare_ab.sh OLD NEW OUT
-# (OLD and NEW: folders holding flashstep and flashstep_gpu_tests; about 6-8 minutes.)
+# (OLD and NEW: folders holding flashstep and flashstep_tc_tests; about 6-8 minutes.)
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ $# -eq 3 ] || { echo "usage: bash tools/device/bwd_prepare_ab.sh OLD NEW OUT"; exit 2; }
@@ -17,7 +21,7 @@ dev_libs build-carry/lib
 export FLASHSTEP_REQUIRE_GPU=1
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-catch2 "$OUT/tests_bwd.log" timeout 90 "$NEW/flashstep_gpu_tests" "[tc_backward]"
+catch2 "$OUT/tests_bwd.log" timeout 120 "$NEW/flashstep_tc_tests" "[tc_backward]"
 echo "tests [tc_backward] rc=$? $(tail -2 "$OUT/tests_bwd.log" | head -1)"
 A="--nq 333 --nk 200 --d 128 --causal --dtype fp16"
 for run in memcheck racecheck synccheck initcheck memcheck64; do
@@ -27,6 +31,18 @@ for run in memcheck racecheck synccheck initcheck memcheck64; do
     --tensor-cores $a > "$OUT/sanitizer_$run.log" 2>&1
   echo "$tool [$a] rc=$? $(sanitized "$OUT/sanitizer_$run.log")"
 done
+# 48 heads (B x H = 3 x 16) of 64 queries and 1000 keys, causal, batch entry 1 keeping no key and
+# entry 2 300: 384 blocks, so that some start only after others have finished.
+python3 tools/device/npy_random.py 7 "$OUT/many_q.npy" 3 16 64 128 -- "$OUT/many_k.npy" 3 16 1000 128 -- \
+  "$OUT/many_v.npy" 3 16 1000 128
+for tool in memcheck racecheck synccheck initcheck; do
+  (timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$NEW/flashstep" gpu --schedule fa2 --backward \
+     --tensor-cores --dtype bf16 --causal --q "$OUT/many_q.npy" --k "$OUT/many_k.npy" --v "$OUT/many_v.npy" \
+     --kv-lens 1000 0 300 > "$OUT/sanitizer_many_$tool.log" 2>&1; echo "$tool [48 heads x 8 K/V blocks] rc=$?") &
+done
+wait
+for tool in memcheck racecheck synccheck initcheck; do echo "$tool many: $(sanitized "$OUT/sanitizer_many_$tool.log")"; done
+rm -f "$OUT"/many_*.npy
 [ "$NEW" = build-carry/bin ] && timeout 90 bash tools/device/bwd_odd_shapes.sh 2>&1 | tail -3
 echo "checks done at $(($(date +%s) - T0)) s"
 bench() {
@@ -44,6 +60,10 @@ bench "$NEW" > "$OUT/bench_new1.txt" 2>&1; echo "new, round 1: $(($(date +%s) - 
 if [ $(($(date +%s) - T0)) -lt 330 ]; then
   bench "$NEW" > "$OUT/bench_new2.txt" 2>&1; echo "new, round 2: $(($(date +%s) - T0)) s"
   bench "$OLD" > "$OUT/bench_base2.txt" 2>&1; echo "old, round 2: $(($(date +%s) - T0)) s"
+fi
+if [ -n "${NEW_ENV:-}" ] && [ $(($(date +%s) - T0)) -lt 420 ]; then
+  (export $NEW_ENV; bench "$NEW") > "$OUT/bench_newenv.txt" 2>&1
+  echo "new with $NEW_ENV: $(($(date +%s) - T0)) s"
 fi
 PYTHONPATH=tools/device python3 tools/device/bwd_ab_table.py "$OUT" | tee "$OUT/table.txt"
 echo "total $(($(date +%s) - T0)) s"
