@@ -29,13 +29,11 @@ struct Buffers {
   DeviceBuffer<uint16_t> Q, K, V, O, dO, dQ, dK, dV;
   DeviceBuffer<float> lse, D, L2, dq_acc;
   DeviceBuffer<int> kv_lens;
-  DeviceBuffer<unsigned> dq_done;  // per head: the main kernel's blocks that have finished adding into dq_acc
   Buffers(const Shape& s, const TcOptions& o)
       : Q(s.heads() * s.nq * s.d), K(s.heads() * s.nk * s.d), V(s.heads() * s.nk * s.d),
         O(s.heads() * s.nq * s.d), dO(s.heads() * s.nq * s.d), dQ(s.heads() * s.nq * s.d),
         dK(s.heads() * s.nk * s.d), dV(s.heads() * s.nk * s.d), lse(s.heads() * s.nq),
-        D(s.heads() * rows_pad(s.nq)), L2(s.heads() * rows_pad(s.nq)), dq_acc(s.heads() * s.nq * s.d),
-        dq_done(s.heads()) {
+        D(s.heads() * rows_pad(s.nq)), L2(s.heads() * rows_pad(s.nq)), dq_acc(s.heads() * s.nq * s.d) {
     if (!o.kv_lens.empty()) {
       const std::vector<int> lens(o.kv_lens.begin(), o.kv_lens.end());
       kv_lens.allocate(int64_t(lens.size()));
@@ -82,8 +80,7 @@ struct Run {
   int64_t live0;
   Buffers b;
   int forward_variant, variant;
-  bool dq_swizzled, dq_quads, dq_done;
-  int64_t bc;  // the main kernel's keys per block (its grid has ceil(Nk / bc) blocks per head)
+  bool dq_swizzled, dq_quads;
   static int64_t check_and_mark(const Shape& s, float scale, const TcBackwardOptions& o) {
     check_tc_backward_request(s, scale, o);
     const int64_t need = fa2_tc_backward_device_bytes(s);
@@ -99,25 +96,16 @@ struct Run {
       : s(s_), scale(scale_), o(o_), live0(check_and_mark(s_, scale_, o_)), b(s_, o_.forward),
         forward_variant(o_.forward.variant ? o_.forward.variant : tc_default_variant(s_.d, o_.forward.causal)),
         variant(resolve(o_.variant, s_.d)), dq_swizzled(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_swizzled),
-        dq_quads(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_quads),
-        dq_done(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_done && dq_swizzled),
-        bc(tc::fa2_bwd_tc_variant(variant, int(s_.d)).Bc) {}
+        dq_quads(tc::fa2_bwd_tc_variant(variant, int(s_.d)).dq_quads) {}
   void forward() { tc::fa2_tc_launch(forward_variant, b.forward_params(s, scale, o.forward)); }
   // FA2b L3 (dQ = 0), L4 (D, and L2 for the loop), L5-L18, then dQ to the type.
   void backward() {
-    tc::TcBwdParams p = b.backward_params(s, scale, o.forward);
-    // The main kernel counts its finished blocks per head; dQ's conversion, launched as its
-    // dependent, converts each head once that head's count is complete (gpu/dependent_launch.cuh).
-    if (dq_done) {
-      CUDA_CHECK(cudaMemsetAsync(b.dq_done.get(), 0, size_t(b.dq_done.size()) * sizeof(unsigned)));
-      p.dq_done = b.dq_done.get();
-    }
+    const tc::TcBwdParams p = b.backward_params(s, scale, o.forward);
     tc::fa2_bwd_tc_prepare(b.dO.get(), b.O.get(), b.lse.get(), b.D.get(), b.L2.get(), b.dq_acc.get(), p.fwd.heads,
                            p.fwd.nq, p.rows_pad, p.fwd.d, p.fwd.elem);
     tc::fa2_bwd_tc_launch(variant, p);
     if (dq_swizzled)  // v7's accumulator layout
-      tc::fa2_bwd_tc_dq_to_type(b.dq_acc.get(), b.dQ.get(), p.fwd.heads, p.fwd.nq, p.fwd.d, true, p.fwd.elem,
-                                p.dq_done, unsigned((s.nk + bc - 1) / bc));
+      tc::fa2_bwd_tc_dq_to_type(b.dq_acc.get(), b.dQ.get(), p.fwd.heads, p.fwd.nq, p.fwd.d, true, p.fwd.elem);
 #if defined(FLASHSTEP_LADDER)
     else if (dq_quads)  // the ladder's rungs 34 and 35
       tc::fa2_bwd_tc_dq_quads_to_type(b.dq_acc.get(), b.dQ.get(), p.fwd.heads, p.fwd.nq, p.fwd.d, p.fwd.elem);
@@ -206,8 +194,7 @@ int64_t fa2_tc_backward_device_bytes(const Shape& s) {
   const int64_t h = s.heads();
   return 2 * h * (5 * s.nq + 4 * s.nk) * s.d  // Q, O, dO, dQ ; K, V, dK, dV (16-bit)
          + 4 * h * s.nq * (1 + s.d)            // lse, dQ's float32 accumulator
-         + 8 * h * rows_pad(s.nq)              // D, L2
-         + 4 * h;                              // dQ's per-head count of finished blocks
+         + 8 * h * rows_pad(s.nq);             // D, L2
 }
 
 TcBackwardResult fa2_tc_backward(const float* Q, const float* K, const float* V, const float* dO, const Shape& s,

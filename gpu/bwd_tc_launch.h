@@ -23,10 +23,6 @@ struct TcBwdParams {
   float* dq_acc = nullptr;    // (heads, nq, d) float32, zero before the launch
   void *dK = nullptr, *dV = nullptr;
   int rows_pad = 0;
-  // (heads) zero before the launch, or null: each block of a configuration with dq_done (below)
-  // adds 1 to its head's counter once its last addition into dq_acc has completed, so that dQ's
-  // conversion can start on a head before the whole grid has finished (gpu/dependent_launch.cuh).
-  unsigned* dq_done = nullptr;
 };
 
 struct TcBwdVariantInfo {
@@ -45,10 +41,6 @@ struct TcBwdVariantInfo {
   // dS computed from P as rounded to the type for the dV product (46), where the others take the
   // float32 P: rounded_backward_bound's p_rounded_in_ds.
   bool ds_from_rounded_p = false;
-  // Counts its finished blocks per head in TcBwdParams::dq_done (one thread issues all of a block's
-  // additions into dq_acc, by the bulk copy engine): the conversion of dQ may then run as the main
-  // kernel's dependent launch, on the SMs its last blocks leave idle.
-  bool dq_done = false;
 };
 int fa2_bwd_tc_variant_count();
 int fa2_bwd_tc_row_pad();  // rows_pad is Nq rounded up to a multiple of this
@@ -62,11 +54,7 @@ void fa2_bwd_tc_prepare(const void* dO, const void* O, const float* lse, float* 
 void fa2_bwd_tc_launch(int variant, const TcBwdParams& p);
 // dQ = dq_acc rounded to the type (heads x nq x d); `swizzled`: dq_acc in the variant's
 // swizzled layout (TcBwdVariantInfo::dq_swizzled), dQ row-major.
-// done (or null): the main kernel's per-head counters, each complete at `blocks` (its blocks per
-// head); then the conversion is launched as the main kernel's dependent (programmatic dependent
-// launch, unless FLASHSTEP_BWD_DQ_PDL=0) and each of its blocks waits for the heads it converts.
-void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem,
-                           const unsigned* done = nullptr, unsigned blocks = 0);
+void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem);
 // The same from dq_acc in the quads layout (TcBwdVariantInfo::dq_quads; ladder builds only).
 void fa2_bwd_tc_dq_quads_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, Elem elem);
 

@@ -81,7 +81,7 @@ TcBwdVariantInfo info_of_ws() {
                        : "v12 with a producer warpgroup: K_j, V_j, Q_i, dO_i by TMA, L2_i, D_i by its first warp's loads, "
                          "into a 2-stage mbarrier ring; setmaxnreg 24/240, the consumers' barriers named";
   return TcBwdVariantInfo{C::VARIANT, what, C::BR, C::BC, C::THREADS / 32, C::SMEM, true, true,
-                          C::DQ_BULK && !C::DQ_QUADS && !C::DQ_RED, C::DQ_QUADS, C::K_FRAG, C::DQ_DONE};
+                          C::DQ_BULK && !C::DQ_QUADS && !C::DQ_RED, C::DQ_QUADS, C::K_FRAG};
 }
 
 }  // namespace

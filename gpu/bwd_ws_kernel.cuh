@@ -55,7 +55,6 @@
 // what its setmaxnreg gives it.
 #pragma once
 #include "gpu/bwd_ws_steps.cuh"  // stmatrix of dS^T and the steps only ladder rungs take
-#include "gpu/dependent_launch.cuh"
 #include "gpu/fa2_bwd_wgmma_kernel.cuh"
 #include "gpu/fa3_kernel.cuh"  // tma_load_3d, encode_tiled, make_map
 #include "gpu/mbarrier_ptx.cuh"
@@ -230,10 +229,6 @@ struct WsBwdConfig : BwdTileBytes<D_, BR_, 128> {
   static_assert(!K_FRAG || (WIDE_KV && !S_AHEAD && DQ_BULK && STMATRIX && !OVERLAP && !PERSIST && !DQ_ALT &&
                             !SLAB_IN_STAGE && !DQ_RED && !S_LATE && !DKV_TMA && !DQ_RUN && !DQ_QUADS && !STATS_PERM),
                 "46 is 29 without S^T ahead, with K_j's fragments in registers");
-  // One consumer thread issues every addition of the block into dq_acc by the bulk copy engine, so
-  // once it has waited for them it can count the block done for its head (TcBwdParams::dq_done):
-  // dQ's conversion then runs as this kernel's dependent launch, head by head as they complete.
-  static constexpr bool DQ_DONE = DQ_BULK && !PERSIST && !DQ_ALT && !DQ_RED && !SLAB_IN_STAGE;
   static constexpr int PARTIALS = DQ_KSPLIT ? 2 : 1;  // dQ partials per slab (d = 64: one per warpgroup)
   static_assert(!DQ_BULK || PARTIALS == 1, "the bulk add takes one dense tile");
   static constexpr int SLABS = DQ_WARPS ? 2 : SLAB_IN_STAGE || DQ_RED ? 0 : 1;
@@ -360,7 +355,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
     mbar_init_fence();
   }
   __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
-  if constexpr (C::DQ_DONE) allow_dependent_launch();  // dQ's conversion may launch once every block has started
 
   if (wg == 0) {
     // ---- the producer warpgroup ----
@@ -731,10 +725,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa2_bwd_ws_kernel(const TcBwdPa
   // 38-40: the last bulk add complete before the block's shared memory goes.
   if constexpr (C::PERSIST)
     if (C::DQ_ALT ? ctid % 128 == 0 : ctid == 0) bulk_wait_all();
-  // The thread that issued the block's bulk adds, past its wait for them: the block counts itself done
-  // for its head (the grid is (Tc, heads)), which dQ's conversion of the head waits for.
-  if constexpr (C::DQ_DONE)
-    if (ctid == 0 && p.dq_done != nullptr) count_block_done(p.dq_done + blockIdx.y);
 }
 
 // Host side: the four tensor maps, built per launch (four cuTensorMapEncodeTiled calls on the

@@ -6,7 +6,6 @@
 #include "core/online_softmax.h"
 #include "gpu/common.cuh"
 #include "gpu/decode_kernels.h"
-#include "gpu/dependent_launch.cuh"
 #include "gpu/flash_block.cuh"
 #include "gpu/mbarrier_ptx.cuh"
 #include "gpu/register_tile.cuh"
@@ -205,9 +204,20 @@ struct SplitTraits {
   static_assert(!kBatched || kMergeBytes <= STAGES * kStageElems * int64_t(sizeof(T)), "the merge fits in the K ring");
 };
 
-// The combine is launched as the split kernel's dependent (decode_combine_launch; gpu/dependent_launch.cuh),
-// so its launch and its blocks' start overlap the split kernel's last blocks; each combine block
-// then waits in griddepcontrol.wait until the split kernel has finished and its partials are visible.
+// Programmatic dependent launch (sm_90): the combine is launched as the split kernel's dependent
+// (decode_combine_launch), so its launch and its blocks' start overlap the split kernel's last
+// blocks; each combine block then waits in griddepcontrol.wait until the split kernel has
+// finished and its partials are visible. Older GPUs run the two launches in stream order.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_prerequisite_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 template <typename T, int G, int R, int V>
 __global__ void __launch_bounds__(SplitTraits<T, G, R, V>::kThreads, SplitTraits<T, G, R, V>::kMinBlocks)

@@ -4,10 +4,8 @@
 // on GPUs other than compute capability 9.0; on Hopper the default is gpu/fa2_bwd_wgmma.cu's.
 // The ladder's other rungs (1, 3, 4; 5-8, 10-12): gpu/ladder/, built with -DFLASHSTEP_LADDER=ON.
 // The kernel template and its traits: gpu/fa2_bwd_tc_kernel.cuh.
-#include "gpu/dependent_launch.cuh"
 #include "gpu/fa2_bwd_tc_kernel.cuh"
 
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -80,41 +78,18 @@ namespace {
 // the floats at position c of row r (r counted within its head) belong to column c xor 8 (r mod 8);
 // four consecutive positions (4-aligned) are four consecutive columns.
 template <typename T>
-__global__ void dq_to_type_kernel(const float* acc, T* __restrict__ dq, int64_t n4, int nq, int d, bool swizzled,
-                                  const unsigned* done, unsigned blocks) {
+__global__ void dq_to_type_kernel(const float* __restrict__ acc, T* __restrict__ dq, int64_t n4, int nq, int d,
+                                  bool swizzled) {
   const int64_t e4 = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (done != nullptr) {
-    // A dependent launch: wait until every main-kernel block of the heads this block converts has
-    // counted itself done, then read dq_acc through L2 (it was written while this grid ran).
-    if (threadIdx.x == 0) {
-      const int64_t head_elems = int64_t(nq) * d, first = int64_t(blockIdx.x) * blockDim.x * 4;
-      const int64_t end = first + int64_t(blockDim.x) * 4, last = (end < n4 * 4 ? end : n4 * 4) - 1;
-      wait_blocks_done(done, first / head_elems, last / head_elems, blocks);
-    }
-    __syncthreads();
-  }
-  if (e4 < n4) {
-    const int64_t e = e4 * 4, row = e / d;
-    const int pos = int(e % d), c = swizzled ? pos ^ (int(row % nq & 7) << 3) : pos;
-    const float4 v = __ldcg(reinterpret_cast<const float4*>(acc + e));
-    // The four values rounded and stored as one 8-byte store (c is a multiple of 4).
-    const T t[4] = {from_float<T>(v.x), from_float<T>(v.y), from_float<T>(v.z), from_float<T>(v.w)};
-    uint2 w;
-    memcpy(&w, t, sizeof w);
-    *reinterpret_cast<uint2*>(dq + row * d + c) = w;
-  }
-  // The grid ends only after the main kernel has (so does whatever the stream runs next).
-  if (done != nullptr && blockIdx.x == gridDim.x - 1) wait_for_prerequisite_grid();
-}
-
-// FLASHSTEP_BWD_DQ_PDL=0: dQ's conversion in plain stream order (after the whole main kernel),
-// to measure what the dependent launch gains.
-bool dq_as_dependent() {
-  static const bool on = [] {
-    const char* e = std::getenv("FLASHSTEP_BWD_DQ_PDL");
-    return !(e && std::string(e) == "0");
-  }();
-  return on;
+  if (e4 >= n4) return;
+  const int64_t e = e4 * 4, row = e / d;
+  const int pos = int(e % d), c = swizzled ? pos ^ (int(row % nq & 7) << 3) : pos;
+  const float4 v = *reinterpret_cast<const float4*>(acc + e);
+  // The four values rounded and stored as one 8-byte store (c is a multiple of 4).
+  const T t[4] = {from_float<T>(v.x), from_float<T>(v.y), from_float<T>(v.z), from_float<T>(v.w)};
+  uint2 w;
+  memcpy(&w, t, sizeof w);
+  *reinterpret_cast<uint2*>(dq + row * d + c) = w;
 }
 
 #if defined(FLASHSTEP_LADDER)
@@ -151,25 +126,14 @@ void fa2_bwd_tc_dq_quads_to_type(const float* dq_acc, void* dQ, int heads, int n
 }
 #endif
 
-void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem,
-                           const unsigned* done, unsigned blocks) {
+void fa2_bwd_tc_dq_to_type(const float* dq_acc, void* dQ, int heads, int nq, int d, bool swizzled, Elem elem) {
   const int64_t n4 = int64_t(heads) * nq * d / 4;  // d is 64 or 128
   if (n4 == 0) return;
-  cudaLaunchAttribute dependent[1] = {};
-  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned((n4 + 255) / 256));
-  cfg.blockDim = dim3(256);
-  cfg.attrs = dependent;
-  cfg.numAttrs = done != nullptr && dq_as_dependent() ? 1 : 0;
-  const float* acc = dq_acc;
+  const unsigned blocks = unsigned((n4 + 255) / 256);
   if (elem == Elem::bf16)
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, dq_to_type_kernel<__nv_bfloat16>, acc, static_cast<__nv_bfloat16*>(dQ), n4, nq,
-                                  d, swizzled, done, blocks));
+    dq_to_type_kernel<<<blocks, 256>>>(dq_acc, static_cast<__nv_bfloat16*>(dQ), n4, nq, d, swizzled);
   else
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, dq_to_type_kernel<__half>, acc, static_cast<__half*>(dQ), n4, nq, d, swizzled,
-                                  done, blocks));
+    dq_to_type_kernel<<<blocks, 256>>>(dq_acc, static_cast<__half*>(dQ), n4, nq, d, swizzled);
   CUDA_CHECK_LAUNCH();
 }
 

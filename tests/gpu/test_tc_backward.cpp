@@ -9,19 +9,15 @@
 #include "core/backward.h"
 #include "core/backward_bound.h"
 #include "gpu/backward_tc.h"
-#include "gpu/bwd_tc_launch.h"
-#include "gpu/common.cuh"
 #include "gpu/variant_list.h"
 #include "gpu_test_helpers.h"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <initializer_list>
 #include <random>
-#include <thread>
 #include <vector>
 
 using namespace flashstep;
@@ -317,40 +313,4 @@ TEST_CASE("tensor-core backward, wgmma rungs: causal and key padding", "[gpu][tc
   check_wgmma({3, 2, 200, 400, false, {400, 1, 0}});
   check_wgmma({2, 1, 300, 300, true, {131, 300}});
   check_wgmma({1, 1, 1000, 1000, true, {}});
-}
-
-// dQ's conversion waits, head by head, for the main kernel's count of finished blocks
-// (gpu/dependent_launch.cuh). Here no main kernel runs: the conversion is launched with two of
-// its four heads' counts incomplete, and 50 ms later another stream writes new values into those
-// heads' accumulator and only then completes their counts. A conversion that did not wait would
-// have converted the old values.
-TEST_CASE("tensor-core backward: dQ's conversion waits for each head's count of finished blocks",
-          "[gpu][tc][tc_backward]") {
-  REQUIRE_GPU_OR_SKIP();
-  const int heads = 4, nq = 40, d = 64;
-  const unsigned blocks = 3;
-  const int64_t n = int64_t(heads) * nq * d, per_head = int64_t(nq) * d;
-  DeviceBuffer<float> acc(n), later(per_head * 2);
-  DeviceBuffer<unsigned> done(heads), complete(heads);
-  DeviceBuffer<uint16_t> dq(n);
-  dq.poison();
-  acc.upload(std::vector<float>(size_t(n), 1.5f).data(), n);
-  later.upload(std::vector<float>(size_t(per_head * 2), 2.5f).data(), per_head * 2);
-  done.upload(std::vector<unsigned>{blocks, blocks, 0, 1}.data(), heads);  // heads 2 and 3 unfinished
-  complete.upload(std::vector<unsigned>(heads, blocks).data(), heads);
-  cudaStream_t other;
-  REQUIRE(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking) == cudaSuccess);
-  tc::fa2_bwd_tc_dq_to_type(acc.get(), dq.get(), heads, nq, d, false, tc::Elem::bf16, done.get(), blocks);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const size_t bytes = size_t(per_head) * 2 * sizeof(float);
-  REQUIRE(cudaMemcpyAsync(acc.get() + 2 * per_head, later.get(), bytes, cudaMemcpyDeviceToDevice, other) == cudaSuccess);
-  REQUIRE(cudaMemcpyAsync(done.get() + 2, complete.get() + 2, 2 * sizeof(unsigned), cudaMemcpyDeviceToDevice, other) ==
-          cudaSuccess);
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  REQUIRE(cudaStreamDestroy(other) == cudaSuccess);
-  std::vector<uint16_t> got(static_cast<size_t>(n));
-  dq.download(got.data(), n);
-  int64_t wrong = 0;
-  for (int64_t e = 0; e < n; ++e) wrong += got[size_t(e)] != (e < 2 * per_head ? 0x3FC0 : 0x4020);  // bf16 1.5, 2.5
-  CHECK(wrong == 0);
 }

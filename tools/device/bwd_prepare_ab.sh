@@ -7,9 +7,9 @@
 # a d = 64 one, and the four on 48 heads x 8 K/V blocks, more blocks than SMs; the 52 odd-shape
 # verifies when NEW is build-carry/bin), then bench-gpu --backward --tensor-cores of OLD, NEW,
 # PyTorch's cuDNN backward, NEW, OLD (bf16, B = 16, H = 16, 3 calls back to back on both sides),
-# the second round as time allows, and NEW once more with NEW_ENV set (e.g.
-# FLASHSTEP_BWD_DQ_PDL=0: the change switched off) if given and time allows; the table (each
-# build's TFLOP/s, NEW / OLD, each / cuDNN) last.
+# the second round as time allows, and NEW once more with NEW_ENV set (VAR=VALUE: an environment
+# variable that switches the change off, where it has one) if given and time allows; the table
+# (each build's TFLOP/s, NEW / OLD, each / cuDNN) last.
 # Usage (repository root, on the GPU machine): bash tools/device/bwd_prepare_ab.sh OLD NEW OUT
 # (OLD and NEW: folders holding flashstep and flashstep_tc_tests; about 6-8 minutes.)
 set -u
