@@ -10,8 +10,12 @@
 
 #include <cublas_v2.h>
 
+#include <dlfcn.h>
+
 #include <climits>
 #include <cmath>
+#include <string>
+#include <type_traits>
 
 namespace flashstep::gpu {
 
@@ -19,13 +23,51 @@ namespace {
 
 using tc::Elem;
 
+// cuBLAS is opened on first use, not linked: loading libcublasLt (over 500 MB) and running its
+// initialisers took about 0.35 s at every start of the program, `flashstep --version` included,
+// though only standard attention on tensor cores calls it. The library is looked for as the
+// dynamic loader finds it (LD_LIBRARY_PATH, the system's cache), then in the CUDA toolkit's folder
+// found when the program was built.
+struct CublasApi {
+  cublasStatus_t (*create)(cublasHandle_t*) = nullptr;
+  const char* (*status_string)(cublasStatus_t) = nullptr;
+  cublasStatus_t (*gemm_strided_batched)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                         const void*, const void*, cudaDataType, int, long long int,
+                                         const void*, cudaDataType, int, long long int, const void*, void*,
+                                         cudaDataType, int, long long int, int, cublasComputeType_t,
+                                         cublasGemmAlgo_t) = nullptr;
+};
+
+const CublasApi& cublas_api() {
+  static const CublasApi api = [] {
+    const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+#ifdef FLASHSTEP_CUDA_LIBRARY_DIR
+    if (!lib) lib = dlopen((std::string(FLASHSTEP_CUDA_LIBRARY_DIR) + "/" + name).c_str(), RTLD_NOW | RTLD_LOCAL);
+#endif
+    if (!lib)
+      throw std::runtime_error("standard attention on tensor cores needs cuBLAS, and " + name +
+                               " could not be opened (" + dlerror() + "): add its folder to LD_LIBRARY_PATH");
+    CublasApi a;
+    auto bind = [&](auto& fn, const char* symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
+      if (!fn) throw std::runtime_error(name + " has no " + symbol + ": not the cuBLAS this program was built for");
+    };
+    bind(a.create, "cublasCreate_v2");
+    bind(a.status_string, "cublasGetStatusString");
+    bind(a.gemm_strided_batched, "cublasGemmStridedBatchedEx");
+    return a;
+  }();
+  return api;
+}
+
 #define CUBLAS_CHECK(call)                                                                  \
   do {                                                                                      \
     const cublasStatus_t st_ = (call);                                                      \
     if (st_ != CUBLAS_STATUS_SUCCESS)                                                       \
       throw std::runtime_error(std::string("cuBLAS error at " __FILE__ ":") +               \
                                std::to_string(__LINE__) + ": " #call ": " +                 \
-                               cublasGetStatusString(st_));                                 \
+                               cublas_api().status_string(st_));                            \
   } while (0)
 
 Elem elem_of(Dtype t) { return t == Dtype::fp16 ? Elem::fp16 : Elem::bf16; }
@@ -96,7 +138,7 @@ struct TcBuffers {
 cublasHandle_t cublas() {
   static cublasHandle_t h = [] {
     cublasHandle_t x = nullptr;
-    CUBLAS_CHECK(cublasCreate(&x));
+    CUBLAS_CHECK(cublas_api().create(&x));
     return x;
   }();
   return h;
@@ -116,19 +158,19 @@ void standard_run(const TcBuffers& b, StandardBuffers& sb, const Shape& s, float
   const cudaDataType t = cuda_type(o.dtype);
   const float zero = 0.0f, one = 1.0f;
   // Alg0 L1: S = tau Q K^T, float32 accumulation, stored in the input type.
-  CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, nk, nq, d, &scale,
-                                          b.K.get(), t, d, int64_t(nk) * d, b.Q.get(), t, d,
-                                          int64_t(nq) * d, &zero, sb.S.get(), t, nk,
-                                          int64_t(nq) * nk, int(s.heads()), CUBLAS_COMPUTE_32F,
-                                          CUBLAS_GEMM_DEFAULT));
+  CUBLAS_CHECK(cublas_api().gemm_strided_batched(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, nk, nq, d, &scale,
+                                                 b.K.get(), t, d, int64_t(nk) * d, b.Q.get(), t, d,
+                                                 int64_t(nq) * d, &zero, sb.S.get(), t, nk,
+                                                 int64_t(nq) * nk, int(s.heads()), CUBLAS_COMPUTE_32F,
+                                                 CUBLAS_GEMM_DEFAULT));
   // Alg0 L2: P = softmax(S), read S and write P.
   tc::softmax_rows_tc(sb.S.get(), sb.P.get(), b.lse.get(), s.heads() * s.nq, nq, nk, p.elem, p.mask);
   // Alg0 L3: O = P V.
-  CUBLAS_CHECK(cublasGemmStridedBatchedEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, &one,
-                                          b.V.get(), t, d, int64_t(nk) * d, sb.P.get(), t, nk,
-                                          int64_t(nq) * nk, &zero, b.O.get(), t, d,
-                                          int64_t(nq) * d, int(s.heads()), CUBLAS_COMPUTE_32F,
-                                          CUBLAS_GEMM_DEFAULT));
+  CUBLAS_CHECK(cublas_api().gemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nk, &one,
+                                                 b.V.get(), t, d, int64_t(nk) * d, sb.P.get(), t, nk,
+                                                 int64_t(nq) * nk, &zero, b.O.get(), t, d,
+                                                 int64_t(nq) * d, int(s.heads()), CUBLAS_COMPUTE_32F,
+                                                 CUBLAS_GEMM_DEFAULT));
 }
 
 int64_t check_and_mark(bool standard, const Shape& s, float scale, const TcOptions& o) {
