@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 out=build-web
 jobs="${JOBS:-$(nproc)}"  # JOBS=1 on a machine shared with other builds
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+took() { echo "web: $1 in $((SECONDS - t0)) s"; t0=$SECONDS; }  # each step's time, for CI's budget
+t0=$SECONDS
 
 # 1. Packages.
 packages=(emscripten libeigen3-dev nlohmann-json3-dev libcli11-dev libstb-dev fonts-dejavu-core dpkg-dev make)
@@ -24,6 +26,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+took "packages"
 
 # 2. Dear ImGui's sources from Debian's source package (the binary package has only the headers
 #    and a desktop library).
@@ -41,6 +45,8 @@ if [ ! -f "$imgui_dir/imgui.cpp" ]; then
   mv "$out"/src/imgui-*/ "$imgui_dir"
 fi
 
+took "Dear ImGui's sources"
+
 # 3. Headers from Debian's packages, each by its own folder (adding /usr/include itself would
 #    mix the host's C library into emscripten's).
 mkdir -p "$out/include"
@@ -51,4 +57,5 @@ cp web/index.html "$out/index.html"
 # emscripten's JS optimiser (acorn, terser) is in Debian's node modules, not on node's default path.
 export NODE_PATH=/usr/share/nodejs
 make -s -f web/Makefile -j"$jobs" OUT="$out" IMGUI="$imgui_dir"
+took "compile and link (the first build also makes emscripten's system libraries)"
 ls -l "$out"/index.html "$out"/flashstep.{js,wasm,data} | awk '{printf "web: %-28s %9d bytes\n", $9, $5}'
