@@ -68,18 +68,7 @@ wait
 # H200's 132 SMs, so that a thread block takes several in turn: B x H = 3 x 16 heads of 64 queries
 # and 1000 keys (8 K/V blocks each), causal, batch entry 1 keeping no key and entry 2 300 keys.
 if [ "${MANY:-0}" = 1 ]; then
-  for d in $DS; do
-    python3 tools/device/npy_random.py 7 "$OUT/many_q$d.npy" 3 16 64 $d -- "$OUT/many_k$d.npy" 3 16 1000 $d -- \
-      "$OUT/many_v$d.npy" 3 16 1000 $d
-    for tool in memcheck racecheck synccheck initcheck; do
-      extra=""; [ $tool = racecheck ] && extra="--racecheck-report all"
-      (timeout 120 compute-sanitizer --tool $tool $extra --error-exitcode 9 $G --variant $NEW --dtype bf16 --causal \
-         --q "$OUT/many_q$d.npy" --k "$OUT/many_k$d.npy" --v "$OUT/many_v$d.npy" --kv-lens 1000 0 300; echo "rc=$?") \
-        > "$OUT/${tool}_many_d$d.txt" 2>&1 &
-    done
-    wait
-    rm -f "$OUT"/many_*$d.npy
-  done
+  for d in $DS; do sanitize_many "$OUT/many_d$d" $d $G --variant $NEW --dtype bf16; done
 fi
 tl() { echo "$(verdict "$2") $(catch2_line "$1") $(grep -m1 -A3 FAILED "$1" | tr -s ' \n' ' ' | cut -c1-120)"; }
 S+=("tests v$NEW [bwd_wgmma][small]  | $(tl "$OUT/t_small.log" $r1)")
@@ -87,7 +76,7 @@ S+=("tests v$NEW ragged, Nq != Nk    | $(tl "$OUT/t_ragged.log" $r2)")
 S+=("tests v$NEW causal, key padding | $(tl "$OUT/t_causal.log" $r3)")
 for k in 1 2 3 4; do [ -f "$OUT/verify$k.txt" ] && S+=("verify $k: $(tail -1 "$OUT/verify$k.txt") $(grep -E '^(PASS|FAIL)' "$OUT/verify$k.txt" | head -1)"); done
 for k in 1 2; do [ -f "$OUT/same$k.txt" ] && S+=("dK, dV v$NEW against v$REF, shape $k: $(tail -1 "$OUT/same$k.txt")"); done
-for f in "$OUT"/*check_d*.txt "$OUT"/*check_many_d*.txt; do [ -f "$f" ] || continue; S+=("$(basename "$f" .txt): $(tail -1 "$f") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"); done
+for f in "$OUT"/*check_d*.txt "$OUT"/many_d*_*check.txt; do [ -f "$f" ] || continue; S+=("$(basename "$f" .txt): $(tail -1 "$f") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"); done
 S+=("correctness: $(($(date +%s) - T0)) s")
 fi
 : > "$OUT/bench.txt"

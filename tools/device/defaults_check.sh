@@ -19,6 +19,7 @@
 # BIN holds flashstep, flashstep_gpu_tests, flashstep_tc_tests; OLD an older flashstep. A summary
 # table is printed last; the exit status is 1 if any check failed.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # fwd_bench, fwd_bench_cudnn (its note is replaced below)
 BIN=${1:?usage: defaults_check.sh BIN OUT [OLD]}
 OUT=${2:?usage: defaults_check.sh BIN OUT [OLD]}
 OLD=${3:-}
@@ -88,18 +89,9 @@ fi
 
 if [ "$PHASE" != checks ]; then
 # ---- 4. speed, both sides 10 calls back to back ----
-bench_fwd() {  # bench_fwd BINARY FILE
-  : > "$2"
-  for c in "" "--causal"; do
-    timeout 120 "$1" bench-gpu --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --no-sweep --back-to-back 10 $c >> "$2" 2>&1
-  done
-}
-bench_fwd "$FS" "$OUT/fwd_new.txt"
-[ -n "$OLD" ] && bench_fwd "$OLD" "$OUT/fwd_old.txt"
-: > "$OUT/fwd_sdpa.txt"
-for c in "" "--causal"; do
-  timeout 120 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 --back-to-back 10 $c >> "$OUT/fwd_sdpa.txt" 2>&1
-done
+fwd_bench "$FS" "$OUT/fwd_new.txt" 120
+[ -n "$OLD" ] && fwd_bench "$OLD" "$OUT/fwd_old.txt" 120
+fwd_bench_cudnn "$OUT/fwd_sdpa.txt" 120
 for c in "" "--causal"; do
   timeout 240 "$FS" bench-gpu --backward --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --back-to-back 2 $c \
     >> "$OUT/bwd_new.txt" 2>&1

@@ -6,7 +6,7 @@
 #   dev_unpack DIR          extracts DIR/bin.tar.xz (the carried binaries) into DIR/bin
 #   dev_libs [DIR...]       LD_LIBRARY_PATH: each DIR first (a carried lib/ with libstb, a folder
 #                           of shared objects), then the toolkit's cuBLAS (the tensor-core path
-#                           links it dynamically)
+#                           opens it for standard attention)
 #   dev_gpu_env             FLASHSTEP_REQUIRE_GPU=1 (a [gpu]/[tc] test without a GPU fails instead
 #                           of skipping), FLASHSTEP_GOLDEN_DIR (tests/golden), PYTHONPATH (the
 #                           summary helpers here and gpu/tools' PyTorch timers); prints the GPU
@@ -40,6 +40,17 @@
 #   tests_line LOG RC       "rc=RC" and the count line; FAIL when no test matched or none asserted
 #   wait_jobs               waits for every background job; the last non-zero exit code, or 0
 #   sanitized LOG           compute-sanitizer's summary line in LOG
+#   fwd_bench BIN FILE SECS the forward's defaults (BIN/flashstep) at the speed targets' 8 points:
+#                           bf16, N = 4096 and 16384, d = 64 and 128, non-causal then causal (each
+#                           half under timeout SECS), 10 calls back to back, added to FILE
+#   fwd_bench_cudnn FILE SECS  PyTorch's cuDNN forward at the same points, the same way
+#   sanitize_many PREFIX D CMD...  the four compute-sanitizer tools side by side on more (head,
+#                           K/V block) tiles than the H200's 132 SMs, so that a thread block or a
+#                           persistent block takes several in turn: B x H = 3 x 16 heads of 64
+#                           queries and 1000 keys at head size D (npy_random.py's inputs), causal,
+#                           batch entry 1 keeping no key and entry 2 300. CMD is the command
+#                           before its input flags; PREFIX_TOOL.txt is each tool's output, ending
+#                           "rc=N"; the inputs are removed after
 #   verdict RC              PASS, or FAIL(rc=RC)
 #   note TEXT / expect WANT GOT / expect_refusal GOT MESSAGE / print_summary
 #                           the summary file $S (default $OUT/summary.txt) and the rule that a
@@ -179,6 +190,36 @@ wait_jobs() {
 }
 
 sanitized() { grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tail -1; }
+fwd_bench() {
+  local c rc=0
+  for c in "" "--causal"; do
+    timeout "$3" "$1" bench-gpu --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --no-sweep --back-to-back 10 $c \
+      >> "$2" 2>&1 || rc=$?
+  done
+  return $rc
+}
+fwd_bench_cudnn() {
+  local c rc=0
+  for c in "" "--causal"; do
+    timeout "$2" python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 --back-to-back 10 $c \
+      >> "$1" 2>&1 || rc=$?
+  done
+  return $rc
+}
+sanitize_many() {
+  local prefix=$1 d=$2 tool pids=() extra
+  shift 2
+  python3 "$DEV_LIB_DIR/npy_random.py" 7 "${prefix}_q.npy" 3 16 64 "$d" -- "${prefix}_k.npy" 3 16 1000 "$d" -- \
+    "${prefix}_v.npy" 3 16 1000 "$d" || return 1
+  for tool in memcheck racecheck synccheck initcheck; do
+    extra=""; [ $tool = racecheck ] && extra="--racecheck-report all"
+    (timeout 120 compute-sanitizer --tool $tool $extra --error-exitcode 9 "$@" --causal --q "${prefix}_q.npy" \
+       --k "${prefix}_k.npy" --v "${prefix}_v.npy" --kv-lens 1000 0 300; echo "rc=$?") > "${prefix}_$tool.txt" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  rm -f "${prefix}_q.npy" "${prefix}_k.npy" "${prefix}_v.npy"
+}
 verdict() { [ "$1" = 0 ] && echo PASS || echo "FAIL(rc=$1)"; }
 
 note() { echo "$*" | tee -a "${S:-$OUT/summary.txt}"; }

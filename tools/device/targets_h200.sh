@@ -27,9 +27,7 @@ mkdir -p "$W" "$F"
 timeout 220 bash tools/device/bench_assets.sh "$BIN" "$W/assets" > "$W/assets_log.txt" 2>&1; at "bench_assets" $?
 cat "$W/assets/fwd.txt" "$W/assets/fwd_causal.txt" > "$W/fwd_new.txt" 2>/dev/null
 cat "$W/assets/bwd.txt" "$W/assets/bwd_causal.txt" > "$W/bwd_new.txt" 2>/dev/null
-for c in "" "--causal"; do
-  timeout 45 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 --back-to-back 10 $c >> "$W/fwd_sdpa.txt" 2>&1
-done; at "forward, cuDNN" $?
+fwd_bench_cudnn "$W/fwd_sdpa.txt" 45; at "forward, cuDNN" $?
 timeout 150 python3 gpu/tools/sdpa_bwd_bench.py --backends cudnn --ns 4096,16384 --ds 64,128 --causal both --back-to-back 2 \
   > "$W/bwd_sdpa.txt" 2>&1; at "backward, cuDNN" $?
 python3 tools/device/defaults_table.py "$W" > "$OUT/bench_summary.txt" 2>&1
@@ -42,11 +40,7 @@ at "fp8 paged decode" $?
 cp "$R/fp8d/table.txt" "$OUT/fp8_decode_table.txt" 2>/dev/null
 if [ $(($(date +%s) - T0)) -lt 470 ]; then
   W2=$R/bench2; mkdir -p "$W2"
-  for c in "" "--causal"; do
-    timeout 45 python3 gpu/tools/sdpa_bench.py --backend cudnn --ns 4096,16384 --ds 64,128 --back-to-back 10 $c >> "$W2/fwd_sdpa.txt" 2>&1
-    timeout 45 "$BIN/flashstep" bench-gpu --tensor-cores --dtype bf16 --n 4096 16384 --d 64 128 --no-sweep --back-to-back 10 $c \
-      >> "$W2/fwd_new.txt" 2>&1
-  done; at "forward, round 2" $?
+  fwd_bench_cudnn "$W2/fwd_sdpa.txt" 45; fwd_bench "$BIN/flashstep" "$W2/fwd_new.txt" 45; at "forward, round 2" $?
   python3 tools/device/defaults_table.py "$W2" > "$OUT/bench2_summary.txt" 2>&1
 fi
 echo "done at $(($(date +%s) - T0)) s" | tee -a "$OUT/gpu.txt"
