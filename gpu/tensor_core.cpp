@@ -357,4 +357,6 @@ BenchTiming bench_standard_tc(const Shape& s, float scale, const TcOptions& o, i
   return bench_path(true, s, scale, o, warmup, reps, seed);
 }
 
+void open_cublas() { cublas_api(); }
+
 }  // namespace flashstep::gpu

@@ -80,6 +80,11 @@ TcResult standard_tc_forward(const float* Q, const float* K, const float* V, con
 TcResult standard_tc_forward_bits(const uint16_t* Q, const uint16_t* K, const uint16_t* V,
                                   const Shape& s, float scale, const TcOptions& o);
 
+// cuBLAS, which standard attention on tensor cores calls, is opened on first use rather than
+// linked (gpu/tensor_core.cpp). This opens it now; it needs no GPU. Throws std::runtime_error
+// naming the library when it cannot be opened or lacks a function this program calls.
+void open_cublas();
+
 // Timing on device-generated random inputs: CUDA events, `warmup` untimed runs, median of
 // `reps` (gpu/common.cuh's median_ms). BenchTiming as gpu/backend.h (variant 0 = standard).
 BenchTiming bench_fa2_tc(const Shape& s, float scale, const TcOptions& o, int warmup, int reps,

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -89,6 +90,29 @@ TEST_CASE("tensor cores: bad requests give one clear InputError", "[tc]") {
   CHECK(tc_variant_built(11, 64));  // the mma.sync default is in every build
   CHECK(tc_variant_built(11, 128));
   if (!gpu::available()) CHECK(tc_default_variant(64) == 11);  // the wgmma rungs need an sm_90 GPU
+}
+
+namespace {
+
+// Whether the process has a library mapped, as the kernel lists the mappings (not the loader's
+// own bookkeeping).
+bool library_mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("tensor cores: cuBLAS opens on first use, with the functions standard attention calls", "[tc]") {
+  // Not linked (a start of the program would load libcublasLt and run its initialisers, about
+  // 0.35 s): opened with its three functions bound, no GPU needed. tests/check_startup_libs.sh
+  // checks that a start of flashstep loads none of it.
+  REQUIRE_NOTHROW(open_cublas());
+  CHECK(library_mapped("libcublas.so"));
+  CHECK(library_mapped("libcublasLt.so"));
 }
 
 TEST_CASE("tensor cores: ragged shapes, Nq != Nk, tiny N, within the rule", "[gpu][tc][ragged]") {
