@@ -45,9 +45,11 @@ const CublasApi& cublas_api() {
 #ifdef FLASHSTEP_CUDA_LIBRARY_DIR
     if (!lib) lib = dlopen((std::string(FLASHSTEP_CUDA_LIBRARY_DIR) + "/" + name).c_str(), RTLD_NOW | RTLD_LOCAL);
 #endif
-    if (!lib)
-      throw std::runtime_error("standard attention on tensor cores needs cuBLAS, and " + name +
-                               " could not be opened (" + dlerror() + "): add its folder to LD_LIBRARY_PATH");
+    if (!lib) {
+      const char* why = dlerror();
+      throw std::runtime_error("standard attention on tensor cores needs cuBLAS, and " + name + " could not be opened (" +
+                               (why ? why : "no reason given") + "): add its folder to LD_LIBRARY_PATH");
+    }
     CublasApi a;
     auto bind = [&](auto& fn, const char* symbol) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
