@@ -47,13 +47,13 @@ const CublasApi& cublas_api() {
 #endif
     if (!lib) {
       const char* why = dlerror();
-      throw std::runtime_error("standard attention on tensor cores needs cuBLAS, and " + name + " could not be opened (" +
+      throw InputError("standard attention on tensor cores needs cuBLAS, and " + name + " could not be opened (" +
                                (why ? why : "no reason given") + "): add its folder to LD_LIBRARY_PATH");
     }
     CublasApi a;
     auto bind = [&](auto& fn, const char* symbol) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-      if (!fn) throw std::runtime_error(name + " has no " + symbol + ": not the cuBLAS this program was built for");
+      if (!fn) throw InputError(name + " has no " + symbol + ": not the cuBLAS this program was built for");
     };
     bind(a.create, "cublasCreate_v2");
     bind(a.status_string, "cublasGetStatusString");

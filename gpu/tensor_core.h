@@ -81,8 +81,9 @@ TcResult standard_tc_forward_bits(const uint16_t* Q, const uint16_t* K, const ui
                                   const Shape& s, float scale, const TcOptions& o);
 
 // cuBLAS, which standard attention on tensor cores calls, is opened on first use rather than
-// linked (gpu/tensor_core.cpp). This opens it now; it needs no GPU. Throws std::runtime_error
-// naming the library when it cannot be opened or lacks a function this program calls.
+// linked (gpu/tensor_core.cpp). This opens it now; it needs no GPU. Throws InputError (as for a
+// missing GPU: one error line) naming the library when it cannot be opened or lacks a function
+// this program calls.
 void open_cublas();
 
 // Timing on device-generated random inputs: CUDA events, `warmup` untimed runs, median of
