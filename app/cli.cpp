@@ -17,6 +17,8 @@ ProblemSpec RunFlags::to_spec() const {
     throw InputError("give either --n or --nq/--nk, not both");
   if (have_files && (n_opt->count() || nq_opt->count() || nk_opt->count() || d_opt->count()))
     throw InputError("sizes come from the .npy files: drop --n/--nq/--nk/--d");
+  if (have_files && pattern_opt && pattern_opt->count())  // it would shape nothing but a generated dO
+    throw InputError("--pattern generates the inputs, and Q, K, V come from the .npy files: drop --pattern");
   const int64_t nq_asked = nq_opt->count() ? nq : (n_opt->count() ? n : 64);
   const int64_t nk_asked = nk_opt->count() ? nk : (n_opt->count() ? n : (nq_opt->count() ? nq : 64));
   ProblemSpec s = sizes_spec(nq_asked, nk_asked, d, parse_sram_size(M), br, bc);
@@ -85,7 +87,7 @@ void add_run_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--dropout", f.options.dropout, "dropout probability p in [0, 1) (Philox 4x32-10 keyed by --seed)")
       ->check(real_number("dropout"));
   c->add_option("--seed", f.seed, "seed for generated inputs (default 1)")->check(strict("seed", checked::parse_uint));
-  c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp, outliers (a few entries "
+  f.pattern_opt = c->add_option("--pattern", f.pattern, "generated inputs: random, uniform, large, ramp, outliers (a few entries "
                                          "of magnitude 10-30 per row)");
   c->add_option("--q", f.q, "Q from a .npy file (Nq x d, float32 or float64)");
   c->add_option("--k", f.k, "K from a .npy file (Nk x d)");

@@ -13,6 +13,8 @@
 //     carries the rounding of the terms it holds and no more).
 #include "app/cmd_backward_gpu.h"
 
+#include "app/run_printer.h"
+
 #include "core/backward.h"
 #include "core/npy.h"
 #include "core/output_files.h"
@@ -92,8 +94,8 @@ BackwardOutputs::BackwardOutputs(const RunFlags& rf, const BackwardFlags& bf, co
   out_.check();  // before the GPU work
 }
 
-void BackwardOutputs::commit(const GpuInputs& in, const std::vector<float>& O, const std::vector<float>& lse,
-                             const std::vector<float>& dQ, const std::vector<float>& dK, const std::vector<float>& dV) {
+void BackwardOutputs::stage(const GpuInputs& in, const std::vector<float>& O, const std::vector<float>& lse,
+                            const std::vector<float>& dQ, const std::vector<float>& dK, const std::vector<float>& dV) {
   for (float x : O)
     if (std::isnan(x)) throw std::runtime_error("GPU output O has unwritten (NaN) elements");
   check_gradient(dQ, "dQ");
@@ -108,10 +110,13 @@ void BackwardOutputs::commit(const GpuInputs& in, const std::vector<float>& O, c
       {&O, &q_shape}, {&lse, &l_shape}, {&dQ, &q_shape}, {&dK, &k_shape}, {&dV, &k_shape}};
   for (size_t k = 0; k < paths_.size(); ++k)
     if (!paths_[k].empty()) out_.bytes(paths_[k]) = npy_bytes(data[k].first->data(), *data[k].second);
-  out_.commit();
 }
 
-void BackwardOutputs::print_written() const {
+void BackwardOutputs::finish(const std::function<void()>& report) {
+  out_.commit([&] {
+    report();
+    require_stdout_written();
+  });
   for (const std::string& path : paths_)
     if (!path.empty()) std::printf("wrote      %s\n", path.c_str());
 }
@@ -132,17 +137,17 @@ int run_gpu_backward(const RunFlags& rf, const BackwardFlags& bf, const GpuInput
   o.features = in.features;
   const gpu::BackwardResult r =
       run_backward_on_gpu(sched, in.Q->data(), in.K->data(), in.V->data(), dO.data(), s, in.scale, t, o);
-  out.commit(in, r.O, r.lse, r.dQ, r.dK, r.dV);
-
-  std::printf("gpu        forward + backward, %s on %s, float32\n", backward_title(sched), info.name.c_str());
-  std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n", (long long)s.B,
-              (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
-  std::printf("dO         %s\n", bf.do_path.empty() ? ("from seed " + std::to_string(rf.seed)).c_str() : bf.do_path.c_str());
-  if (schedule_info(sched).tiled)
-    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, backward variant %d\n",
-                (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, r.variant);
-  std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
-  out.print_written();
+  out.stage(in, r.O, r.lse, r.dQ, r.dK, r.dV);
+  out.finish([&] {  // printed once the files are written, before they are renamed into place
+    std::printf("gpu        forward + backward, %s on %s, float32\n", backward_title(sched), info.name.c_str());
+    std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n", (long long)s.B,
+                (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
+    std::printf("dO         %s\n", bf.do_path.empty() ? ("from seed " + std::to_string(rf.seed)).c_str() : bf.do_path.c_str());
+    if (schedule_info(sched).tiled)
+      std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, backward variant %d\n",
+                  (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, r.variant);
+    std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
+  });
   return 0;
 }
 

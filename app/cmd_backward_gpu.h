@@ -43,14 +43,16 @@ void check_gradient(const std::vector<float>& g, const char* name);
 std::vector<float> grad_output(const RunFlags& rf, const BackwardFlags& bf, const GpuInputs& in);
 
 // The files gpu --backward writes (--out-o, --out-lse, --out-dq, --out-dk, --out-dv): planned and
-// checked on construction (before the GPU work); commit() checks the results (NaN: a bug; Inf:
-// InputError) and writes all of them or none.
+// checked on construction (before the GPU work); stage() checks the results (NaN: a bug; Inf:
+// InputError) and serialises them; finish() writes all of them or none, prints the report once
+// they are written and before they are renamed into place (none if standard output failed), then
+// their names.
 class BackwardOutputs {
  public:
   BackwardOutputs(const RunFlags& rf, const BackwardFlags& bf, const std::string& out_o, const std::string& out_lse);
-  void commit(const GpuInputs& in, const std::vector<float>& O, const std::vector<float>& lse,
-              const std::vector<float>& dQ, const std::vector<float>& dK, const std::vector<float>& dV);
-  void print_written() const;
+  void stage(const GpuInputs& in, const std::vector<float>& O, const std::vector<float>& lse,
+             const std::vector<float>& dQ, const std::vector<float>& dK, const std::vector<float>& dV);
+  void finish(const std::function<void()>& report);
 
  private:
   OutputFiles out_;

@@ -150,17 +150,18 @@ int run_gpu_backward_tensor_cores(const RunFlags& rf, const BackwardFlags& bf, c
   const gpu::DeviceInfo info = gpu::device_info();
   const gpu::TcBackwardResult r = gpu::fa2_tc_backward(in.Q->data(), in.K->data(), in.V->data(), dO.data(), s,
                                                        in.scale, o);
-  out.commit(in, r.O, r.lse, r.dQ, r.dK, r.dV);
-  std::printf("gpu        forward + backward, FlashAttention-2 on tensor cores (%s backward, inputs and gradients in "
-              "%s, float32 accumulation) on %s\n", gpu::tc_backward_variant(r.variant, s.d).sm90_only ? "wgmma" : "mma.sync",
-              dtype_name(f.dtype), info.name.c_str());
-  std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g; mask %s\n", (long long)s.B,
-              (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale, f.mask.describe().c_str());
-  std::printf("dO         %s\n", bf.do_path.empty() ? ("from seed " + std::to_string(rf.seed)).c_str() : bf.do_path.c_str());
-  std::printf("kernels    forward variant %d, backward variant %d (%s)\n", r.forward_variant, r.variant,
-              gpu::tc_backward_variant(r.variant, s.d).what.c_str());
-  std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
-  out.print_written();
+  out.stage(in, r.O, r.lse, r.dQ, r.dK, r.dV);
+  out.finish([&] {  // printed once the files are written, before they are renamed into place
+    std::printf("gpu        forward + backward, FlashAttention-2 on tensor cores (%s backward, inputs and gradients in "
+                "%s, float32 accumulation) on %s\n", gpu::tc_backward_variant(r.variant, s.d).sm90_only ? "wgmma" : "mma.sync",
+                dtype_name(f.dtype), info.name.c_str());
+    std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g; mask %s\n", (long long)s.B,
+                (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale, f.mask.describe().c_str());
+    std::printf("dO         %s\n", bf.do_path.empty() ? ("from seed " + std::to_string(rf.seed)).c_str() : bf.do_path.c_str());
+    std::printf("kernels    forward variant %d, backward variant %d (%s)\n", r.forward_variant, r.variant,
+                gpu::tc_backward_variant(r.variant, s.d).what.c_str());
+    std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
+  });
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "app/cmd_gpu_snapshots.h"
 #include "app/cmd_tensor_cores.h"
 #include "app/commands.h"
+#include "app/run_printer.h"
 #include "core/schedules/decode/decode.h"
 #include "core/npy.h"
 #include "core/output_files.h"
@@ -109,16 +110,18 @@ int run_gpu(const RunFlags& rf, int variant, const std::string& out_o, const std
   out.add_input(rf.v, "--v");
   if (!out_o.empty()) out.bytes(out_o) = npy_bytes(r.O.data(), o_shape);
   if (!out_lse.empty()) out.bytes(out_lse) = npy_bytes(r.lse.data(), l_shape);
-  out.commit();
   const gpu::DeviceInfo device = gpu::device_info();
-  std::printf("gpu        %s on %s, dtype %s\n", info.device_title, device.name.c_str(), dtype_name(in.features.dtype));
-  std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n",
-              (long long)s.B, (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
-  if (info.tiled)
-    std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, S = %lld, %s variant %d\n",
-                (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, (long long)t.S,
-                schedule_name(sched), r.variant);
-  std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
+  out.commit([&] {  // the report once the files are written, before they are renamed into place
+    std::printf("gpu        %s on %s, dtype %s\n", info.device_title, device.name.c_str(), dtype_name(in.features.dtype));
+    std::printf("shape      B = %lld, H = %lld, Nq = %lld, Nk = %lld, d = %lld, tau = %.9g\n",
+                (long long)s.B, (long long)s.H, (long long)s.nq, (long long)s.nk, (long long)s.d, in.scale);
+    if (info.tiled)
+      std::printf("tiling     M = %lld, Br = %lld, Bc = %lld, Tr = %lld, Tc = %lld, S = %lld, %s variant %d\n",
+                  (long long)in.M, (long long)t.Br, (long long)t.Bc, (long long)t.Tr, (long long)t.Tc, (long long)t.S,
+                  schedule_name(sched), r.variant);
+    std::printf("device mem %.3f MiB allocated\n", r.device_bytes / 1048576.0);
+    require_stdout_written();
+  });
   if (!out_o.empty()) std::printf("wrote      %s\n", out_o.c_str());
   if (!out_lse.empty()) std::printf("wrote      %s\n", out_lse.c_str());
   return 0;

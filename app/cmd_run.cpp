@@ -82,9 +82,9 @@ struct RunCommand {
     out.check();
   }
 
-  // Serialises everything, then writes all or nothing, the snapshot folder included
-  // (core/output_files.h).
-  void write_outputs(const Trace& tr, const Mat* dO, OutputFiles& out, OutputFolder* folder) const {
+  // Serialises everything for out's all-or-nothing commit, the snapshot folder included
+  // (core/output_files.h); nothing is written yet.
+  void stage_outputs(const Trace& tr, const Mat* dO, OutputFiles& out, OutputFolder* folder) const {
     if (!trace_json.empty()) out.bytes(trace_json) = trace_to_json(tr).dump(1) + "\n";
     if (!trace_csv.empty()) out.bytes(trace_csv) = trace_to_csv(tr);
     if (!trace_chrome.empty()) out.bytes(trace_chrome) = trace_to_chrome(tr).dump() + "\n";
@@ -92,13 +92,12 @@ struct RunCommand {
     if (!out_lse.empty()) out.bytes(out_lse) = npy_bytes(tr.lse.data(), {int64_t(tr.lse.size())});
     add_backward_outputs(bf, tr, out);
     if (folder) stage_snapshots(*folder, cpu_snapshots(tr, dO));
-    out.commit();
   }
 
   int execute() const {
     checked::in_range(max_trace_mib, 1, kMaxTraceMib, "--max-trace-mib");
     if (!(max_gflop > 0 && max_gflop <= kMaxWorkGflop))
-      throw InputError("--max-gflop must be in (0, 1e9] (got " + std::to_string(max_gflop) + ")");
+      throw InputError("--max-gflop must be in (0, 1e9] (got " + error_value(max_gflop) + ")");
     const ProblemSpec spec = rf.to_spec();
     const WorkLimits limits{max_gflop};
     RunOptions opt;
@@ -136,10 +135,16 @@ struct RunCommand {
     show_progress_on_terminal();
     const Trace tr = run_problem(p, t, opt);
     check_result_finite(tr);
-    write_outputs(tr, opt.dO, out, folder.get());
-    if (steps)
-      for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
-    print_summary(tr, opt.record);
+    stage_outputs(tr, opt.dO, out, folder.get());
+    // The report between the files' writing and their renaming: a file that cannot be written
+    // stops the run before any report, and a report that cannot be (a full disk, a closed pipe)
+    // leaves none of the files.
+    out.commit([&] {
+      if (steps)
+        for (size_t k = 0; k < tr.steps.size(); ++k) print_step(tr, k);
+      print_summary(tr, opt.record);
+      require_stdout_written();
+    });
     if (!snapshots.empty()) std::printf("snapshots  written to %s\n", snapshots.c_str());
     return 0;
   }

@@ -28,6 +28,7 @@ struct RunFlags {
   int64_t splits = 0;            // --splits (decode's S); 0 = the default
   int64_t page_size = 0;         // --page-size (decode's paged KV cache), when page_opt counts
   CLI::Option* page_opt = nullptr;
+  CLI::Option* pattern_opt = nullptr;  // --pattern, refused beside --q/--k/--v
   CLI::Option *scale_opt = nullptr, *d_opt = nullptr, *n_opt = nullptr, *nq_opt = nullptr,
               *nk_opt = nullptr;
   ProblemSpec to_spec() const;  // throws InputError on conflicting flags

@@ -1,32 +1,31 @@
 // flashstep: an educational step-through simulator of FlashAttention.
 // main() only dispatches; each subcommand lives with the part of the project it belongs to.
 #include "app/commands.h"
+#include "app/run_printer.h"
 #include "app/flag_checks.h"
 #include "app/version.h"  // generated from app/version.h.in
 #include "core/checked.h"
 #include "core/input_files.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <nlohmann/json.hpp>
 
 // Standard output may fail (a full disk, /dev/full, a closed pipe): that is an error too, not
 // exit code 0 with the output lost.
+// The promise is one line: a message is printed with its control characters (a newline in a
+// file name) shown as '?', and cut if some reader quoted too much of its input.
+static void print_error(const char* what) { std::fprintf(stderr, "flashstep: error: %s\n", flashstep::excerpt(what, 1000).c_str()); }
+
 static int flush_stdout(int rc) {
-  errno = 0;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "flashstep: error: writing standard output failed: %s\n",
-                 errno ? std::strerror(errno) : "write error");
+  try {
+    flashstep::require_stdout_written();
+  } catch (const flashstep::InputError& e) {
+    print_error(e.what());
     return rc != 0 ? rc : 2;
   }
   return rc;
 }
-
-// The promise is one line: a message is printed with its control characters (a newline in a
-// file name) shown as '?', and cut if some reader quoted too much of its input.
-static void print_error(const char* what) { std::fprintf(stderr, "flashstep: error: %s\n", flashstep::excerpt(what, 1000).c_str()); }
 
 // An empty value for a text flag (--out-o "", --snapshots "", --q "") would otherwise read as the
 // flag not given (no output, generated inputs, exit 0): every text flag of every subcommand

@@ -3,6 +3,7 @@
 
 #include "app/cli_backward.h"
 #include "core/closed_form.h"
+#include "core/input_error.h"
 #include "core/l2_cache.h"
 #include "core/paged_kv.h"
 #include "core/progress.h"
@@ -10,8 +11,10 @@
 #include "core/run.h"
 #include "core/schedule_registry.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 
@@ -251,6 +254,12 @@ void print_float64_checks(const Float64Checks& c) {
     return;
   }
   for (const ForwardCheck& k : c.checks) print_check("           ", k);
+}
+
+void require_stdout_written() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw InputError(std::string("writing standard output failed: ") + (errno ? std::strerror(errno) : "write error"));
 }
 
 }  // namespace flashstep

@@ -15,6 +15,10 @@ void print_step(const Trace& t, size_t k);
 // The summary: schedule, problem, tiling, traffic against the closed form, DRAM through the L2
 // model, peak SRAM, FLOPs, errors against float64 (and the backward's, when it ran).
 void print_summary(const Trace& t, bool recorded);
+// Flushes standard output; if any of it could not be written (a full disk, /dev/full), throws
+// InputError "writing standard output failed: ...". A command that prints its report and writes
+// files calls it before committing them, so that a run whose report was lost writes no file.
+void require_stdout_written();
 
 // verify's lines (core/verify.h's results; the commands in app/cmd_verify.cpp and its GPU
 // siblings): `lead` (the line's 11-character heading, "final      " or blanks), the check's

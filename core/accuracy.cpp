@@ -95,13 +95,14 @@ Accuracy measure_accuracy(const Trace& t, bool companion, const Reference* ref) 
     const ReferenceGrad g = reference_backward(p.Q, p.K, p.V, t.dO, p.scale, p.mask, p.dropout, p.seed);
     a.backward = BackwardAccuracy{compare(t.dQ, g.dQ), compare(t.dK, g.dK), compare(t.dV, g.dV)};
   }
+  a.companion_asked = companion;
   if (companion) a.companion = companion_accuracy(t, *ref);
   if (companion && p.dtype == Dtype::fp8) a.fp8_storages = fp8_storage_accuracies(t, *ref, a.forward.O);
   return a;
 }
 
 Accuracy accuracy_of(const Trace& t, bool companion) {
-  if (t.accuracy && (t.accuracy->companion || !companion)) return *t.accuracy;
+  if (t.accuracy && (t.accuracy->companion_asked || !companion)) return *t.accuracy;
   return measure_accuracy(t, companion);
 }
 

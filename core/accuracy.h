@@ -49,6 +49,9 @@ struct Accuracy {
   std::optional<BackwardAccuracy> backward;    // when the backward ran
   std::optional<CompanionAccuracy> companion;  // when the storage type asks for one (above)
   std::vector<Fp8StorageAccuracy> fp8_storages;  // with the companion, for --dtype fp8
+  // The companion was asked for (whether or not the storage type has one): accuracy_of reuses
+  // these figures instead of computing the reference again.
+  bool companion_asked = false;
 };
 
 // The float64 forward of p (its inputs, scale, mask, dropout and seed), or none where it costs

@@ -9,6 +9,7 @@
 #include "core/output_files.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -144,6 +145,18 @@ struct Fd {
   ~Fd() { ::close(fd); }
 };
 
+// Element k of a C-order array of this shape as "(i, j, ...)", as NumPy indexes it.
+std::string index_text(const std::vector<int64_t>& shape, size_t k) {
+  std::vector<size_t> idx(shape.size());
+  for (size_t a = shape.size(); a-- > 0;) {
+    idx[a] = k % size_t(shape[a]);
+    k /= size_t(shape[a]);
+  }
+  std::string t = "(";
+  for (size_t a = 0; a < idx.size(); ++a) t += (a ? ", " : "") + std::to_string(idx[a]);
+  return t + (idx.size() == 1 ? ",)" : ")");
+}
+
 }  // namespace
 
 NpyArray read_npy(const std::string& path) {
@@ -204,7 +217,14 @@ NpyArray read_npy(const std::string& path) {
   } else {
     std::vector<double> wide(count);
     read_exact(fd, reinterpret_cast<char*>(wide.data()), need, path);
-    for (size_t k = 0; k < count; ++k) a.data[k] = float(wide[k]);
+    for (size_t k = 0; k < count; ++k) {
+      a.data[k] = float(wide[k]);
+      // Finite in float64, Inf in float32: the value is out of range, not an Inf in the file.
+      if (std::isinf(a.data[k]) && std::isfinite(wide[k])) {
+        throw InputError(path + ": the value " + error_value(wide[k]) + " at index " + index_text(a.shape, k) +
+                         " is beyond float32's range (+-3.40282e+38; inputs are read as float32)");
+      }
+    }
   }
   return a;
 }

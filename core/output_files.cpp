@@ -57,14 +57,20 @@ struct SignalsHeld {
   ~SignalsHeld() { sigprocmask(SIG_SETMASK, &old, nullptr); }
 };
 
+// A sigaction that calls handler (or SIG_IGN), with no flags and nothing masked.
+struct sigaction action_of(void (*handler)(int)) {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  return sa;
+}
+
 // Installs the handler for the lifetime of a commit, then puts the old ones back.
 struct SignalCleanup {
   struct sigaction old_int, old_term;
   SignalCleanup() {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_handler = remove_temps_and_die;
-    sigemptyset(&sa.sa_mask);
+    const struct sigaction sa = action_of(remove_temps_and_die);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
   }
@@ -72,6 +78,18 @@ struct SignalCleanup {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
   }
+};
+
+// SIGPIPE ignored for its lifetime: while temporaries exist, a reader that closed its pipe makes
+// a write fail with EPIPE, which the writer reports, instead of ending the program with the
+// temporaries left behind.
+struct PipeSignalIgnored {
+  struct sigaction old;
+  PipeSignalIgnored() {
+    const struct sigaction sa = action_of(SIG_IGN);
+    sigaction(SIGPIPE, &sa, &old);
+  }
+  ~PipeSignalIgnored() { sigaction(SIGPIPE, &old, nullptr); }
 };
 
 std::string errno_text() { return std::strerror(errno); }
@@ -224,7 +242,7 @@ void OutputFiles::check() {
   }
 }
 
-void OutputFiles::commit() {
+void OutputFiles::commit(const std::function<void()>& before_publish) {
   check();
 
   // 2. Temporaries next to each target, written and synced; the folder staged.
@@ -249,6 +267,10 @@ void OutputFiles::commit() {
       std::string().swap(o.bytes);
     }
     if (folder_) folder_->stage();
+    if (before_publish) {
+      PipeSignalIgnored pipe;
+      before_publish();
+    }
     // 3. All written: the folder into place, then every file renamed, with the signals held so
     //    that none is left half-done.
     SignalsHeld held;

@@ -47,7 +47,11 @@ class OutputFiles {
   // Step 1 only, so that a bad target fails before a long run; commit() checks again.
   void check();
   // Checks, writes and renames (see above). Throws InputError naming the path on failure.
-  void commit();
+  // before_publish, if given, runs between steps 2 and 3 (every temporary written, nothing
+  // renamed yet; SIGPIPE ignored meanwhile): a command prints its report there and throws if
+  // standard output failed, so that a run whose report was lost, or whose files could not be
+  // written, leaves no file and shows no report.
+  void commit(const std::function<void()>& before_publish = nullptr);
 
  private:
   struct Out {

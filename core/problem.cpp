@@ -55,12 +55,9 @@ Tiling make_tiling(int64_t nq, int64_t nk, int64_t d, int64_t M, int64_t br, int
 int64_t parse_sram_size(const std::string& text) {
   // Decimal digits, then an optional unit: no sign, no spaces before the number, no hexadecimal.
   const size_t pos = std::min(text.size(), text.find_first_not_of("0123456789"));
-  int64_t value = 0;
-  try {
-    value = checked::parse_int(text.substr(0, pos), "M");
-  } catch (const InputError&) {
-    throw InputError("M must be a number of elements or a size like 64KiB (got '" + excerpt(text) + "')");
-  }
+  if (pos == 0) throw InputError("M must be a number of elements or a size like 64KiB (got '" + excerpt(text) + "')");
+  if (text[pos] == '.') throw InputError("M must be a whole number of elements or of KiB (got '" + excerpt(text) + "')");
+  const int64_t value = checked::parse_int(text.substr(0, pos), "M");  // "M is out of range" past int64
   std::string unit = text.substr(pos);
   for (auto& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (unit.empty()) return value;

@@ -1,12 +1,17 @@
 // The third hardening round, kept fixed: the pipeline model's explain, the roofline's and
-// bench-gpu --decode's readers, decode's partials in the work estimate, JSON with a NUL byte.
+// bench-gpu --decode's readers, decode's partials in the work estimate, JSON with a NUL byte;
+// run's files after its report, float64 .npy values past float32, the summary's float64 figures.
 // Each bad input gives one short `flashstep: error:` line and exit code 2, at once (FIFOs and
 // quadratic work under a time limit), and leaves every file in its folder as it was.
 #include "hardening_helpers.h"
 #include "test_helpers.h"
 
+#include "core/accuracy.h"
+#include "core/npy.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <sys/stat.h>
 
 using namespace flashstep;
@@ -147,4 +152,91 @@ TEST_CASE("JSON inputs stop at no NUL byte: the garbage after one is refused", "
   check_refused(dir, "compare --snapshots snap --against snap", "a NUL byte at byte " + std::to_string(text.size()));
   write_text(dir / "bench.json", shipped_bench().dump() + std::string(1, '\0') + "]]]");
   check_refused(dir, "plot --bench bench.json --out p.png", "a NUL byte at byte");
+}
+
+TEST_CASE("run writes its files only once its report is out", "[cli][hardening3][outputs]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  // Standard output on a full device: the error line, exit 2, and none of the files.
+  check_refused(dir, "run --n 8 --d 4 --out-o o.npy --trace t.json --snapshots snaps > /dev/full",
+                "writing standard output failed");
+  // A reader that stops early (head): the closed pipe is reported, and no file (not even a
+  // temporary) is left.
+  const fstest::Outcome cut = fstest::run_limited(
+      "cd " + dir.string() + " && " + kBin + " run --n 256 --d 16 --steps --out-o o.npy --snapshots snaps | head -c 200", 60);
+  CAPTURE(cut.out);
+  CHECK(cut.out.find("flashstep: error: writing standard output failed") != std::string::npos);
+  CHECK(fsys::is_empty(dir));
+  // The same run with its report read in full writes every file.
+  const fstest::Outcome ok = fstest::run_limited("cd " + dir.string() + " && " + kBin +
+                                                 " run --n 8 --d 4 --out-o o.npy --trace t.json --snapshots snaps > /dev/null", 60);
+  CAPTURE(ok.out);
+  CHECK(ok.rc == 0);
+  CHECK(fsys::exists(dir / "o.npy"));
+  CHECK(fsys::exists(dir / "t.json"));
+  CHECK(fsys::exists(dir / "snaps" / "manifest.json"));
+}
+
+TEST_CASE("a float64 .npy value beyond float32's range is named as such, not as an Inf", "[cli][hardening3][npy]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  Mat ones = Mat::Ones(8, 4);
+  write_npy((dir / "g.npy").string(), ones);
+  // float64 (8, 4): 1 everywhere, -4e38 at (3, 2) in one file and 1e300 at (0, 0) in another.
+  std::string a(8 * 4 * sizeof(double), '\0'), b = a;
+  double* pa = reinterpret_cast<double*>(a.data());
+  double* pb = reinterpret_cast<double*>(b.data());
+  for (int k = 0; k < 32; ++k) pa[k] = pb[k] = 1.0;
+  pa[3 * 4 + 2] = -4e38;
+  pb[0] = 1e300;
+  const std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (8, 4), }";
+  fstest::write_npy_text(dir / "big.npy", header, a);
+  fstest::write_npy_text(dir / "huge.npy", header, b);
+  check_refused(dir, "run --q g.npy --k big.npy --v g.npy",
+                "big.npy: the value -4e+38 at index (3, 2) is beyond float32's range");
+  check_refused(dir, "run --q huge.npy --k g.npy --v g.npy", "huge.npy: the value 1e+300 at index (0, 0) is beyond float32's range");
+  check_refused(dir, "run --n 8 --d 4 --backward --do huge.npy", "huge.npy: the value 1e+300 at index (0, 0)");
+  // The largest float32 itself, written as float64, is read.
+  pb[0] = 3.4028234663852886e38;
+  fstest::write_npy_text(dir / "max.npy", header, b);
+  CHECK(read_npy_matrix((dir / "max.npy").string())(0, 0) == std::numeric_limits<float>::max());
+}
+
+TEST_CASE("run's flags: --pattern beside .npy inputs, --M's and --max-gflop's messages", "[cli][hardening3][flags]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  write_npy((dir / "g.npy").string(), Mat(Mat::Ones(8, 4)));
+  check_refused(dir, "run --q g.npy --k g.npy --v g.npy --pattern ramp", "drop --pattern");
+  check_refused(dir, "run --M 1.5", "M must be a whole number of elements or of KiB (got '1.5')");
+  check_refused(dir, "run --M 99999999999999999999999", "M is out of range");
+  check_refused(dir, "run --max-gflop -1", "(got -1)");
+  // --pattern alone still shapes the generated inputs.
+  const fstest::Outcome ok = fstest::run_limited("cd " + dir.string() + " && " + kBin + " run --n 8 --d 4 --pattern ramp", 60);
+  CHECK(ok.rc == 0);
+}
+
+TEST_CASE("the summary reuses the run's float64 figures instead of computing them again", "[accuracy][hardening3]") {
+  ProblemSpec spec = sizes_spec(40, 56, 8, 256);
+  for (const Dtype dt : {Dtype::fp32, Dtype::bf16}) {
+    spec.options.dtype = dt;
+    const Problem p = make_problem(spec);
+    RunOptions opt;
+    opt.accuracy = opt.accuracy_companion = true;
+    Trace t = run_problem(p, make_tiling(p), opt);
+    REQUIRE(t.accuracy);
+    REQUIRE(t.accuracy->measured);
+    // A mark no reference could give: accuracy_of must return the stored figures as they are.
+    t.accuracy->forward.O.max_abs = 12345.0;
+    CHECK(accuracy_of(t, true).forward.O.max_abs == 12345.0);
+    CHECK(accuracy_of(t, false).forward.O.max_abs == 12345.0);
+  }
+  // Without the stored figures it measures them.
+  ProblemSpec s32 = sizes_spec(40, 56, 8, 256);
+  const Problem p = make_problem(s32);
+  RunOptions opt;
+  Trace t = run_problem(p, make_tiling(p), opt);
+  REQUIRE(!t.accuracy);
+  const Accuracy a = accuracy_of(t, true);
+  CHECK(a.measured);
+  CHECK(a.forward.O.max_abs < 1e-5);
 }
