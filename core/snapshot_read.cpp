@@ -1,12 +1,14 @@
 // Reading a snapshot folder (core/snapshot.h): every field of the manifest checked for
-// presence, type and range, the sizes against the tiling, the list of snapshots against what
-// the schedule writes, each file name, and each .npy file's presence, type and shape. Any
-// problem is one InputError naming the manifest field or the file.
+// presence, type and range, the sizes against the tiling, the problem against what run
+// accepts, the list of snapshots against what the schedule writes, each file name, and each
+// .npy file's presence, type and shape. Any problem is one InputError naming the manifest field
+// or the file.
 #include "core/checked.h"
 #include "core/schedules/decode/decode.h"
 #include "core/input_files.h"
 #include "core/npy.h"
 #include "core/output_files.h"
+#include "core/problem.h"
 #include "core/snapshot.h"
 
 #include <cerrno>
@@ -102,6 +104,37 @@ json read_manifest(const std::string& dir, const std::string& path) {
   return parse_json_input(read_input_file(path, "the manifest"), path);
 }
 
+// What `run --snapshots` could have written. Not fp8: run refuses --dtype fp8 with --snapshots
+// (a folder holds an fp32, fp16 or bf16 run). The rest is run's own validate_sizes
+// (core/problem.cpp), given the fields one at a time so that its first refusal names the field
+// that made it: M at least 4d, Br and Bc within M, the scale a float32, the mask, dropout below 1
+// as a float32, P~'s type allowed beside the storage type (16-bit storage, a tiled schedule).
+void check_as_run(const SnapshotProblem& p, const Fields& f) {
+  if (p.dtype == Dtype::fp8)
+    f.fail("problem.dtype", "fp8 is not a type of snapshot folders (run refuses --dtype fp8 with --snapshots; a folder "
+                            "holds an fp32, fp16 or bf16 run)");
+  ProblemSpec spec = sizes_spec(p.nq, p.nk, p.d, kMaxSram);  // nq, nk, d: read within their limits
+  spec.schedule = p.schedule;
+  auto with = [&](const char* field, auto&& set) {
+    set(spec);
+    try {
+      validate_sizes(spec);
+    } catch (const InputError& e) {
+      f.fail(field, std::string("a problem run refuses (") + e.what() + ")");
+    }
+  };
+  with("problem.M", [&](ProblemSpec& s) { s.M = p.M; });
+  with("problem.Br, Bc", [&](ProblemSpec& s) {  // together: Br alone may not fit beside the paper's Bc
+    s.br = p.Br;
+    s.bc = p.Bc;
+  });
+  with("problem.scale", [&](ProblemSpec& s) { s.scale = p.scale; });
+  with("problem.mask", [&](ProblemSpec& s) { s.options.mask = p.mask; });
+  with("problem.dropout", [&](ProblemSpec& s) { s.options.dropout = p.dropout; });
+  with("problem.dtype", [&](ProblemSpec& s) { s.options.dtype = p.dtype; });
+  with("problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; });
+}
+
 SnapshotProblem read_problem(const json& m, const Fields& f, int64_t version) {
   SnapshotProblem p;
   p.schedule = f.parsed(m, "schedule", "", parse_schedule);
@@ -159,6 +192,7 @@ SnapshotProblem read_problem(const json& m, const Fields& f, int64_t version) {
   p.inputs_hash = f.str(j, "inputs_hash", pf);
   if (p.inputs_hash.size() != 16 || p.inputs_hash.find_first_not_of("0123456789abcdef") != std::string::npos)
     f.fail("problem.inputs_hash", "must be 16 lower-case hex digits (got '" + excerpt(excerpt(p.inputs_hash)) + "')");
+  check_as_run(p, f);
   return p;
 }
 

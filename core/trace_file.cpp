@@ -1,11 +1,14 @@
 #include "core/trace_file.h"
 
+#include "core/checked.h"
 #include "core/export.h"
 #include "core/input_files.h"
 #include "core/schedule_registry.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <tuple>
 
 namespace flashstep {
 
@@ -62,10 +65,26 @@ struct Reader {
   int64_t integer_or(const json& o, const char* key, const std::string& where, int64_t dflt) const {
     return o.is_object() && o.contains(key) ? integer(o, key, where) : dflt;
   }
+  // A JSON true or false: "yes", 1 or null are refused, not read as false.
+  bool boolean(const json& o, const char* key, const std::string& where) const {
+    const json& v = member(o, key, where);
+    if (!v.is_boolean()) fail(where + "." + key, "is not true or false (" + json_excerpt(v) + ")");
+    return v.get<bool>();
+  }
   std::string text(const json& o, const char* key, const std::string& where) const {
     const json& v = member(o, key, where);
     if (!v.is_string()) fail(where + "." + key, "is not a string (" + json_excerpt(v) + ")");
     return v.get<std::string>();
+  }
+  // A name through its parser (parse_schedule, parse_dtype), whose refusal follows the field.
+  template <class Parse>
+  auto parsed(const json& o, const char* key, const std::string& where, Parse parse) const {
+    const std::string name = text(o, key, where);
+    try {
+      return parse(name);
+    } catch (const InputError& e) {
+      fail(where + "." + key, std::string("is refused: ") + e.what());
+    }
   }
   float number(const json& v, const std::string& where) const {
     if (v.is_number()) {
@@ -248,6 +267,64 @@ json trace_to_replay_json(const Trace& t) {
 
 namespace {
 
+// The problem as `run` would make it, checked by run's own validate_sizes (core/problem.cpp):
+// each size within its limit, M at least 4d, the block sizes within M, decode's S and page size,
+// a finite float32 scale, the mask, dropout below 1 as a float32, the storage type the schedule
+// has and P~'s type allowed beside it. The fields join the spec one at a time, each after those
+// it depends on, so that the first refusal is that of the field it names; the reason is run's.
+void check_as_run(const Reader& r, const Problem& p) {
+  // S = 0 is run's "the default S" (--splits not given): a trace records the S it ran with.
+  if (p.splits < 1) r.fail("problem.splits", "is " + std::to_string(p.splits) + ", below 1");
+  ProblemSpec s = sizes_spec(1, 1, 1, kMaxSram);  // a problem run accepts, before any field
+  s.schedule = p.schedule;
+  const std::pair<const char*, std::function<void()>> fields[] = {
+      {"problem.nq", [&] { s.nq = p.nq; }},
+      {"problem.nk", [&] { s.nk = p.nk; }},
+      {"problem.d", [&] { s.d = p.d; }},
+      {"problem.M", [&] { s.M = p.M; }},
+      {"replay.tiling.br, bc", [&] {
+         s.br = p.br;
+         s.bc = p.bc;
+       }},
+      // decode's S as run --splits gives it; 1 (the file's default) for every other schedule
+      {"problem.splits", [&] { s.splits = p.splits == 1 && p.schedule != Schedule::decode ? 0 : p.splits; }},
+      {"problem.page_size", [&] { if (p.page_size != 0) s.page_size = p.page_size; }},
+      {"problem.scale", [&] { s.scale = p.scale; }},
+      {"replay.mask", [&] { s.options.mask = p.mask; }},
+      {"replay.dropout", [&] { s.options.dropout = p.dropout; }},
+      {"problem.dtype", [&] { s.options.dtype = p.dtype; }},
+      {"problem.p_dtype", [&] { s.options.p_dtype = p.p_dtype; }}};
+  for (const auto& [field, add] : fields) {
+    add();
+    try {
+      validate_sizes(s);
+    } catch (const InputError& e) {
+      r.fail(field, std::string("makes a problem that run refuses: ") + e.what());
+    }
+  }
+}
+
+// A step's counts are never negative, and each running total (hbm_read_total, ..., as
+// trace.h has them) is the previous step's plus this step's bytes, as every run and a puzzle's
+// save record them: the app shows them as the bytes moved so far.
+void check_step_bytes(const Reader& r, const Step& s, const std::string& w, const Step* before) {
+  const std::pair<const char*, int64_t> counts[] = {
+      {"hbm_read_bytes", s.hbm_read},   {"hbm_write_bytes", s.hbm_write}, {"dram_read_bytes", s.dram_read},
+      {"dram_write_bytes", s.dram_write}, {"flops", s.flops},           {"sram_bytes", s.sram_bytes}};
+  for (const auto& [key, v] : counts)
+    if (v < 0) r.fail(w + "." + key, "is " + std::to_string(v) + ", below 0");
+  const std::tuple<const char*, int64_t, int64_t, int64_t> totals[] = {
+      {"hbm_read", s.hbm_read, s.hbm_read_total, before ? before->hbm_read_total : 0},
+      {"hbm_write", s.hbm_write, s.hbm_write_total, before ? before->hbm_write_total : 0},
+      {"dram_read", s.dram_read, s.dram_read_total, before ? before->dram_read_total : 0},
+      {"dram_write", s.dram_write, s.dram_write_total, before ? before->dram_write_total : 0}};
+  for (const auto& [name, bytes, total, earlier] : totals)  // earlier >= 0: checked at its step
+    if (total < earlier || total - earlier != bytes)
+      r.fail(w + "." + name + "_total", "is " + std::to_string(total) + ", not the running sum of the steps' " + name +
+                                            "_bytes (" + std::to_string(earlier) + " so far plus this step's " +
+                                            std::to_string(bytes) + ")");
+}
+
 // An attention trace: the problem, its steps (labelled with core's lines) and, when the
 // backward follows, its phases, dO and gradients.
 Trace attention_from(const Reader& r, const json& doc) {
@@ -259,44 +336,48 @@ Trace attention_from(const Reader& r, const json& doc) {
   p.nk = r.integer(pj, "nk", "problem");
   p.d = r.integer(pj, "d", "problem");
   p.M = r.integer(pj, "M", "problem");
-  if (p.nq < 1 || p.nk < 1 || p.d < 1 || p.M < 1) r.fail("problem", "has a size below 1");
   p.scale = r.number(r.member(pj, "scale", "problem"), "problem.scale");
-  p.schedule = parse_schedule(r.text(pj, "schedule", "problem"));
-  p.dtype = parse_dtype(r.text(pj, "dtype", "problem"));
-  p.p_dtype = parse_dtype(r.text(pj, "p_dtype", "problem"));
+  p.schedule = r.parsed(pj, "schedule", "problem", parse_schedule);
+  p.dtype = r.parsed(pj, "dtype", "problem", parse_dtype);
+  p.p_dtype = r.parsed(pj, "p_dtype", "problem", parse_dtype);
   p.bytes_per_elem = dtype_bytes(p.dtype);
   p.seed = uint64_t(r.integer(pj, "seed", "problem"));
   p.pattern = r.text(pj, "pattern", "problem");
   p.splits = r.integer_or(pj, "splits", "problem", 1);
   p.page_size = r.integer_or(pj, "page_size", "problem", 0);
-  const bool backward = r.member(pj, "backward", "problem") == true;
+  const bool backward = r.boolean(pj, "backward", "problem");
   const json& mj = r.member(rp, "mask", "replay");
-  p.mask.causal = r.member(mj, "causal", "replay.mask") == true;
+  p.mask.causal = r.boolean(mj, "causal", "replay.mask");
   p.mask.window_left = r.integer(mj, "window_left", "replay.mask");
   p.mask.window_right = r.integer(mj, "window_right", "replay.mask");
   p.mask.kv_len = r.integer(mj, "kv_len", "replay.mask");
   p.mask.offset = p.nk - p.nq;
   p.dropout = r.number(r.member(rp, "dropout", "replay"), "replay.dropout");
-  validate_options(p.options(), p.nk);
+  const json& tj = r.member(rp, "tiling", "replay");
+  p.br = r.integer(tj, "br", "replay.tiling");
+  p.bc = r.integer(tj, "bc", "replay.tiling");
+  check_as_run(r, p);
   p.Q = r.mat_shaped(r.member(rp, "Q", "replay"), "replay.Q", p.nq, p.d);
   p.K = r.mat_shaped(r.member(rp, "K", "replay"), "replay.K", p.nk, p.d);
   p.V = r.mat_shaped(r.member(rp, "V", "replay"), "replay.V", p.nk, p.d);
 
+  // The tiling as recorded, which must be the one run makes of the problem: the app draws the
+  // blocks from it.
   Tiling& tl = t.tiling;
-  const json& tj = r.member(rp, "tiling", "replay");
-  tl.Br = r.integer(pj, "Br", "problem");
-  tl.Bc = r.integer(pj, "Bc", "problem");
-  tl.Tr = r.integer(pj, "Tr", "problem");
-  tl.Tc = r.integer(pj, "Tc", "problem");
-  if (tl.Br < 1 || tl.Bc < 1 || tl.Tr != (p.nq + tl.Br - 1) / tl.Br || tl.Tc != (p.nk + tl.Bc - 1) / tl.Bc)
-    r.fail("problem", "has block sizes that do not tile Nq x Nk (Br, Bc, Tr, Tc)");
-  tl.M = p.M;
-  tl.S = r.integer(tj, "S", "replay.tiling");
-  tl.P = r.integer(tj, "P", "replay.tiling");
-  tl.tile_capacity = r.integer(tj, "tile_capacity", "replay.tiling");
-  tl.overridden = r.member(tj, "overridden", "replay.tiling") == true;
-  p.br = r.integer(tj, "br", "replay.tiling");
-  p.bc = r.integer(tj, "bc", "replay.tiling");
+  tl = make_tiling(p);  // check_as_run has accepted it
+  const std::pair<const json*, std::pair<const char*, int64_t*>> sizes[] = {
+      {&pj, {"Br", &tl.Br}}, {&pj, {"Bc", &tl.Bc}}, {&pj, {"Tr", &tl.Tr}}, {&pj, {"Tc", &tl.Tc}},
+      {&tj, {"S", &tl.S}},   {&tj, {"P", &tl.P}},   {&tj, {"tile_capacity", &tl.tile_capacity}}};
+  for (const auto& [obj, field] : sizes) {
+    const std::string where = obj == &pj ? "problem" : "replay.tiling";
+    const int64_t got = r.integer(*obj, field.first, where);
+    if (got != *field.second)
+      r.fail(where + "." + field.first, "is " + std::to_string(got) + " where run's tiling of the problem has " +
+                                            std::to_string(*field.second));
+  }
+  if (r.boolean(tj, "overridden", "replay.tiling") != tl.overridden)
+    r.fail("replay.tiling.overridden", std::string("is ") + (tl.overridden ? "false" : "true") +
+                                           " where replay.tiling.br and bc say " + (tl.overridden ? "true" : "false"));
 
   t.O = r.mat_shaped(r.member(rp, "O", "replay"), "replay.O", p.nq, p.d);
   t.lse = r.vec(r.member(rp, "lse", "replay"), "replay.lse");
@@ -371,10 +452,11 @@ Trace attention_from(const Reader& r, const json& doc) {
     s.flops = r.integer(sj, "flops", w);
     s.flops_total = r.integer(xj, "flops_total", wx);
     s.sram_bytes = r.integer(sj, "sram_bytes", w);
+    check_step_bytes(r, s, w, k == 0 ? nullptr : &t.steps[k - 1]);
     r.counts(xj, "sram_elems", wx, s.sram_elems);
     r.counts(xj, "tensor_read", wx, s.tensor_read);
     r.counts(xj, "tensor_written", wx, s.tensor_written);
-    s.masked = r.member(xj, "masked", wx) == true;
+    s.masked = r.boolean(xj, "masked", wx);
     s.tile = r.mat(r.member(xj, "tile", wx), wx + ".tile");
     s.O_i = r.mat(r.member(xj, "O_i", wx), wx + ".O_i");
     s.dropout_keep = r.mat(r.member(xj, "dropout_keep", wx), wx + ".dropout_keep");

@@ -20,9 +20,10 @@ namespace flashstep {
 nlohmann::json trace_to_replay_json(const Trace& t);
 
 // Rebuilds the Trace from such a JSON document. `source` names it in errors. Everything that
-// is not an attention trace with a replay section (wrong types, unknown labels, shapes that do
-// not match the problem, a missing section, a softmax row) is an InputError naming the file and
-// the field.
+// is not an attention trace with a replay section (wrong types, a boolean that is not true or
+// false, unknown labels, shapes that do not match the problem, a problem `run` refuses or a
+// tiling other than run's of it, negative counts, running totals that are not the sums of the
+// steps' bytes, a missing section, a softmax row) is an InputError naming the file and the field.
 Trace trace_from_replay_json(const nlohmann::json& doc, const std::string& source);
 // Reads and parses the file (size-capped, as every reader: docs/limits.md), then the above.
 Trace read_trace_file(const std::string& path);

@@ -1,0 +1,314 @@
+// The readers of a trace file (core/trace_file.cpp: `gui --trace`) and of a snapshot folder
+// (core/snapshot_read.cpp: `compare`, `gui --snapshots`) take only what run could have written:
+// a problem run accepts (M at least 4d, block sizes within M, a finite float32 scale, the dtype
+// and p_dtype rules; no fp8 in a snapshot folder), booleans that are JSON booleans, and for a
+// trace run's tiling of its problem, counts that are not negative and running totals that are
+// the sums of the steps' bytes. Each bad field is one error line naming the file and the field,
+// exit 2, nothing written; the files run writes are still read, and a valid pair still PASSes.
+#include "core/backward.h"
+#include "core/snapshot.h"
+#include "core/trace_file.h"
+#include "hardening_helpers.h"
+#include "test_helpers.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+
+using namespace flashstep;
+using Catch::Matchers::StartsWith;
+using nlohmann::json;
+namespace fsys = std::filesystem;
+
+namespace {
+
+// The trace file of a recorded run of `spec` (the backward after it with `backward`), as the
+// Python module's save_trace writes it.
+json trace_doc(const ProblemSpec& spec, bool backward = false, bool l2 = false) {
+  const Problem p = make_problem(spec);
+  const Mat dO = backward ? make_grad_output(p, "random") : Mat();
+  RunOptions opt;
+  opt.record = true;
+  if (backward) opt.dO = &dO;
+  if (l2) opt.l2 = l2_config_from_flags("4KiB", "", 1, false);
+  return trace_to_replay_json(run_problem(p, make_tiling(p), opt));
+}
+
+// A small problem of ragged blocks: Q 9 x 4, K and V 11 x 4, M = 64 (Br = Bc = 4, Tr = Tc = 3).
+ProblemSpec ragged_spec() { return sizes_spec(9, 11, 4, 64); }
+
+struct BadField {
+  const char* name;  // file name, and what the case is
+  std::function<void(json&)> change;
+  std::string expect;  // the field (and reason) the error line names after "NAME: "
+};
+
+// The first step whose key `key` is not 0 (a step that moved bytes, say).
+size_t first_with(const json& doc, const char* key) {
+  size_t k = 0;
+  while (doc["steps"][k][key].get<int64_t>() == 0) ++k;
+  return k;
+}
+
+std::vector<BadField> bad_traces(const json& good) {
+  const size_t rd = first_with(good, "hbm_read_bytes"), wr = first_with(good, "hbm_write_bytes");
+  const std::string at_rd = "steps[" + std::to_string(rd) + "]", at_wr = "steps[" + std::to_string(wr) + "]";
+  return {
+      {"scale-nan", [](json& d) { d["problem"]["scale"] = "nan"; }, "problem.scale makes a problem that run refuses"},
+      {"scale-inf", [](json& d) { d["problem"]["scale"] = "inf"; }, "problem.scale makes a problem that run refuses"},
+      {"m-1", [](json& d) { d["problem"]["M"] = 1; }, "problem.M makes a problem that run refuses: M = 1 elements is smaller than 4d = 16"},
+      {"m-15", [](json& d) { d["problem"]["M"] = 15; }, "problem.M makes a problem that run refuses: M = 15"},
+      {"causal-yes", [](json& d) { d["replay"]["mask"]["causal"] = "yes"; }, "replay.mask.causal is not true or false (the string \"yes\")"},
+      {"backward-1", [](json& d) { d["problem"]["backward"] = 1; }, "problem.backward is not true or false (1)"},
+      {"overridden-text", [](json& d) { d["replay"]["tiling"]["overridden"] = "false"; },
+       "replay.tiling.overridden is not true or false"},
+      {"masked-null", [](json& d) { d["replay"]["steps"][0]["masked"] = nullptr; },
+       "replay.steps[0].masked is not true or false (null)"},
+      {"sram-negative", [](json& d) { d["steps"][1]["sram_bytes"] = -1; }, "steps[1].sram_bytes is -1, below 0"},
+      {"read-total", [rd](json& d) { d["steps"][rd]["hbm_read_total"] = d["steps"][rd]["hbm_read_total"].get<int64_t>() + 4; },
+       at_rd + ".hbm_read_total is "},
+      {"write-total", [wr](json& d) { d["steps"][wr]["hbm_write_total"] = 0; },
+       at_wr + ".hbm_write_total is 0, not the running sum of the steps' hbm_write_bytes"},
+      // Bytes and totals that agree, but a step that moves a negative count.
+      {"read-negative", [](json& d) {
+         d["steps"][0]["hbm_read_bytes"] = -8;
+         d["steps"][0]["hbm_read_total"] = -8;
+       }, "steps[0].hbm_read_bytes is -8, below 0"},
+      {"p-dtype", [](json& d) { d["problem"]["p_dtype"] = "bf16"; },
+       "problem.p_dtype makes a problem that run refuses: --p-dtype bf16 emulates a tensor-core kernel"},
+      {"blocks-too-big", [](json& d) {
+         d["replay"]["tiling"]["br"] = 8;
+         d["replay"]["tiling"]["bc"] = 8;
+       }, "replay.tiling.br, bc makes a problem that run refuses: block sizes Br = 8, Bc = 8 do not fit in SRAM"},
+      {"br-not-runs", [](json& d) {  // Br = 3 tiles Nq = 9, but run's tiling of M = 64 has Br = 4
+         d["problem"]["Br"] = 3;
+         d["problem"]["Tr"] = 3;
+       }, "problem.Br is 3 where run's tiling of the problem has 4"},
+      {"capacity", [](json& d) { d["replay"]["tiling"]["tile_capacity"] = 32; },
+       "replay.tiling.tile_capacity is 32 where run's tiling of the problem has 64"},
+      {"schedule", [](json& d) { d["problem"]["schedule"] = "fa9"; }, "problem.schedule is refused: unknown schedule 'fa9'"},
+      {"dropout-nan", [](json& d) { d["replay"]["dropout"] = "nan"; }, "replay.dropout makes a problem that run refuses"},
+      {"splits", [](json& d) { d["problem"]["splits"] = 2; },
+       "problem.splits makes a problem that run refuses: --splits is for --schedule decode"},
+      {"window", [](json& d) { d["replay"]["mask"]["window_left"] = -2; },
+       "replay.mask makes a problem that run refuses: window sizes must be >= 0"},
+  };
+}
+
+// A snapshot folder's manifest, changed in place.
+void edit_manifest(const fsys::path& dir, const std::function<void(json&)>& change) {
+  json m = json::parse(fstest::read_text(dir / "manifest.json"));
+  change(m);
+  fstest::write_text(dir / "manifest.json", m.dump(1));
+}
+
+#if FLASHSTEP_HAVE_GUI_CLI
+// fstest::check_refused for `flashstep gui ARGS` in `dir` under Xvfb (without a display the app says so
+// before it reads anything): one short error line naming `expect`, exit 2, nothing under `dir`
+// created or changed (no screenshot). Returns the output.
+std::string check_gui_refused(const fsys::path& dir, const std::string& args, const std::string& expect) {
+  CAPTURE(args);
+  const auto before = fstest::tree(dir);
+  const fstest::Outcome r = fstest::run_limited("cd " + dir.string() + " && xvfb-run -a " + fstest::kBin + " gui " + args, 120);
+  CAPTURE(r.out);
+  CHECK(r.rc == 2);
+  CHECK(fstest::one_short_error_line(r.out));
+  CHECK(r.out.find(expect) != std::string::npos);
+  CHECK(fstest::tree(dir) == before);
+  return r.out;
+}
+#endif
+
+// `flashstep ARGS` (under Xvfb with `display`), which must succeed; its output.
+std::string run_ok(const std::string& args, bool display = false) {
+  const fstest::Outcome r = fstest::run_limited((display ? "xvfb-run -a " : "") + fstest::kBin + " " + args, 120);
+  INFO(args << "\n" << r.out);
+  REQUIRE(r.rc == 0);
+  return r.out;
+}
+
+}  // namespace
+
+TEST_CASE("a trace file's problem, booleans, tiling and byte counts are those of a run", "[trace][readers]") {
+  const json good = trace_doc(ragged_spec());
+  REQUIRE_NOTHROW(trace_from_replay_json(good, "good.json"));
+  for (const BadField& b : bad_traces(good)) {
+    INFO(b.name);
+    json doc = good;
+    b.change(doc);
+    const std::string name = std::string(b.name) + ".json";
+    CHECK_THROWS_WITH(trace_from_replay_json(doc, name), StartsWith(name + ": " + b.expect));
+  }
+}
+
+TEST_CASE("trace files of every kind run records are still read", "[trace][readers]") {
+  struct Good {
+    const char* name;
+    ProblemSpec spec;
+    bool backward = false, l2 = false;
+  };
+  std::vector<Good> goods;
+  auto add = [&](const char* name, auto&& set, bool backward = false, bool l2 = false) {
+    ProblemSpec s = ragged_spec();
+    set(s);
+    goods.push_back({name, s, backward, l2});
+  };
+  add("fa1", [](ProblemSpec&) {});
+  add("fa1 causal, window, key padding", [](ProblemSpec& s) {
+    s.options.mask.causal = true;
+    s.options.mask.window_left = 3;
+    s.options.mask.kv_len = 9;
+  });
+  add("fa1 backward", [](ProblemSpec&) {}, true);
+  add("fa2 backward with dropout", [](ProblemSpec& s) {
+    s.schedule = Schedule::fa2;
+    s.options.dropout = 0.25;
+  }, true);
+  add("standard backward", [](ProblemSpec& s) { s.schedule = Schedule::standard; }, true);
+  add("fa2 bf16, P~ in bf16", [](ProblemSpec& s) {
+    s.schedule = Schedule::fa2;
+    s.options.dtype = Dtype::bf16;
+    s.options.p_dtype = Dtype::bf16;
+  });
+  add("fa1 fp8", [](ProblemSpec& s) { s.options.dtype = Dtype::fp8; });
+  add("fa1 br, bc given", [](ProblemSpec& s) {
+    s.br = 2;
+    s.bc = 5;
+  });
+  add("decode, S = 2, pages of 4", [](ProblemSpec& s) {
+    s.schedule = Schedule::decode;
+    s.nq = 1;
+    s.M = 32;
+    s.splits = 2;
+    s.page_size = 4;
+  });
+  add("decode fp8", [](ProblemSpec& s) {
+    s.schedule = Schedule::decode;
+    s.nq = 1;
+    s.options.dtype = Dtype::fp8;
+  });
+  add("fa1 with the L2 model (DRAM bytes apart)", [](ProblemSpec&) {}, false, true);
+  for (const Good& g : goods) {
+    INFO(g.name);
+    const json doc = trace_doc(g.spec, g.backward, g.l2);
+    Trace back;
+    REQUIRE_NOTHROW(back = trace_from_replay_json(doc, "good.json"));
+    CHECK(back.steps.size() == doc["steps"].size());
+    CHECK(back.tiling.Tc == doc["problem"]["Tc"].get<int64_t>());
+    CHECK(back.has_backward == g.backward);
+  }
+}
+
+#if FLASHSTEP_HAVE_GUI_CLI
+TEST_CASE("gui --trace refuses each bad field with one line and exit 2, and writes no screenshot", "[cli][gui][trace][readers]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  const json good = trace_doc(ragged_spec());
+  // Some fields one at a time through the program (every field is checked through the reader above).
+  const std::set<std::string> through_gui = {"scale-nan", "m-1", "causal-yes", "sram-negative", "read-total", "write-total"};
+  for (const BadField& b : bad_traces(good)) {
+    if (!through_gui.count(b.name)) continue;
+    const std::string name = std::string(b.name) + ".json";
+    json doc = good;
+    b.change(doc);
+    fstest::write_text(dir / name, doc.dump());
+    check_gui_refused(dir, "--trace " + name + " --step 20 --screenshot shot.png", name + ": " + b.expect);
+  }
+  {  // three bad fields at once: the first one read is named
+    json doc = good;
+    doc["problem"]["scale"] = "nan";
+    doc["problem"]["M"] = 1;
+    doc["replay"]["mask"]["causal"] = "yes";
+    fstest::write_text(dir / "tt.json", doc.dump());
+  }
+  check_gui_refused(dir, "--trace tt.json --step 20 --screenshot tt.png", "tt.json: replay.mask.causal is not true or false");
+  // The same run's file opens, steps and is drawn.
+  fstest::write_text(dir / "good.json", good.dump());
+  run_ok("gui --trace " + (dir / "good.json").string() + " --step 20 --screenshot " + (dir / "good.png").string(), true);
+  CHECK(fsys::file_size(dir / "good.png") > 0);
+}
+#endif
+
+TEST_CASE("a snapshot folder's problem is one run accepts, else compare refuses it naming the field", "[cli][snapshot][readers]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  const std::string flags = "--n 8 --d 4 --M 64";
+  run_ok("run " + flags + " --snapshots " + (dir / "good").string());
+  run_ok("run " + flags + " --snapshots " + (dir / "good2").string());
+  run_ok("run --schedule standard --dtype bf16 " + flags + " --snapshots " + (dir / "standard").string());
+  struct Bad {
+    const char* name;
+    const char* from;
+    std::function<void(json&)> change;
+    std::string expect;  // after "NAME/manifest.json: "
+  };
+  const Bad bad[] = {
+      {"m3", "good", [](json& m) { m["problem"]["M"] = 3; },
+       "problem.M: a problem run refuses (M = 3 elements is smaller than 4d = 16"},
+      {"m15", "good", [](json& m) { m["problem"]["M"] = 15; }, "problem.M: a problem run refuses (M = 15"},
+      {"fp8", "good", [](json& m) { m["problem"]["dtype"] = "fp8"; },
+       "problem.dtype: fp8 is not a type of snapshot folders (run refuses --dtype fp8 with --snapshots"},
+      {"fp8-p", "good", [](json& m) {  // as run's fp8 problem has it: P~ in e4m3 too
+         m["problem"]["dtype"] = "fp8";
+         m["problem"]["p_dtype"] = "fp8";
+       }, "problem.dtype: fp8 is not a type of snapshot folders"},
+      {"p-bf16", "good", [](json& m) { m["problem"]["p_dtype"] = "bf16"; },
+       "problem.p_dtype: a problem run refuses (--p-dtype bf16 emulates a tensor-core kernel, which takes 16-bit inputs"},
+      {"p-standard", "standard", [](json& m) { m["problem"]["p_dtype"] = "bf16"; },
+       "problem.p_dtype: a problem run refuses (--p-dtype is for the tiled schedules"},
+      {"blocks", "good", [](json& m) {  // Tr, Tc agree with Br, Bc; the four tiles need 128 of M = 64
+         m["problem"]["Br"] = 8;
+         m["problem"]["Bc"] = 8;
+         m["problem"]["Tr"] = 1;
+         m["problem"]["Tc"] = 1;
+       }, "problem.Br, Bc: a problem run refuses (block sizes Br = 8, Bc = 8 do not fit in SRAM"},
+      {"scale", "good", [](json& m) { m["problem"]["scale"] = 1e300; }, "problem.scale: a problem run refuses (scale must be a finite float32"},
+      {"dropout", "good", [](json& m) { m["problem"]["dropout"] = 0.99999999; },
+       "problem.dropout: a problem run refuses (dropout probability must be in [0, 1) as a float32"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.name);
+    const fsys::path d = dir / b.name;
+    fsys::copy(dir / b.from, d);
+    edit_manifest(d, b.change);
+    fsys::copy(d, dir / (std::string(b.name) + "-copy"));
+    const std::string where = d.string() + "/manifest.json: ";
+    CHECK_THROWS_WITH(read_snapshots(d.string()), StartsWith(where + b.expect));
+    // Both folders bad (a copy of the bad one), and the bad one on either side of a good one.
+    const std::string name = b.name;
+    fstest::check_refused(dir, "compare --snapshots " + name + " --against " + name + "-copy", name + "/manifest.json: " + b.expect);
+    fstest::check_refused(dir, "compare --snapshots " + name + " --against good", name + "/manifest.json: " + b.expect);
+    fstest::check_refused(dir, "compare --snapshots good --against " + name, name + "/manifest.json: " + b.expect);
+  }
+  // The folders run writes are still read, and two of the same problem still PASS.
+  CHECK(run_ok("compare --snapshots " + (dir / "good").string() + " --against " + (dir / "good2").string())
+            .find("PASS") != std::string::npos);
+  const std::string more[] = {
+      "--schedule fa2 --dtype bf16 --p-dtype bf16 " + flags, "--schedule fa1 --dtype fp16 --p-dtype fp16 --backward " + flags,
+      "--schedule fa2 --nq 45 --nk 38 --d 12 --br 8 --bc 7 --causal --dropout 0.2",
+      "--schedule decode --nq 1 --nk 40 --d 8 --bc 8 --splits 2", "--schedule standard --dtype bf16 " + flags};
+  int k = 0;
+  for (const std::string& f : more) {
+    const std::string a = (dir / ("more" + std::to_string(k))).string(), b = a + "-again";
+    ++k;
+    run_ok("run " + f + " --snapshots " + a);
+    run_ok("run " + f + " --snapshots " + b);
+    REQUIRE_NOTHROW(read_snapshots(a));
+    CHECK(run_ok("compare --snapshots " + a + " --against " + b).find("PASS") != std::string::npos);
+  }
+}
+
+#if FLASHSTEP_HAVE_GUI_CLI
+TEST_CASE("gui --snapshots names dtype for a folder claiming fp8, before any comparison", "[cli][gui][snapshot][readers]") {
+  const fstest::TempDir tmp;
+  const fsys::path dir = tmp.path;
+  run_ok("run --n 8 --d 4 --M 64 --snapshots " + (dir / "m1").string());
+  edit_manifest(dir / "m1", [](json& m) { m["problem"]["dtype"] = "fp8"; });
+  for (const char* extra : {"", " --snapshot-problem"}) {
+    const std::string out = check_gui_refused(dir, std::string("--snapshots m1") + extra + " --screenshot s.png",
+                                              "m1/manifest.json: problem.dtype: fp8 is not a type of snapshot folders");
+    CHECK(out.find("p_dtype") == std::string::npos);
+  }
+}
+#endif
