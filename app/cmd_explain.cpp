@@ -149,8 +149,13 @@ struct ExplainCommand {
     const size_t count = all.size();
     std::vector<TrafficForm> forms;
     for (const ScheduleInfo* si : all) forms.push_back(si->forward_traffic(Nq, Nk, d, t));
-    std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%lld KiB of float32)\n",
-                (long long)Nq, (long long)Nk, (long long)d, (long long)M_elems, (long long)(M_elems * 4 / 1024));
+    const int64_t m_bytes = M_elems * 4;
+    char m_size[48];  // whole KiB as such, under 1 KiB in bytes, else two decimals
+    if (m_bytes % 1024 == 0) std::snprintf(m_size, sizeof m_size, "%lld KiB", (long long)(m_bytes / 1024));
+    else if (m_bytes < 1024) std::snprintf(m_size, sizeof m_size, "%lld B", (long long)m_bytes);
+    else std::snprintf(m_size, sizeof m_size, "%.2f KiB", m_bytes / 1024.0);
+    std::printf("Nq = %lld, Nk = %lld, d = %lld, M = %lld elements (%s of float32)\n", (long long)Nq, (long long)Nk,
+                (long long)d, (long long)M_elems, m_size);
     std::printf("Bc = ceil(M/4d) = %lld, Br = min(ceil(M/4d), d) = %lld%s; Tr = %lld, Tc = %lld\n",
                 (long long)t.Bc, (long long)t.Br, t.overridden ? " (overridden)" : "",
                 (long long)t.Tr, (long long)t.Tc);

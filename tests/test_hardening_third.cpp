@@ -202,7 +202,7 @@ TEST_CASE("a float64 .npy value beyond float32's range is named as such, not as 
   CHECK(read_npy_matrix((dir / "max.npy").string())(0, 0) == std::numeric_limits<float>::max());
 }
 
-TEST_CASE("run's flags: --pattern beside .npy inputs, --M's and --max-gflop's messages", "[cli][hardening3][flags]") {
+TEST_CASE("run's flags: --pattern beside .npy inputs, --M's and --max-gflop's messages; explain's M in bytes", "[cli][hardening3][flags]") {
   const fstest::TempDir tmp;
   const fsys::path dir = tmp.path;
   write_npy((dir / "g.npy").string(), Mat(Mat::Ones(8, 4)));
@@ -210,6 +210,11 @@ TEST_CASE("run's flags: --pattern beside .npy inputs, --M's and --max-gflop's me
   check_refused(dir, "run --M 1.5", "M must be a whole number of elements or of KiB (got '1.5')");
   check_refused(dir, "run --M 99999999999999999999999", "M is out of range");
   check_refused(dir, "run --max-gflop -1", "(got -1)");
+  // explain gives M's size in bytes under 1 KiB and in KiB with decimals past it, never "0 KiB".
+  const fstest::Outcome small = fstest::run_limited(kBin + " explain --M 4 --d 1", 60);
+  CHECK(small.out.find("M = 4 elements (16 B of float32)") != std::string::npos);
+  const fstest::Outcome odd = fstest::run_limited(kBin + " explain --M 1000 --d 4", 60);
+  CHECK(odd.out.find("M = 1000 elements (3.91 KiB of float32)") != std::string::npos);
   // --pattern alone still shapes the generated inputs.
   const fstest::Outcome ok = fstest::run_limited("cd " + dir.string() + " && " + kBin + " run --n 8 --d 4 --pattern ramp", 60);
   CHECK(ok.rc == 0);
