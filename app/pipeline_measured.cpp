@@ -14,8 +14,8 @@
 
 namespace flashstep {
 
-const char* const kBackwardResultsFiles[2] = {"gpu/results/device-checks/defaults-b29/bench/bwd.json",
-                                              "gpu/results/device-checks/defaults-b29/bench/bwd_causal.json"};
+const char* const kBackwardResultsFiles[2] = {"gpu/results/device-checks/targets-h200-2026-12-07/assets/bwd.json",
+                                              "gpu/results/device-checks/targets-h200-2026-12-07/assets/bwd_causal.json"};
 
 TechniqueSource technique_source(const std::string& key, int64_t d) {
   // The kernel of the ladder that is each technique alone (gpu/ladder/NOTES.md): FlashAttention-2

@@ -21,7 +21,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/shaders DESTINATION share/flashstep)
 # names the same files), at their paths under the data root.
 foreach(results_file fa3/bench.txt fa3_ladder/softmax-overlap-after/bench.txt
     device-checks/defaults-f45-5-rounds/medians_bench.txt
-    device-checks/defaults-b29/bench/bwd.json device-checks/defaults-b29/bench/bwd_causal.json)
+    device-checks/targets-h200-2026-12-07/assets/bwd.json device-checks/targets-h200-2026-12-07/assets/bwd_causal.json)
   get_filename_component(results_dir ${results_file} DIRECTORY)
   install(FILES ${CMAKE_SOURCE_DIR}/gpu/results/${results_file} DESTINATION share/flashstep/gpu/results/${results_dir})
 endforeach()
