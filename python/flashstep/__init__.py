@@ -126,7 +126,7 @@ def lesson_softmax(values, block):
     block. Returns a Lesson: .blocks (each with begin, end, local_max, local_sum, m_old, l_old,
     m_new, l_new, alpha = e^(m_old - m_new), beta = e^(local_max - m_new)), .softmax (the
     online result), .direct, .max_diff; str() prints the CLI's text."""
-    return _core.lesson_softmax(values, _whole(block, "block", 1, 2**62))
+    return _core.lesson_softmax(values, _whole(block, "block", 1, 2**28))  # core's kMaxLessonBlock
 
 
 from . import gpu, puzzles  # noqa: E402  (they use the names above)

@@ -253,6 +253,11 @@ def test_recording_follows_the_trace_limit():
     with pytest.raises(ValueError, match="block must be in 1..") as huge:
         flashstep.lesson_softmax([1, 2, 3], 2**70)
     assert huge.type is ValueError
+    # The range named is the one the lesson takes (the CLI's --block limit, 2^28).
+    for bad in (0, 2**28 + 1):
+        with pytest.raises(ValueError, match=r"block must be in 1\.\.268435456 \(got"):
+            flashstep.lesson_softmax([1, 2, 3], bad)
+    assert flashstep.lesson_softmax([1, 2, 3], 2**28).max_diff < 1e-15
     assert flashstep.run(n=8, d=4, M=64).recorded
 
 
