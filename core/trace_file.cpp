@@ -62,6 +62,12 @@ struct Reader {
     if (!v.is_number_integer()) fail(where + "." + key, "is not an integer (" + json_excerpt(v) + ")");
     return v.get<int64_t>();
   }
+  // 0 .. 2^64 - 1 (a seed): a negative number is refused, not wrapped round.
+  uint64_t unsigned_integer(const json& o, const char* key, const std::string& where) const {
+    const json& v = member(o, key, where);
+    if (!v.is_number_unsigned()) fail(where + "." + key, "is not a whole number from 0 to 2^64 - 1 (" + json_excerpt(v) + ")");
+    return v.get<uint64_t>();
+  }
   int64_t integer_or(const json& o, const char* key, const std::string& where, int64_t dflt) const {
     return o.is_object() && o.contains(key) ? integer(o, key, where) : dflt;
   }
@@ -341,7 +347,7 @@ Trace attention_from(const Reader& r, const json& doc) {
   p.dtype = r.parsed(pj, "dtype", "problem", parse_dtype);
   p.p_dtype = r.parsed(pj, "p_dtype", "problem", parse_dtype);
   p.bytes_per_elem = dtype_bytes(p.dtype);
-  p.seed = uint64_t(r.integer(pj, "seed", "problem"));
+  p.seed = r.unsigned_integer(pj, "seed", "problem");
   p.pattern = r.text(pj, "pattern", "problem");
   p.splits = r.integer_or(pj, "splits", "problem", 1);
   p.page_size = r.integer_or(pj, "page_size", "problem", 0);

@@ -93,6 +93,8 @@ std::vector<BadField> bad_traces(const json& good) {
        "problem.splits makes a problem that run refuses: --splits is for --schedule decode"},
       {"window", [](json& d) { d["replay"]["mask"]["window_left"] = -2; },
        "replay.mask makes a problem that run refuses: window sizes must be >= 0"},
+      {"seed-negative", [](json& d) { d["problem"]["seed"] = -5; },
+       "problem.seed is not a whole number from 0 to 2^64 - 1 (-5)"},
   };
 }
 
@@ -172,6 +174,7 @@ TEST_CASE("trace files of every kind run records are still read", "[trace][reade
     s.options.p_dtype = Dtype::bf16;
   });
   add("fa1 fp8", [](ProblemSpec& s) { s.options.dtype = Dtype::fp8; });
+  add("fa1, the largest seed", [](ProblemSpec& s) { s.seed = ~uint64_t(0); });
   add("fa1 br, bc given", [](ProblemSpec& s) {
     s.br = 2;
     s.bc = 5;
