@@ -202,7 +202,7 @@ TEST_CASE("a float64 .npy value beyond float32's range is named as such, not as 
   CHECK(read_npy_matrix((dir / "max.npy").string())(0, 0) == std::numeric_limits<float>::max());
 }
 
-TEST_CASE("run's flags: --pattern beside .npy inputs, --M's and --max-gflop's messages; explain's M in bytes", "[cli][hardening3][flags]") {
+TEST_CASE("run's flags: --pattern beside .npy inputs, --M's and --max-gflop's messages, explain's M in bytes", "[cli][hardening3][flags]") {
   const fstest::TempDir tmp;
   const fsys::path dir = tmp.path;
   write_npy((dir / "g.npy").string(), Mat(Mat::Ones(8, 4)));

@@ -126,7 +126,10 @@ def lesson_softmax(values, block):
     block. Returns a Lesson: .blocks (each with begin, end, local_max, local_sum, m_old, l_old,
     m_new, l_new, alpha = e^(m_old - m_new), beta = e^(local_max - m_new)), .softmax (the
     online result), .direct, .max_diff; str() prints the CLI's text."""
-    return _core.lesson_softmax(values, _whole(block, "block", 1, 2**28))  # core's kMaxLessonBlock
+    b = _whole(block, "block", 1)
+    if b > 2**28:  # core's kMaxLessonBlock, in core's words (a larger int would not reach it)
+        raise ValueError(f"block must be at most 268435456 (got {b})")
+    return _core.lesson_softmax(values, b)
 
 
 from . import gpu, puzzles  # noqa: E402  (they use the names above)
