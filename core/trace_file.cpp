@@ -6,7 +6,6 @@
 #include "core/schedule_registry.h"
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -276,38 +275,32 @@ namespace {
 // The problem as `run` would make it, checked by run's own validate_sizes (core/problem.cpp):
 // each size within its limit, M at least 4d, the block sizes within M, decode's S and page size,
 // a finite float32 scale, the mask, dropout below 1 as a float32, the storage type the schedule
-// has and P~'s type allowed beside it. The fields join the spec one at a time, each after those
-// it depends on, so that the first refusal is that of the field it names; the reason is run's.
+// has and P~'s type allowed beside it. The fields join the spec one at a time, each after those it depends on
+// (first_refused_field, core/problem.h), so that the first refusal is that of the field it
+// names; the reason is run's.
 void check_as_run(const Reader& r, const Problem& p) {
   // S = 0 is run's "the default S" (--splits not given): a trace records the S it ran with.
   if (p.splits < 1) r.fail("problem.splits", "is " + std::to_string(p.splits) + ", below 1");
-  ProblemSpec s = sizes_spec(1, 1, 1, kMaxSram);  // a problem run accepts, before any field
-  s.schedule = p.schedule;
-  const std::pair<const char*, std::function<void()>> fields[] = {
-      {"problem.nq", [&] { s.nq = p.nq; }},
-      {"problem.nk", [&] { s.nk = p.nk; }},
-      {"problem.d", [&] { s.d = p.d; }},
-      {"problem.M", [&] { s.M = p.M; }},
-      {"replay.tiling.br, bc", [&] {
+  ProblemSpec start = sizes_spec(1, 1, 1, kMaxSram);  // a problem run accepts, before any field
+  start.schedule = p.schedule;
+  const std::optional<RefusedField> refused = first_refused_field(start, {
+      {"problem.nq", [&](ProblemSpec& s) { s.nq = p.nq; }},
+      {"problem.nk", [&](ProblemSpec& s) { s.nk = p.nk; }},
+      {"problem.d", [&](ProblemSpec& s) { s.d = p.d; }},
+      {"problem.M", [&](ProblemSpec& s) { s.M = p.M; }},
+      {"replay.tiling.br, bc", [&](ProblemSpec& s) {
          s.br = p.br;
          s.bc = p.bc;
        }},
       // decode's S as run --splits gives it; 1 (the file's default) for every other schedule
-      {"problem.splits", [&] { s.splits = p.splits == 1 && p.schedule != Schedule::decode ? 0 : p.splits; }},
-      {"problem.page_size", [&] { if (p.page_size != 0) s.page_size = p.page_size; }},
-      {"problem.scale", [&] { s.scale = p.scale; }},
-      {"replay.mask", [&] { s.options.mask = p.mask; }},
-      {"replay.dropout", [&] { s.options.dropout = p.dropout; }},
-      {"problem.dtype", [&] { s.options.dtype = p.dtype; }},
-      {"problem.p_dtype", [&] { s.options.p_dtype = p.p_dtype; }}};
-  for (const auto& [field, add] : fields) {
-    add();
-    try {
-      validate_sizes(s);
-    } catch (const InputError& e) {
-      r.fail(field, std::string("makes a problem that run refuses: ") + e.what());
-    }
-  }
+      {"problem.splits", [&](ProblemSpec& s) { s.splits = p.splits == 1 && p.schedule != Schedule::decode ? 0 : p.splits; }},
+      {"problem.page_size", [&](ProblemSpec& s) { if (p.page_size != 0) s.page_size = p.page_size; }},
+      {"problem.scale", [&](ProblemSpec& s) { s.scale = p.scale; }},
+      {"replay.mask", [&](ProblemSpec& s) { s.options.mask = p.mask; }},
+      {"replay.dropout", [&](ProblemSpec& s) { s.options.dropout = p.dropout; }},
+      {"problem.dtype", [&](ProblemSpec& s) { s.options.dtype = p.dtype; }},
+      {"problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; }}});
+  if (refused) r.fail(refused->name, "makes a problem that run refuses: " + refused->reason);
 }
 
 // A step's counts are never negative, and each running total (hbm_read_total, ..., as

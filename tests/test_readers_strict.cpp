@@ -315,3 +315,39 @@ TEST_CASE("gui --snapshots names dtype for a folder claiming fp8, before any com
   }
 }
 #endif
+
+TEST_CASE("first_refused_field adds fields in order and names the first run refuses, with run's reason", "[readers]") {
+  std::vector<std::string> added;
+  auto field = [&](const char* name, std::function<void(ProblemSpec&)> set) {
+    return SpecField{name, [&added, name, set](ProblemSpec& s) {
+                       added.push_back(name);
+                       set(s);
+                     }};
+  };
+  const ProblemSpec start = sizes_spec(9, 11, 4, 64);
+  // All accepted: nothing refused, every field added.
+  CHECK_FALSE(first_refused_field(start, {field("a", [](ProblemSpec& s) { s.M = 128; }),
+                                          field("b", [](ProblemSpec& s) { s.options.dropout = 0.5; })})
+                  .has_value());
+  CHECK(added == std::vector<std::string>{"a", "b"});
+  // M = 15 with d = 4 is refused at "m", before "window" (also refused) is added.
+  added.clear();
+  const std::optional<RefusedField> r = first_refused_field(
+      start, {field("scale", [](ProblemSpec& s) { s.scale = 0.5; }), field("m", [](ProblemSpec& s) { s.M = 15; }),
+              field("window", [](ProblemSpec& s) { s.options.mask.window_left = -2; })});
+  REQUIRE(r.has_value());
+  CHECK(r->name == "m");
+  CHECK_THAT(r->reason, StartsWith("M = 15 elements is smaller than 4d = 16"));
+  CHECK(added == std::vector<std::string>{"scale", "m"});
+  // The reason is validate_sizes's own message for the spec with the fields so far.
+  ProblemSpec so_far = start;
+  so_far.scale = 0.5;
+  so_far.M = 15;
+  CHECK_THROWS_WITH(validate_sizes(so_far), r->reason);
+  // A field refused only beside an earlier one: --p-dtype bf16 needs 16-bit storage.
+  const std::optional<RefusedField> p = first_refused_field(
+      start, {field("p_dtype", [](ProblemSpec& s) { s.options.p_dtype = Dtype::bf16; }),
+              field("dtype", [](ProblemSpec& s) { s.options.dtype = Dtype::bf16; })});
+  REQUIRE(p.has_value());
+  CHECK(p->name == "p_dtype");
+}
