@@ -324,6 +324,47 @@ void check_step_bytes(const Reader& r, const Step& s, const std::string& w, cons
                                             std::to_string(bytes) + ")");
 }
 
+// A pass's totals (`totals`, or one phase's) against its steps [begin, end), as run and a puzzle's
+// save write them: no count below 0; `steps` the number of steps; each byte and FLOP count at
+// least the steps' running sum over the pass (the steps' *_total at its last step, less
+// `before`: the totals of the passes before it), and peak_sram_bytes at least every step's
+// sram_bytes. At least, not equal: a writer may count what no step carries (with the L2 model,
+// dram_write_bytes adds the final write-back of dirty lines). Totals below their steps would have
+// the app show more bytes moved at a step than in the whole run.
+// dram: whether the DRAM counts are checked too; not for phases.backward, which run writes with
+// DRAM counts of 0 (core/backward.cpp's phase_difference carries the HBM bytes alone).
+void check_totals(const Reader& r, const Totals& T, const std::string& where, const std::vector<Step>& steps,
+                  size_t begin, size_t end, const Totals& before, bool dram = true) {
+  const std::pair<const char*, int64_t> counts[] = {
+      {"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes}, {"flops", T.flops},
+      {"peak_sram_bytes", T.peak_sram_bytes}, {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps},
+      {"dram_read_bytes", T.dram_read_bytes}, {"dram_write_bytes", T.dram_write_bytes}};
+  for (const auto& [key, v] : counts)
+    if (v < 0) r.fail(where + "." + key, "is " + std::to_string(v) + ", below 0");
+  if (T.steps != int64_t(end - begin))
+    r.fail(where + ".steps", "is " + std::to_string(T.steps) + " where the pass has " + std::to_string(end - begin) +
+                                 " steps");
+  if (begin == end) return;
+  const Step& last = steps[end - 1];
+  const std::string at = "steps[" + std::to_string(end - 1) + "]";
+  const std::tuple<const char*, int64_t, const char*, int64_t, int64_t> sums[] = {
+      {"hbm_read_bytes", T.hbm_read_bytes, "hbm_read_total", last.hbm_read_total, before.hbm_read_bytes},
+      {"hbm_write_bytes", T.hbm_write_bytes, "hbm_write_total", last.hbm_write_total, before.hbm_write_bytes},
+      {"dram_read_bytes", T.dram_read_bytes, "dram_read_total", last.dram_read_total, before.dram_read_bytes},
+      {"dram_write_bytes", T.dram_write_bytes, "dram_write_total", last.dram_write_total, before.dram_write_bytes},
+      {"flops", T.flops, "flops_total", last.flops_total, before.flops}};
+  for (const auto& [key, v, step_key, total, earlier] : sums)  // v, earlier >= 0: checked above
+    if ((dram || std::string(key).rfind("dram", 0) != 0) && total > earlier && v < total - earlier)
+      r.fail(where + "." + key, "is " + std::to_string(v) + ", below the steps' running sum (" + at + "." + step_key +
+                                    " = " + std::to_string(total) +
+                                    (earlier ? " less the earlier pass's " + std::to_string(earlier) : std::string()) +
+                                    ")");
+  for (size_t k = begin; k < end; ++k)
+    if (steps[k].sram_bytes > T.peak_sram_bytes)
+      r.fail(where + ".peak_sram_bytes", "is " + std::to_string(T.peak_sram_bytes) + ", below steps[" +
+                                             std::to_string(k) + "].sram_bytes = " + std::to_string(steps[k].sram_bytes));
+}
+
 // An attention trace: the problem, its steps (labelled with core's lines) and, when the
 // backward follows, its phases, dO and gradients.
 Trace attention_from(const Reader& r, const json& doc) {
@@ -484,6 +525,12 @@ Trace attention_from(const Reader& r, const json& doc) {
                                  std::to_string(s.j) + ")");
     }
     s.writes = writes_from(r, r.member(xj, "writes", wx), wx + ".writes", p);
+  }
+  check_totals(r, t.totals, "totals", t.steps, 0, t.steps.size(), Totals{});
+  if (backward) {
+    check_totals(r, t.forward_totals, "phases.forward", t.steps, 0, first_backward, Totals{});
+    check_totals(r, t.backward_totals, "phases.backward", t.steps, first_backward, t.steps.size(), t.forward_totals,
+                 false);
   }
   // What HBM held before the first step (a puzzle's setup); a file without it starts empty.
   if (rp.contains("hbm_before")) t.hbm_before = writes_from(r, rp["hbm_before"], "replay.hbm_before", p);

@@ -351,3 +351,91 @@ TEST_CASE("first_refused_field adds fields in order and names the first run refu
   REQUIRE(p.has_value());
   CHECK(p->name == "p_dtype");
 }
+
+namespace {
+
+// Each change of `good` refused by the trace reader with one message, "NAME.json: " + expect.
+void check_each_refused(const json& good, const std::vector<BadField>& bad) {
+  for (const BadField& b : bad) {
+    INFO(b.name);
+    json doc = good;
+    b.change(doc);
+    const std::string name = std::string(b.name) + ".json";
+    CHECK_THROWS_WITH(trace_from_replay_json(doc, name), StartsWith(name + ": " + b.expect));
+  }
+}
+
+int64_t last_step(const json& doc, const char* key) { return doc["steps"].back()[key].get<int64_t>(); }
+
+}  // namespace
+
+TEST_CASE("a trace whose totals contradict its steps is refused, naming the field", "[trace][readers]") {
+  const json good = trace_doc(ragged_spec());
+  const int64_t n = int64_t(good["steps"].size()), read = last_step(good, "hbm_read_total");
+  const int64_t write = last_step(good, "hbm_write_total"), last = n - 1;
+  const std::string at = "steps[" + std::to_string(last) + "]";
+  size_t fullest = 0;  // the step that holds the most SRAM
+  for (size_t k = 0; k < good["steps"].size(); ++k)
+    if (good["steps"][k]["sram_bytes"] > good["steps"][fullest]["sram_bytes"]) fullest = k;
+  const int64_t peak = good["steps"][fullest]["sram_bytes"].get<int64_t>();
+  REQUIRE(peak > 0);
+  check_each_refused(good, {
+      {"read-below", [&](json& d) { d["totals"]["hbm_read_bytes"] = read - 4; },
+       "totals.hbm_read_bytes is " + std::to_string(read - 4) + ", below the steps' running sum (" + at +
+           ".hbm_read_total = " + std::to_string(read) + ")"},
+      {"write-zero", [](json& d) { d["totals"]["hbm_write_bytes"] = 0; },
+       "totals.hbm_write_bytes is 0, below the steps' running sum (" + at + ".hbm_write_total = " +
+           std::to_string(write) + ")"},
+      {"dram-read-below", [&](json& d) { d["totals"]["dram_read_bytes"] = read / 2; },
+       "totals.dram_read_bytes is " + std::to_string(read / 2) + ", below the steps' running sum"},
+      {"flops-below", [](json& d) { d["totals"]["flops"] = 1; }, "totals.flops is 1, below the steps' running sum"},
+      {"flops-negative", [](json& d) { d["totals"]["flops"] = -1; }, "totals.flops is -1, below 0"},
+      {"tiles-negative", [](json& d) { d["totals"]["peak_tile_bytes"] = -64; }, "totals.peak_tile_bytes is -64, below 0"},
+      {"steps-more", [&](json& d) { d["totals"]["steps"] = n + 1; },
+       "totals.steps is " + std::to_string(n + 1) + " where the pass has " + std::to_string(n) + " steps"},
+      {"steps-fewer", [&](json& d) { d["totals"]["steps"] = n - 1; }, "totals.steps is " + std::to_string(n - 1)},
+      {"peak-below", [&](json& d) { d["totals"]["peak_sram_bytes"] = peak - 1; },
+       "totals.peak_sram_bytes is " + std::to_string(peak - 1) + ", below steps[" + std::to_string(fullest) +
+           "].sram_bytes = " + std::to_string(peak)},
+  });
+  // Totals above the steps' sums are what a writer may record (bytes no step carries).
+  json more = good;
+  more["totals"]["hbm_read_bytes"] = read + 64;
+  more["totals"]["dram_write_bytes"] = write + 128;
+  more["totals"]["peak_sram_bytes"] = peak + 4;
+  CHECK_NOTHROW(trace_from_replay_json(more, "more.json"));
+
+  // With the backward: each phase against its own steps, the backward's sums counted from the
+  // forward's totals.
+  const json both = trace_doc(ragged_spec(), true);
+  REQUIRE_NOTHROW(trace_from_replay_json(both, "both.json"));
+  const int64_t first = both["phases"]["backward"]["first_step"].get<int64_t>(), all = int64_t(both["steps"].size());
+  const int64_t fwd_read = both["steps"][first - 1]["hbm_read_total"].get<int64_t>();
+  const int64_t fwd_total = both["phases"]["forward"]["hbm_read_bytes"].get<int64_t>();
+  const int64_t bwd_read = last_step(both, "hbm_read_total") - fwd_total;
+  REQUIRE(bwd_read > 0);
+  check_each_refused(both, {
+      {"forward-read", [&](json& d) { d["phases"]["forward"]["hbm_read_bytes"] = fwd_read - 1; },
+       "phases.forward.hbm_read_bytes is " + std::to_string(fwd_read - 1) + ", below the steps' running sum (steps[" +
+           std::to_string(first - 1) + "].hbm_read_total = " + std::to_string(fwd_read) + ")"},
+      {"forward-steps", [&](json& d) { d["phases"]["forward"]["steps"] = all; },
+       "phases.forward.steps is " + std::to_string(all) + " where the pass has " + std::to_string(first) + " steps"},
+      {"backward-read", [&](json& d) { d["phases"]["backward"]["hbm_read_bytes"] = bwd_read - 1; },
+       "phases.backward.hbm_read_bytes is " + std::to_string(bwd_read - 1) + ", below the steps' running sum (steps[" +
+           std::to_string(all - 1) + "].hbm_read_total = " + std::to_string(bwd_read + fwd_total) +
+           " less the earlier pass's " + std::to_string(fwd_total) + ")"},
+      {"backward-negative", [](json& d) { d["phases"]["backward"]["dram_write_bytes"] = -1; },
+       "phases.backward.dram_write_bytes is -1, below 0"},
+      {"whole-below-backward", [&](json& d) { d["totals"]["hbm_read_bytes"] = fwd_total; },
+       "totals.hbm_read_bytes is " + std::to_string(fwd_total) + ", below the steps' running sum"},
+  });
+#if FLASHSTEP_HAVE_GUI_CLI
+  // Through the program: one line, exit 2, no screenshot.
+  const fstest::TempDir tmp;
+  json doc = good;
+  doc["totals"]["hbm_write_bytes"] = 0;
+  fstest::write_text(tmp.path / "totals.json", doc.dump());
+  check_gui_refused(tmp.path, "--trace totals.json --screenshot shot.png",
+                    "totals.json: totals.hbm_write_bytes is 0, below the steps' running sum");
+#endif
+}
