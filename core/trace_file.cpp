@@ -275,7 +275,8 @@ namespace {
 // The problem as `run` would make it, checked by run's own validate_sizes (core/problem.cpp):
 // each size within its limit, M at least 4d, the block sizes within M, decode's S and page size,
 // a finite float32 scale, the mask, dropout below 1 as a float32, the storage type the schedule
-// has and P~'s type allowed beside it. The fields join the spec one at a time, each after those it depends on
+// has, P~'s type allowed beside it, the fp8 scales and rotation only with fp8 (the rotation
+// with d a power of two). The fields join the spec one at a time, each after those it depends on
 // (first_refused_field, core/problem.h), so that the first refusal is that of the field it
 // names; the reason is run's.
 void check_as_run(const Reader& r, const Problem& p) {
@@ -299,7 +300,9 @@ void check_as_run(const Reader& r, const Problem& p) {
       {"replay.mask", [&](ProblemSpec& s) { s.options.mask = p.mask; }},
       {"replay.dropout", [&](ProblemSpec& s) { s.options.dropout = p.dropout; }},
       {"problem.dtype", [&](ProblemSpec& s) { s.options.dtype = p.dtype; }},
-      {"problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; }}});
+      {"problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; }},
+      {"problem.fp8_scale", [&](ProblemSpec& s) { s.options.fp8_scale = p.fp8_scale; }},
+      {"problem.rotate", [&](ProblemSpec& s) { s.options.rotate = p.rotate; }}});
   if (refused) r.fail(refused->name, "makes a problem that run refuses: " + refused->reason);
 }
 
@@ -385,6 +388,12 @@ Trace attention_from(const Reader& r, const json& doc) {
   p.pattern = r.text(pj, "pattern", "problem");
   p.splits = r.integer_or(pj, "splits", "problem", 1);
   p.page_size = r.integer_or(pj, "page_size", "problem", 0);
+  // --dtype fp8's scales and rotation (docs/fp8.md), which run writes for an fp8 problem only:
+  // the app quantises the inputs again from them, so an fp8 trace without them is refused, not
+  // read as per-tensor and unrotated. Another type's trace may carry them only as run accepts.
+  if (p.dtype == Dtype::fp8 || pj.contains("fp8_scale"))
+    p.fp8_scale = r.parsed(pj, "fp8_scale", "problem", parse_fp8_scale);
+  if (p.dtype == Dtype::fp8 || pj.contains("rotate")) p.rotate = r.boolean(pj, "rotate", "problem");
   const bool backward = r.boolean(pj, "backward", "problem");
   const json& mj = r.member(rp, "mask", "replay");
   p.mask.causal = r.boolean(mj, "causal", "replay.mask");

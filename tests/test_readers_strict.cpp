@@ -6,6 +6,7 @@
 // the sums of the steps' bytes. Each bad field is one error line naming the file and the field,
 // exit 2, nothing written; the files run writes are still read, and a valid pair still PASSes.
 #include "core/backward.h"
+#include "core/export.h"
 #include "core/snapshot.h"
 #include "core/trace_file.h"
 #include "hardening_helpers.h"
@@ -437,5 +438,76 @@ TEST_CASE("a trace whose totals contradict its steps is refused, naming the fiel
   fstest::write_text(tmp.path / "totals.json", doc.dump());
   check_gui_refused(tmp.path, "--trace totals.json --screenshot shot.png",
                     "totals.json: totals.hbm_write_bytes is 0, below the steps' running sum");
+#endif
+}
+
+TEST_CASE("an fp8 trace reads back with its scales and rotation, and bad ones are refused", "[trace][readers][fp8]") {
+  struct Fp8Case {
+    const char* name;
+    ProblemSpec spec;
+  };
+  auto fp8 = [](Schedule s, Fp8Scale scale, bool rotate) {
+    ProblemSpec p = ragged_spec();
+    if (s == Schedule::decode) p.nq = 1;
+    p.schedule = s;
+    p.options.dtype = Dtype::fp8;
+    p.options.fp8_scale = scale;
+    p.options.rotate = rotate;
+    return p;
+  };
+  const Fp8Case cases[] = {
+      {"fa1, per-block, rotated", fp8(Schedule::fa1, Fp8Scale::per_block, true)},
+      {"fa1, the default scale", fp8(Schedule::fa1, Fp8Scale::none, false)},
+      {"fa2, per-tensor, rotated", fp8(Schedule::fa2, Fp8Scale::per_tensor, true)},
+      {"decode, per-block", fp8(Schedule::decode, Fp8Scale::per_block, false)},
+  };
+  for (const Fp8Case& c : cases) {
+    INFO(c.name);
+    const Problem p = make_problem(c.spec);
+    const json doc = trace_doc(c.spec);
+    Trace back;
+    REQUIRE_NOTHROW(back = trace_from_replay_json(doc, "fp8.json"));
+    CHECK(back.problem.fp8_scale == p.fp8_scale);
+    CHECK(back.problem.rotate == p.rotate);
+    CHECK(trace_to_json(back)["problem"] == doc["problem"]);  // written again as it was read
+  }
+  const json good = trace_doc(fp8(Schedule::fa1, Fp8Scale::per_block, true));
+  const json plain = trace_doc(ragged_spec());
+  ProblemSpec d6 = sizes_spec(9, 11, 6, 96);  // d = 6: no Hadamard rotation
+  d6.options.dtype = Dtype::fp8;
+  const json six = trace_doc(d6);
+  check_each_refused(good, {
+      {"scale-unknown", [](json& d) { d["problem"]["fp8_scale"] = "per-row"; },
+       "problem.fp8_scale is refused: unknown --fp8-scale 'per-row' (expected per-tensor or per-block)"},
+      {"scale-none", [](json& d) { d["problem"]["fp8_scale"] = "none"; },
+       "problem.fp8_scale is refused: unknown --fp8-scale 'none'"},
+      {"scale-number", [](json& d) { d["problem"]["fp8_scale"] = 2; }, "problem.fp8_scale is not a string (2)"},
+      {"scale-missing", [](json& d) { d["problem"].erase("fp8_scale"); }, "problem.fp8_scale is missing"},
+      {"rotate-text", [](json& d) { d["problem"]["rotate"] = "true"; }, "problem.rotate is not true or false"},
+      {"rotate-missing", [](json& d) { d["problem"].erase("rotate"); }, "problem.rotate is missing"},
+  });
+  check_each_refused(six, {{"rotate-d6", [](json& d) { d["problem"]["rotate"] = true; },
+                            "problem.rotate makes a problem that run refuses: --rotate uses a Hadamard matrix, which "
+                            "needs d a power of two"}});
+  check_each_refused(plain, {
+      {"fp32-scale", [](json& d) { d["problem"]["fp8_scale"] = "per-block"; },
+       "problem.fp8_scale makes a problem that run refuses: --fp8-scale is for --dtype fp8"},
+      {"fp32-rotate", [](json& d) { d["problem"]["rotate"] = true; },
+       "problem.rotate makes a problem that run refuses: --rotate is for --dtype fp8"},
+  });
+  json unrotated = plain;  // another type's trace may say what run takes: not rotated
+  unrotated["problem"]["rotate"] = false;
+  CHECK_NOTHROW(trace_from_replay_json(unrotated, "unrotated.json"));
+#if FLASHSTEP_HAVE_GUI_CLI
+  // gui --trace takes the problem as run: its JSON export writes the same problem back.
+  const fstest::TempDir tmp;
+  fstest::write_text(tmp.path / "fp8.json", good.dump());
+  run_ok("gui --trace " + (tmp.path / "fp8.json").string() + " --script \"export " + (tmp.path / "again").string() +
+             "\" --screenshot " + (tmp.path / "shot.png").string(),
+         true);
+  const json again = json::parse(fstest::read_text(tmp.path / "again.json"));
+  CHECK(again["problem"] == good["problem"]);
+  CHECK(again["problem"]["fp8_scale"] == "per-block");
+  CHECK(again["problem"]["rotate"] == true);
 #endif
 }
