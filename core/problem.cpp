@@ -195,6 +195,18 @@ void validate_sizes(const ProblemSpec& s) {
                      "stores P in the --dtype type");
 }
 
+std::optional<RefusedField> first_refused_field(ProblemSpec spec, const std::vector<SpecField>& fields) {
+  for (const SpecField& f : fields) {
+    f.add(spec);
+    try {
+      validate_sizes(spec);
+    } catch (const InputError& e) {
+      return RefusedField{f.name, e.what()};
+    }
+  }
+  return std::nullopt;
+}
+
 Tiling spec_tiling(const ProblemSpec& s) {
   Tiling t = make_tiling(s.nq, s.nk, s.d, s.M, s.br, s.bc);
   // S: --splits, else the default for one head (core/schedules/decode/decode.h)

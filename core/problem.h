@@ -4,6 +4,7 @@
 #include "core/mask.h"
 #include "core/types.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,6 +126,20 @@ Mat make_input(const std::string& pattern, int64_t rows, int64_t d, uint64_t see
 Problem make_problem(const ProblemSpec& spec);
 // Checks sizes only (no inputs); make_problem calls it first.
 void validate_sizes(const ProblemSpec& spec);
+// A problem read from a file (a trace, a snapshot folder's manifest), checked by run's own
+// validate_sizes one field at a time: each SpecField adds its value to the spec, after those it
+// depends on, so that the first refusal is that of the field that caused it.
+struct SpecField {
+  const char* name;  // as the file's reader names it: "problem.M", "replay.tiling.br, bc"
+  std::function<void(ProblemSpec&)> add;
+};
+struct RefusedField {
+  std::string name;    // the SpecField's name
+  std::string reason;  // validate_sizes's message
+};
+// Adds the fields to `spec` (a spec run accepts) in order, validating after each: the first
+// field run refuses with run's reason, or nothing when run accepts them all.
+std::optional<RefusedField> first_refused_field(ProblemSpec spec, const std::vector<SpecField>& fields);
 // Fails with the tensor name and position if any element is NaN or Inf.
 void check_finite(const Mat& m, const char* name);
 

@@ -106,33 +106,28 @@ json read_manifest(const std::string& dir, const std::string& path) {
 
 // What `run --snapshots` could have written. Not fp8: run refuses --dtype fp8 with --snapshots
 // (a folder holds an fp32, fp16 or bf16 run). The rest is run's own validate_sizes
-// (core/problem.cpp), given the fields one at a time so that its first refusal names the field
-// that made it: M at least 4d, Br and Bc within M, the scale a float32, the mask, dropout below 1
-// as a float32, P~'s type allowed beside the storage type (16-bit storage, a tiled schedule).
+// (core/problem.cpp), given the fields one at a time (first_refused_field) so that its first
+// refusal names the field that made it: M at least 4d, Br and Bc within M, the scale a float32,
+// the mask, dropout below 1 as a float32, P~'s type allowed beside the storage type (16-bit
+// storage, a tiled schedule).
 void check_as_run(const SnapshotProblem& p, const Fields& f) {
   if (p.dtype == Dtype::fp8)
     f.fail("problem.dtype", "fp8 is not a type of snapshot folders (run refuses --dtype fp8 with --snapshots; a folder "
                             "holds an fp32, fp16 or bf16 run)");
-  ProblemSpec spec = sizes_spec(p.nq, p.nk, p.d, kMaxSram);  // nq, nk, d: read within their limits
-  spec.schedule = p.schedule;
-  auto with = [&](const char* field, auto&& set) {
-    set(spec);
-    try {
-      validate_sizes(spec);
-    } catch (const InputError& e) {
-      f.fail(field, std::string("a problem run refuses (") + e.what() + ")");
-    }
-  };
-  with("problem.M", [&](ProblemSpec& s) { s.M = p.M; });
-  with("problem.Br, Bc", [&](ProblemSpec& s) {  // together: Br alone may not fit beside the paper's Bc
-    s.br = p.Br;
-    s.bc = p.Bc;
-  });
-  with("problem.scale", [&](ProblemSpec& s) { s.scale = p.scale; });
-  with("problem.mask", [&](ProblemSpec& s) { s.options.mask = p.mask; });
-  with("problem.dropout", [&](ProblemSpec& s) { s.options.dropout = p.dropout; });
-  with("problem.dtype", [&](ProblemSpec& s) { s.options.dtype = p.dtype; });
-  with("problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; });
+  ProblemSpec start = sizes_spec(p.nq, p.nk, p.d, kMaxSram);  // nq, nk, d: read within their limits
+  start.schedule = p.schedule;
+  const std::optional<RefusedField> refused = first_refused_field(start, {
+      {"problem.M", [&](ProblemSpec& s) { s.M = p.M; }},
+      {"problem.Br, Bc", [&](ProblemSpec& s) {  // together: Br alone may not fit beside the paper's Bc
+         s.br = p.Br;
+         s.bc = p.Bc;
+       }},
+      {"problem.scale", [&](ProblemSpec& s) { s.scale = p.scale; }},
+      {"problem.mask", [&](ProblemSpec& s) { s.options.mask = p.mask; }},
+      {"problem.dropout", [&](ProblemSpec& s) { s.options.dropout = p.dropout; }},
+      {"problem.dtype", [&](ProblemSpec& s) { s.options.dtype = p.dtype; }},
+      {"problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; }}});
+  if (refused) f.fail(refused->name, "a problem run refuses (" + refused->reason + ")");
 }
 
 SnapshotProblem read_problem(const json& m, const Fields& f, int64_t version) {

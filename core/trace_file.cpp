@@ -6,7 +6,6 @@
 #include "core/schedule_registry.h"
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -276,38 +275,35 @@ namespace {
 // The problem as `run` would make it, checked by run's own validate_sizes (core/problem.cpp):
 // each size within its limit, M at least 4d, the block sizes within M, decode's S and page size,
 // a finite float32 scale, the mask, dropout below 1 as a float32, the storage type the schedule
-// has and P~'s type allowed beside it. The fields join the spec one at a time, each after those
-// it depends on, so that the first refusal is that of the field it names; the reason is run's.
+// has, P~'s type allowed beside it, the fp8 scales and rotation only with fp8 (the rotation
+// with d a power of two). The fields join the spec one at a time, each after those it depends on
+// (first_refused_field, core/problem.h), so that the first refusal is that of the field it
+// names; the reason is run's.
 void check_as_run(const Reader& r, const Problem& p) {
   // S = 0 is run's "the default S" (--splits not given): a trace records the S it ran with.
   if (p.splits < 1) r.fail("problem.splits", "is " + std::to_string(p.splits) + ", below 1");
-  ProblemSpec s = sizes_spec(1, 1, 1, kMaxSram);  // a problem run accepts, before any field
-  s.schedule = p.schedule;
-  const std::pair<const char*, std::function<void()>> fields[] = {
-      {"problem.nq", [&] { s.nq = p.nq; }},
-      {"problem.nk", [&] { s.nk = p.nk; }},
-      {"problem.d", [&] { s.d = p.d; }},
-      {"problem.M", [&] { s.M = p.M; }},
-      {"replay.tiling.br, bc", [&] {
+  ProblemSpec start = sizes_spec(1, 1, 1, kMaxSram);  // a problem run accepts, before any field
+  start.schedule = p.schedule;
+  const std::optional<RefusedField> refused = first_refused_field(start, {
+      {"problem.nq", [&](ProblemSpec& s) { s.nq = p.nq; }},
+      {"problem.nk", [&](ProblemSpec& s) { s.nk = p.nk; }},
+      {"problem.d", [&](ProblemSpec& s) { s.d = p.d; }},
+      {"problem.M", [&](ProblemSpec& s) { s.M = p.M; }},
+      {"replay.tiling.br, bc", [&](ProblemSpec& s) {
          s.br = p.br;
          s.bc = p.bc;
        }},
       // decode's S as run --splits gives it; 1 (the file's default) for every other schedule
-      {"problem.splits", [&] { s.splits = p.splits == 1 && p.schedule != Schedule::decode ? 0 : p.splits; }},
-      {"problem.page_size", [&] { if (p.page_size != 0) s.page_size = p.page_size; }},
-      {"problem.scale", [&] { s.scale = p.scale; }},
-      {"replay.mask", [&] { s.options.mask = p.mask; }},
-      {"replay.dropout", [&] { s.options.dropout = p.dropout; }},
-      {"problem.dtype", [&] { s.options.dtype = p.dtype; }},
-      {"problem.p_dtype", [&] { s.options.p_dtype = p.p_dtype; }}};
-  for (const auto& [field, add] : fields) {
-    add();
-    try {
-      validate_sizes(s);
-    } catch (const InputError& e) {
-      r.fail(field, std::string("makes a problem that run refuses: ") + e.what());
-    }
-  }
+      {"problem.splits", [&](ProblemSpec& s) { s.splits = p.splits == 1 && p.schedule != Schedule::decode ? 0 : p.splits; }},
+      {"problem.page_size", [&](ProblemSpec& s) { if (p.page_size != 0) s.page_size = p.page_size; }},
+      {"problem.scale", [&](ProblemSpec& s) { s.scale = p.scale; }},
+      {"replay.mask", [&](ProblemSpec& s) { s.options.mask = p.mask; }},
+      {"replay.dropout", [&](ProblemSpec& s) { s.options.dropout = p.dropout; }},
+      {"problem.dtype", [&](ProblemSpec& s) { s.options.dtype = p.dtype; }},
+      {"problem.p_dtype", [&](ProblemSpec& s) { s.options.p_dtype = p.p_dtype; }},
+      {"problem.fp8_scale", [&](ProblemSpec& s) { s.options.fp8_scale = p.fp8_scale; }},
+      {"problem.rotate", [&](ProblemSpec& s) { s.options.rotate = p.rotate; }}});
+  if (refused) r.fail(refused->name, "makes a problem that run refuses: " + refused->reason);
 }
 
 // A step's counts are never negative, and each running total (hbm_read_total, ..., as
@@ -331,6 +327,47 @@ void check_step_bytes(const Reader& r, const Step& s, const std::string& w, cons
                                             std::to_string(bytes) + ")");
 }
 
+// A pass's totals (`totals`, or one phase's) against its steps [begin, end), as run and a puzzle's
+// save write them: no count below 0; `steps` the number of steps; each byte and FLOP count at
+// least the steps' running sum over the pass (the steps' *_total at its last step, less
+// `before`: the totals of the passes before it), and peak_sram_bytes at least every step's
+// sram_bytes. At least, not equal: a writer may count what no step carries (with the L2 model,
+// dram_write_bytes adds the final write-back of dirty lines). Totals below their steps would have
+// the app show more bytes moved at a step than in the whole run.
+// dram: whether the DRAM counts are checked too; not for phases.backward, which run writes with
+// DRAM counts of 0 (core/backward.cpp's phase_difference carries the HBM bytes alone).
+void check_totals(const Reader& r, const Totals& T, const std::string& where, const std::vector<Step>& steps,
+                  size_t begin, size_t end, const Totals& before, bool dram = true) {
+  const std::pair<const char*, int64_t> counts[] = {
+      {"hbm_read_bytes", T.hbm_read_bytes},   {"hbm_write_bytes", T.hbm_write_bytes}, {"flops", T.flops},
+      {"peak_sram_bytes", T.peak_sram_bytes}, {"peak_tile_bytes", T.peak_tile_bytes}, {"steps", T.steps},
+      {"dram_read_bytes", T.dram_read_bytes}, {"dram_write_bytes", T.dram_write_bytes}};
+  for (const auto& [key, v] : counts)
+    if (v < 0) r.fail(where + "." + key, "is " + std::to_string(v) + ", below 0");
+  if (T.steps != int64_t(end - begin))
+    r.fail(where + ".steps", "is " + std::to_string(T.steps) + " where the pass has " + std::to_string(end - begin) +
+                                 " steps");
+  if (begin == end) return;
+  const Step& last = steps[end - 1];
+  const std::string at = "steps[" + std::to_string(end - 1) + "]";
+  const std::tuple<const char*, int64_t, const char*, int64_t, int64_t> sums[] = {
+      {"hbm_read_bytes", T.hbm_read_bytes, "hbm_read_total", last.hbm_read_total, before.hbm_read_bytes},
+      {"hbm_write_bytes", T.hbm_write_bytes, "hbm_write_total", last.hbm_write_total, before.hbm_write_bytes},
+      {"dram_read_bytes", T.dram_read_bytes, "dram_read_total", last.dram_read_total, before.dram_read_bytes},
+      {"dram_write_bytes", T.dram_write_bytes, "dram_write_total", last.dram_write_total, before.dram_write_bytes},
+      {"flops", T.flops, "flops_total", last.flops_total, before.flops}};
+  for (const auto& [key, v, step_key, total, earlier] : sums)  // v, earlier >= 0: checked above
+    if ((dram || std::string(key).rfind("dram", 0) != 0) && total > earlier && v < total - earlier)
+      r.fail(where + "." + key, "is " + std::to_string(v) + ", below the steps' running sum (" + at + "." + step_key +
+                                    " = " + std::to_string(total) +
+                                    (earlier ? " less the earlier pass's " + std::to_string(earlier) : std::string()) +
+                                    ")");
+  for (size_t k = begin; k < end; ++k)
+    if (steps[k].sram_bytes > T.peak_sram_bytes)
+      r.fail(where + ".peak_sram_bytes", "is " + std::to_string(T.peak_sram_bytes) + ", below steps[" +
+                                             std::to_string(k) + "].sram_bytes = " + std::to_string(steps[k].sram_bytes));
+}
+
 // An attention trace: the problem, its steps (labelled with core's lines) and, when the
 // backward follows, its phases, dO and gradients.
 Trace attention_from(const Reader& r, const json& doc) {
@@ -351,6 +388,12 @@ Trace attention_from(const Reader& r, const json& doc) {
   p.pattern = r.text(pj, "pattern", "problem");
   p.splits = r.integer_or(pj, "splits", "problem", 1);
   p.page_size = r.integer_or(pj, "page_size", "problem", 0);
+  // --dtype fp8's scales and rotation (docs/fp8.md), which run writes for an fp8 problem only:
+  // the app quantises the inputs again from them, so an fp8 trace without them is refused, not
+  // read as per-tensor and unrotated. Another type's trace may carry them only as run accepts.
+  if (p.dtype == Dtype::fp8 || pj.contains("fp8_scale"))
+    p.fp8_scale = r.parsed(pj, "fp8_scale", "problem", parse_fp8_scale);
+  if (p.dtype == Dtype::fp8 || pj.contains("rotate")) p.rotate = r.boolean(pj, "rotate", "problem");
   const bool backward = r.boolean(pj, "backward", "problem");
   const json& mj = r.member(rp, "mask", "replay");
   p.mask.causal = r.boolean(mj, "causal", "replay.mask");
@@ -491,6 +534,12 @@ Trace attention_from(const Reader& r, const json& doc) {
                                  std::to_string(s.j) + ")");
     }
     s.writes = writes_from(r, r.member(xj, "writes", wx), wx + ".writes", p);
+  }
+  check_totals(r, t.totals, "totals", t.steps, 0, t.steps.size(), Totals{});
+  if (backward) {
+    check_totals(r, t.forward_totals, "phases.forward", t.steps, 0, first_backward, Totals{});
+    check_totals(r, t.backward_totals, "phases.backward", t.steps, first_backward, t.steps.size(), t.forward_totals,
+                 false);
   }
   // What HBM held before the first step (a puzzle's setup); a file without it starts empty.
   if (rp.contains("hbm_before")) t.hbm_before = writes_from(r, rp["hbm_before"], "replay.hbm_before", p);

@@ -316,3 +316,31 @@ TEST_CASE("plot model: a tensor-core backward run gives a backward and a forward
   run["rows"][1].erase("fa2_tc");
   REQUIRE_THROWS_WITH(parse_bench(run, "tc_bwd.json"), Catch::Contains("has none of fa2_tc"));
 }
+
+TEST_CASE("plot model: a positive value too large for an axis is refused saying so, and up to 1e300 is drawn", "[plot][errors]") {
+  const nlohmann::json good = read_json(kBench);
+  for (const double big : {1e301, 1e308, 1.7976931348623157e308}) {
+    INFO(big);
+    nlohmann::json j = good;
+    j["runs"][0]["rows"][2]["fa1"]["tflops"] = big;
+    try {
+      parse_bench(j, "f.json");
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(msg.rfind("f.json: runs[0].rows[2].fa1.tflops is " + nlohmann::json(big).dump() +
+                          ", beyond the range the figures take (at most 1e300)", 0) == 0);
+      CHECK(msg.find("must be a positive number") == std::string::npos);  // it is positive
+    }
+  }
+  // Why a limit: near float64's largest value the axis's margin above the data is infinite.
+  CHECK_FALSE(std::isfinite(make_axis("TFLOP/s", {1.0, 1.7e308}, false).hi));
+  nlohmann::json j = good;
+  j["runs"][0]["rows"][2]["fa1"]["tflops"] = 1e300;
+  const BenchData b = parse_bench(j, "f.json");
+  const Figure f = make_figure(b, FigureKind::tflops, 64);
+  CHECK(f.empty.empty());
+  CHECK(std::isfinite(f.y.hi));
+  CHECK(f.y.hi >= 1e300);
+}

@@ -246,3 +246,21 @@ TEST_CASE("plot: a long series of fresh random timings (N not powers of two) is 
   CHECK(missing_points == 0);
   CHECK(missing_segments == 0);
 }
+
+TEST_CASE("plot: a TFLOP/s beyond the figures' range is refused saying so, not as not positive", "[plot][cli][errors]") {
+  TempDir dir;
+  nlohmann::json huge = nlohmann::json::parse(std::ifstream(kBench));
+  huge["runs"][0]["rows"][2]["fa1"]["tflops"] = 1e308;
+  std::ofstream(dir.path / "huge.json") << huge.dump();
+  const fsys::path out = dir.path / "out.png";
+  std::string output;
+  const int rc = run_command(kBin + " plot --bench " + (dir.path / "huge.json").string() + " --out " + out.string(), output);
+  INFO(output);
+  CHECK(rc == 2);
+  CHECK(output.rfind("flashstep: error: ", 0) == 0);
+  CHECK(output.find((dir.path / "huge.json").string() +
+                    ": runs[0].rows[2].fa1.tflops is 1e+308, beyond the range the figures take (at most 1e300)\n") !=
+        std::string::npos);
+  CHECK(std::count(output.begin(), output.end(), '\n') == 1);
+  CHECK_FALSE(fsys::exists(out));
+}

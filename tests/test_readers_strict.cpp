@@ -6,6 +6,7 @@
 // the sums of the steps' bytes. Each bad field is one error line naming the file and the field,
 // exit 2, nothing written; the files run writes are still read, and a valid pair still PASSes.
 #include "core/backward.h"
+#include "core/export.h"
 #include "core/snapshot.h"
 #include "core/trace_file.h"
 #include "hardening_helpers.h"
@@ -315,3 +316,198 @@ TEST_CASE("gui --snapshots names dtype for a folder claiming fp8, before any com
   }
 }
 #endif
+
+TEST_CASE("first_refused_field adds fields in order and names the first run refuses, with run's reason", "[readers]") {
+  std::vector<std::string> added;
+  auto field = [&](const char* name, std::function<void(ProblemSpec&)> set) {
+    return SpecField{name, [&added, name, set](ProblemSpec& s) {
+                       added.push_back(name);
+                       set(s);
+                     }};
+  };
+  const ProblemSpec start = sizes_spec(9, 11, 4, 64);
+  // All accepted: nothing refused, every field added.
+  CHECK_FALSE(first_refused_field(start, {field("a", [](ProblemSpec& s) { s.M = 128; }),
+                                          field("b", [](ProblemSpec& s) { s.options.dropout = 0.5; })})
+                  .has_value());
+  CHECK(added == std::vector<std::string>{"a", "b"});
+  // M = 15 with d = 4 is refused at "m", before "window" (also refused) is added.
+  added.clear();
+  const std::optional<RefusedField> r = first_refused_field(
+      start, {field("scale", [](ProblemSpec& s) { s.scale = 0.5; }), field("m", [](ProblemSpec& s) { s.M = 15; }),
+              field("window", [](ProblemSpec& s) { s.options.mask.window_left = -2; })});
+  REQUIRE(r.has_value());
+  CHECK(r->name == "m");
+  CHECK_THAT(r->reason, StartsWith("M = 15 elements is smaller than 4d = 16"));
+  CHECK(added == std::vector<std::string>{"scale", "m"});
+  // The reason is validate_sizes's own message for the spec with the fields so far.
+  ProblemSpec so_far = start;
+  so_far.scale = 0.5;
+  so_far.M = 15;
+  CHECK_THROWS_WITH(validate_sizes(so_far), r->reason);
+  // A field refused only beside an earlier one: --p-dtype bf16 needs 16-bit storage.
+  const std::optional<RefusedField> p = first_refused_field(
+      start, {field("p_dtype", [](ProblemSpec& s) { s.options.p_dtype = Dtype::bf16; }),
+              field("dtype", [](ProblemSpec& s) { s.options.dtype = Dtype::bf16; })});
+  REQUIRE(p.has_value());
+  CHECK(p->name == "p_dtype");
+}
+
+namespace {
+
+// Each change of `good` refused by the trace reader with one message, "NAME.json: " + expect.
+void check_each_refused(const json& good, const std::vector<BadField>& bad) {
+  for (const BadField& b : bad) {
+    INFO(b.name);
+    json doc = good;
+    b.change(doc);
+    const std::string name = std::string(b.name) + ".json";
+    CHECK_THROWS_WITH(trace_from_replay_json(doc, name), StartsWith(name + ": " + b.expect));
+  }
+}
+
+int64_t last_step(const json& doc, const char* key) { return doc["steps"].back()[key].get<int64_t>(); }
+
+}  // namespace
+
+TEST_CASE("a trace whose totals contradict its steps is refused, naming the field", "[trace][readers]") {
+  const json good = trace_doc(ragged_spec());
+  const int64_t n = int64_t(good["steps"].size()), read = last_step(good, "hbm_read_total");
+  const int64_t write = last_step(good, "hbm_write_total"), last = n - 1;
+  const std::string at = "steps[" + std::to_string(last) + "]";
+  size_t fullest = 0;  // the step that holds the most SRAM
+  for (size_t k = 0; k < good["steps"].size(); ++k)
+    if (good["steps"][k]["sram_bytes"] > good["steps"][fullest]["sram_bytes"]) fullest = k;
+  const int64_t peak = good["steps"][fullest]["sram_bytes"].get<int64_t>();
+  REQUIRE(peak > 0);
+  check_each_refused(good, {
+      {"read-below", [&](json& d) { d["totals"]["hbm_read_bytes"] = read - 4; },
+       "totals.hbm_read_bytes is " + std::to_string(read - 4) + ", below the steps' running sum (" + at +
+           ".hbm_read_total = " + std::to_string(read) + ")"},
+      {"write-zero", [](json& d) { d["totals"]["hbm_write_bytes"] = 0; },
+       "totals.hbm_write_bytes is 0, below the steps' running sum (" + at + ".hbm_write_total = " +
+           std::to_string(write) + ")"},
+      {"dram-read-below", [&](json& d) { d["totals"]["dram_read_bytes"] = read / 2; },
+       "totals.dram_read_bytes is " + std::to_string(read / 2) + ", below the steps' running sum"},
+      {"flops-below", [](json& d) { d["totals"]["flops"] = 1; }, "totals.flops is 1, below the steps' running sum"},
+      {"flops-negative", [](json& d) { d["totals"]["flops"] = -1; }, "totals.flops is -1, below 0"},
+      {"tiles-negative", [](json& d) { d["totals"]["peak_tile_bytes"] = -64; }, "totals.peak_tile_bytes is -64, below 0"},
+      {"steps-more", [&](json& d) { d["totals"]["steps"] = n + 1; },
+       "totals.steps is " + std::to_string(n + 1) + " where the pass has " + std::to_string(n) + " steps"},
+      {"steps-fewer", [&](json& d) { d["totals"]["steps"] = n - 1; }, "totals.steps is " + std::to_string(n - 1)},
+      {"peak-below", [&](json& d) { d["totals"]["peak_sram_bytes"] = peak - 1; },
+       "totals.peak_sram_bytes is " + std::to_string(peak - 1) + ", below steps[" + std::to_string(fullest) +
+           "].sram_bytes = " + std::to_string(peak)},
+  });
+  // Totals above the steps' sums are what a writer may record (bytes no step carries).
+  json more = good;
+  more["totals"]["hbm_read_bytes"] = read + 64;
+  more["totals"]["dram_write_bytes"] = write + 128;
+  more["totals"]["peak_sram_bytes"] = peak + 4;
+  CHECK_NOTHROW(trace_from_replay_json(more, "more.json"));
+
+  // With the backward: each phase against its own steps, the backward's sums counted from the
+  // forward's totals.
+  const json both = trace_doc(ragged_spec(), true);
+  REQUIRE_NOTHROW(trace_from_replay_json(both, "both.json"));
+  const int64_t first = both["phases"]["backward"]["first_step"].get<int64_t>(), all = int64_t(both["steps"].size());
+  const int64_t fwd_read = both["steps"][first - 1]["hbm_read_total"].get<int64_t>();
+  const int64_t fwd_total = both["phases"]["forward"]["hbm_read_bytes"].get<int64_t>();
+  const int64_t bwd_read = last_step(both, "hbm_read_total") - fwd_total;
+  REQUIRE(bwd_read > 0);
+  check_each_refused(both, {
+      {"forward-read", [&](json& d) { d["phases"]["forward"]["hbm_read_bytes"] = fwd_read - 1; },
+       "phases.forward.hbm_read_bytes is " + std::to_string(fwd_read - 1) + ", below the steps' running sum (steps[" +
+           std::to_string(first - 1) + "].hbm_read_total = " + std::to_string(fwd_read) + ")"},
+      {"forward-steps", [&](json& d) { d["phases"]["forward"]["steps"] = all; },
+       "phases.forward.steps is " + std::to_string(all) + " where the pass has " + std::to_string(first) + " steps"},
+      {"backward-read", [&](json& d) { d["phases"]["backward"]["hbm_read_bytes"] = bwd_read - 1; },
+       "phases.backward.hbm_read_bytes is " + std::to_string(bwd_read - 1) + ", below the steps' running sum (steps[" +
+           std::to_string(all - 1) + "].hbm_read_total = " + std::to_string(bwd_read + fwd_total) +
+           " less the earlier pass's " + std::to_string(fwd_total) + ")"},
+      {"backward-negative", [](json& d) { d["phases"]["backward"]["dram_write_bytes"] = -1; },
+       "phases.backward.dram_write_bytes is -1, below 0"},
+      {"whole-below-backward", [&](json& d) { d["totals"]["hbm_read_bytes"] = fwd_total; },
+       "totals.hbm_read_bytes is " + std::to_string(fwd_total) + ", below the steps' running sum"},
+  });
+#if FLASHSTEP_HAVE_GUI_CLI
+  // Through the program: one line, exit 2, no screenshot.
+  const fstest::TempDir tmp;
+  json doc = good;
+  doc["totals"]["hbm_write_bytes"] = 0;
+  fstest::write_text(tmp.path / "totals.json", doc.dump());
+  check_gui_refused(tmp.path, "--trace totals.json --screenshot shot.png",
+                    "totals.json: totals.hbm_write_bytes is 0, below the steps' running sum");
+#endif
+}
+
+TEST_CASE("an fp8 trace reads back with its scales and rotation, and bad ones are refused", "[trace][readers][fp8]") {
+  struct Fp8Case {
+    const char* name;
+    ProblemSpec spec;
+  };
+  auto fp8 = [](Schedule s, Fp8Scale scale, bool rotate) {
+    ProblemSpec p = ragged_spec();
+    if (s == Schedule::decode) p.nq = 1;
+    p.schedule = s;
+    p.options.dtype = Dtype::fp8;
+    p.options.fp8_scale = scale;
+    p.options.rotate = rotate;
+    return p;
+  };
+  const Fp8Case cases[] = {
+      {"fa1, per-block, rotated", fp8(Schedule::fa1, Fp8Scale::per_block, true)},
+      {"fa1, the default scale", fp8(Schedule::fa1, Fp8Scale::none, false)},
+      {"fa2, per-tensor, rotated", fp8(Schedule::fa2, Fp8Scale::per_tensor, true)},
+      {"decode, per-block", fp8(Schedule::decode, Fp8Scale::per_block, false)},
+  };
+  for (const Fp8Case& c : cases) {
+    INFO(c.name);
+    const Problem p = make_problem(c.spec);
+    const json doc = trace_doc(c.spec);
+    Trace back;
+    REQUIRE_NOTHROW(back = trace_from_replay_json(doc, "fp8.json"));
+    CHECK(back.problem.fp8_scale == p.fp8_scale);
+    CHECK(back.problem.rotate == p.rotate);
+    CHECK(trace_to_json(back)["problem"] == doc["problem"]);  // written again as it was read
+  }
+  const json good = trace_doc(fp8(Schedule::fa1, Fp8Scale::per_block, true));
+  const json plain = trace_doc(ragged_spec());
+  ProblemSpec d6 = sizes_spec(9, 11, 6, 96);  // d = 6: no Hadamard rotation
+  d6.options.dtype = Dtype::fp8;
+  const json six = trace_doc(d6);
+  check_each_refused(good, {
+      {"scale-unknown", [](json& d) { d["problem"]["fp8_scale"] = "per-row"; },
+       "problem.fp8_scale is refused: unknown --fp8-scale 'per-row' (expected per-tensor or per-block)"},
+      {"scale-none", [](json& d) { d["problem"]["fp8_scale"] = "none"; },
+       "problem.fp8_scale is refused: unknown --fp8-scale 'none'"},
+      {"scale-number", [](json& d) { d["problem"]["fp8_scale"] = 2; }, "problem.fp8_scale is not a string (2)"},
+      {"scale-missing", [](json& d) { d["problem"].erase("fp8_scale"); }, "problem.fp8_scale is missing"},
+      {"rotate-text", [](json& d) { d["problem"]["rotate"] = "true"; }, "problem.rotate is not true or false"},
+      {"rotate-missing", [](json& d) { d["problem"].erase("rotate"); }, "problem.rotate is missing"},
+  });
+  check_each_refused(six, {{"rotate-d6", [](json& d) { d["problem"]["rotate"] = true; },
+                            "problem.rotate makes a problem that run refuses: --rotate uses a Hadamard matrix, which "
+                            "needs d a power of two"}});
+  check_each_refused(plain, {
+      {"fp32-scale", [](json& d) { d["problem"]["fp8_scale"] = "per-block"; },
+       "problem.fp8_scale makes a problem that run refuses: --fp8-scale is for --dtype fp8"},
+      {"fp32-rotate", [](json& d) { d["problem"]["rotate"] = true; },
+       "problem.rotate makes a problem that run refuses: --rotate is for --dtype fp8"},
+  });
+  json unrotated = plain;  // another type's trace may say what run takes: not rotated
+  unrotated["problem"]["rotate"] = false;
+  CHECK_NOTHROW(trace_from_replay_json(unrotated, "unrotated.json"));
+#if FLASHSTEP_HAVE_GUI_CLI
+  // gui --trace takes the problem as run: its JSON export writes the same problem back.
+  const fstest::TempDir tmp;
+  fstest::write_text(tmp.path / "fp8.json", good.dump());
+  run_ok("gui --trace " + (tmp.path / "fp8.json").string() + " --script \"export " + (tmp.path / "again").string() +
+             "\" --screenshot " + (tmp.path / "shot.png").string(),
+         true);
+  const json again = json::parse(fstest::read_text(tmp.path / "again.json"));
+  CHECK(again["problem"] == good["problem"]);
+  CHECK(again["problem"]["fp8_scale"] == "per-block");
+  CHECK(again["problem"]["rotate"] == true);
+#endif
+}

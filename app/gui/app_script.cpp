@@ -66,7 +66,10 @@ void AppState::run_script(const std::string& script) {
       else ps.causal = arg(1) == "1";
       ps.rebuild();
     } else if (verb == "apply") {  // the Apply button: disabled while a field is invalid
-      if (form.error.empty()) apply_form();
+      // The window shows the field's red message, or "Not applied", and keeps the run; a script
+      // has no one to read them, so its apply is refused with the same reason.
+      if (!form.error.empty()) throw InputError("script: apply: " + form.error);
+      if (!apply_form()) throw InputError("script: apply: " + apply_error);
     }
   }
 }

@@ -18,6 +18,10 @@ constexpr size_t kMaxRuns = 64, kMaxPoints = 2048;  // points: timings and sweep
 constexpr size_t kMaxText = 512;                     // "device", "source", "skipped": drawn in figures
 constexpr size_t kMaxDeviceText = 200;               // the devices of all runs joined
 constexpr int64_t kMaxCount = int64_t(1) << 40;      // n, d, Br, Bc, peak_bytes
+// Times, TFLOP/s and bytes: near float64's largest value an axis's margin above the data (x 1.5
+// on a log axis, figures.cpp's make_axis) overflows to infinity; 1e300 keeps it finite, and
+// holds any figure a benchmark could measure.
+constexpr double kMaxValue = 1e300;
 
 // Reads one JSON object's fields; every failure names the file and the field's path.
 struct Fields {
@@ -35,8 +39,9 @@ struct Fields {
   double positive(const std::string& key) const {
     const nlohmann::json& v = at(key);
     // A NaN cannot come from JSON text, but an infinite or negative time is not a measurement.
-    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e300)
-      fail(key, "must be a positive number");
+    if (!v.is_number() || !(v.get<double>() > 0)) fail(key, "must be a positive number");
+    if (v.get<double>() > kMaxValue)
+      fail(key, "is " + json_excerpt(v) + ", beyond the range the figures take (at most 1e300)");
     return v.get<double>();
   }
   int64_t count(const std::string& key) const {

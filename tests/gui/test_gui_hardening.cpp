@@ -152,3 +152,23 @@ TEST_CASE("gui: a path longer than 512 characters is used whole, not cut", "[gui
   CHECK(r.rc == 0);
   CHECK(fs::exists(dir / "s.png"));
 }
+
+TEST_CASE("gui: a script's apply that the editor or the run refuses is one error line, exit 2, no screenshot", "[gui][hardening2][script]") {
+  const fs::path dir = fresh("script-apply");
+  const std::string out = " --screenshot s.png --dump-state d.json";
+  check_gui_refused_each(dir, {
+      {"--script \"set nq 0; apply\"" + out, "flashstep: error: script: apply: Nq must be at least 1 (got 0)"},
+      {"--script \"step 3; set M 8; apply; step 2\"" + out, "script: apply: M = 8 elements is smaller than 4d"},
+      {"--script \"set window -2 0; apply\"" + out, "script: apply: window sizes must be >= 0"},
+      // The form is valid, the run is refused: the window's "Not applied" line.
+      {"--script \"files missing-q.npy missing-k.npy missing-v.npy; apply\"" + out, "script: apply: "},
+  });
+  // A value corrected before apply is taken, and the run it makes is drawn.
+  const fstest::Outcome r = fstest::run_limited(gui_cmd(dir, "--script \"set nq 0; set nq 12; apply\"" + out), 90);
+  CAPTURE(r.out);
+  CHECK(r.rc == 0);
+  CHECK(fs::exists(dir / "s.png"));
+  const nlohmann::json d = nlohmann::json::parse(fstest::read_text(dir / "d.json"));
+  CHECK(d["form_error"] == "");
+  CHECK(d["problem"]["nq"] == 12);
+}

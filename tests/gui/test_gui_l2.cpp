@@ -261,10 +261,11 @@ TEST_CASE("the editor and presets take the L2 settings as run's flags, and refus
   };
   for (const auto& [script, expect] : bad) {
     INFO(script);
-    const nlohmann::json d = l2_state_after("tiny", script + "; apply");
+    const nlohmann::json d = l2_state_after("tiny", script);
     REQUIRE_THAT(d["form_error"].get<std::string>(), Contains(expect));
     REQUIRE(d["form_error_field"] == int(gui::Field::l2));
     REQUIRE(d["l2"].is_null());  // Apply is disabled: the old run (no L2 model) stays
+    REQUIRE_THROWS_WITH(l2_state_after("tiny", script + "; apply"), Contains("script: apply: ") && Contains(expect));
   }
   REQUIRE_THROWS_WITH(l2_state_after("tiny", "set gpu v100"), Contains("set gpu knows h200, a100"));
   // "l2 gpu": the GPU's own size; "off" removes the model.

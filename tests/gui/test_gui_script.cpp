@@ -87,3 +87,19 @@ TEST_CASE("the pipeline command sets the Pipeline view's buttons and reruns its 
   CHECK_FALSE(s.pipeline.backward);
   CHECK(s.pipeline.prediction.ms > 0);
 }
+
+TEST_CASE("apply of a field the editor refuses, or of a run refused, is refused with the reason, and the run is kept", "[gui][script]") {
+  gui::AppState s;
+  s.load_preset(gui::preset_path("tiny", FLASHSTEP_ASSET_DIR));
+  // Typed into the field: the editor shows its message, nothing is refused yet.
+  s.run_script("step 7; set nq 0");
+  REQUIRE_THAT(s.form.error, Contains("Nq must be at least 1"));
+  REQUIRE_THROWS_WITH(s.run_script("apply"), "script: apply: " + s.form.error);
+  CHECK(s.index() == 7);  // the old run, where it was
+  CHECK(s.run->trace.problem.nq == 8);
+  // A valid form whose run is refused: the window's "Not applied" reason.
+  s.run_script("set nq 8; files /nonexistent/q.npy /nonexistent/k.npy /nonexistent/v.npy");
+  REQUIRE(s.form.error.empty());
+  REQUIRE_THROWS_WITH(s.run_script("apply"), Contains("script: apply: ") && Contains("/nonexistent/q.npy"));
+  CHECK(s.index() == 7);
+}

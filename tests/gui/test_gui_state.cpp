@@ -254,14 +254,20 @@ TEST_CASE("problem editor: an invalid value is explained and the current run is 
       {"step 7; set schedule decode; set backward 1; apply", "decode has no backward pass", 27},
   }));
   INFO(script);
-  const nlohmann::json d = state_after(script);
-  REQUIRE(d["steps"].get<int>() == expect_steps);
   if (expect_error.empty()) {
+    const nlohmann::json d = state_after(script);
+    REQUIRE(d["steps"].get<int>() == expect_steps);
     REQUIRE(d["form_error"] == "");
     REQUIRE(d["index"] == 0);  // the new run starts at step 0
   } else {
+    // As typed into the fields: the editor's message, the old run where it was (Apply disabled).
+    const std::string typed = script.substr(0, script.rfind("; apply"));
+    const nlohmann::json d = state_after(typed);
+    REQUIRE(d["steps"].get<int>() == expect_steps);
     REQUIRE(d["form_error"].get<std::string>().find(expect_error) != std::string::npos);
-    REQUIRE(d["index"] == 7);  // the old run, where it was
+    REQUIRE(d["index"] == 7);
+    // A script's apply is refused with that message (gui --script exits 2).
+    REQUIRE_THROWS_WITH(state_after(script), Contains("script: apply: ") && Contains(expect_error));
   }
 }
 
@@ -288,10 +294,17 @@ TEST_CASE("inputs from .npy files through the editor, and a missing file keeps t
   REQUIRE(d["index"] == 20);
   require_same_hbm(d, cur);
 
-  d = state_after("step 3; files /nonexistent/q.npy " + k + " " + v + "; apply");
-  REQUIRE(d["apply_error"].get<std::string>().find("/nonexistent/q.npy") != std::string::npos);
-  REQUIRE(d["steps"] == 27);  // the tiny run is still there, at its step
+  // The Apply button: "Not applied" with the file's name, the tiny run still there at its step.
+  gui::AppState s;
+  gui::prepare_state(s, options("tiny", 0, 0, "step 3; files /nonexistent/q.npy " + k + " " + v));
+  REQUIRE_FALSE(s.apply_form());
+  REQUIRE(s.apply_error.find("/nonexistent/q.npy") != std::string::npos);
+  d = gui::state_to_json(s);
+  REQUIRE(d["steps"] == 27);
   REQUIRE(d["index"] == 3);
+  // A script's apply is refused with the same reason.
+  REQUIRE_THROWS_WITH(state_after("step 3; files /nonexistent/q.npy " + k + " " + v + "; apply"),
+                      Contains("script: apply: ") && Contains("/nonexistent/q.npy"));
 }
 
 TEST_CASE("export writes the trace as JSON, CSV and Chrome trace, and asks the window for a PNG", "[gui]") {
@@ -356,7 +369,8 @@ TEST_CASE("the Pipeline and Bench views follow the run's d and causal mask, and 
   CHECK(d["pipeline"]["causal"] == true);
   CHECK(d["pipeline"]["d"] == 128);  // d = 4 is no d of the view's
   // A choice made in the view stands while the run's own d and mask do not change...
-  d = state_after("set d 64; apply; pipeline d 128; pipeline causal 1; set nq 16; apply");
+  d = state_after("set d 64; set M 1024; apply; pipeline d 128; pipeline causal 1; set nq 16; apply");
+  REQUIRE(d["problem"]["nq"] == 16);  // both runs made (M = 64 is below 4d at d = 64)
   CHECK(d["pipeline"]["d"] == 128);
   CHECK(d["pipeline"]["causal"] == true);
   // ...and a run that changes them moves the view.
