@@ -14,6 +14,9 @@ static Totals phase_difference(const Totals& whole, const Totals& before) {
   Totals t;
   t.hbm_read_bytes = whole.hbm_read_bytes - before.hbm_read_bytes;
   t.hbm_write_bytes = whole.hbm_write_bytes - before.hbm_write_bytes;
+  // Without an L2 model (the backward has none) DRAM's bytes are HBM's, as in the forward.
+  t.dram_read_bytes = whole.dram_read_bytes - before.dram_read_bytes;
+  t.dram_write_bytes = whole.dram_write_bytes - before.dram_write_bytes;
   t.flops = whole.flops - before.flops;
   t.steps = whole.steps - before.steps;
   for (int k = 0; k < kTensors; ++k) {

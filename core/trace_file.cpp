@@ -334,8 +334,8 @@ void check_step_bytes(const Reader& r, const Step& s, const std::string& w, cons
 // sram_bytes. At least, not equal: a writer may count what no step carries (with the L2 model,
 // dram_write_bytes adds the final write-back of dirty lines). Totals below their steps would have
 // the app show more bytes moved at a step than in the whole run.
-// dram: whether the DRAM counts are checked too; not for phases.backward, which run writes with
-// DRAM counts of 0 (core/backward.cpp's phase_difference carries the HBM bytes alone).
+// dram: whether the DRAM counts are checked too; not for phases.backward, whose DRAM counts
+// (equal to its HBM bytes: the backward has no L2 model) earlier versions of run wrote as 0.
 void check_totals(const Reader& r, const Totals& T, const std::string& where, const std::vector<Step>& steps,
                   size_t begin, size_t end, const Totals& before, bool dram = true) {
   const std::pair<const char*, int64_t> counts[] = {

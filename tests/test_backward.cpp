@@ -234,6 +234,10 @@ TEST_CASE("backward traffic equals the closed forms exactly", "[backward][traffi
       CHECK(t.totals.hbm_write_bytes == fw.write_bytes(bpe) + bw.write_bytes(bpe));
       CHECK(t.totals.flops == t.forward_totals.flops + t.backward_totals.flops);
       CHECK(t.totals.steps == t.forward_totals.steps + t.backward_totals.steps);
+      // No L2 model: each pass's DRAM bytes are its HBM bytes (the backward's were once left 0).
+      CHECK(t.backward_totals.dram_read_bytes == bw.read_bytes(bpe));
+      CHECK(t.backward_totals.dram_write_bytes == bw.write_bytes(bpe));
+      CHECK(t.forward_totals.dram_read_bytes == fw.read_bytes(bpe));
       if (small) {  // the recorded steps add up to the same counts
         REQUIRE(int64_t(t.steps.size()) == t.totals.steps);
         int64_t r = 0, w = 0;
