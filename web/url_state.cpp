@@ -55,9 +55,15 @@ const char* view_name(gui::View v) {
 void apply_request_as_flags(gui::AppState& s, const UrlRequest& r) {
   gui::prepare_state(s, r.options);
   if (!r.problem_script.empty()) {
-    s.run_script(r.problem_script);  // the editor's fields, as typed
-    if (!s.form.error.empty()) throw InputError(s.form.error);  // Apply stays disabled
-    if (!s.apply_error.empty()) throw InputError(s.apply_error);
+    try {
+      s.run_script(r.problem_script);  // the editor's fields, as typed
+    } catch (const InputError&) {
+      // A refused apply is "script: apply: <reason>"; a link names no script, so its reader is
+      // told the reason alone: the field's message (Apply stays disabled) or the run's refusal.
+      if (!s.form.error.empty()) throw InputError(s.form.error);
+      if (!s.apply_error.empty()) throw InputError(s.apply_error);
+      throw;
+    }
     if (!r.options.view.empty()) {  // a new run opens on the tiles: the link's view wins
       s.view = r.options.view == "lesson" ? gui::View::lesson : r.options.view == "compare" ? gui::View::compare
              : r.options.view == "bench" ? gui::View::bench : r.options.view == "pipeline" ? gui::View::pipeline

@@ -113,6 +113,7 @@ TEST_CASE("web link: each bad parameter is refused with a message naming it", "[
   CHECK_THAT(refusal({{"schedule", "fa9"}}), Contains("fa9"));
   CHECK_THAT(refusal({{"view", "3d"}}), Contains("view must be"));
   CHECK_THAT(refusal({{"nq", "0"}}), Contains("Nq must be at least 1"));  // the editor's own validation
+  CHECK_THAT(refusal({{"nq", "0"}}), !Contains("script"));  // a link names no script: the reason alone
   CHECK_THAT(refusal({{"d", "8;step 3"}}), Contains("character a link cannot carry"));
   CHECK_THAT(refusal({{"window", "4"}}), Contains("LEFT,RIGHT"));
   CHECK_THAT(refusal({{"step", "1"}, {"step", "2"}}), Contains("twice"));
