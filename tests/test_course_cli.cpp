@@ -307,6 +307,18 @@ TEST_CASE("plot --figure roofline draws the roofline headless, with the shipped 
   CHECK(im.w == 1200);
   CHECK(im.h == 700);
   CHECK(fstest::distinct_colours(im) > 8);
+  // Every simulated kernel shows in the plot, not only in the legend: S = QK^T's orange disc lay
+  // wholly under O = PV's (28.67 against 28.44 FLOP/B), its pixels the legend's alone (70, where
+  // P = softmax(S)'s red, alone in the plot, has 198). A marker on an earlier one is drawn
+  // smaller, and the earlier shows as a ring.
+  auto pixels_of = [&](unsigned char r, unsigned char g, unsigned char b) {
+    size_t n = 0;
+    for (size_t p = 0; p < im.rgb.size(); p += 3) n += im.rgb[p] == r && im.rgb[p + 1] == g && im.rgb[p + 2] == b;
+    return n;
+  };
+  const size_t s_pixels = pixels_of(242, 142, 43), p_pixels = pixels_of(225, 87, 89);
+  CHECK(p_pixels > 100);
+  CHECK(double(s_pixels) > 0.5 * double(p_pixels));
 }
 #endif
 

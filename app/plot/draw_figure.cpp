@@ -272,6 +272,13 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   const float octave = f.x.log ? aw / float(std::log2(f.x.hi / f.x.lo)) : aw / 10;
   constexpr size_t kChunk = 64;  // a polyline is drawn in pieces of this many points (no allocation)
   ImVec2 pts[kChunk];
+  // A marker of a markers-only series that lands on the centre of an earlier one is drawn smaller,
+  // so that the earlier shows as a ring around it: the roofline's S = QK^T (28.67 FLOP/B) lay
+  // under O = PV (28.44), a third of a pixel away, and its disc could not be seen at all.
+  constexpr int kMarked = 64;
+  ImVec2 marked[kMarked];
+  float marked_r[kMarked];
+  int n_marked = 0;
   float best = 0.8f * F;  // hover: the nearest point within this many pixels
   const Series* hs = nullptr;
   size_t hk = 0;
@@ -307,7 +314,21 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
         for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
         polyline(dl, pts, int(m), c, lw, s.dashed);
       }
-      for (size_t k = 0; k < n; ++k) marker(dl, lay.point(f, s, k), s.points ? 1.8f * mr : mr, c, diamonds(s));
+      for (size_t k = 0; k < n; ++k) {
+        const ImVec2 q = lay.point(f, s, k);
+        float r = s.points ? 1.8f * mr : mr;
+        if (s.points) {
+          for (int e = 0; e < n_marked; ++e) {
+            const float dx = q.x - marked[e].x, dy = q.y - marked[e].y;
+            if (dx * dx + dy * dy < 0.25f * marked_r[e] * marked_r[e]) r = std::min(r, 0.55f * marked_r[e]);
+          }
+          if (n_marked < kMarked) {
+            marked[n_marked] = q;
+            marked_r[n_marked++] = r;
+          }
+        }
+        marker(dl, q, r, c, diamonds(s));
+      }
     }
   dl->AddRect(a0, a1, st.frame);
 
