@@ -405,15 +405,15 @@ TEST_CASE("learn hopper: each measured ratio comes from kernels of one run", "[c
 TEST_CASE("learn wraps its text and its replies to an 80-column terminal", "[course][cli]") {
   // The pages were wrapped at 92 columns and the replies (not right, the hint, the answer) not at
   // all: in an 80-column terminal every long line broke in mid-word at the edge. $COLUMNS stands
-  // for the terminal's width here (a pipe has none). Indented lines are the pages' tables and
-  // charts, kept as they are; a reply is indented too, so each is checked by its first words.
+  // for the terminal's width here (a pipe has none). The pages' tables and charts cannot be
+  // wrapped, so they are drawn to fit 80 columns (hopper's Gantt chart was 115, io-complexity's
+  // heading 86), and a choice's text is wrapped under its letter: no line of any chapter is wider.
   const fstest::TempDir tmp;
   const std::string ones = (tmp.path / "ones.txt").string();
   {
     std::ofstream f(ones);
     for (int k = 0; k < 80; ++k) f << "1\n";  // a wrong answer (or a slip) to every question, twice
   }
-  const char* replies[] = {"  not right:", "  Hint:", "  The answer:", "  correct.", "  no answer", "  '1'"};
   for (const course::ChapterInfo& c : course::chapter_list()) {
     CAPTURE(c.id);
     std::string out;
@@ -423,10 +423,8 @@ TEST_CASE("learn wraps its text and its replies to an 80-column terminal", "[cou
     int hints = 0;
     while (std::getline(in, line)) {
       hints += line.rfind("  Hint:", 0) == 0;
-      if (line.size() <= 80) continue;
       INFO(line);
-      CHECK(line[0] == ' ');
-      for (const char* r : replies) CHECK(line.rfind(r, 0) != 0);
+      CHECK(line.size() <= 80);
     }
     CHECK(hints > 0);
   }

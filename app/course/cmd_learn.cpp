@@ -110,6 +110,14 @@ void print_reply(const std::string& text) {
   std::printf("%s\n", out.c_str());
 }
 
+// A choice, "  a) text", wrapped like the page with its later lines under its text (unwrapped,
+// fp8's first choice ran past an 80-column terminal).
+void print_choice(char letter, const std::string& text) {
+  std::string out = wrap(text, text_width() - 5);
+  for (size_t at = out.find('\n'); at != std::string::npos; at = out.find('\n', at + 6)) out.insert(at + 1, "     ");
+  std::printf("  %c) %s\n", letter, out.c_str());
+}
+
 constexpr int kTries = 2;  // as in the app (app/gui/course_state.h)
 
 std::string format_hint(const course::Question& q) {
@@ -249,7 +257,7 @@ int run_learn(const std::string& id, uint64_t seed, bool answers, const IoSizes&
         head += std::string(" (") + (q.whole ? "a whole number" : "a number") + "; checked " + q.tolerance_text + ")";
       std::printf("\n%s\n", wrap(head, text_width()).c_str());
       if (q.kind == course::Question::Kind::choice) {
-        for (size_t c = 0; c < q.choices.size(); ++c) std::printf("  %c) %s\n", char('a' + c), q.choices[c].c_str());
+        for (size_t c = 0; c < q.choices.size(); ++c) print_choice(char('a' + c), q.choices[c]);
         std::printf("Type a letter.\n");
       }
       if (ask(q, in, echo)) ++correct;
