@@ -382,6 +382,29 @@ TEST_CASE("learn: a hint's terminal line is where the value is", "[course][cli]"
     }
 }
 
+TEST_CASE("learn: a step's index in run --steps joins the page's own parentheses, never doubles them", "[course][cli]") {
+  // The note after "step 7" was added as " (index 6 in run --steps)" wherever the step stood:
+  // "step 7 (index 6 in run --steps) (Alg1 L12)", "(step 19 (index 18 in run --steps))".
+  size_t notes = 0;
+  for (const course::ChapterInfo& c : course::chapter_list()) {
+    CAPTURE(c.id);
+    std::string out;
+    REQUIRE(fstest::run_command(kBin + " learn " + c.id + " < /dev/null", out) == 0);
+    std::string text;  // the lines joined, as wrapping may break a note anywhere
+    for (const std::string& l : lines_of(out)) text += l + " ";
+    for (size_t at = text.find("in run --steps"); at != std::string::npos; at = text.find("in run --steps", at + 1)) {
+      ++notes;
+      const size_t open = text.rfind('(', at), close = text.find(')', at);
+      REQUIRE(open != std::string::npos);
+      REQUIRE(close != std::string::npos);
+      INFO(text.substr(open > 40 ? open - 40 : 0, close - open + 80));
+      CHECK(text.compare(close, 3, ") (") != 0);  // no second parenthesis right after
+      CHECK(text.compare(close, 2, "))") != 0);   // nor one around it
+    }
+  }
+  CHECK(notes >= 6);
+}
+
 TEST_CASE("learn hopper: each measured ratio comes from kernels of one run", "[course][cli]") {
   // Kernels 15 and 16 (and 17 and 18) were measured in several runs; their ratio is read from
   // points of the same run, as explain --pipeline pairs them (mixing runs made ping-pong's 0.997x a "gain").

@@ -32,7 +32,15 @@ std::string terminal_text(const course::Page& p) {
   for (auto n = p.numbers.rbegin(); n != p.numbers.rend(); ++n) {
     const size_t at = n->source.rfind(".applied.");
     if (n->source.rfind("trace.", 0) != 0 || at == std::string::npos) continue;
-    text.insert(n->pos + n->text.size(), " (index " + n->source.substr(at + 9) + " in run --steps)");
+    // Joined to the page's own parentheses rather than beside them: "step 7 (index 6 in run
+    // --steps; Alg1 L12)", "(step 19, index 18 in run --steps)"; alone, " (index 6 in run --steps)".
+    const std::string note = "index " + n->source.substr(at + 9) + " in run --steps";
+    const size_t end = n->pos + n->text.size();
+    const std::string before = text.substr(0, n->pos);
+    const bool inside = std::count(before.begin(), before.end(), '(') > std::count(before.begin(), before.end(), ')');
+    if (text.compare(end, 2, " (") == 0) text.insert(end + 2, note + "; ");
+    else if (inside) text.insert(end, ", " + note);
+    else text.insert(end, " (" + note + ")");
   }
   return text;
 }
