@@ -256,6 +256,8 @@ struct AppState {
   float scrub_label_cut_px = 0;       // how far that label runs past the slider's ends (0 or less: none)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
+  bool softmax_table_fixed[8] = {};    // each value column's format: three decimals, or e-notation
+  float softmax_table_blank_px = 0;    // the table's height under its last row (a blank row: a line)
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
   float softmax_plot_label_clear_px = 0;  // its plots: how far the curve's top stays under the label (< 0: through it)
   char softmax_note[128] = "";        // its note on what this (i, j) has not done yet ("FD L8 of this ...")

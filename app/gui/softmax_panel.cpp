@@ -99,11 +99,6 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     if (s.softmax_note[0]) DimText(s.softmax_note);
     const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
-    // At most 45% of what is left, but never less than the header, one whole row and the
-    // horizontal scrollbar (a short panel at 1280 x 720 cut the first row in half): the panel scrolls.
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float table_h = std::max(std::min(line * float(t.rows_in_q_block(i, p.nq) + 2), ImGui::GetContentRegionAvail().y * 0.45f),
-                                   line * 3.2f + ImGui::GetStyle().ScrollbarSize);
     // The columns, each with the step that fills it; where all of them do not fit the panel, only
     // those known at this step (at Alg1 L10: m~_ij and l~_ij, which a question may ask for), not a
     // row of "-" that pushes them out of view.
@@ -126,6 +121,32 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     int n = 0;
     for (size_t e = 0; e < 8; ++e)
       if (has[e] && (!compact || all[e].st)) cols[n++] = all[e];
+    // As tall as its header and rows (and the sideways scrollbar where the columns are wider than
+    // the panel), at most 45% of what is left but never less than the header and one whole row
+    // (a short panel at 1280 x 720 cut the first row in half): the panel scrolls. A fixed three
+    // lines left a blank row under a one-row block.
+    float width = ImGui::CalcTextSize("row").x + 2 * sty.CellPadding.x + 1;
+    for (int e = 0; e < n; ++e)
+      width += std::max(ImGui::CalcTextSize(cols[e].head).x, ImGui::CalcTextSize("-0.000e-00").x) + 2 * sty.CellPadding.x + 1;
+    const float row_h = ImGui::GetTextLineHeight() + 2 * sty.CellPadding.y;
+    const float sideways = width > ImGui::GetContentRegionAvail().x ? sty.ScrollbarSize : 0.0f;
+    const int64_t rows = t.rows_in_q_block(i, p.nq);
+    const float table_h = std::max(std::min(row_h * float(rows + 1), ImGui::GetContentRegionAvail().y * 0.45f),
+                                   row_h * 2) + sideways + 2;
+    // One format per column, so that its digits line up ("0.343" stood over "0.3357" with %.4g):
+    // three decimals where every value is at least 0.001 in magnitude (or 0), else three
+    // significant digits in e-notation (a rescale factor of e^-30).
+    bool fixed[8];
+    for (int e = 0; e < n; ++e) {
+      fixed[e] = true;
+      const Step* st = cols[e].st;
+      for (int64_t r = 0; st && r < (st->*cols[e].field).size(); ++r) {
+        const float x = std::fabs((st->*cols[e].field)(r));
+        if (std::isfinite(x) && x != 0 && (x < 1e-3f || x >= 1e6f)) fixed[e] = false;
+      }
+      s.softmax_table_fixed[e] = fixed[e];
+    }
+    float last_row_bottom = 0;
     if (ImGui::BeginTable("stats", 1 + n, tf, ImVec2(0, table_h))) {
       ImGui::TableSetupScrollFreeze(1, 1);
       ImGui::TableSetupColumn("row");
@@ -133,7 +154,6 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
       s.softmax_table_columns = n;  // for --dump-state
       s.softmax_table_l_tilde = std::any_of(cols, cols + n, [](const Col& c) { return c.field == &Step::l_tilde; });
       ImGui::TableHeadersRow();
-      const int64_t rows = t.rows_in_q_block(i, p.nq);
       for (int64_t r = 0; r < rows; ++r) {
         ImGui::TableNextRow();
         if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
@@ -144,14 +164,17 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
           const Step* st = cols[e].st;
           if (st && r < (st->*cols[e].field).size()) {
             const float x = (st->*cols[e].field)(r);
-            if (std::isfinite(x)) ImGui::Text("%.4g", double(x));
+            if (std::isfinite(x)) ImGui::Text(fixed[e] ? "%.3f" : "%.2e", double(x));
             else ImGui::TextUnformatted(fmt_value(b1, sizeof b1, x));
           } else {
             ImGui::TextDisabled("-");
           }
         }
+        last_row_bottom = ImGui::GetItemRectMax().y + sty.CellPadding.y;
       }
       ImGui::EndTable();
+      // The table's room under its last row, less the sideways scrollbar's (--dump-state).
+      s.softmax_table_blank_px = ImGui::GetItemRectMax().y - 1 - sideways - last_row_bottom;
     }
   }
 

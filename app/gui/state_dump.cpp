@@ -241,6 +241,8 @@ nlohmann::json state_to_json(const AppState& s) {
                           {"sentence_hidden_px", s.algo_sentence_hidden_px},
                           {"listing_sideways", s.algo_listing_sideways}, {"current_shown_px", s.algo_current_shown_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
+                         {"table_fixed", std::vector<bool>(s.softmax_table_fixed, s.softmax_table_fixed + std::max(0, std::min(8, s.softmax_table_columns)))},
+                         {"table_blank_px", s.softmax_table_blank_px},
                          {"overflow_px", s.softmax_overflow_px}, {"note", s.softmax_note}, {"plot_label_clear_px", s.softmax_plot_label_clear_px}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}, {"preset_combo_cut_px", s.preset_combo_cut_px},
                         {"page", s.problem_page == 0 ? "problem" : "export"}, {"page_combo", s.problem_combo},

@@ -11,7 +11,7 @@
 // 2, the memory panel's sideways scrollbars in view and the Pipeline view's options and chart
 // labels whole, the course's lines and chapter name within the column, the pseudocode listing's
 // lines whole and several of them at font scale 2.5, the softmax panel's notes and plots and the
-// bytes bar's share. Each case is one a visual audit found wrong at 1280x720 or 1024x768 (the
+// bytes bar's share, the softmax table as tall as its rows with one format per column. Each case is one a visual audit found wrong at 1280x720 or 1024x768 (the
 // last at 1600x1000).
 #include "gui_window_helpers.h"
 
@@ -613,4 +613,19 @@ TEST_CASE("the softmax panel names the schedule's own lines and keeps its curves
     CHECK(j["memory_panel"]["so_far_pct"] == pct);
     CHECK(j["softmax_panel"]["plot_label_clear_px"].get<double>() >= -0.5);
   }
+}
+
+TEST_CASE("the softmax table is as tall as its rows, and each column's values have one format", "[gui][layout]") {
+  // A fixed minimum of three lines left a blank row under a one-row block (decode) and under the
+  // course's four-row block; %.4g printed "0.343" over "0.3357" in one column.
+  const std::string settings = settings_for("softmax-table");
+  check_each_dump(settings, {"--preset decode --step 3", "--preset decode --step 3 --size 1280x720",
+                             "--course safe-softmax --page 2", "--course online-softmax --page 2"},
+                  "softmax-table", [](const nlohmann::json& j) {
+                    const nlohmann::json& t = j["softmax_panel"];
+                    CHECK(t["table_blank_px"].get<double>() >= -1);
+                    CHECK(t["table_blank_px"].get<double>() <= 4);  // a border's pixels, not a row
+                    REQUIRE(t["table_fixed"].size() == t["table_columns"].get<size_t>());
+                    for (const auto& f : t["table_fixed"]) CHECK(f == true);  // m, l and their factors: three decimals
+                  });
 }
