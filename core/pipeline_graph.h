@@ -48,8 +48,9 @@ void append(std::string& out, const char* fmt, ...) __attribute__((format(printf
 // The line "shape: heads x Nq x Nk, d" and a blank line.
 void append_shape(std::string& out, const Shape& s);
 
-// The text Gantt chart of thread block 0 (96 columns): its loads, and each warpgroup's tensor
-// and softmax lanes; a segment's kind letter, in lower case where the unit is shared then.
-std::string gantt_lines(const Timeline& tl, int warpgroups);
+// The text Gantt chart of thread block 0 (`cols` columns of time after a `label_w` name): its
+// loads, and each warpgroup's tensor and softmax lanes; a segment's kind letter, in lower case
+// where the unit is shared then. explain --pipeline's is 96 wide; the course's fits 80 columns.
+std::string gantt_lines(const Timeline& tl, int warpgroups, int cols = 96, int label_w = 14);
 
 }  // namespace flashstep::pipeline

@@ -436,11 +436,10 @@ void append_shape(std::string& out, const Shape& s) {
          (long long)s.nk, (long long)s.d, s.causal ? ", causal (bottom-right)" : "");
 }
 
-std::string gantt_lines(const Timeline& tl, int warpgroups) {
+std::string gantt_lines(const Timeline& tl, int warpgroups, int cols, int label_w) {
   double t_end = 0;
   for (const Segment& g : tl.segments)
     if (g.cta == 0) t_end = std::max(t_end, g.end);
-  const int cols = 96;
   const double per = t_end / cols;
   std::string out;
   append(out, "  (one column = %.0f clocks)\n", per);
@@ -460,7 +459,7 @@ std::string gantt_lines(const Timeline& tl, int warpgroups) {
       }
       if (here > 0) row[size_t(col)] = on_unit > 1 ? char(kind - 'A' + 'a') : kind;
     }
-    append(out, "  %-14s |%s|\n", label, row.c_str());
+    append(out, "  %-*s |%s|\n", label_w, label, row.c_str());
   };
   lane("loads", -1, Unit::load);
   for (int w = 0; w < warpgroups; ++w) {

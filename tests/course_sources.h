@@ -6,6 +6,7 @@
 #pragma once
 #include "app/course/course.h"
 #include "app/course/device.h"
+#include "app/pipeline_measured.h"
 #include "core/backward.h"
 #include "core/closed_form.h"
 #include "core/l2_cache.h"
@@ -181,6 +182,14 @@ inline double resolve(const World& w, const std::string& name) {
       if (p.at(4) == "n") return double(s.nq);
       if (p.at(4) == "heads") return double(s.heads);  // the shape's default: the course's chart and prediction
     }
+  }
+  if (name.rfind("measured.", 0) == 0) {
+    // measured.T.D.N.tflops: technique T's bf16 TFLOP/s measured on the H200 at d = D, N x N,
+    // non-causal, as the Pipeline view's row shows it (app/pipeline_measured.h).
+    const std::vector<std::string> p = split(name, '.');
+    const MeasuredFigure m = measured_forward(p.at(1), as_int(p.at(2)), as_int(p.at(3)), false);
+    if (!m.found || p.at(4) != "tflops") throw std::runtime_error(name + ": " + m.source);
+    return m.value;
   }
   if (name.rfind("bench:", 0) == 0) return w.bench.at(nlohmann::json::json_pointer(name.substr(6))).get<double>();
   if (name.rfind("fp8bench:", 0) == 0) {  // a JSON pointer into the FP8 forward's bench file beside the bench file

@@ -307,6 +307,18 @@ TEST_CASE("plot --figure roofline draws the roofline headless, with the shipped 
   CHECK(im.w == 1200);
   CHECK(im.h == 700);
   CHECK(fstest::distinct_colours(im) > 8);
+  // Every simulated kernel shows in the plot, not only in the legend: S = QK^T's orange disc lay
+  // wholly under O = PV's (28.67 against 28.44 FLOP/B), its pixels the legend's alone (70, where
+  // P = softmax(S)'s red, alone in the plot, has 198). A marker on an earlier one is drawn
+  // smaller, and the earlier shows as a ring.
+  auto pixels_of = [&](unsigned char r, unsigned char g, unsigned char b) {
+    size_t n = 0;
+    for (size_t p = 0; p < im.rgb.size(); p += 3) n += im.rgb[p] == r && im.rgb[p + 1] == g && im.rgb[p + 2] == b;
+    return n;
+  };
+  const size_t s_pixels = pixels_of(242, 142, 43), p_pixels = pixels_of(225, 87, 89);
+  CHECK(p_pixels > 100);
+  CHECK(double(s_pixels) > 0.5 * double(p_pixels));
 }
 #endif
 
@@ -370,6 +382,29 @@ TEST_CASE("learn: a hint's terminal line is where the value is", "[course][cli]"
     }
 }
 
+TEST_CASE("learn: a step's index in run --steps joins the page's own parentheses, never doubles them", "[course][cli]") {
+  // The note after "step 7" was added as " (index 6 in run --steps)" wherever the step stood:
+  // "step 7 (index 6 in run --steps) (Alg1 L12)", "(step 19 (index 18 in run --steps))".
+  size_t notes = 0;
+  for (const course::ChapterInfo& c : course::chapter_list()) {
+    CAPTURE(c.id);
+    std::string out;
+    REQUIRE(fstest::run_command(kBin + " learn " + c.id + " < /dev/null", out) == 0);
+    std::string text;  // the lines joined, as wrapping may break a note anywhere
+    for (const std::string& l : lines_of(out)) text += l + " ";
+    for (size_t at = text.find("in run --steps"); at != std::string::npos; at = text.find("in run --steps", at + 1)) {
+      ++notes;
+      const size_t open = text.rfind('(', at), close = text.find(')', at);
+      REQUIRE(open != std::string::npos);
+      REQUIRE(close != std::string::npos);
+      INFO(text.substr(open > 40 ? open - 40 : 0, close - open + 80));
+      CHECK(text.compare(close, 3, ") (") != 0);  // no second parenthesis right after
+      CHECK(text.compare(close, 2, "))") != 0);   // nor one around it
+    }
+  }
+  CHECK(notes >= 6);
+}
+
 TEST_CASE("learn hopper: each measured ratio comes from kernels of one run", "[course][cli]") {
   // Kernels 15 and 16 (and 17 and 18) were measured in several runs; their ratio is read from
   // points of the same run, as explain --pipeline pairs them (mixing runs made ping-pong's 0.997x a "gain").
@@ -387,5 +422,33 @@ TEST_CASE("learn hopper: each measured ratio comes from kernels of one run", "[c
     REQUIRE(sources.size() == 4);
     CHECK(sources[0] == sources[1]);
     CHECK(sources[2] == sources[3]);
+  }
+}
+
+TEST_CASE("learn wraps its text and its replies to an 80-column terminal", "[course][cli]") {
+  // The pages were wrapped at 92 columns and the replies (not right, the hint, the answer) not at
+  // all: in an 80-column terminal every long line broke in mid-word at the edge. $COLUMNS stands
+  // for the terminal's width here (a pipe has none). The pages' tables and charts cannot be
+  // wrapped, so they are drawn to fit 80 columns (hopper's Gantt chart was 115, io-complexity's
+  // heading 86), and a choice's text is wrapped under its letter: no line of any chapter is wider.
+  const fstest::TempDir tmp;
+  const std::string ones = (tmp.path / "ones.txt").string();
+  {
+    std::ofstream f(ones);
+    for (int k = 0; k < 80; ++k) f << "1\n";  // a wrong answer (or a slip) to every question, twice
+  }
+  for (const course::ChapterInfo& c : course::chapter_list()) {
+    CAPTURE(c.id);
+    std::string out;
+    REQUIRE(fstest::run_command("COLUMNS=80 " + kBin + " learn " + c.id + " < " + ones, out) == 0);
+    std::istringstream in(out);
+    std::string line;
+    int hints = 0;
+    while (std::getline(in, line)) {
+      hints += line.rfind("  Hint:", 0) == 0;
+      INFO(line);
+      CHECK(line.size() <= 80);
+    }
+    CHECK(hints > 0);
   }
 }

@@ -168,6 +168,30 @@ TEST_CASE("plot model: one series per schedule, precision, mask and pass, with t
   REQUIRE(hidden == (kind == FigureKind::memory));
 }
 
+TEST_CASE("plot model: every series of a figure can be told apart: colour by kernel, marker by pass, dashes for causal",
+          "[plot]") {
+  // 14 series shared 8 colours in turn: "standard fp32" and "fa2 TC bf16, forward + backward"
+  // were both orange, told apart only by a 3-pixel diamond. A colour now names one kernel and
+  // precision ("fa2 TC bf16"), its passes each their own marker, its causal runs dashed.
+  const BenchData b = load_bench(kBench);
+  const int64_t d = GENERATE(64, 128);
+  const FigureKind kind = GENERATE(FigureKind::tflops, FigureKind::memory);
+  const Figure f = make_figure(b, kind, d);
+  auto kernel_of = [](const std::string& label) { return label.substr(0, label.find(", ")); };
+  for (size_t i = 0; i < f.series.size(); ++i)
+    for (size_t j = i + 1; j < f.series.size(); ++j) {
+      const Series &p = f.series[i], &q = f.series[j];
+      INFO(p.label << " and " << q.label);
+      CHECK((p.colour == q.colour) == (kernel_of(p.label) == kernel_of(q.label)));
+      CHECK(p.colour < 8);  // the palette's eight, not a second round
+      if (p.colour == q.colour) CHECK((p.marker != q.marker || p.dashed != q.dashed));
+    }
+  for (const Series& s : f.series) {
+    const bool bwd = s.label.find("backward") != std::string::npos, both = s.label.find("forward + backward") != std::string::npos;
+    CHECK(s.marker == (both ? Marker::triangle : bwd ? Marker::square : Marker::disc));
+  }
+}
+
 TEST_CASE("plot model: single bench-gpu files load as they are", "[plot]") {
   const BenchData fwd = load_bench(kResults + "/forward-fp32/fa1-standard_bench.json");
   REQUIRE(fwd.sweep.size() == 6);

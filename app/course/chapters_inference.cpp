@@ -5,12 +5,12 @@
 #include "app/course/device.h"
 #include "core/schedules/decode/decode.h"
 #include "core/paged_kv.h"
+#include "core/pipeline_graph.h"
 #include "core/pipeline_model.h"
 #include "app/course/roofline.h"
 
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
 namespace flashstep::course {
 
@@ -180,15 +180,14 @@ namespace flashstep::course {
 
 namespace {
 
-// The lines of `flashstep explain --pipeline`'s Gantt chart (the loads and each warpgroup's
-// tensor and softmax lanes), as that command prints them.
+// `flashstep explain --pipeline`'s Gantt chart (the loads and each warpgroup's tensor and
+// softmax lanes: the same timeline of the first blocks), drawn 62 columns wide after an
+// 11-column name so that it fits an 80-column terminal: a chart cannot be wrapped, and at that
+// command's 96 it was 115 wide.
 std::string gantt_lines(const pipeline::Kernel& k, const pipeline::Shape& s) {
-  std::istringstream in(pipeline::explain_pipeline(k, s, pipeline::Rates{}));
-  std::string line, out;
-  while (std::getline(in, line))
-    if ((line.find('|') != std::string::npos || line.rfind("  (one column", 0) == 0) && line.rfind("  ", 0) == 0)
-      out += line + "\n";
-  return out;
+  constexpr int kShown = 4, kCols = 62, kLabel = 11;  // "wg1 softmax" is 11 characters
+  const pipeline::Timeline tl = pipeline::simulate(k, s.d, kShown, k.ctas_per_sm, pipeline::Rates{});
+  return pipeline::gantt_lines(tl, k.consumers, kCols, kLabel);
 }
 
 // Two kernels measured in one run of the Hopper bench file at (d, n), non-causal: the indices of
@@ -244,7 +243,7 @@ Chapter chapter_hopper(uint64_t seed) {
          "--technique tma-producer --d ").integer(sh.d, "pipeline.tma-producer." + D + ".d")
       .t(" --n ").integer(sh.nq, "pipeline.tma-producer" + sfx + ".n")
       .t(" --heads ").integer(sh.heads, "pipeline.tma-producer" + sfx + ".heads")
-      .t(" prints it as below (S and O: the products, P: the softmax, K and V: loads, W: the write of O; lower case: "
+      .t(" prints it; below, the same chart drawn narrower, to fit the terminal (S and O: the products, P: the softmax, K and V: loads, W: the write of O; lower case: "
          "the unit is shared at that moment).");
   b.terminal_only(gantt_lines(r15, sh));
   b.ask_number("serial-clocks", "One warpgroup does S_ij, then its softmax, then O_i += P~_ij V_j. How many clocks does "

@@ -9,12 +9,14 @@
 #include "core/l2_cache.h"
 #include "core/problem.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,7 +32,15 @@ std::string terminal_text(const course::Page& p) {
   for (auto n = p.numbers.rbegin(); n != p.numbers.rend(); ++n) {
     const size_t at = n->source.rfind(".applied.");
     if (n->source.rfind("trace.", 0) != 0 || at == std::string::npos) continue;
-    text.insert(n->pos + n->text.size(), " (index " + n->source.substr(at + 9) + " in run --steps)");
+    // Joined to the page's own parentheses rather than beside them: "step 7 (index 6 in run
+    // --steps; Alg1 L12)", "(step 19, index 18 in run --steps)"; alone, " (index 6 in run --steps)".
+    const std::string note = "index " + n->source.substr(at + 9) + " in run --steps";
+    const size_t end = n->pos + n->text.size();
+    const std::string before = text.substr(0, n->pos);
+    const bool inside = std::count(before.begin(), before.end(), '(') > std::count(before.begin(), before.end(), ')');
+    if (text.compare(end, 2, " (") == 0) text.insert(end + 2, note + "; ");
+    else if (inside) text.insert(end, ", " + note);
+    else text.insert(end, " (" + note + ")");
   }
   return text;
 }
@@ -72,6 +82,48 @@ std::string wrap(const std::string& text, size_t width) {
     start = nl + 1;
   }
   return out;
+}
+
+// The terminal's width: its own, else $COLUMNS; 0 when neither is known (a pipe).
+size_t terminal_width() {
+  static const size_t width = [] {
+    size_t w = 0;
+    winsize ws{};
+    if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+      w = ws.ws_col;
+    } else if (const char* c = std::getenv("COLUMNS")) {
+      char* end = nullptr;
+      const long v = std::strtol(c, &end, 10);
+      if (end != c && *end == '\0' && v > 0) w = size_t(v);
+    }
+    return w;
+  }();
+  return width;
+}
+
+// The width the pages are wrapped at: 92 columns, or fewer where the terminal is narrower:
+// wrapped at 92, every long line of an 80-column terminal broke in mid-word at its edge. Never
+// under 40, where a formula's words would stand alone.
+size_t text_width() { return terminal_width() ? std::clamp<size_t>(terminal_width(), 40, 92) : 92; }
+
+// A reply to an answer, indented by two spaces: wrapped within a terminal's width, one line
+// through a pipe (a transcript keeps each reply whole for grep, as before).
+void print_reply(const std::string& text) {
+  std::string out = terminal_width() ? wrap(text, text_width() - 2) : text;
+  for (size_t at = 0; at != std::string::npos; at = out.find('\n', at)) {
+    if (at) ++at;
+    out.insert(at, "  ");
+    ++at;
+  }
+  std::printf("%s\n", out.c_str());
+}
+
+// A choice, "  a) text", wrapped like the page with its later lines under its text (unwrapped,
+// fp8's first choice ran past an 80-column terminal).
+void print_choice(char letter, const std::string& text) {
+  std::string out = wrap(text, text_width() - 5);
+  for (size_t at = out.find('\n'); at != std::string::npos; at = out.find('\n', at + 6)) out.insert(at + 1, "     ");
+  std::printf("  %c) %s\n", letter, out.c_str());
 }
 
 constexpr int kTries = 2;  // as in the app (app/gui/course_state.h)
@@ -137,7 +189,8 @@ bool ask(const course::Question& q, AnswerInput& in, bool echo) {
     flush_or_quit();
     std::string line;
     if (!in.line(&line)) {
-      std::printf("\n  no answer (standard input ended). The answer: %s\n", q.answer_text.c_str());
+      std::printf("\n");
+      print_reply("no answer (standard input ended). The answer: " + q.answer_text);
       return false;
     }
     if (echo) std::printf("%s\n", course::quoted(line).c_str());
@@ -145,22 +198,23 @@ bool ask(const course::Question& q, AnswerInput& in, bool echo) {
     const size_t tab = line.find('\t');
     if (tab != std::string::npos && line.compare(0, tab, q.id) == 0) line = line.substr(tab + 1);
     if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      std::printf("  no answer. The answer: %s\n", q.answer_text.c_str());
+      print_reply("no answer. The answer: " + q.answer_text);
       return false;
     }
     const course::Verdict v = course::check_answer(q, line);
     if (v.bad_format) {
-      std::printf("  %s. Try again.\n", v.message.c_str());
+      print_reply(v.message + ". Try again.");
       continue;
     }
     if (v.correct) {
-      std::printf("  correct.%s\n", v.message.empty() ? "" : ("  " + v.message).c_str());
+      print_reply("correct." + (v.message.empty() ? "" : "  " + v.message));
       return true;
     }
     ++tries;
-    std::printf("  not right: %s.\n  Hint: %s\n", v.message.c_str(), format_hint(q).c_str());
+    print_reply("not right: " + v.message + ".");
+    print_reply("Hint: " + format_hint(q));
     if (tries >= kTries) {
-      std::printf("  The answer: %s\n", q.answer_text.c_str());
+      print_reply("The answer: " + q.answer_text);
       return false;
     }
     std::printf("  One more try.\n");
@@ -191,13 +245,14 @@ int run_learn(const std::string& id, uint64_t seed, bool answers, const IoSizes&
   const bool echo = !::isatty(STDIN_FILENO);  // a piped answer is shown, so the transcript reads on
   AnswerInput in;
   const int index = course::chapter_index(id);
-  std::printf("Chapter %d of %zu: %s - %s\nThe problem: %s\n", index + 1, course::chapter_list().size(), ch.id.c_str(),
-              ch.title.c_str(), ch.problem_text.c_str());
+  const std::string head = "Chapter " + std::to_string(index + 1) + " of " + std::to_string(course::chapter_list().size()) +
+                           ": " + ch.id + " - " + ch.title + "\nThe problem: " + ch.problem_text;
+  std::printf("%s\n", wrap(head, text_width()).c_str());
   const size_t n = ch.question_count();
   size_t asked = 0, correct = 0;
   for (size_t pi = 0; pi < ch.pages.size(); ++pi) {
     const course::Page& p = ch.pages[pi];
-    std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(terminal_text(p), 92).c_str());
+    std::printf("\n== Page %zu of %zu: %s ==\n%s\n", pi + 1, ch.pages.size(), p.title.c_str(), wrap(terminal_text(p), text_width()).c_str());
     if (!p.terminal.empty()) std::printf("%s", p.terminal.c_str());
     if (p.scene.view == course::CentreView::io_explorer)  // the explorer's sliders, as a table over N
       std::printf("%s", course::io_table(io.d ? io.d : p.scene.io_d, io.M ? io.M : p.scene.io_M).c_str());
@@ -208,9 +263,9 @@ int run_learn(const std::string& id, uint64_t seed, bool answers, const IoSizes&
       std::string head = "Question " + std::to_string(asked) + " of " + std::to_string(n) + " [" + q.id + "]: " + q.prompt;
       if (q.kind == course::Question::Kind::number)
         head += std::string(" (") + (q.whole ? "a whole number" : "a number") + "; checked " + q.tolerance_text + ")";
-      std::printf("\n%s\n", wrap(head, 92).c_str());
+      std::printf("\n%s\n", wrap(head, text_width()).c_str());
       if (q.kind == course::Question::Kind::choice) {
-        for (size_t c = 0; c < q.choices.size(); ++c) std::printf("  %c) %s\n", char('a' + c), q.choices[c].c_str());
+        for (size_t c = 0; c < q.choices.size(); ++c) print_choice(char('a' + c), q.choices[c]);
         std::printf("Type a letter.\n");
       }
       if (ask(q, in, echo)) ++correct;

@@ -104,6 +104,7 @@ struct Scene {
   std::string bench_figure;  // the Bench view's figure (bc, tflops, memory; "" leaves it)
   std::string pipeline_technique;  // the Pipeline view's technique (core/pipeline_model.h; hopper chapter)
   int pipeline_d = 128;             // and its head dimension
+  int pipeline_n = 4096;            // and N: where the page quotes a measurement, the N it was measured at
   // The IO explorer's starting N, d and M (float32 words; app/course/io_explorer.h), io-complexity chapter.
   int64_t io_n = 16384, io_d = 64, io_M = 58368;
 };

@@ -142,7 +142,8 @@ std::vector<std::string> io_forms(const IoRow& r) {
 
 std::string io_table(int64_t d, int64_t M) {
   check_io_sizes(d, M);
-  std::string out = fmt("  d = %lld, M = %lld float32 words (%lld KiB); bytes read + written, MB; M / 3d^2 = %.3g\n",
+  // Two heading lines: in one (86 columns) it ran past an 80-column terminal.
+  std::string out = fmt("  d = %lld, M = %lld float32 words (%lld KiB), M / 3d^2 = %.3g\n  bytes read + written, MB:\n",
                         (long long)d, (long long)M, (long long)(M * kBytes / 1024),
                         double(M) / (3.0 * double(d) * double(d)));
   out += "        N     Bc     Tc     Tr     standard  Algorithm 1         FA-2  std/Alg1\n";  // the columns below

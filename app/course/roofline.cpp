@@ -167,7 +167,7 @@ plot::Figure roofline_figure(const Roofline& r) {
   for (const std::string& l : labels) {
     plot::Series s;
     s.points = true;
-    s.diamonds = true;  // measured: diamonds; simulated: discs
+    s.marker = plot::Marker::diamond;  // measured: diamonds; simulated: discs
     s.colour = l.rfind("fa1", 0) == 0 ? 4 : l.rfind("fa2", 0) == 0 ? 5 : standard_colour++;  // registry-exempt: the roofline compares these kernels
     int64_t lo = 0, hi = 0;
     for (const MeasuredPoint& p : r.measured)

@@ -256,7 +256,11 @@ struct AppState {
   float scrub_label_cut_px = 0;       // how far that label runs past the slider's ends (0 or less: none)
   int softmax_table_columns = 0;      // the softmax panel's statistics table as last drawn: its value columns,
   bool softmax_table_l_tilde = false;  // and whether l~_ij is among them
+  bool softmax_table_fixed[8] = {};    // each value column's format: three decimals, or e-notation
+  float softmax_table_blank_px = 0;    // the table's height under its last row (a blank row: a line)
   float softmax_overflow_px = 0;      // how far the softmax panel's widest item ran past its width
+  float softmax_plot_label_clear_px = 0;  // its plots: how far the curve's top stays under the label (< 0: through it)
+  char softmax_note[128] = "";        // its note on what this (i, j) has not done yet ("FD L8 of this ...")
   float algo_overflow_px = 0;         // how far the algorithm panel's listing ran past its width
   float algo_listing_lines = 0;       // lines of the pseudocode listing the algorithm panel shows at once
   bool algo_listing_sideways = false;  // the listing's rows scroll sideways (a word wider than a row's room)
@@ -284,6 +288,7 @@ struct AppState {
   float whole_run_hidden_px = 0;      // scrolling, how much taller the whole-run table is than the panel's view
   float memory_table_hidden_px = 0;   // scrolling, how far its bottom (the scrollbar) lies under the panel's edge
   bool memory_table_tight_text = false;  // byte counts in their tight form ("2KiB") to fit
+  int memory_so_far_pct = 0;             // the "so far" bar's share of the run's bytes, as written
   bool memory_table_shape = true;     // the shape column shown (left out where even short is too wide)
   std::string memory_header;          // the memory panel's first line as wrapped (lines joined by newlines)
 

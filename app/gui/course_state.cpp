@@ -180,7 +180,7 @@ void CourseState::apply_scene(AppState& s) {
       s.view = View::pipeline;
       s.pipeline.technique = sc.pipeline_technique;
       s.pipeline.d = sc.pipeline_d;
-      s.pipeline.n = 4096;
+      s.pipeline.n = sc.pipeline_n;
       s.pipeline.causal = false;
       s.pipeline.rebuild();
       break;

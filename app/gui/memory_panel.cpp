@@ -314,8 +314,12 @@ void DrawMemoryPanel(AppState& s, const Layout& l) {
   s.memory_table_tight_text = form == 2;
   const int64_t rd = cur ? cur->hbm_read_total : 0, wr = cur ? cur->hbm_write_total : 0;
   const int64_t total = tr.totals.hbm_read_bytes + tr.totals.hbm_write_bytes;
-  std::snprintf(c, sizeof c, "so far: read %s, written %s (%.0f%%)", fmt_bytes(a, sizeof a, rd),
-                fmt_bytes(b, sizeof b, wr), total ? 100.0 * double(rd + wr) / double(total) : 0.0);
+  // The share of the run's bytes moved so far, rounded down: rounded to nearest, decode's last
+  // steps (the combine's 8 KiB of 4 MiB still to come) read "100%" before the run's end.
+  const int64_t moved = rd + wr;
+  s.memory_so_far_pct = total == 0 ? 0 : moved >= total ? 100 : int(std::floor(100.0 * double(moved) / double(total)));
+  std::snprintf(c, sizeof c, "so far: read %s, written %s (%d%%)", fmt_bytes(a, sizeof a, rd),
+                fmt_bytes(b, sizeof b, wr), s.memory_so_far_pct);
   LabelledBar(total ? float(double(rd + wr) / double(total)) : 0.0f, c);
   if (cur) TextWrappedF("this step: read %s, written %s", fmt_bytes(a, sizeof a, cur->hbm_read), fmt_bytes(b, sizeof b, cur->hbm_write));
   else ImGui::TextUnformatted("this step: -");

@@ -26,13 +26,18 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
   const bool fa2 = algorithm_has_role(*info.forward_lines, LineRole::online_softmax);
   // The line that merges m_i, l_i, from the schedule's table ("Alg1 L11", "FA2fwd L9").
   // And the line that divides O_i by l_i ("FA2fwd L12", decode's "FD L11").
+  // And Algorithm 1's line that takes the tile's own statistics ("Alg1 L10"). The notes below
+  // name these labels, not line numbers: decode merges at FD L8, where "line 9" was written.
   const char* merge_label = "the merge";
   const char* normalise_label = "the end";
+  const char* tilde_label = "the tile's statistics";
   for (size_t q = 0; q < info.forward_lines->n_lines; ++q) {
     const LineInfo& li = info.forward_lines->lines[q];
     if (li.role == (fa2 ? LineRole::online_softmax : LineRole::merge_stats)) merge_label = li.label;
     if (li.role == LineRole::normalise) normalise_label = li.label;
+    if (li.role == LineRole::probabilities) tilde_label = li.label;
   }
+  s.softmax_note[0] = '\0';  // for --dump-state: the note on what this (i, j) has not done yet
 
   if (!info.tiled) {
     static const std::string text = [] {  // made once: an idle frame allocates nothing
@@ -67,8 +72,9 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     // Wrapped, with "j = 0" kept whole: at 1024x768 in presentation mode the line ran past the
     // panel's edge.
     char block[96], j_text[32];
-    std::snprintf(block, sizeof block, "Block i = %lld (rows %lld-%lld),", (long long)i, (long long)r0,
-                  (long long)(r0 + t.rows_in_q_block(i, p.nq) - 1));
+    const int64_t last_row = r0 + t.rows_in_q_block(i, p.nq) - 1;
+    if (last_row == r0) std::snprintf(block, sizeof block, "Block i = %lld (row %lld),", (long long)i, (long long)r0);
+    else std::snprintf(block, sizeof block, "Block i = %lld (rows %lld-%lld),", (long long)i, (long long)r0, (long long)last_row);
     std::snprintf(j_text, sizeof j_text, "j = %lld", (long long)j);
     TextWrappedAtSpaces(block);
     SameLineIfWidthFits(ImGui::CalcTextSize(j_text).x);
@@ -77,21 +83,22 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
       char text[128];
       std::snprintf(text, sizeof text, "a = e^(m_i^(j-1) - m_i^(j)); O_i and l_i stay unnormalised until %s", normalise_label);
       DimText(text);
-      if (!st11) DimText(line_role(cur->line) == LineRole::skip ? "This tile is skipped: m_i and l_i are unchanged."
-                                                    : "Line 9 of this (i, j) has not run yet.");
     } else {
       DimText("rescale factors: a = e^(m_i - m_i^new), b = e^(m~_ij - m_i^new)");
-      if (!st10) DimText(line_role(cur->line) == LineRole::skip ? "This tile is skipped: m_i and l_i are unchanged."
-                                                    : "Line 10 of this (i, j) has not run yet.");
-      else if (!st11) DimText("Line 10 done: m~_ij, l~_ij known; line 11 merges them next.");
     }
+    const bool skipped = line_role(cur->line) == LineRole::skip;
+    if (skipped && !(fa2 ? st11 : st10))
+      std::snprintf(s.softmax_note, sizeof s.softmax_note, "This tile is skipped: m_i and l_i are unchanged.");
+    else if (!fa2 && !st10)
+      std::snprintf(s.softmax_note, sizeof s.softmax_note, "%s of this (i, j) has not run yet.", tilde_label);
+    else if (!st11 && fa2)
+      std::snprintf(s.softmax_note, sizeof s.softmax_note, "%s of this (i, j) has not run yet.", merge_label);
+    else if (!st11)
+      std::snprintf(s.softmax_note, sizeof s.softmax_note, "%s done: m~_ij, l~_ij known; %s merges them next.",
+                    tilde_label, merge_label);
+    if (s.softmax_note[0]) DimText(s.softmax_note);
     const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
-    // At most 45% of what is left, but never less than the header, one whole row and the
-    // horizontal scrollbar (a short panel at 1280 x 720 cut the first row in half): the panel scrolls.
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float table_h = std::max(std::min(line * float(t.rows_in_q_block(i, p.nq) + 2), ImGui::GetContentRegionAvail().y * 0.45f),
-                                   line * 3.2f + ImGui::GetStyle().ScrollbarSize);
     // The columns, each with the step that fills it; where all of them do not fit the panel, only
     // those known at this step (at Alg1 L10: m~_ij and l~_ij, which a question may ask for), not a
     // row of "-" that pushes them out of view.
@@ -114,6 +121,32 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     int n = 0;
     for (size_t e = 0; e < 8; ++e)
       if (has[e] && (!compact || all[e].st)) cols[n++] = all[e];
+    // As tall as its header and rows (and the sideways scrollbar where the columns are wider than
+    // the panel), at most 45% of what is left but never less than the header and one whole row
+    // (a short panel at 1280 x 720 cut the first row in half): the panel scrolls. A fixed three
+    // lines left a blank row under a one-row block.
+    float width = ImGui::CalcTextSize("row").x + 2 * sty.CellPadding.x + 1;
+    for (int e = 0; e < n; ++e)
+      width += std::max(ImGui::CalcTextSize(cols[e].head).x, ImGui::CalcTextSize("-0.000e-00").x) + 2 * sty.CellPadding.x + 1;
+    const float row_h = ImGui::GetTextLineHeight() + 2 * sty.CellPadding.y;
+    const float sideways = width > ImGui::GetContentRegionAvail().x ? sty.ScrollbarSize : 0.0f;
+    const int64_t rows = t.rows_in_q_block(i, p.nq);
+    const float table_h = std::max(std::min(row_h * float(rows + 1), ImGui::GetContentRegionAvail().y * 0.45f),
+                                   row_h * 2) + sideways + 2;
+    // One format per column, so that its digits line up ("0.343" stood over "0.3357" with %.4g):
+    // three decimals where every value is at least 0.001 in magnitude (or 0), else three
+    // significant digits in e-notation (a rescale factor of e^-30).
+    bool fixed[8];
+    for (int e = 0; e < n; ++e) {
+      fixed[e] = true;
+      const Step* st = cols[e].st;
+      for (int64_t r = 0; st && r < (st->*cols[e].field).size(); ++r) {
+        const float x = std::fabs((st->*cols[e].field)(r));
+        if (std::isfinite(x) && x != 0 && (x < 1e-3f || x >= 1e6f)) fixed[e] = false;
+      }
+      s.softmax_table_fixed[e] = fixed[e];
+    }
+    float last_row_bottom = 0;
     if (ImGui::BeginTable("stats", 1 + n, tf, ImVec2(0, table_h))) {
       ImGui::TableSetupScrollFreeze(1, 1);
       ImGui::TableSetupColumn("row");
@@ -121,7 +154,6 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
       s.softmax_table_columns = n;  // for --dump-state
       s.softmax_table_l_tilde = std::any_of(cols, cols + n, [](const Col& c) { return c.field == &Step::l_tilde; });
       ImGui::TableHeadersRow();
-      const int64_t rows = t.rows_in_q_block(i, p.nq);
       for (int64_t r = 0; r < rows; ++r) {
         ImGui::TableNextRow();
         if (r0 + r == s.plot_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, kHighlightCol);
@@ -132,14 +164,17 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
           const Step* st = cols[e].st;
           if (st && r < (st->*cols[e].field).size()) {
             const float x = (st->*cols[e].field)(r);
-            if (std::isfinite(x)) ImGui::Text("%.4g", double(x));
+            if (std::isfinite(x)) ImGui::Text(fixed[e] ? "%.3f" : "%.2e", double(x));
             else ImGui::TextUnformatted(fmt_value(b1, sizeof b1, x));
           } else {
             ImGui::TextDisabled("-");
           }
         }
+        last_row_bottom = ImGui::GetItemRectMax().y + sty.CellPadding.y;
       }
       ImGui::EndTable();
+      // The table's room under its last row, less the sideways scrollbar's (--dump-state).
+      s.softmax_table_blank_px = ImGui::GetItemRectMax().y - 1 - sideways - last_row_bottom;
     }
   }
 
@@ -182,10 +217,22 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     const float* lsr = &v.l_series(row, first);
     const float w = ImGui::GetContentRegionAvail().x;
     const float h = std::max((ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2) * 0.5f, 30.0f);
+    // ImGui writes the label over the plot's top edge; the curve's range is widened upwards so
+    // that its highest point stays under the label (decode's saw-tooth m_i ran through "m_0 =").
+    const float pad = ImGui::GetStyle().FramePadding.y, inner = h - 2 * pad, label_h = ImGui::GetFontSize() + 2;
+    const float room = std::max(0.25f, 1.0f - label_h / std::max(inner, 1.0f));  // the curve's share of the height
+    s.softmax_plot_label_clear_px = FLT_MAX;
+    auto plot = [&](const char* id, const float* y, const char* label) {
+      const int n = done - first;
+      const float lo = *std::min_element(y, y + n), hi = *std::max_element(y, y + n);
+      const float top = hi > lo ? lo + (hi - lo) / room : lo + 1;  // flat: ImGui draws it at the bottom
+      ImGui::PlotLines(id, y, n, 0, label, lo, top, ImVec2(w, h));
+      s.softmax_plot_label_clear_px = std::min(s.softmax_plot_label_clear_px, (1 - (hi - lo) / (top - lo)) * inner - label_h);
+    };
     std::snprintf(b1, sizeof b1, "m_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, ms[done - 1 - first], 4));
-    ImGui::PlotLines("##m", ms, done - first, 0, b1, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    plot("##m", ms, b1);
     std::snprintf(b3, sizeof b3, "l_%lld = %s", (long long)row, fmt_value(b2, sizeof b2, lsr[done - 1 - first], 4));
-    ImGui::PlotLines("##l", lsr, done - first, 0, b3, FLT_MAX, FLT_MAX, ImVec2(w, h));
+    plot("##l", lsr, b3);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     TextWrappedF("after each merge, j = %d .. %d of %lld", first, done - 1, (long long)t.Tc);  // wrapped: it was cut
     ImGui::PopStyleColor();

@@ -241,7 +241,9 @@ nlohmann::json state_to_json(const AppState& s) {
                           {"sentence_hidden_px", s.algo_sentence_hidden_px},
                           {"listing_sideways", s.algo_listing_sideways}, {"current_shown_px", s.algo_current_shown_px}};
   j["softmax_panel"] = {{"table_columns", s.softmax_table_columns}, {"table_l_tilde", s.softmax_table_l_tilde},
-                         {"overflow_px", s.softmax_overflow_px}};
+                         {"table_fixed", std::vector<bool>(s.softmax_table_fixed, s.softmax_table_fixed + std::max(0, std::min(8, s.softmax_table_columns)))},
+                         {"table_blank_px", s.softmax_table_blank_px},
+                         {"overflow_px", s.softmax_overflow_px}, {"note", s.softmax_note}, {"plot_label_clear_px", s.softmax_plot_label_clear_px}};
   j["problem_panel"] = {{"overflow_px", s.problem_overflow_px}, {"preset_combo_cut_px", s.preset_combo_cut_px},
                         {"page", s.problem_page == 0 ? "problem" : "export"}, {"page_combo", s.problem_combo},
                         {"tabs_cut", s.problem_tabs_cut}};
@@ -261,7 +263,7 @@ nlohmann::json state_to_json(const AppState& s) {
                        {"whole_run_scroll", s.whole_run_scroll},
                        {"whole_run_hidden_px", s.whole_run_hidden_px},
                        {"table_tight_text", s.memory_table_tight_text},
-                       {"header", s.memory_header}};
+                       {"header", s.memory_header}, {"so_far_pct", s.memory_so_far_pct}};
   j["view_tabs_cut"] = s.view_tabs_cut;
   j["view_combo"] = s.view_combo;
   j["view_combo_cut_px"] = s.view_combo_cut_px;

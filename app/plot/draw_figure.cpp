@@ -10,14 +10,26 @@ namespace flashstep::plot {
 namespace {
 
 // Tableau's ten colours, the eight that stay apart on white and on dark grey. A figure with more
-// series than colours draws the second round's markers as diamonds (the measured points' discs
-// as diamonds the other way), so that no two series look alike.
+// colours than that draws the second round's discs as diamonds (and diamonds as discs), so that
+// no two series look alike.
 constexpr ImU32 kPalette[8] = {IM_COL32(78, 121, 167, 255),  IM_COL32(242, 142, 43, 255),
                                IM_COL32(225, 87, 89, 255),   IM_COL32(89, 161, 79, 255),
                                IM_COL32(176, 122, 161, 255), IM_COL32(118, 183, 178, 255),
                                IM_COL32(156, 117, 95, 255),  IM_COL32(237, 201, 72, 255)};
 
 ImU32 with_alpha(ImU32 c, int a) { return (c & ~IM_COL32_A_MASK) | (ImU32(a) << IM_COL32_A_SHIFT); }
+
+// A series' colour: its palette entry, lighter for a square-marked pass (the backward) and darker
+// for a triangle-marked one (forward + backward), so that the passes of one kernel, whose lines
+// run a few pixels apart, differ in shade as well as in marker.
+ImU32 series_colour(const FigureStyle& st, const Series& s) {
+  const ImU32 c = st.palette[s.colour % 8];
+  if (s.marker != Marker::square && s.marker != Marker::triangle) return c;
+  const ImVec4 v = ImGui::ColorConvertU32ToFloat4(c);
+  const float t = s.marker == Marker::square ? 0.45f : -0.35f;  // toward white, or toward black
+  auto mix = [&](float x) { return t > 0 ? x + (1 - x) * t : x * (1 + t); };
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(mix(v.x), mix(v.y), mix(v.z), v.w));
+}
 
 struct Painter {
   ImDrawList* dl;
@@ -89,14 +101,31 @@ void polyline(ImDrawList* dl, const ImVec2* p, int n, ImU32 c, float thick, bool
   }
 }
 
-// A series' markers are diamonds: the measured points', and the second round of the palette's.
-bool diamonds(const Series& s) { return s.diamonds != (s.colour % 16 >= 8); }
+// A series' marker as drawn: its own, discs and diamonds swapped in the palette's second round.
+Marker shape(const Series& s) {
+  if (s.colour % 16 < 8 || (s.marker != Marker::disc && s.marker != Marker::diamond)) return s.marker;
+  return s.marker == Marker::disc ? Marker::diamond : Marker::disc;
+}
 
-// One marker: a disc, or a diamond of the same area's reach (measured points against simulated ones).
-void marker(ImDrawList* dl, ImVec2 p, float r, ImU32 c, bool diamond) {
-  if (!diamond) return dl->AddCircleFilled(p, r, c);
-  const float k = 1.3f * r;
-  dl->AddQuadFilled(ImVec2(p.x, p.y - k), ImVec2(p.x + k, p.y), ImVec2(p.x, p.y + k), ImVec2(p.x - k, p.y), c);
+// One marker of about the same area whatever its shape: a disc, a diamond, a square or a
+// triangle pointing up.
+void marker(ImDrawList* dl, ImVec2 p, float r, ImU32 c, Marker m) {
+  switch (m) {
+    case Marker::disc: return dl->AddCircleFilled(p, r, c);
+    case Marker::diamond: {
+      const float k = 1.3f * r;
+      return dl->AddQuadFilled(ImVec2(p.x, p.y - k), ImVec2(p.x + k, p.y), ImVec2(p.x, p.y + k), ImVec2(p.x - k, p.y), c);
+    }
+    case Marker::square: {
+      const float k = 0.9f * r;
+      return dl->AddRectFilled(ImVec2(p.x - k, p.y - k), ImVec2(p.x + k, p.y + k), c);
+    }
+    case Marker::triangle: {
+      const float k = 1.35f * r;
+      return dl->AddTriangleFilled(ImVec2(p.x, p.y - k), ImVec2(p.x + 0.87f * k, p.y + 0.5f * k),
+                                   ImVec2(p.x - 0.87f * k, p.y + 0.5f * k), c);
+    }
+  }
 }
 
 // The legend's sample of a series: a filled square for bars, a line with its marker otherwise.
@@ -108,7 +137,7 @@ void legend_sample(ImDrawList* dl, ImVec2 p, float w, float h, const Series& s, 
   }
   const ImVec2 line[2] = {ImVec2(p.x, cy), ImVec2(p.x + w, cy)};
   if (!s.points) polyline(dl, line, 2, c, lw, s.dashed);
-  marker(dl, ImVec2(p.x + w * 0.5f, cy), s.points ? 1.4f * mr : mr, c, diamonds(s));
+  marker(dl, ImVec2(p.x + w * 0.5f, cy), s.points ? 1.4f * mr : 1.2f * mr, c, shape(s));
 }
 
 }  // namespace
@@ -272,6 +301,13 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   const float octave = f.x.log ? aw / float(std::log2(f.x.hi / f.x.lo)) : aw / 10;
   constexpr size_t kChunk = 64;  // a polyline is drawn in pieces of this many points (no allocation)
   ImVec2 pts[kChunk];
+  // A marker of a markers-only series that lands on the centre of an earlier one is drawn smaller,
+  // so that the earlier shows as a ring around it: the roofline's S = QK^T (28.67 FLOP/B) lay
+  // under O = PV (28.44), a third of a pixel away, and its disc could not be seen at all.
+  constexpr int kMarked = 64;
+  ImVec2 marked[kMarked];
+  float marked_r[kMarked];
+  int n_marked = 0;
   float best = 0.8f * F;  // hover: the nearest point within this many pixels
   const Series* hs = nullptr;
   size_t hk = 0;
@@ -279,7 +315,7 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
   for (int pass = 0; pass < 2; ++pass)
     for (const Series& s : f.series) {
       if (s.bars != (pass == 0)) continue;
-      const ImU32 c = st.palette[s.colour % 8];
+      const ImU32 c = series_colour(st, s);
       const size_t n = s.x.size();
       for (size_t k = 0; k < n; ++k) {
         const ImVec2 q = lay.point(f, s, k);
@@ -307,7 +343,23 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
         for (size_t k = 0; k < m; ++k) pts[k] = lay.point(f, s, start + k);
         polyline(dl, pts, int(m), c, lw, s.dashed);
       }
-      for (size_t k = 0; k < n; ++k) marker(dl, lay.point(f, s, k), s.points ? 1.8f * mr : mr, c, diamonds(s));
+      for (size_t k = 0; k < n; ++k) {
+        const ImVec2 q = lay.point(f, s, k);
+        // Markers-only series and a line's lone point (a backward measured at one N) are drawn
+        // larger: a line's 3-pixel marker is the whole of such a series.
+        float r = s.points ? 1.8f * mr : n == 1 ? 1.6f * mr : mr;
+        if (s.points) {
+          for (int e = 0; e < n_marked; ++e) {
+            const float dx = q.x - marked[e].x, dy = q.y - marked[e].y;
+            if (dx * dx + dy * dy < 0.25f * marked_r[e] * marked_r[e]) r = std::min(r, 0.55f * marked_r[e]);
+          }
+          if (n_marked < kMarked) {
+            marked[n_marked] = q;
+            marked_r[n_marked++] = r;
+          }
+        }
+        marker(dl, q, r, c, shape(s));
+      }
     }
   dl->AddRect(a0, a1, st.frame);
 
@@ -318,7 +370,7 @@ bool DrawFigure(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const Figure& f, const Fig
     const int col = lay.legend_below ? int(k) % lay.legend_cols : 0, row = lay.legend_below ? int(k) / lay.legend_cols : int(k);
     const float lx = lay.legend_below ? p0.x + 0.6f * F + float(col) * lay.legend_w : a1.x + right_ticks + 0.6f * F;
     const float ly = lay.legend_text_w > 0 ? wrapped_y : (lay.legend_below ? lay.legend_y : a0.y) + float(row) * line_h;
-    legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], st.palette[f.series[k].colour % 8], lw, mr);
+    legend_sample(dl, ImVec2(lx, ly), 2.0f * F, F, f.series[k], series_colour(st, f.series[k]), lw, mr);
     const std::string& label = f.series[k].label;
     if (lay.legend_text_w <= 0 || label.empty()) {
       if (lay.legend_text_w > 0) wrapped_y += line_h;

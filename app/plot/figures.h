@@ -33,6 +33,10 @@ struct Axis {
   double fraction(double v) const;  // 0 at lo, 1 at hi
 };
 
+// A series' marker shape: the against-N figures mark a pass by it (forward, backward, forward +
+// backward), the roofline its measured points (diamonds against the simulated discs).
+enum class Marker { disc, diamond, square, triangle };
+
 struct Series {
   std::string label;
   std::vector<double> x, y;  // ascending x; in the axis' units (GB, ms, TFLOP/s, MiB)
@@ -40,7 +44,7 @@ struct Series {
   bool right = false;        // against the right-hand y axis
   bool dashed = false;       // causal masks
   bool points = false;       // markers only, no line between them (the roofline's kernels)
-  bool diamonds = false;     // diamond markers instead of discs (the roofline's measured points)
+  Marker marker = Marker::disc;
   int colour = 0;            // index into the drawing's palette
 };
 

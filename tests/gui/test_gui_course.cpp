@@ -70,6 +70,54 @@ TEST_CASE("gui --course: every page of every chapter moves the app to its run, s
   }
 }
 
+TEST_CASE("gui --course: a Pipeline page's measured figures are at the view's shape, and the view's own is quoted",
+          "[gui][course][pipeline]") {
+  // fp8's last page quoted the FP8 forward against bf16 at N = 16384 while the view beside it
+  // stood at N = 4096, its "default" row measured 553 where the text said 643.6: a student saw
+  // two numbers for one kernel. Each figure a Pipeline page reads from a bench file must be at
+  // the view's N and d, and a page that names the default kernel's measurement quotes the view's.
+  const std::string assets = FLASHSTEP_ASSET_DIR;
+  const nlohmann::json fp8 = load_json(assets + "/bench/h200_fp8.json"), hop = load_json(assets + "/bench/h200_hopper.json");
+  const std::string settings = fresh_settings("pipeline-shape");
+  size_t checked = 0;
+  for (uint64_t seed : {uint64_t(1), uint64_t(2)})
+    for (const course::ChapterInfo& ci : course::chapter_list()) {
+      gui::AppState s;
+      gui::GuiOptions o = course_options(settings, ci.id, 1);
+      o.course_seed = seed;
+      gui::prepare_state(s, o);
+      REQUIRE(s.course.active);
+      const course::Chapter& ch = *s.course.chapter;
+      for (size_t p = 0; p < ch.pages.size(); ++p) {
+        if (p > 0) s.course.next(s);
+        if (ch.pages[p].scene.view != course::CentreView::pipeline) continue;
+        INFO(ci.id << " seed " << seed << " page " << p + 1 << ": the view at d = " << s.pipeline.d << ", N = " << s.pipeline.n);
+        bool quotes_default = false;
+        for (const course::Number& n : ch.pages[p].numbers) {
+          INFO("'" << n.text << "' from " << n.source);
+          const nlohmann::json* row = nullptr;
+          if (n.source.rfind("fp8bench:/rows/", 0) == 0) row = &fp8["rows"][std::stoul(n.source.substr(15))];
+          if (n.source.rfind("hopper:/points/", 0) == 0) row = &hop["points"][std::stoul(n.source.substr(15))];
+          if (row) {
+            CHECK((*row)["n"].get<int>() == s.pipeline.n);
+            CHECK((*row)["d"].get<int>() == s.pipeline.d);
+            ++checked;
+          }
+          quotes_default |= n.source.find("bf16_default") != std::string::npos;
+        }
+        if (!quotes_default) continue;
+        const auto def = std::find_if(s.pipeline.rows.begin(), s.pipeline.rows.end(),
+                                      [](const auto& r) { return r.kernel.key == "default"; });
+        REQUIRE(def != s.pipeline.rows.end());
+        REQUIRE(def->measured.found);
+        bool quoted = false;  // the view's figure, as the page prints it (one decimal)
+        for (const course::Number& n : ch.pages[p].numbers) quoted |= std::abs(n.value - def->measured.value) < 0.05;
+        CHECK(quoted);
+      }
+    }
+  CHECK(checked >= 4);
+}
+
 TEST_CASE("gui --course: the page a number names is the step the app stands on", "[gui][course]") {
   gui::AppState s;
   gui::prepare_state(s, course_options(fresh_settings("step"), "algorithm-1", 2));

@@ -10,8 +10,9 @@
 // the backward view's rows, the preset's name and a long word in the problem panel at font scale
 // 2, the memory panel's sideways scrollbars in view and the Pipeline view's options and chart
 // labels whole, the course's lines and chapter name within the column, the pseudocode listing's
-// lines whole and several of them at font scale 2.5. Each
-// case is one a visual audit found wrong at 1280x720 or 1024x768.
+// lines whole and several of them at font scale 2.5, the softmax panel's notes and plots and the
+// bytes bar's share, the softmax table as tall as its rows with one format per column. Each case is one a visual audit found wrong at 1280x720 or 1024x768 (the
+// last at 1600x1000).
 #include "gui_window_helpers.h"
 
 #include <algorithm>
@@ -585,4 +586,46 @@ TEST_CASE("the problem panel's pages are named whole: tabs where they fit, else 
   // At font scale 1 they stay tabs.
   const nlohmann::json j = dumped_state(settings_for("problem-tabs") + "--preset tiny --size 1280x720", "problem-tabs");
   CHECK(j["problem_panel"]["page_combo"] == false);
+}
+
+TEST_CASE("the softmax panel names the schedule's own lines and keeps its curves under their labels, and the bytes bar "
+          "says 100% only at the end",
+          "[gui][layout]") {
+  // Decode at FD L7 said "Line 9 of this (i, j) has not run yet." above "Row 0 has not been merged
+  // yet (FD L8)": decode merges at L8. Its saw-tooth m_0 ran through the plot's label "m_0 =
+  // 3.2007", and at step 300 of 315, with the combine's 8 KiB of 4 MiB still to come, the memory
+  // panel's bar read "(100%)".
+  const std::string settings = settings_for("softmax-notes");
+  const std::pair<std::string, std::string> notes[] = {
+      {"--preset decode --step 4", "FD L8 of this (i, j) has not run yet."},
+      {"--preset tiny --step 5", "Alg1 L10 done: m~_ij, l~_ij known; Alg1 L11 merges them next."},
+      {"--preset causal --step 30", "Alg1 L10 of this (i, j) has not run yet."}};
+  for (const auto& [args, note] : notes) {
+    CAPTURE(args);
+    CHECK(dumped_state(settings + args, "softmax-notes")["softmax_panel"]["note"] == note);
+  }
+  const std::pair<std::string, int> bars[] = {{"--preset decode --step 300", 99},
+                                              {"--preset decode --step 315", 100},
+                                              {"--preset tiny --step 19", 76}};
+  for (const auto& [args, pct] : bars) {
+    CAPTURE(args);
+    const nlohmann::json j = dumped_state(settings + args, "softmax-notes");
+    CHECK(j["memory_panel"]["so_far_pct"] == pct);
+    CHECK(j["softmax_panel"]["plot_label_clear_px"].get<double>() >= -0.5);
+  }
+}
+
+TEST_CASE("the softmax table is as tall as its rows, and each column's values have one format", "[gui][layout]") {
+  // A fixed minimum of three lines left a blank row under a one-row block (decode) and under the
+  // course's four-row block; %.4g printed "0.343" over "0.3357" in one column.
+  const std::string settings = settings_for("softmax-table");
+  check_each_dump(settings, {"--preset decode --step 3", "--preset decode --step 3 --size 1280x720",
+                             "--course safe-softmax --page 2", "--course online-softmax --page 2"},
+                  "softmax-table", [](const nlohmann::json& j) {
+                    const nlohmann::json& t = j["softmax_panel"];
+                    CHECK(t["table_blank_px"].get<double>() >= -1);
+                    CHECK(t["table_blank_px"].get<double>() <= 4);  // a border's pixels, not a row
+                    REQUIRE(t["table_fixed"].size() == t["table_columns"].get<size_t>());
+                    for (const auto& f : t["table_fixed"]) CHECK(f == true);  // m, l and their factors: three decimals
+                  });
 }
