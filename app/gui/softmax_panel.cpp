@@ -121,31 +121,38 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
     int n = 0;
     for (size_t e = 0; e < 8; ++e)
       if (has[e] && (!compact || all[e].st)) cols[n++] = all[e];
+    // One format per column, so that its digits line up ("0.343" stood over "0.3357" with %.4g):
+    // three decimals where every value is at least 0.001 in magnitude (or 0), else three
+    // significant digits in e-notation (a rescale factor of e^-30). The column's widest text is
+    // that of its largest magnitude (with a sign where any value is negative), for the width.
+    bool fixed[8];
+    float width = ImGui::CalcTextSize("row").x + 2 * sty.CellPadding.x + 1;
+    for (int e = 0; e < n; ++e) {
+      fixed[e] = true;
+      float largest = 0;
+      bool negative = false;
+      const Step* st = cols[e].st;
+      for (int64_t r = 0; st && r < (st->*cols[e].field).size(); ++r) {
+        const float v = (st->*cols[e].field)(r), x = std::fabs(v);
+        if (!std::isfinite(x)) continue;
+        if (x != 0 && (x < 1e-3f || x >= 1e6f)) fixed[e] = false;
+        largest = std::max(largest, x);
+        negative = negative || v < 0;
+      }
+      s.softmax_table_fixed[e] = fixed[e];
+      char widest[32];
+      std::snprintf(widest, sizeof widest, fixed[e] ? "%.3f" : "%.2e", double(negative ? -largest : largest));
+      width += std::max(ImGui::CalcTextSize(cols[e].head).x, ImGui::CalcTextSize(widest).x) + 2 * sty.CellPadding.x + 1;
+    }
     // As tall as its header and rows (and the sideways scrollbar where the columns are wider than
     // the panel), at most 45% of what is left but never less than the header and one whole row
     // (a short panel at 1280 x 720 cut the first row in half): the panel scrolls. A fixed three
     // lines left a blank row under a one-row block.
-    float width = ImGui::CalcTextSize("row").x + 2 * sty.CellPadding.x + 1;
-    for (int e = 0; e < n; ++e)
-      width += std::max(ImGui::CalcTextSize(cols[e].head).x, ImGui::CalcTextSize("-0.000e-00").x) + 2 * sty.CellPadding.x + 1;
     const float row_h = ImGui::GetTextLineHeight() + 2 * sty.CellPadding.y;
     const float sideways = width > ImGui::GetContentRegionAvail().x ? sty.ScrollbarSize : 0.0f;
     const int64_t rows = t.rows_in_q_block(i, p.nq);
     const float table_h = std::max(std::min(row_h * float(rows + 1), ImGui::GetContentRegionAvail().y * 0.45f),
                                    row_h * 2) + sideways + 2;
-    // One format per column, so that its digits line up ("0.343" stood over "0.3357" with %.4g):
-    // three decimals where every value is at least 0.001 in magnitude (or 0), else three
-    // significant digits in e-notation (a rescale factor of e^-30).
-    bool fixed[8];
-    for (int e = 0; e < n; ++e) {
-      fixed[e] = true;
-      const Step* st = cols[e].st;
-      for (int64_t r = 0; st && r < (st->*cols[e].field).size(); ++r) {
-        const float x = std::fabs((st->*cols[e].field)(r));
-        if (std::isfinite(x) && x != 0 && (x < 1e-3f || x >= 1e6f)) fixed[e] = false;
-      }
-      s.softmax_table_fixed[e] = fixed[e];
-    }
     float last_row_bottom = 0;
     if (ImGui::BeginTable("stats", 1 + n, tf, ImVec2(0, table_h))) {
       ImGui::TableSetupScrollFreeze(1, 1);
@@ -172,9 +179,11 @@ void DrawSoftmaxPanel(AppState& s, const Layout& l) {
         }
         last_row_bottom = ImGui::GetItemRectMax().y + sty.CellPadding.y;
       }
+      // The sideways scrollbar as ImGui draws it (the estimate above only made room for it).
+      const float scrollbar = ImGui::GetScrollMaxX() > 0 ? sty.ScrollbarSize : 0.0f;
       ImGui::EndTable();
       // The table's room under its last row, less the sideways scrollbar's (--dump-state).
-      s.softmax_table_blank_px = ImGui::GetItemRectMax().y - 1 - sideways - last_row_bottom;
+      s.softmax_table_blank_px = ImGui::GetItemRectMax().y - 1 - scrollbar - last_row_bottom;
     }
   }
 
